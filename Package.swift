@@ -1,0 +1,106 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "mauth",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "UAF", targets: ["UAF"]),
+        .library(name: "JOSE", targets: ["JOSE"]),
+        .library(name: "SecureStorage", targets: ["SecureStorage"]),
+        .library(name: "MobileAuthentication", targets: ["MobileAuthentication"]),
+        .library(name: "UAFServer", targets: ["UAFServer"]),
+        .executable(name: "mauth", targets: ["mauth"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+    ],
+    targets: [
+        .target(
+            name: "UAF",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        .target(
+            name: "JOSE",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "SecureStorage",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "MobileAuthentication",
+            dependencies: [
+                "UAF", "JOSE", "SecureStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "UAFServer",
+            dependencies: [
+                "UAF", "JOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "mauth",
+            dependencies: [
+                "UAF", "UAFServer", "MobileAuthentication", "SecureStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "mauth-bench",
+            dependencies: [
+                "UAF", "SecureStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/mauth-bench"
+        ),
+        .testTarget(name: "UAFTests", dependencies: ["UAF"], resources: [.copy("Vectors")]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
+        .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
+        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "UAF"]),
+        .testTarget(name: "UAFServerTests", dependencies: [
+            "UAFServer", "UAF",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
+        .testTarget(name: "EndToEndTests", dependencies: ["UAFServer", "MobileAuthentication", "UAF", "SecureStorage"]),
+    ]
+)
