@@ -1,0 +1,114 @@
+import Foundation
+
+/// One entry of `userVerificationDetails` (numeric metadata form).
+public struct VerificationMethodDescriptor: Codable, Hashable, Sendable {
+    public var userVerification: UInt32
+    public init(userVerification: UInt32) { self.userVerification = userVerification }
+}
+
+/// A FIDO UAF metadata statement in the numeric ("v2") form used by nevisFIDO and the seed documentation
+/// (uaf-spec §6). Two optional list fields extend it: `authenticationAlgorithms` and `publicKeyAlgAndEncodings`
+/// name further algorithms/encodings the authenticator may use besides the single `authenticationAlgorithm` /
+/// `publicKeyAlgAndEncoding` (the Android authenticators support both ECDSA and RSA, per the seed's table).
+public struct MetadataStatement: Codable, Hashable, Sendable {
+    public var aaid: String
+    public var description: String
+    public var assertionScheme: String
+    public var attestationRootCertificates: [String]
+    public var attestationTypes: [UInt16]
+    public var upv: [Version]
+    public var userVerificationDetails: [[VerificationMethodDescriptor]]
+    public var attachmentHint: UInt32
+    public var authenticationAlgorithm: UInt16
+    public var authenticationAlgorithms: [UInt16]?
+    public var authenticatorVersion: UInt16
+    public var isSecondFactorOnly: Bool
+    public var keyProtection: UInt16
+    public var matcherProtection: UInt16
+    public var publicKeyAlgAndEncoding: UInt16
+    public var publicKeyAlgAndEncodings: [UInt16]?
+    public var tcDisplay: UInt16
+    public var tcDisplayContentType: String?
+
+    public init(aaid: String, description: String, assertionScheme: String = AssertionScheme.uafV1TLV,
+                attestationRootCertificates: [String] = [], attestationTypes: [UInt16], upv: [Version] = [.uaf11],
+                userVerificationDetails: [[VerificationMethodDescriptor]], attachmentHint: UInt32 = 1,
+                authenticationAlgorithm: UInt16, authenticationAlgorithms: [UInt16]? = nil, authenticatorVersion: UInt16 = 1,
+                isSecondFactorOnly: Bool = false, keyProtection: UInt16, matcherProtection: UInt16,
+                publicKeyAlgAndEncoding: UInt16, publicKeyAlgAndEncodings: [UInt16]? = nil, tcDisplay: UInt16 = 1,
+                tcDisplayContentType: String? = "text/plain") {
+        self.aaid = aaid; self.description = description; self.assertionScheme = assertionScheme
+        self.attestationRootCertificates = attestationRootCertificates; self.attestationTypes = attestationTypes
+        self.upv = upv; self.userVerificationDetails = userVerificationDetails; self.attachmentHint = attachmentHint
+        self.authenticationAlgorithm = authenticationAlgorithm; self.authenticationAlgorithms = authenticationAlgorithms
+        self.authenticatorVersion = authenticatorVersion; self.isSecondFactorOnly = isSecondFactorOnly
+        self.keyProtection = keyProtection; self.matcherProtection = matcherProtection
+        self.publicKeyAlgAndEncoding = publicKeyAlgAndEncoding; self.publicKeyAlgAndEncodings = publicKeyAlgAndEncodings
+        self.tcDisplay = tcDisplay; self.tcDisplayContentType = tcDisplayContentType
+    }
+
+    /// Every signature algorithm this authenticator may use.
+    public var supportedAlgorithms: Set<SignatureAlgorithm> {
+        Set(([authenticationAlgorithm] + (authenticationAlgorithms ?? [])).map(SignatureAlgorithm.init(rawValue:)))
+    }
+
+    /// Every public key encoding this authenticator may use.
+    public var supportedKeyEncodings: Set<PublicKeyEncoding> {
+        Set(([publicKeyAlgAndEncoding] + (publicKeyAlgAndEncodings ?? [])).map(PublicKeyEncoding.init(rawValue:)))
+    }
+
+    /// The union of all user verification methods the statement lists.
+    public var userVerificationMethods: UserVerificationMethods {
+        UserVerificationMethods(rawValue: userVerificationDetails.joined().reduce(0) { $0 | $1.userVerification })
+    }
+
+    /// The capabilities policy matching uses.
+    public var capabilities: AuthenticatorCapabilities {
+        AuthenticatorCapabilities(
+            aaid: aaid, authenticatorVersion: authenticatorVersion, userVerification: userVerificationMethods,
+            keyProtection: KeyProtection(rawValue: keyProtection), matcherProtection: MatcherProtection(rawValue: matcherProtection),
+            attachmentHint: AttachmentHint(rawValue: attachmentHint), tcDisplay: TransactionConfirmationDisplay(rawValue: tcDisplay),
+            authenticationAlgorithms: supportedAlgorithms, assertionScheme: assertionScheme,
+            attestationTypes: Set(attestationTypes))
+    }
+}
+
+/// A set of metadata statements indexed by AAID (compared case-insensitively).
+public struct MetadataStore: Sendable {
+    public enum LoadError: Error, Equatable, CustomStringConvertible {
+        case invalidJSON(String)
+        case duplicateAAID(String)
+        case invalidAAID(String)
+        public var description: String {
+            switch self {
+            case .invalidJSON(let detail): return "metadata is not valid JSON metadata statements: \(detail)"
+            case .duplicateAAID(let aaid): return "metadata lists AAID \(aaid) twice"
+            case .invalidAAID(let aaid): return "metadata has an invalid AAID \"\(aaid)\""
+            }
+        }
+    }
+
+    private var statements: [String: MetadataStatement] = [:]
+
+    public init(_ statements: [MetadataStatement]) throws(LoadError) {
+        for statement in statements {
+            guard AAID.isValid(statement.aaid) else { throw LoadError.invalidAAID(statement.aaid) }
+            guard self.statements.updateValue(statement, forKey: AAID.normalized(statement.aaid)) == nil else {
+                throw LoadError.duplicateAAID(statement.aaid)
+            }
+        }
+    }
+
+    /// Loads one JSON document holding a single statement or an array of them.
+    public static func statements(fromJSON data: Data) throws(LoadError) -> [MetadataStatement] {
+        do {
+            if let array = try? JSONDecoder().decode([MetadataStatement].self, from: data) { return array }
+            return [try JSONDecoder().decode(MetadataStatement.self, from: data)]
+        } catch {
+            throw LoadError.invalidJSON("\(error)")
+        }
+    }
+
+    public func statement(for aaid: String) -> MetadataStatement? { statements[AAID.normalized(aaid)] }
+    public var all: [MetadataStatement] { statements.values.sorted { $0.aaid < $1.aaid } }
+}

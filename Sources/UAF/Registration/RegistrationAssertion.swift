@@ -1,0 +1,74 @@
+/// The attestation block of a registration assertion.
+public enum Attestation: Sendable, Equatable {
+    /// TAG_ATTESTATION_BASIC_FULL: signature by the attestation key; certificates leaf first.
+    case basicFull(signature: [UInt8], certificates: [[UInt8]])
+    /// TAG_ATTESTATION_BASIC_SURROGATE: signature by the new UAuth key itself.
+    case basicSurrogate(signature: [UInt8])
+
+    public var type: AttestationType {
+        switch self {
+        case .basicFull: return .basicFull
+        case .basicSurrogate: return .basicSurrogate
+        }
+    }
+
+    public var signature: [UInt8] {
+        switch self {
+        case .basicFull(let s, _), .basicSurrogate(let s): return s
+        }
+    }
+}
+
+/// TAG_UAFV1_REG_ASSERTION (uaf-spec §2.3).
+public struct RegistrationAssertion: Sendable, Equatable {
+    public var keyRegistrationData: KeyRegistrationData
+    /// The exact KRD bytes received (header included): the signed data. Never re-encoded.
+    public var signedBytes: [UInt8]
+    public var attestation: Attestation
+    /// Unsigned extensions (inside the assertion, outside the KRD).
+    public var unsignedExtensions: [AssertionExtension]
+
+    /// Parses a registration assertion. Any malformation is a ``TLVError``.
+    public init(bytes: [UInt8]) throws(TLVError) {
+        let outer = try TLVDecoder.decodeSingle(bytes, expected: .regAssertion)
+        let fields = try TLVFields(outer, known: [.krd, .attestationBasicFull, .attestationBasicSurrogate],
+                                   repeatable: AssertionExtension.tags)
+        let krd = try fields.required(.krd)
+        keyRegistrationData = try KeyRegistrationData(element: krd)
+        signedBytes = Array(krd.encoded)
+        switch (fields.optional(.attestationBasicFull), fields.optional(.attestationBasicSurrogate)) {
+        case (let full?, nil):
+            let inner = try TLVFields(full, known: [.signature], repeatable: [.attestationCert])
+            let certificates = (inner.repeated[.attestationCert] ?? []).map { Array($0.value) }
+            guard !certificates.isEmpty else { throw TLVError(.missingTag(.attestationCert)) }
+            attestation = .basicFull(signature: try inner.bytes(.signature, length: 1...1024), certificates: certificates)
+        case (nil, let surrogate?):
+            let inner = try TLVFields(surrogate, known: [.signature])
+            attestation = .basicSurrogate(signature: try inner.bytes(.signature, length: 1...1024))
+        case (nil, nil):
+            throw TLVError(.missingTag(.attestationBasicSurrogate))
+        case (.some, .some):
+            throw TLVError(.duplicateTag(.attestationBasicFull))
+        }
+        unsignedExtensions = try AssertionExtension.parse(fields)
+    }
+
+    /// Assembles an assertion from already-encoded KRD bytes and an attestation, in canonical order.
+    public static func encode(signedKRD: [UInt8], attestation: Attestation, unsignedExtensions: [AssertionExtension] = []) throws(TLVError) -> [UInt8] {
+        var e = TLVEncoder()
+        try e.composite(.regAssertion) { (a: inout TLVEncoder) throws(TLVError) in
+            a.raw(signedKRD)
+            switch attestation {
+            case .basicFull(let signature, let certificates):
+                try a.composite(.attestationBasicFull) { (b: inout TLVEncoder) throws(TLVError) in
+                    try b.leaf(.signature, signature)
+                    for certificate in certificates { try b.leaf(.attestationCert, certificate) }
+                }
+            case .basicSurrogate(let signature):
+                try a.composite(.attestationBasicSurrogate) { (b: inout TLVEncoder) throws(TLVError) in try b.leaf(.signature, signature) }
+            }
+            for ext in unsignedExtensions { try ext.encode(into: &a) }
+        }
+        return e.bytes
+    }
+}

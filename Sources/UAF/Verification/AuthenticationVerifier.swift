@@ -1,0 +1,137 @@
+import Crypto
+import Foundation
+
+/// What the server issued for an authentication.
+public struct IssuedAuthentication: Sendable {
+    public var challenge: String
+    public var policy: Policy
+    /// The transactions sent for confirmation, if any.
+    public var transactions: [Transaction]
+    /// The user the request was limited to (step-up), or nil for a usernameless request.
+    public var username: String?
+
+    public init(challenge: String, policy: Policy, transactions: [Transaction] = [], username: String? = nil) {
+        self.challenge = challenge; self.policy = policy; self.transactions = transactions; self.username = username
+    }
+}
+
+/// A stored registration, as the verifier needs it.
+public struct RegisteredKey: Sendable, Hashable {
+    public var aaid: String
+    public var keyID: String
+    public var username: String
+    public var publicKey: [UInt8]
+    public var publicKeyEncoding: PublicKeyEncoding
+    public var signCounter: UInt32
+
+    public init(aaid: String, keyID: String, username: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding, signCounter: UInt32) {
+        self.aaid = aaid; self.keyID = keyID; self.username = username; self.publicKey = publicKey
+        self.publicKeyEncoding = publicKeyEncoding; self.signCounter = signCounter
+    }
+}
+
+/// An authentication assertion that passed verification.
+public struct VerifiedAuthentication: Sendable, Hashable {
+    public var aaid: String
+    public var keyID: String
+    public var username: String
+    /// The counter to store (Authentication step 7).
+    public var signCounter: UInt32
+    public var mode: AuthenticationMode
+}
+
+/// Verifies AuthenticationResponses (uaf-spec §5 "Both operations" and "Authentication").
+public struct AuthenticationVerifier: Sendable {
+    public var configuration: RelyingPartyConfiguration
+    public var metadata: MetadataStore
+
+    public init(configuration: RelyingPartyConfiguration, metadata: MetadataStore) {
+        self.configuration = configuration; self.metadata = metadata
+    }
+
+    /// Verifies `response`.
+    /// - Parameter lookup: the stored registration for (AAID, base64url KeyID), whoever it belongs to.
+    public func verify(_ response: AuthenticationResponse, issued: IssuedAuthentication,
+                       lookup: (String, String) -> RegisteredKey?) throws(UAFVerificationError) -> [VerifiedAuthentication] {
+        // Steps 1 and 3.
+        _ = try CommonChecks.checkHeaderAndFinalChallenge(
+            header: response.header, expectedOp: .authentication, fcParams: response.fcParams,
+            issuedChallenge: issued.challenge, configuration: configuration)
+        guard !response.assertions.isEmpty else { throw UAFVerificationError(.noAssertions) }
+        let expectedHash = FinalChallengeParams.hash(fcParams: response.fcParams)
+
+        var results: [VerifiedAuthentication] = []
+        var used: [AuthenticatorCapabilities] = []
+        var username: String?
+        for item in response.assertions {
+            // Step 4. Scheme and strict TLV parsing.
+            let bytes = try CommonChecks.assertionBytes(scheme: item.assertionScheme, assertion: item.assertion)
+            let assertion: AuthenticationAssertion
+            do { assertion = try AuthenticationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
+            let signed = assertion.signedData
+            // Step 5. Metadata, algorithm, version.
+            let statement = try CommonChecks.checkAuthenticator(
+                scheme: item.assertionScheme, aaid: signed.aaid, algorithm: signed.signatureAlgorithm,
+                version: signed.authenticatorVersion, metadata: metadata, configuration: configuration)
+            // Step 6. FinalChallengeHash == SHA-256(fcParams as received).
+            guard signed.finalChallengeHash == expectedHash else { throw UAFVerificationError(.finalChallengeHashMismatch) }
+            // Authentication step 1. The key must be registered, and to the user the request was for.
+            let keyID = Base64URL.encode(signed.keyID)
+            guard let registered = lookup(signed.aaid, keyID) else { throw UAFVerificationError(.unknownKeyID) }
+            if let expected = issued.username ?? username, registered.username != expected {
+                throw UAFVerificationError(.keyIDBelongsToAnotherUser)
+            }
+            username = registered.username
+            // Authentication step 2. Signature over the whole SIGNED_DATA TLV with the stored key.
+            guard let key = UAFPublicKey(bytes: registered.publicKey, encoding: registered.publicKeyEncoding),
+                  SignatureSuite.isCompatible(signed.signatureAlgorithm, with: key),
+                  SignatureSuite.verify(signature: assertion.signature, over: assertion.signedBytes, algorithm: signed.signatureAlgorithm, key: key) else {
+                throw UAFVerificationError(.signatureInvalid)
+            }
+            // Authentication step 3. Counter check: 0 means "no counter"; otherwise it must increase.
+            if configuration.counterPolicy == .reject, signed.signCounter != 0 || registered.signCounter != 0,
+               signed.signCounter <= registered.signCounter {
+                throw UAFVerificationError(.counterRegression(stored: registered.signCounter, received: signed.signCounter))
+            }
+            // Authentication step 4. Nonce length.
+            guard signed.authenticatorNonce.count >= configuration.minimumNonceLength else {
+                throw UAFVerificationError(.nonceTooShort(signed.authenticatorNonce.count))
+            }
+            // Authentication step 5. Transaction: mode 0x02 with the hash of one transaction sent, else mode 0x01
+            // with an empty hash.
+            let mode = try checkTransaction(signed, issued: issued)
+            guard !results.contains(where: { AAID.normalized($0.aaid) == AAID.normalized(signed.aaid) }) else {
+                throw UAFVerificationError(.duplicateAssertion)
+            }
+            var capabilities = statement.capabilities
+            capabilities.keyIDs = [keyID]
+            used.append(capabilities)
+            results.append(VerifiedAuthentication(aaid: signed.aaid, keyID: keyID, username: registered.username,
+                                                  signCounter: signed.signCounter, mode: mode))
+        }
+        // Authentication step 6. The authenticators used satisfy the policy sent.
+        guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError(.policyNotSatisfied) }
+        return results
+    }
+
+    private func checkTransaction(_ signed: SignedData, issued: IssuedAuthentication) throws(UAFVerificationError) -> AuthenticationMode {
+        if issued.transactions.isEmpty {
+            guard signed.authenticationMode == AuthenticationMode.userVerified.rawValue else {
+                throw UAFVerificationError(.transactionMismatch("mode \(signed.authenticationMode) without a transaction"))
+            }
+            guard signed.transactionContentHash.isEmpty else {
+                throw UAFVerificationError(.transactionMismatch("a content hash without a transaction"))
+            }
+            return .userVerified
+        }
+        guard signed.authenticationMode == AuthenticationMode.transactionConfirmed.rawValue else {
+            throw UAFVerificationError(.transactionMismatch("a transaction was sent but mode is \(signed.authenticationMode)"))
+        }
+        // TransactionContentHash = SHA-256 over the base64url-decoded content (uaf-spec §1.3).
+        let hashes = issued.transactions.compactMap { Base64URL.decode($0.content) }.map { Array(SHA256.hash(data: $0)) }
+        guard hashes.contains(signed.transactionContentHash) else {
+            throw UAFVerificationError(.transactionMismatch("the content hash matches no transaction sent"))
+        }
+        return .transactionConfirmed
+    }
+}

@@ -1,0 +1,154 @@
+import Crypto
+import _CryptoExtras
+import Foundation
+import SwiftASN1
+import X509
+
+/// What the server issued for a registration (looked up and consumed by the caller before verifying).
+public struct IssuedRegistration: Sendable {
+    public var challenge: String
+    public var username: String
+    public var policy: Policy
+    public init(challenge: String, username: String, policy: Policy) {
+        self.challenge = challenge; self.username = username; self.policy = policy
+    }
+}
+
+/// A registration that passed verification: what the server stores (uaf-spec §5, Registration step 4).
+public struct VerifiedRegistration: Sendable, Hashable {
+    public var aaid: String
+    /// base64url of the KeyID bytes.
+    public var keyID: String
+    public var publicKey: [UInt8]
+    public var publicKeyEncoding: PublicKeyEncoding
+    public var signatureAlgorithm: SignatureAlgorithm
+    public var signCounter: UInt32
+    public var registrationCounter: UInt32
+    public var authenticatorVersion: UInt16
+    public var attestationType: AttestationType
+    public var username: String
+}
+
+/// Verifies RegistrationResponses (uaf-spec §5 "Both operations" and "Registration").
+public struct RegistrationVerifier: Sendable {
+    public var configuration: RelyingPartyConfiguration
+    public var metadata: MetadataStore
+
+    public init(configuration: RelyingPartyConfiguration, metadata: MetadataStore) {
+        self.configuration = configuration; self.metadata = metadata
+    }
+
+    /// Verifies `response` against what was issued.
+    /// - Parameters:
+    ///   - isRegistered: whether an (AAID, base64url KeyID) is already registered (Registration step 3).
+    ///   - now: the time attestation certificates must be valid at.
+    public func verify(_ response: RegistrationResponse, issued: IssuedRegistration, now: Date = Date(),
+                       isRegistered: (String, String) -> Bool = { _, _ in false }) async throws(UAFVerificationError) -> [VerifiedRegistration] {
+        // Steps 1 and 3.
+        _ = try CommonChecks.checkHeaderAndFinalChallenge(
+            header: response.header, expectedOp: .registration, fcParams: response.fcParams,
+            issuedChallenge: issued.challenge, configuration: configuration)
+        guard !response.assertions.isEmpty else { throw UAFVerificationError(.noAssertions) }
+        let expectedHash = FinalChallengeParams.hash(fcParams: response.fcParams)
+
+        var verified: [VerifiedRegistration] = []
+        var used: [AuthenticatorCapabilities] = []
+        for item in response.assertions {
+            // Step 4. Scheme and strict TLV parsing.
+            let bytes = try CommonChecks.assertionBytes(scheme: item.assertionScheme, assertion: item.assertion)
+            let assertion: RegistrationAssertion
+            do { assertion = try RegistrationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
+            let krd = assertion.keyRegistrationData
+            // Step 5. Metadata, algorithm, version.
+            let statement = try CommonChecks.checkAuthenticator(
+                scheme: item.assertionScheme, aaid: krd.aaid, algorithm: krd.signatureAlgorithm,
+                version: krd.authenticatorVersion, metadata: metadata, configuration: configuration)
+            guard statement.supportedKeyEncodings.contains(krd.publicKeyEncoding) else {
+                throw UAFVerificationError(.keyEncodingNotAllowed(krd.publicKeyEncoding))
+            }
+            // KRD AuthenticationMode must be 0x01 for registration.
+            guard krd.authenticationMode == AuthenticationMode.userVerified.rawValue else {
+                throw UAFVerificationError(.invalidAuthenticationMode(krd.authenticationMode))
+            }
+            // Step 6. FinalChallengeHash == SHA-256(fcParams as received).
+            guard krd.finalChallengeHash == expectedHash else { throw UAFVerificationError(.finalChallengeHashMismatch) }
+            guard let publicKey = UAFPublicKey(bytes: krd.publicKey, encoding: krd.publicKeyEncoding) else {
+                throw UAFVerificationError(.unacceptablePublicKey)
+            }
+            // Registration step 1. Attestation, of a type the metadata allows.
+            guard statement.attestationTypes.contains(assertion.attestation.type.rawValue) else {
+                throw UAFVerificationError(.attestationTypeNotAllowed(assertion.attestation.type))
+            }
+            try await verifyAttestation(assertion, publicKey: publicKey, statement: statement, now: now)
+            // Registration step 3. (AAID, KeyID) must not be registered already.
+            let keyID = Base64URL.encode(krd.keyID)
+            guard !isRegistered(krd.aaid, keyID), !verified.contains(where: { AAID.normalized($0.aaid) == AAID.normalized(krd.aaid) && $0.keyID == keyID }) else {
+                throw UAFVerificationError(.keyIDAlreadyRegistered)
+            }
+            guard !used.contains(where: { AAID.normalized($0.aaid) == AAID.normalized(krd.aaid) }) else {
+                throw UAFVerificationError(.duplicateAssertion)
+            }
+            used.append(statement.capabilities)
+            verified.append(VerifiedRegistration(
+                aaid: krd.aaid, keyID: keyID, publicKey: krd.publicKey, publicKeyEncoding: krd.publicKeyEncoding,
+                signatureAlgorithm: krd.signatureAlgorithm, signCounter: krd.signCounter, registrationCounter: krd.registrationCounter,
+                authenticatorVersion: krd.authenticatorVersion, attestationType: assertion.attestation.type, username: issued.username))
+        }
+        // Registration step 2. The authenticators used satisfy the policy sent, including `disallowed`.
+        guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError(.policyNotSatisfied) }
+        return verified
+    }
+
+    private func verifyAttestation(_ assertion: RegistrationAssertion, publicKey: UAFPublicKey, statement: MetadataStatement, now: Date) async throws(UAFVerificationError) {
+        let algorithm = assertion.keyRegistrationData.signatureAlgorithm
+        switch assertion.attestation {
+        case .basicSurrogate(let signature):
+            // Surrogate: the new key signs its own KRD (self attestation; proves possession only).
+            guard SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: publicKey) else {
+                throw UAFVerificationError(.attestationSignatureInvalid)
+            }
+        case .basicFull(let signature, let certificates):
+            // Full: the first certificate's key signs the KRD, and the chain leads to a metadata root.
+            let leaf: AttestationCertificate
+            do { leaf = try AttestationCertificate(der: certificates[0]) } catch {
+                throw UAFVerificationError(.attestationCertificateInvalid("the attestation certificate is not DER X.509"))
+            }
+            let spki = leaf.subjectPublicKeyInfo
+            guard let key = (try? P256.Signing.PublicKey(derRepresentation: spki)).map(UAFPublicKey.p256)
+                    ?? (try? _RSA.Signing.PublicKey(derRepresentation: spki)).map(UAFPublicKey.rsa) else {
+                throw UAFVerificationError(.attestationCertificateInvalid("unsupported attestation key type"))
+            }
+            guard SignatureSuite.isCompatible(algorithm, with: key),
+                  SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: key) else {
+                throw UAFVerificationError(.attestationSignatureInvalid)
+            }
+            try await validateChain(certificates, leaf: leaf, statement: statement, now: now)
+        }
+    }
+
+    private func validateChain(_ certificates: [[UInt8]], leaf: AttestationCertificate, statement: MetadataStatement, now: Date) async throws(UAFVerificationError) {
+        let roots = statement.attestationRootCertificates.compactMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
+        guard !roots.isEmpty else { throw UAFVerificationError(.attestationCertificateInvalid("the metadata lists no attestation root")) }
+        // The attestation certificate may itself be the trust anchor the metadata lists (as in the spec example,
+        // whose self-signed certificate uses ecdsa-with-SHA1): then only its validity period is left to check.
+        if roots.contains(certificates[0]) {
+            guard leaf.notBefore <= now, now <= leaf.notAfter else {
+                throw UAFVerificationError(.attestationCertificateInvalid("outside its validity period at \(now)"))
+            }
+            return
+        }
+        // Otherwise a full RFC 5280 path validation (signatures, validity, constraints) to one of the roots.
+        let rootCertificates = roots.compactMap { try? Certificate(derEncoded: $0) }
+        let chain = certificates.compactMap { try? Certificate(derEncoded: $0) }
+        guard chain.count == certificates.count, let leafCertificate = chain.first else {
+            throw UAFVerificationError(.attestationCertificateInvalid("a certificate of the chain cannot be parsed"))
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore(rootCertificates)) {
+            RFC5280Policy(validationTime: now)
+        }
+        let result = await verifier.validate(leaf: leafCertificate, intermediates: CertificateStore(Array(chain.dropFirst())))
+        guard case .validCertificate = result else {
+            throw UAFVerificationError(.attestationCertificateInvalid("no valid chain to a metadata root"))
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// The values a relying party verifies against, passed in by the caller (never global).
+public struct RelyingPartyConfiguration: Sendable {
+    /// The appID every FinalChallengeParams must carry.
+    public var appID: String
+    /// Trusted facet IDs for the supported version. A `*` after `android:apk-key-hash:` or `ios:bundle-id:`
+    /// accepts any facet of that platform (development only, as in nevisFIDO).
+    public var trustedFacetIDs: [String]
+    /// Protocol versions accepted.
+    public var supportedVersions: Set<Version>
+    /// Algorithms the server accepts at all (intersected with what each authenticator's metadata lists).
+    public var acceptedAlgorithms: Set<SignatureAlgorithm>
+    /// What to do when a sign counter does not increase.
+    public var counterPolicy: CounterPolicy
+    /// Shortest authenticator nonce accepted (uaf-spec §5: at least 8 bytes).
+    public var minimumNonceLength: Int
+
+    public enum CounterPolicy: Sendable {
+        /// Reject a non-increasing, non-zero counter (clone detection).
+        case reject
+        /// Accept it (some software authenticators do not keep counters).
+        case ignore
+    }
+
+    public init(appID: String, trustedFacetIDs: [String], supportedVersions: Set<Version> = [.uaf11],
+                acceptedAlgorithms: Set<SignatureAlgorithm> = SignatureSuite.supportedAlgorithms,
+                counterPolicy: CounterPolicy = .reject, minimumNonceLength: Int = 8) {
+        self.appID = appID; self.trustedFacetIDs = trustedFacetIDs; self.supportedVersions = supportedVersions
+        self.acceptedAlgorithms = acceptedAlgorithms; self.counterPolicy = counterPolicy; self.minimumNonceLength = minimumNonceLength
+    }
+
+    func isTrusted(facetID: String) -> Bool {
+        trustedFacetIDs.contains { trusted in
+            if trusted == facetID { return true }
+            for platform in ["android:apk-key-hash:", "ios:bundle-id:"] where trusted == platform + "*" {
+                return facetID.hasPrefix(platform) && facetID.count > platform.count
+            }
+            return false
+        }
+    }
+}
+
+/// Checks shared by registration and authentication (uaf-spec §5, "Both operations").
+enum CommonChecks {
+    /// Steps 1 and 3: version, operation and FinalChallengeParams. Returns the parsed params.
+    static func checkHeaderAndFinalChallenge(header: OperationHeader, expectedOp: Operation, fcParams: String,
+                                             issuedChallenge: String, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> FinalChallengeParams {
+        // Step 1. The element's upv must be one this server speaks.
+        guard configuration.supportedVersions.contains(header.upv) else { throw UAFVerificationError(.unsupportedVersion(header.upv)) }
+        guard header.op == expectedOp else { throw UAFVerificationError(.operationMismatch) }
+        // Step 3. Decode fcParams and check each member.
+        guard let params = FinalChallengeParams.decode(fcParams: fcParams) else {
+            throw UAFVerificationError(.malformedFinalChallengeParams)
+        }
+        // An exact match is deliberate: appIDs are URLs and any normalisation would open look-alike attacks.
+        guard params.appID == configuration.appID else { throw UAFVerificationError(.appIDMismatch(params.appID)) }
+        guard configuration.isTrusted(facetID: params.facetID) else { throw UAFVerificationError(.untrustedFacetID(params.facetID)) }
+        // Step 3, challenge: this exact issued value (the caller has already consumed it once-only).
+        guard params.challenge == issuedChallenge else { throw UAFVerificationError(.challengeMismatch) }
+        return params
+    }
+
+    /// Steps 4 and 5 for one assertion: scheme, AAID metadata, algorithm and version.
+    static func checkAuthenticator(scheme: String, aaid: String, algorithm: SignatureAlgorithm, version: UInt16,
+                                   metadata: MetadataStore, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> MetadataStatement {
+        // Step 5. AAID known in metadata.
+        guard let statement = metadata.statement(for: aaid) else { throw UAFVerificationError(.unknownAAID(aaid)) }
+        // Step 5. The algorithm must be listed in the metadata and accepted by this server.
+        guard statement.supportedAlgorithms.contains(algorithm), configuration.acceptedAlgorithms.contains(algorithm),
+              SignatureSuite.supportedAlgorithms.contains(algorithm) else {
+            throw UAFVerificationError(.algorithmNotAllowed(algorithm))
+        }
+        // Step 5. authenticatorVersion >= metadata.authenticatorVersion.
+        guard version >= statement.authenticatorVersion else {
+            throw UAFVerificationError(.authenticatorVersionTooLow(found: version, minimum: statement.authenticatorVersion))
+        }
+        return statement
+    }
+
+    /// Step 4: only UAFV1TLV is understood; a base64url-decodable assertion is required.
+    static func assertionBytes(scheme: String, assertion: String) throws(UAFVerificationError) -> [UInt8] {
+        guard scheme == AssertionScheme.uafV1TLV else { throw UAFVerificationError(.unsupportedAssertionScheme(scheme)) }
+        guard let bytes = Base64URL.decode(assertion) else {
+            throw UAFVerificationError(.malformedAssertion(TLVError(.invalidValue(tag: .regAssertion, detail: "not base64url"))))
+        }
+        return Array(bytes)
+    }
+}

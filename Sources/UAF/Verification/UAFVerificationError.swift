@@ -1,0 +1,93 @@
+/// Why the relying party rejected a UAF response. Callers match on ``reason`` or use ``statusCode``; the module
+/// can add reasons without breaking them.
+public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Reason: Hashable, Sendable {
+        case unsupportedVersion(Version)
+        case operationMismatch
+        case malformedFinalChallengeParams
+        case appIDMismatch(String)
+        case untrustedFacetID(String)
+        case challengeMismatch
+        case channelBindingMismatch
+        case noAssertions
+        case unsupportedAssertionScheme(String)
+        case malformedAssertion(TLVError)
+        case unknownAAID(String)
+        case algorithmNotAllowed(SignatureAlgorithm)
+        case keyEncodingNotAllowed(PublicKeyEncoding)
+        case authenticatorVersionTooLow(found: UInt16, minimum: UInt16)
+        case finalChallengeHashMismatch
+        case invalidAuthenticationMode(UInt8)
+        case attestationTypeNotAllowed(AttestationType)
+        case attestationSignatureInvalid
+        case attestationCertificateInvalid(String)
+        case unacceptablePublicKey
+        case policyNotSatisfied
+        case keyIDAlreadyRegistered
+        case unknownKeyID
+        case keyIDBelongsToAnotherUser
+        case signatureInvalid
+        case counterRegression(stored: UInt32, received: UInt32)
+        case nonceTooShort(Int)
+        case transactionMismatch(String)
+        case duplicateAssertion
+    }
+
+    public let reason: Reason
+    public init(_ reason: Reason) { self.reason = reason }
+
+    /// The UAF status code the server answers with (uaf-spec §1.7). Where the spec names no code, the choice
+    /// is the closest one, documented in the server DocC ("Status codes").
+    public var statusCode: UAFStatusCode {
+        switch reason {
+        case .unsupportedVersion, .operationMismatch, .malformedFinalChallengeParams, .noAssertions: return .badRequest
+        case .challengeMismatch: return .requestInvalid
+        case .channelBindingMismatch: return .channelBindingRefused
+        case .unknownAAID: return .unknownAAID
+        case .algorithmNotAllowed: return .unacceptableAlgorithm
+        case .keyEncodingNotAllowed, .unacceptablePublicKey, .keyIDAlreadyRegistered: return .unacceptableKey
+        case .authenticatorVersionTooLow, .policyNotSatisfied: return .unacceptableAuthenticator
+        case .attestationTypeNotAllowed, .attestationSignatureInvalid, .attestationCertificateInvalid: return .unacceptableAttestation
+        case .unknownKeyID: return .unknownKeyID
+        case .keyIDBelongsToAnotherUser: return .unauthorized
+        case .appIDMismatch, .untrustedFacetID, .unsupportedAssertionScheme, .malformedAssertion, .finalChallengeHashMismatch,
+             .invalidAuthenticationMode, .signatureInvalid, .counterRegression, .nonceTooShort, .transactionMismatch,
+             .duplicateAssertion:
+            return .unacceptableContent
+        }
+    }
+
+    public var description: String {
+        switch reason {
+        case .unsupportedVersion(let v): return "protocol version \(v) is not supported"
+        case .operationMismatch: return "the response is for a different operation"
+        case .malformedFinalChallengeParams: return "fcParams is not base64url JSON FinalChallengeParams"
+        case .appIDMismatch(let appID): return "appID \"\(appID)\" is not this server's appID"
+        case .untrustedFacetID(let facet): return "facetID \"\(facet)\" is not a trusted facet"
+        case .challengeMismatch: return "the challenge is not the one this server issued"
+        case .channelBindingMismatch: return "channel binding does not match the TLS connection"
+        case .noAssertions: return "the response carries no assertion"
+        case .unsupportedAssertionScheme(let s): return "assertion scheme \"\(s)\" is not supported"
+        case .malformedAssertion(let e): return "malformed assertion: \(e)"
+        case .unknownAAID(let aaid): return "no metadata for AAID \(aaid)"
+        case .algorithmNotAllowed(let a): return "\(a) is not allowed for this authenticator"
+        case .keyEncodingNotAllowed(let k): return "\(k) is not allowed for this authenticator"
+        case .authenticatorVersionTooLow(let found, let minimum): return "authenticator version \(found) is below \(minimum)"
+        case .finalChallengeHashMismatch: return "the final challenge hash does not match fcParams"
+        case .invalidAuthenticationMode(let m): return "authentication mode \(m) is not valid here"
+        case .attestationTypeNotAllowed(let t): return "attestation type \(t) is not allowed by the metadata"
+        case .attestationSignatureInvalid: return "the attestation signature does not verify"
+        case .attestationCertificateInvalid(let why): return "the attestation certificate is not trusted: \(why)"
+        case .unacceptablePublicKey: return "the public key cannot be decoded"
+        case .policyNotSatisfied: return "the authenticators used do not satisfy the policy"
+        case .keyIDAlreadyRegistered: return "this KeyID is already registered"
+        case .unknownKeyID: return "no registration for this KeyID"
+        case .keyIDBelongsToAnotherUser: return "this KeyID is registered to another user"
+        case .signatureInvalid: return "the assertion signature does not verify"
+        case .counterRegression(let stored, let received): return "sign counter went from \(stored) to \(received): possible cloned authenticator"
+        case .nonceTooShort(let n): return "authenticator nonce of \(n) bytes is shorter than 8"
+        case .transactionMismatch(let why): return "transaction confirmation mismatch: \(why)"
+        case .duplicateAssertion: return "the same authenticator appears twice"
+        }
+    }
+}
