@@ -8,15 +8,15 @@ final class AuthenticationVerificationTests: XCTestCase {
     let key = P256.Signing.PrivateKey()
 
     func verify(_ builder: TestAuthenticationBuilder, issued: IssuedAuthentication = TestAuthenticationBuilder.issued(),
-                registered: RegisteredKey? = nil) throws -> [VerifiedAuthentication] {
+                registered: RegisteredKey? = nil) async throws -> [VerifiedAuthentication] {
         let stored = registered ?? builder.registered()
-        return try verifier.verify(try builder.build(), issued: issued) { aaid, keyID in
+        return try await verifier.verify(try builder.build(), issued: issued) { aaid, keyID in
             (AAID.normalized(aaid) == AAID.normalized(stored.aaid) && keyID == stored.keyID) ? stored : nil
         }
     }
 
-    func testAValidAuthenticationVerifiesAndReturnsTheNewCounter() throws {
-        let result = try verify(TestAuthenticationBuilder(key: key))
+    func testAValidAuthenticationVerifiesAndReturnsTheNewCounter() async throws {
+        let result = try await verify(TestAuthenticationBuilder(key: key))
         XCTAssertEqual(result.first?.signCounter, 5)
         XCTAssertEqual(result.first?.username, "alice")
         XCTAssertEqual(result.first?.mode, .userVerified)
@@ -24,78 +24,78 @@ final class AuthenticationVerificationTests: XCTestCase {
 
     func testAuthenticationFailsIfSignatureIsTampered() async {
         var builder = TestAuthenticationBuilder(key: key); builder.tamperSignature = true
-        await assertRejected(.signatureInvalid, status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(.signatureInvalid, status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfSignedByAnotherKey() async {
         let builder = TestAuthenticationBuilder(key: key)
         let other = TestAuthenticationBuilder(key: P256.Signing.PrivateKey()).registered()
-        await assertRejected(.signatureInvalid, status: .unacceptableContent) { _ = try self.verify(builder, registered: other) }
+        await assertRejected(.signatureInvalid, status: .unacceptableContent) { _ = try await self.verify(builder, registered: other) }
     }
 
     func testAuthenticationFailsIfFinalChallengeHashIsWrong() async {
         var builder = TestAuthenticationBuilder(key: key); builder.finalChallengeHash = Array(repeating: 1, count: 32)
-        await assertRejected(.finalChallengeHashMismatch, status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(.finalChallengeHashMismatch, status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfChallengeIsNotTheIssuedOne() async {
         var builder = TestAuthenticationBuilder(key: key); builder.challenge = "cmVwbGF5ZWQtY2hhbGxlbmdl"
-        await assertRejected(.challengeMismatch, status: .requestInvalid) { _ = try self.verify(builder) }
+        await assertRejected(.challengeMismatch, status: .requestInvalid) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfAppIDIsWrong() async {
         var builder = TestAuthenticationBuilder(key: key); builder.appID = "https://other/facets"
-        await assertRejected(.appIDMismatch("https://other/facets"), status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(.appIDMismatch("https://other/facets"), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfFacetIDIsNotTrusted() async {
         var builder = TestAuthenticationBuilder(key: key); builder.facetID = "android:apk-key-hash:abc"
-        await assertRejected(.untrustedFacetID("android:apk-key-hash:abc"), status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(.untrustedFacetID("android:apk-key-hash:abc"), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfAAIDIsUnknown() async {
         var builder = TestAuthenticationBuilder(key: key); builder.aaid = "FFFF#0002"
-        await assertRejected(.unknownAAID("FFFF#0002"), status: .unknownAAID) { _ = try self.verify(builder) }
+        await assertRejected(.unknownAAID("FFFF#0002"), status: .unknownAAID) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfKeyIDIsUnknown() async {
         var builder = TestAuthenticationBuilder(key: key); builder.keyID = Array(repeating: 9, count: 32)
         let stored = TestAuthenticationBuilder(key: key).registered()
-        await assertRejected(.unknownKeyID, status: .unknownKeyID) { _ = try self.verify(builder, registered: stored) }
+        await assertRejected(.unknownKeyID, status: .unknownKeyID) { _ = try await self.verify(builder, registered: stored) }
     }
 
     func testAuthenticationFailsIfKeyIDBelongsToAnotherUser() async {
         let builder = TestAuthenticationBuilder(key: key)
         let issued = IssuedAuthentication(challenge: TestAuthenticationBuilder.issued().challenge, policy: pinPolicy, username: "bob")
-        await assertRejected(.keyIDBelongsToAnotherUser, status: .unauthorized) { _ = try self.verify(builder, issued: issued) }
+        await assertRejected(.keyIDBelongsToAnotherUser, status: .unauthorized) { _ = try await self.verify(builder, issued: issued) }
     }
 
     func testAuthenticationFailsIfCounterDoesNotIncrease() async {
         var builder = TestAuthenticationBuilder(key: key); builder.counter = 4
-        await assertRejected(.counterRegression(stored: 4, received: 4), status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(.counterRegression(stored: 4, received: 4), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
-    func testCounterRegressionIsAcceptedWhenTheCounterPolicyIgnoresIt() throws {
+    func testCounterRegressionIsAcceptedWhenTheCounterPolicyIgnoresIt() async throws {
         var configuration = testConfiguration
         configuration.counterPolicy = .ignore
         var builder = TestAuthenticationBuilder(key: key); builder.counter = 1
         let stored = builder.registered(counter: 9)
-        let result = try AuthenticationVerifier(configuration: configuration, metadata: testMetadata)
+        let result = try await AuthenticationVerifier(configuration: configuration, metadata: testMetadata)
             .verify(try builder.build(), issued: TestAuthenticationBuilder.issued()) { _, _ in stored }
         XCTAssertEqual(result.first?.signCounter, 1)
     }
 
     func testAuthenticationFailsIfNonceIsShorterThanEightBytes() async {
         var builder = TestAuthenticationBuilder(key: key); builder.nonce = Array(repeating: 1, count: 7)
-        await assertRejected(.nonceTooShort(7), status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(.nonceTooShort(7), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
-    func testTransactionConfirmationVerifiesWithModeTwoAndTheContentHash() throws {
+    func testTransactionConfirmationVerifiesWithModeTwoAndTheContentHash() async throws {
         let transaction = Transaction(contentType: "text/plain", content: Base64URL.encode(Array("Pay 100 CHF to Bob".utf8)))
         var builder = TestAuthenticationBuilder(key: key)
         builder.mode = 2
         builder.transactionContentHash = AssertionBuilder.transactionContentHash(transaction)!
-        let result = try verify(builder, issued: TestAuthenticationBuilder.issued(transactions: [transaction]))
+        let result = try await verify(builder, issued: TestAuthenticationBuilder.issued(transactions: [transaction]))
         XCTAssertEqual(result.first?.mode, .transactionConfirmed)
     }
 
@@ -105,7 +105,7 @@ final class AuthenticationVerificationTests: XCTestCase {
         builder.mode = 2
         builder.transactionContentHash = Array(SHA256.hash(data: Array("Pay 999 CHF to Eve".utf8)))
         await assertRejected(status: .unacceptableContent) {
-            _ = try self.verify(builder, issued: TestAuthenticationBuilder.issued(transactions: [transaction]))
+            _ = try await self.verify(builder, issued: TestAuthenticationBuilder.issued(transactions: [transaction]))
         }
     }
 
@@ -114,28 +114,28 @@ final class AuthenticationVerificationTests: XCTestCase {
         var builder = TestAuthenticationBuilder(key: key)
         builder.transactionContentHash = AssertionBuilder.transactionContentHash(transaction)!
         await assertRejected(status: .unacceptableContent) {
-            _ = try self.verify(builder, issued: TestAuthenticationBuilder.issued(transactions: [transaction]))
+            _ = try await self.verify(builder, issued: TestAuthenticationBuilder.issued(transactions: [transaction]))
         }
     }
 
     func testAuthenticationFailsIfModeIsTwoWithoutATransaction() async {
         var builder = TestAuthenticationBuilder(key: key); builder.mode = 2
-        await assertRejected(status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfAContentHashIsSentWithoutATransaction() async {
         var builder = TestAuthenticationBuilder(key: key); builder.transactionContentHash = Array(repeating: 3, count: 32)
-        await assertRejected(status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfTLVIsTruncated() async {
         var builder = TestAuthenticationBuilder(key: key); builder.mutateAssertion = { $0 = Array($0.prefix(40)) }
-        await assertRejected(status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfTLVIsOverLong() async {
         var builder = TestAuthenticationBuilder(key: key); builder.mutateAssertion = { $0 += [1, 2, 3] }
-        await assertRejected(.malformedAssertion(TLVError(.trailingBytes(count: 3))), status: .unacceptableContent) { _ = try self.verify(builder) }
+        await assertRejected(.malformedAssertion(TLVError(.trailingBytes(count: 3))), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfAnUnknownCriticalTagIsPresent() async {
@@ -146,7 +146,7 @@ final class AuthenticationVerificationTests: XCTestCase {
             bump(2); bump(6)
         }
         await assertRejected(.malformedAssertion(TLVError(.unknownCriticalTag(TLVTag(0x2E77)))), status: .unacceptableContent) {
-            _ = try self.verify(builder)
+            _ = try await self.verify(builder)
         }
     }
 }

@@ -63,7 +63,7 @@ final class SpecVectorTests: XCTestCase {
         await assertRejected(status: .unacceptableAttestation) { _ = try await verifier.verify(response, issued: issued, now: Date()) }
     }
 
-    func testAuthenticationExampleDecodesAndItsSignatureVerifiesWithTheRegistrationKey() throws {
+    func testAuthenticationExampleDecodesAndItsSignatureVerifiesWithTheRegistrationKey() async throws {
         let reg = try JSONDecoder().decode([RegistrationResponse].self, from: loadVector("spec-example-reg-response"))[0]
         let regAssertion = try RegistrationAssertion(bytes: Array(Base64URL.decode(reg.assertions[0].assertion)!))
         let response = try JSONDecoder().decode([AuthenticationResponse].self, from: loadVector("spec-example-auth-response"))[0]
@@ -88,7 +88,7 @@ final class SpecVectorTests: XCTestCase {
         // And the whole response verifies as the relying party would.
         let configuration = RelyingPartyConfiguration(
             appID: "https://uaf-test-1.noknoktest.com:8443/SampleApp/uaf/facets", trustedFacetIDs: ["com.noknok.android.sampleapp"])
-        let verified = try AuthenticationVerifier(configuration: configuration, metadata: testMetadata).verify(
+        let verified = try await AuthenticationVerifier(configuration: configuration, metadata: testMetadata).verify(
             response, issued: IssuedAuthentication(challenge: "HQ1VkTUQC1NJDOo6OOWdxewrb9i5WthjfKIehFxpeuU",
                                                    policy: Policy(accepted: [[MatchCriteria(aaid: ["ABCD#ABCD"])]])),
             lookup: { aaid, keyID in

@@ -33,7 +33,7 @@ struct TestRegistrationBuilder {
     var authenticatorVersion: UInt16 = 1
     var finalChallengeHash: [UInt8]?
     var upv = Version.uaf11
-    var op = Operation.registration
+    var op = UAFOperation.registration
     var assertionScheme = AssertionScheme.uafV1TLV
     var tamperSignature = false
     var mutateAssertion: ((inout [UInt8]) -> Void)?

@@ -9,7 +9,7 @@ public struct Version: Codable, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// UAF operations.
-public enum Operation: String, Codable, Sendable {
+public enum UAFOperation: String, Codable, Sendable {
     case registration = "Reg"
     case authentication = "Auth"
     case deregistration = "Dereg"
@@ -29,12 +29,12 @@ public struct Extension: Codable, Hashable, Sendable {
 /// OperationHeader (uaf-spec §1.1).
 public struct OperationHeader: Codable, Hashable, Sendable {
     public var upv: Version
-    public var op: Operation
+    public var op: UAFOperation
     public var appID: String?
     public var serverData: String?
     public var exts: [Extension]?
 
-    public init(upv: Version = .uaf11, op: Operation, appID: String? = nil, serverData: String? = nil, exts: [Extension]? = nil) {
+    public init(upv: Version = .uaf11, op: UAFOperation, appID: String? = nil, serverData: String? = nil, exts: [Extension]? = nil) {
         self.upv = upv; self.op = op; self.appID = appID; self.serverData = serverData; self.exts = exts
     }
 

@@ -2,10 +2,10 @@ import Foundation
 
 /// GetUAFRequest (server-api §B.1). `context` is a stringified JSON object.
 public struct GetUAFRequest: Codable, Hashable, Sendable {
-    public var op: Operation?
+    public var op: UAFOperation?
     public var previousRequest: String?
     public var context: String?
-    public init(op: Operation? = nil, previousRequest: String? = nil, context: String? = nil) {
+    public init(op: UAFOperation? = nil, previousRequest: String? = nil, context: String? = nil) {
         self.op = op; self.previousRequest = previousRequest; self.context = context
     }
 }
@@ -14,9 +14,9 @@ public struct GetUAFRequest: Codable, Hashable, Sendable {
 public struct ReturnUAFRequest: Codable, Hashable, Sendable {
     public var statusCode: Int
     public var uafRequest: String?
-    public var op: Operation?
+    public var op: UAFOperation?
     public var lifetimeMillis: Int64?
-    public init(statusCode: Int, uafRequest: String? = nil, op: Operation? = nil, lifetimeMillis: Int64? = nil) {
+    public init(statusCode: Int, uafRequest: String? = nil, op: UAFOperation? = nil, lifetimeMillis: Int64? = nil) {
         self.statusCode = statusCode; self.uafRequest = uafRequest; self.op = op; self.lifetimeMillis = lifetimeMillis
     }
 }

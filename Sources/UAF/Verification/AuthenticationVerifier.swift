@@ -50,9 +50,10 @@ public struct AuthenticationVerifier: Sendable {
     }
 
     /// Verifies `response`.
-    /// - Parameter lookup: the stored registration for (AAID, base64url KeyID), whoever it belongs to.
+    /// - Parameter lookup: the stored registration for (AAID, base64url KeyID), whoever it belongs to. Errors it
+    ///   throws (storage failures) are passed through; every rejection is a ``UAFVerificationError``.
     public func verify(_ response: AuthenticationResponse, issued: IssuedAuthentication,
-                       lookup: (String, String) -> RegisteredKey?) throws(UAFVerificationError) -> [VerifiedAuthentication] {
+                       lookup: (String, String) async throws -> RegisteredKey?) async throws -> [VerifiedAuthentication] {
         // Steps 1 and 3.
         _ = try CommonChecks.checkHeaderAndFinalChallenge(
             header: response.header, expectedOp: .authentication, fcParams: response.fcParams,
@@ -77,7 +78,7 @@ public struct AuthenticationVerifier: Sendable {
             guard signed.finalChallengeHash == expectedHash else { throw UAFVerificationError(.finalChallengeHashMismatch) }
             // Authentication step 1. The key must be registered, and to the user the request was for.
             let keyID = Base64URL.encode(signed.keyID)
-            guard let registered = lookup(signed.aaid, keyID) else { throw UAFVerificationError(.unknownKeyID) }
+            guard let registered = try await lookup(signed.aaid, keyID) else { throw UAFVerificationError(.unknownKeyID) }
             if let expected = issued.username ?? username, registered.username != expected {
                 throw UAFVerificationError(.keyIDBelongsToAnotherUser)
             }

@@ -44,7 +44,7 @@ public struct RelyingPartyConfiguration: Sendable {
 /// Checks shared by registration and authentication (uaf-spec §5, "Both operations").
 enum CommonChecks {
     /// Steps 1 and 3: version, operation and FinalChallengeParams. Returns the parsed params.
-    static func checkHeaderAndFinalChallenge(header: OperationHeader, expectedOp: Operation, fcParams: String,
+    static func checkHeaderAndFinalChallenge(header: OperationHeader, expectedOp: UAFOperation, fcParams: String,
                                              issuedChallenge: String, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> FinalChallengeParams {
         // Step 1. The element's upv must be one this server speaks.
         guard configuration.supportedVersions.contains(header.upv) else { throw UAFVerificationError(.unsupportedVersion(header.upv)) }

@@ -1,0 +1,159 @@
+import Foundation
+import UAF
+
+/// Everything the server needs, from one JSON file plus `MAUTH_*` environment overrides. The defaults give a
+/// working local server: loopback, a free port of the caller's choice, a self-signed development certificate,
+/// SQLite in the working directory and the default Nevis metadata.
+public struct ServerConfiguration: Codable, Sendable, Equatable {
+    public struct TLS: Codable, Sendable, Equatable {
+        /// PEM certificate chain (leaf first). Both paths or neither must be set.
+        public var certificatePath: String?
+        /// PEM private key.
+        public var privateKeyPath: String?
+        public init(certificatePath: String? = nil, privateKeyPath: String? = nil) {
+            self.certificatePath = certificatePath; self.privateKeyPath = privateKeyPath
+        }
+    }
+
+    public enum Database: Codable, Sendable, Equatable {
+        /// An SQLite file (the embedded default).
+        case sqlite(path: String)
+        /// Memory only: for tests; nothing survives a restart and a second instance sees nothing.
+        case sqliteInMemory
+    }
+
+    public var host: String
+    /// 0 picks a free port.
+    public var port: Int
+    public var tls: TLS
+    /// The appID every FinalChallengeParams must carry; defaults to `https://<host>:<port>/nevisfido/uaf/1.1/facets`.
+    public var appID: String?
+    /// Trusted facet IDs served at the facets endpoint and checked in every response.
+    public var facets: [String]
+    /// A metadata file or directory (each file one statement or an array); nil uses ``DefaultMetadata``.
+    public var metadataPath: String?
+    public var database: Database
+    /// How long an issued UAF request (its challenge) may be answered, in seconds.
+    public var requestLifetimeSeconds: Int
+    /// Clone detection: reject a sign counter that does not increase.
+    public var rejectCounterRegression: Bool
+
+    public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
+                facets: [String] = ServerConfiguration.defaultFacets, metadataPath: String? = nil,
+                database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
+                rejectCounterRegression: Bool = true) {
+        self.host = host; self.port = port; self.tls = tls; self.appID = appID; self.facets = facets
+        self.metadataPath = metadataPath; self.database = database; self.requestLifetimeSeconds = requestLifetimeSeconds
+        self.rejectCounterRegression = rejectCounterRegression
+    }
+
+    /// The facet of the virtual device and the example apps.
+    public static let defaultFacets = ["ios:bundle-id:ch.nevis.mauth.virtualdevice"]
+
+    public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
+        case unreadable(String)
+        case invalid(String)
+        public var description: String {
+            switch self {
+            case .unreadable(let d): return "cannot read the configuration: \(d)"
+            case .invalid(let d): return "invalid configuration: \(d)"
+            }
+        }
+    }
+
+    /// Loads `path` (if given) and applies environment overrides: `MAUTH_HOST`, `MAUTH_PORT`, `MAUTH_APP_ID`,
+    /// `MAUTH_FACETS` (comma-separated), `MAUTH_DATABASE` (an SQLite path or `:memory:`), `MAUTH_TLS_CERT`,
+    /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`. Unknown keys in the file are ignored; a wrong value for a known key is
+    /// an error (the server does not start), as in nevisFIDO.
+    public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        if let path {
+            guard let data = FileManager.default.contents(atPath: path) else { throw ConfigurationError.unreadable(path) }
+            do { configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data) } catch {
+                throw ConfigurationError.invalid("\(path): \(error)")
+            }
+        }
+        if let host = environment["MAUTH_HOST"] { configuration.host = host }
+        if let port = environment["MAUTH_PORT"] {
+            guard let value = Int(port), (0...65535).contains(value) else { throw ConfigurationError.invalid("MAUTH_PORT=\(port)") }
+            configuration.port = value
+        }
+        if let appID = environment["MAUTH_APP_ID"] { configuration.appID = appID }
+        if let facets = environment["MAUTH_FACETS"] { configuration.facets = facets.split(separator: ",").map(String.init) }
+        if let db = environment["MAUTH_DATABASE"] { configuration.database = db == ":memory:" ? .sqliteInMemory : .sqlite(path: db) }
+        if let cert = environment["MAUTH_TLS_CERT"] { configuration.tls.certificatePath = cert }
+        if let key = environment["MAUTH_TLS_KEY"] { configuration.tls.privateKeyPath = key }
+        if let metadata = environment["MAUTH_METADATA"] { configuration.metadataPath = metadata }
+        try configuration.validate()
+        return configuration
+    }
+
+    public func validate() throws {
+        guard (0...65535).contains(port) else { throw ConfigurationError.invalid("port \(port)") }
+        guard (tls.certificatePath == nil) == (tls.privateKeyPath == nil) else {
+            throw ConfigurationError.invalid("tls.certificatePath and tls.privateKeyPath must be set together")
+        }
+        guard requestLifetimeSeconds > 0, requestLifetimeSeconds <= 3600 else {
+            throw ConfigurationError.invalid("requestLifetimeSeconds must be 1...3600")
+        }
+        guard !facets.isEmpty else { throw ConfigurationError.invalid("facets must list at least one facet ID") }
+        if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case host, port, tls, appID, facets, metadataPath, database, requestLifetimeSeconds, rejectCounterRegression
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = ServerConfiguration()
+        host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
+        port = try c.decodeIfPresent(Int.self, forKey: .port) ?? d.port
+        tls = try c.decodeIfPresent(TLS.self, forKey: .tls) ?? d.tls
+        appID = try c.decodeIfPresent(String.self, forKey: .appID)
+        facets = try c.decodeIfPresent([String].self, forKey: .facets) ?? d.facets
+        metadataPath = try c.decodeIfPresent(String.self, forKey: .metadataPath)
+        if let db = try c.decodeIfPresent(String.self, forKey: .database) {
+            database = db == ":memory:" ? .sqliteInMemory : .sqlite(path: db)
+        } else {
+            database = d.database
+        }
+        requestLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .requestLifetimeSeconds) ?? d.requestLifetimeSeconds
+        rejectCounterRegression = try c.decodeIfPresent(Bool.self, forKey: .rejectCounterRegression) ?? d.rejectCounterRegression
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(host, forKey: .host); try c.encode(port, forKey: .port); try c.encode(tls, forKey: .tls)
+        try c.encodeIfPresent(appID, forKey: .appID); try c.encode(facets, forKey: .facets)
+        try c.encodeIfPresent(metadataPath, forKey: .metadataPath)
+        switch database {
+        case .sqlite(let path): try c.encode(path, forKey: .database)
+        case .sqliteInMemory: try c.encode(":memory:", forKey: .database)
+        }
+        try c.encode(requestLifetimeSeconds, forKey: .requestLifetimeSeconds)
+        try c.encode(rejectCounterRegression, forKey: .rejectCounterRegression)
+    }
+
+    /// Loads the metadata this configuration names.
+    public func loadMetadata() throws -> MetadataStore {
+        guard let metadataPath else {
+            return try MetadataStore(MetadataStore.statements(fromJSON: Data(DefaultMetadata.json.utf8)))
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: metadataPath, isDirectory: &isDirectory) else {
+            throw ConfigurationError.unreadable(metadataPath)
+        }
+        let files = isDirectory.boolValue
+            ? try FileManager.default.contentsOfDirectory(atPath: metadataPath).sorted().map { "\(metadataPath)/\($0)" }
+            : [metadataPath]
+        var statements: [MetadataStatement] = []
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError.unreadable(file) }
+            do { statements += try MetadataStore.statements(fromJSON: data) } catch {
+                throw ConfigurationError.invalid("\(file): \(error)")
+            }
+        }
+        do { return try MetadataStore(statements) } catch { throw ConfigurationError.invalid("\(error)") }
+    }
+}
