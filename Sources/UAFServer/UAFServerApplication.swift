@@ -43,6 +43,9 @@ public final class RunningUAFServer: Sendable {
         try await repository.close()
     }
 
+    /// The repository, for tests and the admin command.
+    public var repositoryForTests: any Repository { repository }
+
     /// Waits until the server stops (e.g. SIGINT/SIGTERM for `mauth server`).
     public func wait() async throws {
         try await task.value

@@ -1,0 +1,114 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOSSL
+import UAF
+import XCTest
+@testable import UAFServer
+
+let testFacet = ServerConfiguration.defaultFacets[0]
+
+/// A settable clock for expiry tests.
+final class TestClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: TimeInterval = 0
+    func advance(_ seconds: TimeInterval) { lock.withLock { offset += seconds } }
+    var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
+}
+
+/// Starts a real server on a loopback port with TLS and talks to it with AsyncHTTPClient trusting its certificate.
+final class LoopbackServer {
+    let server: RunningUAFServer
+    let client: HTTPClient
+    let clock: TestClock
+
+    init(configuration: ServerConfiguration = ServerConfiguration(database: .sqliteInMemory)) async throws {
+        clock = TestClock()
+        let clock = self.clock
+        server = try await UAFServerApplication.start(configuration: configuration, clock: { clock.now })
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+    }
+
+    func shutdown() async throws {
+        try await client.shutdown()
+        try await server.stop()
+    }
+
+    func post(_ path: String, body: Data, contentType: String = "application/fido+uaf;charset=UTF-8") async throws -> (Int, Data, String?) {
+        var request = HTTPClientRequest(url: server.baseURL.absoluteString + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: contentType)
+        request.headers.add(name: "Accept", value: "application/fido+uaf")
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), Data(bytes.readableBytesView), response.headers.first(name: "Content-Type"))
+    }
+
+    func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, as: Answer.Type) async throws -> Answer {
+        let (status, data, _) = try await post(path, body: try JSONEncoder().encode(body))
+        XCTAssertEqual(status, 200, String(decoding: data, as: UTF8.self))
+        return try JSONDecoder().decode(Answer.self, from: data)
+    }
+
+    // MARK: UAF steps
+
+    func registrationRequest(username: String) async throws -> RegistrationRequest {
+        let answer = try await post("/nevisfido/uaf/1.1/request/registration",
+                                    GetUAFRequest(op: .registration, context: "{\"username\":\"\(username)\"}"), as: ReturnUAFRequest.self)
+        XCTAssertEqual(answer.statusCode, 1200)
+        return try UAFMessageCodec.decode(RegistrationRequest.self, from: try XCTUnwrap(answer.uafRequest))[0]
+    }
+
+    func authenticationRequest(username: String?, transaction: [Transaction]? = nil) async throws -> (ReturnUAFRequest, AuthenticationRequest?) {
+        struct Context: Encodable { var username: String?; var transaction: [Transaction]? }
+        let context = try UAFMessageCodec.encodeObject(Context(username: username, transaction: transaction))
+        let answer = try await post("/nevisfido/uaf/1.1/request/authentication", GetUAFRequest(op: .authentication, context: context), as: ReturnUAFRequest.self)
+        return (answer, try answer.uafRequest.map { try UAFMessageCodec.decode(AuthenticationRequest.self, from: $0)[0] })
+    }
+
+    func send(_ path: String, _ response: some Encodable) async throws -> ServerResponse {
+        try await post(path, SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response])), as: ServerResponse.self)
+    }
+}
+
+/// A software PIN authenticator (F1D0#1001, ECDSA P-256 DER) for server tests.
+struct SoftwareAuthenticator {
+    var key = P256.Signing.PrivateKey()
+    var keyID: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    var counter: UInt32 = 0
+    var aaid = "F1D0#1001"
+
+    func fcParams(appID: String?, challenge: String, serverAppID: String) -> String {
+        try! FinalChallengeParams(appID: appID ?? serverAppID, challenge: challenge, facetID: testFacet).encodedFCParams()
+    }
+
+    func register(_ request: RegistrationRequest, serverAppID: String, mutate: (inout KeyRegistrationData) -> Void = { _ in }) throws -> RegistrationResponse {
+        let fc = fcParams(appID: request.header.appID, challenge: request.challenge, serverAppID: serverAppID)
+        var krd = KeyRegistrationData(aaid: aaid, authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
+                                      publicKeyEncoding: .eccX962DER, finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
+                                      keyID: keyID, signCounter: 0, registrationCounter: 1, publicKey: Array(key.publicKey.derRepresentation))
+        mutate(&krd)
+        let assertion = try AssertionBuilder.registration(krd, sign: AssertionBuilder.p256Signer(key, algorithm: .secp256r1ECDSASHA256DER))
+        var header = request.header
+        header.exts = nil
+        return RegistrationResponse(header: header, fcParams: fc, assertions: [.init(assertion: Base64URL.encode(assertion))])
+    }
+
+    mutating func authenticate(_ request: AuthenticationRequest, serverAppID: String, mutate: (inout SignedData) -> Void = { _ in }) throws -> AuthenticationResponse {
+        counter += 1
+        let fc = fcParams(appID: request.header.appID, challenge: request.challenge, serverAppID: serverAppID)
+        let transaction = request.transaction?.first
+        var signed = SignedData(aaid: aaid, authenticatorVersion: 1, authenticationMode: transaction == nil ? 1 : 2,
+                                signatureAlgorithm: .secp256r1ECDSASHA256DER, authenticatorNonce: (0..<16).map { _ in UInt8.random(in: 0...255) },
+                                finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
+                                transactionContentHash: transaction.flatMap(AssertionBuilder.transactionContentHash) ?? [],
+                                keyID: keyID, signCounter: counter)
+        mutate(&signed)
+        let assertion = try AssertionBuilder.authentication(signed, sign: AssertionBuilder.p256Signer(key, algorithm: .secp256r1ECDSASHA256DER))
+        return AuthenticationResponse(header: request.header, fcParams: fc, assertions: [.init(assertion: Base64URL.encode(assertion))])
+    }
+}
