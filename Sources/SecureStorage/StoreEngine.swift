@@ -89,6 +89,7 @@ final class StoreEngine: @unchecked Sendable {
 
     static func open(location: StoreLocation, fingerprint: [UInt8], protector: any KeyProtector) throws -> StoreEngine {
         try location.validate()
+        guard DurableFile.exists(location.directory.path) else { throw SecureStorageError.storageNotFound(path: location.filePath) }
         return try StoreFileLock.withLock(path: location.lockPath) {
             DurableFile.removeStaleTemporaries(of: location.filePath)
             if let anchorPath = location.anchorPath { DurableFile.removeStaleTemporaries(of: anchorPath) }

@@ -1,0 +1,111 @@
+import Foundation
+
+/// The operations of the SDK; each property returns a new builder.
+public protocol Operations: Sendable {
+    var registration: Registration { get }
+    var authentication: Authentication { get }
+}
+
+/// What the SDK keeps on the device.
+public protocol LocalData: Sendable {
+    var accounts: [any Account] { get }
+    var authenticators: [any Authenticator] { get }
+    var deviceInformation: DeviceInformation? { get }
+}
+
+/// The SDK's entry point, created by ``MobileAuthenticationClientInitializer``. Keep one per app.
+public protocol MobileAuthenticationClient: Sendable {
+    var operations: any Operations { get }
+    var localData: any LocalData { get }
+}
+
+struct OperationsValue: Operations {
+    let core: ClientCore
+    var registration: Registration { Registration(core: core) }
+    var authentication: Authentication { Authentication(core: core) }
+}
+
+struct LocalDataValue: LocalData {
+    let core: ClientCore
+    var accounts: [any Account] { core.mirror.snapshot.accounts }
+    var authenticators: [any Authenticator] { core.authenticators(in: core.mirror.snapshot) }
+    var deviceInformation: DeviceInformation? { core.mirror.snapshot.deviceInformation }
+}
+
+final class DefaultMobileAuthenticationClient: MobileAuthenticationClient {
+    let core: ClientCore
+    init(core: ClientCore) { self.core = core }
+    var operations: any Operations { OperationsValue(core: core) }
+    var localData: any LocalData { LocalDataValue(core: core) }
+}
+
+extension MobileAuthenticationClient {
+    /// Releases the client's network resources (servers and tests that create many clients call this).
+    public func shutdown() async {
+        await (self as? DefaultMobileAuthenticationClient)?.core.transport.shutdown()
+    }
+}
+
+/// Creates the client.
+public final class MobileAuthenticationClientInitializer: Operation {
+    struct Fields: Sendable {
+        var configuration: Configuration?
+        var platform: (any Platform)?
+        var onSuccess: (@Sendable (any MobileAuthenticationClient) -> Void)?
+        var onError: (@Sendable (InitializationError) -> Void)?
+        var trace: (@Sendable (HTTPTraceEvent) -> Void)?
+    }
+
+    private let state = BuilderState(Fields())
+
+    public init() {}
+
+    @discardableResult public func configuration(_ configuration: Configuration) -> Self { state.update { $0.configuration = configuration }; return self }
+    /// The platform services; defaults to ``SoftwarePlatform`` in the user's data directory.
+    @discardableResult public func platform(_ platform: any Platform) -> Self { state.update { $0.platform = platform }; return self }
+    /// Reports every HTTP exchange (for the virtual device, QA tooling and debugging). The SDK never sends a
+    /// PIN or a private key, so the bodies hold only protocol messages.
+    @discardableResult public func httpTrace(_ trace: @escaping @Sendable (HTTPTraceEvent) -> Void) -> Self { state.update { $0.trace = trace }; return self }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable (any MobileAuthenticationClient) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (InitializationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+
+    public func execute() {
+        let fields = state.value
+        Task {
+            do throws(InitializationError) { fields.onSuccess?(try await self.executeAsync()) } catch { fields.onError?(error) }
+        }
+    }
+
+    /// Creates the client: checks the device, opens the SDK's secure storage and prepares the transport.
+    public func executeAsync() async throws(InitializationError) -> any MobileAuthenticationClient {
+        let fields = state.value
+        guard let configuration = fields.configuration else { throw .Unknown(cause: SDKMessage("configuration is required")) }
+        let platform = fields.platform ?? Self.defaultPlatform(configuration)
+        do { try platform.checkIntegrity() } catch {
+            switch error {
+            case .deviceProtection(let reason): throw .DeviceProtectionError(cause: SDKMessage(reason))
+            case .noDeviceLock: throw .NoDeviceLockError(cause: nil)
+            }
+        }
+        do {
+            let transport = try Transport(configuration: configuration, trace: fields.trace)
+            let state = try await LocalState.open(platform: platform)
+            let core = ClientCore(configuration: configuration, platform: platform, transport: transport, state: state, snapshot: await state.snapshot)
+            return DefaultMobileAuthenticationClient(core: core)
+        } catch {
+            throw .Unknown(cause: error)
+        }
+    }
+
+    static func defaultPlatform(_ configuration: Configuration) -> any Platform {
+        let facet = configuration.facetId ?? "linux:mauth"
+        let base: URL
+        if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            base = URL(fileURLWithPath: xdg)
+        } else {
+            base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+        }
+        let folder = facet.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
+        return SoftwarePlatform(storageDirectory: base.appendingPathComponent("mauth/\(folder)"), applicationFacetId: facet)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Why waiting for the app ended without an answer.
+enum InteractionOutcome<Value: Sendable>: Sendable {
+    case answered(Value)
+    case cancelled
+    case timedOut
+}
+
+/// One pending question to the app: resolved exactly once, by the app's handler, by `cancel()`, or by the
+/// user-interaction timeout (which fails the operation with `userNotResponsive`). Later calls are ignored, so a
+/// handler called twice, or after a timeout, cannot corrupt the operation.
+final class InteractionGate<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<InteractionOutcome<Value>, Never>?
+    private var result: InteractionOutcome<Value>?
+
+    func resolve(_ outcome: InteractionOutcome<Value>) {
+        lock.lock()
+        guard result == nil else { lock.unlock(); return }
+        result = outcome
+        let waiting = continuation
+        continuation = nil
+        lock.unlock()
+        waiting?.resume(returning: outcome)
+    }
+
+    /// Asks (by running `ask`, which hands a handler to the app) and waits for the answer or the timeout.
+    func wait(timeout: TimeInterval, ask: () -> Void) async -> InteractionOutcome<Value> {
+        let timer = Task { [weak self] in
+            try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1_000_000_000))
+            self?.resolve(.timedOut)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            lock.lock()
+            if let result {
+                lock.unlock()
+                continuation.resume(returning: result)
+                return
+            }
+            self.continuation = continuation
+            lock.unlock()
+            ask()
+        }
+    }
+}

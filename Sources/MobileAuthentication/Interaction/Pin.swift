@@ -1,0 +1,97 @@
+import Foundation
+
+/// PIN length rules; validation happens inside the SDK (a bad PIN gives ``PinEnrollmentError/InvalidPinFormat(message:)``).
+public struct PinPolicy: Decodable, Sendable, Equatable {
+    public let minLength: Int
+    public let maxLength: Int
+    /// The default: exactly 6 digits.
+    public init() { self.init(minLength: 6, maxLength: 6)! }
+    /// Nil unless `1 ≤ minLength ≤ maxLength ≤ 64`.
+    public init?(minLength: Int, maxLength: Int) {
+        guard minLength >= 1, minLength <= maxLength, maxLength <= 64 else { return nil }
+        self.minLength = minLength; self.maxLength = maxLength
+    }
+
+    /// The reason `pin` is not acceptable, or nil.
+    func violation(_ pin: String) -> String? {
+        guard pin.allSatisfy({ $0.isASCII && $0.isNumber }) else { return "The PIN must contain digits only." }
+        guard (minLength...maxLength).contains(pin.count) else {
+            return minLength == maxLength ? "The PIN must have exactly \(minLength) digits." : "The PIN must have \(minLength) to \(maxLength) digits."
+        }
+        return nil
+    }
+}
+
+/// Protection state of a PIN or password authenticator.
+public enum PinAuthenticatorProtectionStatus: Equatable, Encodable, Sendable, CustomStringConvertible {
+    case Unlocked
+    /// The last attempt failed; `coolDownTimeInSeconds` must pass before the next one (0: none).
+    case LastAttemptFailed(remainingTries: Int, coolDownTimeInSeconds: Int)
+    case LockedOut
+
+    public var description: String {
+        switch self {
+        case .Unlocked: return "Unlocked"
+        case .LastAttemptFailed(let remaining, let coolDown):
+            return "Last attempt failed: \(remaining) tries left" + (coolDown > 0 ? ", wait \(coolDown) s" : "")
+        case .LockedOut: return "Locked out"
+        }
+    }
+}
+
+public protocol PinEnrollmentContext: Sendable {
+    var username: Username { get }
+    var lastRecoverableError: PinEnrollmentError? { get }
+}
+
+public protocol PinEnrollmentHandler: Sendable {
+    func pin(_ pin: String)
+    func cancel()
+}
+
+/// Implemented by the app: asks the user for a new PIN.
+public protocol PinEnroller: Sendable {
+    func enrollPin(context: any PinEnrollmentContext, handler: any PinEnrollmentHandler)
+    func pinPolicy() -> PinPolicy
+}
+
+extension PinEnroller {
+    public func pinPolicy() -> PinPolicy { PinPolicy() }
+}
+
+public protocol PinUserVerificationContext: Sendable {
+    var authenticator: any Authenticator { get }
+    var authenticatorProtectionStatus: PinAuthenticatorProtectionStatus { get }
+}
+
+public protocol PinUserVerificationHandler: Sendable {
+    func verify(_ pin: String)
+    func cancel()
+}
+
+/// Implemented by the app: asks the user for their PIN. Called again after a wrong PIN, with the new status.
+public protocol PinUserVerifier: Sendable {
+    func verifyPin(context: any PinUserVerificationContext, handler: any PinUserVerificationHandler)
+}
+
+struct PinEnrollmentContextValue: PinEnrollmentContext {
+    let username: Username
+    let lastRecoverableError: PinEnrollmentError?
+}
+
+struct PinEnrollmentHandlerValue: PinEnrollmentHandler {
+    let gate: InteractionGate<String>
+    func pin(_ pin: String) { gate.resolve(.answered(pin)) }
+    func cancel() { gate.resolve(.cancelled) }
+}
+
+struct PinVerificationContextValue: PinUserVerificationContext {
+    let authenticator: any Authenticator
+    let authenticatorProtectionStatus: PinAuthenticatorProtectionStatus
+}
+
+struct PinVerificationHandlerValue: PinUserVerificationHandler {
+    let gate: InteractionGate<String>
+    func verify(_ pin: String) { gate.resolve(.answered(pin)) }
+    func cancel() { gate.resolve(.cancelled) }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// An operation built by a builder and started with ``execute()``.
+public protocol Operation: Sendable {
+    /// Starts the operation; the result is delivered to the builder's callbacks.
+    func execute()
+}
+
+/// An operation that talks to the server.
+public protocol HttpOperation: Operation {
+    /// Alternating header names and values, as decoded from a flat array by the cross-platform bridges.
+    typealias RequestHeaders = [String]
+    /// Adds headers to every request of the operation.
+    @discardableResult func requestHeaders(_ headers: RequestHeaders) -> Self
+}
+
+extension Array where Element == String {
+    /// Pairs a flat name/value list; a trailing name without value is ignored.
+    var headerPairs: [(String, String)] {
+        stride(from: 0, to: count - 1, by: 2).map { (self[$0], self[$0 + 1]) }
+    }
+}
+
+/// Lock-protected builder state shared by the builders.
+final class BuilderState<Fields: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fields: Fields
+    init(_ fields: Fields) { self.fields = fields }
+    func update(_ body: (inout Fields) -> Void) { lock.withLock { body(&fields) } }
+    var value: Fields { lock.withLock { fields } }
+}

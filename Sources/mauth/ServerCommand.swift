@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+import Logging
+import UAFServer
+
+struct ServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "server", abstract: "Run the FIDO UAF server (nevisFIDO HTTP API) over TLS.")
+
+    @Option(help: "Configuration file (JSON); MAUTH_* environment variables override it.") var config: String?
+    @Option(help: "Address to listen on.") var host: String?
+    @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
+    @Option(help: "SQLite database file, or :memory:.") var database: String?
+    @Option(help: "Write the generated development certificate (PEM) here, for clients to trust.") var writeCertificate: String?
+
+    func run() async throws {
+        var configuration = try ServerConfiguration.load(path: config)
+        if let host { configuration.host = host }
+        if let port { configuration.port = port }
+        if let database { configuration.database = database == ":memory:" ? .sqliteInMemory : .sqlite(path: database) }
+        try configuration.validate()
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let server = try await UAFServerApplication.start(configuration: configuration, handleSignals: true)
+        print("mauth server listening on \(server.baseURL.absoluteString)")
+        print("appID \(server.appID)")
+        if server.usesDevelopmentCertificate {
+            print("TLS: self-signed development certificate (configure tls.certificatePath/privateKeyPath for production)")
+            if let writeCertificate {
+                try Data(server.certificatePEM.utf8).write(to: URL(fileURLWithPath: writeCertificate))
+                print("certificate written to \(writeCertificate)")
+            }
+        }
+        try await server.wait()
+    }
+}
