@@ -55,9 +55,13 @@ final class Transport: Sendable {
             for pem in pems { certificates += try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)) }
             tls.additionalTrustRoots = [.certificates(certificates)]
         }
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
+        var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(Int64(configuration.networkTimeoutInSeconds)))))
+            timeout: .init(connect: .seconds(Int64(configuration.networkTimeoutInSeconds))))
+        // A failed connection (refused, or a certificate the flavor does not trust) fails the request at once
+        // instead of being retried with back-off until the network timeout: a trust failure never heals by waiting.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         timeout = .seconds(Int64(configuration.networkTimeoutInSeconds))
     }
 

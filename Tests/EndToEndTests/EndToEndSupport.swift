@@ -1,0 +1,84 @@
+import Foundation
+import MobileAuthentication
+import UAF
+import UAFServer
+import XCTest
+
+/// A real server on loopback (TLS, SQLite file) and a virtual device with its own storage directory.
+final class Environment {
+    let server: RunningUAFServer
+    let directory: URL
+    let platform: SimulatedPlatform
+    private(set) var clients: [any MobileAuthenticationClient] = []
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        server = try await UAFServerApplication.start(configuration: ServerConfiguration(
+            database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path)))
+        platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"))
+    }
+
+    var configuration: Configuration {
+        Configuration(baseUrl: server.baseURL, userInteractionTimeoutInSeconds: 5, facetId: platform.applicationFacetId)
+            .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
+    }
+
+    func client(configuration: Configuration? = nil, platform: SimulatedPlatform? = nil) async throws -> any MobileAuthenticationClient {
+        let client = try await MobileAuthenticationClientInitializer()
+            .configuration(configuration ?? self.configuration).platform(platform ?? self.platform).executeAsync()
+        clients.append(client)
+        return client
+    }
+
+    func shutdown() async throws {
+        for client in clients { await client.shutdown() }
+        try await server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+extension MobileAuthenticationClient {
+    func register(_ username: String, pins: [String?] = ["123456"], choose aaid: String? = AuthenticatorAaid.Pin.rawValue) async throws(OperationError) {
+        try await operations.registration
+            .username(username)
+            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: aaid))
+            .pinEnroller(ScriptedPinEnroller(pins: pins))
+            .executeAsync()
+    }
+
+    @discardableResult
+    func authenticate(_ username: String?, verifier: ScriptedPinUserVerifier) async throws(AuthenticationError) -> (any AuthorizationProvider)? {
+        let builder = operations.authentication
+            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
+            .pinUserVerifier(verifier)
+        if let username { builder.username(username) }
+        return try await builder.executeAsync()
+    }
+}
+
+func fidoCode(_ error: any Error) -> FidoErrorCode? {
+    (error as? OperationError)?.fidoErrorCode ?? (error as? AuthenticationError)?.fidoErrorCode
+}
+
+import SecureStorage
+
+/// Direct access to the SDK's storage file, to simulate what happens to a device behind the SDK's back.
+enum SecureStorageAccess {
+    static func open(_ platform: SimulatedPlatform) async throws -> SecureStore {
+        try await SecureStore.open(at: StoreLocation(directory: platform.storageDirectory, name: "mobile-authentication"),
+                                   fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
+    }
+}
+
+extension SecureStore {
+    func removeKeys() throws {
+        for key in try keys() where key.hasPrefix("key/") { try remove(key) }
+        try write()
+    }
+}
+
+/// Runs `body` and returns the error it threw (nil if none), erasing typed throws.
+func captureError(_ body: () async throws -> Void) async -> (any Error)? {
+    do { try await body(); return nil } catch { return error }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import MobileAuthentication
+import UAFServer
+import XCTest
+
+final class TransportSecurityTests: XCTestCase {
+    var env: Environment!
+    override func setUp() async throws { env = try await Environment() }
+    override func tearDown() async throws { try await env.shutdown() }
+
+    func testTheReleaseFlavorRefusesAnUntrustedCertificate() async throws {
+        let configuration = Configuration(baseUrl: env.server.baseURL, facetId: env.platform.applicationFacetId)
+        let client = try await env.client(configuration: configuration)
+        do {
+            try await client.register("alice")
+            XCTFail("a self-signed certificate must not be accepted by the release flavor")
+        } catch {
+            XCTAssertEqual(fidoCode(error), .insecureTransport)
+        }
+    }
+
+    func testPlainHTTPIsRefusedInEveryFlavor() async throws {
+        let url = URL(string: "http://127.0.0.1:\(env.server.port)")!
+        for security in [TransportSecurity.release, .debug(trustedCertificatesPEM: [env.server.certificatePEM])] {
+            let client = try await env.client(configuration: Configuration(baseUrl: url, facetId: env.platform.applicationFacetId).withTransportSecurity(security))
+            do {
+                try await client.register("alice")
+                XCTFail("plain HTTP must be refused")
+            } catch {
+                XCTAssertEqual(fidoCode(error), .insecureTransport)
+            }
+        }
+    }
+
+    func testTheDebugFlavorTrustsOnlyTheGivenCertificate() async throws {
+        let other = try DevelopmentCertificate.generate()
+        let configuration = Configuration(baseUrl: env.server.baseURL, facetId: env.platform.applicationFacetId)
+            .withTransportSecurity(.debug(trustedCertificatesPEM: [other.certificatePEM]))
+        let client = try await env.client(configuration: configuration)
+        do {
+            try await client.register("alice")
+            XCTFail()
+        } catch {
+            XCTAssertEqual(fidoCode(error), .insecureTransport)
+        }
+    }
+
+    func testAnUnreachableServerIsANetworkError() async throws {
+        let configuration = Configuration(baseUrl: URL(string: "https://127.0.0.1:1")!, networkTimeoutInSeconds: 5, facetId: env.platform.applicationFacetId)
+        let client = try await env.client(configuration: configuration)
+        let error = await captureError { try await client.register("alice") }
+        guard case .NetworkError? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import XCTest
+@testable import MobileAuthentication
+
+final class SDKUnitTests: XCTestCase {
+    func testPinPolicyDefaultsToSixDigitsAndReportsViolations() {
+        let policy = PinPolicy()
+        XCTAssertEqual(policy.minLength, 6)
+        XCTAssertEqual(policy.maxLength, 6)
+        XCTAssertNil(policy.violation("123456"))
+        XCTAssertEqual(policy.violation("12345"), "The PIN must have exactly 6 digits.")
+        XCTAssertEqual(policy.violation("12a456"), "The PIN must contain digits only.")
+        XCTAssertEqual(policy.violation("١٢٣٤٥٦"), "The PIN must contain digits only.", "non-ASCII digits are refused")
+        XCTAssertNil(PinPolicy(minLength: 0, maxLength: 4))
+        XCTAssertNil(PinPolicy(minLength: 8, maxLength: 4))
+        XCTAssertEqual(PinPolicy(minLength: 4, maxLength: 8)?.violation("123"), "The PIN must have 4 to 8 digits.")
+    }
+
+    func testCoolDownTableAndLockout() {
+        let now = Date()
+        XCTAssertEqual(CoolDownPolicy.status(failures: 0, lastFailure: nil, now: now), .Unlocked)
+        XCTAssertEqual(CoolDownPolicy.status(failures: 1, lastFailure: now, now: now), .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(CoolDownPolicy.status(failures: 2, lastFailure: now, now: now), .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(CoolDownPolicy.status(failures: 3, lastFailure: now, now: now), .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60))
+        XCTAssertEqual(CoolDownPolicy.status(failures: 3, lastFailure: now, now: now.addingTimeInterval(45)), .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 15))
+        XCTAssertEqual(CoolDownPolicy.status(failures: 4, lastFailure: now, now: now), .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 180))
+        XCTAssertEqual(CoolDownPolicy.status(failures: 4, lastFailure: now, now: now.addingTimeInterval(200)), .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(CoolDownPolicy.status(failures: 5, lastFailure: now, now: now.addingTimeInterval(1e9)), .LockedOut)
+    }
+
+    func testConfigurationDecodesTheNevisKeysIncludingFoundationsURLForm() throws {
+        let json = #"""
+        {"baseUrl": {"relative": "https://example.com"}, "registrationRequestPath": "/nevisfido/uaf/1.1/request/registration/",
+         "authenticationRequestPath": "/auth/fidouaf", "networkTimeoutInSeconds": 30, "userInteractionTimeoutInSeconds": 120,
+         "authenticationMaxRetries": 3, "authenticationRetryIntervalInSeconds": 1}
+        """#
+        let configuration = try JSONDecoder().decode(Configuration.self, from: Data(json.utf8))
+        XCTAssertEqual(configuration.baseUrl, URL(string: "https://example.com"))
+        XCTAssertEqual(configuration.authenticationRequestPath, "/auth/fidouaf")
+        XCTAssertEqual(configuration.authenticationResponsePath, "/nevisfido/uaf/1.1/authentication/")
+        XCTAssertEqual(configuration.networkTimeoutInSeconds, 30)
+        XCTAssertEqual(configuration.userInteractionTimeoutInSeconds, 120)
+        XCTAssertEqual(configuration.transportSecurity, .release)
+        XCTAssertEqual(configuration.url("/a/b").absoluteString, "https://example.com/a/b")
+        let plain = try JSONDecoder().decode(Configuration.self, from: Data(#"{"baseUrl": "https://h.example"}"#.utf8))
+        XCTAssertEqual(plain.userInteractionTimeoutInSeconds, 240)
+        XCTAssertEqual(Configuration(idSuiteHostname: "id.example").authenticationResponsePath, "/auth/fidouaf/authenticationresponse/")
+        XCTAssertEqual(Configuration(authCloudHostname: "x.mauth.nevis.cloud").baseUrl.absoluteString, "https://x.mauth.nevis.cloud/_app")
+    }
+
+    func testInteractionGateResolvesOnceAndTimesOut() async {
+        let gate = InteractionGate<String>()
+        let outcome = await gate.wait(timeout: 5) {
+            gate.resolve(.answered("first"))
+            gate.resolve(.answered("second"))
+            gate.resolve(.cancelled)
+        }
+        guard case .answered("first") = outcome else { return XCTFail("\(outcome)") }
+        let silent = InteractionGate<String>()
+        let timedOut = await silent.wait(timeout: 0.05) {}
+        guard case .timedOut = timedOut else { return XCTFail("\(timedOut)") }
+    }
+
+    func testHeaderPairsAndAuthorizationHeaders() {
+        XCTAssertEqual(["X-A", "1", "X-B", "2", "dangling"].headerPairs.map { "\($0.0)=\($0.1)" }, ["X-A=1", "X-B=2"])
+        XCTAssertEqual(JwtAuthorizationProvider(jwt: "abc").httpHeaders.map(\.1), ["Bearer abc"])
+    }
+
+    func testFidoErrorCodesHaveTheUAFValues() {
+        XCTAssertEqual(FidoErrorCode.insecureTransport.rawValue, 0x02)
+        XCTAssertEqual(FidoErrorCode.keyDisappearedPermanently.rawValue, 0x09)
+        XCTAssertEqual(FidoErrorCode.userLockout.rawValue, 0x10)
+        XCTAssertFalse(FidoErrorCode.userNotResponsive.errorDescription.isEmpty)
+    }
+}
