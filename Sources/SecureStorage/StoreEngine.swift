@@ -48,6 +48,8 @@ final class StoreEngine: @unchecked Sendable {
     private var dataKey: SymmetricKey
     private var records: [[UInt8]: StoreFormat.Record]
     private var names: [[UInt8]: String] = [:]
+    /// name → tag; tags depend only on the store's data key, which never changes, so the cache never goes stale.
+    private var tagCache: [String: [UInt8]] = [:]
     private var changes: [[UInt8]: Change] = [:]
     private var pendingHeader: StoreFormat.Header?
     private var closed = false
@@ -151,7 +153,7 @@ final class StoreEngine: @unchecked Sendable {
             throw SecureStorageError.valueTooLarge(size: value.count, limit: SecureStoreLimits.maximumValueBytes)
         }
         try withState {
-            let tag = StoreFormat.nameTag(nameBytes, keys: keys)
+            let tag = tagLocked(name, nameBytes)
             if records[tag] == nil, records.count >= SecureStoreLimits.maximumEntries {
                 throw SecureStorageError.invalidParameter("the store already holds \(SecureStoreLimits.maximumEntries) entries")
             }
@@ -166,22 +168,31 @@ final class StoreEngine: @unchecked Sendable {
     func get(_ name: String) throws -> [UInt8]? {
         let nameBytes = try Self.validate(name: name)
         return try withState {
-            let tag = StoreFormat.nameTag(nameBytes, keys: keys)
+            let tag = tagLocked(name, nameBytes)
             guard let record = records[tag] else { return nil }
-            return try StoreFormat.open(record, nameTag: tag, storeID: header.storeID, keys: keys).value
+            return try StoreFormat.open(record, nameTag: tag, storeID: header.storeID, keys: keys, expectedName: nameBytes).value
         }
+    }
+
+    /// The tag of `name`, from the cache when possible (caller holds the lock).
+    private func tagLocked(_ name: String, _ nameBytes: [UInt8]) -> [UInt8] {
+        if let cached = tagCache[name] { return cached }
+        let tag = StoreFormat.nameTag(nameBytes, keys: keys)
+        if tagCache.count >= 4096 { tagCache.removeAll(keepingCapacity: true) }
+        tagCache[name] = tag
+        return tag
     }
 
     func contains(_ name: String) throws -> Bool {
         let nameBytes = try Self.validate(name: name)
-        return try withState { records[StoreFormat.nameTag(nameBytes, keys: keys)] != nil }
+        return try withState { records[tagLocked(name, nameBytes)] != nil }
     }
 
     @discardableResult
     func remove(_ name: String) throws -> Bool {
         let nameBytes = try Self.validate(name: name)
         return try withState {
-            let tag = StoreFormat.nameTag(nameBytes, keys: keys)
+            let tag = tagLocked(name, nameBytes)
             guard records.removeValue(forKey: tag) != nil else { return false }
             names[tag] = nil
             changes[tag] = .removed

@@ -84,8 +84,10 @@ enum StoreFormat {
         return Array(box.combined!)
     }
 
-    /// Opens a sealed entry and checks that the name inside it is the one its tag claims.
-    static func open(_ record: Record, nameTag: [UInt8], storeID: [UInt8], keys: Keys) throws -> (name: [UInt8], value: [UInt8]) {
+    /// Opens a sealed entry and checks that the name inside it is the one its tag claims. When the caller knows
+    /// the name (`expectedName`), a byte comparison replaces the second HMAC: the tag is bound by the AEAD's
+    /// associated data, so a matching name proves the pairing just as well.
+    static func open(_ record: Record, nameTag: [UInt8], storeID: [UInt8], keys: Keys, expectedName: [UInt8]? = nil) throws -> (name: [UInt8], value: [UInt8]) {
         let plain: [UInt8]
         do {
             let box = try AES.GCM.SealedBox(combined: record.sealed)
@@ -95,7 +97,7 @@ enum StoreFormat {
             throw SecureStorageError.tampered(reason: "an entry failed authentication")
         }
         var r = StoreByteReader(plain)
-        guard let name = try? Array(r.short()), nameTag == self.nameTag(name, keys: keys) else {
+        guard let name = try? Array(r.short()), expectedName.map({ $0 == name }) ?? (nameTag == self.nameTag(name, keys: keys)) else {
             throw SecureStorageError.tampered(reason: "an entry does not belong to its name")
         }
         return (name, Array(plain[r.offset...]))

@@ -34,10 +34,10 @@ public struct FinalChallengeParams: Codable, Hashable, Sendable {
         return Base64URL.encode(try encoder.encode(self))
     }
 
-    /// Decodes an fcParams string; nil if it is not base64url JSON of this shape.
+    /// Decodes an fcParams string; nil if it is not base64url of strict JSON of this shape.
     public static func decode(fcParams: String) -> FinalChallengeParams? {
-        guard let json = Base64URL.decode(fcParams) else { return nil }
-        return try? JSONDecoder().decode(FinalChallengeParams.self, from: json)
+        guard let json = Base64URL.decodeBytes(fcParams) else { return nil }
+        return FinalChallengeParamsParser.parse(json)
     }
 
     /// FinalChallengeHash = SHA-256 over the ASCII bytes of the fcParams string **as received**, not over the

@@ -88,16 +88,28 @@ public struct MetadataStore: Sendable {
         }
     }
 
-    private var statements: [String: MetadataStatement] = [:]
+    /// A statement with the values verification derives from it, computed once at load time.
+    struct Entry: Sendable {
+        let statement: MetadataStatement
+        let capabilities: AuthenticatorCapabilities
+        let algorithms: Set<SignatureAlgorithm>
+        let keyEncodings: Set<PublicKeyEncoding>
+    }
+
+    private var statements: [String: Entry] = [:]
 
     public init(_ statements: [MetadataStatement]) throws(LoadError) {
         for statement in statements {
             guard AAID.isValid(statement.aaid) else { throw LoadError.invalidAAID(statement.aaid) }
-            guard self.statements.updateValue(statement, forKey: AAID.normalized(statement.aaid)) == nil else {
+            let entry = Entry(statement: statement, capabilities: statement.capabilities,
+                              algorithms: statement.supportedAlgorithms, keyEncodings: statement.supportedKeyEncodings)
+            guard self.statements.updateValue(entry, forKey: AAID.normalized(statement.aaid)) == nil else {
                 throw LoadError.duplicateAAID(statement.aaid)
             }
         }
     }
+
+    func entry(for aaid: String) -> Entry? { statements[AAID.normalized(aaid)] }
 
     /// Loads one JSON document holding a single statement or an array of them.
     public static func statements(fromJSON data: Data) throws(LoadError) -> [MetadataStatement] {
@@ -109,6 +121,6 @@ public struct MetadataStore: Sendable {
         }
     }
 
-    public func statement(for aaid: String) -> MetadataStatement? { statements[AAID.normalized(aaid)] }
-    public var all: [MetadataStatement] { statements.values.sorted { $0.aaid < $1.aaid } }
+    public func statement(for aaid: String) -> MetadataStatement? { statements[AAID.normalized(aaid)]?.statement }
+    public var all: [MetadataStatement] { statements.values.map(\.statement).sorted { $0.aaid < $1.aaid } }
 }

@@ -28,8 +28,8 @@ extension MatchCriteria {
     /// Whether one authenticator satisfies this criterion (uaf-spec §1.5 matching rules): list fields match
     /// "any of", bit fields match when they share a bit, `authenticatorVersion` is a minimum.
     public func matches(_ a: AuthenticatorCapabilities) -> Bool {
-        if let aaid, !aaid.contains(where: { AAID.normalized($0) == AAID.normalized(a.aaid) }) { return false }
-        if let vendorID, !vendorID.contains(where: { $0.uppercased() == String(a.aaid.prefix(4)).uppercased() }) { return false }
+        if let aaid, !aaid.contains(where: { AAID.equal($0, a.aaid) }) { return false }
+        if let vendorID, !vendorID.contains(where: { AAID.equal($0, String(a.aaid.prefix(4))) }) { return false }
         if let keyIDs, a.keyIDs.isDisjoint(with: keyIDs) { return false }
         if let userVerification {
             let wanted = UserVerificationMethods(rawValue: userVerification)

@@ -14,6 +14,7 @@ public struct AssertionExtension: Sendable, Equatable {
     /// Parses the extensions found among `fields`. Critical extensions whose id is not in `understood` are
     /// rejected, as the spec requires; this implementation understands none yet.
     static func parse(_ fields: TLVFields, understood: Set<String> = []) throws(TLVError) -> [AssertionExtension] {
+        guard fields.hasRepeated else { return [] }
         var result: [AssertionExtension] = []
         for tag in [TLVTag.extensionCritical, .extensionNonCritical] {
             for element in fields.repeated[tag] ?? [] {
@@ -50,5 +51,14 @@ public enum AAID {
     }
 
     /// AAIDs compare case-insensitively (MDS uses lower case, the spec examples upper case).
-    public static func normalized(_ aaid: String) -> String { aaid.uppercased() }
+    public static func normalized(_ aaid: String) -> String {
+        aaid.utf8.contains(where: { $0 >= 0x61 && $0 <= 0x7A }) ? aaid.uppercased() : aaid
+    }
+
+    /// Case-insensitive comparison without allocating.
+    public static func equal(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x ^ 0x20 == y && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+        }
+    }
 }

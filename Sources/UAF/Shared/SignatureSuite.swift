@@ -8,6 +8,12 @@ public enum UAFPublicKey: Sendable {
     case p256(P256.Signing.PublicKey)
     case rsa(_RSA.Signing.PublicKey)
 
+    /// SEQUENCE { SEQUENCE { id-ecPublicKey, prime256v1 }, BIT STRING (66 bytes) }.
+    static let p256SPKIHeader: [UInt8] = [
+        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+        0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+    ]
+
     /// Decodes `bytes` in `encoding` (uaf-spec §3.2). Returns nil for malformed keys or unsupported formats.
     public init?(bytes: [UInt8], encoding: PublicKeyEncoding) {
         switch encoding {
@@ -15,6 +21,12 @@ public enum UAFPublicKey: Sendable {
             guard bytes.count == 65, bytes.first == 0x04, let key = try? P256.Signing.PublicKey(x963Representation: bytes) else { return nil }
             self = .p256(key)
         case .eccX962DER:
+            // Fast path: a P-256 SubjectPublicKeyInfo is a fixed 26-byte header and the 65-byte point.
+            if bytes.count == 91, bytes[0..<26].elementsEqual(Self.p256SPKIHeader),
+               let key = try? P256.Signing.PublicKey(x963Representation: bytes[26...]) {
+                self = .p256(key)
+                return
+            }
             guard let key = try? P256.Signing.PublicKey(derRepresentation: bytes) else { return nil }
             self = .p256(key)
         case .rsa2048Raw:

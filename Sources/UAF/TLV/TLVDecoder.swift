@@ -52,26 +52,34 @@ public enum TLVDecoder {
 /// The children of a composite, indexed by tag, with the "any order, each known tag once, unknown critical tags
 /// rejected, unknown non-critical tags skipped" rules of uaf-spec §2.1.
 public struct TLVFields: Sendable {
-    private var single: [TLVTag: TLVElement] = [:]
+    // A composite holds a handful of children: linear arrays beat hashing here (verification hot path).
+    private var single: [TLVElement] = []
+    private var repeatedElements: [TLVElement] = []
+
     /// Repeatable tags (attestation certificates, extensions) in wire order.
-    public private(set) var repeated: [TLVTag: [TLVElement]] = [:]
+    public var repeated: [TLVTag: [TLVElement]] { Dictionary(grouping: repeatedElements, by: \.tag) }
 
     public init(_ parent: TLVElement, known: Set<TLVTag>, repeatable: Set<TLVTag> = []) throws(TLVError) {
+        single.reserveCapacity(parent.children.count)
         for child in parent.children {
             if repeatable.contains(child.tag) {
-                repeated[child.tag, default: []].append(child)
+                repeatedElements.append(child)
             } else if known.contains(child.tag) {
-                guard single.updateValue(child, forKey: child.tag) == nil else { throw TLVError(.duplicateTag(child.tag)) }
+                guard !single.contains(where: { $0.tag == child.tag }) else { throw TLVError(.duplicateTag(child.tag)) }
+                single.append(child)
             } else if child.tag.isCritical {
                 throw TLVError(.unknownCriticalTag(child.tag))
             }
         }
     }
 
-    public func optional(_ tag: TLVTag) -> TLVElement? { single[tag] }
+    /// Whether any repeatable element is present.
+    public var hasRepeated: Bool { !repeatedElements.isEmpty }
+
+    public func optional(_ tag: TLVTag) -> TLVElement? { single.first { $0.tag == tag } }
 
     public func required(_ tag: TLVTag) throws(TLVError) -> TLVElement {
-        guard let element = single[tag] else { throw TLVError(.missingTag(tag)) }
+        guard let element = optional(tag) else { throw TLVError(.missingTag(tag)) }
         return element
     }
 

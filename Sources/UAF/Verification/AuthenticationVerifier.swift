@@ -71,7 +71,7 @@ public struct AuthenticationVerifier: Sendable {
             do { assertion = try AuthenticationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
             let signed = assertion.signedData
             // Step 5. Metadata, algorithm, version.
-            let statement = try CommonChecks.checkAuthenticator(
+            let entry = try CommonChecks.checkAuthenticator(
                 scheme: item.assertionScheme, aaid: signed.aaid, algorithm: signed.signatureAlgorithm,
                 version: signed.authenticatorVersion, metadata: metadata, configuration: configuration)
             // Step 6. FinalChallengeHash == SHA-256(fcParams as received).
@@ -101,10 +101,10 @@ public struct AuthenticationVerifier: Sendable {
             // Authentication step 5. Transaction: mode 0x02 with the hash of one transaction sent, else mode 0x01
             // with an empty hash.
             let mode = try checkTransaction(signed, issued: issued)
-            guard !results.contains(where: { AAID.normalized($0.aaid) == AAID.normalized(signed.aaid) }) else {
+            guard !results.contains(where: { AAID.equal($0.aaid, signed.aaid) }) else {
                 throw UAFVerificationError(.duplicateAssertion)
             }
-            var capabilities = statement.capabilities
+            var capabilities = entry.capabilities
             capabilities.keyIDs = [keyID]
             used.append(capabilities)
             results.append(VerifiedAuthentication(aaid: signed.aaid, keyID: keyID, username: registered.username,

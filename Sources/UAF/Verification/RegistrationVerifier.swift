@@ -60,10 +60,11 @@ public struct RegistrationVerifier: Sendable {
             do { assertion = try RegistrationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
             let krd = assertion.keyRegistrationData
             // Step 5. Metadata, algorithm, version.
-            let statement = try CommonChecks.checkAuthenticator(
+            let entry = try CommonChecks.checkAuthenticator(
                 scheme: item.assertionScheme, aaid: krd.aaid, algorithm: krd.signatureAlgorithm,
                 version: krd.authenticatorVersion, metadata: metadata, configuration: configuration)
-            guard statement.supportedKeyEncodings.contains(krd.publicKeyEncoding) else {
+            let statement = entry.statement
+            guard entry.keyEncodings.contains(krd.publicKeyEncoding) else {
                 throw UAFVerificationError(.keyEncodingNotAllowed(krd.publicKeyEncoding))
             }
             // KRD AuthenticationMode must be 0x01 for registration.
@@ -82,13 +83,13 @@ public struct RegistrationVerifier: Sendable {
             try await verifyAttestation(assertion, publicKey: publicKey, statement: statement, now: now)
             // Registration step 3. (AAID, KeyID) must not be registered already.
             let keyID = Base64URL.encode(krd.keyID)
-            guard !isRegistered(krd.aaid, keyID), !verified.contains(where: { AAID.normalized($0.aaid) == AAID.normalized(krd.aaid) && $0.keyID == keyID }) else {
+            guard !isRegistered(krd.aaid, keyID), !verified.contains(where: { AAID.equal($0.aaid, krd.aaid) && $0.keyID == keyID }) else {
                 throw UAFVerificationError(.keyIDAlreadyRegistered)
             }
-            guard !used.contains(where: { AAID.normalized($0.aaid) == AAID.normalized(krd.aaid) }) else {
+            guard !used.contains(where: { AAID.equal($0.aaid, krd.aaid) }) else {
                 throw UAFVerificationError(.duplicateAssertion)
             }
-            used.append(statement.capabilities)
+            used.append(entry.capabilities)
             verified.append(VerifiedRegistration(
                 aaid: krd.aaid, keyID: keyID, publicKey: krd.publicKey, publicKeyEncoding: krd.publicKeyEncoding,
                 signatureAlgorithm: krd.signatureAlgorithm, signCounter: krd.signCounter, registrationCounter: krd.registrationCounter,

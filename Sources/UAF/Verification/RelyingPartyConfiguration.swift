@@ -63,11 +63,12 @@ enum CommonChecks {
 
     /// Steps 4 and 5 for one assertion: scheme, AAID metadata, algorithm and version.
     static func checkAuthenticator(scheme: String, aaid: String, algorithm: SignatureAlgorithm, version: UInt16,
-                                   metadata: MetadataStore, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> MetadataStatement {
+                                   metadata: MetadataStore, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> MetadataStore.Entry {
         // Step 5. AAID known in metadata.
-        guard let statement = metadata.statement(for: aaid) else { throw UAFVerificationError(.unknownAAID(aaid)) }
+        guard let entry = metadata.entry(for: aaid) else { throw UAFVerificationError(.unknownAAID(aaid)) }
+        let statement = entry.statement
         // Step 5. The algorithm must be listed in the metadata and accepted by this server.
-        guard statement.supportedAlgorithms.contains(algorithm), configuration.acceptedAlgorithms.contains(algorithm),
+        guard entry.algorithms.contains(algorithm), configuration.acceptedAlgorithms.contains(algorithm),
               SignatureSuite.supportedAlgorithms.contains(algorithm) else {
             throw UAFVerificationError(.algorithmNotAllowed(algorithm))
         }
@@ -75,7 +76,7 @@ enum CommonChecks {
         guard version >= statement.authenticatorVersion else {
             throw UAFVerificationError(.authenticatorVersionTooLow(found: version, minimum: statement.authenticatorVersion))
         }
-        return statement
+        return entry
     }
 
     /// Step 4: only UAFV1TLV is understood; a base64url-decodable assertion is required.

@@ -1,0 +1,67 @@
+import Foundation
+import XCTest
+@testable import UAF
+
+final class FinalChallengeParamsParserTests: XCTestCase {
+    func parse(_ json: String) -> FinalChallengeParams? { FinalChallengeParamsParser.parse(Array(json.utf8)) }
+
+    let valid = #"{"appID":"https://a.example/facets","challenge":"Y2g","channelBinding":{},"facetID":"ios:bundle-id:x"}"#
+
+    func testAValidDocumentParses() {
+        XCTAssertEqual(parse(valid), FinalChallengeParams(appID: "https://a.example/facets", challenge: "Y2g", facetID: "ios:bundle-id:x"))
+    }
+
+    func testMemberOrderAndWhitespaceAreFree() {
+        let json = " {\n\t\"facetID\" : \"ios:bundle-id:x\" ,\r\n \"channelBinding\":{ \"cid_pubkey\" : \"unused\" }, \"challenge\":\"Y2g\", \"appID\":\"https:\\/\\/a.example\\/facets\"} \n"
+        XCTAssertEqual(parse(json), FinalChallengeParams(appID: "https://a.example/facets", challenge: "Y2g", facetID: "ios:bundle-id:x",
+                                                         channelBinding: ChannelBinding(cidPubkey: "unused")))
+    }
+
+    func testEscapesIncludingSurrogatePairsDecode() {
+        let json = #"{"appID":"\u00e9\ud83d\ude00\n\t\"\\","challenge":"c","channelBinding":{},"facetID":"f"}"#
+        XCTAssertEqual(parse(json)?.appID, "é😀\n\t\"\\")
+    }
+
+    func testUnknownMembersOfEveryTypeAreSkipped() {
+        let json = #"{"x":[1,-2.5e+3,true,false,null,{"y":[]}],"appID":"a","z":0,"challenge":"c","channelBinding":{"other":{}},"facetID":"f"}"#
+        XCTAssertEqual(parse(json)?.facetID, "f")
+    }
+
+    func testTheResultMatchesJSONDecoderOnOurOwnEncoding() throws {
+        let params = FinalChallengeParams(appID: "https://h:1/p?q=\"x\"", challenge: "abc-_", facetID: "android:apk-key-hash:Lir5oIjf552K/XN4bTul0VS3GfM",
+                                          channelBinding: ChannelBinding(serverEndPoint: "s", tlsServerCertificate: "t", tlsUnique: "u", cidPubkey: "unused"))
+        let encoded = try params.encodedFCParams()
+        XCTAssertEqual(FinalChallengeParams.decode(fcParams: encoded), params)
+        XCTAssertEqual(try JSONDecoder().decode(FinalChallengeParams.self, from: Base64URL.decode(encoded)!), params)
+    }
+
+    func testAMissingMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","facetID":"f"}"#)) }
+    func testADuplicateKnownMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","appID":"b","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
+    func testADuplicateChannelBindingMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","channelBinding":{"tlsUnique":"1","tlsUnique":"2"},"facetID":"f"}"#)) }
+    func testTrailingContentIsRejected() { XCTAssertNil(parse(valid + "x")) }
+    func testATrailingCommaIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","channelBinding":{},"facetID":"f",}"#)) }
+    func testANonStringMemberIsRejected() { XCTAssertNil(parse(#"{"appID":1,"challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
+    func testAnUnescapedControlCharacterIsRejected() { XCTAssertNil(parse("{\"appID\":\"a\u{01}\",\"challenge\":\"c\",\"channelBinding\":{},\"facetID\":\"f\"}")) }
+    func testALoneSurrogateIsRejected() { XCTAssertNil(parse(#"{"appID":"\ud83d","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
+    func testAnInvalidEscapeIsRejected() { XCTAssertNil(parse(#"{"appID":"\x","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
+    func testAMalformedNumberInAnUnknownMemberIsRejected() { XCTAssertNil(parse(#"{"n":01,"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
+    func testAnUnterminatedStringIsRejected() { XCTAssertNil(parse(#"{"appID":"a"#)) }
+    func testDeepNestingIsRejected() {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        XCTAssertNil(parse(#"{"n":"# + deep + #","appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#))
+    }
+    func testInvalidUTF8IsRejected() {
+        var bytes = Array(valid.utf8)
+        bytes[10] = 0xFF
+        XCTAssertNil(FinalChallengeParamsParser.parse(bytes))
+    }
+    func testEveryTruncationIsRejectedWithoutCrashing() {
+        let bytes = Array(valid.utf8)
+        for length in 0..<bytes.count { XCTAssertNil(FinalChallengeParamsParser.parse(Array(bytes.prefix(length)))) }
+    }
+    func testNonCanonicalBase64URLIsRejected() {
+        XCTAssertEqual(Base64URL.decodeBytes("QQ"), [0x41])
+        XCTAssertNil(Base64URL.decodeBytes("QR"), "non-zero trailing bits")
+        XCTAssertNil(Base64URL.decodeBytes("Q=Q="), "padding inside")
+    }
+}
