@@ -38,6 +38,7 @@ let package = Package(
         .target(
             name: "JOSE",
             dependencies: [
+                "UAF",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -96,7 +97,7 @@ let package = Package(
             path: "Benchmarks/mauth-bench"
         ),
         .testTarget(name: "UAFTests", dependencies: ["UAF"], resources: [.copy("Vectors")]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "UAF"]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "UAF"]),
         .testTarget(name: "UAFServerTests", dependencies: [
