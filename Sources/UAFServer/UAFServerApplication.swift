@@ -125,30 +125,30 @@ public enum UAFServerApplication {
 
     /// Asks the kernel for a free port on `host`.
     static func freePort(host: String) throws -> Int {
-        let isV6 = host.contains(":")
-        let fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ServerConfiguration.ConfigurationError.invalid("cannot open a socket") }
-        defer { close(fd) }
-        if isV6 {
+        if host.contains(":") {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
-            _ = inet_pton(AF_INET6, host, &address.sin6_addr)
-            var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            try withUnsafeMutablePointer(to: &address) { pointer in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                    guard bind(fd, sa, length) == 0, getsockname(fd, sa, &length) == 0 else {
-                        throw ServerConfiguration.ConfigurationError.invalid("cannot bind \(host)")
-                    }
-                }
-            }
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw notAnAddress(host) }
+            try bindEphemeral(&address, family: AF_INET6, host: host)
             return Int(UInt16(bigEndian: address.sin6_port))
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else {
-            throw ServerConfiguration.ConfigurationError.invalid("host \(host) is not an IP address; set a port explicitly")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else { throw notAnAddress(host) }
+        try bindEphemeral(&address, family: AF_INET, host: host)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func notAnAddress(_ host: String) -> ServerConfiguration.ConfigurationError {
+        .invalid("host \(host) is not an IP address; set a port explicitly")
+    }
+
+    /// Binds a socket of `family` to `address` with port 0 and reads back the port the kernel chose.
+    static func bindEphemeral<Address>(_ address: inout Address, family: Int32, host: String) throws {
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ServerConfiguration.ConfigurationError.invalid("cannot open a socket") }
+        defer { close(fd) }
+        var length = socklen_t(MemoryLayout<Address>.size)
         try withUnsafeMutablePointer(to: &address) { pointer in
             try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
                 guard bind(fd, sa, length) == 0, getsockname(fd, sa, &length) == 0 else {
@@ -156,6 +156,5 @@ public enum UAFServerApplication {
                 }
             }
         }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

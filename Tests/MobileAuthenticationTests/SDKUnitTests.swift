@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import MobileAuthentication
+import UAF
 
 final class SDKUnitTests: XCTestCase {
     func testPinPolicyDefaultsToSixDigitsAndReportsViolations() {
@@ -71,5 +72,8 @@ final class SDKUnitTests: XCTestCase {
         XCTAssertEqual(FidoErrorCode.keyDisappearedPermanently.rawValue, 0x09)
         XCTAssertEqual(FidoErrorCode.userLockout.rawValue, 0x10)
         XCTAssertFalse(FidoErrorCode.userNotResponsive.errorDescription.isEmpty)
+        for code in FidoErrorCode.allCases {
+            XCTAssertEqual(Int(code.uafErrorCode.rawValue), code.rawValue, "\(code) must have the UAF number")
+        }
     }
 }

@@ -26,17 +26,11 @@ public struct SignedData: Sendable, Equatable {
 
     init(element: TLVElement) throws(TLVError) {
         let fields = try TLVFields(element, known: Self.knownTags, repeatable: AssertionExtension.tags)
-        let aaidBytes = try fields.bytes(.aaid, length: 9...9)
-        guard let aaid = String(bytes: aaidBytes, encoding: .utf8), AAID.isValid(aaid) else {
-            throw TLVError(.invalidValue(tag: .aaid, detail: "not an AAID"))
-        }
-        let info = try fields.required(.assertionInfo)
-        guard info.value.count == 5 else { throw TLVError(.invalidLength(tag: .assertionInfo, length: info.value.count)) }
-        var r = LittleEndianReader(info.value)
-        self.aaid = aaid
-        authenticatorVersion = r.u16()
-        authenticationMode = r.u8()
-        signatureAlgorithm = SignatureAlgorithm(rawValue: r.u16())
+        let header = try AssertionHeader(fields, infoLength: 5)
+        aaid = header.aaid
+        authenticatorVersion = header.authenticatorVersion
+        authenticationMode = header.authenticationMode
+        signatureAlgorithm = header.signatureAlgorithm
         authenticatorNonce = try fields.bytes(.authenticatorNonce, length: 1...64)
         finalChallengeHash = try fields.bytes(.finalChallengeHash, length: 1...64)
         transactionContentHash = try fields.bytes(.transactionContentHash, length: 0...64)

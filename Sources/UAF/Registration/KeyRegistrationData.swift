@@ -32,18 +32,12 @@ public struct KeyRegistrationData: Sendable, Equatable {
     /// Parses the fields of a KRD element (tags in any order).
     init(element: TLVElement) throws(TLVError) {
         let fields = try TLVFields(element, known: Self.knownTags, repeatable: AssertionExtension.tags)
-        let aaidBytes = try fields.bytes(.aaid, length: 9...9)
-        guard let aaid = String(bytes: aaidBytes, encoding: .utf8), AAID.isValid(aaid) else {
-            throw TLVError(.invalidValue(tag: .aaid, detail: "not an AAID"))
-        }
-        let info = try fields.required(.assertionInfo)
-        guard info.value.count == 7 else { throw TLVError(.invalidLength(tag: .assertionInfo, length: info.value.count)) }
-        var r = LittleEndianReader(info.value)
-        self.aaid = aaid
-        authenticatorVersion = r.u16()
-        authenticationMode = r.u8()
-        signatureAlgorithm = SignatureAlgorithm(rawValue: r.u16())
-        publicKeyEncoding = PublicKeyEncoding(rawValue: r.u16())
+        var header = try AssertionHeader(fields, infoLength: 7)
+        aaid = header.aaid
+        authenticatorVersion = header.authenticatorVersion
+        authenticationMode = header.authenticationMode
+        signatureAlgorithm = header.signatureAlgorithm
+        publicKeyEncoding = PublicKeyEncoding(rawValue: header.reader.u16())
         finalChallengeHash = try fields.bytes(.finalChallengeHash, length: 1...64)
         keyID = try fields.bytes(.keyID, length: 1...2048)
         let counters = try fields.required(.counters)

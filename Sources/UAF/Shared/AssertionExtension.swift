@@ -62,3 +62,29 @@ public enum AAID {
         }
     }
 }
+
+/// TAG_AAID and TAG_ASSERTION_INFO, common to KRD and SIGNED_DATA (uaf-spec §2.3, §2.4).
+struct AssertionHeader {
+    let aaid: String
+    let authenticatorVersion: UInt16
+    let authenticationMode: UInt8
+    let signatureAlgorithm: SignatureAlgorithm
+    /// The rest of ASSERTION_INFO after the signature algorithm (the public key encoding in a KRD).
+    var reader: LittleEndianReader
+
+    /// Reads both fields; ASSERTION_INFO must have `infoLength` bytes (7 in a KRD, 5 in SIGNED_DATA).
+    init(_ fields: TLVFields, infoLength: Int) throws(TLVError) {
+        let aaidBytes = try fields.bytes(.aaid, length: 9...9)
+        guard let aaid = String(bytes: aaidBytes, encoding: .utf8), AAID.isValid(aaid) else {
+            throw TLVError(.invalidValue(tag: .aaid, detail: "not an AAID"))
+        }
+        let info = try fields.required(.assertionInfo)
+        guard info.value.count == infoLength else { throw TLVError(.invalidLength(tag: .assertionInfo, length: info.value.count)) }
+        var r = LittleEndianReader(info.value)
+        self.aaid = aaid
+        authenticatorVersion = r.u16()
+        authenticationMode = r.u8()
+        signatureAlgorithm = SignatureAlgorithm(rawValue: r.u16())
+        reader = r
+    }
+}

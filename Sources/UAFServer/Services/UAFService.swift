@@ -105,22 +105,22 @@ public struct UAFService: Sendable {
         return record
     }
 
-    /// Picks the response element whose upv this server speaks (uaf-spec §5 step 1).
-    func select<T>(_ messages: [T], header: (T) -> OperationHeader) throws -> T {
+    /// Decodes the response array, picks the element whose upv this server speaks (uaf-spec §5 step 1) and
+    /// consumes the request its serverData names (step 2).
+    func receive<T: Decodable>(_ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation,
+                               header: (T) -> OperationHeader) async throws -> (T, ChallengeRecord) {
+        guard let messages = try? UAFMessageCodec.decode(T.self, from: send.uafResponse) else {
+            throw ServiceFailure(.badRequest, "uafResponse is not a \(T.self) array")
+        }
         guard let message = messages.first(where: { relyingParty.supportedVersions.contains(header($0).upv) }) else {
             throw ServiceFailure(.badRequest, "no response in a supported protocol version")
         }
-        return message
+        return (message, try await consumeChallenge(serverData: header(message).serverData, operation: operation))
     }
 
     /// Endpoint 2: verifies a RegistrationResponse and stores the registrations.
     func registrationResponse(_ send: SendUAFResponse) async throws -> ServerResponse {
-        let messages: [RegistrationResponse]
-        do { messages = try UAFMessageCodec.decode(RegistrationResponse.self, from: send.uafResponse) } catch {
-            throw ServiceFailure(.badRequest, "uafResponse is not a RegistrationResponse array")
-        }
-        let response = try select(messages) { $0.header }
-        let record = try await consumeChallenge(serverData: response.header.serverData, operation: .registration)
+        let (response, record) = try await receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
         let username = record.username ?? ""
         do {
             let verified = try await RegistrationVerifier(configuration: relyingParty, metadata: metadata).verify(
@@ -189,12 +189,7 @@ public struct UAFService: Sendable {
 
     /// Endpoint 4: verifies an AuthenticationResponse and advances the counters.
     func authenticationResponse(_ send: SendUAFResponse) async throws -> ServerResponse {
-        let messages: [AuthenticationResponse]
-        do { messages = try UAFMessageCodec.decode(AuthenticationResponse.self, from: send.uafResponse) } catch {
-            throw ServiceFailure(.badRequest, "uafResponse is not an AuthenticationResponse array")
-        }
-        let response = try select(messages) { $0.header }
-        let record = try await consumeChallenge(serverData: response.header.serverData, operation: .authentication)
+        let (response, record) = try await receive(AuthenticationResponse.self, send, operation: .authentication) { $0.header }
         var stored: [String: UInt32] = [:]
         do {
             let verified = try await AuthenticationVerifier(configuration: relyingParty, metadata: metadata).verify(
