@@ -96,7 +96,11 @@ let package = Package(
             ],
             path: "Benchmarks/mauth-bench"
         ),
-        .testTarget(name: "UAFTests", dependencies: ["UAF"], resources: [.copy("Vectors")]),
+        .testTarget(name: "UAFTests", dependencies: [
+            "UAF",
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+        ], resources: [.copy("Vectors")]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "UAF"]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "UAF"]),

@@ -87,7 +87,8 @@ public enum UAFServerApplication {
             onServerRunning: { _ in continuation.yield(); continuation.finish() },
             logger: logger)
         let group = ServiceGroup(configuration: .init(
-            services: [app], gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
+            services: [app, ChallengePurger(repository: repository, clock: clock, interval: .seconds(60), logger: logger)],
+            gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
         let task = Task {
             defer { continuation.finish() }
             try await group.run()

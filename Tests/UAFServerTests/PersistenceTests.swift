@@ -36,6 +36,22 @@ final class PersistenceTests: XCTestCase {
         try await repository.close()
     }
 
+    func testExpiredChallengesArePurgedAndLiveOnesKept() async throws {
+        let repository = try await SQLiteRepository.open(.sqliteInMemory)
+        let now = Date()
+        for (id, offset) in [("old-1", -10.0), ("old-2", -1.0), ("live", 60.0)] {
+            try await repository.insertChallenge(ChallengeRecord(id: id, operation: .registration, challenge: "c", username: "u",
+                                                                 policy: Policy(accepted: []), transactions: [], expiresAt: now.addingTimeInterval(offset)))
+        }
+        let purged = try await repository.purgeChallenges(expiredBefore: now)
+        let live = try await repository.consumeChallenge(id: "live")
+        let old = try await repository.consumeChallenge(id: "old-1")
+        XCTAssertEqual(purged, 2)
+        XCTAssertNotNil(live)
+        XCTAssertNil(old)
+        try await repository.close()
+    }
+
     func testCounterUpdateIsCompareAndSet() async throws {
         let repository = try await SQLiteRepository.open(.sqliteInMemory)
         try await repository.insertRegistrations([RegistrationRecord(
