@@ -84,7 +84,7 @@ final class StoreEngine: @unchecked Sendable {
                 wrappedDataKey: try StoreFormat.wrap(dataKey: dataKey, kek: kek, storeID: storeID, kind: protector.kind, parameters: parameters))
             let engine = StoreEngine(location: location, fingerprint: fingerprint, protector: protector, header: header, dataKey: dataKey, records: [:])
             try DurableFile.replace(location.filePath, with: StoreFormat.encode(header: header, records: [:], keys: engine.keys))
-            try engine.anchor?.write(storeID: storeID, generation: 1, key: engine.keys.mac)
+            try engine.anchor?.create(storeID: storeID, generation: 1, key: engine.keys.mac)
             return engine
         }
     }
@@ -116,17 +116,22 @@ final class StoreEngine: @unchecked Sendable {
 
     private func checkAnchor(fileGeneration: UInt64) throws {
         guard let anchor else { return }
-        let committed = try anchor.read(storeID: header.storeID, key: keys.mac)
-        guard let committed else {
+        guard let state = try anchor.read(storeID: header.storeID, key: keys.mac) else {
             // A store always writes its anchor before it is ever opened; a missing anchor means it was removed.
             throw SecureStorageError.tampered(reason: "rollback anchor is missing")
         }
-        if fileGeneration < committed {
-            throw SecureStorageError.rolledBack(fileGeneration: fileGeneration, expectedAtLeast: committed)
+        if fileGeneration < state.generation {
+            throw SecureStorageError.rolledBack(fileGeneration: fileGeneration, expectedAtLeast: state.generation)
         }
-        if fileGeneration > committed {
+        // A damaged slot is what a crash during an anchor update leaves, and then the file is already ahead of
+        // the surviving slot. A damaged slot with the file *at* the surviving generation is not a crash state: it
+        // is what hiding the newest slot to replay an older file looks like.
+        if state.damaged && fileGeneration == state.generation {
+            throw SecureStorageError.tampered(reason: "rollback anchor was damaged")
+        }
+        if fileGeneration > state.generation || state.damaged {
             // Crash between the file commit and the anchor update: repair the anchor.
-            try anchor.write(storeID: header.storeID, generation: fileGeneration, key: keys.mac)
+            try anchor.create(storeID: header.storeID, generation: fileGeneration, key: keys.mac)
         }
     }
 
@@ -285,7 +290,7 @@ final class StoreEngine: @unchecked Sendable {
             changes.removeAll()
             pendingHeader = nil
             names = names.filter { merged[$0.key] != nil }
-            try anchor?.write(storeID: header.storeID, generation: generation, key: keys.mac)
+            try anchor?.advance(storeID: header.storeID, generation: generation, key: keys.mac)
         }
     }
 

@@ -171,16 +171,52 @@ final class SecureStoreTests: XCTestCase {
         XCTAssertNotEqual(try Data(contentsOf: URL(fileURLWithPath: location.anchorPath!)), anchorAtGeneration2, "anchor repaired")
     }
 
+    func testHidingTheNewestAnchorSlotToReplayTheOlderFileIsRefused() throws {
+        let location = try temporaryLocation()
+        let engine = try twoEntryStore(location)   // file generation 2, anchor slots [2, 1]
+        let generation2 = try fileBytes(location)
+        try engine.set(Array("newer".utf8), for: "a")
+        try engine.write()                          // file generation 3, anchor slots [2, 3]
+        let anchor = URL(fileURLWithPath: location.anchorPath!)
+        var bytes = [UInt8](try Data(contentsOf: anchor))
+        bytes[RollbackAnchor.slotSize + 20] ^= 0xFF  // damage the slot holding 3 ...
+        try Data(bytes).write(to: anchor)
+        try writeFileBytes(generation2, location)   // ... and put generation 2 back
+        assertThrows(isTampered) { try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector) }
+    }
+
     func testAMissingOrForgedAnchorIsTampering() throws {
         let location = try temporaryLocation()
         _ = try twoEntryStore(location)
         let anchor = URL(fileURLWithPath: location.anchorPath!)
-        var bytes = [UInt8](try Data(contentsOf: anchor))
+        let original = [UInt8](try Data(contentsOf: anchor))
+        var bytes = original
         bytes[20] ^= 0xFF
+        bytes[RollbackAnchor.slotSize + 20] ^= 0xFF
         try Data(bytes).write(to: anchor)
+        assertThrows(isTampered) { try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector) }
+        try Data(original.dropLast()).write(to: anchor)
         assertThrows(isTampered) { try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector) }
         try FileManager.default.removeItem(at: anchor)
         assertThrows(isTampered) { try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector) }
+    }
+
+    func testATornAnchorSlotAfterACommitIsRepaired() throws {
+        // A crash while the anchor's older slot is being overwritten: the file is at generation 3, the torn
+        // slot is unreadable and the other slot still says 2.
+        let location = try temporaryLocation()
+        let engine = try twoEntryStore(location)  // slots: [2, 1]
+        try engine.set(Array("x".utf8), for: "c")
+        try engine.write()                        // slots: [2, 3]
+        let anchor = URL(fileURLWithPath: location.anchorPath!)
+        var bytes = [UInt8](try Data(contentsOf: anchor))
+        bytes[RollbackAnchor.slotSize + 30] ^= 0xFF  // tear the slot holding 3
+        try Data(bytes).write(to: anchor)
+        let reopened = try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector)
+        XCTAssertEqual(try reopened.get("c"), Array("x".utf8))
+        let repaired = try RollbackAnchor(path: location.anchorPath!).read(storeID: Array(try StoreFormat.parse(fileBytes(location)).header.storeID),
+                                                                            key: Mirror(reflecting: reopened).children.first { $0.label == "keys" }.map { ($0.value as! StoreFormat.Keys).mac }!)
+        XCTAssertEqual(repaired, RollbackAnchor.State(generation: 3, damaged: false, nextSlot: 0))
     }
 
     func testWithoutAnAnchorRollbackDetectionIsReportedOff() async throws {
