@@ -146,7 +146,12 @@ public enum UAFServerApplication {
 
     /// Binds a socket of `family` to `address` with port 0 and reads back the port the kernel chose.
     static func bindEphemeral<Address>(_ address: inout Address, family: Int32, host: String) throws {
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        #if canImport(Glibc)
+        let streamType = Int32(SOCK_STREAM.rawValue)
+        #else
+        let streamType = SOCK_STREAM
+        #endif
+        let fd = socket(family, streamType, 0)
         guard fd >= 0 else { throw ServerConfiguration.ConfigurationError.invalid("cannot open a socket") }
         defer { close(fd) }
         var length = socklen_t(MemoryLayout<Address>.size)
