@@ -55,11 +55,9 @@ public struct AuthenticationVerifier: Sendable {
     public func verify(_ response: AuthenticationResponse, issued: IssuedAuthentication,
                        lookup: (String, String) async throws -> RegisteredKey?) async throws -> [VerifiedAuthentication] {
         // Steps 1 and 3.
-        _ = try CommonChecks.checkHeaderAndFinalChallenge(
+        let expectedHash = try CommonChecks.checkHeaderAndFinalChallenge(
             header: response.header, expectedOp: .authentication, fcParams: response.fcParams,
-            issuedChallenge: issued.challenge, configuration: configuration)
-        guard !response.assertions.isEmpty else { throw UAFVerificationError(.noAssertions) }
-        let expectedHash = FinalChallengeParams.hash(fcParams: response.fcParams)
+            assertionCount: response.assertions.count, issuedChallenge: issued.challenge, configuration: configuration)
 
         var results: [VerifiedAuthentication] = []
         var used: [AuthenticatorCapabilities] = []
@@ -70,12 +68,10 @@ public struct AuthenticationVerifier: Sendable {
             let assertion: AuthenticationAssertion
             do { assertion = try AuthenticationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
             let signed = assertion.signedData
-            // Step 5. Metadata, algorithm, version.
+            // Steps 5 and 6. Metadata, algorithm, version, final challenge hash.
             let entry = try CommonChecks.checkAuthenticator(
-                scheme: item.assertionScheme, aaid: signed.aaid, algorithm: signed.signatureAlgorithm,
-                version: signed.authenticatorVersion, metadata: metadata, configuration: configuration)
-            // Step 6. FinalChallengeHash == SHA-256(fcParams as received).
-            guard signed.finalChallengeHash == expectedHash else { throw UAFVerificationError(.finalChallengeHashMismatch) }
+                aaid: signed.aaid, algorithm: signed.signatureAlgorithm, version: signed.authenticatorVersion,
+                finalChallengeHash: signed.finalChallengeHash, expectedHash: expectedHash, metadata: metadata, configuration: configuration)
             // Authentication step 1. The key must be registered, and to the user the request was for.
             let keyID = Base64URL.encode(signed.keyID)
             guard let registered = try await lookup(signed.aaid, keyID) else { throw UAFVerificationError(.unknownKeyID) }

@@ -45,11 +45,9 @@ public struct RegistrationVerifier: Sendable {
     public func verify(_ response: RegistrationResponse, issued: IssuedRegistration, now: Date = Date(),
                        isRegistered: (String, String) -> Bool = { _, _ in false }) async throws(UAFVerificationError) -> [VerifiedRegistration] {
         // Steps 1 and 3.
-        _ = try CommonChecks.checkHeaderAndFinalChallenge(
+        let expectedHash = try CommonChecks.checkHeaderAndFinalChallenge(
             header: response.header, expectedOp: .registration, fcParams: response.fcParams,
-            issuedChallenge: issued.challenge, configuration: configuration)
-        guard !response.assertions.isEmpty else { throw UAFVerificationError(.noAssertions) }
-        let expectedHash = FinalChallengeParams.hash(fcParams: response.fcParams)
+            assertionCount: response.assertions.count, issuedChallenge: issued.challenge, configuration: configuration)
 
         var verified: [VerifiedRegistration] = []
         var used: [AuthenticatorCapabilities] = []
@@ -59,10 +57,10 @@ public struct RegistrationVerifier: Sendable {
             let assertion: RegistrationAssertion
             do { assertion = try RegistrationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
             let krd = assertion.keyRegistrationData
-            // Step 5. Metadata, algorithm, version.
+            // Steps 5 and 6. Metadata, algorithm, version, final challenge hash.
             let entry = try CommonChecks.checkAuthenticator(
-                scheme: item.assertionScheme, aaid: krd.aaid, algorithm: krd.signatureAlgorithm,
-                version: krd.authenticatorVersion, metadata: metadata, configuration: configuration)
+                aaid: krd.aaid, algorithm: krd.signatureAlgorithm, version: krd.authenticatorVersion,
+                finalChallengeHash: krd.finalChallengeHash, expectedHash: expectedHash, metadata: metadata, configuration: configuration)
             let statement = entry.statement
             guard entry.keyEncodings.contains(krd.publicKeyEncoding) else {
                 throw UAFVerificationError(.keyEncodingNotAllowed(krd.publicKeyEncoding))
@@ -71,8 +69,6 @@ public struct RegistrationVerifier: Sendable {
             guard krd.authenticationMode == AuthenticationMode.userVerified.rawValue else {
                 throw UAFVerificationError(.invalidAuthenticationMode(krd.authenticationMode))
             }
-            // Step 6. FinalChallengeHash == SHA-256(fcParams as received).
-            guard krd.finalChallengeHash == expectedHash else { throw UAFVerificationError(.finalChallengeHashMismatch) }
             guard let publicKey = UAFPublicKey(bytes: krd.publicKey, encoding: krd.publicKeyEncoding) else {
                 throw UAFVerificationError(.unacceptablePublicKey)
             }

@@ -43,9 +43,10 @@ public struct RelyingPartyConfiguration: Sendable {
 
 /// Checks shared by registration and authentication (uaf-spec §5, "Both operations").
 enum CommonChecks {
-    /// Steps 1 and 3: version, operation and FinalChallengeParams. Returns the parsed params.
-    static func checkHeaderAndFinalChallenge(header: OperationHeader, expectedOp: UAFOperation, fcParams: String,
-                                             issuedChallenge: String, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> FinalChallengeParams {
+    /// Steps 1 and 3: version, operation and FinalChallengeParams; also that there is an assertion at all.
+    /// Returns the FinalChallengeHash every assertion must carry (step 6).
+    static func checkHeaderAndFinalChallenge(header: OperationHeader, expectedOp: UAFOperation, fcParams: String, assertionCount: Int,
+                                             issuedChallenge: String, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> [UInt8] {
         // Step 1. The element's upv must be one this server speaks.
         guard configuration.supportedVersions.contains(header.upv) else { throw UAFVerificationError(.unsupportedVersion(header.upv)) }
         guard header.op == expectedOp else { throw UAFVerificationError(.operationMismatch) }
@@ -58,12 +59,13 @@ enum CommonChecks {
         guard configuration.isTrusted(facetID: params.facetID) else { throw UAFVerificationError(.untrustedFacetID(params.facetID)) }
         // Step 3, challenge: this exact issued value (the caller has already consumed it once-only).
         guard params.challenge == issuedChallenge else { throw UAFVerificationError(.challengeMismatch) }
-        return params
+        guard assertionCount > 0 else { throw UAFVerificationError(.noAssertions) }
+        return FinalChallengeParams.hash(fcParams: fcParams)
     }
 
-    /// Steps 4 and 5 for one assertion: scheme, AAID metadata, algorithm and version.
-    static func checkAuthenticator(scheme: String, aaid: String, algorithm: SignatureAlgorithm, version: UInt16,
-                                   metadata: MetadataStore, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> MetadataStore.Entry {
+    /// Steps 5 and 6 for one assertion: AAID metadata, algorithm, version, and the final challenge hash.
+    static func checkAuthenticator(aaid: String, algorithm: SignatureAlgorithm, version: UInt16, finalChallengeHash: [UInt8],
+                                   expectedHash: [UInt8], metadata: MetadataStore, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> MetadataStore.Entry {
         // Step 5. AAID known in metadata.
         guard let entry = metadata.entry(for: aaid) else { throw UAFVerificationError(.unknownAAID(aaid)) }
         let statement = entry.statement
@@ -76,6 +78,8 @@ enum CommonChecks {
         guard version >= statement.authenticatorVersion else {
             throw UAFVerificationError(.authenticatorVersionTooLow(found: version, minimum: statement.authenticatorVersion))
         }
+        // Step 6. FinalChallengeHash == SHA-256(fcParams as received).
+        guard finalChallengeHash == expectedHash else { throw UAFVerificationError(.finalChallengeHashMismatch) }
         return entry
     }
 
