@@ -91,12 +91,12 @@ final class Narrator: @unchecked Sendable {
     func step(_ title: String) {
         lock.withLock {
             number += 1
-            print("\n[\(number)] \(title)")
+            say("\n[\(number)] \(title)")
         }
     }
 
     func line(_ who: String, _ text: String) {
-        lock.withLock { print("    \(who.padding(toLength: 7, withPad: " ", startingAt: 0))| \(text)") }
+        lock.withLock { say("    \(who.padding(toLength: 7, withPad: " ", startingAt: 0))| \(text)") }
     }
 
     func trace(_ event: HTTPTraceEvent) {

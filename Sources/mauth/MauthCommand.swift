@@ -8,3 +8,9 @@ struct Mauth: AsyncParsableCommand {
         abstract: "FIDO UAF mobile authentication: server, virtual device and end-to-end demo.",
         subcommands: [ServerCommand.self, DemoCommand.self])
 }
+
+/// Writes a line to standard output at once (unbuffered), so an operator or a log collector reading a pipe sees
+/// each line when it happens, not when the process exits.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

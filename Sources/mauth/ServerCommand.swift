@@ -20,13 +20,13 @@ struct ServerCommand: AsyncParsableCommand {
         try configuration.validate()
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let server = try await UAFServerApplication.start(configuration: configuration, handleSignals: true)
-        print("mauth server listening on \(server.baseURL.absoluteString)")
-        print("appID \(server.appID)")
+        say("mauth server listening on \(server.baseURL.absoluteString)")
+        say("appID \(server.appID)")
         if server.usesDevelopmentCertificate {
-            print("TLS: self-signed development certificate (configure tls.certificatePath/privateKeyPath for production)")
+            say("TLS: self-signed development certificate (configure tls.certificatePath/privateKeyPath for production)")
             if let writeCertificate {
                 try Data(server.certificatePEM.utf8).write(to: URL(fileURLWithPath: writeCertificate))
-                print("certificate written to \(writeCertificate)")
+                say("certificate written to \(writeCertificate)")
             }
         }
         try await server.wait()
