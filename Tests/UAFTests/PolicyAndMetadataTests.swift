@@ -14,6 +14,7 @@ final class PolicyAndMetadataTests: XCTestCase {
         XCTAssertTrue(PolicyMatcher.isSatisfied(policy, by: [pin, raw]))
         XCTAssertTrue(PolicyMatcher.isSatisfied(policy, by: [raw]))
         XCTAssertFalse(PolicyMatcher.isSatisfied(policy, by: [pin]), "PIN alone satisfies neither combination")
+        XCTAssertFalse(PolicyMatcher.isSatisfied(policy, by: [raw, raw]), "each criterion needs a different authenticator")
         XCTAssertEqual(PolicyMatcher.matchingCombinations(policy, available: [pin, raw]).map { $0.map(\.aaid) },
                        [["F1D0#1001", "ABCD#ABCD"], ["ABCD#ABCD"]])
     }
@@ -22,7 +23,12 @@ final class PolicyAndMetadataTests: XCTestCase {
         let pin = capabilities("F1D0#1001")
         let policy = Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]], disallowed: [MatchCriteria(aaid: ["F1D0#1001"])])
         XCTAssertFalse(PolicyMatcher.isSatisfied(policy, by: [pin]))
-        XCTAssertEqual(PolicyMatcher.compliantAuthenticators(policy, available: [pin]), [])
+        let raw = capabilities("ABCD#ABCD")
+        let pair = [[MatchCriteria(aaid: ["F1D0#1001"]), MatchCriteria(aaid: ["ABCD#ABCD"])]]
+        XCTAssertTrue(PolicyMatcher.isSatisfied(Policy(accepted: pair), by: [pin, raw]))
+        XCTAssertFalse(PolicyMatcher.isSatisfied(Policy(accepted: pair, disallowed: [MatchCriteria(aaid: ["F1D0#1001"])]), by: [pin, raw]),
+                       "a disallowed member spoils the combination")
+        XCTAssertFalse(PolicyMatcher.isSatisfied(Policy(accepted: pair), by: [raw]), "one assertion cannot satisfy a pair")
     }
 
     func testBitFieldsAndUserVerifyAll() {

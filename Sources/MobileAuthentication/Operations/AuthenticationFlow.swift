@@ -44,8 +44,7 @@ struct AuthenticationFlow {
             guard registration.server == server, username == nil || registration.username == username,
                   var capabilities = core.descriptor(registration.aaid)?.capabilities else { return false }
             capabilities.keyIDs = [registration.keyID]
-            return !PolicyMatcher.isDisallowed(capabilities, by: request.policy)
-                && request.policy.accepted.contains { $0.count == 1 && $0[0].matches(capabilities) }
+            return PolicyMatcher.isSatisfied(request.policy, by: [capabilities])
         }
         let usernames = Set(candidates.map(\.username))
         guard let chosenUser = usernames.first else { throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil) }

@@ -39,7 +39,8 @@ struct RegistrationFlow {
             capabilities.keyIDs = Set(data.registrations.filter { AAID.normalized($0.aaid) == AAID.normalized(descriptor.aaid) }.map(\.keyID))
             return capabilities
         }
-        let compliant = Set(PolicyMatcher.compliantAuthenticators(request.policy, available: available).map { AAID.normalized($0.aaid) })
+        // One assertion is sent, so an authenticator qualifies only if it satisfies an accepted combination alone.
+        let compliant = Set(available.filter { PolicyMatcher.isSatisfied(request.policy, by: [$0]) }.map { AAID.normalized($0.aaid) })
         guard !compliant.isEmpty else { throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil) }
         let aaid = try await selectAuthenticator(compliant: compliant, data: data)
         guard let descriptor = core.descriptor(aaid), compliant.contains(AAID.normalized(aaid)) else {

@@ -69,16 +69,9 @@ public enum PolicyMatcher {
         return policy.accepted.compactMap { combination in assign(combination[...], from: allowed, used: []) }
     }
 
-    /// Authenticators that can take part in some accepted combination (what a selector may offer).
-    public static func compliantAuthenticators(_ policy: Policy, available: [AuthenticatorCapabilities]) -> [AuthenticatorCapabilities] {
-        let combos = matchingCombinations(policy, available: available)
-        return available.filter { candidate in combos.contains { $0.contains(candidate) } || policy.accepted.contains { combo in
-            combo.count == 1 && combo[0].matches(candidate) && !isDisallowed(candidate, by: policy)
-        } }
-    }
-
     /// Whether exactly the authenticators `used` (one assertion each) satisfy one accepted combination, and none
-    /// of them is disallowed. This is the server-side check of uaf-spec §5 ("check against the policy sent").
+    /// of them is disallowed. This is the server-side check of uaf-spec §5 ("check against the policy sent"), and
+    /// with a single authenticator it is what a client offers for an operation that sends one assertion.
     public static func isSatisfied(_ policy: Policy, by used: [AuthenticatorCapabilities]) -> Bool {
         guard !used.contains(where: { isDisallowed($0, by: policy) }) else { return false }
         return policy.accepted.contains { combination in
