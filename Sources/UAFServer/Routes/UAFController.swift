@@ -55,32 +55,33 @@ struct UAFController {
         }
     }
 
-    func handleRequest(_ request: Request, name: String, _ body: (GetUAFRequest) async throws -> ReturnUAFRequest) async throws -> Response {
-        switch try await Self.decodeBody(request, as: GetUAFRequest.self) {
+    /// Decodes the body, runs `body`, and turns a rejection into the endpoint's own answer shape via `failure`
+    /// (given the decoded input, or nil for an internal error, whose details are logged but never sent).
+    func handle<Input: Decodable, Output: Encodable>(_ request: Request, as type: Input.Type, name: String,
+                                                     _ body: (Input) async throws -> Output,
+                                                     failure: (ServiceFailure, Input?) -> Output) async throws -> Response {
+        switch try await Self.decodeBody(request, as: Input.self) {
         case .failure(let response): return response
-        case .success(let get):
-            do { return Self.json(try await body(get)) } catch let failure as ServiceFailure {
-                service.reject(name, failure)
-                return Self.json(ReturnUAFRequest(statusCode: failure.status.rawValue, op: get.op))
+        case .success(let input):
+            do { return Self.json(try await body(input)) } catch let rejection as ServiceFailure {
+                service.reject(name, rejection)
+                return Self.json(failure(rejection, input))
             } catch {
                 service.reject(name, ServiceFailure(.internalServerError, "\(error)"))
-                return Self.json(ReturnUAFRequest(statusCode: UAFStatusCode.internalServerError.rawValue), status: .internalServerError)
+                return Self.json(failure(ServiceFailure(.internalServerError, "internal error"), nil), status: .internalServerError)
             }
         }
     }
 
+    func handleRequest(_ request: Request, name: String, _ body: (GetUAFRequest) async throws -> ReturnUAFRequest) async throws -> Response {
+        try await handle(request, as: GetUAFRequest.self, name: name, body) { failure, get in
+            ReturnUAFRequest(statusCode: failure.status.rawValue, op: get?.op)
+        }
+    }
+
     func handleResponse(_ request: Request, name: String, _ body: (SendUAFResponse) async throws -> ServerResponse) async throws -> Response {
-        switch try await Self.decodeBody(request, as: SendUAFResponse.self) {
-        case .failure(let response): return response
-        case .success(let send):
-            do { return Self.json(try await body(send)) } catch let failure as ServiceFailure {
-                service.reject(name, failure)
-                return Self.json(ServerResponse(statusCode: failure.status.rawValue, description: failure.detail))
-            } catch {
-                service.reject(name, ServiceFailure(.internalServerError, "\(error)"))
-                return Self.json(ServerResponse(statusCode: UAFStatusCode.internalServerError.rawValue, description: "internal error"),
-                                 status: .internalServerError)
-            }
+        try await handle(request, as: SendUAFResponse.self, name: name, body) { failure, _ in
+            ServerResponse(statusCode: failure.status.rawValue, description: failure.detail)
         }
     }
 }
