@@ -1,16 +1,13 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
 import UAF
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A server that is running; ``stop()`` shuts it down gracefully.
 public final class RunningUAFServer: Sendable {
@@ -21,87 +18,147 @@ public final class RunningUAFServer: Sendable {
     public let certificatePEM: String
     /// Whether the certificate was generated at start-up (no certificate configured).
     public let usesDevelopmentCertificate: Bool
+    /// The stores, for tests and the admin command.
+    public let stores: Stores
+    /// The key id and JWKS of issued tokens.
+    public let tokenIssuer: TokenIssuer
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
-    private let repository: any Repository
 
-    init(port: Int, host: String, appID: String, certificatePEM: String, usesDevelopmentCertificate: Bool,
-         group: ServiceGroup, task: Task<Void, any Error>, repository: any Repository) {
+    init(port: Int, host: String, appID: String, certificatePEM: String, usesDevelopmentCertificate: Bool, stores: Stores,
+         tokenIssuer: TokenIssuer, group: ServiceGroup, task: Task<Void, any Error>) {
         self.port = port; self.host = host; self.appID = appID; self.certificatePEM = certificatePEM
-        self.usesDevelopmentCertificate = usesDevelopmentCertificate; self.group = group; self.task = task; self.repository = repository
+        self.usesDevelopmentCertificate = usesDevelopmentCertificate; self.stores = stores; self.tokenIssuer = tokenIssuer
+        self.group = group; self.task = task
     }
 
     /// `https://host:port`
-    public var baseURL: URL {
-        let h = host.contains(":") ? "[\(host)]" : host
-        return URL(string: "https://\(h):\(port)")!
-    }
+    public var baseURL: URL { URL(string: "https://\(UAFServerApplication.displayHost(host)):\(port)")! }
 
     public func stop() async throws {
         await group.triggerGracefulShutdown()
         try await task.value
-        try await repository.close()
+        try await stores.database.close()
     }
-
-    /// The repository, for tests and the admin command.
-    public var repositoryForTests: any Repository { repository }
 
     /// Waits until the server stops (e.g. SIGINT/SIGTERM for `mauth server`).
     public func wait() async throws {
         try await task.value
-        try await repository.close()
+        try await stores.database.close()
+    }
+}
+
+/// The appID, fixed once the listening port is known (before the first request can arrive).
+final class AppIdentity: Sendable {
+    private let value = NIOLockedValueBox("")
+    var appID: String { value.withLockedValue { $0 } }
+    func set(_ appID: String) { value.withLockedValue { $0 = appID } }
+}
+
+/// What the server needs besides its configuration; tests substitute the clock.
+public struct ServerDependencies: Sendable {
+    public var logger: Logger
+    public var clock: @Sendable () -> Date
+    public var onDecision: @Sendable (ServerDecision) -> Void
+    public init(logger: Logger = Logger(label: "mauth.server"), clock: @escaping @Sendable () -> Date = { Date() },
+                onDecision: @escaping @Sendable (ServerDecision) -> Void = { _ in }) {
+        self.logger = logger; self.clock = clock; self.onDecision = onDecision
     }
 }
 
 /// Builds and starts the server from one configuration value.
 public enum UAFServerApplication {
-    /// Starts the server. With port 0 a free loopback port is chosen first, so that the appID (which names the
-    /// port) is known before the first request.
-    public static func start(configuration: ServerConfiguration, logger: Logger = Logger(label: "mauth.server"),
-                             handleSignals: Bool = false, clock: @escaping @Sendable () -> Date = { Date() },
-                             onDecision: @escaping @Sendable (ServerDecision) -> Void = { _ in }) async throws -> RunningUAFServer {
-        try configuration.validate()
-        let port = configuration.port == 0 ? try freePort(host: configuration.host) : configuration.port
-        let displayHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-        let appID = configuration.appID ?? "https://\(displayHost):\(port)/nevisfido/uaf/1.1/facets"
+    static func displayHost(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
-        let (tlsConfiguration, certificatePEM, generated) = try makeTLS(configuration)
-        let metadata = try configuration.loadMetadata()
-        let repository = try await SQLiteRepository.open(configuration.database)
-        let service = UAFService(
-            appID: appID, facets: configuration.facets, repository: repository, metadata: metadata,
-            requestLifetime: TimeInterval(configuration.requestLifetimeSeconds),
-            counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore, clock: clock,
+    /// The router with every route and middleware (used by ``start(configuration:dependencies:handleSignals:)``
+    /// and by in-process router tests).
+    static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, identity: AppIdentity,
+                            issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, dependencies: ServerDependencies) -> Router<ServerRequestContext> {
+        let logger = dependencies.logger
+        let environment = ServiceEnvironment(
+            identity: identity, facets: configuration.facets, stores: stores, metadata: metadata,
+            counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore,
+            requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: dependencies.clock,
             onDecision: { decision in
                 logger.info("\(decision.description)")
-                onDecision(decision)
+                dependencies.onDecision(decision)
             })
+        let onRejection: @Sendable (String, ServiceFailure) -> Void = { name, failure in
+            environment.decide(name, nil, failure.status.rawValue, "rejected: \(failure.detail)")
+        }
+        let authorizer = Authorizer(configuration: configuration.authorization, relyingParty: relyingPartyTokens, issuer: issuer,
+                                    sessions: stores.sessions, cookieName: configuration.tokens.cookieName, clock: dependencies.clock, logger: logger)
+        let router = Router(context: ServerRequestContext.self)
+        let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
+        let open = router.group().add(middleware: RateLimitMiddleware(limiter: limiter))
+        let protected = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer))
+        UAFController(
+            registration: RegistrationService(environment: environment),
+            authentication: AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens),
+            deregistration: DeregistrationService(environment: environment),
+            facets: { configuration.facets }, logger: logger, onRejection: onRejection
+        ).add(open: open, protected: protected, facetsRouter: router)
+        ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
+                         clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
+        return router
+    }
 
-        let router = Router()
-        UAFController(service: service).add(to: router)
-        let (started, continuation) = AsyncStream<Void>.makeStream()
-        let app = Application(
-            router: router,
-            server: try .tls(.http1(), tlsConfiguration: tlsConfiguration),
-            configuration: .init(address: .hostname(configuration.host, port: port), serverName: "mauth"),
-            onServerRunning: { _ in continuation.yield(); continuation.finish() },
-            logger: logger)
-        let group = ServiceGroup(configuration: .init(
-            services: [app, ChallengePurger(repository: repository, clock: clock, interval: .seconds(60), logger: logger)],
-            gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
-        let task = Task {
-            defer { continuation.finish() }
-            try await group.run()
+    /// Starts the server. With port 0 the kernel picks a free port; the appID (which names the port) is fixed
+    /// as soon as the socket is bound, before the first request can arrive.
+    public static func start(configuration: ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
+                             handleSignals: Bool = false) async throws -> RunningUAFServer {
+        try configuration.validate()
+        let logger = dependencies.logger
+        if configuration.authorization.developmentMode {
+            logger.warning("DEVELOPMENT MODE: protected endpoints accept every caller; anyone can register keys for any username. Never use this in production.")
+        } else if configuration.authorization.jwt == nil && configuration.authorization.trustedProxy == nil {
+            logger.notice("no relying-party JWT keys or trusted proxy configured: registration requests need a session from a prior authentication")
         }
-        var running = false
-        for await _ in started { running = true; break }
-        guard running else {
-            // The server stopped before it ever ran (e.g. the port is taken): surface its error.
-            try await task.value
-            throw ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
+        let (tlsConfiguration, certificatePEM, generated) = try makeTLS(configuration)
+        let metadata = try configuration.loadMetadata()
+        var relyingPartyTokens: RelyingPartyTokenVerifier?
+        if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt) }
+        let database = try await StoreDatabase.open(configuration.database, logger: logger)
+        let stores = Stores(database: database)
+        do {
+            let identity = AppIdentity()
+            let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
+            let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
+            let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, identity: identity, issuer: issuer,
+                                     relyingPartyTokens: relyingPartyTokens, dependencies: dependencies)
+            let (started, continuation) = AsyncStream<Int>.makeStream()
+            var http1 = HTTP1Channel.Configuration()
+            http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
+            let app = Application(
+                router: router,
+                server: try .tls(.http1(configuration: http1), tlsConfiguration: tlsConfiguration),
+                configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mauth"),
+                onServerRunning: { channel in
+                    let port = channel.localAddress?.port ?? configuration.port
+                    identity.set(configuration.appID ?? "https://\(displayHost(configuration.host)):\(port)/nevisfido/uaf/1.1/facets")
+                    continuation.yield(port); continuation.finish()
+                },
+                logger: logger)
+            let group = ServiceGroup(configuration: .init(
+                services: [app, ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: logger)],
+                gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
+            let task = Task {
+                defer { continuation.finish() }
+                try await group.run()
+            }
+            var boundPort: Int?
+            for await port in started { boundPort = port; break }
+            guard let port = boundPort else {
+                // The server stopped before it ever ran (e.g. the port is taken): surface its error.
+                try await task.value
+                throw ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
+            }
+            return RunningUAFServer(port: port, host: configuration.host, appID: identity.appID, certificatePEM: certificatePEM,
+                                    usesDevelopmentCertificate: generated, stores: stores, tokenIssuer: issuer, group: group, task: task)
+        } catch {
+            try? await database.close()
+            throw error
         }
-        return RunningUAFServer(port: port, host: configuration.host, appID: appID, certificatePEM: certificatePEM,
-                                usesDevelopmentCertificate: generated, group: group, task: task, repository: repository)
     }
 
     static func makeTLS(_ configuration: ServerConfiguration) throws -> (TLSConfiguration, String, Bool) {
@@ -122,45 +179,5 @@ public enum UAFServerApplication {
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         tls.minimumTLSVersion = .tlsv12
         return tls
-    }
-
-    /// Asks the kernel for a free port on `host`.
-    static func freePort(host: String) throws -> Int {
-        if host.contains(":") {
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw notAnAddress(host) }
-            try bindEphemeral(&address, family: AF_INET6, host: host)
-            return Int(UInt16(bigEndian: address.sin6_port))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else { throw notAnAddress(host) }
-        try bindEphemeral(&address, family: AF_INET, host: host)
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func notAnAddress(_ host: String) -> ServerConfiguration.ConfigurationError {
-        .invalid("host \(host) is not an IP address; set a port explicitly")
-    }
-
-    /// Binds a socket of `family` to `address` with port 0 and reads back the port the kernel chose.
-    static func bindEphemeral<Address>(_ address: inout Address, family: Int32, host: String) throws {
-        #if canImport(Glibc)
-        let streamType = Int32(SOCK_STREAM.rawValue)
-        #else
-        let streamType = SOCK_STREAM
-        #endif
-        let fd = socket(family, streamType, 0)
-        guard fd >= 0 else { throw ServerConfiguration.ConfigurationError.invalid("cannot open a socket") }
-        defer { close(fd) }
-        var length = socklen_t(MemoryLayout<Address>.size)
-        try withUnsafeMutablePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
-                guard bind(fd, sa, length) == 0, getsockname(fd, sa, &length) == 0 else {
-                    throw ServerConfiguration.ConfigurationError.invalid("cannot bind \(host)")
-                }
-            }
-        }
     }
 }

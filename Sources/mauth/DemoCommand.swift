@@ -4,11 +4,18 @@ import Logging
 import MobileAuthentication
 import UAF
 import UAFServer
+import UAFTesting
+import JWTKit
+import AsyncHTTPClient
+import NIOSSL
+import NIOCore
 
 /// Runs the whole spine once, for real: embedded server over TLS on loopback, a virtual device with its own
 /// secure storage, registration with a PIN, authentication. Exits non-zero if a step fails.
 struct DemoCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "demo", abstract: "Register and authenticate a virtual device against an embedded server.")
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Play a relying party and a virtual device against an embedded server: register, authenticate, verify the token, deregister.")
 
     @Option(help: "Username to register.") var username = "alice"
     @Flag(help: "Keep the temporary directory (server database, device storage).") var keep = false
@@ -19,23 +26,29 @@ struct DemoCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
 
-        narrator.step("Start the embedded FIDO UAF server")
+        narrator.step("Start the embedded FIDO UAF server, trusting the relying party's JWT key")
+        let relyingParty = DemoRelyingParty(issuer: "https://rp.demo.example", audience: "mauth-demo")
+        let jwksPath = work.appendingPathComponent("relying-party-jwks.json").path
+        try relyingParty.writeJWKS(to: jwksPath)
         let database = work.appendingPathComponent("server.sqlite").path
+        var configuration = ServerConfiguration(database: .sqlite(path: database))
+        configuration.authorization.jwt = .init(jwksPath: jwksPath, issuer: relyingParty.issuer, audience: relyingParty.audience)
         let server = try await UAFServerApplication.start(
-            configuration: ServerConfiguration(database: .sqlite(path: database)), logger: Self.quietLogger,
-            onDecision: { narrator.line("server", $0.description) })
+            configuration: configuration,
+            dependencies: ServerDependencies(logger: Self.quietLogger, onDecision: { narrator.line("server", $0.description) }))
         narrator.line("server", "listening on \(server.baseURL.absoluteString) with TLS (self-signed development certificate), SQLite \(database)")
+        narrator.line("rp", "JWKS \(jwksPath) (ES256 key \(relyingParty.kid)); issuer \(relyingParty.issuer), audience \(relyingParty.audience)")
 
         var failed = false
         do {
-            try await runDevice(server: server, storage: work.appendingPathComponent("device"), narrator: narrator)
+            try await runDevice(server: server, relyingParty: relyingParty, storage: work.appendingPathComponent("device"), narrator: narrator)
         } catch {
-            narrator.line("demo", "FAILED: \(error.localizedDescription)")
+            narrator.line("demo", "FAILED: \(error)")
             failed = true
         }
         try await server.stop()
         if failed { throw ExitCode.failure }
-        narrator.step("Done: registration and authentication were accepted by the server")
+        narrator.step("Done: registration, authentication, token verification and deregistration behaved as they must")
     }
 
     static var quietLogger: Logger {
@@ -44,22 +57,40 @@ struct DemoCommand: AsyncParsableCommand {
         return logger
     }
 
-    func runDevice(server: RunningUAFServer, storage: URL, narrator: Narrator) async throws {
-        narrator.step("Create a virtual device")
-        let platform = SimulatedPlatform(storageDirectory: storage)
+    func client(server: RunningUAFServer, platform: SimulatedPlatform, narrator: Narrator) async throws -> any MobileAuthenticationClient {
         let configuration = Configuration(baseUrl: server.baseURL, facetId: platform.applicationFacetId)
             .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
-        let client = try await MobileAuthenticationClientInitializer()
+        return try await MobileAuthenticationClientInitializer()
             .configuration(configuration).platform(platform)
             .httpTrace { narrator.trace($0) }
             .executeAsync()
+    }
+
+    func runDevice(server: RunningUAFServer, relyingParty: DemoRelyingParty, storage: URL, narrator: Narrator) async throws {
+        narrator.step("Create a virtual device")
+        let platform = SimulatedPlatform(storageDirectory: storage)
+        let client = try await client(server: server, platform: platform, narrator: narrator)
+        defer { Task { await client.shutdown() } }
         narrator.line("device", "facet \(platform.applicationFacetId), storage \(storage.path) (encrypted, device-bound)")
 
-        narrator.step("Register \(username) with a PIN")
+        narrator.step("Try to register \(username) without credentials (the account-takeover hole stays shut)")
+        do {
+            try await client.operations.registration.username(username)
+                .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
+                .pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
+            throw DemoFailure("the server registered a key without authorization")
+        } catch let error as OperationError {
+            narrator.line("app", "refused as expected: \(error.localizedDescription)")
+        }
+
+        narrator.step("The relying party signs \(username) in its own way and mints a JWT; register with a PIN")
+        let jwt = try await relyingParty.token(for: username)
+        narrator.line("rp", "JWT for sub=\(username), valid 300 s: \(jwt.prefix(24))…")
         let enroller = ScriptedPinEnroller(pins: ["12a4", "123456"])
         try await client.operations.registration
             .username(username)
             .deviceInformation(DeviceInformation(name: "mauth virtual device"))
+            .authorizationProvider(JwtAuthorizationProvider(jwt: jwt))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
             .pinEnroller(enroller)
             .executeAsync()
@@ -67,6 +98,9 @@ struct DemoCommand: AsyncParsableCommand {
             narrator.line("app", "PIN enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
         }
         narrator.line("device", "registered; local accounts: \(client.localData.accounts.map(\.username))")
+        // A copy of the device as it is now, to show later that the server, not the device, decides.
+        let copy = storage.deletingLastPathComponent().appendingPathComponent("device-copy")
+        try FileManager.default.copyItem(at: storage, to: copy)
 
         narrator.step("Authenticate \(username) (first with a wrong PIN)")
         let verifier = ScriptedPinUserVerifier(pins: ["999999", "123456"])
@@ -78,9 +112,74 @@ struct DemoCommand: AsyncParsableCommand {
         for context in verifier.shownContexts {
             narrator.line("app", "PIN asked, protection status: \(context.authenticatorProtectionStatus)")
         }
-        narrator.line("device", "authenticated\(authorization == nil ? "" : " (authorization received)")")
-        await client.shutdown()
+        guard let token = (authorization as? JwtAuthorizationProvider)?.jwt else { throw DemoFailure("no JWT in the authentication answer") }
+        narrator.line("device", "authenticated; the server handed out a JWT and a session cookie")
+
+        narrator.step("The relying party verifies the token with the server's published keys")
+        let claims = try await verifyWithPublishedKeys(token, server: server, narrator: narrator)
+        guard claims.sub == username else { throw DemoFailure("the token names \(claims.sub), not \(username)") }
+        narrator.line("rp", "signature valid (kid \(server.tokenIssuer.kid.prefix(10))…); sub=\(claims.sub) aaid=\(claims.aaid) keyid=\(claims.keyid.prefix(10))… auth_time=\(claims.auth_time) sid=\(claims.sid.prefix(8))…")
+
+        narrator.step("Deregister \(username)'s authenticators, authorized by the session")
+        try await client.operations.deregistration.username(username).authorizationProvider(authorization!).executeAsync()
+        narrator.line("device", "deregistered; local accounts: \(client.localData.accounts.map(\.username))")
+
+        narrator.step("A copy of the device made before deregistration tries to authenticate")
+        let copyClient = try await self.client(server: server, platform: SimulatedPlatform(storageDirectory: copy), narrator: narrator)
+        defer { Task { await copyClient.shutdown() } }
+        do {
+            _ = try await copyClient.operations.authentication
+                .username(username)
+                .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
+                .pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"]))
+                .executeAsync()
+            throw DemoFailure("the server accepted a deregistered key")
+        } catch let error as AuthenticationError {
+            let code = Self.serverStatusCode(error)
+            narrator.line("app", "refused: \(error.localizedDescription)")
+            guard code == 1404 || code == 1481 else { throw DemoFailure("expected 1404 or 1481, got \(code.map(String.init) ?? "no status")") }
+        }
+        narrator.step("The copy answers an authentication request for any user with its removed key")
+        do {
+            _ = try await copyClient.operations.authentication
+                .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
+                .pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"]))
+                .executeAsync()
+            throw DemoFailure("the server accepted a deregistered key")
+        } catch let error as AuthenticationError {
+            let code = Self.serverStatusCode(error)
+            narrator.line("app", "refused: \(error.localizedDescription)")
+            guard code == 1481 else { throw DemoFailure("expected 1481, got \(code.map(String.init) ?? "no status")") }
+        }
     }
+
+    static func serverStatusCode(_ error: AuthenticationError) -> Int? {
+        switch error {
+        case .FidoError(_, let cause, _), .NetworkError(let cause, _): return (cause as? ServerStatusError)?.statusCode
+        default: return nil
+        }
+    }
+
+    /// Fetches `/.well-known/jwks.json` over TLS and verifies `token` with it, as a relying party would.
+    func verifyWithPublishedKeys(_ token: String, server: RunningUAFServer, narrator: Narrator) async throws -> IssuedTokenClaims {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        defer { _ = http.shutdown() }
+        let url = server.baseURL.absoluteString + "/.well-known/jwks.json"
+        let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+        let body = String(buffer: try await response.body.collect(upTo: 1 << 16))
+        narrator.line("rp", "→ GET /.well-known/jwks.json ← HTTP \(response.status.code) \(body.count) bytes")
+        let keys = try await JWTKeyCollection().add(jwksJSON: body)
+        let claims = try await keys.verify(token, as: IssuedTokenClaims.self)
+        guard Double(claims.exp) > Date().timeIntervalSince1970 else { throw DemoFailure("the token has expired") }
+        return claims
+    }
+}
+
+struct DemoFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// Prints the demo's steps; HTTP exchanges are summarised from their UAF messages.

@@ -9,14 +9,16 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: "Configuration file (JSON); MAUTH_* environment variables override it.") var config: String?
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
-    @Option(help: "SQLite database file, or :memory:.") var database: String?
+    @Option(help: "SQLite database file, :memory:, or a postgres:// URL.") var database: String?
+    @Flag(help: "Development mode: protected endpoints accept every caller (never in production).") var developmentMode = false
     @Option(help: "Write the generated development certificate (PEM) here, for clients to trust.") var writeCertificate: String?
 
     func run() async throws {
         var configuration = try ServerConfiguration.load(path: config)
         if let host { configuration.host = host }
         if let port { configuration.port = port }
-        if let database { configuration.database = database == ":memory:" ? .sqliteInMemory : .sqlite(path: database) }
+        if let database { configuration.database = .init(text: database) }
+        if developmentMode { configuration.authorization.developmentMode = true }
         try configuration.validate()
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let server = try await UAFServerApplication.start(configuration: configuration, handleSignals: true)

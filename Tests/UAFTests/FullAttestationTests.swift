@@ -67,7 +67,7 @@ final class FullAttestationTests: XCTestCase {
     func testAChainToAMetadataRootVerifies() async throws {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (key, leaf) = try Self.makeAttestation(issuer: root)
-        let result = try await verifier(roots: [root]).verify(try response(attestationKey: key, chain: [leaf]), issued: issued)
+        let result = try await verifier(roots: [root]).verify(try response(attestationKey: key, chain: [leaf]), issued: issued, isRegistered: { _, _ in false })
         XCTAssertEqual(result.first?.attestationType, .basicFull)
     }
 
@@ -76,7 +76,7 @@ final class FullAttestationTests: XCTestCase {
         let other = try Self.makeRoot(name: "Other Root")
         let (key, leaf) = try Self.makeAttestation(issuer: other)
         await assertRejected(status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: key, chain: [leaf]), issued: self.issued)
+            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: key, chain: [leaf]), issued: self.issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -84,7 +84,7 @@ final class FullAttestationTests: XCTestCase {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (key, leaf) = try Self.makeAttestation(issuer: root, notAfter: Date().addingTimeInterval(-60))
         await assertRejected(status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: key, chain: [leaf]), issued: self.issued)
+            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: key, chain: [leaf]), issued: self.issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -92,7 +92,7 @@ final class FullAttestationTests: XCTestCase {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (_, leaf) = try Self.makeAttestation(issuer: root)
         await assertRejected(.attestationSignatureInvalid, status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: P256.Signing.PrivateKey(), chain: [leaf]), issued: self.issued)
+            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: P256.Signing.PrivateKey(), chain: [leaf]), issued: self.issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -102,7 +102,7 @@ final class FullAttestationTests: XCTestCase {
         builder.aaid = "F1D0#2001"
         builder.challenge = "Y2hhbGxlbmdl"
         await assertRejected(.attestationTypeNotAllowed(.basicSurrogate), status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try builder.build(), issued: self.issued)
+            _ = try await self.verifier(roots: [root]).verify(try builder.build(), issued: self.issued, isRegistered: { _, _ in false })
         }
     }
 }

@@ -26,7 +26,7 @@ final class RegistrationVerificationTests: XCTestCase {
         builder.aaid = "ABCD#ABCD"; builder.algorithm = .secp256r1ECDSASHA256Raw; builder.keyEncoding = .eccX962Raw
         builder.authenticatorVersion = 256
         let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "bob", policy: Policy(accepted: [[MatchCriteria(aaid: ["abcd#abcd"])]]))
-        let result = try await verifier.verify(try builder.build(), issued: issued)
+        let result = try await verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
         XCTAssertEqual(result[0].signatureAlgorithm, .secp256r1ECDSASHA256Raw)
     }
 

@@ -4,6 +4,7 @@ import Foundation
 public protocol Operations: Sendable {
     var registration: Registration { get }
     var authentication: Authentication { get }
+    var deregistration: Deregistration { get }
 }
 
 /// What the SDK keeps on the device.
@@ -23,6 +24,7 @@ struct OperationsValue: Operations {
     let core: ClientCore
     var registration: Registration { Registration(core: core) }
     var authentication: Authentication { Authentication(core: core) }
+    var deregistration: Deregistration { Deregistration(core: core) }
 }
 
 struct LocalDataValue: LocalData {

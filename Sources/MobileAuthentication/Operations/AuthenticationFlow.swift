@@ -1,5 +1,8 @@
 import Crypto
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import UAF
 
 /// In-band authentication and transaction confirmation.
@@ -90,8 +93,7 @@ struct AuthenticationFlow {
         header.appID = appID
         let response = AuthenticationResponse(header: header, fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
         let answer = try await core.sendUAFResponse(path: core.configuration.authenticationResponsePath, response: response, headers: headers)
-        if let jwt = answer.additionalTokens?.first(where: { $0.type == .jwt }) { return JwtAuthorizationProvider(jwt: jwt.value) }
-        return nil
+        return Self.authorizationProvider(from: answer.additionalTokens ?? [], server: core.configuration.baseUrl)
     }
 
     private func selectAuthenticator(account: AccountRecord, compliant: Set<String>, data: LocalStateData, transaction: Data?) async throws(OperationError) -> String {
@@ -132,5 +134,16 @@ struct AuthenticationFlow {
             case .notEnrolled: throw .FidoError(errorCode: .userNotEnrolled, cause: nil)
             }
         }
+    }
+
+    /// The authorization a successful authentication hands the app, as the Nevis SDK does: the server's JWT
+    /// when it sent one (usable as a bearer token against any instance), else its session cookie.
+    static func authorizationProvider(from tokens: [Token], server: URL) -> (any AuthorizationProvider)? {
+        if let jwt = tokens.first(where: { $0.type == .jwt }), !jwt.value.isEmpty { return JwtAuthorizationProvider(jwt: jwt.value) }
+        if let cookie = tokens.first(where: { $0.type == .httpCookie }) {
+            let cookies = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": cookie.value], for: server)
+            if !cookies.isEmpty { return CookieAuthorizationProvider(cookies) }
+        }
+        return nil
     }
 }

@@ -37,7 +37,18 @@ public struct VerifiedAuthentication: Sendable, Hashable {
     public var username: String
     /// The counter to store (Authentication step 7).
     public var signCounter: UInt32
+    /// The stored counter this assertion was compared against: the value a compare-and-set update must still
+    /// find, so two concurrent responses cannot both advance it.
+    public var previousSignCounter: UInt32
     public var mode: AuthenticationMode
+    /// The confirmed transaction's content hash (empty without a transaction).
+    public var transactionContentHash: [UInt8]
+
+    public init(aaid: String, keyID: String, username: String, signCounter: UInt32, previousSignCounter: UInt32,
+                mode: AuthenticationMode, transactionContentHash: [UInt8]) {
+        self.aaid = aaid; self.keyID = keyID; self.username = username; self.signCounter = signCounter
+        self.previousSignCounter = previousSignCounter; self.mode = mode; self.transactionContentHash = transactionContentHash
+    }
 }
 
 /// Verifies AuthenticationResponses (uaf-spec §5 "Both operations" and "Authentication").
@@ -104,7 +115,8 @@ public struct AuthenticationVerifier: Sendable {
             capabilities.keyIDs = [keyID]
             used.append(capabilities)
             results.append(VerifiedAuthentication(aaid: signed.aaid, keyID: keyID, username: registered.username,
-                                                  signCounter: signed.signCounter, mode: mode))
+                                                  signCounter: signed.signCounter, previousSignCounter: registered.signCounter,
+                                                  mode: mode, transactionContentHash: signed.transactionContentHash))
         }
         // Authentication step 6. The authenticators used satisfy the policy sent.
         guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError(.policyNotSatisfied) }

@@ -40,10 +40,12 @@ public struct RegistrationVerifier: Sendable {
 
     /// Verifies `response` against what was issued.
     /// - Parameters:
-    ///   - isRegistered: whether an (AAID, base64url KeyID) is already registered (Registration step 3).
     ///   - now: the time attestation certificates must be valid at.
+    ///   - isRegistered: whether an (AAID, base64url KeyID) is already registered (Registration step 3). It is
+    ///     required: a verifier that cannot see the repository must not pretend the key is new. Errors it throws
+    ///     (storage failures) pass through; every rejection is a ``UAFVerificationError``.
     public func verify(_ response: RegistrationResponse, issued: IssuedRegistration, now: Date = Date(),
-                       isRegistered: (String, String) -> Bool = { _, _ in false }) async throws(UAFVerificationError) -> [VerifiedRegistration] {
+                       isRegistered: (String, String) async throws -> Bool) async throws -> [VerifiedRegistration] {
         // Steps 1 and 3.
         let expectedHash = try CommonChecks.checkHeaderAndFinalChallenge(
             header: response.header, expectedOp: .registration, fcParams: response.fcParams,
@@ -79,13 +81,17 @@ public struct RegistrationVerifier: Sendable {
             try await verifyAttestation(assertion, publicKey: publicKey, statement: statement, now: now)
             // Registration step 3. (AAID, KeyID) must not be registered already.
             let keyID = Base64URL.encode(krd.keyID)
-            guard !isRegistered(krd.aaid, keyID), !verified.contains(where: { AAID.equal($0.aaid, krd.aaid) && $0.keyID == keyID }) else {
+            guard !verified.contains(where: { AAID.equal($0.aaid, krd.aaid) && $0.keyID == keyID }) else {
                 throw UAFVerificationError(.keyIDAlreadyRegistered)
             }
+            guard try await !isRegistered(krd.aaid, keyID) else { throw UAFVerificationError(.keyIDAlreadyRegistered) }
             guard !used.contains(where: { AAID.equal($0.aaid, krd.aaid) }) else {
                 throw UAFVerificationError(.duplicateAssertion)
             }
-            used.append(entry.capabilities)
+            // The matcher sees the new KeyID too, so a `disallowed` entry naming keys takes effect (step 2).
+            var capabilities = entry.capabilities
+            capabilities.keyIDs = [keyID]
+            used.append(capabilities)
             verified.append(VerifiedRegistration(
                 aaid: krd.aaid, keyID: keyID, publicKey: krd.publicKey, publicKeyEncoding: krd.publicKeyEncoding,
                 signatureAlgorithm: krd.signatureAlgorithm, signCounter: krd.signCounter, registrationCounter: krd.registrationCounter,

@@ -20,6 +20,29 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case sqlite(path: String)
         /// Memory only: for tests; nothing survives a restart and a second instance sees nothing.
         case sqliteInMemory
+        /// A PostgreSQL server shared by several instances: `postgres://user:password@host:port/database`, with
+        /// at most `poolSize` connections from this instance.
+        case postgres(url: String, poolSize: Int)
+
+        /// The configuration-file and environment form: a `postgres://` (or `postgresql://`) URL, `:memory:`, or
+        /// an SQLite file path.
+        public init(text: String, poolSize: Int = 16) {
+            if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+                self = .postgres(url: text, poolSize: poolSize)
+            } else if text == ":memory:" {
+                self = .sqliteInMemory
+            } else {
+                self = .sqlite(path: text)
+            }
+        }
+
+        var text: String {
+            switch self {
+            case .sqlite(let path): return path
+            case .sqliteInMemory: return ":memory:"
+            case .postgres(let url, _): return url
+            }
+        }
     }
 
     public var host: String
@@ -37,14 +60,22 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var requestLifetimeSeconds: Int
     /// Clone detection: reject a sign counter that does not increase.
     public var rejectCounterRegression: Bool
+    /// Who may call protected endpoints.
+    public var authorization: Authorization
+    /// The JWT and session a successful authentication hands out.
+    public var tokens: Tokens
+    /// Abuse limits, timeouts and retention.
+    public var limits: Limits
 
     public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
                 facets: [String] = ServerConfiguration.defaultFacets, metadataPath: String? = nil,
                 database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
-                rejectCounterRegression: Bool = true) {
+                rejectCounterRegression: Bool = true, authorization: Authorization = Authorization(),
+                tokens: Tokens = Tokens(), limits: Limits = Limits()) {
         self.host = host; self.port = port; self.tls = tls; self.appID = appID; self.facets = facets
         self.metadataPath = metadataPath; self.database = database; self.requestLifetimeSeconds = requestLifetimeSeconds
-        self.rejectCounterRegression = rejectCounterRegression
+        self.rejectCounterRegression = rejectCounterRegression; self.authorization = authorization
+        self.tokens = tokens; self.limits = limits
     }
 
     /// The facet of the virtual device and the example apps.
@@ -63,7 +94,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     /// Loads `path` (if given) and applies environment overrides: `MAUTH_HOST`, `MAUTH_PORT`, `MAUTH_APP_ID`,
     /// `MAUTH_FACETS` (comma-separated), `MAUTH_DATABASE` (an SQLite path or `:memory:`), `MAUTH_TLS_CERT`,
-    /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`. Unknown keys in the file are ignored; a wrong value for a known key is
+    /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`, `MAUTH_DEVELOPMENT_MODE` (`true` only), `MAUTH_JWT_JWKS`, `MAUTH_JWT_ISSUER`,
+    /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`. Unknown keys in the file are ignored; a wrong value for a known key is
     /// an error (the server does not start), as in nevisFIDO.
     public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
@@ -80,10 +112,24 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         }
         if let appID = environment["MAUTH_APP_ID"] { configuration.appID = appID }
         if let facets = environment["MAUTH_FACETS"] { configuration.facets = facets.split(separator: ",").map(String.init) }
-        if let db = environment["MAUTH_DATABASE"] { configuration.database = db == ":memory:" ? .sqliteInMemory : .sqlite(path: db) }
+        if let db = environment["MAUTH_DATABASE"] { configuration.database = Database(text: db) }
         if let cert = environment["MAUTH_TLS_CERT"] { configuration.tls.certificatePath = cert }
         if let key = environment["MAUTH_TLS_KEY"] { configuration.tls.privateKeyPath = key }
         if let metadata = environment["MAUTH_METADATA"] { configuration.metadataPath = metadata }
+        if let development = environment["MAUTH_DEVELOPMENT_MODE"] {
+            guard development == "true" || development == "false" else { throw ConfigurationError.invalid("MAUTH_DEVELOPMENT_MODE=\(development)") }
+            configuration.authorization.developmentMode = development == "true"
+        }
+        if let jwks = environment["MAUTH_JWT_JWKS"] {
+            guard let issuer = environment["MAUTH_JWT_ISSUER"] ?? configuration.authorization.jwt?.issuer,
+                  let audience = environment["MAUTH_JWT_AUDIENCE"] ?? configuration.authorization.jwt?.audience else {
+                throw ConfigurationError.invalid("MAUTH_JWT_JWKS needs MAUTH_JWT_ISSUER and MAUTH_JWT_AUDIENCE")
+            }
+            var jwt = configuration.authorization.jwt ?? .init(issuer: issuer, audience: audience)
+            jwt.jwksPath = jwks; jwt.issuer = issuer; jwt.audience = audience
+            configuration.authorization.jwt = jwt
+        }
+        if let key = environment["MAUTH_TOKEN_SIGNING_KEY"] { configuration.tokens.signingKeyPath = key }
         try configuration.validate()
         return configuration
     }
@@ -98,10 +144,17 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         }
         guard !facets.isEmpty else { throw ConfigurationError.invalid("facets must list at least one facet ID") }
         if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") }
+        if case .postgres(_, let poolSize) = database, !(1...200).contains(poolSize) {
+            throw ConfigurationError.invalid("database pool size must be 1...200")
+        }
+        try authorization.validate()
+        try tokens.validate()
+        try limits.validate()
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, tls, appID, facets, metadataPath, database, requestLifetimeSeconds, rejectCounterRegression
+        case host, port, tls, appID, facets, metadataPath, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
+        case authorization, tokens, limits
     }
 
     public init(from decoder: any Decoder) throws {
@@ -114,12 +167,15 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         facets = try c.decodeIfPresent([String].self, forKey: .facets) ?? d.facets
         metadataPath = try c.decodeIfPresent(String.self, forKey: .metadataPath)
         if let db = try c.decodeIfPresent(String.self, forKey: .database) {
-            database = db == ":memory:" ? .sqliteInMemory : .sqlite(path: db)
+            database = Database(text: db, poolSize: try c.decodeIfPresent(Int.self, forKey: .databasePoolSize) ?? 16)
         } else {
             database = d.database
         }
         requestLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .requestLifetimeSeconds) ?? d.requestLifetimeSeconds
         rejectCounterRegression = try c.decodeIfPresent(Bool.self, forKey: .rejectCounterRegression) ?? d.rejectCounterRegression
+        authorization = try c.decodeIfPresent(Authorization.self, forKey: .authorization) ?? d.authorization
+        tokens = try c.decodeIfPresent(Tokens.self, forKey: .tokens) ?? d.tokens
+        limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -127,12 +183,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(host, forKey: .host); try c.encode(port, forKey: .port); try c.encode(tls, forKey: .tls)
         try c.encodeIfPresent(appID, forKey: .appID); try c.encode(facets, forKey: .facets)
         try c.encodeIfPresent(metadataPath, forKey: .metadataPath)
-        switch database {
-        case .sqlite(let path): try c.encode(path, forKey: .database)
-        case .sqliteInMemory: try c.encode(":memory:", forKey: .database)
-        }
+        try c.encode(database.text, forKey: .database)
+        if case .postgres(_, let poolSize) = database { try c.encode(poolSize, forKey: .databasePoolSize) }
         try c.encode(requestLifetimeSeconds, forKey: .requestLifetimeSeconds)
         try c.encode(rejectCounterRegression, forKey: .rejectCounterRegression)
+        try c.encode(authorization, forKey: .authorization)
+        try c.encode(tokens, forKey: .tokens)
+        try c.encode(limits, forKey: .limits)
     }
 
     /// Loads the metadata this configuration names.

@@ -1,50 +1,108 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import UAF
 
 /// The nevisFIDO FIDO UAF core paths (server-api §A.1). UAF outcomes, including rejections, are HTTP 200 with
 /// the UAF status code in the body (`ReturnUAFRequest.statusCode` / `ServerResponse.statusCode`), so a client
-/// always gets a spec-shaped answer; a body that cannot be parsed at all is HTTP 400, an unsupported media type 415.
+/// always gets a spec-shaped answer; a body that cannot be parsed at all is HTTP 400, an unsupported media type
+/// 415. Rejection details go to the log; the client gets the status code and its generic reason phrase.
 struct UAFController {
-    static let uafContentType = "application/fido+uaf;charset=UTF-8"
-    static let facetsContentType = "application/fido.trusted-apps+json"
-    static let maximumBodySize = 256 * 1024
-    let service: UAFService
+    static let base = "/nevisfido/uaf/1.1"
+    let registration: RegistrationService
+    let authentication: AuthenticationService
+    let deregistration: DeregistrationService
+    let facets: @Sendable () -> [String]
+    let logger: Logger
+    let onRejection: @Sendable (String, ServiceFailure) -> Void
 
-    func add(to router: Router<BasicRequestContext>) {
-        let base = "/nevisfido/uaf/1.1"
-        router.post("\(base)/request/registration") { request, _ in
-            try await handleRequest(request, name: "registration request", service.registrationRequest)
+    /// `open` are the unauthenticated routes (rate limited); `protected` runs ``AuthorizationMiddleware`` first.
+    func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>, facetsRouter: Router<ServerRequestContext>) {
+        protected.post("\(Self.base)/request/registration") { request, context in
+            try await handleRequest(request, name: "registration request") { try await registration.request($0, principal: try context.requirePrincipal()) }
         }
-        router.post("\(base)/registration") { request, _ in
-            try await handleResponse(request, name: "registration", service.registrationResponse)
+        protected.post("\(Self.base)/request/deregistration") { request, context in
+            try await handleRequest(request, name: "deregistration request") { try await deregistration.request($0, principal: try context.requirePrincipal()) }
         }
-        router.post("\(base)/request/authentication") { request, _ in
-            try await handleRequest(request, name: "authentication request", service.authenticationRequest)
+        open.post("\(Self.base)/registration") { request, _ in
+            try await handleResponse(request, name: "registration") { try await registration.response($0) }
         }
-        router.post("\(base)/authentication") { request, _ in
-            try await handleResponse(request, name: "authentication", service.authenticationResponse)
+        open.post("\(Self.base)/request/authentication") { request, _ in
+            try await handleRequest(request, name: "authentication request") { try await authentication.request($0) }
         }
-        router.get("\(base)/facets") { _, _ in
-            Self.json(service.trustedFacets, contentType: Self.facetsContentType)
+        open.post("\(Self.base)/authentication") { request, _ in
+            try await Wire.handle(request, as: SendUAFResponse.self, name: "authentication", onRejection: onRejection) { send in
+                let outcome = try await authentication.response(send)
+                var response = Wire.json(outcome.response)
+                if let cookie = outcome.setCookie { response.headers[.setCookie] = cookie }
+                return response
+            } failure: { failure, _ in
+                Wire.json(ServerResponse(statusCode: failure.status.rawValue, description: failure.status.reasonPhrase))
+            }
+        }
+        // The facets must be unprotected (UAF spec), and are not rate limited: clients fetch them on every operation.
+        facetsRouter.get("\(Self.base)/facets") { _, _ in
+            Wire.json(TrustedFacets(trustedFacets: [.init(version: .uaf11, ids: facets())]), contentType: Wire.facetsContentType)
         }
     }
 
+    func handleRequest(_ request: Request, name: String, _ body: @escaping (GetUAFRequest) async throws -> ReturnUAFRequest) async throws -> Response {
+        try await Wire.handle(request, as: GetUAFRequest.self, name: name, onRejection: onRejection) { get in
+            let answer = try await body(get)
+            var response = Wire.json(answer)
+            // The status session id of an in-band operation is its serverData (the request id): a relying party
+            // behind a proxy reads it here, the app reads it from the request, and both poll /nevisfido/status.
+            if let serverData = answer.uafRequest.flatMap(Self.serverData) { response.headers[Wire.sessionIDHeader] = serverData }
+            return response
+        } failure: { failure, get in
+            Wire.json(ReturnUAFRequest(statusCode: failure.status.rawValue, op: get?.op))
+        }
+    }
+
+    func handleResponse(_ request: Request, name: String, _ body: @escaping (SendUAFResponse) async throws -> ServerResponse) async throws -> Response {
+        try await Wire.handle(request, as: SendUAFResponse.self, name: name, onRejection: onRejection) { Wire.json(try await body($0)) } failure: { failure, _ in
+            Wire.json(ServerResponse(statusCode: failure.status.rawValue, description: failure.status.reasonPhrase))
+        }
+    }
+
+    static func serverData(_ uafRequest: String) -> String? {
+        struct Envelope: Decodable { struct Header: Decodable { var serverData: String? }; var header: Header }
+        return (try? JSONDecoder().decode([Envelope].self, from: Data(uafRequest.utf8)))?.first?.header.serverData
+    }
+}
+
+extension ServerRequestContext {
+    func requirePrincipal() throws -> Principal {
+        guard let principal else { throw AuthorizationFailure.unauthenticated("no principal on a protected route") }
+        return principal
+    }
+}
+
+/// The wire rules every controller shares: media types, body limits, JSON encoding and error answers.
+enum Wire {
+    static let uafContentType = "application/fido+uaf;charset=UTF-8"
+    static let facetsContentType = "application/fido.trusted-apps+json"
+    static let jsonContentType = "application/json"
+    static let maximumBodySize = 256 * 1024
+    static let sessionIDHeader = HTTPField.Name("Mauth-Session-Id")!
+
+    /// Every answer is `Cache-Control: no-store`: challenges, tokens and outcomes must never be cached.
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, contentType: String = uafContentType) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("{\"statusCode\":1500}".utf8)
-        return Response(status: status, headers: [.contentType: contentType], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: [.contentType: contentType, .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     enum Decoded<T> { case success(T), failure(Response) }
 
-    /// Reads and decodes a body, answering 415/400 itself when it cannot.
-    static func decodeBody<T: Decodable>(_ request: Request, as type: T.Type) async throws -> Decoded<T> {
-        if let contentType = request.headers[.contentType]?.lowercased(),
-           !(contentType.hasPrefix("application/fido+uaf") || contentType.hasPrefix("application/json")) {
-            return .failure(json(ServerResponse(statusCode: 1400, description: "Content-Type must be application/fido+uaf"), status: .unsupportedMediaType))
+    /// Reads and decodes a body, answering 415/413/400 itself when it cannot.
+    static func decodeBody<T: Decodable>(_ request: Request, as type: T.Type, accepting: [String] = ["application/fido+uaf", "application/json"]) async -> Decoded<T> {
+        if let contentType = request.headers[.contentType]?.lowercased(), !accepting.contains(where: contentType.hasPrefix) {
+            return .failure(json(ServerResponse(statusCode: 1400, description: "Content-Type must be \(accepting[0])"), status: .unsupportedMediaType))
         }
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: maximumBodySize) } catch {
@@ -56,32 +114,30 @@ struct UAFController {
     }
 
     /// Decodes the body, runs `body`, and turns a rejection into the endpoint's own answer shape via `failure`
-    /// (given the decoded input, or nil for an internal error, whose details are logged but never sent).
-    func handle<Input: Decodable, Output: Encodable>(_ request: Request, as type: Input.Type, name: String,
-                                                     _ body: (Input) async throws -> Output,
-                                                     failure: (ServiceFailure, Input?) -> Output) async throws -> Response {
-        switch try await Self.decodeBody(request, as: Input.self) {
+    /// (given the decoded input, or nil for an internal error, whose details are logged but never sent). An
+    /// authorization failure raised inside the service is 401/403 with the JSON error body.
+    static func handle<Input: Decodable>(_ request: Request, as type: Input.Type, name: String,
+                                         onRejection: (String, ServiceFailure) -> Void,
+                                         _ body: (Input) async throws -> Response,
+                                         failure: (ServiceFailure, Input?) -> Response) async throws -> Response {
+        switch await decodeBody(request, as: Input.self) {
         case .failure(let response): return response
         case .success(let input):
-            do { return Self.json(try await body(input)) } catch let rejection as ServiceFailure {
-                service.reject(name, rejection)
-                return Self.json(failure(rejection, input))
+            do { return try await body(input) } catch let rejection as ServiceFailure {
+                onRejection(name, rejection)
+                return failure(rejection, input)
+            } catch let refusal as AuthorizationFailure {
+                onRejection(name, ServiceFailure(refusal.kind == .forbidden ? .forbidden : .unauthorized, refusal.detail))
+                return refusal.kind == .forbidden
+                    ? ErrorBody.response(.forbidden, error: "forbidden", message: "These credentials may not act for this user.")
+                    : ErrorBody.response(.unauthorized, error: "unauthorized", message: "Valid credentials are required: a bearer token or a session.",
+                                         headers: [.wwwAuthenticate: "Bearer"])
             } catch {
-                service.reject(name, ServiceFailure(.internalServerError, "\(error)"))
-                return Self.json(failure(ServiceFailure(.internalServerError, "internal error"), nil), status: .internalServerError)
+                onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
+                var response = failure(ServiceFailure(.internalServerError, "internal error"), nil)
+                response.status = .internalServerError
+                return response
             }
-        }
-    }
-
-    func handleRequest(_ request: Request, name: String, _ body: (GetUAFRequest) async throws -> ReturnUAFRequest) async throws -> Response {
-        try await handle(request, as: GetUAFRequest.self, name: name, body) { failure, get in
-            ReturnUAFRequest(statusCode: failure.status.rawValue, op: get?.op)
-        }
-    }
-
-    func handleResponse(_ request: Request, name: String, _ body: (SendUAFResponse) async throws -> ServerResponse) async throws -> Response {
-        try await handle(request, as: SendUAFResponse.self, name: name, body) { failure, _ in
-            ServerResponse(statusCode: failure.status.rawValue, description: failure.detail)
         }
     }
 }

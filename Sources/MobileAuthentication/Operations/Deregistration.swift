@@ -1,0 +1,86 @@
+import Foundation
+import UAF
+
+/// Deregistration of the user's authenticators: the server removes the registrations and answers a
+/// DeregistrationRequest naming them; the SDK then deletes those keys and local records. Local data is removed
+/// only after the server answered, so a failed call changes nothing on the device.
+///
+/// Our server protects the deregistration endpoint: pass the ``AuthorizationProvider`` that a prior
+/// authentication returned (or a relying-party JWT).
+public final class Deregistration: HttpOperation {
+    struct Fields: Sendable {
+        var username: Username?
+        var aaid: String?
+        var authorizationProvider: (any AuthorizationProvider)?
+        var headers: [String] = []
+        var onSuccess: (@Sendable () -> Void)?
+        var onError: (@Sendable (OperationError) -> Void)?
+    }
+
+    private let core: ClientCore
+    private let state = BuilderState(Fields())
+
+    init(core: ClientCore) { self.core = core }
+
+    /// The user whose authenticators are removed; required.
+    @discardableResult public func username(_ username: Username) -> Self { state.update { $0.username = username }; return self }
+    /// Only the authenticator with this AAID; without it, all of the user's authenticators.
+    @discardableResult public func aaid(_ aaid: String) -> Self { state.update { $0.aaid = aaid }; return self }
+    @discardableResult public func authorizationProvider(_ provider: any AuthorizationProvider) -> Self { state.update { $0.authorizationProvider = provider }; return self }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+
+    public func execute() {
+        let fields = state.value
+        Task {
+            do throws(OperationError) {
+                try await self.executeAsync()
+                fields.onSuccess?()
+            } catch {
+                fields.onError?(error)
+            }
+        }
+    }
+
+    /// Our deregistration context (the server's wire contract): `username`, and `aaid` as a list.
+    struct Context: Encodable { var username: String; var aaid: [String]? }
+
+    public func executeAsync() async throws(OperationError) {
+        let fields = state.value
+        guard let username = fields.username, !username.isEmpty else { throw .Unknown(cause: SDKMessage("username is required")) }
+        try core.checkIntegrity()
+        let data = core.mirror.snapshot
+        guard data.registrations.contains(where: { $0.username == username && (fields.aaid == nil || AAID.equal($0.aaid, fields.aaid!)) }) else {
+            throw .UserNotRegisteredInServer(cause: SDKMessage("\(username) has no matching authenticator on this device"))
+        }
+        let context: String
+        do { context = try UAFMessageCodec.encodeObject(Context(username: username, aaid: fields.aaid.map { [$0] })) } catch { throw .Unknown(cause: error) }
+        let headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
+        let message = try await core.fetchUAFRequest(path: core.configuration.deregistrationRequestPath, op: .deregistration,
+                                                     context: context, headers: headers)
+        let requests: [DeregistrationRequest]
+        do { requests = try UAFMessageCodec.decode(DeregistrationRequest.self, from: message) } catch {
+            throw .FidoError(errorCode: .protocolError, cause: error)
+        }
+        // uaf-spec §1.4: an empty AAID means every registration for this appID, an empty KeyID every key of the AAID.
+        let named = requests.flatMap(\.authenticators)
+        let removed = data.registrations.filter { registration in
+            registration.username == username && named.contains { entry in
+                entry.aaid.isEmpty || (AAID.equal(entry.aaid, registration.aaid) && (entry.keyID.isEmpty || entry.keyID == registration.keyID))
+            }
+        }
+        do {
+            for registration in removed { try await core.keyStore.deleteKey(alias: registration.keyAlias) }
+            try await core.updateState { state in
+                state.registrations.removeAll { removed.contains($0) }
+                if !state.registrations.contains(where: { $0.username == username }) { state.accounts.removeAll { $0.username == username } }
+            }
+            if !core.mirror.snapshot.registrations.contains(where: { $0.username == username && AAID.equal($0.aaid, AuthenticatorAaid.Pin.rawValue) }) {
+                try await core.pins.remove(username: username)
+            }
+        } catch {
+            throw .Unknown(cause: error)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The request context of every route: the peer address (for rate limits and the trusted-proxy rule) and the
+/// principal that ``AuthorizationMiddleware`` established on protected routes.
+public struct ServerRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+    public var principal: Principal?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+        principal = nil
+    }
+
+    /// The peer's IP address as text, or nil (e.g. in-process tests).
+    var peerIP: String? { remoteAddress?.ipAddress }
+}
+
+/// Establishes who is calling a protected route, or answers 401 itself. It accepts, in this order:
+/// 1. `Authorization: Bearer <jwt>`: a token this server issued (its key id names our key; the session it names
+///    must be live) or a relying-party token (verified against the configured keys);
+/// 2. the session cookie from a prior UAF authentication;
+/// 3. the trusted proxy's header, only from the configured peer addresses.
+/// A credential that is present but invalid is refused outright, never skipped in favour of the next one, so a
+/// forged token cannot fall through to a weaker check. Whether the principal may act for the username in the
+/// body is the handler's decision (403), since only it has read the body.
+struct AuthorizationMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let authorizer: Authorizer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        do {
+            context.principal = try await authorizer.principal(for: request, peerIP: context.peerIP)
+        } catch {
+            authorizer.logger.notice("401 \(request.method) \(request.uri.path): \(error.detail)")
+            return ErrorBody.response(.unauthorized, error: "unauthorized",
+                                      message: "Valid credentials are required: a bearer token or a session.",
+                                      headers: [.wwwAuthenticate: "Bearer"])
+        }
+        return try await next(request, context)
+    }
+}
+
+/// The credential checks, shared by the middleware and the handlers that authorize inside the body (deregistration).
+struct Authorizer: Sendable {
+    let configuration: ServerConfiguration.Authorization
+    let relyingParty: RelyingPartyTokenVerifier?
+    let issuer: TokenIssuer
+    let sessions: SessionStore
+    let cookieName: String
+    let clock: @Sendable () -> Date
+    let logger: Logger
+
+    func principal(for request: Request, peerIP: String?) async throws(AuthorizationFailure) -> Principal {
+        if let authorization = request.headers[.authorization] {
+            guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+                throw .unauthenticated("Authorization header is not a bearer token")
+            }
+            let token = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            if issuer.isOurs(token) { return try await sessionPrincipal(jwt: token) }
+            guard let relyingParty else { throw .unauthenticated("no relying-party JWT keys are configured") }
+            return try await relyingParty.principal(token: token, now: clock())
+        }
+        if let token = Self.cookie(named: cookieName, in: request.headers[values: .cookie]) {
+            let session: SessionRecord?
+            do { session = try await sessions.session(token: token, now: clock()) } catch {
+                throw .unauthenticated("session lookup failed: \(error)")
+            }
+            guard let session else { throw .unauthenticated("session cookie is unknown, expired or revoked") }
+            return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false)
+        }
+        if let proxy = configuration.trustedProxy, let name = HTTPField.Name(proxy.header), let value = request.headers[name] {
+            // The header is believed only from the proxy itself; from anyone else it is a forgery attempt.
+            guard let peerIP, proxy.addresses.contains(peerIP) else {
+                throw .unauthenticated("\(proxy.header) from untrusted peer \(peerIP ?? "unknown")")
+            }
+            guard !value.isEmpty else { throw .unauthenticated("\(proxy.header) is empty") }
+            return Principal(source: .trustedProxy, subject: value, isAdmin: false)
+        }
+        if configuration.developmentMode { return Principal(source: .development, subject: nil, isAdmin: false) }
+        throw .unauthenticated("no credentials")
+    }
+
+    private func sessionPrincipal(jwt: String) async throws(AuthorizationFailure) -> Principal {
+        let claims = try await issuer.verify(jwt, now: clock())
+        let session: SessionRecord?
+        do { session = try await sessions.session(id: claims.sid, now: clock()) } catch {
+            throw .unauthenticated("session lookup failed: \(error)")
+        }
+        guard let session, session.username == claims.sub else { throw .unauthenticated("the token's session is expired or revoked") }
+        return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false)
+    }
+
+    static func cookie(named name: String, in headers: [String]) -> String? {
+        for header in headers {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name {
+                    return parts[1].trimmingCharacters(in: .whitespaces)
+                }
+            }
+        }
+        return nil
+    }
+}
+
+/// The JSON body of every non-UAF error answer (401, 403, 404, 429, …): `{"error": …, "message": …}`.
+struct ErrorBody: Codable {
+    var error: String
+    var message: String
+
+    static func response(_ status: HTTPResponse.Status, error: String, message: String, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = "application/json"
+        fields[.cacheControl] = "no-store"
+        let data = (try? JSONEncoder().encode(ErrorBody(error: error, message: message))) ?? Data()
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

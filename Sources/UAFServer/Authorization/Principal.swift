@@ -1,0 +1,76 @@
+import Foundation
+
+/// Who is calling a protected endpoint, established by ``AuthorizationMiddleware`` before the handler runs.
+public struct Principal: Sendable, Equatable {
+    public enum Source: Sendable, Equatable {
+        /// A JWT from the relying party's backend.
+        case relyingPartyToken
+        /// A session from a prior UAF authentication on this server (its cookie or its JWT); carries the session id.
+        case session(id: String)
+        /// A trusted reverse proxy's header.
+        case trustedProxy
+        /// Development mode: nobody was checked.
+        case development
+    }
+
+    public var source: Source
+    /// The username the credential speaks for; nil only in development mode.
+    public var subject: String?
+    /// May act for any username (a relying-party token with the configured admin scope).
+    public var isAdmin: Bool
+
+    /// Whether this principal may act for `username`. Usernames compare byte for byte: no case folding or
+    /// normalisation, because the relying party decides what a username is and two spellings are two users.
+    public func mayActFor(_ username: String) -> Bool {
+        if source == .development || isAdmin { return true }
+        return subject.map { Array($0.utf8) == Array(username.utf8) } ?? false
+    }
+}
+
+/// A refusal of a protected call: 401 without acceptable credentials, 403 when the credentials speak for
+/// someone else. The client gets a generic JSON body; `detail` goes to the log only.
+struct AuthorizationFailure: Error {
+    enum Kind { case unauthenticated, forbidden }
+    let kind: Kind
+    let detail: String
+    static func unauthenticated(_ detail: String) -> Self { Self(kind: .unauthenticated, detail: detail) }
+    static func forbidden(_ detail: String) -> Self { Self(kind: .forbidden, detail: detail) }
+}
+
+/// Any JSON value, for reading JWT claims whose names come from configuration.
+enum JSONValue: Codable, Sendable, Equatable {
+    case string(String), number(Double), bool(Bool), array([JSONValue]), object([String: JSONValue]), null
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
+        else if let v = try? c.decode(Double.self) { self = .number(v) }
+        else if let v = try? c.decode(String.self) { self = .string(v) }
+        else if let v = try? c.decode([JSONValue].self) { self = .array(v) }
+        else { self = .object(try c.decode([String: JSONValue].self)) }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .string(let v): try c.encode(v)
+        case .number(let v): try c.encode(v)
+        case .bool(let v): try c.encode(v)
+        case .array(let v): try c.encode(v)
+        case .object(let v): try c.encode(v)
+        case .null: try c.encodeNil()
+        }
+    }
+
+    var string: String? { if case .string(let v) = self { return v }; return nil }
+    var number: Double? { if case .number(let v) = self { return v }; return nil }
+    /// A string, or the strings of an array (how `aud` and `scp` may be written).
+    var strings: [String]? {
+        switch self {
+        case .string(let v): return [v]
+        case .array(let values): let strings = values.compactMap(\.string); return strings.count == values.count ? strings : nil
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Crypto
+import Foundation
+import JOSE
+import JWTKit
+import UAF
+
+/// The claims of the JWT this server issues after a successful authentication. A relying party verifies it
+/// with the keys at `/.well-known/jwks.json`; this server also accepts it as a session credential.
+public struct IssuedTokenClaims: JWTPayload, Equatable {
+    public var iss: String
+    public var sub: String
+    public var aud: String?
+    public var iat: Int64
+    public var exp: Int64
+    /// When the user verified on the authenticator (the UAF authentication), seconds since the epoch.
+    public var auth_time: Int64
+    /// The session this token belongs to; revoking the session revokes the token.
+    public var sid: String
+    public var aaid: String
+    public var keyid: String
+    /// base64url SHA-256 of the confirmed transaction content, present only when a transaction was confirmed.
+    public var txn_hash: String?
+
+    /// Claims are checked explicitly by ``TokenIssuer/verify(_:now:)`` with the server's clock.
+    public func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// Signs the tokens a successful authentication hands out (ES256 with the server's P-256 key) and publishes the
+/// verification key as a JWKS. The key is the configured PEM, or one generated once and shared via the database.
+public struct TokenIssuer: Sendable {
+    public let kid: String
+    let issuer: String
+    let audience: String?
+    let lifetime: TimeInterval
+    private let publicKey: P256.Signing.PublicKey
+    private let keys: JWTKeyCollection
+
+    init(privateKeyPEM: String, issuer: String, audience: String?, lifetime: TimeInterval) async throws {
+        let key: P256.Signing.PrivateKey
+        do { key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM) } catch {
+            throw ServerConfiguration.ConfigurationError.invalid("the token signing key is not a PEM P-256 private key")
+        }
+        publicKey = key.publicKey
+        kid = JOSE.JWK(publicKey: key.publicKey).thumbprint
+        keys = JWTKeyCollection()
+        await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: JWKIdentifier(string: kid))
+        self.issuer = issuer; self.audience = audience; self.lifetime = lifetime
+    }
+
+    static func load(_ configuration: ServerConfiguration.Tokens, issuer: String, stores: Stores, now: Date) async throws -> TokenIssuer {
+        let pem: String
+        if let path = configuration.signingKeyPath {
+            guard let data = FileManager.default.contents(atPath: path) else { throw ServerConfiguration.ConfigurationError.unreadable(path) }
+            pem = String(decoding: data, as: UTF8.self)
+        } else {
+            let candidate = P256.Signing.PrivateKey()
+            pem = try await stores.signingKeys.sharedKey(candidate: (JOSE.JWK(publicKey: candidate.publicKey).thumbprint, candidate.pemRepresentation), now: now).pem
+        }
+        return try await TokenIssuer(privateKeyPEM: pem, issuer: configuration.issuer ?? issuer, audience: configuration.audience,
+                                     lifetime: TimeInterval(configuration.tokenLifetimeSeconds))
+    }
+
+    /// The JWKS served at `/.well-known/jwks.json`.
+    public var jwks: JWKSDocument { JWKSDocument(keys: [JOSE.JWK(publicKey: publicKey, kid: kid, use: "sig", alg: "ES256")]) }
+
+    func issue(session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8]) async throws -> String {
+        let now = authenticatedAt.timeIntervalSince1970
+        let claims = IssuedTokenClaims(
+            iss: issuer, sub: session.username, aud: audience, iat: Int64(now), exp: Int64(now + min(lifetime, session.expiresAt.timeIntervalSince(authenticatedAt))),
+            auth_time: Int64(now), sid: session.id, aaid: session.aaid, keyid: session.keyID,
+            txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash))
+        return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
+    }
+
+    /// Verifies a token this server issued: signature, issuer and expiry (no leeway: we wrote `exp` ourselves).
+    /// The caller still checks that the session `sid` is live.
+    func verify(_ token: String, now: Date) async throws(AuthorizationFailure) -> IssuedTokenClaims {
+        let claims: IssuedTokenClaims
+        do { claims = try await keys.verify(token, as: IssuedTokenClaims.self) } catch {
+            throw .unauthenticated("server token rejected: \(error)")
+        }
+        guard claims.iss == issuer else { throw .unauthenticated("server token has the wrong issuer") }
+        guard Double(claims.exp) > now.timeIntervalSince1970 else { throw .unauthenticated("server token expired") }
+        return claims
+    }
+
+    /// Whether `token` names this server's key in its header (so it is ours to verify, not the relying party's).
+    func isOurs(_ token: String) -> Bool {
+        guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
+              let data = Base64URL.decode(String(header)),
+              let fields = try? JSONDecoder().decode([String: JSONValue].self, from: data) else { return false }
+        return fields["kid"]?.string == kid
+    }
+}
+
+/// A JSON Web Key Set (RFC 7517 §5).
+public struct JWKSDocument: Codable, Sendable, Equatable {
+    public var keys: [JOSE.JWK]
+    public init(keys: [JOSE.JWK]) { self.keys = keys }
+}

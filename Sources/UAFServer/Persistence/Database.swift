@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresKit
+import PostgresNIO
+import SQLKit
+import SQLiteKit
+import SQLiteNIO
+
+/// The one SQL layer every store is written against (vapor/sql-kit): an embedded SQLite file, or a PostgreSQL
+/// server shared by several instances. Stores write portable SQL only: `TEXT` and `BIGINT` columns (times are
+/// epoch milliseconds, keys base64url text), `INSERT … ON CONFLICT DO NOTHING` for duplicates, `DELETE … RETURNING`
+/// and conditional `UPDATE … RETURNING` for once-only and compare-and-set changes. Both engines make each such
+/// statement atomic, which is what lets two instances share one database safely.
+public final class StoreDatabase: Sendable {
+    public enum Engine: String, Sendable { case sqlite, postgres }
+
+    public let engine: Engine
+    private let backing: Backing
+    private let logger: Logger
+
+    private enum Backing: Sendable {
+        case sqlite(SQLiteConnection)
+        case postgres(PostgresClient, Task<Void, Never>)
+    }
+
+    private init(engine: Engine, backing: Backing, logger: Logger) {
+        self.engine = engine; self.backing = backing; self.logger = logger
+    }
+
+    /// Opens the configured database and brings its schema up to date (``Migrations``).
+    public static func open(_ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database")) async throws -> StoreDatabase {
+        let database: StoreDatabase
+        switch configuration {
+        case .sqliteInMemory:
+            database = StoreDatabase(engine: .sqlite, backing: .sqlite(try await SQLiteConnection.open(storage: .memory)), logger: logger)
+        case .sqlite(let path):
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            }
+            let connection = try await SQLiteConnection.open(storage: .file(path: path))
+            database = StoreDatabase(engine: .sqlite, backing: .sqlite(connection), logger: logger)
+            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] {
+                _ = try await connection.query(pragma)
+            }
+        case .postgres(let url, let poolSize):
+            let client = PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize), backgroundLogger: logger)
+            let task = Task { await client.run() }
+            database = StoreDatabase(engine: .postgres, backing: .postgres(client, task), logger: logger)
+        }
+        do {
+            try await Migrations.run(on: database, logger: logger)
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        return database
+    }
+
+    /// Translates a `postgres://user:password@host:port/database?sslmode=…` URL (libpq's form) into the pool's
+    /// configuration. `sslmode=disable` is honoured only because the operator wrote it: the default prefers TLS.
+    static func postgresConfiguration(url: String, poolSize: Int) throws -> PostgresClient.Configuration {
+        let parsed: SQLPostgresConfiguration
+        do { parsed = try SQLPostgresConfiguration(url: url) } catch {
+            throw ServerConfiguration.ConfigurationError.invalid("database URL is not a usable postgres:// URL: \(error)")
+        }
+        let core = parsed.coreConfiguration
+        let tls: PostgresClient.Configuration.TLS
+        switch (core.tls.isEnforced, core.tls.isAllowed, core.tls.sslContext) {
+        case (true, _, let context?): tls = .require(context.configuration)
+        case (false, true, let context?): tls = .prefer(context.configuration)
+        default: tls = .disable
+        }
+        guard let host = core.host, let port = core.port else {
+            throw ServerConfiguration.ConfigurationError.invalid("database URL needs a host")
+        }
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: core.username,
+                                                         password: core.password, database: core.database, tls: tls)
+        configuration.options.maximumConnections = poolSize
+        configuration.options.minimumConnections = 0
+        return configuration
+    }
+
+    /// Runs `body` with a database handle. On PostgreSQL the handle is one pooled connection for the whole body,
+    /// so statements in it run in order on one session (what ``transaction(_:)`` needs).
+    public func run<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        switch backing {
+        case .sqlite(let connection):
+            return try await body(connection.sql())
+        case .postgres(let client, _):
+            return try await client.withConnection { connection in try await body(connection.sql()) }
+        }
+    }
+
+    /// Runs `body` inside one transaction on one connection. Used only at start-up (migrations) on SQLite, where
+    /// the single shared connection is not yet serving requests; on PostgreSQL it is safe at any time.
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await run { sql in
+            try await sql.raw(SQLQueryString(engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN")).run()
+            do {
+                let result = try await body(sql)
+                try await sql.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await sql.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
+    public func close() async throws {
+        switch backing {
+        case .sqlite(let connection): try await connection.close()
+        case .postgres(_, let task): task.cancel(); await task.value
+        }
+    }
+}
+
+/// Epoch milliseconds, the one time representation in every table.
+extension Date {
+    var epochMillis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    init(epochMillis: Int64) { self.init(timeIntervalSince1970: TimeInterval(epochMillis) / 1000) }
+}

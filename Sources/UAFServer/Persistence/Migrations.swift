@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import SQLKit
+
+/// The schema, as numbered migrations applied once each at start-up, in order, inside one transaction, and
+/// recorded in `mauth_migrations`. A migration is never edited after it shipped: a change is a new number.
+/// Several instances starting together on PostgreSQL serialise on an advisory lock, so each migration runs once.
+enum Migrations {
+    struct Migration: Sendable {
+        let version: Int
+        let name: String
+        let statements: [String]
+    }
+
+    /// Portable DDL only (TEXT and BIGINT): the same statements run on SQLite and PostgreSQL.
+    static let all: [Migration] = [
+        Migration(version: 1, name: "uaf requests and registrations", statements: [
+            """
+            CREATE TABLE uaf_requests (
+                id TEXT PRIMARY KEY, operation TEXT NOT NULL, challenge TEXT NOT NULL, username TEXT,
+                policy TEXT NOT NULL, transactions TEXT NOT NULL, expires_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX uaf_requests_by_expiry ON uaf_requests(expires_at)",
+            "CREATE INDEX uaf_requests_by_username ON uaf_requests(username)",
+            """
+            CREATE TABLE registrations (
+                aaid TEXT NOT NULL, key_id TEXT NOT NULL, username TEXT NOT NULL, public_key TEXT NOT NULL,
+                public_key_encoding BIGINT NOT NULL, signature_algorithm BIGINT NOT NULL, sign_counter BIGINT NOT NULL,
+                registration_counter BIGINT NOT NULL, authenticator_version BIGINT NOT NULL, attestation_type BIGINT NOT NULL,
+                created_at BIGINT NOT NULL, PRIMARY KEY (aaid, key_id))
+            """,
+            "CREATE INDEX registrations_by_username ON registrations(username)",
+        ]),
+        Migration(version: 2, name: "sessions, signing keys and status records", statements: [
+            """
+            CREATE TABLE sessions (
+                token_hash TEXT PRIMARY KEY, id TEXT NOT NULL UNIQUE, username TEXT NOT NULL, aaid TEXT NOT NULL,
+                key_id TEXT NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, revoked_at BIGINT)
+            """,
+            "CREATE INDEX sessions_by_username ON sessions(username)",
+            "CREATE INDEX sessions_by_expiry ON sessions(expires_at)",
+            """
+            CREATE TABLE signing_keys (
+                kid TEXT PRIMARY KEY, private_key_pem TEXT NOT NULL, created_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE status_records (
+                session_id TEXT PRIMARY KEY, status TEXT NOT NULL, username TEXT, operation TEXT NOT NULL,
+                uaf_status_code BIGINT, asm_status_code BIGINT, client_error_code BIGINT, authenticators TEXT NOT NULL,
+                updated_at BIGINT NOT NULL, expires_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX status_records_by_expiry ON status_records(expires_at)",
+        ]),
+    ]
+
+    static func run(on database: StoreDatabase, logger: Logger) async throws {
+        try await database.transaction { sql in
+            if database.engine == .postgres {
+                // One instance migrates at a time; the lock is released with the transaction.
+                try await sql.raw("SELECT pg_advisory_xact_lock(7263570001)").run()
+            }
+            try await sql.raw("""
+                CREATE TABLE IF NOT EXISTS mauth_migrations (
+                    version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)
+                """).run()
+            let applied = Set(try await sql.raw("SELECT version FROM mauth_migrations").all().map {
+                try $0.decode(column: "version", as: Int64.self)
+            })
+            for migration in all where !applied.contains(Int64(migration.version)) {
+                for statement in migration.statements { try await sql.raw(SQLQueryString(statement)).run() }
+                try await sql.raw("""
+                    INSERT INTO mauth_migrations (version, name, applied_at)
+                    VALUES (\(bind: Int64(migration.version)), \(bind: migration.name), \(bind: Date().epochMillis))
+                    """).run()
+                logger.info("database migration \(migration.version) applied: \(migration.name)")
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import SQLKit
+import UAF
+
+/// A stored registration (uaf-spec §5, Registration step 4).
+public struct RegistrationRecord: Sendable, Equatable {
+    public var username: String
+    public var aaid: String
+    public var keyID: String
+    public var publicKey: [UInt8]
+    public var publicKeyEncoding: PublicKeyEncoding
+    public var signatureAlgorithm: SignatureAlgorithm
+    public var signCounter: UInt32
+    public var registrationCounter: UInt32
+    public var authenticatorVersion: UInt16
+    public var attestationType: AttestationType
+    public var createdAt: Date
+
+    public init(_ verified: VerifiedRegistration, createdAt: Date) {
+        username = verified.username; aaid = AAID.normalized(verified.aaid); keyID = verified.keyID
+        publicKey = verified.publicKey; publicKeyEncoding = verified.publicKeyEncoding
+        signatureAlgorithm = verified.signatureAlgorithm; signCounter = verified.signCounter
+        registrationCounter = verified.registrationCounter; authenticatorVersion = verified.authenticatorVersion
+        attestationType = verified.attestationType; self.createdAt = createdAt
+    }
+
+    public init(username: String, aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding,
+                signatureAlgorithm: SignatureAlgorithm, signCounter: UInt32, registrationCounter: UInt32,
+                authenticatorVersion: UInt16, attestationType: AttestationType, createdAt: Date) {
+        self.username = username; self.aaid = aaid; self.keyID = keyID; self.publicKey = publicKey
+        self.publicKeyEncoding = publicKeyEncoding; self.signatureAlgorithm = signatureAlgorithm
+        self.signCounter = signCounter; self.registrationCounter = registrationCounter
+        self.authenticatorVersion = authenticatorVersion; self.attestationType = attestationType; self.createdAt = createdAt
+    }
+
+    var registeredKey: RegisteredKey {
+        RegisteredKey(aaid: aaid, keyID: keyID, username: username, publicKey: publicKey, publicKeyEncoding: publicKeyEncoding, signCounter: signCounter)
+    }
+}
+
+/// Registered authenticator keys, keyed by (AAID, KeyID).
+public struct RegistrationStore: Sendable {
+    let database: StoreDatabase
+
+    /// Inserts registrations all-or-nothing; throws ``StoreError/duplicateRegistration`` when any (AAID, KeyID)
+    /// exists. Duplicates are found with `ON CONFLICT DO NOTHING RETURNING`, never by reading error text: the rows
+    /// this statement did insert are removed again before the error is thrown, so a response that names one
+    /// registered key stores none of its keys.
+    public func insert(_ records: [RegistrationRecord]) async throws {
+        guard !records.isEmpty else { return }
+        let inserted = try await database.run { sql in
+            var query = SQLQueryString("""
+                INSERT INTO registrations (aaid, key_id, username, public_key, public_key_encoding, signature_algorithm,
+                    sign_counter, registration_counter, authenticator_version, attestation_type, created_at) VALUES
+                """)
+            for (index, r) in records.enumerated() {
+                let row: SQLQueryString = """
+                    (\(bind: AAID.normalized(r.aaid)), \(bind: r.keyID), \(bind: r.username), \(bind: Base64URL.encode(r.publicKey)),
+                     \(bind: Int64(r.publicKeyEncoding.rawValue)), \(bind: Int64(r.signatureAlgorithm.rawValue)), \(bind: Int64(r.signCounter)),
+                     \(bind: Int64(r.registrationCounter)), \(bind: Int64(r.authenticatorVersion)), \(bind: Int64(r.attestationType.rawValue)),
+                     \(bind: r.createdAt.epochMillis))
+                    """
+                query = index == 0 ? query + " " + row : query + ", " + row
+            }
+            query = query + " ON CONFLICT DO NOTHING RETURNING aaid, key_id"
+            return try await sql.raw(query).all().map { (try $0.decode(column: "aaid", as: String.self), try $0.decode(column: "key_id", as: String.self)) }
+        }
+        guard inserted.count == records.count else {
+            for (aaid, keyID) in inserted { _ = try await delete(aaid: aaid, keyID: keyID) }
+            throw StoreError.duplicateRegistration
+        }
+    }
+
+    public func registration(aaid: String, keyID: String) async throws -> RegistrationRecord? {
+        try await database.run { sql in
+            try await sql.raw("SELECT * FROM registrations WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID)").first()
+        }.map(Self.record)
+    }
+
+    public func registrations(username: String) async throws -> [RegistrationRecord] {
+        try await database.run { sql in
+            try await sql.raw("SELECT * FROM registrations WHERE username = \(bind: username) ORDER BY created_at, aaid, key_id").all()
+        }.map(Self.record)
+    }
+
+    /// Sets the counter only if it still is `from`; returns false if another request changed it first.
+    public func updateSignCounter(aaid: String, keyID: String, from: UInt32, to: UInt32) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw("""
+                UPDATE registrations SET sign_counter = \(bind: Int64(to))
+                WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID) AND sign_counter = \(bind: Int64(from))
+                RETURNING key_id
+                """).first() != nil
+        }
+    }
+
+    /// Deletes one registration; returns whether it existed.
+    public func delete(aaid: String, keyID: String) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw("""
+                DELETE FROM registrations WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID) RETURNING key_id
+                """).first() != nil
+        }
+    }
+
+    /// Deletes `username`'s registrations, all of them or those of the given AAIDs or KeyIDs, in one statement;
+    /// returns what was deleted.
+    public func delete(username: String, aaids: [String]? = nil, keyIDs: [String]? = nil) async throws -> [RegistrationRecord] {
+        try await database.run { sql in
+            var query: SQLQueryString = "DELETE FROM registrations WHERE username = \(bind: username)"
+            // An empty list selects nothing (never "everything"): callers pass nil for "all".
+            if let aaids { query += aaids.isEmpty ? " AND 1 = 0" : " AND aaid IN (\(binds: aaids.map(AAID.normalized)))" }
+            if let keyIDs { query += keyIDs.isEmpty ? " AND 1 = 0" : " AND key_id IN (\(binds: keyIDs))" }
+            return try await sql.raw(query + " RETURNING *").all()
+        }.map(Self.record).sorted { ($0.aaid, $0.keyID) < ($1.aaid, $1.keyID) }
+    }
+
+    private static func record(_ row: any SQLRow) throws -> RegistrationRecord {
+        guard let attestation = AttestationType(rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "attestation_type", as: Int64.self))),
+              let publicKey = Base64URL.decode(try row.decode(column: "public_key", as: String.self)) else {
+            throw StoreError.malformedRow("registrations")
+        }
+        return RegistrationRecord(
+            username: try row.decode(column: "username", as: String.self), aaid: try row.decode(column: "aaid", as: String.self),
+            keyID: try row.decode(column: "key_id", as: String.self), publicKey: Array(publicKey),
+            publicKeyEncoding: PublicKeyEncoding(rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "public_key_encoding", as: Int64.self))),
+            signatureAlgorithm: SignatureAlgorithm(rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "signature_algorithm", as: Int64.self))),
+            signCounter: UInt32(truncatingIfNeeded: try row.decode(column: "sign_counter", as: Int64.self)),
+            registrationCounter: UInt32(truncatingIfNeeded: try row.decode(column: "registration_counter", as: Int64.self)),
+            authenticatorVersion: UInt16(truncatingIfNeeded: try row.decode(column: "authenticator_version", as: Int64.self)),
+            attestationType: attestation, createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)))
+    }
+}

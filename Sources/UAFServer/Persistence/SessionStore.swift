@@ -1,0 +1,99 @@
+import Crypto
+import Foundation
+import SQLKit
+import UAF
+
+/// A session opened by a successful UAF authentication.
+public struct SessionRecord: Sendable, Equatable {
+    /// Public identifier (the `sid` claim of the issued JWT); not a credential.
+    public var id: String
+    public var username: String
+    public var aaid: String
+    public var keyID: String
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var revokedAt: Date?
+}
+
+/// Sessions. The session token (the cookie value) is a 256-bit random secret that is stored only as its SHA-256
+/// hash, so a copy of the database does not let anyone sign in. A session is usable while it is neither expired
+/// nor revoked; every instance sees the same rows.
+public struct SessionStore: Sendable {
+    let database: StoreDatabase
+
+    static func hash(_ token: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Data(token.utf8)))) }
+
+    /// Opens a session and returns its secret token with the record.
+    public func create(username: String, aaid: String, keyID: String, now: Date, lifetime: TimeInterval) async throws -> (token: String, record: SessionRecord) {
+        let token = RandomToken.make(32)
+        let record = SessionRecord(id: RandomToken.make(16), username: username, aaid: AAID.normalized(aaid), keyID: keyID,
+                                   createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil)
+        try await database.run { sql in
+            try await sql.raw("""
+                INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at)
+                VALUES (\(bind: Self.hash(token)), \(bind: record.id), \(bind: record.username), \(bind: record.aaid),
+                        \(bind: record.keyID), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis))
+                """).run()
+        }
+        return (token, record)
+    }
+
+    /// The live session whose token is `token`, or nil (unknown, expired or revoked).
+    public func session(token: String, now: Date) async throws -> SessionRecord? {
+        try await live(where: "token_hash = \(bind: Self.hash(token))", now: now)
+    }
+
+    /// The live session with public id `id`, or nil.
+    public func session(id: String, now: Date) async throws -> SessionRecord? {
+        try await live(where: "id = \(bind: id)", now: now)
+    }
+
+    private func live(where condition: SQLQueryString, now: Date) async throws -> SessionRecord? {
+        try await database.run { sql in
+            try await sql.raw("""
+                SELECT * FROM sessions WHERE \(condition) AND revoked_at IS NULL AND expires_at > \(bind: now.epochMillis)
+                """).first()
+        }.map(Self.record)
+    }
+
+    /// Revokes one session; returns whether a live one was revoked.
+    public func revoke(id: String, now: Date) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw("""
+                UPDATE sessions SET revoked_at = \(bind: now.epochMillis) WHERE id = \(bind: id) AND revoked_at IS NULL RETURNING id
+                """).first() != nil
+        }
+    }
+
+    /// Revokes every live session of `username` (after deregistration of all keys, or by an administrator).
+    public func revokeAll(username: String, now: Date) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("""
+                UPDATE sessions SET revoked_at = \(bind: now.epochMillis) WHERE username = \(bind: username) AND revoked_at IS NULL RETURNING id
+                """).all().count
+        }
+    }
+
+    public func purge(expiredBefore date: Date) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("DELETE FROM sessions WHERE expires_at < \(bind: date.epochMillis) RETURNING id").all().count
+        }
+    }
+
+    private static func record(_ row: any SQLRow) throws -> SessionRecord {
+        SessionRecord(
+            id: try row.decode(column: "id", as: String.self), username: try row.decode(column: "username", as: String.self),
+            aaid: try row.decode(column: "aaid", as: String.self), keyID: try row.decode(column: "key_id", as: String.self),
+            createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+            expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
+            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(epochMillis:)))
+    }
+}
+
+/// Random identifiers and secrets: base64url of `bytes` bytes from the system CSPRNG.
+enum RandomToken {
+    static func make(_ bytes: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+}

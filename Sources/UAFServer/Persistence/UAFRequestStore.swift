@@ -1,0 +1,102 @@
+import Foundation
+import SQLKit
+import UAF
+
+/// An issued UAF request awaiting its response. Its id travels as `serverData`.
+public struct ChallengeRecord: Sendable, Equatable {
+    public var id: String
+    public var operation: UAFOperation
+    public var challenge: String
+    public var username: String?
+    /// The Policy sent.
+    public var policy: Policy
+    public var transactions: [Transaction]
+    public var expiresAt: Date
+
+    public init(id: String, operation: UAFOperation, challenge: String, username: String?, policy: Policy, transactions: [Transaction], expiresAt: Date) {
+        self.id = id; self.operation = operation; self.challenge = challenge; self.username = username
+        self.policy = policy; self.transactions = transactions; self.expiresAt = expiresAt
+    }
+}
+
+/// Why a store refused or failed.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// (AAID, KeyID) is already registered.
+    case duplicateRegistration
+    /// A row could not be read back; the message says which.
+    case malformedRow(String)
+
+    public var description: String {
+        switch self {
+        case .duplicateRegistration: return "this (AAID, KeyID) is already registered"
+        case .malformedRow(let detail): return "malformed row: \(detail)"
+        }
+    }
+}
+
+/// Issued UAF requests (their challenges). ``consume(id:)`` is one `DELETE … RETURNING`, so a request is answered
+/// at most once across every instance sharing the database.
+public struct UAFRequestStore: Sendable {
+    let database: StoreDatabase
+
+    public func insert(_ record: ChallengeRecord) async throws {
+        let policy = try JSONCoding.string(record.policy), transactions = try JSONCoding.string(record.transactions)
+        try await database.run { sql in
+            try await sql.raw("""
+                INSERT INTO uaf_requests (id, operation, challenge, username, policy, transactions, expires_at)
+                VALUES (\(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username),
+                        \(bind: policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis))
+                """).run()
+        }
+    }
+
+    /// Removes and returns the request with `id` (once only), whether or not it has expired.
+    public func consume(id: String) async throws -> ChallengeRecord? {
+        let row = try await database.run { sql in
+            try await sql.raw("""
+                DELETE FROM uaf_requests WHERE id = \(bind: id)
+                RETURNING operation, challenge, username, policy, transactions, expires_at
+                """).first()
+        }
+        guard let row else { return nil }
+        guard let operation = UAFOperation(rawValue: try row.decode(column: "operation", as: String.self)) else {
+            throw StoreError.malformedRow("uaf_requests.operation")
+        }
+        return ChallengeRecord(
+            id: id, operation: operation, challenge: try row.decode(column: "challenge", as: String.self),
+            username: try row.decode(column: "username", as: String?.self),
+            policy: try JSONCoding.value(Policy.self, try row.decode(column: "policy", as: String.self)),
+            transactions: try JSONCoding.value([Transaction].self, try row.decode(column: "transactions", as: String.self)),
+            expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)))
+    }
+
+    /// How many unexpired requests are outstanding for `username` (the per-user cap).
+    public func outstanding(username: String, now: Date) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("""
+                SELECT COUNT(*) AS n FROM uaf_requests WHERE username = \(bind: username) AND expires_at >= \(bind: now.epochMillis)
+                """).first()?.decode(column: "n", as: Int.self) ?? 0
+        }
+    }
+
+    /// Removes requests that expired before `date`; returns how many.
+    public func purge(expiredBefore date: Date) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("DELETE FROM uaf_requests WHERE expires_at < \(bind: date.epochMillis) RETURNING id").all().count
+        }
+    }
+}
+
+/// JSON columns: the one place values become column text and back.
+enum JSONCoding {
+    static func string<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+    static func value<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        do { return try JSONDecoder().decode(T.self, from: Data(text.utf8)) } catch {
+            throw StoreError.malformedRow("JSON column of \(T.self)")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Hummingbird
+import NIOConcurrencyHelpers
+
+/// A per-client-address limit on the unauthenticated UAF endpoints: at most `limit` requests per minute window,
+/// then 429 with `Retry-After` until the window ends. The counts live in this instance's memory: a limit guards one
+/// process's capacity, so it need not be shared (several instances behind a balancer each enforce their own).
+/// Requests without a peer address (in-process tests) are not limited.
+struct RateLimitMiddleware: RouterMiddleware {
+    typealias Context = ServerRequestContext
+    let limiter: RateLimiter
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if let peer = context.peerIP, let retryAfter = limiter.admit(peer, now: limiter.clock()) {
+            return ErrorBody.response(.tooManyRequests, error: "rate_limited", message: "Too many requests from this address; retry later.",
+                                      headers: [.retryAfter: String(retryAfter)])
+        }
+        return try await next(request, context)
+    }
+}
+
+final class RateLimiter: Sendable {
+    let limit: Int
+    let clock: @Sendable () -> Date
+    private struct Window { var start: Int64; var counts: [String: Int] }
+    private let state = NIOLockedValueBox(Window(start: 0, counts: [:]))
+
+    init(limit: Int, clock: @escaping @Sendable () -> Date) { self.limit = limit; self.clock = clock }
+
+    /// nil when admitted, else the seconds until the window ends.
+    func admit(_ address: String, now: Date) -> Int? {
+        guard limit > 0 else { return nil }
+        let second = Int64(now.timeIntervalSince1970)
+        let windowStart = second - second % 60
+        return state.withLockedValue { window in
+            if window.start != windowStart { window = Window(start: windowStart, counts: [:]) }  // memory stays bounded
+            let count = window.counts[address, default: 0] + 1
+            window.counts[address] = count
+            return count > limit ? Int(windowStart + 60 - second) : nil
+        }
+    }
+}

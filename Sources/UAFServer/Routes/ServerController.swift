@@ -1,0 +1,37 @@
+import Foundation
+import Hummingbird
+import UAF
+
+/// The server's own resources besides the UAF ceremonies: the Status Service (server-api §B.5), the token
+/// verification keys, and the session (sign-out).
+struct ServerController {
+    let status: StatusService
+    let issuer: TokenIssuer
+    let sessions: SessionStore
+    let clock: @Sendable () -> Date
+    let onRejection: @Sendable (String, ServiceFailure) -> Void
+
+    func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>, router: Router<ServerRequestContext>) {
+        open.post("/nevisfido/status") { request, _ in
+            try await Wire.handle(request, as: StatusService.Query.self, name: "status", onRejection: onRejection) { query in
+                Wire.json(try await status.status(query), contentType: Wire.jsonContentType)
+            } failure: { failure, _ in
+                ErrorBody.response(failure.status == .internalServerError ? .internalServerError : .badRequest,
+                                   error: "bad_request", message: "The body must be {\"sessionId\": \"…\"}.")
+            }
+        }
+        router.get("/.well-known/jwks.json") { _, _ in
+            // Public keys only; caching them briefly is fine for relying parties, but keep one rule for every answer.
+            Wire.json(issuer.jwks, contentType: "application/jwk-set+json")
+        }
+        // Sign-out: revokes the calling session (cookie or this server's JWT); its JWTs stop working at once here,
+        // and a relying party that checks the status of `sid` sees it too.
+        protected.delete("/nevisfido/session") { _, context in
+            guard case .session(let id) = try context.requirePrincipal().source else {
+                return ErrorBody.response(.badRequest, error: "not_a_session", message: "Only a session can sign itself out.")
+            }
+            _ = try await sessions.revoke(id: id, now: clock())
+            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Crypto
+import Foundation
+import UAF
+
+/// In-band authentication and transaction confirmation; a success opens a session and hands out its tokens.
+struct AuthenticationService: Sendable {
+    let environment: ServiceEnvironment
+    let issuer: TokenIssuer
+    let tokens: ServerConfiguration.Tokens
+    private var stores: Stores { environment.stores }
+
+    struct Context: Decodable { var username: String?; var transaction: [Transaction]? }
+
+    /// A success: the UAF answer and the session cookie to set.
+    struct Outcome: Sendable {
+        var response: ServerResponse
+        var setCookie: String?
+    }
+
+    /// Endpoint 3: issues an AuthenticationRequest, optionally for one user (step-up) and with transactions.
+    func request(_ request: GetUAFRequest) async throws -> ReturnUAFRequest {
+        guard request.op == nil || request.op == .authentication else { throw ServiceFailure(.badRequest, "op must be Auth") }
+        let context = try ServiceEnvironment.parseContext(Context.self, request.context)
+        let transactions = context?.transaction ?? []
+        try Self.validate(transactions: transactions)
+        let policy: Policy
+        if let username = context?.username {
+            try ServiceEnvironment.validate(username: username)
+            let registrations = try await stores.registrations.registrations(username: username)
+            guard !registrations.isEmpty else { throw ServiceFailure(.notFound, "no authenticator registered for this user") }
+            policy = Policy(accepted: Dictionary(grouping: registrations, by: \.aaid).sorted { $0.key < $1.key }.map { aaid, records in
+                [MatchCriteria(aaid: [aaid], keyIDs: records.map(\.keyID))]
+            })
+        } else {
+            policy = Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] })
+        }
+        let record = ChallengeRecord(id: environment.newRequestID(), operation: .authentication, challenge: environment.newChallenge(),
+                                     username: context?.username, policy: policy, transactions: transactions,
+                                     expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
+        try await environment.issue(record, status: .clientAuthenticating)
+        let message = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
+                                            challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
+        environment.decide("authentication request", context?.username, 1200,
+                           "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
+        return ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                op: .authentication, lifetimeMillis: environment.lifetimeMillis)
+    }
+
+    static func validate(transactions: [Transaction]) throws {
+        guard transactions.count <= 4 else { throw ServiceFailure(.badRequest, "at most 4 transactions") }
+        for transaction in transactions {
+            guard let content = Base64URL.decode(transaction.content) else { throw ServiceFailure(.badRequest, "transaction content is not base64url") }
+            switch transaction.contentType {
+            case "text/plain":
+                guard let text = String(data: content, encoding: .utf8), !text.isEmpty,
+                      content.count <= ServiceEnvironment.maximumTransactionTextBytes, text.count <= Transaction.maximumTextLength else {
+                    throw ServiceFailure(.badRequest, "text/plain transaction must be 1...\(Transaction.maximumTextLength) UTF-8 characters and at most \(ServiceEnvironment.maximumTransactionTextBytes) bytes")
+                }
+            case "image/png":
+                guard transaction.tcDisplayPNGCharacteristics != nil else {
+                    throw ServiceFailure(.badRequest, "image/png transaction needs tcDisplayPNGCharacteristics")
+                }
+                guard content.count <= ServiceEnvironment.maximumTransactionImageBytes else {
+                    throw ServiceFailure(.badRequest, "image/png transaction larger than \(ServiceEnvironment.maximumTransactionImageBytes) bytes")
+                }
+            default:
+                throw ServiceFailure(.badRequest, "transaction content type must be text/plain or image/png")
+            }
+        }
+    }
+
+    /// Endpoint 4: verifies an AuthenticationResponse, advances the counters, opens a session and answers its
+    /// tokens (a JWT and the session cookie) in `additionalTokens`.
+    func response(_ send: SendUAFResponse) async throws -> Outcome {
+        let (response, record) = try await environment.receive(AuthenticationResponse.self, send, operation: .authentication) { $0.header }
+        let asm = ServiceEnvironment.asmStatusCode(send.context)
+        do {
+            let verified = try await AuthenticationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
+                response, issued: IssuedAuthentication(challenge: record.challenge, policy: record.policy,
+                                                       transactions: record.transactions, username: record.username)
+            ) { aaid, keyID in
+                try await stores.registrations.registration(aaid: aaid, keyID: keyID)?.registeredKey
+            }
+            for result in verified {
+                // Compare-and-set from the counter the verifier compared against: if another request advanced it
+                // meanwhile, this one is a replay.
+                guard try await stores.registrations.updateSignCounter(aaid: result.aaid, keyID: result.keyID,
+                                                                       from: result.previousSignCounter, to: result.signCounter) else {
+                    throw UAFVerificationError(.counterRegression(stored: result.previousSignCounter, received: result.signCounter))
+                }
+            }
+            guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
+            let now = environment.clock()
+            let (sessionToken, session) = try await stores.sessions.create(
+                username: first.username, aaid: first.aaid, keyID: first.keyID, now: now, lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
+            let confirmed = verified.first { $0.mode == .transactionConfirmed }
+            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: confirmed?.transactionContentHash ?? [])
+            let cookie = Self.cookie(name: tokens.cookieName, value: sessionToken, maxAge: tokens.sessionLifetimeSeconds)
+            let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
+            try await environment.finish(record, .succeeded, code: .ok, asm: asm, authenticators: references, username: first.username)
+            environment.decide("authentication", first.username, 1200,
+                               "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(session.id.prefix(8))… opened")
+            return Outcome(
+                response: ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Authenticated \(first.username)",
+                                         additionalTokens: [Token(type: .jwt, value: jwt), Token(type: .httpCookie, value: cookie)]),
+                setCookie: cookie)
+        } catch let error as UAFVerificationError {
+            try await environment.finish(record, .failed, code: error.statusCode, asm: asm, authenticators: [])
+            throw ServiceFailure(error.statusCode, error.description)
+        }
+    }
+
+    /// The session cookie: only over HTTPS, invisible to scripts, never sent on cross-site requests.
+    static func cookie(name: String, value: String, maxAge: Int) -> String {
+        "\(name)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; Secure; SameSite=Strict"
+    }
+}

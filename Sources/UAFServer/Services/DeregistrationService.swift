@@ -1,0 +1,69 @@
+import Foundation
+import UAF
+
+/// Deregistration (uaf-spec §1.4, server-api §B.1): the server deletes the registrations, then answers the
+/// DeregistrationRequest that tells the device which keys to forget. UAF Dereg has no response message.
+struct DeregistrationService: Sendable {
+    let environment: ServiceEnvironment
+    private var stores: Stores { environment.stores }
+
+    /// Our deregistration context: `username`, plus at most one of `aaid` (AAIDs) or `keyIDs` (base64url KeyIDs).
+    /// Without a list every registration of the user is removed.
+    struct Context: Decodable { var username: String?; var aaid: [String]?; var keyIDs: [String]? }
+
+    func request(_ request: GetUAFRequest, principal: Principal) async throws -> ReturnUAFRequest {
+        guard request.op == nil || request.op == .deregistration else { throw ServiceFailure(.badRequest, "op must be Dereg") }
+        guard let context = try ServiceEnvironment.parseContext(Context.self, request.context), let username = context.username else {
+            throw ServiceFailure(.badRequest, "context.username is required")
+        }
+        try ServiceEnvironment.validate(username: username)
+        guard context.aaid == nil || context.keyIDs == nil else { throw ServiceFailure(.badRequest, "give aaid or keyIDs, not both") }
+        guard (context.aaid?.count ?? 0) <= 64, (context.keyIDs?.count ?? 0) <= 64 else { throw ServiceFailure(.badRequest, "at most 64 entries") }
+        // Only the user (a session of theirs) or an administrator removes a user's keys; a relying-party token
+        // for the user is accepted too, since the relying party vouches for the user as it does at registration.
+        guard principal.mayActFor(username) else {
+            throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not deregister \(username)")
+        }
+        let removed = try await stores.registrations.delete(username: username, aaids: context.aaid, keyIDs: context.keyIDs)
+        if try await stores.registrations.registrations(username: username).isEmpty {
+            _ = try await stores.sessions.revokeAll(username: username, now: environment.clock())
+        }
+        let authenticators = removed.map { DeregisterAuthenticator(aaid: $0.aaid, keyID: $0.keyID) }
+        let message = DeregistrationRequest(header: OperationHeader(op: .deregistration, appID: environment.appID, serverData: nil),
+                                            authenticators: authenticators)
+        environment.decide("deregistration", username, 1200,
+                           removed.isEmpty ? "nothing matched" : "removed \(removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", "))")
+        return ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                op: .deregistration, lifetimeMillis: nil)
+    }
+}
+
+/// The Status Service (server-api §B.5): `{"sessionId": …}` in, the record out.
+struct StatusService: Sendable {
+    let environment: ServiceEnvironment
+
+    struct Query: Decodable { var sessionId: String }
+
+    /// The answer's shape, with the Nevis field names.
+    struct Answer: Encodable {
+        var status: String
+        var timestamp: String
+        var userId: String?
+        var uafStatusCode: Int?
+        var asmStatusCode: Int?
+        var clientErrorCode: Int?
+        var authenticators: [StatusRecord.AuthenticatorReference]
+    }
+
+    func status(_ query: Query) async throws -> Answer {
+        let formatter = ISO8601DateFormatter()
+        guard query.sessionId.utf8.count <= 128, let record = try await environment.stores.status.record(sessionId: query.sessionId, now: environment.clock()) else {
+            // Unknown and expired ids answer the same way, so the endpoint does not reveal which ids ever existed.
+            return Answer(status: StatusRecord.Status.unknown.rawValue, timestamp: formatter.string(from: environment.clock()),
+                          userId: nil, uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [])
+        }
+        return Answer(status: record.status.rawValue, timestamp: formatter.string(from: record.updatedAt), userId: record.username,
+                      uafStatusCode: record.uafStatusCode, asmStatusCode: record.asmStatusCode, clientErrorCode: record.clientErrorCode,
+                      authenticators: record.authenticators)
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Removes expired UAF requests, sessions and status records once a minute, so they do not accumulate.
+/// (Expired rows are already refused when read; this only reclaims the space.)
+struct ExpiryPurger: Service {
+    let stores: Stores
+    let clock: @Sendable () -> Date
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                await purgeOnce()
+            }
+        }
+    }
+
+    func purgeOnce() async {
+        let now = clock()
+        do {
+            let requests = try await stores.requests.purge(expiredBefore: now)
+            let sessions = try await stores.sessions.purge(expiredBefore: now)
+            let statuses = try await stores.status.purge(expiredBefore: now)
+            if requests + sessions + statuses > 0 {
+                logger.debug("purged \(requests) UAF request(s), \(sessions) session(s), \(statuses) status record(s)")
+            }
+        } catch {
+            logger.warning("purging expired rows failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import UAF
+
+/// In-band registration: issues RegistrationRequests to authorized callers and verifies RegistrationResponses.
+struct RegistrationService: Sendable {
+    let environment: ServiceEnvironment
+    private var stores: Stores { environment.stores }
+
+    struct Context: Decodable { var username: String?; var policy: String? }
+
+    /// Endpoint 1: issues a RegistrationRequest for the context's username, if `principal` may act for it.
+    func request(_ request: GetUAFRequest, principal: Principal) async throws -> ReturnUAFRequest {
+        guard request.op == nil || request.op == .registration else { throw ServiceFailure(.badRequest, "op must be Reg") }
+        guard let username = try ServiceEnvironment.parseContext(Context.self, request.context)?.username else {
+            throw ServiceFailure(.badRequest, "context.username is required")
+        }
+        try ServiceEnvironment.validate(username: username)
+        // The account-takeover rule: a caller registers keys only for the user its credentials speak for.
+        guard principal.mayActFor(username) else {
+            throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not register \(username)")
+        }
+        // Every authenticator with metadata is accepted; the user's registered keys are disallowed, as in the
+        // spec's example, so a device does not register the same authenticator twice.
+        let existing = try await stores.registrations.registrations(username: username)
+        let disallowed = Dictionary(grouping: existing, by: \.aaid).map { aaid, records in
+            MatchCriteria(aaid: [aaid], keyIDs: records.map(\.keyID))
+        }.sorted { ($0.aaid?.first ?? "") < ($1.aaid?.first ?? "") }
+        let policy = Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] },
+                            disallowed: disallowed.isEmpty ? nil : disallowed)
+        let record = ChallengeRecord(id: environment.newRequestID(), operation: .registration, challenge: environment.newChallenge(),
+                                     username: username, policy: policy, transactions: [],
+                                     expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
+        try await environment.issue(record, status: .clientRegistering)
+        let message = RegistrationRequest(header: OperationHeader(op: .registration, appID: environment.appID, serverData: record.id),
+                                          challenge: record.challenge, username: username, policy: policy)
+        environment.decide("registration request", username, 1200,
+                           "issued challenge \(record.challenge.prefix(10))… valid \(Int(environment.requestLifetime)) s (authorized by \(principal.source))")
+        return ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                op: .registration, lifetimeMillis: environment.lifetimeMillis)
+    }
+
+    /// Endpoint 2: verifies a RegistrationResponse and stores the registrations.
+    func response(_ send: SendUAFResponse) async throws -> ServerResponse {
+        let (response, record) = try await environment.receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
+        let username = record.username ?? ""
+        let asm = ServiceEnvironment.asmStatusCode(send.context)
+        do {
+            let verified = try await RegistrationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
+                response, issued: IssuedRegistration(challenge: record.challenge, username: username, policy: record.policy),
+                now: environment.clock(), isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
+            do {
+                try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock()) })
+            } catch StoreError.duplicateRegistration {
+                // Another response registered the same key between the check and the insert.
+                throw UAFVerificationError(.keyIDAlreadyRegistered)
+            }
+            let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
+            try await environment.finish(record, .succeeded, code: .ok, asm: asm, authenticators: references)
+            let summary = verified.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ")
+            environment.decide("registration", username, 1200, "registered \(summary)")
+            return ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)")
+        } catch let error as UAFVerificationError {
+            try await environment.finish(record, .failed, code: error.statusCode, asm: asm, authenticators: [])
+            throw ServiceFailure(error.statusCode, error.description)
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import UAF
+
+/// A decision the server took, for logs and for the demo's narration.
+public struct ServerDecision: Sendable, CustomStringConvertible {
+    public var operation: String
+    public var username: String?
+    public var statusCode: Int
+    public var detail: String
+    public var description: String {
+        "\(operation)\(username.map { " for \($0)" } ?? ""): \(statusCode) \(detail)"
+    }
+}
+
+/// A rejection with its UAF status code. `detail` goes to the log; the client sees the status code's generic text.
+struct ServiceFailure: Error {
+    let status: UAFStatusCode
+    let detail: String
+    init(_ status: UAFStatusCode, _ detail: String) { self.status = status; self.detail = detail }
+}
+
+/// What every ceremony service shares: the relying party's identity, the stores, the metadata and the clock.
+/// The services are pure orchestration: every protocol check is `UAF`'s.
+struct ServiceEnvironment: Sendable {
+    let identity: AppIdentity
+    let facets: [String]
+    let stores: Stores
+    let metadata: MetadataStore
+    let counterPolicy: RelyingPartyConfiguration.CounterPolicy
+    let requestLifetime: TimeInterval
+    let limits: ServerConfiguration.Limits
+    let clock: @Sendable () -> Date
+    let onDecision: @Sendable (ServerDecision) -> Void
+
+    /// Usernames are limited in bytes, not characters: one "character" can be many code points.
+    static let maximumUsernameBytes = 256
+    /// text/plain transaction content, in UTF-8 bytes (200 characters of up to 4 bytes each).
+    static let maximumTransactionTextBytes = Transaction.maximumTextLength * 4
+    /// image/png transaction content, decoded bytes.
+    static let maximumTransactionImageBytes = 64 * 1024
+
+    var appID: String { identity.appID }
+    var relyingParty: RelyingPartyConfiguration {
+        RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets, counterPolicy: counterPolicy)
+    }
+
+    var lifetimeMillis: Int64 { Int64(requestLifetime * 1000) }
+    var statusRetention: TimeInterval { TimeInterval(limits.statusRetentionSeconds) }
+
+    func decide(_ operation: String, _ username: String?, _ status: Int, _ detail: String) {
+        onDecision(ServerDecision(operation: operation, username: username, statusCode: status, detail: detail))
+    }
+
+    static func parseContext<T: Decodable>(_ type: T.Type, _ context: String?) throws -> T? {
+        guard let context, !context.isEmpty else { return nil }
+        do { return try JSONDecoder().decode(T.self, from: Data(context.utf8)) } catch {
+            throw ServiceFailure(.badRequest, "context is not a JSON object of the expected shape")
+        }
+    }
+
+    static func validate(username: String) throws {
+        let bytes = username.utf8.count
+        guard bytes > 0, bytes <= maximumUsernameBytes else {
+            throw ServiceFailure(.badRequest, "username must be 1...\(maximumUsernameBytes) UTF-8 bytes")
+        }
+        guard !username.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ServiceFailure(.badRequest, "username contains control characters")
+        }
+    }
+
+    /// Stores an issued request, after the per-user cap, and opens its status record (its id is the status
+    /// session id, see the wire contract).
+    func issue(_ record: ChallengeRecord, status: StatusRecord.Status) async throws {
+        if let username = record.username {
+            // A cap on unanswered requests per user keeps one caller from filling the table for a victim.
+            let outstanding = try await stores.requests.outstanding(username: username, now: clock())
+            guard outstanding < limits.outstandingRequestsPerUsername else {
+                throw ServiceFailure(.requestInvalid, "\(outstanding) unanswered requests outstanding for this user")
+            }
+        }
+        try await stores.requests.insert(record)
+        try await stores.status.create(StatusRecord(
+            sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username,
+            uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [], updatedAt: clock()), retention: statusRetention)
+    }
+
+    func newRequestID() -> String { RandomToken.make(24) }
+    func newChallenge() -> String { RandomToken.make(32) }
+
+    /// Consumes the request named by serverData (uaf-spec §5 step 2): unknown, expired, already used or for
+    /// another operation is 1491.
+    func consume(serverData: String?, operation: UAFOperation) async throws -> ChallengeRecord {
+        guard let serverData, !serverData.isEmpty, serverData.utf8.count <= OperationHeader.maximumServerDataLength else {
+            throw ServiceFailure(.requestInvalid, "serverData is missing")
+        }
+        guard let record = try await stores.requests.consume(id: serverData) else {
+            throw ServiceFailure(.requestInvalid, "unknown or already used request")
+        }
+        guard record.operation == operation else { throw ServiceFailure(.requestInvalid, "request was issued for \(record.operation.rawValue)") }
+        guard record.expiresAt >= clock() else {
+            try await finish(record, .failed, code: .requestInvalid, asm: nil, authenticators: [])
+            throw ServiceFailure(.requestInvalid, "request expired")
+        }
+        return record
+    }
+
+    /// Decodes the response array, picks the element whose upv this server speaks (uaf-spec §5 step 1) and
+    /// consumes the request its serverData names (step 2).
+    func receive<T: Decodable>(_ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation,
+                               header: (T) -> OperationHeader) async throws -> (T, ChallengeRecord) {
+        guard let messages = try? UAFMessageCodec.decode(T.self, from: send.uafResponse) else {
+            throw ServiceFailure(.badRequest, "uafResponse is not a \(T.self) array")
+        }
+        guard let message = messages.first(where: { relyingParty.supportedVersions.contains(header($0).upv) }) else {
+            throw ServiceFailure(.badRequest, "no response in a supported protocol version")
+        }
+        return (message, try await consume(serverData: header(message).serverData, operation: operation))
+    }
+
+    /// Moves the request's status record to its outcome.
+    func finish(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, asm: Int?,
+                authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil) async throws {
+        try await stores.status.finish(sessionId: record.id, status: status, username: username ?? record.username, uafStatusCode: code.rawValue,
+                                       asmStatusCode: asm, authenticators: authenticators, now: clock(), retention: statusRetention)
+    }
+
+    /// The Nevis extension of SendUAFResponse.context: the ASM status code the device reported (server-api §B.3).
+    static func asmStatusCode(_ context: String?) -> Int? {
+        struct Context: Decodable { var asmStatusCode: Int? }
+        return (try? parseContext(Context.self, context))??.asmStatusCode
+    }
+}
