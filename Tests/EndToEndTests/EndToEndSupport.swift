@@ -2,6 +2,7 @@ import Foundation
 import MobileAuthentication
 import UAF
 import UAFServer
+import UAFTesting
 import XCTest
 
 /// A real server on loopback (TLS, SQLite file) and a virtual device with its own storage directory.
@@ -14,8 +15,12 @@ final class Environment {
     init() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        server = try await UAFServerApplication.start(configuration: ServerConfiguration(
-            database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path)))
+        let jwks = directory.appendingPathComponent("relying-party-jwks.json").path
+        try EndToEndRelyingParty.shared.writeJWKS(to: jwks)
+        var configuration = ServerConfiguration(database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
+        configuration.authorization.jwt = .init(jwksPath: jwks, issuer: EndToEndRelyingParty.shared.issuer,
+                                                audience: EndToEndRelyingParty.shared.audience, adminScope: "mauth:admin")
+        server = try await UAFServerApplication.start(configuration: configuration)
         platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"))
     }
 
@@ -38,10 +43,23 @@ final class Environment {
     }
 }
 
+/// The relying party every end-to-end server trusts; tests mint its JWTs to authorize registrations.
+enum EndToEndRelyingParty {
+    static let shared = DemoRelyingParty(issuer: "https://rp.e2e.example", audience: "mauth-e2e")
+}
+
+/// A relying-party JWT for `username`, as an SDK authorization provider.
+func relyingPartyAuthorization(_ username: String) async throws -> JwtAuthorizationProvider {
+    JwtAuthorizationProvider(jwt: try await EndToEndRelyingParty.shared.token(for: username))
+}
+
 extension MobileAuthenticationClient {
     func register(_ username: String, pins: [String?] = ["123456"], choose aaid: String? = AuthenticatorAaid.Pin.rawValue) async throws(OperationError) {
+        let authorization: JwtAuthorizationProvider
+        do { authorization = try await relyingPartyAuthorization(username) } catch { throw .Unknown(cause: error) }
         try await operations.registration
             .username(username)
+            .authorizationProvider(authorization)
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: aaid))
             .pinEnroller(ScriptedPinEnroller(pins: pins))
             .executeAsync()

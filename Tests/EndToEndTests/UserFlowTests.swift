@@ -14,6 +14,7 @@ final class UserFlowTests: XCTestCase {
         let enroller = ScriptedPinEnroller(pins: ["123456"])
         let selector = ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue)
         try await client.operations.registration.username("alice").authenticatorSelector(selector)
+            .authorizationProvider(try await relyingPartyAuthorization("alice"))
             .deviceInformation(DeviceInformation(name: "test phone")).pinEnroller(enroller).executeAsync()
         XCTAssertEqual(client.localData.accounts.map(\.username), ["alice"])
         XCTAssertEqual(client.localData.accounts.first?.server.baseUrl, env.server.baseURL)
@@ -28,11 +29,11 @@ final class UserFlowTests: XCTestCase {
         try await client.authenticate("alice", verifier: verifier)
         XCTAssertEqual(verifier.shownContexts.map(\.authenticatorProtectionStatus), [.Unlocked])
         // The server advanced the counter.
-        let stored = try await env.server.repositoryForTests.registrations(username: "alice")
+        let stored = try await env.server.stores.registrations.registrations(username: "alice")
         XCTAssertEqual(stored.first?.signCounter, 1)
         // Usernameless authentication works with one account on the device.
         try await client.authenticate(nil, verifier: ScriptedPinUserVerifier(pins: ["123456"]))
-        let again = try await env.server.repositoryForTests.registrations(username: "alice")
+        let again = try await env.server.stores.registrations.registrations(username: "alice")
         XCTAssertEqual(again.first?.signCounter, 2)
     }
 
@@ -40,6 +41,7 @@ final class UserFlowTests: XCTestCase {
         let client = try await env.client()
         let enroller = ScriptedPinEnroller(pins: ["12", "abcdef", "654321"])
         try await client.operations.registration.username("bob")
+            .authorizationProvider(try await relyingPartyAuthorization("bob"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
             .pinEnroller(enroller).executeAsync()
         XCTAssertEqual(enroller.shownContexts.map(\.lastRecoverableError), [
@@ -111,7 +113,7 @@ final class UserFlowTests: XCTestCase {
             XCTFail()
         } catch { XCTAssertEqual(fidoCode(error), .userCanceled) }
         XCTAssertTrue(client.localData.accounts.isEmpty)
-        let stored = try await env.server.repositoryForTests.registrations(username: "dave")
+        let stored = try await env.server.stores.registrations.registrations(username: "dave")
         XCTAssertTrue(stored.isEmpty)
     }
 
@@ -193,7 +195,8 @@ final class UserFlowTests: XCTestCase {
     func testCallbackStyleBuildersDeliverTheirResults() async throws {
         let client = try await env.client()
         let registered = expectation(description: "registered")
-        client.operations.registration.username("kate")
+        let authorization = try await relyingPartyAuthorization("kate")
+        client.operations.registration.username("kate").authorizationProvider(authorization)
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
             .pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
             .onSuccess { registered.fulfill() }

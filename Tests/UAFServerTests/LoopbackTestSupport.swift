@@ -4,7 +4,9 @@ import Foundation
 import NIOCore
 import NIOSSL
 import UAF
+import UAFTesting
 import XCTest
+import NIOHTTP1
 @testable import UAFServer
 
 let testFacet = ServerConfiguration.defaultFacets[0]
@@ -18,15 +20,32 @@ final class TestClock: @unchecked Sendable {
 }
 
 /// Starts a real server on a loopback port with TLS and talks to it with AsyncHTTPClient trusting its certificate.
+/// The server trusts ``relyingParty``'s JWT key (unless the configuration sets its own authorization), and
+/// ``registrationRequest(username:)`` sends that relying party's token for the user.
 final class LoopbackServer {
     let server: RunningUAFServer
     let client: HTTPClient
     let clock: TestClock
+    let relyingParty: DemoRelyingParty
+    let directory: URL
 
-    init(configuration: ServerConfiguration = ServerConfiguration(database: .sqliteInMemory)) async throws {
+    static func configuration(database: ServerConfiguration.Database = .sqliteInMemory) -> ServerConfiguration {
+        ServerConfiguration(database: database)
+    }
+
+    init(configuration: ServerConfiguration = LoopbackServer.configuration(), relyingParty: DemoRelyingParty = DemoRelyingParty()) async throws {
         clock = TestClock()
+        self.relyingParty = relyingParty
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-loopback-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = configuration
+        if configuration.authorization == ServerConfiguration.Authorization() {
+            let jwks = directory.appendingPathComponent("jwks.json").path
+            try relyingParty.writeJWKS(to: jwks)
+            configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")
+        }
         let clock = self.clock
-        server = try await UAFServerApplication.start(configuration: configuration, clock: { clock.now })
+        server = try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(clock: { clock.now }))
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
@@ -35,30 +54,58 @@ final class LoopbackServer {
     func shutdown() async throws {
         try await client.shutdown()
         try await server.stop()
+        try? FileManager.default.removeItem(at: directory)
     }
 
-    func post(_ path: String, body: Data, contentType: String = "application/fido+uaf;charset=UTF-8") async throws -> (Int, Data, String?) {
+    struct Answer {
+        var status: Int
+        var body: Data
+        var headers: HTTPHeaders
+        var contentType: String? { headers.first(name: "Content-Type") }
+    }
+
+    func exchange(_ method: HTTPMethod = .POST, _ path: String, body: Data?, contentType: String = "application/fido+uaf;charset=UTF-8",
+                  headers: [(String, String)] = []) async throws -> Answer {
         var request = HTTPClientRequest(url: server.baseURL.absoluteString + path)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: contentType)
+        request.method = method
+        if let body {
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
         request.headers.add(name: "Accept", value: "application/fido+uaf")
-        request.body = .bytes(ByteBuffer(bytes: body))
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)
-        return (Int(response.status.code), Data(bytes.readableBytesView), response.headers.first(name: "Content-Type"))
+        return Answer(status: Int(response.status.code), body: Data(bytes.readableBytesView), headers: response.headers)
     }
 
-    func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, as: Answer.Type) async throws -> Answer {
-        let (status, data, _) = try await post(path, body: try JSONEncoder().encode(body))
+    func post(_ path: String, body: Data, contentType: String = "application/fido+uaf;charset=UTF-8", headers: [(String, String)] = []) async throws -> (Int, Data, String?) {
+        let answer = try await exchange(.POST, path, body: body, contentType: contentType, headers: headers)
+        return (answer.status, answer.body, answer.contentType)
+    }
+
+    func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, as: Answer.Type, headers: [(String, String)] = []) async throws -> Answer {
+        let (status, data, _) = try await post(path, body: try JSONEncoder().encode(body), headers: headers)
         XCTAssertEqual(status, 200, String(decoding: data, as: UTF8.self))
         return try JSONDecoder().decode(Answer.self, from: data)
     }
 
+    func bearer(_ username: String) async throws -> [(String, String)] {
+        [("Authorization", "Bearer \(try await relyingParty.sign(relyingParty.claims(subject: username, now: clock.now)))")]
+    }
+
+    static func registrationBody(_ username: String) throws -> Data {
+        try JSONEncoder().encode(GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username])))
+    }
+
     // MARK: UAF steps
 
-    func registrationRequest(username: String) async throws -> RegistrationRequest {
+    func registrationRequest(username: String, headers: [(String, String)]? = nil) async throws -> RegistrationRequest {
+        let credentials: [(String, String)]
+        if let headers { credentials = headers } else { credentials = try await bearer(username) }
         let answer = try await post("/nevisfido/uaf/1.1/request/registration",
-                                    GetUAFRequest(op: .registration, context: "{\"username\":\"\(username)\"}"), as: ReturnUAFRequest.self)
+                                    GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username])),
+                                    as: ReturnUAFRequest.self, headers: credentials)
         XCTAssertEqual(answer.statusCode, 1200)
         return try UAFMessageCodec.decode(RegistrationRequest.self, from: try XCTUnwrap(answer.uafRequest))[0]
     }

@@ -3,98 +3,258 @@ import UAF
 import XCTest
 @testable import UAFServer
 
-final class PersistenceTests: XCTestCase {
+/// The one store suite, run against SQLite (always) and a real PostgreSQL server (`MAUTH_TEST_POSTGRES_URL`,
+/// provided by `.ci/run`; without it the PostgreSQL cases skip locally and fail under `CI=true`).
+enum StoreContract {
+    static func record(_ id: String, expiresAt: Date = Date().addingTimeInterval(300), username: String? = "u") -> ChallengeRecord {
+        ChallengeRecord(id: id, operation: .registration, challenge: "c-\(id)", username: username, policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]),
+                        transactions: [Transaction(contentType: "text/plain", content: "SGk")], expiresAt: expiresAt)
+    }
+
+    static func registration(_ username: String, aaid: String = "F1D0#1001", keyID: String, counter: UInt32 = 0) -> RegistrationRecord {
+        RegistrationRecord(username: username, aaid: aaid, keyID: keyID, publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
+                           signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: counter, registrationCounter: 1,
+                           authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date(epochMillis: 1_700_000_000_000))
+    }
+
+    static func aRequestIsConsumedExactlyOnceUnderConcurrency(_ stores: Stores) async throws {
+        try await stores.requests.insert(record("once"))
+        let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 { group.addTask { try await stores.requests.consume(id: "once") != nil } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        XCTAssertEqual(wins, 1)
+    }
+
+    static func aRequestRoundTripsEveryField(_ stores: Stores) async throws {
+        let original = record("fields", expiresAt: Date(epochMillis: 1_900_000_000_123))
+        try await stores.requests.insert(original)
+        let back = try await stores.requests.consume(id: "fields")
+        XCTAssertEqual(back, original)
+    }
+
+    static func purgeRemovesOnlyExpiredRequests(_ stores: Stores) async throws {
+        let now = Date()
+        try await stores.requests.insert(record("old", expiresAt: now.addingTimeInterval(-1)))
+        try await stores.requests.insert(record("live", expiresAt: now.addingTimeInterval(60)))
+        let purged = try await stores.requests.purge(expiredBefore: now)
+        XCTAssertEqual(purged, 1)
+        let live = try await stores.requests.consume(id: "live")
+        XCTAssertNotNil(live)
+    }
+
+    static func outstandingRequestsAreCountedPerUsername(_ stores: Stores) async throws {
+        let now = Date()
+        try await stores.requests.insert(record("a1", username: "ann"))
+        try await stores.requests.insert(record("a2", username: "ann"))
+        try await stores.requests.insert(record("a3", expiresAt: now.addingTimeInterval(-5), username: "ann"))
+        try await stores.requests.insert(record("b1", username: "ben"))
+        let count = try await stores.requests.outstanding(username: "ann", now: now)
+        XCTAssertEqual(count, 2)
+    }
+
+    static func aDuplicateKeyStoresNoneOfTheBatch(_ stores: Stores) async throws {
+        try await stores.registrations.insert([registration("carol", keyID: "k1")])
+        do {
+            try await stores.registrations.insert([registration("carol", aaid: "F1D0#1005", keyID: "k2"), registration("mallory", keyID: "k1")])
+            XCTFail("a duplicate (AAID, KeyID) was accepted")
+        } catch let error as StoreError {
+            XCTAssertEqual(error, .duplicateRegistration)
+        }
+        let carol = try await stores.registrations.registrations(username: "carol")
+        XCTAssertEqual(carol.map(\.keyID), ["k1"])
+        let mallory = try await stores.registrations.registrations(username: "mallory")
+        XCTAssertEqual(mallory, [])
+    }
+
+    static func aRegistrationRoundTripsEveryField(_ stores: Stores) async throws {
+        let original = registration("dora", keyID: "kd", counter: 7)
+        try await stores.registrations.insert([original])
+        let back = try await stores.registrations.registration(aaid: "f1d0#1001", keyID: "kd")
+        XCTAssertEqual(back, original)
+    }
+
+    static func theCounterAdvancesOnlyFromTheComparedValue(_ stores: Stores) async throws {
+        try await stores.registrations.insert([registration("erin", keyID: "ke")])
+        let first = try await stores.registrations.updateSignCounter(aaid: "F1D0#1001", keyID: "ke", from: 0, to: 1)
+        let stale = try await stores.registrations.updateSignCounter(aaid: "F1D0#1001", keyID: "ke", from: 0, to: 2)
+        XCTAssertTrue(first)
+        XCTAssertFalse(stale)
+    }
+
+    static func deletionSelectsByUsernameAAIDOrKeyID(_ stores: Stores) async throws {
+        try await stores.registrations.insert([registration("fay", keyID: "f1"), registration("fay", aaid: "F1D0#1005", keyID: "f2"),
+                                               registration("fay", aaid: "F1D0#1003", keyID: "f3"), registration("gus", keyID: "g1")])
+        let byKey = try await stores.registrations.delete(username: "fay", keyIDs: ["f3", "g1"])
+        XCTAssertEqual(byKey.map(\.keyID), ["f3"])
+        let byAAID = try await stores.registrations.delete(username: "fay", aaids: ["f1d0#1005"])
+        XCTAssertEqual(byAAID.map(\.keyID), ["f2"])
+        let empty = try await stores.registrations.delete(username: "fay", aaids: [])
+        XCTAssertEqual(empty, [])
+        let rest = try await stores.registrations.delete(username: "fay")
+        XCTAssertEqual(rest.map(\.keyID), ["f1"])
+        let gus = try await stores.registrations.registrations(username: "gus")
+        XCTAssertEqual(gus.map(\.keyID), ["g1"])
+    }
+
+    static func aSessionIsLiveUntilRevokedOrExpired(_ stores: Stores) async throws {
+        let now = Date()
+        let (token, session) = try await stores.sessions.create(username: "hal", aaid: "F1D0#1001", keyID: "kh", now: now, lifetime: 60)
+        let byToken = try await stores.sessions.session(token: token, now: now)
+        XCTAssertEqual(byToken?.id, session.id)
+        let wrong = try await stores.sessions.session(token: token + "x", now: now)
+        XCTAssertNil(wrong)
+        let expired = try await stores.sessions.session(token: token, now: now.addingTimeInterval(61))
+        XCTAssertNil(expired)
+        let revoked = try await stores.sessions.revoke(id: session.id, now: now)
+        XCTAssertTrue(revoked)
+        let afterRevoke = try await stores.sessions.session(id: session.id, now: now)
+        XCTAssertNil(afterRevoke)
+    }
+
+    static func aSessionTokenIsStoredOnlyAsItsHash(_ stores: Stores) async throws {
+        let (token, _) = try await stores.sessions.create(username: "ivy", aaid: "F1D0#1001", keyID: "ki", now: Date(), lifetime: 60)
+        let rows = try await stores.database.run { sql in try await sql.raw("SELECT token_hash FROM sessions").all() }
+        let hashes = try rows.map { try $0.decode(column: "token_hash", as: String.self) }
+        XCTAssertFalse(hashes.contains(token))
+        XCTAssertTrue(hashes.contains(SessionStore.hash(token)))
+    }
+
+    static func aFinishedStatusRecordIsFinal(_ stores: Stores) async throws {
+        let now = Date()
+        try await stores.status.create(StatusRecord(sessionId: "s1", status: .clientAuthenticating, operation: "Auth", username: nil,
+                                                    uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [], updatedAt: now), retention: 600)
+        let first = try await stores.status.finish(sessionId: "s1", status: .succeeded, username: "jo", uafStatusCode: 1200, asmStatusCode: 0,
+                                                   authenticators: [.init(aaid: "F1D0#1001", keyId: "kj")], now: now, retention: 600)
+        let second = try await stores.status.finish(sessionId: "s1", status: .failed, username: nil, uafStatusCode: 1498, asmStatusCode: nil,
+                                                    authenticators: [], now: now, retention: 600)
+        XCTAssertTrue(first)
+        XCTAssertFalse(second)
+        let record = try await stores.status.record(sessionId: "s1", now: now)
+        XCTAssertEqual(record?.status, .succeeded)
+        XCTAssertEqual(record?.username, "jo")
+        XCTAssertEqual(record?.uafStatusCode, 1200)
+        XCTAssertEqual(record?.asmStatusCode, 0)
+        XCTAssertEqual(record?.authenticators, [.init(aaid: "F1D0#1001", keyId: "kj")])
+        let gone = try await stores.status.record(sessionId: "s1", now: now.addingTimeInterval(601))
+        XCTAssertNil(gone)
+    }
+
+    static func everyInstanceGetsTheSameSigningKey(_ stores: Stores) async throws {
+        let first = try await stores.signingKeys.sharedKey(candidate: ("kid-a", "pem-a"), now: Date())
+        let second = try await stores.signingKeys.sharedKey(candidate: ("kid-b", "pem-b"), now: Date())
+        XCTAssertEqual(first.kid, "kid-a")
+        XCTAssertEqual(second.kid, "kid-a")
+        XCTAssertEqual(second.pem, "pem-a")
+    }
+}
+
+
+final class SQLiteStoreTests: XCTestCase {
+    var stores: Stores!
+    var directory: URL!
+
+    override func setUp() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-store-\(UUID().uuidString)")
+        stores = Stores(database: try await StoreDatabase.open(.sqlite(path: directory.appendingPathComponent("s.sqlite").path)))
+    }
+
+    override func tearDown() async throws {
+        try await stores?.database.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func testARequestIsConsumedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aRequestIsConsumedExactlyOnceUnderConcurrency(stores) }
+    func testARequestRoundTripsEveryField() async throws { try await StoreContract.aRequestRoundTripsEveryField(stores) }
+    func testPurgeRemovesOnlyExpiredRequests() async throws { try await StoreContract.purgeRemovesOnlyExpiredRequests(stores) }
+    func testOutstandingRequestsAreCountedPerUsername() async throws { try await StoreContract.outstandingRequestsAreCountedPerUsername(stores) }
+    func testADuplicateKeyStoresNoneOfTheBatch() async throws { try await StoreContract.aDuplicateKeyStoresNoneOfTheBatch(stores) }
+    func testARegistrationRoundTripsEveryField() async throws { try await StoreContract.aRegistrationRoundTripsEveryField(stores) }
+    func testTheCounterAdvancesOnlyFromTheComparedValue() async throws { try await StoreContract.theCounterAdvancesOnlyFromTheComparedValue(stores) }
+    func testDeletionSelectsByUsernameAAIDOrKeyID() async throws { try await StoreContract.deletionSelectsByUsernameAAIDOrKeyID(stores) }
+    func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
+    func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
+    func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
+    func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
+
+    func testMigrationsRunOnceAndReopenCleanly() async throws {
+        let path = directory.appendingPathComponent("s.sqlite").path
+        try await stores.registrations.insert([StoreContract.registration("kim", keyID: "kk")])
+        try await stores.database.close()
+        stores = Stores(database: try await StoreDatabase.open(.sqlite(path: path)))
+        let versions = try await stores.database.run { sql in try await sql.raw("SELECT version FROM mauth_migrations ORDER BY version").all() }
+        XCTAssertEqual(try versions.map { try $0.decode(column: "version", as: Int.self) }, Migrations.all.map(\.version))
+        let kim = try await stores.registrations.registrations(username: "kim")
+        XCTAssertEqual(kim.count, 1)
+    }
+}
+
+final class PostgresStoreTests: XCTestCase {
+    var stores: Stores!
+
+    /// The PostgreSQL URL of the test server, or nil (skip locally; fail under CI=true, where .ci/run provides it).
+    static func postgresURL() throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["MAUTH_TEST_POSTGRES_URL"], !url.isEmpty { return url }
+        if environment["CI"] == "true" {
+            XCTFail("MAUTH_TEST_POSTGRES_URL is not set under CI=true: .ci/run must start PostgreSQL")
+            throw XCTSkip("no PostgreSQL")
+        }
+        throw XCTSkip("MAUTH_TEST_POSTGRES_URL is not set; run .ci/run, or start PostgreSQL and export it")
+    }
+
+    override func setUp() async throws {
+        stores = Stores(database: try await StoreDatabase.open(.postgres(url: try Self.postgresURL(), poolSize: 8)))
+        // One shared database: every test starts from empty tables.
+        try await stores.database.run { sql in
+            for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records"] {
+                try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
+            }
+        }
+    }
+
+    override func tearDown() async throws { try await stores?.database.close() }
+
+    func testARequestIsConsumedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aRequestIsConsumedExactlyOnceUnderConcurrency(stores) }
+    func testARequestRoundTripsEveryField() async throws { try await StoreContract.aRequestRoundTripsEveryField(stores) }
+    func testPurgeRemovesOnlyExpiredRequests() async throws { try await StoreContract.purgeRemovesOnlyExpiredRequests(stores) }
+    func testOutstandingRequestsAreCountedPerUsername() async throws { try await StoreContract.outstandingRequestsAreCountedPerUsername(stores) }
+    func testADuplicateKeyStoresNoneOfTheBatch() async throws { try await StoreContract.aDuplicateKeyStoresNoneOfTheBatch(stores) }
+    func testARegistrationRoundTripsEveryField() async throws { try await StoreContract.aRegistrationRoundTripsEveryField(stores) }
+    func testTheCounterAdvancesOnlyFromTheComparedValue() async throws { try await StoreContract.theCounterAdvancesOnlyFromTheComparedValue(stores) }
+    func testDeletionSelectsByUsernameAAIDOrKeyID() async throws { try await StoreContract.deletionSelectsByUsernameAAIDOrKeyID(stores) }
+    func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
+    func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
+    func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
+    func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
+
+    func testTwoInstancesMigratingTogetherBothStart() async throws {
+        let url = try Self.postgresURL()
+        async let a = StoreDatabase.open(.postgres(url: url, poolSize: 2))
+        async let b = StoreDatabase.open(.postgres(url: url, poolSize: 2))
+        let (first, second) = try await (a, b)
+        try await first.close()
+        try await second.close()
+    }
+}
+
+/// A registration answered 1200 is still there after the server restarts on the same SQLite file.
+final class RestartTests: XCTestCase {
     func testRegistrationsSurviveARestartOnTheSQLiteFile() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-db-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("server.sqlite").path
-        let configuration = ServerConfiguration(database: .sqlite(path: path))
-
-        let first = try await LoopbackServer(configuration: configuration)
+        let first = try await LoopbackServer(configuration: LoopbackServer.configuration(database: .sqlite(path: path)))
         let authenticator = SoftwareAuthenticator()
         let request = try await first.registrationRequest(username: "carol")
-        do { let status = try await first.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: first.server.appID)).statusCode; XCTAssertEqual(status, 1200) }
+        let status = try await first.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: first.server.appID)).statusCode
+        XCTAssertEqual(status, 1200)
         try await first.shutdown()
 
-        let repository = try await SQLiteRepository.open(.sqlite(path: path))
-        let stored = try await repository.registrations(username: "carol")
-        try await repository.close()
+        let stores = Stores(database: try await StoreDatabase.open(.sqlite(path: path)))
+        let stored = try await stores.registrations.registrations(username: "carol")
+        try await stores.database.close()
         XCTAssertEqual(stored.map(\.keyID), [Base64URL.encode(authenticator.keyID)])
         XCTAssertEqual(stored.first?.publicKeyEncoding, .eccX962DER)
-    }
-
-    func testAChallengeIsConsumedOnlyOnceEvenUnderConcurrency() async throws {
-        let repository = try await SQLiteRepository.open(.sqliteInMemory)
-        let record = ChallengeRecord(id: "id-1", operation: .authentication, challenge: "c", username: nil,
-                                     policy: Policy(accepted: []), transactions: [], expiresAt: Date().addingTimeInterval(60))
-        try await repository.insertChallenge(record)
-        let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<20 { group.addTask { try await repository.consumeChallenge(id: "id-1") != nil } }
-            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-        }
-        XCTAssertEqual(winners, 1)
-        try await repository.close()
-    }
-
-    func testExpiredChallengesArePurgedAndLiveOnesKept() async throws {
-        let repository = try await SQLiteRepository.open(.sqliteInMemory)
-        let now = Date()
-        for (id, offset) in [("old-1", -10.0), ("old-2", -1.0), ("live", 60.0)] {
-            try await repository.insertChallenge(ChallengeRecord(id: id, operation: .registration, challenge: "c", username: "u",
-                                                                 policy: Policy(accepted: []), transactions: [], expiresAt: now.addingTimeInterval(offset)))
-        }
-        let purged = try await repository.purgeChallenges(expiredBefore: now)
-        let live = try await repository.consumeChallenge(id: "live")
-        let old = try await repository.consumeChallenge(id: "old-1")
-        XCTAssertEqual(purged, 2)
-        XCTAssertNotNil(live)
-        XCTAssertNil(old)
-        try await repository.close()
-    }
-
-    func testCounterUpdateIsCompareAndSet() async throws {
-        let repository = try await SQLiteRepository.open(.sqliteInMemory)
-        try await repository.insertRegistrations([RegistrationRecord(
-            username: "u", aaid: "F1D0#1001", keyID: "k", publicKey: [1], publicKeyEncoding: .eccX962DER,
-            signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1, authenticatorVersion: 1,
-            attestationType: .basicSurrogate, createdAt: Date())])
-        let first = try await repository.updateSignCounter(aaid: "f1d0#1001", keyID: "k", from: 0, to: 1)
-        let stale = try await repository.updateSignCounter(aaid: "F1D0#1001", keyID: "k", from: 0, to: 2)
-        XCTAssertTrue(first)
-        XCTAssertFalse(stale)
-        do {
-            try await repository.insertRegistrations([RegistrationRecord(
-                username: "other", aaid: "F1D0#1001", keyID: "k", publicKey: [2], publicKeyEncoding: .eccX962DER,
-                signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1, authenticatorVersion: 1,
-                attestationType: .basicSurrogate, createdAt: Date())])
-            XCTFail("duplicate must be rejected")
-        } catch let error as RepositoryError {
-            XCTAssertEqual(error, .duplicateRegistration)
-        }
-        try await repository.close()
-    }
-
-    func testDefaultMetadataHasEveryNevisAAID() throws {
-        let metadata = try ServerConfiguration().loadMetadata()
-        XCTAssertEqual(metadata.all.map(\.aaid), ["F1D0#0001", "F1D0#0002", "F1D0#0003", "F1D0#0004", "F1D0#0005",
-                                                  "F1D0#1001", "F1D0#1002", "F1D0#1003", "F1D0#1004", "F1D0#1005"])
-        let pin = try XCTUnwrap(metadata.statement(for: "F1D0#1001"))
-        XCTAssertEqual(pin.supportedAlgorithms, [.secp256r1ECDSASHA256DER])
-        XCTAssertEqual(pin.supportedKeyEncodings, [.eccX962DER])
-        let android = try XCTUnwrap(metadata.statement(for: "F1D0#0001"))
-        XCTAssertEqual(android.supportedAlgorithms, [.secp256r1ECDSASHA256DER, .rsaEMSAPKCS1SHA256DER])
-    }
-
-    func testConfigurationFileAndEnvironmentOverrides() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: file) }
-        try Data(#"{"port": 8443, "facets": ["ios:bundle-id:a"], "database": ":memory:", "unknownKey": 1}"#.utf8).write(to: file)
-        let configuration = try ServerConfiguration.load(path: file.path, environment: ["MAUTH_PORT": "9443"])
-        XCTAssertEqual(configuration.port, 9443)
-        XCTAssertEqual(configuration.facets, ["ios:bundle-id:a"])
-        XCTAssertEqual(configuration.database, .sqliteInMemory)
-        XCTAssertThrowsError(try ServerConfiguration.load(path: nil, environment: ["MAUTH_PORT": "http"]))
-        try Data(#"{"port": "eighty"}"#.utf8).write(to: file)
-        XCTAssertThrowsError(try ServerConfiguration.load(path: file.path, environment: [:]))
     }
 }

@@ -35,7 +35,7 @@ final class ServerFlowTests: XCTestCase {
         let response = try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: appID)
         let result = try await loopback.send("/nevisfido/uaf/1.1/authentication", response)
         XCTAssertEqual(result.statusCode, 1200, result.description ?? "")
-        let stored = try await loopback.server.repositoryForTests.registration(aaid: "F1D0#1001", keyID: Base64URL.encode(authenticator.keyID))
+        let stored = try await loopback.server.stores.registrations.registration(aaid: "F1D0#1001", keyID: Base64URL.encode(authenticator.keyID))
         XCTAssertEqual(stored?.signCounter, 1)
     }
 
@@ -130,7 +130,8 @@ final class ServerFlowTests: XCTestCase {
     }
 
     func testRegistrationRequestWithoutUsernameIsABadRequest() async throws {
-        let answer = try await loopback.post("/nevisfido/uaf/1.1/request/registration", GetUAFRequest(op: .registration, context: "{}"), as: ReturnUAFRequest.self)
+        let answer = try await loopback.post("/nevisfido/uaf/1.1/request/registration", GetUAFRequest(op: .registration, context: "{}"),
+                                             as: ReturnUAFRequest.self, headers: try await loopback.bearer("bob"))
         XCTAssertEqual(answer.statusCode, 1400)
         XCTAssertNil(answer.uafRequest)
     }
@@ -150,7 +151,7 @@ final class ServerFlowTests: XCTestCase {
 
     func testResponsesUseTheUAFContentTypeAndTrailingSlashesWork() async throws {
         let body = try JSONEncoder().encode(GetUAFRequest(op: .registration, context: "{\"username\":\"bob\"}"))
-        let (status, _, contentType) = try await loopback.post("/nevisfido/uaf/1.1/request/registration/", body: body)
+        let (status, _, contentType) = try await loopback.post("/nevisfido/uaf/1.1/request/registration/", body: body, headers: try await loopback.bearer("bob"))
         XCTAssertEqual(status, 200)
         XCTAssertEqual(contentType, "application/fido+uaf;charset=UTF-8")
     }

@@ -92,7 +92,7 @@ final class RegistrationVerificationTests: XCTestCase {
         let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "alice",
                                         policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1002"])]]))
         await assertRejected(.policyNotSatisfied, status: .unacceptableAuthenticator) {
-            _ = try await self.verifier.verify(try builder.build(), issued: issued)
+            _ = try await self.verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -101,7 +101,7 @@ final class RegistrationVerificationTests: XCTestCase {
         let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "alice",
                                         policy: Policy(accepted: pinPolicy.accepted, disallowed: [MatchCriteria(aaid: ["F1D0#1001"])]))
         await assertRejected(.policyNotSatisfied, status: .unacceptableAuthenticator) {
-            _ = try await self.verifier.verify(try builder.build(), issued: issued)
+            _ = try await self.verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -143,7 +143,7 @@ final class RegistrationVerificationTests: XCTestCase {
         var response = try TestRegistrationBuilder().build()
         response.fcParams = "not-json"
         await assertRejected(.malformedFinalChallengeParams, status: .badRequest) {
-            _ = try await self.verifier.verify(response, issued: TestRegistrationBuilder().issued)
+            _ = try await self.verifier.verify(response, issued: TestRegistrationBuilder().issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -151,7 +151,7 @@ final class RegistrationVerificationTests: XCTestCase {
         var response = try TestRegistrationBuilder().build()
         response.assertions = []
         await assertRejected(.noAssertions, status: .badRequest) {
-            _ = try await self.verifier.verify(response, issued: TestRegistrationBuilder().issued)
+            _ = try await self.verifier.verify(response, issued: TestRegistrationBuilder().issued, isRegistered: { _, _ in false })
         }
     }
 }

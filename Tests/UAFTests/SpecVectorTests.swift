@@ -56,11 +56,11 @@ final class SpecVectorTests: XCTestCase {
         let issued = IssuedRegistration(challenge: "H9iW9yA9aAXF_lelQoi_DhUk514Ad8Tqv0zCnCqKDpo", username: "spec",
                                         policy: Policy(accepted: [[MatchCriteria(aaid: ["ABCD#ABCD"])]]))
         let inValidity = ISO8601DateFormatter().date(from: "2015-06-01T00:00:00Z")!
-        let verified = try await verifier.verify(response, issued: issued, now: inValidity)
+        let verified = try await verifier.verify(response, issued: issued, now: inValidity, isRegistered: { _, _ in false })
         XCTAssertEqual(verified.first?.keyID, "ZMCPn92yHv1Ip-iCiBb6i4ADq6ZOv569KFQCvYSJfNg")
         XCTAssertEqual(verified.first?.attestationType, .basicFull)
         // Today the certificate has expired (2017-05-24): a strict server rejects it with 1496.
-        await assertRejected(status: .unacceptableAttestation) { _ = try await verifier.verify(response, issued: issued, now: Date()) }
+        await assertRejected(status: .unacceptableAttestation) { _ = try await verifier.verify(response, issued: issued, now: Date(), isRegistered: { _, _ in false }) }
     }
 
     func testAuthenticationExampleDecodesAndItsSignatureVerifiesWithTheRegistrationKey() async throws {
