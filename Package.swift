@@ -122,6 +122,7 @@ let package = Package(
         ),
         .testTarget(name: "UAFTests", dependencies: [
             "UAF",
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),

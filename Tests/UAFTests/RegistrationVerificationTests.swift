@@ -105,6 +105,30 @@ final class RegistrationVerificationTests: XCTestCase {
         }
     }
 
+    func testRegistrationFailsIfTheKeyIDIsDisallowed() async throws {
+        let builder = TestRegistrationBuilder()
+        let disallowed = MatchCriteria(aaid: ["F1D0#1001"], keyIDs: [Base64URL.encode(builder.keyID)])
+        let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "alice",
+                                        policy: Policy(accepted: pinPolicy.accepted, disallowed: [disallowed]))
+        await assertRejected(.policyNotSatisfied, status: .unacceptableAuthenticator) {
+            _ = try await self.verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
+        }
+    }
+
+    func testRegistrationPassesIfOnlyAnotherKeyIDIsDisallowed() async throws {
+        let builder = TestRegistrationBuilder()
+        let disallowed = MatchCriteria(aaid: ["F1D0#1001"], keyIDs: [Base64URL.encode(Array(repeating: 1, count: 32))])
+        let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "alice",
+                                        policy: Policy(accepted: pinPolicy.accepted, disallowed: [disallowed]))
+        let result = try await verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
+        XCTAssertEqual(result.count, 1)
+    }
+
+    func testRegistrationFailsIfTheKeyIDIsShorterThan32Bytes() async throws {
+        var builder = TestRegistrationBuilder(); builder.keyID = Array(repeating: 7, count: 31)
+        await assertRejected(status: .unacceptableContent) { _ = try await self.verify(builder) }
+    }
+
     func testRegistrationFailsIfVersionIsUnsupported() async throws {
         var builder = TestRegistrationBuilder(); builder.upv = Version(major: 1, minor: 0)
         await assertRejected(.unsupportedVersion(Version(major: 1, minor: 0)), status: .badRequest) { _ = try await self.verify(builder) }

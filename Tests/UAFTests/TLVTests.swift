@@ -27,7 +27,7 @@ final class TLVTests: XCTestCase {
             try a.leaf(.signature, [1, 2, 3])
             try a.composite(.signedData) { (s: inout TLVEncoder) throws(TLVError) in
                 try s.leaf(.counters, [9, 0, 0, 0])
-                try s.leaf(.keyID, [5, 5])
+                try s.leaf(.keyID, Array(repeating: 5, count: 32))
                 try s.leaf(.transactionContentHash, [])
                 try s.leaf(.finalChallengeHash, Array(repeating: 1, count: 32))
                 try s.leaf(.authenticatorNonce, Array(repeating: 2, count: 8))
@@ -37,7 +37,7 @@ final class TLVTests: XCTestCase {
         }
         let parsed = try AuthenticationAssertion(bytes: e.bytes)
         XCTAssertEqual(parsed.signedData.signCounter, 9)
-        XCTAssertEqual(parsed.signedData.keyID, [5, 5])
+        XCTAssertEqual(parsed.signedData.keyID, Array(repeating: 5, count: 32))
         XCTAssertEqual(parsed.signature, [1, 2, 3])
     }
 
@@ -94,7 +94,7 @@ final class TLVTests: XCTestCase {
     func testUnknownCriticalExtensionIsRejectedAndNonCriticalIsKept() throws {
         for critical in [true, false] {
             var krd = KeyRegistrationData(aaid: "F1D0#1001", authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
-                                          publicKeyEncoding: .eccX962DER, finalChallengeHash: [1], keyID: [2], signCounter: 0,
+                                          publicKeyEncoding: .eccX962DER, finalChallengeHash: [1], keyID: Array(repeating: 2, count: 32), signCounter: 0,
                                           registrationCounter: 0, publicKey: [3])
             krd.extensions = [AssertionExtension(id: "ext.example", data: [9], isCritical: critical)]
             let bytes = try AssertionBuilder.registration(krd) { _ in [0] }

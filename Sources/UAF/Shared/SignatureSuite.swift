@@ -33,7 +33,8 @@ public enum UAFPublicKey: Sendable {
             guard bytes.count > 256, let key = try? _RSA.Signing.PublicKey(n: bytes[0..<256], e: bytes[256...]) else { return nil }
             self = .rsa(key)
         case .rsa2048DER:
-            guard let key = try? _RSA.Signing.PublicKey(derRepresentation: bytes), key.keySizeInBits >= 2048 else { return nil }
+            // 2048...4096 bits: smaller is weak, larger only makes every verification slower (a cheap denial of service).
+            guard let key = try? _RSA.Signing.PublicKey(derRepresentation: bytes), (2048...4096).contains(key.keySizeInBits) else { return nil }
             self = .rsa(key)
         default:
             return nil
