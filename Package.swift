@@ -132,6 +132,8 @@ let package = Package(
         .testTarget(name: "UAFServerTests", dependencies: [
             "UAFServer", "UAF", "JOSE", "UAFTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),

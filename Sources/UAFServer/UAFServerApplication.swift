@@ -14,7 +14,8 @@ public final class RunningUAFServer: Sendable {
     public let port: Int
     public let host: String
     public let appID: String
-    /// The PEM of the certificate the server presents (what a debug-flavor client trusts explicitly).
+    /// The PEM a debug-flavor client trusts explicitly: the configured certificate, or the development certificate's
+    /// one-off trust anchor (see ``DevelopmentCertificate``).
     public let certificatePEM: String
     /// Whether the certificate was generated at start-up (no certificate configured).
     public let usesDevelopmentCertificate: Bool
@@ -170,9 +171,9 @@ public enum UAFServerApplication {
         }
         let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host]))
         let development = try DevelopmentCertificate.generate(hosts: hosts)
-        let chain = try NIOSSLCertificate.fromPEMBytes(Array(development.certificatePEM.utf8))
+        let chain = try NIOSSLCertificate.fromPEMBytes(Array((development.certificatePEM + "\n" + development.trustAnchorPEM).utf8))
         let key = try NIOSSLPrivateKey(bytes: Array(development.privateKeyPEM.utf8), format: .pem)
-        return (try tlsConfiguration(chain: chain, key: key), development.certificatePEM, true)
+        return (try tlsConfiguration(chain: chain, key: key), development.trustAnchorPEM, true)
     }
 
     static func tlsConfiguration(chain: [NIOSSLCertificate], key: NIOSSLPrivateKey) throws -> TLSConfiguration {

@@ -28,7 +28,7 @@ struct ServerCommand: AsyncParsableCommand {
             say("TLS: self-signed development certificate (configure tls.certificatePath/privateKeyPath for production)")
             if let writeCertificate {
                 try Data(server.certificatePEM.utf8).write(to: URL(fileURLWithPath: writeCertificate))
-                say("certificate written to \(writeCertificate)")
+                say("trust anchor written to \(writeCertificate) (a one-off CA whose key is discarded; it vouches for this server only)")
             }
         }
         try await server.wait()

@@ -35,7 +35,7 @@ final class TransportSecurityTests: XCTestCase {
     func testTheDebugFlavorTrustsOnlyTheGivenCertificate() async throws {
         let other = try DevelopmentCertificate.generate()
         let configuration = Configuration(baseUrl: env.server.baseURL, facetId: env.platform.applicationFacetId)
-            .withTransportSecurity(.debug(trustedCertificatesPEM: [other.certificatePEM]))
+            .withTransportSecurity(.debug(trustedCertificatesPEM: [other.trustAnchorPEM]))
         let client = try await env.client(configuration: configuration)
         do {
             try await client.register("alice")
