@@ -7,6 +7,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
+import Crypto
+import X509
 import UAF
 
 /// A server that is running; ``stop()`` shuts it down gracefully.
@@ -23,11 +25,14 @@ public final class RunningUAFServer: Sendable {
     public let stores: Stores
     /// The key id and JWKS of issued tokens.
     public let tokenIssuer: TokenIssuer
+    /// What clients must report as ChannelBinding, or nil when the check is off.
+    public let channelBinding: ExpectedChannelBinding?
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
     init(port: Int, host: String, appID: String, certificatePEM: String, usesDevelopmentCertificate: Bool, stores: Stores,
-         tokenIssuer: TokenIssuer, group: ServiceGroup, task: Task<Void, any Error>) {
+         tokenIssuer: TokenIssuer, channelBinding: ExpectedChannelBinding?, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.channelBinding = channelBinding
         self.port = port; self.host = host; self.appID = appID; self.certificatePEM = certificatePEM
         self.usesDevelopmentCertificate = usesDevelopmentCertificate; self.stores = stores; self.tokenIssuer = tokenIssuer
         self.group = group; self.task = task
@@ -74,11 +79,12 @@ public enum UAFServerApplication {
     /// The router with every route and middleware (used by ``start(configuration:dependencies:handleSignals:)``
     /// and by in-process router tests).
     static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, identity: AppIdentity,
-                            issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, dependencies: ServerDependencies) -> Router<ServerRequestContext> {
+                            issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
+                            dependencies: ServerDependencies) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
         let environment = ServiceEnvironment(
             identity: identity, facets: configuration.facets, stores: stores, metadata: metadata,
-            counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore,
+            counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore, channelBinding: channelBinding,
             requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: dependencies.clock,
             onDecision: { decision in
                 logger.info("\(decision.description)")
@@ -115,7 +121,8 @@ public enum UAFServerApplication {
         } else if configuration.authorization.jwt == nil && configuration.authorization.trustedProxy == nil {
             logger.notice("no relying-party JWT keys or trusted proxy configured: registration requests need a session from a prior authentication")
         }
-        let (tlsConfiguration, certificatePEM, generated) = try makeTLS(configuration)
+        let tls = try makeTLS(configuration)
+        let channelBinding = configuration.checkChannelBinding ? try expectedChannelBinding(leafDER: tls.leafDER) : nil
         let metadata = try configuration.loadMetadata()
         var relyingPartyTokens: RelyingPartyTokenVerifier?
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt) }
@@ -126,13 +133,13 @@ public enum UAFServerApplication {
             let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
             let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, identity: identity, issuer: issuer,
-                                     relyingPartyTokens: relyingPartyTokens, dependencies: dependencies)
+                                     relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, dependencies: dependencies)
             let (started, continuation) = AsyncStream<Int>.makeStream()
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let app = Application(
                 router: router,
-                server: try .tls(.http1(configuration: http1), tlsConfiguration: tlsConfiguration),
+                server: try .tls(.http1(configuration: http1), tlsConfiguration: tls.configuration),
                 configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mauth"),
                 onServerRunning: { channel in
                     let port = channel.localAddress?.port ?? configuration.port
@@ -154,26 +161,51 @@ public enum UAFServerApplication {
                 try await task.value
                 throw ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
             }
-            return RunningUAFServer(port: port, host: configuration.host, appID: identity.appID, certificatePEM: certificatePEM,
-                                    usesDevelopmentCertificate: generated, stores: stores, tokenIssuer: issuer, group: group, task: task)
+            return RunningUAFServer(port: port, host: configuration.host, appID: identity.appID, certificatePEM: tls.trustPEM,
+                                    usesDevelopmentCertificate: tls.generated, stores: stores, tokenIssuer: issuer,
+                                    channelBinding: channelBinding, group: group, task: task)
         } catch {
             try? await database.close()
             throw error
         }
     }
 
-    static func makeTLS(_ configuration: ServerConfiguration) throws -> (TLSConfiguration, String, Bool) {
+    /// The TLS set-up: the server configuration, the PEM clients trust, whether it was generated, and the leaf's DER
+    /// (for the channel-binding check).
+    struct TLSMaterial {
+        var configuration: TLSConfiguration
+        var trustPEM: String
+        var generated: Bool
+        var leafDER: [UInt8]
+    }
+
+    static func makeTLS(_ configuration: ServerConfiguration) throws -> TLSMaterial {
         if let certificatePath = configuration.tls.certificatePath, let keyPath = configuration.tls.privateKeyPath {
             let chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
+            guard let leaf = chain.first else { throw ServerConfiguration.ConfigurationError.invalid("\(certificatePath) holds no certificate") }
             let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
             let pem = try String(contentsOfFile: certificatePath, encoding: .utf8)
-            return (try tlsConfiguration(chain: chain, key: key), pem, false)
+            return TLSMaterial(configuration: try tlsConfiguration(chain: chain, key: key), trustPEM: pem, generated: false,
+                               leafDER: try leaf.toDERBytes())
         }
         let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host]))
         let development = try DevelopmentCertificate.generate(hosts: hosts)
         let chain = try NIOSSLCertificate.fromPEMBytes(Array((development.certificatePEM + "\n" + development.trustAnchorPEM).utf8))
         let key = try NIOSSLPrivateKey(bytes: Array(development.privateKeyPEM.utf8), format: .pem)
-        return (try tlsConfiguration(chain: chain, key: key), development.trustAnchorPEM, true)
+        return TLSMaterial(configuration: try tlsConfiguration(chain: chain, key: key), trustPEM: development.trustAnchorPEM, generated: true,
+                           leafDER: try chain[0].toDERBytes())
+    }
+
+    /// RFC 5929 tls-server-end-point and the certificate itself, as a client would report them.
+    static func expectedChannelBinding(leafDER: [UInt8]) throws -> ExpectedChannelBinding {
+        let certificate = try Certificate(derEncoded: leafDER)
+        let hash: [UInt8]
+        switch certificate.signatureAlgorithm {
+        case .ecdsaWithSHA384, .sha384WithRSAEncryption: hash = Array(SHA384.hash(data: leafDER))
+        case .ecdsaWithSHA512, .sha512WithRSAEncryption: hash = Array(SHA512.hash(data: leafDER))
+        default: hash = Array(SHA256.hash(data: leafDER))  // SHA-256, and the RFC's rule for MD5 and SHA-1
+        }
+        return ExpectedChannelBinding(serverEndPoint: Base64URL.encode(hash), tlsServerCertificate: Base64URL.encode(leafDER))
     }
 
     static func tlsConfiguration(chain: [NIOSSLCertificate], key: NIOSSLPrivateKey) throws -> TLSConfiguration {

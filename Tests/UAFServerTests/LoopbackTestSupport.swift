@@ -128,9 +128,10 @@ struct SoftwareAuthenticator {
     var keyID: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
     var counter: UInt32 = 0
     var aaid = "F1D0#1001"
+    var channelBinding = ChannelBinding()
 
     func fcParams(appID: String?, challenge: String, serverAppID: String) -> String {
-        try! FinalChallengeParams(appID: appID ?? serverAppID, challenge: challenge, facetID: testFacet).encodedFCParams()
+        try! FinalChallengeParams(appID: appID ?? serverAppID, challenge: challenge, facetID: testFacet, channelBinding: channelBinding).encodedFCParams()
     }
 
     func register(_ request: RegistrationRequest, serverAppID: String, mutate: (inout KeyRegistrationData) -> Void = { _ in }) throws -> RegistrationResponse {

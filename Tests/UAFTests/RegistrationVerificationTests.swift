@@ -129,6 +129,43 @@ final class RegistrationVerificationTests: XCTestCase {
         await assertRejected(status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
+    static let observed = ExpectedChannelBinding(serverEndPoint: "c2VydmVyLWNlcnQtaGFzaA", tlsServerCertificate: "c2VydmVyLWNlcnQ")
+
+    func bindingVerifier() -> RegistrationVerifier {
+        var configuration = testConfiguration
+        configuration.channelBinding = Self.observed
+        return RegistrationVerifier(configuration: configuration, metadata: testMetadata)
+    }
+
+    func testRegistrationPassesIfTheChannelBindingMatchesTheServerCertificate() async throws {
+        var builder = TestRegistrationBuilder()
+        builder.channelBinding = ChannelBinding(serverEndPoint: Self.observed.serverEndPoint, tlsServerCertificate: Self.observed.tlsServerCertificate)
+        let result = try await bindingVerifier().verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
+        XCTAssertEqual(result.count, 1)
+    }
+
+    func testRegistrationPassesIfTheClientSendsNoChannelBinding() async throws {
+        let builder = TestRegistrationBuilder()
+        let result = try await bindingVerifier().verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
+        XCTAssertEqual(result.count, 1)
+    }
+
+    func testRegistrationFailsIfServerEndPointNamesAnotherCertificate() async throws {
+        var builder = TestRegistrationBuilder()
+        builder.channelBinding = ChannelBinding(serverEndPoint: "cHJveHktY2VydC1oYXNo")
+        await assertRejected(.channelBindingMismatch, status: .channelBindingRefused) {
+            _ = try await self.bindingVerifier().verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
+        }
+    }
+
+    func testRegistrationFailsIfTLSServerCertificateIsAnotherCertificate() async throws {
+        var builder = TestRegistrationBuilder()
+        builder.channelBinding = ChannelBinding(tlsServerCertificate: "cHJveHktY2VydA")
+        await assertRejected(.channelBindingMismatch, status: .channelBindingRefused) {
+            _ = try await self.bindingVerifier().verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
+        }
+    }
+
     func testRegistrationFailsIfVersionIsUnsupported() async throws {
         var builder = TestRegistrationBuilder(); builder.upv = Version(major: 1, minor: 0)
         await assertRejected(.unsupportedVersion(Version(major: 1, minor: 0)), status: .badRequest) { _ = try await self.verify(builder) }

@@ -29,6 +29,7 @@ struct TestRegistrationBuilder {
     var appID = testAppID
     var facetID = testFacetID
     var keyID: [UInt8] = Array(repeating: 7, count: 32)
+    var channelBinding = ChannelBinding()
     var mode: UInt8 = 1
     var authenticatorVersion: UInt16 = 1
     var finalChallengeHash: [UInt8]?
@@ -38,7 +39,7 @@ struct TestRegistrationBuilder {
     var tamperSignature = false
     var mutateAssertion: ((inout [UInt8]) -> Void)?
 
-    var fcParams: String { try! FinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID).encodedFCParams() }
+    var fcParams: String { try! FinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID, channelBinding: channelBinding).encodedFCParams() }
 
     func build() throws -> RegistrationResponse {
         let fc = fcParams

@@ -15,6 +15,9 @@ public struct RelyingPartyConfiguration: Sendable {
     public var counterPolicy: CounterPolicy
     /// Shortest authenticator nonce accepted (uaf-spec §5: at least 8 bytes).
     public var minimumNonceLength: Int
+    /// The TLS channel the server itself terminates, or nil when it cannot know what the client saw (behind a
+    /// TLS-terminating proxy): then channel binding is not checked.
+    public var channelBinding: ExpectedChannelBinding?
 
     public enum CounterPolicy: Sendable {
         /// Reject a non-increasing, non-zero counter (clone detection).
@@ -25,9 +28,10 @@ public struct RelyingPartyConfiguration: Sendable {
 
     public init(appID: String, trustedFacetIDs: [String], supportedVersions: Set<Version> = [.uaf11],
                 acceptedAlgorithms: Set<SignatureAlgorithm> = SignatureSuite.supportedAlgorithms,
-                counterPolicy: CounterPolicy = .reject, minimumNonceLength: Int = 8) {
+                counterPolicy: CounterPolicy = .reject, minimumNonceLength: Int = 8, channelBinding: ExpectedChannelBinding? = nil) {
         self.appID = appID; self.trustedFacetIDs = trustedFacetIDs; self.supportedVersions = supportedVersions
         self.acceptedAlgorithms = acceptedAlgorithms; self.counterPolicy = counterPolicy; self.minimumNonceLength = minimumNonceLength
+        self.channelBinding = channelBinding
     }
 
     func isTrusted(facetID: String) -> Bool {
@@ -38,6 +42,30 @@ public struct RelyingPartyConfiguration: Sendable {
             }
             return false
         }
+    }
+}
+
+/// What the server observed of its own TLS channel (RFC 5929), for the ChannelBinding check (uaf-spec §1.6).
+///
+/// Checked: `serverEndPoint` (tls-server-end-point: the hash of the server's certificate) and
+/// `tlsServerCertificate` (the certificate itself); a client that sends either must send the right value, or the
+/// response is refused with 1490. Absent fields are accepted: UAF makes them optional and many clients cannot read
+/// them. Not checked: `tlsUnique` (undefined for TLS 1.3, which our server prefers) and `cid_pubkey` (token
+/// binding, which no current platform offers).
+public struct ExpectedChannelBinding: Sendable, Hashable {
+    /// base64url of the certificate's hash (the hash of its signature algorithm; SHA-256 for MD5 or SHA-1).
+    public var serverEndPoint: String
+    /// base64url of the certificate's DER.
+    public var tlsServerCertificate: String
+
+    public init(serverEndPoint: String, tlsServerCertificate: String) {
+        self.serverEndPoint = serverEndPoint; self.tlsServerCertificate = tlsServerCertificate
+    }
+
+    func check(_ binding: ChannelBinding?) throws(UAFVerificationError) {
+        guard let binding else { return }
+        if let endPoint = binding.serverEndPoint, endPoint != serverEndPoint { throw UAFVerificationError(.channelBindingMismatch) }
+        if let certificate = binding.tlsServerCertificate, certificate != tlsServerCertificate { throw UAFVerificationError(.channelBindingMismatch) }
     }
 }
 
@@ -57,6 +85,8 @@ enum CommonChecks {
         // An exact match is deliberate: appIDs are URLs and any normalisation would open look-alike attacks.
         guard params.appID == configuration.appID else { throw UAFVerificationError(.appIDMismatch(params.appID)) }
         guard configuration.isTrusted(facetID: params.facetID) else { throw UAFVerificationError(.untrustedFacetID(params.facetID)) }
+        // Step 3, channel binding: what the client saw of the TLS channel must be what this server presented.
+        try configuration.channelBinding?.check(params.channelBinding)
         // Step 3, challenge: this exact issued value (the caller has already consumed it once-only).
         guard params.challenge == issuedChallenge else { throw UAFVerificationError(.challengeMismatch) }
         guard assertionCount > 0 else { throw UAFVerificationError(.noAssertions) }

@@ -60,6 +60,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var requestLifetimeSeconds: Int
     /// Clone detection: reject a sign counter that does not increase.
     public var rejectCounterRegression: Bool
+    /// Check the ChannelBinding clients report against this server's own certificate (1490 on a mismatch). Turn
+    /// it off only behind a TLS-terminating proxy, where clients see the proxy's certificate.
+    public var checkChannelBinding: Bool
     /// Who may call protected endpoints.
     public var authorization: Authorization
     /// The JWT and session a successful authentication hands out.
@@ -71,7 +74,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
                 facets: [String] = ServerConfiguration.defaultFacets, metadataPath: String? = nil,
                 database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
                 rejectCounterRegression: Bool = true, authorization: Authorization = Authorization(),
-                tokens: Tokens = Tokens(), limits: Limits = Limits()) {
+                tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true) {
+        self.checkChannelBinding = checkChannelBinding
         self.host = host; self.port = port; self.tls = tls; self.appID = appID; self.facets = facets
         self.metadataPath = metadataPath; self.database = database; self.requestLifetimeSeconds = requestLifetimeSeconds
         self.rejectCounterRegression = rejectCounterRegression; self.authorization = authorization
@@ -143,6 +147,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             throw ConfigurationError.invalid("requestLifetimeSeconds must be 1...3600")
         }
         guard !facets.isEmpty else { throw ConfigurationError.invalid("facets must list at least one facet ID") }
+        // A wildcard facet trusts every app of a platform: acceptable on a developer's machine only.
+        if facets.contains(where: { $0.hasSuffix("*") }), !authorization.developmentMode {
+            throw ConfigurationError.invalid("wildcard facets (…:*) are allowed only with authorization.developmentMode")
+        }
         if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") }
         if case .postgres(_, let poolSize) = database, !(1...200).contains(poolSize) {
             throw ConfigurationError.invalid("database pool size must be 1...200")
@@ -154,7 +162,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case host, port, tls, appID, facets, metadataPath, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
-        case authorization, tokens, limits
+        case authorization, tokens, limits, checkChannelBinding
     }
 
     public init(from decoder: any Decoder) throws {
@@ -176,6 +184,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         authorization = try c.decodeIfPresent(Authorization.self, forKey: .authorization) ?? d.authorization
         tokens = try c.decodeIfPresent(Tokens.self, forKey: .tokens) ?? d.tokens
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
+        checkChannelBinding = try c.decodeIfPresent(Bool.self, forKey: .checkChannelBinding) ?? d.checkChannelBinding
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -190,6 +199,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(authorization, forKey: .authorization)
         try c.encode(tokens, forKey: .tokens)
         try c.encode(limits, forKey: .limits)
+        try c.encode(checkChannelBinding, forKey: .checkChannelBinding)
     }
 
     /// Loads the metadata this configuration names.

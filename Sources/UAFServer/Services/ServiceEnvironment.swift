@@ -28,6 +28,7 @@ struct ServiceEnvironment: Sendable {
     let stores: Stores
     let metadata: MetadataStore
     let counterPolicy: RelyingPartyConfiguration.CounterPolicy
+    let channelBinding: ExpectedChannelBinding?
     let requestLifetime: TimeInterval
     let limits: ServerConfiguration.Limits
     let clock: @Sendable () -> Date
@@ -42,7 +43,7 @@ struct ServiceEnvironment: Sendable {
 
     var appID: String { identity.appID }
     var relyingParty: RelyingPartyConfiguration {
-        RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets, counterPolicy: counterPolicy)
+        RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets, counterPolicy: counterPolicy, channelBinding: channelBinding)
     }
 
     var lifetimeMillis: Int64 { Int64(requestLifetime * 1000) }
