@@ -123,7 +123,7 @@ public enum UAFServerApplication {
         }
         let tls = try makeTLS(configuration)
         let channelBinding = configuration.checkChannelBinding ? try expectedChannelBinding(leafDER: tls.leafDER) : nil
-        let metadata = try configuration.loadMetadata()
+        let metadata = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
         var relyingPartyTokens: RelyingPartyTokenVerifier?
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt) }
         let database = try await StoreDatabase.open(configuration.database, logger: logger)

@@ -111,14 +111,77 @@ public struct MetadataStore: Sendable {
 
     func entry(for aaid: String) -> Entry? { statements[AAID.normalized(aaid)] }
 
-    /// Loads one JSON document holding a single statement or an array of them.
+    /// Loads one JSON document holding a single statement or an array of them, in either form (numeric or MDS3);
+    /// statements of other protocol families are an error here (see ``parse(json:)`` to skip them).
     public static func statements(fromJSON data: Data) throws(LoadError) -> [MetadataStatement] {
+        let parsed = try parse(json: data)
+        if let skipped = parsed.skipped.first { throw LoadError.invalidJSON("not a UAF statement: \(skipped)") }
+        return parsed.statements
+    }
+
+    /// What one metadata document held: the UAF statements, and a description of each statement skipped because
+    /// it belongs to another protocol family (`u2f`, `fido2`), for the operator's log.
+    public struct ParsedDocument: Sendable {
+        public var statements: [MetadataStatement]
+        public var skipped: [String]
+    }
+
+    /// Parses one JSON document (a statement or an array of them). A statement is read in the MDS3 form when it
+    /// says `protocolFamily` or writes its algorithms as strings, else in the numeric form.
+    public static func parse(json data: Data) throws(LoadError) -> ParsedDocument {
+        struct Probe: Decodable {
+            var protocolFamily: String?
+            var aaid: String?
+            var description: String?
+            var mds3: Bool
+            enum CodingKeys: String, CodingKey { case protocolFamily, aaid, description, authenticationAlgorithms }
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                protocolFamily = try c.decodeIfPresent(String.self, forKey: .protocolFamily)
+                aaid = try? c.decodeIfPresent(String.self, forKey: .aaid)
+                description = try? c.decodeIfPresent(String.self, forKey: .description)
+                mds3 = protocolFamily != nil || (try? c.decodeIfPresent([String].self, forKey: .authenticationAlgorithms)) != nil
+            }
+        }
+        /// One raw element of the document, kept to decode in the form its probe chose.
+        struct Element: Decodable {
+            let probe: Probe
+            let numeric: Result<MetadataStatement, any Error>
+            let mds3: Result<MDS3Statement, any Error>
+            init(from decoder: any Decoder) throws {
+                probe = try Probe(from: decoder)
+                numeric = Result { try MetadataStatement(from: decoder) }
+                mds3 = Result { try MDS3Statement(from: decoder) }
+            }
+        }
+        let elements: [Element]
         do {
-            if let array = try? JSONDecoder().decode([MetadataStatement].self, from: data) { return array }
-            return [try JSONDecoder().decode(MetadataStatement.self, from: data)]
+            if let array = try? JSONDecoder().decode([Element].self, from: data) { elements = array } else {
+                elements = [try JSONDecoder().decode(Element.self, from: data)]
+            }
         } catch {
             throw LoadError.invalidJSON("\(error)")
         }
+        var document = ParsedDocument(statements: [], skipped: [])
+        for element in elements {
+            if element.probe.mds3 {
+                let family = element.probe.protocolFamily ?? "uaf"
+                guard family == "uaf" else {
+                    document.skipped.append("\(family) statement \(element.probe.aaid ?? element.probe.description ?? "without a name")")
+                    continue
+                }
+                switch element.mds3 {
+                case .success(let statement): document.statements.append(try statement.numeric())
+                case .failure(let error): throw LoadError.invalidJSON("MDS3 statement \(element.probe.aaid ?? "?"): \(error)")
+                }
+            } else {
+                switch element.numeric {
+                case .success(let statement): document.statements.append(statement)
+                case .failure(let error): throw LoadError.invalidJSON("\(error)")
+                }
+            }
+        }
+        return document
     }
 
     public func statement(for aaid: String) -> MetadataStatement? { statements[AAID.normalized(aaid)]?.statement }

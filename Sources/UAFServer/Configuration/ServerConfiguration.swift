@@ -55,6 +55,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var facets: [String]
     /// A metadata file or directory (each file one statement or an array); nil uses ``DefaultMetadata``.
     public var metadataPath: String?
+    /// Inline metadata: a JSON text holding one statement or an array of them; wins over `metadataPath`.
+    public var metadataJSON: String?
     public var database: Database
     /// How long an issued UAF request (its challenge) may be answered, in seconds.
     public var requestLifetimeSeconds: Int
@@ -161,7 +163,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, tls, appID, facets, metadataPath, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
+        case host, port, tls, appID, facets, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
         case authorization, tokens, limits, checkChannelBinding
     }
 
@@ -174,6 +176,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         appID = try c.decodeIfPresent(String.self, forKey: .appID)
         facets = try c.decodeIfPresent([String].self, forKey: .facets) ?? d.facets
         metadataPath = try c.decodeIfPresent(String.self, forKey: .metadataPath)
+        metadataJSON = try c.decodeIfPresent(String.self, forKey: .metadataJSON)
         if let db = try c.decodeIfPresent(String.self, forKey: .database) {
             database = Database(text: db, poolSize: try c.decodeIfPresent(Int.self, forKey: .databasePoolSize) ?? 16)
         } else {
@@ -192,6 +195,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(host, forKey: .host); try c.encode(port, forKey: .port); try c.encode(tls, forKey: .tls)
         try c.encodeIfPresent(appID, forKey: .appID); try c.encode(facets, forKey: .facets)
         try c.encodeIfPresent(metadataPath, forKey: .metadataPath)
+        try c.encodeIfPresent(metadataJSON, forKey: .metadataJSON)
         try c.encode(database.text, forKey: .database)
         if case .postgres(_, let poolSize) = database { try c.encode(poolSize, forKey: .databasePoolSize) }
         try c.encode(requestLifetimeSeconds, forKey: .requestLifetimeSeconds)
@@ -202,23 +206,36 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(checkChannelBinding, forKey: .checkChannelBinding)
     }
 
-    /// Loads the metadata this configuration names.
-    public func loadMetadata() throws -> MetadataStore {
-        guard let metadataPath else {
-            return try MetadataStore(MetadataStore.statements(fromJSON: Data(DefaultMetadata.json.utf8)))
+    /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a
+    /// file or a directory (`metadataPath`, every file one statement or an array), or ``DefaultMetadata``. Both the
+    /// numeric and the MDS3 form are read; statements of other protocol families are skipped and reported to `skipped`.
+    public func loadMetadata(skipped: (String) -> Void = { _ in }) throws -> MetadataStore {
+        var documents: [(name: String, data: Data)] = []
+        if let metadataJSON {
+            documents = [("metadataJSON", Data(metadataJSON.utf8))]
+        } else if let metadataPath {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: metadataPath, isDirectory: &isDirectory) else {
+                throw ConfigurationError.unreadable(metadataPath)
+            }
+            let files = isDirectory.boolValue
+                ? try FileManager.default.contentsOfDirectory(atPath: metadataPath).filter { !$0.hasPrefix(".") }.sorted().map { "\(metadataPath)/\($0)" }
+                : [metadataPath]
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError.unreadable(file) }
+                documents.append((file, data))
+            }
+        } else {
+            documents = [("default metadata", Data(DefaultMetadata.json.utf8))]
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: metadataPath, isDirectory: &isDirectory) else {
-            throw ConfigurationError.unreadable(metadataPath)
-        }
-        let files = isDirectory.boolValue
-            ? try FileManager.default.contentsOfDirectory(atPath: metadataPath).sorted().map { "\(metadataPath)/\($0)" }
-            : [metadataPath]
         var statements: [MetadataStatement] = []
-        for file in files {
-            guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError.unreadable(file) }
-            do { statements += try MetadataStore.statements(fromJSON: data) } catch {
-                throw ConfigurationError.invalid("\(file): \(error)")
+        for document in documents {
+            do {
+                let parsed = try MetadataStore.parse(json: document.data)
+                statements += parsed.statements
+                for name in parsed.skipped { skipped("\(document.name): skipped \(name) (not UAF)") }
+            } catch {
+                throw ConfigurationError.invalid("\(document.name): \(error)")
             }
         }
         do { return try MetadataStore(statements) } catch { throw ConfigurationError.invalid("\(error)") }
