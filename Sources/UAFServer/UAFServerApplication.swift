@@ -23,6 +23,8 @@ public final class RunningUAFServer: Sendable {
     public let usesDevelopmentCertificate: Bool
     /// The stores, for tests and the admin command.
     public let stores: Stores
+    /// The trusted facets in force (reloaded from `facetsPath` when configured).
+    public let facets: TrustedFacetsSource
     /// The key id and JWKS of issued tokens.
     public let tokenIssuer: TokenIssuer
     /// What clients must report as ChannelBinding, or nil when the check is off.
@@ -31,7 +33,8 @@ public final class RunningUAFServer: Sendable {
     private let task: Task<Void, any Error>
 
     init(port: Int, host: String, appID: String, certificatePEM: String, usesDevelopmentCertificate: Bool, stores: Stores,
-         tokenIssuer: TokenIssuer, channelBinding: ExpectedChannelBinding?, group: ServiceGroup, task: Task<Void, any Error>) {
+         tokenIssuer: TokenIssuer, channelBinding: ExpectedChannelBinding?, facets: TrustedFacetsSource, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.facets = facets
         self.channelBinding = channelBinding
         self.port = port; self.host = host; self.appID = appID; self.certificatePEM = certificatePEM
         self.usesDevelopmentCertificate = usesDevelopmentCertificate; self.stores = stores; self.tokenIssuer = tokenIssuer
@@ -78,12 +81,12 @@ public enum UAFServerApplication {
 
     /// The router with every route and middleware (used by ``start(configuration:dependencies:handleSignals:)``
     /// and by in-process router tests).
-    static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, identity: AppIdentity,
+    static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
                             dependencies: ServerDependencies) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
         let environment = ServiceEnvironment(
-            identity: identity, facets: configuration.facets, stores: stores, metadata: metadata,
+            identity: identity, facets: facets, stores: stores, metadata: metadata,
             counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore, channelBinding: channelBinding,
             requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: dependencies.clock,
             onDecision: { decision in
@@ -103,7 +106,7 @@ public enum UAFServerApplication {
             registration: RegistrationService(environment: environment),
             authentication: AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens),
             deregistration: DeregistrationService(environment: environment),
-            facets: { configuration.facets }, logger: logger, onRejection: onRejection
+            facets: { facets.facets }, logger: logger, onRejection: onRejection
         ).add(open: open, protected: protected, facetsRouter: router)
         ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
@@ -124,6 +127,8 @@ public enum UAFServerApplication {
         let tls = try makeTLS(configuration)
         let channelBinding = configuration.checkChannelBinding ? try expectedChannelBinding(leafDER: tls.leafDER) : nil
         let metadata = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
+        let facets = try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
+            ?? TrustedFacetsSource(facets: configuration.facets)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt) }
         let database = try await StoreDatabase.open(configuration.database, logger: logger)
@@ -132,7 +137,7 @@ public enum UAFServerApplication {
             let identity = AppIdentity()
             let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
             let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
-            let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, identity: identity, issuer: issuer,
+            let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, dependencies: dependencies)
             let (started, continuation) = AsyncStream<Int>.makeStream()
             var http1 = HTTP1Channel.Configuration()
@@ -148,7 +153,8 @@ public enum UAFServerApplication {
                 },
                 logger: logger)
             let group = ServiceGroup(configuration: .init(
-                services: [app, ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: logger)],
+                services: [app, ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: logger),
+                           TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: logger)],
                 gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
             let task = Task {
                 defer { continuation.finish() }
@@ -163,7 +169,7 @@ public enum UAFServerApplication {
             }
             return RunningUAFServer(port: port, host: configuration.host, appID: identity.appID, certificatePEM: tls.trustPEM,
                                     usesDevelopmentCertificate: tls.generated, stores: stores, tokenIssuer: issuer,
-                                    channelBinding: channelBinding, group: group, task: task)
+                                    channelBinding: channelBinding, facets: facets, group: group, task: task)
         } catch {
             try? await database.close()
             throw error

@@ -53,6 +53,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var appID: String?
     /// Trusted facet IDs served at the facets endpoint and checked in every response.
     public var facets: [String]
+    /// A facets file (a TrustedFacets document or a JSON array of IDs) that replaces `facets` and is reloaded
+    /// when it changes and on SIGHUP.
+    public var facetsPath: String?
     /// A metadata file or directory (each file one statement or an array); nil uses ``DefaultMetadata``.
     public var metadataPath: String?
     /// Inline metadata: a JSON text holding one statement or an array of them; wins over `metadataPath`.
@@ -100,7 +103,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     /// Loads `path` (if given) and applies environment overrides: `MAUTH_HOST`, `MAUTH_PORT`, `MAUTH_APP_ID`,
     /// `MAUTH_FACETS` (comma-separated), `MAUTH_DATABASE` (an SQLite path or `:memory:`), `MAUTH_TLS_CERT`,
-    /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`, `MAUTH_DEVELOPMENT_MODE` (`true` only), `MAUTH_JWT_JWKS`, `MAUTH_JWT_ISSUER`,
+    /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`, `MAUTH_FACETS_FILE`, `MAUTH_DEVELOPMENT_MODE` (`true` only), `MAUTH_JWT_JWKS`, `MAUTH_JWT_ISSUER`,
     /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`. Unknown keys in the file are ignored; a wrong value for a known key is
     /// an error (the server does not start), as in nevisFIDO.
     public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
@@ -122,6 +125,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if let cert = environment["MAUTH_TLS_CERT"] { configuration.tls.certificatePath = cert }
         if let key = environment["MAUTH_TLS_KEY"] { configuration.tls.privateKeyPath = key }
         if let metadata = environment["MAUTH_METADATA"] { configuration.metadataPath = metadata }
+        if let facetsPath = environment["MAUTH_FACETS_FILE"] { configuration.facetsPath = facetsPath }
         if let development = environment["MAUTH_DEVELOPMENT_MODE"] {
             guard development == "true" || development == "false" else { throw ConfigurationError.invalid("MAUTH_DEVELOPMENT_MODE=\(development)") }
             configuration.authorization.developmentMode = development == "true"
@@ -163,7 +167,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case host, port, tls, appID, facets, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
+        case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
         case authorization, tokens, limits, checkChannelBinding
     }
 
@@ -175,6 +179,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         tls = try c.decodeIfPresent(TLS.self, forKey: .tls) ?? d.tls
         appID = try c.decodeIfPresent(String.self, forKey: .appID)
         facets = try c.decodeIfPresent([String].self, forKey: .facets) ?? d.facets
+        facetsPath = try c.decodeIfPresent(String.self, forKey: .facetsPath)
         metadataPath = try c.decodeIfPresent(String.self, forKey: .metadataPath)
         metadataJSON = try c.decodeIfPresent(String.self, forKey: .metadataJSON)
         if let db = try c.decodeIfPresent(String.self, forKey: .database) {
@@ -194,6 +199,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(host, forKey: .host); try c.encode(port, forKey: .port); try c.encode(tls, forKey: .tls)
         try c.encodeIfPresent(appID, forKey: .appID); try c.encode(facets, forKey: .facets)
+        try c.encodeIfPresent(facetsPath, forKey: .facetsPath)
         try c.encodeIfPresent(metadataPath, forKey: .metadataPath)
         try c.encodeIfPresent(metadataJSON, forKey: .metadataJSON)
         try c.encode(database.text, forKey: .database)

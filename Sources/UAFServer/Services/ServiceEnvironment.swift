@@ -24,7 +24,7 @@ struct ServiceFailure: Error {
 /// The services are pure orchestration: every protocol check is `UAF`'s.
 struct ServiceEnvironment: Sendable {
     let identity: AppIdentity
-    let facets: [String]
+    let facets: TrustedFacetsSource
     let stores: Stores
     let metadata: MetadataStore
     let counterPolicy: RelyingPartyConfiguration.CounterPolicy
@@ -43,7 +43,7 @@ struct ServiceEnvironment: Sendable {
 
     var appID: String { identity.appID }
     var relyingParty: RelyingPartyConfiguration {
-        RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets, counterPolicy: counterPolicy, channelBinding: channelBinding)
+        RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, counterPolicy: counterPolicy, channelBinding: channelBinding)
     }
 
     var lifetimeMillis: Int64 { Int64(requestLifetime * 1000) }
