@@ -153,8 +153,8 @@ public enum UAFServerApplication {
                 },
                 logger: logger)
             let group = ServiceGroup(configuration: .init(
-                services: [app, ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: logger),
-                           TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: logger)],
+                services: [app, ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: logger)]
+                    + (facets.path == nil ? [] : [TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: logger)]),
                 gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
             let task = Task {
                 defer { continuation.finish() }

@@ -77,3 +77,28 @@ final class SDKUnitTests: XCTestCase {
         }
     }
 }
+
+final class AuthorizationProviderTests: XCTestCase {
+    let server = URL(string: "https://fido.example.com")!
+
+    func testTheServersJWTBecomesAJwtAuthorizationProvider() throws {
+        let provider = AuthenticationFlow.authorizationProvider(
+            from: [Token(type: .httpCookie, value: "mauth_session=abc; HttpOnly; Secure"), Token(type: .jwt, value: "eyJ.a.b")], server: server)
+        let jwt = try XCTUnwrap(provider as? JwtAuthorizationProvider)
+        XCTAssertEqual(jwt.jwt, "eyJ.a.b")
+        XCTAssertEqual(jwt.httpHeaders.map { "\($0.0): \($0.1)" }, ["Authorization: Bearer eyJ.a.b"])
+    }
+
+    func testASessionCookieAloneBecomesACookieAuthorizationProvider() throws {
+        let provider = AuthenticationFlow.authorizationProvider(
+            from: [Token(type: .httpCookie, value: "mauth_session=abc123; Path=/; Max-Age=3600; HttpOnly; Secure; SameSite=Strict")], server: server)
+        let cookies = try XCTUnwrap(provider as? CookieAuthorizationProvider)
+        XCTAssertEqual(cookies.cookies.map(\.name), ["mauth_session"])
+        XCTAssertEqual(cookies.cookies.first?.value, "abc123")
+        XCTAssertEqual(cookies.httpHeaders.map { "\($0.0): \($0.1)" }, ["Cookie: mauth_session=abc123"])
+    }
+
+    func testNoTokensGiveNoProvider() {
+        XCTAssertNil(AuthenticationFlow.authorizationProvider(from: [], server: server))
+    }
+}

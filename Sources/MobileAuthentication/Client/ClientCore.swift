@@ -114,9 +114,15 @@ final class ClientCore: Sendable {
     }
 
     static func serverFailure(_ exchange: HTTPExchange, statusCode: Int, message: String? = nil) -> OperationError {
+        if exchange.status == 401 || exchange.status == 403 {
+            // The server refused the credentials (or their absence): say so, whatever the body holds.
+            let reason = exchange.status == 401
+                ? "the server requires valid authorization: pass an authorizationProvider (a JWT or the session of a prior authentication)"
+                : "the authorization given may not act for this user"
+            return .NetworkError(cause: ServerStatusError(statusCode: statusCode, httpStatus: exchange.status, message: reason))
+        }
         let cause = ServerStatusError(statusCode: statusCode, httpStatus: exchange.status,
                                       message: message ?? UAFStatusCode(rawValue: statusCode)?.reasonPhrase)
-        if exchange.status == 401 || exchange.status == 403 { return .NetworkError(cause: cause) }
         return .FidoError(errorCode: .protocolError, cause: cause)
     }
 

@@ -66,7 +66,7 @@ public final class TrustedFacetsSource: Sendable {
 }
 
 /// Watches the facets file: a reload when its modification time or size changes (checked every `interval`) and
-/// on SIGHUP.
+/// on SIGHUP. Runs only when facets come from a file (a service group treats a service that returns early as failed).
 struct TrustedFacetsWatcher: Service {
     let source: TrustedFacetsSource
     let interval: Duration
