@@ -113,10 +113,33 @@ public enum UAFServerApplication {
         return router
     }
 
-    /// Starts the server. With port 0 the kernel picks a free port; the appID (which names the port) is fixed
-    /// as soon as the socket is bound, before the first request can arrive.
-    public static func start(configuration: ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
-                             handleSignals: Bool = false) async throws -> RunningUAFServer {
+    /// Everything one server instance is made of, built by ``buildApplication(configuration:dependencies:onServerRunning:)``:
+    /// the Hummingbird application (router, middleware, TLS server) and the resources it shares.
+    public struct Built: Sendable {
+        public let application: Application<RouterResponder<ServerRequestContext>>
+        public let stores: Stores
+        public let tokenIssuer: TokenIssuer
+        public let facets: TrustedFacetsSource
+        public let channelBinding: ExpectedChannelBinding?
+        /// The PEM clients trust (see ``RunningUAFServer/certificatePEM``).
+        public let trustPEM: String
+        public let usesDevelopmentCertificate: Bool
+        let identity: AppIdentity
+        /// The appID in force (fixed once the port is bound).
+        public var appID: String { identity.appID }
+        /// The background services that belong with the application (expiry purge, facets watcher).
+        public func backgroundServices(dependencies: ServerDependencies, handleSignals: Bool) -> [any Service] {
+            [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: dependencies.logger)]
+                + (facets.path == nil ? [] : [TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals,
+                                                                   logger: dependencies.logger)])
+        }
+    }
+
+    /// Builds the server from one configuration value (Hummingbird's pattern): used by ``start(configuration:dependencies:handleSignals:)``
+    /// (and so by `mauth server` and the demo) and by in-process router tests. Opens the database (running its
+    /// migrations); the caller owns it (`built.stores.database.close()`).
+    public static func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
+                                        onServerRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Built {
         try configuration.validate()
         let logger = dependencies.logger
         if configuration.authorization.developmentMode {
@@ -135,45 +158,62 @@ public enum UAFServerApplication {
         let stores = Stores(database: database)
         do {
             let identity = AppIdentity()
+            let appID: @Sendable (Int) -> String = { port in configuration.appID ?? "https://\(displayHost(configuration.host)):\(port)/nevisfido/uaf/1.1/facets" }
+            identity.set(appID(configuration.port))
             let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
             let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, dependencies: dependencies)
-            let (started, continuation) = AsyncStream<Int>.makeStream()
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
-            let app = Application(
+            let application = Application(
                 router: router,
                 server: try .tls(.http1(configuration: http1), tlsConfiguration: tls.configuration),
                 configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mauth"),
                 onServerRunning: { channel in
+                    // With port 0 the kernel picked the port: the appID names it before the first request arrives.
                     let port = channel.localAddress?.port ?? configuration.port
-                    identity.set(configuration.appID ?? "https://\(displayHost(configuration.host)):\(port)/nevisfido/uaf/1.1/facets")
-                    continuation.yield(port); continuation.finish()
+                    identity.set(appID(port))
+                    onServerRunning(port)
                 },
                 logger: logger)
-            let group = ServiceGroup(configuration: .init(
-                services: [app, ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: logger)]
-                    + (facets.path == nil ? [] : [TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: logger)]),
-                gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: logger))
-            let task = Task {
-                defer { continuation.finish() }
-                try await group.run()
-            }
-            var boundPort: Int?
-            for await port in started { boundPort = port; break }
-            guard let port = boundPort else {
-                // The server stopped before it ever ran (e.g. the port is taken): surface its error.
-                try await task.value
-                throw ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
-            }
-            return RunningUAFServer(port: port, host: configuration.host, appID: identity.appID, certificatePEM: tls.trustPEM,
-                                    usesDevelopmentCertificate: tls.generated, stores: stores, tokenIssuer: issuer,
-                                    channelBinding: channelBinding, facets: facets, group: group, task: task)
+            return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, channelBinding: channelBinding,
+                         trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity)
         } catch {
             try? await database.close()
             throw error
         }
+    }
+
+    /// Starts the server and returns once it listens. With port 0 the kernel picks a free port.
+    public static func start(configuration: ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
+                             handleSignals: Bool = false) async throws -> RunningUAFServer {
+        let (started, continuation) = AsyncStream<Int>.makeStream()
+        let built = try await buildApplication(configuration: configuration, dependencies: dependencies) { port in
+            continuation.yield(port); continuation.finish()
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [built.application] + built.backgroundServices(dependencies: dependencies, handleSignals: handleSignals),
+            gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: dependencies.logger))
+        let task = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
+        var boundPort: Int?
+        for await port in started { boundPort = port; break }
+        guard let port = boundPort else {
+            // The server stopped before it ever ran (e.g. the port is taken): surface its error.
+            do { try await task.value } catch {
+                try? await built.stores.database.close()
+                throw error
+            }
+            try? await built.stores.database.close()
+            throw ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
+        }
+        return RunningUAFServer(port: port, host: configuration.host, appID: built.appID, certificatePEM: built.trustPEM,
+                                usesDevelopmentCertificate: built.usesDevelopmentCertificate, stores: built.stores,
+                                tokenIssuer: built.tokenIssuer, channelBinding: built.channelBinding, facets: built.facets,
+                                group: group, task: task)
     }
 
     /// The TLS set-up: the server configuration, the PEM clients trust, whether it was generated, and the leaf's DER

@@ -1,0 +1,114 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import UAF
+import UAFTesting
+import XCTest
+@testable import UAFServer
+
+/// Route rules, run in-process through HummingbirdTesting's router framework (no socket, no TLS): which routes
+/// exist, which are protected, and the shapes of their error answers. TLS-dependent behaviour is tested live.
+final class RouterTests: XCTestCase {
+    let relyingParty = DemoRelyingParty()
+
+    func withRouter(_ body: @Sendable @escaping (any TestClientProtocol, UAFServerApplication.Built) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-router-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let jwks = directory.appendingPathComponent("jwks.json").path
+        try relyingParty.writeJWKS(to: jwks)
+        var configuration = ServerConfiguration(port: 8443, database: .sqliteInMemory)
+        configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience)
+        let built = try await UAFServerApplication.buildApplication(configuration: configuration)
+        do {
+            try await built.application.test(.router) { client in try await body(client, built) }
+        } catch {
+            try await built.stores.database.close()
+            throw error
+        }
+        try await built.stores.database.close()
+    }
+
+    static func registration(_ username: String) throws -> ByteBuffer {
+        ByteBuffer(bytes: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username]))))
+    }
+
+    func testTheAppIDNamesTheConfiguredPortBeforeTheServerRuns() async throws {
+        try await withRouter { _, built in
+            XCTAssertEqual(built.appID, "https://127.0.0.1:8443/nevisfido/uaf/1.1/facets")
+        }
+    }
+
+    func testTheRegistrationRequestRouteIsProtected() async throws {
+        try await withRouter { client, _ in
+            try await client.execute(uri: "/nevisfido/uaf/1.1/request/registration", method: .post,
+                                     headers: [.contentType: "application/fido+uaf"], body: try Self.registration("alice")) { response in
+                XCTAssertEqual(response.status, .unauthorized)
+                XCTAssertEqual(response.headers[.wwwAuthenticate], "Bearer")
+                XCTAssertEqual(response.headers[.contentType], "application/json")
+                let body = try JSONDecoder().decode([String: String].self, from: Data(buffer: response.body))
+                XCTAssertEqual(body["error"], "unauthorized")
+            }
+        }
+    }
+
+    func testTheDeregistrationRequestRouteIsProtected() async throws {
+        try await withRouter { client, _ in
+            try await client.execute(uri: "/nevisfido/uaf/1.1/request/deregistration", method: .post, body: try Self.registration("alice")) { response in
+                XCTAssertEqual(response.status, .unauthorized)
+            }
+        }
+    }
+
+    func testTheSignOutRouteIsProtected() async throws {
+        try await withRouter { client, _ in
+            try await client.execute(uri: "/nevisfido/session", method: .delete) { response in
+                XCTAssertEqual(response.status, .unauthorized)
+            }
+        }
+    }
+
+    func testTheAuthenticationRequestRouteIsOpen() async throws {
+        try await withRouter { client, _ in
+            let body = ByteBuffer(bytes: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil)))
+            try await client.execute(uri: "/nevisfido/uaf/1.1/request/authentication", method: .post, body: body) { response in
+                XCTAssertEqual(response.status, .ok)
+                XCTAssertEqual(response.headers[.contentType], "application/fido+uaf;charset=UTF-8")
+                XCTAssertEqual(response.headers[.cacheControl], "no-store")
+                XCTAssertNotNil(response.headers[HTTPField.Name("Mauth-Session-Id")!])
+            }
+        }
+    }
+
+    func testTheJWKSServesTheTokenKey() async throws {
+        try await withRouter { client, built in
+            try await client.execute(uri: "/.well-known/jwks.json", method: .get) { response in
+                XCTAssertEqual(response.status, .ok)
+                XCTAssertEqual(response.headers[.contentType], "application/jwk-set+json")
+                let jwks = try JSONDecoder().decode(JWKSDocument.self, from: Data(buffer: response.body))
+                XCTAssertEqual(jwks.keys.map(\.kid), [built.tokenIssuer.kid])
+                XCTAssertEqual(jwks.keys.first?.alg, "ES256")
+                XCTAssertEqual(jwks.keys.first?.use, "sig")
+            }
+        }
+    }
+
+    func testTheStatusRouteRefusesABodyOfTheWrongShape() async throws {
+        try await withRouter { client, _ in
+            try await client.execute(uri: "/nevisfido/status", method: .post, headers: [.contentType: "application/json"],
+                                     body: ByteBuffer(string: #"{"session":"x"}"#)) { response in
+                XCTAssertEqual(response.status, .badRequest)
+            }
+        }
+    }
+
+    func testAnUnknownPathIs404() async throws {
+        try await withRouter { client, _ in
+            try await client.execute(uri: "/nevisfido/uaf/1.1/nothing", method: .post) { response in
+                XCTAssertEqual(response.status, .notFound)
+            }
+        }
+    }
+}
