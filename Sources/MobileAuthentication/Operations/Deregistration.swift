@@ -33,14 +33,7 @@ public final class Deregistration: HttpOperation {
 
     public func execute() {
         let fields = state.value
-        Task {
-            do throws(OperationError) {
-                try await self.executeAsync()
-                fields.onSuccess?()
-            } catch {
-                fields.onError?(error)
-            }
-        }
+        deliverInBackground({ () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     /// Our deregistration context (the server's wire contract): `username`, and `aaid` as a list.

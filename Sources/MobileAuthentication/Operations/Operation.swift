@@ -29,3 +29,17 @@ final class BuilderState<Fields: Sendable>: @unchecked Sendable {
     func update(_ body: (inout Fields) -> Void) { lock.withLock { body(&fields) } }
     var value: Fields { lock.withLock { fields } }
 }
+
+/// The callback form shared by the operations without a result: runs `body` in a task and hands its outcome to the
+/// builder's callbacks (delivered on a background executor).
+func deliverInBackground<Failure: Error>(_ body: @escaping @Sendable () async throws(Failure) -> Void,
+                                         onSuccess: (@Sendable () -> Void)?, onError: (@Sendable (Failure) -> Void)?) {
+    Task {
+        do throws(Failure) {
+            try await body()
+            onSuccess?()
+        } catch {
+            onError?(error)
+        }
+    }
+}

@@ -41,14 +41,7 @@ public final class Registration: HttpOperation {
 
     public func execute() {
         let fields = state.value
-        Task {
-            do throws(OperationError) {
-                try await self.executeAsync()
-                fields.onSuccess?()
-            } catch {
-                fields.onError?(error)
-            }
-        }
+        deliverInBackground({ () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     /// Runs the registration and returns when it is complete.
