@@ -140,6 +140,7 @@ let package = Package(
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "SQLiteNIO", package: "sqlite-nio"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),

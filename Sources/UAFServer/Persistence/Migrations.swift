@@ -53,6 +53,19 @@ enum Migrations {
         ]),
     ]
 
+    /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).
+    static func hasUnversionedSchema(_ sql: any SQLDatabase, engine: StoreDatabase.Engine) async throws -> Bool {
+        switch engine {
+        case .sqlite:
+            return try await sql.raw("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('challenges', 'registrations')").first() != nil
+        case .postgres:
+            return try await sql.raw("""
+                SELECT table_name FROM information_schema.tables
+                WHERE table_schema = current_schema() AND table_name IN ('challenges', 'registrations')
+                """).first() != nil
+        }
+    }
+
     static func run(on database: StoreDatabase, logger: Logger) async throws {
         try await database.transaction { sql in
             if database.engine == .postgres {
@@ -66,6 +79,12 @@ enum Migrations {
             let applied = Set(try await sql.raw("SELECT version FROM mauth_migrations").all().map {
                 try $0.decode(column: "version", as: Int64.self)
             })
+            if applied.isEmpty, try await hasUnversionedSchema(sql, engine: database.engine) {
+                // Tables without a migration record were written by a mauth from before numbered migrations. Refuse
+                // rather than guess: nothing is changed, and the operator decides what to do with the old file.
+                throw ServerConfiguration.ConfigurationError.invalid(
+                    "the database has mauth tables but no migration record (made by an earlier mauth version); move it aside and start with an empty database")
+            }
             for migration in all where !applied.contains(Int64(migration.version)) {
                 for statement in migration.statements { try await sql.raw(SQLQueryString(statement)).run() }
                 try await sql.raw("""
