@@ -98,6 +98,25 @@ final class AuthorizationTests: XCTestCase {
         try await assertRefused(try await requestRegistration("alice", headers: [("Authorization", "Bearer \(token)")]))
     }
 
+    func testATokenNamingTheServersKeyButUnsignedIs401() async throws {
+        let header = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT","kid":"\#(loopback.server.tokenIssuer.kid)"}"#.utf8))
+        let now = Int64(loopback.clock.now.timeIntervalSince1970)
+        let claims = IssuedTokenClaims(iss: "https://127.0.0.1", sub: "alice", aud: nil, iat: now, exp: now + 60, auth_time: now,
+                                       sid: "forged", aaid: "F1D0#1001", keyid: "k", txn_hash: nil)
+        let payload = Base64URL.encode(Array(try JSONEncoder().encode(claims)))
+        try await assertRefused(try await requestRegistration("alice", headers: [("Authorization", "Bearer \(header).\(payload).")]))
+    }
+
+    func testATokenSignedByAnotherServerKeyWithOurKidIs401() async throws {
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: ES256PrivateKey(), kid: JWKIdentifier(string: loopback.server.tokenIssuer.kid))
+        let now = Int64(loopback.clock.now.timeIntervalSince1970)
+        let claims = IssuedTokenClaims(iss: "https://127.0.0.1", sub: "alice", aud: nil, iat: now, exp: now + 60, auth_time: now,
+                                       sid: "forged", aaid: "F1D0#1001", keyid: "k", txn_hash: nil)
+        let token = try await keys.sign(claims, kid: JWKIdentifier(string: loopback.server.tokenIssuer.kid))
+        try await assertRefused(try await requestRegistration("alice", headers: [("Authorization", "Bearer \(token)")]))
+    }
+
     func testAMalformedAuthorizationHeaderIs401() async throws {
         try await assertRefused(try await requestRegistration("alice", headers: [("Authorization", "Basic YWxpY2U6c2VjcmV0")]))
     }

@@ -90,7 +90,7 @@ final class ServerFlowTests: XCTestCase {
     }
 
     func testUnknownKeyIDIsRejectedWith1481() async throws {
-        var authenticator = SoftwareAuthenticator()
+        let authenticator = SoftwareAuthenticator()
         _ = try await register(authenticator)
         let (_, auth) = try await loopback.authenticationRequest(username: nil)
         var stranger = authenticator

@@ -2,7 +2,7 @@ import Crypto
 import _CryptoExtras
 import Foundation
 import SwiftASN1
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// What the server issued for a registration (looked up and consumed by the caller before verifying).
 public struct IssuedRegistration: Sendable {
@@ -147,7 +147,8 @@ public struct RegistrationVerifier: Sendable {
             throw UAFVerificationError(.attestationCertificateInvalid("a certificate of the chain cannot be parsed"))
         }
         var verifier = Verifier(rootCertificates: CertificateStore(rootCertificates)) {
-            RFC5280Policy(validationTime: now)
+            // Validity is checked at the verification time the caller passes (the server clock; tests fix it).
+            RFC5280Policy(fixedExpiryValidationTime: now)
         }
         let result = await verifier.validate(leaf: leafCertificate, intermediates: CertificateStore(Array(chain.dropFirst())))
         guard case .validCertificate = result else {

@@ -56,7 +56,9 @@ public struct DevelopmentCertificate: Sendable {
     /// Writes the leaf and its key (mode 0600).
     public func write(certificateTo certificatePath: String, keyTo keyPath: String) throws {
         try Data((certificatePEM + "\n" + trustAnchorPEM + "\n").utf8).write(to: URL(fileURLWithPath: certificatePath))
-        FileManager.default.createFile(atPath: keyPath, contents: Data(privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600])
+        guard FileManager.default.createFile(atPath: keyPath, contents: Data(privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw ServerConfiguration.ConfigurationError.unreadable("cannot write \(keyPath)")
+        }
     }
 }
 
