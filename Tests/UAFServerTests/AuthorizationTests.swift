@@ -319,7 +319,10 @@ final class AuthorizationTests: XCTestCase {
 
     // MARK: Status
 
-    struct Status: Decodable { var status: String; var userId: String?; var uafStatusCode: Int?; var asmStatusCode: Int?; var authenticators: [[String: String]] }
+    struct Status: Decodable {
+        var status: String; var userId: String?; var uafStatusCode: Int?; var asmStatusCode: Int?; var clientErrorCode: Int?
+        var authenticators: [[String: String]]
+    }
 
     func status(_ sessionId: String) async throws -> Status {
         let answer = try await loopback.exchange(.POST, "/nevisfido/status", body: try JSONEncoder().encode(["sessionId": sessionId]), contentType: "application/json")
@@ -365,6 +368,23 @@ final class AuthorizationTests: XCTestCase {
         let failed = try await status(auth!.header.serverData!)
         XCTAssertEqual(failed.status, "failed")
         XCTAssertEqual(failed.uafStatusCode, result.statusCode)
+    }
+
+    func testAResponseWithoutAssertionsReportsTheDevicesErrorCodes() async throws {
+        var authenticator = SoftwareAuthenticator()
+        let request = try await loopback.registrationRequest(username: "alice")
+        _ = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+        let (_, auth) = try await loopback.authenticationRequest(username: "alice")
+        // The device failed locally (user cancelled) and reports it with a spec-shaped response without assertions.
+        var response = try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID)
+        response.assertions = []
+        let send = SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response]), context: #"{"asmStatusCode":3,"clientErrorCode":3}"#)
+        let result = try await loopback.post("/nevisfido/uaf/1.1/authentication", send, as: ServerResponse.self)
+        XCTAssertNotEqual(result.statusCode, 1200)
+        let failed = try await status(auth!.header.serverData!)
+        XCTAssertEqual(failed.status, "failed")
+        XCTAssertEqual(failed.asmStatusCode, 3)
+        XCTAssertEqual(failed.clientErrorCode, 3)
     }
 
     func testAnUnknownStatusSessionIsUnknown() async throws {

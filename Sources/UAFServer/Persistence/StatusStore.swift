@@ -43,12 +43,13 @@ public struct StatusStore: Sendable {
     /// record is final, so a late or replayed response cannot rewrite what the relying party already read.
     @discardableResult
     public func finish(sessionId: String, status: StatusRecord.Status, username: String?, uafStatusCode: Int, asmStatusCode: Int?,
-                       authenticators: [StatusRecord.AuthenticatorReference], now: Date, retention: TimeInterval) async throws -> Bool {
+                       clientErrorCode: Int? = nil, authenticators: [StatusRecord.AuthenticatorReference], now: Date, retention: TimeInterval) async throws -> Bool {
         let list = try JSONCoding.string(authenticators)
         return try await database.run { sql in
             try await sql.raw("""
                 UPDATE status_records SET status = \(bind: status.rawValue), username = COALESCE(\(bind: username), username),
                     uaf_status_code = \(bind: Int64(uafStatusCode)), asm_status_code = \(bind: asmStatusCode.map(Int64.init)),
+                    client_error_code = \(bind: clientErrorCode.map(Int64.init)),
                     authenticators = \(bind: list), updated_at = \(bind: now.epochMillis),
                     expires_at = \(bind: now.addingTimeInterval(retention).epochMillis)
                 WHERE session_id = \(bind: sessionId) AND status NOT IN ('succeeded', 'failed')

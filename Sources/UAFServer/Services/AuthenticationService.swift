@@ -73,7 +73,7 @@ struct AuthenticationService: Sendable {
     /// tokens (a JWT and the session cookie) in `additionalTokens`.
     func response(_ send: SendUAFResponse) async throws -> Outcome {
         let (response, record) = try await environment.receive(AuthenticationResponse.self, send, operation: .authentication) { $0.header }
-        let asm = ServiceEnvironment.asmStatusCode(send.context)
+        let report = ServiceEnvironment.ClientReport(context: send.context)
         do {
             let verified = try await AuthenticationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
                 response, issued: IssuedAuthentication(challenge: record.challenge, policy: record.policy,
@@ -97,7 +97,7 @@ struct AuthenticationService: Sendable {
             let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: confirmed?.transactionContentHash ?? [])
             let cookie = Self.cookie(name: tokens.cookieName, value: sessionToken, maxAge: tokens.sessionLifetimeSeconds)
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
-            try await environment.finish(record, .succeeded, code: .ok, asm: asm, authenticators: references, username: first.username)
+            try await environment.finish(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username)
             environment.decide("authentication", first.username, 1200,
                                "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(session.id.prefix(8))… opened")
             return Outcome(
@@ -105,7 +105,7 @@ struct AuthenticationService: Sendable {
                                          additionalTokens: [Token(type: .jwt, value: jwt), Token(type: .httpCookie, value: cookie)]),
                 setCookie: cookie)
         } catch let error as UAFVerificationError {
-            try await environment.finish(record, .failed, code: error.statusCode, asm: asm, authenticators: [])
+            try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description)
         }
     }

@@ -43,7 +43,7 @@ struct RegistrationService: Sendable {
     func response(_ send: SendUAFResponse) async throws -> ServerResponse {
         let (response, record) = try await environment.receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
         let username = record.username ?? ""
-        let asm = ServiceEnvironment.asmStatusCode(send.context)
+        let report = ServiceEnvironment.ClientReport(context: send.context)
         do {
             let verified = try await RegistrationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
                 response, issued: IssuedRegistration(challenge: record.challenge, username: username, policy: record.policy),
@@ -55,12 +55,12 @@ struct RegistrationService: Sendable {
                 throw UAFVerificationError(.keyIDAlreadyRegistered)
             }
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
-            try await environment.finish(record, .succeeded, code: .ok, asm: asm, authenticators: references)
+            try await environment.finish(record, .succeeded, code: .ok, report: report, authenticators: references)
             let summary = verified.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ")
             environment.decide("registration", username, 1200, "registered \(summary)")
             return ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)")
         } catch let error as UAFVerificationError {
-            try await environment.finish(record, .failed, code: error.statusCode, asm: asm, authenticators: [])
+            try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description)
         }
     }

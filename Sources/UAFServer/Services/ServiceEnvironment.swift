@@ -100,7 +100,7 @@ struct ServiceEnvironment: Sendable {
         }
         guard record.operation == operation else { throw ServiceFailure(.requestInvalid, "request was issued for \(record.operation.rawValue)") }
         guard record.expiresAt >= clock() else {
-            try await finish(record, .failed, code: .requestInvalid, asm: nil, authenticators: [])
+            try await finish(record, .failed, code: .requestInvalid, report: .none, authenticators: [])
             throw ServiceFailure(.requestInvalid, "request expired")
         }
         return record
@@ -120,15 +120,21 @@ struct ServiceEnvironment: Sendable {
     }
 
     /// Moves the request's status record to its outcome.
-    func finish(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, asm: Int?,
+    func finish(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
                 authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil) async throws {
         try await stores.status.finish(sessionId: record.id, status: status, username: username ?? record.username, uafStatusCode: code.rawValue,
-                                       asmStatusCode: asm, authenticators: authenticators, now: clock(), retention: statusRetention)
+                                       asmStatusCode: report.asmStatusCode, clientErrorCode: report.clientErrorCode,
+                                       authenticators: authenticators, now: clock(), retention: statusRetention)
     }
 
-    /// The Nevis extension of SendUAFResponse.context: the ASM status code the device reported (server-api §B.3).
-    static func asmStatusCode(_ context: String?) -> Int? {
-        struct Context: Decodable { var asmStatusCode: Int? }
-        return (try? parseContext(Context.self, context))??.asmStatusCode
+    /// What the device reported in the SendUAFResponse context (the Nevis extension, server-api §B.3): the ASM
+    /// status code and the client error code, kept in the status record. A context that is not such an object is
+    /// ignored: it is the device's report, not an input the verification depends on.
+    struct ClientReport: Decodable, Sendable {
+        var asmStatusCode: Int?
+        var clientErrorCode: Int?
+        static let none = ClientReport(asmStatusCode: nil, clientErrorCode: nil)
+        init(asmStatusCode: Int?, clientErrorCode: Int?) { self.asmStatusCode = asmStatusCode; self.clientErrorCode = clientErrorCode }
+        init(context: String?) { self = ((try? ServiceEnvironment.parseContext(ClientReport.self, context)) ?? nil) ?? .none }
     }
 }
