@@ -106,7 +106,7 @@ public enum UAFServerApplication {
             registration: RegistrationService(environment: environment),
             authentication: AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens),
             deregistration: DeregistrationService(environment: environment),
-            facets: { facets.facets }, logger: logger, onRejection: onRejection
+            facets: { facets.facets }, onRejection: onRejection
         ).add(open: open, protected: protected, facetsRouter: router)
         ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)

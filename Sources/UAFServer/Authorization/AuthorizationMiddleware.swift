@@ -39,15 +39,13 @@ struct AuthorizationMiddleware: RouterMiddleware {
             context.principal = try await authorizer.principal(for: request, peerIP: context.peerIP)
         } catch {
             authorizer.logger.notice("401 \(request.method) \(request.uri.path): \(error.detail)")
-            return ErrorBody.response(.unauthorized, error: "unauthorized",
-                                      message: "Valid credentials are required: a bearer token or a session.",
-                                      headers: [.wwwAuthenticate: "Bearer"])
+            return error.response
         }
         return try await next(request, context)
     }
 }
 
-/// The credential checks, shared by the middleware and the handlers that authorize inside the body (deregistration).
+/// The credential checks behind ``AuthorizationMiddleware``.
 struct Authorizer: Sendable {
     let configuration: ServerConfiguration.Authorization
     let relyingParty: RelyingPartyTokenVerifier?
@@ -68,11 +66,9 @@ struct Authorizer: Sendable {
             return try await relyingParty.principal(token: token, now: clock())
         }
         if let token = Self.cookie(named: cookieName, in: request.headers[values: .cookie]) {
-            let session: SessionRecord?
-            do { session = try await sessions.session(token: token, now: clock()) } catch {
-                throw .unauthenticated("session lookup failed: \(error)")
+            guard let session = try await liveSession({ try await sessions.session(token: token, now: $0) }) else {
+                throw .unauthenticated("session cookie is unknown, expired or revoked")
             }
-            guard let session else { throw .unauthenticated("session cookie is unknown, expired or revoked") }
             return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false)
         }
         if let proxy = configuration.trustedProxy, let name = HTTPField.Name(proxy.header), let value = request.headers[name] {
@@ -89,12 +85,15 @@ struct Authorizer: Sendable {
 
     private func sessionPrincipal(jwt: String) async throws(AuthorizationFailure) -> Principal {
         let claims = try await issuer.verify(jwt, now: clock())
-        let session: SessionRecord?
-        do { session = try await sessions.session(id: claims.sid, now: clock()) } catch {
-            throw .unauthenticated("session lookup failed: \(error)")
+        guard let session = try await liveSession({ try await sessions.session(id: claims.sid, now: $0) }), session.username == claims.sub else {
+            throw .unauthenticated("the token's session is expired or revoked")
         }
-        guard let session, session.username == claims.sub else { throw .unauthenticated("the token's session is expired or revoked") }
         return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false)
+    }
+
+    /// A session lookup at the server's current time. A storage failure refuses the credential (fail closed).
+    private func liveSession(_ lookup: (Date) async throws -> SessionRecord?) async throws(AuthorizationFailure) -> SessionRecord? {
+        do { return try await lookup(clock()) } catch { throw .unauthenticated("session lookup failed: \(error)") }
     }
 
     static func cookie(named name: String, in headers: [String]) -> String? {

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 import UAF
 
@@ -15,7 +14,6 @@ struct UAFController {
     let authentication: AuthenticationService
     let deregistration: DeregistrationService
     let facets: @Sendable () -> [String]
-    let logger: Logger
     let onRejection: @Sendable (String, ServiceFailure) -> Void
 
     /// `open` are the unauthenticated routes (rate limited); `protected` runs ``AuthorizationMiddleware`` first.
@@ -27,19 +25,17 @@ struct UAFController {
             try await handleRequest(request, name: "deregistration request") { try await deregistration.request($0, principal: try context.requirePrincipal()) }
         }
         open.post("\(Self.base)/registration") { request, _ in
-            try await handleResponse(request, name: "registration") { try await registration.response($0) }
+            try await handleResponse(request, name: "registration") { Wire.json(try await registration.response($0)) }
         }
         open.post("\(Self.base)/request/authentication") { request, _ in
             try await handleRequest(request, name: "authentication request") { try await authentication.request($0) }
         }
         open.post("\(Self.base)/authentication") { request, _ in
-            try await Wire.handle(request, as: SendUAFResponse.self, name: "authentication", onRejection: onRejection) { send in
+            try await handleResponse(request, name: "authentication") { send in
                 let outcome = try await authentication.response(send)
                 var response = Wire.json(outcome.response)
                 if let cookie = outcome.setCookie { response.headers[.setCookie] = cookie }
                 return response
-            } failure: { failure, _ in
-                Wire.json(ServerResponse(statusCode: failure.status.rawValue, description: failure.status.reasonPhrase))
             }
         }
         // The facets must be unprotected (UAF spec), and are not rate limited: clients fetch them on every operation.
@@ -48,28 +44,25 @@ struct UAFController {
         }
     }
 
-    func handleRequest(_ request: Request, name: String, _ body: @escaping (GetUAFRequest) async throws -> ReturnUAFRequest) async throws -> Response {
+    func handleRequest(_ request: Request, name: String, _ body: @escaping (GetUAFRequest) async throws -> IssuedRequest) async throws -> Response {
         try await Wire.handle(request, as: GetUAFRequest.self, name: name, onRejection: onRejection) { get in
-            let answer = try await body(get)
-            var response = Wire.json(answer)
+            let issued = try await body(get)
+            var response = Wire.json(issued.answer)
             // The status session id of an in-band operation is its serverData (the request id): a relying party
             // behind a proxy reads it here, the app reads it from the request, and both poll /nevisfido/status.
-            if let serverData = answer.uafRequest.flatMap(Self.serverData) { response.headers[Wire.sessionIDHeader] = serverData }
+            if let sessionID = issued.sessionID { response.headers[Wire.sessionIDHeader] = sessionID }
             return response
         } failure: { failure, get in
             Wire.json(ReturnUAFRequest(statusCode: failure.status.rawValue, op: get?.op))
         }
     }
 
-    func handleResponse(_ request: Request, name: String, _ body: @escaping (SendUAFResponse) async throws -> ServerResponse) async throws -> Response {
-        try await Wire.handle(request, as: SendUAFResponse.self, name: name, onRejection: onRejection) { Wire.json(try await body($0)) } failure: { failure, _ in
+    /// A response endpoint: `body` answers the accepted case; a rejection is a ServerResponse with the status code
+    /// and its generic reason phrase.
+    func handleResponse(_ request: Request, name: String, _ body: @escaping (SendUAFResponse) async throws -> Response) async throws -> Response {
+        try await Wire.handle(request, as: SendUAFResponse.self, name: name, onRejection: onRejection, body) { failure, _ in
             Wire.json(ServerResponse(statusCode: failure.status.rawValue, description: failure.status.reasonPhrase))
         }
-    }
-
-    static func serverData(_ uafRequest: String) -> String? {
-        struct Envelope: Decodable { struct Header: Decodable { var serverData: String? }; var header: Header }
-        return (try? JSONDecoder().decode([Envelope].self, from: Data(uafRequest.utf8)))?.first?.header.serverData
     }
 }
 
@@ -128,10 +121,7 @@ enum Wire {
                 return failure(rejection, input)
             } catch let refusal as AuthorizationFailure {
                 onRejection(name, ServiceFailure(refusal.kind == .forbidden ? .forbidden : .unauthorized, refusal.detail))
-                return refusal.kind == .forbidden
-                    ? ErrorBody.response(.forbidden, error: "forbidden", message: "These credentials may not act for this user.")
-                    : ErrorBody.response(.unauthorized, error: "unauthorized", message: "Valid credentials are required: a bearer token or a session.",
-                                         headers: [.wwwAuthenticate: "Bearer"])
+                return refusal.response
             } catch {
                 onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
                 var response = failure(ServiceFailure(.internalServerError, "internal error"), nil)

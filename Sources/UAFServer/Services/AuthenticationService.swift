@@ -18,7 +18,7 @@ struct AuthenticationService: Sendable {
     }
 
     /// Endpoint 3: issues an AuthenticationRequest, optionally for one user (step-up) and with transactions.
-    func request(_ request: GetUAFRequest) async throws -> ReturnUAFRequest {
+    func request(_ request: GetUAFRequest) async throws -> IssuedRequest {
         guard request.op == nil || request.op == .authentication else { throw ServiceFailure(.badRequest, "op must be Auth") }
         let context = try ServiceEnvironment.parseContext(Context.self, request.context)
         let transactions = context?.transaction ?? []
@@ -42,8 +42,9 @@ struct AuthenticationService: Sendable {
                                             challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
         environment.decide("authentication request", context?.username, 1200,
                            "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
-        return ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
-                                op: .authentication, lifetimeMillis: environment.lifetimeMillis)
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                                      op: .authentication, lifetimeMillis: environment.lifetimeMillis),
+                             sessionID: record.id)
     }
 
     static func validate(transactions: [Transaction]) throws {

@@ -11,7 +11,7 @@ struct DeregistrationService: Sendable {
     /// Without a list every registration of the user is removed.
     struct Context: Decodable { var username: String?; var aaid: [String]?; var keyIDs: [String]? }
 
-    func request(_ request: GetUAFRequest, principal: Principal) async throws -> ReturnUAFRequest {
+    func request(_ request: GetUAFRequest, principal: Principal) async throws -> IssuedRequest {
         guard request.op == nil || request.op == .deregistration else { throw ServiceFailure(.badRequest, "op must be Dereg") }
         guard let context = try ServiceEnvironment.parseContext(Context.self, request.context), let username = context.username else {
             throw ServiceFailure(.badRequest, "context.username is required")
@@ -33,8 +33,10 @@ struct DeregistrationService: Sendable {
                                             authenticators: authenticators)
         environment.decide("deregistration", username, 1200,
                            removed.isEmpty ? "nothing matched" : "removed \(removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", "))")
-        return ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
-                                op: .deregistration, lifetimeMillis: nil)
+        // Dereg has no response message, so it opens no status session.
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                                      op: .deregistration, lifetimeMillis: nil),
+                             sessionID: nil)
     }
 }
 

@@ -9,7 +9,7 @@ struct RegistrationService: Sendable {
     struct Context: Decodable { var username: String?; var policy: String? }
 
     /// Endpoint 1: issues a RegistrationRequest for the context's username, if `principal` may act for it.
-    func request(_ request: GetUAFRequest, principal: Principal) async throws -> ReturnUAFRequest {
+    func request(_ request: GetUAFRequest, principal: Principal) async throws -> IssuedRequest {
         guard request.op == nil || request.op == .registration else { throw ServiceFailure(.badRequest, "op must be Reg") }
         guard let username = try ServiceEnvironment.parseContext(Context.self, request.context)?.username else {
             throw ServiceFailure(.badRequest, "context.username is required")
@@ -35,8 +35,9 @@ struct RegistrationService: Sendable {
                                           challenge: record.challenge, username: username, policy: policy)
         environment.decide("registration request", username, 1200,
                            "issued challenge \(record.challenge.prefix(10))… valid \(Int(environment.requestLifetime)) s (authorized by \(principal.source))")
-        return ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
-                                op: .registration, lifetimeMillis: environment.lifetimeMillis)
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                                      op: .registration, lifetimeMillis: environment.lifetimeMillis),
+                             sessionID: record.id)
     }
 
     /// Endpoint 2: verifies a RegistrationResponse and stores the registrations.

@@ -20,6 +20,13 @@ struct ServiceFailure: Error {
     init(_ status: UAFStatusCode, _ detail: String) { self.status = status; self.detail = detail }
 }
 
+/// The answer of a request endpoint, with the status session id of the operation it opened (its request id, the
+/// `serverData`), which the controller also sends as a header; nil when the answer opens no UAF exchange.
+struct IssuedRequest: Sendable {
+    var answer: ReturnUAFRequest
+    var sessionID: String?
+}
+
 /// What every ceremony service shares: the relying party's identity, the stores, the metadata and the clock.
 /// The services are pure orchestration: every protocol check is `UAF`'s.
 struct ServiceEnvironment: Sendable {
