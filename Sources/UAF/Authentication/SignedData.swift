@@ -34,8 +34,7 @@ public struct SignedData: Sendable, Equatable {
         authenticatorNonce = try fields.bytes(.authenticatorNonce, length: 1...64)
         finalChallengeHash = try fields.bytes(.finalChallengeHash, length: 1...64)
         transactionContentHash = try fields.bytes(.transactionContentHash, length: 0...64)
-        // uaf-spec §4: a KeyID is 32...2048 bytes.
-        keyID = try fields.bytes(.keyID, length: 32...2048)
+        keyID = try fields.bytes(.keyID, length: KeyID.lengths)
         let counters = try fields.required(.counters)
         guard counters.value.count == 4 else { throw TLVError(.invalidLength(tag: .counters, length: counters.value.count)) }
         var c = LittleEndianReader(counters.value)

@@ -143,42 +143,41 @@ public struct MetadataStore: Sendable {
                 mds3 = protocolFamily != nil || (try? c.decodeIfPresent([String].self, forKey: .authenticationAlgorithms)) != nil
             }
         }
-        /// One raw element of the document, kept to decode in the form its probe chose.
-        struct Element: Decodable {
-            let probe: Probe
-            let numeric: Result<MetadataStatement, any Error>
-            let mds3: Result<MDS3Statement, any Error>
+        /// One element of the document, decoded once, in the form its probe chose.
+        enum Element: Decodable {
+            case numeric(MetadataStatement)
+            case mds3(MDS3Statement)
+            case otherFamily(String)
             init(from decoder: any Decoder) throws {
-                probe = try Probe(from: decoder)
-                numeric = Result { try MetadataStatement(from: decoder) }
-                mds3 = Result { try MDS3Statement(from: decoder) }
+                let probe = try Probe(from: decoder)
+                guard probe.mds3 else { self = .numeric(try MetadataStatement(from: decoder)); return }
+                let family = probe.protocolFamily ?? "uaf"
+                guard family == "uaf" else {
+                    self = .otherFamily("\(family) statement \(probe.aaid ?? probe.description ?? "without a name")")
+                    return
+                }
+                do { self = .mds3(try MDS3Statement(from: decoder)) } catch {
+                    throw LoadError.invalidJSON("MDS3 statement \(probe.aaid ?? "?"): \(error)")
+                }
             }
         }
+        // The document is one statement or an array of them; its first significant byte says which, so an error
+        // inside an element is reported as itself.
+        let isArray = data.first { !" \t\r\n".utf8.contains($0) } == UInt8(ascii: "[")
         let elements: [Element]
         do {
-            if let array = try? JSONDecoder().decode([Element].self, from: data) { elements = array } else {
-                elements = [try JSONDecoder().decode(Element.self, from: data)]
-            }
+            elements = isArray ? try JSONDecoder().decode([Element].self, from: data) : [try JSONDecoder().decode(Element.self, from: data)]
+        } catch let error as LoadError {
+            throw error
         } catch {
             throw LoadError.invalidJSON("\(error)")
         }
         var document = ParsedDocument(statements: [], skipped: [])
         for element in elements {
-            if element.probe.mds3 {
-                let family = element.probe.protocolFamily ?? "uaf"
-                guard family == "uaf" else {
-                    document.skipped.append("\(family) statement \(element.probe.aaid ?? element.probe.description ?? "without a name")")
-                    continue
-                }
-                switch element.mds3 {
-                case .success(let statement): document.statements.append(try statement.numeric())
-                case .failure(let error): throw LoadError.invalidJSON("MDS3 statement \(element.probe.aaid ?? "?"): \(error)")
-                }
-            } else {
-                switch element.numeric {
-                case .success(let statement): document.statements.append(statement)
-                case .failure(let error): throw LoadError.invalidJSON("\(error)")
-                }
+            switch element {
+            case .numeric(let statement): document.statements.append(statement)
+            case .mds3(let statement): document.statements.append(try statement.numeric())
+            case .otherFamily(let name): document.skipped.append(name)
             }
         }
         return document

@@ -39,8 +39,7 @@ public struct KeyRegistrationData: Sendable, Equatable {
         signatureAlgorithm = header.signatureAlgorithm
         publicKeyEncoding = PublicKeyEncoding(rawValue: header.reader.u16())
         finalChallengeHash = try fields.bytes(.finalChallengeHash, length: 1...64)
-        // uaf-spec §4: a KeyID is 32...2048 bytes; a shorter one is too easy to guess or collide.
-        keyID = try fields.bytes(.keyID, length: 32...2048)
+        keyID = try fields.bytes(.keyID, length: KeyID.lengths)
         let counters = try fields.required(.counters)
         guard counters.value.count == 8 else { throw TLVError(.invalidLength(tag: .counters, length: counters.value.count)) }
         var c = LittleEndianReader(counters.value)

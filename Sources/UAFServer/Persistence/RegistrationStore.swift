@@ -49,20 +49,19 @@ public struct RegistrationStore: Sendable {
     public func insert(_ records: [RegistrationRecord]) async throws {
         guard !records.isEmpty else { return }
         let inserted = try await database.run { sql in
-            var query = SQLQueryString("""
-                INSERT INTO registrations (aaid, key_id, username, public_key, public_key_encoding, signature_algorithm,
-                    sign_counter, registration_counter, authenticator_version, attestation_type, created_at) VALUES
-                """)
-            for (index, r) in records.enumerated() {
-                let row: SQLQueryString = """
-                    (\(bind: AAID.normalized(r.aaid)), \(bind: r.keyID), \(bind: r.username), \(bind: Base64URL.encode(r.publicKey)),
-                     \(bind: Int64(r.publicKeyEncoding.rawValue)), \(bind: Int64(r.signatureAlgorithm.rawValue)), \(bind: Int64(r.signCounter)),
-                     \(bind: Int64(r.registrationCounter)), \(bind: Int64(r.authenticatorVersion)), \(bind: Int64(r.attestationType.rawValue)),
-                     \(bind: r.createdAt.epochMillis))
-                    """
-                query = index == 0 ? query + " " + row : query + ", " + row
+            let rows: [SQLQueryString] = records.map { r in
+                """
+                (\(bind: AAID.normalized(r.aaid)), \(bind: r.keyID), \(bind: r.username), \(bind: Base64URL.encode(r.publicKey)),
+                 \(bind: Int64(r.publicKeyEncoding.rawValue)), \(bind: Int64(r.signatureAlgorithm.rawValue)), \(bind: Int64(r.signCounter)),
+                 \(bind: Int64(r.registrationCounter)), \(bind: Int64(r.authenticatorVersion)), \(bind: Int64(r.attestationType.rawValue)),
+                 \(bind: r.createdAt.epochMillis))
+                """
             }
-            query = query + " ON CONFLICT DO NOTHING RETURNING aaid, key_id"
+            let query: SQLQueryString = """
+                INSERT INTO registrations (aaid, key_id, username, public_key, public_key_encoding, signature_algorithm,
+                    sign_counter, registration_counter, authenticator_version, attestation_type, created_at)
+                VALUES \(rows.joined(separator: ", ")) ON CONFLICT DO NOTHING RETURNING aaid, key_id
+                """
             return try await sql.raw(query).all().map { (try $0.decode(column: "aaid", as: String.self), try $0.decode(column: "key_id", as: String.self)) }
         }
         guard inserted.count == records.count else {
