@@ -98,22 +98,23 @@ final class AuthorizationTests: XCTestCase {
         try await assertRefused(try await requestRegistration("alice", headers: [("Authorization", "Bearer \(token)")]))
     }
 
+    /// Claims shaped like a session token of this server, for alice, valid for a minute.
+    func forgedSessionClaims() -> IssuedTokenClaims {
+        let now = Int64(loopback.clock.now.timeIntervalSince1970)
+        return IssuedTokenClaims(iss: "https://127.0.0.1", sub: "alice", aud: nil, iat: now, exp: now + 60, auth_time: now,
+                                 sid: "forged", aaid: "F1D0#1001", keyid: "k", txn_hash: nil)
+    }
+
     func testATokenNamingTheServersKeyButUnsignedIs401() async throws {
         let header = Base64URL.encode(Array(#"{"alg":"none","typ":"JWT","kid":"\#(loopback.server.tokenIssuer.kid)"}"#.utf8))
-        let now = Int64(loopback.clock.now.timeIntervalSince1970)
-        let claims = IssuedTokenClaims(iss: "https://127.0.0.1", sub: "alice", aud: nil, iat: now, exp: now + 60, auth_time: now,
-                                       sid: "forged", aaid: "F1D0#1001", keyid: "k", txn_hash: nil)
-        let payload = Base64URL.encode(Array(try JSONEncoder().encode(claims)))
+        let payload = Base64URL.encode(Array(try JSONEncoder().encode(forgedSessionClaims())))
         try await assertRefused(try await requestRegistration("alice", headers: [("Authorization", "Bearer \(header).\(payload).")]))
     }
 
     func testATokenSignedByAnotherServerKeyWithOurKidIs401() async throws {
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: ES256PrivateKey(), kid: JWKIdentifier(string: loopback.server.tokenIssuer.kid))
-        let now = Int64(loopback.clock.now.timeIntervalSince1970)
-        let claims = IssuedTokenClaims(iss: "https://127.0.0.1", sub: "alice", aud: nil, iat: now, exp: now + 60, auth_time: now,
-                                       sid: "forged", aaid: "F1D0#1001", keyid: "k", txn_hash: nil)
-        let token = try await keys.sign(claims, kid: JWKIdentifier(string: loopback.server.tokenIssuer.kid))
+        let token = try await keys.sign(forgedSessionClaims(), kid: JWKIdentifier(string: loopback.server.tokenIssuer.kid))
         try await assertRefused(try await requestRegistration("alice", headers: [("Authorization", "Bearer \(token)")]))
     }
 
@@ -408,9 +409,7 @@ final class AuthorizationSourceTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = LoopbackServer.configuration()
         try configure(&configuration, directory)
-        let loopback = try await LoopbackServer(configuration: configuration)
-        do { try await body(loopback) } catch { try await loopback.shutdown(); throw error }
-        try await loopback.shutdown()
+        try await LoopbackServer.with(configuration, body)
     }
 
     func registration(_ loopback: LoopbackServer, _ username: String, headers: [(String, String)]) async throws -> Int {

@@ -7,15 +7,9 @@ import XCTest
 
 /// The server's hardening rules, each proved over loopback TLS or on the configuration.
 final class HardeningTests: XCTestCase {
-    /// Runs `body` against a fresh loopback server and always shuts it down.
-    func withLoopback(_ configuration: ServerConfiguration = LoopbackServer.configuration(), _ body: (LoopbackServer) async throws -> Void) async throws {
-        let loopback = try await LoopbackServer(configuration: configuration)
-        do { try await body(loopback) } catch { try await loopback.shutdown(); throw error }
-        try await loopback.shutdown()
-    }
 
     func testTheChannelBindingOfThisServersCertificateIsAccepted() async throws {
-        try await withLoopback() { loopback in
+        try await LoopbackServer.with() { loopback in
             let expected = try XCTUnwrap(loopback.server.channelBinding)
             var authenticator = SoftwareAuthenticator()
             authenticator.channelBinding = ChannelBinding(serverEndPoint: expected.serverEndPoint, tlsServerCertificate: expected.tlsServerCertificate)
@@ -26,7 +20,7 @@ final class HardeningTests: XCTestCase {
     }
 
     func testAChannelBindingOfAnotherCertificateIs1490() async throws {
-        try await withLoopback() { loopback in
+        try await LoopbackServer.with() { loopback in
             var authenticator = SoftwareAuthenticator()
             // What a client behind an intercepting proxy would report: the proxy's certificate hash.
             authenticator.channelBinding = ChannelBinding(serverEndPoint: Base64URL.encode(Array(repeating: 0xAB, count: 32)))
@@ -41,7 +35,7 @@ final class HardeningTests: XCTestCase {
     func testTheRateLimitAnswers429WithRetryAfter() async throws {
         var configuration = LoopbackServer.configuration()
         configuration.limits.requestsPerMinutePerAddress = 3
-        try await withLoopback(configuration) { loopback in
+        try await LoopbackServer.with(configuration) { loopback in
             let body = try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil))
             var statuses: [Int] = []
             var retryAfter: String?
@@ -61,7 +55,7 @@ final class HardeningTests: XCTestCase {
     func testOutstandingRequestsPerUsernameAreCapped() async throws {
         var configuration = LoopbackServer.configuration()
         configuration.limits.outstandingRequestsPerUsername = 2
-        try await withLoopback(configuration) { loopback in
+        try await LoopbackServer.with(configuration) { loopback in
             _ = try await loopback.registrationRequest(username: "alice")
             _ = try await loopback.registrationRequest(username: "alice")
             let third = try await loopback.post("/nevisfido/uaf/1.1/request/registration",
@@ -73,7 +67,7 @@ final class HardeningTests: XCTestCase {
     }
 
     func testAUsernameIsLimitedInBytesNotCharacters() async throws {
-        try await withLoopback() { loopback in
+        try await LoopbackServer.with() { loopback in
             // 100 characters, 400 bytes: over the 256-byte limit.
             let username = String(repeating: "😀", count: 100)
             let answer = try await loopback.post("/nevisfido/uaf/1.1/request/registration",
@@ -84,7 +78,7 @@ final class HardeningTests: XCTestCase {
     }
 
     func testEveryUAFAnswerIsNoStore() async throws {
-        try await withLoopback() { loopback in
+        try await LoopbackServer.with() { loopback in
             let request = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/authentication",
                                                       body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil)))
             XCTAssertEqual(request.headers.first(name: "Cache-Control"), "no-store")
@@ -94,7 +88,7 @@ final class HardeningTests: XCTestCase {
     }
 
     func testRejectionDetailsStayInTheLog() async throws {
-        try await withLoopback() { loopback in
+        try await LoopbackServer.with() { loopback in
             var authenticator = SoftwareAuthenticator()
             authenticator.aaid = "FFFF#0001"
             let request = try await loopback.registrationRequest(username: "alice")
@@ -116,7 +110,7 @@ final class HardeningTests: XCTestCase {
     func testDevelopmentModeAcceptsAnUnauthenticatedRegistrationRequest() async throws {
         var configuration = LoopbackServer.configuration()
         configuration.authorization.developmentMode = true
-        try await withLoopback(configuration) { loopback in
+        try await LoopbackServer.with(configuration) { loopback in
             let request = try await loopback.registrationRequest(username: "alice", headers: [])
             XCTAssertEqual(request.username, "alice")
         }

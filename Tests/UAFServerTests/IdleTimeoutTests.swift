@@ -10,8 +10,7 @@ final class IdleTimeoutTests: XCTestCase {
     func testAnIdleTLSConnectionIsClosedByTheServer() async throws {
         var configuration = LoopbackServer.configuration()
         configuration.limits.idleTimeoutSeconds = 1
-        let loopback = try await LoopbackServer(configuration: configuration)
-        do {
+        try await LoopbackServer.with(configuration) { loopback in
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(loopback.server.certificatePEM.utf8)))
             let context = try NIOSSLContext(configuration: tls)
@@ -34,10 +33,6 @@ final class IdleTimeoutTests: XCTestCase {
             if !closed { try await channel.close() }
             XCTAssertTrue(closed, "the idle connection was still open after 10 s")
             XCTAssertLessThan(Date().timeIntervalSince(started), 9)
-        } catch {
-            try await loopback.shutdown()
-            throw error
         }
-        try await loopback.shutdown()
     }
 }

@@ -51,6 +51,13 @@ final class LoopbackServer {
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
     }
 
+    /// Runs `body` against a fresh loopback server and shuts the server down whether `body` succeeds or throws.
+    static func with(_ configuration: ServerConfiguration = LoopbackServer.configuration(), _ body: (LoopbackServer) async throws -> Void) async throws {
+        let loopback = try await LoopbackServer(configuration: configuration)
+        do { try await body(loopback) } catch { try await loopback.shutdown(); throw error }
+        try await loopback.shutdown()
+    }
+
     func shutdown() async throws {
         try await client.shutdown()
         try await server.stop()

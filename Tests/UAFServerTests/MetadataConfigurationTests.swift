@@ -29,8 +29,7 @@ final class MetadataConfigurationTests: XCTestCase {
         XCTAssertEqual(skipped.count, 1)
         XCTAssertTrue(skipped[0].contains("fido2 statement A FIDO2 key"), skipped[0])
 
-        let loopback = try await LoopbackServer(configuration: configuration)
-        do {
+        try await LoopbackServer.with(configuration) { loopback in
             let request = try await loopback.registrationRequest(username: "alice")
             XCTAssertEqual(request.policy.accepted, [[MatchCriteria(aaid: ["ABCD#0001"])]])
             var authenticator = SoftwareAuthenticator()
@@ -43,11 +42,7 @@ final class MetadataConfigurationTests: XCTestCase {
             pin.aaid = "F1D0#1001"
             let refused = try await loopback.send("/nevisfido/uaf/1.1/registration", try pin.register(second, serverAppID: loopback.server.appID))
             XCTAssertEqual(refused.statusCode, 1480)
-        } catch {
-            try await loopback.shutdown()
-            throw error
         }
-        try await loopback.shutdown()
     }
 
     func testInlineMetadataWinsOverThePath() throws {

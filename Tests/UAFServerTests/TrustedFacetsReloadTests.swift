@@ -27,8 +27,7 @@ final class TrustedFacetsReloadTests: XCTestCase {
         try write(#"["ios:bundle-id:com.example.other"]"#)
         var configuration = LoopbackServer.configuration()
         configuration.facetsPath = path
-        let loopback = try await LoopbackServer(configuration: configuration)
-        do {
+        try await LoopbackServer.with(configuration) { loopback in
             let before = try await facets(loopback)
             XCTAssertEqual(before, ["ios:bundle-id:com.example.other"])
             // The test authenticator's facet is not trusted yet.
@@ -46,11 +45,7 @@ final class TrustedFacetsReloadTests: XCTestCase {
             let again = try await loopback.registrationRequest(username: "alice")
             let accepted = try await loopback.send("/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(again, serverAppID: loopback.server.appID))
             XCTAssertEqual(accepted.statusCode, 1200)
-        } catch {
-            try await loopback.shutdown()
-            throw error
         }
-        try await loopback.shutdown()
     }
 
     func testABrokenFacetsFileKeepsThePreviousList() throws {
