@@ -57,20 +57,39 @@ struct DemoCommand: AsyncParsableCommand {
         return logger
     }
 
-    func client(server: RunningUAFServer, platform: SimulatedPlatform, narrator: Narrator) async throws -> any MobileAuthenticationClient {
+    /// Runs `body` with a client of `platform`, and shuts the client down afterwards whether `body` succeeded or not.
+    func withClient(server: RunningUAFServer, platform: SimulatedPlatform, narrator: Narrator,
+                    _ body: (any MobileAuthenticationClient) async throws -> Void) async throws {
         let configuration = Configuration(baseUrl: server.baseURL, facetId: platform.applicationFacetId)
             .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
-        return try await MobileAuthenticationClientInitializer()
+        let client = try await MobileAuthenticationClientInitializer()
             .configuration(configuration).platform(platform)
             .httpTrace { narrator.trace($0) }
             .executeAsync()
+        do { try await body(client) } catch { await client.shutdown(); throw error }
+        await client.shutdown()
     }
 
     func runDevice(server: RunningUAFServer, relyingParty: DemoRelyingParty, storage: URL, narrator: Narrator) async throws {
         narrator.step("Create a virtual device")
         let platform = SimulatedPlatform(storageDirectory: storage)
-        let client = try await client(server: server, platform: platform, narrator: narrator)
-        defer { Task { await client.shutdown() } }
+        // A copy of the device taken after registration, to show later that the server, not the device, decides.
+        let copy = storage.deletingLastPathComponent().appendingPathComponent("device-copy")
+        try await withClient(server: server, platform: platform, narrator: narrator) { client in
+            try await runDevice(client, platform: platform, server: server, relyingParty: relyingParty, storage: storage, copy: copy, narrator: narrator)
+        }
+        narrator.step("A copy of the device made before deregistration tries to authenticate")
+        try await withClient(server: server, platform: SimulatedPlatform(storageDirectory: copy), narrator: narrator) { copyClient in
+            try await expectRefusal(copyClient, username: username, codes: [1404], narrator: narrator)
+            narrator.step("The copy answers an authentication request for any user with its removed key")
+            try await expectRefusal(copyClient, username: nil, codes: [1481], narrator: narrator)
+        }
+    }
+
+    /// The device's own steps: refused registration, registration with the relying party's JWT, authentication,
+    /// token verification, deregistration. A copy of its storage is taken after registration.
+    func runDevice(_ client: any MobileAuthenticationClient, platform: SimulatedPlatform, server: RunningUAFServer,
+                   relyingParty: DemoRelyingParty, storage: URL, copy: URL, narrator: Narrator) async throws {
         narrator.line("device", "facet \(platform.applicationFacetId), storage \(storage.path) (encrypted, device-bound)")
 
         narrator.step("Try to register \(username) without credentials (the account-takeover hole stays shut)")
@@ -98,8 +117,6 @@ struct DemoCommand: AsyncParsableCommand {
             narrator.line("app", "PIN enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
         }
         narrator.line("device", "registered; local accounts: \(client.localData.accounts.map(\.username))")
-        // A copy of the device as it is now, to show later that the server, not the device, decides.
-        let copy = storage.deletingLastPathComponent().appendingPathComponent("device-copy")
         try FileManager.default.copyItem(at: storage, to: copy)
 
         narrator.step("Authenticate \(username) (first with a wrong PIN)")
@@ -112,24 +129,18 @@ struct DemoCommand: AsyncParsableCommand {
         for context in verifier.shownContexts {
             narrator.line("app", "PIN asked, protection status: \(context.authenticatorProtectionStatus)")
         }
-        guard let token = (authorization as? JwtAuthorizationProvider)?.jwt else { throw DemoFailure("no JWT in the authentication answer") }
+        guard let session = authorization as? JwtAuthorizationProvider else { throw DemoFailure("no JWT in the authentication answer") }
         narrator.line("device", "authenticated; the server handed out a JWT and a session cookie")
 
         narrator.step("The relying party verifies the token with the server's published keys")
-        let claims = try await verifyWithPublishedKeys(token, server: server, narrator: narrator)
+        let claims = try await verifyWithPublishedKeys(session.jwt, server: server, narrator: narrator)
         guard claims.sub == username else { throw DemoFailure("the token names \(claims.sub), not \(username)") }
         narrator.line("rp", "signature valid (kid \(server.tokenIssuer.kid.prefix(10))…); sub=\(claims.sub) aaid=\(claims.aaid) keyid=\(claims.keyid.prefix(10))… auth_time=\(claims.auth_time) sid=\(claims.sid.prefix(8))…")
 
         narrator.step("Deregister \(username)'s authenticators, authorized by the session")
-        try await client.operations.deregistration.username(username).authorizationProvider(authorization!).executeAsync()
+        try await client.operations.deregistration.username(username).authorizationProvider(session).executeAsync()
         narrator.line("device", "deregistered; local accounts: \(client.localData.accounts.map(\.username))")
 
-        narrator.step("A copy of the device made before deregistration tries to authenticate")
-        let copyClient = try await self.client(server: server, platform: SimulatedPlatform(storageDirectory: copy), narrator: narrator)
-        defer { Task { await copyClient.shutdown() } }
-        try await expectRefusal(copyClient, username: username, codes: [1404], narrator: narrator)
-        narrator.step("The copy answers an authentication request for any user with its removed key")
-        try await expectRefusal(copyClient, username: nil, codes: [1481], narrator: narrator)
     }
 
     /// Authenticates with the PIN and requires the server to refuse with one of `codes`.
@@ -161,10 +172,16 @@ struct DemoCommand: AsyncParsableCommand {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-        defer { _ = http.shutdown() }
         let url = server.baseURL.absoluteString + "/.well-known/jwks.json"
-        let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-        let body = String(buffer: try await response.body.collect(upTo: 1 << 16))
+        let response: HTTPClientResponse, body: String
+        do {
+            response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            body = String(buffer: try await response.body.collect(upTo: 1 << 16))
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
         narrator.line("rp", "→ GET /.well-known/jwks.json ← HTTP \(response.status.code) \(body.count) bytes")
         let keys = try await JWTKeyCollection().add(jwksJSON: body)
         let claims = try await keys.verify(token, as: IssuedTokenClaims.self)
