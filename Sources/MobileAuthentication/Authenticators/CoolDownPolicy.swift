@@ -1,5 +1,19 @@
 import Foundation
 
+/// The protection state of a PIN or password authenticator, before it is shown as the public status type of its
+/// authenticator (``PinAuthenticatorProtectionStatus`` or ``PasswordAuthenticatorProtectionStatus``).
+enum ProtectionState: Equatable, Sendable {
+    case unlocked
+    case lastAttemptFailed(remainingTries: Int, coolDownTimeInSeconds: Int)
+    case lockedOut
+
+    /// Seconds the user must still wait before an attempt is checked.
+    var remainingCoolDown: Int {
+        if case .lastAttemptFailed(_, let coolDown) = self { return coolDown }
+        return 0
+    }
+}
+
 /// Brute-force protection of the PIN and password authenticators (seed 000, "PIN/password brute-force
 /// protection"): after failed attempts 1–4 the user waits 0, 0, 60 and 180 seconds before the next attempt; the
 /// 5th failure locks the authenticator for good. The counters live in SecureStorage, so they survive restarts.
@@ -15,11 +29,15 @@ public enum CoolDownPolicy {
         return coolDownSeconds[min(failures, coolDownSeconds.count) - 1]
     }
 
-    static func status(failures: Int, lastFailure: Date?, now: Date) -> PinAuthenticatorProtectionStatus {
-        if failures >= maximumAttempts { return .LockedOut }
-        guard failures > 0 else { return .Unlocked }
+    static func state(failures: Int, lastFailure: Date?, now: Date) -> ProtectionState {
+        if failures >= maximumAttempts { return .lockedOut }
+        guard failures > 0 else { return .unlocked }
         let elapsed = lastFailure.map { Int(now.timeIntervalSince($0)) } ?? Int.max
         let remaining = max(0, coolDown(afterFailures: failures) - max(elapsed, 0))
-        return .LastAttemptFailed(remainingTries: maximumAttempts - failures, coolDownTimeInSeconds: remaining)
+        return .lastAttemptFailed(remainingTries: maximumAttempts - failures, coolDownTimeInSeconds: remaining)
+    }
+
+    static func status(failures: Int, lastFailure: Date?, now: Date) -> PinAuthenticatorProtectionStatus {
+        PinAuthenticatorProtectionStatus(state(failures: failures, lastFailure: lastFailure, now: now))
     }
 }

@@ -1,37 +1,106 @@
 import Crypto
+import _CryptoExtras
 import Foundation
 import UAF
 
-/// Where authenticator keys live. The software implementation keeps P-256 keys in the SDK's SecureStorage;
-/// an Apple implementation keeps them in the Secure Enclave.
-protocol KeyStore: Sendable {
-    /// Generates a new key under `alias` and returns its public key.
-    func generateKey(alias: String) async throws -> P256.Signing.PublicKey
-    /// Signs `message` (SHA-256 is applied by the signer) in DER form.
-    func sign(alias: String, message: [UInt8]) async throws -> P256.Signing.ECDSASignature
-    func deleteKey(alias: String) async throws
+/// The kind of key an authenticator holds.
+enum KeyType: String, Codable, Sendable {
+    case p256
+    case rsa2048
 }
 
+/// Who may use a key, and what makes it disappear: the access control a hardware keystore (Secure Enclave,
+/// Android Keystore) attaches to a key, recorded with the key so every platform enforces the same rules.
+struct KeyAccessControl: Codable, Sendable, Equatable {
+    /// Biometric keys created with `invalidateOnNewOsBiometrics`: the biometric set they are bound to. When the
+    /// OS set changes, the key is gone (`keyDisappearedPermanently`).
+    var boundBiometricSet: String?
+    /// Hardware keys are wiped by the OS when the device lock is removed: the lock generation at creation.
+    var deviceLockGeneration: Int?
+}
+
+/// A private key as the SDK stores it (software platforms keep it in SecureStorage, encrypted).
+struct StoredKey: Codable, Sendable {
+    var type: KeyType
+    /// P-256: the raw scalar; RSA: the DER private key.
+    var material: [UInt8]
+    var access: KeyAccessControl
+}
+
+/// Why a key cannot be used.
 enum KeyStoreError: Error, Equatable {
-    /// The key is gone (deleted, or invalidated): `keyDisappearedPermanently`.
-    case keyNotFound(String)
+    /// The key is gone (deleted, invalidated by a biometric change, wiped with the device lock):
+    /// `keyDisappearedPermanently`.
+    case keyDisappeared(String)
 }
 
-struct SoftwareKeyStore: KeyStore {
+/// A newly generated key that is not stored yet: registration commits it together with the registration record,
+/// so a failed registration leaves nothing behind.
+struct GeneratedKey: Sendable {
+    let alias: String
+    let stored: StoredKey
+    /// The public key in the scheme's ALG_KEY encoding.
+    let publicKey: [UInt8]
+    var entry: String { KeyStore.entry(alias) }
+
+    func sign(_ message: [UInt8], algorithm: SignatureAlgorithm) throws -> [UInt8] {
+        try KeyStore.sign(message, with: stored, algorithm: algorithm)
+    }
+}
+
+/// Where authenticator keys live, and the enforcement of their access control against the platform's current
+/// state (biometric set, device lock).
+struct KeyStore: Sendable {
     let state: LocalState
+    let platform: any Platform
 
-    private static func entry(_ alias: String) -> String { "key/\(alias)" }
+    static func entry(_ alias: String) -> String { "key/\(alias)" }
 
-    func generateKey(alias: String) async throws -> P256.Signing.PublicKey {
-        let key = P256.Signing.PrivateKey()
-        try await state.setSecret(Array(key.rawRepresentation), Self.entry(alias))
-        return key.publicKey
+    /// Generates a key of `scheme`'s type with `access`.
+    func generate(alias: String, scheme: SigningScheme, access: KeyAccessControl) throws -> GeneratedKey {
+        switch scheme.keyType {
+        case .p256:
+            let key = P256.Signing.PrivateKey()
+            return GeneratedKey(alias: alias, stored: StoredKey(type: .p256, material: Array(key.rawRepresentation), access: access),
+                                publicKey: SignatureSuite.encode(key.publicKey, as: scheme.keyEncoding))
+        case .rsa2048:
+            let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+            // ALG_KEY_RSA_2048_DER is the PKCS#1 RSAPublicKey (uaf-spec §3.2).
+            return GeneratedKey(alias: alias, stored: StoredKey(type: .rsa2048, material: Array(key.derRepresentation), access: access),
+                                publicKey: Array(key.publicKey.pkcs1DERRepresentation))
+        }
     }
 
-    func sign(alias: String, message: [UInt8]) async throws -> P256.Signing.ECDSASignature {
-        guard let raw = try await state.secret([UInt8].self, Self.entry(alias)) else { throw KeyStoreError.keyNotFound(alias) }
-        return try P256.Signing.PrivateKey(rawRepresentation: raw).signature(for: message)
+    /// Signs with the stored key after checking that the key still exists under the platform's current state.
+    func sign(_ message: [UInt8], alias: String, algorithm: SignatureAlgorithm) async throws -> [UInt8] {
+        guard let stored = try await state.secret(StoredKey.self, Self.entry(alias)) else { throw KeyStoreError.keyDisappeared(alias) }
+        try check(stored.access, alias: alias)
+        return try Self.sign(message, with: stored, algorithm: algorithm)
     }
 
-    func deleteKey(alias: String) async throws { try await state.removeSecret(Self.entry(alias)) }
+    /// Whether the key of `alias` is usable now (for the selection context's facts).
+    func isUsable(alias: String) async -> Bool {
+        guard let stored = try? await state.secret(StoredKey.self, Self.entry(alias)) else { return false }
+        return (try? check(stored.access, alias: alias)) != nil
+    }
+
+    private func check(_ access: KeyAccessControl, alias: String) throws {
+        if let generation = access.deviceLockGeneration, generation != platform.deviceLockGeneration {
+            throw KeyStoreError.keyDisappeared("\(alias) was wiped when the device lock was removed")
+        }
+        if let bound = access.boundBiometricSet, bound != platform.biometricSetIdentifier {
+            throw KeyStoreError.keyDisappeared("\(alias) was invalidated because the biometric set changed")
+        }
+    }
+
+    static func sign(_ message: [UInt8], with stored: StoredKey, algorithm: SignatureAlgorithm) throws -> [UInt8] {
+        switch stored.type {
+        case .p256:
+            let key = try P256.Signing.PrivateKey(rawRepresentation: stored.material)
+            return SignatureSuite.encode(try key.signature(for: message), as: algorithm)
+        case .rsa2048:
+            let key = try _RSA.Signing.PrivateKey(derRepresentation: stored.material)
+            return try SignatureSuite.sign(message, with: key, as: algorithm)
+        }
+    }
 }

@@ -1,10 +1,13 @@
 import Foundation
+import UAF
 
 /// The operations of the SDK; each property returns a new builder.
 public protocol Operations: Sendable {
     var registration: Registration { get }
     var authentication: Authentication { get }
     var deregistration: Deregistration { get }
+    var pinChange: PinChange { get }
+    var passwordChange: PasswordChange { get }
 }
 
 /// What the SDK keeps on the device.
@@ -12,6 +15,11 @@ public protocol LocalData: Sendable {
     var accounts: [any Account] { get }
     var authenticators: [any Authenticator] { get }
     var deviceInformation: DeviceInformation? { get }
+    /// Deletes the user's authenticator (or all of them when `aaid` is nil) from this device only: keys, records,
+    /// PIN or password verifier, and the device information with the last one. The server is not contacted, so
+    /// its registrations remain (seed 002, "Remove local data"). `async` because the SDK's storage is an actor;
+    /// the Nevis API is synchronous and must not run on the main thread.
+    func deleteAuthenticator(username: Username, aaid: String?) async throws(DeleteAuthenticatorError)
 }
 
 /// The SDK's entry point, created by ``MobileAuthenticationClientInitializer``. Keep one per app.
@@ -25,6 +33,8 @@ struct OperationsValue: Operations {
     var registration: Registration { Registration(core: core) }
     var authentication: Authentication { Authentication(core: core) }
     var deregistration: Deregistration { Deregistration(core: core) }
+    var pinChange: PinChange { PinChange(core: core) }
+    var passwordChange: PasswordChange { PasswordChange(core: core) }
 }
 
 struct LocalDataValue: LocalData {
@@ -32,6 +42,14 @@ struct LocalDataValue: LocalData {
     var accounts: [any Account] { core.mirror.snapshot.accounts }
     var authenticators: [any Authenticator] { core.authenticators(in: core.mirror.snapshot) }
     var deviceInformation: DeviceInformation? { core.mirror.snapshot.deviceInformation }
+
+    func deleteAuthenticator(username: Username, aaid: String?) async throws(DeleteAuthenticatorError) {
+        if let aaid, core.module(aaid) == nil { throw .InvalidAaid(aaid: aaid) }
+        let removed = core.mirror.snapshot.registrations.filter { registration in
+            registration.username == username && (aaid.map { AAID.equal($0, registration.aaid) } ?? true)
+        }
+        do { try await LocalRemoval(core: core).remove(removed) } catch { throw .Unknown(cause: error) }
+    }
 }
 
 final class DefaultMobileAuthenticationClient: MobileAuthenticationClient {
@@ -56,6 +74,7 @@ public final class MobileAuthenticationClientInitializer: Operation {
         var onSuccess: (@Sendable (any MobileAuthenticationClient) -> Void)?
         var onError: (@Sendable (InitializationError) -> Void)?
         var trace: (@Sendable (HTTPTraceEvent) -> Void)?
+        var transport: (any ClientTransport)?
     }
 
     private let state = BuilderState(Fields())
@@ -68,6 +87,8 @@ public final class MobileAuthenticationClientInitializer: Operation {
     /// Reports every HTTP exchange (for the virtual device, QA tooling and debugging). The SDK never sends a
     /// PIN or a private key, so the bodies hold only protocol messages.
     @discardableResult public func httpTrace(_ trace: @escaping @Sendable (HTTPTraceEvent) -> Void) -> Self { state.update { $0.trace = trace }; return self }
+    /// Replaces the HTTPS transport (tests of the operation runner answer in memory).
+    @discardableResult func transport(_ transport: any ClientTransport) -> Self { state.update { $0.transport = transport }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable (any MobileAuthenticationClient) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (InitializationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
 
@@ -90,7 +111,7 @@ public final class MobileAuthenticationClientInitializer: Operation {
             }
         }
         do {
-            let transport = try Transport(configuration: configuration, trace: fields.trace)
+            let transport = try fields.transport ?? HTTPTransport(configuration: configuration, trace: fields.trace)
             let state = try await LocalState.open(platform: platform)
             let core = ClientCore(configuration: configuration, platform: platform, transport: transport, state: state, snapshot: await state.snapshot)
             return DefaultMobileAuthenticationClient(core: core)
@@ -100,7 +121,7 @@ public final class MobileAuthenticationClientInitializer: Operation {
     }
 
     static func defaultPlatform(_ configuration: Configuration) -> any Platform {
-        let facet = configuration.facetId ?? "linux:mauth"
+        let facet = configuration.facetId ?? MetaData.applicationFacetId
         let base: URL
         if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !xdg.isEmpty {
             base = URL(fileURLWithPath: xdg)
@@ -109,5 +130,40 @@ public final class MobileAuthenticationClientInitializer: Operation {
         }
         let folder = facet.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
         return SoftwarePlatform(storageDirectory: base.appendingPathComponent("mauth/\(folder)"), applicationFacetId: facet)
+    }
+}
+
+/// The SDK's version.
+public struct MobileAuthenticationVersion: Sendable, Equatable, CustomStringConvertible {
+    public let major: Int
+    public let minor: Int
+    public let patch: Int
+    /// The build: the UAF protocol version and the platform family.
+    public let build: String
+    public var description: String { "\(major).\(minor).\(patch)" }
+    public var descriptionWithBuild: String { "\(description) (\(build))" }
+}
+
+/// Facts about the SDK, available without a client (seed 002, "SDK MetaData").
+public enum MetaData {
+    public static let mobileAuthenticationVersion = MobileAuthenticationVersion(major: 0, minor: 8, patch: 0, build: "FIDO UAF 1.1, \(platformName)")
+
+    /// The FacetID the SDK uses when the configuration names none: `ios:bundle-id:<bundle id>` on Apple platforms
+    /// (as nevisFIDO expects for iOS apps), `linux:<executable name>` elsewhere.
+    public static var applicationFacetId: String {
+        #if canImport(Darwin)
+        if let bundle = Bundle.main.bundleIdentifier { return "ios:bundle-id:\(bundle)" }
+        #endif
+        return "linux:\(ProcessInfo.processInfo.processName)"
+    }
+
+    private static var platformName: String {
+        #if os(Linux)
+        return "Linux"
+        #elseif canImport(Darwin)
+        return "Apple"
+        #else
+        return "other"
+        #endif
     }
 }

@@ -39,11 +39,20 @@ public enum OperationError: MobileAuthenticationClientError {
     case NoDeviceLockError(cause: (any Error)?)
     case UserAlreadyRegisteredInAnotherServer(cause: (any Error)?)
     case UserNotRegisteredInServer(cause: (any Error)?)
+    /// The device clock differs too much from the server's for a signed request (JWS-protected endpoints).
+    case ClockSkewTooBig(cause: (any Error)?)
+    /// The server does not offer the operation (an older backend).
+    case OperationNotSupportedByBackend(cause: (any Error)?)
+    /// The app could not prove its integrity to the backend (app attestation).
+    case AppAttestationError(cause: (any Error)?)
     case Unknown(cause: (any Error)?)
 
     public var errorDescription: String? {
         switch self {
         case .FidoError(let code, let cause): return code.errorDescription + (cause.map { " (\($0))" } ?? "")
+        case .ClockSkewTooBig: return "The device clock differs too much from the server's. Correct the date and time and try again."
+        case .OperationNotSupportedByBackend: return "The server does not support this operation."
+        case .AppAttestationError(let cause): return "The app could not prove its integrity\(cause.map { ": \($0)" } ?? "")."
         case .NetworkError(let cause): return "The server could not be reached\(cause.map { ": \($0)" } ?? ""). Check the connection and try again."
         case .DeviceProtectionError: return "The device failed its integrity checks."
         case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
@@ -66,11 +75,13 @@ public enum AuthenticationError: MobileAuthenticationClientError {
     case NetworkError(cause: (any Error)?, sessionProvider: (any SessionProvider)?)
     case NoDeviceLockError(cause: (any Error)?)
     case DeviceProtectionError(cause: (any Error)?)
+    case AppAttestationError(cause: (any Error)?)
     case Unknown(cause: (any Error)?)
 
     public var errorDescription: String? {
         switch self {
         case .FidoError(let code, let cause, _): return code.errorDescription + (cause.map { " (\($0))" } ?? "")
+        case .AppAttestationError(let cause): return "The app could not prove its integrity\(cause.map { ": \($0)" } ?? "")."
         case .NetworkError(let cause, _): return "The server could not be reached\(cause.map { ": \($0)" } ?? ""). Check the connection and try again."
         case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
         case .DeviceProtectionError: return "The device failed its integrity checks."
@@ -89,8 +100,10 @@ public enum AuthenticationError: MobileAuthenticationClientError {
         case .NetworkError(let cause): self = .NetworkError(cause: cause, sessionProvider: sessionProvider)
         case .NoDeviceLockError(let cause): self = .NoDeviceLockError(cause: cause)
         case .DeviceProtectionError(let cause): self = .DeviceProtectionError(cause: cause)
-        case .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .Unknown(let cause):
-            self = .Unknown(cause: cause)
+        case .AppAttestationError(let cause): self = .AppAttestationError(cause: cause)
+        case .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .ClockSkewTooBig(let cause),
+             .OperationNotSupportedByBackend(let cause), .Unknown(let cause):
+            self = .Unknown(cause: cause ?? error)
         }
     }
 }
@@ -107,6 +120,12 @@ public enum PinEnrollmentError: MobileAuthenticationClientError, Equatable {
         case .InvalidPinFormat(let message), .CustomValidationError(let message): return message
         }
     }
+}
+
+/// Removed from the verification context in 4.0 (the protection status tells a wrong PIN); kept for source compatibility.
+public enum PinUserVerificationError: MobileAuthenticationClientError, Equatable {
+    case InvalidPin(message: String)
+    public var errorDescription: String? { if case .InvalidPin(let message) = self { return message }; return nil }
 }
 
 /// Thrown by ``LocalData/deleteAuthenticator(username:aaid:)``.

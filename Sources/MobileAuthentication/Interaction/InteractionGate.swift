@@ -25,23 +25,28 @@ final class InteractionGate<Value: Sendable>: @unchecked Sendable {
         waiting?.resume(returning: outcome)
     }
 
-    /// Asks (by running `ask`, which hands a handler to the app) and waits for the answer or the timeout.
+    /// Asks (by running `ask`, which hands a handler to the app) and waits for the answer, the timeout, or the
+    /// cancellation of the awaiting task (which ends the pending prompt at once, as the handler's `cancel()` does).
     func wait(timeout: TimeInterval, ask: () -> Void) async -> InteractionOutcome<Value> {
         let timer = Task { [weak self] in
             try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1_000_000_000))
             self?.resolve(.timedOut)
         }
         defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            lock.lock()
-            if let result {
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                if let result {
+                    lock.unlock()
+                    continuation.resume(returning: result)
+                    return
+                }
+                self.continuation = continuation
                 lock.unlock()
-                continuation.resume(returning: result)
-                return
+                ask()
             }
-            self.continuation = continuation
-            lock.unlock()
-            ask()
+        } onCancel: {
+            self.resolve(.cancelled)
         }
     }
 }

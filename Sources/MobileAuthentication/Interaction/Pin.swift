@@ -29,6 +29,14 @@ public enum PinAuthenticatorProtectionStatus: Equatable, Encodable, Sendable, Cu
     case LastAttemptFailed(remainingTries: Int, coolDownTimeInSeconds: Int)
     case LockedOut
 
+    init(_ state: ProtectionState) {
+        switch state {
+        case .unlocked: self = .Unlocked
+        case .lastAttemptFailed(let remaining, let coolDown): self = .LastAttemptFailed(remainingTries: remaining, coolDownTimeInSeconds: coolDown)
+        case .lockedOut: self = .LockedOut
+        }
+    }
+
     public var description: String {
         switch self {
         case .Unlocked: return "Unlocked"
@@ -94,4 +102,43 @@ struct PinVerificationHandlerValue: PinUserVerificationHandler {
     let gate: InteractionGate<String>
     func verify(_ pin: String) { gate.resolve(.answered(pin)) }
     func cancel() { gate.resolve(.cancelled) }
+}
+
+/// Implemented by the app: asks the user for the current and a new PIN (seed 002, "Change PIN").
+public protocol PinChanger: Sendable {
+    func changePin(context: any PinChangeContext, handler: any PinChangeHandler)
+    func pinPolicy() -> PinPolicy
+}
+
+extension PinChanger {
+    public func pinPolicy() -> PinPolicy { PinPolicy() }
+}
+
+public protocol PinChangeContext: Sendable {
+    var username: Username { get }
+    var authenticatorProtectionStatus: PinAuthenticatorProtectionStatus { get }
+    var lastRecoverableError: PinChangeRecoverableError? { get }
+}
+
+public protocol PinChangeHandler: Sendable {
+    func pins(_ oldPin: String, _ newPin: String)
+    func cancel()
+}
+
+struct PinChangeContextValue: PinChangeContext {
+    let username: Username
+    let authenticatorProtectionStatus: PinAuthenticatorProtectionStatus
+    let lastRecoverableError: PinChangeRecoverableError?
+}
+
+struct PinChangeHandlerValue: PinChangeHandler {
+    let gate: InteractionGate<SecretPair>
+    func pins(_ oldPin: String, _ newPin: String) { gate.resolve(.answered(SecretPair(old: oldPin, new: newPin))) }
+    func cancel() { gate.resolve(.cancelled) }
+}
+
+/// The old and new secret of a change.
+struct SecretPair: Sendable {
+    let old: String
+    let new: String
 }

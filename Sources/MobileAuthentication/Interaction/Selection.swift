@@ -35,3 +35,38 @@ struct SelectionHandlerValue: AuthenticatorSelectionHandler {
     func aaid(_ aaid: String) { gate.resolve(.answered(aaid)) }
     func cancel() { gate.resolve(.cancelled) }
 }
+
+/// What the app sees when it must choose an account (authentication without a username, several accounts).
+public protocol AccountSelectionContext: Sendable {
+    var accounts: [any Account] { get }
+    var authenticators: [any Authenticator] { get }
+    /// The transaction to confirm (UTF-8 text), if any.
+    var transactionConfirmationData: Data? { get }
+    /// Whether authenticating `username` with `aaid` satisfies the server's policy.
+    func isPolicyCompliant(username: Username, aaid: String) -> Bool
+}
+
+public protocol AccountSelectionHandler: Sendable {
+    func username(_ username: Username)
+    func cancel()
+}
+
+/// Implemented by the app: shows the accounts and reports the user's choice.
+public protocol AccountSelector: Sendable {
+    func selectAccount(context: any AccountSelectionContext, handler: any AccountSelectionHandler)
+}
+
+struct AccountSelectionContextValue: AccountSelectionContext {
+    let accounts: [any Account]
+    let authenticators: [any Authenticator]
+    let transactionConfirmationData: Data?
+    /// username → compliant normalized AAIDs.
+    let compliant: [Username: Set<String>]
+    func isPolicyCompliant(username: Username, aaid: String) -> Bool { compliant[username]?.contains(aaid.uppercased()) ?? false }
+}
+
+struct AccountSelectionHandlerValue: AccountSelectionHandler {
+    let gate: InteractionGate<Username>
+    func username(_ username: Username) { gate.resolve(.answered(username)) }
+    func cancel() { gate.resolve(.cancelled) }
+}

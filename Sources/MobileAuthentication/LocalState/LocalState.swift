@@ -11,6 +11,10 @@ struct LocalRegistration: Codable, Hashable, Sendable {
     var keyID: String
     var keyAlias: String
     var signCounter: UInt32
+    /// The algorithm the key signs with; nil in records made before the Android profile (ECDSA P-256 DER).
+    var signatureAlgorithm: SignatureAlgorithm?
+    /// The registration's options (passcode fallback, Class 2 sensors); nil in older records (the secure defaults).
+    var options: RegistrationOptions?
     var createdAt: Date
 }
 
@@ -23,8 +27,8 @@ struct LocalStateData: Codable, Sendable {
     var registrationCounters: [String: UInt32] = [:]
 }
 
-/// The SDK's state in one ``SecureStore``: `state` (accounts, registrations, device information), `pin/<user>`
-/// (PIN verifiers and attempt counters) and `key/<alias>` (software private keys). Each change is committed
+/// The SDK's state in one ``SecureStore``: `state` (accounts, registrations, device information), `pin/<user>` and
+/// `password/<user>` (verifiers and attempt counters) and `key/<alias>` (private keys with their access control). Each change is committed
 /// durably before the call returns.
 actor LocalState {
     static let stateKey = "state"
@@ -53,6 +57,31 @@ actor LocalState {
         return result
     }
 
+    /// Applies `changes` (secrets to set or remove) and `body` (the state change) and commits them with **one**
+    /// durable write: an operation's outcome is either entirely on disk or not at all. If the write fails, the
+    /// in-memory store is put back as it was, so a later write cannot commit half of it.
+    @discardableResult
+    func commit<T: Sendable>(_ changes: StateChanges, _ body: (inout LocalStateData) throws -> T) async throws -> T {
+        var copy = data
+        let result = try body(&copy)
+        let touched = Array(changes.secrets.keys) + Array(changes.removals) + [Self.stateKey]
+        var previous: [String: [UInt8]?] = [:]
+        for key in touched { previous[key] = try await store.bytes(for: key) }
+        do {
+            for (key, value) in changes.secrets { try await store.set(value, for: key) }
+            for key in changes.removals { try await store.remove(key) }
+            try await store.set(encoding: copy, for: Self.stateKey)
+            try await store.write()
+        } catch {
+            for (key, bytes) in previous {
+                if let bytes { try? await store.set(bytes, for: key) } else { try? await store.remove(key) }
+            }
+            throw error
+        }
+        data = copy
+        return result
+    }
+
     func secret<T: Decodable & Sendable>(_ type: T.Type, _ key: String) async throws -> T? { try await store.value(T.self, for: key) }
 
     func setSecret<T: Encodable & Sendable>(_ value: T, _ key: String) async throws {
@@ -62,5 +91,22 @@ actor LocalState {
 
     func removeSecret(_ key: String) async throws {
         if try await store.remove(key) { try await store.write() }
+    }
+}
+
+/// Secrets an operation sets or removes, committed together with its state change by ``LocalState/commit(_:_:)``.
+struct StateChanges: Sendable {
+    private(set) var secrets: [String: [UInt8]] = [:]
+    private(set) var removals: Set<String> = []
+
+    /// Stores `value` JSON-encoded under `key` (the form ``LocalState/secret(_:_:)`` reads).
+    mutating func set<T: Encodable>(_ value: T, _ key: String) throws {
+        secrets[key] = Array(try JSONEncoder().encode(value))
+        removals.remove(key)
+    }
+
+    mutating func remove(_ key: String) {
+        secrets[key] = nil
+        removals.insert(key)
     }
 }

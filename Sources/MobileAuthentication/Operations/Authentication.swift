@@ -5,8 +5,8 @@ public final class Authentication: HttpOperation {
     struct Fields: Sendable {
         var username: Username?
         var sessionProvider: (any SessionProvider)?
-        var selector: (any AuthenticatorSelector)?
-        var pinVerifier: (any PinUserVerifier)?
+        var objects = InteractionObjects()
+        var retryPolicy: RetryPolicy?
         var headers: [String] = []
         var onSuccess: (@Sendable ((any AuthorizationProvider)?) -> Void)?
         var onError: (@Sendable (AuthenticationError) -> Void)?
@@ -19,8 +19,19 @@ public final class Authentication: HttpOperation {
 
     @discardableResult public func username(_ username: Username) -> Self { state.update { $0.username = username }; return self }
     @discardableResult public func sessionProvider(_ provider: any SessionProvider) -> Self { state.update { $0.sessionProvider = provider }; return self }
-    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.selector = selector }; return self }
-    @discardableResult public func pinUserVerifier(_ verifier: any PinUserVerifier) -> Self { state.update { $0.pinVerifier = verifier }; return self }
+    /// Picks the account when no username is given and several accounts can authenticate.
+    @discardableResult public func accountSelector(_ selector: any AccountSelector) -> Self { state.update { $0.objects.accountSelector = selector }; return self }
+    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
+    @discardableResult public func pinUserVerifier(_ verifier: any PinUserVerifier) -> Self { state.update { $0.objects.pinUserVerifier = verifier }; return self }
+    @discardableResult public func passwordUserVerifier(_ verifier: any PasswordUserVerifier) -> Self { state.update { $0.objects.passwordUserVerifier = verifier }; return self }
+    @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
+    @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
+    /// Android profile only: the legacy fingerprint authenticator.
+    @discardableResult public func fingerprintUserVerifier(_ verifier: any FingerprintUserVerifier) -> Self { state.update { $0.objects.fingerprintUserVerifier = verifier }; return self }
+    /// How a failure to reach the server while obtaining the authentication request is retried. Default: the
+    /// configuration's `authenticationMaxRetries` × `authenticationRetryIntervalInSeconds` (3 × 1 s). The
+    /// response is never re-sent: a UAF response is single-use.
+    @discardableResult public func retryPolicyObtainingAuthorizationProvider(_ policy: RetryPolicy) -> Self { state.update { $0.retryPolicy = policy }; return self }
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable ((any AuthorizationProvider)?) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (AuthenticationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
@@ -42,8 +53,8 @@ public final class Authentication: HttpOperation {
         let fields = state.value
         let headers = fields.headers.headerPairs + (fields.sessionProvider?.httpHeaders ?? [])
         do {
-            return try await AuthenticationFlow(core: core, username: fields.username, headers: headers,
-                                                selector: fields.selector, pinVerifier: fields.pinVerifier).run()
+            return try await OperationRunner(core: core, objects: fields.objects, headers: headers, retryPolicy: fields.retryPolicy)
+                .authenticate(username: fields.username)
         } catch {
             throw AuthenticationError(error, sessionProvider: fields.sessionProvider)
         }

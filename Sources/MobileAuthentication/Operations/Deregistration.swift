@@ -52,8 +52,10 @@ public final class Deregistration: HttpOperation {
         let context: String
         do { context = try UAFMessageCodec.encodeObject(Context(username: username, aaid: fields.aaid.map { [$0] })) } catch { throw .Unknown(cause: error) }
         let headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
-        let message = try await core.fetchUAFRequest(path: core.configuration.deregistrationRequestPath, op: .deregistration,
-                                                     context: context, headers: headers)
+        let runner = OperationRunner(core: core, objects: InteractionObjects(), headers: headers)
+        let server = data.accounts.first { $0.username == username }?.server ?? Server(baseUrl: core.configuration.baseUrl)
+        let message = try await runner.fetchUAFRequest(server: server, path: core.configuration.deregistrationRequestPath, op: .deregistration,
+                                                       context: context)
         let requests: [DeregistrationRequest]
         do { requests = try UAFMessageCodec.decode(DeregistrationRequest.self, from: message) } catch {
             throw .FidoError(errorCode: .protocolError, cause: error)
@@ -65,17 +67,37 @@ public final class Deregistration: HttpOperation {
                 entry.aaid.isEmpty || (AAID.equal(entry.aaid, registration.aaid) && (entry.keyID.isEmpty || entry.keyID == registration.keyID))
             }
         }
-        do {
-            for registration in removed { try await core.keyStore.deleteKey(alias: registration.keyAlias) }
-            try await core.updateState { state in
-                state.registrations.removeAll { removed.contains($0) }
-                if !state.registrations.contains(where: { $0.username == username }) { state.accounts.removeAll { $0.username == username } }
+        do { try await LocalRemoval(core: core).remove(removed) } catch { throw .Unknown(cause: error) }
+    }
+}
+
+/// Removes registrations from the device in one commit: their keys, their records, the PIN or password verifier
+/// no registration needs any more, accounts without registrations, and the device information with the last one
+/// (seed 003, "Device Information").
+struct LocalRemoval {
+    let core: ClientCore
+
+    func remove(_ removed: [LocalRegistration]) async throws {
+        guard !removed.isEmpty else { return }
+        let data = core.mirror.snapshot
+        let remaining = data.registrations.filter { !removed.contains($0) }
+        var changes = StateChanges()
+        for registration in removed {
+            changes.remove(KeyStore.entry(registration.keyAlias))
+            if let kind = core.module(registration.aaid)?.descriptor.kind, kind.isKnowledgeFactor,
+               !remaining.contains(where: { $0.username == registration.username && AAID.equal($0.aaid, registration.aaid) }) {
+                changes.remove(core.knowledgeStore(kind == .pin ? .pin : .password).entry(registration.username))
             }
-            if !core.mirror.snapshot.registrations.contains(where: { $0.username == username && AAID.equal($0.aaid, AuthenticatorAaid.Pin.rawValue) }) {
-                try await core.pins.remove(username: username)
+        }
+        try await core.commit(changes) { state in
+            state.registrations = remaining
+            state.accounts.removeAll { account in !remaining.contains { $0.username == account.username && $0.server == account.server } }
+            if var information = state.deviceInformation {
+                let users = Set(remaining.map(\.username))
+                information = DeviceInformation(name: information.name, fcmRegistrationToken: information.fcmRegistrationToken,
+                                                deviceId: information.deviceId, idUsernamePairs: information.idUsernamePairs.filter { users.contains($0.username) })
+                state.deviceInformation = remaining.isEmpty ? nil : information
             }
-        } catch {
-            throw .Unknown(cause: error)
         }
     }
 }

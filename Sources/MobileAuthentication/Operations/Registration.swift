@@ -10,10 +10,8 @@ public final class Registration: HttpOperation {
         var serverUrl: URL?
         var deviceInformation: DeviceInformation?
         var authorizationProvider: (any AuthorizationProvider)?
-        var allowDevicePasscodeAsFallback = false
-        var invalidateOnNewOsBiometrics = true
-        var selector: (any AuthenticatorSelector)?
-        var pinEnroller: (any PinEnroller)?
+        var options = RegistrationOptions()
+        var objects = InteractionObjects()
         var headers: [String] = []
         var onSuccess: (@Sendable () -> Void)?
         var onError: (@Sendable (OperationError) -> Void)?
@@ -30,11 +28,18 @@ public final class Registration: HttpOperation {
     @discardableResult public func deviceInformation(_ information: DeviceInformation) -> Self { state.update { $0.deviceInformation = information }; return self }
     @discardableResult public func authorizationProvider(_ provider: any AuthorizationProvider) -> Self { state.update { $0.authorizationProvider = provider }; return self }
     /// Secure default: false. Cannot be combined with ``invalidateOnNewOsBiometrics(_:)``.
-    @discardableResult public func allowDevicePasscodeAsFallback(_ allow: Bool) -> Self { state.update { $0.allowDevicePasscodeAsFallback = allow }; return self }
+    @discardableResult public func allowDevicePasscodeAsFallback(_ allow: Bool) -> Self { state.update { $0.options.allowDevicePasscodeAsFallback = allow }; return self }
     /// Secure default: true.
-    @discardableResult public func invalidateOnNewOsBiometrics(_ invalidate: Bool) -> Self { state.update { $0.invalidateOnNewOsBiometrics = invalidate }; return self }
-    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.selector = selector }; return self }
-    @discardableResult public func pinEnroller(_ enroller: any PinEnroller) -> Self { state.update { $0.pinEnroller = enroller }; return self }
+    @discardableResult public func invalidateOnNewOsBiometrics(_ invalidate: Bool) -> Self { state.update { $0.options.invalidateOnNewOsBiometrics = invalidate }; return self }
+    /// Android profile only. Secure default: false (Class 2 biometric sensors are weak).
+    @discardableResult public func allowClass2Sensors(_ allow: Bool) -> Self { state.update { $0.options.allowClass2Sensors = allow }; return self }
+    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
+    @discardableResult public func pinEnroller(_ enroller: any PinEnroller) -> Self { state.update { $0.objects.pinEnroller = enroller }; return self }
+    @discardableResult public func passwordEnroller(_ enroller: any PasswordEnroller) -> Self { state.update { $0.objects.passwordEnroller = enroller }; return self }
+    @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
+    @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
+    /// Android profile only: the legacy fingerprint authenticator.
+    @discardableResult public func fingerprintUserVerifier(_ verifier: any FingerprintUserVerifier) -> Self { state.update { $0.objects.fingerprintUserVerifier = verifier }; return self }
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
@@ -50,14 +55,13 @@ public final class Registration: HttpOperation {
         guard let username = fields.username, !username.isEmpty else {
             throw .Unknown(cause: SDKMessage("username is required"))
         }
-        if fields.allowDevicePasscodeAsFallback && fields.invalidateOnNewOsBiometrics {
+        if fields.options.allowDevicePasscodeAsFallback && fields.options.invalidateOnNewOsBiometrics {
             // Both options cannot be enabled (sdk-api (a) 32); this is reported only if the app turned the fallback on.
             throw .Unknown(cause: SDKMessage("allowDevicePasscodeAsFallback and invalidateOnNewOsBiometrics cannot both be enabled"))
         }
         let headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
-        try await RegistrationFlow(
-            core: core, username: username, server: Server(baseUrl: fields.serverUrl ?? core.configuration.baseUrl), headers: headers,
-            deviceInformation: fields.deviceInformation, selector: fields.selector, pinEnroller: fields.pinEnroller
-        ).run()
+        try await OperationRunner(core: core, objects: fields.objects, headers: headers).register(
+            username: username, server: Server(baseUrl: fields.serverUrl ?? core.configuration.baseUrl),
+            deviceInformation: fields.deviceInformation, options: fields.options)
     }
 }

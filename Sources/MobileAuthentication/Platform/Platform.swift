@@ -9,6 +9,45 @@ public enum PlatformIntegrityError: Error, Sendable, Equatable {
     case noDeviceLock
 }
 
+/// A biometric sensor the operating system offers.
+public enum BiometricSensor: String, Sendable, Hashable, CaseIterable {
+    case touchID
+    case faceID
+    /// An Android Class 3 (strong) biometric sensor, usable with BiometricPrompt.
+    case androidClass3
+    /// An Android Class 2 (weak) biometric sensor; used only with `allowClass2Sensors(true)`.
+    case androidClass2
+    /// The legacy Android fingerprint sensor (FingerprintManager).
+    case androidFingerprint
+}
+
+/// What the operating system is asked to verify.
+public struct OSVerificationRequest: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Biometrics of `sensor`; `passcodeFallback` lets the OS offer the device passcode instead.
+        case biometric(sensor: BiometricSensor, passcodeFallback: Bool)
+        case devicePasscode
+    }
+    public let kind: Kind
+    /// The text the prompt shows (the app's ``BiometricPromptOptions`` or ``DevicePasscodePromptOptions``).
+    public let reason: String
+    public let fallbackButtonTitle: String?
+    public let cancelButtonTitle: String?
+}
+
+/// How the operating system's prompt ended.
+public enum OSVerificationResult: Sendable, Equatable {
+    case verified
+    /// The user verified with the device passcode offered as fallback.
+    case verifiedWithPasscodeFallback
+    /// The OS gave up after too many failed attempts (the OS itself shows the retries).
+    case failed
+    /// The user (or the app) cancelled the prompt.
+    case cancelled
+    /// The OS cannot verify now (no sensor, nothing enrolled, no passcode).
+    case notAvailable(String)
+}
+
 /// What the SDK needs from the operating system. Three implementations: ``SoftwarePlatform`` (Linux),
 /// the Apple platform (Secure Enclave, Keychain, LocalAuthentication; compiled only where they exist), and
 /// ``SimulatedPlatform`` (tests and the CLI's virtual device).
@@ -25,18 +64,57 @@ public protocol Platform: Sendable {
     func checkIntegrity() throws(PlatformIntegrityError)
     /// The key protection for the SDK's storage.
     func makeKeyProtector() throws -> any KeyProtector
+
+    /// Which authenticator family the device offers (AAIDs, algorithms).
+    var deviceProfile: DeviceProfile { get }
+    /// The biometric sensors present.
+    var biometricSensors: Set<BiometricSensor> { get }
+    /// Whether the user enrolled biometrics in the OS settings.
+    var biometricsEnrolled: Bool { get }
+    /// An opaque value that changes whenever the OS biometric set changes (iOS: the LocalAuthentication domain
+    /// state). Keys created with `invalidateOnNewOsBiometrics` are bound to it.
+    var biometricSetIdentifier: String? { get }
+    /// Whether the device has a screen lock (passcode).
+    var hasDeviceLock: Bool { get }
+    /// Changes every time the device lock is removed. Hardware-protected keys remember the value they were created
+    /// under; the OS wipes them when the lock goes, so a key from an earlier generation is gone for good.
+    var deviceLockGeneration: Int { get }
+    /// Shows the operating system's verification prompt and waits for its outcome.
+    func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult
+}
+
+extension Platform {
+    public var deviceProfile: DeviceProfile { .ios }
+    public var biometricSensors: Set<BiometricSensor> { [] }
+    public var biometricsEnrolled: Bool { false }
+    public var biometricSetIdentifier: String? { nil }
+    public var hasDeviceLock: Bool { false }
+    public var deviceLockGeneration: Int { 0 }
+    public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
+        .notAvailable("this platform has no operating-system user verification")
+    }
 }
 
 /// Linux (and any system without a hardware keystore): keys live in the SDK's SecureStorage, bound to
-/// `/etc/machine-id`, the user and the application facet, protected with scrypt.
+/// `/etc/machine-id`, the user and the application facet, protected with scrypt. There are no biometrics and no
+/// device passcode, so only the PIN and password authenticators are supported.
 public struct SoftwarePlatform: Platform {
     public let storageDirectory: URL
     public let applicationFacetId: String
     /// scrypt cost for the storage key.
     public let storageKDFCost: Int
+    public let deviceProfile: DeviceProfile
+    /// Where the process status is read for the tracer check (a parameter so that tests can point at a file).
+    let processStatusPath: String
 
-    public init(storageDirectory: URL, applicationFacetId: String, storageKDFCost: Int = 1 << 15) {
+    public init(storageDirectory: URL, applicationFacetId: String, storageKDFCost: Int = 1 << 15, deviceProfile: DeviceProfile = .ios) {
+        self.init(storageDirectory: storageDirectory, applicationFacetId: applicationFacetId, storageKDFCost: storageKDFCost,
+                  deviceProfile: deviceProfile, processStatusPath: "/proc/self/status")
+    }
+
+    init(storageDirectory: URL, applicationFacetId: String, storageKDFCost: Int, deviceProfile: DeviceProfile, processStatusPath: String) {
         self.storageDirectory = storageDirectory; self.applicationFacetId = applicationFacetId; self.storageKDFCost = storageKDFCost
+        self.deviceProfile = deviceProfile; self.processStatusPath = processStatusPath
     }
 
     public var deviceFingerprint: String {
@@ -45,26 +123,54 @@ public struct SoftwarePlatform: Platform {
     }
 
     public func now() -> Date { Date() }
-    public func checkIntegrity() throws(PlatformIntegrityError) {}
+
+    /// A debugger or tracer (gdb, lldb, strace) attached to the process can read keys and PINs from memory, so
+    /// operations refuse to run while one is attached: Linux reports it as `TracerPid` in `/proc/self/status`.
+    public func checkIntegrity() throws(PlatformIntegrityError) {
+        guard let status = try? String(contentsOfFile: processStatusPath, encoding: .utf8) else { return }
+        if let tracer = Self.tracerPID(inProcessStatus: status), tracer != 0 {
+            throw .deviceProtection("a debugger or tracer (pid \(tracer)) is attached to the process")
+        }
+    }
+
+    /// The `TracerPid` of a `/proc/<pid>/status` text.
+    static func tracerPID(inProcessStatus status: String) -> Int? {
+        for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
+            return Int(line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
     public func makeKeyProtector() throws -> any KeyProtector { try SoftwareKeyProtector(iterationCount: storageKDFCost) }
 }
 
-/// A scriptable platform for tests and the virtual device: it can move the clock, attach a debugger or remove
-/// the device lock, as real devices do.
+/// A scriptable platform for tests and the virtual device: it can move the clock, attach a debugger, remove the
+/// device lock, enrol or change biometrics, remove sensors, and script how the OS prompts end, as real devices do.
 public final class SimulatedPlatform: Platform, @unchecked Sendable {
     private let lock = NSLock()
     public let storageDirectory: URL
     public let applicationFacetId: String
     public let deviceFingerprint: String
+    public let deviceProfile: DeviceProfile
     private var clockOffset: TimeInterval = 0
     private var debuggerAttached = false
     private var deviceLockPresent = true
+    private var lockGeneration = 0
+    private var sensors: Set<BiometricSensor>
+    private var enrolled = true
+    private var biometricSet = 1
+    private var promptScript: [OSVerificationResult] = []
+    private var prompts: [OSVerificationRequest] = []
     private let protector: SoftwareKeyProtector
 
+    /// A device of `profile` with its usual sensor (Face ID on iOS, a Class 3 sensor on Android), biometrics
+    /// enrolled and a device lock set.
     public init(storageDirectory: URL, applicationFacetId: String = "ios:bundle-id:ch.nevis.mauth.virtualdevice",
-                deviceFingerprint: String = "simulated-device") {
+                deviceFingerprint: String = "simulated-device", deviceProfile: DeviceProfile = .ios) {
         self.storageDirectory = storageDirectory; self.applicationFacetId = applicationFacetId
-        self.deviceFingerprint = deviceFingerprint
+        self.deviceFingerprint = deviceFingerprint; self.deviceProfile = deviceProfile
+        sensors = deviceProfile == .ios ? [.faceID] : [.androidClass3, .androidFingerprint]
+        // A fixed, cheap cost: the simulated device's storage key is not what its tests are about.
         protector = try! SoftwareKeyProtector(iterationCount: 1024)
     }
 
@@ -72,7 +178,49 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     /// Moves the simulated clock forward.
     public func advanceClock(by seconds: TimeInterval) { lock.withLock { clockOffset += seconds } }
     public func attachDebugger(_ attached: Bool = true) { lock.withLock { debuggerAttached = attached } }
-    public func setDeviceLock(_ present: Bool) { lock.withLock { deviceLockPresent = present } }
+    /// Sets or removes the device lock. Removing it wipes every hardware-protected key, as the OS does.
+    public func setDeviceLock(_ present: Bool) {
+        lock.withLock {
+            if deviceLockPresent && !present { lockGeneration += 1 }
+            deviceLockPresent = present
+        }
+    }
+    /// Which biometric sensors the device has (empty: no biometric hardware).
+    public func setBiometricSensors(_ sensors: Set<BiometricSensor>) { lock.withLock { self.sensors = sensors } }
+    /// Whether biometrics are enrolled in the OS settings.
+    public func setBiometricsEnrolled(_ enrolled: Bool) { lock.withLock { self.enrolled = enrolled } }
+    /// The user adds (or removes) a finger or face in the OS settings.
+    public func changeBiometricSet() { lock.withLock { biometricSet += 1 } }
+    /// How the next OS prompts end, in order; after the script, prompts succeed.
+    public func scriptOSPrompts(_ results: [OSVerificationResult]) { lock.withLock { promptScript = results } }
+    /// The OS prompts shown so far.
+    public var shownOSPrompts: [OSVerificationRequest] { lock.withLock { prompts } }
+
+    public var biometricSensors: Set<BiometricSensor> { lock.withLock { sensors } }
+    public var biometricsEnrolled: Bool { lock.withLock { enrolled && !sensors.isEmpty } }
+    public var biometricSetIdentifier: String? { lock.withLock { enrolled && !sensors.isEmpty ? "biometric-set-\(biometricSet)" : nil } }
+    public var hasDeviceLock: Bool { lock.withLock { deviceLockPresent } }
+    public var deviceLockGeneration: Int { lock.withLock { lockGeneration } }
+
+    public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
+        lock.withLock {
+            prompts.append(request)
+            switch request.kind {
+            case .biometric(let sensor, _):
+                guard sensors.contains(sensor) else { return .notAvailable("no \(sensor.rawValue) sensor") }
+                guard enrolled else { return .notAvailable("no biometrics enrolled") }
+            case .devicePasscode:
+                guard deviceLockPresent else { return .notAvailable("no device passcode is set") }
+            }
+            if promptScript.isEmpty { return .verified }
+            let next = promptScript.removeFirst()
+            if next == .verifiedWithPasscodeFallback, case .biometric(_, false) = request.kind {
+                // The OS offers no passcode button when the key does not allow it: the user can only fail.
+                return .failed
+            }
+            return next
+        }
+    }
 
     public func checkIntegrity() throws(PlatformIntegrityError) {
         let (debugger, deviceLock) = lock.withLock { (debuggerAttached, deviceLockPresent) }

@@ -35,12 +35,32 @@ public struct HTTPTraceEvent: Sendable {
 struct HTTPExchange: Sendable {
     let status: Int
     let body: Data
+    var headers: [(String, String)] = []
 }
+
+/// One HTTP request of an operation.
+struct HTTPRequest: Sendable {
+    enum Method: String, Sendable { case GET, POST, PUT, PATCH, DELETE }
+    var method: Method
+    var url: URL
+    var body: Data?
+    var headers: [(String, String)]
+    var accept: String = uafContentType
+}
+
+/// How operations reach the server. ``HTTPTransport`` is the real one; tests of the operation runner use a fake
+/// that answers in memory.
+protocol ClientTransport: Sendable {
+    func send(_ request: HTTPRequest) async throws(TransportFailure) -> HTTPExchange
+    func shutdown() async
+}
+
+/// The media type of UAF requests and responses (nevisFIDO's HTTP API).
+let uafContentType = "application/fido+uaf;charset=UTF-8"
 
 /// HTTPS to the server with AsyncHTTPClient. TLS only: the release flavor uses the system trust store; the
 /// debug flavor additionally trusts given certificates. There is no flag to accept an arbitrary certificate.
-final class Transport: Sendable {
-    static let uafContentType = "application/fido+uaf;charset=UTF-8"
+final class HTTPTransport: ClientTransport {
     static let maximumResponseSize = 1 << 20
     private let client: HTTPClient
     private let timeout: TimeAmount
@@ -75,27 +95,30 @@ final class Transport: Sendable {
         try? await client.shutdown()
     }
 
-    func send(_ method: HTTPMethod, _ url: URL, body: Data?, headers: [(String, String)], accept: String = uafContentType) async throws(TransportFailure) -> HTTPExchange {
+    func send(_ request: HTTPRequest) async throws(TransportFailure) -> HTTPExchange {
+        let url = request.url
         guard url.scheme?.lowercased() == "https" else {
             throw TransportFailure.insecure("\(url.scheme ?? "no scheme")://… is not allowed; the SDK speaks HTTPS only")
         }
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = method
-        request.headers.add(name: "Accept", value: accept)
-        if let body {
-            request.headers.add(name: "Content-Type", value: Self.uafContentType)
-            request.body = .bytes(ByteBuffer(data: body))
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        outgoing.headers.add(name: "Accept", value: request.accept)
+        if let body = request.body {
+            outgoing.headers.add(name: "Content-Type", value: uafContentType)
+            outgoing.body = .bytes(ByteBuffer(data: body))
         }
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        trace?(HTTPTraceEvent(isResponse: false, method: method.rawValue, url: url, requestBody: body, status: 0, responseBody: Data()))
+        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
+        let method = request.method.rawValue
+        trace?(HTTPTraceEvent(isResponse: false, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))
         do {
-            let response = try await client.execute(request, timeout: timeout)
+            let response = try await client.execute(outgoing, timeout: timeout)
             let bytes = try await response.body.collect(upTo: Self.maximumResponseSize)
-            let exchange = HTTPExchange(status: Int(response.status.code), body: Data(buffer: bytes))
-            trace?(HTTPTraceEvent(isResponse: true, method: method.rawValue, url: url, requestBody: body, status: exchange.status, responseBody: exchange.body))
+            let exchange = HTTPExchange(status: Int(response.status.code), body: Data(buffer: bytes),
+                                        headers: response.headers.map { ($0.name, $0.value) })
+            trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: exchange.status, responseBody: exchange.body))
             return exchange
         } catch {
-            trace?(HTTPTraceEvent(isResponse: true, method: method.rawValue, url: url, requestBody: body, status: 0, responseBody: Data()))
+            trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))
             if Self.isTLSFailure(error) { throw TransportFailure.insecure("the server's certificate is not trusted (\(error))") }
             throw TransportFailure.network(error)
         }

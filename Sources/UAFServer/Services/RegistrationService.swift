@@ -25,7 +25,12 @@ struct RegistrationService: Sendable {
         let disallowed = Dictionary(grouping: existing, by: \.aaid).map { aaid, records in
             MatchCriteria(aaid: [aaid], keyIDs: records.map(\.keyID))
         }.sorted { ($0.aaid?.first ?? "") < ($1.aaid?.first ?? "") }
-        let policy = Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] },
+        // Each criterion names the algorithms the server's metadata allows for the AAID, so a client whose
+        // authenticator can sign in several ways (the Android profile: ECDSA or RSA) picks one the server accepts.
+        let policy = Policy(accepted: environment.metadata.all.map { statement in
+                                [MatchCriteria(aaid: [statement.aaid],
+                                               authenticationAlgorithms: statement.supportedAlgorithms.map(\.rawValue).sorted())]
+                            },
                             disallowed: disallowed.isEmpty ? nil : disallowed)
         let record = ChallengeRecord(id: environment.newRequestID(), operation: .registration, challenge: environment.newChallenge(),
                                      username: username, policy: policy, transactions: [],

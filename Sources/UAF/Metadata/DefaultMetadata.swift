@@ -1,3 +1,5 @@
+import Foundation
+
 /// The default FIDO UAF metadata: the statements nevisFIDO ships for the Nevis authenticators (seed
 /// `001_73adbe519082f24f.txt`, "Default Nevis Authenticator Metadata", copied verbatim), with two documented
 /// additions:
@@ -8,6 +10,12 @@
 /// - statements for the password authenticators `F1D0#0005` (Android) and `F1D0#1005` (iOS), shaped like the
 ///   PIN statements of their platform, as the seed's table lists them with the same algorithms.
 public enum DefaultMetadata {
+    /// The statements parsed. The JSON is a constant of this file and a unit test parses it, so a failure here
+    /// is a build defect, not an input error.
+    public static let statements: [MetadataStatement] = {
+        do { return try MetadataStore.statements(fromJSON: Data(json.utf8)) } catch { preconditionFailure("DefaultMetadata.json: \(error)") }
+    }()
+
     public static let json = #"""
 [
   {

@@ -1,0 +1,136 @@
+import Foundation
+
+/// Errors of ``PinChange``.
+public enum PinChangeError: MobileAuthenticationClientError {
+    case DeviceProtectionError(cause: (any Error)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    /// Too many wrong PINs: the PIN authenticator is locked for good (delete it and register again).
+    case PinLocked(cause: (any Error)?)
+    /// The user has no PIN authenticator on this device.
+    case PinNotEnrolled(cause: (any Error)?)
+    case UserCanceled(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    public var errorDescription: String? {
+        switch self {
+        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .PinLocked: return "The PIN is locked after too many failed attempts."
+        case .PinNotEnrolled: return "No PIN is enrolled for this user."
+        case .UserCanceled: return "The user cancelled the PIN change."
+        case .Unknown(let cause): return "The PIN could not be changed\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+
+    init(_ failure: ChangeFailure) {
+        switch failure {
+        case .locked: self = .PinLocked(cause: nil)
+        case .notEnrolled: self = .PinNotEnrolled(cause: nil)
+        case .operation(let error):
+            switch error {
+            case .DeviceProtectionError(let cause): self = .DeviceProtectionError(cause: cause)
+            case .NoDeviceLockError(let cause): self = .NoDeviceLockError(cause: cause)
+            case .FidoError(.userCanceled, let cause): self = .UserCanceled(cause: cause)
+            default: self = .Unknown(cause: error)
+            }
+        }
+    }
+}
+
+/// Errors of ``PasswordChange``.
+public enum PasswordChangeError: MobileAuthenticationClientError {
+    case DeviceProtectionError(cause: (any Error)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    case PasswordLocked(cause: (any Error)?)
+    case PasswordNotEnrolled(cause: (any Error)?)
+    case UserCanceled(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    public var errorDescription: String? {
+        switch self {
+        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .PasswordLocked: return "The password is locked after too many failed attempts."
+        case .PasswordNotEnrolled: return "No password is enrolled for this user."
+        case .UserCanceled: return "The user cancelled the password change."
+        case .Unknown(let cause): return "The password could not be changed\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+
+    init(_ failure: ChangeFailure) {
+        switch PinChangeError(failure) {
+        case .PinLocked(let cause): self = .PasswordLocked(cause: cause)
+        case .PinNotEnrolled(let cause): self = .PasswordNotEnrolled(cause: cause)
+        case .DeviceProtectionError(let cause): self = .DeviceProtectionError(cause: cause)
+        case .NoDeviceLockError(let cause): self = .NoDeviceLockError(cause: cause)
+        case .UserCanceled(let cause): self = .UserCanceled(cause: cause)
+        case .Unknown(let cause): self = .Unknown(cause: cause)
+        }
+    }
+}
+
+/// Recoverable errors of a PIN change: the SDK asks the changer again with this error in the context.
+public enum PinChangeRecoverableError: MobileAuthenticationClientError, Equatable {
+    /// The current PIN is wrong (the protection status tells the tries left and the cool-down).
+    case InvalidPin(message: String)
+    /// The new PIN breaks the ``PinPolicy``.
+    case InvalidPinFormat(message: String)
+    case OldPinEqualsNewPin(message: String)
+    case CustomValidationError(message: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .InvalidPin(let message), .InvalidPinFormat(let message), .OldPinEqualsNewPin(let message), .CustomValidationError(let message): return message
+        }
+    }
+
+    init(_ problem: ChangeProblem) {
+        switch problem {
+        case .wrongOldSecret(let message): self = .InvalidPin(message: message)
+        case .invalidNewSecret(let message): self = .InvalidPinFormat(message: message)
+        case .sameSecret(let message): self = .OldPinEqualsNewPin(message: message)
+        }
+    }
+}
+
+/// Recoverable errors of a password change.
+public enum PasswordChangeRecoverableError: MobileAuthenticationClientError, Equatable {
+    case InvalidPassword(message: String)
+    /// The app's ``PasswordPolicy`` (or the SDK's floor) rejected the new password.
+    case CustomValidationError(message: String)
+    case OldPasswordEqualsNewPassword(message: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .InvalidPassword(let message), .CustomValidationError(let message), .OldPasswordEqualsNewPassword(let message): return message
+        }
+    }
+
+    init(_ problem: ChangeProblem) {
+        switch problem {
+        case .wrongOldSecret(let message): self = .InvalidPassword(message: message)
+        case .invalidNewSecret(let message): self = .CustomValidationError(message: message)
+        case .sameSecret(let message): self = .OldPasswordEqualsNewPassword(message: message)
+        }
+    }
+}
+
+/// Recoverable errors during password enrollment: the enroller is asked again with this error in the context.
+public enum PasswordEnrollmentError: MobileAuthenticationClientError, Equatable {
+    case CustomValidationError(message: String)
+    public var errorDescription: String? { if case .CustomValidationError(let message) = self { return message }; return nil }
+}
+
+/// The app's ``PasswordPolicy`` verdict on a password to enroll.
+public enum PasswordEnrollmentValidationError: MobileAuthenticationClientError {
+    case InvalidPassword(message: String, cause: (any Error)?)
+    public var message: String { if case .InvalidPassword(let message, _) = self { return message }; return "" }
+    public var errorDescription: String? { message }
+}
+
+/// The app's ``PasswordPolicy`` verdict on a new password during a change.
+public enum PasswordChangeValidationError: MobileAuthenticationClientError {
+    case InvalidPassword(message: String, cause: (any Error)?)
+    public var message: String { if case .InvalidPassword(let message, _) = self { return message }; return "" }
+    public var errorDescription: String? { message }
+}
