@@ -55,7 +55,7 @@ final class DeregistrationFlowTests: XCTestCase {
     func testARegistrationWithoutAuthorizationIsRefusedWithAClearCause() async throws {
         let client = try await env.client()
         let error = await captureError {
-            try await client.operations.registration.username("dave")
+            try await client.operations.registration.username("dave").deviceInformation(DeviceInformation(name: "e2e device"))
                 .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
                 .pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
         }

@@ -12,7 +12,7 @@ final class Environment {
     let platform: SimulatedPlatform
     private(set) var clients: [any MobileAuthenticationClient] = []
 
-    init() async throws {
+    init(profile: DeviceProfile = .ios, metadataJSON: String? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let jwks = directory.appendingPathComponent("relying-party-jwks.json").path
@@ -20,8 +20,11 @@ final class Environment {
         var configuration = ServerConfiguration(database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: EndToEndRelyingParty.shared.issuer,
                                                 audience: EndToEndRelyingParty.shared.audience, adminScope: "mauth:admin")
+        if let metadataJSON { configuration.metadataJSON = metadataJSON }
         server = try await UAFServerApplication.start(configuration: configuration)
-        platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"))
+        platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"),
+                                     applicationFacetId: profile == .ios ? "ios:bundle-id:ch.nevis.mauth.virtualdevice" : ServerConfiguration.defaultFacets[0],
+                                     deviceProfile: profile)
     }
 
     var configuration: Configuration {
@@ -60,6 +63,7 @@ extension MobileAuthenticationClient {
         try await operations.registration
             .username(username)
             .authorizationProvider(authorization)
+            .deviceInformation(DeviceInformation(name: "e2e device"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: aaid))
             .pinEnroller(ScriptedPinEnroller(pins: pins))
             .executeAsync()

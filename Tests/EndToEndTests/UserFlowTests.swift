@@ -40,7 +40,7 @@ final class UserFlowTests: XCTestCase {
     func testAnInvalidPinFormatIsRecoverableDuringEnrollment() async throws {
         let client = try await env.client()
         let enroller = ScriptedPinEnroller(pins: ["12", "abcdef", "654321"])
-        try await client.operations.registration.username("bob")
+        try await client.operations.registration.username("bob").deviceInformation(DeviceInformation(name: "e2e device"))
             .authorizationProvider(try await relyingPartyAuthorization("bob"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
             .pinEnroller(enroller).executeAsync()
@@ -60,12 +60,12 @@ final class UserFlowTests: XCTestCase {
             .Unlocked, .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0), .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0),
         ])
         // A success resets the counter; now fail 3 times: the third failure imposes 60 s.
-        let failing = ScriptedPinUserVerifier(pins: ["0", "000001", "000002", "000003", "123456"])
+        let failing = ScriptedPinUserVerifier(pins: ["0", "000001", "000002", "000003", "123456", nil])
         do {
             try await client.authenticate("carol", verifier: failing)
             XCTFail("the attempt during the cool-down must not be accepted")
         } catch {
-            XCTAssertEqual(fidoCode(error), .userNotResponsive, "the scripted user gives up during the cool-down")
+            XCTAssertEqual(fidoCode(error), .userCanceled, "the scripted user gives up during the cool-down")
         }
         let statuses = failing.shownContexts.map(\.authenticatorProtectionStatus)
         XCTAssertEqual(statuses.prefix(4), [.Unlocked, .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0),
@@ -80,12 +80,12 @@ final class UserFlowTests: XCTestCase {
         await client.shutdown()
         env.platform.advanceClock(by: 61)
         let restarted = try await env.client()
-        let locking = ScriptedPinUserVerifier(pins: ["999999", "888888", "123456"])
+        let locking = ScriptedPinUserVerifier(pins: ["999999", "888888", "123456", nil])
         do {
             try await restarted.authenticate("carol", verifier: locking)
             XCTFail("expected a lockout")
         } catch {
-            XCTAssertEqual(fidoCode(error), .userNotResponsive, "during the 180 s cool-down the scripted user gives up")
+            XCTAssertEqual(fidoCode(error), .userCanceled, "during the 180 s cool-down the scripted user gives up")
         }
         env.platform.advanceClock(by: 181)
         do {
@@ -196,7 +196,7 @@ final class UserFlowTests: XCTestCase {
         let client = try await env.client()
         let registered = expectation(description: "registered")
         let authorization = try await relyingPartyAuthorization("kate")
-        client.operations.registration.username("kate").authorizationProvider(authorization)
+        client.operations.registration.username("kate").deviceInformation(DeviceInformation(name: "e2e device")).authorizationProvider(authorization)
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
             .pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
             .onSuccess { registered.fulfill() }

@@ -82,7 +82,7 @@ final class AuthorizationProviderTests: XCTestCase {
     let server = URL(string: "https://fido.example.com")!
 
     func testTheServersJWTBecomesAJwtAuthorizationProvider() throws {
-        let provider = AuthenticationFlow.authorizationProvider(
+        let provider = OperationRunner.authorizationProvider(
             from: [Token(type: .httpCookie, value: "mauth_session=abc; HttpOnly; Secure"), Token(type: .jwt, value: "eyJ.a.b")], server: server)
         let jwt = try XCTUnwrap(provider as? JwtAuthorizationProvider)
         XCTAssertEqual(jwt.jwt, "eyJ.a.b")
@@ -90,7 +90,7 @@ final class AuthorizationProviderTests: XCTestCase {
     }
 
     func testASessionCookieAloneBecomesACookieAuthorizationProvider() throws {
-        let provider = AuthenticationFlow.authorizationProvider(
+        let provider = OperationRunner.authorizationProvider(
             from: [Token(type: .httpCookie, value: "mauth_session=abc123; Path=/; Max-Age=3600; HttpOnly; Secure; SameSite=Strict")], server: server)
         let cookies = try XCTUnwrap(provider as? CookieAuthorizationProvider)
         XCTAssertEqual(cookies.cookies.map(\.name), ["mauth_session"])
@@ -99,6 +99,6 @@ final class AuthorizationProviderTests: XCTestCase {
     }
 
     func testNoTokensGiveNoProvider() {
-        XCTAssertNil(AuthenticationFlow.authorizationProvider(from: [], server: server))
+        XCTAssertNil(OperationRunner.authorizationProvider(from: [], server: server))
     }
 }

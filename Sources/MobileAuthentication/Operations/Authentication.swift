@@ -7,6 +7,7 @@ public final class Authentication: HttpOperation {
         var sessionProvider: (any SessionProvider)?
         var objects = InteractionObjects()
         var retryPolicy: RetryPolicy?
+        var transaction: String?
         var headers: [String] = []
         var onSuccess: (@Sendable ((any AuthorizationProvider)?) -> Void)?
         var onError: (@Sendable (AuthenticationError) -> Void)?
@@ -32,6 +33,10 @@ public final class Authentication: HttpOperation {
     /// configuration's `authenticationMaxRetries` × `authenticationRetryIntervalInSeconds` (3 × 1 s). The
     /// response is never re-sent: a UAF response is single-use.
     @discardableResult public func retryPolicyObtainingAuthorizationProvider(_ policy: RetryPolicy) -> Self { state.update { $0.retryPolicy = policy }; return self }
+    /// Our addition to the Nevis API: asks the server to make this a transaction confirmation of `text` (sent in
+    /// the GetUAFRequest context as nevisFIDO's `transaction`, text/plain). The app is shown the text through its
+    /// selector before the confirmation is signed.
+    @discardableResult public func transactionConfirmation(text: String) -> Self { state.update { $0.transaction = text }; return self }
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable ((any AuthorizationProvider)?) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (AuthenticationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
@@ -54,7 +59,7 @@ public final class Authentication: HttpOperation {
         let headers = fields.headers.headerPairs + (fields.sessionProvider?.httpHeaders ?? [])
         do {
             return try await OperationRunner(core: core, objects: fields.objects, headers: headers, retryPolicy: fields.retryPolicy)
-                .authenticate(username: fields.username)
+                .authenticate(username: fields.username, transaction: fields.transaction)
         } catch {
             throw AuthenticationError(error, sessionProvider: fields.sessionProvider)
         }

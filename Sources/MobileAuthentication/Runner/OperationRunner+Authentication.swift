@@ -6,13 +6,15 @@ import UAF
 
 extension OperationRunner {
     /// In-band authentication and transaction confirmation. Returns the authorization the server handed out.
-    func authenticate(username: Username?) async throws(OperationError) -> (any AuthorizationProvider)? {
+    func authenticate(username: Username?, transaction requested: String? = nil) async throws(OperationError) -> (any AuthorizationProvider)? {
         try core.checkIntegrity()
         let data = core.mirror.snapshot
         // A known user's own server; otherwise the configured one.
         let server = username.flatMap { name in data.accounts.first { $0.username == name }?.server } ?? Server(baseUrl: core.configuration.baseUrl)
-        var context: [String: String] = [:]
-        if let username { context["username"] = username }
+        struct Context: Encodable { var username: String?; var transaction: [Transaction]? }
+        let context = Context(username: username, transaction: requested.map {
+            [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))]
+        })
         let contextJSON: String
         do { contextJSON = try UAFMessageCodec.encodeObject(context) } catch { throw .Unknown(cause: error) }
         let message = try await fetchUAFRequest(server: server, path: core.configuration.authenticationRequestPath, op: .authentication, context: contextJSON)

@@ -71,3 +71,177 @@ public final class ScriptedPinUserVerifier: PinUserVerifier, @unchecked Sendable
         }
     }
 }
+
+public final class ScriptedPasswordEnroller: PasswordEnroller, @unchecked Sendable {
+    private let script: Script<any PasswordEnrollmentContext>
+    private let policy: any PasswordPolicy
+
+    /// Gives the passwords in order (each retry after a recoverable error takes the next one); nil cancels.
+    public init(passwords: [String?], policy: any PasswordPolicy = ScriptedPasswordPolicy()) {
+        script = Script(passwords); self.policy = policy
+    }
+
+    public var shownContexts: [any PasswordEnrollmentContext] { script.shown }
+    public func passwordPolicy() -> any PasswordPolicy { policy }
+
+    public func enrollPassword(context: any PasswordEnrollmentContext, handler: any PasswordEnrollmentHandler) {
+        switch script.next(context) {
+        case .some(.some(let password)): handler.password(password)
+        case .some(.none): handler.cancel()
+        case .none: break
+        }
+    }
+}
+
+/// A password policy for the virtual device: at least `minimumLength` characters, with a letter and a digit.
+public struct ScriptedPasswordPolicy: PasswordPolicy {
+    public let minimumLength: Int
+    public init(minimumLength: Int = 8) { self.minimumLength = minimumLength }
+
+    func problem(_ password: String) -> String? {
+        if password.count < minimumLength { return "The password must have at least \(minimumLength) characters." }
+        if !password.contains(where: \.isLetter) || !password.contains(where: \.isNumber) { return "The password must contain a letter and a digit." }
+        return nil
+    }
+
+    public func validatePasswordForEnrollment(_ password: String, onSuccess: @escaping @Sendable () -> Void,
+                                              onError: @escaping @Sendable (PasswordEnrollmentValidationError) -> Void) {
+        if let problem = problem(password) { onError(.InvalidPassword(message: problem, cause: nil)) } else { onSuccess() }
+    }
+
+    public func validatePasswordForPasswordChange(_ password: String, onSuccess: @escaping @Sendable () -> Void,
+                                                  onError: @escaping @Sendable (PasswordChangeValidationError) -> Void) {
+        if let problem = problem(password) { onError(.InvalidPassword(message: problem, cause: nil)) } else { onSuccess() }
+    }
+}
+
+public final class ScriptedPasswordUserVerifier: PasswordUserVerifier, @unchecked Sendable {
+    private let script: Script<any PasswordUserVerificationContext>
+    /// Gives the passwords in order (each retry after a wrong one takes the next); nil cancels.
+    public init(passwords: [String?]) { script = Script(passwords) }
+    public var shownContexts: [any PasswordUserVerificationContext] { script.shown }
+
+    public func verifyPassword(context: any PasswordUserVerificationContext, handler: any PasswordUserVerificationHandler) {
+        switch script.next(context) {
+        case .some(.some(let password)): handler.verify(password)
+        case .some(.none): handler.cancel()
+        case .none: break
+        }
+    }
+}
+
+/// Gives (old, new) pairs in order; nil cancels; past the end it stays silent.
+public final class ScriptedPinChanger: PinChanger, @unchecked Sendable {
+    private let script: PairScript<any PinChangeContext>
+    private let policy: PinPolicy
+    public init(pins: [(String, String)?], policy: PinPolicy = PinPolicy()) { script = PairScript(pins); self.policy = policy }
+    public var shownContexts: [any PinChangeContext] { script.shown }
+    public func pinPolicy() -> PinPolicy { policy }
+
+    public func changePin(context: any PinChangeContext, handler: any PinChangeHandler) {
+        switch script.next(context) {
+        case .some(.some(let pair)): handler.pins(pair.0, pair.1)
+        case .some(.none): handler.cancel()
+        case .none: break
+        }
+    }
+}
+
+public final class ScriptedPasswordChanger: PasswordChanger, @unchecked Sendable {
+    private let script: PairScript<any PasswordChangeContext>
+    private let policy: any PasswordPolicy
+    public init(passwords: [(String, String)?], policy: any PasswordPolicy = ScriptedPasswordPolicy()) {
+        script = PairScript(passwords); self.policy = policy
+    }
+    public var shownContexts: [any PasswordChangeContext] { script.shown }
+    public func passwordPolicy() -> any PasswordPolicy { policy }
+
+    public func changePassword(context: any PasswordChangeContext, handler: any PasswordChangeHandler) {
+        switch script.next(context) {
+        case .some(.some(let pair)): handler.passwords(pair.0, pair.1)
+        case .some(.none): handler.cancel()
+        case .none: break
+        }
+    }
+}
+
+final class PairScript<Context>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers: [(String, String)?]
+    private var contexts: [Context] = []
+    init(_ answers: [(String, String)?]) { self.answers = answers }
+    func next(_ context: Context) -> (String, String)?? {
+        lock.withLock {
+            contexts.append(context)
+            return answers.isEmpty ? .none : .some(answers.removeFirst())
+        }
+    }
+    var shown: [Context] { lock.withLock { contexts } }
+}
+
+/// What a scripted OS-verification screen does when asked.
+public enum ScriptedOSAnswer: Sendable {
+    /// Starts the OS prompt with these texts.
+    case verify(reason: String)
+    case cancel
+    /// Never answers (to exercise the timeout and task cancellation).
+    case silent
+}
+
+/// One verifier object for the biometric, device passcode and Android fingerprint authenticators: it answers each
+/// prompt with the next scripted answer (then keeps verifying) and records the authenticators it was shown.
+public final class ScriptedOSVerifier: BiometricUserVerifier, DevicePasscodeUserVerifier, FingerprintUserVerifier, @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers: [ScriptedOSAnswer]
+    private var shown: [String] = []
+
+    public init(_ answers: [ScriptedOSAnswer] = []) { self.answers = answers }
+
+    /// The AAIDs of the authenticators the verifier was asked about, in order.
+    public var shownAuthenticators: [String] { lock.withLock { shown } }
+
+    private func next(_ context: any UserVerificationContext) -> ScriptedOSAnswer {
+        lock.withLock {
+            shown.append(context.authenticator.aaid)
+            return answers.isEmpty ? .verify(reason: "Confirm with your device") : answers.removeFirst()
+        }
+    }
+
+    public func verifyBiometric(context: any BiometricUserVerificationContext, handler: any BiometricUserVerificationHandler) {
+        switch next(context) {
+        case .verify(let reason): handler.verify(using: BiometricPromptOptions(reason: reason, fallbackButtonTitle: "Enter Passcode", cancelButtonTitle: "Cancel"))
+        case .cancel: handler.cancel()
+        case .silent: break
+        }
+    }
+
+    public func verifyDevicePasscode(context: any DevicePasscodeUserVerificationContext, handler: any DevicePasscodeUserVerificationHandler) {
+        switch next(context) {
+        case .verify(let reason): handler.verify(using: DevicePasscodePromptOptions(reason: reason))
+        case .cancel: handler.cancel()
+        case .silent: break
+        }
+    }
+
+    public func verifyFingerprint(context: any FingerprintUserVerificationContext, handler: any FingerprintUserVerificationHandler) {
+        switch next(context) {
+        case .verify: handler.listenForOsCredentials()
+        case .cancel: handler.cancel()
+        case .silent: break
+        }
+    }
+}
+
+/// Picks `username`, or cancels when nil, and records the contexts it was shown.
+public final class ScriptedAccountSelector: AccountSelector, @unchecked Sendable {
+    private let lock = NSLock()
+    private let choice: Username?
+    private var contexts: [any AccountSelectionContext] = []
+    public init(choose username: Username?) { choice = username }
+    public var shownContexts: [any AccountSelectionContext] { lock.withLock { contexts } }
+
+    public func selectAccount(context: any AccountSelectionContext, handler: any AccountSelectionHandler) {
+        lock.withLock { contexts.append(context) }
+        if let choice { handler.username(choice) } else { handler.cancel() }
+    }
+}
