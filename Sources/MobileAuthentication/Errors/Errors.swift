@@ -67,6 +67,16 @@ public enum OperationError: MobileAuthenticationClientError {
         if case .FidoError(let code, _) = self { return code }
         return nil
     }
+
+    /// The underlying error of any case.
+    public var cause: (any Error)? {
+        switch self {
+        case .FidoError(_, let cause), .NetworkError(let cause), .DeviceProtectionError(let cause), .NoDeviceLockError(let cause),
+             .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .ClockSkewTooBig(let cause),
+             .OperationNotSupportedByBackend(let cause), .AppAttestationError(let cause), .Unknown(let cause):
+            return cause
+        }
+    }
 }
 
 /// Errors of in-band authentication. Note the arities: `FidoError` has three values, `NetworkError` two.
