@@ -116,7 +116,7 @@ let package = Package(
         .executableTarget(
             name: "mauth-bench",
             dependencies: [
-                "UAF", "SecureStorage",
+                "UAF", "SecureStorage", "MobileAuthentication", "UAFServer", "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/mauth-bench"

@@ -48,7 +48,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         try await server.stop()
         if failed { throw ExitCode.failure }
-        narrator.step("Done: registration, authentication, token verification and deregistration behaved as they must")
+        narrator.step("Done: registration (PIN, password, Face ID), authentication, transaction confirmation, PIN change, token verification and deregistration behaved as they must")
     }
 
     static var quietLogger: Logger {
@@ -95,6 +95,7 @@ struct DemoCommand: AsyncParsableCommand {
         narrator.step("Try to register \(username) without credentials (the account-takeover hole stays shut)")
         do {
             try await client.operations.registration.username(username)
+                .deviceInformation(DeviceInformation(name: "mauth virtual device"))
                 .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
                 .pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
             throw DemoFailure("the server registered a key without authorization")
@@ -136,6 +137,48 @@ struct DemoCommand: AsyncParsableCommand {
         let claims = try await verifyWithPublishedKeys(session.jwt, server: server, narrator: narrator)
         guard claims.sub == username else { throw DemoFailure("the token names \(claims.sub), not \(username)") }
         narrator.line("rp", "signature valid (kid \(server.tokenIssuer.kid.prefix(10))…); sub=\(claims.sub) aaid=\(claims.aaid) keyid=\(claims.keyid.prefix(10))… auth_time=\(claims.auth_time) sid=\(claims.sid.prefix(8))…")
+
+        narrator.step("Change \(username)'s PIN on the device (first with a wrong current PIN)")
+        let changer = ScriptedPinChanger(pins: [("000000", "654321"), ("123456", "654321")])
+        try await client.operations.pinChange.username(username).pinChanger(changer).executeAsync()
+        for context in changer.shownContexts {
+            narrator.line("app", "PIN change asked, status: \(context.authenticatorProtectionStatus)"
+                          + (context.lastRecoverableError.map { ", after: \($0.localizedDescription)" } ?? ""))
+        }
+        narrator.line("device", "PIN changed; the old PIN no longer verifies")
+
+        narrator.step("Register a password authenticator for \(username) (the app's policy refuses a weak one first)")
+        let passwordEnroller = ScriptedPasswordEnroller(passwords: ["secret", "blue horse 42"])
+        try await client.operations.registration.username(username)
+            .authorizationProvider(JwtAuthorizationProvider(jwt: try await relyingParty.token(for: username)))
+            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Password.rawValue))
+            .passwordEnroller(passwordEnroller)
+            .executeAsync()
+        for context in passwordEnroller.shownContexts {
+            narrator.line("app", "password enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
+        }
+
+        narrator.step("Register Face ID for \(username) and confirm a payment with it")
+        let faceID = ScriptedOSVerifier([.verify(reason: "Register Face ID for mauth"), .verify(reason: "Confirm the payment")])
+        try await client.operations.registration.username(username)
+            .authorizationProvider(JwtAuthorizationProvider(jwt: try await relyingParty.token(for: username)))
+            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.FaceRecognition.rawValue))
+            .biometricUserVerifier(faceID)
+            .executeAsync()
+        let payment = "Pay CHF 120.00 to Example Shop"
+        let paymentSelector = ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.FaceRecognition.rawValue)
+        _ = try await client.operations.authentication
+            .username(username)
+            .transactionConfirmation(text: payment)
+            .authenticatorSelector(paymentSelector)
+            .biometricUserVerifier(faceID)
+            .executeAsync()
+        guard let shown = paymentSelector.shownContexts.first?.transactionConfirmationData, String(decoding: shown, as: UTF8.self) == payment else {
+            throw DemoFailure("the transaction was not shown to the app before it was confirmed")
+        }
+        narrator.line("app", "showed \"\(payment)\" before confirming")
+        for prompt in platform.shownOSPrompts { narrator.line("os", "Face ID prompt: \"\(prompt.reason)\", passcode fallback offered: \(prompt.fallbackButtonTitle != nil)") }
+        narrator.line("device", "authenticators of \(username): \(client.localData.authenticators.filter { $0.registration.isRegistered(username) }.map(\.aaid))")
 
         narrator.step("Deregister \(username)'s authenticators, authorized by the session")
         try await client.operations.deregistration.username(username).authorizationProvider(session).executeAsync()
