@@ -118,6 +118,7 @@ let package = Package(
             dependencies: [
                 "UAF", "SecureStorage", "MobileAuthentication", "UAFServer", "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/mauth-bench"
         ),

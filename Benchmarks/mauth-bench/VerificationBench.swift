@@ -1,37 +1,30 @@
 import Crypto
 import Foundation
 import UAF
+import UAFTesting
 
 /// Issue 3's benchmark: UAF authentication-response verification per second on one core, next to raw P-256
 /// ECDSA verification per second measured in the same run.
 enum VerificationBench {
     static func run() async throws {
-        let key = P256.Signing.PrivateKey()
+        var authenticator = SoftwareAuthenticator()
         let appID = "https://127.0.0.1:8443/nevisfido/uaf/1.1/facets"
-        let facet = "ios:bundle-id:ch.nevis.mauth.virtualdevice"
         let challenge = Base64URL.encode((0..<32).map { UInt8($0) })
-        let fcParams = try FinalChallengeParams(appID: appID, challenge: challenge, facetID: facet).encodedFCParams()
-        let keyID = (0..<32).map { UInt8($0 &* 3) }
-        let signed = SignedData(aaid: "F1D0#1001", authenticatorVersion: 1, authenticationMode: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
-                                authenticatorNonce: (0..<32).map { UInt8($0) }, finalChallengeHash: FinalChallengeParams.hash(fcParams: fcParams),
-                                transactionContentHash: [], keyID: keyID, signCounter: 1)
-        let assertion = try AssertionBuilder.authentication(signed, sign: AssertionBuilder.p256Signer(key, algorithm: .secp256r1ECDSASHA256DER))
-        let response = AuthenticationResponse(header: OperationHeader(op: .authentication, appID: appID, serverData: "bench"),
-                                              fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
-        let metadata = try MetadataStore([MetadataStatement(
-            aaid: "F1D0#1001", description: "iOS PIN", attestationTypes: [15880], userVerificationDetails: [[.init(userVerification: 4)]],
-            authenticationAlgorithm: 2, keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257)])
-        let verifier = AuthenticationVerifier(configuration: RelyingPartyConfiguration(appID: appID, trustedFacetIDs: [facet]), metadata: metadata)
-        let issued = IssuedAuthentication(challenge: challenge, policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]))
-        let registered = RegisteredKey(aaid: "F1D0#1001", keyID: Base64URL.encode(keyID), username: "bench",
-                                       publicKey: Array(key.publicKey.derRepresentation), publicKeyEncoding: .eccX962DER, signCounter: 0)
+        let policy = Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]])
+        let request = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: appID, serverData: "bench"), challenge: challenge, policy: policy)
+        let response = try authenticator.authenticate(request, serverAppID: appID)
+        guard let assertion = response.assertions.first.flatMap({ Base64URL.decode($0.assertion) }).map(Array.init) else { fatalError("bench setup: no assertion") }
+        let metadata = try MetadataStore(DefaultMetadata.statements)
+        let verifier = AuthenticationVerifier(configuration: RelyingPartyConfiguration(appID: appID, trustedFacetIDs: [authenticator.facetID]), metadata: metadata)
+        let issued = IssuedAuthentication(challenge: challenge, policy: policy)
+        let registered = authenticator.registeredKey(username: "bench")
         @Sendable func lookup(_ aaid: String, _ keyID: String) async throws -> RegisteredKey? { registered }
 
         // Raw P-256: the same DER signature over the same SIGNED_DATA bytes, parsed and verified (what any
         // verifier of an ALG_SIGN 0x0002 signature must do), with the key already decoded.
         let parsed = try AuthenticationAssertion(bytes: assertion)
         let signatureBytes = parsed.signature
-        let publicKey = key.publicKey
+        let publicKey = authenticator.key.publicKey
         let message = parsed.signedBytes
         @inline(__always) func rawVerify() -> Bool {
             guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes) else { return false }

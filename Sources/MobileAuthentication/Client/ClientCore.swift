@@ -23,6 +23,8 @@ final class ClientCore: Sendable {
     let passwords: KnowledgeVerifierStore
     /// The five authenticators of the platform's profile.
     let modules: [any AuthenticatorModule]
+    /// Trusted facet lists fetched recently, by appID.
+    let facetCache = TrustedFacetsCache()
 
     init(configuration: Configuration, platform: any Platform, transport: any ClientTransport, state: LocalState, snapshot: LocalStateData) {
         self.configuration = configuration; self.platform = platform; self.transport = transport; self.state = state
@@ -81,4 +83,21 @@ public struct SDKMessage: Error, Sendable, CustomStringConvertible, Equatable {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+
+/// Trusted facet lists the client fetched, kept for ``lifetime`` so that each operation does not fetch the list
+/// again (the UAF client algorithm allows caching it; FIDO AppID and Facet spec §3.1.2). Only a list that named our
+/// facet is kept: a refusal is always re-checked, and a facet removed from the list is refused within the lifetime.
+final class TrustedFacetsCache: @unchecked Sendable {
+    static let lifetime: TimeInterval = 300
+    private let lock = NSLock()
+    private var entries: [String: Date] = [:]
+
+    func isTrusted(appID: String, now: Date) -> Bool {
+        lock.withLock { entries[appID].map { now < $0 } ?? false }
+    }
+
+    func remember(appID: String, now: Date) {
+        lock.withLock { entries[appID] = now.addingTimeInterval(Self.lifetime) }
+    }
 }
