@@ -257,6 +257,16 @@ final class PlatformAndDescriptorTests: XCTestCase {
         XCTAssertEqual((1...4).map { exponential.delay(beforeRetry: $0) }, [1, 2, 4, 5])
     }
 
+    func testATrustedFacetListIsRememberedForFiveMinutesOnly() {
+        let cache = TrustedFacetsCache()
+        let now = Date()
+        XCTAssertFalse(cache.isTrusted(appID: "https://rp.example/facets", now: now))
+        cache.remember(appID: "https://rp.example/facets", now: now)
+        XCTAssertTrue(cache.isTrusted(appID: "https://rp.example/facets", now: now.addingTimeInterval(299)))
+        XCTAssertFalse(cache.isTrusted(appID: "https://rp.example/facets", now: now.addingTimeInterval(300)))
+        XCTAssertFalse(cache.isTrusted(appID: "https://other.example/facets", now: now))
+    }
+
     func testMetaDataNamesTheVersionAndTheFacet() {
         XCTAssertTrue(MetaData.mobileAuthenticationVersion.descriptionWithBuild.contains("FIDO UAF 1.1"))
         XCTAssertTrue(MetaData.applicationFacetId.hasPrefix("linux:") || MetaData.applicationFacetId.hasPrefix("ios:bundle-id:"))

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import UAF
+import UAFTesting
 import XCTest
 @testable import UAFServer
 

@@ -1,5 +1,6 @@
 import Foundation
 import UAF
+import UAFTesting
 import SQLiteNIO
 import XCTest
 @testable import UAFServer

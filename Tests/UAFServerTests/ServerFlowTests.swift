@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import UAF
+import UAFTesting
 import XCTest
 @testable import UAFServer
 
@@ -23,7 +24,7 @@ final class ServerFlowTests: XCTestCase {
         let request = try await loopback.registrationRequest(username: "alice")
         XCTAssertEqual(request.username, "alice")
         XCTAssertEqual(request.header.appID, appID)
-        XCTAssertTrue(request.policy.accepted.contains([MatchCriteria(aaid: ["F1D0#1001"])]))
+        XCTAssertTrue(request.policy.accepted.contains([MatchCriteria(aaid: ["F1D0#1001"], authenticationAlgorithms: [2])]), "each criterion names the algorithms the metadata allows")
         let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: appID))
         XCTAssertEqual(registered.statusCode, 1200, registered.description ?? "")
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import UAF
+import UAFTesting
 import XCTest
 @testable import UAFServer
 

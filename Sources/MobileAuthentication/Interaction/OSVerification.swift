@@ -26,6 +26,17 @@ public protocol BiometricUserVerificationContext: UserVerificationContext {}
 public protocol DevicePasscodeUserVerificationContext: UserVerificationContext {}
 public protocol FingerprintUserVerificationContext: UserVerificationContext {}
 
+/// The base of every handler: the app can always cancel the operation.
+public protocol UserVerificationHandler: Sendable {
+    func cancel()
+}
+
+extension BiometricHandlerValue: UserVerificationHandler {}
+extension DevicePasscodeHandlerValue: UserVerificationHandler {}
+extension FingerprintHandlerValue: UserVerificationHandler {}
+extension PinVerificationHandlerValue: UserVerificationHandler {}
+extension PasswordVerificationHandlerValue: UserVerificationHandler {}
+
 /// Starts the OS prompt (after the app showed whatever it wants first) or cancels the operation.
 public protocol BiometricUserVerificationHandler: Sendable {
     func verify(using options: BiometricPromptOptions)

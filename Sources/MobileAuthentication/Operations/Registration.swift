@@ -25,6 +25,8 @@ public final class Registration: HttpOperation {
     @discardableResult public func username(_ username: Username) -> Self { state.update { $0.username = username }; return self }
     /// The server to register with; defaults to `Configuration.baseUrl`.
     @discardableResult public func serverUrl(_ url: URL) -> Self { state.update { $0.serverUrl = url }; return self }
+    /// The same as ``serverUrl(_:)``: the 3.6/3.7 documentation spells it this way (sdk-api.md (f) 11).
+    @discardableResult public func serverBaseUrl(_ url: URL) -> Self { serverUrl(url) }
     @discardableResult public func deviceInformation(_ information: DeviceInformation) -> Self { state.update { $0.deviceInformation = information }; return self }
     @discardableResult public func authorizationProvider(_ provider: any AuthorizationProvider) -> Self { state.update { $0.authorizationProvider = provider }; return self }
     /// Secure default: false. Cannot be combined with ``invalidateOnNewOsBiometrics(_:)``.
