@@ -27,45 +27,42 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
     private func enrollPin(username: Username, session: VerificationSession) async throws(OperationError) -> String {
         guard let enroller = session.objects.pinEnroller else { throw .Unknown(cause: SDKMessage("the PIN authenticator needs a pinEnroller")) }
         let policy = enroller.pinPolicy()
-        var lastError: PinEnrollmentError?
-        while true {
-            let context = PinEnrollmentContextValue(username: username, lastRecoverableError: lastError)
-            let pin: String = try await session.interaction.ask { gate in
-                enroller.enrollPin(context: context, handler: PinEnrollmentHandlerValue(gate: gate))
-            }
-            if let violation = policy.violation(pin) {
-                lastError = .InvalidPinFormat(message: violation)
-                continue
-            }
-            return pin
-        }
+        return try await Self.askUntilValid(session: session, ask: { (lastError: PinEnrollmentError?, gate: InteractionGate<String>) in
+            enroller.enrollPin(context: PinEnrollmentContextValue(username: username, lastRecoverableError: lastError),
+                               handler: PinEnrollmentHandlerValue(gate: gate))
+        }, problem: { pin async throws(OperationError) in policy.violation(pin).map { .InvalidPinFormat(message: $0) } })
     }
 
-    /// Asks the enroller until the app's ``PasswordPolicy`` accepts the password.
+    /// Asks the enroller until the SDK's floor and the app's ``PasswordPolicy`` accept the password.
     private func enrollPassword(username: Username, session: VerificationSession) async throws(OperationError) -> String {
         guard let enroller = session.objects.passwordEnroller else {
             throw .Unknown(cause: SDKMessage("the password authenticator needs a passwordEnroller"))
         }
         let policy = enroller.passwordPolicy()
-        var lastError: PasswordEnrollmentError?
-        while true {
-            let context = PasswordEnrollmentContextValue(username: username, lastRecoverableError: lastError)
-            let password: String = try await session.interaction.ask { gate in
-                enroller.enrollPassword(context: context, handler: PasswordEnrollmentHandlerValue(gate: gate))
-            }
-            if let problem = PasswordRules.violation(password) {
-                lastError = .CustomValidationError(message: problem)
-                continue
-            }
+        return try await Self.askUntilValid(session: session, ask: { (lastError: PasswordEnrollmentError?, gate: InteractionGate<String>) in
+            enroller.enrollPassword(context: PasswordEnrollmentContextValue(username: username, lastRecoverableError: lastError),
+                                    handler: PasswordEnrollmentHandlerValue(gate: gate))
+        }, problem: { password async throws(OperationError) in
+            if let problem = PasswordRules.violation(password) { return .CustomValidationError(message: problem) }
             let verdict: PasswordEnrollmentValidationError? = try await session.interaction.ask { gate in
                 policy.validatePasswordForEnrollment(password, onSuccess: { gate.resolve(.answered(nil)) },
                                                      onError: { gate.resolve(.answered($0)) })
             }
-            if let verdict {
-                lastError = .CustomValidationError(message: verdict.message)
-                continue
-            }
-            return password
+            return verdict.map { .CustomValidationError(message: $0.message) }
+        })
+    }
+
+    /// The enrollment loop: asks with the last recoverable error until a value has no problem.
+    private static func askUntilValid<Problem: Sendable>(
+        session: VerificationSession, ask: (Problem?, InteractionGate<String>) -> Void,
+        problem: (String) async throws(OperationError) -> Problem?
+    ) async throws(OperationError) -> String {
+        var lastError: Problem?
+        while true {
+            let current = lastError
+            let value: String = try await session.interaction.ask { gate in ask(current, gate) }
+            guard let found = try await problem(value) else { return value }
+            lastError = found
         }
     }
 
