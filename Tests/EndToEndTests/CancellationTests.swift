@@ -22,9 +22,12 @@ final class CancellationTests: XCTestCase {
     }
 
     /// Runs `kind` both ways and checks the outcome is a cancellation.
-    func check(_ kind: Kind, file: StaticString = #filePath, line: UInt = #line) async throws {
+    /// `reset` forgets the interaction objects of the previous run, so that `asked` sees only the silent one.
+    func check(_ kind: Kind, reset: () -> Void, file: StaticString = #filePath, line: UInt = #line) async throws {
+        reset()
         let byHandler = await captureError { try await kind.run(.handler) }
         XCTAssertTrue(isCancellation(byHandler), "\(kind.name) by handler: \(String(describing: byHandler))", file: file, line: line)
+        reset()
         let started = Date()
         let task = Task { await captureError { try await kind.run(.task) } }
         while !kind.asked() {
@@ -80,8 +83,7 @@ final class CancellationTests: XCTestCase {
             }, asked: { !(os.value?.shownAuthenticators.isEmpty ?? true) }),
         ]
         for kind in kinds {
-            selectorWay.value = nil; pinEnroller.value = nil; passwordEnroller.value = nil; os.value = nil
-            try await check(kind)
+            try await check(kind, reset: { selectorWay.value = nil; pinEnroller.value = nil; passwordEnroller.value = nil; os.value = nil })
         }
         XCTAssertTrue(client.localData.accounts.isEmpty)
         XCTAssertNil(client.localData.deviceInformation)
@@ -143,9 +145,10 @@ final class CancellationTests: XCTestCase {
             }, asked: { !(passwordChanger.value?.shownContexts.isEmpty ?? true) }),
         ]
         for kind in kinds {
-            accountSelector.value = nil; pinVerifier.value = nil; passwordVerifier.value = nil; osBox.value = nil
-            pinChanger.value = nil; passwordChanger.value = nil
-            try await check(kind)
+            try await check(kind, reset: {
+                accountSelector.value = nil; pinVerifier.value = nil; passwordVerifier.value = nil; osBox.value = nil
+                pinChanger.value = nil; passwordChanger.value = nil
+            })
         }
         for user in ["first", "second"] {
             let stored = try await env.server.stores.registrations.registrations(username: user)
@@ -153,6 +156,20 @@ final class CancellationTests: XCTestCase {
         }
         // The secrets are unchanged.
         try await client.authenticate("first", verifier: ScriptedPinUserVerifier(pins: ["123456"]))
+    }
+}
+
+extension CancellationTests {
+    func testTheAndroidFingerprintPromptCancels() async throws {
+        try await env.shutdown()
+        env = try await Environment(profile: .android)
+        let client = try await env.client()
+        let os = Box<ScriptedOSVerifier?>(nil)
+        try await check(Kind(name: "fingerprint verifier", run: { way in
+            os.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
+            try await self.registration(client, "finger", aaid: "F1D0#0002").fingerprintUserVerifier(os.value!).executeAsync()
+        }, asked: { !(os.value?.shownAuthenticators.isEmpty ?? true) }), reset: { os.value = nil })
+        XCTAssertTrue(client.localData.accounts.isEmpty)
     }
 }
 

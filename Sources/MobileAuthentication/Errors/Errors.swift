@@ -53,7 +53,7 @@ public enum OperationError: MobileAuthenticationClientError {
         case .ClockSkewTooBig: return "The device clock differs too much from the server's. Correct the date and time and try again."
         case .OperationNotSupportedByBackend: return "The server does not support this operation."
         case .AppAttestationError(let cause): return "The app could not prove its integrity\(cause.map { ": \($0)" } ?? "")."
-        case .NetworkError(let cause): return "The server could not be reached\(cause.map { ": \($0)" } ?? ""). Check the connection and try again."
+        case .NetworkError(let cause): return networkErrorDescription(cause)
         case .DeviceProtectionError: return "The device failed its integrity checks."
         case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
         case .UserAlreadyRegisteredInAnotherServer: return "The user is already registered with another server on this device."
@@ -92,7 +92,7 @@ public enum AuthenticationError: MobileAuthenticationClientError {
         switch self {
         case .FidoError(let code, let cause, _): return code.errorDescription + (cause.map { " (\($0))" } ?? "")
         case .AppAttestationError(let cause): return "The app could not prove its integrity\(cause.map { ": \($0)" } ?? "")."
-        case .NetworkError(let cause, _): return "The server could not be reached\(cause.map { ": \($0)" } ?? ""). Check the connection and try again."
+        case .NetworkError(let cause, _): return networkErrorDescription(cause)
         case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
         case .DeviceProtectionError: return "The device failed its integrity checks."
         case .Unknown(let cause): return "The authentication failed\(cause.map { ": \($0)" } ?? "")."
@@ -148,4 +148,12 @@ public enum DeleteAuthenticatorError: MobileAuthenticationClientError {
         case .Unknown(let cause): return "The authenticator could not be deleted\(cause.map { ": \($0)" } ?? "")."
         }
     }
+}
+
+/// A network error's text: a refusal of the request's authorization (HTTP 401/403) is not a connection problem.
+func networkErrorDescription(_ cause: (any Error)?) -> String {
+    if let status = cause as? ServerStatusError, status.httpStatus == 401 || status.httpStatus == 403 {
+        return "The server refused the request's authorization (HTTP \(status.httpStatus))\(status.message.map { ": \($0)" } ?? "")."
+    }
+    return "The server could not be reached\(cause.map { ": \($0)" } ?? ""). Check the connection and try again."
 }

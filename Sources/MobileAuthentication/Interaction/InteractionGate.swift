@@ -27,11 +27,9 @@ final class InteractionGate<Value: Sendable>: @unchecked Sendable {
 
     /// Asks (by running `ask`, which hands a handler to the app) and waits for the answer, the timeout, or the
     /// cancellation of the awaiting task (which ends the pending prompt at once, as the handler's `cancel()` does).
+    /// The timeout timer starts only if the app did not answer while being asked (scripted devices answer at once).
     func wait(timeout: TimeInterval, ask: () -> Void) async -> InteractionOutcome<Value> {
-        let timer = Task { [weak self] in
-            try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1_000_000_000))
-            self?.resolve(.timedOut)
-        }
+        let timer = TimerSlot()
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
@@ -44,9 +42,38 @@ final class InteractionGate<Value: Sendable>: @unchecked Sendable {
                 self.continuation = continuation
                 lock.unlock()
                 ask()
+                if lock.withLock({ result == nil }) {
+                    timer.set(Task { [weak self] in
+                        try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1_000_000_000))
+                        self?.resolve(.timedOut)
+                    })
+                }
             }
         } onCancel: {
             self.resolve(.cancelled)
         }
+    }
+}
+
+/// The timeout task of one wait, cancelled when the wait ends.
+private final class TimerSlot: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: Task<Void, any Error>?
+    private var cancelled = false
+
+    func set(_ task: Task<Void, any Error>) {
+        let cancelNow = lock.withLock { () -> Bool in
+            self.task = task
+            return cancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func cancel() {
+        let task = lock.withLock { () -> Task<Void, any Error>? in
+            cancelled = true
+            return self.task
+        }
+        task?.cancel()
     }
 }
