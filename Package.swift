@@ -130,7 +130,7 @@ let package = Package(
         ], resources: [.copy("Vectors")]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "UAF"]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
-        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "UAF"]),
+        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "UAF", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
             "UAFServer", "UAF", "JOSE", "UAFTesting",
             .product(name: "JWTKit", package: "jwt-kit"),

@@ -229,6 +229,23 @@ final class AuthenticatorFlowTests: XCTestCase {
         guard case .Unknown? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
     }
 
+    func testWithASimulatedSecureEnclaveBiometricKeysLiveInHardwareAndFollowItsRules() async throws {
+        env.platform.enableHardwareKeyStore()
+        let client = try await env.client()
+        try await register(client, "enclave", aaid: "F1D0#1003")
+        try await register(client, "enclave", aaid: "F1D0#1004")
+        try await register(client, "enclave", aaid: "F1D0#1001")
+        XCTAssertEqual(env.platform.hardwareKeyCount, 2, "Face ID and passcode keys are hardware keys; the PIN key is not")
+        try await authenticate(client, "enclave", aaid: "F1D0#1003", transaction: "Pay 5 CHF")
+        try await authenticate(client, "enclave", aaid: "F1D0#1004")
+        env.platform.changeBiometricSet()
+        let gone = await captureError { try await self.authenticate(client, "enclave", aaid: "F1D0#1003") }
+        XCTAssertEqual(fidoCode(gone!), .keyDisappearedPermanently)
+        try await authenticate(client, "enclave", aaid: "F1D0#1004")
+        try await client.localData.deleteAuthenticator(username: "enclave", aaid: nil)
+        XCTAssertEqual(env.platform.hardwareKeyCount, 0, "deleting the authenticators deletes their hardware keys")
+    }
+
     func testDeleteAuthenticatorRemovesOnlyLocalData() async throws {
         let client = try await env.client()
         try await register(client, "local", aaid: "F1D0#1001")

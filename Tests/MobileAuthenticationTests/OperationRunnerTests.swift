@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import XCTest
 @testable import MobileAuthentication
@@ -147,6 +148,17 @@ final class OperationRunnerTests: XCTestCase {
         XCTAssertTrue(client.localData.accounts.isEmpty)
     }
 
+    func testARefusedRegistrationDeletesItsHardwareKey() async throws {
+        let (client, party, platform) = try await makeClient()
+        platform.enableHardwareKeyStore()
+        party.fail("uaf/1.1/registration", with: [.status(1498)])
+        do { try await register(client, "hana", aaid: "F1D0#1003"); XCTFail() } catch { XCTAssertEqual(error.fidoErrorCode, .protocolError) }
+        XCTAssertEqual(platform.hardwareKeyCount, 0, "the key made for the refused registration is gone")
+        try await register(client, "hana", aaid: "F1D0#1003")
+        XCTAssertEqual(platform.hardwareKeyCount, 1)
+        XCTAssertEqual(party.registeredKeys.first?.publicKeyEncoding, .eccX962DER)
+    }
+
     func testAnUnreachableRequestIsRetriedByTheRetryPolicyButAResponseNever() async throws {
         let (client, party, _) = try await makeClient()
         try await register(client, "carol")
@@ -225,6 +237,27 @@ final class PlatformAndDescriptorTests: XCTestCase {
         XCTAssertEqual(pin.scheme(satisfying: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#0001"])]])), .ecdsaP256)
         let ios = try XCTUnwrap(AuthenticatorDescriptor.all(for: .ios).first)
         XCTAssertNil(ios.scheme(satisfying: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"], authenticationAlgorithms: [9])]])))
+    }
+
+    func testTheSimulatedSecureEnclaveEnforcesItsOwnAccessControl() async throws {
+        let platform = SimulatedPlatform(storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("enclave-\(UUID().uuidString)"))
+        platform.enableHardwareKeyStore()
+        let enclave = try XCTUnwrap(platform.hardwareKeyStore)
+        let bound = try enclave.createKey(tag: "bound", access: HardwareKeyAccess(boundToCurrentBiometricSet: true, requiresDeviceLock: true))
+        let loose = try enclave.createKey(tag: "loose", access: HardwareKeyAccess(boundToCurrentBiometricSet: false, requiresDeviceLock: true))
+        let message: [UInt8] = Array("signed data".utf8)
+        let signature = try await enclave.sign(tag: "bound", message: message)
+        XCTAssertTrue(try P256.Signing.PublicKey(x963Representation: bound)
+            .isValidSignature(P256.Signing.ECDSASignature(derRepresentation: signature), for: message))
+        platform.changeBiometricSet()
+        do { _ = try await enclave.sign(tag: "bound", message: message); XCTFail() } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
+        _ = try await enclave.sign(tag: "loose", message: message)
+        platform.setDeviceLock(false)
+        platform.setDeviceLock(true)
+        do { _ = try await enclave.sign(tag: "loose", message: message); XCTFail() } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
+        XCTAssertEqual(loose.count, 65)
+        enclave.deleteKey(tag: "bound")
+        do { _ = try await enclave.sign(tag: "bound", message: message); XCTFail() } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
     }
 
     func testTheTracerPidOfProcStatusIsRead() {

@@ -17,6 +17,8 @@ struct RegistrationOptions: Sendable, Codable, Hashable {
 struct Enrollment: Sendable {
     var changes = StateChanges()
     var access = KeyAccessControl()
+    /// For the OS-verified authenticators: create the key in the platform's hardware keystore, with this access.
+    var hardware: HardwareKeyAccess?
 }
 
 /// What an authenticator needs to talk to the user and the platform during an operation.
@@ -54,16 +56,24 @@ struct NewCredential: Sendable {
 
 extension AuthenticatorModule {
     /// Generates the key, builds the KRD and signs it (surrogate basic attestation: the new key signs its own KRD).
-    func register(fcParams: String, scheme: SigningScheme, registrationCounter: UInt32, access: KeyAccessControl,
-                  keyStore: KeyStore) throws -> NewCredential {
+    func register(fcParams: String, scheme: SigningScheme, registrationCounter: UInt32, enrollment: Enrollment,
+                  keyStore: KeyStore) async throws -> NewCredential {
         let keyID = SecureRandom.bytes(32)
-        let key = try keyStore.generate(alias: "\(descriptor.aaid)/\(Base64URL.encode(keyID))", scheme: scheme, access: access)
-        let krd = KeyRegistrationData(
-            aaid: descriptor.aaid, authenticatorVersion: 1, signatureAlgorithm: scheme.algorithm, publicKeyEncoding: scheme.keyEncoding,
-            finalChallengeHash: FinalChallengeParams.hash(fcParams: fcParams), keyID: keyID, signCounter: 0,
-            registrationCounter: registrationCounter, publicKey: key.publicKey)
-        let assertion = try AssertionBuilder.registration(krd) { try key.sign($0, algorithm: scheme.algorithm) }
-        return NewCredential(key: key, keyID: keyID, scheme: scheme, assertion: assertion)
+        let key = try keyStore.generate(alias: "\(descriptor.aaid)/\(Base64URL.encode(keyID))", scheme: scheme, access: enrollment.access,
+                                        hardware: enrollment.hardware)
+        do {
+            let krd = KeyRegistrationData(
+                aaid: descriptor.aaid, authenticatorVersion: 1, signatureAlgorithm: scheme.algorithm, publicKeyEncoding: scheme.keyEncoding,
+                finalChallengeHash: FinalChallengeParams.hash(fcParams: fcParams), keyID: keyID, signCounter: 0,
+                registrationCounter: registrationCounter, publicKey: key.publicKey)
+            let signed = try krd.encoded()
+            let assertion = try RegistrationAssertion.encode(
+                signedKRD: signed, attestation: .basicSurrogate(signature: try await key.sign(signed, algorithm: scheme.algorithm)))
+            return NewCredential(key: key, keyID: keyID, scheme: scheme, assertion: assertion)
+        } catch {
+            key.discard()
+            throw error
+        }
     }
 
     /// Builds and signs SIGNED_DATA for `registration` (mode 0x02 when `transaction` is the content the app showed).

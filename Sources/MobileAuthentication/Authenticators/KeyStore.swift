@@ -25,6 +25,8 @@ struct StoredKey: Codable, Sendable {
     /// P-256: the raw scalar; RSA: the DER private key.
     var material: [UInt8]
     var access: KeyAccessControl
+    /// Set when the private key lives in the platform's hardware keystore under this tag (`material` is then empty).
+    var hardwareTag: String?
 }
 
 /// Why a key cannot be used.
@@ -35,17 +37,21 @@ enum KeyStoreError: Error, Equatable {
 }
 
 /// A newly generated key that is not stored yet: registration commits it together with the registration record,
-/// so a failed registration leaves nothing behind.
+/// so a failed registration leaves nothing behind (a hardware key is deleted with ``discard()``).
 struct GeneratedKey: Sendable {
     let alias: String
     let stored: StoredKey
     /// The public key in the scheme's ALG_KEY encoding.
     let publicKey: [UInt8]
+    let hardware: (any HardwareKeyStore)?
     var entry: String { KeyStore.entry(alias) }
 
-    func sign(_ message: [UInt8], algorithm: SignatureAlgorithm) throws -> [UInt8] {
-        try KeyStore.sign(message, with: stored, algorithm: algorithm)
+    func sign(_ message: [UInt8], algorithm: SignatureAlgorithm) async throws -> [UInt8] {
+        try await KeyStore.sign(message, with: stored, algorithm: algorithm, hardware: hardware)
     }
+
+    /// Deletes a hardware key of a registration that did not complete.
+    func discard() { if let tag = stored.hardwareTag { hardware?.deleteKey(tag: tag) } }
 }
 
 /// Where authenticator keys live, and the enforcement of their access control against the platform's current
@@ -56,26 +62,35 @@ struct KeyStore: Sendable {
 
     static func entry(_ alias: String) -> String { "key/\(alias)" }
 
-    /// Generates a key of `scheme`'s type with `access`.
-    func generate(alias: String, scheme: SigningScheme, access: KeyAccessControl) throws -> GeneratedKey {
+    /// Generates a key of `scheme`'s type with `access`; in the platform's hardware keystore when `hardware` is
+    /// given and the device has one (P-256 only, as the Secure Enclave).
+    func generate(alias: String, scheme: SigningScheme, access: KeyAccessControl, hardware: HardwareKeyAccess?) throws -> GeneratedKey {
+        if let hardware, scheme.keyType == .p256, let keystore = platform.hardwareKeyStore {
+            let x963 = try keystore.createKey(tag: alias, access: hardware)
+            let publicKey = try P256.Signing.PublicKey(x963Representation: x963)
+            return GeneratedKey(alias: alias, stored: StoredKey(type: .p256, material: [], access: access, hardwareTag: alias),
+                                publicKey: SignatureSuite.encode(publicKey, as: scheme.keyEncoding), hardware: keystore)
+        }
         switch scheme.keyType {
         case .p256:
             let key = P256.Signing.PrivateKey()
             return GeneratedKey(alias: alias, stored: StoredKey(type: .p256, material: Array(key.rawRepresentation), access: access),
-                                publicKey: SignatureSuite.encode(key.publicKey, as: scheme.keyEncoding))
+                                publicKey: SignatureSuite.encode(key.publicKey, as: scheme.keyEncoding), hardware: nil)
         case .rsa2048:
             let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
             // ALG_KEY_RSA_2048_DER is the PKCS#1 RSAPublicKey (uaf-spec §3.2).
             return GeneratedKey(alias: alias, stored: StoredKey(type: .rsa2048, material: Array(key.derRepresentation), access: access),
-                                publicKey: Array(key.publicKey.pkcs1DERRepresentation))
+                                publicKey: Array(key.publicKey.pkcs1DERRepresentation), hardware: nil)
         }
     }
 
     /// Signs with the stored key after checking that the key still exists under the platform's current state.
     func sign(_ message: [UInt8], alias: String, algorithm: SignatureAlgorithm) async throws -> [UInt8] {
         guard let stored = try await state.secret(StoredKey.self, Self.entry(alias)) else { throw KeyStoreError.keyDisappeared(alias) }
+        // The recorded access control is checked on every platform, hardware or not (defense in depth, and the
+        // user is not prompted for a key that is gone).
         try check(stored.access, alias: alias)
-        return try Self.sign(message, with: stored, algorithm: algorithm)
+        return try await Self.sign(message, with: stored, algorithm: algorithm, hardware: platform.hardwareKeyStore)
     }
 
     /// Whether the key of `alias` is usable now (for the selection context's facts).
@@ -93,7 +108,18 @@ struct KeyStore: Sendable {
         }
     }
 
-    static func sign(_ message: [UInt8], with stored: StoredKey, algorithm: SignatureAlgorithm) throws -> [UInt8] {
+    static func sign(_ message: [UInt8], with stored: StoredKey, algorithm: SignatureAlgorithm,
+                     hardware: (any HardwareKeyStore)?) async throws -> [UInt8] {
+        if let tag = stored.hardwareTag {
+            guard let hardware else { throw KeyStoreError.keyDisappeared("\(tag) is in a hardware keystore this platform does not have") }
+            do {
+                // The keystore signs in DER, which is ALG_SIGN_SECP256R1_ECDSA_SHA256_DER; a raw algorithm is converted.
+                let der = try await hardware.sign(tag: tag, message: message)
+                return SignatureSuite.encode(try P256.Signing.ECDSASignature(derRepresentation: der), as: algorithm)
+            } catch HardwareKeyError.keyGone(let reason) {
+                throw KeyStoreError.keyDisappeared(reason)
+            }
+        }
         switch stored.type {
         case .p256:
             let key = try P256.Signing.PrivateKey(rawRepresentation: stored.material)

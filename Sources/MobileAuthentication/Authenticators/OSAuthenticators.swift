@@ -42,7 +42,8 @@ struct BiometricAuthenticator: AuthenticatorModule {
         // Authenticator Invalidation on New OS Biometrics").
         return Enrollment(access: KeyAccessControl(
             boundBiometricSet: options.invalidateOnNewOsBiometrics ? platform.biometricSetIdentifier : nil,
-            deviceLockGeneration: lockBoundGeneration(descriptor, platform: platform)))
+            deviceLockGeneration: lockBoundGeneration(descriptor, platform: platform)),
+            hardware: HardwareKeyAccess(boundToCurrentBiometricSet: options.invalidateOnNewOsBiometrics, requiresDeviceLock: true))
     }
 
     func verifyUser(registration: LocalRegistration, authenticator: any Authenticator, session: VerificationSession) async throws(OperationError) {
@@ -99,7 +100,8 @@ struct DevicePasscodeAuthenticator: AuthenticatorModule {
         let authenticator = AuthenticatorValue(aaid: descriptor.aaid, registeredAccounts: [], enrollment: OsUserEnrollment(enrolled: true),
                                                isSupportedByHardware: true)
         try await prompt(authenticator: authenticator, session: session)
-        return Enrollment(access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: session.platform.deviceLockGeneration))
+        return Enrollment(access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: session.platform.deviceLockGeneration),
+                          hardware: HardwareKeyAccess(boundToCurrentBiometricSet: false, requiresDeviceLock: true))
     }
 
     func verifyUser(registration: LocalRegistration, authenticator: any Authenticator, session: VerificationSession) async throws(OperationError) {

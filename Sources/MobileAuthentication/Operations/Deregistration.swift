@@ -99,5 +99,7 @@ struct LocalRemoval {
                 state.deviceInformation = remaining.isEmpty ? nil : information
             }
         }
+        // Hardware keys go once their records are gone: a failed commit keeps both, so the device stays consistent.
+        for registration in removed { core.platform.hardwareKeyStore?.deleteKey(tag: registration.keyAlias) }
     }
 }

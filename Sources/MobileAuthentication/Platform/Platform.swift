@@ -81,6 +81,8 @@ public protocol Platform: Sendable {
     var deviceLockGeneration: Int { get }
     /// Shows the operating system's verification prompt and waits for its outcome.
     func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult
+    /// The hardware keystore for biometric and device-passcode keys, if the device has one.
+    var hardwareKeyStore: (any HardwareKeyStore)? { get }
 }
 
 extension Platform {
@@ -162,6 +164,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     private var promptScript: [OSVerificationResult] = []
     private var prompts: [OSVerificationRequest] = []
     private let protector: SoftwareKeyProtector
+    private var secureEnclave: SimulatedHardwareKeyStore?
 
     /// A device of `profile` with its usual sensor (Face ID on iOS, a Class 3 sensor on Android), biometrics
     /// enrolled and a device lock set.
@@ -221,6 +224,14 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
             return next
         }
     }
+
+    /// Gives the device a simulated Secure Enclave: biometric and device-passcode keys are then created in it and
+    /// it enforces their access control itself. Without it they are software keys whose access control the SDK
+    /// enforces (the Linux path).
+    public func enableHardwareKeyStore() { lock.withLock { if secureEnclave == nil { secureEnclave = SimulatedHardwareKeyStore(platform: self) } } }
+    public var hardwareKeyStore: (any HardwareKeyStore)? { lock.withLock { secureEnclave } }
+    /// How many keys the simulated Secure Enclave holds.
+    public var hardwareKeyCount: Int { lock.withLock { secureEnclave }?.count ?? 0 }
 
     public func checkIntegrity() throws(PlatformIntegrityError) {
         let (debugger, deviceLock) = lock.withLock { (debuggerAttached, deviceLockPresent) }

@@ -49,16 +49,22 @@ extension OperationRunner {
         let registrationCounter = (data.registrationCounters[descriptor.aaid] ?? 0) + 1
         let credential: NewCredential
         do {
-            credential = try module.register(fcParams: fcParams, scheme: scheme, registrationCounter: registrationCounter,
-                                             access: enrollment.access, keyStore: core.keyStore)
-            try enrollment.changes.set(credential.key.stored, credential.key.entry)
+            credential = try await module.register(fcParams: fcParams, scheme: scheme, registrationCounter: registrationCounter,
+                                                   enrollment: enrollment, keyStore: core.keyStore)
         } catch { throw .Unknown(cause: error) }
+        do { try enrollment.changes.set(credential.key.stored, credential.key.entry) } catch {
+            credential.key.discard()
+            throw .Unknown(cause: error)
+        }
         var header = request.header
         header.appID = appID
         let response = RegistrationResponse(header: header, fcParams: fcParams,
                                             assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
         // Nothing is stored before the server accepted: a failed registration leaves no trace on the device.
-        _ = try await sendUAFResponse(server: server, path: core.configuration.registrationResponsePath, response: response)
+        do { _ = try await sendUAFResponse(server: server, path: core.configuration.registrationResponsePath, response: response) } catch {
+            credential.key.discard()
+            throw error
+        }
 
         // Step 5. One commit: key, verifier, registration, account and device information together.
         let registration = LocalRegistration(username: username, server: server, aaid: descriptor.aaid, keyID: Base64URL.encode(credential.keyID),
@@ -73,6 +79,8 @@ extension OperationRunner {
                 data.deviceInformation = DeviceInformation.adding(username, to: data.deviceInformation ?? deviceInformation)
             }
         } catch {
+            // The server has the registration but the device could not record it: the hardware key is of no use.
+            credential.key.discard()
             throw .Unknown(cause: error)
         }
     }

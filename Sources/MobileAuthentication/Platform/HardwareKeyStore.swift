@@ -1,0 +1,75 @@
+import Crypto
+import Foundation
+
+/// The access control a hardware key is created with (Secure Enclave / Android Keystore semantics).
+public struct HardwareKeyAccess: Sendable, Equatable {
+    /// The key is invalidated when the OS biometric set changes (`invalidateOnNewOsBiometrics`).
+    public var boundToCurrentBiometricSet: Bool
+    /// The key needs the device lock; the OS wipes it when the lock is removed.
+    public var requiresDeviceLock: Bool
+    public init(boundToCurrentBiometricSet: Bool, requiresDeviceLock: Bool) {
+        self.boundToCurrentBiometricSet = boundToCurrentBiometricSet; self.requiresDeviceLock = requiresDeviceLock
+    }
+}
+
+/// Why a hardware key cannot be used.
+public enum HardwareKeyError: Error, Sendable, Equatable {
+    /// Invalidated (biometric set changed), wiped (device lock removed) or deleted: `keyDisappearedPermanently`.
+    case keyGone(String)
+    /// The keystore refused (no Secure Enclave, user verification failed or missing).
+    case unavailable(String)
+}
+
+/// P-256 keys that never leave the device's hardware. The SDK's biometric and device-passcode authenticators use
+/// it when the platform has one; PIN and password keys stay software keys (their user verification is the SDK's).
+public protocol HardwareKeyStore: Sendable {
+    /// Creates a key under `tag` and returns its public key in X9.63 form (65 bytes).
+    func createKey(tag: String, access: HardwareKeyAccess) throws(HardwareKeyError) -> [UInt8]
+    /// Signs `message` (SHA-256 is applied by the signer) with ECDSA and returns the DER signature.
+    func sign(tag: String, message: [UInt8]) async throws(HardwareKeyError) -> [UInt8]
+    func deleteKey(tag: String)
+}
+
+extension Platform {
+    public var hardwareKeyStore: (any HardwareKeyStore)? { nil }
+}
+
+/// A simulated Secure Enclave for ``SimulatedPlatform``: the keys live in memory with the platform and the store
+/// itself enforces their access control, as hardware does (a changed biometric set or a removed lock makes them
+/// unusable for good).
+final class SimulatedHardwareKeyStore: HardwareKeyStore, @unchecked Sendable {
+    private struct Entry {
+        let key: P256.Signing.PrivateKey
+        let biometricSet: String?
+        let lockGeneration: Int?
+    }
+    private let lock = NSLock()
+    private var keys: [String: Entry] = [:]
+    private unowned let platform: SimulatedPlatform
+
+    init(platform: SimulatedPlatform) { self.platform = platform }
+
+    var count: Int { lock.withLock { keys.count } }
+
+    func createKey(tag: String, access: HardwareKeyAccess) throws(HardwareKeyError) -> [UInt8] {
+        if access.requiresDeviceLock && !platform.hasDeviceLock { throw .unavailable("a hardware key needs a device lock") }
+        let entry = Entry(key: P256.Signing.PrivateKey(),
+                          biometricSet: access.boundToCurrentBiometricSet ? platform.biometricSetIdentifier : nil,
+                          lockGeneration: access.requiresDeviceLock ? platform.deviceLockGeneration : nil)
+        lock.withLock { keys[tag] = entry }
+        return Array(entry.key.publicKey.x963Representation)
+    }
+
+    func sign(tag: String, message: [UInt8]) async throws(HardwareKeyError) -> [UInt8] {
+        guard let entry = lock.withLock({ keys[tag] }) else { throw .keyGone("\(tag) is not in the keystore") }
+        if let generation = entry.lockGeneration, generation != platform.deviceLockGeneration {
+            throw .keyGone("\(tag) was wiped when the device lock was removed")
+        }
+        if let set = entry.biometricSet, set != platform.biometricSetIdentifier {
+            throw .keyGone("\(tag) was invalidated because the biometric set changed")
+        }
+        do { return Array(try entry.key.signature(for: message).derRepresentation) } catch { throw .unavailable("\(error)") }
+    }
+
+    func deleteKey(tag: String) { lock.withLock { _ = keys.removeValue(forKey: tag) } }
+}
