@@ -8,7 +8,7 @@ import UAF
 /// exactly one thing wrong. (The SDK's own authenticators build the same messages with the same `UAF` builders.)
 public struct SoftwareAuthenticator: Sendable {
     public var key = P256.Signing.PrivateKey()
-    public var keyID: [UInt8] = (0..<32).map { _ in UInt8.random(in: 0...255) }
+    public var keyID: [UInt8] = SecureRandom.bytes(32)
     public var counter: UInt32 = 0
     public var aaid = "F1D0#1001"
     public var facetID = "ios:bundle-id:ch.nevis.mauth.virtualdevice"
@@ -43,7 +43,7 @@ public struct SoftwareAuthenticator: Sendable {
         let transaction = request.transaction?.first
         var signed = SignedData(aaid: aaid, authenticatorVersion: 1,
                                 authenticationMode: transaction == nil ? AuthenticationMode.userVerified.rawValue : AuthenticationMode.transactionConfirmed.rawValue,
-                                signatureAlgorithm: .secp256r1ECDSASHA256DER, authenticatorNonce: (0..<16).map { _ in UInt8.random(in: 0...255) },
+                                signatureAlgorithm: .secp256r1ECDSASHA256DER, authenticatorNonce: SecureRandom.bytes(16),
                                 finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
                                 transactionContentHash: transaction.flatMap(AssertionBuilder.transactionContentHash) ?? [],
                                 keyID: keyID, signCounter: counter)

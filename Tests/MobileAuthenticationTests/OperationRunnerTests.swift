@@ -52,7 +52,7 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
             let get = try JSONDecoder().decode(GetUAFRequest.self, from: request.body ?? Data())
             struct Context: Decodable { var username: String? }
             let context = try JSONDecoder().decode(Context.self, from: Data(get.context?.utf8 ?? "{}".utf8))
-            let challenge = Base64URL.encode(SecureRandomForTests.bytes(32))
+            let challenge = Base64URL.encode(SecureRandom.bytes(32))
             let op = get.op ?? .authentication
             let header = OperationHeader(op: op, appID: facetID, serverData: challenge)
             let message: String
@@ -90,10 +90,6 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
         }
         return try JSONEncoder().encode(ServerResponse(statusCode: 1200))
     }
-}
-
-enum SecureRandomForTests {
-    static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255) } }
 }
 
 final class OperationRunnerTests: XCTestCase {

@@ -81,10 +81,3 @@ struct KnowledgeVerifierStore: Sendable {
         return newState == .lockedOut ? .lockedOut : .rejected(newState)
     }
 }
-
-enum SecureRandom {
-    static func bytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-    }
-}

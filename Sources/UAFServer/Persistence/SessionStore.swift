@@ -92,8 +92,5 @@ public struct SessionStore: Sendable {
 
 /// Random identifiers and secrets: base64url of `bytes` bytes from the system CSPRNG.
 enum RandomToken {
-    static func make(_ bytes: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return Base64URL.encode((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
-    }
+    static func make(_ bytes: Int) -> String { Base64URL.encode(SecureRandom.bytes(bytes)) }
 }
