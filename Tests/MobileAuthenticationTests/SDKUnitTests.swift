@@ -19,14 +19,14 @@ final class SDKUnitTests: XCTestCase {
 
     func testCoolDownTableAndLockout() {
         let now = Date()
-        XCTAssertEqual(CoolDownPolicy.status(failures: 0, lastFailure: nil, now: now), .Unlocked)
-        XCTAssertEqual(CoolDownPolicy.status(failures: 1, lastFailure: now, now: now), .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0))
-        XCTAssertEqual(CoolDownPolicy.status(failures: 2, lastFailure: now, now: now), .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0))
-        XCTAssertEqual(CoolDownPolicy.status(failures: 3, lastFailure: now, now: now), .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60))
-        XCTAssertEqual(CoolDownPolicy.status(failures: 3, lastFailure: now, now: now.addingTimeInterval(45)), .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 15))
-        XCTAssertEqual(CoolDownPolicy.status(failures: 4, lastFailure: now, now: now), .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 180))
-        XCTAssertEqual(CoolDownPolicy.status(failures: 4, lastFailure: now, now: now.addingTimeInterval(200)), .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 0))
-        XCTAssertEqual(CoolDownPolicy.status(failures: 5, lastFailure: now, now: now.addingTimeInterval(1e9)), .LockedOut)
+        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 0, lastFailure: nil, now: now)), .Unlocked)
+        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 1, lastFailure: now, now: now)), .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 2, lastFailure: now, now: now)), .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 3, lastFailure: now, now: now)), .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60))
+        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 3, lastFailure: now, now: now.addingTimeInterval(45))), .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 15))
+        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 4, lastFailure: now, now: now)), .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 180))
+        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 4, lastFailure: now, now: now.addingTimeInterval(200))), .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 5, lastFailure: now, now: now.addingTimeInterval(1e9))), .LockedOut)
     }
 
     func testConfigurationDecodesTheNevisKeysIncludingFoundationsURLForm() throws {

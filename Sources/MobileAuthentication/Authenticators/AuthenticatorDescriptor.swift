@@ -26,8 +26,6 @@ enum AuthenticatorKind: String, Sendable, Codable {
 
     /// Whether the SDK matches the user's secret itself (and so keeps a verifier and a cool-down counter).
     var isKnowledgeFactor: Bool { self == .pin || self == .password }
-    /// Whether the operating system verifies biometrics.
-    var isBiometric: Bool { self == .fingerprint || self == .faceRecognition || self == .biometric }
 }
 
 /// One signing scheme an authenticator can use: the algorithm and the public key format that goes with it.

@@ -37,7 +37,4 @@ public enum CoolDownPolicy {
         return .lastAttemptFailed(remainingTries: maximumAttempts - failures, coolDownTimeInSeconds: remaining)
     }
 
-    static func status(failures: Int, lastFailure: Date?, now: Date) -> PinAuthenticatorProtectionStatus {
-        PinAuthenticatorProtectionStatus(state(failures: failures, lastFailure: lastFailure, now: now))
-    }
 }

@@ -19,8 +19,6 @@ final class ClientCore: Sendable {
     let state: LocalState
     let mirror: StateMirror
     let keyStore: KeyStore
-    let pins: KnowledgeVerifierStore
-    let passwords: KnowledgeVerifierStore
     /// The five authenticators of the platform's profile.
     let modules: [any AuthenticatorModule]
     /// Trusted facet lists fetched recently, by appID.
@@ -30,8 +28,6 @@ final class ClientCore: Sendable {
         self.configuration = configuration; self.platform = platform; self.transport = transport; self.state = state
         self.mirror = StateMirror(snapshot)
         self.keyStore = KeyStore(state: state, platform: platform)
-        self.pins = KnowledgeVerifierStore(state: state, factor: .pin)
-        self.passwords = KnowledgeVerifierStore(state: state, factor: .password)
         self.modules = AuthenticatorDescriptor.all(for: platform.deviceProfile).map(makeAuthenticatorModule)
     }
 
@@ -42,7 +38,7 @@ final class ClientCore: Sendable {
         modules.first { AAID.equal($0.descriptor.aaid, aaid) }
     }
 
-    func knowledgeStore(_ factor: KnowledgeVerifierStore.Factor) -> KnowledgeVerifierStore { factor == .pin ? pins : passwords }
+    func knowledgeStore(_ factor: KnowledgeVerifierStore.Factor) -> KnowledgeVerifierStore { KnowledgeVerifierStore(state: state, factor: factor) }
 
     /// Commits an operation's outcome in one durable write and publishes it to the synchronous mirror.
     @discardableResult

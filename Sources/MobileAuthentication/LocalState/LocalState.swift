@@ -46,17 +46,6 @@ actor LocalState {
 
     var snapshot: LocalStateData { data }
 
-    /// Changes the state and commits it; on failure the in-memory state is left unchanged.
-    @discardableResult
-    func update<T: Sendable>(_ body: (inout LocalStateData) throws -> T) async throws -> T {
-        var copy = data
-        let result = try body(&copy)
-        try await store.set(encoding: copy, for: Self.stateKey)
-        try await store.write()
-        data = copy
-        return result
-    }
-
     /// Applies `changes` (secrets to set or remove) and `body` (the state change) and commits them with **one**
     /// durable write: an operation's outcome is either entirely on disk or not at all. If the write fails, the
     /// in-memory store is put back as it was, so a later write cannot commit half of it.
@@ -74,7 +63,7 @@ actor LocalState {
             try await store.write()
         } catch {
             for (key, bytes) in previous {
-                if let bytes { try? await store.set(bytes, for: key) } else { try? await store.remove(key) }
+                if let bytes { try? await store.set(bytes, for: key) } else { _ = try? await store.remove(key) }
             }
             throw error
         }
@@ -87,10 +76,6 @@ actor LocalState {
     func setSecret<T: Encodable & Sendable>(_ value: T, _ key: String) async throws {
         try await store.set(encoding: value, for: key)
         try await store.write()
-    }
-
-    func removeSecret(_ key: String) async throws {
-        if try await store.remove(key) { try await store.write() }
     }
 }
 
