@@ -29,7 +29,7 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
         let policy = enroller.pinPolicy()
         return try await Self.askUntilValid(session: session, ask: { (lastError: PinEnrollmentError?, gate: InteractionGate<String>) in
             enroller.enrollPin(context: PinEnrollmentContextValue(username: username, lastRecoverableError: lastError),
-                               handler: PinEnrollmentHandlerValue(gate: gate))
+                               handler: TextAnswerHandler(gate: gate))
         }, problem: { pin async throws(OperationError) in policy.violation(pin).map { .InvalidPinFormat(message: $0) } })
     }
 
@@ -41,7 +41,7 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
         let policy = enroller.passwordPolicy()
         return try await Self.askUntilValid(session: session, ask: { (lastError: PasswordEnrollmentError?, gate: InteractionGate<String>) in
             enroller.enrollPassword(context: PasswordEnrollmentContextValue(username: username, lastRecoverableError: lastError),
-                                    handler: PasswordEnrollmentHandlerValue(gate: gate))
+                                    handler: TextAnswerHandler(gate: gate))
         }, problem: { password async throws(OperationError) in
             if let problem = PasswordRules.violation(password) { return .CustomValidationError(message: problem) }
             let verdict: PasswordEnrollmentValidationError? = try await session.interaction.ask { gate in
@@ -100,7 +100,7 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
             guard let verifier = session.objects.pinUserVerifier else { throw .Unknown(cause: SDKMessage("the PIN authenticator needs a pinUserVerifier")) }
             let context = PinVerificationContextValue(authenticator: authenticator, authenticatorProtectionStatus: PinAuthenticatorProtectionStatus(state))
             return try await session.interaction.ask(extraTime: extra) { gate in
-                verifier.verifyPin(context: context, handler: PinVerificationHandlerValue(gate: gate))
+                verifier.verifyPin(context: context, handler: TextAnswerHandler(gate: gate))
             }
         case .password:
             guard let verifier = session.objects.passwordUserVerifier else {
@@ -109,7 +109,7 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
             let context = PasswordVerificationContextValue(authenticator: authenticator,
                                                            authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus(state))
             return try await session.interaction.ask(extraTime: extra) { gate in
-                verifier.verifyPassword(context: context, handler: PasswordVerificationHandlerValue(gate: gate))
+                verifier.verifyPassword(context: context, handler: TextAnswerHandler(gate: gate))
             }
         }
     }

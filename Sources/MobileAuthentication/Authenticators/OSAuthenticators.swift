@@ -65,14 +65,14 @@ struct BiometricAuthenticator: AuthenticatorModule {
                 throw .Unknown(cause: SDKMessage("the fingerprint authenticator needs a fingerprintUserVerifier"))
             }
             request = try await session.interaction.ask { gate in
-                verifier.verifyFingerprint(context: context, handler: FingerprintHandlerValue(gate: gate))
+                verifier.verifyFingerprint(context: context, handler: OSPromptHandler(gate: gate, defaultPrompt: .defaultFingerprint))
             }
         } else {
             guard let verifier = session.objects.biometricUserVerifier else {
                 throw .Unknown(cause: SDKMessage("the biometric authenticator needs a biometricUserVerifier"))
             }
             request = try await session.interaction.ask { gate in
-                verifier.verifyBiometric(context: context, handler: BiometricHandlerValue(gate: gate))
+                verifier.verifyBiometric(context: context, handler: OSPromptHandler(gate: gate, defaultPrompt: .defaultBiometric))
             }
         }
         let result = await session.platform.verifyWithOS(OSVerificationRequest(
@@ -115,7 +115,7 @@ struct DevicePasscodeAuthenticator: AuthenticatorModule {
         }
         let context = OSVerificationContextValue(authenticator: authenticator)
         let request: OSPromptRequest = try await session.interaction.ask { gate in
-            verifier.verifyDevicePasscode(context: context, handler: DevicePasscodeHandlerValue(gate: gate))
+            verifier.verifyDevicePasscode(context: context, handler: OSPromptHandler(gate: gate, defaultPrompt: .defaultPasscode))
         }
         try mapOSResult(await session.platform.verifyWithOS(OSVerificationRequest(
             kind: .devicePasscode, reason: request.reason, fallbackButtonTitle: nil, cancelButtonTitle: nil)))

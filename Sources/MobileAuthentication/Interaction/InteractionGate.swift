@@ -77,3 +77,41 @@ private final class TimerSlot: @unchecked Sendable {
         task?.cancel()
     }
 }
+
+/// The handler the SDK hands the app for a question answered with text (an AAID, a username, a PIN or a
+/// password): every answer method resolves the pending question, `cancel()` cancels it.
+struct TextAnswerHandler: AuthenticatorSelectionHandler, AccountSelectionHandler, PinEnrollmentHandler, PinUserVerificationHandler,
+                          PasswordEnrollmentHandler, PasswordUserVerificationHandler, UserVerificationHandler {
+    let gate: InteractionGate<String>
+    func aaid(_ aaid: String) { gate.resolve(.answered(aaid)) }
+    func username(_ username: Username) { gate.resolve(.answered(username)) }
+    func pin(_ pin: String) { gate.resolve(.answered(pin)) }
+    func password(_ password: String) { gate.resolve(.answered(password)) }
+    func verify(_ secret: String) { gate.resolve(.answered(secret)) }
+    func cancel() { gate.resolve(.cancelled) }
+}
+
+/// The handler of a PIN or password change: the old and the new secret.
+struct SecretPairHandler: PinChangeHandler, PasswordChangeHandler {
+    let gate: InteractionGate<SecretPair>
+    func pins(_ oldPin: String, _ newPin: String) { gate.resolve(.answered(SecretPair(old: oldPin, new: newPin))) }
+    func passwords(_ oldPassword: String, _ newPassword: String) { gate.resolve(.answered(SecretPair(old: oldPassword, new: newPassword))) }
+    func cancel() { gate.resolve(.cancelled) }
+}
+
+/// The handler of an OS-verified authenticator: the app starts the OS prompt (with its texts, or the
+/// authenticator's `defaultPrompt`) or cancels.
+struct OSPromptHandler: BiometricUserVerificationHandler, DevicePasscodeUserVerificationHandler, FingerprintUserVerificationHandler,
+                        UserVerificationHandler {
+    let gate: InteractionGate<OSPromptRequest>
+    let defaultPrompt: OSPromptRequest
+    func verify(using options: BiometricPromptOptions) {
+        gate.resolve(.answered(OSPromptRequest(reason: options.reason, fallbackButtonTitle: options.fallbackButtonTitle, cancelButtonTitle: options.cancelButtonTitle)))
+    }
+    func verify(using options: DevicePasscodePromptOptions) {
+        gate.resolve(.answered(OSPromptRequest(reason: options.reason, fallbackButtonTitle: nil, cancelButtonTitle: nil)))
+    }
+    func verify() { gate.resolve(.answered(defaultPrompt)) }
+    func listenForOsCredentials() { gate.resolve(.answered(defaultPrompt)) }
+    func cancel() { gate.resolve(.cancelled) }
+}

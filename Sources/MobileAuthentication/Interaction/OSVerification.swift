@@ -31,12 +31,6 @@ public protocol UserVerificationHandler: Sendable {
     func cancel()
 }
 
-extension BiometricHandlerValue: UserVerificationHandler {}
-extension DevicePasscodeHandlerValue: UserVerificationHandler {}
-extension FingerprintHandlerValue: UserVerificationHandler {}
-extension PinVerificationHandlerValue: UserVerificationHandler {}
-extension PasswordVerificationHandlerValue: UserVerificationHandler {}
-
 /// Starts the OS prompt (after the app showed whatever it wants first) or cancels the operation.
 public protocol BiometricUserVerificationHandler: Sendable {
     func verify(using options: BiometricPromptOptions)
@@ -80,32 +74,9 @@ struct OSPromptRequest: Sendable {
 
     static let defaultBiometric = OSPromptRequest(reason: "Please authenticate", fallbackButtonTitle: "Enter Passcode", cancelButtonTitle: "Cancel")
     static let defaultPasscode = OSPromptRequest(reason: "Please enter your device passcode", fallbackButtonTitle: nil, cancelButtonTitle: nil)
+    static let defaultFingerprint = OSPromptRequest(reason: "Touch the fingerprint sensor", fallbackButtonTitle: nil, cancelButtonTitle: nil)
 }
 
 struct OSVerificationContextValue: BiometricUserVerificationContext, DevicePasscodeUserVerificationContext, FingerprintUserVerificationContext {
     let authenticator: any Authenticator
-}
-
-struct BiometricHandlerValue: BiometricUserVerificationHandler {
-    let gate: InteractionGate<OSPromptRequest>
-    func verify(using options: BiometricPromptOptions) {
-        gate.resolve(.answered(OSPromptRequest(reason: options.reason, fallbackButtonTitle: options.fallbackButtonTitle, cancelButtonTitle: options.cancelButtonTitle)))
-    }
-    func verify() { gate.resolve(.answered(.defaultBiometric)) }
-    func cancel() { gate.resolve(.cancelled) }
-}
-
-struct DevicePasscodeHandlerValue: DevicePasscodeUserVerificationHandler {
-    let gate: InteractionGate<OSPromptRequest>
-    func verify(using options: DevicePasscodePromptOptions) {
-        gate.resolve(.answered(OSPromptRequest(reason: options.reason, fallbackButtonTitle: nil, cancelButtonTitle: nil)))
-    }
-    func verify() { gate.resolve(.answered(.defaultPasscode)) }
-    func cancel() { gate.resolve(.cancelled) }
-}
-
-struct FingerprintHandlerValue: FingerprintUserVerificationHandler {
-    let gate: InteractionGate<OSPromptRequest>
-    func listenForOsCredentials() { gate.resolve(.answered(OSPromptRequest(reason: "Touch the fingerprint sensor", fallbackButtonTitle: nil, cancelButtonTitle: nil))) }
-    func cancel() { gate.resolve(.cancelled) }
 }

@@ -88,31 +88,13 @@ struct PasswordEnrollmentContextValue: PasswordEnrollmentContext {
     let lastRecoverableError: PasswordEnrollmentError?
 }
 
-struct PasswordEnrollmentHandlerValue: PasswordEnrollmentHandler {
-    let gate: InteractionGate<String>
-    func password(_ password: String) { gate.resolve(.answered(password)) }
-    func cancel() { gate.resolve(.cancelled) }
-}
-
 struct PasswordVerificationContextValue: PasswordUserVerificationContext {
     let authenticator: any Authenticator
     let authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus
-}
-
-struct PasswordVerificationHandlerValue: PasswordUserVerificationHandler {
-    let gate: InteractionGate<String>
-    func verify(_ password: String) { gate.resolve(.answered(password)) }
-    func cancel() { gate.resolve(.cancelled) }
 }
 
 struct PasswordChangeContextValue: PasswordChangeContext {
     let username: Username
     let authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus
     let lastRecoverableError: PasswordChangeRecoverableError?
-}
-
-struct PasswordChangeHandlerValue: PasswordChangeHandler {
-    let gate: InteractionGate<SecretPair>
-    func passwords(_ oldPassword: String, _ newPassword: String) { gate.resolve(.answered(SecretPair(old: oldPassword, new: newPassword))) }
-    func cancel() { gate.resolve(.cancelled) }
 }

@@ -87,22 +87,11 @@ struct PinEnrollmentContextValue: PinEnrollmentContext {
     let lastRecoverableError: PinEnrollmentError?
 }
 
-struct PinEnrollmentHandlerValue: PinEnrollmentHandler {
-    let gate: InteractionGate<String>
-    func pin(_ pin: String) { gate.resolve(.answered(pin)) }
-    func cancel() { gate.resolve(.cancelled) }
-}
-
 struct PinVerificationContextValue: PinUserVerificationContext {
     let authenticator: any Authenticator
     let authenticatorProtectionStatus: PinAuthenticatorProtectionStatus
 }
 
-struct PinVerificationHandlerValue: PinUserVerificationHandler {
-    let gate: InteractionGate<String>
-    func verify(_ pin: String) { gate.resolve(.answered(pin)) }
-    func cancel() { gate.resolve(.cancelled) }
-}
 
 /// Implemented by the app: asks the user for the current and a new PIN (seed 002, "Change PIN").
 public protocol PinChanger: Sendable {
@@ -129,12 +118,6 @@ struct PinChangeContextValue: PinChangeContext {
     let username: Username
     let authenticatorProtectionStatus: PinAuthenticatorProtectionStatus
     let lastRecoverableError: PinChangeRecoverableError?
-}
-
-struct PinChangeHandlerValue: PinChangeHandler {
-    let gate: InteractionGate<SecretPair>
-    func pins(_ oldPin: String, _ newPin: String) { gate.resolve(.answered(SecretPair(old: oldPin, new: newPin))) }
-    func cancel() { gate.resolve(.cancelled) }
 }
 
 /// The old and new secret of a change.

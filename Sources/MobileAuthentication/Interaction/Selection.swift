@@ -30,12 +30,6 @@ struct SelectionContextValue: AuthenticatorSelectionContext {
     func isPolicyCompliant(authenticatorAaid: String) -> Bool { compliant.contains(authenticatorAaid.uppercased()) }
 }
 
-struct SelectionHandlerValue: AuthenticatorSelectionHandler {
-    let gate: InteractionGate<String>
-    func aaid(_ aaid: String) { gate.resolve(.answered(aaid)) }
-    func cancel() { gate.resolve(.cancelled) }
-}
-
 /// What the app sees when it must choose an account (authentication without a username, several accounts).
 public protocol AccountSelectionContext: Sendable {
     var accounts: [any Account] { get }
@@ -63,10 +57,4 @@ struct AccountSelectionContextValue: AccountSelectionContext {
     /// username → compliant normalized AAIDs.
     let compliant: [Username: Set<String>]
     func isPolicyCompliant(username: Username, aaid: String) -> Bool { compliant[username]?.contains(aaid.uppercased()) ?? false }
-}
-
-struct AccountSelectionHandlerValue: AccountSelectionHandler {
-    let gate: InteractionGate<Username>
-    func username(_ username: Username) { gate.resolve(.answered(username)) }
-    func cancel() { gate.resolve(.cancelled) }
 }

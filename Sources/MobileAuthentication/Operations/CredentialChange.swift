@@ -36,7 +36,7 @@ public final class PinChange: Operation {
                     let context = PinChangeContextValue(username: username, authenticatorProtectionStatus: PinAuthenticatorProtectionStatus(state),
                                                         lastRecoverableError: lastError.map(PinChangeRecoverableError.init))
                     return try await interaction.ask(extraTime: TimeInterval(state.remainingCoolDown)) { gate in
-                        changer.changePin(context: context, handler: PinChangeHandlerValue(gate: gate))
+                        changer.changePin(context: context, handler: SecretPairHandler(gate: gate))
                     }
                 },
                 validateNew: { pin async throws(OperationError) in policy.violation(pin) })
@@ -81,7 +81,7 @@ public final class PasswordChange: Operation {
                     let context = PasswordChangeContextValue(username: username, authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus(state),
                                                              lastRecoverableError: lastError.map(PasswordChangeRecoverableError.init))
                     return try await interaction.ask(extraTime: TimeInterval(state.remainingCoolDown)) { gate in
-                        changer.changePassword(context: context, handler: PasswordChangeHandlerValue(gate: gate))
+                        changer.changePassword(context: context, handler: SecretPairHandler(gate: gate))
                     }
                 },
                 validateNew: { password async throws(OperationError) in

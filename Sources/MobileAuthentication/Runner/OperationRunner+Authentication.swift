@@ -95,7 +95,7 @@ extension OperationRunner {
                                                    authenticators: core.authenticators(in: data), transactionConfirmationData: transaction,
                                                    compliant: compliant)
         let chosen: Username = try await interaction.ask { gate in
-            selector.selectAccount(context: context, handler: AccountSelectionHandlerValue(gate: gate))
+            selector.selectAccount(context: context, handler: TextAnswerHandler(gate: gate))
         }
         guard usernames.contains(chosen) else {
             throw .FidoError(errorCode: .noSuitableAuthenticator, cause: SDKMessage("\(chosen) is not an account that can authenticate here"))

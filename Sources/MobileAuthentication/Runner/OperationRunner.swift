@@ -146,7 +146,7 @@ struct OperationRunner: Sendable {
         let context = SelectionContextValue(account: account, authenticators: core.authenticators(in: data),
                                             transactionConfirmationData: transaction, compliant: compliant)
         return try await interaction.ask { (gate: InteractionGate<String>) in
-            selector.selectAuthenticator(context: context, handler: SelectionHandlerValue(gate: gate))
+            selector.selectAuthenticator(context: context, handler: TextAnswerHandler(gate: gate))
         }
     }
 }

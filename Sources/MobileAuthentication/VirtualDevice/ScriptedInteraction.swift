@@ -19,23 +19,31 @@ public final class ScriptedAuthenticatorSelector: AuthenticatorSelector, @unchec
 }
 
 /// Answers successive questions with successive scripted values; `nil` cancels; past the end it stays silent
-/// (to exercise the user-interaction timeout).
-final class Script<Context>: @unchecked Sendable {
+/// (to exercise the user-interaction timeout and task cancellation).
+final class Script<Context, Answer>: @unchecked Sendable {
     private let lock = NSLock()
-    private var answers: [String?]
-    private(set) var contexts: [Context] = []
-    init(_ answers: [String?]) { self.answers = answers }
-    func next(_ context: Context) -> String?? {
-        lock.withLock {
+    private var answers: [Answer?]
+    private var contexts: [Context] = []
+    init(_ answers: [Answer?]) { self.answers = answers }
+
+    /// Records `context` and plays the next scripted step: `answer` it, `cancel`, or nothing once the script ran out.
+    func play(_ context: Context, answer: (Answer) -> Void, cancel: () -> Void) {
+        let next: Answer?? = lock.withLock {
             contexts.append(context)
             return answers.isEmpty ? .none : .some(answers.removeFirst())
         }
+        switch next {
+        case .some(.some(let value)): answer(value)
+        case .some(.none): cancel()
+        case .none: break
+        }
     }
+
     var shown: [Context] { lock.withLock { contexts } }
 }
 
 public final class ScriptedPinEnroller: PinEnroller, @unchecked Sendable {
-    private let script: Script<any PinEnrollmentContext>
+    private let script: Script<any PinEnrollmentContext, String>
     private let policy: PinPolicy
 
     /// Gives the PINs in order (each retry after a recoverable error takes the next one); nil cancels.
@@ -47,16 +55,12 @@ public final class ScriptedPinEnroller: PinEnroller, @unchecked Sendable {
     public func pinPolicy() -> PinPolicy { policy }
 
     public func enrollPin(context: any PinEnrollmentContext, handler: any PinEnrollmentHandler) {
-        switch script.next(context) {
-        case .some(.some(let pin)): handler.pin(pin)
-        case .some(.none): handler.cancel()
-        case .none: break
-        }
+        script.play(context, answer: { pin in handler.pin(pin) }, cancel: handler.cancel)
     }
 }
 
 public final class ScriptedPinUserVerifier: PinUserVerifier, @unchecked Sendable {
-    private let script: Script<any PinUserVerificationContext>
+    private let script: Script<any PinUserVerificationContext, String>
 
     /// Gives the PINs in order (each retry after a wrong PIN takes the next one); nil cancels.
     public init(pins: [String?]) { script = Script(pins) }
@@ -64,16 +68,12 @@ public final class ScriptedPinUserVerifier: PinUserVerifier, @unchecked Sendable
     public var shownContexts: [any PinUserVerificationContext] { script.shown }
 
     public func verifyPin(context: any PinUserVerificationContext, handler: any PinUserVerificationHandler) {
-        switch script.next(context) {
-        case .some(.some(let pin)): handler.verify(pin)
-        case .some(.none): handler.cancel()
-        case .none: break
-        }
+        script.play(context, answer: { pin in handler.verify(pin) }, cancel: handler.cancel)
     }
 }
 
 public final class ScriptedPasswordEnroller: PasswordEnroller, @unchecked Sendable {
-    private let script: Script<any PasswordEnrollmentContext>
+    private let script: Script<any PasswordEnrollmentContext, String>
     private let policy: any PasswordPolicy
 
     /// Gives the passwords in order (each retry after a recoverable error takes the next one); nil cancels.
@@ -85,11 +85,7 @@ public final class ScriptedPasswordEnroller: PasswordEnroller, @unchecked Sendab
     public func passwordPolicy() -> any PasswordPolicy { policy }
 
     public func enrollPassword(context: any PasswordEnrollmentContext, handler: any PasswordEnrollmentHandler) {
-        switch script.next(context) {
-        case .some(.some(let password)): handler.password(password)
-        case .some(.none): handler.cancel()
-        case .none: break
-        }
+        script.play(context, answer: { password in handler.password(password) }, cancel: handler.cancel)
     }
 }
 
@@ -116,67 +112,41 @@ public struct ScriptedPasswordPolicy: PasswordPolicy {
 }
 
 public final class ScriptedPasswordUserVerifier: PasswordUserVerifier, @unchecked Sendable {
-    private let script: Script<any PasswordUserVerificationContext>
+    private let script: Script<any PasswordUserVerificationContext, String>
     /// Gives the passwords in order (each retry after a wrong one takes the next); nil cancels.
     public init(passwords: [String?]) { script = Script(passwords) }
     public var shownContexts: [any PasswordUserVerificationContext] { script.shown }
 
     public func verifyPassword(context: any PasswordUserVerificationContext, handler: any PasswordUserVerificationHandler) {
-        switch script.next(context) {
-        case .some(.some(let password)): handler.verify(password)
-        case .some(.none): handler.cancel()
-        case .none: break
-        }
+        script.play(context, answer: { password in handler.verify(password) }, cancel: handler.cancel)
     }
 }
 
 /// Gives (old, new) pairs in order; nil cancels; past the end it stays silent.
 public final class ScriptedPinChanger: PinChanger, @unchecked Sendable {
-    private let script: PairScript<any PinChangeContext>
+    private let script: Script<any PinChangeContext, (String, String)>
     private let policy: PinPolicy
-    public init(pins: [(String, String)?], policy: PinPolicy = PinPolicy()) { script = PairScript(pins); self.policy = policy }
+    public init(pins: [(String, String)?], policy: PinPolicy = PinPolicy()) { script = Script(pins); self.policy = policy }
     public var shownContexts: [any PinChangeContext] { script.shown }
     public func pinPolicy() -> PinPolicy { policy }
 
     public func changePin(context: any PinChangeContext, handler: any PinChangeHandler) {
-        switch script.next(context) {
-        case .some(.some(let pair)): handler.pins(pair.0, pair.1)
-        case .some(.none): handler.cancel()
-        case .none: break
-        }
+        script.play(context, answer: { pair in handler.pins(pair.0, pair.1) }, cancel: handler.cancel)
     }
 }
 
 public final class ScriptedPasswordChanger: PasswordChanger, @unchecked Sendable {
-    private let script: PairScript<any PasswordChangeContext>
+    private let script: Script<any PasswordChangeContext, (String, String)>
     private let policy: any PasswordPolicy
     public init(passwords: [(String, String)?], policy: any PasswordPolicy = ScriptedPasswordPolicy()) {
-        script = PairScript(passwords); self.policy = policy
+        script = Script(passwords); self.policy = policy
     }
     public var shownContexts: [any PasswordChangeContext] { script.shown }
     public func passwordPolicy() -> any PasswordPolicy { policy }
 
     public func changePassword(context: any PasswordChangeContext, handler: any PasswordChangeHandler) {
-        switch script.next(context) {
-        case .some(.some(let pair)): handler.passwords(pair.0, pair.1)
-        case .some(.none): handler.cancel()
-        case .none: break
-        }
+        script.play(context, answer: { pair in handler.passwords(pair.0, pair.1) }, cancel: handler.cancel)
     }
-}
-
-final class PairScript<Context>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var answers: [(String, String)?]
-    private var contexts: [Context] = []
-    init(_ answers: [(String, String)?]) { self.answers = answers }
-    func next(_ context: Context) -> (String, String)?? {
-        lock.withLock {
-            contexts.append(context)
-            return answers.isEmpty ? .none : .some(answers.removeFirst())
-        }
-    }
-    var shown: [Context] { lock.withLock { contexts } }
 }
 
 /// What a scripted OS-verification screen does when asked.
