@@ -71,13 +71,11 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
         let store = session.core.knowledgeStore(factor)
         let username = registration.username
         let now = { session.platform.now() }
-        var state: ProtectionState
-        do {
-            guard let current = try await store.state(username: username, now: now()) else {
-                throw OperationError.FidoError(errorCode: .userNotEnrolled, cause: SDKMessage("no \(factor.rawValue) is enrolled for \(username)"))
-            }
-            state = current
-        } catch let error as OperationError { throw error } catch { throw .Unknown(cause: error) }
+        let enrolled: ProtectionState?
+        do { enrolled = try await store.state(username: username, now: now()) } catch { throw .Unknown(cause: error) }
+        guard var state = enrolled else {
+            throw .FidoError(errorCode: .userNotEnrolled, cause: SDKMessage("no \(factor.rawValue) is enrolled for \(username)"))
+        }
         if state == .lockedOut { throw .FidoError(errorCode: .userLockout, cause: nil) }
         while true {
             let secret = try await askSecret(state: state, authenticator: authenticator, session: session)

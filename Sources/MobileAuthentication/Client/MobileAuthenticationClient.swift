@@ -45,9 +45,7 @@ struct LocalDataValue: LocalData {
 
     func deleteAuthenticator(username: Username, aaid: String?) async throws(DeleteAuthenticatorError) {
         if let aaid, core.module(aaid) == nil { throw .InvalidAaid(aaid: aaid) }
-        let removed = core.mirror.snapshot.registrations.filter { registration in
-            registration.username == username && (aaid.map { AAID.equal($0, registration.aaid) } ?? true)
-        }
+        let removed = core.mirror.snapshot.registrations.filter { $0.isOf(username, aaid: aaid) }
         do { try await LocalRemoval(core: core).remove(removed) } catch { throw .Unknown(cause: error) }
     }
 }

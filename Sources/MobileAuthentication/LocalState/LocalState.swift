@@ -16,6 +16,11 @@ struct LocalRegistration: Codable, Hashable, Sendable {
     /// The registration's options (passcode fallback, Class 2 sensors); nil in older records (the secure defaults).
     var options: RegistrationOptions?
     var createdAt: Date
+
+    /// Whether this is `username`'s registration with `aaid` (with any authenticator when `aaid` is nil).
+    func isOf(_ username: Username, aaid: String?) -> Bool {
+        self.username == username && (aaid.map { AAID.equal($0, self.aaid) } ?? true)
+    }
 }
 
 /// Everything the SDK remembers besides secrets.

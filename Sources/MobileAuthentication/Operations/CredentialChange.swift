@@ -128,11 +128,9 @@ struct CredentialChanger {
         let noun = factor == .pin ? "PIN" : "password"
         var lastProblem: ChangeProblem?
         while true {
-            let state: ProtectionState
-            do {
-                guard let current = try await store.state(username: username, now: core.platform.now()) else { throw ChangeFailure.notEnrolled }
-                state = current
-            } catch let failure as ChangeFailure { throw failure } catch { throw .operation(.Unknown(cause: error)) }
+            let enrolled: ProtectionState?
+            do { enrolled = try await store.state(username: username, now: core.platform.now()) } catch { throw .operation(.Unknown(cause: error)) }
+            guard let state = enrolled else { throw .notEnrolled }
             if state == .lockedOut { throw .locked }
             let pair: SecretPair
             do { pair = try await ask(state, lastProblem) } catch { throw .operation(error) }

@@ -44,9 +44,7 @@ public final class Deregistration: HttpOperation {
         guard let username = fields.username, !username.isEmpty else { throw .Unknown(cause: SDKMessage("username is required")) }
         try core.checkIntegrity()
         let data = core.mirror.snapshot
-        guard data.registrations.contains(where: { registration in
-            registration.username == username && (fields.aaid.map { AAID.equal($0, registration.aaid) } ?? true)
-        }) else {
+        guard data.registrations.contains(where: { $0.isOf(username, aaid: fields.aaid) }) else {
             throw .UserNotRegisteredInServer(cause: SDKMessage("\(username) has no matching authenticator on this device"))
         }
         let context: String
