@@ -108,7 +108,7 @@ struct OperationRunner: Sendable {
             throw .FidoError(errorCode: .untrustedFacetID, cause: SDKMessage("appID \(appID) is not an https URL"))
         }
         if appID == facetID { return appID }
-        if core.facetCache.isTrusted(appID: appID, now: Date()) { return appID }
+        if core.facetCache.isTrusted(appID: appID, now: core.platform.now()) { return appID }
         let exchange = try await send(HTTPRequest(method: .GET, url: url, body: nil, headers: [], accept: "application/fido.trusted-apps+json"))
         guard exchange.status == 200, let list = try? JSONDecoder().decode(TrustedFacets.self, from: exchange.body) else {
             throw .FidoError(errorCode: .untrustedFacetID, cause: SDKMessage("the trusted facet list at \(appID) cannot be read"))
@@ -117,7 +117,7 @@ struct OperationRunner: Sendable {
         guard ids.contains(facetID) else {
             throw .FidoError(errorCode: .untrustedFacetID, cause: SDKMessage("\(facetID) is not a trusted facet of \(appID)"))
         }
-        core.facetCache.remember(appID: appID, now: Date())
+        core.facetCache.remember(appID: appID, now: core.platform.now())
         return appID
     }
 
