@@ -13,10 +13,7 @@ final class AuthenticatorFlowTests: XCTestCase {
 
     func register(_ client: any MobileAuthenticationClient, _ username: String, aaid: String, password: String = "correct horse 1",
                   os: ScriptedOSVerifier = ScriptedOSVerifier(), configure: (Registration) -> Void = { _ in }) async throws {
-        let builder = client.operations.registration.username(username)
-            .authorizationProvider(try await relyingPartyAuthorization(username))
-            .deviceInformation(DeviceInformation(name: "e2e device"))
-            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: aaid))
+        let builder = try await client.authorizedRegistration(username, choose: aaid)
             .pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
             .passwordEnroller(ScriptedPasswordEnroller(passwords: [password]))
             .biometricUserVerifier(os).devicePasscodeUserVerifier(os).fingerprintUserVerifier(os)

@@ -49,8 +49,7 @@ final class CancellationTests: XCTestCase {
     }
 
     func registration(_ client: any MobileAuthenticationClient, _ username: String, aaid: String) async throws -> Registration {
-        client.operations.registration.username(username).authorizationProvider(try await relyingPartyAuthorization(username))
-            .deviceInformation(DeviceInformation(name: "e2e device")).authenticatorSelector(ScriptedAuthenticatorSelector(choose: aaid))
+        try await client.authorizedRegistration(username, choose: aaid)
     }
 
     func testRegistrationInteractionsCancelAndLeaveNothing() async throws {

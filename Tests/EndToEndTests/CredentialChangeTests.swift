@@ -12,9 +12,7 @@ final class CredentialChangeTests: XCTestCase {
     override func tearDown() async throws { try await env.shutdown() }
 
     func registerPassword(_ client: any MobileAuthenticationClient, _ username: String, password: String) async throws {
-        try await client.operations.registration.username(username).authorizationProvider(try await relyingPartyAuthorization(username))
-            .deviceInformation(DeviceInformation(name: "e2e device"))
-            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Password.rawValue))
+        try await client.authorizedRegistration(username, choose: AuthenticatorAaid.Password.rawValue)
             .passwordEnroller(ScriptedPasswordEnroller(passwords: [password])).executeAsync()
     }
 
@@ -97,10 +95,7 @@ final class CredentialChangeTests: XCTestCase {
     func testAPasswordEnrollmentAsksAgainWithThePolicysError() async throws {
         let client = try await env.client()
         let enroller = ScriptedPasswordEnroller(passwords: ["", "abc", "long enough 7"])
-        try await client.operations.registration.username("erin").authorizationProvider(try await relyingPartyAuthorization("erin"))
-            .deviceInformation(DeviceInformation(name: "e2e device"))
-            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Password.rawValue))
-            .passwordEnroller(enroller).executeAsync()
+        try await client.authorizedRegistration("erin", choose: AuthenticatorAaid.Password.rawValue).passwordEnroller(enroller).executeAsync()
         XCTAssertEqual(enroller.shownContexts.map(\.lastRecoverableError), [
             nil, .CustomValidationError(message: "The password must not be empty."),
             .CustomValidationError(message: "The password must have at least 8 characters."),

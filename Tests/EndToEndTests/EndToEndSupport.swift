@@ -57,16 +57,18 @@ func relyingPartyAuthorization(_ username: String) async throws -> JwtAuthorizat
 }
 
 extension MobileAuthenticationClient {
-    func register(_ username: String, pins: [String?] = ["123456"], choose aaid: String? = AuthenticatorAaid.Pin.rawValue) async throws(OperationError) {
-        let authorization: JwtAuthorizationProvider
-        do { authorization = try await relyingPartyAuthorization(username) } catch { throw .Unknown(cause: error) }
-        try await operations.registration
+    /// A registration of `username` authorized by the relying party, with the device information and a selector
+    /// that picks `aaid` (nil cancels): the caller adds the authenticator's enroller or verifier.
+    func authorizedRegistration(_ username: String, choose aaid: String?) async throws -> Registration {
+        operations.registration
             .username(username)
-            .authorizationProvider(authorization)
+            .authorizationProvider(try await relyingPartyAuthorization(username))
             .deviceInformation(DeviceInformation(name: "e2e device"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: aaid))
-            .pinEnroller(ScriptedPinEnroller(pins: pins))
-            .executeAsync()
+    }
+
+    func register(_ username: String, pins: [String?] = ["123456"], choose aaid: String? = AuthenticatorAaid.Pin.rawValue) async throws {
+        try await authorizedRegistration(username, choose: aaid).pinEnroller(ScriptedPinEnroller(pins: pins)).executeAsync()
     }
 
     @discardableResult

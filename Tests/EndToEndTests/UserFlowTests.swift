@@ -40,9 +40,7 @@ final class UserFlowTests: XCTestCase {
     func testAnInvalidPinFormatIsRecoverableDuringEnrollment() async throws {
         let client = try await env.client()
         let enroller = ScriptedPinEnroller(pins: ["12", "abcdef", "654321"])
-        try await client.operations.registration.username("bob").deviceInformation(DeviceInformation(name: "e2e device"))
-            .authorizationProvider(try await relyingPartyAuthorization("bob"))
-            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
+        try await client.authorizedRegistration("bob", choose: AuthenticatorAaid.Pin.rawValue)
             .pinEnroller(enroller).executeAsync()
         XCTAssertEqual(enroller.shownContexts.map(\.lastRecoverableError), [
             nil, .InvalidPinFormat(message: "The PIN must have exactly 6 digits."), .InvalidPinFormat(message: "The PIN must contain digits only."),
@@ -195,9 +193,7 @@ final class UserFlowTests: XCTestCase {
     func testCallbackStyleBuildersDeliverTheirResults() async throws {
         let client = try await env.client()
         let registered = expectation(description: "registered")
-        let authorization = try await relyingPartyAuthorization("kate")
-        client.operations.registration.username("kate").deviceInformation(DeviceInformation(name: "e2e device")).authorizationProvider(authorization)
-            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
+        try await client.authorizedRegistration("kate", choose: AuthenticatorAaid.Pin.rawValue)
             .pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
             .onSuccess { registered.fulfill() }
             .onError { XCTFail("\($0)") }
