@@ -23,10 +23,14 @@ public enum AssertionBuilder {
         return try AuthenticationAssertion.encode(signedData: signed, signature: try sign(signed))
     }
 
-    /// The TransactionContentHash for a transaction: SHA-256 of the base64url-decoded content.
+    /// The TransactionContentHash for a transaction: SHA-256 of the base64url-decoded content (nil if it is not
+    /// base64url).
     public static func transactionContentHash(_ transaction: Transaction) -> [UInt8]? {
-        Base64URL.decode(transaction.content).map { Array(SHA256.hash(data: $0)) }
+        Base64URL.decode(transaction.content).map(transactionContentHash(content:))
     }
+
+    /// The TransactionContentHash of decoded transaction content (uaf-spec §2.4, TAG_TRANSACTION_CONTENT_HASH).
+    public static func transactionContentHash(content: some DataProtocol) -> [UInt8] { Array(SHA256.hash(data: content)) }
 
     /// Signs with a P-256 key in the encoding `algorithm` requires.
     public static func p256Signer(_ key: P256.Signing.PrivateKey, algorithm: SignatureAlgorithm) -> ([UInt8]) throws -> [UInt8] {

@@ -137,7 +137,7 @@ public struct AuthenticationVerifier: Sendable {
             throw UAFVerificationError(.transactionMismatch("a transaction was sent but mode is \(signed.authenticationMode)"))
         }
         // TransactionContentHash = SHA-256 over the base64url-decoded content (uaf-spec §1.3).
-        let hashes = issued.transactions.compactMap { Base64URL.decode($0.content) }.map { Array(SHA256.hash(data: $0)) }
+        let hashes = issued.transactions.compactMap(AssertionBuilder.transactionContentHash)
         guard hashes.contains(signed.transactionContentHash) else {
             throw UAFVerificationError(.transactionMismatch("the content hash matches no transaction sent"))
         }
