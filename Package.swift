@@ -5,6 +5,7 @@ let package = Package(
     name: "mauth",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
+        .library(name: "Primitives", targets: ["Primitives"]),
         .library(name: "UAF", targets: ["UAF"]),
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
@@ -29,11 +30,15 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
+        // Byte-level helpers every module needs (base64url, secure random); knows no protocol.
+        .target(name: "Primitives"),
         .target(
             name: "UAF",
             dependencies: [
+                "Primitives",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -43,7 +48,7 @@ let package = Package(
         .target(
             name: "JOSE",
             dependencies: [
-                "UAF",
+                "Primitives",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -57,7 +62,7 @@ let package = Package(
         .target(
             name: "MobileAuthentication",
             dependencies: [
-                "UAF", "JOSE", "SecureStorage",
+                "Primitives", "UAF", "JOSE", "SecureStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -71,9 +76,10 @@ let package = Package(
         .target(
             name: "UAFServer",
             dependencies: [
-                "UAF", "JOSE",
+                "Primitives", "UAF", "JOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -96,7 +102,7 @@ let package = Package(
         .target(
             name: "UAFTesting",
             dependencies: [
-                "UAF",
+                "Primitives", "UAF",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
@@ -104,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "UAF", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting",
+                "Primitives", "UAF", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -116,23 +122,23 @@ let package = Package(
         .executableTarget(
             name: "mauth-bench",
             dependencies: [
-                "UAF", "SecureStorage", "MobileAuthentication", "UAFServer", "UAFTesting",
+                "Primitives", "UAF", "SecureStorage", "MobileAuthentication", "UAFServer", "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/mauth-bench"
         ),
         .testTarget(name: "UAFTests", dependencies: [
-            "UAF",
+            "Primitives", "UAF",
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "UAF"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "Primitives", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
-        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "UAF", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
-            "UAFServer", "UAF", "JOSE", "UAFTesting",
+            "UAFServer", "Primitives", "UAF", "JOSE", "UAFTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -146,7 +152,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "UAFServer", "MobileAuthentication", "UAF", "SecureStorage", "UAFTesting",
+            "UAFServer", "MobileAuthentication", "Primitives", "UAF", "JOSE", "SecureStorage", "UAFTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import UAF
+import Primitives
 
 /// The protected header of a JWS.
 public struct JWSHeader: Codable, Hashable, Sendable {

@@ -1,3 +1,4 @@
+import Primitives
 import ArgumentParser
 import Foundation
 import Logging

@@ -1,3 +1,4 @@
+import Primitives
 import AsyncHTTPClient
 import Foundation
 import NIOCore

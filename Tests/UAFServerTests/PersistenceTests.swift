@@ -1,3 +1,4 @@
+import Primitives
 import Foundation
 import UAF
 import UAFTesting

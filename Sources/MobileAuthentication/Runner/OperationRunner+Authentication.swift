@@ -1,3 +1,4 @@
+import Primitives
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

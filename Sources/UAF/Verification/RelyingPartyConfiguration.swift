@@ -1,3 +1,4 @@
+import Primitives
 import Foundation
 
 /// The values a relying party verifies against, passed in by the caller (never global).

@@ -1,3 +1,4 @@
+import Primitives
 import _CryptoExtras
 import Foundation
 import JWTKit

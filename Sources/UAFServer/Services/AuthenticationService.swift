@@ -1,3 +1,4 @@
+import Primitives
 import Crypto
 import Foundation
 import UAF
