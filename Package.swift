@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Primitives", targets: ["Primitives"]),
         .library(name: "UAF", targets: ["UAF"]),
         .library(name: "JOSE", targets: ["JOSE"]),
+        .library(name: "NevisProtocol", targets: ["NevisProtocol"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
         .library(name: "MobileAuthentication", targets: ["MobileAuthentication"]),
         .library(name: "UAFServer", targets: ["UAFServer"]),
@@ -52,6 +53,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The proprietary (nevisFIDO) wire contracts the SDK and the server share: the out-of-band payload (plain and
+        // JWE), dispatch target bodies, device-signed requests. Knows JOSE, not UAF.
+        .target(
+            name: "NevisProtocol",
+            dependencies: [
+                "Primitives", "JOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "SecureStorage",
             dependencies: [
@@ -62,7 +72,7 @@ let package = Package(
         .target(
             name: "MobileAuthentication",
             dependencies: [
-                "Primitives", "UAF", "JOSE", "SecureStorage",
+                "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -76,7 +86,7 @@ let package = Package(
         .target(
             name: "UAFServer",
             dependencies: [
-                "Primitives", "UAF", "JOSE",
+                "Primitives", "UAF", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -134,11 +144,11 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "Primitives", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
-            "UAFServer", "Primitives", "UAF", "JOSE", "UAFTesting",
+            "UAFServer", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -152,7 +162,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "UAFServer", "MobileAuthentication", "Primitives", "UAF", "JOSE", "SecureStorage", "UAFTesting",
+            "UAFServer", "MobileAuthentication", "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
         ]),

@@ -58,11 +58,14 @@ public final class RunningUAFServer: Sendable {
     }
 }
 
-/// The appID, fixed once the listening port is known (before the first request can arrive).
+/// The appID and the server's own base URL, fixed once the listening port is known (before the first request can
+/// arrive).
 final class AppIdentity: Sendable {
-    private let value = NIOLockedValueBox("")
-    var appID: String { value.withLockedValue { $0 } }
-    func set(_ appID: String) { value.withLockedValue { $0 = appID } }
+    private let value = NIOLockedValueBox((appID: "", baseURL: ""))
+    var appID: String { value.withLockedValue { $0.appID } }
+    /// `https://host:port`, what out-of-band payloads point at unless configured otherwise.
+    var baseURL: String { value.withLockedValue { $0.baseURL } }
+    func set(_ appID: String, baseURL: String) { value.withLockedValue { $0 = (appID, baseURL) } }
 }
 
 /// What the server needs besides its configuration; tests substitute the clock.
@@ -103,12 +106,18 @@ public enum UAFServerApplication {
         let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
         let open = router.group().add(middleware: RateLimitMiddleware(limiter: limiter))
         let protected = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer))
-        UAFController(
-            registration: RegistrationService(environment: environment),
-            authentication: AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens),
-            deregistration: DeregistrationService(environment: environment),
-            facets: { facets.facets }, onRejection: onRejection
-        ).add(open: open, protected: protected, facetsRouter: router)
+        let registration = RegistrationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
+        let authentication = AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
+        let deregistration = DeregistrationService(environment: environment)
+        UAFController(registration: registration, authentication: authentication, deregistration: deregistration,
+                      facets: { facets.facets }, onRejection: onRejection).add(open: open, protected: protected, facetsRouter: router)
+        let signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
+                                                 clock: dependencies.clock)
+        DispatchController(
+            dispatch: DispatchService(environment: environment, registration: registration, authentication: authentication,
+                                      deregistration: deregistration, configuration: configuration.dispatch),
+            targets: DispatchTargetService(environment: environment, signatures: signatures), onRejection: onRejection
+        ).add(open: open, protected: protected)
         ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
         return router
@@ -159,8 +168,9 @@ public enum UAFServerApplication {
         let stores = Stores(database: database)
         do {
             let identity = AppIdentity()
-            let appID: @Sendable (Int) -> String = { port in configuration.appID ?? "https://\(displayHost(configuration.host)):\(port)/nevisfido/uaf/1.1/facets" }
-            identity.set(appID(configuration.port))
+            let baseURL: @Sendable (Int) -> String = { port in "https://\(displayHost(configuration.host)):\(port)" }
+            let appID: @Sendable (Int) -> String = { port in configuration.appID ?? baseURL(port) + "/nevisfido/uaf/1.1/facets" }
+            identity.set(appID(configuration.port), baseURL: baseURL(configuration.port))
             let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
             let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
@@ -174,7 +184,7 @@ public enum UAFServerApplication {
                 onServerRunning: { channel in
                     // With port 0 the kernel picked the port: the appID names it before the first request arrives.
                     let port = channel.localAddress?.port ?? configuration.port
-                    identity.set(appID(port))
+                    identity.set(appID(port), baseURL: baseURL(port))
                     onServerRunning(port)
                 },
                 logger: logger)

@@ -10,6 +10,9 @@ public struct Principal: Sendable, Equatable {
         case session(id: String)
         /// A trusted reverse proxy's header.
         case trustedProxy
+        /// A redeemed dispatch token: the caller who dispatched it was authorized for the subject then, and
+        /// possessing the single-use token is the authorization now (server-api §B.7).
+        case dispatchToken
         /// Development mode: nobody was checked.
         case development
     }

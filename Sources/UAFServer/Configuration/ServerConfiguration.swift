@@ -74,12 +74,15 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var tokens: Tokens
     /// Abuse limits, timeouts and retention.
     public var limits: Limits
+    /// Out-of-band dispatch: tokens, payloads, dispatchers.
+    public var dispatch: Dispatch
 
     public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
                 facets: [String] = ServerConfiguration.defaultFacets, metadataPath: String? = nil,
                 database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
                 rejectCounterRegression: Bool = true, authorization: Authorization = Authorization(),
-                tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true) {
+                tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true, dispatch: Dispatch = Dispatch()) {
+        self.dispatch = dispatch
         self.checkChannelBinding = checkChannelBinding
         self.host = host; self.port = port; self.tls = tls; self.appID = appID; self.facets = facets
         self.metadataPath = metadataPath; self.database = database; self.requestLifetimeSeconds = requestLifetimeSeconds
@@ -164,11 +167,12 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try authorization.validate()
         try tokens.validate()
         try limits.validate()
+        try dispatch.validate()
     }
 
     enum CodingKeys: String, CodingKey {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
-        case authorization, tokens, limits, checkChannelBinding
+        case authorization, tokens, limits, checkChannelBinding, dispatch
     }
 
     public init(from decoder: any Decoder) throws {
@@ -193,6 +197,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         tokens = try c.decodeIfPresent(Tokens.self, forKey: .tokens) ?? d.tokens
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
         checkChannelBinding = try c.decodeIfPresent(Bool.self, forKey: .checkChannelBinding) ?? d.checkChannelBinding
+        dispatch = try c.decodeIfPresent(Dispatch.self, forKey: .dispatch) ?? d.dispatch
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -210,6 +215,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(tokens, forKey: .tokens)
         try c.encode(limits, forKey: .limits)
         try c.encode(checkChannelBinding, forKey: .checkChannelBinding)
+        try c.encode(dispatch, forKey: .dispatch)
     }
 
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a

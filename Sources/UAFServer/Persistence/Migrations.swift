@@ -51,6 +51,30 @@ enum Migrations {
             """,
             "CREATE INDEX status_records_by_expiry ON status_records(expires_at)",
         ]),
+        Migration(version: 3, name: "dispatch targets, dispatch tokens and device request ids", statements: [
+            """
+            CREATE TABLE dispatch_targets (
+                id TEXT PRIMARY KEY, ext_id TEXT NOT NULL UNIQUE, username TEXT NOT NULL, name TEXT NOT NULL, device_id TEXT,
+                dispatcher TEXT NOT NULL, target TEXT, signature_key TEXT NOT NULL, encryption_key TEXT,
+                created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL, UNIQUE (username, name))
+            """,
+            "CREATE INDEX dispatch_targets_by_device ON dispatch_targets(device_id)",
+            """
+            CREATE TABLE dispatch_tokens (
+                token_hash TEXT PRIMARY KEY, session_id TEXT NOT NULL UNIQUE, operation TEXT NOT NULL, get_uaf_request TEXT NOT NULL,
+                username TEXT, dispatch_target_id TEXT, dispatcher TEXT NOT NULL, dispatch_information TEXT, payload TEXT,
+                created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, redeemed_at BIGINT)
+            """,
+            "CREATE INDEX dispatch_tokens_by_target ON dispatch_tokens(dispatch_target_id)",
+            "CREATE INDEX dispatch_tokens_by_expiry ON dispatch_tokens(expires_at)",
+            """
+            CREATE TABLE device_requests (
+                dispatch_target_id TEXT NOT NULL, request_id TEXT NOT NULL, expires_at BIGINT NOT NULL,
+                PRIMARY KEY (dispatch_target_id, request_id))
+            """,
+            "CREATE INDEX device_requests_by_expiry ON device_requests(expires_at)",
+            "ALTER TABLE status_records ADD COLUMN token_information TEXT",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

@@ -16,13 +16,17 @@ public struct SessionRecord: Sendable, Equatable {
     public var revokedAt: Date?
 }
 
+/// How bearer secrets (session tokens, dispatch tokens) are stored: their SHA-256, base64url. A copy of the
+/// database then holds nothing anyone can present.
+enum SecretHash {
+    static func of(_ token: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Data(token.utf8)))) }
+}
+
 /// Sessions. The session token (the cookie value) is a 256-bit random secret that is stored only as its SHA-256
 /// hash, so a copy of the database does not let anyone sign in. A session is usable while it is neither expired
 /// nor revoked; every instance sees the same rows.
 public struct SessionStore: Sendable {
     let database: StoreDatabase
-
-    static func hash(_ token: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Data(token.utf8)))) }
 
     /// Opens a session and returns its secret token with the record.
     public func create(username: String, aaid: String, keyID: String, now: Date, lifetime: TimeInterval) async throws -> (token: String, record: SessionRecord) {
@@ -32,7 +36,7 @@ public struct SessionStore: Sendable {
         try await database.run { sql in
             try await sql.raw("""
                 INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at)
-                VALUES (\(bind: Self.hash(token)), \(bind: record.id), \(bind: record.username), \(bind: record.aaid),
+                VALUES (\(bind: SecretHash.of(token)), \(bind: record.id), \(bind: record.username), \(bind: record.aaid),
                         \(bind: record.keyID), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis))
                 """).run()
         }
@@ -41,7 +45,7 @@ public struct SessionStore: Sendable {
 
     /// The live session whose token is `token`, or nil (unknown, expired or revoked).
     public func session(token: String, now: Date) async throws -> SessionRecord? {
-        try await live(where: "token_hash = \(bind: Self.hash(token))", now: now)
+        try await live(where: "token_hash = \(bind: SecretHash.of(token))", now: now)
     }
 
     /// The live session with public id `id`, or nil.

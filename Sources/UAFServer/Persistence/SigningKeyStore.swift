@@ -34,5 +34,8 @@ public struct Stores: Sendable {
     public var sessions: SessionStore { SessionStore(database: database) }
     public var status: StatusStore { StatusStore(database: database) }
     public var signingKeys: SigningKeyStore { SigningKeyStore(database: database) }
+    public var dispatchTargets: DispatchTargetStore { DispatchTargetStore(database: database) }
+    public var dispatchTokens: DispatchTokenStore { DispatchTokenStore(database: database) }
+    public var deviceRequests: DeviceRequestStore { DeviceRequestStore(database: database) }
     public init(database: StoreDatabase) { self.database = database }
 }

@@ -19,6 +19,29 @@ public struct StatusRecord: Codable, Sendable, Equatable {
     public var clientErrorCode: Int?
     public var authenticators: [AuthenticatorReference]
     public var updatedAt: Date
+    /// For a dispatched operation: how its token fared.
+    public var tokenInformation: TokenInformation?
+
+    /// The Status Service's `tokenInformation` (server-api §B.5), plus the token's expiry, which the service uses to
+    /// report a token nobody redeemed in time as `tokenTimedOut` (not sent on the wire).
+    public struct TokenInformation: Codable, Sendable, Equatable {
+        public enum TokenResult: String, Codable, Sendable { case tokenRedeemed, tokenTimedOut }
+        public struct DispatcherInformation: Codable, Sendable, Equatable {
+            public var name: String
+            public var response: String?
+        }
+        public var dispatchTargetExtId: String?
+        public var tokenResult: TokenResult?
+        public var dispatcherInformation: DispatcherInformation?
+        public var tokenExpiresAt: Int64?
+    }
+
+    public init(sessionId: String, status: Status, operation: String, username: String?, uafStatusCode: Int? = nil, asmStatusCode: Int? = nil,
+                clientErrorCode: Int? = nil, authenticators: [AuthenticatorReference] = [], updatedAt: Date, tokenInformation: TokenInformation? = nil) {
+        self.sessionId = sessionId; self.status = status; self.operation = operation; self.username = username
+        self.uafStatusCode = uafStatusCode; self.asmStatusCode = asmStatusCode; self.clientErrorCode = clientErrorCode
+        self.authenticators = authenticators; self.updatedAt = updatedAt; self.tokenInformation = tokenInformation
+    }
 }
 
 /// Status records, kept for a configured time after their last change and then purged.
@@ -27,15 +50,35 @@ public struct StatusStore: Sendable {
 
     public func create(_ record: StatusRecord, retention: TimeInterval) async throws {
         let authenticators = try JSONCoding.string(record.authenticators)
+        let tokenInformation = try record.tokenInformation.map(JSONCoding.string)
         try await database.run { sql in
             try await sql.raw("""
                 INSERT INTO status_records (session_id, status, username, operation, uaf_status_code, asm_status_code,
-                    client_error_code, authenticators, updated_at, expires_at)
+                    client_error_code, authenticators, updated_at, expires_at, token_information)
                 VALUES (\(bind: record.sessionId), \(bind: record.status.rawValue), \(bind: record.username), \(bind: record.operation),
                         \(bind: record.uafStatusCode.map(Int64.init)), \(bind: record.asmStatusCode.map(Int64.init)),
                         \(bind: record.clientErrorCode.map(Int64.init)), \(bind: authenticators), \(bind: record.updatedAt.epochMillis),
-                        \(bind: record.updatedAt.addingTimeInterval(retention).epochMillis))
+                        \(bind: record.updatedAt.addingTimeInterval(retention).epochMillis), \(bind: tokenInformation))
                 """).run()
+        }
+    }
+
+    /// A dispatched operation's token was redeemed (or found expired): the record moves from `tokenCreated` to
+    /// `status` and notes the token's result. Only a `tokenCreated` record changes, so it happens once.
+    @discardableResult
+    public func tokenRedeemed(sessionId: String, status: StatusRecord.Status, result: StatusRecord.TokenInformation.TokenResult,
+                              now: Date, retention: TimeInterval) async throws -> Bool {
+        guard var record = try await record(sessionId: sessionId, now: now), record.status == .tokenCreated else { return false }
+        record.tokenInformation = record.tokenInformation ?? .init()
+        record.tokenInformation?.tokenResult = result
+        let tokenInformation = try record.tokenInformation.map(JSONCoding.string)
+        return try await database.run { sql in
+            try await sql.raw("""
+                UPDATE status_records SET status = \(bind: status.rawValue), token_information = \(bind: tokenInformation),
+                    updated_at = \(bind: now.epochMillis), expires_at = \(bind: now.addingTimeInterval(retention).epochMillis)
+                WHERE session_id = \(bind: sessionId) AND status = 'tokenCreated'
+                RETURNING session_id
+                """).first() != nil
         }
     }
 
@@ -74,7 +117,10 @@ public struct StatusStore: Sendable {
                 asmStatusCode: try row.decode(column: "asm_status_code", as: Int64?.self).map(Int.init),
                 clientErrorCode: try row.decode(column: "client_error_code", as: Int64?.self).map(Int.init),
                 authenticators: try JSONCoding.value([StatusRecord.AuthenticatorReference].self, try row.decode(column: "authenticators", as: String.self)),
-                updatedAt: Date(epochMillis: try row.decode(column: "updated_at", as: Int64.self)))
+                updatedAt: Date(epochMillis: try row.decode(column: "updated_at", as: Int64.self)),
+                tokenInformation: try row.decode(column: "token_information", as: String?.self).map {
+                    try JSONCoding.value(StatusRecord.TokenInformation.self, $0)
+                })
         }
     }
 

@@ -19,7 +19,8 @@ struct AuthenticationService: Sendable {
     }
 
     /// Endpoint 3: issues an AuthenticationRequest, optionally for one user (step-up) and with transactions.
-    func request(_ request: GetUAFRequest) async throws -> IssuedRequest {
+    /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
+    func request(_ request: GetUAFRequest, dispatchedSession: String? = nil) async throws -> IssuedRequest {
         guard request.op == nil || request.op == .authentication else { throw ServiceFailure(.badRequest, "op must be Auth") }
         let context = try ServiceEnvironment.parseContext(Context.self, request.context)
         let transactions = context?.transaction ?? []
@@ -35,10 +36,10 @@ struct AuthenticationService: Sendable {
         } else {
             policy = Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] })
         }
-        let record = ChallengeRecord(id: environment.newRequestID(), operation: .authentication, challenge: environment.newChallenge(),
-                                     username: context?.username, policy: policy, transactions: transactions,
+        let record = ChallengeRecord(id: dispatchedSession ?? environment.newRequestID(), operation: .authentication,
+                                     challenge: environment.newChallenge(), username: context?.username, policy: policy, transactions: transactions,
                                      expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
-        try await environment.issue(record, status: .clientAuthenticating)
+        try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil)
         let message = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
                                             challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
         environment.decide("authentication request", context?.username, 1200,

@@ -55,6 +55,14 @@ struct StatusService: Sendable {
         var asmStatusCode: Int?
         var clientErrorCode: Int?
         var authenticators: [StatusRecord.AuthenticatorReference]
+        var tokenInformation: TokenInformation?
+    }
+
+    /// `tokenInformation` on the wire (the stored expiry stays internal).
+    struct TokenInformation: Encodable {
+        var dispatchTargetExtId: String?
+        var tokenResult: StatusRecord.TokenInformation.TokenResult?
+        var dispatcherInformation: StatusRecord.TokenInformation.DispatcherInformation?
     }
 
     func status(_ query: Query) async throws -> Answer {
@@ -64,8 +72,17 @@ struct StatusService: Sendable {
             return Answer(status: StatusRecord.Status.unknown.rawValue, timestamp: formatter.string(from: environment.clock()),
                           userId: nil, uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [])
         }
-        return Answer(status: record.status.rawValue, timestamp: formatter.string(from: record.updatedAt), userId: record.username,
+        var status = record.status
+        var token = record.tokenInformation.map {
+            TokenInformation(dispatchTargetExtId: $0.dispatchTargetExtId, tokenResult: $0.tokenResult, dispatcherInformation: $0.dispatcherInformation)
+        }
+        // A dispatched token nobody redeemed in time: the operation failed, whichever instance is asked.
+        if status == .tokenCreated, let expiry = record.tokenInformation?.tokenExpiresAt, expiry < environment.clock().epochMillis {
+            status = .failed
+            token?.tokenResult = .tokenTimedOut
+        }
+        return Answer(status: status.rawValue, timestamp: formatter.string(from: record.updatedAt), userId: record.username,
                       uafStatusCode: record.uafStatusCode, asmStatusCode: record.asmStatusCode, clientErrorCode: record.clientErrorCode,
-                      authenticators: record.authenticators)
+                      authenticators: record.authenticators, tokenInformation: token)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Removes expired UAF requests, sessions and status records once a minute, so they do not accumulate.
+/// Removes expired UAF requests, sessions, status records, dispatch tokens and device request ids once a minute, so they do not accumulate.
 /// (Expired rows are already refused when read; this only reclaims the space.)
 struct ExpiryPurger: Service {
     let stores: Stores
@@ -25,8 +25,11 @@ struct ExpiryPurger: Service {
             let requests = try await stores.requests.purge(expiredBefore: now)
             let sessions = try await stores.sessions.purge(expiredBefore: now)
             let statuses = try await stores.status.purge(expiredBefore: now)
-            if requests + sessions + statuses > 0 {
-                logger.debug("purged \(requests) UAF request(s), \(sessions) session(s), \(statuses) status record(s)")
+            // A dispatch token is kept an hour past its expiry, so redeeming it late still answers "expired".
+            let tokens = try await stores.dispatchTokens.purge(expiredBefore: now, retention: 3600)
+            let deviceRequests = try await stores.deviceRequests.purge(expiredBefore: now)
+            if requests + sessions + statuses + tokens + deviceRequests > 0 {
+                logger.debug("purged \(requests) UAF request(s), \(sessions) session(s), \(statuses) status record(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s)")
             }
         } catch {
             logger.warning("purging expired rows failed: \(error)")

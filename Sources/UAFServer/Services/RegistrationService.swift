@@ -4,12 +4,18 @@ import UAF
 /// In-band registration: issues RegistrationRequests to authorized callers and verifies RegistrationResponses.
 struct RegistrationService: Sendable {
     let environment: ServiceEnvironment
+    let issuer: TokenIssuer
+    let tokens: ServerConfiguration.Tokens
+    /// A registration's session lives at most this long: it is for finishing the device's set-up (creating its
+    /// dispatch target), not for signing in.
+    static let maximumSessionSeconds = 300
     private var stores: Stores { environment.stores }
 
     struct Context: Decodable { var username: String?; var policy: String? }
 
     /// Endpoint 1: issues a RegistrationRequest for the context's username, if `principal` may act for it.
-    func request(_ request: GetUAFRequest, principal: Principal) async throws -> IssuedRequest {
+    /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
+    func request(_ request: GetUAFRequest, principal: Principal, dispatchedSession: String? = nil) async throws -> IssuedRequest {
         guard request.op == nil || request.op == .registration else { throw ServiceFailure(.badRequest, "op must be Reg") }
         guard let username = try ServiceEnvironment.parseContext(Context.self, request.context)?.username else {
             throw ServiceFailure(.badRequest, "context.username is required")
@@ -32,10 +38,10 @@ struct RegistrationService: Sendable {
                                                authenticationAlgorithms: statement.supportedAlgorithms.map(\.rawValue).sorted())]
                             },
                             disallowed: disallowed.isEmpty ? nil : disallowed)
-        let record = ChallengeRecord(id: environment.newRequestID(), operation: .registration, challenge: environment.newChallenge(),
-                                     username: username, policy: policy, transactions: [],
+        let record = ChallengeRecord(id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
+                                     challenge: environment.newChallenge(), username: username, policy: policy, transactions: [],
                                      expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
-        try await environment.issue(record, status: .clientRegistering)
+        try await environment.issue(record, status: .clientRegistering, dispatched: dispatchedSession != nil)
         let message = RegistrationRequest(header: OperationHeader(op: .registration, appID: environment.appID, serverData: record.id),
                                           challenge: record.challenge, username: username, policy: policy)
         environment.decide("registration request", username, 1200,
@@ -63,8 +69,18 @@ struct RegistrationService: Sendable {
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
             try await environment.finish(record, .succeeded, code: .ok, report: report, authenticators: references)
             let summary = verified.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ")
+            // Our answer to server-api §(f).5: a successful registration opens a short session for the new key and
+            // hands its JWT to the device in additionalTokens. The device proved possession of the key and verified
+            // its user to register, and an out-of-band registration has no other credential: the JWT authorizes
+            // the device's next call, the creation of its dispatch target.
+            let now = environment.clock()
+            guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
+            let (_, session) = try await stores.sessions.create(username: username, aaid: AAID.normalized(first.aaid), keyID: first.keyID, now: now,
+                                                                lifetime: TimeInterval(min(tokens.sessionLifetimeSeconds, Self.maximumSessionSeconds)))
+            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [])
             environment.decide("registration", username, 1200, "registered \(summary)")
-            return ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)")
+            return ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)",
+                                  additionalTokens: [Token(type: .jwt, value: jwt)])
         } catch let error as UAFVerificationError {
             try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description)

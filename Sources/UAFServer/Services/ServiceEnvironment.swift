@@ -78,8 +78,9 @@ struct ServiceEnvironment: Sendable {
     }
 
     /// Stores an issued request, after the per-user cap, and opens its status record (its id is the status
-    /// session id, see the wire contract).
-    func issue(_ record: ChallengeRecord, status: StatusRecord.Status) async throws {
+    /// session id, see the wire contract). A request issued for a redeemed dispatch token (`dispatched`) reuses the
+    /// token's status record, which moves from `tokenCreated` to `status`.
+    func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool) async throws {
         if let username = record.username {
             // A cap on unanswered requests per user keeps one caller from filling the table for a victim.
             let outstanding = try await stores.requests.outstanding(username: username, now: clock())
@@ -88,9 +89,12 @@ struct ServiceEnvironment: Sendable {
             }
         }
         try await stores.requests.insert(record)
-        try await stores.status.create(StatusRecord(
-            sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username,
-            uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [], updatedAt: clock()), retention: statusRetention)
+        if dispatched {
+            try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
+        } else {
+            try await stores.status.create(StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue,
+                                                        username: record.username, updatedAt: clock()), retention: statusRetention)
+        }
     }
 
     func newRequestID() -> String { RandomToken.make(24) }

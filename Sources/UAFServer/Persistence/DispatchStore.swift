@@ -1,0 +1,204 @@
+import Foundation
+import SQLKit
+
+/// A device's dispatch target (server-api §B.8): where and how to reach it, and its two public keys.
+public struct DispatchTargetRecord: Sendable, Equatable {
+    public var id: String
+    public var extId: String
+    public var username: String
+    public var name: String
+    public var deviceId: String?
+    public var dispatcher: String
+    /// The push address (FCM registration token); nil when push is off.
+    public var target: String?
+    /// JWK JSON of the key that verifies the device's JWS requests.
+    public var signatureKey: String
+    /// JWK JSON of the key payloads are encrypted to.
+    public var encryptionKey: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+}
+
+/// Dispatch targets. The name is unique per user (a second target with a taken name is refused, §B.8's 422).
+public struct DispatchTargetStore: Sendable {
+    let database: StoreDatabase
+
+    /// Inserts `record`; false when the user already has a target of that name.
+    public func insert(_ record: DispatchTargetRecord) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw("""
+                INSERT INTO dispatch_targets (id, ext_id, username, name, device_id, dispatcher, target, signature_key, encryption_key,
+                    created_at, updated_at)
+                VALUES (\(bind: record.id), \(bind: record.extId), \(bind: record.username), \(bind: record.name), \(bind: record.deviceId),
+                        \(bind: record.dispatcher), \(bind: record.target), \(bind: record.signatureKey), \(bind: record.encryptionKey),
+                        \(bind: record.createdAt.epochMillis), \(bind: record.updatedAt.epochMillis))
+                ON CONFLICT DO NOTHING RETURNING id
+                """).first() != nil
+        }
+    }
+
+    public func target(id: String) async throws -> DispatchTargetRecord? {
+        try await database.run { sql in
+            try await sql.raw("SELECT * FROM dispatch_targets WHERE id = \(bind: id)").first()
+        }.map(Self.record)
+    }
+
+    public func targets(username: String) async throws -> [DispatchTargetRecord] {
+        try await database.run { sql in
+            try await sql.raw("SELECT * FROM dispatch_targets WHERE username = \(bind: username) ORDER BY created_at, id").all()
+        }.map(Self.record)
+    }
+
+    public func targets(deviceId: String) async throws -> [DispatchTargetRecord] {
+        try await database.run { sql in
+            try await sql.raw("SELECT * FROM dispatch_targets WHERE device_id = \(bind: deviceId) ORDER BY created_at, id").all()
+        }.map(Self.record)
+    }
+
+    public enum UpdateOutcome: Sendable, Equatable { case updated, notFound, nameTaken }
+
+    /// Changes the name and the push address. A name another target of the user has is refused.
+    public func update(id: String, name: String, target: String?, now: Date) async throws -> UpdateOutcome {
+        do {
+            let updated = try await database.run { sql in
+                try await sql.raw("""
+                    UPDATE dispatch_targets SET name = \(bind: name), target = \(bind: target), updated_at = \(bind: now.epochMillis)
+                    WHERE id = \(bind: id) AND NOT EXISTS (
+                        SELECT 1 FROM dispatch_targets other WHERE other.username = dispatch_targets.username
+                        AND other.name = \(bind: name) AND other.id <> \(bind: id))
+                    RETURNING id
+                    """).first() != nil
+            }
+            if updated { return .updated }
+            return try await self.target(id: id) == nil ? .notFound : .nameTaken
+        }
+    }
+
+    /// Deletes the target and its unredeemed tokens; false when it did not exist.
+    public func delete(id: String) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw("DELETE FROM dispatch_tokens WHERE dispatch_target_id = \(bind: id) AND redeemed_at IS NULL").run()
+            return try await sql.raw("DELETE FROM dispatch_targets WHERE id = \(bind: id) RETURNING id").first() != nil
+        }
+    }
+
+    static func record(_ row: any SQLRow) throws -> DispatchTargetRecord {
+        DispatchTargetRecord(
+            id: try row.decode(column: "id", as: String.self), extId: try row.decode(column: "ext_id", as: String.self),
+            username: try row.decode(column: "username", as: String.self), name: try row.decode(column: "name", as: String.self),
+            deviceId: try row.decode(column: "device_id", as: String?.self), dispatcher: try row.decode(column: "dispatcher", as: String.self),
+            target: try row.decode(column: "target", as: String?.self), signatureKey: try row.decode(column: "signature_key", as: String.self),
+            encryptionKey: try row.decode(column: "encryption_key", as: String?.self),
+            createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+            updatedAt: Date(epochMillis: try row.decode(column: "updated_at", as: Int64.self)))
+    }
+}
+
+/// A dispatched token (server-api §B.6): what it redeems and how it was sent. The token itself is never stored,
+/// only its SHA-256: a database reader cannot redeem what it reads.
+public struct DispatchTokenRecord: Sendable, Equatable {
+    public var tokenHash: String
+    public var sessionId: String
+    public var operation: String
+    /// The JSON of the dispatch request's `getUafRequest`, answered when the token is redeemed.
+    public var getUAFRequest: String
+    public var username: String?
+    public var dispatchTargetId: String?
+    public var dispatcher: String
+    public var dispatchInformation: String?
+    /// The payload as dispatched (JSON), kept only when encrypted: the device's pending operations return it.
+    public var payload: String?
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var redeemedAt: Date?
+}
+
+public struct DispatchTokenStore: Sendable {
+    let database: StoreDatabase
+
+    public func insert(_ record: DispatchTokenRecord, retention: TimeInterval) async throws {
+        try await database.run { sql in
+            try await sql.raw("""
+                INSERT INTO dispatch_tokens (token_hash, session_id, operation, get_uaf_request, username, dispatch_target_id, dispatcher,
+                    dispatch_information, payload, created_at, expires_at)
+                VALUES (\(bind: record.tokenHash), \(bind: record.sessionId), \(bind: record.operation), \(bind: record.getUAFRequest),
+                        \(bind: record.username), \(bind: record.dispatchTargetId), \(bind: record.dispatcher), \(bind: record.dispatchInformation),
+                        \(bind: record.payload), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis))
+                """).run()
+        }
+    }
+
+    public enum Redemption: Sendable, Equatable {
+        case redeemed(DispatchTokenRecord)
+        /// Known, unredeemed until now, but past its expiry (it is consumed all the same).
+        case expired(DispatchTokenRecord)
+        /// Unknown, already redeemed, or for another operation: one answer, so the endpoint is no token oracle.
+        case refused
+    }
+
+    /// Redeems a token once across every instance: one conditional `UPDATE … RETURNING`.
+    public func redeem(tokenHash: String, operation: String, now: Date) async throws -> Redemption {
+        let row = try await database.run { sql in
+            try await sql.raw("""
+                UPDATE dispatch_tokens SET redeemed_at = \(bind: now.epochMillis)
+                WHERE token_hash = \(bind: tokenHash) AND operation = \(bind: operation) AND redeemed_at IS NULL
+                RETURNING *
+                """).first()
+        }
+        guard let row else { return .refused }
+        let record = try Self.record(row)
+        return record.expiresAt < now ? .expired(record) : .redeemed(record)
+    }
+
+    /// The target's tokens that are neither redeemed nor expired, oldest first.
+    public func pending(dispatchTargetId: String, now: Date) async throws -> [DispatchTokenRecord] {
+        try await database.run { sql in
+            try await sql.raw("""
+                SELECT * FROM dispatch_tokens WHERE dispatch_target_id = \(bind: dispatchTargetId) AND redeemed_at IS NULL
+                AND expires_at > \(bind: now.epochMillis) ORDER BY created_at, session_id
+                """).all()
+        }.map(Self.record)
+    }
+
+    /// Removes tokens whose retention ended (`retention` after their expiry, so a late redeem still says "expired").
+    public func purge(expiredBefore date: Date, retention: TimeInterval) async throws -> Int {
+        let cutoff = date.addingTimeInterval(-retention).epochMillis
+        return try await database.run { sql in
+            try await sql.raw("DELETE FROM dispatch_tokens WHERE expires_at < \(bind: cutoff) RETURNING session_id").all().count
+        }
+    }
+
+    static func record(_ row: any SQLRow) throws -> DispatchTokenRecord {
+        DispatchTokenRecord(
+            tokenHash: try row.decode(column: "token_hash", as: String.self), sessionId: try row.decode(column: "session_id", as: String.self),
+            operation: try row.decode(column: "operation", as: String.self), getUAFRequest: try row.decode(column: "get_uaf_request", as: String.self),
+            username: try row.decode(column: "username", as: String?.self), dispatchTargetId: try row.decode(column: "dispatch_target_id", as: String?.self),
+            dispatcher: try row.decode(column: "dispatcher", as: String.self), dispatchInformation: try row.decode(column: "dispatch_information", as: String?.self),
+            payload: try row.decode(column: "payload", as: String?.self),
+            createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+            expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
+            redeemedAt: try row.decode(column: "redeemed_at", as: Int64?.self).map(Date.init(epochMillis:)))
+    }
+}
+
+/// Request ids of device-signed requests, remembered per dispatch target to refuse replays (server-api §C.3).
+public struct DeviceRequestStore: Sendable {
+    let database: StoreDatabase
+
+    /// Records the request id; false when it was already used (a replay).
+    public func remember(dispatchTargetId: String, requestId: String, until: Date) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw("""
+                INSERT INTO device_requests (dispatch_target_id, request_id, expires_at)
+                VALUES (\(bind: dispatchTargetId), \(bind: requestId), \(bind: until.epochMillis))
+                ON CONFLICT DO NOTHING RETURNING request_id
+                """).first() != nil
+        }
+    }
+
+    public func purge(expiredBefore date: Date) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("DELETE FROM device_requests WHERE expires_at < \(bind: date.epochMillis) RETURNING request_id").all().count
+        }
+    }
+}

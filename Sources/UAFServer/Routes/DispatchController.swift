@@ -1,0 +1,125 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NevisProtocol
+import UAF
+
+/// The out-of-band paths (server-api §A.3, §A.4): dispatch tokens, redeem, dispatch targets.
+struct DispatchController {
+    static let tokenBase = "/nevisfido/token"
+    let dispatch: DispatchService
+    let targets: DispatchTargetService
+    let onRejection: @Sendable (String, ServiceFailure) -> Void
+
+    func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
+        // Registration and deregistration dispatch need an authorized caller; authentication dispatch is open, as in
+        // nevisFIDO's defaults (it reveals nothing and the device still has to authenticate).
+        protected.post("\(Self.tokenBase)/dispatch/registration") { request, context in
+            try await dispatchRoute(request, .registration, principal: try context.requirePrincipal())
+        }
+        open.post("\(Self.tokenBase)/dispatch/authentication") { request, _ in
+            try await dispatchRoute(request, .authentication, principal: nil)
+        }
+        protected.post("\(Self.tokenBase)/dispatch/deregistration") { request, context in
+            try await dispatchRoute(request, .deregistration, principal: try context.requirePrincipal())
+        }
+        for (path, operation) in [("registration", UAFOperation.registration), ("authentication", .authentication), ("deregistration", .deregistration)] {
+            open.post("\(Self.tokenBase)/redeem/\(path)") { request, _ in
+                try await Wire.handle(request, as: RedeemBody.self, name: "redeem \(path)", onRejection: onRejection) { body in
+                    let issued = try await dispatch.redeem(token: body.token, operation: operation)
+                    var response = Wire.json(issued.answer)
+                    if let sessionID = issued.sessionID { response.headers[Wire.sessionIDHeader] = sessionID }
+                    return response
+                } failure: { failure, _ in
+                    Wire.json(ReturnUAFRequest(statusCode: failure.status.rawValue, op: operation))
+                }
+            }
+        }
+
+        protected.post("\(Self.tokenBase)/dispatch/targets") { request, context in
+            try await Self.jsonEndpoint(request, as: DispatchTargetWire.Creation.self, name: "create dispatch target", status: .created,
+                                        onRejection: onRejection) { body in
+                try await targets.create(body, principal: try context.requirePrincipal())
+            }
+        }
+        protected.get("\(Self.tokenBase)/dispatch/targets") { request, context in
+            try await Self.respond(name: "list dispatch targets", onRejection: onRejection) {
+                Wire.json(try await targets.list(username: request.uri.queryParameters.get("username"), principal: try context.requirePrincipal()),
+                          contentType: Wire.jsonContentType)
+            }
+        }
+        // Modify is authorized by the body itself: a JWS signed with the target's key.
+        open.patch("\(Self.tokenBase)/dispatch/targets/:id") { request, context in
+            try await Self.respond(name: "modify dispatch target", onRejection: onRejection) {
+                let id = try context.parameters.require("id")
+                let jws = try await Self.joseBody(request)
+                try await targets.modify(id: id, jws: jws)
+                return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+            }
+        }
+        protected.delete("\(Self.tokenBase)/dispatch/targets/:id") { _, context in
+            try await Self.respond(name: "delete dispatch target", onRejection: onRejection) {
+                try await targets.delete(id: try context.parameters.require("id"), principal: try context.requirePrincipal())
+                return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+            }
+        }
+    }
+
+    struct RedeemBody: Decodable { var token: String }
+
+    func dispatchRoute(_ request: Request, _ operation: UAFOperation, principal: Principal?) async throws -> Response {
+        try await Self.jsonEndpoint(request, as: DispatchService.TokenRequest.self, name: "dispatch \(operation.rawValue)", onRejection: onRejection) { body in
+            try await dispatch.dispatch(body, operation: operation, principal: principal)
+        }
+    }
+
+    /// A JSON endpoint: decodes `Input`, answers `Output` as JSON with `status`, and maps every refusal to its
+    /// HTTP answer (see ``respond(name:onRejection:_:)``).
+    static func jsonEndpoint<Input: Decodable, Output: Encodable>(
+        _ request: Request, as type: Input.Type, name: String, status: HTTPResponse.Status = .ok,
+        onRejection: @escaping @Sendable (String, ServiceFailure) -> Void, _ body: @escaping (Input) async throws -> Output
+    ) async throws -> Response {
+        switch await Wire.decodeBody(request, as: Input.self, accepting: ["application/json"]) {
+        case .failure(let response): return response
+        case .success(let input):
+            return try await respond(name: name, onRejection: onRejection) {
+                Wire.json(try await body(input), status: status, contentType: Wire.jsonContentType)
+            }
+        }
+    }
+
+    /// Runs a JSON endpoint's body: a refusal is its HTTP status with the `{"error", "message"}` body; a UAF-style
+    /// failure (bad input found by a ceremony check) is 400; an internal error 500 without details.
+    static func respond(name: String, onRejection: @Sendable (String, ServiceFailure) -> Void, _ body: () async throws -> Response) async throws -> Response {
+        do { return try await body() } catch let failure as HTTPFailure {
+            onRejection(name, ServiceFailure(.badRequest, "\(failure.status.code) \(failure.message)"))
+            return ErrorBody.response(failure.status, error: failure.error, message: failure.message)
+        } catch let refusal as DeviceSignatureRefusal {
+            onRejection(name, ServiceFailure(.unauthorized, refusal.detail))
+            let failure = refusal.failure
+            return ErrorBody.response(failure.status, error: failure.error, message: failure.message)
+        } catch let refusal as AuthorizationFailure {
+            onRejection(name, ServiceFailure(refusal.kind == .forbidden ? .forbidden : .unauthorized, refusal.detail))
+            return refusal.response
+        } catch let failure as ServiceFailure {
+            onRejection(name, failure)
+            return ErrorBody.response(failure.status == .internalServerError ? .internalServerError : .badRequest,
+                                      error: "bad_request", message: failure.status.reasonPhrase)
+        } catch {
+            onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
+            return ErrorBody.response(.internalServerError, error: "internal_error", message: "The request could not be completed.")
+        }
+    }
+
+    /// A body that is a compact JWS (`application/jose`).
+    static func joseBody(_ request: Request) async throws -> String {
+        if let contentType = request.headers[.contentType]?.lowercased(), !contentType.hasPrefix("application/jose") {
+            throw HTTPFailure(.unsupportedMediaType, "unsupported_media_type", "Content-Type must be application/jose.")
+        }
+        guard let buffer = try? await request.body.collect(upTo: 16 * 1024) else {
+            throw HTTPFailure(.contentTooLarge, "too_large", "The body is larger than 16 KiB.")
+        }
+        return String(decoding: buffer.readableBytesView, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,190 @@
+import Crypto
+import Foundation
+import JOSE
+import NevisProtocol
+import Primitives
+import UAF
+
+/// The Dispatch Token Service and Redeem Token (server-api §B.6, §B.7): a relying party asks for a UAF operation
+/// to be sent to a device (QR code, link, push); the device redeems the single-use token and continues with the
+/// ordinary UAF exchange, whose status record the dispatch opened.
+struct DispatchService: Sendable {
+    let environment: ServiceEnvironment
+    let registration: RegistrationService
+    let authentication: AuthenticationService
+    let deregistration: DeregistrationService
+    let configuration: ServerConfiguration.Dispatch
+    private var stores: Stores { environment.stores }
+
+    /// The dispatch request (§B.6).
+    struct TokenRequest: Decodable, Sendable {
+        var dispatcher: String?
+        var dispatchTargetId: String?
+        var dispatchInformation: String?
+        var getUafRequest: GetUAFRequest
+    }
+
+    /// The dispatch answer: HTTP 200 for every well-formed request; `dispatchResult` says what happened.
+    struct TokenAnswer: Encodable, Sendable {
+        var token: String?
+        var sessionId: String?
+        var dispatcherInformation: StatusRecord.TokenInformation.DispatcherInformation?
+        var dispatchResult: DispatchResult
+    }
+
+    enum DispatchResult: String, Encodable, Sendable {
+        case dispatched, dispatchError, dispatchTargetExpired, dispatchTargetNotFound, dispatcherNotFound, userNotFound, internalError
+    }
+
+    /// The context members dispatching reads; the full context is the ceremony service's to check at redeem time.
+    struct Context: Decodable { var username: String?; var transaction: [Transaction]? }
+
+    /// Endpoints 8–10.
+    func dispatch(_ request: TokenRequest, operation: UAFOperation, principal: Principal?) async throws -> TokenAnswer {
+        guard request.getUafRequest.op == nil || request.getUafRequest.op == operation else {
+            throw ServiceFailure(.badRequest, "getUafRequest.op must be \(operation.rawValue)")
+        }
+        guard (request.dispatchInformation?.utf8.count ?? 0) <= 4096 else { throw ServiceFailure(.badRequest, "dispatchInformation longer than 4096 bytes") }
+        let context = try ServiceEnvironment.parseContext(Context.self, request.getUafRequest.context)
+        var username = context?.username
+        if let username { try ServiceEnvironment.validate(username: username) }
+        if operation == .authentication { try AuthenticationService.validate(transactions: context?.transaction ?? []) }
+
+        var target: DispatchTargetRecord?
+        if let id = request.dispatchTargetId {
+            // A target of another user is "not found": the answer does not tell which ids exist.
+            guard id.utf8.count <= 128, let found = try await stores.dispatchTargets.target(id: id), username == nil || found.username == username else {
+                environment.decide("dispatch \(operation.rawValue)", username, 1404, "dispatch target not found")
+                return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
+            }
+            target = found
+            username = username ?? found.username
+        }
+        if operation != .authentication {
+            // Registration and deregistration dispatch need a caller who may act for the user (the same rule as the
+            // in-band request endpoints); authentication needs none, as in nevisFIDO's defaults.
+            guard let username else { throw ServiceFailure(.badRequest, "context.username is required") }
+            guard let principal, principal.mayActFor(username) else {
+                throw AuthorizationFailure.forbidden("\(principal?.subject ?? "?") may not dispatch \(operation.rawValue) for \(username)")
+            }
+        }
+        if operation != .registration, let username, try await stores.registrations.registrations(username: username).isEmpty {
+            return TokenAnswer(dispatchResult: .userNotFound)
+        }
+        guard let dispatcherName = request.dispatcher ?? target?.dispatcher,
+              let dispatcher = DispatchTargetWire.Dispatcher(rawValue: dispatcherName), isAvailable(dispatcher) else {
+            return TokenAnswer(dispatchResult: .dispatcherNotFound)
+        }
+
+        let token = RandomToken.make(32)
+        let sessionID = environment.newRequestID()
+        let content = DispatchPayload.Content(token: token, redeemURL: redeemURL(operation), data: Self.appData(request.dispatchInformation))
+        // Encrypted whenever the device's key is known: a QR code, link or push read by anyone else is useless to them.
+        let payload: String
+        let encrypted: Bool
+        if let target, let jwk = target.encryptionKey {
+            payload = try DispatchPayload.encrypted(content, to: try JWK(json: jwk).p256KeyAgreementKey(), keyID: target.id)
+            encrypted = true
+        } else {
+            payload = DispatchPayload.plain(content)
+            encrypted = false
+        }
+        let response: String
+        switch dispatcher {
+        case .pngQRCode: response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(payload.utf8)), moduleSize: configuration.qrModuleSize))
+        case .link: response = DispatchPayload.link(base: configuration.linkBaseURL, payload: payload)
+        case .linkPNGQRCode:
+            let link = DispatchPayload.link(base: configuration.linkBaseURL, payload: payload)
+            response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(link.utf8)), moduleSize: configuration.qrModuleSize))
+        case .firebaseCloudMessaging: return TokenAnswer(dispatchResult: .dispatcherNotFound)
+        }
+
+        var get = request.getUafRequest
+        if let username, context?.username == nil { get.context = try Self.context(get.context, addingUsername: username) }
+        let now = environment.clock()
+        let expiresAt = now.addingTimeInterval(TimeInterval(configuration.tokenLifetimeSeconds))
+        try await stores.dispatchTokens.insert(DispatchTokenRecord(
+            tokenHash: SecretHash.of(token), sessionId: sessionID, operation: operation.rawValue, getUAFRequest: try JSONCoding.string(get),
+            username: username, dispatchTargetId: target?.id, dispatcher: dispatcher.rawValue, dispatchInformation: request.dispatchInformation,
+            payload: encrypted ? payload : nil, createdAt: now, expiresAt: expiresAt, redeemedAt: nil), retention: environment.statusRetention)
+        let information = StatusRecord.TokenInformation.DispatcherInformation(name: dispatcher.rawValue, response: response)
+        try await stores.status.create(StatusRecord(
+            sessionId: sessionID, status: .tokenCreated, operation: operation.rawValue, username: username, updatedAt: now,
+            tokenInformation: .init(dispatchTargetExtId: target?.extId, tokenResult: nil, dispatcherInformation: information,
+                                    tokenExpiresAt: expiresAt.epochMillis)),
+            retention: TimeInterval(configuration.tokenLifetimeSeconds) + environment.statusRetention)
+        environment.decide("dispatch \(operation.rawValue)", username, 1200,
+                           "token dispatched by \(dispatcher.rawValue)\(encrypted ? ", payload encrypted to target \(target!.id.prefix(8))…" : ", payload in clear"), valid \(configuration.tokenLifetimeSeconds) s")
+        return TokenAnswer(token: token, sessionId: sessionID, dispatcherInformation: information, dispatchResult: .dispatched)
+    }
+
+    /// Endpoint 11: redeems a token once and answers the UAF request of the dispatched `getUafRequest`.
+    ///
+    /// Our contract for refusals (server-api §(f).7), HTTP 200 with a ReturnUAFRequest as for every UAF answer:
+    /// an unknown or already redeemed token is `statusCode` 1401, an expired one 1408. The SDK reports them as
+    /// `TokenAlreadyRedeemed` and `TokenExpired`.
+    func redeem(token: String, operation: UAFOperation) async throws -> IssuedRequest {
+        guard !token.isEmpty, token.utf8.count <= 256 else { throw ServiceFailure(.badRequest, "token must be 1...256 bytes") }
+        let now = environment.clock()
+        switch try await stores.dispatchTokens.redeem(tokenHash: SecretHash.of(token), operation: operation.rawValue, now: now) {
+        case .refused:
+            throw ServiceFailure(.unauthorized, "unknown or already redeemed token")
+        case .expired(let record):
+            try await stores.status.tokenRedeemed(sessionId: record.sessionId, status: .failed, result: .tokenTimedOut, now: now,
+                                                  retention: environment.statusRetention)
+            throw ServiceFailure(.requestTimeout, "token expired")
+        case .redeemed(let record):
+            let get = try JSONCoding.value(GetUAFRequest.self, record.getUAFRequest)
+            let principal = Principal(source: .dispatchToken, subject: record.username, isAdmin: false)
+            do {
+                switch operation {
+                case .registration:
+                    return try await registration.request(get, principal: principal, dispatchedSession: record.sessionId)
+                case .authentication:
+                    return try await authentication.request(get, dispatchedSession: record.sessionId)
+                case .deregistration:
+                    // Dereg has no response message: the operation is done when the device has its request.
+                    let issued = try await deregistration.request(get, principal: principal)
+                    try await stores.status.tokenRedeemed(sessionId: record.sessionId, status: .succeeded, result: .tokenRedeemed, now: now,
+                                                          retention: environment.statusRetention)
+                    return IssuedRequest(answer: issued.answer, sessionID: record.sessionId)
+                }
+            } catch {
+                // The dispatched request could not be issued (e.g. the user has no authenticator any more).
+                try? await stores.status.tokenRedeemed(sessionId: record.sessionId, status: .failed, result: .tokenRedeemed, now: now,
+                                                       retention: environment.statusRetention)
+                throw error
+            }
+        }
+    }
+
+    /// Dispatchers this server can use now: push needs a configured Firebase project.
+    func isAvailable(_ dispatcher: DispatchTargetWire.Dispatcher) -> Bool {
+        dispatcher != .firebaseCloudMessaging
+    }
+
+    func redeemURL(_ operation: UAFOperation) -> String {
+        let base = configuration.redeemBaseURL ?? environment.identity.baseURL
+        let path: String
+        switch operation {
+        case .registration: path = "registration"
+        case .authentication: path = "authentication"
+        case .deregistration: path = "deregistration"
+        }
+        return base.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/nevisfido/token/redeem/" + path
+    }
+
+    /// The `data` member of `dispatchInformation` (a JSON object), as text, for the payload.
+    static func appData(_ dispatchInformation: String?) -> String? {
+        guard let dispatchInformation, let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(dispatchInformation.utf8)),
+              let data = object["data"] else { return nil }
+        if case .string(let text) = data { return text }
+        return try? JSONCoding.string(data)
+    }
+
+    static func context(_ context: String?, addingUsername username: String) throws -> String {
+        var object = ((try? JSONDecoder().decode([String: JSONValue].self, from: Data((context ?? "{}").utf8))) ?? [:])
+        object["username"] = .string(username)
+        return try JSONCoding.string(object)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import HTTPTypes
+import JOSE
+import NevisProtocol
+import Primitives
+import UAF
+
+/// A refusal of a JSON (non-UAF) endpoint: its HTTP status and the `{"error", "message"}` body. The message is
+/// safe to show the caller; nothing internal goes into it.
+struct HTTPFailure: Error {
+    let status: HTTPResponse.Status
+    let error: String
+    let message: String
+    init(_ status: HTTPResponse.Status, _ error: String, _ message: String) { self.status = status; self.error = error; self.message = message }
+}
+
+/// The Dispatch Target Service (server-api §B.8): a device's name, push address and public keys, per user.
+struct DispatchTargetService: Sendable {
+    let environment: ServiceEnvironment
+    let signatures: DeviceSignatureVerifier
+    private var stores: Stores { environment.stores }
+
+    static let maximumNameBytes = 256
+    static let maximumPushTokenBytes = 4096
+
+    /// Endpoint 13: creates a target for the caller's user.
+    func create(_ body: DispatchTargetWire.Creation, principal: Principal) async throws -> DispatchTargetWire.Created {
+        guard let username = body.username ?? principal.subject else { throw HTTPFailure(.badRequest, "bad_request", "username is required") }
+        do { try ServiceEnvironment.validate(username: username) } catch { throw HTTPFailure(.badRequest, "bad_request", "username is not valid") }
+        guard principal.mayActFor(username) else {
+            throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") may not create a dispatch target for \(username)")
+        }
+        try Self.validate(name: body.name)
+        if let target = body.target { try Self.validate(pushToken: target) }
+        guard (body.deviceId?.utf8.count ?? 0) <= 128 else { throw HTTPFailure(.badRequest, "bad_request", "deviceId longer than 128 bytes") }
+        let dispatcher = body.dispatcher ?? DispatchTargetWire.Dispatcher.firebaseCloudMessaging.rawValue
+        guard DispatchTargetWire.Dispatcher(rawValue: dispatcher) != nil else {
+            throw HTTPFailure(.unprocessableContent, "unknown_dispatcher", "The dispatcher is not one this server knows.")
+        }
+        // Both keys must be usable P-256 keys now: a target whose key cannot verify or encrypt is useless later.
+        let signatureKey: JWK, encryptionKey: JWK?
+        do {
+            signatureKey = try JWK(json: body.signatureKey)
+            _ = try signatureKey.p256SigningKey()
+            encryptionKey = try body.encryptionKey.map { try JWK(json: $0) }
+            _ = try encryptionKey?.p256KeyAgreementKey()
+        } catch {
+            throw HTTPFailure(.badRequest, "bad_request", "signatureKey and encryptionKey must be EC P-256 JWKs (\(error))")
+        }
+        let now = environment.clock()
+        let record = DispatchTargetRecord(id: RandomToken.make(18), extId: UUID().uuidString.lowercased(), username: username, name: body.name,
+                                          deviceId: body.deviceId, dispatcher: dispatcher, target: body.target, signatureKey: signatureKey.json,
+                                          encryptionKey: encryptionKey?.json, createdAt: now, updatedAt: now)
+        guard try await stores.dispatchTargets.insert(record) else {
+            throw HTTPFailure(.unprocessableContent, "name_taken", "The user already has a dispatch target with this name.")
+        }
+        environment.decide("dispatch target", username, 1200, "created \(record.id.prefix(8))… \"\(record.name)\"\(record.encryptionKey == nil ? "" : " with an encryption key")")
+        return DispatchTargetWire.Created(id: record.id, extId: record.extId)
+    }
+
+    struct Listing: Encodable {
+        struct Entry: Encodable { var name: String; var id: String; var dispatcher: String }
+        var dispatchTargets: [Entry]
+    }
+
+    /// Endpoint 14 (internal: the relying party's backend, with a token for the user or an administrator's).
+    func list(username: String?, principal: Principal) async throws -> Listing {
+        guard let username, !username.isEmpty else { throw HTTPFailure(.badRequest, "bad_request", "the username query parameter is required") }
+        guard principal.mayActFor(username) else { throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") may not list \(username)'s targets") }
+        let targets = try await stores.dispatchTargets.targets(username: username)
+        guard !targets.isEmpty else { throw HTTPFailure(.notFound, "not_found", "The user has no dispatch targets.") }
+        return Listing(dispatchTargets: targets.map { .init(name: $0.name, id: $0.id, dispatcher: $0.dispatcher) })
+    }
+
+    /// Endpoint 15: the body is a compact JWS signed with the target's own key (server-api §C.3).
+    func modify(id: String, jws: String) async throws {
+        let (target, change) = try await signatures.verify(jws, targetID: id, as: DispatchTargetWire.Modification.self)
+        let name = change.name ?? target.name
+        try Self.validate(name: name)
+        var pushToken = target.target
+        if let newToken = change.target { try Self.validate(pushToken: newToken); pushToken = newToken }
+        if change.disablePushNotifications == true { pushToken = nil }
+        switch try await stores.dispatchTargets.update(id: target.id, name: name, target: pushToken, now: environment.clock()) {
+        case .updated:
+            environment.decide("dispatch target", target.username, 1200, "modified \(target.id.prefix(8))… by its device")
+        case .notFound: throw HTTPFailure(.notFound, "not_found", "No such dispatch target.")
+        case .nameTaken: throw HTTPFailure(.unprocessableContent, "name_taken", "The user already has a dispatch target with this name.")
+        }
+    }
+
+    /// Endpoint 16: the user (a session or token for them) or an administrator removes a target.
+    func delete(id: String, principal: Principal) async throws {
+        guard let target = try await stores.dispatchTargets.target(id: id), principal.mayActFor(target.username) else {
+            // Someone else's target answers like a missing one.
+            throw HTTPFailure(.notFound, "not_found", "No such dispatch target.")
+        }
+        _ = try await stores.dispatchTargets.delete(id: id)
+        environment.decide("dispatch target", target.username, 1200, "deleted \(id.prefix(8))…")
+    }
+
+    static func validate(name: String) throws {
+        guard !name.isEmpty, name.utf8.count <= maximumNameBytes, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw HTTPFailure(.badRequest, "bad_request", "name must be 1...\(maximumNameBytes) bytes without control characters")
+        }
+    }
+
+    static func validate(pushToken: String) throws {
+        guard !pushToken.isEmpty, pushToken.utf8.count <= maximumPushTokenBytes else {
+            throw HTTPFailure(.badRequest, "bad_request", "target must be 1...\(maximumPushTokenBytes) bytes")
+        }
+    }
+}
+
+/// Verifies device-signed requests (server-api §C.3, our contract in ``DeviceSignature``): the JWS verifies with
+/// the signature key of the dispatch target it names, it was created within the clock skew, and its request id
+/// was never used before for that target (kept in the repository, so every instance refuses a replay).
+struct DeviceSignatureVerifier: Sendable {
+    let stores: Stores
+    let skew: TimeInterval
+    let clock: @Sendable () -> Date
+
+    /// Every refusal is 401 with one generic message; the log gets the reason.
+    func verify<Payload: Decodable>(_ compact: String, targetID: String?, as type: Payload.Type) async throws -> (DispatchTargetRecord, Payload) {
+        guard compact.utf8.count <= 16 * 1024, let named = DeviceSignature.unverifiedTargetID(compact) else {
+            throw Self.refusal("not a compact JWS whose payload names a dispatchTargetId")
+        }
+        if let targetID, targetID != named { throw Self.refusal("the JWS names another dispatch target") }
+        guard named.utf8.count <= 128, let target = try await stores.dispatchTargets.target(id: named) else {
+            if targetID != nil { throw HTTPFailure(.notFound, "not_found", "No such dispatch target.") }
+            throw Self.refusal("unknown dispatch target")
+        }
+        let verified: JWS.Verified
+        do { verified = try JWS.verify(compact, key: try JWK(json: target.signatureKey).p256SigningKey()) } catch {
+            throw Self.refusal("signature: \(error)")
+        }
+        guard let claims = try? JSONDecoder().decode(DeviceSignature.Claims.self, from: Data(verified.payload)),
+              let payload = try? JSONDecoder().decode(Payload.self, from: Data(verified.payload)) else {
+            throw Self.refusal("the payload lacks the required members")
+        }
+        guard !claims.requestId.isEmpty, claims.requestId.utf8.count <= DeviceSignature.maximumRequestIDLength else {
+            throw Self.refusal("requestId must be 1...\(DeviceSignature.maximumRequestIDLength) characters")
+        }
+        let now = clock()
+        let created = Date(epochMillis: claims.creationTimeInEpochMillis)
+        guard abs(created.timeIntervalSince(now)) <= skew else { throw Self.refusal("created \(Int(created.timeIntervalSince(now))) s from now, outside ±\(Int(skew)) s") }
+        // Remembered until the creation time leaves the window on either side, so a replay is refused for as long as
+        // its creation time would still be accepted.
+        guard try await stores.deviceRequests.remember(dispatchTargetId: target.id, requestId: claims.requestId,
+                                                       until: created.addingTimeInterval(skew * 2)) else {
+            throw Self.refusal("request id already used (replay)")
+        }
+        return (target, payload)
+    }
+
+    static func refusal(_ detail: String) -> Error {
+        DeviceSignatureRefusal(detail: detail)
+    }
+}
+
+/// A refused device signature: 401 to the caller, `detail` to the log.
+struct DeviceSignatureRefusal: Error {
+    let detail: String
+    var failure: HTTPFailure { HTTPFailure(.unauthorized, "invalid_device_signature", "The device signature is invalid, stale or replayed.") }
+}
