@@ -8,6 +8,8 @@ public protocol Operations: Sendable {
     var deregistration: Deregistration { get }
     var pinChange: PinChange { get }
     var passwordChange: PasswordChange { get }
+    var outOfBandPayloadDecode: OutOfBandPayloadDecode { get }
+    var outOfBandOperation: OutOfBandOperation { get }
 }
 
 /// What the SDK keeps on the device.
@@ -35,6 +37,8 @@ struct OperationsValue: Operations {
     var deregistration: Deregistration { Deregistration(core: core) }
     var pinChange: PinChange { PinChange(core: core) }
     var passwordChange: PasswordChange { PasswordChange(core: core) }
+    var outOfBandPayloadDecode: OutOfBandPayloadDecode { OutOfBandPayloadDecode(core: core) }
+    var outOfBandOperation: OutOfBandOperation { OutOfBandOperation(core: core) }
 }
 
 struct LocalDataValue: LocalData {

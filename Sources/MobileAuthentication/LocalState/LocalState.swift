@@ -23,6 +23,14 @@ struct LocalRegistration: Codable, Hashable, Sendable {
     }
 }
 
+/// The dispatch target this device created on a server for one of its users (server-api §B.8).
+struct LocalDispatchTarget: Codable, Hashable, Sendable {
+    var server: Server
+    var username: Username
+    var id: String
+    var extId: String
+}
+
 /// Everything the SDK remembers besides secrets.
 struct LocalStateData: Codable, Sendable {
     var accounts: [AccountRecord] = []
@@ -30,6 +38,28 @@ struct LocalStateData: Codable, Sendable {
     var deviceInformation: DeviceInformation?
     /// Registration counter per AAID.
     var registrationCounters: [String: UInt32] = [:]
+    /// One per (server, user) the device registered with; the device information's id–username pairs.
+    var dispatchTargets: [LocalDispatchTarget] = []
+
+    init() {}
+
+    enum CodingKeys: String, CodingKey { case accounts, registrations, deviceInformation, registrationCounters, dispatchTargets }
+    /// Members added after the first release are optional on disk, so a device's existing state still opens.
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        accounts = try c.decode([AccountRecord].self, forKey: .accounts)
+        registrations = try c.decode([LocalRegistration].self, forKey: .registrations)
+        deviceInformation = try c.decodeIfPresent(DeviceInformation.self, forKey: .deviceInformation)
+        registrationCounters = try c.decode([String: UInt32].self, forKey: .registrationCounters)
+        dispatchTargets = try c.decodeIfPresent([LocalDispatchTarget].self, forKey: .dispatchTargets) ?? []
+    }
+
+    /// Keeps the device information's id–username pairs equal to the dispatch targets.
+    mutating func syncDevicePairs() {
+        guard let information = deviceInformation else { return }
+        deviceInformation = DeviceInformation(name: information.name, fcmRegistrationToken: information.fcmRegistrationToken, deviceId: information.deviceId,
+                                              idUsernamePairs: dispatchTargets.map { IdUsernamePair(identifier: $0.id, username: $0.username) })
+    }
 }
 
 /// The SDK's state in one ``SecureStore``: `state` (accounts, registrations, device information), `pin/<user>` and

@@ -87,15 +87,14 @@ struct LocalRemoval {
                 changes.remove(core.knowledgeStore(kind == .pin ? .pin : .password).entry(registration.username))
             }
         }
+        // The device information (and its keys) goes with the last authenticator (sdk-api.md, DeviceInformation).
+        if remaining.isEmpty { changes.remove(DeviceKeys.entry) }
         try await core.commit(changes) { state in
             state.registrations = remaining
             state.accounts.removeAll { account in !remaining.contains { $0.username == account.username && $0.server == account.server } }
-            if var information = state.deviceInformation {
-                let users = Set(remaining.map(\.username))
-                information = DeviceInformation(name: information.name, fcmRegistrationToken: information.fcmRegistrationToken,
-                                                deviceId: information.deviceId, idUsernamePairs: information.idUsernamePairs.filter { users.contains($0.username) })
-                state.deviceInformation = remaining.isEmpty ? nil : information
-            }
+            state.dispatchTargets.removeAll { target in !remaining.contains { $0.username == target.username && $0.server == target.server } }
+            state.syncDevicePairs()
+            if remaining.isEmpty { state.deviceInformation = nil }
         }
         // Hardware keys go once their records are gone: a failed commit keeps both, so the device stays consistent.
         for registration in removed { core.platform.hardwareKeyStore?.deleteKey(tag: registration.keyAlias) }

@@ -63,7 +63,7 @@ public final class Registration: HttpOperation {
         }
         let headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
         try await OperationRunner(core: core, objects: fields.objects, headers: headers).register(
-            username: username, server: Server(baseUrl: fields.serverUrl ?? core.configuration.baseUrl),
+            .inBand(username), server: Server(baseUrl: fields.serverUrl ?? core.configuration.baseUrl),
             deviceInformation: fields.deviceInformation, options: fields.options)
     }
 }

@@ -7,18 +7,27 @@ import UAF
 
 extension OperationRunner {
     /// In-band authentication and transaction confirmation. Returns the authorization the server handed out.
-    func authenticate(username: Username?, transaction requested: String? = nil) async throws(OperationError) -> (any AuthorizationProvider)? {
+    /// `redeemed` is the UAF request an out-of-band token answered, with the server that answered it: the request is
+    /// then not asked for, and the device's accounts on that server are the candidates.
+    func authenticate(username: Username?, transaction requested: String? = nil,
+                      redeemed: (message: String, server: Server)? = nil) async throws(OperationError) -> (any AuthorizationProvider)? {
         try core.checkIntegrity()
         let data = core.mirror.snapshot
-        // A known user's own server; otherwise the configured one.
-        let server = username.flatMap { name in data.accounts.first { $0.username == name }?.server } ?? Server(baseUrl: core.configuration.baseUrl)
-        struct Context: Encodable { var username: String?; var transaction: [Transaction]? }
-        let context = Context(username: username, transaction: requested.map {
-            [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))]
-        })
-        let contextJSON: String
-        do { contextJSON = try UAFMessageCodec.encodeObject(context) } catch { throw .Unknown(cause: error) }
-        let message = try await fetchUAFRequest(server: server, path: core.configuration.authenticationRequestPath, op: .authentication, context: contextJSON)
+        let server: Server
+        let message: String
+        if let redeemed {
+            (message, server) = (redeemed.message, redeemed.server)
+        } else {
+            // A known user's own server; otherwise the configured one.
+            server = username.flatMap { name in data.accounts.first { $0.username == name }?.server } ?? Server(baseUrl: core.configuration.baseUrl)
+            struct Context: Encodable { var username: String?; var transaction: [Transaction]? }
+            let context = Context(username: username, transaction: requested.map {
+                [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))]
+            })
+            let contextJSON: String
+            do { contextJSON = try UAFMessageCodec.encodeObject(context) } catch { throw .Unknown(cause: error) }
+            message = try await fetchUAFRequest(server: server, path: core.configuration.authenticationRequestPath, op: .authentication, context: contextJSON)
+        }
         let request = try decodeRequest(AuthenticationRequest.self, from: message, header: \.header)
         let appID = try await checkAppID(request.header.appID)
         let transaction = try Self.transactionText(request.transaction)

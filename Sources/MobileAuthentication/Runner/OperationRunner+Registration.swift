@@ -3,24 +3,42 @@ import Foundation
 import UAF
 
 extension OperationRunner {
-    /// In-band registration (ARCHITECTURE.md, "Data flow of an in-band registration").
-    func register(username: Username, server: Server, deviceInformation: DeviceInformation?, options: RegistrationOptions) async throws(OperationError) {
+    /// Where a registration's UAF request comes from: asked for in-band for a username, or already redeemed from an
+    /// out-of-band token (the request then names the user).
+    enum RegistrationSource: Sendable {
+        case inBand(Username)
+        case redeemed(message: String)
+    }
+
+    /// Registration (ARCHITECTURE.md, "Data flow of an in-band registration"), in-band or from a redeemed token.
+    func register(_ source: RegistrationSource, server: Server, deviceInformation: DeviceInformation?, options: RegistrationOptions) async throws(OperationError) {
         try core.checkIntegrity()
         let data = core.mirror.snapshot
-        if data.accounts.contains(where: { $0.username == username && $0.server != server }) {
+        if case .inBand(let username) = source, data.accounts.contains(where: { $0.username == username && $0.server != server }) {
             throw .UserAlreadyRegisteredInAnotherServer(cause: nil)
         }
         // Seed 003: the device information is created by the first registration, so that one must bring it.
         if data.deviceInformation == nil && deviceInformation == nil {
             throw .Unknown(cause: SDKMessage("the first registration needs deviceInformation(_:) (a DeviceInformation with the device's name)"))
         }
-        // Step 2. Ask the server for a RegistrationRequest.
-        let context: String
-        do { context = try UAFMessageCodec.encodeObject(["username": username]) } catch { throw .Unknown(cause: error) }
-        let message = try await fetchUAFRequest(server: server, path: core.configuration.registrationRequestPath, op: .registration, context: context)
+        // Step 2. Ask the server for a RegistrationRequest (or take the one the redeemed token answered).
+        let message: String
+        switch source {
+        case .inBand(let username):
+            let context: String
+            do { context = try UAFMessageCodec.encodeObject(["username": username]) } catch { throw .Unknown(cause: error) }
+            message = try await fetchUAFRequest(server: server, path: core.configuration.registrationRequestPath, op: .registration, context: context)
+        case .redeemed(let redeemed):
+            message = redeemed
+        }
         let request = try decodeRequest(RegistrationRequest.self, from: message, header: \.header)
-        guard request.username == username else {
+        let username = request.username
+        if case .inBand(let asked) = source, asked != username {
             throw .FidoError(errorCode: .protocolError, cause: SDKMessage("the request is for another username"))
+        }
+        guard !username.isEmpty else { throw .FidoError(errorCode: .protocolError, cause: SDKMessage("the request names no user")) }
+        if data.accounts.contains(where: { $0.username == username && $0.server != server }) {
+            throw .UserAlreadyRegisteredInAnotherServer(cause: nil)
         }
         // Step 3. AppID / FacetID, policy, selection, user verification, key generation, KRD, attestation.
         let appID = try await checkAppID(request.header.appID)
@@ -62,9 +80,17 @@ extension OperationRunner {
         let response = RegistrationResponse(header: header, fcParams: fcParams,
                                             assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
         // Nothing is stored before the server accepted: a failed registration leaves no trace on the device.
-        do { _ = try await sendUAFResponse(server: server, path: core.configuration.registrationResponsePath, response: response) } catch {
+        let answer: ServerResponse
+        do { answer = try await sendUAFResponse(server: server, path: core.configuration.registrationResponsePath, response: response) } catch {
             credential.key.discard()
             throw error
+        }
+        // The first registration makes the device information's key pairs; they are committed with it.
+        if data.deviceInformation == nil {
+            do { try enrollment.changes.set(DeviceKeys.generate(), DeviceKeys.entry) } catch {
+                credential.key.discard()
+                throw .Unknown(cause: error)
+            }
         }
 
         // Step 5. One commit: key, verifier, registration, account and device information together.
@@ -77,22 +103,14 @@ extension OperationRunner {
                 if !data.accounts.contains(account) { data.accounts.append(account) }
                 data.registrations.append(registration)
                 data.registrationCounters[descriptor.aaid] = registrationCounter
-                data.deviceInformation = DeviceInformation.adding(username, to: data.deviceInformation ?? deviceInformation)
+                if data.deviceInformation == nil { data.deviceInformation = deviceInformation }
             }
         } catch {
             // The server has the registration but the device could not record it: the hardware key is of no use.
             credential.key.discard()
             throw .Unknown(cause: error)
         }
-    }
-}
-
-extension DeviceInformation {
-    /// The device information with `username` in its pairs (one pair per user; a given one replaces nothing).
-    static func adding(_ username: Username, to information: DeviceInformation?) -> DeviceInformation? {
-        guard let information else { return nil }
-        if information.idUsernamePairs.contains(where: { $0.username == username }) { return information }
-        return DeviceInformation(name: information.name, fcmRegistrationToken: information.fcmRegistrationToken, deviceId: information.deviceId,
-                                 idUsernamePairs: information.idUsernamePairs + [IdUsernamePair(identifier: information.deviceId, username: username)])
+        // Step 6 of server-api §D.1: the device's dispatch target on this server, for this user.
+        _ = await createDispatchTarget(username: username, server: server, registrationAnswer: answer)
     }
 }

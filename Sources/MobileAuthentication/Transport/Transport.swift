@@ -46,6 +46,7 @@ struct HTTPRequest: Sendable {
     var body: Data?
     var headers: [(String, String)]
     var accept: String = uafContentType
+    var contentType: String = uafContentType
 }
 
 /// How operations reach the server. ``HTTPTransport`` is the real one; tests of the operation runner use a fake
@@ -104,7 +105,7 @@ final class HTTPTransport: ClientTransport {
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         outgoing.headers.add(name: "Accept", value: request.accept)
         if let body = request.body {
-            outgoing.headers.add(name: "Content-Type", value: uafContentType)
+            outgoing.headers.add(name: "Content-Type", value: request.contentType)
             outgoing.body = .bytes(ByteBuffer(data: body))
         }
         for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }

@@ -1,0 +1,258 @@
+import Foundation
+import NevisProtocol
+import UAF
+
+/// What redeems an out-of-band operation.
+public struct RedeemData: Codable, Hashable, Sendable {
+    public let token: String
+    public let redeemUrl: URL
+}
+
+/// A decoded (and, when it was encrypted, decrypted) out-of-band payload: from a QR code, a link or a push message.
+/// The wire format is ``NevisProtocol/DispatchPayload``.
+public struct OutOfBandPayload: Codable, Hashable, Sendable {
+    /// `application/json` (sent in clear) or `application/jose` (it was encrypted to this device).
+    public let contentType: String
+    public let version: String
+    public let redeemData: RedeemData
+    /// The relying party's data for the app, if any.
+    public let data: String?
+}
+
+/// Decodes an out-of-band payload: its JSON, or base64url of it (what QR codes and links carry; a whole link with
+/// `dispatchTokenResponse` is accepted too). An encrypted payload is decrypted with the device's key.
+public final class OutOfBandPayloadDecode: Operation {
+    struct Fields: Sendable {
+        var input: Input?
+        var onSuccess: (@Sendable (OutOfBandPayload) -> Void)?
+        var onError: (@Sendable (OutOfBandPayloadError) -> Void)?
+    }
+    enum Input: Sendable { case json(String), base64URL(String) }
+
+    private let core: ClientCore
+    private let state = BuilderState(Fields())
+    init(core: ClientCore) { self.core = core }
+
+    @discardableResult public func json(_ json: String) -> Self { state.update { $0.input = .json(json) }; return self }
+    @discardableResult public func base64UrlEncoded(_ text: String) -> Self { state.update { $0.input = .base64URL(text) }; return self }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable (OutOfBandPayload) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OutOfBandPayloadError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+
+    public func execute() {
+        let fields = state.value
+        Task {
+            do throws(OutOfBandPayloadError) { fields.onSuccess?(try await self.executeAsync()) } catch { fields.onError?(error) }
+        }
+    }
+
+    public func executeAsync() async throws(OutOfBandPayloadError) -> OutOfBandPayload {
+        do { try core.checkIntegrity() } catch {
+            switch error {
+            case .NoDeviceLockError(let cause): throw .NoDeviceLockError(cause: cause)
+            default: throw .DeviceProtectionError(cause: error)
+            }
+        }
+        guard let input = state.value.input else { throw .MalformedPayload(cause: SDKMessage("give json(_:) or base64UrlEncoded(_:)")) }
+        do {
+            let envelope: DispatchPayload.Envelope
+            switch input {
+            case .json(let json): envelope = try DispatchPayload.parse(json: json)
+            case .base64URL(let text): envelope = try DispatchPayload.parse(base64URL: text)
+            }
+            let keys = try? await core.deviceKeys()
+            let content = try envelope.open { try keys?.encryptionKey() }
+            guard let url = URL(string: content.redeemURL) else { throw DispatchPayloadError.malformed("redeem_url") }
+            return OutOfBandPayload(contentType: envelope.contentType, version: envelope.version,
+                                    redeemData: RedeemData(token: content.token, redeemUrl: url), data: content.data)
+        } catch let error as DispatchPayloadError {
+            switch error {
+            case .malformed: throw .MalformedPayload(cause: error)
+            case .noDecryptionKey, .decryption: throw .DecryptionError(cause: error)
+            }
+        } catch {
+            throw .Unknown(cause: error)
+        }
+    }
+}
+
+/// Redeems an out-of-band payload's token and hands over the operation it stands for.
+public final class OutOfBandOperation: HttpOperation {
+    struct Fields: Sendable {
+        var payload: OutOfBandPayload?
+        var headers: [String] = []
+        var onRegistration: (@Sendable (OutOfBandRegistration) -> Void)?
+        var onAuthentication: (@Sendable (OutOfBandAuthentication) -> Void)?
+        var onError: (@Sendable (OutOfBandOperationError) -> Void)?
+    }
+
+    /// What the redeemed token stands for.
+    public enum Redeemed: Sendable {
+        case registration(OutOfBandRegistration)
+        case authentication(OutOfBandAuthentication)
+    }
+
+    private let core: ClientCore
+    private let state = BuilderState(Fields())
+    init(core: ClientCore) { self.core = core }
+
+    @discardableResult public func payload(_ payload: OutOfBandPayload) -> Self { state.update { $0.payload = payload }; return self }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
+    @discardableResult public func onRegistration(_ callback: @escaping @Sendable (OutOfBandRegistration) -> Void) -> Self { state.update { $0.onRegistration = callback }; return self }
+    @discardableResult public func onAuthentication(_ callback: @escaping @Sendable (OutOfBandAuthentication) -> Void) -> Self { state.update { $0.onAuthentication = callback }; return self }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OutOfBandOperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+
+    public func execute() {
+        let fields = state.value
+        Task {
+            do throws(OutOfBandOperationError) {
+                switch try await self.executeAsync() {
+                case .registration(let registration): fields.onRegistration?(registration)
+                case .authentication(let authentication): fields.onAuthentication?(authentication)
+                }
+            } catch {
+                fields.onError?(error)
+            }
+        }
+    }
+
+    /// Redeems the token (once: the server refuses a second use) and returns the operation to continue with.
+    public func executeAsync() async throws(OutOfBandOperationError) -> Redeemed {
+        let fields = state.value
+        do { try core.checkIntegrity() } catch {
+            switch error {
+            case .NoDeviceLockError(let cause): throw .NoDeviceLockError(cause: cause)
+            default: throw .DeviceProtectionError(cause: error)
+            }
+        }
+        guard let payload = fields.payload else { throw .Unknown(cause: SDKMessage("payload(_:) is required")) }
+        let url = payload.redeemData.redeemUrl
+        // The server is the redeem URL's origin: the UAF exchange that follows goes there.
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { throw .Unknown(cause: SDKMessage("redeem URL")) }
+        components.path = ""; components.query = nil; components.fragment = nil
+        guard let origin = components.url else { throw .Unknown(cause: SDKMessage("redeem URL")) }
+        let server = Server(baseUrl: origin)
+        let runner = OperationRunner(core: core, objects: InteractionObjects(), headers: fields.headers.headerPairs, retryPolicy: .noRetry)
+        let body: Data
+        do { body = try JSONEncoder().encode(["token": payload.redeemData.token]) } catch { throw .Unknown(cause: error) }
+        let exchange: HTTPExchange
+        // A redeem is never retried: the token is single-use, and a retry after a lost answer would only be refused.
+        do { exchange = try await core.transport.send(HTTPRequest(method: .POST, url: url, body: body, headers: runner.headers, contentType: "application/json")) } catch {
+            switch runner.map(error) {
+            case .NetworkError(let cause): throw .NetworkError(cause: cause)
+            case let other: throw .Unknown(cause: other)
+            }
+        }
+        guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
+            throw .NetworkError(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status, message: "the redeem answer is not a ReturnUAFRequest"))
+        }
+        let cause = ServerStatusError(statusCode: answer.statusCode, httpStatus: exchange.status, message: UAFStatusCode(rawValue: answer.statusCode)?.reasonPhrase)
+        switch answer.statusCode {
+        case UAFStatusCode.ok.rawValue: break
+        // Our server's contract (DispatchService.redeem): 1401 unknown or used, 1408 expired.
+        case UAFStatusCode.unauthorized.rawValue: throw .TokenAlreadyRedeemed(cause: cause)
+        case UAFStatusCode.requestTimeout.rawValue: throw .TokenExpired(cause: cause)
+        default: throw .Unknown(cause: cause)
+        }
+        guard exchange.status == 200, let message = answer.uafRequest else { throw .Unknown(cause: cause) }
+        switch answer.op {
+        case .registration?: return .registration(OutOfBandRegistration(core: core, message: message, server: server, headers: fields.headers))
+        case .authentication?: return .authentication(OutOfBandAuthentication(core: core, message: message, server: server, headers: fields.headers))
+        default: throw .Unknown(cause: SDKMessage("the token stands for an operation this SDK does not run out of band (\(answer.op?.rawValue ?? "none"))"))
+        }
+    }
+}
+
+/// The registration an out-of-band token stands for (the server named the user when it dispatched it).
+public final class OutOfBandRegistration: HttpOperation {
+    struct Fields: Sendable {
+        var deviceInformation: DeviceInformation?
+        var options = RegistrationOptions()
+        var objects = InteractionObjects()
+        var headers: [String]
+        var onSuccess: (@Sendable () -> Void)?
+        var onError: (@Sendable (OperationError) -> Void)?
+    }
+
+    private let core: ClientCore
+    private let message: String
+    private let server: Server
+    private let state: BuilderState<Fields>
+
+    init(core: ClientCore, message: String, server: Server, headers: [String]) {
+        self.core = core; self.message = message; self.server = server
+        state = BuilderState(Fields(headers: headers))
+    }
+
+    /// The user the server asks to register, as the request names it.
+    public var username: Username? { try? UAFMessageCodec.decode(RegistrationRequest.self, from: message).first?.username }
+
+    @discardableResult public func deviceInformation(_ information: DeviceInformation) -> Self { state.update { $0.deviceInformation = information }; return self }
+    @discardableResult public func allowDevicePasscodeAsFallback(_ allow: Bool) -> Self { state.update { $0.options.allowDevicePasscodeAsFallback = allow }; return self }
+    @discardableResult public func invalidateOnNewOsBiometrics(_ invalidate: Bool) -> Self { state.update { $0.options.invalidateOnNewOsBiometrics = invalidate }; return self }
+    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
+    @discardableResult public func pinEnroller(_ enroller: any PinEnroller) -> Self { state.update { $0.objects.pinEnroller = enroller }; return self }
+    @discardableResult public func passwordEnroller(_ enroller: any PasswordEnroller) -> Self { state.update { $0.objects.passwordEnroller = enroller }; return self }
+    @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
+    @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+
+    public func execute() {
+        let fields = state.value
+        deliverInBackground({ () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+    }
+
+    public func executeAsync() async throws(OperationError) {
+        let fields = state.value
+        if fields.options.allowDevicePasscodeAsFallback && fields.options.invalidateOnNewOsBiometrics {
+            throw .Unknown(cause: SDKMessage("allowDevicePasscodeAsFallback and invalidateOnNewOsBiometrics cannot both be enabled"))
+        }
+        try await OperationRunner(core: core, objects: fields.objects, headers: fields.headers.headerPairs).register(
+            .redeemed(message: message), server: server, deviceInformation: fields.deviceInformation, options: fields.options)
+    }
+}
+
+/// The authentication (or transaction confirmation) an out-of-band token stands for.
+public final class OutOfBandAuthentication: HttpOperation {
+    struct Fields: Sendable {
+        var objects = InteractionObjects()
+        var headers: [String]
+        var onSuccess: (@Sendable ((any AuthorizationProvider)?) -> Void)?
+        var onError: (@Sendable (OperationError) -> Void)?
+    }
+
+    private let core: ClientCore
+    private let message: String
+    private let server: Server
+    private let state: BuilderState<Fields>
+
+    init(core: ClientCore, message: String, server: Server, headers: [String]) {
+        self.core = core; self.message = message; self.server = server
+        state = BuilderState(Fields(headers: headers))
+    }
+
+    @discardableResult public func accountSelector(_ selector: any AccountSelector) -> Self { state.update { $0.objects.accountSelector = selector }; return self }
+    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
+    @discardableResult public func pinUserVerifier(_ verifier: any PinUserVerifier) -> Self { state.update { $0.objects.pinUserVerifier = verifier }; return self }
+    @discardableResult public func passwordUserVerifier(_ verifier: any PasswordUserVerifier) -> Self { state.update { $0.objects.passwordUserVerifier = verifier }; return self }
+    @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
+    @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable ((any AuthorizationProvider)?) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+
+    public func execute() {
+        let fields = state.value
+        Task {
+            do throws(OperationError) { fields.onSuccess?(try await self.executeAsync()) } catch { fields.onError?(error) }
+        }
+    }
+
+    /// Runs the authentication; a transaction in the request is shown through the selectors before it is signed.
+    public func executeAsync() async throws(OperationError) -> (any AuthorizationProvider)? {
+        let fields = state.value
+        return try await OperationRunner(core: core, objects: fields.objects, headers: fields.headers.headerPairs)
+            .authenticate(username: nil, redeemed: (message, server))
+    }
+}
