@@ -145,6 +145,7 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
@@ -165,6 +166,8 @@ let package = Package(
             "UAFServer", "MobileAuthentication", "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
     ]
 )

@@ -12,6 +12,9 @@ final class Environment {
     let platform: SimulatedPlatform
     private(set) var clients: [any MobileAuthenticationClient] = []
 
+    /// The server's clock: tests move it forward to expire tokens.
+    let clock = SettableClock()
+
     init(profile: DeviceProfile = .ios, metadataJSON: String? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -21,7 +24,8 @@ final class Environment {
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: EndToEndRelyingParty.shared.issuer,
                                                 audience: EndToEndRelyingParty.shared.audience, adminScope: "mauth:admin")
         if let metadataJSON { configuration.metadataJSON = metadataJSON }
-        server = try await UAFServerApplication.start(configuration: configuration)
+        let clock = self.clock
+        server = try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(clock: { clock.now }))
         platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"),
                                      applicationFacetId: profile == .ios ? "ios:bundle-id:ch.nevis.mauth.virtualdevice" : ServerConfiguration.defaultFacets[0],
                                      deviceProfile: profile)
@@ -44,6 +48,14 @@ final class Environment {
         try await server.stop()
         try? FileManager.default.removeItem(at: directory)
     }
+}
+
+/// A clock that tests move forward.
+final class SettableClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset: TimeInterval = 0
+    func advance(_ seconds: TimeInterval) { lock.withLock { offset += seconds } }
+    var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
 }
 
 /// The relying party every end-to-end server trusts; tests mint its JWTs to authorize registrations.

@@ -40,6 +40,10 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
         case .status(let code)?: return HTTPExchange(status: 200, body: try! JSONEncoder().encode(ServerResponse(statusCode: code)))
         case nil: break
         }
+        if request.url.path.contains("dispatch/targets") {
+            // The device's dispatch target after a registration: created, with fresh ids.
+            return HTTPExchange(status: 201, body: Data(#"{"id":"\#(UUID().uuidString)","extId":"\#(UUID().uuidString)"}"#.utf8))
+        }
         do { return HTTPExchange(status: 200, body: try await answer(request)) } catch {
             return HTTPExchange(status: 200, body: try! JSONEncoder().encode(ServerResponse(statusCode: (error as? UAFVerificationError)?.statusCode.rawValue ?? 1500)))
         }
@@ -124,10 +128,22 @@ final class OperationRunnerTests: XCTestCase {
 
     func testARegistrationIsVerifiedByTheRelyingPartyAndCommittedInOneWrite() async throws {
         let (client, party, platform) = try await makeClient()
+        party.fail("dispatch/targets", with: [.network])
         let before = try await storeGeneration(platform)
         try await register(client, "alice")
         let after = try await storeGeneration(platform)
-        XCTAssertEqual(after, before + 1, "key, PIN verifier, registration, account and device information: one durable write")
+        XCTAssertEqual(after, before + 1, "key, PIN verifier, registration, account, device information and keys: one durable write")
+        XCTAssertEqual(party.registeredKeys.map(\.aaid), ["F1D0#1001"])
+        XCTAssertEqual(client.localData.deviceInformation?.idUsernamePairs.map(\.username), [],
+                       "the dispatch target could not be created: the registration stands, without a pair")
+    }
+
+    func testTheDispatchTargetTheServerCreatedIsASecondWriteAndNamesTheDevicePair() async throws {
+        let (client, party, platform) = try await makeClient()
+        let before = try await storeGeneration(platform)
+        try await register(client, "alice")
+        let after = try await storeGeneration(platform)
+        XCTAssertEqual(after, before + 2, "the registration's write, then the dispatch target's once the server created it")
         XCTAssertEqual(party.registeredKeys.map(\.aaid), ["F1D0#1001"])
         XCTAssertEqual(client.localData.deviceInformation?.idUsernamePairs.map(\.username), ["alice"])
     }

@@ -120,7 +120,7 @@ enum StoreContract {
         let rows = try await stores.database.run { sql in try await sql.raw("SELECT token_hash FROM sessions").all() }
         let hashes = try rows.map { try $0.decode(column: "token_hash", as: String.self) }
         XCTAssertFalse(hashes.contains(token))
-        XCTAssertTrue(hashes.contains(SessionStore.hash(token)))
+        XCTAssertTrue(hashes.contains(SecretHash.of(token)))
     }
 
     static func aFinishedStatusRecordIsFinal(_ stores: Stores) async throws {
@@ -149,6 +149,89 @@ enum StoreContract {
         XCTAssertEqual(first.kid, "kid-a")
         XCTAssertEqual(second.kid, "kid-a")
         XCTAssertEqual(second.pem, "pem-a")
+    }
+
+    static func target(_ id: String, username: String = "u", name: String) -> DispatchTargetRecord {
+        DispatchTargetRecord(id: id, extId: "ext-\(id)", username: username, name: name, deviceId: "d", dispatcher: "firebase-cloud-messaging",
+                             target: "push", signatureKey: "{}", encryptionKey: nil, createdAt: Date(epochMillis: 1), updatedAt: Date(epochMillis: 1))
+    }
+
+    static func aDispatchTargetNameIsUniquePerUser(_ stores: Stores) async throws {
+        let insertedFirst = try await stores.dispatchTargets.insert(target("t1", name: "phone"))
+        let insertedTwice = try await stores.dispatchTargets.insert(target("t2", name: "phone"))
+        let otherUser = try await stores.dispatchTargets.insert(target("t3", username: "v", name: "phone"))
+        let second = try await stores.dispatchTargets.insert(target("t4", name: "tablet"))
+        XCTAssertEqual([insertedFirst, insertedTwice, otherUser, second], [true, false, true, true])
+        let taken = try await stores.dispatchTargets.update(id: "t4", name: "phone", target: nil, now: Date())
+        let renamed = try await stores.dispatchTargets.update(id: "t4", name: "tablet 2", target: nil, now: Date())
+        let missing = try await stores.dispatchTargets.update(id: "none", name: "x", target: nil, now: Date())
+        XCTAssertEqual([taken, renamed, missing], [.nameTaken, .updated, .notFound])
+        let stored = try await stores.dispatchTargets.target(id: "t4")
+        XCTAssertEqual(stored?.name, "tablet 2")
+        XCTAssertNil(stored?.target)
+        let names = try await stores.dispatchTargets.targets(username: "u").map(\.name)
+        XCTAssertEqual(names, ["phone", "tablet 2"])
+        let deleted = try await stores.dispatchTargets.delete(id: "t1")
+        let again = try await stores.dispatchTargets.delete(id: "t1")
+        XCTAssertEqual([deleted, again], [true, false])
+    }
+
+    static func token(_ hash: String, target: String? = "t1", expiresAt: Date) -> DispatchTokenRecord {
+        DispatchTokenRecord(tokenHash: hash, sessionId: "s-\(hash)", operation: "Auth", getUAFRequest: "{}", username: "u", dispatchTargetId: target,
+                            dispatcher: "link", dispatchInformation: nil, payload: "p", createdAt: Date(epochMillis: 1_000), expiresAt: expiresAt, redeemedAt: nil)
+    }
+
+    static func aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(_ stores: Stores) async throws {
+        let now = Date()
+        try await stores.dispatchTokens.insert(token("h1", expiresAt: now.addingTimeInterval(300)), retention: 600)
+        try await stores.dispatchTokens.insert(token("h2", expiresAt: now.addingTimeInterval(-1)), retention: 600)
+        try await stores.dispatchTokens.insert(token("h3", expiresAt: now.addingTimeInterval(300)), retention: 600)
+        let pending = try await stores.dispatchTokens.pending(dispatchTargetId: "t1", now: now).map(\.tokenHash)
+        XCTAssertEqual(pending, ["h1", "h3"], "neither redeemed nor expired")
+        let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    if case .redeemed = try await stores.dispatchTokens.redeem(tokenHash: "h1", operation: "Auth", now: now) { return true }
+                    return false
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        XCTAssertEqual(wins, 1)
+        let wrongOperation = try await stores.dispatchTokens.redeem(tokenHash: "h3", operation: "Reg", now: now)
+        XCTAssertEqual(wrongOperation, .refused)
+        guard case .expired(let expired) = try await stores.dispatchTokens.redeem(tokenHash: "h2", operation: "Auth", now: now) else {
+            return XCTFail("an expired token is reported as expired")
+        }
+        XCTAssertEqual(expired.sessionId, "s-h2")
+        let left = try await stores.dispatchTokens.pending(dispatchTargetId: "t1", now: now).map(\.tokenHash)
+        XCTAssertEqual(left, ["h3"])
+        let purged = try await stores.dispatchTokens.purge(expiredBefore: now.addingTimeInterval(600), retention: 600)
+        XCTAssertEqual(purged, 1, "only h2 is past its expiry plus retention")
+    }
+
+    static func aDeviceRequestIDIsAcceptedOnce(_ stores: Stores) async throws {
+        let until = Date().addingTimeInterval(600)
+        let first = try await stores.deviceRequests.remember(dispatchTargetId: "t1", requestId: "r1", until: until)
+        let replay = try await stores.deviceRequests.remember(dispatchTargetId: "t1", requestId: "r1", until: until)
+        let otherTarget = try await stores.deviceRequests.remember(dispatchTargetId: "t2", requestId: "r1", until: until)
+        XCTAssertEqual([first, replay, otherTarget], [true, false, true])
+    }
+
+    static func aStatusRecordLeavesTokenCreatedOnce(_ stores: Stores) async throws {
+        let now = Date()
+        let information = StatusRecord.TokenInformation(dispatchTargetExtId: "ext", tokenResult: nil,
+                                                        dispatcherInformation: .init(name: "link", response: "mauth://oob?x"), tokenExpiresAt: 42)
+        try await stores.status.create(StatusRecord(sessionId: "d1", status: .tokenCreated, operation: "Reg", username: "u", updatedAt: now,
+                                                    tokenInformation: information), retention: 600)
+        let moved = try await stores.status.tokenRedeemed(sessionId: "d1", status: .clientRegistering, result: .tokenRedeemed, now: now, retention: 600)
+        let again = try await stores.status.tokenRedeemed(sessionId: "d1", status: .failed, result: .tokenTimedOut, now: now, retention: 600)
+        XCTAssertEqual([moved, again], [true, false])
+        let record = try await stores.status.record(sessionId: "d1", now: now)
+        XCTAssertEqual(record?.status, .clientRegistering)
+        XCTAssertEqual(record?.tokenInformation?.tokenResult, .tokenRedeemed)
+        XCTAssertEqual(record?.tokenInformation?.dispatcherInformation?.response, "mauth://oob?x")
+        XCTAssertEqual(record?.tokenInformation?.tokenExpiresAt, 42)
     }
 }
 
@@ -179,6 +262,10 @@ final class SQLiteStoreTests: XCTestCase {
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
     func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
+    func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }
+    func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(stores) }
+    func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
+    func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
 
     func testMigrationsRunOnceAndReopenCleanly() async throws {
         let path = directory.appendingPathComponent("s.sqlite").path
@@ -233,7 +320,8 @@ final class PostgresStoreTests: XCTestCase {
         stores = Stores(database: try await StoreDatabase.open(.postgres(url: try Self.postgresURL(), poolSize: 8)))
         // One shared database: every test starts from empty tables.
         try await stores.database.run { sql in
-            for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records"] {
+            for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
+                          "device_requests"] {
                 try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
             }
         }
@@ -253,6 +341,10 @@ final class PostgresStoreTests: XCTestCase {
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
     func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
+    func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }
+    func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(stores) }
+    func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
+    func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
 
     func testTwoInstancesMigratingTogetherBothStart() async throws {
         let url = try Self.postgresURL()

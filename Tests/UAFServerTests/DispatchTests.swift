@@ -1,0 +1,237 @@
+import Crypto
+import Foundation
+import JOSE
+import NevisProtocol
+import UAF
+import UAFTesting
+import XCTest
+@testable import UAFServer
+
+/// The dispatch token, redeem and dispatch target endpoints over loopback TLS: each refusal, one changed input each.
+final class DispatchTests: XCTestCase {
+    let signingKey = P256.Signing.PrivateKey()
+    let encryptionKey = P256.KeyAgreement.PrivateKey()
+
+    private func json(_ value: some Encodable) throws -> Data { try JSONEncoder().encode(value) }
+
+    private func createTarget(_ loopback: LoopbackServer, username: String = "alice", name: String = "phone", dispatcher: String? = nil,
+                              signatureKey: String? = nil, as caller: String? = nil) async throws -> LoopbackServer.Answer {
+        let body = DispatchTargetWire.Creation(username: username, name: name, deviceId: "device-1", dispatcher: dispatcher, target: "fcm-token",
+                                               signatureKey: signatureKey ?? JWK(publicKey: signingKey.publicKey).json,
+                                               encryptionKey: JWK(encryptionKey: encryptionKey.publicKey).json)
+        return try await loopback.exchange(.POST, "/nevisfido/token/dispatch/targets", body: try json(body), contentType: "application/json",
+                                           headers: try await loopback.bearer(caller ?? username))
+    }
+
+    private func targetID(_ loopback: LoopbackServer, username: String = "alice", name: String = "phone") async throws -> String {
+        let answer = try await createTarget(loopback, username: username, name: name)
+        XCTAssertEqual(answer.status, 201, String(decoding: answer.body, as: UTF8.self))
+        return try JSONDecoder().decode(DispatchTargetWire.Created.self, from: answer.body).id
+    }
+
+    private func dispatch(_ loopback: LoopbackServer, _ op: UAFOperation, username: String?, dispatcher: String = "link", targetID: String? = nil,
+                          headers: [(String, String)] = []) async throws -> LoopbackServer.Answer {
+        struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String?; var getUafRequest: GetUAFRequest }
+        let context = try username.map { try UAFMessageCodec.encodeObject(["username": $0]) }
+        let path = op == .registration ? "registration" : op == .authentication ? "authentication" : "deregistration"
+        return try await loopback.exchange(.POST, "/nevisfido/token/dispatch/\(path)", body: try json(Body(dispatcher: dispatcher, dispatchTargetId: targetID,
+                                           getUafRequest: GetUAFRequest(op: op, context: context))), contentType: "application/json", headers: headers)
+    }
+
+    private func result(_ answer: LoopbackServer.Answer) throws -> String {
+        XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
+        struct Result: Decodable { var dispatchResult: String }
+        return try JSONDecoder().decode(Result.self, from: answer.body).dispatchResult
+    }
+
+    private func token(_ answer: LoopbackServer.Answer) throws -> String {
+        struct Token: Decodable { var token: String }
+        return try JSONDecoder().decode(Token.self, from: answer.body).token
+    }
+
+    private func redeem(_ loopback: LoopbackServer, _ token: String, path: String = "registration") async throws -> ReturnUAFRequest {
+        let answer = try await loopback.exchange(.POST, "/nevisfido/token/redeem/\(path)", body: try json(["token": token]), contentType: "application/json")
+        XCTAssertEqual(answer.status, 200)
+        return try JSONDecoder().decode(ReturnUAFRequest.self, from: answer.body)
+    }
+
+    private func modify(_ loopback: LoopbackServer, id: String, _ change: DispatchTargetWire.Modification, key: P256.Signing.PrivateKey? = nil) async throws -> Int {
+        let jws = try DeviceSignature.sign(change, dispatchTargetId: change.dispatchTargetId, key: key ?? signingKey)
+        return try await loopback.exchange(.PATCH, "/nevisfido/token/dispatch/targets/\(id)", body: Data(jws.utf8),
+                                           contentType: DeviceSignature.joseContentType).status
+    }
+
+    // MARK: Dispatch tokens
+
+    func testRegistrationDispatchNeedsCredentialsThatMayActForTheUser() async throws {
+        try await LoopbackServer.with { loopback in
+            let value1 = try await self.dispatch(loopback, .registration, username: "alice").status
+            XCTAssertEqual(value1, 401)
+            let value2 = try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("mallory")).status
+            XCTAssertEqual(value2, 403)
+            let value3 = try self.result(try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice")))
+            XCTAssertEqual(value3, "dispatched")
+        }
+    }
+
+    func testAnUnknownDispatcherAndPushWithoutFirebaseAreDispatcherNotFound() async throws {
+        try await LoopbackServer.with { loopback in
+            let bearer = try await loopback.bearer("alice")
+            let value4 = try self.result(try await self.dispatch(loopback, .registration, username: "alice", dispatcher: "carrier-pigeon", headers: bearer))
+            XCTAssertEqual(value4, "dispatcherNotFound")
+            let value5 = try self.result(try await self.dispatch(loopback, .registration, username: "alice", dispatcher: "firebase-cloud-messaging", headers: bearer))
+            XCTAssertEqual(value5, "dispatcherNotFound")
+        }
+    }
+
+    func testAnotherUsersDispatchTargetIsNotFound() async throws {
+        try await LoopbackServer.with { loopback in
+            let bobs = try await self.targetID(loopback, username: "bob")
+            let answer = try await self.dispatch(loopback, .registration, username: "alice", targetID: bobs, headers: try await loopback.bearer("alice"))
+            XCTAssertEqual(try self.result(answer), "dispatchTargetNotFound")
+        }
+    }
+
+    func testAuthenticationDispatchForAUserWithoutAuthenticatorsIsUserNotFound() async throws {
+        try await LoopbackServer.with { loopback in
+            let value6 = try self.result(try await self.dispatch(loopback, .authentication, username: "nobody"))
+            XCTAssertEqual(value6, "userNotFound")
+        }
+    }
+
+    func testATokenIsRedeemedOnceAndOnlyAtItsOwnOperation() async throws {
+        try await LoopbackServer.with { loopback in
+            let token = try self.token(try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice")))
+            let value7 = try await self.redeem(loopback, token, path: "authentication").statusCode
+            XCTAssertEqual(value7, 1401, "a registration token is not an authentication token")
+            let first = try await self.redeem(loopback, token)
+            XCTAssertEqual(first.statusCode, 1200)
+            XCTAssertEqual(try UAFMessageCodec.decode(RegistrationRequest.self, from: try XCTUnwrap(first.uafRequest))[0].username, "alice")
+            let value8 = try await self.redeem(loopback, token).statusCode
+            XCTAssertEqual(value8, 1401, "already redeemed")
+            let value9 = try await self.redeem(loopback, "never-issued").statusCode
+            XCTAssertEqual(value9, 1401, "unknown answers like redeemed")
+        }
+    }
+
+    func testAnExpiredTokenIs1408AndItsStatusFailedTimedOut() async throws {
+        try await LoopbackServer.with { loopback in
+            let answer = try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice"))
+            struct Session: Decodable { var sessionId: String }
+            let session = try JSONDecoder().decode(Session.self, from: answer.body).sessionId
+            loopback.clock.advance(301)
+            let value10 = try await self.redeem(loopback, try self.token(answer)).statusCode
+            XCTAssertEqual(value10, 1408)
+            let record = try await loopback.server.stores.status.record(sessionId: session, now: loopback.clock.now)
+            XCTAssertEqual(record?.status, .failed)
+            XCTAssertEqual(record?.tokenInformation?.tokenResult, .tokenTimedOut)
+        }
+    }
+
+    func testAnEncryptedPayloadNeedsTheTargetsKeyToRead() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let answer = try await self.dispatch(loopback, .registration, username: "alice", targetID: id, headers: try await loopback.bearer("alice"))
+            struct Answer: Decodable { struct Info: Decodable { var response: String }; var token: String; var dispatcherInformation: Info }
+            let decoded = try JSONDecoder().decode(Answer.self, from: answer.body)
+            let envelope = try DispatchPayload.parse(base64URL: decoded.dispatcherInformation.response)
+            XCTAssertEqual(try envelope.open { self.encryptionKey }.token, decoded.token)
+            XCTAssertThrowsError(try envelope.open { P256.KeyAgreement.PrivateKey() })
+        }
+    }
+
+    // MARK: Dispatch targets
+
+    func testCreatingATargetValidatesItsNameKeysAndDispatcher() async throws {
+        try await LoopbackServer.with { loopback in
+            let value11 = try await self.createTarget(loopback).status
+            XCTAssertEqual(value11, 201)
+            let value12 = try await self.createTarget(loopback).status
+            XCTAssertEqual(value12, 422, "the name is taken")
+            let value13 = try await self.createTarget(loopback, name: "tablet", dispatcher: "smoke-signal").status
+            XCTAssertEqual(value13, 422)
+            let value14 = try await self.createTarget(loopback, name: "tablet", signatureKey: #"{"kty":"RSA"}"#).status
+            XCTAssertEqual(value14, 400)
+            let value15 = try await self.createTarget(loopback, name: "", ).status
+            XCTAssertEqual(value15, 400)
+            let value16 = try await self.createTarget(loopback, name: "tablet", as: "mallory").status
+            XCTAssertEqual(value16, 403)
+        }
+    }
+
+    func testListingTargetsIsForTheUserOnlyAnd404WhenThereAreNone() async throws {
+        try await LoopbackServer.with { loopback in
+            let value17 = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("alice")).status
+            XCTAssertEqual(value17, 404)
+            _ = try await self.targetID(loopback)
+            let listed = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("alice"))
+            XCTAssertEqual(listed.status, 200)
+            XCTAssertTrue(String(decoding: listed.body, as: UTF8.self).contains("\"name\":\"phone\""))
+            let value18 = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("mallory")).status
+            XCTAssertEqual(value18, 403)
+        }
+    }
+
+    func testADeviceSignedModificationChangesTheTargetOnce() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: id, now: loopback.clock.now), name: "renamed")
+            let value19 = try await self.modify(loopback, id: id, change)
+            XCTAssertEqual(value19, 204)
+            let value20 = try await loopback.server.stores.dispatchTargets.target(id: id)?.name
+            XCTAssertEqual(value20, "renamed")
+            let value21 = try await self.modify(loopback, id: id, change)
+            XCTAssertEqual(value21, 401, "the same request id again is a replay")
+        }
+    }
+
+    func testAModificationSignedByAnotherKeyIsRefused() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: id, now: loopback.clock.now), name: "x")
+            let value22 = try await self.modify(loopback, id: id, change, key: P256.Signing.PrivateKey())
+            XCTAssertEqual(value22, 401)
+        }
+    }
+
+    func testAStaleModificationIsRefused() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: id, now: loopback.clock.now.addingTimeInterval(-301)), name: "x")
+            let value23 = try await self.modify(loopback, id: id, change)
+            XCTAssertEqual(value23, 401)
+        }
+    }
+
+    func testAModificationNamingAnotherTargetThanItsPathIsRefused() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let other = try await self.targetID(loopback, name: "tablet")
+            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: other, now: loopback.clock.now), name: "x")
+            let value24 = try await self.modify(loopback, id: id, change)
+            XCTAssertEqual(value24, 401)
+        }
+    }
+
+    func testRenamingToATakenNameIs422() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            _ = try await self.targetID(loopback, name: "tablet")
+            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: id, now: loopback.clock.now), name: "tablet")
+            let value25 = try await self.modify(loopback, id: id, change)
+            XCTAssertEqual(value25, 422)
+        }
+    }
+
+    func testOnlyTheUserDeletesTheirTarget() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let value26 = try await loopback.exchange(.DELETE, "/nevisfido/token/dispatch/targets/\(id)", body: nil, headers: try await loopback.bearer("mallory")).status
+            XCTAssertEqual(value26, 404)
+            let value27 = try await loopback.exchange(.DELETE, "/nevisfido/token/dispatch/targets/\(id)", body: nil, headers: try await loopback.bearer("alice")).status
+            XCTAssertEqual(value27, 204)
+            let value28 = try await loopback.server.stores.dispatchTargets.target(id: id)
+            XCTAssertNil(value28)
+        }
+    }
+}
