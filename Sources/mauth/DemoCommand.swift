@@ -49,7 +49,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         try await server.stop()
         if failed { throw ExitCode.failure }
-        narrator.step("Done: registration (PIN, password, Face ID), authentication, transaction confirmation, PIN change, token verification and deregistration behaved as they must")
+        narrator.step("Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band and out of band, encrypted), PIN change, token verification and deregistration behaved as they must")
     }
 
     static var quietLogger: Logger {
@@ -180,6 +180,8 @@ struct DemoCommand: AsyncParsableCommand {
         narrator.line("app", "showed \"\(payment)\" before confirming")
         for prompt in platform.shownOSPrompts { narrator.line("os", "Face ID prompt: \"\(prompt.reason)\", passcode fallback offered: \(prompt.fallbackButtonTitle != nil)") }
         narrator.line("device", "authenticators of \(username): \(client.localData.authenticators.filter { $0.registration.isRegistered(username) }.map(\.aaid))")
+
+        try await runOutOfBand(client, server: server, relyingParty: relyingParty, work: storage.deletingLastPathComponent(), narrator: narrator)
 
         narrator.step("Deregister \(username)'s authenticators, authorized by the session")
         try await client.operations.deregistration.username(username).authorizationProvider(session).executeAsync()
