@@ -59,11 +59,18 @@ public final class OutOfBandPayloadDecode: Operation {
             case .json(let json): envelope = try DispatchPayload.parse(json: json)
             case .base64URL(let text): envelope = try DispatchPayload.parse(base64URL: text)
             }
-            let keys = try? await core.deviceKeys()
+            // The key is read only for an encrypted payload; a storage failure is reported as such, not as "not for
+            // this device".
+            var keys: DeviceKeys?
+            if case .encrypted = envelope {
+                do { keys = try await core.deviceKeys() } catch { throw OutOfBandPayloadError.Unknown(cause: error) }
+            }
             let content = try envelope.open { try keys?.encryptionKey() }
             guard let url = URL(string: content.redeemURL) else { throw DispatchPayloadError.malformed("redeem_url") }
             return OutOfBandPayload(contentType: envelope.contentType, version: envelope.version,
                                     redeemData: RedeemData(token: content.token, redeemUrl: url), data: content.data)
+        } catch let error as OutOfBandPayloadError {
+            throw error
         } catch let error as DispatchPayloadError {
             switch error {
             case .malformed: throw .MalformedPayload(cause: error)

@@ -59,19 +59,19 @@ public struct DispatchTargetStore: Sendable {
 
     /// Changes the name and the push address. A name another target of the user has is refused.
     public func update(id: String, name: String, target: String?, now: Date) async throws -> UpdateOutcome {
-        do {
-            let updated = try await database.run { sql in
-                try await sql.raw("""
-                    UPDATE dispatch_targets SET name = \(bind: name), target = \(bind: target), updated_at = \(bind: now.epochMillis)
-                    WHERE id = \(bind: id) AND NOT EXISTS (
-                        SELECT 1 FROM dispatch_targets other WHERE other.username = dispatch_targets.username
-                        AND other.name = \(bind: name) AND other.id <> \(bind: id))
-                    RETURNING id
-                    """).first() != nil
-            }
-            if updated { return .updated }
-            return try await self.target(id: id) == nil ? .notFound : .nameTaken
+        // The name check answers "taken" (422); the table's UNIQUE (username, name) is the final guard against two
+        // concurrent renames to one name.
+        let updated = try await database.run { sql in
+            try await sql.raw("""
+                UPDATE dispatch_targets SET name = \(bind: name), target = \(bind: target), updated_at = \(bind: now.epochMillis)
+                WHERE id = \(bind: id) AND NOT EXISTS (
+                    SELECT 1 FROM dispatch_targets other WHERE other.username = dispatch_targets.username
+                    AND other.name = \(bind: name) AND other.id <> \(bind: id))
+                RETURNING id
+                """).first() != nil
         }
+        if updated { return .updated }
+        return try await self.target(id: id) == nil ? .notFound : .nameTaken
     }
 
     /// Deletes the target and its unredeemed tokens; false when it did not exist.
