@@ -65,10 +65,15 @@ final class ClientCore: Sendable {
     }
 
     func checkIntegrity() throws(OperationError) {
+        try checkIntegrity(deviceProtection: { OperationError.DeviceProtectionError(cause: $0) }, noDeviceLock: OperationError.NoDeviceLockError(cause: nil))
+    }
+
+    /// The platform's integrity check, as the two cases every operation's error type has.
+    func checkIntegrity<Failure: Error>(deviceProtection: (SDKMessage) -> Failure, noDeviceLock: Failure) throws(Failure) {
         do { try platform.checkIntegrity() } catch {
             switch error {
-            case .deviceProtection(let reason): throw OperationError.DeviceProtectionError(cause: SDKMessage(reason))
-            case .noDeviceLock: throw OperationError.NoDeviceLockError(cause: nil)
+            case .deviceProtection(let reason): throw deviceProtection(SDKMessage(reason))
+            case .noDeviceLock: throw noDeviceLock
             }
         }
     }

@@ -45,7 +45,7 @@ struct LocalDataValue: LocalData {
     let core: ClientCore
     var accounts: [any Account] { core.mirror.snapshot.accounts }
     var authenticators: [any Authenticator] { core.authenticators(in: core.mirror.snapshot) }
-    var deviceInformation: DeviceInformation? { core.mirror.snapshot.deviceInformation }
+    var deviceInformation: DeviceInformation? { core.mirror.snapshot.publishedDeviceInformation }
 
     func deleteAuthenticator(username: Username, aaid: String?) async throws(DeleteAuthenticatorError) {
         if let aaid, core.module(aaid) == nil { throw .InvalidAaid(aaid: aaid) }

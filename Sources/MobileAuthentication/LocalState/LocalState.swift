@@ -38,7 +38,8 @@ struct LocalStateData: Codable, Sendable {
     var deviceInformation: DeviceInformation?
     /// Registration counter per AAID.
     var registrationCounters: [String: UInt32] = [:]
-    /// One per (server, user) the device registered with; the device information's id–username pairs.
+    /// One per (server, user) the device registered with; the device information's id–username pairs
+    /// (``publishedDeviceInformation``).
     var dispatchTargets: [LocalDispatchTarget] = []
 
     init() {}
@@ -54,11 +55,13 @@ struct LocalStateData: Codable, Sendable {
         dispatchTargets = try c.decodeIfPresent([LocalDispatchTarget].self, forKey: .dispatchTargets) ?? []
     }
 
-    /// Keeps the device information's id–username pairs equal to the dispatch targets.
-    mutating func syncDevicePairs() {
-        guard let information = deviceInformation else { return }
-        deviceInformation = DeviceInformation(name: information.name, fcmRegistrationToken: information.fcmRegistrationToken, deviceId: information.deviceId,
-                                              idUsernamePairs: dispatchTargets.map { IdUsernamePair(identifier: $0.id, username: $0.username) })
+    /// The device information the app sees: its id–username pairs are the dispatch targets (derived here, never
+    /// stored, so the two cannot disagree).
+    var publishedDeviceInformation: DeviceInformation? {
+        deviceInformation.map {
+            DeviceInformation(name: $0.name, fcmRegistrationToken: $0.fcmRegistrationToken, deviceId: $0.deviceId,
+                              idUsernamePairs: dispatchTargets.map { IdUsernamePair(identifier: $0.id, username: $0.username) })
+        }
     }
 }
 

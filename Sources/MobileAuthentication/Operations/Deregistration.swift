@@ -93,7 +93,6 @@ struct LocalRemoval {
             state.registrations = remaining
             state.accounts.removeAll { account in !remaining.contains { $0.username == account.username && $0.server == account.server } }
             state.dispatchTargets.removeAll { target in !remaining.contains { $0.username == target.username && $0.server == target.server } }
-            state.syncDevicePairs()
             if remaining.isEmpty { state.deviceInformation = nil }
         }
         // Hardware keys go once their records are gone: a failed commit keeps both, so the device stays consistent.

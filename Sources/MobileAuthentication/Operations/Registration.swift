@@ -57,10 +57,6 @@ public final class Registration: HttpOperation {
         guard let username = fields.username, !username.isEmpty else {
             throw .Unknown(cause: SDKMessage("username is required"))
         }
-        if fields.options.allowDevicePasscodeAsFallback && fields.options.invalidateOnNewOsBiometrics {
-            // Both options cannot be enabled (sdk-api (a) 32); this is reported only if the app turned the fallback on.
-            throw .Unknown(cause: SDKMessage("allowDevicePasscodeAsFallback and invalidateOnNewOsBiometrics cannot both be enabled"))
-        }
         let headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
         try await OperationRunner(core: core, objects: fields.objects, headers: headers).register(
             .inBand(username), server: Server(baseUrl: fields.serverUrl ?? core.configuration.baseUrl),

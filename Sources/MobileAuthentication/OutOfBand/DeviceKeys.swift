@@ -53,7 +53,6 @@ extension OperationRunner {
         do {
             try await core.commit { data in
                 data.dispatchTargets.append(LocalDispatchTarget(server: server, username: username, id: created.id, extId: created.extId))
-                data.syncDevicePairs()
             }
             return true
         } catch {

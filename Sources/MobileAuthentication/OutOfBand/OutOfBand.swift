@@ -46,12 +46,7 @@ public final class OutOfBandPayloadDecode: Operation {
     }
 
     public func executeAsync() async throws(OutOfBandPayloadError) -> OutOfBandPayload {
-        do { try core.checkIntegrity() } catch {
-            switch error {
-            case .NoDeviceLockError(let cause): throw .NoDeviceLockError(cause: cause)
-            default: throw .DeviceProtectionError(cause: error)
-            }
-        }
+        try core.checkIntegrity(deviceProtection: { OutOfBandPayloadError.DeviceProtectionError(cause: $0) }, noDeviceLock: OutOfBandPayloadError.NoDeviceLockError(cause: nil))
         guard let input = state.value.input else { throw .MalformedPayload(cause: SDKMessage("give json(_:) or base64UrlEncoded(_:)")) }
         do {
             let envelope: DispatchPayload.Envelope
@@ -125,12 +120,7 @@ public final class OutOfBandOperation: HttpOperation {
     /// Redeems the token (once: the server refuses a second use) and returns the operation to continue with.
     public func executeAsync() async throws(OutOfBandOperationError) -> Redeemed {
         let fields = state.value
-        do { try core.checkIntegrity() } catch {
-            switch error {
-            case .NoDeviceLockError(let cause): throw .NoDeviceLockError(cause: cause)
-            default: throw .DeviceProtectionError(cause: error)
-            }
-        }
+        try core.checkIntegrity(deviceProtection: { OutOfBandOperationError.DeviceProtectionError(cause: $0) }, noDeviceLock: OutOfBandOperationError.NoDeviceLockError(cause: nil))
         guard let payload = fields.payload else { throw .Unknown(cause: SDKMessage("payload(_:) is required")) }
         let url = payload.redeemData.redeemUrl
         // The server is the redeem URL's origin: the UAF exchange that follows goes there.
@@ -212,9 +202,6 @@ public final class OutOfBandRegistration: HttpOperation {
 
     public func executeAsync() async throws(OperationError) {
         let fields = state.value
-        if fields.options.allowDevicePasscodeAsFallback && fields.options.invalidateOnNewOsBiometrics {
-            throw .Unknown(cause: SDKMessage("allowDevicePasscodeAsFallback and invalidateOnNewOsBiometrics cannot both be enabled"))
-        }
         try await OperationRunner(core: core, objects: fields.objects, headers: fields.headers.headerPairs).register(
             .redeemed(message: message), server: server, deviceInformation: fields.deviceInformation, options: fields.options)
     }

@@ -12,6 +12,10 @@ extension OperationRunner {
 
     /// Registration (ARCHITECTURE.md, "Data flow of an in-band registration"), in-band or from a redeemed token.
     func register(_ source: RegistrationSource, server: Server, deviceInformation: DeviceInformation?, options: RegistrationOptions) async throws(OperationError) {
+        if options.allowDevicePasscodeAsFallback && options.invalidateOnNewOsBiometrics {
+            // Both options cannot be enabled (sdk-api (a) 32); this is reported only if the app turned the fallback on.
+            throw .Unknown(cause: SDKMessage("allowDevicePasscodeAsFallback and invalidateOnNewOsBiometrics cannot both be enabled"))
+        }
         try core.checkIntegrity()
         let data = core.mirror.snapshot
         if case .inBand(let username) = source, data.accounts.contains(where: { $0.username == username && $0.server != server }) {
