@@ -24,13 +24,10 @@ struct DispatchController {
         protected.post("\(Self.tokenBase)/dispatch/deregistration") { request, context in
             try await dispatchRoute(request, .deregistration, principal: try context.requirePrincipal())
         }
-        for (path, operation) in [("registration", UAFOperation.registration), ("authentication", .authentication), ("deregistration", .deregistration)] {
-            open.post("\(Self.tokenBase)/redeem/\(path)") { request, _ in
-                try await Wire.handle(request, as: RedeemBody.self, name: "redeem \(path)", onRejection: onRejection) { body in
-                    let issued = try await dispatch.redeem(token: body.token, operation: operation)
-                    var response = Wire.json(issued.answer)
-                    if let sessionID = issued.sessionID { response.headers[Wire.sessionIDHeader] = sessionID }
-                    return response
+        for operation in [UAFOperation.registration, .authentication, .deregistration] {
+            open.post(RouterPath(stringLiteral: Self.redeemPath(operation))) { request, _ in
+                try await Wire.handle(request, as: RedeemBody.self, name: "redeem \(Self.pathComponent(operation))", onRejection: onRejection) { body in
+                    try await dispatch.redeem(token: body.token, operation: operation).response
                 } failure: { failure, _ in
                     Wire.json(ReturnUAFRequest(statusCode: failure.status.rawValue, op: operation))
                 }
@@ -67,6 +64,18 @@ struct DispatchController {
     }
 
     struct RedeemBody: Decodable { var token: String }
+
+    /// The last path component of an operation's dispatch and redeem endpoints.
+    static func pathComponent(_ operation: UAFOperation) -> String {
+        switch operation {
+        case .registration: return "registration"
+        case .authentication: return "authentication"
+        case .deregistration: return "deregistration"
+        }
+    }
+
+    /// `/nevisfido/token/redeem/<op>`: where a payload's `redeem_url` points.
+    static func redeemPath(_ operation: UAFOperation) -> String { "\(tokenBase)/redeem/\(pathComponent(operation))" }
 
     func dispatchRoute(_ request: Request, _ operation: UAFOperation, principal: Principal?) async throws -> Response {
         try await Self.jsonEndpoint(request, as: DispatchService.TokenRequest.self, name: "dispatch \(operation.rawValue)", onRejection: onRejection) { body in

@@ -46,12 +46,7 @@ struct UAFController {
 
     func handleRequest(_ request: Request, name: String, _ body: @escaping (GetUAFRequest) async throws -> IssuedRequest) async throws -> Response {
         try await Wire.handle(request, as: GetUAFRequest.self, name: name, onRejection: onRejection) { get in
-            let issued = try await body(get)
-            var response = Wire.json(issued.answer)
-            // The status session id of an in-band operation is its serverData (the request id): a relying party
-            // behind a proxy reads it here, the app reads it from the request, and both poll /nevisfido/status.
-            if let sessionID = issued.sessionID { response.headers[Wire.sessionIDHeader] = sessionID }
-            return response
+            try await body(get).response
         } failure: { failure, get in
             Wire.json(ReturnUAFRequest(statusCode: failure.status.rawValue, op: get?.op))
         }

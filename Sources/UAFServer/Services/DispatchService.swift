@@ -36,16 +36,15 @@ struct DispatchService: Sendable {
         case dispatched, dispatchError, dispatchTargetExpired, dispatchTargetNotFound, dispatcherNotFound, userNotFound, internalError
     }
 
-    /// The context members dispatching reads; the full context is the ceremony service's to check at redeem time.
-    struct Context: Decodable { var username: String?; var transaction: [Transaction]? }
-
     /// Endpoints 8–10.
     func dispatch(_ request: TokenRequest, operation: UAFOperation, principal: Principal?) async throws -> TokenAnswer {
         guard request.getUafRequest.op == nil || request.getUafRequest.op == operation else {
             throw ServiceFailure(.badRequest, "getUafRequest.op must be \(operation.rawValue)")
         }
         guard (request.dispatchInformation?.utf8.count ?? 0) <= 4096 else { throw ServiceFailure(.badRequest, "dispatchInformation longer than 4096 bytes") }
-        let context = try ServiceEnvironment.parseContext(Context.self, request.getUafRequest.context)
+        // The members dispatching reads (the authentication context's, a superset of the others'); the full context is
+        // the ceremony service's to check at redeem time.
+        let context = try ServiceEnvironment.parseContext(AuthenticationService.Context.self, request.getUafRequest.context)
         var username = context?.username
         if let username { try ServiceEnvironment.validate(username: username) }
         if operation == .authentication { try AuthenticationService.validate(transactions: context?.transaction ?? []) }
@@ -72,7 +71,7 @@ struct DispatchService: Sendable {
             return TokenAnswer(dispatchResult: .userNotFound)
         }
         guard let dispatcherName = request.dispatcher ?? target?.dispatcher,
-              let dispatcher = DispatchTargetWire.Dispatcher(rawValue: dispatcherName), isAvailable(dispatcher) else {
+              let dispatcher = DispatchTargetWire.Dispatcher(rawValue: dispatcherName) else {
             return TokenAnswer(dispatchResult: .dispatcherNotFound)
         }
 
@@ -96,7 +95,9 @@ struct DispatchService: Sendable {
         case .linkPNGQRCode:
             let link = DispatchPayload.link(base: configuration.linkBaseURL, payload: payload)
             response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(link.utf8)), moduleSize: configuration.qrModuleSize))
-        case .firebaseCloudMessaging: return TokenAnswer(dispatchResult: .dispatcherNotFound)
+        case .firebaseCloudMessaging:
+            // Push needs a configured Firebase project, which this server does not have yet; nothing is stored.
+            return TokenAnswer(dispatchResult: .dispatcherNotFound)
         }
 
         var get = request.getUafRequest
@@ -158,20 +159,9 @@ struct DispatchService: Sendable {
         }
     }
 
-    /// Dispatchers this server can use now: push needs a configured Firebase project.
-    func isAvailable(_ dispatcher: DispatchTargetWire.Dispatcher) -> Bool {
-        dispatcher != .firebaseCloudMessaging
-    }
-
     func redeemURL(_ operation: UAFOperation) -> String {
         let base = configuration.redeemBaseURL ?? environment.identity.baseURL
-        let path: String
-        switch operation {
-        case .registration: path = "registration"
-        case .authentication: path = "authentication"
-        case .deregistration: path = "deregistration"
-        }
-        return base.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/nevisfido/token/redeem/" + path
+        return base.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + DispatchController.redeemPath(operation)
     }
 
     /// The `data` member of `dispatchInformation` (a JSON object), as text, for the payload.

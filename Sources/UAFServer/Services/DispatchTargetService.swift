@@ -99,7 +99,7 @@ struct DispatchTargetService: Sendable {
     }
 
     static func validate(name: String) throws {
-        guard !name.isEmpty, name.utf8.count <= maximumNameBytes, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard !name.isEmpty, name.utf8.count <= maximumNameBytes, !ServiceEnvironment.hasControlCharacters(name) else {
             throw HTTPFailure(.badRequest, "bad_request", "name must be 1...\(maximumNameBytes) bytes without control characters")
         }
     }
@@ -122,38 +122,34 @@ struct DeviceSignatureVerifier: Sendable {
     /// Every refusal is 401 with one generic message; the log gets the reason.
     func verify<Payload: Decodable>(_ compact: String, targetID: String?, as type: Payload.Type) async throws -> (DispatchTargetRecord, Payload) {
         guard compact.utf8.count <= 16 * 1024, let named = DeviceSignature.unverifiedTargetID(compact) else {
-            throw Self.refusal("not a compact JWS whose payload names a dispatchTargetId")
+            throw DeviceSignatureRefusal(detail: "not a compact JWS whose payload names a dispatchTargetId")
         }
-        if let targetID, targetID != named { throw Self.refusal("the JWS names another dispatch target") }
+        if let targetID, targetID != named { throw DeviceSignatureRefusal(detail: "the JWS names another dispatch target") }
         guard named.utf8.count <= 128, let target = try await stores.dispatchTargets.target(id: named) else {
             if targetID != nil { throw HTTPFailure(.notFound, "not_found", "No such dispatch target.") }
-            throw Self.refusal("unknown dispatch target")
+            throw DeviceSignatureRefusal(detail: "unknown dispatch target")
         }
         let verified: JWS.Verified
         do { verified = try JWS.verify(compact, key: try JWK(json: target.signatureKey).p256SigningKey()) } catch {
-            throw Self.refusal("signature: \(error)")
+            throw DeviceSignatureRefusal(detail: "signature: \(error)")
         }
         guard let claims = try? JSONDecoder().decode(DeviceSignature.Claims.self, from: Data(verified.payload)),
               let payload = try? JSONDecoder().decode(Payload.self, from: Data(verified.payload)) else {
-            throw Self.refusal("the payload lacks the required members")
+            throw DeviceSignatureRefusal(detail: "the payload lacks the required members")
         }
         guard !claims.requestId.isEmpty, claims.requestId.utf8.count <= DeviceSignature.maximumRequestIDLength else {
-            throw Self.refusal("requestId must be 1...\(DeviceSignature.maximumRequestIDLength) characters")
+            throw DeviceSignatureRefusal(detail: "requestId must be 1...\(DeviceSignature.maximumRequestIDLength) characters")
         }
         let now = clock()
         let created = Date(epochMillis: claims.creationTimeInEpochMillis)
-        guard abs(created.timeIntervalSince(now)) <= skew else { throw Self.refusal("created \(Int(created.timeIntervalSince(now))) s from now, outside ±\(Int(skew)) s") }
+        guard abs(created.timeIntervalSince(now)) <= skew else { throw DeviceSignatureRefusal(detail: "created \(Int(created.timeIntervalSince(now))) s from now, outside ±\(Int(skew)) s") }
         // Remembered until the creation time leaves the window on either side, so a replay is refused for as long as
         // its creation time would still be accepted.
         guard try await stores.deviceRequests.remember(dispatchTargetId: target.id, requestId: claims.requestId,
                                                        until: created.addingTimeInterval(skew * 2)) else {
-            throw Self.refusal("request id already used (replay)")
+            throw DeviceSignatureRefusal(detail: "request id already used (replay)")
         }
         return (target, payload)
-    }
-
-    static func refusal(_ detail: String) -> Error {
-        DeviceSignatureRefusal(detail: detail)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Logging
 import UAF
 
@@ -25,6 +26,15 @@ struct ServiceFailure: Error {
 struct IssuedRequest: Sendable {
     var answer: ReturnUAFRequest
     var sessionID: String?
+
+    /// The HTTP answer. The status session id of the operation (its serverData, the request id) also goes in a
+    /// header: a relying party behind a proxy reads it there, the app reads it from the request, and both poll
+    /// /nevisfido/status.
+    var response: Response {
+        var response = Wire.json(answer)
+        if let sessionID { response.headers[Wire.sessionIDHeader] = sessionID }
+        return response
+    }
 }
 
 /// What every ceremony service shares: the relying party's identity, the stores, the metadata and the clock.
@@ -72,9 +82,12 @@ struct ServiceEnvironment: Sendable {
         guard bytes > 0, bytes <= maximumUsernameBytes else {
             throw ServiceFailure(.badRequest, "username must be 1...\(maximumUsernameBytes) UTF-8 bytes")
         }
-        guard !username.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ServiceFailure(.badRequest, "username contains control characters")
-        }
+        guard !hasControlCharacters(username) else { throw ServiceFailure(.badRequest, "username contains control characters") }
+    }
+
+    /// Names shown to people and written to logs (usernames, device names) carry no control characters.
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// Stores an issued request, after the per-user cap, and opens its status record (its id is the status
