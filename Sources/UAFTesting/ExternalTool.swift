@@ -60,3 +60,21 @@ public enum ExternalTool {
         URL(fileURLWithPath: path).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 }
+
+/// Reads QR codes with zbarimg (Debian's zbar-tools), as a phone's camera would: the one place the tests and the demo
+/// call the independent decoder.
+public enum QRCodeReader {
+    public static let probe = ["zbarimg", "--version"]
+    public static var isInstalled: Bool { (try? ExternalTool.run(probe).status) == 0 }
+
+    /// The text of the QR code in `png`. `--raw` prints the payload only; binary mode keeps zbar from guessing a
+    /// text encoding.
+    public static func read(png: [UInt8]) throws -> String {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString).png")
+        try Data(png).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let output = try ExternalTool.run(["zbarimg", "--quiet", "--raw", "-Sbinary", file.path])
+        guard output.status == 0 else { throw ExternalTool.Failure("zbarimg could not decode the QR code: \(output.stderr)") }
+        return output.stdout.hasSuffix("\n") ? String(output.stdout.dropLast()) : output.stdout
+    }
+}

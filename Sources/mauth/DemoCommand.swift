@@ -215,24 +215,34 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// Fetches `/.well-known/jwks.json` over TLS and verifies `token` with it, as a relying party would.
     func verifyWithPublishedKeys(_ token: String, server: RunningUAFServer, narrator: Narrator) async throws -> IssuedTokenClaims {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
         let url = server.baseURL.absoluteString + "/.well-known/jwks.json"
-        let response: HTTPClientResponse, body: String
-        do {
-            response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-            body = String(buffer: try await response.body.collect(upTo: 1 << 16))
-        } catch {
-            try? await http.shutdown()
-            throw error
+        let (response, body) = try await Self.withRelyingPartyClient(trusting: server) { http in
+            let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            return (response, String(buffer: try await response.body.collect(upTo: 1 << 16)))
         }
-        try await http.shutdown()
         narrator.line("rp", "→ GET /.well-known/jwks.json ← HTTP \(response.status.code) \(body.count) bytes")
         let keys = try await JWTKeyCollection().add(jwksJSON: body)
         let claims = try await keys.verify(token, as: IssuedTokenClaims.self)
         guard Double(claims.exp) > Date().timeIntervalSince1970 else { throw DemoFailure("the token has expired") }
         return claims
+    }
+}
+
+extension DemoCommand {
+    /// Runs `body` with the relying party backend's HTTPS client, which trusts the server's certificate, and shuts
+    /// the client down afterwards whether `body` succeeded or not.
+    static func withRelyingPartyClient<T: Sendable>(trusting server: RunningUAFServer, _ body: (HTTPClient) async throws -> T) async throws -> T {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        do {
+            let result = try await body(http)
+            try await http.shutdown()
+            return result
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
     }
 }
 

@@ -3,7 +3,6 @@ import Foundation
 import MobileAuthentication
 import NIOCore
 import NIOHTTP1
-import NIOSSL
 import Primitives
 import UAF
 import UAFServer
@@ -52,36 +51,26 @@ extension DemoCommand {
 
     func runOutOfBand(_ client: any MobileAuthenticationClient, server: RunningUAFServer, relyingParty: DemoRelyingParty,
                       work: URL, narrator: Narrator) async throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-        do {
+        try await Self.withRelyingPartyClient(trusting: server) { http in
             try await runOutOfBand(client, backend: Backend(server: server, relyingParty: relyingParty, http: http), work: work, narrator: narrator)
-        } catch {
-            try? await http.shutdown()
-            throw error
         }
-        try await http.shutdown()
     }
 
     private func runOutOfBand(_ client: any MobileAuthenticationClient, backend: Backend, work: URL, narrator: Narrator) async throws {
         let user = "bob"
         // The camera is zbarimg (Debian's zbar-tools, which .ci/run installs); without it the device opens the link
         // the page would offer on a phone, so the demo still needs nothing but the Swift toolchain.
-        let canScan = Self.zbarIsInstalled()
+        let canScan = QRCodeReader.isInstalled
         narrator.step("On a laptop, \(user) signs up; the relying party shows a \(canScan ? "QR code (link-png-qr-code)" : "link") and polls the status")
         let qr = try await backend.dispatch(.registration, context: ["username": user], dispatcher: canScan ? "link-png-qr-code" : "link", targetID: nil, as: user)
         let scanned: String
         if canScan {
             let pngPath = work.appendingPathComponent("registration-qr.png")
-            let prefix = "data:image/png;base64,"
-            guard qr.response.hasPrefix(prefix), let png = Data(base64Encoded: String(qr.response.dropFirst(prefix.count))) else {
-                throw DemoFailure("the dispatcher did not answer a PNG")
-            }
-            try png.write(to: pngPath)
+            guard let png = PNGImage.bytes(fromDataURI: qr.response) else { throw DemoFailure("the dispatcher did not answer a PNG") }
+            try Data(png).write(to: pngPath)
             let initial = try await backend.status(qr.sessionID)["status"] ?? "?"
             narrator.line("rp", "QR code: a \(png.count)-byte PNG, written to \(pngPath.path); status: \(initial)")
-            scanned = try Self.scan(pngPath)
+            scanned = try QRCodeReader.read(png: png)
             narrator.line("device", "camera (zbarimg) read: \(scanned.prefix(60))…")
         } else {
             scanned = qr.response
@@ -132,33 +121,5 @@ extension DemoCommand {
         } catch let error as OutOfBandOperationError {
             narrator.line("app", "refused as expected: \(error.localizedDescription)")
         }
-    }
-
-    static func zbarIsInstalled() -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["zbarimg", "--version"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-
-    /// Reads the QR code with zbarimg (Debian's zbar-tools), as a phone's camera would.
-    static func scan(_ png: URL) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["zbarimg", "--quiet", "--raw", "-Sbinary", png.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { throw DemoFailure("zbarimg could not start: \(error)") }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw DemoFailure("zbarimg could not read \(png.path) (is zbar-tools installed? `apt-get install zbar-tools`)")
-        }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -98,16 +98,8 @@ final class RelyingPartyBackend {
 /// Reads a QR code PNG from a `data:` URI with zbarimg, as a phone's camera would.
 enum QRReader {
     static func read(dataURI: String) throws -> String {
-        if case .skipped(let why) = try ExternalTool.require("zbarimg", probe: ["zbarimg", "--version"]) { throw XCTSkip(why) }
-        let prefix = "data:image/png;base64,"
-        guard dataURI.hasPrefix(prefix), let png = Data(base64Encoded: String(dataURI.dropFirst(prefix.count))) else {
-            throw ExternalTool.Failure("not a PNG data URI")
-        }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString).png")
-        try png.write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let output = try ExternalTool.run(["zbarimg", "--quiet", "--raw", "-Sbinary", file.path])
-        guard output.status == 0 else { throw ExternalTool.Failure("zbarimg could not decode: \(output.stderr)") }
-        return output.stdout.hasSuffix("\n") ? String(output.stdout.dropLast()) : output.stdout
+        if case .skipped(let why) = try ExternalTool.require("zbarimg", probe: QRCodeReader.probe) { throw XCTSkip(why) }
+        guard let png = PNGImage.bytes(fromDataURI: dataURI) else { throw ExternalTool.Failure("not a PNG data URI") }
+        return try QRCodeReader.read(png: png)
     }
 }

@@ -62,14 +62,8 @@ final class QRCodeTests: XCTestCase {
     // MARK: Decoded by zbarimg
 
     private func decodeWithZbar(_ png: [UInt8]) throws -> String {
-        if case .skipped(let why) = try ExternalTool.require("zbarimg", probe: ["zbarimg", "--version"]) { throw XCTSkip(why) }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("qr-\(UUID().uuidString).png")
-        try Data(png).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        // --raw prints the payload only; binary mode keeps zbar from guessing a text encoding.
-        let output = try ExternalTool.run(["zbarimg", "--quiet", "--raw", "-Sbinary", file.path])
-        guard output.status == 0 else { throw ExternalTool.Failure("zbarimg could not decode: \(output.stderr)") }
-        return output.stdout.hasSuffix("\n") ? String(output.stdout.dropLast()) : output.stdout
+        if case .skipped(let why) = try ExternalTool.require("zbarimg", probe: QRCodeReader.probe) { throw XCTSkip(why) }
+        return try QRCodeReader.read(png: png)
     }
 
     func testZbarDecodesAShortPayload() throws {

@@ -54,9 +54,17 @@ public enum PNGImage {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
 
+    static let dataURIPrefix = "data:image/png;base64,"
+
     /// A `data:` URI of a PNG, the form the dispatchers' responses and web pages carry.
     public static func dataURI(_ png: [UInt8]) -> String {
-        "data:image/png;base64," + Data(png).base64EncodedString()  // standard base64 with padding (RFC 2397)
+        dataURIPrefix + Data(png).base64EncodedString()  // standard base64 with padding (RFC 2397)
+    }
+
+    /// The PNG bytes of a ``dataURI(_:)``, or nil for anything else.
+    public static func bytes(fromDataURI uri: String) -> [UInt8]? {
+        guard uri.hasPrefix(dataURIPrefix), let data = Data(base64Encoded: String(uri.dropFirst(dataURIPrefix.count))) else { return nil }
+        return Array(data)
     }
 }
 
