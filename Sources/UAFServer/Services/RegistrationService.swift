@@ -75,7 +75,7 @@ struct RegistrationService: Sendable {
             // the device's next call, the creation of its dispatch target.
             let now = environment.clock()
             guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
-            let (_, session) = try await stores.sessions.create(username: username, aaid: AAID.normalized(first.aaid), keyID: first.keyID, now: now,
+            let (_, session) = try await stores.sessions.create(username: username, aaid: first.aaid, keyID: first.keyID, now: now,
                                                                 lifetime: TimeInterval(min(tokens.sessionLifetimeSeconds, Self.maximumSessionSeconds)))
             let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [])
             environment.decide("registration", username, 1200, "registered \(summary)")
