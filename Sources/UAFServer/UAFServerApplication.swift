@@ -100,8 +100,11 @@ public enum UAFServerApplication {
         let onRejection: @Sendable (String, ServiceFailure) -> Void = { name, failure in
             environment.decide(name, nil, failure.status.rawValue, "rejected: \(failure.detail)")
         }
+        let signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
+                                                 clock: dependencies.clock)
         let authorizer = Authorizer(configuration: configuration.authorization, relyingParty: relyingPartyTokens, issuer: issuer,
-                                    sessions: stores.sessions, cookieName: configuration.tokens.cookieName, clock: dependencies.clock, logger: logger)
+                                    sessions: stores.sessions, cookieName: configuration.tokens.cookieName, deviceSignatures: signatures,
+                                    clock: dependencies.clock, logger: logger)
         let router = Router(context: ServerRequestContext.self)
         let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
         let open = router.group().add(middleware: RateLimitMiddleware(limiter: limiter))
@@ -111,13 +114,13 @@ public enum UAFServerApplication {
         let deregistration = DeregistrationService(environment: environment)
         UAFController(registration: registration, authentication: authentication, deregistration: deregistration,
                       facets: { facets.facets }, onRejection: onRejection).add(open: open, protected: protected, facetsRouter: router)
-        let signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
-                                                 clock: dependencies.clock)
-        DispatchController(
+        let dispatchController = DispatchController(
             dispatch: DispatchService(environment: environment, registration: registration, authentication: authentication,
                                       deregistration: deregistration, configuration: configuration.dispatch),
-            targets: DispatchTargetService(environment: environment, signatures: signatures), onRejection: onRejection
-        ).add(open: open, protected: protected)
+            targets: DispatchTargetService(environment: environment, signatures: signatures),
+            devices: DeviceService(environment: environment, signatures: signatures), onRejection: onRejection)
+        dispatchController.add(open: open, protected: protected)
+        dispatchController.addDeviceService(open: open)
         ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
         return router

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NevisProtocol
 
 /// The request context of every route: the peer address (for rate limits and the trusted-proxy rule) and the
 /// principal that ``AuthorizationMiddleware`` established on protected routes.
@@ -25,7 +26,8 @@ public struct ServerRequestContext: RequestContext {
 /// 1. `Authorization: Bearer <jwt>`: a token this server issued (its key id names our key; the session it names
 ///    must be live) or a relying-party token (verified against the configured keys);
 /// 2. the session cookie from a prior UAF authentication;
-/// 3. the trusted proxy's header, only from the configured peer addresses.
+/// 3. a `Device-Signature` (``DeviceSignatureVerifier``): the user of the dispatch target that signed it;
+/// 4. the trusted proxy's header, only from the configured peer addresses.
 /// A credential that is present but invalid is refused outright, never skipped in favour of the next one, so a
 /// forged token cannot fall through to a weaker check. Whether the principal may act for the username in the
 /// body is the handler's decision (403), since only it has read the body.
@@ -52,6 +54,7 @@ struct Authorizer: Sendable {
     let issuer: TokenIssuer
     let sessions: SessionStore
     let cookieName: String
+    let deviceSignatures: DeviceSignatureVerifier
     let clock: @Sendable () -> Date
     let logger: Logger
 
@@ -71,6 +74,16 @@ struct Authorizer: Sendable {
             }
             return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false)
         }
+        if let signature = request.headers[Self.deviceSignatureHeader] {
+            do {
+                let (target, _) = try await deviceSignatures.verify(signature, targetID: nil, as: DeviceSignature.Claims.self)
+                return Principal(source: .deviceSignature(dispatchTargetId: target.id), subject: target.username, isAdmin: false)
+            } catch let refusal as DeviceSignatureRefusal {
+                throw .unauthenticated("device signature: \(refusal.detail)")
+            } catch {
+                throw .unauthenticated("device signature: \(error)")
+            }
+        }
         if let proxy = configuration.trustedProxy, let name = HTTPField.Name(proxy.header), let value = request.headers[name] {
             // The header is believed only from the proxy itself; from anyone else it is a forgery attempt.
             guard let peerIP, proxy.addresses.contains(peerIP) else {
@@ -82,6 +95,8 @@ struct Authorizer: Sendable {
         if configuration.developmentMode { return Principal(source: .development, subject: nil, isAdmin: false) }
         throw .unauthenticated("no credentials")
     }
+
+    static let deviceSignatureHeader = HTTPField.Name(DeviceSignature.headerName)!
 
     private func sessionPrincipal(jwt: String) async throws(AuthorizationFailure) -> Principal {
         let claims = try await issuer.verify(jwt, now: clock())

@@ -13,6 +13,9 @@ public struct Principal: Sendable, Equatable {
         /// A redeemed dispatch token: the caller who dispatched it was authorized for the subject then, and
         /// possessing the single-use token is the authorization now (server-api §B.7).
         case dispatchToken
+        /// A `Device-Signature` from a device holding a dispatch target of the user (the SDK's
+        /// `JwsAuthorizationProvider`); carries the target id. It proves possession of the device, not the user.
+        case deviceSignature(dispatchTargetId: String)
         /// Development mode: nobody was checked.
         case development
     }
@@ -28,6 +31,14 @@ public struct Principal: Sendable, Equatable {
     public func mayActFor(_ username: String) -> Bool {
         if source == .development || isAdmin { return true }
         return subject.map { Array($0.utf8) == Array(username.utf8) } ?? false
+    }
+
+    /// Whether this principal may add credentials or dispatch targets for `username`. A device signature may not:
+    /// a device in someone else's hands would otherwise enrol a new PIN without knowing the old one. It may still
+    /// remove (deregister) what the device holds.
+    public func mayRegisterFor(_ username: String) -> Bool {
+        if case .deviceSignature = source { return false }
+        return mayActFor(username)
     }
 }
 

@@ -75,6 +75,10 @@ enum Migrations {
             "CREATE INDEX device_requests_by_expiry ON device_requests(expires_at)",
             "ALTER TABLE status_records ADD COLUMN token_information TEXT",
         ]),
+        Migration(version: 4, name: "the device a registration was made on", statements: [
+            "ALTER TABLE registrations ADD COLUMN device_id TEXT",
+            "CREATE INDEX registrations_by_device ON registrations(device_id)",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

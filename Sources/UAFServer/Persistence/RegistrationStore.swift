@@ -16,22 +16,26 @@ public struct RegistrationRecord: Sendable, Equatable {
     public var authenticatorVersion: UInt16
     public var attestationType: AttestationType
     public var createdAt: Date
+    /// The device that registered it, as its registration response named it (``NevisProtocol/DeviceServiceWire/deviceIDExtension``);
+    /// nil when it did not. Only the Device Service reads it.
+    public var deviceId: String?
 
-    public init(_ verified: VerifiedRegistration, createdAt: Date) {
+    public init(_ verified: VerifiedRegistration, createdAt: Date, deviceId: String? = nil) {
         username = verified.username; aaid = AAID.normalized(verified.aaid); keyID = verified.keyID
         publicKey = verified.publicKey; publicKeyEncoding = verified.publicKeyEncoding
         signatureAlgorithm = verified.signatureAlgorithm; signCounter = verified.signCounter
         registrationCounter = verified.registrationCounter; authenticatorVersion = verified.authenticatorVersion
-        attestationType = verified.attestationType; self.createdAt = createdAt
+        attestationType = verified.attestationType; self.createdAt = createdAt; self.deviceId = deviceId
     }
 
     public init(username: String, aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding,
                 signatureAlgorithm: SignatureAlgorithm, signCounter: UInt32, registrationCounter: UInt32,
-                authenticatorVersion: UInt16, attestationType: AttestationType, createdAt: Date) {
+                authenticatorVersion: UInt16, attestationType: AttestationType, createdAt: Date, deviceId: String? = nil) {
         self.username = username; self.aaid = aaid; self.keyID = keyID; self.publicKey = publicKey
         self.publicKeyEncoding = publicKeyEncoding; self.signatureAlgorithm = signatureAlgorithm
         self.signCounter = signCounter; self.registrationCounter = registrationCounter
         self.authenticatorVersion = authenticatorVersion; self.attestationType = attestationType; self.createdAt = createdAt
+        self.deviceId = deviceId
     }
 
     var registeredKey: RegisteredKey {
@@ -55,12 +59,12 @@ public struct RegistrationStore: Sendable {
                 (\(bind: AAID.normalized(r.aaid)), \(bind: r.keyID), \(bind: r.username), \(bind: Base64URL.encode(r.publicKey)),
                  \(bind: Int64(r.publicKeyEncoding.rawValue)), \(bind: Int64(r.signatureAlgorithm.rawValue)), \(bind: Int64(r.signCounter)),
                  \(bind: Int64(r.registrationCounter)), \(bind: Int64(r.authenticatorVersion)), \(bind: Int64(r.attestationType.rawValue)),
-                 \(bind: r.createdAt.epochMillis))
+                 \(bind: r.createdAt.epochMillis), \(bind: r.deviceId))
                 """
             }
             let query: SQLQueryString = """
                 INSERT INTO registrations (aaid, key_id, username, public_key, public_key_encoding, signature_algorithm,
-                    sign_counter, registration_counter, authenticator_version, attestation_type, created_at)
+                    sign_counter, registration_counter, authenticator_version, attestation_type, created_at, device_id)
                 VALUES \(rows.joined(separator: ", ")) ON CONFLICT DO NOTHING RETURNING aaid, key_id
                 """
             return try await sql.raw(query).all().map { (try $0.decode(column: "aaid", as: String.self), try $0.decode(column: "key_id", as: String.self)) }
@@ -80,6 +84,17 @@ public struct RegistrationStore: Sendable {
     public func registrations(username: String) async throws -> [RegistrationRecord] {
         try await database.run { sql in
             try await sql.raw("SELECT * FROM registrations WHERE username = \(bind: username) ORDER BY created_at, aaid, key_id").all()
+        }.map(Self.record)
+    }
+
+    /// The registrations a device made, of the given users only (see ``DeviceService``).
+    public func registrations(deviceId: String, usernames: [String]) async throws -> [RegistrationRecord] {
+        guard !usernames.isEmpty else { return [] }
+        return try await database.run { sql in
+            try await sql.raw("""
+                SELECT * FROM registrations WHERE device_id = \(bind: deviceId) AND username IN (\(binds: usernames))
+                ORDER BY created_at, aaid, key_id
+                """).all()
         }.map(Self.record)
     }
 
@@ -128,6 +143,7 @@ public struct RegistrationStore: Sendable {
             signCounter: UInt32(truncatingIfNeeded: try row.decode(column: "sign_counter", as: Int64.self)),
             registrationCounter: UInt32(truncatingIfNeeded: try row.decode(column: "registration_counter", as: Int64.self)),
             authenticatorVersion: UInt16(truncatingIfNeeded: try row.decode(column: "authenticator_version", as: Int64.self)),
-            attestationType: attestation, createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)))
+            attestationType: attestation, createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+            deviceId: try row.decode(column: "device_id", as: String?.self))
     }
 }

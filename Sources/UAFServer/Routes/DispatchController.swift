@@ -5,11 +5,12 @@ import NIOCore
 import NevisProtocol
 import UAF
 
-/// The out-of-band paths (server-api §A.3, §A.4): dispatch tokens, redeem, dispatch targets.
+/// The out-of-band paths (server-api §A.3–§A.5): dispatch tokens, redeem, dispatch targets, the Device Service.
 struct DispatchController {
     static let tokenBase = "/nevisfido/token"
     let dispatch: DispatchService
     let targets: DispatchTargetService
+    let devices: DeviceService
     let onRejection: @Sendable (String, ServiceFailure) -> Void
 
     func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
@@ -59,6 +60,36 @@ struct DispatchController {
             try await Self.respond(name: "delete dispatch target", onRejection: onRejection) {
                 try await targets.delete(id: try context.parameters.require("id"), principal: try context.requirePrincipal())
                 return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+            }
+        }
+    }
+
+    /// The Device Service (``DeviceServiceWire``): authorized by the `Device-Signature` header alone.
+    func addDeviceService(open: RouterGroup<ServerRequestContext>) {
+        let credentials = RouterPath(stringLiteral: DeviceServiceWire.basePath + DeviceServiceWire.credentialsComponent + "/:deviceId")
+        let signature = HTTPField.Name(DeviceSignature.headerName)!
+        open.get(credentials) { request, context in
+            try await Self.respond(name: "device credentials", onRejection: onRejection) {
+                Wire.json(try await devices.credentials(deviceId: try context.parameters.require("deviceId"), signature: request.headers[signature]),
+                          contentType: Wire.jsonContentType)
+            }
+        }
+        open.patch(credentials) { request, context in
+            try await Self.respond(name: "device modify", onRejection: onRejection) {
+                try await devices.modify(deviceId: try context.parameters.require("deviceId"), signature: request.headers[signature])
+                return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+            }
+        }
+        open.delete(credentials) { request, context in
+            try await Self.respond(name: "device delete", onRejection: onRejection) {
+                try await devices.delete(deviceId: try context.parameters.require("deviceId"), signature: request.headers[signature])
+                return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+            }
+        }
+        open.get(RouterPath(stringLiteral: DeviceServiceWire.basePath + DeviceServiceWire.operationsComponent + "/:deviceId")) { request, context in
+            try await Self.respond(name: "device operations", onRejection: onRejection) {
+                Wire.json(try await devices.pendingOperations(deviceId: try context.parameters.require("deviceId"), signature: request.headers[signature]),
+                          contentType: Wire.jsonContentType)
             }
         }
     }

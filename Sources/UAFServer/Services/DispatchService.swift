@@ -63,7 +63,7 @@ struct DispatchService: Sendable {
             // Registration and deregistration dispatch need a caller who may act for the user (the same rule as the
             // in-band request endpoints); authentication needs none, as in nevisFIDO's defaults.
             guard let username else { throw ServiceFailure(.badRequest, "context.username is required") }
-            guard let principal, principal.mayActFor(username) else {
+            guard let principal, operation == .registration ? principal.mayRegisterFor(username) : principal.mayActFor(username) else {
                 throw AuthorizationFailure.forbidden("\(principal?.subject ?? "?") may not dispatch \(operation.rawValue) for \(username)")
             }
         }

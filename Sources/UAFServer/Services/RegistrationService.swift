@@ -1,4 +1,5 @@
 import Foundation
+import NevisProtocol
 import UAF
 
 /// In-band registration: issues RegistrationRequests to authorized callers and verifies RegistrationResponses.
@@ -22,7 +23,7 @@ struct RegistrationService: Sendable {
         }
         try ServiceEnvironment.validate(username: username)
         // The account-takeover rule: a caller registers keys only for the user its credentials speak for.
-        guard principal.mayActFor(username) else {
+        guard principal.mayRegisterFor(username) else {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not register \(username)")
         }
         // Every authenticator with metadata is accepted; the user's registered keys are disallowed, as in the
@@ -51,17 +52,31 @@ struct RegistrationService: Sendable {
                              sessionID: record.id)
     }
 
+    /// The device id the response's header names (``DeviceServiceWire/deviceIDExtension``). It is a label, not a
+    /// credential: it only decides which device's Device Service listing shows the credential, and that listing
+    /// also requires the user to have a dispatch target of the same device, so a false label shows nothing to anyone.
+    static func deviceID(_ header: OperationHeader) throws -> String? {
+        let values = (header.exts ?? []).filter { $0.id == DeviceServiceWire.deviceIDExtension }.map(\.data)
+        guard let value = values.first else { return nil }
+        guard values.count == 1, !value.isEmpty, value.utf8.count <= DeviceServiceWire.maximumDeviceIDLength,
+              !ServiceEnvironment.hasControlCharacters(value) else {
+            throw ServiceFailure(.badRequest, "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters")
+        }
+        return value
+    }
+
     /// Endpoint 2: verifies a RegistrationResponse and stores the registrations.
     func response(_ send: SendUAFResponse) async throws -> ServerResponse {
         let (response, record) = try await environment.receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
         let username = record.username ?? ""
         let report = ServiceEnvironment.ClientReport(context: send.context)
+        let deviceId = try Self.deviceID(response.header)
         do {
             let verified = try await RegistrationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
                 response, issued: IssuedRegistration(challenge: record.challenge, username: username, policy: record.policy),
                 now: environment.clock(), isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
             do {
-                try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock()) })
+                try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId) })
             } catch StoreError.duplicateRegistration {
                 // Another response registered the same key between the check and the insert.
                 throw UAFVerificationError(.keyIDAlreadyRegistered)
