@@ -10,6 +10,10 @@ public protocol Operations: Sendable {
     var passwordChange: PasswordChange { get }
     var outOfBandPayloadDecode: OutOfBandPayloadDecode { get }
     var outOfBandOperation: OutOfBandOperation { get }
+    var pendingOutOfBandOperations: PendingOutOfBandOperations { get }
+    var deviceInformationChange: DeviceInformationChange { get }
+    var deviceInformationCheck: DeviceInformationCheck { get }
+    var deviceInformationSync: DeviceInformationSync { get }
 }
 
 /// What the SDK keeps on the device.
@@ -39,6 +43,10 @@ struct OperationsValue: Operations {
     var passwordChange: PasswordChange { PasswordChange(core: core) }
     var outOfBandPayloadDecode: OutOfBandPayloadDecode { OutOfBandPayloadDecode(core: core) }
     var outOfBandOperation: OutOfBandOperation { OutOfBandOperation(core: core) }
+    var pendingOutOfBandOperations: PendingOutOfBandOperations { PendingOutOfBandOperations(core: core) }
+    var deviceInformationChange: DeviceInformationChange { DeviceInformationChange(core: core) }
+    var deviceInformationCheck: DeviceInformationCheck { DeviceInformationCheck(core: core) }
+    var deviceInformationSync: DeviceInformationSync { DeviceInformationSync(core: core) }
 }
 
 struct LocalDataValue: LocalData {

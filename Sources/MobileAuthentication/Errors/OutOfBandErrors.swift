@@ -43,3 +43,134 @@ public enum OutOfBandOperationError: MobileAuthenticationClientError {
         }
     }
 }
+
+/// Why the pending out-of-band operations of one server could not be fetched.
+public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
+    case ClockSkewTooBig(cause: (any Error)?)
+    case DeviceProtectionError(cause: (any Error)?)
+    case NetworkError(cause: (any Error)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    case OperationNotSupportedByBackend(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    init(_ failure: DeviceServiceFailure) {
+        switch failure.kind {
+        case .clockSkew: self = .ClockSkewTooBig(cause: failure)
+        case .network: self = .NetworkError(cause: failure)
+        case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
+        case .refused, .nameTaken, .noDispatchTarget, .other: self = .Unknown(cause: failure)
+        }
+    }
+
+    public var errorDescription: String? {
+        switch self {
+        case .ClockSkewTooBig: return deviceClockDescription
+        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .NetworkError(let cause): return networkErrorDescription(cause)
+        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .OperationNotSupportedByBackend: return "The server does not support fetching pending operations."
+        case .Unknown(let cause): return "The pending operations could not be fetched\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+}
+
+/// Why the device information could not be changed.
+public enum DeviceInformationChangeError: MobileAuthenticationClientError {
+    case ClockSkewTooBig(cause: (any Error)?)
+    case DeviceProtectionError(cause: (any Error)?)
+    /// Another device of one of the users already has this name.
+    case NameAlreadyExists(cause: (any Error)?)
+    case NetworkError(cause: (any Error)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    /// The device has no device information (no registration yet), or a server does not know it.
+    case NotFound(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    init(_ failure: DeviceServiceFailure) {
+        switch failure.kind {
+        case .clockSkew: self = .ClockSkewTooBig(cause: failure)
+        case .network: self = .NetworkError(cause: failure)
+        case .nameTaken: self = .NameAlreadyExists(cause: failure)
+        case .refused, .noDispatchTarget, .notSupported: self = .NotFound(cause: failure)
+        case .other: self = .Unknown(cause: failure)
+        }
+    }
+
+    public var errorDescription: String? {
+        switch self {
+        case .ClockSkewTooBig: return deviceClockDescription
+        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .NameAlreadyExists: return "Another device already has this name. Choose another name."
+        case .NetworkError(let cause): return networkErrorDescription(cause)
+        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .NotFound: return "The server does not know this device."
+        case .Unknown(let cause): return "The device information could not be changed\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+}
+
+/// Why one server's device information could not be checked.
+public enum DeviceInformationCheckError: MobileAuthenticationClientError {
+    case ClockSkewTooBig(cause: (any Error)?)
+    case DeviceProtectionError(cause: (any Error)?)
+    /// The server refused the device's signature: it knows none of the device's dispatch targets.
+    case Forbidden(cause: (any Error)?)
+    case NetworkError(cause: (any Error)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    case OperationNotSupportedByBackend(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    init(_ failure: DeviceServiceFailure) {
+        switch failure.kind {
+        case .clockSkew: self = .ClockSkewTooBig(cause: failure)
+        case .network: self = .NetworkError(cause: failure)
+        case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
+        case .refused, .noDispatchTarget: self = .Forbidden(cause: failure)
+        case .nameTaken, .other: self = .Unknown(cause: failure)
+        }
+    }
+
+    public var errorDescription: String? {
+        switch self {
+        case .ClockSkewTooBig: return deviceClockDescription
+        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .Forbidden: return "The server does not recognise this device."
+        case .NetworkError(let cause): return networkErrorDescription(cause)
+        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .OperationNotSupportedByBackend: return "The server does not support checking device information."
+        case .Unknown(let cause): return "The device information could not be checked\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+}
+
+/// Why one mismatch could not be resolved.
+public enum DeviceInformationSyncError: MobileAuthenticationClientError {
+    case ClockSkewTooBig(cause: (any Error)?)
+    case DeviceProtectionError(cause: (any Error)?)
+    case NetworkError(cause: (any Error)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    case OperationNotSupportedByBackend(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    init(_ failure: DeviceServiceFailure) {
+        switch failure.kind {
+        case .clockSkew: self = .ClockSkewTooBig(cause: failure)
+        case .network: self = .NetworkError(cause: failure)
+        case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
+        case .refused, .nameTaken, .noDispatchTarget, .other: self = .Unknown(cause: failure)
+        }
+    }
+
+    public var errorDescription: String? {
+        switch self {
+        case .ClockSkewTooBig: return deviceClockDescription
+        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .NetworkError(let cause): return networkErrorDescription(cause)
+        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .OperationNotSupportedByBackend: return "The server does not support synchronising device information."
+        case .Unknown(let cause): return "A difference could not be resolved\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+}
+
+let deviceClockDescription = "The device clock differs too much from the server's. Correct the date and time and try again."

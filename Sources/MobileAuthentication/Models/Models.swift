@@ -128,6 +128,15 @@ public struct JwtAuthorizationProvider: AuthorizationProvider {
     public var httpHeaders: [(String, String)] { [("Authorization", "Bearer \(jwt)")] }
 }
 
+/// Authorization by the device itself: each request carries a fresh `Device-Signature` JWS, signed with the device
+/// key of the user's dispatch target on that server (server-api §C.3). It needs no user interaction, so it serves
+/// removal only: our server accepts it for deregistration (of this device's credentials) and never for enrolment.
+/// The headers are computed per request by the operation, so ``httpHeaders`` is empty.
+public struct JwsAuthorizationProvider: AuthorizationProvider {
+    public init() {}
+    public var httpHeaders: [(String, String)] { [] }
+}
+
 /// A session to continue (second factor) or that the server returned.
 public protocol SessionProvider: Sendable {
     var httpHeaders: [(String, String)] { get }

@@ -1,4 +1,5 @@
 import Foundation
+import NevisProtocol
 import UAF
 
 /// Deregistration of the user's authenticators: the server removes the registrations and answers a
@@ -49,23 +50,30 @@ public final class Deregistration: HttpOperation {
         }
         let context: String
         do { context = try UAFMessageCodec.encodeObject(Context(username: username, aaid: fields.aaid.map { [$0] })) } catch { throw .Unknown(cause: error) }
-        let headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
-        let runner = OperationRunner(core: core, objects: InteractionObjects(), headers: headers)
         let server = data.accounts.first { $0.username == username }?.server ?? Server(baseUrl: core.configuration.baseUrl)
+        var headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
+        if fields.authorizationProvider is JwsAuthorizationProvider {
+            headers.append(try await deviceSignature(username: username, server: server))
+        }
+        let runner = OperationRunner(core: core, objects: InteractionObjects(), headers: headers)
         let message = try await runner.fetchUAFRequest(server: server, path: core.configuration.deregistrationRequestPath, op: .deregistration,
                                                        context: context)
-        let requests: [DeregistrationRequest]
-        do { requests = try UAFMessageCodec.decode(DeregistrationRequest.self, from: message) } catch {
-            throw .FidoError(errorCode: .protocolError, cause: error)
+        do { try await LocalRemoval(core: core).apply(deregistration: message, username: username, server: server) } catch let error as OperationError {
+            throw error
+        } catch { throw .Unknown(cause: error) }
+    }
+
+    /// The `Device-Signature` header of a ``JwsAuthorizationProvider``: signed as the user's dispatch target there.
+    private func deviceSignature(username: Username, server: Server) async throws(OperationError) -> (String, String) {
+        guard let target = core.mirror.snapshot.dispatchTargets.first(where: { $0.server == server && $0.username == username }) else {
+            throw .Unknown(cause: SDKMessage("JwsAuthorizationProvider needs the device's dispatch target for \(username) on \(server.baseUrl.absoluteString)"))
         }
-        // uaf-spec §1.4: an empty AAID means every registration for this appID, an empty KeyID every key of the AAID.
-        let named = requests.flatMap(\.authenticators)
-        let removed = data.registrations.filter { registration in
-            registration.username == username && named.contains { entry in
-                entry.aaid.isEmpty || (AAID.equal(entry.aaid, registration.aaid) && (entry.keyID.isEmpty || entry.keyID == registration.keyID))
-            }
-        }
-        do { try await LocalRemoval(core: core).remove(removed) } catch { throw .Unknown(cause: error) }
+        do {
+            guard let keys = try await core.deviceKeys() else { throw SDKMessage("the device has no device keys") }
+            let jws = try DeviceSignature.sign(DeviceSignature.Claims(dispatchTargetId: target.id, now: core.platform.now()),
+                                               dispatchTargetId: target.id, key: try keys.signingKey())
+            return (DeviceSignature.headerName, jws)
+        } catch { throw .Unknown(cause: error) }
     }
 }
 
@@ -74,6 +82,26 @@ public final class Deregistration: HttpOperation {
 /// (seed 003, "Device Information").
 struct LocalRemoval {
     let core: ClientCore
+
+    /// Removes what a DeregistrationRequest names for `username` on `server` (uaf-spec §1.4: an empty AAID means
+    /// every registration for this appID, an empty KeyID every key of the AAID); returns what was removed.
+    @discardableResult
+    func apply(deregistration message: String, username: Username?, server: Server) async throws -> [LocalRegistration] {
+        let requests: [DeregistrationRequest]
+        do { requests = try UAFMessageCodec.decode(DeregistrationRequest.self, from: message) } catch {
+            throw OperationError.FidoError(errorCode: .protocolError, cause: error)
+        }
+        // Without a username (out of band, where the request names none) only fully named keys are removed, so a
+        // wildcard entry cannot reach another account of the device.
+        let named = requests.flatMap(\.authenticators).filter { username != nil || (!$0.aaid.isEmpty && !$0.keyID.isEmpty) }
+        let removed = core.mirror.snapshot.registrations.filter { registration in
+            registration.server == server && (username == nil || registration.username == username) && named.contains { entry in
+                entry.aaid.isEmpty || (AAID.equal(entry.aaid, registration.aaid) && (entry.keyID.isEmpty || entry.keyID == registration.keyID))
+            }
+        }
+        try await remove(removed)
+        return removed
+    }
 
     func remove(_ removed: [LocalRegistration]) async throws {
         guard !removed.isEmpty else { return }

@@ -48,17 +48,26 @@ public final class OutOfBandPayloadDecode: Operation {
     public func executeAsync() async throws(OutOfBandPayloadError) -> OutOfBandPayload {
         try core.checkIntegrity(deviceProtection: { OutOfBandPayloadError.DeviceProtectionError(cause: $0) }, noDeviceLock: OutOfBandPayloadError.NoDeviceLockError(cause: nil))
         guard let input = state.value.input else { throw .MalformedPayload(cause: SDKMessage("give json(_:) or base64UrlEncoded(_:)")) }
+        let envelope: DispatchPayload.Envelope
         do {
-            let envelope: DispatchPayload.Envelope
             switch input {
             case .json(let json): envelope = try DispatchPayload.parse(json: json)
             case .base64URL(let text): envelope = try DispatchPayload.parse(base64URL: text)
             }
+        } catch { throw .MalformedPayload(cause: error) }
+        return try await core.open(envelope)
+    }
+}
+
+extension ClientCore {
+    /// The payload an envelope carries, decrypted with the device's key when it was encrypted.
+    func open(_ envelope: DispatchPayload.Envelope) async throws(OutOfBandPayloadError) -> OutOfBandPayload {
+        do {
             // The key is read only for an encrypted payload; a storage failure is reported as such, not as "not for
             // this device".
             var keys: DeviceKeys?
             if case .encrypted = envelope {
-                do { keys = try await core.deviceKeys() } catch { throw OutOfBandPayloadError.Unknown(cause: error) }
+                do { keys = try await deviceKeys() } catch { throw OutOfBandPayloadError.Unknown(cause: error) }
             }
             let content = try envelope.open { try keys?.encryptionKey() }
             guard let url = URL(string: content.redeemURL) else { throw DispatchPayloadError.malformed("redeem_url") }
@@ -84,6 +93,7 @@ public final class OutOfBandOperation: HttpOperation {
         var headers: [String] = []
         var onRegistration: (@Sendable (OutOfBandRegistration) -> Void)?
         var onAuthentication: (@Sendable (OutOfBandAuthentication) -> Void)?
+        var onDeregistration: (@Sendable ([Username]) -> Void)?
         var onError: (@Sendable (OutOfBandOperationError) -> Void)?
     }
 
@@ -91,6 +101,9 @@ public final class OutOfBandOperation: HttpOperation {
     public enum Redeemed: Sendable {
         case registration(OutOfBandRegistration)
         case authentication(OutOfBandAuthentication)
+        /// The server removed registrations of this device and the SDK has removed them here too (nothing for the
+        /// user to confirm: the relying party already decided): the users whose authenticators went.
+        case deregistration(usernames: [Username])
     }
 
     private let core: ClientCore
@@ -101,6 +114,8 @@ public final class OutOfBandOperation: HttpOperation {
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onRegistration(_ callback: @escaping @Sendable (OutOfBandRegistration) -> Void) -> Self { state.update { $0.onRegistration = callback }; return self }
     @discardableResult public func onAuthentication(_ callback: @escaping @Sendable (OutOfBandAuthentication) -> Void) -> Self { state.update { $0.onAuthentication = callback }; return self }
+    /// Called after an out-of-band deregistration was applied on the device.
+    @discardableResult public func onDeregistration(_ callback: @escaping @Sendable ([Username]) -> Void) -> Self { state.update { $0.onDeregistration = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (OutOfBandOperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
 
     public func execute() {
@@ -110,6 +125,7 @@ public final class OutOfBandOperation: HttpOperation {
                 switch try await self.executeAsync() {
                 case .registration(let registration): fields.onRegistration?(registration)
                 case .authentication(let authentication): fields.onAuthentication?(authentication)
+                case .deregistration(let usernames): fields.onDeregistration?(usernames)
                 }
             } catch {
                 fields.onError?(error)
@@ -154,6 +170,13 @@ public final class OutOfBandOperation: HttpOperation {
         switch answer.op {
         case .registration?: return .registration(OutOfBandRegistration(core: core, message: message, server: server, headers: fields.headers))
         case .authentication?: return .authentication(OutOfBandAuthentication(core: core, message: message, server: server, headers: fields.headers))
+        case .deregistration?:
+            do {
+                let removed = try await LocalRemoval(core: core).apply(deregistration: message, username: nil, server: server)
+                var usernames: [Username] = []
+                for registration in removed where !usernames.contains(registration.username) { usernames.append(registration.username) }
+                return .deregistration(usernames: usernames)
+            } catch { throw .Unknown(cause: error) }
         default: throw .Unknown(cause: SDKMessage("the token stands for an operation this SDK does not run out of band (\(answer.op?.rawValue ?? "none"))"))
         }
     }

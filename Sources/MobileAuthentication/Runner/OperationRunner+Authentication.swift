@@ -76,6 +76,9 @@ extension OperationRunner {
         header.appID = appID
         let response = AuthenticationResponse(header: header, fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
         let answer = try await sendUAFResponse(server: server, path: core.configuration.authenticationResponsePath, response: response)
+        // A dispatch target missing on this server (its creation failed, or DeviceInformationSync dropped one the
+        // server no longer had) is created again with the session the authentication just opened.
+        _ = await createDispatchTarget(username: registration.username, server: server, authorizedBy: answer)
         return Self.authorizationProvider(from: answer.additionalTokens ?? [], server: server.baseUrl)
     }
 

@@ -1,5 +1,6 @@
 import Primitives
 import Foundation
+import NevisProtocol
 import UAF
 
 extension OperationRunner {
@@ -81,6 +82,12 @@ extension OperationRunner {
         }
         var header = request.header
         header.appID = appID
+        // Names this device, so the server's Device Service can list the credentials it holds (our contract,
+        // DeviceServiceWire.deviceIDExtension); a server that does not know the extension ignores it.
+        if let deviceId = (data.deviceInformation ?? deviceInformation)?.deviceId {
+            header.exts = (header.exts ?? []).filter { $0.id != DeviceServiceWire.deviceIDExtension }
+                + [Extension(id: DeviceServiceWire.deviceIDExtension, data: deviceId, failIfUnknown: false)]
+        }
         let response = RegistrationResponse(header: header, fcParams: fcParams,
                                             assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
         // Nothing is stored before the server accepted: a failed registration leaves no trace on the device.
@@ -115,6 +122,6 @@ extension OperationRunner {
             throw .Unknown(cause: error)
         }
         // Step 6 of server-api §D.1: the device's dispatch target on this server, for this user.
-        _ = await createDispatchTarget(username: username, server: server, registrationAnswer: answer)
+        _ = await createDispatchTarget(username: username, server: server, authorizedBy: answer)
     }
 }

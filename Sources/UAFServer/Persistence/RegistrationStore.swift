@@ -120,9 +120,11 @@ public struct RegistrationStore: Sendable {
 
     /// Deletes `username`'s registrations, all of them or those of the given AAIDs or KeyIDs, in one statement;
     /// returns what was deleted.
-    public func delete(username: String, aaids: [String]? = nil, keyIDs: [String]? = nil) async throws -> [RegistrationRecord] {
+    /// With `deviceId`, only registrations that device made.
+    public func delete(username: String, aaids: [String]? = nil, keyIDs: [String]? = nil, deviceId: String? = nil) async throws -> [RegistrationRecord] {
         try await database.run { sql in
             var query: SQLQueryString = "DELETE FROM registrations WHERE username = \(bind: username)"
+            if let deviceId { query += " AND device_id = \(bind: deviceId)" }
             // An empty list selects nothing (never "everything"): callers pass nil for "all".
             if let aaids { query += aaids.isEmpty ? " AND 1 = 0" : " AND aaid IN (\(binds: aaids.map(AAID.normalized)))" }
             if let keyIDs { query += keyIDs.isEmpty ? " AND 1 = 0" : " AND key_id IN (\(binds: keyIDs))" }

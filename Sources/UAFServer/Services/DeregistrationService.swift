@@ -24,7 +24,16 @@ struct DeregistrationService: Sendable {
         guard principal.mayActFor(username) else {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not deregister \(username)")
         }
-        let removed = try await stores.registrations.delete(username: username, aaids: context.aaid, keyIDs: context.keyIDs)
+        // A device signature removes only what that device registered: holding one device must not end the user's
+        // other devices.
+        var deviceId: String?
+        if case .deviceSignature(let targetID) = principal.source {
+            guard let device = try await stores.dispatchTargets.target(id: targetID)?.deviceId else {
+                throw AuthorizationFailure.forbidden("the signing dispatch target names no device")
+            }
+            deviceId = device
+        }
+        let removed = try await stores.registrations.delete(username: username, aaids: context.aaid, keyIDs: context.keyIDs, deviceId: deviceId)
         if try await stores.registrations.registrations(username: username).isEmpty {
             _ = try await stores.sessions.revokeAll(username: username, now: environment.clock())
         }

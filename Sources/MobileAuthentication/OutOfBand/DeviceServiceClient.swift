@@ -1,0 +1,144 @@
+import Crypto
+import Foundation
+import JOSE
+import NevisProtocol
+import UAF
+
+/// Why a Device Service exchange with one server failed (the cause inside each device operation's error).
+public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The server could not be reached.
+        case network
+        /// The server refused the device signature (401), and its clock is within the skew: the device's dispatch
+        /// targets are unknown there, or the signature is wrong.
+        case refused
+        /// The server refused the signature and its `Date` differs from the device clock by more than the skew.
+        case clockSkew
+        /// 404 or 405 on the Device Service path: the server has no Device Service.
+        case notSupported
+        /// 422: a name another dispatch target of the user has.
+        case nameTaken
+        /// The device has no dispatch target on that server to sign with.
+        case noDispatchTarget
+        /// Anything else: an unexpected answer or a local failure.
+        case other
+    }
+    public let kind: Kind
+    public let server: Server
+    public let httpStatus: Int
+    public let message: String
+    public var description: String { "\(server.baseUrl.absoluteString): \(message)\(httpStatus == 0 ? "" : " (HTTP \(httpStatus))")" }
+}
+
+/// The device's side of the Device Service and device-signed dispatch-target calls (``DeviceServiceWire``,
+/// ``DeviceSignature``): every request is signed with the device's signing key, naming one of its dispatch targets
+/// on that server. Idempotent reads are retried with the operation's policy; a signed request is never resent as is
+/// (its request id is single-use), a retry signs anew.
+struct DeviceServiceClient: Sendable {
+    let core: ClientCore
+    let headers: [(String, String)]
+    let retryPolicy: RetryPolicy
+    /// What the clock check allows before a 401 is called a clock problem (the server's default skew).
+    static let assumedSkew: TimeInterval = 300
+
+    /// The servers the device has dispatch targets on, each with its targets, in a stable order.
+    func servers(in data: LocalStateData) -> [(server: Server, targets: [LocalDispatchTarget])] {
+        var order: [Server] = []
+        for target in data.dispatchTargets where !order.contains(target.server) { order.append(target.server) }
+        return order.map { server in (server, data.dispatchTargets.filter { $0.server == server }) }
+    }
+
+    /// One signed request to `server`: tried with each of the device's targets there until one is accepted (a
+    /// target deleted on the server refuses, another of the device's may still sign). `payload` builds the signed
+    /// payload from fresh claims; the JWS goes in the `Device-Signature` header, `body` (JSON) in the body.
+    func send(_ method: HTTPRequest.Method, _ url: URL, server: Server, targets: [LocalDispatchTarget], body: Data? = nil,
+              payload: (DeviceSignature.Claims) -> any Encodable) async -> Result<(HTTPExchange, LocalDispatchTarget), DeviceServiceFailure> {
+        guard !targets.isEmpty else { return .failure(failure(.noDispatchTarget, server, 0, "the device has no dispatch target on this server")) }
+        let key: P256.Signing.PrivateKey
+        do {
+            guard let keys = try await core.deviceKeys() else { return .failure(failure(.noDispatchTarget, server, 0, "the device has no device keys")) }
+            key = try keys.signingKey()
+        } catch { return .failure(failure(.other, server, 0, "the device keys cannot be read: \(error)")) }
+        var last = failure(.noDispatchTarget, server, 0, "no dispatch target was accepted")
+        for target in targets {
+            var attempt = 0
+            while true {
+                let jws: String
+                do { jws = try DeviceSignature.sign(AnyEncodable(payload(DeviceSignature.Claims(dispatchTargetId: target.id, now: core.platform.now()))),
+                                                    dispatchTargetId: target.id, key: key) } catch {
+                    return .failure(failure(.other, server, 0, "signing failed: \(error)"))
+                }
+                let request = HTTPRequest(method: method, url: url, body: body, headers: headers + [(DeviceSignature.headerName, jws)],
+                                          accept: "application/json", contentType: "application/json")
+                do {
+                    let exchange = try await core.transport.send(request)
+                    switch exchange.status {
+                    case 200..<300: return .success((exchange, target))
+                    case 401:
+                        last = clockFailure(exchange, server: server) ?? failure(.refused, server, 401, "the server refused the device signature")
+                        if last.kind == .clockSkew { return .failure(last) }
+                    case 404, 405 where url.path.hasPrefix(core.configuration.deviceResourcePath):
+                        return .failure(failure(.notSupported, server, exchange.status, "the server has no Device Service at \(url.path)"))
+                    case 422: return .failure(failure(.nameTaken, server, 422, "another dispatch target of the user has this name"))
+                    default: return .failure(failure(.other, server, exchange.status, String(decoding: exchange.body.prefix(200), as: UTF8.self)))
+                    }
+                    break
+                } catch {
+                    if case .network = error, let delay = retryPolicy.delay(beforeRetry: attempt + 1), !Task.isCancelled {
+                        attempt += 1
+                        try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+                        continue
+                    }
+                    return .failure(failure(.network, server, 0, "\(error)"))
+                }
+            }
+        }
+        return .failure(last)
+    }
+
+    /// A clock problem, if the refusal's `Date` header shows the clocks apart by more than the skew.
+    func clockFailure(_ exchange: HTTPExchange, server: Server) -> DeviceServiceFailure? {
+        guard let value = exchange.headers.first(where: { $0.0.lowercased() == "date" })?.1, let serverTime = Self.httpDate(value) else { return nil }
+        let difference = core.platform.now().timeIntervalSince(serverTime)
+        guard abs(difference) > Self.assumedSkew else { return nil }
+        return failure(.clockSkew, server, 401, "the device clock is \(Int(difference)) s off the server's")
+    }
+
+    static func httpDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+
+    func failure(_ kind: DeviceServiceFailure.Kind, _ server: Server, _ status: Int, _ message: String) -> DeviceServiceFailure {
+        DeviceServiceFailure(kind: kind, server: server, httpStatus: status, message: message)
+    }
+
+    func url(server: Server, _ component: String, deviceId: String) -> URL {
+        var path = core.configuration.deviceResourcePath
+        if !path.hasSuffix("/") { path += "/" }
+        return core.configuration.url(path + component + "/" + (deviceId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? deviceId),
+                                      base: server.baseUrl)
+    }
+
+    /// GET credentials on one server.
+    func credentials(server: Server, targets: [LocalDispatchTarget], deviceId: String) async -> Result<DeviceServiceWire.Credentials, DeviceServiceFailure> {
+        switch await send(.GET, url(server: server, DeviceServiceWire.credentialsComponent, deviceId: deviceId), server: server, targets: targets, payload: { $0 }) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let (exchange, _)):
+            guard let answer = try? JSONDecoder().decode(DeviceServiceWire.Credentials.self, from: exchange.body) else {
+                return .failure(failure(.other, server, exchange.status, "the credentials answer cannot be read"))
+            }
+            return .success(answer)
+        }
+    }
+}
+
+/// Type erasure for the signed payloads.
+struct AnyEncodable: Encodable {
+    let value: any Encodable
+    init(_ value: any Encodable) { self.value = value }
+    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
