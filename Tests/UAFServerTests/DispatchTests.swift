@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JOSE
+import NIOHTTP1
 import NevisProtocol
 import UAF
 import UAFTesting
@@ -15,16 +16,17 @@ final class DispatchTests: XCTestCase {
     private func json(_ value: some Encodable) throws -> Data { try JSONEncoder().encode(value) }
 
     private func createTarget(_ loopback: LoopbackServer, username: String = "alice", name: String = "phone", dispatcher: String? = nil,
-                              signatureKey: String? = nil, as caller: String? = nil) async throws -> LoopbackServer.Answer {
-        let body = DispatchTargetWire.Creation(username: username, name: name, deviceId: "device-1", dispatcher: dispatcher, target: "fcm-token",
+                              signatureKey: String? = nil, deviceId: String = "device-1", as caller: String? = nil) async throws -> LoopbackServer.Answer {
+        let body = DispatchTargetWire.Creation(username: username, name: name, deviceId: deviceId, dispatcher: dispatcher, target: "fcm-token",
                                                signatureKey: signatureKey ?? JWK(publicKey: signingKey.publicKey).json,
                                                encryptionKey: JWK(encryptionKey: encryptionKey.publicKey).json)
         return try await loopback.exchange(.POST, "/nevisfido/token/dispatch/targets", body: try json(body), contentType: "application/json",
                                            headers: try await loopback.bearer(caller ?? username))
     }
 
-    private func targetID(_ loopback: LoopbackServer, username: String = "alice", name: String = "phone") async throws -> String {
-        let answer = try await createTarget(loopback, username: username, name: name)
+    private func targetID(_ loopback: LoopbackServer, username: String = "alice", name: String = "phone", signatureKey: String? = nil,
+                          deviceId: String = "device-1") async throws -> String {
+        let answer = try await createTarget(loopback, username: username, name: name, signatureKey: signatureKey, deviceId: deviceId)
         XCTAssertEqual(answer.status, 201, String(decoding: answer.body, as: UTF8.self))
         return try JSONDecoder().decode(DispatchTargetWire.Created.self, from: answer.body).id
     }
@@ -233,5 +235,179 @@ final class DispatchTests: XCTestCase {
             let value28 = try await loopback.server.stores.dispatchTargets.target(id: id)
             XCTAssertNil(value28)
         }
+    }
+
+    // MARK: Device Service
+
+    private func deviceCall(_ loopback: LoopbackServer, _ method: HTTPMethod = .GET, _ component: String = DeviceServiceWire.credentialsComponent,
+                            device: String = "device-1", signature: String?) async throws -> LoopbackServer.Answer {
+        try await loopback.exchange(method, DeviceServiceWire.basePath + component + "/" + device, body: nil,
+                                    headers: signature.map { [(DeviceSignature.headerName, $0)] } ?? [])
+    }
+
+    private func signature(_ target: String, at date: Date, key: P256.Signing.PrivateKey? = nil) throws -> String {
+        try DeviceSignature.sign(DeviceSignature.Claims(dispatchTargetId: target, now: date), dispatchTargetId: target, key: key ?? signingKey)
+    }
+
+    private func storeRegistration(_ loopback: LoopbackServer, _ username: String, keyID: String, deviceId: String?) async throws {
+        try await loopback.server.stores.registrations.insert([RegistrationRecord(
+            username: username, aaid: "F1D0#1001", keyID: keyID, publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
+            signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1, authenticatorVersion: 1,
+            attestationType: .basicSurrogate, createdAt: loopback.clock.now, deviceId: deviceId)])
+    }
+
+    func testTheDeviceServiceListsTheDevicesTargetsAndOnlyTheCredentialsItRegistered() async throws {
+        try await LoopbackServer.with { loopback in
+            let alice = try await self.targetID(loopback)
+            let bob = try await self.targetID(loopback, username: "bob")
+            try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
+            try await self.storeRegistration(loopback, "alice", keyID: "a-elsewhere", deviceId: "device-2")
+            try await self.storeRegistration(loopback, "bob", keyID: "b-here", deviceId: "device-1")
+            // A credential labelled with this device by a user who has no target on it is not shown.
+            try await self.storeRegistration(loopback, "mallory", keyID: "m-label", deviceId: "device-1")
+            let answer = try await self.deviceCall(loopback, signature: try self.signature(alice, at: loopback.clock.now))
+            XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
+            let listing = try JSONDecoder().decode(DeviceServiceWire.Credentials.self, from: answer.body)
+            XCTAssertEqual(Set(listing.dispatchTargets.map(\.id)), [alice, bob])
+            XCTAssertEqual(Set(listing.credentials.map(\.keyId)), ["a-here", "b-here"])
+        }
+    }
+
+    func testTheDeviceServiceWithoutADeviceSignatureIs401() async throws {
+        try await LoopbackServer.with { loopback in
+            _ = try await self.targetID(loopback)
+            let value = try await self.deviceCall(loopback, signature: nil).status
+            XCTAssertEqual(value, 401)
+        }
+    }
+
+    func testAReplayedDeviceServiceRequestIsRefused() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let jws = try self.signature(id, at: loopback.clock.now)
+            let first = try await self.deviceCall(loopback, signature: jws).status
+            XCTAssertEqual(first, 200)
+            let again = try await self.deviceCall(loopback, signature: jws).status
+            XCTAssertEqual(again, 401, "the same request id again is a replay")
+        }
+    }
+
+    func testAStaleDeviceServiceRequestIsRefused() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let value = try await self.deviceCall(loopback, signature: try self.signature(id, at: loopback.clock.now.addingTimeInterval(-301))).status
+            XCTAssertEqual(value, 401)
+            let future = try await self.deviceCall(loopback, signature: try self.signature(id, at: loopback.clock.now.addingTimeInterval(301))).status
+            XCTAssertEqual(future, 401)
+        }
+    }
+
+    func testADeviceServiceRequestSignedByAnotherKeyIsRefused() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let value = try await self.deviceCall(loopback, signature: try self.signature(id, at: loopback.clock.now, key: P256.Signing.PrivateKey())).status
+            XCTAssertEqual(value, 401)
+        }
+    }
+
+    func testAnotherDevicesValidSignatureDoesNotReadThisDevice() async throws {
+        try await LoopbackServer.with { loopback in
+            _ = try await self.targetID(loopback)
+            let otherKey = P256.Signing.PrivateKey()
+            let other = try await self.targetID(loopback, username: "mallory", signatureKey: JWK(publicKey: otherKey.publicKey).json, deviceId: "device-2")
+            let value = try await self.deviceCall(loopback, device: "device-1", signature: try self.signature(other, at: loopback.clock.now, key: otherKey)).status
+            XCTAssertEqual(value, 401)
+        }
+    }
+
+    func testADeviceSignedPatchRenamesEveryTargetOfTheDevice() async throws {
+        try await LoopbackServer.with { loopback in
+            let alice = try await self.targetID(loopback)
+            let bob = try await self.targetID(loopback, username: "bob")
+            let change = DeviceServiceWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: alice, now: loopback.clock.now),
+                                                        name: "new name", disablePushNotifications: true)
+            let jws = try DeviceSignature.sign(change, dispatchTargetId: alice, key: self.signingKey)
+            let value = try await self.deviceCall(loopback, .PATCH, signature: jws).status
+            XCTAssertEqual(value, 204)
+            for id in [alice, bob] {
+                let target = try await loopback.server.stores.dispatchTargets.target(id: id)
+                XCTAssertEqual(target?.name, "new name")
+                XCTAssertNil(target?.target)
+            }
+        }
+    }
+
+    func testADeviceSignedDeleteRemovesTheDevicesTargetsAndCredentialsOnly() async throws {
+        try await LoopbackServer.with { loopback in
+            let alice = try await self.targetID(loopback)
+            try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
+            try await self.storeRegistration(loopback, "alice", keyID: "a-elsewhere", deviceId: "device-2")
+            let value = try await self.deviceCall(loopback, .DELETE, signature: try self.signature(alice, at: loopback.clock.now)).status
+            XCTAssertEqual(value, 204)
+            let remaining = try await loopback.server.stores.registrations.registrations(username: "alice").map(\.keyID)
+            XCTAssertEqual(remaining, ["a-elsewhere"])
+            let target = try await loopback.server.stores.dispatchTargets.target(id: alice)
+            XCTAssertNil(target)
+        }
+    }
+
+    func testPendingOperationsAreTheUnredeemedUnexpiredDispatchesToTheDevice() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
+            let redeemed = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id))
+            _ = try await self.redeem(loopback, redeemed, path: "authentication")
+            _ = try await self.dispatch(loopback, .authentication, username: "alice", targetID: id)
+            loopback.clock.advance(200)
+            let pending = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id))
+            loopback.clock.advance(200) // the second dispatch is now past its 300 s
+            let answer = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent, signature: try self.signature(id, at: loopback.clock.now))
+            XCTAssertEqual(answer.status, 200)
+            let operations = try JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: answer.body).operations
+            XCTAssertEqual(operations.count, 1)
+            let content = try DispatchPayload.parse(json: try XCTUnwrap(operations.first?.payload)).open { self.encryptionKey }
+            XCTAssertEqual(content.token, pending)
+            XCTAssertEqual(operations.first?.dispatcher, "link")
+        }
+    }
+
+    func testADeviceSignatureMayDeregisterThatDevicesCredentialsButNeverRegister() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
+            try await self.storeRegistration(loopback, "alice", keyID: "a-elsewhere", deviceId: "device-2")
+            let registration = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
+                body: try self.json(GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": "alice"]))),
+                headers: [(DeviceSignature.headerName, try self.signature(id, at: loopback.clock.now))])
+            XCTAssertEqual(registration.status, 403, "a device in someone's hands must not enrol new credentials")
+            let deregistration = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/deregistration",
+                body: try self.json(GetUAFRequest(op: .deregistration, context: try UAFMessageCodec.encodeObject(["username": "alice"]))),
+                headers: [(DeviceSignature.headerName, try self.signature(id, at: loopback.clock.now))])
+            XCTAssertEqual(deregistration.status, 200)
+            let remaining = try await loopback.server.stores.registrations.registrations(username: "alice").map(\.keyID)
+            XCTAssertEqual(remaining, ["a-elsewhere"], "only what this device registered")
+        }
+    }
+
+    func testAnInvalidDeviceSignatureOnAProtectedEndpointIs401NotAFallThrough() async throws {
+        try await LoopbackServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            let answer = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/deregistration",
+                body: try self.json(GetUAFRequest(op: .deregistration, context: try UAFMessageCodec.encodeObject(["username": "alice"]))),
+                headers: [(DeviceSignature.headerName, try self.signature(id, at: loopback.clock.now, key: P256.Signing.PrivateKey()))])
+            XCTAssertEqual(answer.status, 401)
+        }
+    }
+
+    func testTheRegistrationDeviceIDExtensionIsValidated() throws {
+        func header(_ values: [String]) -> OperationHeader {
+            OperationHeader(op: .registration, exts: values.map { Extension(id: DeviceServiceWire.deviceIDExtension, data: $0, failIfUnknown: false) })
+        }
+        XCTAssertNil(try RegistrationService.deviceID(OperationHeader(op: .registration)))
+        XCTAssertEqual(try RegistrationService.deviceID(header(["device-1"])), "device-1")
+        XCTAssertThrowsError(try RegistrationService.deviceID(header([""])))
+        XCTAssertThrowsError(try RegistrationService.deviceID(header([String(repeating: "d", count: 129)])))
+        XCTAssertThrowsError(try RegistrationService.deviceID(header(["dev\nice"])))
+        XCTAssertThrowsError(try RegistrationService.deviceID(header(["a", "b"])))
     }
 }

@@ -220,7 +220,10 @@ public final class DeviceInformationCheck: HttpOperation {
     /// The mismatches between one server's answer and the device's state for that server.
     static func compare(_ answer: DeviceServiceWire.Credentials, device data: LocalStateData, information: DeviceInformation, server: Server) -> [DeviceInformationMismatch] {
         var mismatches: [DeviceInformationMismatch] = []
-        let local = data.registrations.filter { $0.server == server }
+        // The server lists credentials of the users the device has targets for there; for the device's other users
+        // nothing can be said.
+        let listedUsers = Set(answer.dispatchTargets.map(\.username))
+        let local = data.registrations.filter { $0.server == server && listedUsers.contains($0.username) }
         for credential in answer.credentials where !local.contains(where: { $0.keyID == credential.keyId && AAID.equal($0.aaid, credential.aaid) }) {
             mismatches.append(.MissingAuthenticatorInMobileDevice(keyId: credential.keyId, aaid: credential.aaid, username: credential.username, server: server))
         }
