@@ -87,6 +87,7 @@ struct AuthenticatorValue: Authenticator {
 public struct IdUsernamePair: Codable, Hashable, Sendable {
     public let identifier: String
     public let username: Username
+    public init(identifier: String, username: Username) { self.identifier = identifier; self.username = username }
 }
 
 /// The device's information, created by its first registration (one per device).
