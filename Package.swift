@@ -104,6 +104,8 @@ let package = Package(
                 .product(name: "PostgresKit", package: "postgres-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -117,10 +119,25 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
+        .target(
+            name: "FirebaseTesting",
+            dependencies: [
+                "UAFServer",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "Primitives", "UAF", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting",
+                "Primitives", "UAF", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting", "FirebaseTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -149,7 +166,7 @@ let package = Package(
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
-            "UAFServer", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFTesting",
+            "UAFServer", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFTesting", "FirebaseTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -163,7 +180,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "UAFServer", "MobileAuthentication", "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFTesting",
+            "UAFServer", "MobileAuthentication", "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFTesting", "FirebaseTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -81,6 +81,15 @@ public enum DispatchPayload {
     }
 
     /// The link a link dispatcher hands out: `base?dispatchTokenResponse=<base64url of the payload JSON>`.
+    /// The FCM `data` map of a payload (our contract): the payload JSON's members, each a string (FCM data values
+    /// are strings). The device turns the map back into a JSON object and decodes it like any payload.
+    public static func pushData(_ payload: String) throws(DispatchPayloadError) -> [String: String] {
+        guard let map = try? JSONDecoder().decode([String: String].self, from: Data(payload.utf8)) else {
+            throw .malformed("only the encrypted form (every member a string) is sent by push")
+        }
+        return map
+    }
+
     public static func link(base: String, payload: String) -> String {
         base + (base.contains("?") ? "&" : "?") + linkParameter + "=" + Base64URL.encode(Array(payload.utf8))
     }

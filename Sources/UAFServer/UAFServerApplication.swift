@@ -87,7 +87,7 @@ public enum UAFServerApplication {
     /// and by in-process router tests).
     static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
-                            dependencies: ServerDependencies) -> Router<ServerRequestContext> {
+                            firebase: FirebaseDispatcher? = nil, dependencies: ServerDependencies) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
         let environment = ServiceEnvironment(
             identity: identity, facets: facets, stores: stores, metadata: metadata,
@@ -116,7 +116,7 @@ public enum UAFServerApplication {
                       facets: { facets.facets }, onRejection: onRejection).add(open: open, protected: protected, facetsRouter: router)
         let dispatchController = DispatchController(
             dispatch: DispatchService(environment: environment, registration: registration, authentication: authentication,
-                                      deregistration: deregistration, configuration: configuration.dispatch),
+                                      deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase),
             targets: DispatchTargetService(environment: environment, signatures: signatures),
             devices: DeviceService(environment: environment, signatures: signatures), onRejection: onRejection)
         dispatchController.add(open: open, protected: protected)
@@ -138,11 +138,14 @@ public enum UAFServerApplication {
         public let trustPEM: String
         public let usesDevelopmentCertificate: Bool
         let identity: AppIdentity
+        /// The push dispatcher (its HTTP client lives as long as the service group).
+        let firebase: FirebaseDispatcher?
         /// The appID in force (fixed once the port is bound).
         public var appID: String { identity.appID }
         /// The background services that belong with the application (expiry purge, facets watcher).
         public func backgroundServices(dependencies: ServerDependencies, handleSignals: Bool) -> [any Service] {
             [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: dependencies.logger)]
+                + (firebase.map { [$0] } ?? [])
                 + (facets.path == nil ? [] : [TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals,
                                                                    logger: dependencies.logger)])
         }
@@ -169,6 +172,7 @@ public enum UAFServerApplication {
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt) }
         let database = try await StoreDatabase.open(configuration.database, logger: logger)
         let stores = Stores(database: database)
+        var firebase: FirebaseDispatcher?
         do {
             let identity = AppIdentity()
             let baseURL: @Sendable (Int) -> String = { port in "https://\(displayHost(configuration.host)):\(port)" }
@@ -176,8 +180,10 @@ public enum UAFServerApplication {
             identity.set(appID(configuration.port), baseURL: baseURL(configuration.port))
             let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
             let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
+            firebase = try configuration.dispatch.firebase.map { try FirebaseDispatcher(configuration: $0, logger: logger, clock: dependencies.clock) }
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
-                                     relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, dependencies: dependencies)
+                                     relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase,
+                                     dependencies: dependencies)
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let application = Application(
@@ -192,8 +198,9 @@ public enum UAFServerApplication {
                 },
                 logger: logger)
             return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, channelBinding: channelBinding,
-                         trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity)
+                         trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, firebase: firebase)
         } catch {
+            await firebase?.shutdown()
             try? await database.close()
             throw error
         }

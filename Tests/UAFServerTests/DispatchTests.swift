@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import JOSE
 import NIOHTTP1
+import FirebaseTesting
 import NevisProtocol
 import UAF
 import UAFTesting
@@ -409,5 +410,119 @@ final class DispatchTests: XCTestCase {
         XCTAssertThrowsError(try RegistrationService.deviceID(header([String(repeating: "d", count: 129)])))
         XCTAssertThrowsError(try RegistrationService.deviceID(header(["dev\nice"])))
         XCTAssertThrowsError(try RegistrationService.deviceID(header(["a", "b"])))
+    }
+
+    // MARK: Firebase Cloud Messaging
+
+    /// A server whose push goes to a local Firebase stand-in, with alice's target (push token `fcm-token`) and a
+    /// registration so authentication can be dispatched.
+    private func withFirebase(removeUnregistered: Bool = true, _ body: (LoopbackServer, FirebaseStandIn, String) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-fcm-\(UUID().uuidString)")
+        let firebase = try await FirebaseStandIn.start(directory: directory)
+        var configuration = LoopbackServer.configuration()
+        configuration.dispatch.firebase = firebase.configuration
+        configuration.dispatch.firebase?.removeUnregisteredClients = removeUnregistered
+        do {
+            try await LoopbackServer.with(configuration) { loopback in
+                let id = try await self.targetID(loopback)
+                try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
+                try await body(loopback, firebase, id)
+            }
+        } catch {
+            try await firebase.stop(); try? FileManager.default.removeItem(at: directory); throw error
+        }
+        try await firebase.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func push(_ loopback: LoopbackServer, targetID: String?) async throws -> (result: String, token: String?, response: String?) {
+        struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String?; var dispatchInformation: String; var getUafRequest: GetUAFRequest }
+        let information = #"{"notification":{"title":"Confirm payment","body":"Open the app to confirm"},"data":{"shop":"Example"}}"#
+        let answer = try await loopback.exchange(.POST, "/nevisfido/token/dispatch/authentication", body: try self.json(Body(
+            dispatcher: "firebase-cloud-messaging", dispatchTargetId: targetID, dispatchInformation: information,
+            getUafRequest: GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice"])))),
+            contentType: "application/json")
+        XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
+        struct Answer: Decodable { struct Information: Decodable { var response: String? }; var dispatchResult: String; var token: String?; var dispatcherInformation: Information? }
+        let decoded = try JSONDecoder().decode(Answer.self, from: answer.body)
+        return (decoded.dispatchResult, decoded.token, decoded.dispatcherInformation?.response)
+    }
+
+    func testAPushCarriesThePayloadEncryptedInTheDataMapAndTheAccessTokenIsCached() async throws {
+        try await withFirebase { loopback, firebase, id in
+            let first = try await self.push(loopback, targetID: id)
+            XCTAssertEqual(first.result, "dispatched")
+            XCTAssertEqual(first.response, "projects/\(firebase.projectID)/messages/1")
+            let second = try await self.push(loopback, targetID: id)
+            XCTAssertEqual(second.result, "dispatched")
+            XCTAssertEqual(firebase.tokenExchanges, 1, "the access token is reused until it expires")
+            let message = try XCTUnwrap(firebase.messages.first)
+            XCTAssertEqual(message.registrationToken, "fcm-token")
+            XCTAssertEqual(message.title, "Confirm payment")
+            XCTAssertEqual(message.data["nma_data_content_type"], "application/jose", "push is always encrypted")
+            // The data map, turned back into JSON, is a payload only this device's key opens.
+            let json = String(decoding: try JSONEncoder().encode(message.data), as: UTF8.self)
+            let content = try DispatchPayload.parse(json: json).open { self.encryptionKey }
+            XCTAssertEqual(content.token, first.token)
+            XCTAssertEqual(content.data, #"{"shop":"Example"}"#)
+        }
+    }
+
+    func testAnUnregisteredPushTokenIsADispatchErrorAndIsRemovedFromTheTarget() async throws {
+        try await withFirebase { loopback, firebase, id in
+            firebase.markUnregistered("fcm-token")
+            let answer = try await self.push(loopback, targetID: id)
+            XCTAssertEqual(answer.result, "dispatchError")
+            let target = try await loopback.server.stores.dispatchTargets.target(id: id)
+            XCTAssertNil(target?.target)
+        }
+    }
+
+    func testAnUnregisteredPushTokenIsKeptWhenRemovalIsOff() async throws {
+        try await withFirebase(removeUnregistered: false) { loopback, firebase, id in
+            firebase.markUnregistered("fcm-token")
+            let answer = try await self.push(loopback, targetID: id)
+            XCTAssertEqual(answer.result, "dispatchError")
+            let target = try await loopback.server.stores.dispatchTargets.target(id: id)
+            XCTAssertEqual(target?.target, "fcm-token")
+        }
+    }
+
+    func testARefusedServiceAccountIsADispatchErrorAndTheOperationStaysPending() async throws {
+        try await withFirebase { loopback, firebase, id in
+            firebase.refuseAssertions()
+            let answer = try await self.push(loopback, targetID: id)
+            XCTAssertEqual(answer.result, "dispatchError")
+            XCTAssertNotNil(answer.token, "the operation can still be fetched by the device")
+            let pending = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent, signature: try self.signature(id, at: loopback.clock.now))
+            let operations = try JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: pending.body).operations
+            XCTAssertEqual(operations.map(\.dispatcher), ["firebase-cloud-messaging"])
+        }
+    }
+
+    func testPushWithoutATargetOrWithPushDisabledIsDispatchTargetNotFound() async throws {
+        try await withFirebase { loopback, firebase, id in
+            let untargeted = try await self.push(loopback, targetID: nil)
+            XCTAssertEqual(untargeted.result, "dispatchTargetNotFound")
+            _ = try await loopback.server.stores.dispatchTargets.update(id: id, name: "phone", target: nil, now: loopback.clock.now)
+            let disabled = try await self.push(loopback, targetID: id)
+            XCTAssertEqual(disabled.result, "dispatchTargetNotFound")
+            XCTAssertEqual(firebase.messages.count, 0)
+        }
+    }
+
+    func testFirebaseConfigurationIsCheckedAtStart() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-fcm-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = LoopbackServer.configuration()
+        configuration.dispatch.firebase = .init(serviceAccountPath: directory.appendingPathComponent("missing.json").path)
+        XCTAssertThrowsError(try configuration.validate())
+        let notAnAccount = directory.appendingPathComponent("account.json")
+        try Data(#"{"type":"authorized_user","project_id":"p","private_key":"x","client_email":"e"}"#.utf8).write(to: notAnAccount)
+        configuration.dispatch.firebase = .init(serviceAccountPath: notAnAccount.path)
+        XCTAssertThrowsError(try configuration.validate())
+        configuration.dispatch.firebase = .init(serviceAccountPath: notAnAccount.path, endpointBaseURL: "http://fcm.example")
+        XCTAssertThrowsError(try configuration.validate(), "push never goes over plain HTTP")
     }
 }

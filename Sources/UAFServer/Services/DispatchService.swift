@@ -14,6 +14,8 @@ struct DispatchService: Sendable {
     let authentication: AuthenticationService
     let deregistration: DeregistrationService
     let configuration: ServerConfiguration.Dispatch
+    /// The `firebase-cloud-messaging` dispatcher, when Firebase is configured.
+    let firebase: FirebaseDispatcher?
     private var stores: Stores { environment.stores }
 
     /// The dispatch request (§B.6).
@@ -88,7 +90,7 @@ struct DispatchService: Sendable {
             payload = DispatchPayload.plain(content)
             encrypted = false
         }
-        let response: String
+        var response: String?
         switch dispatcher {
         case .pngQRCode: response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(payload.utf8)), moduleSize: configuration.qrModuleSize))
         case .link: response = DispatchPayload.link(base: configuration.linkBaseURL, payload: payload)
@@ -96,8 +98,17 @@ struct DispatchService: Sendable {
             let link = DispatchPayload.link(base: configuration.linkBaseURL, payload: payload)
             response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(link.utf8)), moduleSize: configuration.qrModuleSize))
         case .firebaseCloudMessaging:
-            // Push needs a configured Firebase project, which this server does not have yet; nothing is stored.
-            return TokenAnswer(dispatchResult: .dispatcherNotFound)
+            guard firebase != nil else {
+                environment.decide("dispatch \(operation.rawValue)", username, 1404, "push is not configured (dispatch.firebase)")
+                return TokenAnswer(dispatchResult: .dispatcherNotFound)
+            }
+            // Push is always encrypted (server-api §C.4): a push message passes through Google's servers and the
+            // device's notification system. Without the target's key and push address nothing is sent.
+            guard let target, target.target != nil, encrypted else {
+                environment.decide("dispatch \(operation.rawValue)", username, 1404, "push needs a dispatch target with a push token and an encryption key")
+                return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
+            }
+            response = nil // the FCM message name, once sent
         }
 
         var get = request.getUafRequest
@@ -114,9 +125,42 @@ struct DispatchService: Sendable {
             tokenInformation: .init(dispatchTargetExtId: target?.extId, tokenResult: nil, dispatcherInformation: information,
                                     tokenExpiresAt: expiresAt.epochMillis)),
             retention: TimeInterval(configuration.tokenLifetimeSeconds) + environment.statusRetention)
-        environment.decide("dispatch \(operation.rawValue)", username, 1200,
-                           "token dispatched by \(dispatcher.rawValue)\(encrypted ? ", payload encrypted to target \(target!.id.prefix(8))…" : ", payload in clear"), valid \(configuration.tokenLifetimeSeconds) s")
-        return TokenAnswer(token: token, sessionId: sessionID, dispatcherInformation: information, dispatchResult: .dispatched)
+        var result = DispatchResult.dispatched
+        if dispatcher == .firebaseCloudMessaging, let firebase, let target, let pushToken = target.target {
+            // The token and status exist before the push leaves, so a device that answers at once finds them. A push
+            // that fails leaves the operation pending: the device can still fetch it (PendingOutOfBandOperations)
+            // until it expires, so the answer keeps the token and session with `dispatchError`.
+            switch await firebase.send(registrationToken: pushToken, data: try DispatchPayload.pushData(payload),
+                                       notification: Self.notification(request.dispatchInformation)) {
+            case .sent(let name):
+                response = name
+            case .unregistered:
+                result = .dispatchError
+                if firebase.configuration.removeUnregisteredClients {
+                    _ = try await stores.dispatchTargets.update(id: target.id, name: target.name, target: nil, now: now)
+                }
+                environment.decide("dispatch \(operation.rawValue)", username, 1500,
+                                   "FCM: the push token is unregistered\(firebase.configuration.removeUnregisteredClients ? "; removed from the target" : "")")
+            case .failed(let reason):
+                result = .dispatchError
+                environment.decide("dispatch \(operation.rawValue)", username, 1500, "FCM: \(reason)")
+            }
+        }
+        if result == .dispatched {
+            environment.decide("dispatch \(operation.rawValue)", username, 1200,
+                               "token dispatched by \(dispatcher.rawValue)\(encrypted ? ", payload encrypted to target \(target!.id.prefix(8))…" : ", payload in clear"), valid \(configuration.tokenLifetimeSeconds) s")
+        }
+        return TokenAnswer(token: token, sessionId: sessionID,
+                           dispatcherInformation: .init(name: dispatcher.rawValue, response: response), dispatchResult: result)
+    }
+
+    /// The `notification` member of `dispatchInformation` (`{"title": …, "body": …}`), shown by the device's
+    /// notification system; nil for a data-only push.
+    static func notification(_ dispatchInformation: String?) -> (title: String?, body: String?)? {
+        guard let dispatchInformation, let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(dispatchInformation.utf8)),
+              case .object(let notification)? = object["notification"] else { return nil }
+        let title = notification["title"]?.string, body = notification["body"]?.string
+        return title == nil && body == nil ? nil : (title, body)
     }
 
     /// Endpoint 11: redeems a token once and answers the UAF request of the dispatched `getUafRequest`.
