@@ -3,6 +3,7 @@ import MobileAuthentication
 import UAF
 import UAFServer
 import UAFTesting
+import FirebaseTesting
 import XCTest
 
 /// A real server on loopback (TLS, SQLite file) and a virtual device with its own storage directory.
@@ -15,7 +16,10 @@ final class Environment {
     /// The server's clock: tests move it forward to expire tokens.
     let clock = SettableClock()
 
-    init(profile: DeviceProfile = .ios, metadataJSON: String? = nil) async throws {
+    /// The local Firebase stand-in push goes to, when the environment was made `withPush`.
+    private(set) var firebase: FirebaseStandIn?
+
+    init(profile: DeviceProfile = .ios, metadataJSON: String? = nil, withPush: Bool = false) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let jwks = directory.appendingPathComponent("relying-party-jwks.json").path
@@ -24,6 +28,11 @@ final class Environment {
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: EndToEndRelyingParty.shared.issuer,
                                                 audience: EndToEndRelyingParty.shared.audience, adminScope: "mauth:admin")
         if let metadataJSON { configuration.metadataJSON = metadataJSON }
+        if withPush {
+            let firebase = try await FirebaseStandIn.start(directory: directory.appendingPathComponent("firebase"))
+            configuration.dispatch.firebase = firebase.configuration
+            self.firebase = firebase
+        }
         let clock = self.clock
         server = try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(clock: { clock.now }))
         platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"),
@@ -46,6 +55,7 @@ final class Environment {
     func shutdown() async throws {
         for client in clients { await client.shutdown() }
         try await server.stop()
+        try await firebase?.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }
