@@ -1,5 +1,6 @@
 import Primitives
 import ArgumentParser
+import FirebaseTesting
 import Foundation
 import Logging
 import MobileAuthentication
@@ -34,22 +35,28 @@ struct DemoCommand: AsyncParsableCommand {
         let database = work.appendingPathComponent("server.sqlite").path
         var configuration = ServerConfiguration(database: .sqlite(path: database))
         configuration.authorization.jwt = .init(jwksPath: jwksPath, issuer: relyingParty.issuer, audience: relyingParty.audience)
+        // Push goes to a local stand-in for Google's OAuth and FCM endpoints: a real Firebase project needs its
+        // service-account key file and outbound HTTPS to oauth2.googleapis.com and fcm.googleapis.com.
+        let firebase = try await FirebaseStandIn.start(directory: work.appendingPathComponent("firebase"))
+        configuration.dispatch.firebase = firebase.configuration
         let server = try await UAFServerApplication.start(
             configuration: configuration,
             dependencies: ServerDependencies(logger: Self.quietLogger, onDecision: { narrator.line("server", $0.description) }))
         narrator.line("server", "listening on \(server.baseURL.absoluteString) with TLS (self-signed development certificate), SQLite \(database)")
         narrator.line("rp", "JWKS \(jwksPath) (ES256 key \(relyingParty.kid)); issuer \(relyingParty.issuer), audience \(relyingParty.audience)")
+        narrator.line("server", "push: FCM HTTP v1 at \(firebase.baseURL) (a local stand-in), service account \(firebase.clientEmail)")
 
         var failed = false
         do {
-            try await runDevice(server: server, relyingParty: relyingParty, storage: work.appendingPathComponent("device"), narrator: narrator)
+            try await runDevice(server: server, relyingParty: relyingParty, firebase: firebase, storage: work.appendingPathComponent("device"), narrator: narrator)
         } catch {
             narrator.line("demo", "FAILED: \(error)")
             failed = true
         }
         try await server.stop()
+        try await firebase.stop()
         if failed { throw ExitCode.failure }
-        narrator.step("Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band and out of band, encrypted), PIN change, token verification and deregistration behaved as they must")
+        narrator.step("Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band, by link and by push, encrypted), pending operations, PIN change, token verification and deregistration behaved as they must")
     }
 
     static var quietLogger: Logger {
@@ -71,13 +78,14 @@ struct DemoCommand: AsyncParsableCommand {
         await client.shutdown()
     }
 
-    func runDevice(server: RunningUAFServer, relyingParty: DemoRelyingParty, storage: URL, narrator: Narrator) async throws {
+    func runDevice(server: RunningUAFServer, relyingParty: DemoRelyingParty, firebase: FirebaseStandIn, storage: URL, narrator: Narrator) async throws {
         narrator.step("Create a virtual device")
         let platform = SimulatedPlatform(storageDirectory: storage)
         // A copy of the device taken after registration, to show later that the server, not the device, decides.
         let copy = storage.deletingLastPathComponent().appendingPathComponent("device-copy")
         try await withClient(server: server, platform: platform, narrator: narrator) { client in
-            try await runDevice(client, platform: platform, server: server, relyingParty: relyingParty, storage: storage, copy: copy, narrator: narrator)
+            try await runDevice(client, platform: platform, server: server, relyingParty: relyingParty, firebase: firebase, storage: storage, copy: copy,
+                                narrator: narrator)
         }
         narrator.step("A copy of the device made before deregistration tries to authenticate")
         try await withClient(server: server, platform: SimulatedPlatform(storageDirectory: copy), narrator: narrator) { copyClient in
@@ -90,7 +98,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// The device's own steps: refused registration, registration with the relying party's JWT, authentication,
     /// token verification, deregistration. A copy of its storage is taken after registration.
     func runDevice(_ client: any MobileAuthenticationClient, platform: SimulatedPlatform, server: RunningUAFServer,
-                   relyingParty: DemoRelyingParty, storage: URL, copy: URL, narrator: Narrator) async throws {
+                   relyingParty: DemoRelyingParty, firebase: FirebaseStandIn, storage: URL, copy: URL, narrator: Narrator) async throws {
         narrator.line("device", "facet \(platform.applicationFacetId), storage \(storage.path) (encrypted, device-bound)")
 
         narrator.step("Try to register \(username) without credentials (the account-takeover hole stays shut)")
@@ -181,7 +189,8 @@ struct DemoCommand: AsyncParsableCommand {
         for prompt in platform.shownOSPrompts { narrator.line("os", "Face ID prompt: \"\(prompt.reason)\", passcode fallback offered: \(prompt.fallbackButtonTitle != nil)") }
         narrator.line("device", "authenticators of \(username): \(client.localData.authenticators.filter { $0.registration.isRegistered(username) }.map(\.aaid))")
 
-        try await runOutOfBand(client, server: server, relyingParty: relyingParty, work: storage.deletingLastPathComponent(), narrator: narrator)
+        try await runOutOfBand(client, server: server, relyingParty: relyingParty, firebase: firebase, work: storage.deletingLastPathComponent(),
+                               narrator: narrator)
 
         narrator.step("Deregister \(username)'s authenticators, authorized by the session")
         try await client.operations.deregistration.username(username).authorizationProvider(session).executeAsync()

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import FirebaseTesting
 import Foundation
 import MobileAuthentication
 import NIOCore
@@ -49,14 +50,15 @@ extension DemoCommand {
         }
     }
 
-    func runOutOfBand(_ client: any MobileAuthenticationClient, server: RunningUAFServer, relyingParty: DemoRelyingParty,
+    func runOutOfBand(_ client: any MobileAuthenticationClient, server: RunningUAFServer, relyingParty: DemoRelyingParty, firebase: FirebaseStandIn,
                       work: URL, narrator: Narrator) async throws {
         try await Self.withRelyingPartyClient(trusting: server) { http in
-            try await runOutOfBand(client, backend: Backend(server: server, relyingParty: relyingParty, http: http), work: work, narrator: narrator)
+            try await runOutOfBand(client, backend: Backend(server: server, relyingParty: relyingParty, http: http), firebase: firebase, work: work,
+                                   narrator: narrator)
         }
     }
 
-    private func runOutOfBand(_ client: any MobileAuthenticationClient, backend: Backend, work: URL, narrator: Narrator) async throws {
+    private func runOutOfBand(_ client: any MobileAuthenticationClient, backend: Backend, firebase: FirebaseStandIn, work: URL, narrator: Narrator) async throws {
         let user = "bob"
         // The camera is zbarimg (Debian's zbar-tools, which .ci/run installs); without it the device opens the link
         // the page would offer on a phone, so the demo still needs nothing but the Swift toolchain.
@@ -93,16 +95,23 @@ extension DemoCommand {
         }
         narrator.line("device", "dispatch target \(pair.identifier.prefix(8))… created with the device's signing and encryption keys")
 
-        narrator.step("The bank sends \(user) a payment to confirm on the phone: the payload is encrypted to the device (JWE)")
+        narrator.step("The app registers its push token; the device's dispatch targets get it (DeviceInformationChange, device-signed)")
+        try await client.operations.deviceInformationChange.fcmRegistrationToken("fcm-demo-phone").executeAsync()
+        narrator.line("device", "push token fcm-demo-phone set on \(client.localData.deviceInformation?.idUsernamePairs.count ?? 0) dispatch target(s)")
+
+        narrator.step("The bank pushes \(user) a payment to confirm on the phone: the payload is encrypted to the device (JWE) before it leaves")
         let payment = "Transfer EUR 250.00 to Carol"
-        let link = try await backend.dispatch(.authentication, context: [
+        let push = try await backend.dispatch(.authentication, context: [
             "username": user, "transaction": [["contentType": "text/plain", "content": Base64URL.encode(Array(payment.utf8))]],
-        ], dispatcher: "link", targetID: pair.identifier, as: nil)
-        narrator.line("rp", "link \(link.response.prefix(48))… (its token is readable only with the device's key)")
-        let encrypted = try await client.operations.outOfBandPayloadDecode.base64UrlEncoded(link.response).executeAsync()
+        ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: nil)
+        narrator.line("rp", "FCM accepted message \(push.response) (the server exchanged its service-account assertion for an access token)")
+        guard let message = await firebase.messages(atLeast: 1).last else { throw DemoFailure("no push arrived") }
+        narrator.line("device", "push for \(message.registrationToken): \(message.data.keys.sorted().joined(separator: ", ")); nma_data \(message.data["nma_data"]?.prefix(32) ?? "")…")
+        let pushedJSON = String(decoding: try JSONEncoder().encode(message.data), as: UTF8.self)
+        let encrypted = try await client.operations.outOfBandPayloadDecode.json(pushedJSON).executeAsync()
         narrator.line("device", "decrypted a \(encrypted.contentType) payload with its key")
         guard case .authentication(let authentication) = try await client.operations.outOfBandOperation.payload(encrypted).executeAsync() else {
-            throw DemoFailure("the link did not stand for an authentication")
+            throw DemoFailure("the push did not stand for an authentication")
         }
         let selector = ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue)
         _ = try await authentication.authenticatorSelector(selector).pinUserVerifier(ScriptedPinUserVerifier(pins: ["246810"])).executeAsync()
@@ -110,11 +119,33 @@ extension DemoCommand {
             throw DemoFailure("the payment was not shown before it was confirmed")
         }
         narrator.line("app", "showed \"\(payment)\" before confirming")
-        let confirmed = try await backend.status(link.sessionID)
+        let confirmed = try await backend.status(push.sessionID)
         guard confirmed["status"] as? String == "succeeded" else { throw DemoFailure("the status is \(confirmed)") }
         narrator.line("rp", "status: succeeded; token \((confirmed["tokenInformation"] as? [String: Any])?["tokenResult"] ?? "?")")
 
-        narrator.step("The same link used a second time is refused")
+        narrator.step("A second push is lost on the way; back in the foreground the app fetches pending operations, and \(user) declines")
+        let lost = "Transfer EUR 9,999.00 to Mallory"
+        let second = try await backend.dispatch(.authentication, context: [
+            "username": user, "transaction": [["contentType": "text/plain", "content": Base64URL.encode(Array(lost.utf8))]],
+        ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: nil)
+        let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
+        guard pending.errors.isEmpty, let operation = pending.operations.last else { throw DemoFailure("no pending operation: \(pending.errors)") }
+        narrator.line("device", "\(pending.operations.count) pending operation(s), newest by \(operation.dispatcherName) at \(operation.creationTime)")
+        guard case .authentication(let declined) = try await client.operations.outOfBandOperation.payload(operation.payload).executeAsync() else {
+            throw DemoFailure("the pending operation did not stand for an authentication")
+        }
+        let decliner = ScriptedAuthenticatorSelector(choose: nil)
+        do {
+            _ = try await declined.authenticatorSelector(decliner).pinUserVerifier(ScriptedPinUserVerifier(pins: ["246810"])).executeAsync()
+            throw DemoFailure("a declined payment was confirmed")
+        } catch let error as OperationError {
+            let seen = decliner.shownContexts.first?.transactionConfirmationData.map { String(decoding: $0, as: UTF8.self) } ?? "nothing"
+            narrator.line("app", "showed \"\(seen)\"; the user declined: \(error.localizedDescription)")
+        }
+        let declinedStatus = try await backend.status(second.sessionID)["status"] ?? "?"
+        narrator.line("rp", "status: \(declinedStatus) (nothing was signed; the request expires unanswered)")
+
+        narrator.step("The first push's payload used a second time is refused")
         do {
             _ = try await client.operations.outOfBandOperation.payload(encrypted).executeAsync()
             throw DemoFailure("a redeemed token was accepted again")
