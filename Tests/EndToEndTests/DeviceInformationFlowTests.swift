@@ -65,6 +65,19 @@ final class DeviceInformationFlowTests: XCTestCase {
         XCTAssertTrue(result.operations.isEmpty && result.errors.isEmpty)
     }
 
+    func testADeviceClockAnHourOffIsClockSkewTooBig() async throws {
+        let client = try await environment.client()
+        try await client.register("alice")
+        environment.platform.advanceClock(by: 3600)
+        let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
+        guard case .ClockSkewTooBig? = pending.errors.first else { return XCTFail("\(pending.errors)") }
+        let check = await client.operations.deviceInformationCheck.executeAsync()
+        guard case .ClockSkewTooBig? = check.errors.first else { return XCTFail("\(check.errors)") }
+        let error = await captureError { try await client.operations.deviceInformationChange.name("x").executeAsync() }
+        guard case .ClockSkewTooBig? = error as? DeviceInformationChangeError else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(client.localData.deviceInformation?.name, "e2e device", "nothing changed on the device")
+    }
+
     // MARK: Change
 
     func testChangingTheNameAndPushTokenChangesEveryTargetAndTheDevice() async throws {
