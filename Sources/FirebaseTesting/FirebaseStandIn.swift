@@ -47,7 +47,6 @@ public final class FirebaseStandIn: Sendable {
         var messages: [Message] = []
         var unregistered: Set<String> = []
         var refuseAssertions = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private init(serviceAccountPath: String, trustedCertificatesPath: String, baseURL: String, state: NIOLockedValueBox<State>,

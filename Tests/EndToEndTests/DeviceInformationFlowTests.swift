@@ -33,31 +33,17 @@ final class DeviceInformationFlowTests: XCTestCase {
             .passwordEnroller(ScriptedPasswordEnroller(passwords: ["correct horse 1"])).executeAsync()
     }
 
-    // MARK: Pending operations
-
-    func testAnOperationWhosePushNeverArrivedIsFoundAsPendingAndCompleted() async throws {
-        let client = try await environment.client()
-        try await client.register("alice")
-        let dispatched = try await backend.dispatch(.authentication, username: "alice", dispatcher: "link", targetID: try target(client, "alice"),
-                                                    transaction: "Pay CHF 42.00")
-        // The link is never delivered: the app asks the server what is pending for the device.
-        let result = await client.operations.pendingOutOfBandOperations.executeAsync()
-        XCTAssertTrue(result.errors.isEmpty, "\(result.errors)")
-        XCTAssertEqual(result.operations.count, 1)
-        let operation = try XCTUnwrap(result.operations.first)
-        XCTAssertEqual(operation.dispatcherName, "link")
-        XCTAssertEqual(operation.payload.contentType, "application/jose")
-        XCTAssertEqual(operation.payload.redeemData.token, dispatched.token)
-        guard case .authentication(let authentication) = try await client.operations.outOfBandOperation.payload(operation.payload).executeAsync() else {
-            return XCTFail("the pending operation is an authentication")
-        }
-        _ = try await authentication.authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
-            .pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
-        let status = try await backend.status(try XCTUnwrap(dispatched.sessionId)).status
-        XCTAssertEqual(status, "succeeded")
-        let after = await client.operations.pendingOutOfBandOperations.executeAsync()
-        XCTAssertEqual(after.operations.count, 0, "a redeemed operation is no longer pending")
+    /// A second device of `username`, named "Tablet".
+    private func tablet(registering username: String) async throws -> any MobileAuthenticationClient {
+        let platform = SimulatedPlatform(storageDirectory: environment.directory.appendingPathComponent("tablet"),
+                                         applicationFacetId: environment.platform.applicationFacetId, deviceProfile: .ios)
+        let tablet = try await environment.client(platform: platform)
+        try await tablet.authorizedRegistration(username, choose: AuthenticatorAaid.Pin.rawValue)
+            .deviceInformation(DeviceInformation(name: "Tablet")).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
+        return tablet
     }
+
+    // MARK: Pending operations (a push that never arrives: PushFlowTests)
 
     func testPendingOperationsOfADeviceWithoutRegistrationsAreEmpty() async throws {
         let client = try await environment.client()
@@ -76,6 +62,20 @@ final class DeviceInformationFlowTests: XCTestCase {
         let error = await captureError { try await client.operations.deviceInformationChange.name("x").executeAsync() }
         guard case .ClockSkewTooBig? = error as? DeviceInformationChangeError else { return XCTFail("\(String(describing: error))") }
         XCTAssertEqual(client.localData.deviceInformation?.name, "e2e device", "nothing changed on the device")
+    }
+
+    func testAServerWithoutTheDeviceServiceIsOperationNotSupportedByBackend() async throws {
+        let client = try await environment.client()
+        try await client.register("alice")
+        await client.shutdown()
+        let elsewhere = Configuration(baseUrl: environment.server.baseURL, deviceResourcePath: "/no-device-service/", userInteractionTimeoutInSeconds: 5,
+                                      facetId: environment.platform.applicationFacetId)
+            .withTransportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM]))
+        let reopened = try await environment.client(configuration: elsewhere)
+        let pending = await reopened.operations.pendingOutOfBandOperations.executeAsync()
+        guard case .OperationNotSupportedByBackend? = pending.errors.first else { return XCTFail("\(pending.errors)") }
+        let check = await reopened.operations.deviceInformationCheck.executeAsync()
+        guard case .OperationNotSupportedByBackend? = check.errors.first else { return XCTFail("\(check.errors)") }
     }
 
     // MARK: Change
@@ -101,11 +101,7 @@ final class DeviceInformationFlowTests: XCTestCase {
     func testANameAnotherDeviceOfTheUserHasIsNameAlreadyExistsAndChangesNothing() async throws {
         let phone = try await environment.client()
         try await phone.register("alice")
-        let tabletPlatform = SimulatedPlatform(storageDirectory: environment.directory.appendingPathComponent("tablet"),
-                                               applicationFacetId: environment.platform.applicationFacetId, deviceProfile: .ios)
-        let tablet = try await environment.client(platform: tabletPlatform)
-        try await tablet.authorizedRegistration("alice", choose: AuthenticatorAaid.Pin.rawValue)
-            .deviceInformation(DeviceInformation(name: "Tablet")).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
+        _ = try await self.tablet(registering: "alice")
         let error = await captureError { try await phone.operations.deviceInformationChange.name("Tablet").executeAsync() }
         guard case .NameAlreadyExists? = error as? DeviceInformationChangeError else { return XCTFail("\(String(describing: error))") }
         XCTAssertEqual(phone.localData.deviceInformation?.name, "e2e device")
@@ -179,11 +175,7 @@ final class DeviceInformationFlowTests: XCTestCase {
     func testJwsAuthorizationDeregistersWithoutTheUserAndOnlyThisDevicesCredentials() async throws {
         let phone = try await environment.client()
         try await phone.register("alice")
-        let tabletPlatform = SimulatedPlatform(storageDirectory: environment.directory.appendingPathComponent("tablet"),
-                                               applicationFacetId: environment.platform.applicationFacetId, deviceProfile: .ios)
-        let tablet = try await environment.client(platform: tabletPlatform)
-        try await tablet.authorizedRegistration("alice", choose: AuthenticatorAaid.Pin.rawValue)
-            .deviceInformation(DeviceInformation(name: "Tablet")).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
+        let tablet = try await self.tablet(registering: "alice")
         let tabletDevice = try XCTUnwrap(tablet.localData.deviceInformation?.deviceId)
         let tabletKey = try await stores.registrations.registrations(username: "alice").first { $0.deviceId == tabletDevice }?.keyID
         XCTAssertNotNil(tabletKey, "the registration recorded the device that made it")

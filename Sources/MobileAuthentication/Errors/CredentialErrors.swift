@@ -13,8 +13,8 @@ public enum PinChangeError: MobileAuthenticationClientError {
 
     public var errorDescription: String? {
         switch self {
-        case .DeviceProtectionError: return "The device failed its integrity checks."
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .DeviceProtectionError: return deviceProtectionDescription
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .PinLocked: return "The PIN is locked after too many failed attempts."
         case .PinNotEnrolled: return "No PIN is enrolled for this user."
         case .UserCanceled: return "The user cancelled the PIN change."
@@ -48,8 +48,8 @@ public enum PasswordChangeError: MobileAuthenticationClientError {
 
     public var errorDescription: String? {
         switch self {
-        case .DeviceProtectionError: return "The device failed its integrity checks."
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .DeviceProtectionError: return deviceProtectionDescription
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .PasswordLocked: return "The password is locked after too many failed attempts."
         case .PasswordNotEnrolled: return "No password is enrolled for this user."
         case .UserCanceled: return "The user cancelled the password change."

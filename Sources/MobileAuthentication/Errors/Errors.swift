@@ -25,7 +25,7 @@ public enum InitializationError: MobileAuthenticationClientError {
     public var errorDescription: String? {
         switch self {
         case .DeviceProtectionError(let cause): return "The device failed its integrity checks\(cause.map { ": \($0)" } ?? "")."
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .Unknown(let cause): return "The client could not be initialized\(cause.map { ": \($0)" } ?? "")."
         }
     }
@@ -50,12 +50,12 @@ public enum OperationError: MobileAuthenticationClientError {
     public var errorDescription: String? {
         switch self {
         case .FidoError(let code, let cause): return code.errorDescription + (cause.map { " (\($0))" } ?? "")
-        case .ClockSkewTooBig: return "The device clock differs too much from the server's. Correct the date and time and try again."
+        case .ClockSkewTooBig: return deviceClockDescription
         case .OperationNotSupportedByBackend: return "The server does not support this operation."
         case .AppAttestationError(let cause): return "The app could not prove its integrity\(cause.map { ": \($0)" } ?? "")."
         case .NetworkError(let cause): return networkErrorDescription(cause)
-        case .DeviceProtectionError: return "The device failed its integrity checks."
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .DeviceProtectionError: return deviceProtectionDescription
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .UserAlreadyRegisteredInAnotherServer: return "The user is already registered with another server on this device."
         case .UserNotRegisteredInServer: return "The user is not registered with this server."
         case .Unknown(let cause): return "The operation failed\(cause.map { ": \($0)" } ?? "")."
@@ -93,8 +93,8 @@ public enum AuthenticationError: MobileAuthenticationClientError {
         case .FidoError(let code, let cause, _): return code.errorDescription + (cause.map { " (\($0))" } ?? "")
         case .AppAttestationError(let cause): return "The app could not prove its integrity\(cause.map { ": \($0)" } ?? "")."
         case .NetworkError(let cause, _): return networkErrorDescription(cause)
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
-        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .NoDeviceLockError: return noDeviceLockDescription
+        case .DeviceProtectionError: return deviceProtectionDescription
         case .Unknown(let cause): return "The authentication failed\(cause.map { ": \($0)" } ?? "")."
         }
     }
@@ -151,6 +151,11 @@ public enum DeleteAuthenticatorError: MobileAuthenticationClientError {
 }
 
 /// A network error's text: a refusal of the request's authorization (HTTP 401/403) is not a connection problem.
+/// The descriptions every error type with these cases shares.
+let deviceProtectionDescription = "The device failed its integrity checks."
+let noDeviceLockDescription = "The device has no screen lock. Set a device passcode and try again."
+let deviceClockDescription = "The device clock differs too much from the server's. Correct the date and time and try again."
+
 func networkErrorDescription(_ cause: (any Error)?) -> String {
     if let status = cause as? ServerStatusError, status.httpStatus == 401 || status.httpStatus == 403 {
         return "The server refused the request's authorization (HTTP \(status.httpStatus))\(status.message.map { ": \($0)" } ?? "")."

@@ -13,9 +13,9 @@ public enum OutOfBandPayloadError: MobileAuthenticationClientError {
     public var errorDescription: String? {
         switch self {
         case .DecryptionError: return "The code or message is not for this device, or it was altered."
-        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .DeviceProtectionError: return deviceProtectionDescription
         case .MalformedPayload: return "The code or link is not a valid out-of-band payload."
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .Unknown(let cause): return "The payload could not be read\(cause.map { ": \($0)" } ?? "")."
         }
     }
@@ -34,9 +34,9 @@ public enum OutOfBandOperationError: MobileAuthenticationClientError {
 
     public var errorDescription: String? {
         switch self {
-        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .DeviceProtectionError: return deviceProtectionDescription
         case .NetworkError(let cause): return networkErrorDescription(cause)
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .TokenAlreadyRedeemed: return "This code was already used. Ask for a new one."
         case .TokenExpired: return "This code has expired. Ask for a new one."
         case .Unknown(let cause): return "The operation could not start\(cause.map { ": \($0)" } ?? "")."
@@ -65,9 +65,9 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
     public var errorDescription: String? {
         switch self {
         case .ClockSkewTooBig: return deviceClockDescription
-        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .DeviceProtectionError: return deviceProtectionDescription
         case .NetworkError(let cause): return networkErrorDescription(cause)
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .OperationNotSupportedByBackend: return "The server does not support fetching pending operations."
         case .Unknown(let cause): return "The pending operations could not be fetched\(cause.map { ": \($0)" } ?? "")."
         }
@@ -99,10 +99,10 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError {
     public var errorDescription: String? {
         switch self {
         case .ClockSkewTooBig: return deviceClockDescription
-        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .DeviceProtectionError: return deviceProtectionDescription
         case .NameAlreadyExists: return "Another device already has this name. Choose another name."
         case .NetworkError(let cause): return networkErrorDescription(cause)
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .NotFound: return "The server does not know this device."
         case .Unknown(let cause): return "The device information could not be changed\(cause.map { ": \($0)" } ?? "")."
         }
@@ -133,10 +133,10 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError {
     public var errorDescription: String? {
         switch self {
         case .ClockSkewTooBig: return deviceClockDescription
-        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .DeviceProtectionError: return deviceProtectionDescription
         case .Forbidden: return "The server does not recognise this device."
         case .NetworkError(let cause): return networkErrorDescription(cause)
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .OperationNotSupportedByBackend: return "The server does not support checking device information."
         case .Unknown(let cause): return "The device information could not be checked\(cause.map { ": \($0)" } ?? "")."
         }
@@ -164,13 +164,12 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError {
     public var errorDescription: String? {
         switch self {
         case .ClockSkewTooBig: return deviceClockDescription
-        case .DeviceProtectionError: return "The device failed its integrity checks."
+        case .DeviceProtectionError: return deviceProtectionDescription
         case .NetworkError(let cause): return networkErrorDescription(cause)
-        case .NoDeviceLockError: return "The device has no screen lock. Set a device passcode and try again."
+        case .NoDeviceLockError: return noDeviceLockDescription
         case .OperationNotSupportedByBackend: return "The server does not support synchronising device information."
         case .Unknown(let cause): return "A difference could not be resolved\(cause.map { ": \($0)" } ?? "")."
         }
     }
 }
 
-let deviceClockDescription = "The device clock differs too much from the server's. Correct the date and time and try again."

@@ -303,9 +303,17 @@ public final class DeviceInformationSync: HttpOperation {
             switch mismatch {
             case .MissingAuthenticatorInMobileDevice(let keyId, _, let username, _):
                 // Signed as one of the user's targets on the server (the device's key signs for each of them).
-                let signer = targets.first { $0.username == username } ?? LocalDispatchTarget(server: server, username: username, id: "", extId: "")
-                let serverTargets = await client.credentials(server: server, targets: targets, deviceId: data.deviceInformation?.deviceId ?? "")
-                let signerID = signer.id.isEmpty ? ((try? serverTargets.get())?.dispatchTargets.first { $0.username == username }?.id ?? "") : signer.id
+                // The device may no longer know the user's target (its authenticator was removed locally): then the
+                // server's listing names it.
+                var signerID = targets.first { $0.username == username }?.id
+                if signerID == nil, let deviceId = data.deviceInformation?.deviceId {
+                    signerID = try? await client.credentials(server: server, targets: targets, deviceId: deviceId).get()
+                        .dispatchTargets.first { $0.username == username }?.id
+                }
+                guard let signerID else {
+                    errors.append(.Unknown(cause: client.failure(.noDispatchTarget, server, 0, "no dispatch target of \(username) to sign with")))
+                    continue
+                }
                 struct Context: Encodable { var username: String; var keyIDs: [String] }
                 guard let context = try? UAFMessageCodec.encodeObject(Context(username: username, keyIDs: [keyId])),
                       let body = try? JSONEncoder().encode(GetUAFRequest(op: .deregistration, context: context)) else { continue }
@@ -319,7 +327,7 @@ public final class DeviceInformationSync: HttpOperation {
             case .MissingDeviceInformationInMobileDevice(let id, let username, _):
                 var path = core.configuration.dispatchTargetResourcePath
                 if !path.hasSuffix("/") { path += "/" }
-                let url = core.configuration.url(path + (id.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? id), base: server.baseUrl)
+                let url = core.configuration.url(path + DeviceServiceClient.pathSegment(id), base: server.baseUrl)
                 // Signed naming the target itself: it carries this device's public key, so the device may remove it.
                 let result = await client.send(.DELETE, url, server: server, targets: [LocalDispatchTarget(server: server, username: username, id: id, extId: "")],
                                                payload: { $0 })

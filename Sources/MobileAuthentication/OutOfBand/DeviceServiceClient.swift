@@ -77,7 +77,10 @@ struct DeviceServiceClient: Sendable {
                     case 401:
                         last = clockFailure(exchange, server: server) ?? failure(.refused, server, 401, "the server refused the device signature")
                         if last.kind == .clockSkew { return .failure(last) }
-                    case 404, 405 where url.path.hasPrefix(core.configuration.deviceResourcePath):
+                    case 404, 405:
+                        guard url.path.hasPrefix(core.configuration.deviceResourcePath) else {
+                            return .failure(failure(.other, server, exchange.status, "not found: \(url.path)"))
+                        }
                         return .failure(failure(.notSupported, server, exchange.status, "the server has no Device Service at \(url.path)"))
                     case 422: return .failure(failure(.nameTaken, server, 422, "another dispatch target of the user has this name"))
                     default: return .failure(failure(.other, server, exchange.status, String(decoding: exchange.body.prefix(200), as: UTF8.self)))
@@ -119,8 +122,14 @@ struct DeviceServiceClient: Sendable {
     func url(server: Server, _ component: String, deviceId: String) -> URL {
         var path = core.configuration.deviceResourcePath
         if !path.hasSuffix("/") { path += "/" }
-        return core.configuration.url(path + component + "/" + (deviceId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? deviceId),
-                                      base: server.baseUrl)
+        return core.configuration.url(path + component + "/" + Self.pathSegment(deviceId), base: server.baseUrl)
+    }
+
+    /// An id as one path segment: everything but unreserved characters percent-encoded, so it cannot add segments.
+    static func pathSegment(_ id: String) -> String {
+        var unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        unreserved.insert(charactersIn: "-._~")
+        return id.addingPercentEncoding(withAllowedCharacters: unreserved) ?? id
     }
 
     /// GET credentials on one server.
