@@ -56,7 +56,7 @@ struct DemoCommand: AsyncParsableCommand {
         try await server.stop()
         try await firebase.stop()
         if failed { throw ExitCode.failure }
-        narrator.step("Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band, by link and by push, encrypted), pending operations, PIN change, token verification and deregistration behaved as they must")
+        narrator.step("Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band and by encrypted push), pending operations, PIN change, token verification and deregistration behaved as they must")
     }
 
     static var quietLogger: Logger {
