@@ -13,6 +13,16 @@ public enum DispatchTargetWire {
         case linkPNGQRCode = "link-png-qr-code"
     }
 
+    /// A device name: 1…256 UTF-8 bytes without control characters (it is shown to people and logged).
+    public static let maximumNameBytes = 256
+    public static func isValid(name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= maximumNameBytes && !Text.hasControlCharacters(name)
+    }
+
+    /// A push address (FCM registration token): 1…4096 bytes.
+    public static let maximumPushTokenBytes = 4096
+    public static func isValid(pushToken: String) -> Bool { !pushToken.isEmpty && pushToken.utf8.count <= maximumPushTokenBytes }
+
     /// POST `/nevisfido/token/dispatch/targets`: the device's name, its push address and its two public keys.
     public struct Creation: Codable, Hashable, Sendable {
         public var username: String?

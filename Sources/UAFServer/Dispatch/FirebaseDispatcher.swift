@@ -6,6 +6,7 @@ import ServiceLifecycle
 import NIOCore
 import NIOFoundationCompat
 import NIOSSL
+import Primitives
 
 /// A Google service account's key file (the JSON Firebase hands out): what the OAuth 2.0 service-account flow needs.
 struct FirebaseServiceAccount: Decodable, Sendable {
@@ -106,7 +107,7 @@ actor FirebaseDispatcher {
         var request = HTTPClientRequest(url: tokenURL)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: "grant_type=\(Self.formEncoded("urn:ietf:params:oauth:grant-type:jwt-bearer"))&assertion=\(Self.formEncoded(assertion))"))
+        request.body = .bytes(ByteBuffer(string: "grant_type=\(Text.percentEncoded("urn:ietf:params:oauth:grant-type:jwt-bearer"))&assertion=\(Text.percentEncoded(assertion))"))
         let response = try await client.execute(request, timeout: .seconds(15))
         let body = try await response.body.collect(upTo: 64 * 1024)
         struct Answer: Decodable { var access_token: String; var expires_in: Int? }
@@ -166,12 +167,6 @@ actor FirebaseDispatcher {
         }
         guard status == 404 || status == 400, let answer = try? JSONDecoder().decode(Answer.self, from: body) else { return false }
         return answer.error.details?.contains { $0.errorCode == "UNREGISTERED" } ?? false
-    }
-
-    static func formEncoded(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 }
 

@@ -196,7 +196,7 @@ struct DispatchService: Sendable {
                 }
             } catch {
                 // The dispatched request could not be issued (e.g. the user has no authenticator any more).
-                try? await stores.status.tokenRedeemed(sessionId: record.sessionId, status: .failed, result: .tokenRedeemed, now: now,
+                _ = try? await stores.status.tokenRedeemed(sessionId: record.sessionId, status: .failed, result: .tokenRedeemed, now: now,
                                                        retention: environment.statusRetention)
                 throw error
             }

@@ -20,8 +20,6 @@ struct DispatchTargetService: Sendable {
     let signatures: DeviceSignatureVerifier
     private var stores: Stores { environment.stores }
 
-    static let maximumNameBytes = 256
-    static let maximumPushTokenBytes = 4096
 
     /// Endpoint 13: creates a target for the caller's user.
     func create(_ body: DispatchTargetWire.Creation, principal: Principal) async throws -> DispatchTargetWire.Created {
@@ -99,14 +97,14 @@ struct DispatchTargetService: Sendable {
     }
 
     static func validate(name: String) throws {
-        guard !name.isEmpty, name.utf8.count <= maximumNameBytes, !ServiceEnvironment.hasControlCharacters(name) else {
-            throw HTTPFailure(.badRequest, "bad_request", "name must be 1...\(maximumNameBytes) bytes without control characters")
+        guard DispatchTargetWire.isValid(name: name) else {
+            throw HTTPFailure(.badRequest, "bad_request", "name must be 1...\(DispatchTargetWire.maximumNameBytes) bytes without control characters")
         }
     }
 
     static func validate(pushToken: String) throws {
-        guard !pushToken.isEmpty, pushToken.utf8.count <= maximumPushTokenBytes else {
-            throw HTTPFailure(.badRequest, "bad_request", "target must be 1...\(maximumPushTokenBytes) bytes")
+        guard DispatchTargetWire.isValid(pushToken: pushToken) else {
+            throw HTTPFailure(.badRequest, "bad_request", "target must be 1...\(DispatchTargetWire.maximumPushTokenBytes) bytes")
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import NevisProtocol
+import Primitives
 import UAF
 
 /// In-band registration: issues RegistrationRequests to authorized callers and verifies RegistrationResponses.
@@ -59,7 +60,7 @@ struct RegistrationService: Sendable {
         let values = (header.exts ?? []).filter { $0.id == DeviceServiceWire.deviceIDExtension }.map(\.data)
         guard let value = values.first else { return nil }
         guard values.count == 1, !value.isEmpty, value.utf8.count <= DeviceServiceWire.maximumDeviceIDLength,
-              !ServiceEnvironment.hasControlCharacters(value) else {
+              !Text.hasControlCharacters(value) else {
             throw ServiceFailure(.badRequest, "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters")
         }
         return value

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Primitives
 import Logging
 import UAF
 
@@ -82,12 +83,7 @@ struct ServiceEnvironment: Sendable {
         guard bytes > 0, bytes <= maximumUsernameBytes else {
             throw ServiceFailure(.badRequest, "username must be 1...\(maximumUsernameBytes) UTF-8 bytes")
         }
-        guard !hasControlCharacters(username) else { throw ServiceFailure(.badRequest, "username contains control characters") }
-    }
-
-    /// Names shown to people and written to logs (usernames, device names) carry no control characters.
-    static func hasControlCharacters(_ text: String) -> Bool {
-        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        guard !Text.hasControlCharacters(username) else { throw ServiceFailure(.badRequest, "username contains control characters") }
     }
 
     /// Stores an issued request, after the per-user cap, and opens its status record (its id is the status
