@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// How the SDK secures its HTTP connections.
 public enum TransportSecurity: Sendable, Equatable {
@@ -103,6 +104,13 @@ public struct Configuration: Decodable, Sendable {
         var copy = self
         copy.transportSecurity = security
         return copy
+    }
+
+    /// A resource path (with or without its trailing `/`) followed by `segments`, each percent-encoded as exactly one
+    /// path segment (an id cannot add segments).
+    func url(_ resource: String, segments: [String], base: URL? = nil) -> URL {
+        let path = resource.hasSuffix("/") ? String(resource.dropLast()) : resource
+        return url(([path] + segments.map(Text.percentEncoded)).joined(separator: "/"), base: base)
     }
 
     func url(_ path: String, base: URL? = nil) -> URL {

@@ -37,8 +37,13 @@ public final class Deregistration: HttpOperation {
         deliverInBackground({ () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
-    /// Our deregistration context (the server's wire contract): `username`, and `aaid` as a list.
-    struct Context: Encodable { var username: String; var aaid: [String]? }
+    /// Our deregistration context (the server's wire contract): `username`, and at most one of `aaid` or `keyIDs`
+    /// (base64url) as a list; without either, every authenticator of the user.
+    struct Context: Encodable {
+        var username: String
+        var aaid: [String]? = nil
+        var keyIDs: [String]? = nil
+    }
 
     public func executeAsync() async throws(OperationError) {
         let fields = state.value

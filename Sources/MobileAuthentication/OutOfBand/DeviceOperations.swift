@@ -54,14 +54,10 @@ public final class PendingOutOfBandOperations: HttpOperation {
         var operations: [PendingOutOfBandOperation] = []
         var errors: [PendingOutOfBandOperationsError] = []
         for (server, targets) in client.servers(in: data) {
-            let url = client.url(server: server, DeviceServiceWire.operationsComponent, deviceId: deviceId)
-            switch await client.send(.GET, url, server: server, targets: targets, payload: { $0 }) {
+            switch await client.get(DeviceServiceWire.PendingOperations.self, DeviceServiceWire.operationsComponent, server: server,
+                                    signers: targets.map(\.id), deviceId: deviceId) {
             case .failure(let failure): errors.append(.init(failure))
-            case .success(let (exchange, _)):
-                guard let answer = try? JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: exchange.body) else {
-                    errors.append(.Unknown(cause: client.failure(.other, server, exchange.status, "the operations answer cannot be read")))
-                    continue
-                }
+            case .success(let answer):
                 for operation in answer.operations {
                     // An entry that does not decrypt with this device's key is reported, never silently dropped.
                     do {
@@ -121,20 +117,23 @@ public final class DeviceInformationChange: HttpOperation {
         guard fields.name != nil || fields.fcmRegistrationToken != nil || fields.disablePushNotifications else {
             throw .Unknown(cause: SDKMessage("nothing to change: give name(_:), fcmRegistrationToken(_:) or disablePushNotifications()"))
         }
-        if let name = fields.name, name.isEmpty || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw .Unknown(cause: SDKMessage("the name must be non-empty text without control characters"))
+        // The server's rules (one home, in NevisProtocol), checked before anything is sent.
+        if let name = fields.name, !DispatchTargetWire.isValid(name: name) {
+            throw .Unknown(cause: SDKMessage("the name must be 1...\(DispatchTargetWire.maximumNameBytes) bytes without control characters"))
         }
-        if fields.fcmRegistrationToken?.isEmpty == true { throw .Unknown(cause: SDKMessage("the push token is empty: use disablePushNotifications()")) }
+        if let token = fields.fcmRegistrationToken, !DispatchTargetWire.isValid(pushToken: token) {
+            throw .Unknown(cause: SDKMessage(token.isEmpty ? "the push token is empty: use disablePushNotifications()"
+                                                           : "the push token is longer than \(DispatchTargetWire.maximumPushTokenBytes) bytes"))
+        }
         let data = core.mirror.snapshot
         guard let information = data.deviceInformation else { throw .NotFound(cause: SDKMessage("the device has no device information yet (no registration)")) }
         let client = DeviceServiceClient(core: core, headers: fields.headers.headerPairs, retryPolicy: fields.retryPolicy ?? core.configuration.defaultRetryPolicy)
         for (server, targets) in client.servers(in: data) {
-            let url = client.url(server: server, DeviceServiceWire.credentialsComponent, deviceId: information.deviceId)
-            let result = await client.send(.PATCH, url, server: server, targets: targets) { claims in
-                DeviceServiceWire.Modification(claims: claims, name: fields.name, fcmRegistrationToken: fields.fcmRegistrationToken,
-                                               disablePushNotifications: fields.disablePushNotifications ? true : nil)
+            if let failure = await client.modify(server: server, signers: targets.map(\.id), deviceId: information.deviceId, name: fields.name,
+                                                 fcmRegistrationToken: fields.fcmRegistrationToken,
+                                                 disablePushNotifications: fields.disablePushNotifications) {
+                throw DeviceInformationChangeError(failure)
             }
-            if case .failure(let failure) = result { throw DeviceInformationChangeError(failure) }
         }
         do {
             try await core.commit { data in
@@ -209,7 +208,8 @@ public final class DeviceInformationCheck: HttpOperation {
         var mismatches: [DeviceInformationMismatch] = []
         var errors: [DeviceInformationCheckError] = []
         for (server, targets) in client.servers(in: data) {
-            switch await client.credentials(server: server, targets: targets, deviceId: information.deviceId) {
+            switch await client.get(DeviceServiceWire.Credentials.self, DeviceServiceWire.credentialsComponent, server: server,
+                                    signers: targets.map(\.id), deviceId: information.deviceId) {
             case .failure(let failure): errors.append(.init(failure))
             case .success(let answer): mismatches += Self.compare(answer, device: data, information: information, server: server)
             }
@@ -307,30 +307,26 @@ public final class DeviceInformationSync: HttpOperation {
                 // server's listing names it.
                 var signerID = targets.first { $0.username == username }?.id
                 if signerID == nil, let deviceId = data.deviceInformation?.deviceId {
-                    signerID = try? await client.credentials(server: server, targets: targets, deviceId: deviceId).get()
+                    signerID = try? await client.get(DeviceServiceWire.Credentials.self, DeviceServiceWire.credentialsComponent, server: server,
+                                                     signers: targets.map(\.id), deviceId: deviceId).get()
                         .dispatchTargets.first { $0.username == username }?.id
                 }
                 guard let signerID else {
                     errors.append(.Unknown(cause: client.failure(.noDispatchTarget, server, 0, "no dispatch target of \(username) to sign with")))
                     continue
                 }
-                struct Context: Encodable { var username: String; var keyIDs: [String] }
-                guard let context = try? UAFMessageCodec.encodeObject(Context(username: username, keyIDs: [keyId])),
+                guard let context = try? UAFMessageCodec.encodeObject(Deregistration.Context(username: username, keyIDs: [keyId])),
                       let body = try? JSONEncoder().encode(GetUAFRequest(op: .deregistration, context: context)) else { continue }
                 let url = core.configuration.url(core.configuration.deregistrationRequestPath, base: server.baseUrl)
-                let result = await client.send(.POST, url, server: server, targets: [LocalDispatchTarget(server: server, username: username, id: signerID, extId: "")],
-                                               body: body, payload: { $0 })
+                let result = await client.send(.POST, url, server: server, signers: [signerID], body: body, payload: { $0 })
                 if case .failure(let failure) = result { errors.append(.init(failure)) }
             case .MissingAuthenticatorInServer(let keyId, let aaid, let username, _):
                 let removed = data.registrations.filter { $0.server == server && $0.username == username && $0.keyID == keyId && AAID.equal($0.aaid, aaid) }
                 do { try await LocalRemoval(core: core).remove(removed) } catch { errors.append(.Unknown(cause: error)) }
-            case .MissingDeviceInformationInMobileDevice(let id, let username, _):
-                var path = core.configuration.dispatchTargetResourcePath
-                if !path.hasSuffix("/") { path += "/" }
-                let url = core.configuration.url(path + DeviceServiceClient.pathSegment(id), base: server.baseUrl)
+            case .MissingDeviceInformationInMobileDevice(let id, _, _):
+                let url = core.configuration.url(core.configuration.dispatchTargetResourcePath, segments: [id], base: server.baseUrl)
                 // Signed naming the target itself: it carries this device's public key, so the device may remove it.
-                let result = await client.send(.DELETE, url, server: server, targets: [LocalDispatchTarget(server: server, username: username, id: id, extId: "")],
-                                               payload: { $0 })
+                let result = await client.send(.DELETE, url, server: server, signers: [id], payload: { $0 })
                 if case .failure(let failure) = result { errors.append(.init(failure)) }
             case .MissingDeviceInformationInServer(let pair, _):
                 do {
@@ -340,12 +336,11 @@ public final class DeviceInformationSync: HttpOperation {
                 // One write of the device's name and token per server resolves both kinds.
                 guard !pushedDeviceInformation.contains(server), let information = data.deviceInformation else { continue }
                 pushedDeviceInformation.insert(server)
-                let url = client.url(server: server, DeviceServiceWire.credentialsComponent, deviceId: information.deviceId)
-                let result = await client.send(.PATCH, url, server: server, targets: targets) { claims in
-                    DeviceServiceWire.Modification(claims: claims, name: information.name, fcmRegistrationToken: information.fcmRegistrationToken,
-                                                   disablePushNotifications: information.fcmRegistrationToken == nil ? true : nil)
+                if let failure = await client.modify(server: server, signers: targets.map(\.id), deviceId: information.deviceId, name: information.name,
+                                                     fcmRegistrationToken: information.fcmRegistrationToken,
+                                                     disablePushNotifications: information.fcmRegistrationToken == nil) {
+                    errors.append(.init(failure))
                 }
-                if case .failure(let failure) = result { errors.append(.init(failure)) }
             }
         }
         return DeviceInformationSyncResult(errors: errors)

@@ -48,52 +48,44 @@ struct DeviceServiceClient: Sendable {
         return order.map { server in (server, data.dispatchTargets.filter { $0.server == server }) }
     }
 
-    /// One signed request to `server`: tried with each of the device's targets there until one is accepted (a
-    /// target deleted on the server refuses, another of the device's may still sign). `payload` builds the signed
-    /// payload from fresh claims; the JWS goes in the `Device-Signature` header, `body` (JSON) in the body.
-    func send(_ method: HTTPRequest.Method, _ url: URL, server: Server, targets: [LocalDispatchTarget], body: Data? = nil,
-              payload: (DeviceSignature.Claims) -> any Encodable) async -> Result<(HTTPExchange, LocalDispatchTarget), DeviceServiceFailure> {
-        guard !targets.isEmpty else { return .failure(failure(.noDispatchTarget, server, 0, "the device has no dispatch target on this server")) }
+    /// One signed request to `server`, signed naming each of `signers` (dispatch target ids) in turn until one is
+    /// accepted (a target deleted on the server refuses; another of the device's may still sign). `payload` builds
+    /// the signed payload from fresh claims; the JWS goes in the `Device-Signature` header, `body` (JSON) in the body.
+    func send(_ method: HTTPRequest.Method, _ url: URL, server: Server, signers: [String], body: Data? = nil,
+              payload: (DeviceSignature.Claims) -> any Encodable) async -> Result<HTTPExchange, DeviceServiceFailure> {
+        guard !signers.isEmpty else { return .failure(failure(.noDispatchTarget, server, 0, "the device has no dispatch target on this server")) }
         let key: P256.Signing.PrivateKey
         do {
             guard let keys = try await core.deviceKeys() else { return .failure(failure(.noDispatchTarget, server, 0, "the device has no device keys")) }
             key = try keys.signingKey()
         } catch { return .failure(failure(.other, server, 0, "the device keys cannot be read: \(error)")) }
         var last = failure(.noDispatchTarget, server, 0, "no dispatch target was accepted")
-        for target in targets {
-            var attempt = 0
-            while true {
-                let jws: String
-                do { jws = try DeviceSignature.sign(AnyEncodable(payload(DeviceSignature.Claims(dispatchTargetId: target.id, now: core.platform.now()))),
-                                                    dispatchTargetId: target.id, key: key) } catch {
-                    return .failure(failure(.other, server, 0, "signing failed: \(error)"))
+        for signer in signers {
+            let exchange: HTTPExchange
+            do {
+                exchange = try await retryPolicy.send(core.transport) {
+                    let jws = try DeviceSignature.sign(payload(DeviceSignature.Claims(dispatchTargetId: signer, now: core.platform.now())),
+                                                       dispatchTargetId: signer, key: key)
+                    return HTTPRequest(method: method, url: url, body: body, headers: headers + [(DeviceSignature.headerName, jws)],
+                                       accept: "application/json", contentType: "application/json")
                 }
-                let request = HTTPRequest(method: method, url: url, body: body, headers: headers + [(DeviceSignature.headerName, jws)],
-                                          accept: "application/json", contentType: "application/json")
-                do {
-                    let exchange = try await core.transport.send(request)
-                    switch exchange.status {
-                    case 200..<300: return .success((exchange, target))
-                    case 401:
-                        last = clockFailure(exchange, server: server) ?? failure(.refused, server, 401, "the server refused the device signature")
-                        if last.kind == .clockSkew { return .failure(last) }
-                    case 404, 405:
-                        guard url.path.hasPrefix(core.configuration.deviceResourcePath) else {
-                            return .failure(failure(.other, server, exchange.status, "not found: \(url.path)"))
-                        }
-                        return .failure(failure(.notSupported, server, exchange.status, "the server has no Device Service at \(url.path)"))
-                    case 422: return .failure(failure(.nameTaken, server, 422, "another dispatch target of the user has this name"))
-                    default: return .failure(failure(.other, server, exchange.status, String(decoding: exchange.body.prefix(200), as: UTF8.self)))
-                    }
-                    break
-                } catch {
-                    if case .network = error, let delay = retryPolicy.delay(beforeRetry: attempt + 1), !Task.isCancelled {
-                        attempt += 1
-                        try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
-                        continue
-                    }
-                    return .failure(failure(.network, server, 0, "\(error)"))
+            } catch let error as TransportFailure {
+                return .failure(failure(.network, server, 0, "\(error)"))
+            } catch {
+                return .failure(failure(.other, server, 0, "signing failed or cancelled: \(error)"))
+            }
+            switch exchange.status {
+            case 200..<300: return .success(exchange)
+            case 401:
+                last = clockFailure(exchange, server: server) ?? failure(.refused, server, 401, "the server refused the device signature")
+                if last.kind == .clockSkew { return .failure(last) }
+            case 404, 405:
+                guard url.path.hasPrefix(core.configuration.deviceResourcePath) else {
+                    return .failure(failure(.other, server, exchange.status, "not found: \(url.path)"))
                 }
+                return .failure(failure(.notSupported, server, exchange.status, "the server has no Device Service at \(url.path)"))
+            case 422: return .failure(failure(.nameTaken, server, 422, "another dispatch target of the user has this name"))
+            default: return .failure(failure(.other, server, exchange.status, String(decoding: exchange.body.prefix(200), as: UTF8.self)))
             }
         }
         return .failure(last)
@@ -120,34 +112,31 @@ struct DeviceServiceClient: Sendable {
     }
 
     func url(server: Server, _ component: String, deviceId: String) -> URL {
-        var path = core.configuration.deviceResourcePath
-        if !path.hasSuffix("/") { path += "/" }
-        return core.configuration.url(path + component + "/" + Self.pathSegment(deviceId), base: server.baseUrl)
+        core.configuration.url(core.configuration.deviceResourcePath, segments: [component, deviceId], base: server.baseUrl)
     }
 
-    /// An id as one path segment: everything but unreserved characters percent-encoded, so it cannot add segments.
-    static func pathSegment(_ id: String) -> String {
-        var unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-        unreserved.insert(charactersIn: "-._~")
-        return id.addingPercentEncoding(withAllowedCharacters: unreserved) ?? id
-    }
-
-    /// GET credentials on one server.
-    func credentials(server: Server, targets: [LocalDispatchTarget], deviceId: String) async -> Result<DeviceServiceWire.Credentials, DeviceServiceFailure> {
-        switch await send(.GET, url(server: server, DeviceServiceWire.credentialsComponent, deviceId: deviceId), server: server, targets: targets, payload: { $0 }) {
+    /// A signed GET of the Device Service whose answer is `T`.
+    func get<T: Decodable>(_ type: T.Type, _ component: String, server: Server, signers: [String], deviceId: String) async -> Result<T, DeviceServiceFailure> {
+        switch await send(.GET, url(server: server, component, deviceId: deviceId), server: server, signers: signers, payload: { $0 }) {
         case .failure(let failure): return .failure(failure)
-        case .success(let (exchange, _)):
-            guard let answer = try? JSONDecoder().decode(DeviceServiceWire.Credentials.self, from: exchange.body) else {
-                return .failure(failure(.other, server, exchange.status, "the credentials answer cannot be read"))
+        case .success(let exchange):
+            guard let answer = try? JSONDecoder().decode(T.self, from: exchange.body) else {
+                return .failure(failure(.other, server, exchange.status, "the \(component) answer cannot be read"))
             }
             return .success(answer)
         }
     }
-}
 
-/// Type erasure for the signed payloads.
-struct AnyEncodable: Encodable {
-    let value: any Encodable
-    init(_ value: any Encodable) { self.value = value }
-    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    /// A signed PATCH of the device's name and push token on one server (``DeviceInformationChange`` and
+    /// ``DeviceInformationSync``).
+    func modify(server: Server, signers: [String], deviceId: String, name: String?, fcmRegistrationToken: String?,
+                disablePushNotifications: Bool) async -> DeviceServiceFailure? {
+        let url = url(server: server, DeviceServiceWire.credentialsComponent, deviceId: deviceId)
+        let result = await send(.PATCH, url, server: server, signers: signers) { claims in
+            DeviceServiceWire.Modification(claims: claims, name: name, fcmRegistrationToken: fcmRegistrationToken,
+                                           disablePushNotifications: disablePushNotifications ? true : nil)
+        }
+        if case .failure(let failure) = result { return failure }
+        return nil
+    }
 }

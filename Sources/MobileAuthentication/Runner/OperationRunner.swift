@@ -34,15 +34,9 @@ struct OperationRunner: Sendable {
 
     /// Sends with the operation's retry policy: only failures to reach the server are retried, never an answer.
     func send(_ request: HTTPRequest) async throws(OperationError) -> HTTPExchange {
-        var attempt = 0
-        while true {
-            do { return try await core.transport.send(request) } catch {
-                guard case .network = error, let delay = retryPolicy.delay(beforeRetry: attempt + 1), !Task.isCancelled else { throw map(error) }
-                attempt += 1
-                do { try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000)) } catch {
-                    throw .FidoError(errorCode: .userCanceled, cause: SDKMessage("the operation's task was cancelled"))
-                }
-            }
+        do { return try await retryPolicy.send(core.transport) { request } } catch let failure as TransportFailure { throw map(failure) } catch {
+            // Only the wait between attempts throws anything else: the task was cancelled.
+            throw .FidoError(errorCode: .userCanceled, cause: SDKMessage("the operation's task was cancelled"))
         }
     }
 
@@ -165,6 +159,24 @@ public enum RetryPolicy: Sendable, Equatable {
         case .exponential(let maxRetries, let initial, let multiplier, let maximum):
             guard retry <= maxRetries else { return nil }
             return min(max(initial, 0) * pow(max(multiplier, 1), Double(retry - 1)), max(maximum, 0))
+        }
+    }
+}
+
+extension RetryPolicy {
+    /// Sends the request `make` builds (anew for each attempt, so a signed request is signed again) until an answer
+    /// arrives, the failure is other than reaching the server, or no retry is left, waiting the policy's delay in
+    /// between. An answer, whatever it says, is never retried. Throws the transport's failure, `make`'s error, or
+    /// `CancellationError` when the task is cancelled during a wait.
+    func send(_ transport: any ClientTransport, _ make: () throws -> HTTPRequest) async throws -> HTTPExchange {
+        var attempt = 0
+        while true {
+            let request = try make()
+            do { return try await transport.send(request) } catch {
+                guard case .network = error, let delay = delay(beforeRetry: attempt + 1), !Task.isCancelled else { throw error }
+                attempt += 1
+                try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+            }
         }
     }
 }
