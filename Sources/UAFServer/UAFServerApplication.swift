@@ -114,11 +114,11 @@ public enum UAFServerApplication {
         let deregistration = DeregistrationService(environment: environment)
         UAFController(registration: registration, authentication: authentication, deregistration: deregistration,
                       facets: { facets.facets }, onRejection: onRejection).add(open: open, protected: protected, facetsRouter: router)
+        let targets = DispatchTargetService(environment: environment, signatures: signatures)
         let dispatchController = DispatchController(
             dispatch: DispatchService(environment: environment, registration: registration, authentication: authentication,
                                       deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase),
-            targets: DispatchTargetService(environment: environment, signatures: signatures),
-            devices: DeviceService(environment: environment, signatures: signatures), onRejection: onRejection)
+            targets: targets, devices: DeviceService(environment: environment, signatures: signatures, targets: targets), onRejection: onRejection)
         dispatchController.add(open: open, protected: protected)
         dispatchController.addDeviceService(open: open)
         ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,

@@ -12,6 +12,8 @@ import UAF
 struct DeviceService: Sendable {
     let environment: ServiceEnvironment
     let signatures: DeviceSignatureVerifier
+    /// Changes targets by the same rules as a target's own PATCH.
+    let targets: DispatchTargetService
     private var stores: Stores { environment.stores }
 
     /// Verifies the signature and answers the device's targets.
@@ -24,10 +26,15 @@ struct DeviceService: Sendable {
         return (targets, payload)
     }
 
+    /// The credentials the device registered, of the users it has targets for (a label alone shows nothing).
+    private func credentials(of deviceId: String, targets: [DispatchTargetRecord]) async throws -> [RegistrationRecord] {
+        try await stores.registrations.registrations(deviceId: deviceId, usernames: Array(Set(targets.map(\.username))))
+    }
+
     /// GET credentials.
     func credentials(deviceId: String, signature: String?) async throws -> DeviceServiceWire.Credentials {
         let (targets, _) = try await device(deviceId, signature: signature, as: DeviceSignature.Claims.self)
-        let registrations = try await stores.registrations.registrations(deviceId: deviceId, usernames: Array(Set(targets.map(\.username))))
+        let registrations = try await credentials(of: deviceId, targets: targets)
         environment.decide("device credentials", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s)")
         return DeviceServiceWire.Credentials(
             deviceId: deviceId,
@@ -37,24 +44,21 @@ struct DeviceService: Sendable {
 
     /// PATCH credentials: renames the device or changes its push address on every one of its targets.
     func modify(deviceId: String, signature: String?) async throws {
-        let (targets, change) = try await device(deviceId, signature: signature, as: DeviceServiceWire.Modification.self)
-        if let name = change.name { try DispatchTargetService.validate(name: name) }
-        if let token = change.fcmRegistrationToken { try DispatchTargetService.validate(pushToken: token) }
-        for target in targets {
-            var pushToken = change.fcmRegistrationToken ?? target.target
-            if change.disablePushNotifications == true { pushToken = nil }
-            switch try await stores.dispatchTargets.update(id: target.id, name: change.name ?? target.name, target: pushToken, now: environment.clock()) {
+        let (devices, change) = try await device(deviceId, signature: signature, as: DeviceServiceWire.Modification.self)
+        for target in devices {
+            switch try await targets.apply(to: target, name: change.name, pushToken: change.fcmRegistrationToken,
+                                           disablePush: change.disablePushNotifications == true) {
             case .updated, .notFound: continue // a target deleted meanwhile has nothing left to change
             case .nameTaken: throw HTTPFailure(.unprocessableContent, "name_taken", "A dispatch target of \(target.username) already has this name.")
             }
         }
-        environment.decide("device modify", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s) changed")
+        environment.decide("device modify", nil, 1200, "device \(deviceId.prefix(8))…: \(devices.count) target(s) changed")
     }
 
     /// DELETE credentials: removes the device's targets and the credentials it registered for their users.
     func delete(deviceId: String, signature: String?) async throws {
         let (targets, _) = try await device(deviceId, signature: signature, as: DeviceSignature.Claims.self)
-        let registrations = try await stores.registrations.registrations(deviceId: deviceId, usernames: Array(Set(targets.map(\.username))))
+        let registrations = try await credentials(of: deviceId, targets: targets)
         for registration in registrations { _ = try await stores.registrations.delete(aaid: registration.aaid, keyID: registration.keyID) }
         for target in targets { _ = try await stores.dispatchTargets.delete(id: target.id) }
         environment.decide("device delete", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s) deleted")

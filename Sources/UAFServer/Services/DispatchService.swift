@@ -79,7 +79,8 @@ struct DispatchService: Sendable {
 
         let token = RandomToken.make(32)
         let sessionID = environment.newRequestID()
-        let content = DispatchPayload.Content(token: token, redeemURL: redeemURL(operation), data: Self.appData(request.dispatchInformation))
+        let dispatchInformation = DispatchInformation(request.dispatchInformation)
+        let content = DispatchPayload.Content(token: token, redeemURL: redeemURL(operation), data: dispatchInformation.appData)
         // Encrypted whenever the device's key is known: a QR code, link or push read by anyone else is useless to them.
         let payload: String
         let encrypted: Bool
@@ -131,7 +132,7 @@ struct DispatchService: Sendable {
             // that fails leaves the operation pending: the device can still fetch it (PendingOutOfBandOperations)
             // until it expires, so the answer keeps the token and session with `dispatchError`.
             switch await firebase.send(registrationToken: pushToken, data: try DispatchPayload.pushData(payload),
-                                       notification: Self.notification(request.dispatchInformation)) {
+                                       notification: dispatchInformation.notification) {
             case .sent(let name):
                 response = name
             case .unregistered:
@@ -152,15 +153,6 @@ struct DispatchService: Sendable {
         }
         return TokenAnswer(token: token, sessionId: sessionID,
                            dispatcherInformation: .init(name: dispatcher.rawValue, response: response), dispatchResult: result)
-    }
-
-    /// The `notification` member of `dispatchInformation` (`{"title": …, "body": …}`), shown by the device's
-    /// notification system; nil for a data-only push.
-    static func notification(_ dispatchInformation: String?) -> (title: String?, body: String?)? {
-        guard let dispatchInformation, let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(dispatchInformation.utf8)),
-              case .object(let notification)? = object["notification"] else { return nil }
-        let title = notification["title"]?.string, body = notification["body"]?.string
-        return title == nil && body == nil ? nil : (title, body)
     }
 
     /// Endpoint 11: redeems a token once and answers the UAF request of the dispatched `getUafRequest`.
@@ -208,17 +200,32 @@ struct DispatchService: Sendable {
         return base.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + DispatchController.redeemPath(operation)
     }
 
-    /// The `data` member of `dispatchInformation` (a JSON object), as text, for the payload.
-    static func appData(_ dispatchInformation: String?) -> String? {
-        guard let dispatchInformation, let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(dispatchInformation.utf8)),
-              let data = object["data"] else { return nil }
-        if case .string(let text) = data { return text }
-        return try? JSONCoding.string(data)
-    }
 
     static func context(_ context: String?, addingUsername username: String) throws -> String {
         var object = ((try? JSONDecoder().decode([String: JSONValue].self, from: Data((context ?? "{}").utf8))) ?? [:])
         object["username"] = .string(username)
         return try JSONCoding.string(object)
+    }
+}
+
+/// What the server reads of a dispatch request's `dispatchInformation` (a JSON object as text, parsed once): `data`
+/// goes into the payload for the app, `notification` (`{"title", "body"}`) into a push for the device's
+/// notification system. Anything else in it is only stored and handed back with the pending operation.
+struct DispatchInformation {
+    /// The `data` member, as text (a string as it is, anything else as JSON).
+    var appData: String?
+    /// Nil for a data-only push.
+    var notification: (title: String?, body: String?)?
+
+    init(_ text: String?) {
+        guard let text, let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)) else { return }
+        switch object["data"] {
+        case .string(let data)?: appData = data
+        case let data?: appData = try? JSONCoding.string(data)
+        case nil: break
+        }
+        if case .object(let fields)? = object["notification"], fields["title"]?.string != nil || fields["body"]?.string != nil {
+            notification = (fields["title"]?.string, fields["body"]?.string)
+        }
     }
 }

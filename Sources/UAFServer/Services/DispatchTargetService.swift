@@ -73,17 +73,21 @@ struct DispatchTargetService: Sendable {
     /// Endpoint 15: the body is a compact JWS signed with the target's own key (server-api §C.3).
     func modify(id: String, jws: String) async throws {
         let (target, change) = try await signatures.verify(jws, targetID: id, as: DispatchTargetWire.Modification.self)
-        let name = change.name ?? target.name
-        try Self.validate(name: name)
-        var pushToken = target.target
-        if let newToken = change.target { try Self.validate(pushToken: newToken); pushToken = newToken }
-        if change.disablePushNotifications == true { pushToken = nil }
-        switch try await stores.dispatchTargets.update(id: target.id, name: name, target: pushToken, now: environment.clock()) {
+        switch try await apply(to: target, name: change.name, pushToken: change.target, disablePush: change.disablePushNotifications == true) {
         case .updated:
             environment.decide("dispatch target", target.username, 1200, "modified \(target.id.prefix(8))… by its device")
         case .notFound: throw HTTPFailure(.notFound, "not_found", "No such dispatch target.")
         case .nameTaken: throw HTTPFailure(.unprocessableContent, "name_taken", "The user already has a dispatch target with this name.")
         }
+    }
+
+    /// A device's change to one of its targets (PATCH of the target or of the whole device): an absent member stays
+    /// as it is, `disablePush` removes the push address. Invalid values are refused before anything is written.
+    func apply(to target: DispatchTargetRecord, name: String?, pushToken: String?, disablePush: Bool) async throws -> DispatchTargetStore.UpdateOutcome {
+        if let name { try Self.validate(name: name) }
+        if let pushToken { try Self.validate(pushToken: pushToken) }
+        return try await stores.dispatchTargets.update(id: target.id, name: name ?? target.name, target: disablePush ? nil : (pushToken ?? target.target),
+                                                       now: environment.clock())
     }
 
     /// Endpoint 16: the user (a session or token for them) or an administrator removes a target.
