@@ -188,4 +188,28 @@ final class OutOfBandFlowTests: XCTestCase {
             guard case .MalformedPayload? = error as? OutOfBandPayloadError else { return XCTFail("\(text): \(String(describing: error))") }
         }
     }
+
+    func testAnAndroidFingerprintRegistersAndConfirmsOutOfBand() async throws {
+        try await backend.shutdown()
+        try await environment.shutdown()
+        environment = try await Environment(profile: .android)
+        backend = try RelyingPartyBackend(environment.server)
+        let client = try await environment.client()
+        let os = ScriptedOSVerifier()
+        let registrationLink = try await backend.dispatch(.registration, username: "frank", dispatcher: "link")
+        guard case .registration(let registration) = try await redeem(client, link: try XCTUnwrap(registrationLink.dispatcherInformation?.response)) else {
+            return XCTFail("the token stands for a registration")
+        }
+        try await registration.deviceInformation(DeviceInformation(name: "Frank's Android"))
+            .authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#0002")).fingerprintUserVerifier(os).executeAsync()
+        let target = try XCTUnwrap(client.localData.deviceInformation?.idUsernamePairs.first?.identifier)
+        let dispatched = try await backend.dispatch(.authentication, username: "frank", dispatcher: "link", targetID: target, transaction: "Pay CHF 5.00")
+        guard case .authentication(let authentication) = try await redeem(client, link: try XCTUnwrap(dispatched.dispatcherInformation?.response)) else {
+            return XCTFail("the token stands for an authentication")
+        }
+        _ = try await authentication.authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#0002")).fingerprintUserVerifier(os).executeAsync()
+        XCTAssertEqual(os.shownAuthenticators, ["F1D0#0002", "F1D0#0002"], "the fingerprint prompt was shown for both")
+        let status = try await backend.status(try XCTUnwrap(dispatched.sessionId)).status
+        XCTAssertEqual(status, "succeeded")
+    }
 }

@@ -209,11 +209,15 @@ public final class OutOfBandRegistration: HttpOperation {
     @discardableResult public func deviceInformation(_ information: DeviceInformation) -> Self { state.update { $0.deviceInformation = information }; return self }
     @discardableResult public func allowDevicePasscodeAsFallback(_ allow: Bool) -> Self { state.update { $0.options.allowDevicePasscodeAsFallback = allow }; return self }
     @discardableResult public func invalidateOnNewOsBiometrics(_ invalidate: Bool) -> Self { state.update { $0.options.invalidateOnNewOsBiometrics = invalidate }; return self }
+    /// Android profile only. Secure default: false (Class 2 biometric sensors are weak).
+    @discardableResult public func allowClass2Sensors(_ allow: Bool) -> Self { state.update { $0.options.allowClass2Sensors = allow }; return self }
     @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
     @discardableResult public func pinEnroller(_ enroller: any PinEnroller) -> Self { state.update { $0.objects.pinEnroller = enroller }; return self }
     @discardableResult public func passwordEnroller(_ enroller: any PasswordEnroller) -> Self { state.update { $0.objects.passwordEnroller = enroller }; return self }
     @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
     @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
+    /// Android profile only: the legacy fingerprint authenticator.
+    @discardableResult public func fingerprintUserVerifier(_ verifier: any FingerprintUserVerifier) -> Self { state.update { $0.objects.fingerprintUserVerifier = verifier }; return self }
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
@@ -255,6 +259,8 @@ public final class OutOfBandAuthentication: HttpOperation {
     @discardableResult public func passwordUserVerifier(_ verifier: any PasswordUserVerifier) -> Self { state.update { $0.objects.passwordUserVerifier = verifier }; return self }
     @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
     @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
+    /// Android profile only: the legacy fingerprint authenticator.
+    @discardableResult public func fingerprintUserVerifier(_ verifier: any FingerprintUserVerifier) -> Self { state.update { $0.objects.fingerprintUserVerifier = verifier }; return self }
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable ((any AuthorizationProvider)?) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
