@@ -32,6 +32,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // Byte-level helpers every module needs (base64url, secure random); knows no protocol.
@@ -109,6 +112,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .target(
@@ -134,10 +139,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `mauth load`: many virtual devices (software authenticators, no storage) driving a server over HTTPS, with
+        // HdrHistogram latencies per endpoint. Knows UAF messages and HTTP, not the server's insides.
+        .target(
+            name: "LoadGenerator",
+            dependencies: [
+                "Primitives", "UAF", "UAFTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "Primitives", "UAF", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting", "FirebaseTesting",
+                "Primitives", "UAF", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting", "FirebaseTesting", "LoadGenerator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -178,6 +198,10 @@ let package = Package(
             .product(name: "SQLiteNIO", package: "sqlite-nio"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
+        .testTarget(name: "LoadGeneratorTests", dependencies: [
+            "LoadGenerator", "UAFServer", "UAFTesting",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
             "UAFServer", "MobileAuthentication", "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFTesting", "FirebaseTesting",

@@ -30,12 +30,16 @@ public final class RunningUAFServer: Sendable {
     public let tokenIssuer: TokenIssuer
     /// What clients must report as ChannelBinding, or nil when the check is off.
     public let channelBinding: ExpectedChannelBinding?
+    /// This instance's metrics (what `/metrics` serves).
+    public let metrics: ServerMetrics
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
     init(port: Int, host: String, appID: String, certificatePEM: String, usesDevelopmentCertificate: Bool, stores: Stores,
-         tokenIssuer: TokenIssuer, channelBinding: ExpectedChannelBinding?, facets: TrustedFacetsSource, group: ServiceGroup, task: Task<Void, any Error>) {
+         tokenIssuer: TokenIssuer, channelBinding: ExpectedChannelBinding?, facets: TrustedFacetsSource, metrics: ServerMetrics,
+         group: ServiceGroup, task: Task<Void, any Error>) {
         self.facets = facets
+        self.metrics = metrics
         self.channelBinding = channelBinding
         self.port = port; self.host = host; self.appID = appID; self.certificatePEM = certificatePEM
         self.usesDevelopmentCertificate = usesDevelopmentCertificate; self.stores = stores; self.tokenIssuer = tokenIssuer
@@ -87,14 +91,21 @@ public enum UAFServerApplication {
     /// and by in-process router tests).
     static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
-                            firebase: FirebaseDispatcher? = nil, dependencies: ServerDependencies) -> Router<ServerRequestContext> {
+                            firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics = ServerMetrics(), readiness: Readiness = Readiness(),
+                            dependencies: ServerDependencies) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
+        let router = Router(context: ServerRequestContext.self)
+        // First, so every request (unmatched ones and errors too) gets an id and is counted.
+        router.add(middleware: RequestObservationMiddleware(metrics: metrics, logger: logger))
+        HealthController(readiness: readiness, database: stores.database, metrics: configuration.observability.metrics ? metrics : nil)
+            .add(to: router)
         let environment = ServiceEnvironment(
             identity: identity, facets: facets, stores: stores, metadata: metadata,
             counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore, channelBinding: channelBinding,
             requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: dependencies.clock,
             onDecision: { decision in
-                logger.info("\(decision.description)")
+                logger.info("\(decision.description)", metadata: RequestID.metadata)
+                metrics.decided(decision)
                 dependencies.onDecision(decision)
             })
         let onRejection: @Sendable (String, ServiceFailure) -> Void = { name, failure in
@@ -105,7 +116,6 @@ public enum UAFServerApplication {
         let authorizer = Authorizer(configuration: configuration.authorization, relyingParty: relyingPartyTokens, issuer: issuer,
                                     sessions: stores.sessions, cookieName: configuration.tokens.cookieName, deviceSignatures: signatures,
                                     clock: dependencies.clock, logger: logger)
-        let router = Router(context: ServerRequestContext.self)
         let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
         let open = router.group().add(middleware: RateLimitMiddleware(limiter: limiter))
         let protected = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer))
@@ -138,6 +148,11 @@ public enum UAFServerApplication {
         public let trustPEM: String
         public let usesDevelopmentCertificate: Bool
         let identity: AppIdentity
+        /// This instance's metrics (served at `/metrics`).
+        public let metrics: ServerMetrics
+        /// Turns false when graceful shutdown begins (`/health/ready`).
+        public let readiness: Readiness
+        let shutdownDrain: Duration
         /// The push dispatcher (its HTTP client lives as long as the service group).
         let firebase: FirebaseDispatcher?
         /// The appID in force (fixed once the port is bound).
@@ -148,6 +163,8 @@ public enum UAFServerApplication {
                 + (firebase.map { [$0] } ?? [])
                 + (facets.path == nil ? [] : [TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals,
                                                                    logger: dependencies.logger)])
+                // Last, so the group shuts it down first: readiness turns 503 before the server stops accepting.
+                + [DrainService(readiness: readiness, drain: shutdownDrain, logger: dependencies.logger)]
         }
     }
 
@@ -170,7 +187,9 @@ public enum UAFServerApplication {
             ?? TrustedFacetsSource(facets: configuration.facets)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt) }
-        let database = try await StoreDatabase.open(configuration.database, logger: logger)
+        let metrics = ServerMetrics()
+        let readiness = Readiness()
+        let database = try await StoreDatabase.open(configuration.database, logger: logger, metrics: metrics)
         let stores = Stores(database: database)
         var firebase: FirebaseDispatcher?
         do {
@@ -183,7 +202,7 @@ public enum UAFServerApplication {
             firebase = try configuration.dispatch.firebase.map { try FirebaseDispatcher(configuration: $0, logger: logger, clock: dependencies.clock) }
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase,
-                                     dependencies: dependencies)
+                                     metrics: metrics, readiness: readiness, dependencies: dependencies)
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let application = Application(
@@ -198,7 +217,8 @@ public enum UAFServerApplication {
                 },
                 logger: logger)
             return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, channelBinding: channelBinding,
-                         trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, firebase: firebase)
+                         trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
+                         readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase)
         } catch {
             await firebase?.shutdown()
             try? await database.close()
@@ -234,7 +254,7 @@ public enum UAFServerApplication {
         return RunningUAFServer(port: port, host: configuration.host, appID: built.appID, certificatePEM: built.trustPEM,
                                 usesDevelopmentCertificate: built.usesDevelopmentCertificate, stores: built.stores,
                                 tokenIssuer: built.tokenIssuer, channelBinding: built.channelBinding, facets: built.facets,
-                                group: group, task: task)
+                                metrics: built.metrics, group: group, task: task)
     }
 
     /// The TLS set-up: the server configuration, the PEM clients trust, whether it was generated, and the leaf's DER

@@ -76,13 +76,17 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var limits: Limits
     /// Out-of-band dispatch: tokens, payloads, dispatchers.
     public var dispatch: Dispatch
+    /// Metrics and graceful shutdown.
+    public var observability: Observability
 
     public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
                 facets: [String] = ServerConfiguration.defaultFacets, metadataPath: String? = nil,
                 database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
                 rejectCounterRegression: Bool = true, authorization: Authorization = Authorization(),
-                tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true, dispatch: Dispatch = Dispatch()) {
+                tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true, dispatch: Dispatch = Dispatch(),
+                observability: Observability = Observability()) {
         self.dispatch = dispatch
+        self.observability = observability
         self.checkChannelBinding = checkChannelBinding
         self.host = host; self.port = port; self.tls = tls; self.appID = appID; self.facets = facets
         self.metadataPath = metadataPath; self.database = database; self.requestLifetimeSeconds = requestLifetimeSeconds
@@ -168,11 +172,12 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try tokens.validate()
         try limits.validate()
         try dispatch.validate()
+        try observability.validate()
     }
 
     enum CodingKeys: String, CodingKey {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
-        case authorization, tokens, limits, checkChannelBinding, dispatch
+        case authorization, tokens, limits, checkChannelBinding, dispatch, observability
     }
 
     public init(from decoder: any Decoder) throws {
@@ -198,6 +203,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
         checkChannelBinding = try c.decodeIfPresent(Bool.self, forKey: .checkChannelBinding) ?? d.checkChannelBinding
         dispatch = try c.decodeIfPresent(Dispatch.self, forKey: .dispatch) ?? d.dispatch
+        observability = try c.decodeIfPresent(Observability.self, forKey: .observability) ?? d.observability
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -216,6 +222,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(limits, forKey: .limits)
         try c.encode(checkChannelBinding, forKey: .checkChannelBinding)
         try c.encode(dispatch, forKey: .dispatch)
+        try c.encode(observability, forKey: .observability)
     }
 
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a

@@ -19,36 +19,42 @@ public final class StoreDatabase: Sendable {
     public let engine: Engine
     private let backing: Backing
     private let logger: Logger
+    private let metrics: ServerMetrics?
 
     private enum Backing: Sendable {
         case sqlite(SQLiteConnection)
         case postgres(PostgresClient, Task<Void, Never>)
     }
 
-    private init(engine: Engine, backing: Backing, logger: Logger) {
-        self.engine = engine; self.backing = backing; self.logger = logger
+    private init(engine: Engine, backing: Backing, logger: Logger, metrics: ServerMetrics?) {
+        self.engine = engine; self.backing = backing; self.logger = logger; self.metrics = metrics
     }
 
     /// Opens the configured database and brings its schema up to date (``Migrations``).
-    public static func open(_ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database")) async throws -> StoreDatabase {
+    public static func open(_ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
+                            metrics: ServerMetrics? = nil) async throws -> StoreDatabase {
         let database: StoreDatabase
         switch configuration {
         case .sqliteInMemory:
-            database = StoreDatabase(engine: .sqlite, backing: .sqlite(try await SQLiteConnection.open(storage: .memory)), logger: logger)
+            database = StoreDatabase(engine: .sqlite, backing: .sqlite(try await SQLiteConnection.open(storage: .memory)), logger: logger,
+                                     metrics: metrics)
+            metrics?.databasePool(size: 1)
         case .sqlite(let path):
             let directory = (path as NSString).deletingLastPathComponent
             if !directory.isEmpty {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
             let connection = try await SQLiteConnection.open(storage: .file(path: path))
-            database = StoreDatabase(engine: .sqlite, backing: .sqlite(connection), logger: logger)
+            database = StoreDatabase(engine: .sqlite, backing: .sqlite(connection), logger: logger, metrics: metrics)
+            metrics?.databasePool(size: 1)  // one connection, whose statements SQLiteNIO runs in order
             for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] {
                 _ = try await connection.query(pragma)
             }
         case .postgres(let url, let poolSize):
             let client = PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize), backgroundLogger: logger)
             let task = Task { await client.run() }
-            database = StoreDatabase(engine: .postgres, backing: .postgres(client, task), logger: logger)
+            database = StoreDatabase(engine: .postgres, backing: .postgres(client, task), logger: logger, metrics: metrics)
+            metrics?.databasePool(size: poolSize)
         }
         do {
             try await Migrations.run(on: database, logger: logger)
@@ -86,6 +92,16 @@ public final class StoreDatabase: Sendable {
     /// Runs `body` with a database handle. On PostgreSQL the handle is one pooled connection for the whole body,
     /// so statements in it run in order on one session (what ``transaction(_:)`` needs).
     public func run<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        guard let metrics else { return try await perform(body) }
+        return try await metrics.databaseOperation { try await perform(body) }
+    }
+
+    /// A trivial query: whether the database answers (readiness).
+    func ping() async throws {
+        try await run { sql in try await sql.raw("SELECT 1").run() }
+    }
+
+    private func perform<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         switch backing {
         case .sqlite(let connection):
             return try await body(connection.sql())

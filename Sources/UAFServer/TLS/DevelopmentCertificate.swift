@@ -1,3 +1,4 @@
+import Primitives
 import Crypto
 import Foundation
 import NIOSSL
@@ -21,7 +22,12 @@ public struct DevelopmentCertificate: Sendable {
     public static func generate(hosts: [String] = ["localhost", "127.0.0.1", "::1"], now: Date = Date()) throws -> DevelopmentCertificate {
         let notBefore = now.addingTimeInterval(-300), notAfter = now.addingTimeInterval(30 * 24 * 3600)
         let anchorKey = P256.Signing.PrivateKey()
-        let anchorName = try DistinguishedName { CommonName("mauth development trust anchor (key discarded)"); OrganizationName("mauth") }
+        // A name of its own: a client trusting several development servers at once (the load tool, tests) looks the
+        // issuer up by name, so two anchors with one name would shadow each other and fail the handshake.
+        let anchorID = Base64URL.encode(SecureRandom.bytes(6))
+        let anchorName = try DistinguishedName {
+            CommonName("mauth development trust anchor \(anchorID) (key discarded)"); OrganizationName("mauth")
+        }
         let anchor = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(anchorKey.publicKey),
             notValidBefore: notBefore, notValidAfter: notAfter, issuer: anchorName, subject: anchorName, signatureAlgorithm: .ecdsaWithSHA256,

@@ -1,0 +1,78 @@
+import Foundation
+import UAFTesting
+
+/// What one `mauth load` run does: against which servers, with how many connections, which flow, for how long.
+public struct LoadPlan: Sendable {
+    /// The flow each virtual device repeats during the measured phase.
+    public enum Flow: String, Sendable, Codable, CaseIterable {
+        /// Authentication request plus signed response, by users registered beforehand (the population).
+        case authentication
+        /// Registration request plus signed registration response, each by a new user.
+        case registration
+    }
+
+    /// When the measured phase ends.
+    public enum Stop: Sendable, Equatable {
+        case duration(seconds: Double)
+        case flows(Int)
+    }
+
+    /// The servers' base URLs (`https://host:port`); connection i talks to `targets[i % targets.count]`.
+    public var targets: [URL]
+    /// PEM certificates the load generator trusts, or nil for the system's roots.
+    public var trustedCertificatesPEM: String?
+    /// Concurrent connections, one virtual device loop on each (closed loop: a loop sends its next request when the
+    /// previous answer arrived).
+    public var connections: Int
+    public var flow: Flow
+    public var stop: Stop
+    /// Users registered before an authentication run (each connection authenticates its share in turn).
+    public var population: Int
+    /// A transaction text every authentication confirms (`text/plain`), or nil for plain logins.
+    public var transactionText: String?
+    /// Mints the bearer JWT that authorizes each registration, or nil to send none (a server in development mode).
+    public var relyingParty: DemoRelyingParty?
+    /// The facet id the virtual devices report; the servers must trust it.
+    public var facetID: String
+    /// Usernames are `prefix-N`; a fresh prefix per run keeps runs against one database apart.
+    public var usernamePrefix: String
+    /// Per-request timeout.
+    public var requestTimeoutSeconds: Int64
+
+    public init(targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
+                stop: Stop = .duration(seconds: 10), population: Int = 1000, transactionText: String? = nil,
+                relyingParty: DemoRelyingParty? = nil, facetID: String = "ios:bundle-id:ch.nevis.mauth.virtualdevice",
+                usernamePrefix: String = "load-" + String(UUID().uuidString.prefix(8)).lowercased(), requestTimeoutSeconds: Int64 = 30) {
+        self.targets = targets; self.trustedCertificatesPEM = trustedCertificatesPEM; self.connections = connections
+        self.flow = flow; self.stop = stop; self.population = population; self.transactionText = transactionText
+        self.relyingParty = relyingParty; self.facetID = facetID; self.usernamePrefix = usernamePrefix
+        self.requestTimeoutSeconds = requestTimeoutSeconds
+    }
+
+    /// A plan that cannot run is refused before any request is sent.
+    public enum PlanError: Error, Equatable, CustomStringConvertible {
+        case invalid(String)
+        public var description: String {
+            switch self { case .invalid(let detail): "invalid load plan: \(detail)" }
+        }
+    }
+
+    public func validate() throws {
+        guard !targets.isEmpty else { throw PlanError.invalid("no server URL") }
+        for target in targets where target.scheme != "https" || target.host == nil {
+            throw PlanError.invalid("\(target.absoluteString) is not an https:// URL")
+        }
+        guard (1...4096).contains(connections) else { throw PlanError.invalid("connections must be 1...4096") }
+        switch stop {
+        case .duration(let seconds): guard seconds > 0, seconds <= 86_400 else { throw PlanError.invalid("duration must be in (0, 86400] s") }
+        case .flows(let count): guard count > 0 else { throw PlanError.invalid("flows must be positive") }
+        }
+        if flow == .authentication {
+            guard population >= connections else {
+                throw PlanError.invalid("the population (\(population)) must be at least the connections (\(connections)): one user is never signed for on two connections at once, since its counter must rise")
+            }
+        }
+        guard population <= 10_000_000 else { throw PlanError.invalid("population must be at most 10,000,000") }
+        guard !usernamePrefix.isEmpty, usernamePrefix.count <= 64 else { throw PlanError.invalid("the username prefix must be 1...64 characters") }
+    }
+}

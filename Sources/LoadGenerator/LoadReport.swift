@@ -1,0 +1,161 @@
+import Foundation
+import Histogram
+
+/// What one connection's loop measured in one phase; merged across connections at the end (no shared state while
+/// measuring, so recording costs no lock).
+struct PhaseRecorder: Sendable {
+    /// Latencies in microseconds, per endpoint and for the whole flow.
+    var endpoints: [String: Histogram<UInt64>] = [:]
+    var flowLatency = PhaseRecorder.histogram()
+    var flows = 0
+    var failedFlows = 0
+    var errors: [String: Int] = [:]
+
+    /// 1 µs to 10 min at 3 significant digits.
+    static func histogram() -> Histogram<UInt64> {
+        Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
+    }
+
+    mutating func record(endpoint: String, microseconds: UInt64) {
+        _ = endpoints[endpoint, default: Self.histogram()].record(min(microseconds, 600_000_000))
+    }
+
+    mutating func completed(flowMicroseconds: UInt64) {
+        flows += 1
+        _ = flowLatency.record(min(flowMicroseconds, 600_000_000))
+    }
+
+    mutating func failed(_ error: LoadFailure) {
+        failedFlows += 1
+        errors[error.key, default: 0] += 1
+    }
+
+    mutating func merge(_ other: PhaseRecorder) {
+        for (name, histogram) in other.endpoints { endpoints[name, default: Self.histogram()].add(histogram) }
+        flowLatency.add(other.flowLatency)
+        flows += other.flows
+        failedFlows += other.failedFlows
+        for (key, count) in other.errors { errors[key, default: 0] += count }
+    }
+
+    func report(name: String, seconds: Double) -> LoadReport.Phase {
+        LoadReport.Phase(name: name, seconds: seconds, flows: flows, failedFlows: failedFlows,
+                         flowsPerSecond: seconds > 0 ? Double(flows) / seconds : 0,
+                         flowLatency: .init(flowLatency),
+                         endpoints: endpoints.keys.sorted().map { LoadReport.Endpoint(name: $0, latency: .init(endpoints[$0]!)) },
+                         errors: errors.keys.sorted().map { LoadReport.ErrorCount(kind: $0, count: errors[$0]!) })
+    }
+}
+
+/// Why a flow failed, grouped so the report can count them: by HTTP status, by UAF status code, or by what went
+/// wrong before an answer arrived.
+enum LoadFailure: Error, Sendable {
+    case http(endpoint: String, status: Int)
+    case uaf(endpoint: String, statusCode: Int)
+    case transport(endpoint: String, detail: String)
+    case malformed(endpoint: String, detail: String)
+
+    var key: String {
+        switch self {
+        case .http(let endpoint, let status): "HTTP \(status) on \(endpoint)"
+        case .uaf(let endpoint, let code): "UAF \(code) on \(endpoint)"
+        case .transport(let endpoint, let detail): "connection error on \(endpoint): \(detail)"
+        case .malformed(let endpoint, let detail): "unreadable answer on \(endpoint): \(detail)"
+        }
+    }
+}
+
+/// The result of a run, for people (``text``) and machines (Codable, `--json`).
+public struct LoadReport: Codable, Sendable {
+    public struct Latency: Codable, Sendable, Equatable {
+        public var count: UInt64
+        public var p50Milliseconds: Double
+        public var p95Milliseconds: Double
+        public var p99Milliseconds: Double
+        public var maxMilliseconds: Double
+        public var meanMilliseconds: Double
+
+        init(_ histogram: Histogram<UInt64>) {
+            func ms(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
+            count = histogram.totalCount
+            if count == 0 {
+                p50Milliseconds = 0; p95Milliseconds = 0; p99Milliseconds = 0; maxMilliseconds = 0; meanMilliseconds = 0
+            } else {
+                p50Milliseconds = ms(histogram.valueAtPercentile(50)); p95Milliseconds = ms(histogram.valueAtPercentile(95))
+                p99Milliseconds = ms(histogram.valueAtPercentile(99)); maxMilliseconds = ms(histogram.max)
+                meanMilliseconds = histogram.mean / 1000
+            }
+        }
+    }
+
+    public struct Endpoint: Codable, Sendable {
+        public var name: String
+        public var latency: Latency
+    }
+
+    public struct ErrorCount: Codable, Sendable, Equatable {
+        public var kind: String
+        public var count: Int
+        public init(kind: String, count: Int) { self.kind = kind; self.count = count }
+    }
+
+    public struct Phase: Codable, Sendable {
+        public var name: String
+        public var seconds: Double
+        public var flows: Int
+        public var failedFlows: Int
+        public var flowsPerSecond: Double
+        public var flowLatency: Latency
+        public var endpoints: [Endpoint]
+        public var errors: [ErrorCount]
+    }
+
+    /// Peak resident memory of a watched server process (`--server-pid`), from `/proc/PID/status`.
+    public struct ProcessMemory: Codable, Sendable {
+        public var pid: Int32
+        public var peakResidentMiB: Double
+        public init(pid: Int32, peakResidentMiB: Double) { self.pid = pid; self.peakResidentMiB = peakResidentMiB }
+    }
+
+    public var targets: [String]
+    public var connections: Int
+    public var flow: LoadPlan.Flow
+    public var transactions: Bool
+    public var population: Int
+    /// Registration of the population (authentication runs only).
+    public var setup: Phase?
+    public var measured: Phase
+    public var serverMemory: [ProcessMemory]
+
+    /// The human-readable report.
+    public var text: String {
+        var lines: [String] = []
+        lines.append("targets     \(targets.joined(separator: ", "))")
+        lines.append("flow        \(flow.rawValue)\(transactions ? " with a transaction text" : ""), \(connections) connections"
+                     + (flow == .authentication ? ", \(population) users" : ""))
+        for phase in [setup, measured].compactMap({ $0 }) {
+            lines.append("")
+            lines.append("\(phase.name): \(phase.flows) flows in \(String(format: "%.2f", phase.seconds)) s = \(String(format: "%.0f", phase.flowsPerSecond)) flows/s, \(phase.failedFlows) failed")
+            let width = max(24, phase.endpoints.map(\.name.count).max() ?? 0)
+            lines.append("  " + "latency (ms)".padding(toLength: width, withPad: " ", startingAt: 0) + "    count      p50      p95      p99      max")
+            func row(_ name: String, _ latency: Latency) -> String {
+                "  " + name.padding(toLength: width, withPad: " ", startingAt: 0)
+                    + String(format: " %8llu %8.2f %8.2f %8.2f %8.2f", latency.count, latency.p50Milliseconds, latency.p95Milliseconds,
+                             latency.p99Milliseconds, latency.maxMilliseconds)
+            }
+            lines.append(row("whole flow", phase.flowLatency))
+            for endpoint in phase.endpoints { lines.append(row(endpoint.name, endpoint.latency)) }
+            if phase.errors.isEmpty {
+                lines.append("  errors: none")
+            } else {
+                lines.append("  errors:")
+                for error in phase.errors { lines.append("    \(error.count) × \(error.kind)") }
+            }
+        }
+        for memory in serverMemory {
+            lines.append("")
+            lines.append("server pid \(memory.pid): peak RSS \(String(format: "%.1f", memory.peakResidentMiB)) MiB")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

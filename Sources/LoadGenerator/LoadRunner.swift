@@ -1,0 +1,372 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOSSL
+import Primitives
+import UAF
+import UAFTesting
+
+/// What a progress line shows while a phase runs.
+public struct LoadProgress: Sendable {
+    public var phase: String
+    public var elapsedSeconds: Double
+    public var flows: Int
+    public var failedFlows: Int
+    /// Flows completed in the last interval, per second.
+    public var currentFlowsPerSecond: Double
+}
+
+/// Runs a ``LoadPlan``: registers the population (for authentication runs), then drives the measured phase with
+/// one closed loop per connection, each owning its share of the virtual devices so a user's counter only rises.
+public enum LoadRunner {
+    public static func run(_ plan: LoadPlan, progressInterval: Duration = .seconds(1),
+                           progress: @escaping @Sendable (LoadProgress) -> Void = { _ in }) async throws -> LoadReport {
+        try plan.validate()
+        let http = try LoadHTTP(plan: plan)
+        do {
+            let report = try await run(plan, http: http, progressInterval: progressInterval, progress: progress)
+            try await http.client.shutdown()
+            return report
+        } catch {
+            try? await http.client.shutdown()
+            throw error
+        }
+    }
+
+    /// The peak resident memory of a process (VmHWM in `/proc/PID/status`), in MiB; nil where there is no procfs.
+    public static func peakResidentMiB(pid: Int32) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 2, let kib = Double(fields[1]) { return kib / 1024 }
+        }
+        return nil
+    }
+
+    private static func run(_ plan: LoadPlan, http: LoadHTTP, progressInterval: Duration,
+                            progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadReport {
+        let targets = plan.targets.map(LoadTarget.init)
+        var setup: LoadReport.Phase?
+        var devices: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
+        if plan.flow == .authentication {
+            // Connection i registers (and later authenticates) users i, i + C, i + 2C, ...
+            let (report, registered) = try await phase("setup: registering \(plan.population) users", plan: plan, http: http,
+                                                       budget: .flows(plan.population), progressInterval: progressInterval,
+                                                       progress: progress) { loop, recorder, budget in
+                var mine: [VirtualUser] = []
+                var index = loop.connection
+                while index < plan.population, budget.claim() {
+                    var user = VirtualUser(username: "\(plan.usernamePrefix)-\(index)", facetID: plan.facetID)
+                    if await loop.register(&user, target: targets[loop.connection % targets.count], plan: plan, http: http,
+                                           recorder: &recorder) {
+                        mine.append(user)
+                    }
+                    index += plan.connections
+                }
+                return mine
+            }
+            setup = report
+            devices = registered
+            guard devices.contains(where: { !$0.isEmpty }) else {
+                throw LoadRunnerError.setupFailed(report.errors.first?.kind ?? "no user was registered")
+            }
+        }
+        let budget: Budget = switch plan.stop {
+        case .duration(let seconds): .deadline(ContinuousClock.now + .milliseconds(Int64(seconds * 1000)))
+        case .flows(let count): .flows(count)
+        }
+        let name = plan.flow == .authentication ? "authentication" : "registration"
+        let owned = devices
+        let (measured, _) = try await phase(name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
+                                            progress: progress) { loop, recorder, budget in
+            var users = owned[loop.connection]
+            let target = targets[loop.connection % targets.count]
+            switch plan.flow {
+            case .authentication:
+                guard !users.isEmpty else { return [] }
+                var next = 0
+                while budget.claim() {
+                    _ = await loop.authenticate(&users[next], target: target, plan: plan, http: http, recorder: &recorder)
+                    next = (next + 1) % users.count
+                }
+            case .registration:
+                var count = 0
+                while budget.claim() {
+                    var user = VirtualUser(username: "\(plan.usernamePrefix)-c\(loop.connection)-\(count)", facetID: plan.facetID)
+                    _ = await loop.register(&user, target: target, plan: plan, http: http, recorder: &recorder)
+                    count += 1
+                }
+            }
+            return []
+        }
+        return LoadReport(targets: plan.targets.map(\.absoluteString), connections: plan.connections, flow: plan.flow,
+                          transactions: plan.transactionText != nil, population: plan.flow == .authentication ? plan.population : 0,
+                          setup: setup, measured: measured, serverMemory: [])
+    }
+
+    /// Runs `body` on every connection at once until the budget is spent, prints progress, and merges what the
+    /// loops recorded.
+    private static func phase(_ name: String, plan: LoadPlan, http: LoadHTTP, budget: Budget, progressInterval: Duration,
+                              progress: @escaping @Sendable (LoadProgress) -> Void,
+                              body: @escaping @Sendable (ConnectionLoop, inout PhaseRecorder, SharedBudget) async -> [VirtualUser])
+        async throws -> (LoadReport.Phase, [[VirtualUser]]) {
+        let shared = SharedBudget(budget)
+        let start = ContinuousClock.now
+        let reporter = Task {
+            var last = 0
+            while !Task.isCancelled {
+                try? await Task.sleep(for: progressInterval)
+                if Task.isCancelled { break }
+                let (flows, failed) = shared.progress
+                let interval = Double(progressInterval.components.seconds) + Double(progressInterval.components.attoseconds) / 1e18
+                progress(LoadProgress(phase: name, elapsedSeconds: (ContinuousClock.now - start).seconds, flows: flows, failedFlows: failed,
+                                      currentFlowsPerSecond: Double(flows - last) / interval))
+                last = flows
+            }
+        }
+        defer { reporter.cancel() }
+        var merged = PhaseRecorder()
+        var users: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
+        await withTaskGroup(of: (Int, PhaseRecorder, [VirtualUser]).self) { group in
+            for connection in 0..<plan.connections {
+                group.addTask {
+                    var recorder = PhaseRecorder()
+                    let loop = ConnectionLoop(connection: connection, shared: shared)
+                    let mine = await body(loop, &recorder, shared)
+                    return (connection, recorder, mine)
+                }
+            }
+            for await (connection, recorder, mine) in group {
+                merged.merge(recorder)
+                users[connection] = mine
+            }
+        }
+        let seconds = (ContinuousClock.now - start).seconds
+        return (merged.report(name: name, seconds: seconds), users)
+    }
+}
+
+public enum LoadRunnerError: Error, CustomStringConvertible {
+    case setupFailed(String)
+    public var description: String {
+        switch self { case .setupFailed(let detail): "no user of the population could be registered: \(detail)" }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// When a phase ends: after a number of flows, or at a deadline (a flow under way then still completes).
+enum Budget: Sendable {
+    case flows(Int)
+    case deadline(ContinuousClock.Instant)
+}
+
+/// The budget and the progress counters all loops share; one lock per flow.
+final class SharedBudget: Sendable {
+    private struct State { var remaining: Int?; var flows = 0; var failed = 0 }
+    private let deadline: ContinuousClock.Instant?
+    private let state: NIOLockedValueBox<State>
+
+    init(_ budget: Budget) {
+        switch budget {
+        case .flows(let count): state = NIOLockedValueBox(State(remaining: count)); deadline = nil
+        case .deadline(let instant): state = NIOLockedValueBox(State(remaining: nil)); deadline = instant
+        }
+    }
+
+    /// Whether the caller may start one more flow.
+    func claim() -> Bool {
+        if let deadline, ContinuousClock.now >= deadline { return false }
+        return state.withLockedValue { state in
+            guard let remaining = state.remaining else { return true }
+            guard remaining > 0 else { return false }
+            state.remaining = remaining - 1
+            return true
+        }
+    }
+
+    func finished(success: Bool) { state.withLockedValue { success ? ($0.flows += 1) : ($0.failed += 1) } }
+    var progress: (Int, Int) { state.withLockedValue { ($0.flows, $0.failed) } }
+}
+
+/// A virtual device's account: its username and its software authenticator (key, key id, counter). No storage,
+/// no key derivation: the load tool measures the server, not the phone.
+struct VirtualUser: Sendable {
+    var username: String
+    var authenticator: SoftwareAuthenticator
+
+    init(username: String, facetID: String) {
+        self.username = username
+        authenticator = SoftwareAuthenticator()
+        authenticator.facetID = facetID
+    }
+}
+
+/// One server: its base URL and the appID its requests imply when they name none.
+struct LoadTarget: Sendable {
+    var base: String
+    var appID: String
+    init(_ url: URL) {
+        base = url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
+        appID = base + "/nevisfido/uaf/1.1/facets"
+    }
+}
+
+/// The HTTP client all loops share (keep-alive connections, at most `connections` per server).
+final class LoadHTTP: Sendable {
+    let client: HTTPClient
+    let timeout: TimeAmount
+
+    init(plan: LoadPlan) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let pem = plan.trustedCertificatesPEM {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+        }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .http1Only
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = plan.connections
+        configuration.decompression = .disabled
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        timeout = .seconds(plan.requestTimeoutSeconds)
+    }
+
+    /// POSTs `body` and returns the status and body; failures before an answer are ``LoadFailure/transport``.
+    func post(_ url: String, endpoint: String, body: ByteBuffer, headers: [(String, String)]) async throws(LoadFailure) -> (Int, ByteBuffer) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/fido+uaf;charset=UTF-8")
+        request.headers.add(name: "Accept", value: "application/fido+uaf")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(body)
+        do {
+            let response = try await client.execute(request, timeout: timeout)
+            let bytes = try await response.body.collect(upTo: 1 << 20)
+            return (Int(response.status.code), bytes)
+        } catch {
+            throw .transport(endpoint: endpoint, detail: Self.short(error))
+        }
+    }
+
+    /// A short, stable description, so the same failure is counted under one key.
+    static func short(_ error: any Error) -> String {
+        let text = String(describing: error)
+        return text.count > 80 ? String(text.prefix(80)) + "…" : text
+    }
+}
+
+/// One connection's closed loop: the UAF flows, each step timed per endpoint.
+struct ConnectionLoop: Sendable {
+    let connection: Int
+    let shared: SharedBudget
+
+    static let requestRegistration = "POST /nevisfido/uaf/1.1/request/registration"
+    static let registration = "POST /nevisfido/uaf/1.1/registration"
+    static let requestAuthentication = "POST /nevisfido/uaf/1.1/request/authentication"
+    static let authentication = "POST /nevisfido/uaf/1.1/authentication"
+
+    /// Registers `user`; true when the server answered 1200.
+    func register(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, http: LoadHTTP, recorder: inout PhaseRecorder) async -> Bool {
+        let start = ContinuousClock.now
+        do {
+            var headers: [(String, String)] = []
+            if let relyingParty = plan.relyingParty {
+                // The relying party's token is its own work, minted before the flow's first request.
+                do { headers.append(("Authorization", "Bearer " + (try await relyingParty.token(for: user.username)))) } catch {
+                    throw LoadFailure.malformed(endpoint: Self.requestRegistration, detail: "minting the JWT: \(LoadHTTP.short(error))")
+                }
+            }
+            let context = try encode(Self.requestRegistration) { try UAFMessageCodec.encodeObject(["username": user.username]) }
+            let answer = try await uafRequest(GetUAFRequest(op: .registration, context: context), url: target.base + "/nevisfido/uaf/1.1/request/registration",
+                                              endpoint: Self.requestRegistration, headers: headers, http: http, recorder: &recorder)
+            let requests = try decode(Self.requestRegistration) { try UAFMessageCodec.decode(RegistrationRequest.self, from: answer) }
+            guard let request = requests.first else { throw LoadFailure.malformed(endpoint: Self.requestRegistration, detail: "no request") }
+            let response = try encode(Self.registration) { try user.authenticator.register(request, serverAppID: target.appID) }
+            try await uafResponse(response, url: target.base + "/nevisfido/uaf/1.1/registration", endpoint: Self.registration, http: http,
+                                  recorder: &recorder)
+            recorder.completed(flowMicroseconds: (ContinuousClock.now - start).microseconds)
+            shared.finished(success: true)
+            return true
+        } catch {
+            recorder.failed(error as? LoadFailure ?? .malformed(endpoint: "flow", detail: LoadHTTP.short(error)))
+            shared.finished(success: false)
+            return false
+        }
+    }
+
+    /// One login (with the plan's transaction, if any) by `user`; true when the server answered 1200.
+    func authenticate(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, http: LoadHTTP, recorder: inout PhaseRecorder) async -> Bool {
+        struct Context: Encodable { var username: String; var transaction: [Transaction]? }
+        let start = ContinuousClock.now
+        do {
+            let transaction = plan.transactionText.map { [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))] }
+            let context = try encode(Self.requestAuthentication) {
+                try UAFMessageCodec.encodeObject(Context(username: user.username, transaction: transaction))
+            }
+            let answer = try await uafRequest(GetUAFRequest(op: .authentication, context: context),
+                                              url: target.base + "/nevisfido/uaf/1.1/request/authentication",
+                                              endpoint: Self.requestAuthentication, headers: [], http: http, recorder: &recorder)
+            let requests = try decode(Self.requestAuthentication) { try UAFMessageCodec.decode(AuthenticationRequest.self, from: answer) }
+            guard let request = requests.first else { throw LoadFailure.malformed(endpoint: Self.requestAuthentication, detail: "no request") }
+            let response = try encode(Self.authentication) { try user.authenticator.authenticate(request, serverAppID: target.appID) }
+            try await uafResponse(response, url: target.base + "/nevisfido/uaf/1.1/authentication", endpoint: Self.authentication, http: http,
+                                  recorder: &recorder)
+            recorder.completed(flowMicroseconds: (ContinuousClock.now - start).microseconds)
+            shared.finished(success: true)
+            return true
+        } catch {
+            recorder.failed(error as? LoadFailure ?? .malformed(endpoint: "flow", detail: LoadHTTP.short(error)))
+            shared.finished(success: false)
+            return false
+        }
+    }
+
+    /// Posts a GetUAFRequest and returns the `uafRequest` of a 1200 answer.
+    private func uafRequest(_ body: GetUAFRequest, url: String, endpoint: String, headers: [(String, String)], http: LoadHTTP,
+                            recorder: inout PhaseRecorder) async throws -> String {
+        let bytes = try encode(endpoint) { try JSONEncoder().encodeAsByteBuffer(body, allocator: ByteBufferAllocator()) }
+        let (status, answer) = try await timed(endpoint, recorder: &recorder) { try await http.post(url, endpoint: endpoint, body: bytes, headers: headers) }
+        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint, status: status) }
+        let decoded = try decode(endpoint) { try JSONDecoder().decode(ReturnUAFRequest.self, from: answer) }
+        guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint, statusCode: decoded.statusCode) }
+        guard let request = decoded.uafRequest else { throw LoadFailure.malformed(endpoint: endpoint, detail: "1200 without uafRequest") }
+        return request
+    }
+
+    /// Posts a SendUAFResponse with `response` and requires a 1200 ServerResponse.
+    private func uafResponse(_ response: some Encodable, url: String, endpoint: String, http: LoadHTTP, recorder: inout PhaseRecorder) async throws {
+        let bytes = try encode(endpoint) {
+            try JSONEncoder().encodeAsByteBuffer(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response])), allocator: ByteBufferAllocator())
+        }
+        let (status, answer) = try await timed(endpoint, recorder: &recorder) { try await http.post(url, endpoint: endpoint, body: bytes, headers: []) }
+        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint, status: status) }
+        let decoded = try decode(endpoint) { try JSONDecoder().decode(ServerResponse.self, from: answer) }
+        guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint, statusCode: decoded.statusCode) }
+    }
+
+    private func timed<T>(_ endpoint: String, recorder: inout PhaseRecorder, _ body: () async throws -> T) async throws -> T {
+        let start = ContinuousClock.now
+        let value = try await body()
+        recorder.record(endpoint: endpoint, microseconds: (ContinuousClock.now - start).microseconds)
+        return value
+    }
+
+    private func encode<T>(_ endpoint: String, _ body: () throws -> T) throws(LoadFailure) -> T {
+        do { return try body() } catch { throw .malformed(endpoint: endpoint, detail: "building the message: \(LoadHTTP.short(error))") }
+    }
+
+    private func decode<T>(_ endpoint: String, _ body: () throws -> T) throws(LoadFailure) -> T {
+        do { return try body() } catch { throw .malformed(endpoint: endpoint, detail: "decoding the answer: \(LoadHTTP.short(error))") }
+    }
+}
+
+extension Duration {
+    var microseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds)) * 1_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000_000
+    }
+}

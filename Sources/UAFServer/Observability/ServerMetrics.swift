@@ -1,0 +1,96 @@
+import Foundation
+import Metrics
+import Prometheus
+
+/// The server's metrics (swift-metrics, exported by swift-prometheus at `GET /metrics`). Each server instance has
+/// its own registry rather than the process-wide `MetricsSystem`, so several instances in one process (tests, the
+/// load tool) each count only their own requests.
+///
+/// Series (all prefixed `mauth_`):
+/// - `http_requests_total{method, route, status}` and `http_request_duration_seconds{method, route}`: `route` is
+///   the matched route template (`/nevisfido/devices/credentials/{deviceId}`), or `NotFound`, so a caller cannot
+///   create series by inventing paths;
+/// - `http_requests_in_flight`;
+/// - `uaf_decisions_total{operation, status_code}`: every verification and request outcome by UAF status code
+///   (1200 accepted, 1498 bad signature, ...);
+/// - `database_operations_in_flight`, `database_pool_size`, `database_operation_duration_seconds` (which includes
+///   the wait for a pooled connection, so a saturated pool shows as latency here first);
+/// - `process_resident_memory_bytes`, read at each scrape.
+public final class ServerMetrics: Sendable {
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let requestsInFlight: Metrics.Meter
+    private let databaseInFlight: Metrics.Meter
+    private let databaseDuration: Metrics.Timer
+    private let databasePoolSize: Metrics.Gauge
+    private let residentMemory: Metrics.Gauge
+
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        // UAF requests take about a millisecond on loopback; the buckets resolve that and a slow database alike.
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5),
+        ]
+        self.registry = registry
+        self.factory = factory
+        requestsInFlight = Metrics.Meter(label: "mauth_http_requests_in_flight", factory: factory)
+        databaseInFlight = Metrics.Meter(label: "mauth_database_operations_in_flight", factory: factory)
+        databaseDuration = Metrics.Timer(label: "mauth_database_operation_duration_seconds", factory: factory)
+        databasePoolSize = Metrics.Gauge(label: "mauth_database_pool_size", factory: factory)
+        residentMemory = Metrics.Gauge(label: "mauth_process_resident_memory_bytes", factory: factory)
+    }
+
+    func requestStarted() { requestsInFlight.increment() }
+
+    func requestFinished(method: String, route: String, status: Int, duration: Duration) {
+        requestsInFlight.decrement()
+        Metrics.Counter(label: "mauth_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))],
+                factory: factory).increment()
+        Metrics.Timer(label: "mauth_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+    }
+
+    func decided(_ decision: ServerDecision) {
+        Metrics.Counter(label: "mauth_uaf_decisions_total", dimensions: [("operation", decision.operation), ("status_code", String(decision.statusCode))],
+                factory: factory).increment()
+    }
+
+    func databasePool(size: Int) { databasePoolSize.record(size) }
+
+    /// Wraps one database operation (waiting for a connection included).
+    func databaseOperation<T>(_ body: () async throws -> T) async throws -> T {
+        databaseInFlight.increment()
+        let start = ContinuousClock.now
+        defer {
+            databaseInFlight.decrement()
+            databaseDuration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+        }
+        return try await body()
+    }
+
+    /// The Prometheus text exposition (format 0.0.4) of every series.
+    public func exposition() -> [UInt8] {
+        if let bytes = Self.residentMemoryBytes() { residentMemory.record(bytes) }
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(16 * 1024)
+        registry.emit(into: &buffer)
+        return buffer
+    }
+
+    /// Resident set size from `/proc/self/statm` (pages × page size); nil where there is no procfs.
+    static func residentMemoryBytes() -> Int64? {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = statm.split(separator: " ")
+        guard fields.count >= 2, let pages = Int64(fields[1]) else { return nil }
+        return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import LoadGenerator
+import Logging
+import UAFServer
+import UAFTesting
+
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Drive a FIDO UAF server with many virtual devices and report flows/s and latency percentiles.",
+        discussion: """
+        Without --url, starts --instances embedded servers on loopback (a temporary SQLite file, or --database \
+        postgres://… which they share) and loads them. With --url, loads running servers: trust their certificate \
+        with --ca-file, authorize registrations with --relying-party-key (the server trusts its public key), or run \
+        the servers in development mode. Servers should set limits.requestsPerMinutePerAddress to 0 for a load test \
+        from one address, or the load is rate-limited (reported as HTTP 429).
+        """)
+
+    @Option(name: .customLong("url"), help: "A server base URL (https://host:port); repeat to spread connections over several servers.")
+    var urls: [String] = []
+    @Option(help: "PEM file with the certificates to trust for --url servers (default: the system's roots).") var caFile: String?
+    @Option(help: "Embedded servers to start when no --url is given.") var instances = 1
+    @Option(help: "Database of the embedded servers: an SQLite path or a postgres:// URL (default: a temporary SQLite file).")
+    var database: String?
+    @Option(help: "Concurrent connections (one closed loop of virtual devices each).") var connections = 32
+    @Option(help: "Length of the measured phase, in seconds (ignored with --flows).") var duration: Double = 10
+    @Option(help: "Stop the measured phase after this many flows instead of after --duration.") var flows: Int?
+    @Option(help: "authentication or registration.") var flow: LoadPlan.Flow = .authentication
+    @Option(help: "Users registered before an authentication run.") var users = 1000
+    @Option(help: "Have every authentication confirm this transaction text.") var transaction: String?
+    @Option(help: "PEM P-256 private key whose ES256 JWTs authorize registrations (for --url servers).") var relyingPartyKey: String?
+    @Option(help: "iss of the registration JWTs.") var issuer = "https://rp.load.example"
+    @Option(help: "aud of the registration JWTs.") var audience = "mauth-server"
+    @Option(help: "The facet id the virtual devices report.") var facetId = ServerConfiguration.defaultFacets[0]
+    @Option(name: .customLong("server-pid"), help: "Report the peak resident memory of this server process; repeatable.")
+    var serverPIDs: [Int32] = []
+    @Flag(help: "Print the report as JSON on standard output (progress still goes to standard error).") var json = false
+    @Flag(help: "No progress lines.") var quiet = false
+
+    func validate() throws {
+        guard (1...16).contains(instances) else { throw ValidationError("--instances must be 1...16") }
+        if instances > 1, !(database ?? "").hasPrefix("postgres") {
+            throw ValidationError("several embedded instances share one database: give --database postgres://…")
+        }
+        if !urls.isEmpty, database != nil { throw ValidationError("--database is for embedded servers; a --url server has its own") }
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .error
+            return handler
+        }
+        var plan = LoadPlan(targets: [], connections: connections, flow: flow,
+                            stop: flows.map { .flows($0) } ?? .duration(seconds: duration), population: users,
+                            transactionText: transaction, facetID: facetId)
+        var servers: [RunningUAFServer] = []
+        var directory: URL?
+        if urls.isEmpty {
+            let relyingParty = DemoRelyingParty(issuer: issuer, audience: audience)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-load-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            directory = folder
+            let jwks = folder.appendingPathComponent("relying-party.jwks").path
+            try relyingParty.writeJWKS(to: jwks)
+            var configuration = ServerConfiguration(
+                host: "127.0.0.1", port: 0,
+                database: database.map { .init(text: $0) } ?? .sqlite(path: folder.appendingPathComponent("load.sqlite").path))
+            configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience)
+            // All load comes from one address: the per-address limit would measure the limiter, not the server.
+            configuration.limits.requestsPerMinutePerAddress = 0
+            var logger = Logger(label: "mauth.load.server")
+            logger.logLevel = .error
+            for _ in 0..<instances {
+                servers.append(try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger)))
+            }
+            plan.targets = servers.map(\.baseURL)
+            plan.trustedCertificatesPEM = servers.map(\.certificatePEM).joined(separator: "\n")
+            plan.relyingParty = relyingParty
+            note("started \(instances) embedded server(s) on \(database.map { $0.hasPrefix("postgres") ? "PostgreSQL" : $0 } ?? "a temporary SQLite file"): "
+                 + plan.targets.map(\.absoluteString).joined(separator: ", "))
+        } else {
+            plan.targets = try urls.map { text in
+                guard let url = URL(string: text) else { throw ValidationError("not a URL: \(text)") }
+                return url
+            }
+            if let caFile { plan.trustedCertificatesPEM = try String(contentsOfFile: caFile, encoding: .utf8) }
+            if let relyingPartyKey {
+                let key = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: relyingPartyKey, encoding: .utf8))
+                plan.relyingParty = DemoRelyingParty(issuer: issuer, audience: audience, key: key)
+            }
+        }
+        do {
+            var report = try await LoadRunner.run(plan) { progress in
+                guard !quiet else { return }
+                note("\(progress.phase) " + String(format: "%5.1f s  %8d flows  %6.0f flows/s  %d failed", progress.elapsedSeconds, progress.flows,
+                                                      progress.currentFlowsPerSecond, progress.failedFlows))
+            }
+            report.serverMemory = serverPIDs.compactMap { pid in
+                LoadRunner.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }
+            }
+            for server in servers { try await server.stop() }
+            servers = []
+            if let directory { try? FileManager.default.removeItem(at: directory) }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                say(String(decoding: try encoder.encode(report), as: UTF8.self))
+            } else {
+                say(report.text)
+            }
+            // A run in which flows failed is not a clean result: scripts can tell by the exit code.
+            if report.measured.failedFlows > 0 || (report.setup?.failedFlows ?? 0) > 0 { throw ExitCode(2) }
+        } catch {
+            for server in servers { try? await server.stop() }
+            if let directory { try? FileManager.default.removeItem(at: directory) }
+            throw error
+        }
+    }
+}
+
+extension LoadPlan.Flow: ExpressibleByArgument {}
+
+/// A line on standard error (progress and notes), so standard output carries only the report.
+func note(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

@@ -1,0 +1,167 @@
+import Foundation
+import LoadGenerator
+import Logging
+import UAFServer
+import UAFTesting
+import XCTest
+
+/// `mauth load`'s engine against a real server on loopback TLS: what it counts must match what the server saw.
+final class LoadRunnerTests: XCTestCase {
+    var server: RunningUAFServer!
+    var relyingParty: DemoRelyingParty!
+    var directory: URL!
+
+    override func setUp() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-load-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        relyingParty = DemoRelyingParty(issuer: "https://rp.load-test.example", audience: "mauth-server")
+        try relyingParty.writeJWKS(to: directory.appendingPathComponent("jwks.json").path)
+        server = try await startServer(database: .sqlite(path: directory.appendingPathComponent("db.sqlite").path))
+    }
+
+    /// A server trusting the test's relying party, without the per-address limit (all load comes from one address).
+    func startServer(database: ServerConfiguration.Database) async throws -> RunningUAFServer {
+        var configuration = ServerConfiguration(database: database)
+        configuration.authorization.jwt = .init(jwksPath: directory.appendingPathComponent("jwks.json").path, issuer: relyingParty.issuer,
+                                                audience: relyingParty.audience)
+        configuration.limits.requestsPerMinutePerAddress = 0
+        var logger = Logger(label: "load-test")
+        logger.logLevel = .error
+        return try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger))
+    }
+
+    override func tearDown() async throws {
+        try await server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func plan(_ flow: LoadPlan.Flow = .authentication, flows: Int, connections: Int = 4, population: Int = 8) -> LoadPlan {
+        LoadPlan(targets: [server.baseURL], trustedCertificatesPEM: server.certificatePEM, connections: connections, flow: flow,
+                 stop: .flows(flows), population: population, relyingParty: relyingParty)
+    }
+
+    func decisions(_ operation: String, _ statusCode: Int, on server: RunningUAFServer? = nil) -> Double {
+        let text = String(decoding: (server ?? self.server).metrics.exposition(), as: UTF8.self)
+        let series = "mauth_uaf_decisions_total{operation=\"\(operation)\",status_code=\"\(statusCode)\"} "
+        return text.split(separator: "\n").first { $0.hasPrefix(series) }.flatMap { Double($0.dropFirst(series.count)) } ?? 0
+    }
+
+    func testAnAuthenticationRunCountsExactlyTheFlowsTheServerAccepted() async throws {
+        let report = try await LoadRunner.run(plan(flows: 120))
+        XCTAssertEqual(report.setup?.flows, 8)
+        XCTAssertEqual(report.measured.flows, 120)
+        XCTAssertEqual(report.measured.failedFlows, 0)
+        XCTAssertEqual(report.measured.errors, [])
+        XCTAssertEqual(report.measured.flowLatency.count, 120)
+        XCTAssertEqual(report.measured.endpoints.map(\.name),
+                       ["POST /nevisfido/uaf/1.1/authentication", "POST /nevisfido/uaf/1.1/request/authentication"])
+        XCTAssertEqual(report.measured.endpoints.map(\.latency.count), [120, 120])
+        let latency = report.measured.flowLatency
+        XCTAssertTrue(latency.p50Milliseconds <= latency.p95Milliseconds && latency.p95Milliseconds <= latency.p99Milliseconds
+                      && latency.p99Milliseconds <= latency.maxMilliseconds)
+        // The server's own count agrees: 120 logins and 8 registrations, each accepted once.
+        XCTAssertEqual(decisions("authentication", 1200), 120)
+        XCTAssertEqual(decisions("registration", 1200), 8)
+        // Each user's counter rose once per login: the server stored the last one.
+        let total = try await server.stores.database.run { sql in
+            try await sql.raw("SELECT SUM(sign_counter) AS total FROM registrations").first(decoding: Total.self)
+        }
+        XCTAssertEqual(total?.total, 120)
+    }
+
+    struct Total: Decodable { var total: Int }
+
+    func testATransactionRunConfirmsTheText() async throws {
+        var plan = plan(flows: 10)
+        plan.transactionText = "Pay EUR 10.00 to Carol"
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.flows, 10)
+        XCTAssertTrue(report.transactions)
+        XCTAssertEqual(decisions("authentication", 1200), 10)
+    }
+
+    func testARegistrationRunRegistersNewUsers() async throws {
+        let report = try await LoadRunner.run(plan(.registration, flows: 30))
+        XCTAssertNil(report.setup)
+        XCTAssertEqual(report.measured.flows, 30)
+        XCTAssertEqual(report.measured.failedFlows, 0)
+        XCTAssertEqual(decisions("registration", 1200), 30)
+    }
+
+    func testRefusalsAreCountedByHTTPStatus() async throws {
+        var plan = plan(.registration, flows: 6)
+        plan.relyingParty = nil  // no JWT: the server refuses the registration request
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.flows, 0)
+        XCTAssertEqual(report.measured.failedFlows, 6)
+        XCTAssertEqual(report.measured.errors, [.init(kind: "HTTP 401 on POST /nevisfido/uaf/1.1/request/registration", count: 6)])
+    }
+
+    func testRejectionsAreCountedByUAFStatusCode() async throws {
+        var plan = plan(.registration, flows: 5)
+        plan.facetID = "ios:bundle-id:com.example.untrusted"  // not a trusted facet
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.failedFlows, 5)
+        XCTAssertEqual(report.measured.errors.count, 1)
+        XCTAssertTrue(report.measured.errors[0].kind.hasPrefix("UAF 14"), report.measured.errors[0].kind)
+        XCTAssertTrue(report.measured.errors[0].kind.hasSuffix("on POST /nevisfido/uaf/1.1/registration"))
+    }
+
+    func testAnUnreachableServerIsAConnectionErrorNotACrash() async throws {
+        var plan = plan(.registration, flows: 1, connections: 1)
+        plan.targets = [URL(string: "https://127.0.0.1:1")!]
+        plan.requestTimeoutSeconds = 2
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.failedFlows, 1)
+        XCTAssertTrue(report.measured.errors[0].kind.hasPrefix("connection error on POST /nevisfido/uaf/1.1/request/registration"))
+    }
+
+    func testASetupThatRegistersNobodyStopsTheRun() async throws {
+        var plan = plan(flows: 5)
+        plan.relyingParty = nil
+        do {
+            _ = try await LoadRunner.run(plan)
+            XCTFail("expected the setup to fail")
+        } catch let error as LoadRunnerError {
+            XCTAssertTrue(error.description.contains("HTTP 401"), error.description)
+        }
+    }
+
+    func testLoadSpreadsOverSeveralServers() async throws {
+        let second = try await startServer(database: .sqliteInMemory)
+        var plan = plan(.registration, flows: 40)
+        plan.targets = [server.baseURL, second.baseURL]
+        plan.trustedCertificatesPEM = server.certificatePEM + "\n" + second.certificatePEM
+        let report = try await LoadRunner.run(plan)
+        let onSecond = decisions("registration", 1200, on: second)
+        try await second.stop()
+        XCTAssertEqual(report.measured.flows, 40)
+        XCTAssertEqual(report.measured.failedFlows, 0, "\(report.measured.errors)")
+        XCTAssertEqual(decisions("registration", 1200) + onSecond, 40)
+        XCTAssertGreaterThan(decisions("registration", 1200), 0, "connections 0 and 2 load the first server")
+        XCTAssertGreaterThan(onSecond, 0, "connections 1 and 3 load the second")
+    }
+
+    func testPlansThatCannotRunAreRefused() {
+        var plan = plan(flows: 1, connections: 8, population: 4)
+        XCTAssertThrowsError(try plan.validate()) { XCTAssertTrue("\($0)".contains("population")) }
+        plan.population = 8
+        XCTAssertNoThrow(try plan.validate())
+        plan.targets = [URL(string: "http://127.0.0.1:8080")!]
+        XCTAssertThrowsError(try plan.validate()) { XCTAssertTrue("\($0)".contains("https")) }
+        plan.targets = [server.baseURL]
+        plan.stop = .duration(seconds: 0)
+        XCTAssertThrowsError(try plan.validate())
+        plan.stop = .flows(0)
+        XCTAssertThrowsError(try plan.validate())
+    }
+
+    func testTheReportIsReadableAndRoundTripsAsJSON() async throws {
+        let report = try await LoadRunner.run(plan(flows: 8))
+        XCTAssertTrue(report.text.contains("authentication: 8 flows in"), report.text)
+        XCTAssertTrue(report.text.contains("errors: none"))
+        let decoded = try JSONDecoder().decode(LoadReport.self, from: try JSONEncoder().encode(report))
+        XCTAssertEqual(decoded.measured.flows, 8)
+        XCTAssertEqual(decoded.measured.flowLatency, report.measured.flowLatency)
+    }
+}
