@@ -1,0 +1,30 @@
+import Primitives
+import XCTest
+
+final class SecureRandomTests: XCTestCase {
+    func testEveryLengthIsFilledExactly() {
+        for count in [0, 1, 7, 8, 9, 16, 31, 32, 33, 1000] {
+            XCTAssertEqual(SecureRandom.bytes(count).count, count)
+        }
+    }
+
+    func testTwoDrawsDiffer() {
+        XCTAssertNotEqual(SecureRandom.bytes(32), SecureRandom.bytes(32))
+    }
+
+    func testEveryByteValueAndEveryPositionIsUsed() {
+        // 64 KiB of output, drawn 9 bytes at a time so every offset within the 8-byte words is exercised: each of
+        // the 256 values appears (expected 256 times each), and no position within a draw is stuck at zero.
+        var counts = [Int](repeating: 0, count: 256)
+        var nonZeroAt = [Bool](repeating: false, count: 9)
+        for _ in 0..<(65_536 / 9) {
+            for (position, byte) in SecureRandom.bytes(9).enumerated() {
+                counts[Int(byte)] += 1
+                if byte != 0 { nonZeroAt[position] = true }
+            }
+        }
+        XCTAssertEqual(counts.filter { $0 == 0 }.count, 0)
+        XCTAssertLessThan(counts.max()!, 512, "no value is grossly over-represented")
+        XCTAssertEqual(nonZeroAt, [Bool](repeating: true, count: 9))
+    }
+}
