@@ -38,6 +38,12 @@ public struct LoadPlan: Sendable {
     public var usernamePrefix: String
     /// Per-request timeout.
     public var requestTimeoutSeconds: Int64
+    /// Send every accepted response a second time, to the next server (the same one if there is only one): it must
+    /// be refused. Proves that a UAF request is consumed at most once across instances.
+    public var replayCheck: Bool = false
+    /// After a registration run, authenticate every user that was answered 1200 once more (on the first server that
+    /// answers): proves that nothing the servers accepted was lost.
+    public var verify: Bool = false
 
     public init(targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
                 stop: Stop = .duration(seconds: 10), population: Int = 1000, transactionText: String? = nil,

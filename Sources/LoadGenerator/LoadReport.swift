@@ -10,6 +10,17 @@ struct PhaseRecorder: Sendable {
     var flows = 0
     var failedFlows = 0
     var errors: [String: Int] = [:]
+    /// Outcomes per whole second since the phase started (when they happened matters in a fault test).
+    var timeline: [LoadReport.Second] = []
+    let start: ContinuousClock.Instant
+
+    init(start: ContinuousClock.Instant = .now) { self.start = start }
+
+    private mutating func second(_ body: (inout LoadReport.Second) -> Void) {
+        let index = max(0, Int((ContinuousClock.now - start).components.seconds))
+        while timeline.count <= index { timeline.append(LoadReport.Second(second: timeline.count)) }
+        body(&timeline[index])
+    }
 
     /// 1 µs to 10 min at 3 significant digits.
     static func histogram() -> Histogram<UInt64> {
@@ -23,11 +34,21 @@ struct PhaseRecorder: Sendable {
     mutating func completed(flowMicroseconds: UInt64) {
         flows += 1
         _ = flowLatency.record(min(flowMicroseconds, 600_000_000))
+        second { $0.flows += 1 }
     }
 
     mutating func failed(_ error: LoadFailure) {
         failedFlows += 1
         errors[error.key, default: 0] += 1
+        second { second in
+            second.failed += 1
+            switch error {
+            case .http(_, let status) where status >= 500: second.serverErrors += 1
+            case .transport: second.connectionErrors += 1
+            case .replayAccepted: second.replaysAccepted += 1
+            default: break
+            }
+        }
     }
 
     mutating func merge(_ other: PhaseRecorder) {
@@ -36,14 +57,16 @@ struct PhaseRecorder: Sendable {
         flows += other.flows
         failedFlows += other.failedFlows
         for (key, count) in other.errors { errors[key, default: 0] += count }
+        while timeline.count < other.timeline.count { timeline.append(LoadReport.Second(second: timeline.count)) }
+        for (index, second) in other.timeline.enumerated() { timeline[index].add(second) }
     }
 
-    func report(name: String, seconds: Double) -> LoadReport.Phase {
-        LoadReport.Phase(name: name, seconds: seconds, flows: flows, failedFlows: failedFlows,
+    func report(name: String, seconds: Double, startedAt: Date) -> LoadReport.Phase {
+        LoadReport.Phase(name: name, startedAtEpochSeconds: startedAt.timeIntervalSince1970, seconds: seconds, flows: flows, failedFlows: failedFlows,
                          flowsPerSecond: seconds > 0 ? Double(flows) / seconds : 0,
                          flowLatency: .init(flowLatency),
                          endpoints: endpoints.keys.sorted().map { LoadReport.Endpoint(name: $0, latency: .init(endpoints[$0]!)) },
-                         errors: errors.keys.sorted().map { LoadReport.ErrorCount(kind: $0, count: errors[$0]!) })
+                         errors: errors.keys.sorted().map { LoadReport.ErrorCount(kind: $0, count: errors[$0]!) }, timeline: timeline)
     }
 }
 
@@ -54,6 +77,8 @@ enum LoadFailure: Error, Sendable {
     case uaf(endpoint: String, statusCode: Int)
     case transport(endpoint: String, detail: String)
     case malformed(endpoint: String, detail: String)
+    /// `--replay-check`: a second instance (or the same one) accepted a response that was already accepted once.
+    case replayAccepted(endpoint: String)
 
     var key: String {
         switch self {
@@ -61,6 +86,7 @@ enum LoadFailure: Error, Sendable {
         case .uaf(let endpoint, let code): "UAF \(code) on \(endpoint)"
         case .transport(let endpoint, let detail): "connection error on \(endpoint): \(detail)"
         case .malformed(let endpoint, let detail): "unreadable answer on \(endpoint): \(detail)"
+        case .replayAccepted(let endpoint): "REPLAY ACCEPTED on \(endpoint): a response was accepted twice"
         }
     }
 }
@@ -99,8 +125,29 @@ public struct LoadReport: Codable, Sendable {
         public init(kind: String, count: Int) { self.kind = kind; self.count = count }
     }
 
+    /// What happened in one second of a phase.
+    public struct Second: Codable, Sendable, Equatable {
+        public var second: Int
+        public var flows = 0
+        public var failed = 0
+        /// HTTP 5xx answers.
+        public var serverErrors = 0
+        /// No answer at all (refused, reset, timed out).
+        public var connectionErrors = 0
+        public var replaysAccepted = 0
+
+        init(second: Int) { self.second = second }
+
+        mutating func add(_ other: Second) {
+            flows += other.flows; failed += other.failed; serverErrors += other.serverErrors
+            connectionErrors += other.connectionErrors; replaysAccepted += other.replaysAccepted
+        }
+    }
+
     public struct Phase: Codable, Sendable {
         public var name: String
+        /// Wall-clock start, to line the timeline up with events outside (a server killed, a database restarted).
+        public var startedAtEpochSeconds: Double
         public var seconds: Double
         public var flows: Int
         public var failedFlows: Int
@@ -108,6 +155,7 @@ public struct LoadReport: Codable, Sendable {
         public var flowLatency: Latency
         public var endpoints: [Endpoint]
         public var errors: [ErrorCount]
+        public var timeline: [Second]
     }
 
     /// Peak resident memory of a watched server process (`--server-pid`), from `/proc/PID/status`.
@@ -125,6 +173,10 @@ public struct LoadReport: Codable, Sendable {
     /// Registration of the population (authentication runs only).
     public var setup: Phase?
     public var measured: Phase
+    /// `--verify`: every user the measured phase registered (answered 1200) authenticates once more afterwards.
+    public var verification: Phase?
+    /// `--replay-check` was on: each accepted response was sent again and had to be refused.
+    public var replayChecked: Bool
     public var serverMemory: [ProcessMemory]
 
     /// The human-readable report.
@@ -133,7 +185,7 @@ public struct LoadReport: Codable, Sendable {
         lines.append("targets     \(targets.joined(separator: ", "))")
         lines.append("flow        \(flow.rawValue)\(transactions ? " with a transaction text" : ""), \(connections) connections"
                      + (flow == .authentication ? ", \(population) users" : ""))
-        for phase in [setup, measured].compactMap({ $0 }) {
+        for phase in [setup, measured, verification].compactMap({ $0 }) {
             lines.append("")
             lines.append("\(phase.name): \(phase.flows) flows in \(String(format: "%.2f", phase.seconds)) s = \(String(format: "%.0f", phase.flowsPerSecond)) flows/s, \(phase.failedFlows) failed")
             let width = max(24, phase.endpoints.map(\.name.count).max() ?? 0)
@@ -151,6 +203,11 @@ public struct LoadReport: Codable, Sendable {
                 lines.append("  errors:")
                 for error in phase.errors { lines.append("    \(error.count) × \(error.kind)") }
             }
+        }
+        if replayChecked {
+            let accepted = [measured, verification].compactMap { $0 }.flatMap(\.timeline).reduce(0) { $0 + $1.replaysAccepted }
+            lines.append("")
+            lines.append("replay check: every accepted response was sent again to the next server; accepted twice: \(accepted)")
         }
         for memory in serverMemory {
             lines.append("")

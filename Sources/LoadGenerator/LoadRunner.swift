@@ -80,8 +80,8 @@ public enum LoadRunner {
         }
         let name = plan.flow == .authentication ? "authentication" : "registration"
         let owned = devices
-        let (measured, _) = try await phase(name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
-                                            progress: progress) { loop, recorder, budget in
+        let (measured, registered) = try await phase(name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
+                                                     progress: progress) { loop, recorder, budget in
             var users = owned[loop.connection]
             let target = targets[loop.connection % targets.count]
             switch plan.flow {
@@ -96,15 +96,39 @@ public enum LoadRunner {
                 var count = 0
                 while budget.claim() {
                     var user = VirtualUser(username: "\(plan.usernamePrefix)-c\(loop.connection)-\(count)", facetID: plan.facetID)
-                    _ = await loop.register(&user, target: target, plan: plan, http: http, recorder: &recorder)
+                    if await loop.register(&user, target: target, plan: plan, http: http, recorder: &recorder), plan.verify {
+                        users.append(user)
+                    }
                     count += 1
                 }
+                return users
             }
             return []
         }
+        var verification: LoadReport.Phase?
+        if plan.verify, plan.flow == .registration {
+            let accepted = registered.reduce(0) { $0 + $1.count }
+            (verification, _) = try await phase("verification: authenticating the \(accepted) users answered 1200", plan: plan, http: http,
+                                                budget: .flows(Int.max), progressInterval: progressInterval, progress: progress) { loop, recorder, _ in
+                var users = registered[loop.connection]
+                for index in users.indices {
+                    // The user's own server first, then the others: one that died under load does not count against
+                    // the data, only a server that answers and refuses (or forgot) does.
+                    var last = PhaseRecorder(start: recorder.start)
+                    for offset in 0..<targets.count {
+                        last = PhaseRecorder(start: recorder.start)
+                        let target = targets[(loop.connection + offset) % targets.count]
+                        if await loop.authenticate(&users[index], target: target, plan: plan, http: http, recorder: &last) { break }
+                        if last.timeline.last?.connectionErrors == 0 { break }
+                    }
+                    recorder.merge(last)
+                }
+                return []
+            }
+        }
         return LoadReport(targets: plan.targets.map(\.absoluteString), connections: plan.connections, flow: plan.flow,
                           transactions: plan.transactionText != nil, population: plan.flow == .authentication ? plan.population : 0,
-                          setup: setup, measured: measured, serverMemory: [])
+                          setup: setup, measured: measured, verification: verification, replayChecked: plan.replayCheck, serverMemory: [])
     }
 
     /// Runs `body` on every connection at once until the budget is spent, prints progress, and merges what the
@@ -115,6 +139,7 @@ public enum LoadRunner {
         async throws -> (LoadReport.Phase, [[VirtualUser]]) {
         let shared = SharedBudget(budget)
         let start = ContinuousClock.now
+        let startedAt = Date()
         let reporter = Task {
             var last = 0
             while !Task.isCancelled {
@@ -128,12 +153,12 @@ public enum LoadRunner {
             }
         }
         defer { reporter.cancel() }
-        var merged = PhaseRecorder()
+        var merged = PhaseRecorder(start: start)
         var users: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
         await withTaskGroup(of: (Int, PhaseRecorder, [VirtualUser]).self) { group in
             for connection in 0..<plan.connections {
                 group.addTask {
-                    var recorder = PhaseRecorder()
+                    var recorder = PhaseRecorder(start: start)
                     let loop = ConnectionLoop(connection: connection, shared: shared)
                     let mine = await body(loop, &recorder, shared)
                     return (connection, recorder, mine)
@@ -145,7 +170,7 @@ public enum LoadRunner {
             }
         }
         let seconds = (ContinuousClock.now - start).seconds
-        return (merged.report(name: name, seconds: seconds), users)
+        return (merged.report(name: name, seconds: seconds, startedAt: startedAt), users)
     }
 }
 
@@ -231,6 +256,10 @@ final class LoadHTTP: Sendable {
         configuration.httpVersion = .http1Only
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = plan.connections
         configuration.decompression = .disabled
+        // A server that is down must show as a connection error at once: the client's own retries would hide the
+        // outage (and stall the loop until the request deadline). The loops back off themselves.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(5)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         timeout = .seconds(plan.requestTimeoutSeconds)
     }
@@ -288,13 +317,38 @@ struct ConnectionLoop: Sendable {
             let response = try encode(Self.registration) { try user.authenticator.register(request, serverAppID: target.appID) }
             try await uafResponse(response, url: target.base + "/nevisfido/uaf/1.1/registration", endpoint: Self.registration, http: http,
                                   recorder: &recorder)
-            recorder.completed(flowMicroseconds: (ContinuousClock.now - start).microseconds)
+            let elapsed = (ContinuousClock.now - start).microseconds
+            if plan.replayCheck {
+                try await replay(response, path: "/nevisfido/uaf/1.1/registration", endpoint: Self.registration, plan: plan, http: http)
+            }
+            recorder.completed(flowMicroseconds: elapsed)
             shared.finished(success: true)
             return true
         } catch {
-            recorder.failed(error as? LoadFailure ?? .malformed(endpoint: "flow", detail: LoadHTTP.short(error)))
-            shared.finished(success: false)
+            await failed(error, recorder: &recorder)
             return false
+        }
+    }
+
+    /// Records a failed flow; after a connection error the loop pauses briefly, as a real client backs off, instead
+    /// of spinning on a server that is down.
+    private func failed(_ error: any Error, recorder: inout PhaseRecorder) async {
+        let failure = error as? LoadFailure ?? .malformed(endpoint: "flow", detail: LoadHTTP.short(error))
+        recorder.failed(failure)
+        shared.finished(success: false)
+        if case .transport = failure { try? await Task.sleep(for: .milliseconds(100)) }
+    }
+
+    /// `--replay-check`: the accepted response again, to the next server; anything but a refusal is a replay
+    /// accepted. A replay that gets no answer at all proves nothing either way and is not counted.
+    private func replay(_ response: some Encodable, path: String, endpoint: String, plan: LoadPlan, http: LoadHTTP) async throws {
+        let target = LoadTarget(plan.targets[(connection + 1) % plan.targets.count])
+        let bytes = try encode(endpoint) {
+            try JSONEncoder().encodeAsByteBuffer(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response])), allocator: ByteBufferAllocator())
+        }
+        guard let (status, answer) = try? await http.post(target.base + path, endpoint: endpoint, body: bytes, headers: []) else { return }
+        if status == 200, (try? JSONDecoder().decode(ServerResponse.self, from: answer))?.statusCode == 1200 {
+            throw LoadFailure.replayAccepted(endpoint: endpoint)
         }
     }
 
@@ -315,12 +369,15 @@ struct ConnectionLoop: Sendable {
             let response = try encode(Self.authentication) { try user.authenticator.authenticate(request, serverAppID: target.appID) }
             try await uafResponse(response, url: target.base + "/nevisfido/uaf/1.1/authentication", endpoint: Self.authentication, http: http,
                                   recorder: &recorder)
-            recorder.completed(flowMicroseconds: (ContinuousClock.now - start).microseconds)
+            let elapsed = (ContinuousClock.now - start).microseconds
+            if plan.replayCheck {
+                try await replay(response, path: "/nevisfido/uaf/1.1/authentication", endpoint: Self.authentication, plan: plan, http: http)
+            }
+            recorder.completed(flowMicroseconds: elapsed)
             shared.finished(success: true)
             return true
         } catch {
-            recorder.failed(error as? LoadFailure ?? .malformed(endpoint: "flow", detail: LoadHTTP.short(error)))
-            shared.finished(success: false)
+            await failed(error, recorder: &recorder)
             return false
         }
     }

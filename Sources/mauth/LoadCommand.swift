@@ -36,14 +36,21 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "The facet id the virtual devices report.") var facetId = ServerConfiguration.defaultFacets[0]
     @Option(name: .customLong("server-pid"), help: "Report the peak resident memory of this server process; repeatable.")
     var serverPIDs: [Int32] = []
+    @Option(help: "Seconds a request may take before it counts as a connection error.") var timeout: Int64 = 30
+    @Flag(help: "Send every accepted response again to the next server: it must be refused (at-most-once across instances).")
+    var replayCheck = false
+    @Flag(help: "After a registration run, authenticate every user that was answered 1200 (nothing accepted may be lost).")
+    var verify = false
     @Flag(help: "Print the report as JSON on standard output (progress still goes to standard error).") var json = false
     @Flag(help: "No progress lines.") var quiet = false
 
     func validate() throws {
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be 1...3600 seconds") }
         guard (1...16).contains(instances) else { throw ValidationError("--instances must be 1...16") }
         if instances > 1, !(database ?? "").hasPrefix("postgres") {
             throw ValidationError("several embedded instances share one database: give --database postgres://…")
         }
+        if verify, flow != .registration { throw ValidationError("--verify checks a registration run (--flow registration)") }
         if !urls.isEmpty, database != nil { throw ValidationError("--database is for embedded servers; a --url server has its own") }
     }
 
@@ -56,6 +63,9 @@ struct LoadCommand: AsyncParsableCommand {
         var plan = LoadPlan(targets: [], connections: connections, flow: flow,
                             stop: flows.map { .flows($0) } ?? .duration(seconds: duration), population: users,
                             transactionText: transaction, facetID: facetId)
+        plan.replayCheck = replayCheck
+        plan.requestTimeoutSeconds = timeout
+        plan.verify = verify
         var servers: [RunningUAFServer] = []
         var directory: URL?
         if urls.isEmpty {
@@ -112,7 +122,9 @@ struct LoadCommand: AsyncParsableCommand {
                 say(report.text)
             }
             // A run in which flows failed is not a clean result: scripts can tell by the exit code.
-            if report.measured.failedFlows > 0 || (report.setup?.failedFlows ?? 0) > 0 { throw ExitCode(2) }
+            if report.measured.failedFlows > 0 || (report.setup?.failedFlows ?? 0) > 0 || (report.verification?.failedFlows ?? 0) > 0 {
+                throw ExitCode(2)
+            }
         } catch {
             for server in servers { try? await server.stop() }
             if let directory { try? FileManager.default.removeItem(at: directory) }

@@ -12,6 +12,8 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: "SQLite database file, :memory:, or a postgres:// URL.") var database: String?
     @Flag(help: "Development mode: protected endpoints accept every caller (never in production).") var developmentMode = false
     @Option(help: "Write the generated development certificate (PEM) here, for clients to trust.") var writeCertificate: String?
+    @Option(help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
+    var logLevel: String?
 
     func run() async throws {
         var configuration = try ServerConfiguration.load(path: config)
@@ -20,7 +22,13 @@ struct ServerCommand: AsyncParsableCommand {
         if let database { configuration.database = .init(text: database) }
         if developmentMode { configuration.authorization.developmentMode = true }
         try configuration.validate()
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let levelText = logLevel ?? ProcessInfo.processInfo.environment["MAUTH_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
         let server = try await UAFServerApplication.start(configuration: configuration, handleSignals: true)
         say("mauth server listening on \(server.baseURL.absoluteString)")
         say("appID \(server.appID)")

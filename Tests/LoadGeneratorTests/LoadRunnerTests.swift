@@ -88,6 +88,24 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertEqual(decisions("registration", 1200), 30)
     }
 
+    func testVerificationAuthenticatesEveryRegisteredUserAndReplaysAreRefused() async throws {
+        var plan = plan(.registration, flows: 24)
+        plan.verify = true
+        plan.replayCheck = true
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.flows, 24)
+        XCTAssertEqual(report.verification?.flows, 24)
+        XCTAssertEqual(report.verification?.failedFlows, 0)
+        XCTAssertTrue(report.replayChecked)
+        XCTAssertEqual(report.measured.timeline.reduce(0) { $0 + $1.replaysAccepted }, 0)
+        XCTAssertEqual(report.measured.timeline.reduce(0) { $0 + $1.flows }, 24, "the timeline accounts for every flow")
+        // The server saw each registration accepted once and each replay refused (1491: the request was consumed).
+        XCTAssertEqual(decisions("registration", 1200), 24)
+        XCTAssertEqual(decisions("registration", 1491), 24)
+        XCTAssertEqual(decisions("authentication", 1200), 24)
+        XCTAssertEqual(decisions("authentication", 1491), 24)
+    }
+
     func testRefusalsAreCountedByHTTPStatus() async throws {
         var plan = plan(.registration, flows: 6)
         plan.relyingParty = nil  // no JWT: the server refuses the registration request
