@@ -293,10 +293,15 @@ struct ConnectionLoop: Sendable {
     let connection: Int
     let shared: SharedBudget
 
-    static let requestRegistration = "POST /nevisfido/uaf/1.1/request/registration"
-    static let registration = "POST /nevisfido/uaf/1.1/registration"
-    static let requestAuthentication = "POST /nevisfido/uaf/1.1/request/authentication"
-    static let authentication = "POST /nevisfido/uaf/1.1/authentication"
+    /// A UAF endpoint: the path posted to and the name it is reported under.
+    struct Endpoint: Sendable {
+        let path: String
+        var name: String { "POST " + path }
+        static let requestRegistration = Endpoint(path: "/nevisfido/uaf/1.1/request/registration")
+        static let registration = Endpoint(path: "/nevisfido/uaf/1.1/registration")
+        static let requestAuthentication = Endpoint(path: "/nevisfido/uaf/1.1/request/authentication")
+        static let authentication = Endpoint(path: "/nevisfido/uaf/1.1/authentication")
+    }
 
     /// Registers `user`; true when the server answered 1200.
     func register(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, http: LoadHTTP, recorder: inout PhaseRecorder) async -> Bool {
@@ -306,23 +311,34 @@ struct ConnectionLoop: Sendable {
             if let relyingParty = plan.relyingParty {
                 // The relying party's token is its own work, minted before the flow's first request.
                 do { headers.append(("Authorization", "Bearer " + (try await relyingParty.token(for: user.username)))) } catch {
-                    throw LoadFailure.malformed(endpoint: Self.requestRegistration, detail: "minting the JWT: \(LoadHTTP.short(error))")
+                    throw LoadFailure.malformed(endpoint: Endpoint.requestRegistration.name, detail: "minting the JWT: \(LoadHTTP.short(error))")
                 }
             }
-            let context = try encode(Self.requestRegistration) { try UAFMessageCodec.encodeObject(["username": user.username]) }
-            let answer = try await uafRequest(GetUAFRequest(op: .registration, context: context), url: target.base + "/nevisfido/uaf/1.1/request/registration",
-                                              endpoint: Self.requestRegistration, headers: headers, http: http, recorder: &recorder)
-            let requests = try decode(Self.requestRegistration) { try UAFMessageCodec.decode(RegistrationRequest.self, from: answer) }
-            guard let request = requests.first else { throw LoadFailure.malformed(endpoint: Self.requestRegistration, detail: "no request") }
-            let response = try encode(Self.registration) { try user.authenticator.register(request, serverAppID: target.appID) }
-            try await uafResponse(response, url: target.base + "/nevisfido/uaf/1.1/registration", endpoint: Self.registration, http: http,
-                                  recorder: &recorder)
-            let elapsed = (ContinuousClock.now - start).microseconds
-            if plan.replayCheck {
-                try await replay(response, path: "/nevisfido/uaf/1.1/registration", endpoint: Self.registration, plan: plan, http: http)
+            let context = try encode(.requestRegistration) { try UAFMessageCodec.encodeObject(["username": user.username]) }
+            let request = try await uafRequest(GetUAFRequest(op: .registration, context: context), as: RegistrationRequest.self,
+                                               endpoint: .requestRegistration, target: target, headers: headers, http: http, recorder: &recorder)
+            let response = try encode(.registration) { try user.authenticator.register(request, serverAppID: target.appID) }
+            try await respond(response, endpoint: .registration, target: target, start: start, plan: plan, http: http, recorder: &recorder)
+            return true
+        } catch {
+            await failed(error, recorder: &recorder)
+            return false
+        }
+    }
+
+    /// One login (with the plan's transaction, if any) by `user`; true when the server answered 1200.
+    func authenticate(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, http: LoadHTTP, recorder: inout PhaseRecorder) async -> Bool {
+        struct Context: Encodable { var username: String; var transaction: [Transaction]? }
+        let start = ContinuousClock.now
+        do {
+            let transaction = plan.transactionText.map { [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))] }
+            let context = try encode(.requestAuthentication) {
+                try UAFMessageCodec.encodeObject(Context(username: user.username, transaction: transaction))
             }
-            recorder.completed(flowMicroseconds: elapsed)
-            shared.finished(success: true)
+            let request = try await uafRequest(GetUAFRequest(op: .authentication, context: context), as: AuthenticationRequest.self,
+                                               endpoint: .requestAuthentication, target: target, headers: [], http: http, recorder: &recorder)
+            let response = try encode(.authentication) { try user.authenticator.authenticate(request, serverAppID: target.appID) }
+            try await respond(response, endpoint: .authentication, target: target, start: start, plan: plan, http: http, recorder: &recorder)
             return true
         } catch {
             await failed(error, recorder: &recorder)
@@ -339,85 +355,63 @@ struct ConnectionLoop: Sendable {
         if case .transport = failure { try? await Task.sleep(for: .milliseconds(100)) }
     }
 
-    /// `--replay-check`: the accepted response again, to the next server; anything but a refusal is a replay
-    /// accepted. A replay that gets no answer at all proves nothing either way and is not counted.
-    private func replay(_ response: some Encodable, path: String, endpoint: String, plan: LoadPlan, http: LoadHTTP) async throws {
-        let target = LoadTarget(plan.targets[(connection + 1) % plan.targets.count])
-        let bytes = try encode(endpoint) {
-            try JSONEncoder().encodeAsByteBuffer(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response])), allocator: ByteBufferAllocator())
-        }
-        guard let (status, answer) = try? await http.post(target.base + path, endpoint: endpoint, body: bytes, headers: []) else { return }
-        if status == 200, (try? JSONDecoder().decode(ServerResponse.self, from: answer))?.statusCode == 1200 {
-            throw LoadFailure.replayAccepted(endpoint: endpoint)
-        }
-    }
-
-    /// One login (with the plan's transaction, if any) by `user`; true when the server answered 1200.
-    func authenticate(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, http: LoadHTTP, recorder: inout PhaseRecorder) async -> Bool {
-        struct Context: Encodable { var username: String; var transaction: [Transaction]? }
-        let start = ContinuousClock.now
-        do {
-            let transaction = plan.transactionText.map { [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))] }
-            let context = try encode(Self.requestAuthentication) {
-                try UAFMessageCodec.encodeObject(Context(username: user.username, transaction: transaction))
-            }
-            let answer = try await uafRequest(GetUAFRequest(op: .authentication, context: context),
-                                              url: target.base + "/nevisfido/uaf/1.1/request/authentication",
-                                              endpoint: Self.requestAuthentication, headers: [], http: http, recorder: &recorder)
-            let requests = try decode(Self.requestAuthentication) { try UAFMessageCodec.decode(AuthenticationRequest.self, from: answer) }
-            guard let request = requests.first else { throw LoadFailure.malformed(endpoint: Self.requestAuthentication, detail: "no request") }
-            let response = try encode(Self.authentication) { try user.authenticator.authenticate(request, serverAppID: target.appID) }
-            try await uafResponse(response, url: target.base + "/nevisfido/uaf/1.1/authentication", endpoint: Self.authentication, http: http,
-                                  recorder: &recorder)
-            let elapsed = (ContinuousClock.now - start).microseconds
-            if plan.replayCheck {
-                try await replay(response, path: "/nevisfido/uaf/1.1/authentication", endpoint: Self.authentication, plan: plan, http: http)
-            }
-            recorder.completed(flowMicroseconds: elapsed)
-            shared.finished(success: true)
-            return true
-        } catch {
-            await failed(error, recorder: &recorder)
-            return false
-        }
-    }
-
-    /// Posts a GetUAFRequest and returns the `uafRequest` of a 1200 answer.
-    private func uafRequest(_ body: GetUAFRequest, url: String, endpoint: String, headers: [(String, String)], http: LoadHTTP,
-                            recorder: inout PhaseRecorder) async throws -> String {
+    /// Posts a GetUAFRequest and returns the first message of a 1200 answer's `uafRequest`.
+    private func uafRequest<Message: Decodable>(_ body: GetUAFRequest, as: Message.Type, endpoint: Endpoint, target: LoadTarget,
+                                                headers: [(String, String)], http: LoadHTTP, recorder: inout PhaseRecorder) async throws -> Message {
         let bytes = try encode(endpoint) { try JSONEncoder().encodeAsByteBuffer(body, allocator: ByteBufferAllocator()) }
-        let (status, answer) = try await timed(endpoint, recorder: &recorder) { try await http.post(url, endpoint: endpoint, body: bytes, headers: headers) }
-        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint, status: status) }
+        let (status, answer) = try await timed(endpoint, recorder: &recorder) {
+            try await http.post(target.base + endpoint.path, endpoint: endpoint.name, body: bytes, headers: headers)
+        }
+        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
         let decoded = try decode(endpoint) { try JSONDecoder().decode(ReturnUAFRequest.self, from: answer) }
-        guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint, statusCode: decoded.statusCode) }
-        guard let request = decoded.uafRequest else { throw LoadFailure.malformed(endpoint: endpoint, detail: "1200 without uafRequest") }
-        return request
+        guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint.name, statusCode: decoded.statusCode) }
+        guard let request = decoded.uafRequest else { throw LoadFailure.malformed(endpoint: endpoint.name, detail: "1200 without uafRequest") }
+        guard let message = try decode(endpoint, { try UAFMessageCodec.decode(Message.self, from: request) }).first else {
+            throw LoadFailure.malformed(endpoint: endpoint.name, detail: "no request")
+        }
+        return message
     }
 
-    /// Posts a SendUAFResponse with `response` and requires a 1200 ServerResponse.
-    private func uafResponse(_ response: some Encodable, url: String, endpoint: String, http: LoadHTTP, recorder: inout PhaseRecorder) async throws {
+    /// Posts the signed response and requires 1200; with `--replay-check` sends it again to the next server, where it
+    /// must be refused; then counts the flow as completed.
+    private func respond(_ response: some Encodable, endpoint: Endpoint, target: LoadTarget, start: ContinuousClock.Instant, plan: LoadPlan,
+                         http: LoadHTTP, recorder: inout PhaseRecorder) async throws {
         let bytes = try encode(endpoint) {
             try JSONEncoder().encodeAsByteBuffer(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response])), allocator: ByteBufferAllocator())
         }
-        let (status, answer) = try await timed(endpoint, recorder: &recorder) { try await http.post(url, endpoint: endpoint, body: bytes, headers: []) }
-        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint, status: status) }
+        let (status, answer) = try await timed(endpoint, recorder: &recorder) {
+            try await http.post(target.base + endpoint.path, endpoint: endpoint.name, body: bytes, headers: [])
+        }
+        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
         let decoded = try decode(endpoint) { try JSONDecoder().decode(ServerResponse.self, from: answer) }
-        guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint, statusCode: decoded.statusCode) }
+        guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint.name, statusCode: decoded.statusCode) }
+        let elapsed = (ContinuousClock.now - start).microseconds
+        if plan.replayCheck {
+            // Anything but a refusal is a replay accepted. A replay that gets no answer at all proves nothing either
+            // way and is not counted.
+            let next = LoadTarget(plan.targets[(connection + 1) % plan.targets.count])
+            if let (status, answer) = try? await http.post(next.base + endpoint.path, endpoint: endpoint.name, body: bytes, headers: []),
+               status == 200, (try? JSONDecoder().decode(ServerResponse.self, from: answer))?.statusCode == 1200 {
+                throw LoadFailure.replayAccepted(endpoint: endpoint.name)
+            }
+        }
+        recorder.completed(flowMicroseconds: elapsed)
+        shared.finished(success: true)
     }
 
-    private func timed<T>(_ endpoint: String, recorder: inout PhaseRecorder, _ body: () async throws -> T) async throws -> T {
+    private func timed<T>(_ endpoint: Endpoint, recorder: inout PhaseRecorder, _ body: () async throws -> T) async throws -> T {
         let start = ContinuousClock.now
         let value = try await body()
-        recorder.record(endpoint: endpoint, microseconds: (ContinuousClock.now - start).microseconds)
+        recorder.record(endpoint: endpoint.name, microseconds: (ContinuousClock.now - start).microseconds)
         return value
     }
 
-    private func encode<T>(_ endpoint: String, _ body: () throws -> T) throws(LoadFailure) -> T {
-        do { return try body() } catch { throw .malformed(endpoint: endpoint, detail: "building the message: \(LoadHTTP.short(error))") }
+    private func encode<T>(_ endpoint: Endpoint, _ body: () throws -> T) throws(LoadFailure) -> T {
+        do { return try body() } catch { throw .malformed(endpoint: endpoint.name, detail: "building the message: \(LoadHTTP.short(error))") }
     }
 
-    private func decode<T>(_ endpoint: String, _ body: () throws -> T) throws(LoadFailure) -> T {
-        do { return try body() } catch { throw .malformed(endpoint: endpoint, detail: "decoding the answer: \(LoadHTTP.short(error))") }
+    private func decode<T>(_ endpoint: Endpoint, _ body: () throws -> T) throws(LoadFailure) -> T {
+        do { return try body() } catch { throw .malformed(endpoint: endpoint.name, detail: "decoding the answer: \(LoadHTTP.short(error))") }
     }
 }
 
