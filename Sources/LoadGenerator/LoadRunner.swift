@@ -146,9 +146,8 @@ public enum LoadRunner {
                 try? await Task.sleep(for: progressInterval)
                 if Task.isCancelled { break }
                 let (flows, failed) = shared.progress
-                let interval = Double(progressInterval.components.seconds) + Double(progressInterval.components.attoseconds) / 1e18
                 progress(LoadProgress(phase: name, elapsedSeconds: (ContinuousClock.now - start).seconds, flows: flows, failedFlows: failed,
-                                      currentFlowsPerSecond: Double(flows - last) / interval))
+                                      currentFlowsPerSecond: Double(flows - last) / progressInterval.seconds))
                 last = flows
             }
         }
@@ -159,7 +158,8 @@ public enum LoadRunner {
             for connection in 0..<plan.connections {
                 group.addTask {
                     var recorder = PhaseRecorder(start: start)
-                    let loop = ConnectionLoop(connection: connection, shared: shared)
+                    let loop = ConnectionLoop(connection: connection, shared: shared,
+                                              replayTarget: LoadTarget(plan.targets[(connection + 1) % plan.targets.count]))
                     let mine = await body(loop, &recorder, shared)
                     return (connection, recorder, mine)
                 }
@@ -292,6 +292,8 @@ final class LoadHTTP: Sendable {
 struct ConnectionLoop: Sendable {
     let connection: Int
     let shared: SharedBudget
+    /// Where `--replay-check` sends an accepted response again: the next server.
+    let replayTarget: LoadTarget
 
     /// A UAF endpoint: the path posted to and the name it is reported under.
     struct Endpoint: Sendable {
@@ -389,8 +391,7 @@ struct ConnectionLoop: Sendable {
         if plan.replayCheck {
             // Anything but a refusal is a replay accepted. A replay that gets no answer at all proves nothing either
             // way and is not counted.
-            let next = LoadTarget(plan.targets[(connection + 1) % plan.targets.count])
-            if let (status, answer) = try? await http.post(next.base + endpoint.path, endpoint: endpoint.name, body: bytes, headers: []),
+            if let (status, answer) = try? await http.post(replayTarget.base + endpoint.path, endpoint: endpoint.name, body: bytes, headers: []),
                status == 200, (try? JSONDecoder().decode(ServerResponse.self, from: answer))?.statusCode == 1200 {
                 throw LoadFailure.replayAccepted(endpoint: endpoint.name)
             }

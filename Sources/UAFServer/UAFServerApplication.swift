@@ -91,7 +91,7 @@ public enum UAFServerApplication {
     /// and by in-process router tests).
     static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
-                            firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics = ServerMetrics(), readiness: Readiness = Readiness(),
+                            firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics, readiness: Readiness,
                             dependencies: ServerDependencies) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
         let router = Router(context: ServerRequestContext.self)
