@@ -166,6 +166,16 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // The parsers that take outside bytes, as fuzz targets with their invariants, and the seed corpus maker.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // libFuzzer harness when built by Fuzz/run; otherwise replays saved inputs and writes the seeds.
+        .executableTarget(name: "mauth-fuzz", dependencies: ["FuzzTargets"]),
         .executableTarget(
             name: "mauth-bench",
             dependencies: [
@@ -184,6 +194,7 @@ let package = Package(
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
+        .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "SecureStorage", "Primitives", "UAF"]),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
             "UAFServer", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFTesting", "FirebaseTesting",

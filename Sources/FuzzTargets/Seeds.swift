@@ -1,0 +1,78 @@
+import Crypto
+import Foundation
+import JOSE
+import NevisProtocol
+import Primitives
+@_spi(Fuzzing) import SecureStorage
+import UAF
+import UAFTesting
+
+/// The committed seed corpus (`Fuzz/corpus/<target>/`), made from real messages: what `mauth-fuzz seeds` writes.
+/// Seeds that need a key use ``FuzzKeys``, so that mutations start from inputs that verify, decrypt and load.
+public enum FuzzSeeds {
+    public static func make() throws -> [FuzzTarget: [String: [UInt8]]] {
+        let appID = "https://rp.example/facets.json"
+        var device = SoftwareAuthenticator()
+        device.channelBinding = ChannelBinding(serverEndPoint: "c2VydmVy", tlsUnique: "dW5pcXVl")
+        let policy = Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]], disallowed: [MatchCriteria(aaid: ["F1D0#0000"])])
+        let registrationRequest = RegistrationRequest(
+            header: OperationHeader(op: .registration, appID: appID, serverData: "c2VydmVyRGF0YQ",
+                                    exts: [Extension(id: "ext", data: "ZGF0YQ", failIfUnknown: false)]),
+            challenge: "Y2hhbGxlbmdlMQ", username: "alice", policy: policy)
+        let registration = try device.register(registrationRequest, serverAppID: appID)
+        let login = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: appID, serverData: "c2Q"),
+                                          challenge: "Y2hhbGxlbmdlMg", policy: policy)
+        let payment = AuthenticationRequest(header: login.header, challenge: "Y2hhbGxlbmdlMw",
+                                            transaction: [Transaction(contentType: "text/plain", content: Base64URL.encode(Array("Pay EUR 10 to Carol".utf8)))],
+                                            policy: policy)
+        let loginResponse = try device.authenticate(login, serverAppID: appID)
+        let paymentResponse = try device.authenticate(payment, serverAppID: appID)
+        let deregistration = DeregistrationRequest(header: OperationHeader(op: .deregistration, appID: appID),
+                                                   authenticators: [DeregisterAuthenticator(aaid: "F1D0#1001", keyID: Base64URL.encode(device.keyID))])
+
+        func json<T: Encodable>(_ messages: [T]) throws -> [UInt8] { Array(try UAFMessageCodec.encode(messages).utf8) }
+        func assertion(_ text: String) -> [UInt8] { Base64URL.decodeBytes(text) ?? [] }
+
+        var seeds: [FuzzTarget: [String: [UInt8]]] = [:]
+        seeds[.tlv] = [
+            "registration-assertion": assertion(registration.assertions[0].assertion),
+            "authentication-assertion": assertion(loginResponse.assertions[0].assertion),
+            "transaction-assertion": assertion(paymentResponse.assertions[0].assertion),
+        ]
+        seeds[.uafMessage] = [
+            "registration-request": try json([registrationRequest]),
+            "registration-response": try json([registration]),
+            "authentication-request": try json([login]),
+            "transaction-request": try json([payment]),
+            "authentication-response": try json([loginResponse]),
+            "transaction-response": try json([paymentResponse]),
+            "deregistration-request": try json([deregistration]),
+        ]
+        seeds[.fcParams] = [
+            "registration": Base64URL.decodeBytes(registration.fcParams) ?? [],
+            "escapes": Array(#"{"appID":"https:\/\/a.example","challenge":"\u00e9\ud83d\ude00\n\t\"\\","facetID":"f","channelBinding":{}}"#.utf8),
+            "unknown-members": Array(#" { "x" : [1, -2.5e+3, true, false, null, {"y": []}], "facetID":"f", "challenge":"c", "appID":"a", "channelBinding":{"cid_pubkey":"k","tlsServerCertificate":"t","z":0} } "#.utf8),
+        ]
+        let jwsPayload = Array(#"{"sub":"alice","aud":"mauth"}"#.utf8)
+        let content = DispatchPayload.Content(token: "dGhlLXRva2Vu", redeemURL: "https://rp.example/nevisfido/token/redeem/authentication",
+                                              data: "eyJ0cmFuc2FjdGlvbiI6InBheSJ9")
+        let encrypted = try DispatchPayload.encrypted(content, to: FuzzKeys.agreement.publicKey, keyID: "device-key-1")
+        seeds[.jose] = [
+            "jws": Array(try JWS.sign(jwsPayload, header: JWSHeader(kid: "rp-key-1", typ: "JWT"), key: FuzzKeys.signing).utf8),
+            "jwe": Array(try JWE.encrypt(jwsPayload, to: FuzzKeys.agreement.publicKey, keyID: "device-key-1", contentType: "application/json").utf8),
+        ]
+        seeds[.oobPayload] = [
+            "plain-json": Array(DispatchPayload.plain(content).utf8),
+            "encrypted-json": Array(encrypted.utf8),
+            "plain-base64url": Array(Base64URL.encode(Array(DispatchPayload.plain(content).utf8)).utf8),
+            "encrypted-link": Array(DispatchPayload.link(base: "https://rp.example/open?x=1", payload: encrypted).utf8),
+        ]
+        let store = try StoreFileParsing.file(
+            entries: [Array("pin".utf8): Array("1234".utf8), Array("device-key".utf8): Array(repeating: 0xA5, count: 64), []: []],
+            storeID: Array(repeating: 0x11, count: 16), generation: 42, dataKey: FuzzKeys.storeDataKey, kek: FuzzKeys.storeKEK)
+        let empty = try StoreFileParsing.file(entries: [:], storeID: Array(repeating: 0x22, count: 16), generation: 1,
+                                              dataKey: FuzzKeys.storeDataKey, kek: FuzzKeys.storeKEK)
+        seeds[.secureStorageFile] = ["store-resealed": [0] + store, "store-as-is": [1] + store, "empty-store": [0] + empty]
+        return seeds
+    }
+}

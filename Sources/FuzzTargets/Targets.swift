@@ -1,0 +1,186 @@
+import Crypto
+import Foundation
+import JOSE
+import NevisProtocol
+import Primitives
+@_spi(Fuzzing) import SecureStorage
+import UAF
+
+enum TLVTarget {
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        var accepted = false
+        if let elements = try? TLVDecoder.decodeSequence(input[...]) {
+            try checkTree(elements, covering: input[...])
+        }
+        if let assertion = try? RegistrationAssertion(bytes: input) {
+            try checkRoundTrip(assertion)
+            accepted = true
+        }
+        if let assertion = try? AuthenticationAssertion(bytes: input) {
+            try checkRoundTrip(assertion)
+            accepted = true
+        }
+        return accepted
+    }
+
+    /// Decoded elements tile their input exactly: each is its 4-byte header and its value, and a composite's
+    /// children tile its value.
+    private static func checkTree(_ elements: [TLVElement], covering bytes: ArraySlice<UInt8>) throws(FuzzFinding) {
+        var offset = bytes.startIndex
+        for element in elements {
+            try require(element.encoded.startIndex == offset, .tlv, "element at \(element.encoded.startIndex) after \(offset)")
+            try require(element.encoded.count == element.value.count + 4, .tlv, "element is not header + value")
+            try require(element.value.startIndex == offset + 4, .tlv, "value does not follow its header")
+            let length = Int(bytes[offset + 2]) | Int(bytes[offset + 3]) << 8
+            try require(length == element.value.count, .tlv, "length \(length) but value of \(element.value.count) bytes")
+            if element.tag.isComposite { try checkTree(element.children, covering: element.value) }
+            else { try require(element.children.isEmpty, .tlv, "a leaf with children") }
+            offset = element.encoded.endIndex
+        }
+        try require(offset == bytes.endIndex, .tlv, "elements end at \(offset), input at \(bytes.endIndex)")
+    }
+
+    /// An accepted assertion, assembled again from what was parsed (signed bytes kept verbatim), parses to itself.
+    private static func checkRoundTrip(_ assertion: RegistrationAssertion) throws(FuzzFinding) {
+        let again: RegistrationAssertion
+        do {
+            again = try RegistrationAssertion(bytes: RegistrationAssertion.encode(
+                signedKRD: assertion.signedBytes, attestation: assertion.attestation, unsignedExtensions: assertion.unsignedExtensions))
+        } catch {
+            throw FuzzFinding(target: FuzzTarget.tlv.rawValue, message: "an accepted registration assertion does not re-encode: \(error)")
+        }
+        try require(again == assertion, .tlv, "registration assertion changed in a round trip")
+    }
+
+    private static func checkRoundTrip(_ assertion: AuthenticationAssertion) throws(FuzzFinding) {
+        let again: AuthenticationAssertion
+        do {
+            again = try AuthenticationAssertion(bytes: AuthenticationAssertion.encode(
+                signedData: assertion.signedBytes, signature: assertion.signature, unsignedExtensions: assertion.unsignedExtensions))
+        } catch {
+            throw FuzzFinding(target: FuzzTarget.tlv.rawValue, message: "an accepted authentication assertion does not re-encode: \(error)")
+        }
+        try require(again == assertion, .tlv, "authentication assertion changed in a round trip")
+    }
+}
+
+enum UAFMessageTarget {
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        guard let text = String(validating: input, as: UTF8.self) else { return false }
+        var accepted = try roundTrip(RegistrationRequest.self, text) != nil
+        accepted = try roundTrip(AuthenticationRequest.self, text) != nil || accepted
+        accepted = try roundTrip(DeregistrationRequest.self, text) != nil || accepted
+        if let responses = try roundTrip(RegistrationResponse.self, text) {
+            for response in responses {
+                try FCParamsTarget.checkDecoded(response.fcParams)
+                for assertion in response.assertions { _ = try TLVTarget.run(Base64URL.decodeBytes(assertion.assertion) ?? []) }
+            }
+            accepted = true
+        }
+        if let responses = try roundTrip(AuthenticationResponse.self, text) {
+            for response in responses {
+                try FCParamsTarget.checkDecoded(response.fcParams)
+                for assertion in response.assertions { _ = try TLVTarget.run(Base64URL.decodeBytes(assertion.assertion) ?? []) }
+            }
+            accepted = true
+        }
+        return accepted
+    }
+
+    /// What decodes, encodes, and the encoding decodes to the same messages.
+    @discardableResult
+    private static func roundTrip<T: Codable & Equatable>(_ type: T.Type, _ text: String) throws(FuzzFinding) -> [T]? {
+        guard let messages = try? UAFMessageCodec.decode(T.self, from: text) else { return nil }
+        let again: [T]
+        do { again = try UAFMessageCodec.decode(T.self, from: UAFMessageCodec.encode(messages)) } catch {
+            throw FuzzFinding(target: FuzzTarget.uafMessage.rawValue, message: "decoded \(T.self) does not survive a round trip: \(error)")
+        }
+        try require(again == messages, .uafMessage, "\(T.self) changed in a round trip")
+        return messages
+    }
+}
+
+enum FCParamsTarget {
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        try checkDecoded(Base64URL.encode(input))
+    }
+
+    /// When our parser accepts fcParams, Foundation's JSON parser (an independent implementation) reads the same
+    /// JSON to the same values, and the params re-encode to themselves.
+    @discardableResult
+    static func checkDecoded(_ fcParams: String) throws(FuzzFinding) -> Bool {
+        guard let params = FinalChallengeParams.decode(fcParams: fcParams) else { return false }
+        let json = Base64URL.decodeBytes(fcParams) ?? []
+        let object = try? JSONSerialization.jsonObject(with: Data(json), options: [.fragmentsAllowed]) as? [String: Any]
+        try require(object != nil, .fcParams, "accepted JSON that Foundation refuses: \(String(decoding: json, as: UTF8.self).debugDescription)")
+        guard let object else { return true }
+        try require(object["appID"] as? String == params.appID, .fcParams, "appID differs from Foundation's reading")
+        try require(object["challenge"] as? String == params.challenge, .fcParams, "challenge differs from Foundation's reading")
+        try require(object["facetID"] as? String == params.facetID, .fcParams, "facetID differs from Foundation's reading")
+        let binding = object["channelBinding"] as? [String: Any]
+        try require(binding != nil, .fcParams, "channelBinding is not an object for Foundation")
+        try require(binding?["serverEndPoint"] as? String == params.channelBinding.serverEndPoint, .fcParams, "serverEndPoint differs")
+        try require(binding?["tlsServerCertificate"] as? String == params.channelBinding.tlsServerCertificate, .fcParams, "tlsServerCertificate differs")
+        try require(binding?["tlsUnique"] as? String == params.channelBinding.tlsUnique, .fcParams, "tlsUnique differs")
+        try require(binding?["cid_pubkey"] as? String == params.channelBinding.cidPubkey, .fcParams, "cid_pubkey differs")
+        let encoded: String
+        do { encoded = try params.encodedFCParams() } catch {
+            throw FuzzFinding(target: FuzzTarget.fcParams.rawValue, message: "accepted params do not encode: \(error)")
+        }
+        try require(FinalChallengeParams.decode(fcParams: encoded) == params, .fcParams, "params changed in a round trip")
+        return true
+    }
+}
+
+enum JOSETarget {
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        var accepted = false
+        let text = String(decoding: input, as: UTF8.self)
+        if let verified = try? JWS.verify(text, key: FuzzKeys.signing.publicKey) {
+            // A signature binds the key: the same token under another key is refused.
+            try require((try? JWS.verify(text, key: FuzzKeys.otherSigning.publicKey)) == nil, .jose, "a JWS verifies under two keys")
+            try require(verified.header.alg == "ES256", .jose, "a JWS verified with alg \(verified.header.alg)")
+            accepted = true
+        }
+        if let decrypted = try? JWE.decrypt(text, key: FuzzKeys.agreement) {
+            try require((try? JWE.decrypt(text, key: FuzzKeys.otherAgreement)) == nil, .jose, "a JWE decrypts under two keys")
+            try require(decrypted.header.alg == JWE.keyManagementAlgorithm && decrypted.header.enc == JWE.contentEncryption, .jose,
+                        "a JWE decrypted with alg \(decrypted.header.alg) enc \(decrypted.header.enc)")
+            accepted = true
+        }
+        return accepted
+    }
+}
+
+enum OOBPayloadTarget {
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        var accepted = false
+        let text = String(decoding: input, as: UTF8.self)
+        for envelope in [try? DispatchPayload.parse(json: text), try? DispatchPayload.parse(base64URL: text)].compactMap({ $0 }) {
+            guard let content = try? envelope.open(with: { FuzzKeys.agreement }) else { continue }
+            // What a device accepts, a server could have sent: the plain form of the content parses back to it.
+            let again = try? DispatchPayload.parse(json: DispatchPayload.plain(content))
+            try require(again == .plain(content, version: DispatchPayload.version), .oobPayload, "accepted content does not round-trip")
+            accepted = true
+        }
+        return accepted
+    }
+}
+
+enum SecureStorageFileTarget {
+    /// The first byte picks how the rest is used: odd, the file as is; even, with its MAC and checksum recomputed
+    /// under the fixed data key, so that mutations get past the integrity checks into the parser and entry opening.
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        guard let mode = input.first else { return false }
+        let body = Array(input.dropFirst())
+        let file = mode & 1 == 1 ? body : StoreFileParsing.resealed(body, dataKey: FuzzKeys.storeDataKey)
+        guard let entries = try? StoreFileParsing.load(file, kek: FuzzKeys.storeKEK) else { return false }
+        // Whatever loads, written again, loads to the same entries.
+        let again = try? StoreFileParsing.load(
+            StoreFileParsing.file(entries: entries, storeID: Array(repeating: 7, count: 16), generation: 1,
+                                  dataKey: FuzzKeys.storeDataKey, kek: FuzzKeys.storeKEK),
+            kek: FuzzKeys.storeKEK)
+        try require(again == entries, .secureStorageFile, "loaded entries do not survive a rewrite")
+        return true
+    }
+}
