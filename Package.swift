@@ -114,7 +114,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            // The OpenAPI 3.1 document of the HTTP API: one file, compiled into the binary and served at /openapi.json.
+            resources: [.embedInCode("OpenAPI/openapi.json")]
         ),
         .target(
             name: "UAFTesting",

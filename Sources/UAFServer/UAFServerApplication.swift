@@ -155,6 +155,9 @@ public enum UAFServerApplication {
         let shutdownDrain: Duration
         /// The push dispatcher (its HTTP client lives as long as the service group).
         let firebase: FirebaseDispatcher?
+        /// Every method and path the router serves: what the OpenAPI document must describe, no more, no less.
+        let routes: [Route]
+        struct Route: Hashable { var method: String; var path: String }
         /// The appID in force (fixed once the port is bound).
         public var appID: String { identity.appID }
         /// The background services that belong with the application (expiry purge, facets watcher).
@@ -218,7 +221,8 @@ public enum UAFServerApplication {
                 logger: logger)
             return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, channelBinding: channelBinding,
                          trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
-                         readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase)
+                         readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase,
+                         routes: router.routes.map { Built.Route(method: $0.method.rawValue, path: $0.path.description) })
         } catch {
             await firebase?.shutdown()
             try? await database.close()

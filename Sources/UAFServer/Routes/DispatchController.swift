@@ -120,7 +120,7 @@ struct DispatchController {
         _ request: Request, as type: Input.Type, name: String, status: HTTPResponse.Status = .ok,
         onRejection: @escaping @Sendable (String, ServiceFailure) -> Void, _ body: @escaping (Input) async throws -> Output
     ) async throws -> Response {
-        switch await Wire.decodeBody(request, as: Input.self, accepting: ["application/json"]) {
+        switch await Wire.decodeBody(request, as: Input.self, accepting: ["application/json"], errors: .json) {
         case .failure(let response): return response
         case .success(let input):
             return try await respond(name: name, onRejection: onRejection) {

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOCore
 import UAF
 
 /// The server's own resources besides the UAF ceremonies: the Status Service (server-api §B.5), the token
@@ -13,12 +14,18 @@ struct ServerController {
 
     func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>, router: Router<ServerRequestContext>) {
         open.post("/nevisfido/status") { request, _ in
-            try await Wire.handle(request, as: StatusService.Query.self, name: "status", onRejection: onRejection) { query in
+            try await Wire.handle(request, as: StatusService.Query.self, name: "status", bodyErrors: .json, onRejection: onRejection) { query in
                 Wire.json(try await status.status(query), contentType: Wire.jsonContentType)
             } failure: { failure, _ in
                 ErrorBody.response(failure.status == .internalServerError ? .internalServerError : .badRequest,
                                    error: "bad_request", message: "The body must be {\"sessionId\": \"…\"}.")
             }
+        }
+        // The API's OpenAPI 3.1 description (Sources/UAFServer/OpenAPI/openapi.json, compiled in), public like the
+        // facets: it says nothing a client could not learn by calling the endpoints.
+        router.get("/openapi.json") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                     body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
         }
         router.get("/.well-known/jwks.json") { _, _ in
             // Public keys only; caching them briefly is fine for relying parties, but keep one rule for every answer.

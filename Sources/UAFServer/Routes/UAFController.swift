@@ -87,17 +87,29 @@ enum Wire {
 
     enum Decoded<T> { case success(T), failure(Response) }
 
+    /// How an endpoint answers a body it cannot read: a UAF endpoint with a UAF ServerResponse (1400) in its UAF
+    /// media type, a JSON endpoint with the ``ErrorBody`` every other JSON error has, so that each endpoint has one
+    /// error shape and one media type (the OpenAPI document says which).
+    enum BodyErrors { case uaf, json }
+
     /// Reads and decodes a body, answering 415/413/400 itself when it cannot.
-    static func decodeBody<T: Decodable>(_ request: Request, as type: T.Type, accepting: [String] = ["application/fido+uaf", "application/json"]) async -> Decoded<T> {
+    static func decodeBody<T: Decodable>(_ request: Request, as type: T.Type, accepting: [String] = ["application/fido+uaf", "application/json"],
+                                         errors: BodyErrors = .uaf) async -> Decoded<T> {
+        func refuse(_ status: HTTPResponse.Status, _ error: String, _ message: String) -> Decoded<T> {
+            switch errors {
+            case .uaf: return .failure(json(ServerResponse(statusCode: 1400, description: message), status: status))
+            case .json: return .failure(ErrorBody.response(status, error: error, message: message))
+            }
+        }
         if let contentType = request.headers[.contentType]?.lowercased(), !accepting.contains(where: contentType.hasPrefix) {
-            return .failure(json(ServerResponse(statusCode: 1400, description: "Content-Type must be \(accepting[0])"), status: .unsupportedMediaType))
+            return refuse(.unsupportedMediaType, "unsupported_media_type", "Content-Type must be \(accepting[0])")
         }
         let buffer: ByteBuffer
         do { buffer = try await request.body.collect(upTo: maximumBodySize) } catch {
-            return .failure(json(ServerResponse(statusCode: 1400, description: "body larger than \(maximumBodySize) bytes"), status: .contentTooLarge))
+            return refuse(.contentTooLarge, "too_large", "body larger than \(maximumBodySize) bytes")
         }
         do { return .success(try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))) } catch {
-            return .failure(json(ServerResponse(statusCode: 1400, description: "body is not a valid \(T.self)"), status: .badRequest))
+            return refuse(.badRequest, "bad_request", "body is not a valid \(T.self)")
         }
     }
 
@@ -105,10 +117,10 @@ enum Wire {
     /// (given the decoded input, or nil for an internal error, whose details are logged but never sent). An
     /// authorization failure raised inside the service is 401/403 with the JSON error body.
     static func handle<Input: Decodable>(_ request: Request, as type: Input.Type, name: String,
-                                         onRejection: (String, ServiceFailure) -> Void,
+                                         bodyErrors: BodyErrors = .uaf, onRejection: (String, ServiceFailure) -> Void,
                                          _ body: (Input) async throws -> Response,
                                          failure: (ServiceFailure, Input?) -> Response) async throws -> Response {
-        switch await decodeBody(request, as: Input.self) {
+        switch await decodeBody(request, as: Input.self, errors: bodyErrors) {
         case .failure(let response): return response
         case .success(let input):
             do { return try await body(input) } catch let rejection as ServiceFailure {
