@@ -100,6 +100,33 @@ final class RouterTests: XCTestCase {
             try await client.execute(uri: "/nevisfido/status", method: .post, headers: [.contentType: "application/json"],
                                      body: ByteBuffer(string: #"{"session":"x"}"#)) { response in
                 XCTAssertEqual(response.status, .badRequest)
+                XCTAssertEqual(response.headers[.contentType], "application/json")
+                let body = try JSONDecoder().decode(ErrorBody.self, from: Data(buffer: response.body))
+                XCTAssertEqual(body.error, "bad_request")
+            }
+        }
+    }
+
+    func testAJSONEndpointAnswersAnUnsupportedMediaTypeWithTheJSONErrorBody() async throws {
+        try await withRouter { client, _ in
+            try await client.execute(uri: "/nevisfido/token/dispatch/authentication", method: .post, headers: [.contentType: "text/plain"],
+                                     body: ByteBuffer(string: "{}")) { response in
+                XCTAssertEqual(response.status, .unsupportedMediaType)
+                XCTAssertEqual(response.headers[.contentType], "application/json")
+                let body = try JSONDecoder().decode(ErrorBody.self, from: Data(buffer: response.body))
+                XCTAssertEqual(body.error, "unsupported_media_type")
+            }
+        }
+    }
+
+    func testAUAFEndpointAnswersAnUnreadableBodyWithAUAFServerResponse() async throws {
+        try await withRouter { client, _ in
+            try await client.execute(uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
+                                     body: ByteBuffer(string: "not json")) { response in
+                XCTAssertEqual(response.status, .badRequest)
+                XCTAssertEqual(response.headers[.contentType], "application/fido+uaf;charset=UTF-8")
+                let body = try JSONDecoder().decode(ServerResponse.self, from: Data(buffer: response.body))
+                XCTAssertEqual(body.statusCode, 1400)
             }
         }
     }
