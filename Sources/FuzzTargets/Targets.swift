@@ -42,25 +42,26 @@ enum TLVTarget {
 
     /// An accepted assertion, assembled again from what was parsed (signed bytes kept verbatim), parses to itself.
     private static func checkRoundTrip(_ assertion: RegistrationAssertion) throws(FuzzFinding) {
-        let again: RegistrationAssertion
-        do {
-            again = try RegistrationAssertion(bytes: RegistrationAssertion.encode(
-                signedKRD: assertion.signedBytes, attestation: assertion.attestation, unsignedExtensions: assertion.unsignedExtensions))
-        } catch {
-            throw FuzzFinding(target: FuzzTarget.tlv.rawValue, message: "an accepted registration assertion does not re-encode: \(error)")
+        try checkRoundTrip(assertion, "registration") {
+            try RegistrationAssertion(bytes: RegistrationAssertion.encode(
+                signedKRD: $0.signedBytes, attestation: $0.attestation, unsignedExtensions: $0.unsignedExtensions))
         }
-        try require(again == assertion, .tlv, "registration assertion changed in a round trip")
     }
 
     private static func checkRoundTrip(_ assertion: AuthenticationAssertion) throws(FuzzFinding) {
-        let again: AuthenticationAssertion
-        do {
-            again = try AuthenticationAssertion(bytes: AuthenticationAssertion.encode(
-                signedData: assertion.signedBytes, signature: assertion.signature, unsignedExtensions: assertion.unsignedExtensions))
-        } catch {
-            throw FuzzFinding(target: FuzzTarget.tlv.rawValue, message: "an accepted authentication assertion does not re-encode: \(error)")
+        try checkRoundTrip(assertion, "authentication") {
+            try AuthenticationAssertion(bytes: AuthenticationAssertion.encode(
+                signedData: $0.signedBytes, signature: $0.signature, unsignedExtensions: $0.unsignedExtensions))
         }
-        try require(again == assertion, .tlv, "authentication assertion changed in a round trip")
+    }
+
+    private static func checkRoundTrip<Assertion: Equatable>(_ assertion: Assertion, _ kind: String,
+                                                             _ reassemble: (Assertion) throws -> Assertion) throws(FuzzFinding) {
+        let again: Assertion
+        do { again = try reassemble(assertion) } catch {
+            throw FuzzFinding(target: FuzzTarget.tlv.rawValue, message: "an accepted \(kind) assertion does not re-encode: \(error)")
+        }
+        try require(again == assertion, .tlv, "\(kind) assertion changed in a round trip")
     }
 }
 
