@@ -125,12 +125,15 @@ public enum UAFServerApplication {
         UAFController(registration: registration, authentication: authentication, deregistration: deregistration,
                       facets: { facets.facets }, onRejection: onRejection).add(open: open, protected: protected, facetsRouter: router)
         let targets = DispatchTargetService(environment: environment, signatures: signatures)
+        let dispatch = DispatchService(environment: environment, registration: registration, authentication: authentication,
+                                       deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase)
         let dispatchController = DispatchController(
-            dispatch: DispatchService(environment: environment, registration: registration, authentication: authentication,
-                                      deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase),
+            dispatch: dispatch,
             targets: targets, devices: DeviceService(environment: environment, signatures: signatures, targets: targets), onRejection: onRejection)
         dispatchController.add(open: open, protected: protected)
         dispatchController.addDeviceService(open: open)
+        AuthCloudController(service: AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch),
+                            accessKeys: stores.accessKeys, onRejection: onRejection).add(router: router, open: open)
         ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
         return router
@@ -139,7 +142,7 @@ public enum UAFServerApplication {
     /// Everything one server instance is made of, built by ``buildApplication(configuration:dependencies:onServerRunning:)``:
     /// the Hummingbird application (router, middleware, TLS server) and the resources it shares.
     public struct Built: Sendable {
-        public let application: Application<RouterResponder<ServerRequestContext>>
+        public let application: Application<AppPathResponder<RouterResponder<ServerRequestContext>>>
         public let stores: Stores
         public let tokenIssuer: TokenIssuer
         public let facets: TrustedFacetsSource
@@ -209,7 +212,7 @@ public enum UAFServerApplication {
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let application = Application(
-                router: router,
+                responder: AppPathResponder(base: router.buildResponder()),
                 server: try .tls(.http1(configuration: http1), tlsConfiguration: tls.configuration),
                 configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mauth"),
                 onServerRunning: { channel in

@@ -16,6 +16,8 @@ public struct Principal: Sendable, Equatable {
         /// A `Device-Signature` from a device holding a dispatch target of the user (the SDK's
         /// `JwsAuthorizationProvider`); carries the target id. It proves possession of the device, not the user.
         case deviceSignature(dispatchTargetId: String)
+        /// An Auth Cloud access key (server-to-server): acts for every user of the API; carries the key's id.
+        case accessKey(id: String)
         /// Development mode: nobody was checked.
         case development
     }

@@ -85,6 +85,20 @@ public struct TokenIssuer: Sendable {
         return claims
     }
 
+    /// Signs another kind of token this server hands out (the Auth Cloud status and result tokens). None of their
+    /// claim sets has `sid` and `auth_time`, so none decodes as ``IssuedTokenClaims``: they are never session
+    /// credentials, and each kind names its own `aud`, which ``verify(_:as:audience:now:)`` checks.
+    func sign<Claims: JWTPayload>(_ claims: Claims) async throws -> String {
+        try await keys.sign(claims, kid: JWKIdentifier(string: kid))
+    }
+
+    /// Verifies a token signed by ``sign(_:)``: signature, issuer, audience and expiry; nil when any fails.
+    func verify<Claims: JWTPayload & AudienceBound>(_ token: String, as type: Claims.Type, now: Date) async -> Claims? {
+        guard token.utf8.count <= 4096, let claims = try? await keys.verify(token, as: Claims.self) else { return nil }
+        guard claims.iss == issuer, claims.aud == Claims.audience, Double(claims.exp) > now.timeIntervalSince1970 else { return nil }
+        return claims
+    }
+
     /// Whether `token` names this server's key in its header (so it is ours to verify, not the relying party's).
     func isOurs(_ token: String) -> Bool {
         guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
@@ -92,6 +106,15 @@ public struct TokenIssuer: Sendable {
               let fields = try? JSONDecoder().decode([String: JSONValue].self, from: data) else { return false }
         return fields["kid"]?.string == kid
     }
+}
+
+/// A claim set that names the one audience its kind of token is for, so that a token of one kind is never
+/// accepted as another.
+protocol AudienceBound {
+    static var audience: String { get }
+    var iss: String { get }
+    var aud: String { get }
+    var exp: Int64 { get }
 }
 
 /// A JSON Web Key Set (RFC 7517 §5).

@@ -79,6 +79,16 @@ enum Migrations {
             "ALTER TABLE registrations ADD COLUMN device_id TEXT",
             "CREATE INDEX registrations_by_device ON registrations(device_id)",
         ]),
+        Migration(version: 5, name: "Auth Cloud users and access keys", statements: [
+            """
+            CREATE TABLE auth_cloud_users (
+                user_id TEXT PRIMARY KEY, username TEXT NOT NULL UNIQUE, created_at BIGINT NOT NULL, updated_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE access_keys (
+                id TEXT PRIMARY KEY, name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE, created_at BIGINT NOT NULL, revoked_at BIGINT)
+            """,
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

@@ -79,6 +79,13 @@ public struct SessionStore: Sendable {
         }
     }
 
+    /// When `username` last opened a session (a successful authentication), among the sessions still kept.
+    public func lastCreated(username: String) async throws -> Date? {
+        try await database.run { sql in
+            try await sql.raw("SELECT MAX(created_at) AS last FROM sessions WHERE username = \(bind: username)").first()
+        }.flatMap { row in try row.decode(column: "last", as: Int64?.self).map(Date.init(epochMillis:)) }
+    }
+
     public func purge(expiredBefore date: Date) async throws -> Int {
         try await database.run { sql in
             try await sql.raw("DELETE FROM sessions WHERE expires_at < \(bind: date.epochMillis) RETURNING id").all().count

@@ -37,5 +37,7 @@ public struct Stores: Sendable {
     public var dispatchTargets: DispatchTargetStore { DispatchTargetStore(database: database) }
     public var dispatchTokens: DispatchTokenStore { DispatchTokenStore(database: database) }
     public var deviceRequests: DeviceRequestStore { DeviceRequestStore(database: database) }
+    public var authCloudUsers: AuthCloudUserStore { AuthCloudUserStore(database: database) }
+    public var accessKeys: AccessKeyStore { AccessKeyStore(database: database) }
     public init(database: StoreDatabase) { self.database = database }
 }

@@ -74,6 +74,13 @@ struct StatusService: Sendable {
         var dispatcherInformation: StatusRecord.TokenInformation.DispatcherInformation?
     }
 
+    /// The status as of `now`: a dispatched token nobody redeemed in time means the operation failed, whichever
+    /// instance is asked (the stored record still says `tokenCreated`).
+    static func effectiveStatus(_ record: StatusRecord, now: Date) -> StatusRecord.Status {
+        if record.status == .tokenCreated, let expiry = record.tokenInformation?.tokenExpiresAt, expiry < now.epochMillis { return .failed }
+        return record.status
+    }
+
     func status(_ query: Query) async throws -> Answer {
         let formatter = ISO8601DateFormatter()
         guard query.sessionId.utf8.count <= 128, let record = try await environment.stores.status.record(sessionId: query.sessionId, now: environment.clock()) else {
@@ -81,15 +88,11 @@ struct StatusService: Sendable {
             return Answer(status: StatusRecord.Status.unknown.rawValue, timestamp: formatter.string(from: environment.clock()),
                           userId: nil, uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [])
         }
-        var status = record.status
+        let status = Self.effectiveStatus(record, now: environment.clock())
         var token = record.tokenInformation.map {
             TokenInformation(dispatchTargetExtId: $0.dispatchTargetExtId, tokenResult: $0.tokenResult, dispatcherInformation: $0.dispatcherInformation)
         }
-        // A dispatched token nobody redeemed in time: the operation failed, whichever instance is asked.
-        if status == .tokenCreated, let expiry = record.tokenInformation?.tokenExpiresAt, expiry < environment.clock().epochMillis {
-            status = .failed
-            token?.tokenResult = .tokenTimedOut
-        }
+        if status != record.status { token?.tokenResult = .tokenTimedOut }
         return Answer(status: status.rawValue, timestamp: formatter.string(from: record.updatedAt), userId: record.username,
                       uafStatusCode: record.uafStatusCode, asmStatusCode: record.asmStatusCode, clientErrorCode: record.clientErrorCode,
                       authenticators: record.authenticators, tokenInformation: token)

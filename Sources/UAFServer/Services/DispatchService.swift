@@ -38,8 +38,9 @@ struct DispatchService: Sendable {
         case dispatched, dispatchError, dispatchTargetExpired, dispatchTargetNotFound, dispatcherNotFound, userNotFound, internalError
     }
 
-    /// Endpoints 8–10.
-    func dispatch(_ request: TokenRequest, operation: UAFOperation, principal: Principal?) async throws -> TokenAnswer {
+    /// Endpoints 8–10. `linkBase` replaces the configured app-link base for the `link` dispatchers (the Auth Cloud
+    /// API hands out its own `appLinkUri`).
+    func dispatch(_ request: TokenRequest, operation: UAFOperation, principal: Principal?, linkBase: String? = nil) async throws -> TokenAnswer {
         guard request.getUafRequest.op == nil || request.getUafRequest.op == operation else {
             throw ServiceFailure(.badRequest, "getUafRequest.op must be \(operation.rawValue)")
         }
@@ -94,9 +95,9 @@ struct DispatchService: Sendable {
         var response: String?
         switch dispatcher {
         case .pngQRCode: response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(payload.utf8)), moduleSize: configuration.qrModuleSize))
-        case .link: response = DispatchPayload.link(base: configuration.linkBaseURL, payload: payload)
+        case .link: response = DispatchPayload.link(base: linkBase ?? configuration.linkBaseURL, payload: payload)
         case .linkPNGQRCode:
-            let link = DispatchPayload.link(base: configuration.linkBaseURL, payload: payload)
+            let link = DispatchPayload.link(base: linkBase ?? configuration.linkBaseURL, payload: payload)
             response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(link.utf8)), moduleSize: configuration.qrModuleSize))
         case .firebaseCloudMessaging:
             guard firebase != nil else {
