@@ -4,6 +4,7 @@ import UAF
 /// The operations of the SDK; each property returns a new builder.
 public protocol Operations: Sendable {
     var registration: Registration { get }
+    var authCloudApiRegistration: AuthCloudApiRegistration { get }
     var authentication: Authentication { get }
     var deregistration: Deregistration { get }
     var pinChange: PinChange { get }
@@ -37,6 +38,7 @@ public protocol MobileAuthenticationClient: Sendable {
 struct OperationsValue: Operations {
     let core: ClientCore
     var registration: Registration { Registration(core: core) }
+    var authCloudApiRegistration: AuthCloudApiRegistration { AuthCloudApiRegistration(core: core) }
     var authentication: Authentication { Authentication(core: core) }
     var deregistration: Deregistration { Deregistration(core: core) }
     var pinChange: PinChange { PinChange(core: core) }

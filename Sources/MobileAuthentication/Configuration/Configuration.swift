@@ -99,6 +99,57 @@ public struct Configuration: Decodable, Sendable {
         facetId = try c.decodeIfPresent(String.self, forKey: .facetId)
     }
 
+    /// The base URL of the server at `origin` (a redeem URL's scheme, host and port): the configured base URL when it
+    /// is on that origin (so a path prefix such as the Auth Cloud preset's `/_app` applies to the operation that
+    /// follows, and its account is the same as an in-band one), otherwise the origin itself.
+    func base(forOrigin origin: URL) -> URL {
+        func key(_ url: URL) -> [String?] { [url.scheme?.lowercased(), url.host?.lowercased(), url.port.map(String.init)] }
+        return key(baseUrl) == key(origin) ? baseUrl : origin
+    }
+
+    /// Starts the Authentication Cloud preset for `hostname` (`<instance>.mauth.nevis.cloud`, or any server that
+    /// serves the Auth Cloud paths, such as `mauth server`): base `https://<hostname>/_app`.
+    public static func authCloudBuilder(hostname: String) -> Builder { Builder(preset: .authCloud, hostname: hostname) }
+
+    /// Starts the Identity Suite (nevisAdmin4 pattern) preset for `hostname`.
+    public static func admin4PatternBuilder(hostname: String) -> Builder { Builder(preset: .identitySuite, hostname: hostname) }
+
+    /// Builds a ``Configuration`` from a preset; every setter returns the builder.
+    public final class Builder: @unchecked Sendable {
+        enum Preset { case authCloud, identitySuite }
+        private let preset: Preset
+        private let hostname: String
+        private var networkTimeout = 60
+        private var userInteractionTimeout = 240
+        private var facetId: String?
+        private var security: TransportSecurity = .release
+
+        init(preset: Preset, hostname: String) { self.preset = preset; self.hostname = hostname }
+
+        @discardableResult public func networkTimeoutInSeconds(_ seconds: Int) -> Self { networkTimeout = seconds; return self }
+        @discardableResult public func userInteractionTimeoutInSeconds(_ seconds: Int) -> Self { userInteractionTimeout = seconds; return self }
+        @discardableResult public func facetId(_ facetId: String) -> Self { self.facetId = facetId; return self }
+        @discardableResult public func transportSecurity(_ security: TransportSecurity) -> Self { self.security = security; return self }
+
+        /// The configuration; nil when `hostname` does not make an HTTPS URL.
+        public func build() -> Configuration? {
+            guard !hostname.isEmpty, !hostname.contains("/"), URL(string: "https://\(hostname)")?.host != nil else { return nil }
+            let base: Configuration
+            switch preset {
+            case .authCloud:
+                base = Configuration(authCloudHostname: hostname, networkTimeoutInSeconds: networkTimeout, userInteractionTimeoutInSeconds: userInteractionTimeout)
+            case .identitySuite:
+                base = Configuration(idSuiteHostname: hostname, networkTimeoutInSeconds: networkTimeout, userInteractionTimeoutInSeconds: userInteractionTimeout)
+            }
+            return Configuration(baseUrl: base.baseUrl, registrationRequestPath: base.registrationRequestPath,
+                                 registrationResponsePath: base.registrationResponsePath, authenticationRequestPath: base.authenticationRequestPath,
+                                 authenticationResponsePath: base.authenticationResponsePath, deregistrationRequestPath: base.deregistrationRequestPath,
+                                 dispatchTargetResourcePath: base.dispatchTargetResourcePath, deviceResourcePath: base.deviceResourcePath,
+                                 networkTimeoutInSeconds: networkTimeout, userInteractionTimeoutInSeconds: userInteractionTimeout, facetId: facetId)
+                .withTransportSecurity(security)
+        }
+    }
+
     /// A copy using `security` for its connections.
     public func withTransportSecurity(_ security: TransportSecurity) -> Configuration {
         var copy = self

@@ -173,3 +173,36 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError {
     }
 }
 
+
+/// Why an Auth Cloud API registration failed (sdk-api.md (c)).
+public enum AuthCloudApiError: MobileAuthenticationClientError {
+    /// The enrollment was encrypted, but not to this device.
+    case DecryptionError(cause: (any Error)?)
+    case DeviceProtectionError(cause: (any Error)?)
+    case FidoError(errorCode: FidoErrorCode, cause: (any Error)?)
+    /// The enroll response or app link is not one (or is empty).
+    case MalformedPayload(cause: (any Error)?)
+    case NetworkError(cause: (any Error)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    /// The enrollment was used already: each enroll response registers once.
+    case TokenAlreadyRedeemed(cause: (any Error)?)
+    /// The enrollment's time ran out before it was used.
+    case TokenExpired(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+    case UserAlreadyRegisteredInAnotherServer(cause: (any Error)?)
+
+    public var errorDescription: String? {
+        switch self {
+        case .DecryptionError: return "The enrollment is not for this device, or it was altered."
+        case .DeviceProtectionError: return deviceProtectionDescription
+        case .FidoError(let code, let cause): return code.errorDescription + (cause.map { " (\($0))" } ?? "")
+        case .MalformedPayload: return "The enroll response or link is not a valid enrollment."
+        case .NetworkError(let cause): return networkErrorDescription(cause)
+        case .NoDeviceLockError: return noDeviceLockDescription
+        case .TokenAlreadyRedeemed: return "This enrollment was already used. Ask for a new one."
+        case .TokenExpired: return "This enrollment has expired. Ask for a new one."
+        case .Unknown(let cause): return "The registration failed\(cause.map { ": \($0)" } ?? "")."
+        case .UserAlreadyRegisteredInAnotherServer: return "The user is already registered with another server on this device."
+        }
+    }
+}

@@ -143,7 +143,7 @@ public final class OutOfBandOperation: HttpOperation {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { throw .Unknown(cause: SDKMessage("redeem URL")) }
         components.path = ""; components.query = nil; components.fragment = nil
         guard let origin = components.url else { throw .Unknown(cause: SDKMessage("redeem URL")) }
-        let server = Server(baseUrl: origin)
+        let server = Server(baseUrl: core.configuration.base(forOrigin: origin))
         let runner = OperationRunner(core: core, objects: InteractionObjects(), headers: fields.headers.headerPairs, retryPolicy: .noRetry)
         let body: Data
         do { body = try JSONEncoder().encode(["token": payload.redeemData.token]) } catch { throw .Unknown(cause: error) }
@@ -194,8 +194,8 @@ public final class OutOfBandRegistration: HttpOperation {
     }
 
     private let core: ClientCore
-    private let message: String
-    private let server: Server
+    let message: String
+    let server: Server
     private let state: BuilderState<Fields>
 
     init(core: ClientCore, message: String, server: Server, headers: [String]) {
