@@ -31,7 +31,9 @@ final class RelyingPartyBackend {
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    func call(_ method: HTTPMethod, _ path: String, json: Data? = nil, as username: String? = nil) async throws -> Answer {
+    /// Calls `path`; `username` authorizes with a relying-party JWT for that user, `bearer` with that bearer value
+    /// (an Auth Cloud access key).
+    func call(_ method: HTTPMethod, _ path: String, json: Data? = nil, as username: String? = nil, bearer: String? = nil) async throws -> Answer {
         var request = HTTPClientRequest(url: base.absoluteString + path)
         request.method = method
         request.headers.add(name: "Accept", value: "application/json")
@@ -40,6 +42,7 @@ final class RelyingPartyBackend {
             request.body = .bytes(ByteBuffer(bytes: json))
         }
         if let username { request.headers.add(name: "Authorization", value: "Bearer \(try await EndToEndRelyingParty.shared.token(for: username))") }
+        if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
         let response = try await client.execute(request, timeout: .seconds(30))
         return Answer(status: Int(response.status.code), body: Data(try await response.body.collect(upTo: 1 << 22).readableBytesView))
     }
