@@ -102,3 +102,64 @@ final class AuthorizationProviderTests: XCTestCase {
         XCTAssertNil(OperationRunner.authorizationProvider(from: [], server: server))
     }
 }
+
+/// `AuthCloudApiRegistration`'s input rule (exactly one of enroll response and app link, neither empty) and the
+/// Auth Cloud configuration preset.
+final class AuthCloudApiRegistrationInputTests: XCTestCase {
+    let link = "https://x.mauth.nevis.cloud/open?dispatchTokenResponse=eyJ9"
+
+    func testTheAppLinkIsTakenFromTheEnrollResponse() throws {
+        let json = #"{"userId":"u","username":"n","status":"new","authenticators":[],"enrollment":{"transactionId":"t","statusToken":"s","appLinkUri":"\#(link)"}}"#
+        XCTAssertEqual(try AuthCloudApiRegistration.appLink(enrollResponse: json, appLinkUri: nil), link)
+    }
+
+    func testTheAppLinkIsTakenAsGiven() throws {
+        XCTAssertEqual(try AuthCloudApiRegistration.appLink(enrollResponse: nil, appLinkUri: link), link)
+    }
+
+    func testBothInputsTogetherAreRefused() {
+        XCTAssertThrowsError(try AuthCloudApiRegistration.appLink(enrollResponse: "{}", appLinkUri: link)) { error in
+            guard case AuthCloudApiError.Unknown = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testNeitherInputIsRefused() {
+        XCTAssertThrowsError(try AuthCloudApiRegistration.appLink(enrollResponse: nil, appLinkUri: nil)) { error in
+            guard case AuthCloudApiError.Unknown = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testAnEmptyAppLinkIsRefused() {
+        XCTAssertThrowsError(try AuthCloudApiRegistration.appLink(enrollResponse: nil, appLinkUri: "")) { error in
+            guard case AuthCloudApiError.MalformedPayload = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testAnEmptyEnrollResponseIsRefused() {
+        XCTAssertThrowsError(try AuthCloudApiRegistration.appLink(enrollResponse: "", appLinkUri: nil)) { error in
+            guard case AuthCloudApiError.MalformedPayload = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testAnEnrollResponseWithoutAnEnrollmentIsRefused() {
+        XCTAssertThrowsError(try AuthCloudApiRegistration.appLink(enrollResponse: #"{"userId":"u","username":"n"}"#, appLinkUri: nil)) { error in
+            guard case AuthCloudApiError.MalformedPayload = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testTheAuthCloudBuilderUsesTheAppBaseAndItsPaths() throws {
+        let configuration = try XCTUnwrap(Configuration.authCloudBuilder(hostname: "x.mauth.nevis.cloud").networkTimeoutInSeconds(10).build())
+        XCTAssertEqual(configuration.baseUrl.absoluteString, "https://x.mauth.nevis.cloud/_app")
+        XCTAssertEqual(configuration.registrationRequestPath, "/uaf/1.1/request/registration/")
+        XCTAssertEqual(configuration.deviceResourcePath, "/devices/")
+        XCTAssertEqual(configuration.networkTimeoutInSeconds, 10)
+        XCTAssertNil(Configuration.authCloudBuilder(hostname: "").build())
+        XCTAssertNil(Configuration.authCloudBuilder(hostname: "host/path").build())
+    }
+
+    func testARedeemURLOnTheConfiguredOriginKeepsTheConfiguredBase() throws {
+        let configuration = try XCTUnwrap(Configuration.authCloudBuilder(hostname: "x.mauth.nevis.cloud").build())
+        XCTAssertEqual(configuration.base(forOrigin: URL(string: "https://x.mauth.nevis.cloud")!).absoluteString, "https://x.mauth.nevis.cloud/_app")
+        XCTAssertEqual(configuration.base(forOrigin: URL(string: "https://other.example")!).absoluteString, "https://other.example")
+    }
+}
