@@ -218,6 +218,42 @@ enum StoreContract {
         XCTAssertEqual([first, replay, otherTarget], [true, false, true])
     }
 
+    static func anAuthCloudUserIsCreatedOnceUnderConcurrency(_ stores: Stores) async throws {
+        let now = Date()
+        let results = try await withThrowingTaskGroup(of: (AuthCloudUserRecord, Bool).self) { group in
+            for _ in 0..<8 { group.addTask { try await stores.authCloudUsers.findOrCreate(username: "carol", now: now) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(Set(results.map(\.0.userId)).count, 1, "every caller reads back the one user")
+        XCTAssertEqual(results.filter(\.1).count, 1, "exactly one caller created it")
+        let user = try XCTUnwrap(results.first?.0)
+        let byID = try await stores.authCloudUsers.user(id: user.userId)
+        XCTAssertEqual(byID, user)
+        let deleted = try await stores.authCloudUsers.delete(id: user.userId)
+        XCTAssertTrue(deleted)
+        let gone = try await stores.authCloudUsers.user(username: "carol")
+        XCTAssertNil(gone)
+    }
+
+    static func anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(_ stores: Stores) async throws {
+        let (key, record) = try await stores.accessKeys.create(name: "backend", now: Date())
+        XCTAssertTrue(key.hasPrefix(AccessKeyStore.prefix))
+        let valid = try await stores.accessKeys.validate(key)
+        XCTAssertEqual(valid?.id, record.id)
+        let stored = try await stores.database.run { sql in try await sql.raw("SELECT key_hash FROM access_keys").all() }
+        XCTAssertFalse(try stored.map { try $0.decode(column: "key_hash", as: String.self) }.contains(key), "the key itself is never stored")
+        let wrong = try await stores.accessKeys.validate(key + "x")
+        XCTAssertNil(wrong)
+        let revokedOnce = try await stores.accessKeys.revoke(id: record.id, now: Date())
+        XCTAssertTrue(revokedOnce)
+        let revoked = try await stores.accessKeys.validate(key)
+        XCTAssertNil(revoked)
+        let revokedTwice = try await stores.accessKeys.revoke(id: record.id, now: Date())
+        XCTAssertFalse(revokedTwice, "a key is revoked once")
+        let listed = try await stores.accessKeys.list()
+        XCTAssertNotNil(listed.first?.revokedAt)
+    }
+
     static func aStatusRecordLeavesTokenCreatedOnce(_ stores: Stores) async throws {
         let now = Date()
         let information = StatusRecord.TokenInformation(dispatchTargetExtId: "ext", tokenResult: nil,
@@ -266,6 +302,8 @@ final class SQLiteStoreTests: XCTestCase {
     func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(stores) }
     func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
+    func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
+    func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }
 
     func testMigrationsRunOnceAndReopenCleanly() async throws {
         let path = directory.appendingPathComponent("s.sqlite").path
@@ -321,7 +359,7 @@ final class PostgresStoreTests: XCTestCase {
         // One shared database: every test starts from empty tables.
         try await stores.database.run { sql in
             for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
-                          "device_requests"] {
+                          "device_requests", "auth_cloud_users", "access_keys"] {
                 try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
             }
         }
@@ -345,6 +383,8 @@ final class PostgresStoreTests: XCTestCase {
     func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(stores) }
     func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
+    func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
+    func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }
 
     func testTwoInstancesMigratingTogetherBothStart() async throws {
         let url = try Self.postgresURL()
