@@ -236,6 +236,9 @@ final class AuthCloudFlowTests: XCTestCase {
         do { let value = try await backend.call(.DELETE, "/api/v1/users/\(UUID().uuidString.lowercased())", bearer: accessKey).status; XCTAssertEqual(value, 404) }
         do { let value = try await backend.call(.POST, "/api/v1/approval", json: try json(["username": "nobody"]), bearer: accessKey).status; XCTAssertEqual(value, 404) }
         let enrolled = try await enroll("statususer").answer
+        let notYetRegistered = try await backend.call(.POST, "/api/v1/approval", json: try json(["username": "statususer"]), bearer: accessKey)
+        XCTAssertEqual(notYetRegistered.status, 404)
+        XCTAssertTrue(notYetRegistered.text.contains("no_authenticator"), "an enrolled user without a key is known, but has nothing to approve with")
         let token = try XCTUnwrap(enrolled.enrollment?.statusToken)
         // The same claims signed by someone else's key.
         let parts = token.split(separator: ".")

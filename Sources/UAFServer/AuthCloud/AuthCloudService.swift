@@ -185,9 +185,13 @@ struct AuthCloudService: Sendable {
             user = found
         } else if let username = request.username {
             try Self.validate(username: username)
-            // A user registered in band (without enroll) is a user of the API too: it gets its userId now.
-            guard !(try await stores.registrations.registrations(username: username)).isEmpty else { throw Self.userNotFound }
-            user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
+            if let found = try await stores.authCloudUsers.user(username: username) {
+                user = found
+            } else {
+                // A user registered in band (without enroll) is a user of the API too: it gets its userId now.
+                guard !(try await stores.registrations.registrations(username: username)).isEmpty else { throw Self.userNotFound }
+                user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
+            }
         }
         if let user, try await stores.registrations.registrations(username: user.username).isEmpty {
             throw HTTPFailure(.notFound, "no_authenticator", "The user has no registered authenticator.")
