@@ -83,11 +83,7 @@ struct AccessKeyMiddleware: RouterMiddleware {
     let onRejection: @Sendable (String, ServiceFailure) -> Void
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let presented = request.headers[.authorization].flatMap { value -> String? in
-            let parts = value.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-            return String(parts[1]).trimmingCharacters(in: .whitespaces)
-        }
+        let presented = request.headers[.authorization].flatMap(Authorizer.bearerToken)
         guard let presented, let key = try await keys.validate(presented) else {
             onRejection("auth cloud \(request.uri.path)", ServiceFailure(.unauthorized, presented == nil ? "no access key" : "unknown or revoked access key"))
             return ErrorBody.response(.unauthorized, error: "unauthorized", message: "A valid access key is required: Authorization: Bearer <key>.",

@@ -185,16 +185,16 @@ struct AuthCloudService: Sendable {
             user = found
         } else if let username = request.username {
             try Self.validate(username: username)
-            if let found = try await stores.authCloudUsers.user(username: username) {
-                user = found
-            } else {
+            user = try await stores.authCloudUsers.user(username: username)
+        }
+        if let username = user?.username ?? request.username {
+            let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
+            if user == nil {
                 // A user registered in band (without enroll) is a user of the API too: it gets its userId now.
-                guard !(try await stores.registrations.registrations(username: username)).isEmpty else { throw Self.userNotFound }
+                guard registered else { throw Self.userNotFound }
                 user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
             }
-        }
-        if let user, try await stores.registrations.registrations(username: user.username).isEmpty {
-            throw HTTPFailure(.notFound, "no_authenticator", "The user has no registered authenticator.")
+            guard registered else { throw HTTPFailure(.notFound, "no_authenticator", "The user has no registered authenticator.") }
         }
         if request.prompt == true && request.message == nil {
             throw HTTPFailure(.badRequest, "bad_request", "message is required when prompt is true.")
@@ -344,7 +344,7 @@ struct AuthCloudService: Sendable {
     private func qrCode(_ link: String) throws -> QRCodeImage {
         let code = try QRCode(bytes: Array(link.utf8))
         let png = try PNGImage.encode(code, moduleSize: configuration.qrModuleSize)
-        return QRCodeImage(type: "image/png", size: (code.size + 2 * PNGImage.quietZone) * configuration.qrModuleSize, dataUri: PNGImage.dataURI(png))
+        return QRCodeImage(type: "image/png", size: PNGImage.side(of: code, moduleSize: configuration.qrModuleSize), dataUri: PNGImage.dataURI(png))
     }
 
     private func describe(_ user: AuthCloudUserRecord) async throws -> User {

@@ -58,12 +58,15 @@ struct Authorizer: Sendable {
     let clock: @Sendable () -> Date
     let logger: Logger
 
+    /// The token of an `Authorization: Bearer <token>` value (the scheme in any case), or nil for another scheme.
+    static func bearerToken(_ authorization: String) -> String? {
+        guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+    }
+
     func principal(for request: Request, peerIP: String?) async throws(AuthorizationFailure) -> Principal {
         if let authorization = request.headers[.authorization] {
-            guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-                throw .unauthenticated("Authorization header is not a bearer token")
-            }
-            let token = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            guard let token = Self.bearerToken(authorization) else { throw .unauthenticated("Authorization header is not a bearer token") }
             if issuer.isOurs(token) { return try await sessionPrincipal(jwt: token) }
             guard let relyingParty else { throw .unauthenticated("no relying-party JWT keys are configured") }
             return try await relyingParty.principal(token: token, now: clock())

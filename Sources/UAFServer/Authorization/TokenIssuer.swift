@@ -87,7 +87,7 @@ public struct TokenIssuer: Sendable {
 
     /// Signs another kind of token this server hands out (the Auth Cloud status and result tokens). None of their
     /// claim sets has `sid` and `auth_time`, so none decodes as ``IssuedTokenClaims``: they are never session
-    /// credentials, and each kind names its own `aud`, which ``verify(_:as:audience:now:)`` checks.
+    /// credentials, and each kind names its own `aud`, which ``verify(_:as:now:)`` checks.
     func sign<Claims: JWTPayload>(_ claims: Claims) async throws -> String {
         try await keys.sign(claims, kid: JWKIdentifier(string: kid))
     }

@@ -9,10 +9,13 @@ public enum PNGImage {
 
     /// Draws `code` with `moduleSize` pixels per module and the four-module quiet zone the standard requires.
     /// The light border around a code, in modules (ISO/IEC 18004 asks for four).
-    public static let quietZone = 4
+    static let quietZone = 4
+
+    /// The width and height in pixels of `code`'s image, quiet zone included.
+    public static func side(of code: QRCode, moduleSize: Int) -> Int { (code.size + 2 * quietZone) * moduleSize }
 
     public static func encode(_ code: QRCode, moduleSize: Int = 6) throws -> [UInt8] {
-        let side = (code.size + 2 * quietZone) * moduleSize
+        let side = side(of: code, moduleSize: moduleSize)
         return try encode(width: side, height: side) { x, y in
             let mx = x / moduleSize - quietZone, my = y / moduleSize - quietZone
             guard (0..<code.size).contains(mx), (0..<code.size).contains(my) else { return false }
