@@ -59,20 +59,20 @@ public struct Configuration: Decodable, Sendable {
     }
 
     /// Identity Suite (nevisAdmin4 pattern) preset: authentication goes through nevisAuth.
-    public init(idSuiteHostname: String, networkTimeoutInSeconds: Int = 60, userInteractionTimeoutInSeconds: Int = 240) {
+    public init(idSuiteHostname: String, networkTimeoutInSeconds: Int = 60, userInteractionTimeoutInSeconds: Int = 240, facetId: String? = nil) {
         self.init(baseUrl: URL(string: "https://\(idSuiteHostname)")!, authenticationRequestPath: "/auth/fidouaf",
                   authenticationResponsePath: "/auth/fidouaf/authenticationresponse/",
-                  networkTimeoutInSeconds: networkTimeoutInSeconds, userInteractionTimeoutInSeconds: userInteractionTimeoutInSeconds)
+                  networkTimeoutInSeconds: networkTimeoutInSeconds, userInteractionTimeoutInSeconds: userInteractionTimeoutInSeconds, facetId: facetId)
     }
 
     /// Authentication Cloud preset.
-    public init(authCloudHostname: String, networkTimeoutInSeconds: Int = 60, userInteractionTimeoutInSeconds: Int = 240) {
+    public init(authCloudHostname: String, networkTimeoutInSeconds: Int = 60, userInteractionTimeoutInSeconds: Int = 240, facetId: String? = nil) {
         self.init(baseUrl: URL(string: "https://\(authCloudHostname)/_app")!,
                   registrationRequestPath: "/uaf/1.1/request/registration/", registrationResponsePath: "/uaf/1.1/registration/",
                   authenticationRequestPath: "/uaf/1.1/request/authentication/", authenticationResponsePath: "/uaf/1.1/authentication/",
                   deregistrationRequestPath: "/uaf/1.1/request/deregistration/", dispatchTargetResourcePath: "/token/dispatch/targets/",
                   deviceResourcePath: "/devices/", networkTimeoutInSeconds: networkTimeoutInSeconds,
-                  userInteractionTimeoutInSeconds: userInteractionTimeoutInSeconds)
+                  userInteractionTimeoutInSeconds: userInteractionTimeoutInSeconds, facetId: facetId)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -134,19 +134,14 @@ public struct Configuration: Decodable, Sendable {
         /// The configuration; nil when `hostname` does not make an HTTPS URL.
         public func build() -> Configuration? {
             guard !hostname.isEmpty, !hostname.contains("/"), URL(string: "https://\(hostname)")?.host != nil else { return nil }
-            let base: Configuration
             switch preset {
             case .authCloud:
-                base = Configuration(authCloudHostname: hostname, networkTimeoutInSeconds: networkTimeout, userInteractionTimeoutInSeconds: userInteractionTimeout)
+                return Configuration(authCloudHostname: hostname, networkTimeoutInSeconds: networkTimeout,
+                                     userInteractionTimeoutInSeconds: userInteractionTimeout, facetId: facetId).withTransportSecurity(security)
             case .identitySuite:
-                base = Configuration(idSuiteHostname: hostname, networkTimeoutInSeconds: networkTimeout, userInteractionTimeoutInSeconds: userInteractionTimeout)
+                return Configuration(idSuiteHostname: hostname, networkTimeoutInSeconds: networkTimeout,
+                                     userInteractionTimeoutInSeconds: userInteractionTimeout, facetId: facetId).withTransportSecurity(security)
             }
-            return Configuration(baseUrl: base.baseUrl, registrationRequestPath: base.registrationRequestPath,
-                                 registrationResponsePath: base.registrationResponsePath, authenticationRequestPath: base.authenticationRequestPath,
-                                 authenticationResponsePath: base.authenticationResponsePath, deregistrationRequestPath: base.deregistrationRequestPath,
-                                 dispatchTargetResourcePath: base.dispatchTargetResourcePath, deviceResourcePath: base.deviceResourcePath,
-                                 networkTimeoutInSeconds: networkTimeout, userInteractionTimeoutInSeconds: userInteractionTimeout, facetId: facetId)
-                .withTransportSecurity(security)
         }
     }
 
