@@ -13,10 +13,18 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "The server's configuration file (JSON); MAUTH_* environment variables override it.") var config: String?
     @Option(help: "SQLite database file or a postgres:// URL (overrides the configuration).") var database: String?
 
-    func open() async throws -> StoreDatabase {
+    /// Opens the database (running its migrations), runs `body` on its stores, and closes it, also when `body` fails.
+    func withStores<T>(_ body: (Stores) async throws -> T) async throws -> T {
         var configuration = try ServerConfiguration.load(path: config)
         if let database { configuration.database = .init(text: database) }
-        return try await StoreDatabase.open(configuration.database)
+        let database = try await StoreDatabase.open(configuration.database)
+        let result: T
+        do { result = try await body(Stores(database: database)) } catch {
+            try? await database.close()
+            throw error
+        }
+        try await database.close()
+        return result
     }
 }
 
@@ -33,13 +41,7 @@ struct AccessKeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard !name.isEmpty, name.utf8.count <= 200 else { throw ValidationError("--name must be 1...200 bytes") }
-            let database = try await options.open()
-            let created: (key: String, record: AccessKeyRecord)
-            do { created = try await Stores(database: database).accessKeys.create(name: name, now: Date()) } catch {
-                try? await database.close()
-                throw error
-            }
-            try await database.close()
+            let created = try await options.withStores { try await $0.accessKeys.create(name: name, now: Date()) }
             if quiet {
                 say(created.key)
             } else {
@@ -54,13 +56,7 @@ struct AccessKeyCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let database = try await options.open()
-            let keys: [AccessKeyRecord]
-            do { keys = try await Stores(database: database).accessKeys.list() } catch {
-                try? await database.close()
-                throw error
-            }
-            try await database.close()
+            let keys = try await options.withStores { try await $0.accessKeys.list() }
             let formatter = ISO8601DateFormatter()
             for key in keys {
                 say("\(key.id)  \(formatter.string(from: key.createdAt))  \(key.revokedAt.map { "revoked \(formatter.string(from: $0))" } ?? "active")  \(key.name)")
@@ -74,13 +70,7 @@ struct AccessKeyCommand: AsyncParsableCommand {
         @Argument(help: "The key's id (from list).") var id: String
 
         func run() async throws {
-            let database = try await options.open()
-            let revoked: Bool
-            do { revoked = try await Stores(database: database).accessKeys.revoke(id: id, now: Date()) } catch {
-                try? await database.close()
-                throw error
-            }
-            try await database.close()
+            let revoked = try await options.withStores { try await $0.accessKeys.revoke(id: id, now: Date()) }
             guard revoked else { throw ValidationError("no active access key has the id \(id)") }
             say("access key \(id) revoked")
         }
