@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: [
         // Byte-level helpers every module needs (base64url, secure random); knows no protocol.
@@ -114,9 +115,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
             // The OpenAPI 3.1 document of the HTTP API: one file, compiled into the binary and served at /openapi.json.
-            resources: [.embedInCode("OpenAPI/openapi.json")]
+            // The demo site's templates, style sheet and script, compiled in too: the binary needs no files beside it.
+            resources: [
+                .embedInCode("OpenAPI/openapi.json"),
+                .embedInCode("DemoSite/Site/layout.mustache"),
+                .embedInCode("DemoSite/Site/home.mustache"),
+                .embedInCode("DemoSite/Site/waiting.mustache"),
+                .embedInCode("DemoSite/Site/result.mustache"),
+                .embedInCode("DemoSite/Site/demo.css"),
+                .embedInCode("DemoSite/Site/demo.js"),
+            ]
         ),
         .target(
             name: "UAFTesting",

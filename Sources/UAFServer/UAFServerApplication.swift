@@ -92,7 +92,7 @@ public enum UAFServerApplication {
     static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
                             firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics, readiness: Readiness,
-                            dependencies: ServerDependencies) -> Router<ServerRequestContext> {
+                            dependencies: ServerDependencies, demoPages: DemoPages? = nil) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
         let router = Router(context: ServerRequestContext.self)
         // First, so every request (unmatched ones and errors too) gets an id and is counted.
@@ -132,8 +132,11 @@ public enum UAFServerApplication {
             targets: targets, devices: DeviceService(environment: environment, signatures: signatures, targets: targets), onRejection: onRejection)
         dispatchController.add(open: open, protected: protected)
         dispatchController.addDeviceService(open: open)
-        AuthCloudController(service: AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch),
-                            accessKeys: stores.accessKeys, onRejection: onRejection).add(router: router, open: open)
+        let authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
+        AuthCloudController(service: authCloud, accessKeys: stores.accessKeys, onRejection: onRejection).add(router: router, open: open)
+        if let demoPages {
+            DemoSiteController(service: authCloud, issuer: issuer, pages: demoPages, clock: dependencies.clock, onRejection: onRejection).add(open: open)
+        }
         ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
         return router
@@ -186,6 +189,9 @@ public enum UAFServerApplication {
         } else if configuration.authorization.jwt == nil && configuration.authorization.trustedProxy == nil {
             logger.notice("no relying-party JWT keys or trusted proxy configured: registration requests need a session from a prior authentication")
         }
+        if configuration.demoSite {
+            logger.warning("DEMO SITE at /demo: its pages enroll any username and send approvals to any user without a credential. Never use this in production.")
+        }
         let tls = try makeTLS(configuration)
         let channelBinding = configuration.checkChannelBinding ? try expectedChannelBinding(leafDER: tls.leafDER) : nil
         let metadata = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
@@ -208,7 +214,8 @@ public enum UAFServerApplication {
             firebase = try configuration.dispatch.firebase.map { try FirebaseDispatcher(configuration: $0, logger: logger, clock: dependencies.clock) }
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase,
-                                     metrics: metrics, readiness: readiness, dependencies: dependencies)
+                                     metrics: metrics, readiness: readiness, dependencies: dependencies,
+                                     demoPages: configuration.demoSite ? try DemoPages() : nil)
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let application = Application(

@@ -11,6 +11,7 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
     @Option(help: "SQLite database file, :memory:, or a postgres:// URL.") var database: String?
     @Flag(help: "Development mode: protected endpoints accept every caller (never in production).") var developmentMode = false
+    @Flag(help: "Serve the relying-party web demo at /demo (never in production: it enrolls and approves for anyone).") var demoSite = false
     @Option(help: "Write the generated development certificate (PEM) here, for clients to trust.") var writeCertificate: String?
     @Option(help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
     var logLevel: String?
@@ -21,6 +22,7 @@ struct ServerCommand: AsyncParsableCommand {
         if let port { configuration.port = port }
         if let database { configuration.database = .init(text: database) }
         if developmentMode { configuration.authorization.developmentMode = true }
+        if demoSite { configuration.demoSite = true }
         try configuration.validate()
         let levelText = logLevel ?? ProcessInfo.processInfo.environment["MAUTH_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
@@ -32,6 +34,7 @@ struct ServerCommand: AsyncParsableCommand {
         let server = try await UAFServerApplication.start(configuration: configuration, handleSignals: true)
         say("mauth server listening on \(server.baseURL.absoluteString)")
         say("appID \(server.appID)")
+        if configuration.demoSite { say("demo site: \(server.baseURL.absoluteString)/demo") }
         if server.usesDevelopmentCertificate {
             say("TLS: self-signed development certificate (configure tls.certificatePath/privateKeyPath for production)")
             if let writeCertificate {

@@ -18,6 +18,8 @@ public struct Principal: Sendable, Equatable {
         case deviceSignature(dispatchTargetId: String)
         /// An Auth Cloud access key (server-to-server): acts for every user of the API; carries the key's id.
         case accessKey(id: String)
+        /// The built-in relying-party demo site (`mauth server --demo-site`), which acts like an access-key holder.
+        case demoSite
         /// Development mode: nobody was checked.
         case development
     }

@@ -78,6 +78,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var dispatch: Dispatch
     /// Metrics and graceful shutdown.
     public var observability: Observability
+    /// Serve the relying-party web demo at `/demo` (off by default; never in production: its pages enroll any
+    /// username and send approvals to any user without a credential).
+    public var demoSite: Bool = false
 
     public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
                 facets: [String] = ServerConfiguration.defaultFacets, metadataPath: String? = nil,
@@ -111,7 +114,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// Loads `path` (if given) and applies environment overrides: `MAUTH_HOST`, `MAUTH_PORT`, `MAUTH_APP_ID`,
     /// `MAUTH_FACETS` (comma-separated), `MAUTH_DATABASE` (an SQLite path or `:memory:`), `MAUTH_TLS_CERT`,
     /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`, `MAUTH_FACETS_FILE`, `MAUTH_DEVELOPMENT_MODE` (`true` only), `MAUTH_JWT_JWKS`, `MAUTH_JWT_ISSUER`,
-    /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`. Unknown keys in the file are ignored; a wrong value for a known key is
+    /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`, `MAUTH_DEMO_SITE` (`true` or `false`). Unknown keys in the file are ignored; a wrong value for a known key is
     /// an error (the server does not start), as in nevisFIDO.
     public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
@@ -147,6 +150,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             configuration.authorization.jwt = jwt
         }
         if let key = environment["MAUTH_TOKEN_SIGNING_KEY"] { configuration.tokens.signingKeyPath = key }
+        if let demo = environment["MAUTH_DEMO_SITE"] {
+            guard demo == "true" || demo == "false" else { throw ConfigurationError.invalid("MAUTH_DEMO_SITE=\(demo)") }
+            configuration.demoSite = demo == "true"
+        }
         try configuration.validate()
         return configuration
     }
@@ -177,7 +184,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
-        case authorization, tokens, limits, checkChannelBinding, dispatch, observability
+        case authorization, tokens, limits, checkChannelBinding, dispatch, observability, demoSite
     }
 
     public init(from decoder: any Decoder) throws {
@@ -204,6 +211,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         checkChannelBinding = try c.decodeIfPresent(Bool.self, forKey: .checkChannelBinding) ?? d.checkChannelBinding
         dispatch = try c.decodeIfPresent(Dispatch.self, forKey: .dispatch) ?? d.dispatch
         observability = try c.decodeIfPresent(Observability.self, forKey: .observability) ?? d.observability
+        demoSite = try c.decodeIfPresent(Bool.self, forKey: .demoSite) ?? d.demoSite
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -223,6 +231,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(checkChannelBinding, forKey: .checkChannelBinding)
         try c.encode(dispatch, forKey: .dispatch)
         try c.encode(observability, forKey: .observability)
+        try c.encode(demoSite, forKey: .demoSite)
     }
 
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a

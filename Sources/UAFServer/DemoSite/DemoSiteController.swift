@@ -1,0 +1,298 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JWTKit
+import Mustache
+import NIOCore
+import Primitives
+
+/// The relying-party web demo (`mauth server --demo-site`): an "Example Bank" whose sign-up shows an enrollment QR
+/// code and whose log-in asks the phone to confirm a transaction, by push or QR code. It plays the relying party's
+/// backend with the server's own Auth Cloud service (enroll, approval), lets the browser poll `/api/v1/status`
+/// with the status token, and verifies the result token as an outside backend would: with the published JWKS.
+///
+/// Server-side rendered (swift-mustache templates compiled into the binary), one style sheet, one small script;
+/// a strict Content-Security-Policy allows nothing else. Off by default: whoever can open the page can enroll any
+/// username and send approvals to any user, which is what a demo is for and what production must never offer.
+struct DemoSiteController {
+    static let base = "/demo"
+    let service: AuthCloudService
+    let issuer: TokenIssuer
+    let pages: DemoPages
+    let clock: @Sendable () -> Date
+    let onRejection: @Sendable (String, ServiceFailure) -> Void
+
+    /// What the demo site acts as when it calls the Auth Cloud service: a relying party's backend with a key.
+    static let principal = Principal(source: .demoSite, subject: nil, isAdmin: true)
+    /// The transaction the log-in form proposes.
+    static let defaultMessage = "Pay CHF 250.00 to Example Shop"
+    /// Form bodies are a few short fields; anything larger is not from our pages.
+    static let maximumFormBytes = 8 * 1024
+
+    struct SignUpForm: Decodable { var username: String? }
+    struct LogInForm: Decodable { var username: String?; var message: String?; var channel: String? }
+    struct ResultForm: Decodable { var statusToken: String?; var message: String? }
+
+    func add(open: RouterGroup<ServerRequestContext>) {
+        open.get(RouterPath(stringLiteral: Self.base)) { _, _ in
+            page(pages.home(error: nil, signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage))
+        }
+        open.get("\(Self.base)/static/demo.css") { _, _ in
+            asset(DemoPages.styleSheet, contentType: "text/css; charset=utf-8")
+        }
+        open.get("\(Self.base)/static/demo.js") { _, _ in
+            asset(DemoPages.script, contentType: "text/javascript; charset=utf-8")
+        }
+        open.post("\(Self.base)/signup") { request, _ in
+            let form: SignUpForm
+            switch await decodeForm(request, as: SignUpForm.self) {
+            case .failure(let refusal): return refusal.response
+            case .success(let decoded): form = decoded
+            }
+            let username = (form.username ?? "").trimmingCharacters(in: .whitespaces)
+            do {
+                let user = try await service.enroll(.init(username: username, userId: nil, channel: nil), principal: Self.principal)
+                guard let enrollment = user.enrollment else { throw ServiceFailure(.internalServerError, "enroll answered no enrollment") }
+                return page(pages.waiting(.init(
+                    heading: "Scan with the app", instructions: "Open the authenticator app on your phone and scan this code to register \(username).",
+                    message: nil, qrCode: enrollment.qrCode, appLinkUri: enrollment.appLinkUri, statusToken: enrollment.statusToken)))
+            } catch {
+                return refusal(error, name: "demo sign-up", home: pages.home(signupUsername: username, loginUsername: "", loginMessage: Self.defaultMessage))
+            }
+        }
+        open.post("\(Self.base)/login") { request, _ in
+            let form: LogInForm
+            switch await decodeForm(request, as: LogInForm.self) {
+            case .failure(let refusal): return refusal.response
+            case .success(let decoded): form = decoded
+            }
+            let username = (form.username ?? "").trimmingCharacters(in: .whitespaces)
+            let message = form.message.flatMap { $0.isEmpty ? nil : $0 }
+            let channel = form.channel == "app" ? "app" : "push"
+            do {
+                let answer = try await service.approval(.init(username: username, userId: nil, authenticatorId: nil, channel: channel, prompt: nil,
+                                                              message: message, notificationMessage: nil), principal: Self.principal)
+                let instructions = channel == "push"
+                    ? "We sent a request to \(username)'s phone. Open it and confirm."
+                    : "Scan this code with the authenticator app on \(username)'s phone, then confirm."
+                return page(pages.waiting(.init(
+                    heading: message == nil ? "Confirm the log-in" : "Confirm the transaction", instructions: instructions, message: message,
+                    qrCode: answer.qrCode, appLinkUri: answer.appLinkUri, statusToken: answer.statusToken)))
+            } catch {
+                return refusal(error, name: "demo log-in", home: pages.home(signupUsername: "", loginUsername: username, loginMessage: message ?? ""))
+            }
+        }
+        open.post("\(Self.base)/result") { request, _ in
+            let form: ResultForm
+            switch await decodeForm(request, as: ResultForm.self) {
+            case .failure(let refusal): return refusal.response
+            case .success(let decoded): form = decoded
+            }
+            let message = form.message.flatMap { $0.isEmpty ? nil : $0 }
+            do {
+                let status = try await service.status(.init(statusToken: form.statusToken ?? ""))
+                return page(pages.result(try await result(status, statusToken: form.statusToken ?? "", message: message)))
+            } catch {
+                return refusal(error, name: "demo result", home: pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage))
+            }
+        }
+    }
+
+    // MARK: The result: the backend's side of "approved"
+
+    /// The claims a relying party's backend checks in a result token. Verified with JWTKit's own claim types
+    /// (expiry, audience, issuer), not with the server's code, so the demo checks the token the way an outside
+    /// backend would.
+    struct ResultTokenClaims: JWTPayload {
+        var iss: IssuerClaim
+        var aud: AudienceClaim
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim
+        var username: String
+        var transaction_id: String
+        var op: String
+        var status: String
+        var aaid: String?
+        var keyid: String?
+        var txn_hash: String?
+        func verify(using algorithm: some JWTAlgorithm) async throws {
+            try exp.verifyNotExpired()
+            try aud.verifyIntendedAudience(includes: AuthCloudService.ResultClaims.audience)
+        }
+    }
+
+    private func result(_ status: AuthCloudService.StatusAnswer, statusToken: String, message: String?) async throws -> DemoPages.Result {
+        var result = DemoPages.Result(outcome: status.status, heading: "", summary: "", message: message, transactionCheck: nil,
+                                      transactionCheckClass: nil, claims: [], pending: false, statusToken: statusToken)
+        switch status.status {
+        case "succeeded":
+            guard let token = status.token else { throw ServiceFailure(.internalServerError, "succeeded without a result token") }
+            let claims = try await verifyResultToken(token)
+            let registered = claims.op == "registration"
+            result.heading = registered ? "Registered" : (message == nil ? "Logged in" : "Transaction confirmed")
+            result.summary = registered
+                ? "\(claims.username)'s phone is registered. Log in with it from the start page."
+                : "Welcome back, \(claims.username). Your phone confirmed \(message == nil ? "the log-in" : "this transaction")."
+            if let message {
+                // The token carries the hash of the text the phone signed; compare it with the text this page asked for.
+                let expected = Base64URL.encode(Array(SHA256.hash(data: Data(message.utf8))))
+                let matches = claims.txn_hash == expected
+                result.transactionCheck = matches
+                    ? "✓ The phone confirmed exactly this text: its SHA-256 is the token's txn_hash."
+                    : "✗ The token's txn_hash does not match this text."
+                result.transactionCheckClass = matches ? "ok" : "bad"
+            }
+            let formatter = ISO8601DateFormatter()
+            result.claims = [
+                ("iss", claims.iss.value), ("aud", claims.aud.value.joined(separator: " ")), ("sub (userId)", claims.sub.value),
+                ("username", claims.username), ("op", claims.op), ("status", claims.status), ("transaction_id", claims.transaction_id),
+                ("aaid", claims.aaid ?? "–"), ("keyid", claims.keyid ?? "–"), ("txn_hash", claims.txn_hash ?? "–"),
+                ("iat", formatter.string(from: claims.iat.value)), ("exp", formatter.string(from: claims.exp.value)),
+            ].map { DemoPages.Claim(name: $0.0, value: $0.1) }
+            result.hasClaims = true
+        case "pending":
+            result.heading = "Still waiting"
+            result.summary = "Your phone has not answered yet."
+            result.pending = true
+        case "failed":
+            result.heading = "Not confirmed"
+            result.summary = "The phone denied the request, it failed, or it expired. Nothing was approved."
+        default:
+            result.heading = "Unknown request"
+            result.summary = "This request is unknown or too old. Start again."
+        }
+        return result
+    }
+
+    /// Verifies a result token with the JWKS document this server publishes at `/.well-known/jwks.json`.
+    private func verifyResultToken(_ token: String) async throws -> ResultTokenClaims {
+        let keys = JWTKeyCollection()
+        try await keys.add(jwksJSON: String(decoding: try JSONEncoder().encode(issuer.jwks), as: UTF8.self))
+        let claims = try await keys.verify(token, as: ResultTokenClaims.self)
+        guard claims.iss.value == issuer.issuer else { throw ServiceFailure(.internalServerError, "result token from another issuer") }
+        return claims
+    }
+
+    // MARK: Responses
+
+    /// Pages allow their own style sheet and script, `data:` images (the QR code) and fetches to this origin only.
+    static let securityHeaders: HTTPFields = [
+        HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer", .cacheControl: "no-store",
+    ]
+
+    private func page(_ html: String, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    private func asset(_ text: String, contentType: String) -> Response {
+        var headers = Self.securityHeaders
+        headers[.contentType] = contentType
+        headers[.cacheControl] = "public, max-age=300"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// A refusal shown on the start page: the service's own message for what the user can fix (a bad username,
+    /// an unknown user, a text outside the allowed subset), a generic one for anything else.
+    private func refusal(_ error: any Error, name: String, home: (String?) -> String) -> Response {
+        switch error {
+        case let failure as HTTPFailure:
+            onRejection(name, ServiceFailure(.badRequest, "\(failure.status.code) \(failure.message)"))
+            return page(home(failure.message), status: failure.status)
+        case let failure as ServiceFailure where failure.status != .internalServerError:
+            onRejection(name, failure)
+            return page(home("The request was refused: \(failure.status.reasonPhrase)."), status: .badRequest)
+        default:
+            onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
+            return page(home("Something went wrong on our side. Try again."), status: .internalServerError)
+        }
+    }
+
+    private func decodeForm<Form: Decodable>(_ request: Request, as type: Form.Type) async -> Result<Form, FormRefusal> {
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
+            return .failure(FormRefusal(page(pages.home(error: "Send the form from this site.", signupUsername: "", loginUsername: "",
+                                                        loginMessage: Self.defaultMessage), status: .unsupportedMediaType)))
+        }
+        do {
+            let body = try await request.body.collect(upTo: Self.maximumFormBytes)
+            return .success(try URLEncodedFormDecoder().decode(Form.self, from: String(buffer: body)))
+        } catch {
+            onRejection("demo form", ServiceFailure(.badRequest, "unreadable form: \(error)"))
+            return .failure(FormRefusal(page(pages.home(error: "The form could not be read.", signupUsername: "", loginUsername: "",
+                                                        loginMessage: Self.defaultMessage), status: .badRequest)))
+        }
+    }
+
+    struct FormRefusal: Error { let response: Response; init(_ response: Response) { self.response = response } }
+}
+
+/// The demo site's templates and assets, compiled into the binary (Package.swift embeds `DemoSite/Site/`).
+struct DemoPages: Sendable {
+    let library: MustacheLibrary
+
+    static let styleSheet = String(decoding: PackageResources.demo_css, as: UTF8.self)
+    static let script = String(decoding: PackageResources.demo_js, as: UTF8.self)
+
+    init() throws {
+        var library = MustacheLibrary()
+        for (name, bytes) in [("layout", PackageResources.layout_mustache), ("home", PackageResources.home_mustache),
+                              ("waiting", PackageResources.waiting_mustache), ("result", PackageResources.result_mustache)] {
+            try library.register(String(decoding: bytes, as: UTF8.self), named: name)
+        }
+        self.library = library
+    }
+
+    struct Waiting {
+        var heading: String
+        var instructions: String
+        var message: String?
+        var qrCode: AuthCloudService.QRCodeImage?
+        var appLinkUri: String?
+        var statusToken: String
+    }
+
+    struct Claim { var name: String; var value: String }
+
+    struct Result {
+        var outcome: String
+        var heading: String
+        var summary: String
+        var message: String?
+        var transactionCheck: String?
+        var transactionCheckClass: String?
+        var claims: [Claim]
+        var pending: Bool
+        var statusToken: String
+        /// Stored, not computed: templates see stored properties only (they render through `Mirror`).
+        var hasClaims: Bool = false
+    }
+
+    struct Home {
+        var error: String?
+        var signupUsername: String
+        var loginUsername: String
+        var loginMessage: String
+    }
+
+    /// The start page; `error` is shown above the forms.
+    func home(error: String?, signupUsername: String, loginUsername: String, loginMessage: String) -> String {
+        render(Home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage), "home")
+    }
+
+    /// The start page with its fields filled in, waiting for the error a refusal shows.
+    func home(signupUsername: String, loginUsername: String, loginMessage: String) -> (String?) -> String {
+        { error in home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage) }
+    }
+
+    func waiting(_ page: Waiting) -> String { render(page, "waiting") }
+    func result(_ page: Result) -> String { render(page, "result") }
+
+    private func render(_ object: Any, _ name: String) -> String {
+        // Every template is registered in init, so a nil here is a programming error caught by the tests.
+        library.render(object, withTemplate: name) ?? "<!doctype html><title>Template \(name) missing</title>"
+    }
+}
