@@ -6,7 +6,7 @@ struct Mauth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mauth",
         abstract: "FIDO UAF mobile authentication: server, virtual device and end-to-end demo.",
-        subcommands: [ServerCommand.self, DemoCommand.self, LoadCommand.self, AdminCommand.self])
+        subcommands: [ServerCommand.self, DemoCommand.self, LoadCommand.self, AdminCommand.self, DeviceCommand.self])
 }
 
 /// Writes a line to standard output at once (unbuffered), so an operator or a log collector reading a pipe sees
