@@ -18,3 +18,25 @@ wait_ready() {
     done
     return 1
 }
+
+# mint_jwt KEY_PEM ISSUER AUDIENCE SUBJECT [SCOPE]: an ES256 JWT valid for an hour, signed with KEY_PEM (needs the
+# cryptography package from PyPI): what a relying party's backend hands its app.
+mint_jwt() {
+    python3 - "$@" <<'PY'
+import base64, json, sys, time
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+key_path, issuer, audience, subject = sys.argv[1:5]
+key = serialization.load_pem_private_key(open(key_path, "rb").read(), password=None)
+b64 = lambda data: base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+now = int(time.time())
+claims = {"iss": issuer, "aud": audience, "sub": subject, "iat": now, "exp": now + 3600}
+if len(sys.argv) > 5:
+    claims["scope"] = sys.argv[5]
+header = b64(json.dumps({"alg": "ES256", "typ": "JWT"}).encode())
+body = b64(json.dumps(claims).encode())
+r, s = decode_dss_signature(key.sign(f"{header}.{body}".encode(), ec.ECDSA(hashes.SHA256())))
+print(f"{header}.{body}.{b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}")
+PY
+}

@@ -238,16 +238,24 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
 }
 
 /// The user-verification answers a command line carries: one PIN or password (a wrong one is asked for again,
-/// and the script then cancels instead of waiting), biometrics and the device passcode always accepted.
+/// and the script then cancels instead of waiting), biometrics and the device passcode always accepted. It keeps
+/// what it was shown, so a cancellation after a refused PIN is reported as that, not as "the user cancelled".
 struct HeadlessAnswers {
     var pin: String?
     var password: String?
+    let pinVerifier: ScriptedPinUserVerifier
+    let passwordVerifier: ScriptedPasswordUserVerifier
+    let osVerifier = ScriptedOSVerifier()
+    let pinEnroller: ScriptedPinEnroller
+    let passwordEnroller: ScriptedPasswordEnroller
 
-    var pinVerifier: ScriptedPinUserVerifier { ScriptedPinUserVerifier(pins: [pin, nil]) }
-    var passwordVerifier: ScriptedPasswordUserVerifier { ScriptedPasswordUserVerifier(passwords: [password, nil]) }
-    var osVerifier: ScriptedOSVerifier { ScriptedOSVerifier() }
-    var pinEnroller: ScriptedPinEnroller { ScriptedPinEnroller(pins: [pin, nil]) }
-    var passwordEnroller: ScriptedPasswordEnroller { ScriptedPasswordEnroller(passwords: [password, nil]) }
+    init(pin: String? = nil, password: String? = nil) {
+        self.pin = pin; self.password = password
+        pinVerifier = ScriptedPinUserVerifier(pins: [pin, nil])
+        passwordVerifier = ScriptedPasswordUserVerifier(passwords: [password, nil])
+        pinEnroller = ScriptedPinEnroller(pins: [pin, nil])
+        passwordEnroller = ScriptedPasswordEnroller(passwords: [password, nil])
+    }
 
     /// Reads only the secret the chosen authenticator needs (a biometric registration asks for none).
     static func read(kind: DeviceAuthenticatorKind?, pin: String?, password: String?) throws -> HeadlessAnswers {
@@ -259,6 +267,30 @@ struct HeadlessAnswers {
             // Any registered authenticator may be chosen: take what was given, ask for nothing.
             return HeadlessAnswers(pin: pin ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_PIN"],
                                    password: password ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_PASSWORD"])
+        }
+    }
+
+    /// Runs `body`; when it fails after a PIN or password was asked for a second time, the real reason replaces
+    /// the SDK's "cancelled" (the script cancels the second question).
+    func explaining<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch {
+            if pinEnroller.shownContexts.count > 1 {
+                throw DeviceCommandError("the PIN was refused: \(pinEnroller.shownContexts.last?.lastRecoverableError.map { String(describing: $0) } ?? "policy")")
+            }
+            if passwordEnroller.shownContexts.count > 1 {
+                throw DeviceCommandError("the password was refused: \(passwordEnroller.shownContexts.last?.lastRecoverableError.map { String(describing: $0) } ?? "policy")")
+            }
+            if let last = pinVerifier.shownContexts.last, pinVerifier.shownContexts.count > 1 {
+                throw DeviceCommandError("wrong PIN (\(last.authenticatorProtectionStatus))")
+            }
+            if let last = passwordVerifier.shownContexts.last, passwordVerifier.shownContexts.count > 1 {
+                throw DeviceCommandError("wrong password (\(last.authenticatorProtectionStatus))")
+            }
+            if pinVerifier.shownContexts.count == 1 && pin == nil { throw DeviceCommandError("a PIN is needed: pass --pin or set MAUTH_DEVICE_PIN") }
+            if passwordVerifier.shownContexts.count == 1 && password == nil {
+                throw DeviceCommandError("a password is needed: pass --password or set MAUTH_DEVICE_PASSWORD")
+            }
+            throw error
         }
     }
 }
@@ -436,7 +468,7 @@ struct DeviceRegister: AsyncParsableCommand {
             let answers = try HeadlessAnswers.read(kind: kind, pin: verification.pin, password: verification.password)
             let device = try HeadlessDevice.open(options)
             let selector = HeadlessSelector(kind: kind, registering: true)
-            return try await device.withClient { client in
+            return try await answers.explaining { try await device.withClient { client in
                 var report = DeviceReport()
                 let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
                 if let username {
@@ -466,7 +498,7 @@ struct DeviceRegister: AsyncParsableCommand {
                     try await runner.authCloudRegistration(appLink: nil, enrollResponse: text, report: &report)
                 }
                 return report
-            }
+            } }
         }
     }
 }
@@ -483,7 +515,7 @@ struct DeviceAuthenticate: AsyncParsableCommand {
             let answers = try HeadlessAnswers.read(kind: verification.authenticator, pin: verification.pin, password: verification.password)
             let device = try HeadlessDevice.open(options)
             let selector = HeadlessSelector(kind: verification.authenticator)
-            return try await device.withClient { client in
+            return try await answers.explaining { try await device.withClient { client in
                 let username = try username ?? onlyAccount(client)
                 var authentication = client.operations.authentication.username(username).authenticatorSelector(selector)
                     .pinUserVerifier(answers.pinVerifier).passwordUserVerifier(answers.passwordVerifier).biometricUserVerifier(answers.osVerifier)
@@ -502,7 +534,7 @@ struct DeviceAuthenticate: AsyncParsableCommand {
                     report.line("session cookie(s): \(cookies.cookies.map(\.name).joined(separator: ", "))")
                 }
                 return report
-            }
+            } }
         }
     }
 }
@@ -520,12 +552,11 @@ func onlyAccount(_ client: any MobileAuthenticationClient) throws -> String {
 struct OutOfBandDecision {
     let approve: Bool
 
-    func run(options: DeviceOptions, verification: VerificationOptions, source: PayloadOptions, index: Int?) async throws -> DeviceReport {
+    func run(options: DeviceOptions, answers: HeadlessAnswers, kind: DeviceAuthenticatorKind?, source: PayloadOptions, index: Int?) async throws -> DeviceReport {
         let scanned = try source.scannedText()
-        let answers = approve ? try HeadlessAnswers.read(kind: verification.authenticator, pin: verification.pin, password: verification.password) : HeadlessAnswers()
         let device = try HeadlessDevice.open(options)
-        let selector = HeadlessSelector(kind: verification.authenticator, approve: approve)
-        return try await device.withClient { client in
+        let selector = HeadlessSelector(kind: kind, approve: approve)
+        return try await answers.explaining { try await device.withClient { client in
             var report = DeviceReport()
             let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
             if let scanned {
@@ -541,7 +572,7 @@ struct OutOfBandDecision {
             report["pending"] = operations.count
             try await runner.run(operations[position - 1].payload, report: &report)
             return report
-        }
+        } }
     }
 }
 
@@ -554,7 +585,8 @@ struct DeviceApprove: AsyncParsableCommand {
 
     func run() async throws {
         try await runDeviceCommand("approve", json: options.json) {
-            try await OutOfBandDecision(approve: true).run(options: options, verification: verification, source: source, index: index)
+            let answers = try HeadlessAnswers.read(kind: verification.authenticator, pin: verification.pin, password: verification.password)
+            return try await OutOfBandDecision(approve: true).run(options: options, answers: answers, kind: verification.authenticator, source: source, index: index)
         }
     }
 }
@@ -567,7 +599,7 @@ struct DeviceDeny: AsyncParsableCommand {
 
     func run() async throws {
         try await runDeviceCommand("deny", json: options.json) {
-            try await OutOfBandDecision(approve: false).run(options: options, verification: VerificationOptions(), source: source, index: index)
+            try await OutOfBandDecision(approve: false).run(options: options, answers: HeadlessAnswers(), kind: nil, source: source, index: index)
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FirebaseTesting
 import Foundation
 import Logging
 import UAFServer
@@ -12,6 +13,9 @@ struct ServerCommand: AsyncParsableCommand {
     @Option(help: "SQLite database file, :memory:, or a postgres:// URL.") var database: String?
     @Flag(help: "Development mode: protected endpoints accept every caller (never in production).") var developmentMode = false
     @Flag(help: "Serve the relying-party web demo at /demo (never in production: it enrolls and approves for anyone).") var demoSite = false
+    @Option(help: ArgumentHelp("Development aid: send push notifications to a local stand-in for Google's OAuth and FCM endpoints, kept in this directory.",
+                               discussion: "Nothing reaches a phone; devices fetch the operation as pending (mauth device pending / approve)."))
+    var firebaseStandIn: String?
     @Option(help: "Write the generated development certificate (PEM) here, for clients to trust.") var writeCertificate: String?
     @Option(help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
     var logLevel: String?
@@ -31,6 +35,13 @@ struct ServerCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
+        var standIn: FirebaseStandIn?
+        if let firebaseStandIn {
+            guard configuration.dispatch.firebase == nil else { throw ValidationError("--firebase-stand-in and dispatch.firebase exclude each other") }
+            let started = try await FirebaseStandIn.start(directory: URL(fileURLWithPath: firebaseStandIn))
+            configuration.dispatch.firebase = started.configuration
+            standIn = started
+        }
         let server = try await UAFServerApplication.start(configuration: configuration, handleSignals: true)
         say("mauth server listening on \(server.baseURL.absoluteString)")
         say("appID \(server.appID)")
@@ -42,6 +53,8 @@ struct ServerCommand: AsyncParsableCommand {
                 say("trust anchor written to \(writeCertificate) (a one-off CA whose key is discarded; it vouches for this server only)")
             }
         }
+        if let standIn { say("push: FCM stand-in at \(standIn.baseURL) (nothing reaches a phone; devices fetch pending operations)") }
         try await server.wait()
+        try await standIn?.stop()
     }
 }

@@ -130,7 +130,7 @@ struct DemoSiteController {
         case "succeeded":
             guard let token = status.token else { throw ServiceFailure(.internalServerError, "succeeded without a result token") }
             let claims = try await verifyResultToken(token)
-            let registered = claims.op == "registration"
+            let registered = claims.op == "enroll"
             result.heading = registered ? "Registered" : (message == nil ? "Logged in" : "Transaction confirmed")
             result.summary = registered
                 ? "\(claims.username)'s phone is registered. Log in with it from the start page."
