@@ -1,0 +1,204 @@
+"""The relying-party web demo in a real browser: headless Chromium driven by selenium (chromedriver), with a
+headless phone (`mauth device`) that scans the QR code the page shows and confirms the pushed transaction.
+
+Run by .ci/browser-test, which starts `mauth server --demo-site --firebase-stand-in` and creates the device; the
+environment says where everything is:
+  MAUTH_DEMO_URL       the demo's start page (https://127.0.0.1:PORT/demo)
+  MAUTH_SPKI_HASH      base64 SHA-256 of the server's public key: the only certificate Chromium accepts besides its roots
+  MAUTH_BIN            the mauth executable
+  MAUTH_DEVICE_DIR     the headless phone's directory
+  SCREENSHOT_DIR       where the screenshots go (the CI keeps them as artifacts)
+"""
+import base64
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+DEMO = os.environ["MAUTH_DEMO_URL"]
+MAUTH = os.environ["MAUTH_BIN"]
+SHOTS = os.environ["SCREENSHOT_DIR"]
+PIN = "246810"
+MESSAGE = "Pay CHF 250.00 to Example Shop"
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
+                     # Trust exactly this server's key (its certificate is a development one), nothing else.
+                     "--ignore-certificate-errors-spki-list=" + os.environ["MAUTH_SPKI_HASH"]):
+        options.add_argument(argument)
+    service = Service(executable_path=os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver"))
+    return webdriver.Chrome(service=service, options=options)
+
+
+def device(*arguments):
+    """Runs `mauth device ARGUMENTS --json`; fails the test with its output when it exits non-zero."""
+    result = subprocess.run([MAUTH, "device", *arguments, "--json"], capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise AssertionError(f"mauth device {' '.join(arguments)} failed: {result.stdout} {result.stderr}")
+    return json.loads(result.stdout)
+
+
+def zbar(png_path):
+    """Decodes a QR code image with zbarimg, an independent decoder."""
+    result = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sbinary", png_path], capture_output=True, timeout=30)
+    assert result.returncode == 0, f"zbarimg could not read {png_path}: {result.stderr!r}"
+    return result.stdout.decode().rstrip("\n")
+
+
+class Steps:
+    def __init__(self, driver):
+        self.driver = driver
+        self.wait = WebDriverWait(driver, 30)
+        self.passed = 0
+        self.failed = 0
+
+    def shot(self, name):
+        path = os.path.join(SHOTS, name)
+        self.driver.save_screenshot(path)
+        return path
+
+    def text(self, element_id):
+        return self.driver.find_element(By.ID, element_id).text
+
+    def step(self, title, body):
+        try:
+            body()
+            self.passed += 1
+            print(f"ok   {title}", flush=True)
+        except Exception:
+            self.failed += 1
+            print(f"FAIL {title}", flush=True)
+            traceback.print_exc()
+            self.shot("failure-" + title.split(":")[0].replace(" ", "-") + ".png")
+
+    def scan_qr(self, name):
+        """What the phone's camera sees: the QR code as Chromium renders it, decoded by zbarimg."""
+        qr = self.wait.until(EC.visibility_of_element_located((By.ID, "qr-code")))
+        path = os.path.join(SHOTS, name)
+        with open(path, "wb") as image:
+            image.write(qr.screenshot_as_png)
+        scanned = zbar(path)
+        # The same code as the image the server sent (its data URI), read by the same independent decoder.
+        source = qr.get_attribute("src")
+        assert source.startswith("data:image/png;base64,"), source[:40]
+        sent = os.path.join(SHOTS, "sent-" + name)
+        with open(sent, "wb") as image:
+            image.write(base64.b64decode(source.split(",", 1)[1]))
+        assert zbar(sent) == scanned, "the rendered QR code and the one the server sent differ"
+        return path, scanned
+
+    def wait_outcome(self, expected):
+        self.wait.until(EC.text_to_be_present_in_element((By.ID, "outcome"), expected))
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    driver = browser()
+    steps = Steps(driver)
+    try:
+        def home():
+            driver.get(DEMO)
+            assert "Example Bank" in driver.title + driver.find_element(By.CLASS_NAME, "brand").text
+            assert driver.find_element(By.ID, "login-message").get_attribute("value") == MESSAGE
+            steps.shot("01-home.png")
+        steps.step("start page: sign-up and log-in forms", home)
+
+        scanned = {}
+
+        def sign_up():
+            driver.find_element(By.ID, "signup-username").send_keys("carol")
+            driver.find_element(By.ID, "signup-submit").click()
+            path, text = steps.scan_qr("qr-enroll.png")
+            link = driver.find_element(By.ID, "app-link").get_attribute("href")
+            assert text == link, f"the QR code says {text[:60]}…, the app link is {link[:60]}…"
+            assert "dispatchTokenResponse=" in text
+            assert "Waiting" in steps.text("status")
+            steps.shot("02-signup-qr.png")
+            scanned["enroll"] = path
+        steps.step("sign-up: a QR code that decodes to the app link", sign_up)
+
+        def register():
+            answer = device("register", "--qr-image", scanned["enroll"], "--pin", PIN)
+            assert answer["username"] == "carol", answer
+            steps.wait_outcome("Registered")
+            assert "carol" in steps.text("summary")
+            assert driver.find_element(By.ID, "result").get_attribute("data-outcome") == "succeeded"
+            claims = steps.text("claims")
+            assert "enroll" in claims and "carol" in claims, claims
+            steps.shot("03-registered.png")
+        steps.step("the phone scans and registers; the page updates to Registered by itself", register)
+
+        def push_login():
+            driver.get(DEMO)
+            driver.find_element(By.ID, "login-username").send_keys("carol")
+            assert driver.find_element(By.ID, "channel-push").is_selected()
+            driver.find_element(By.ID, "login-submit").click()
+            steps.wait.until(EC.visibility_of_element_located((By.ID, "status")))
+            assert steps.text("transaction") == MESSAGE
+            steps.shot("04-push-waiting.png")
+            pending = device("pending")
+            assert len(pending["operations"]) == 1, pending
+            approved = device("approve", "--pin", PIN)
+            assert approved["approved"] is True and approved["transaction"] == MESSAGE, approved
+            steps.wait_outcome("Transaction confirmed")
+            check = driver.find_element(By.ID, "transaction-check")
+            assert "ok" in check.get_attribute("class").split(), check.text
+            claims = steps.text("claims")
+            for expected in ("carol", "approval", "succeeded", "txn_hash", "F1D0#1001"):
+                assert expected in claims, f"{expected} not in {claims}"
+            steps.shot("05-push-confirmed.png")
+            driver.set_window_size(390, 844)
+            steps.shot("06-push-confirmed-phone.png")
+            driver.set_window_size(1280, 900)
+        steps.step("push log-in: the phone shows the transaction, confirms, the page shows the verified token", push_login)
+
+        def qr_login():
+            driver.get(DEMO)
+            driver.find_element(By.ID, "login-username").send_keys("carol")
+            message = driver.find_element(By.ID, "login-message")
+            message.clear()
+            message.send_keys("Transfer EUR 75.00 to Dave")
+            driver.find_element(By.ID, "channel-app").click()
+            driver.find_element(By.ID, "login-submit").click()
+            path, _ = steps.scan_qr("qr-login.png")
+            steps.shot("07-qr-login.png")
+            approved = device("approve", "--qr-image", path, "--pin", PIN)
+            assert approved["transaction"] == "Transfer EUR 75.00 to Dave", approved
+            steps.wait_outcome("Transaction confirmed")
+            assert steps.text("transaction") == "Transfer EUR 75.00 to Dave"
+            steps.shot("08-qr-confirmed.png")
+        steps.step("QR log-in: the phone scans the code from the page and confirms", qr_login)
+
+        def refusals():
+            driver.get(DEMO)
+            driver.find_element(By.ID, "login-username").send_keys("nobody")
+            driver.find_element(By.ID, "login-submit").click()
+            assert "no such user" in steps.text("error").lower(), steps.text("error")
+            steps.shot("09-unknown-user.png")
+            driver.get(DEMO)
+            driver.find_element(By.ID, "login-username").send_keys("carol")
+            message = driver.find_element(By.ID, "login-message")
+            message.clear()
+            message.send_keys("<script>alert(1)</script>")
+            driver.find_element(By.ID, "login-submit").click()
+            assert "message" in steps.text("error"), steps.text("error")
+            assert not device("pending")["operations"], "a refused message was dispatched"
+        steps.step("refusals: an unknown user and a message outside the allowed HTML are shown, nothing is sent", refusals)
+    finally:
+        driver.quit()
+    print(f"browser test: {steps.passed} passed, {steps.failed} failed (screenshots in {SHOTS})")
+    return 1 if steps.failed or steps.passed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
