@@ -30,9 +30,15 @@ struct DemoSiteController {
     /// Form bodies are a few short fields; anything larger is not from our pages.
     static let maximumFormBytes = 8 * 1024
 
-    struct SignUpForm: Decodable { var username: String? }
-    struct LogInForm: Decodable { var username: String?; var message: String?; var channel: String? }
-    struct ResultForm: Decodable { var statusToken: String?; var message: String? }
+    struct SignUpForm: Decodable, Sendable {
+        var username: String?
+        var trimmedUsername: String { (username ?? "").trimmingCharacters(in: .whitespaces) }
+    }
+    struct LogInForm: Decodable, Sendable {
+        var username: String?; var message: String?; var channel: String?
+        var trimmedUsername: String { (username ?? "").trimmingCharacters(in: .whitespaces) }
+    }
+    struct ResultForm: Decodable, Sendable { var statusToken: String?; var message: String? }
 
     func add(open: RouterGroup<ServerRequestContext>) {
         open.get(RouterPath(stringLiteral: Self.base)) { _, _ in
@@ -44,58 +50,48 @@ struct DemoSiteController {
         open.get("\(Self.base)/static/demo.js") { _, _ in
             asset(DemoPages.script, contentType: "text/javascript; charset=utf-8")
         }
-        open.post("\(Self.base)/signup") { request, _ in
-            let form: SignUpForm
-            switch await decodeForm(request, as: SignUpForm.self) {
-            case .failure(let refusal): return refusal.response
-            case .success(let decoded): form = decoded
-            }
-            let username = (form.username ?? "").trimmingCharacters(in: .whitespaces)
-            do {
-                let user = try await service.enroll(.init(username: username, userId: nil, channel: nil), principal: Self.principal)
-                guard let enrollment = user.enrollment else { throw ServiceFailure(.internalServerError, "enroll answered no enrollment") }
-                return page(pages.waiting(.init(
-                    heading: "Scan with the app", instructions: "Open the authenticator app on your phone and scan this code to register \(username).",
-                    message: nil, qrCode: enrollment.qrCode, appLinkUri: enrollment.appLinkUri, statusToken: enrollment.statusToken)))
-            } catch {
-                return refusal(error, name: "demo sign-up", home: pages.home(signupUsername: username, loginUsername: "", loginMessage: Self.defaultMessage))
-            }
+        postForm(open, "signup", as: SignUpForm.self, name: "demo sign-up",
+                 home: { form in pages.home(signupUsername: form.trimmedUsername, loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
+            let username = form.trimmedUsername
+            let user = try await service.enroll(.init(username: username, userId: nil, channel: nil), principal: Self.principal)
+            guard let enrollment = user.enrollment else { throw ServiceFailure(.internalServerError, "enroll answered no enrollment") }
+            return pages.waiting(.init(
+                heading: "Scan with the app", instructions: "Open the authenticator app on your phone and scan this code to register \(username).",
+                message: nil, qrCode: enrollment.qrCode, appLinkUri: enrollment.appLinkUri, statusToken: enrollment.statusToken))
         }
-        open.post("\(Self.base)/login") { request, _ in
-            let form: LogInForm
-            switch await decodeForm(request, as: LogInForm.self) {
-            case .failure(let refusal): return refusal.response
-            case .success(let decoded): form = decoded
-            }
-            let username = (form.username ?? "").trimmingCharacters(in: .whitespaces)
+        postForm(open, "login", as: LogInForm.self, name: "demo log-in",
+                 home: { form in pages.home(signupUsername: "", loginUsername: form.trimmedUsername, loginMessage: form.message ?? "") }) { form in
+            let username = form.trimmedUsername
             let message = form.message.flatMap { $0.isEmpty ? nil : $0 }
             let channel = form.channel == "app" ? "app" : "push"
-            do {
-                let answer = try await service.approval(.init(username: username, userId: nil, authenticatorId: nil, channel: channel, prompt: nil,
-                                                              message: message, notificationMessage: nil), principal: Self.principal)
-                let instructions = channel == "push"
-                    ? "We sent a request to \(username)'s phone. Open it and confirm."
-                    : "Scan this code with the authenticator app on \(username)'s phone, then confirm."
-                return page(pages.waiting(.init(
-                    heading: message == nil ? "Confirm the log-in" : "Confirm the transaction", instructions: instructions, message: message,
-                    qrCode: answer.qrCode, appLinkUri: answer.appLinkUri, statusToken: answer.statusToken)))
-            } catch {
-                return refusal(error, name: "demo log-in", home: pages.home(signupUsername: "", loginUsername: username, loginMessage: message ?? ""))
-            }
+            let answer = try await service.approval(.init(username: username, userId: nil, authenticatorId: nil, channel: channel, prompt: nil,
+                                                          message: message, notificationMessage: nil), principal: Self.principal)
+            let instructions = channel == "push"
+                ? "We sent a request to \(username)'s phone. Open it and confirm."
+                : "Scan this code with the authenticator app on \(username)'s phone, then confirm."
+            return pages.waiting(.init(
+                heading: message == nil ? "Confirm the log-in" : "Confirm the transaction", instructions: instructions, message: message,
+                qrCode: answer.qrCode, appLinkUri: answer.appLinkUri, statusToken: answer.statusToken))
         }
-        open.post("\(Self.base)/result") { request, _ in
-            let form: ResultForm
-            switch await decodeForm(request, as: ResultForm.self) {
+        postForm(open, "result", as: ResultForm.self, name: "demo result",
+                 home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
+            let status = try await service.status(.init(statusToken: form.statusToken ?? ""))
+            return pages.result(try await result(status, statusToken: form.statusToken ?? "", message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
+        }
+    }
+
+    /// A form endpoint: decodes the form and renders the page `body` returns, or the start page (filled in by
+    /// `home` from the form) with the refusal.
+    private func postForm<Form: Decodable & Sendable>(_ group: RouterGroup<ServerRequestContext>, _ path: String, as type: Form.Type, name: String,
+                                                      home: @escaping @Sendable (Form) -> (String?) -> String,
+                                                      _ body: @escaping @Sendable (Form) async throws -> String) {
+        group.post(RouterPath(stringLiteral: "\(Self.base)/\(path)")) { request, _ in
+            let form: Form
+            switch await decodeForm(request, as: Form.self) {
             case .failure(let refusal): return refusal.response
             case .success(let decoded): form = decoded
             }
-            let message = form.message.flatMap { $0.isEmpty ? nil : $0 }
-            do {
-                let status = try await service.status(.init(statusToken: form.statusToken ?? ""))
-                return page(pages.result(try await result(status, statusToken: form.statusToken ?? "", message: message)))
-            } catch {
-                return refusal(error, name: "demo result", home: pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage))
-            }
+            do { return page(try await body(form)) } catch { return refusal(error, name: name, home: home(form)) }
         }
     }
 
