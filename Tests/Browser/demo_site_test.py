@@ -70,6 +70,10 @@ class Steps:
     def text(self, element_id):
         return self.driver.find_element(By.ID, element_id).text
 
+    def error_text(self):
+        """The start page's error, once the page that shows it has loaded (a click returns before it does)."""
+        return self.wait.until(EC.visibility_of_element_located((By.ID, "error"))).text
+
     def step(self, title, body):
         try:
             body()
@@ -183,7 +187,8 @@ def main():
             driver.get(DEMO)
             driver.find_element(By.ID, "login-username").send_keys("nobody")
             driver.find_element(By.ID, "login-submit").click()
-            assert "no such user" in steps.text("error").lower(), steps.text("error")
+            error = steps.error_text()
+            assert "no such user" in error.lower(), error
             steps.shot("09-unknown-user.png")
             driver.get(DEMO)
             driver.find_element(By.ID, "login-username").send_keys("carol")
@@ -191,7 +196,8 @@ def main():
             message.clear()
             message.send_keys("<script>alert(1)</script>")
             driver.find_element(By.ID, "login-submit").click()
-            assert "message" in steps.text("error"), steps.text("error")
+            error = steps.error_text()
+            assert "message" in error, error
             assert not device("pending")["operations"], "a refused message was dispatched"
         steps.step("refusals: an unknown user and a message outside the allowed HTML are shown, nothing is sent", refusals)
     finally:
