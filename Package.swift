@@ -170,7 +170,7 @@ let package = Package(
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "Primitives", "UAF", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting", "FirebaseTesting", "LoadGenerator",
+                "Primitives", "UAF", "NevisProtocol", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting", "FirebaseTesting", "LoadGenerator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),

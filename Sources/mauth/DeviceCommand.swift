@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
+import NevisProtocol
 import UAFTesting
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -209,7 +210,7 @@ enum DeviceAuthenticatorKind: String, ExpressibleByArgument, CaseIterable {
 final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
     private let lock = NSLock()
     private let kind: DeviceAuthenticatorKind?
-    private let approve: Bool
+    let approve: Bool
     private let registering: Bool
     private var shown: (username: String, transaction: String?, aaid: String?)?
 
@@ -220,7 +221,6 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
     var shownUsername: String? { lock.withLock { shown?.username } }
     var shownTransaction: String? { lock.withLock { shown?.transaction } }
     var chosenAaid: String? { lock.withLock { shown?.aaid } }
-    var approves: Bool { approve }
 
     func selectAuthenticator(context: any AuthenticatorSelectionContext, handler: any AuthenticatorSelectionHandler) {
         let username = context.account.username
@@ -327,16 +327,14 @@ struct OutOfBandRunner {
     let answers: HeadlessAnswers
 
     /// `enrolling`: an app link is an Auth Cloud enrollment, run by `AuthCloudApiRegistration` (as the app
-    /// does); otherwise the link's payload is redeemed like any other (an approval's QR code is such a link).
+    /// does); otherwise the link is redeemed like any other payload (an approval's QR code is such a link): the
+    /// SDK's base64url decoder takes the payload out of a link's `dispatchTokenResponse` itself.
     func run(_ text: String, enrolling: Bool, report: inout DeviceReport) async throws {
-        var text = text
         if text.hasPrefix("https://") || text.hasPrefix("http://") {
-            guard let link = URLComponents(string: text),
-                  let payload = link.queryItems?.first(where: { $0.name == "dispatchTokenResponse" })?.value, !payload.isEmpty else {
-                throw DeviceCommandError("\(text.prefix(60)) is a link but not an app link (no dispatchTokenResponse)")
+            guard text.contains("\(DispatchPayload.linkParameter)=") else {
+                throw DeviceCommandError("\(text.prefix(60)) is a link but not an app link (no \(DispatchPayload.linkParameter))")
             }
             if enrolling { return try await authCloudRegistration(appLink: text, enrollResponse: nil, report: &report) }
-            text = payload
         }
         let decode = client.operations.outOfBandPayloadDecode
         let payload = try await (text.hasPrefix("{") ? decode.json(text) : decode.base64UrlEncoded(text)).executeAsync()
@@ -351,8 +349,7 @@ struct OutOfBandRunner {
                 .pinEnroller(answers.pinEnroller).passwordEnroller(answers.passwordEnroller)
                 .biometricUserVerifier(answers.osVerifier).devicePasscodeUserVerifier(answers.osVerifier).fingerprintUserVerifier(answers.osVerifier)
                 .executeAsync()
-            report["operation"] = "registration"; report["username"] = username; report["aaid"] = selector.chosenAaid ?? ""
-            report.line("registered \(username) with \(DeviceAuthenticatorKind.of(selector.chosenAaid ?? "?")) (\(selector.chosenAaid ?? "?")) on \(device.profile.server)")
+            reportRegistration(username: username, report: &report)
         case .authentication(let authentication):
             var approved = true
             do {
@@ -361,7 +358,7 @@ struct OutOfBandRunner {
                     .devicePasscodeUserVerifier(answers.osVerifier).fingerprintUserVerifier(answers.osVerifier).executeAsync()
             } catch {
                 // Declined on purpose (deny): the SDK reports the cancellation; the command did what was asked.
-                guard !selector.approves, selector.shownUsername != nil, Self.isCancellation(error) else { throw error }
+                guard !selector.approve, selector.shownUsername != nil, Self.isCancellation(error) else { throw error }
                 approved = false
             }
             reportAuthentication(approved: approved, report: &report)
@@ -395,9 +392,14 @@ struct OutOfBandRunner {
         try await registration.deviceInformation(device.deviceInformation).authenticatorSelector(selector)
             .pinEnroller(answers.pinEnroller).passwordEnroller(answers.passwordEnroller)
             .biometricUserVerifier(answers.osVerifier).devicePasscodeUserVerifier(answers.osVerifier).executeAsync()
-        let username = selector.shownUsername ?? "?"
+        reportRegistration(username: selector.shownUsername ?? "?", how: " (Auth Cloud enrollment)", report: &report)
+    }
+
+    /// What every kind of registration reports: the user, the authenticator the selector chose, the server.
+    func reportRegistration(username: String, how: String = "", report: inout DeviceReport) {
+        let aaid = selector.chosenAaid ?? "?"
         report["operation"] = "registration"; report["username"] = username; report["aaid"] = selector.chosenAaid ?? ""
-        report.line("registered \(username) with \(DeviceAuthenticatorKind.of(selector.chosenAaid ?? "?")) (\(selector.chosenAaid ?? "?")) on \(device.profile.server) (Auth Cloud enrollment)")
+        report.line("registered \(username) with \(DeviceAuthenticatorKind.of(aaid)) (\(aaid)) on \(device.profile.server)\(how)")
     }
 }
 
@@ -487,8 +489,7 @@ struct DeviceRegister: AsyncParsableCommand {
                         registration = registration.authorizationProvider(CookieAuthorizationProvider([value]))
                     }
                     try await registration.executeAsync()
-                    report["operation"] = "registration"; report["username"] = username; report["aaid"] = selector.chosenAaid ?? ""
-                    report.line("registered \(username) with \(kind.rawValue) (\(selector.chosenAaid ?? "?")) on \(device.profile.server)")
+                    runner.reportRegistration(username: username, report: &report)
                 } else if let scanned {
                     try await runner.run(scanned, enrolling: true, report: &report)
                 } else if let appLink {
