@@ -135,7 +135,7 @@ public enum UAFServerApplication {
         let authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
         AuthCloudController(service: authCloud, accessKeys: stores.accessKeys, onRejection: onRejection).add(router: router, open: open)
         if let demoPages {
-            DemoSiteController(service: authCloud, issuer: issuer, pages: demoPages, clock: dependencies.clock, onRejection: onRejection).add(open: open)
+            DemoSiteController(service: authCloud, issuer: issuer, pages: demoPages, onRejection: onRejection).add(open: open)
         }
         ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)

@@ -165,7 +165,7 @@ struct AuthCloudService: Sendable {
         guard answer.dispatchResult == .dispatched, let sessionID = answer.sessionId, let link = answer.dispatcherInformation?.response else {
             throw ServiceFailure(.internalServerError, "enrollment dispatch answered \(answer.dispatchResult.rawValue)")
         }
-        let statusToken = try await statusToken(transactionId: sessionID, user: user, username: user.username, op: "enroll", message: nil)
+        let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "enroll", transactionHash: nil)
         var answerUser = try await describe(user)
         answerUser.enrollment = Enrollment(transactionId: sessionID, statusToken: statusToken, qrCode: try qrCode(link), appLinkUri: link)
         environment.decide("auth cloud enroll", user.username, 1200, "registration dispatched as an app link, transaction \(sessionID.prefix(8))…")
@@ -207,7 +207,7 @@ struct AuthCloudService: Sendable {
             }
             // The message is confirmed verbatim (markup included): the signed transaction is exactly what was asked.
             transactions = [Transaction(contentType: "text/plain", content: Base64URL.encode(Array(message.utf8)))]
-            messageHash = Base64URL.encode(Array(SHA256.hash(data: Data(message.utf8))))
+            messageHash = Self.transactionHash(of: message)
         }
         if let notification = request.notificationMessage, notification.utf8.count > 1024 || Text.hasControlCharacters(notification) {
             throw HTTPFailure(.badRequest, "bad_request", "notificationMessage must be at most 1024 bytes without control characters.")
@@ -246,7 +246,7 @@ struct AuthCloudService: Sendable {
                 throw ServiceFailure(.internalServerError, "approval dispatch answered \(answer.dispatchResult.rawValue)")
             }
         }
-        let statusToken = try await statusToken(transactionId: sessionID, user: user, username: user?.username, op: "approval", message: messageHash)
+        let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "approval", transactionHash: messageHash)
         var result = ApprovalAnswer(transactionId: sessionID, statusToken: statusToken, userId: user?.userId, username: user?.username,
                                     channel: channel, dispatchResult: answer.dispatchResult.rawValue)
         if channel == "app", let link = answer.dispatcherInformation?.response {
@@ -257,6 +257,9 @@ struct AuthCloudService: Sendable {
                            "authentication dispatched by \(channel)\(transactions.isEmpty ? "" : " with a message to confirm"), transaction \(sessionID.prefix(8))…")
         return result
     }
+
+    /// The `txn_hash` of the status and result tokens: base64url SHA-256 of the approval message's UTF-8 bytes.
+    static func transactionHash(of message: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Data(message.utf8)))) }
 
     /// `POST /api/v1/status`: what became of an enrollment or approval; its result token once it succeeded.
     func status(_ request: StatusRequest) async throws -> StatusAnswer {
@@ -333,12 +336,12 @@ struct AuthCloudService: Sendable {
     /// Where `appLinkUri` points: `<server>/open`, the page an app link lands on when the app is not installed.
     private var appLinkBase: String { environment.identity.baseURL + AuthCloudController.appLinkPath }
 
-    private func statusToken(transactionId: String, user: AuthCloudUserRecord?, username: String?, op: String, message: String?) async throws -> String {
+    private func statusToken(transactionId: String, user: AuthCloudUserRecord?, op: String, transactionHash: String?) async throws -> String {
         let now = environment.clock().timeIntervalSince1970
         // Valid as long as the status record can exist: the token's lifetime plus the status retention.
         let lifetime = TimeInterval(configuration.tokenLifetimeSeconds) + environment.statusRetention
         return try await issuer.sign(StatusClaims(iss: issuer.issuer, aud: StatusClaims.audience, sub: transactionId, uid: user?.userId,
-                                                  username: username, op: op, txn_hash: message, iat: Int64(now), exp: Int64(now + lifetime)))
+                                                  username: user?.username, op: op, txn_hash: transactionHash, iat: Int64(now), exp: Int64(now + lifetime)))
     }
 
     private func qrCode(_ link: String) throws -> QRCodeImage {

@@ -1,11 +1,9 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import JWTKit
 import Mustache
 import NIOCore
-import Primitives
 
 /// The relying-party web demo (`mauth server --demo-site`): an "Example Bank" whose sign-up shows an enrollment QR
 /// code and whose log-in asks the phone to confirm a transaction, by push or QR code. It plays the relying party's
@@ -20,7 +18,6 @@ struct DemoSiteController {
     let service: AuthCloudService
     let issuer: TokenIssuer
     let pages: DemoPages
-    let clock: @Sendable () -> Date
     let onRejection: @Sendable (String, ServiceFailure) -> Void
 
     /// What the demo site acts as when it calls the Auth Cloud service: a relying party's backend with a key.
@@ -133,8 +130,7 @@ struct DemoSiteController {
                 : "Welcome back, \(claims.username). Your phone confirmed \(message == nil ? "the log-in" : "this transaction")."
             if let message {
                 // The token carries the hash of the text the phone signed; compare it with the text this page asked for.
-                let expected = Base64URL.encode(Array(SHA256.hash(data: Data(message.utf8))))
-                let matches = claims.txn_hash == expected
+                let matches = claims.txn_hash == AuthCloudService.transactionHash(of: message)
                 result.transactionCheck = matches
                     ? "✓ The phone confirmed exactly this text: its SHA-256 is the token's txn_hash."
                     : "✗ The token's txn_hash does not match this text."
