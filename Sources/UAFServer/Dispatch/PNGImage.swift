@@ -7,13 +7,13 @@ import NIOCore
 public enum PNGImage {
     public static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
-    /// Draws `code` with `moduleSize` pixels per module and the four-module quiet zone the standard requires.
     /// The light border around a code, in modules (ISO/IEC 18004 asks for four).
     static let quietZone = 4
 
     /// The width and height in pixels of `code`'s image, quiet zone included.
     public static func side(of code: QRCode, moduleSize: Int) -> Int { (code.size + 2 * quietZone) * moduleSize }
 
+    /// Draws `code` with `moduleSize` pixels per module and the four-module quiet zone the standard requires.
     public static func encode(_ code: QRCode, moduleSize: Int = 6) throws -> [UInt8] {
         let side = side(of: code, moduleSize: moduleSize)
         return try encode(width: side, height: side) { x, y in
