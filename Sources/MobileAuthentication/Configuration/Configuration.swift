@@ -114,33 +114,38 @@ public struct Configuration: Decodable, Sendable {
     /// Starts the Identity Suite (nevisAdmin4 pattern) preset for `hostname`.
     public static func admin4PatternBuilder(hostname: String) -> Builder { Builder(preset: .identitySuite, hostname: hostname) }
 
-    /// Builds a ``Configuration`` from a preset; every setter returns the builder.
-    public final class Builder: @unchecked Sendable {
+    /// Builds a ``Configuration`` from a preset; every setter returns the builder. Its settings are kept in a
+    /// ``BuilderState``, like every operation builder's, so a builder shared across tasks stays consistent.
+    public final class Builder: Sendable {
         enum Preset { case authCloud, identitySuite }
+        struct Fields: Sendable {
+            var networkTimeout = 60
+            var userInteractionTimeout = 240
+            var facetId: String?
+            var security: TransportSecurity = .release
+        }
         private let preset: Preset
         private let hostname: String
-        private var networkTimeout = 60
-        private var userInteractionTimeout = 240
-        private var facetId: String?
-        private var security: TransportSecurity = .release
+        private let state = BuilderState(Fields())
 
         init(preset: Preset, hostname: String) { self.preset = preset; self.hostname = hostname }
 
-        @discardableResult public func networkTimeoutInSeconds(_ seconds: Int) -> Self { networkTimeout = seconds; return self }
-        @discardableResult public func userInteractionTimeoutInSeconds(_ seconds: Int) -> Self { userInteractionTimeout = seconds; return self }
-        @discardableResult public func facetId(_ facetId: String) -> Self { self.facetId = facetId; return self }
-        @discardableResult public func transportSecurity(_ security: TransportSecurity) -> Self { self.security = security; return self }
+        @discardableResult public func networkTimeoutInSeconds(_ seconds: Int) -> Self { state.update { $0.networkTimeout = seconds }; return self }
+        @discardableResult public func userInteractionTimeoutInSeconds(_ seconds: Int) -> Self { state.update { $0.userInteractionTimeout = seconds }; return self }
+        @discardableResult public func facetId(_ facetId: String) -> Self { state.update { $0.facetId = facetId }; return self }
+        @discardableResult public func transportSecurity(_ security: TransportSecurity) -> Self { state.update { $0.security = security }; return self }
 
         /// The configuration; nil when `hostname` does not make an HTTPS URL.
         public func build() -> Configuration? {
             guard !hostname.isEmpty, !hostname.contains("/"), URL(string: "https://\(hostname)")?.host != nil else { return nil }
+            let fields = state.value
             switch preset {
             case .authCloud:
-                return Configuration(authCloudHostname: hostname, networkTimeoutInSeconds: networkTimeout,
-                                     userInteractionTimeoutInSeconds: userInteractionTimeout, facetId: facetId).withTransportSecurity(security)
+                return Configuration(authCloudHostname: hostname, networkTimeoutInSeconds: fields.networkTimeout,
+                                     userInteractionTimeoutInSeconds: fields.userInteractionTimeout, facetId: fields.facetId).withTransportSecurity(fields.security)
             case .identitySuite:
-                return Configuration(idSuiteHostname: hostname, networkTimeoutInSeconds: networkTimeout,
-                                     userInteractionTimeoutInSeconds: userInteractionTimeout, facetId: facetId).withTransportSecurity(security)
+                return Configuration(idSuiteHostname: hostname, networkTimeoutInSeconds: fields.networkTimeout,
+                                     userInteractionTimeoutInSeconds: fields.userInteractionTimeout, facetId: fields.facetId).withTransportSecurity(fields.security)
             }
         }
     }
