@@ -46,6 +46,14 @@ final class FinalChallengeParamsParserTests: XCTestCase {
     func testALoneSurrogateIsRejected() { XCTAssertNil(parse(#"{"appID":"\ud83d","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
     func testAnInvalidEscapeIsRejected() { XCTAssertNil(parse(#"{"appID":"\x","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
     func testAMalformedNumberInAnUnknownMemberIsRejected() { XCTAssertNil(parse(#"{"n":01,"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
+    /// Fuzz finding (fcparams, CI of ba8af96): an exponent beyond Double's range was accepted, Foundation refuses it.
+    func testANumberBeyondDoubleRangeInAnUnknownMemberIsRejected() {
+        XCTAssertNil(parse(#"{"x":[1,-2.5e+3244444],"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#))
+        XCTAssertNil(parse(#"{"x":1e309,"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#))
+    }
+    func testNumbersFoundationReadsStayAccepted() {
+        XCTAssertNotNil(parse(#"{"x":[1e308,1e-400,123456789012345678901234567890],"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#))
+    }
     func testAnUnterminatedStringIsRejected() { XCTAssertNil(parse(#"{"appID":"a"#)) }
     func testDeepNestingIsRejected() {
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)

@@ -187,6 +187,9 @@ struct FinalChallengeParamsParser {
             if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
             guard digits(&self) > 0 else { return false }
         }
-        return i > start
+        // A number no Double can hold (1e309) is refused, as Foundation's JSON parsers refuse it: fcParams that one
+        // JSON reader accepts and another refuses would be read differently by the client and by a relying party.
+        guard i > start, let value = Double(String(decoding: bytes[start..<i], as: UTF8.self)), value.isFinite else { return false }
+        return true
     }
 }
