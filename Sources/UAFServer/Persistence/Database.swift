@@ -22,7 +22,7 @@ public final class StoreDatabase: Sendable {
     private let metrics: ServerMetrics?
 
     private enum Backing: Sendable {
-        case sqlite(SQLiteConnection)
+        case sqlite(SQLiteEngine)
         case postgres(PostgresClient, Task<Void, Never>)
     }
 
@@ -36,7 +36,7 @@ public final class StoreDatabase: Sendable {
         let database: StoreDatabase
         switch configuration {
         case .sqliteInMemory:
-            database = StoreDatabase(engine: .sqlite, backing: .sqlite(try await SQLiteConnection.open(storage: .memory)), logger: logger,
+            database = StoreDatabase(engine: .sqlite, backing: .sqlite(try SQLiteEngine(path: ":memory:", logger: logger)), logger: logger,
                                      metrics: metrics)
             metrics?.databasePool(size: 1)
         case .sqlite(let path):
@@ -44,11 +44,13 @@ public final class StoreDatabase: Sendable {
             if !directory.isEmpty {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             }
-            let connection = try await SQLiteConnection.open(storage: .file(path: path))
-            database = StoreDatabase(engine: .sqlite, backing: .sqlite(connection), logger: logger, metrics: metrics)
-            metrics?.databasePool(size: 1)  // one connection, whose statements SQLiteNIO runs in order
+            let engine = try SQLiteEngine(path: path, logger: logger)
+            database = StoreDatabase(engine: .sqlite, backing: .sqlite(engine), logger: logger, metrics: metrics)
+            metrics?.databasePool(size: 1)  // one connection, whose statements run one at a time
+            // WAL without a sync per commit: a commit is in the file (the OS's cache) when it returns, so a killed
+            // process loses nothing it answered; only a power loss can take the last commits.
             for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] {
-                _ = try await connection.query(pragma)
+                _ = try engine.execute(pragma, [])
             }
         case .postgres(let url, let poolSize):
             let client = PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize), backgroundLogger: logger)
@@ -62,6 +64,7 @@ public final class StoreDatabase: Sendable {
             try? await database.close()
             throw error
         }
+        if case .sqlite(let engine) = database.backing { engine.startGroupCommit() }
         return database
     }
 
@@ -103,15 +106,19 @@ public final class StoreDatabase: Sendable {
 
     private func perform<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         switch backing {
-        case .sqlite(let connection):
-            return try await body(connection.sql())
+        case .sqlite(let engine):
+            // The answer waits for the commit of what the body wrote (group commit, see SQLiteEngine).
+            let unit = SQLiteEngine.UnitOfWork()
+            let result = try await body(engine.sql(unit))
+            try await engine.durable(unit)
+            return result
         case .postgres(let client, _):
             return try await client.withConnection { connection in try await body(connection.sql()) }
         }
     }
 
-    /// Runs `body` inside one transaction on one connection. Used only at start-up (migrations) on SQLite, where
-    /// the single shared connection is not yet serving requests; on PostgreSQL it is safe at any time.
+    /// Runs `body` inside one transaction on one connection. Used only at start-up (migrations) on SQLite, before the
+    /// engine groups commits (its own transaction would refuse a `BEGIN`); on PostgreSQL it is safe at any time.
     func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await run { sql in
             try await sql.raw(SQLQueryString(engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN")).run()
@@ -128,7 +135,7 @@ public final class StoreDatabase: Sendable {
 
     public func close() async throws {
         switch backing {
-        case .sqlite(let connection): try await connection.close()
+        case .sqlite(let engine): engine.close()
         case .postgres(_, let task): task.cancel(); await task.value
         }
     }

@@ -1,0 +1,366 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import SQLKit
+import SQLiteKit
+import SQLiteNIO
+// sqlite-nio's vendored SQLite (the same library SQLiteNIO links, with its `sqlite_nio_` prefix), used directly for
+// what SQLiteNIO's API does not offer: statements kept prepared, and execution without a thread hop.
+import VaporCSQLite
+
+/// The embedded SQLite database, run in the caller's thread under a lock, with every statement prepared once and
+/// commits grouped.
+///
+/// Why not SQLiteNIO's connection: it prepares every statement anew, runs it on a thread pool and hands each result
+/// row back to an event loop, so one statement costs three or four thread switches; a login runs about ten
+/// statements. Here a statement is a lock, a bind, a step and a reset on a statement prepared once
+/// (`SQLITE_PREPARE_PERSISTENT`), typically a few microseconds, so it runs where the request already is. SQLite
+/// serializes a connection's statements anyway; the lock only makes that explicit. The one wait that can happen
+/// under the lock is another process holding the write lock (`busy_timeout`), which only short administrative
+/// commands do.
+///
+/// **Group commit.** Once serving (``startGroupCommit()``), statements run inside a transaction the engine opens
+/// (`BEGIN IMMEDIATE`) and commits on behalf of everyone who wrote in it: a caller finishes its unit of work with
+/// ``durable(_:)``, which returns only after the transaction holding its statements has committed. So an answer is
+/// never sent for a change that is not yet in the database file, exactly as with one commit per statement, but one
+/// commit (WAL frames written, locks taken) serves every request that ran meanwhile; under load that was most of
+/// SQLite's cost. A change other requests can see before it commits is only ever answered after that commit, and if
+/// SQLite rolls a transaction back (an I/O error, a full disk), everyone who wrote in it gets the error.
+///
+/// Stores still speak SQLKit (``sql(_:)``), so they are one code path for SQLite and PostgreSQL.
+final class SQLiteEngine: @unchecked Sendable {
+    // @unchecked: `handle` and `statements` are only touched while holding `lock`.
+    private var handle: OpaquePointer?
+    private var statements: [String: PreparedStatement] = [:]
+    private let lock = NIOLock()
+    let logger: Logger
+
+    // Group commit, all under `lock`. `generation` numbers transactions; `committedThrough` is the last one that
+    // ended (committed or failed); `failures` remembers the failed ones for callers that have not asked yet.
+    private var grouping = false
+    private var open = false
+    private var dirty = false
+    private var generation: UInt64 = 0
+    private var committedThrough: UInt64 = 0
+    private var commitScheduled = false
+    private var waiters: [CheckedContinuation<Void, any Error>] = []
+    private var failures: [UInt64: SQLiteEngineError] = [:]
+    /// Failed transactions remembered; older ones are forgotten (a caller asks within microseconds).
+    static let failureMemory = 1024
+    /// More distinct statement texts than this (no store has that many) and the cache starts over.
+    static let statementCacheLimit = 256
+
+    /// A statement kept prepared, with its column names read once.
+    private final class PreparedStatement {
+        let pointer: OpaquePointer
+        let columns: SQLiteResultColumns
+        init(pointer: OpaquePointer, columns: SQLiteResultColumns) { self.pointer = pointer; self.columns = columns }
+    }
+
+    /// Opens (and creates) the database at `path`, or an in-memory one for `":memory:"`.
+    init(path: String, logger: Logger) throws {
+        self.logger = logger
+        _ = Self.libraryInitialized
+        var handle: OpaquePointer?
+        // NOMUTEX: SQLite's own connection mutex would only repeat `lock`.
+        let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open"
+            if let handle { sqlite_nio_sqlite3_close(handle) }
+            throw SQLiteEngineError(code: status, message: "\(message) (\(path))")
+        }
+        self.handle = handle
+    }
+
+    deinit { closeLocked() }
+
+    /// Runs one statement and returns its rows. The statement text is the cache key, so texts built by SQLKit from
+    /// the same call site share one prepared statement.
+    func execute(_ sql: String, _ binds: [SQLiteData], unit: UnitOfWork? = nil) throws -> [SQLiteResultRow] {
+        var woken: [CheckedContinuation<Void, any Error>] = []
+        defer { for waiter in woken { waiter.resume(throwing: SQLiteEngineError(code: SQLITE_ABORT, message: "the transaction was rolled back")) } }
+        return try lock.withLock {
+            guard let handle else { throw SQLiteEngineError(code: SQLITE_MISUSE, message: "the database is closed") }
+            if grouping {
+                if !open {
+                    try run("BEGIN IMMEDIATE", handle)
+                    open = true
+                    generation += 1
+                }
+                unit?.generations.insert(generation)
+            }
+            do {
+                return try step(sql, binds, handle: handle)
+            } catch let error as SQLiteEngineError {
+                // Some errors (I/O, full disk, busy) make SQLite roll the whole transaction back: everyone who wrote
+                // in it must hear so, not just this caller.
+                if open, sqlite_nio_sqlite3_get_autocommit(handle) != 0 { woken = endTransaction(failure: error) }
+                throw error
+            }
+        }
+    }
+
+    private func step(_ sql: String, _ binds: [SQLiteData], handle: OpaquePointer) throws -> [SQLiteResultRow] {
+            let statement = try prepared(sql, handle: handle)
+            let pointer = statement.pointer
+            // Whatever happens, the statement goes back to the cache reset and without the caller's values.
+            defer {
+                sqlite_nio_sqlite3_reset(pointer)
+                sqlite_nio_sqlite3_clear_bindings(pointer)
+            }
+            for (offset, value) in binds.enumerated() {
+                try check(bind(value, at: Int32(offset + 1), in: pointer), handle)
+            }
+            var rows: [SQLiteResultRow] = []
+            while true {
+                let step = sqlite_nio_sqlite3_step(pointer)
+                if step == SQLITE_DONE { break }
+                guard step == SQLITE_ROW else { throw SQLiteEngineError(code: step, message: Self.message(handle)) }
+                var values: [SQLiteData] = []
+                values.reserveCapacity(statement.columns.names.count)
+                for column in 0..<Int32(statement.columns.names.count) { values.append(Self.value(pointer, column)) }
+                rows.append(SQLiteResultRow(columns: statement.columns, values: values))
+            }
+            if open, sqlite_nio_sqlite3_stmt_readonly(pointer) == 0 { dirty = true }
+            return rows
+    }
+
+    /// Runs a statement without results outside the cache (transaction control).
+    private func run(_ sql: String, _ handle: OpaquePointer) throws {
+        let status = sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil)
+        guard status == SQLITE_OK else { throw SQLiteEngineError(code: status, message: Self.message(handle)) }
+    }
+
+    /// From now on statements run in grouped transactions (after the migrations, which commit on their own).
+    func startGroupCommit() { lock.withLock { grouping = true } }
+
+    /// Returns once every statement `unit` ran is committed; throws if the transaction holding one of them failed.
+    func durable(_ unit: UnitOfWork) async throws {
+        enum Next { case done, failed(SQLiteEngineError), wait, release }
+        let next: Next = lock.withLock {
+            if let failure = unit.generations.lazy.compactMap({ self.failures[$0] }).first { return .failed(failure) }
+            guard let last = unit.generations.max(), last > committedThrough else { return .done }
+            // Only reads so far: they saw committed data only. The transaction is still ended soon, so that it
+            // does not keep the write lock from other processes while the server is idle.
+            return dirty ? .wait : .release
+        }
+        switch next {
+        case .done: return
+        case .failed(let failure): throw failure
+        case .release: scheduleCommit()
+        case .wait:
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome: Result<Void, any Error>? = lock.withLock {
+                    let last = unit.generations.max() ?? 0
+                    if let failure = unit.generations.lazy.compactMap({ self.failures[$0] }).first { return .failure(failure) }
+                    if last <= committedThrough { return .success(()) }
+                    waiters.append(continuation)
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) } else { scheduleCommit() }
+            }
+        }
+    }
+
+    /// Commits soon: after the work already queued has run, so that it joins this transaction.
+    private func scheduleCommit() {
+        let first: Bool = lock.withLock {
+            defer { commitScheduled = true }
+            return !commitScheduled
+        }
+        guard first else { return }
+        Task {
+            await Task.yield()
+            self.commit()
+        }
+    }
+
+    /// Commits the open transaction and wakes its writers.
+    func commit() {
+        let (woken, failure): ([CheckedContinuation<Void, any Error>], SQLiteEngineError?) = lock.withLock {
+            commitScheduled = false
+            guard open, let handle else {
+                defer { waiters = [] }
+                return (waiters, nil)
+            }
+            var failure: SQLiteEngineError?
+            do { try run("COMMIT", handle) } catch let error as SQLiteEngineError {
+                failure = error
+                if sqlite_nio_sqlite3_get_autocommit(handle) == 0 { try? run("ROLLBACK", handle) }
+            } catch {}
+            return (endTransaction(failure: failure), failure)
+        }
+        for waiter in woken {
+            if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
+        }
+    }
+
+    /// Under `lock`: the open transaction is over (committed, or rolled back with `failure`). Returns its waiters,
+    /// for the caller to wake outside the lock.
+    private func endTransaction(failure: SQLiteEngineError?) -> [CheckedContinuation<Void, any Error>] {
+        open = false
+        dirty = false
+        committedThrough = generation
+        if let failure {
+            failures[generation] = failure
+            if failures.count > Self.failureMemory, let oldest = failures.keys.min() { failures[oldest] = nil }
+        }
+        defer { waiters = [] }
+        return waiters
+    }
+
+    /// Commits what is open, then closes.
+    func close() {
+        commit()
+        lock.withLock { closeLocked() }
+    }
+
+    private func closeLocked() {
+        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
+        statements = [:]
+        if let handle { sqlite_nio_sqlite3_close(handle) }
+        handle = nil
+    }
+
+    private func prepared(_ sql: String, handle: OpaquePointer) throws -> PreparedStatement {
+        if let statement = statements[sql] { return statement }
+        if statements.count >= Self.statementCacheLimit {
+            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
+            statements = [:]
+        }
+        var pointer: OpaquePointer?
+        let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
+        guard status == SQLITE_OK, let pointer else {
+            throw SQLiteEngineError(code: status, message: Self.message(handle))
+        }
+        let count = sqlite_nio_sqlite3_column_count(pointer)
+        let names = (0..<count).map { sqlite_nio_sqlite3_column_name(pointer, $0).map { String(cString: $0) } ?? "" }
+        let statement = PreparedStatement(pointer: pointer, columns: SQLiteResultColumns(names: names))
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ value: SQLiteData, at index: Int32, in pointer: OpaquePointer) -> Int32 {
+        switch value {
+        case .integer(let number): return sqlite_nio_sqlite3_bind_int64(pointer, index, Int64(number))
+        case .float(let number): return sqlite_nio_sqlite3_bind_double(pointer, index, number)
+        case .null: return sqlite_nio_sqlite3_bind_null(pointer, index)
+        case .text(let text):
+            // TRANSIENT: SQLite copies the bytes, which live only for this call.
+            return sqlite_nio_sqlite3_bind_text64(pointer, index, text, UInt64(text.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+        case .blob(let buffer):
+            return buffer.withUnsafeReadableBytes { bytes in
+                sqlite_nio_sqlite3_bind_blob64(pointer, index, bytes.baseAddress, UInt64(bytes.count), Self.transient)
+            }
+        }
+    }
+
+    /// `sqlite3_initialize`, once per process before the first open (a lazy static is initialized exactly once).
+    private static let libraryInitialized: Void = { _ = sqlite_nio_sqlite3_initialize() }()
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func value(_ pointer: OpaquePointer, _ column: Int32) -> SQLiteData {
+        switch sqlite_nio_sqlite3_column_type(pointer, column) {
+        case SQLITE_INTEGER: return .integer(Int(sqlite_nio_sqlite3_column_int64(pointer, column)))
+        case SQLITE_FLOAT: return .float(sqlite_nio_sqlite3_column_double(pointer, column))
+        case SQLITE_TEXT:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(pointer, column))
+            guard let text = sqlite_nio_sqlite3_column_text(pointer, column) else { return .text("") }
+            return .text(String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite_nio_sqlite3_column_bytes(pointer, column))
+            var buffer = ByteBufferAllocator().buffer(capacity: count)
+            if let bytes = sqlite_nio_sqlite3_column_blob(pointer, column) {
+                buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: count))
+            }
+            return .blob(buffer)
+        default: return .null
+        }
+    }
+
+    private func check(_ status: Int32, _ handle: OpaquePointer) throws {
+        guard status == SQLITE_OK else { throw SQLiteEngineError(code: status, message: Self.message(handle)) }
+    }
+
+    private static func message(_ handle: OpaquePointer) -> String {
+        sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    /// The engine as an SQLKit database, for the stores; statements run through it are noted in `unit`.
+    func sql(_ unit: UnitOfWork? = nil) -> any SQLDatabase { SQLiteEngineDatabase(engine: self, unit: unit) }
+
+    /// The transactions one caller's statements ran in (usually one), so ``durable(_:)`` knows what to wait for.
+    /// Only read and written under the engine's lock.
+    final class UnitOfWork: @unchecked Sendable {
+        fileprivate var generations: Set<UInt64> = []
+        init() {}
+    }
+}
+
+/// An SQLite failure: its (extended) result code and SQLite's message.
+struct SQLiteEngineError: Error, CustomStringConvertible {
+    let code: Int32
+    let message: String
+    var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// The column names of a statement's results, shared by all its rows.
+final class SQLiteResultColumns: Sendable {
+    let names: [String]
+    init(names: [String]) { self.names = names }
+    func index(of name: String) -> Int? { names.firstIndex(of: name) }
+}
+
+/// One result row, read out of SQLite before the statement was reset.
+struct SQLiteResultRow: SQLRow {
+    let columns: SQLiteResultColumns
+    let values: [SQLiteData]
+    private static let decoder = SQLiteDataDecoder()
+
+    var allColumns: [String] { columns.names }
+    func contains(column: String) -> Bool { columns.index(of: column) != nil }
+    func decodeNil(column: String) throws -> Bool {
+        guard let index = columns.index(of: column) else { return true }
+        return values[index] == .null
+    }
+    func decode<D: Decodable>(column: String, as: D.Type) throws -> D {
+        guard let index = columns.index(of: column) else {
+            throw SQLiteEngineError(code: SQLITE_RANGE, message: "no column \(column) in the result")
+        }
+        return try Self.decoder.decode(D.self, from: values[index])
+    }
+}
+
+/// ``SQLiteEngine`` seen through SQLKit: serializes the expression with SQLite's dialect and runs it inline.
+struct SQLiteEngineDatabase: SQLDatabase {
+    let engine: SQLiteEngine
+    let unit: SQLiteEngine.UnitOfWork?
+    private static let encoder = SQLiteDataEncoder()
+
+    var logger: Logger { engine.logger }
+    var eventLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
+    var dialect: any SQLDialect { SQLiteDialect() }
+    var queryLogLevel: Logger.Level? { nil }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        for row in try run(query) { onRow(row) }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<Void> {
+        do {
+            for row in try run(query) { onRow(row) }
+            return eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    private func run(_ query: any SQLExpression) throws -> [SQLiteResultRow] {
+        let (sql, binds) = serialize(query)
+        return try engine.execute(sql, try binds.map { try Self.encoder.encode($0) }, unit: unit)
+    }
+}

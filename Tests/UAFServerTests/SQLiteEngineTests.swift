@@ -1,0 +1,119 @@
+import Foundation
+import SQLKit
+import SQLiteNIO
+import XCTest
+@testable import UAFServer
+
+/// The embedded SQLite engine: statements kept prepared, run inline, and commits grouped. What a caller of
+/// `StoreDatabase.run` must be able to rely on is checked from a second, independent connection (SQLiteNIO's), which
+/// sees only what is committed to the file.
+final class SQLiteEngineTests: XCTestCase {
+    var directory: URL!
+    var path: String { directory.appendingPathComponent("engine.sqlite").path }
+
+    override func setUp() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-engine-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() async throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func openWithTable() async throws -> StoreDatabase {
+        let database = try await StoreDatabase.open(.sqlite(path: path))
+        try await database.run { sql in try await sql.raw("CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)").run() }
+        return database
+    }
+
+    /// Rows another connection sees in `items`.
+    private func committedCount() async throws -> Int {
+        let other = try await SQLiteConnection.open(storage: .file(path: path))
+        defer { Task { try? await other.close() } }
+        let rows = try await other.query("SELECT COUNT(*) AS n FROM items")
+        return rows.first?.column("n")?.integer ?? -1
+    }
+
+    func testAWriteIsCommittedWhenRunReturns() async throws {
+        let database = try await openWithTable()
+        try await database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES (\(bind: "a"), \(bind: 1))").run() }
+        let count = try await committedCount()
+        XCTAssertEqual(count, 1, "run returned before its write was committed")
+        try await database.close()
+    }
+
+    func testEveryConcurrentWriterIsCommittedWhenItsRunReturns() async throws {
+        let database = try await openWithTable()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<300 {
+                group.addTask {
+                    try await database.run { sql in
+                        try await sql.raw("INSERT INTO items (id, n) VALUES (\(bind: "item-\(index)"), \(bind: index))").run()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let count = try await committedCount()
+        XCTAssertEqual(count, 300)
+        try await database.close()
+    }
+
+    func testAFailingStatementFailsOnlyItsCaller() async throws {
+        let database = try await openWithTable()
+        try await database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES ('taken', 0)").run() }
+        async let duplicate: Void = database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES ('taken', 1)").run() }
+        async let fresh: Void = database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES ('fresh', 2)").run() }
+        do {
+            try await duplicate
+            XCTFail("a duplicate primary key was accepted")
+        } catch let error as SQLiteEngineError {
+            XCTAssertTrue(error.description.contains("UNIQUE"), error.description)
+        }
+        try await fresh
+        let count = try await committedCount()
+        XCTAssertEqual(count, 2, "the other writer's row was lost with the failing statement")
+        try await database.close()
+    }
+
+    func testAReadOnlyRunLeavesNoWriteLockBehind() async throws {
+        let database = try await openWithTable()
+        let rows = try await database.run { sql in try await sql.raw("SELECT COUNT(*) AS n FROM items").all() }
+        XCTAssertEqual(rows.count, 1)
+        // Another process (an administrative command) must be able to write while the server idles.
+        let other = try await SQLiteConnection.open(storage: .file(path: path))
+        _ = try await other.query("PRAGMA busy_timeout = 2000")
+        _ = try await other.query("INSERT INTO items (id, n) VALUES ('admin', 9)")
+        try await other.close()
+        let seen = try await database.run { sql in try await sql.raw("SELECT n FROM items WHERE id = 'admin'").first() }
+        XCTAssertEqual(try seen?.decode(column: "n", as: Int.self), 9)
+        try await database.close()
+    }
+
+    func testAStatementTextIsPreparedOnceAndReusedWithNewValues() async throws {
+        let database = try await openWithTable()
+        for index in 0..<50 {
+            try await database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES (\(bind: "k\(index)"), \(bind: index))").run() }
+        }
+        let sum = try await database.run { sql in try await sql.raw("SELECT SUM(n) AS s FROM items").first()?.decode(column: "s", as: Int.self) }
+        XCTAssertEqual(sum, (0..<50).reduce(0, +))
+        let values = try await database.run { sql in
+            try await sql.raw("SELECT id, n FROM items WHERE n >= \(bind: 48) ORDER BY n").all().map {
+                (try $0.decode(column: "id", as: String.self), try $0.decode(column: "n", as: Int.self))
+            }
+        }
+        XCTAssertEqual(values.map(\.0), ["k48", "k49"])
+        XCTAssertEqual(values.map(\.1), [48, 49])
+        try await database.close()
+    }
+
+    func testAMissingColumnIsATypedError() async throws {
+        let database = try await openWithTable()
+        try await database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES ('a', 1)").run() }
+        let row = try await database.run { sql in try await sql.raw("SELECT id FROM items").first() }
+        XCTAssertThrowsError(try row?.decode(column: "n", as: Int.self)) { error in
+            XCTAssertTrue(error is SQLiteEngineError, "\(error)")
+        }
+        try await database.close()
+    }
+}
