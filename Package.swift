@@ -153,15 +153,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `mauth load`: many virtual devices (software authenticators, no storage) driving a server over HTTPS, with
-        // HdrHistogram latencies per endpoint. Knows UAF messages and HTTP, not the server's insides.
+        // `mauth load`: many virtual devices (software authenticators, no storage) driving a server over HTTPS (its own
+        // lean HTTP/1.1 client on NIO), with HdrHistogram latencies per endpoint. Knows UAF messages and HTTP, not the
+        // server's insides.
         .target(
             name: "LoadGenerator",
             dependencies: [
                 "Primitives", "UAF", "UAFTesting",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -1,9 +1,9 @@
-import AsyncHTTPClient
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 import Primitives
 import UAF
@@ -26,14 +26,7 @@ public enum LoadRunner {
                            progress: @escaping @Sendable (LoadProgress) -> Void = { _ in }) async throws -> LoadReport {
         try plan.validate()
         let http = try LoadHTTP(plan: plan)
-        do {
-            let report = try await run(plan, http: http, progressInterval: progressInterval, progress: progress)
-            try await http.client.shutdown()
-            return report
-        } catch {
-            try? await http.client.shutdown()
-            throw error
-        }
+        return try await run(plan, http: http, progressInterval: progressInterval, progress: progress)
     }
 
     /// The peak resident memory of a process (VmHWM in `/proc/PID/status`), in MiB; nil where there is no procfs.
@@ -55,12 +48,12 @@ public enum LoadRunner {
             // Connection i registers (and later authenticates) users i, i + C, i + 2C, ...
             let (report, registered) = try await phase("setup: registering \(plan.population) users", plan: plan, http: http,
                                                        budget: .flows(plan.population), progressInterval: progressInterval,
-                                                       progress: progress) { loop, recorder, budget in
+                                                       progress: progress) { loop, recorder, budget, client in
                 var mine: [VirtualUser] = []
                 var index = loop.connection
                 while index < plan.population, budget.claim() {
                     var user = VirtualUser(username: "\(plan.usernamePrefix)-\(index)", facetID: plan.facetID)
-                    if await loop.register(&user, target: targets[loop.connection % targets.count], plan: plan, http: http,
+                    if await loop.register(&user, target: targets[loop.connection % targets.count], plan: plan, client: client,
                                            recorder: &recorder) {
                         mine.append(user)
                     }
@@ -81,7 +74,7 @@ public enum LoadRunner {
         let name = plan.flow == .authentication ? "authentication" : "registration"
         let owned = devices
         let (measured, registered) = try await phase(name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
-                                                     progress: progress) { loop, recorder, budget in
+                                                     progress: progress) { loop, recorder, budget, client in
             var users = owned[loop.connection]
             let target = targets[loop.connection % targets.count]
             switch plan.flow {
@@ -89,14 +82,14 @@ public enum LoadRunner {
                 guard !users.isEmpty else { return [] }
                 var next = 0
                 while budget.claim() {
-                    _ = await loop.authenticate(&users[next], target: target, plan: plan, http: http, recorder: &recorder)
+                    _ = await loop.authenticate(&users[next], target: target, plan: plan, client: client, recorder: &recorder)
                     next = (next + 1) % users.count
                 }
             case .registration:
                 var count = 0
                 while budget.claim() {
                     var user = VirtualUser(username: "\(plan.usernamePrefix)-c\(loop.connection)-\(count)", facetID: plan.facetID)
-                    if await loop.register(&user, target: target, plan: plan, http: http, recorder: &recorder), plan.verify {
+                    if await loop.register(&user, target: target, plan: plan, client: client, recorder: &recorder), plan.verify {
                         users.append(user)
                     }
                     count += 1
@@ -109,7 +102,7 @@ public enum LoadRunner {
         if plan.verify, plan.flow == .registration {
             let accepted = registered.reduce(0) { $0 + $1.count }
             (verification, _) = try await phase("verification: authenticating the \(accepted) users answered 1200", plan: plan, http: http,
-                                                budget: .flows(Int.max), progressInterval: progressInterval, progress: progress) { loop, recorder, _ in
+                                                budget: .flows(Int.max), progressInterval: progressInterval, progress: progress) { loop, recorder, _, client in
                 var users = registered[loop.connection]
                 for index in users.indices {
                     // The user's own server first, then the others: one that died under load does not count against
@@ -118,7 +111,7 @@ public enum LoadRunner {
                     for offset in 0..<targets.count {
                         last = PhaseRecorder(start: recorder.start)
                         let target = targets[(loop.connection + offset) % targets.count]
-                        if await loop.authenticate(&users[index], target: target, plan: plan, http: http, recorder: &last) { break }
+                        if await loop.authenticate(&users[index], target: target, plan: plan, client: client, recorder: &last) { break }
                         if last.timeline.last?.connectionErrors == 0 { break }
                     }
                     recorder.merge(last)
@@ -135,7 +128,7 @@ public enum LoadRunner {
     /// loops recorded.
     private static func phase(_ name: String, plan: LoadPlan, http: LoadHTTP, budget: Budget, progressInterval: Duration,
                               progress: @escaping @Sendable (LoadProgress) -> Void,
-                              body: @escaping @Sendable (ConnectionLoop, inout PhaseRecorder, SharedBudget) async -> [VirtualUser])
+                              body: @escaping @Sendable (ConnectionLoop, inout PhaseRecorder, SharedBudget, isolated LoadClient) async -> [VirtualUser])
         async throws -> (LoadReport.Phase, [[VirtualUser]]) {
         let shared = SharedBudget(budget)
         let start = ContinuousClock.now
@@ -157,10 +150,16 @@ public enum LoadRunner {
         await withTaskGroup(of: (Int, PhaseRecorder, [VirtualUser]).self) { group in
             for connection in 0..<plan.connections {
                 group.addTask {
-                    var recorder = PhaseRecorder(start: start)
                     let loop = ConnectionLoop(connection: connection, shared: shared,
                                               replayTarget: LoadTarget(plan.targets[(connection + 1) % plan.targets.count]))
-                    let mine = await body(loop, &recorder, shared)
+                    // The loop runs on its connections' event loop (see LoadClient).
+                    let client = LoadClient(eventLoop: http.group.next(), settings: http)
+                    let (recorder, mine) = await client.perform { client in
+                        var recorder = PhaseRecorder(start: start)
+                        let mine = await body(loop, &recorder, shared, client)
+                        await client.close()
+                        return (recorder, mine)
+                    }
                     return (connection, recorder, mine)
                 }
             }
@@ -236,49 +235,34 @@ struct VirtualUser: Sendable {
 struct LoadTarget: Sendable {
     var base: String
     var appID: String
+    var host: String
+    var port: Int
+    /// The Host header: the host (an IPv6 address in brackets) and the port.
+    var hostHeader: String
     init(_ url: URL) {
         base = url.absoluteString.hasSuffix("/") ? String(url.absoluteString.dropLast()) : url.absoluteString
         appID = base + "/nevisfido/uaf/1.1/facets"
+        host = url.host ?? "localhost"
+        port = url.port ?? 443
+        hostHeader = (host.contains(":") ? "[\(host)]" : host) + ":\(port)"
     }
 }
 
-/// The HTTP client all loops share (keep-alive connections, at most `connections` per server).
+/// What every loop's ``LoadClient`` shares: the TLS context (the trusted certificates), the request timeout and the
+/// event loops.
 final class LoadHTTP: Sendable {
-    let client: HTTPClient
+    let tls: NIOSSLContext
     let timeout: TimeAmount
+    let group: MultiThreadedEventLoopGroup
 
     init(plan: LoadPlan) throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
+        var configuration = TLSConfiguration.makeClientConfiguration()
         if let pem = plan.trustedCertificatesPEM {
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+            configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
         }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .http1Only
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = plan.connections
-        configuration.decompression = .disabled
-        // A server that is down must show as a connection error at once: the client's own retries would hide the
-        // outage (and stall the loop until the request deadline). The loops back off themselves.
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout.connect = .seconds(5)
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        tls = try NIOSSLContext(configuration: configuration)
         timeout = .seconds(plan.requestTimeoutSeconds)
-    }
-
-    /// POSTs `body` and returns the status and body; failures before an answer are ``LoadFailure/transport``.
-    func post(_ url: String, endpoint: String, body: ByteBuffer, headers: [(String, String)]) async throws(LoadFailure) -> (Int, ByteBuffer) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/fido+uaf;charset=UTF-8")
-        request.headers.add(name: "Accept", value: "application/fido+uaf")
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(body)
-        do {
-            let response = try await client.execute(request, timeout: timeout)
-            let bytes = try await response.body.collect(upTo: 1 << 20)
-            return (Int(response.status.code), bytes)
-        } catch {
-            throw .transport(endpoint: endpoint, detail: Self.short(error))
-        }
+        group = .singleton
     }
 
     /// A short, stable description, so the same failure is counted under one key.
@@ -306,7 +290,8 @@ struct ConnectionLoop: Sendable {
     }
 
     /// Registers `user`; true when the server answered 1200.
-    func register(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, http: LoadHTTP, recorder: inout PhaseRecorder) async -> Bool {
+    func register(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
+                  recorder: inout PhaseRecorder) async -> Bool {
         let start = ContinuousClock.now
         do {
             var headers: [(String, String)] = []
@@ -318,18 +303,19 @@ struct ConnectionLoop: Sendable {
             }
             let context = try encode(.requestRegistration) { try UAFMessageCodec.encodeObject(["username": user.username]) }
             let request = try await uafRequest(GetUAFRequest(op: .registration, context: context), as: RegistrationRequest.self,
-                                               endpoint: .requestRegistration, target: target, headers: headers, http: http, recorder: &recorder)
+                                               endpoint: .requestRegistration, target: target, headers: headers, client: client, recorder: &recorder)
             let response = try encode(.registration) { try user.authenticator.register(request, serverAppID: target.appID) }
-            try await respond(response, endpoint: .registration, target: target, start: start, plan: plan, http: http, recorder: &recorder)
+            try await respond(response, endpoint: .registration, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
         } catch {
-            await failed(error, recorder: &recorder)
+            await failed(error, recorder: &recorder, client: client)
             return false
         }
     }
 
     /// One login (with the plan's transaction, if any) by `user`; true when the server answered 1200.
-    func authenticate(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, http: LoadHTTP, recorder: inout PhaseRecorder) async -> Bool {
+    func authenticate(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
+                      recorder: inout PhaseRecorder) async -> Bool {
         struct Context: Encodable { var username: String; var transaction: [Transaction]? }
         let start = ContinuousClock.now
         do {
@@ -338,19 +324,19 @@ struct ConnectionLoop: Sendable {
                 try UAFMessageCodec.encodeObject(Context(username: user.username, transaction: transaction))
             }
             let request = try await uafRequest(GetUAFRequest(op: .authentication, context: context), as: AuthenticationRequest.self,
-                                               endpoint: .requestAuthentication, target: target, headers: [], http: http, recorder: &recorder)
+                                               endpoint: .requestAuthentication, target: target, headers: [], client: client, recorder: &recorder)
             let response = try encode(.authentication) { try user.authenticator.authenticate(request, serverAppID: target.appID) }
-            try await respond(response, endpoint: .authentication, target: target, start: start, plan: plan, http: http, recorder: &recorder)
+            try await respond(response, endpoint: .authentication, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
         } catch {
-            await failed(error, recorder: &recorder)
+            await failed(error, recorder: &recorder, client: client)
             return false
         }
     }
 
     /// Records a failed flow; after a connection error the loop pauses briefly, as a real client backs off, instead
     /// of spinning on a server that is down.
-    private func failed(_ error: any Error, recorder: inout PhaseRecorder) async {
+    private func failed(_ error: any Error, recorder: inout PhaseRecorder, client: isolated LoadClient) async {
         let failure = error as? LoadFailure ?? .malformed(endpoint: "flow", detail: LoadHTTP.short(error))
         recorder.failed(failure)
         shared.finished(success: false)
@@ -359,11 +345,10 @@ struct ConnectionLoop: Sendable {
 
     /// Posts a GetUAFRequest and returns the first message of a 1200 answer's `uafRequest`.
     private func uafRequest<Message: Decodable>(_ body: GetUAFRequest, as: Message.Type, endpoint: Endpoint, target: LoadTarget,
-                                                headers: [(String, String)], http: LoadHTTP, recorder: inout PhaseRecorder) async throws -> Message {
+                                                headers: [(String, String)], client: isolated LoadClient,
+                                                recorder: inout PhaseRecorder) async throws -> Message {
         let bytes = try encode(endpoint) { try JSONEncoder().encodeAsByteBuffer(body, allocator: ByteBufferAllocator()) }
-        let (status, answer) = try await timed(endpoint, recorder: &recorder) {
-            try await http.post(target.base + endpoint.path, endpoint: endpoint.name, body: bytes, headers: headers)
-        }
+        let (status, answer) = try await timed(endpoint, target: target, body: bytes, headers: headers, client: client, recorder: &recorder)
         guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
         let decoded = try decode(endpoint) { try JSONDecoder().decode(ReturnUAFRequest.self, from: answer) }
         guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint.name, statusCode: decoded.statusCode) }
@@ -377,13 +362,11 @@ struct ConnectionLoop: Sendable {
     /// Posts the signed response and requires 1200; with `--replay-check` sends it again to the next server, where it
     /// must be refused; then counts the flow as completed.
     private func respond(_ response: some Encodable, endpoint: Endpoint, target: LoadTarget, start: ContinuousClock.Instant, plan: LoadPlan,
-                         http: LoadHTTP, recorder: inout PhaseRecorder) async throws {
+                         client: isolated LoadClient, recorder: inout PhaseRecorder) async throws {
         let bytes = try encode(endpoint) {
             try JSONEncoder().encodeAsByteBuffer(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response])), allocator: ByteBufferAllocator())
         }
-        let (status, answer) = try await timed(endpoint, recorder: &recorder) {
-            try await http.post(target.base + endpoint.path, endpoint: endpoint.name, body: bytes, headers: [])
-        }
+        let (status, answer) = try await timed(endpoint, target: target, body: bytes, headers: [], client: client, recorder: &recorder)
         guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
         let decoded = try decode(endpoint) { try JSONDecoder().decode(ServerResponse.self, from: answer) }
         guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint.name, statusCode: decoded.statusCode) }
@@ -391,7 +374,7 @@ struct ConnectionLoop: Sendable {
         if plan.replayCheck {
             // Anything but a refusal is a replay accepted. A replay that gets no answer at all proves nothing either
             // way and is not counted.
-            if let (status, answer) = try? await http.post(replayTarget.base + endpoint.path, endpoint: endpoint.name, body: bytes, headers: []),
+            if let (status, answer) = try? await client.post(replayTarget, path: endpoint.path, endpoint: endpoint.name, body: bytes, headers: []),
                status == 200, (try? JSONDecoder().decode(ServerResponse.self, from: answer))?.statusCode == 1200 {
                 throw LoadFailure.replayAccepted(endpoint: endpoint.name)
             }
@@ -400,11 +383,13 @@ struct ConnectionLoop: Sendable {
         shared.finished(success: true)
     }
 
-    private func timed<T>(_ endpoint: Endpoint, recorder: inout PhaseRecorder, _ body: () async throws -> T) async throws -> T {
+    /// Posts to the endpoint and records how long the answer took.
+    private func timed(_ endpoint: Endpoint, target: LoadTarget, body: ByteBuffer, headers: [(String, String)], client: isolated LoadClient,
+                       recorder: inout PhaseRecorder) async throws(LoadFailure) -> (Int, ByteBuffer) {
         let start = ContinuousClock.now
-        let value = try await body()
+        let answer = try await client.post(target, path: endpoint.path, endpoint: endpoint.name, body: body, headers: headers)
         recorder.record(endpoint: endpoint.name, microseconds: (ContinuousClock.now - start).microseconds)
-        return value
+        return answer
     }
 
     private func encode<T>(_ endpoint: Endpoint, _ body: () throws -> T) throws(LoadFailure) -> T {
