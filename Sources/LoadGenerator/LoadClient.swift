@@ -47,9 +47,10 @@ actor LoadClient {
             for (name, value) in headers { head.headers.add(name: name, value: value) }
             let promise = eventLoop.makePromise(of: (Int, ByteBuffer).self)
             connection.exchange.value.expect(promise)
-            let channel = connection.channel
+            let channel = connection.channel, exchange = connection.exchange
             let timeout = eventLoop.scheduleTask(in: settings.timeout) {
-                promise.fail(LoadClientError.timedOut)
+                // Through the exchange, so the promise is completed once even if an answer or a close follows.
+                exchange.value.fail(LoadClientError.timedOut)
                 channel.close(promise: nil)
             }
             channel.write(HTTPClientRequestPart.head(head), promise: nil)
@@ -99,12 +100,11 @@ actor LoadClient {
 }
 
 enum LoadClientError: Error, CustomStringConvertible {
-    case timedOut, closed, unexpectedAnswer
+    case timedOut, closed
     var description: String {
         switch self {
         case .timedOut: "no answer within the request timeout"
         case .closed: "the server closed the connection"
-        case .unexpectedAnswer: "an answer nobody asked for"
         }
     }
 }
@@ -117,6 +117,13 @@ final class HTTPExchange: ChannelInboundHandler, RemovableChannelHandler {
     private var body = ByteBuffer()
 
     func expect(_ promise: EventLoopPromise<(Int, ByteBuffer)>) { pending = promise }
+
+    /// Fails the request under way, if any (each promise is completed exactly once).
+    func fail(_ error: any Error) {
+        let promise = pending
+        pending = nil
+        promise?.fail(error)
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -136,14 +143,12 @@ final class HTTPExchange: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        pending?.fail(LoadClientError.closed)
-        pending = nil
+        fail(LoadClientError.closed)
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        pending?.fail(error)
-        pending = nil
+        fail(error)
         context.close(promise: nil)
     }
 }

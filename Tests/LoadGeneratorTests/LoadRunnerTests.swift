@@ -134,6 +134,34 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertTrue(report.measured.errors[0].kind.hasPrefix("connection error on POST /nevisfido/uaf/1.1/request/registration"))
     }
 
+    func testAServerThatNeverAnswersTimesOutAsAConnectionError() async throws {
+        // A listener that accepts and then says nothing: not even the TLS handshake completes.
+        #if canImport(Glibc)
+        let stream = Int32(SOCK_STREAM.rawValue)
+        #else
+        let stream = SOCK_STREAM
+        #endif
+        let listener = socket(AF_INET, stream, 0)
+        XCTAssertGreaterThanOrEqual(listener, 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        XCTAssertEqual(bound, 0)
+        XCTAssertEqual(listen(listener, 8), 0)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        var plan = plan(.registration, flows: 1, connections: 1)
+        plan.targets = [URL(string: "https://127.0.0.1:\(UInt16(bigEndian: address.sin_port))")!]
+        plan.requestTimeoutSeconds = 1
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.failedFlows, 1)
+        XCTAssertEqual(report.measured.errors.count, 1)
+        XCTAssertTrue(report.measured.errors[0].kind.contains("no answer within the request timeout"), report.measured.errors[0].kind)
+    }
+
     func testASetupThatRegistersNobodyStopsTheRun() async throws {
         var plan = plan(flows: 5)
         plan.relyingParty = nil
