@@ -104,28 +104,28 @@ final class SQLiteEngine: @unchecked Sendable {
     }
 
     private func step(_ sql: String, _ binds: [SQLiteData], handle: OpaquePointer) throws -> [SQLiteResultRow] {
-            let statement = try prepared(sql, handle: handle)
-            let pointer = statement.pointer
-            // Whatever happens, the statement goes back to the cache reset and without the caller's values.
-            defer {
-                sqlite_nio_sqlite3_reset(pointer)
-                sqlite_nio_sqlite3_clear_bindings(pointer)
-            }
-            for (offset, value) in binds.enumerated() {
-                try check(bind(value, at: Int32(offset + 1), in: pointer), handle)
-            }
-            var rows: [SQLiteResultRow] = []
-            while true {
-                let step = sqlite_nio_sqlite3_step(pointer)
-                if step == SQLITE_DONE { break }
-                guard step == SQLITE_ROW else { throw SQLiteEngineError(code: step, message: Self.message(handle)) }
-                var values: [SQLiteData] = []
-                values.reserveCapacity(statement.columns.names.count)
-                for column in 0..<Int32(statement.columns.names.count) { values.append(Self.value(pointer, column)) }
-                rows.append(SQLiteResultRow(columns: statement.columns, values: values))
-            }
-            if open, sqlite_nio_sqlite3_stmt_readonly(pointer) == 0 { dirty = true }
-            return rows
+        let statement = try prepared(sql, handle: handle)
+        let pointer = statement.pointer
+        // Whatever happens, the statement goes back to the cache reset and without the caller's values.
+        defer {
+            sqlite_nio_sqlite3_reset(pointer)
+            sqlite_nio_sqlite3_clear_bindings(pointer)
+        }
+        for (offset, value) in binds.enumerated() {
+            try check(bind(value, at: Int32(offset + 1), in: pointer), handle)
+        }
+        var rows: [SQLiteResultRow] = []
+        while true {
+            let step = sqlite_nio_sqlite3_step(pointer)
+            if step == SQLITE_DONE { break }
+            guard step == SQLITE_ROW else { throw SQLiteEngineError(code: step, message: Self.message(handle)) }
+            var values: [SQLiteData] = []
+            values.reserveCapacity(statement.columns.names.count)
+            for column in 0..<Int32(statement.columns.names.count) { values.append(Self.value(pointer, column)) }
+            rows.append(SQLiteResultRow(columns: statement.columns, values: values))
+        }
+        if open, sqlite_nio_sqlite3_stmt_readonly(pointer) == 0 { dirty = true }
+        return rows
     }
 
     /// Runs a statement without results outside the cache (transaction control).
@@ -139,30 +139,30 @@ final class SQLiteEngine: @unchecked Sendable {
 
     /// Returns once every statement `unit` ran is committed; throws if the transaction holding one of them failed.
     func durable(_ unit: UnitOfWork) async throws {
-        enum Next { case done, failed(SQLiteEngineError), wait, release }
-        let next: Next = lock.withLock {
-            if let failure = unit.generations.lazy.compactMap({ self.failures[$0] }).first { return .failed(failure) }
-            guard let last = unit.generations.max(), last > committedThrough else { return .done }
+        let (settled, writes) = lock.withLock { (outcome(of: unit), dirty) }
+        if let settled { return try settled.get() }
+        guard writes else {
             // Only reads so far: they saw committed data only. The transaction is still ended soon, so that it
             // does not keep the write lock from other processes while the server is idle.
-            return dirty ? .wait : .release
+            scheduleCommit()
+            return
         }
-        switch next {
-        case .done: return
-        case .failed(let failure): throw failure
-        case .release: scheduleCommit()
-        case .wait:
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome: Result<Void, any Error>? = lock.withLock {
-                    let last = unit.generations.max() ?? 0
-                    if let failure = unit.generations.lazy.compactMap({ self.failures[$0] }).first { return .failure(failure) }
-                    if last <= committedThrough { return .success(()) }
-                    waiters.append(continuation)
-                    return nil
-                }
-                if let outcome { continuation.resume(with: outcome) } else { scheduleCommit() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            // Asked again under the lock: the commit may have happened since.
+            let settled: Result<Void, any Error>? = lock.withLock {
+                let settled = outcome(of: unit)
+                if settled == nil { waiters.append(continuation) }
+                return settled
             }
+            if let settled { continuation.resume(with: settled) } else { scheduleCommit() }
         }
+    }
+
+    /// Under `lock`: how `unit`'s transactions ended, or nil while the last one is still open.
+    private func outcome(of unit: UnitOfWork) -> Result<Void, any Error>? {
+        if let failure = unit.generations.lazy.compactMap({ self.failures[$0] }).first { return .failure(failure) }
+        guard let last = unit.generations.max(), last > committedThrough else { return .success(()) }
+        return nil
     }
 
     /// Commits soon: after the work already queued has run, so that it joins this transaction.
@@ -182,10 +182,8 @@ final class SQLiteEngine: @unchecked Sendable {
     func commit() {
         let (woken, failure): ([CheckedContinuation<Void, any Error>], SQLiteEngineError?) = lock.withLock {
             commitScheduled = false
-            guard open, let handle else {
-                defer { waiters = [] }
-                return (waiters, nil)
-            }
+            // Not open: nothing to commit, and nobody waits (waiters only wait for the open transaction).
+            guard open, let handle else { return ([], nil) }
             var failure: SQLiteEngineError?
             do { try run("COMMIT", handle) } catch let error as SQLiteEngineError {
                 failure = error
@@ -291,7 +289,7 @@ final class SQLiteEngine: @unchecked Sendable {
     }
 
     /// The engine as an SQLKit database, for the stores; statements run through it are noted in `unit`.
-    func sql(_ unit: UnitOfWork? = nil) -> any SQLDatabase { SQLiteEngineDatabase(engine: self, unit: unit) }
+    func sql(_ unit: UnitOfWork) -> any SQLDatabase { SQLiteEngineDatabase(engine: self, unit: unit) }
 
     /// The transactions one caller's statements ran in (usually one), so ``durable(_:)`` knows what to wait for.
     /// Only read and written under the engine's lock.
@@ -338,7 +336,7 @@ struct SQLiteResultRow: SQLRow {
 /// ``SQLiteEngine`` seen through SQLKit: serializes the expression with SQLite's dialect and runs it inline.
 struct SQLiteEngineDatabase: SQLDatabase {
     let engine: SQLiteEngine
-    let unit: SQLiteEngine.UnitOfWork?
+    let unit: SQLiteEngine.UnitOfWork
     private static let encoder = SQLiteDataEncoder()
 
     var logger: Logger { engine.logger }
