@@ -97,6 +97,7 @@ public enum UAFServerApplication {
         let router = Router(context: ServerRequestContext.self)
         // First, so every request (unmatched ones and errors too) gets an id and is counted.
         router.add(middleware: RequestObservationMiddleware(metrics: metrics, logger: logger))
+        router.add(middleware: UnitOfWorkMiddleware(database: stores.database))
         HealthController(readiness: readiness, database: stores.database, metrics: configuration.observability.metrics ? metrics : nil)
             .add(to: router)
         let environment = ServiceEnvironment(

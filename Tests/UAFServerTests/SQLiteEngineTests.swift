@@ -116,4 +116,72 @@ final class SQLiteEngineTests: XCTestCase {
         }
         try await database.close()
     }
+    // MARK: One unit of work per request
+
+    private static func insert(_ database: StoreDatabase, _ id: String) async throws {
+        try await database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES (\(bind: id), \(bind: 1))").run() }
+    }
+
+    func testRunsInsideAUnitOfWorkDoNotEachWaitForACommit() async throws {
+        let database = try await openWithTable()
+        try await database.unitOfWork {
+            try await Self.insert(database, "a")
+            // Nothing else runs in this test, so nobody asked for a commit yet: the row is not in the file.
+            let seenInside = try await committedCount()
+            XCTAssertEqual(seenInside, 0, "a run inside the unit waited for its own commit")
+            try await Self.insert(database, "b")
+        }
+        let seenAfter = try await committedCount()
+        XCTAssertEqual(seenAfter, 2, "the unit returned before its writes were committed")
+        try await database.close()
+    }
+
+    func testAFailingUnitOfWorkStillCommitsWhatItWroteAndRethrowsItsOwnError() async throws {
+        struct Refused: Error {}
+        let database = try await openWithTable()
+        do {
+            try await database.unitOfWork {
+                try await Self.insert(database, "status-failed")
+                throw Refused()
+            }
+            XCTFail("the body's error was swallowed")
+        } catch is Refused {}
+        let count = try await committedCount()
+        XCTAssertEqual(count, 1, "what a failing request wrote (its failed status, say) was not committed when it answered")
+        try await database.close()
+    }
+
+    func testARunThatOutlivesItsUnitWaitsForItsOwnCommit() async throws {
+        let database = try await openWithTable()
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let late = try await database.unitOfWork {
+            // A task the request starts inherits the unit (a task-local), but runs after the unit's one wait.
+            Task {
+                for await _ in gate { break }
+                try await Self.insert(database, "late")
+            }
+        }
+        open.yield()
+        try await late.value
+        let count = try await committedCount()
+        XCTAssertEqual(count, 1, "a run in an ended unit returned before its write was committed")
+        try await database.close()
+    }
+
+    func testUnitsOfTwoDatabasesDoNotMix() async throws {
+        let database = try await openWithTable()
+        let otherPath = directory.appendingPathComponent("other.sqlite").path
+        let other = try await StoreDatabase.open(.sqlite(path: otherPath))
+        try await other.run { sql in try await sql.raw("CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)").run() }
+        try await database.unitOfWork {
+            // The other database's run is not part of this unit: it waits for its own commit.
+            try await Self.insert(other, "x")
+            let connection = try await SQLiteConnection.open(storage: .file(path: otherPath))
+            let rows = try await connection.query("SELECT COUNT(*) AS n FROM items")
+            try await connection.close()
+            XCTAssertEqual(rows.first?.column("n")?.integer, 1, "a run on another database joined this database's unit")
+        }
+        try await other.close()
+        try await database.close()
+    }
 }

@@ -107,14 +107,41 @@ public final class StoreDatabase: Sendable {
     private func perform<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         switch backing {
         case .sqlite(let engine):
-            // The answer waits for the commit of what the body wrote (group commit, see SQLiteEngine).
-            let unit = SQLiteEngine.UnitOfWork()
+            // Inside a request's unit of work (``unitOfWork(_:)``), the request waits for the commit once, at its
+            // end; otherwise this run waits for the commit of what it wrote (group commit, see SQLiteEngine).
+            if let shared = Self.currentUnit, engine.joins(shared) { return try await body(engine.sql(shared)) }
+            let unit = SQLiteEngine.UnitOfWork(engine)
             let result = try await body(engine.sql(unit))
             try await engine.durable(unit)
             return result
         case .postgres(let client, _):
             return try await client.withConnection { connection in try await body(connection.sql()) }
         }
+    }
+
+    /// The unit of work of the request being served, if any (see ``unitOfWork(_:)``).
+    @TaskLocal static var currentUnit: SQLiteEngine.UnitOfWork?
+
+    /// Runs `body` (one HTTP request) as one unit of work: on SQLite, every ``run(_:)`` inside it returns as soon as
+    /// its statements ran, and this returns only once all of them are committed, so the answer still never leaves
+    /// before what it reports is in the database file, but a request waits for one commit instead of one per
+    /// statement group. If that commit fails, a successful body's result is replaced by the failure; a failing
+    /// body's own error wins (its answer reports a failure anyway). Runs that outlive the body (a task it started)
+    /// wait for their own commits. PostgreSQL commits each statement on its own, so there it simply runs `body`.
+    func unitOfWork<T>(_ body: () async throws -> T) async throws -> T {
+        guard case .sqlite(let engine) = backing else { return try await body() }
+        let unit = SQLiteEngine.UnitOfWork(engine)
+        let result: Result<T, any Error>
+        do { result = .success(try await Self.$currentUnit.withValue(unit) { try await body() }) } catch { result = .failure(error) }
+        engine.end(unit)
+        do {
+            try await engine.durable(unit)
+        } catch {
+            guard case .failure(let bodyError) = result else { throw error }
+            logger.error("a failed request's changes were not committed either", metadata: ["error": .string(String(describing: error))])
+            throw bodyError
+        }
+        return try result.get()
     }
 
     /// Runs `body` inside one transaction on one connection. Used only at start-up (migrations) on SQLite, before the

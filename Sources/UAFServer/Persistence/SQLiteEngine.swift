@@ -291,11 +291,23 @@ final class SQLiteEngine: @unchecked Sendable {
     /// The engine as an SQLKit database, for the stores; statements run through it are noted in `unit`.
     func sql(_ unit: UnitOfWork) -> any SQLDatabase { SQLiteEngineDatabase(engine: self, unit: unit) }
 
+    /// Whether a run may join `unit` (instead of waiting for its own commit): only while the unit's owner has not
+    /// finished it (``end(_:)``), so that nothing runs in a unit after its one wait for durability began, and only
+    /// for this engine's units.
+    func joins(_ unit: UnitOfWork) -> Bool {
+        unit.engine == ObjectIdentifier(self) && lock.withLock { !unit.ended }
+    }
+
+    /// The unit's owner is done with it: later runs that find it (a task the request started) wait on their own.
+    func end(_ unit: UnitOfWork) { lock.withLock { unit.ended = true } }
+
     /// The transactions one caller's statements ran in (usually one), so ``durable(_:)`` knows what to wait for.
     /// Only read and written under the engine's lock.
     final class UnitOfWork: @unchecked Sendable {
         fileprivate var generations: Set<UInt64> = []
-        init() {}
+        fileprivate var ended = false
+        fileprivate let engine: ObjectIdentifier
+        init(_ engine: SQLiteEngine) { self.engine = ObjectIdentifier(engine) }
     }
 }
 
