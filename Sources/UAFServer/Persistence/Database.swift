@@ -23,7 +23,7 @@ public final class StoreDatabase: Sendable {
 
     private enum Backing: Sendable {
         case sqlite(SQLiteEngine)
-        case postgres(PostgresClient, Task<Void, Never>)
+        case postgres(PostgresClient, Task<Void, Never>, PostgresStatementCache)
     }
 
     private init(engine: Engine, backing: Backing, logger: Logger, metrics: ServerMetrics?) {
@@ -55,7 +55,7 @@ public final class StoreDatabase: Sendable {
         case .postgres(let url, let poolSize):
             let client = PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize), backgroundLogger: logger)
             let task = Task { await client.run() }
-            database = StoreDatabase(engine: .postgres, backing: .postgres(client, task), logger: logger, metrics: metrics)
+            database = StoreDatabase(engine: .postgres, backing: .postgres(client, task, PostgresStatementCache()), logger: logger, metrics: metrics)
             metrics?.databasePool(size: poolSize)
         }
         do {
@@ -66,6 +66,12 @@ public final class StoreDatabase: Sendable {
         }
         if case .sqlite(let engine) = database.backing { engine.startGroupCommit() }
         return database
+    }
+
+    /// PostgreSQL's prepared statements (nil on SQLite), for tests.
+    var postgresStatements: PostgresStatementCache? {
+        if case .postgres(_, _, let statements) = backing { return statements }
+        return nil
     }
 
     /// Translates a `postgres://user:password@host:port/database?sslmode=…` URL (libpq's form) into the pool's
@@ -114,8 +120,10 @@ public final class StoreDatabase: Sendable {
             let result = try await body(engine.sql(unit))
             try await engine.durable(unit)
             return result
-        case .postgres(let client, _):
-            return try await client.withConnection { connection in try await body(connection.sql()) }
+        case .postgres(let client, _, let statements):
+            return try await client.withConnection { connection in
+                try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
+            }
         }
     }
 
@@ -163,7 +171,7 @@ public final class StoreDatabase: Sendable {
     public func close() async throws {
         switch backing {
         case .sqlite(let engine): engine.close()
-        case .postgres(_, let task): task.cancel(); await task.value
+        case .postgres(_, let task, _): task.cancel(); await task.value
         }
     }
 }
