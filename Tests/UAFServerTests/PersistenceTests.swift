@@ -56,6 +56,21 @@ enum StoreContract {
         XCTAssertEqual(count, 2)
     }
 
+    static func aCappedInsertStopsAtTheCapCountingOnlyThatUsersUnexpiredRequests(_ stores: Stores) async throws {
+        let now = Date()
+        try await stores.requests.insert(record("expired", expiresAt: now.addingTimeInterval(-5), username: "ann"))
+        try await stores.requests.insert(record("other", username: "ben"))
+        let a2 = record("a2", expiresAt: Date(epochMillis: now.addingTimeInterval(300).epochMillis), username: "ann")
+        let first = try await stores.requests.insert(record("a1", username: "ann"), username: "ann", cap: 2, now: now)
+        let second = try await stores.requests.insert(a2, username: "ann", cap: 2, now: now)
+        let third = try await stores.requests.insert(record("a3", username: "ann"), username: "ann", cap: 2, now: now)
+        XCTAssertEqual([first, second, third], [true, true, false])
+        let refused = try await stores.requests.consume(id: "a3")
+        XCTAssertNil(refused, "a request refused by the cap was stored")
+        let stored = try await stores.requests.consume(id: "a2")
+        XCTAssertEqual(stored, a2)
+    }
+
     static func aDuplicateKeyStoresNoneOfTheBatch(_ stores: Stores) async throws {
         try await stores.registrations.insert([registration("carol", keyID: "k1")])
         do {
@@ -290,6 +305,7 @@ final class SQLiteStoreTests: XCTestCase {
     func testARequestRoundTripsEveryField() async throws { try await StoreContract.aRequestRoundTripsEveryField(stores) }
     func testPurgeRemovesOnlyExpiredRequests() async throws { try await StoreContract.purgeRemovesOnlyExpiredRequests(stores) }
     func testOutstandingRequestsAreCountedPerUsername() async throws { try await StoreContract.outstandingRequestsAreCountedPerUsername(stores) }
+    func testACappedInsertStopsAtTheCap() async throws { try await StoreContract.aCappedInsertStopsAtTheCapCountingOnlyThatUsersUnexpiredRequests(stores) }
     func testADuplicateKeyStoresNoneOfTheBatch() async throws { try await StoreContract.aDuplicateKeyStoresNoneOfTheBatch(stores) }
     func testARegistrationRoundTripsEveryField() async throws { try await StoreContract.aRegistrationRoundTripsEveryField(stores) }
     func testTheCounterAdvancesOnlyFromTheComparedValue() async throws { try await StoreContract.theCounterAdvancesOnlyFromTheComparedValue(stores) }
@@ -371,6 +387,7 @@ final class PostgresStoreTests: XCTestCase {
     func testARequestRoundTripsEveryField() async throws { try await StoreContract.aRequestRoundTripsEveryField(stores) }
     func testPurgeRemovesOnlyExpiredRequests() async throws { try await StoreContract.purgeRemovesOnlyExpiredRequests(stores) }
     func testOutstandingRequestsAreCountedPerUsername() async throws { try await StoreContract.outstandingRequestsAreCountedPerUsername(stores) }
+    func testACappedInsertStopsAtTheCap() async throws { try await StoreContract.aCappedInsertStopsAtTheCapCountingOnlyThatUsersUnexpiredRequests(stores) }
     func testADuplicateKeyStoresNoneOfTheBatch() async throws { try await StoreContract.aDuplicateKeyStoresNoneOfTheBatch(stores) }
     func testARegistrationRoundTripsEveryField() async throws { try await StoreContract.aRegistrationRoundTripsEveryField(stores) }
     func testTheCounterAdvancesOnlyFromTheComparedValue() async throws { try await StoreContract.theCounterAdvancesOnlyFromTheComparedValue(stores) }

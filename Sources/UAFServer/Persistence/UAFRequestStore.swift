@@ -50,6 +50,22 @@ public struct UAFRequestStore: Sendable {
         }
     }
 
+    /// Inserts the request of a named user only while fewer than `cap` of that user's requests are unexpired at
+    /// `now`; false when the cap is reached (nothing inserted). One statement: the count and the insert are one
+    /// round trip, not two.
+    public func insert(_ record: ChallengeRecord, username: String, cap: Int, now: Date) async throws -> Bool {
+        let policy = try JSONCoding.string(record.policy), transactions = try JSONCoding.string(record.transactions)
+        return try await database.run { sql in
+            try await sql.raw("""
+                INSERT INTO uaf_requests (id, operation, challenge, username, policy, transactions, expires_at)
+                SELECT \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: username),
+                       \(bind: policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis)
+                WHERE (SELECT COUNT(*) FROM uaf_requests WHERE username = \(bind: username) AND expires_at >= \(bind: now.epochMillis)) < \(bind: Int64(cap))
+                RETURNING id
+                """).first() != nil
+        }
+    }
+
     /// Removes and returns the request with `id` (once only), whether or not it has expired.
     public func consume(id: String) async throws -> ChallengeRecord? {
         let row = try await database.run { sql in

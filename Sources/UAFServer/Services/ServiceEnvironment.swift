@@ -92,12 +92,13 @@ struct ServiceEnvironment: Sendable {
     func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool) async throws {
         if let username = record.username {
             // A cap on unanswered requests per user keeps one caller from filling the table for a victim.
-            let outstanding = try await stores.requests.outstanding(username: username, now: clock())
-            guard outstanding < limits.outstandingRequestsPerUsername else {
-                throw ServiceFailure(.requestInvalid, "\(outstanding) unanswered requests outstanding for this user")
+            let cap = limits.outstandingRequestsPerUsername
+            guard try await stores.requests.insert(record, username: username, cap: cap, now: clock()) else {
+                throw ServiceFailure(.requestInvalid, "\(cap) unanswered requests outstanding for this user, the most allowed")
             }
+        } else {
+            try await stores.requests.insert(record)
         }
-        try await stores.requests.insert(record)
         if dispatched {
             try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
         } else {
