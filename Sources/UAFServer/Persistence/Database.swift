@@ -49,7 +49,13 @@ public final class StoreDatabase: Sendable {
             metrics?.databasePool(size: 1)  // one connection, whose statements run one at a time
             // WAL without a sync per commit: a commit is in the file (the OS's cache) when it returns, so a killed
             // process loses nothing it answered; only a power loss can take the last commits.
-            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"] {
+            // A checkpoint (log pages copied into the file, then two fsyncs of 2 to 5 ms on this machine) runs inside
+            // the commit that crosses the threshold, while every other request waits for the engine. SQLite's
+            // default of 1000 pages meant about 25 such stalls a second under load; at 10000 (a log of up to about
+            // 40 MiB) they are ten times rarer and pages written many times are copied once: about +20 %
+            // authentication flows/s, measured in pairs against 1000.
+            for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
+                           "PRAGMA wal_autocheckpoint = \(Self.checkpointPages)"] {
                 _ = try engine.execute(pragma, [])
             }
         case .postgres(let url, let poolSize):
@@ -73,6 +79,9 @@ public final class StoreDatabase: Sendable {
         if case .postgres(_, _, let statements) = backing { return statements }
         return nil
     }
+
+    /// Log pages after which a commit copies the SQLite log back into the database file (see `open`).
+    static let checkpointPages = 10_000
 
     /// Translates a `postgres://user:password@host:port/database?sslmode=…` URL (libpq's form) into the pool's
     /// configuration. `sslmode=disable` is honoured only because the operator wrote it: the default prefers TLS.
