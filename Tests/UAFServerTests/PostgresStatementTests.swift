@@ -96,4 +96,20 @@ final class PostgresStatementTests: XCTestCase {
         }
         XCTAssertEqual(prepared, 0)
     }
+    func testAStatementTheServerRefusesToPrepareRunsUnpreparedEveryTime() async throws {
+        let database = try await open()
+        // PostgreSQL cannot infer the type of `$1` in `$1 IS NULL` when preparing ("could not determine data type");
+        // unprepared, PostgresNIO names the value's type itself, so the statement still runs.
+        for _ in 0..<2 {
+            let value = try await database.run { sql in
+                try await sql.raw("SELECT \(bind: "echo") IS NULL AS v").first()?.decode(column: "v", as: Bool.self)
+            }
+            XCTAssertEqual(value, false)
+        }
+        let prepared = try await database.run { sql in
+            try await sql.raw("SELECT COUNT(*) AS c FROM pg_prepared_statements WHERE statement LIKE \(bind: "%IS NULL AS v")")
+                .first()?.decode(column: "c", as: Int64.self)
+        }
+        XCTAssertEqual(prepared, 0)
+    }
 }

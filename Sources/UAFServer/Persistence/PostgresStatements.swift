@@ -31,7 +31,8 @@ final class PostgresStatementCache: Sendable {
         let statement: PreparedQuery
         do { statement = try await connection.prepare(query: sql).get() } catch {
             connection.logger.debug("statement runs unprepared", metadata: ["sql": .string(sql), "error": .string(String(describing: error))])
-            unpreparable.withLockedValue { _ = $0.insert(sql) }
+            // Only the server's refusal is the statement's for good; a broken connection says nothing about it.
+            if case PostgresError.server = error { unpreparable.withLockedValue { _ = $0.insert(sql) } }
             return nil
         }
         let first = statements.withLockedValue { all -> Bool in
