@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import SQLKit
 import UAF
 
@@ -105,12 +106,45 @@ public struct UAFRequestStore: Sendable {
 
 /// JSON columns: the one place values become column text and back.
 enum JSONCoding {
-    static func string<T: Encodable>(_ value: T) throws -> String {
+    /// A request's Policy, the largest column a request writes: every registration request names every authenticator
+    /// of the metadata, so most requests store the very same policy, and encoding and decoding it was about a tenth
+    /// of the server's CPU under registration load. The text of a policy (and the policy of a text) is remembered for
+    /// the policies seen last; the encoding is deterministic (sorted keys), so a remembered text is exactly what
+    /// encoding would give.
+    static func string(_ policy: Policy) throws -> String {
+        if let text = policyTexts.withLockedValue({ $0[policy] }) { return text }
+        let text = try encoded(policy)
+        policyTexts.withLockedValue { cache in
+            if cache.count >= policyMemory { cache.removeAll(keepingCapacity: true) }
+            cache[policy] = text
+        }
+        return text
+    }
+
+    static func value(_ type: Policy.Type, _ text: String) throws -> Policy {
+        if let policy = policies.withLockedValue({ $0[text] }) { return policy }
+        let policy = try decoded(Policy.self, text)
+        policies.withLockedValue { cache in
+            if cache.count >= policyMemory { cache.removeAll(keepingCapacity: true) }
+            cache[text] = policy
+        }
+        return policy
+    }
+
+    /// Policies remembered each way; past that many the memory starts over (step-up policies differ per user).
+    static let policyMemory = 64
+    private static let policyTexts = NIOLockedValueBox([Policy: String]())
+    private static let policies = NIOLockedValueBox([String: Policy]())
+
+    static func string<T: Encodable>(_ value: T) throws -> String { try encoded(value) }
+    static func value<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try decoded(type, text) }
+
+    private static func encoded<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
-    static func value<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+    private static func decoded<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
         do { return try JSONDecoder().decode(T.self, from: Data(text.utf8)) } catch {
             throw StoreError.malformedRow("JSON column of \(T.self)")
         }
