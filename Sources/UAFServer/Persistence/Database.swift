@@ -74,12 +74,6 @@ public final class StoreDatabase: Sendable {
         return database
     }
 
-    /// PostgreSQL's prepared statements (nil on SQLite), for tests.
-    var postgresStatements: PostgresStatementCache? {
-        if case .postgres(_, _, let statements) = backing { return statements }
-        return nil
-    }
-
     /// Log pages after which a commit copies the SQLite log back into the database file (see `open`).
     static let checkpointPages = 10_000
 
