@@ -111,30 +111,31 @@ enum JSONCoding {
     /// of the server's CPU under registration load. The text of a policy (and the policy of a text) is remembered for
     /// the policies seen last; the encoding is deterministic (sorted keys), so a remembered text is exactly what
     /// encoding would give.
-    static func string(_ policy: Policy) throws -> String {
-        if let text = policyTexts.withLockedValue({ $0[policy] }) { return text }
-        let text = try encoded(policy)
-        policyTexts.withLockedValue { cache in
-            if cache.count >= policyMemory { cache.removeAll(keepingCapacity: true) }
-            cache[policy] = text
-        }
-        return text
-    }
-
-    static func value(_ type: Policy.Type, _ text: String) throws -> Policy {
-        if let policy = policies.withLockedValue({ $0[text] }) { return policy }
-        let policy = try decoded(Policy.self, text)
-        policies.withLockedValue { cache in
-            if cache.count >= policyMemory { cache.removeAll(keepingCapacity: true) }
-            cache[text] = policy
-        }
-        return policy
-    }
+    static func string(_ policy: Policy) throws -> String { try policyTexts.value(for: policy) { try encoded(policy) } }
+    static func value(_ type: Policy.Type, _ text: String) throws -> Policy { try policies.value(for: text) { try decoded(Policy.self, text) } }
 
     /// Policies remembered each way; past that many the memory starts over (step-up policies differ per user).
     static let policyMemory = 64
-    private static let policyTexts = NIOLockedValueBox([Policy: String]())
-    private static let policies = NIOLockedValueBox([String: Policy]())
+    private static let policyTexts = Memory<Policy, String>(limit: policyMemory)
+    private static let policies = Memory<String, Policy>(limit: policyMemory)
+
+    /// Values remembered for their keys, at most `limit` of them; past that the memory starts over.
+    private final class Memory<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+        private let entries = NIOLockedValueBox([Key: Value]())
+        private let limit: Int
+        init(limit: Int) { self.limit = limit }
+
+        /// The value remembered for `key`, or the one `make` gives, then remembered. A failure is not remembered.
+        func value(for key: Key, make: () throws -> Value) throws -> Value {
+            if let value = entries.withLockedValue({ $0[key] }) { return value }
+            let value = try make()
+            entries.withLockedValue { entries in
+                if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+                entries[key] = value
+            }
+            return value
+        }
+    }
 
     static func string<T: Encodable>(_ value: T) throws -> String { try encoded(value) }
     static func value<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try decoded(type, text) }
