@@ -130,8 +130,7 @@ final class SQLiteEngine: @unchecked Sendable {
 
     /// Runs a statement without results outside the cache (transaction control).
     private func run(_ sql: String, _ handle: OpaquePointer) throws {
-        let status = sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil)
-        guard status == SQLITE_OK else { throw SQLiteEngineError(code: status, message: Self.message(handle)) }
+        try check(sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil), handle)
     }
 
     /// From now on statements run in grouped transactions (after the migrations, which commit on their own).
@@ -217,18 +216,20 @@ final class SQLiteEngine: @unchecked Sendable {
     }
 
     private func closeLocked() {
-        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
-        statements = [:]
+        forgetStatements()
         if let handle { sqlite_nio_sqlite3_close(handle) }
         handle = nil
     }
 
+    /// Under `lock`: finalizes every cached statement and empties the cache.
+    private func forgetStatements() {
+        for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
+        statements = [:]
+    }
+
     private func prepared(_ sql: String, handle: OpaquePointer) throws -> PreparedStatement {
         if let statement = statements[sql] { return statement }
-        if statements.count >= Self.statementCacheLimit {
-            for statement in statements.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
-            statements = [:]
-        }
+        if statements.count >= Self.statementCacheLimit { forgetStatements() }
         var pointer: OpaquePointer?
         let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
         guard status == SQLITE_OK, let pointer else {
