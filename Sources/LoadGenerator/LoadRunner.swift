@@ -306,10 +306,7 @@ struct ConnectionLoop: Sendable {
                 }
             }
             let context = try encode(.requestRegistration) { try UAFMessageCodec.encodeObject(["username": user.username]) }
-            let body = try encode(.requestRegistration) {
-                try JSONEncoder().encodeAsByteBuffer(GetUAFRequest(op: .registration, context: context), allocator: ByteBufferAllocator())
-            }
-            let request = try await uafRequest(body, as: RegistrationRequest.self,
+            let request = try await uafRequest(try requestBody(.registration, context: context, endpoint: .requestRegistration), as: RegistrationRequest.self,
                                                endpoint: .requestRegistration, target: target, headers: headers, client: client, recorder: &recorder)
             let response = try encode(.registration) { try user.authenticator.register(request, serverAppID: target.appID) }
             try await respond(response, endpoint: .registration, target: target, start: start, plan: plan, client: client, recorder: &recorder)
@@ -334,9 +331,7 @@ struct ConnectionLoop: Sendable {
                 let context = try encode(.requestAuthentication) {
                     try UAFMessageCodec.encodeObject(Context(username: user.username, transaction: transaction))
                 }
-                body = try encode(.requestAuthentication) {
-                    try JSONEncoder().encodeAsByteBuffer(GetUAFRequest(op: .authentication, context: context), allocator: ByteBufferAllocator())
-                }
+                body = try requestBody(.authentication, context: context, endpoint: .requestAuthentication)
                 user.authenticationRequestBody = body
             }
             let request = try await uafRequest(body, as: AuthenticationRequest.self,
@@ -359,7 +354,13 @@ struct ConnectionLoop: Sendable {
         if case .transport = failure { try? await Task.sleep(for: .milliseconds(100)) }
     }
 
-    /// Posts a GetUAFRequest (its JSON `body`) and returns the first message of a 1200 answer's `uafRequest`.
+    /// The JSON body of a GetUAFRequest for `operation` with `context`.
+    private func requestBody(_ operation: UAFOperation, context: String, endpoint: Endpoint) throws(LoadFailure) -> ByteBuffer {
+        try encode(endpoint) { try JSONEncoder().encodeAsByteBuffer(GetUAFRequest(op: operation, context: context), allocator: ByteBufferAllocator()) }
+    }
+
+    /// Posts a GetUAFRequest (its JSON `body`, see ``requestBody(_:context:endpoint:)``) and returns the first message
+    /// of a 1200 answer's `uafRequest`.
     private func uafRequest<Message: Decodable>(_ body: ByteBuffer, as: Message.Type, endpoint: Endpoint, target: LoadTarget,
                                                 headers: [(String, String)], client: isolated LoadClient,
                                                 recorder: inout PhaseRecorder) async throws -> Message {
