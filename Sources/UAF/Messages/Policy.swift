@@ -26,6 +26,57 @@ public struct MatchCriteria: Codable, Hashable, Sendable {
     }
 }
 
+extension MatchCriteria {
+    enum CodingKeys: String, CodingKey {
+        case aaid, vendorID, keyIDs, userVerification, keyProtection, matcherProtection, attachmentHint, tcDisplay,
+             authenticationAlgorithms, assertionSchemes, attestationTypes, authenticatorVersion, exts
+    }
+
+    /// The same JSON as the synthesized conformance (absent or `null` is nil; unknown keys are ignored), but only the
+    /// keys present are visited. A criteria set usually names two of its thirteen fields (a metadata-wide policy names
+    /// each authenticator's AAID and algorithm), and the synthesized code made a generic container call for every one
+    /// of the thirteen: with ten authenticators that was a good part of every request the server issued and every
+    /// request a client read.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        for key in container.allKeys {
+            switch key {
+            case .aaid: aaid = try container.decodeIfPresent([String].self, forKey: key)
+            case .vendorID: vendorID = try container.decodeIfPresent([String].self, forKey: key)
+            case .keyIDs: keyIDs = try container.decodeIfPresent([String].self, forKey: key)
+            case .userVerification: userVerification = try container.decodeIfPresent(UInt32.self, forKey: key)
+            case .keyProtection: keyProtection = try container.decodeIfPresent(UInt16.self, forKey: key)
+            case .matcherProtection: matcherProtection = try container.decodeIfPresent(UInt16.self, forKey: key)
+            case .attachmentHint: attachmentHint = try container.decodeIfPresent(UInt32.self, forKey: key)
+            case .tcDisplay: tcDisplay = try container.decodeIfPresent(UInt16.self, forKey: key)
+            case .authenticationAlgorithms: authenticationAlgorithms = try container.decodeIfPresent([UInt16].self, forKey: key)
+            case .assertionSchemes: assertionSchemes = try container.decodeIfPresent([String].self, forKey: key)
+            case .attestationTypes: attestationTypes = try container.decodeIfPresent([UInt16].self, forKey: key)
+            case .authenticatorVersion: authenticatorVersion = try container.decodeIfPresent(UInt16.self, forKey: key)
+            case .exts: exts = try container.decodeIfPresent([Extension].self, forKey: key)
+            }
+        }
+    }
+
+    /// Writes the fields that are set, as the synthesized conformance does, without a call for each absent one.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        if let aaid { try container.encode(aaid, forKey: .aaid) }
+        if let vendorID { try container.encode(vendorID, forKey: .vendorID) }
+        if let keyIDs { try container.encode(keyIDs, forKey: .keyIDs) }
+        if let userVerification { try container.encode(userVerification, forKey: .userVerification) }
+        if let keyProtection { try container.encode(keyProtection, forKey: .keyProtection) }
+        if let matcherProtection { try container.encode(matcherProtection, forKey: .matcherProtection) }
+        if let attachmentHint { try container.encode(attachmentHint, forKey: .attachmentHint) }
+        if let tcDisplay { try container.encode(tcDisplay, forKey: .tcDisplay) }
+        if let authenticationAlgorithms { try container.encode(authenticationAlgorithms, forKey: .authenticationAlgorithms) }
+        if let assertionSchemes { try container.encode(assertionSchemes, forKey: .assertionSchemes) }
+        if let attestationTypes { try container.encode(attestationTypes, forKey: .attestationTypes) }
+        if let authenticatorVersion { try container.encode(authenticatorVersion, forKey: .authenticatorVersion) }
+        if let exts { try container.encode(exts, forKey: .exts) }
+    }
+}
+
 /// Policy: `accepted` is an OR of AND-combinations; `disallowed` excludes (uaf-spec §1.5).
 public struct Policy: Codable, Hashable, Sendable {
     public var accepted: [[MatchCriteria]]
