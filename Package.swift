@@ -224,6 +224,7 @@ let package = Package(
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            .product(name: "SQLiteKit", package: "sqlite-kit"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
