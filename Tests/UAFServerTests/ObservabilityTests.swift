@@ -53,6 +53,18 @@ final class ObservabilityTests: XCTestCase {
         }
     }
 
+    func testRepeatedRequestsAndDecisionsAddToTheirOneSeries() {
+        let metrics = ServerMetrics()
+        for _ in 0..<3 { metrics.requestFinished(method: "POST", route: "/r", status: 200, duration: .milliseconds(1)) }
+        metrics.requestFinished(method: "POST", route: "/r", status: 400, duration: .milliseconds(1))
+        for _ in 0..<2 { metrics.decided(ServerDecision(operation: "authentication", username: nil, statusCode: 1200, detail: "")) }
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        XCTAssertEqual(value(text, #"mauth_http_requests_total{method="POST",route="/r",status="200"}"#), 3, text)
+        XCTAssertEqual(value(text, #"mauth_http_requests_total{method="POST",route="/r",status="400"}"#), 1, text)
+        XCTAssertEqual(value(text, #"mauth_http_request_duration_seconds_count{method="POST",route="/r"}"#), 4, text)
+        XCTAssertEqual(value(text, #"mauth_uaf_decisions_total{operation="authentication",status_code="1200"}"#), 2, text)
+    }
+
     func testMetricsCanBeTurnedOff() async throws {
         var configuration = LoopbackServer.configuration()
         configuration.observability.metrics = false
