@@ -37,13 +37,25 @@ actor LoadClient {
     /// ``LoadFailure/transport``. A connection that failed is dropped; the next request opens a new one.
     func post(_ target: LoadTarget, path: String, endpoint: String, body: ByteBuffer,
               headers: [(String, String)]) async throws(LoadFailure) -> (Int, ByteBuffer) {
+        try await send(.POST, target, path: path, endpoint: endpoint, body: body, headers: headers)
+    }
+
+    /// GETs `path` from `target` (no body), as ``post(_:path:endpoint:body:headers:)`` posts.
+    func get(_ target: LoadTarget, path: String, endpoint: String) async throws(LoadFailure) -> (Int, ByteBuffer) {
+        try await send(.GET, target, path: path, endpoint: endpoint, body: nil, headers: [])
+    }
+
+    private func send(_ method: HTTPMethod, _ target: LoadTarget, path: String, endpoint: String, body: ByteBuffer?,
+                      headers: [(String, String)]) async throws(LoadFailure) -> (Int, ByteBuffer) {
         do {
             let connection = try await connection(to: target)
-            var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
+            var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
             head.headers.add(name: "Host", value: target.hostHeader)
-            head.headers.add(name: "Content-Type", value: "application/fido+uaf;charset=UTF-8")
-            head.headers.add(name: "Accept", value: "application/fido+uaf")
-            head.headers.add(name: "Content-Length", value: String(body.readableBytes))
+            if let body {
+                head.headers.add(name: "Content-Type", value: "application/fido+uaf;charset=UTF-8")
+                head.headers.add(name: "Accept", value: "application/fido+uaf")
+                head.headers.add(name: "Content-Length", value: String(body.readableBytes))
+            }
             for (name, value) in headers { head.headers.add(name: name, value: value) }
             let promise = eventLoop.makePromise(of: (Int, ByteBuffer).self)
             connection.exchange.value.expect(promise)
@@ -54,7 +66,7 @@ actor LoadClient {
                 channel.close(promise: nil)
             }
             channel.write(HTTPClientRequestPart.head(head), promise: nil)
-            channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil)
+            if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
             defer { timeout.cancel() }
             return try await withCheckedThrowingContinuation(isolation: self) { continuation in

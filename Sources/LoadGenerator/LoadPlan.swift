@@ -9,6 +9,10 @@ public struct LoadPlan: Sendable {
         case authentication
         /// Registration request plus signed registration response, each by a new user.
         case registration
+        /// Two `GET /health/live` per flow: the HTTP/1.1 and TLS round trips of a login over the same connections, with
+        /// none of its work. What this reaches is the ceiling the server's stack, the generator and the machine allow
+        /// any two-request flow, so it says how much of a login's cost is its UAF work and how much the plumbing.
+        case baseline
     }
 
     /// When the measured phase ends.

@@ -71,7 +71,7 @@ public enum LoadRunner {
         case .duration(let seconds): .deadline(ContinuousClock.now + .milliseconds(Int64(seconds * 1000)))
         case .flows(let count): .flows(count)
         }
-        let name = plan.flow == .authentication ? "authentication" : "registration"
+        let name = plan.flow.rawValue
         let owned = devices
         let (measured, registered) = try await phase(name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
                                                      progress: progress) { loop, recorder, budget, client in
@@ -95,6 +95,10 @@ public enum LoadRunner {
                     count += 1
                 }
                 return users
+            case .baseline:
+                while budget.claim() {
+                    _ = await loop.probe(target: target, client: client, recorder: &recorder)
+                }
             }
             return []
         }
@@ -286,11 +290,14 @@ struct ConnectionLoop: Sendable {
     /// A UAF endpoint: the path posted to and the name it is reported under.
     struct Endpoint: Sendable {
         let path: String
-        var name: String { "POST " + path }
+        var method = "POST"
+        var name: String { method + " " + path }
         static let requestRegistration = Endpoint(path: "/nevisfido/uaf/1.1/request/registration")
         static let registration = Endpoint(path: "/nevisfido/uaf/1.1/registration")
         static let requestAuthentication = Endpoint(path: "/nevisfido/uaf/1.1/request/authentication")
         static let authentication = Endpoint(path: "/nevisfido/uaf/1.1/authentication")
+        /// The baseline flow's endpoint, reported as `GET /health/live`.
+        static let liveness = Endpoint(path: "/health/live", method: "GET")
     }
 
     /// Registers `user`; true when the server answered 1200.
@@ -338,6 +345,25 @@ struct ConnectionLoop: Sendable {
                                                endpoint: .requestAuthentication, target: target, headers: [], client: client, recorder: &recorder)
             let response = try encode(.authentication) { try user.authenticator.authenticate(request, serverAppID: target.appID) }
             try await respond(response, endpoint: .authentication, target: target, start: start, plan: plan, client: client, recorder: &recorder)
+            return true
+        } catch {
+            await failed(error, recorder: &recorder, client: client)
+            return false
+        }
+    }
+
+    /// One baseline flow (see ``LoadPlan/Flow/baseline``): two liveness probes, each of which must answer 200.
+    func probe(target: LoadTarget, client: isolated LoadClient, recorder: inout PhaseRecorder) async -> Bool {
+        let start = ContinuousClock.now
+        do {
+            for _ in 0..<2 {
+                let before = ContinuousClock.now
+                let (status, _) = try await client.get(target, path: Endpoint.liveness.path, endpoint: Endpoint.liveness.name)
+                recorder.record(endpoint: Endpoint.liveness.name, microseconds: (ContinuousClock.now - before).microseconds)
+                guard status == 200 else { throw LoadFailure.http(endpoint: Endpoint.liveness.name, status: status) }
+            }
+            recorder.completed(flowMicroseconds: (ContinuousClock.now - start).microseconds)
+            shared.finished(success: true)
             return true
         } catch {
             await failed(error, recorder: &recorder, client: client)

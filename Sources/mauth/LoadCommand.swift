@@ -27,7 +27,7 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Concurrent connections (one closed loop of virtual devices each).") var connections = 32
     @Option(help: "Length of the measured phase, in seconds (ignored with --flows).") var duration: Double = 10
     @Option(help: "Stop the measured phase after this many flows instead of after --duration.") var flows: Int?
-    @Option(help: "authentication or registration.") var flow: LoadPlan.Flow = .authentication
+    @Option(help: "authentication, registration, or baseline (two GET /health/live per flow: the stack's ceiling, no UAF work).") var flow: LoadPlan.Flow = .authentication
     @Option(help: "Users registered before an authentication run.") var users = 1000
     @Option(help: "Have every authentication confirm this transaction text.") var transaction: String?
     @Option(help: "PEM P-256 private key whose ES256 JWTs authorize registrations (for --url servers).") var relyingPartyKey: String?

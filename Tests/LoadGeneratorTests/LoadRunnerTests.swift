@@ -71,6 +71,18 @@ final class LoadRunnerTests: XCTestCase {
 
     struct Total: Decodable { var total: Int }
 
+    func testABaselineRunMakesTwoLivenessProbesPerFlowAndNoUAFDecision() async throws {
+        let report = try await LoadRunner.run(plan(.baseline, flows: 50))
+        XCTAssertNil(report.setup, "a baseline run registers nobody")
+        XCTAssertEqual(report.measured.flows, 50)
+        XCTAssertEqual(report.measured.failedFlows, 0)
+        XCTAssertEqual(report.measured.endpoints.map(\.name), ["GET /health/live"])
+        XCTAssertEqual(report.measured.endpoints.map(\.latency.count), [100])
+        let text = String(decoding: server.metrics.exposition(), as: UTF8.self)
+        XCTAssertTrue(text.contains(#"mauth_http_requests_total{method="GET",route="/health/live",status="200"} 100"#), text)
+        XCTAssertFalse(text.contains("mauth_uaf_decisions_total{"), "no UAF work was done")
+    }
+
     func testATransactionRunConfirmsTheText() async throws {
         var plan = plan(flows: 10)
         plan.transactionText = "Pay EUR 10.00 to Carol"
