@@ -110,7 +110,10 @@ public final class StoreDatabase: Sendable {
 
     /// A trivial query: whether the database answers (readiness).
     func ping() async throws {
-        try await run { sql in try await sql.raw("SELECT 1").run() }
+        // On a connection of its own, never the request's (readiness asks whether the pool can serve at all).
+        try await Self.$currentLease.withValue(nil) {
+            try await run { sql in try await sql.raw("SELECT 1").run() }
+        }
     }
 
     private func perform<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
@@ -124,6 +127,12 @@ public final class StoreDatabase: Sendable {
             try await engine.durable(unit)
             return result
         case .postgres(let client, _, let statements):
+            // Inside a request's unit of work, the request's one connection when no other run of it is using it (see
+            // ``PostgresLease``); otherwise a connection of the pool for this run alone, as outside a request.
+            if let lease = Self.currentLease, let connection = try await lease.acquire() {
+                defer { lease.release() }
+                return try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
+            }
             return try await client.withConnection { connection in
                 try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
             }
@@ -132,14 +141,25 @@ public final class StoreDatabase: Sendable {
 
     /// The unit of work of the request being served, if any (see ``unitOfWork(_:)``).
     @TaskLocal static var currentUnit: SQLiteEngine.UnitOfWork?
+    /// On PostgreSQL, the connection of the request being served, if any (see ``unitOfWork(_:)``).
+    @TaskLocal static var currentLease: PostgresLease?
 
     /// Runs `body` (one HTTP request) as one unit of work: on SQLite, every ``run(_:)`` inside it returns as soon as
     /// its statements ran, and this returns only once all of them are committed, so the answer still never leaves
     /// before what it reports is in the database file, but a request waits for one commit instead of one per
     /// statement group. If that commit fails, a successful body's result is replaced by the failure; a failing
     /// body's own error wins (its answer reports a failure anyway). Runs that outlive the body (a task it started)
-    /// wait for their own commits. PostgreSQL commits each statement on its own, so there it simply runs `body`.
+    /// wait for their own commits.
+    ///
+    /// PostgreSQL commits each statement on its own; there the unit is one pooled connection for the request's
+    /// statements, leased when the first one runs and handed back when `body` returns (``PostgresLease``), instead of
+    /// a lease, and a hop to the pool and back, per statement.
     func unitOfWork<T>(_ body: () async throws -> T) async throws -> T {
+        if case .postgres(let client, _, _) = backing {
+            let lease = PostgresLease(client: client)
+            defer { lease.end() }
+            return try await Self.$currentLease.withValue(lease) { try await body() }
+        }
         guard case .sqlite(let engine) = backing else { return try await body() }
         let unit = SQLiteEngine.UnitOfWork(engine)
         let result: Result<T, any Error>
