@@ -32,6 +32,12 @@ final class PostgresLease: Sendable {
         /// failure, or the run's cancellation.
         var waiting: CheckedContinuation<PostgresConnection, any Error>?
 
+        /// The waiting run's continuation, once: nil if nobody waits or it was taken already.
+        mutating func takeWaiting() -> CheckedContinuation<PostgresConnection, any Error>? {
+            defer { waiting = nil }
+            return waiting
+        }
+
         /// The hand-back continuation, once: nil if there is none or it was taken already.
         mutating func takeHandBack() -> CheckedContinuation<Void, Never>? {
             defer { handBack = nil; connection = nil }
@@ -92,10 +98,8 @@ final class PostgresLease: Sendable {
                 state.withLockedValue { $0.waiting = leased }
                 // Cancelled before the wait was registered: the handler above already ran and found nothing to cancel.
                 if Task.isCancelled {
-                    state.withLockedValue { state -> CheckedContinuation<PostgresConnection, any Error>? in
-                        defer { state.waiting = nil }
-                        return state.waiting
-                    }?.resume(throwing: CancellationError())
+                    state.withLockedValue { $0.takeWaiting() }?.resume(throwing: CancellationError())
+                    return
                 }
                 Task {
                     do {
@@ -116,18 +120,12 @@ final class PostgresLease: Sendable {
                             }
                         }
                     } catch {
-                        state.withLockedValue { state -> CheckedContinuation<PostgresConnection, any Error>? in
-                            defer { state.waiting = nil }
-                            return state.waiting
-                        }?.resume(throwing: error)
+                        state.withLockedValue { $0.takeWaiting() }?.resume(throwing: error)
                     }
                 }
             }
         } onCancel: {
-            state.withLockedValue { state -> CheckedContinuation<PostgresConnection, any Error>? in
-                defer { state.waiting = nil }
-                return state.waiting
-            }?.resume(throwing: CancellationError())
+            state.withLockedValue { $0.takeWaiting() }?.resume(throwing: CancellationError())
         }
     }
 }
