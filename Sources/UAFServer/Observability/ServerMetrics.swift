@@ -1,6 +1,5 @@
 import Foundation
 import Metrics
-import NIOConcurrencyHelpers
 import Prometheus
 
 /// The server's metrics (swift-metrics, exported by swift-prometheus at `GET /metrics`). Each server instance has
@@ -47,7 +46,7 @@ public final class ServerMetrics: Sendable {
 
     func requestFinished(method: String, route: String, status: Int, duration: Duration) {
         requestsInFlight.decrement()
-        let series = requestSeries.series(for: RequestKey(method: method, route: route, status: status)) {
+        let series = requestSeries.value(for: RequestKey(method: method, route: route, status: status)) {
             (Metrics.Counter(label: "mauth_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))],
                              factory: factory),
              Metrics.Timer(label: "mauth_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory))
@@ -57,7 +56,7 @@ public final class ServerMetrics: Sendable {
     }
 
     func decided(_ decision: ServerDecision) {
-        decisionSeries.series(for: DecisionKey(operation: decision.operation, statusCode: decision.statusCode)) {
+        decisionSeries.value(for: DecisionKey(operation: decision.operation, statusCode: decision.statusCode)) {
             Metrics.Counter(label: "mauth_uaf_decisions_total", dimensions: [("operation", decision.operation), ("status_code", String(decision.statusCode))],
                             factory: factory)
         }.increment()
@@ -65,11 +64,12 @@ public final class ServerMetrics: Sendable {
 
     // The handles of labelled series, made once per label set: making one asks the registry under its lock and builds
     // the label key each time, which cost more than the count itself on every request. The label sets are bounded
-    // (route templates, the HTTP methods the parser knows, status codes, decision names); the memory is capped anyway.
+    // (route templates, the HTTP methods the parser knows, status codes, decision names); the memory is bounded anyway,
+    // and a handle made again after it starts over counts in the same series (the registry keys series by label set).
     private struct RequestKey: Hashable { var method: String; var route: String; var status: Int }
     private struct DecisionKey: Hashable { var operation: String; var statusCode: Int }
-    private let requestSeries = SeriesMemory<RequestKey, (requests: Metrics.Counter, duration: Metrics.Timer)>()
-    private let decisionSeries = SeriesMemory<DecisionKey, Metrics.Counter>()
+    private let requestSeries = BoundedMemory<RequestKey, (requests: Metrics.Counter, duration: Metrics.Timer)>(limit: 4096)
+    private let decisionSeries = BoundedMemory<DecisionKey, Metrics.Counter>(limit: 4096)
 
     func databasePool(size: Int) { databasePoolSize.record(size) }
 
@@ -109,19 +109,3 @@ extension Duration {
     }
 }
 
-/// Metric handles remembered by label set. Past `limit` label sets a handle is made anew each time instead of being
-/// remembered (the registry itself still returns the same series for the same labels).
-final class SeriesMemory<Key: Hashable & Sendable, Handles>: @unchecked Sendable {
-    // @unchecked: `handles` is only touched under `lock`, and metric handles are thread-safe.
-    private var handles: [Key: Handles] = [:]
-    private let lock = NIOLock()
-    private let limit: Int
-    init(limit: Int = 4096) { self.limit = limit }
-
-    func series(for key: Key, make: () -> Handles) -> Handles {
-        if let known = lock.withLock({ handles[key] }) { return known }
-        let made = make()
-        lock.withLock { if handles.count < limit { handles[key] = made } }
-        return made
-    }
-}

@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import SQLKit
 import UAF
 
@@ -116,26 +115,8 @@ enum JSONCoding {
 
     /// Policies remembered each way; past that many the memory starts over (step-up policies differ per user).
     static let policyMemory = 64
-    private static let policyTexts = Memory<Policy, String>(limit: policyMemory)
-    private static let policies = Memory<String, Policy>(limit: policyMemory)
-
-    /// Values remembered for their keys, at most `limit` of them; past that the memory starts over.
-    private final class Memory<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-        private let entries = NIOLockedValueBox([Key: Value]())
-        private let limit: Int
-        init(limit: Int) { self.limit = limit }
-
-        /// The value remembered for `key`, or the one `make` gives, then remembered. A failure is not remembered.
-        func value(for key: Key, make: () throws -> Value) throws -> Value {
-            if let value = entries.withLockedValue({ $0[key] }) { return value }
-            let value = try make()
-            entries.withLockedValue { entries in
-                if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
-                entries[key] = value
-            }
-            return value
-        }
-    }
+    private static let policyTexts = BoundedMemory<Policy, String>(limit: policyMemory)
+    private static let policies = BoundedMemory<String, Policy>(limit: policyMemory)
 
     static func string<T: Encodable>(_ value: T) throws -> String { try encoded(value) }
     static func value<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try decoded(type, text) }
