@@ -40,12 +40,8 @@ actor LoadClient {
         try await send(.POST, target, path: path, endpoint: endpoint, body: body, headers: headers)
     }
 
-    /// GETs `path` from `target` (no body), as ``post(_:path:endpoint:body:headers:)`` posts.
-    func get(_ target: LoadTarget, path: String, endpoint: String) async throws(LoadFailure) -> (Int, ByteBuffer) {
-        try await send(.GET, target, path: path, endpoint: endpoint, body: nil, headers: [])
-    }
-
-    private func send(_ method: HTTPMethod, _ target: LoadTarget, path: String, endpoint: String, body: ByteBuffer?,
+    /// Sends a request with `method` and `body` (nil: no body and no content headers), as ``post(_:path:endpoint:body:headers:)``.
+    func send(_ method: HTTPMethod, _ target: LoadTarget, path: String, endpoint: String, body: ByteBuffer?,
                       headers: [(String, String)]) async throws(LoadFailure) -> (Int, ByteBuffer) {
         do {
             let connection = try await connection(to: target)

@@ -290,14 +290,14 @@ struct ConnectionLoop: Sendable {
     /// A UAF endpoint: the path posted to and the name it is reported under.
     struct Endpoint: Sendable {
         let path: String
-        var method = "POST"
-        var name: String { method + " " + path }
+        var method: HTTPMethod = .POST
+        var name: String { method.rawValue + " " + path }
         static let requestRegistration = Endpoint(path: "/nevisfido/uaf/1.1/request/registration")
         static let registration = Endpoint(path: "/nevisfido/uaf/1.1/registration")
         static let requestAuthentication = Endpoint(path: "/nevisfido/uaf/1.1/request/authentication")
         static let authentication = Endpoint(path: "/nevisfido/uaf/1.1/authentication")
         /// The baseline flow's endpoint, reported as `GET /health/live`.
-        static let liveness = Endpoint(path: "/health/live", method: "GET")
+        static let liveness = Endpoint(path: "/health/live", method: .GET)
     }
 
     /// Registers `user`; true when the server answered 1200.
@@ -357,9 +357,7 @@ struct ConnectionLoop: Sendable {
         let start = ContinuousClock.now
         do {
             for _ in 0..<2 {
-                let before = ContinuousClock.now
-                let (status, _) = try await client.get(target, path: Endpoint.liveness.path, endpoint: Endpoint.liveness.name)
-                recorder.record(endpoint: Endpoint.liveness.name, microseconds: (ContinuousClock.now - before).microseconds)
+                let (status, _) = try await timed(.liveness, target: target, body: nil, headers: [], client: client, recorder: &recorder)
                 guard status == 200 else { throw LoadFailure.http(endpoint: Endpoint.liveness.name, status: status) }
             }
             recorder.completed(flowMicroseconds: (ContinuousClock.now - start).microseconds)
@@ -428,11 +426,11 @@ struct ConnectionLoop: Sendable {
     /// The one field of a ServerResponse the generator reads: the tokens it carries are not materialized.
     private struct StatusOnly: Decodable { var statusCode: Int }
 
-    /// Posts to the endpoint and records how long the answer took.
-    private func timed(_ endpoint: Endpoint, target: LoadTarget, body: ByteBuffer, headers: [(String, String)], client: isolated LoadClient,
+    /// Sends `body` (none for a GET) to the endpoint with its method and records how long the answer took.
+    private func timed(_ endpoint: Endpoint, target: LoadTarget, body: ByteBuffer?, headers: [(String, String)], client: isolated LoadClient,
                        recorder: inout PhaseRecorder) async throws(LoadFailure) -> (Int, ByteBuffer) {
         let start = ContinuousClock.now
-        let answer = try await client.post(target, path: endpoint.path, endpoint: endpoint.name, body: body, headers: headers)
+        let answer = try await client.send(endpoint.method, target, path: endpoint.path, endpoint: endpoint.name, body: body, headers: headers)
         recorder.record(endpoint: endpoint.name, microseconds: (ContinuousClock.now - start).microseconds)
         return answer
     }
