@@ -115,6 +115,88 @@ enum StoreContract {
         XCTAssertEqual(gus.map(\.keyID), ["g1"])
     }
 
+    static func opening(_ id: String, username: String? = nil, now: Date) -> (ChallengeRecord, StatusRecord) {
+        var request = record(id, expiresAt: Date(epochMillis: now.addingTimeInterval(300).epochMillis), username: username)
+        request.operation = .authentication
+        return (request, StatusRecord(sessionId: id, status: .clientAuthenticating, operation: "Auth", username: username, updatedAt: now))
+    }
+
+    static func anOpenedRequestHasItsStatusRecord(_ stores: Stores) async throws {
+        let now = Date()
+        let (request, status) = opening("o1", now: now)
+        let opened = try await stores.ceremonies.open(request, status: status, retention: 600, cap: nil)
+        XCTAssertTrue(opened)
+        let record = try await stores.status.record(sessionId: "o1", now: now)
+        XCTAssertEqual(record, StatusRecord(sessionId: "o1", status: .clientAuthenticating, operation: "Auth", username: nil,
+                                            updatedAt: Date(epochMillis: now.epochMillis)))
+        let back = try await stores.requests.consume(id: "o1")
+        XCTAssertEqual(back, request)
+    }
+
+    static func anOpenRefusedByTheCapStoresNeitherRequestNorStatus(_ stores: Stores) async throws {
+        let now = Date()
+        var results: [Bool] = []
+        for id in ["c1", "c2", "c3"] {
+            let (request, status) = opening(id, username: "cap", now: now)
+            results.append(try await stores.ceremonies.open(request, status: status, retention: 600, cap: (username: "cap", limit: 2, now: now)))
+        }
+        XCTAssertEqual(results, [true, true, false])
+        let refusedStatus = try await stores.status.record(sessionId: "c3", now: now)
+        XCTAssertNil(refusedStatus, "a request refused by the cap opened a status record")
+        let refusedRequest = try await stores.requests.consume(id: "c3")
+        XCTAssertNil(refusedRequest, "a request refused by the cap was stored")
+        let kept = try await stores.status.record(sessionId: "c2", now: now)
+        XCTAssertEqual(kept?.username, "cap")
+    }
+
+    static func completion(_ id: String, keyID: String, from: UInt32, to: UInt32, now: Date) -> CeremonyStore.Authentication {
+        let (token, session) = SessionStore.make(username: "kim", aaid: "F1D0#1001", keyID: keyID, now: now, lifetime: 60)
+        return CeremonyStore.Authentication(
+            counter: .init(aaid: "f1d0#1001", keyID: keyID, from: from, to: to), sessionToken: token, session: session,
+            status: .init(sessionId: id, status: .succeeded, username: "kim", uafStatusCode: 1200, asmStatusCode: 0, clientErrorCode: nil,
+                          authenticators: [.init(aaid: "F1D0#1001", keyId: keyID)], now: now, retention: 600))
+    }
+
+    /// kim's key `keyID` at `counter`, and an authentication request `id` waiting for its response.
+    static func awaitingLogin(_ stores: Stores, _ id: String, keyID: String, counter: UInt32, now: Date) async throws {
+        try await stores.registrations.insert([registration("kim", keyID: keyID, counter: counter)])
+        let (request, status) = opening(id, now: now)
+        let opened = try await stores.ceremonies.open(request, status: status, retention: 600, cap: nil)
+        XCTAssertTrue(opened)
+    }
+
+    static func aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(_ stores: Stores) async throws {
+        let now = Date()
+        try await awaitingLogin(stores, "a1", keyID: "kk", counter: 4, now: now)
+        let login = completion("a1", keyID: "kk", from: 4, to: 5, now: now)
+        let completed = try await stores.ceremonies.completeAuthentication(login)
+        XCTAssertTrue(completed)
+        let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "kk")?.signCounter
+        XCTAssertEqual(counter, 5)
+        let session = try await stores.sessions.session(token: login.sessionToken, now: now)
+        XCTAssertEqual(session, SessionRecord(id: login.session.id, username: "kim", aaid: "F1D0#1001", keyID: "kk",
+                                              createdAt: Date(epochMillis: now.epochMillis), expiresAt: Date(epochMillis: now.addingTimeInterval(60).epochMillis)))
+        let record = try await stores.status.record(sessionId: "a1", now: now)
+        XCTAssertEqual(record?.status, .succeeded)
+        XCTAssertEqual(record?.username, "kim")
+        XCTAssertEqual(record?.uafStatusCode, 1200)
+        XCTAssertEqual(record?.authenticators, [.init(aaid: "F1D0#1001", keyId: "kk")])
+    }
+
+    static func aCompletionFromAStaleCounterWritesNothing(_ stores: Stores) async throws {
+        let now = Date()
+        try await awaitingLogin(stores, "r1", keyID: "ks", counter: 7, now: now)
+        let replay = completion("r1", keyID: "ks", from: 6, to: 8, now: now)
+        let completed = try await stores.ceremonies.completeAuthentication(replay)
+        XCTAssertFalse(completed)
+        let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "ks")?.signCounter
+        XCTAssertEqual(counter, 7)
+        let session = try await stores.sessions.session(token: replay.sessionToken, now: now)
+        XCTAssertNil(session, "a replayed login opened a session")
+        let record = try await stores.status.record(sessionId: "r1", now: now)
+        XCTAssertEqual(record?.status, .clientAuthenticating, "a replayed login finished the status record")
+    }
+
     static func aSessionIsLiveUntilRevokedOrExpired(_ stores: Stores) async throws {
         let now = Date()
         let (token, session) = try await stores.sessions.create(username: "hal", aaid: "F1D0#1001", keyID: "kh", now: now, lifetime: 60)
@@ -310,6 +392,12 @@ final class SQLiteStoreTests: XCTestCase {
     func testARegistrationRoundTripsEveryField() async throws { try await StoreContract.aRegistrationRoundTripsEveryField(stores) }
     func testTheCounterAdvancesOnlyFromTheComparedValue() async throws { try await StoreContract.theCounterAdvancesOnlyFromTheComparedValue(stores) }
     func testDeletionSelectsByUsernameAAIDOrKeyID() async throws { try await StoreContract.deletionSelectsByUsernameAAIDOrKeyID(stores) }
+    func testAnOpenedRequestHasItsStatusRecord() async throws { try await StoreContract.anOpenedRequestHasItsStatusRecord(stores) }
+    func testAnOpenRefusedByTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.anOpenRefusedByTheCapStoresNeitherRequestNorStatus(stores) }
+    func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
+        try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
+    }
+    func testACompletionFromAStaleCounterWritesNothing() async throws { try await StoreContract.aCompletionFromAStaleCounterWritesNothing(stores) }
     func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
@@ -392,6 +480,12 @@ final class PostgresStoreTests: XCTestCase {
     func testARegistrationRoundTripsEveryField() async throws { try await StoreContract.aRegistrationRoundTripsEveryField(stores) }
     func testTheCounterAdvancesOnlyFromTheComparedValue() async throws { try await StoreContract.theCounterAdvancesOnlyFromTheComparedValue(stores) }
     func testDeletionSelectsByUsernameAAIDOrKeyID() async throws { try await StoreContract.deletionSelectsByUsernameAAIDOrKeyID(stores) }
+    func testAnOpenedRequestHasItsStatusRecord() async throws { try await StoreContract.anOpenedRequestHasItsStatusRecord(stores) }
+    func testAnOpenRefusedByTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.anOpenRefusedByTheCapStoresNeitherRequestNorStatus(stores) }
+    func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
+        try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
+    }
+    func testACompletionFromAStaleCounterWritesNothing() async throws { try await StoreContract.aCompletionFromAStaleCounterWritesNothing(stores) }
     func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }

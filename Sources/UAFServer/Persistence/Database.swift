@@ -12,7 +12,9 @@ import SQLiteNIO
 /// server shared by several instances. Stores write portable SQL only: `TEXT` and `BIGINT` columns (times are
 /// epoch milliseconds, keys base64url text), `INSERT … ON CONFLICT DO NOTHING` for duplicates, `DELETE … RETURNING`
 /// and conditional `UPDATE … RETURNING` for once-only and compare-and-set changes. Both engines make each such
-/// statement atomic, which is what lets two instances share one database safely.
+/// statement atomic, which is what lets two instances share one database safely. The one exception is
+/// ``CeremonyStore``: on PostgreSQL it chains a step's writes in one data-modifying `WITH` (one round trip), on
+/// SQLite it runs the same writes as the stores' portable statements.
 public final class StoreDatabase: Sendable {
     public enum Engine: String, Sendable { case sqlite, postgres }
 

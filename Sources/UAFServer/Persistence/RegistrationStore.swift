@@ -100,13 +100,16 @@ public struct RegistrationStore: Sendable {
 
     /// Sets the counter only if it still is `from`; returns false if another request changed it first.
     public func updateSignCounter(aaid: String, keyID: String, from: UInt32, to: UInt32) async throws -> Bool {
-        try await database.run { sql in
-            try await sql.raw("""
-                UPDATE registrations SET sign_counter = \(bind: Int64(to))
-                WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID) AND sign_counter = \(bind: Int64(from))
-                RETURNING key_id
-                """).first() != nil
-        }
+        let update = Self.counterAdvance(aaid: aaid, keyID: keyID, from: from, to: to)
+        return try await database.run { sql in try await sql.raw("\(update) RETURNING key_id").first() != nil }
+    }
+
+    /// The compare-and-set of ``updateSignCounter(aaid:keyID:from:to:)``, without its `RETURNING`.
+    static func counterAdvance(aaid: String, keyID: String, from: UInt32, to: UInt32) -> SQLQueryString {
+        """
+        UPDATE registrations SET sign_counter = \(bind: Int64(to)) \
+        WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID) AND sign_counter = \(bind: Int64(from))
+        """
     }
 
     /// Deletes one registration; returns whether it existed.

@@ -30,17 +30,34 @@ public struct SessionStore: Sendable {
 
     /// Opens a session and returns its secret token with the record.
     public func create(username: String, aaid: String, keyID: String, now: Date, lifetime: TimeInterval) async throws -> (token: String, record: SessionRecord) {
-        let token = RandomToken.make(32)
-        let record = SessionRecord(id: RandomToken.make(16), username: username, aaid: AAID.normalized(aaid), keyID: keyID,
-                                   createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil)
-        try await database.run { sql in
-            try await sql.raw("""
-                INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at)
-                VALUES (\(bind: SecretHash.of(token)), \(bind: record.id), \(bind: record.username), \(bind: record.aaid),
-                        \(bind: record.keyID), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis))
-                """).run()
-        }
+        let (token, record) = Self.make(username: username, aaid: aaid, keyID: keyID, now: now, lifetime: lifetime)
+        try await insert(token: token, record)
         return (token, record)
+    }
+
+    /// Stores a session made by ``make(username:aaid:keyID:now:lifetime:)``.
+    func insert(token: String, _ record: SessionRecord) async throws {
+        try await database.run { sql in
+            try await sql.raw("INSERT INTO sessions (\(unsafeRaw: Self.columns)) VALUES (\(Self.values(token: token, record)))").run()
+        }
+    }
+
+    /// A new session's secret token and record, not yet stored (``create(username:aaid:keyID:now:lifetime:)`` stores
+    /// one; ``CeremonyStore/completeAuthentication(_:)`` stores one with the login's other writes).
+    static func make(username: String, aaid: String, keyID: String, now: Date, lifetime: TimeInterval) -> (token: String, record: SessionRecord) {
+        (RandomToken.make(32), SessionRecord(id: RandomToken.make(16), username: username, aaid: AAID.normalized(aaid), keyID: keyID,
+                                             createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil))
+    }
+
+    /// The columns a new session's row fills, in the order of ``values(token:_:)``.
+    static let columns = "token_hash, id, username, aaid, key_id, created_at, expires_at"
+
+    /// A new session's values, in the order of ``columns``: the token only as its hash.
+    static func values(token: String, _ record: SessionRecord) -> SQLQueryString {
+        """
+        \(bind: SecretHash.of(token)), \(bind: record.id), \(bind: record.username), \(bind: record.aaid), \(bind: record.keyID), \
+        \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis)
+        """
     }
 
     /// The live session whose token is `token`, or nil (unknown, expired or revoked).

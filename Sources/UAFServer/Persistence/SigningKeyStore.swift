@@ -39,5 +39,6 @@ public struct Stores: Sendable {
     public var deviceRequests: DeviceRequestStore { DeviceRequestStore(database: database) }
     public var authCloudUsers: AuthCloudUserStore { AuthCloudUserStore(database: database) }
     public var accessKeys: AccessKeyStore { AccessKeyStore(database: database) }
+    public var ceremonies: CeremonyStore { CeremonyStore(database: database) }
     public init(database: StoreDatabase) { self.database = database }
 }

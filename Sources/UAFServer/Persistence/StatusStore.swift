@@ -49,18 +49,28 @@ public struct StatusStore: Sendable {
     let database: StoreDatabase
 
     public func create(_ record: StatusRecord, retention: TimeInterval) async throws {
+        let values = try Self.values(record, retention: retention)
+        try await database.run { sql in
+            try await sql.raw("INSERT INTO status_records (\(unsafeRaw: Self.columns)) VALUES (\(values))").run()
+        }
+    }
+
+    /// The columns a new record's row fills, in the order of ``values(_:retention:)``.
+    static let columns = """
+        session_id, status, username, operation, uaf_status_code, asm_status_code, client_error_code, authenticators, updated_at, \
+        expires_at, token_information
+        """
+
+    /// A new record's values, in the order of ``columns``; it is kept for `retention` after `updatedAt`.
+    static func values(_ record: StatusRecord, retention: TimeInterval) throws -> SQLQueryString {
         let authenticators = try JSONCoding.string(record.authenticators)
         let tokenInformation = try record.tokenInformation.map(JSONCoding.string)
-        try await database.run { sql in
-            try await sql.raw("""
-                INSERT INTO status_records (session_id, status, username, operation, uaf_status_code, asm_status_code,
-                    client_error_code, authenticators, updated_at, expires_at, token_information)
-                VALUES (\(bind: record.sessionId), \(bind: record.status.rawValue), \(bind: record.username), \(bind: record.operation),
-                        \(bind: record.uafStatusCode.map(Int64.init)), \(bind: record.asmStatusCode.map(Int64.init)),
-                        \(bind: record.clientErrorCode.map(Int64.init)), \(bind: authenticators), \(bind: record.updatedAt.epochMillis),
-                        \(bind: record.updatedAt.addingTimeInterval(retention).epochMillis), \(bind: tokenInformation))
-                """).run()
-        }
+        return """
+            \(bind: record.sessionId), \(bind: record.status.rawValue), \(bind: record.username), \(bind: record.operation), \
+            \(bind: record.uafStatusCode.map(Int64.init)), \(bind: record.asmStatusCode.map(Int64.init)), \
+            \(bind: record.clientErrorCode.map(Int64.init)), \(bind: authenticators), \(bind: record.updatedAt.epochMillis), \
+            \(bind: record.updatedAt.addingTimeInterval(retention).epochMillis), \(bind: tokenInformation)
+            """
     }
 
     /// A dispatched operation's token was redeemed (or found expired): the record moves from `tokenCreated` to
@@ -87,17 +97,42 @@ public struct StatusStore: Sendable {
     @discardableResult
     public func finish(sessionId: String, status: StatusRecord.Status, username: String?, uafStatusCode: Int, asmStatusCode: Int?,
                        clientErrorCode: Int? = nil, authenticators: [StatusRecord.AuthenticatorReference], now: Date, retention: TimeInterval) async throws -> Bool {
-        let list = try JSONCoding.string(authenticators)
-        return try await database.run { sql in
-            try await sql.raw("""
-                UPDATE status_records SET status = \(bind: status.rawValue), username = COALESCE(\(bind: username), username),
-                    uaf_status_code = \(bind: Int64(uafStatusCode)), asm_status_code = \(bind: asmStatusCode.map(Int64.init)),
-                    client_error_code = \(bind: clientErrorCode.map(Int64.init)),
-                    authenticators = \(bind: list), updated_at = \(bind: now.epochMillis),
-                    expires_at = \(bind: now.addingTimeInterval(retention).epochMillis)
+        try await finish(Outcome(sessionId: sessionId, status: status, username: username, uafStatusCode: uafStatusCode, asmStatusCode: asmStatusCode,
+                                 clientErrorCode: clientErrorCode, authenticators: authenticators, now: now, retention: retention))
+    }
+
+    /// Moves a record to `outcome` (see ``finish(sessionId:status:username:uafStatusCode:asmStatusCode:clientErrorCode:authenticators:now:retention:)``).
+    @discardableResult
+    func finish(_ outcome: Outcome) async throws -> Bool {
+        let update = try outcome.update()
+        return try await database.run { sql in try await sql.raw("\(update) RETURNING session_id").first() != nil }
+    }
+
+    /// What an operation ended with, as the record will show it.
+    struct Outcome: Sendable {
+        var sessionId: String
+        var status: StatusRecord.Status
+        /// Replaces the record's username when given.
+        var username: String?
+        var uafStatusCode: Int
+        var asmStatusCode: Int?
+        var clientErrorCode: Int?
+        var authenticators: [StatusRecord.AuthenticatorReference]
+        var now: Date
+        var retention: TimeInterval
+
+        /// The update that records this outcome, without its `RETURNING`. Only a record that has not finished yet
+        /// changes: a `succeeded` or `failed` record is final, so a late or replayed response cannot rewrite what
+        /// the relying party already read.
+        func update() throws -> SQLQueryString {
+            let list = try JSONCoding.string(authenticators)
+            return """
+                UPDATE status_records SET status = \(bind: status.rawValue), username = COALESCE(\(bind: username), username), \
+                uaf_status_code = \(bind: Int64(uafStatusCode)), asm_status_code = \(bind: asmStatusCode.map(Int64.init)), \
+                client_error_code = \(bind: clientErrorCode.map(Int64.init)), authenticators = \(bind: list), \
+                updated_at = \(bind: now.epochMillis), expires_at = \(bind: now.addingTimeInterval(retention).epochMillis) \
                 WHERE session_id = \(bind: sessionId) AND status NOT IN ('succeeded', 'failed')
-                RETURNING session_id
-                """).first() != nil
+                """
         }
     }
 

@@ -40,13 +40,9 @@ public struct UAFRequestStore: Sendable {
     let database: StoreDatabase
 
     public func insert(_ record: ChallengeRecord) async throws {
-        let policy = try JSONCoding.string(record.policy), transactions = try JSONCoding.string(record.transactions)
+        let values = try Self.values(record)
         try await database.run { sql in
-            try await sql.raw("""
-                INSERT INTO uaf_requests (id, operation, challenge, username, policy, transactions, expires_at)
-                VALUES (\(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username),
-                        \(bind: policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis))
-                """).run()
+            try await sql.raw("INSERT INTO uaf_requests (\(unsafeRaw: Self.columns)) VALUES (\(values))").run()
         }
     }
 
@@ -54,16 +50,31 @@ public struct UAFRequestStore: Sendable {
     /// `now`; false when the cap is reached (nothing inserted). One statement: the count and the insert are one
     /// round trip, not two.
     public func insert(_ record: ChallengeRecord, username: String, cap: Int, now: Date) async throws -> Bool {
+        let insert = try Self.cappedInsert(record, username: username, cap: cap, now: now)
+        return try await database.run { sql in try await sql.raw("\(insert) RETURNING id").first() != nil }
+    }
+
+    /// The columns a request's row fills, in the order of ``values(_:)``.
+    static let columns = "id, operation, challenge, username, policy, transactions, expires_at"
+
+    /// A request's values, in the order of ``columns``.
+    static func values(_ record: ChallengeRecord) throws -> SQLQueryString {
         let policy = try JSONCoding.string(record.policy), transactions = try JSONCoding.string(record.transactions)
-        return try await database.run { sql in
-            try await sql.raw("""
-                INSERT INTO uaf_requests (id, operation, challenge, username, policy, transactions, expires_at)
-                SELECT \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: username),
-                       \(bind: policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis)
-                WHERE (SELECT COUNT(*) FROM uaf_requests WHERE username = \(bind: username) AND expires_at >= \(bind: now.epochMillis)) < \(bind: Int64(cap))
-                RETURNING id
-                """).first() != nil
-        }
+        return """
+            \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username), \
+            \(bind: policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis)
+            """
+    }
+
+    /// The insert of ``insert(_:username:cap:now:)``, without its `RETURNING`: it inserts nothing once `username` has
+    /// `cap` unexpired requests at `now`.
+    static func cappedInsert(_ record: ChallengeRecord, username: String, cap: Int, now: Date) throws -> SQLQueryString {
+        var record = record
+        record.username = username
+        return """
+            INSERT INTO uaf_requests (\(unsafeRaw: columns)) SELECT \(try values(record))
+            WHERE (SELECT COUNT(*) FROM uaf_requests WHERE username = \(bind: username) AND expires_at >= \(bind: now.epochMillis)) < \(bind: Int64(cap))
+            """
     }
 
     /// Removes and returns the request with `id` (once only), whether or not it has expired.

@@ -84,23 +84,31 @@ struct AuthenticationService: Sendable {
             ) { aaid, keyID in
                 try await stores.registrations.registration(aaid: aaid, keyID: keyID)?.registeredKey
             }
-            for result in verified {
-                // Compare-and-set from the counter the verifier compared against: if another request advanced it
-                // meanwhile, this one is a replay.
+            guard let first = verified.first, let last = verified.last else { throw ServiceFailure(.badRequest, "no assertion") }
+            // Compare-and-set from the counter the verifier compared against: if another request advanced it
+            // meanwhile, this one is a replay. Every counter but the last here; the last one with the session and the
+            // status record below, which are written only if it advances.
+            for result in verified.dropLast() {
                 guard try await stores.registrations.updateSignCounter(aaid: result.aaid, keyID: result.keyID,
                                                                        from: result.previousSignCounter, to: result.signCounter) else {
                     throw UAFVerificationError(.counterRegression(stored: result.previousSignCounter, received: result.signCounter))
                 }
             }
-            guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
             let now = environment.clock()
-            let (sessionToken, session) = try await stores.sessions.create(
-                username: first.username, aaid: first.aaid, keyID: first.keyID, now: now, lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
+            let (sessionToken, session) = SessionStore.make(username: first.username, aaid: first.aaid, keyID: first.keyID, now: now,
+                                                            lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
             let confirmed = verified.first { $0.mode == .transactionConfirmed }
+            // Signed before anything is written: the JWT and the cookie leave only if all of the login's writes happen.
             let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: confirmed?.transactionContentHash ?? [])
             let cookie = Self.cookie(name: tokens.cookieName, value: sessionToken, maxAge: tokens.sessionLifetimeSeconds)
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
-            try await environment.finish(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username)
+            let completion = CeremonyStore.Authentication(
+                counter: .init(aaid: last.aaid, keyID: last.keyID, from: last.previousSignCounter, to: last.signCounter),
+                sessionToken: sessionToken, session: session,
+                status: environment.outcome(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username))
+            guard try await stores.ceremonies.completeAuthentication(completion) else {
+                throw UAFVerificationError(.counterRegression(stored: last.previousSignCounter, received: last.signCounter))
+            }
             environment.decide("authentication", first.username, 1200,
                                "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(session.id.prefix(8))… opened")
             return Outcome(

@@ -90,21 +90,22 @@ struct ServiceEnvironment: Sendable {
     /// session id, see the wire contract). A request issued for a redeemed dispatch token (`dispatched`) reuses the
     /// token's status record, which moves from `tokenCreated` to `status`.
     func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool) async throws {
-        if let username = record.username {
-            // A cap on unanswered requests per user keeps one caller from filling the table for a victim.
-            let cap = limits.outstandingRequestsPerUsername
-            guard try await stores.requests.insert(record, username: username, cap: cap, now: clock()) else {
-                throw ServiceFailure(.requestInvalid, "\(cap) unanswered requests outstanding for this user, the most allowed")
-            }
+        // A cap on unanswered requests per user keeps one caller from filling the table for a victim.
+        let cap = record.username.map { (username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) }
+        let capReached = ServiceFailure(.requestInvalid, "\(limits.outstandingRequestsPerUsername) unanswered requests outstanding for this user, the most allowed")
+        guard dispatched else {
+            // The usual case: the request and its new status record, written together (one statement on PostgreSQL).
+            let opened = StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username,
+                                      updatedAt: clock())
+            guard try await stores.ceremonies.open(record, status: opened, retention: statusRetention, cap: cap) else { throw capReached }
+            return
+        }
+        if let cap {
+            guard try await stores.requests.insert(record, username: cap.username, cap: cap.limit, now: cap.now) else { throw capReached }
         } else {
             try await stores.requests.insert(record)
         }
-        if dispatched {
-            try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
-        } else {
-            try await stores.status.create(StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue,
-                                                        username: record.username, updatedAt: clock()), retention: statusRetention)
-        }
+        try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
     }
 
     func newRequestID() -> String { RandomToken.make(24) }
@@ -143,9 +144,15 @@ struct ServiceEnvironment: Sendable {
     /// Moves the request's status record to its outcome.
     func finish(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
                 authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil) async throws {
-        try await stores.status.finish(sessionId: record.id, status: status, username: username ?? record.username, uafStatusCode: code.rawValue,
-                                       asmStatusCode: report.asmStatusCode, clientErrorCode: report.clientErrorCode,
-                                       authenticators: authenticators, now: clock(), retention: statusRetention)
+        try await stores.status.finish(outcome(record, status, code: code, report: report, authenticators: authenticators, username: username))
+    }
+
+    /// The status record's outcome for `record` (what ``finish(_:_:code:report:authenticators:username:)`` writes).
+    func outcome(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
+                 authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil) -> StatusStore.Outcome {
+        StatusStore.Outcome(sessionId: record.id, status: status, username: username ?? record.username, uafStatusCode: code.rawValue,
+                            asmStatusCode: report.asmStatusCode, clientErrorCode: report.clientErrorCode, authenticators: authenticators,
+                            now: clock(), retention: statusRetention)
     }
 
     /// What the device reported in the SendUAFResponse context (the Nevis extension, server-api §B.3): the ASM

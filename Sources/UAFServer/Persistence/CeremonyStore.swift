@@ -1,0 +1,91 @@
+import Foundation
+import SQLKit
+
+/// The writes one step of a ceremony makes together, as one store call.
+///
+/// Why: on PostgreSQL every statement is a round trip, and under load each costs about as much CPU in the server
+/// (PostgresNIO, the socket) and in PostgreSQL as the whole rest of the step. So there each call here is **one**
+/// statement: its writes are chained in a data-modifying `WITH`, and each later write only happens for the rows the
+/// earlier one returned. That also makes the writes atomic: all happen or none.
+///
+/// SQLite has no data-modifying `WITH`; there a statement is a few microseconds in-process, so a call runs the
+/// stores' own statements in order, stopping where the chained statement would write nothing, inside the request's
+/// unit of work (one commit). What the other instances or requests can observe is the same on both engines: the
+/// writes of a call are committed together before its caller answers.
+///
+/// Both forms are defined here, next to each other, from the stores' own column lists and values, and the store
+/// suite runs each call against both engines (`StoreContract`).
+public struct CeremonyStore: Sendable {
+    let database: StoreDatabase
+    private var stores: Stores { Stores(database: database) }
+
+    /// Stores an issued request and opens its status record (the request's id is the status session id). With
+    /// `cap`, only while its user has fewer than `cap.limit` unexpired requests at `cap.now`; false when the cap is
+    /// reached, and then neither is stored.
+    func open(_ request: ChallengeRecord, status: StatusRecord, retention: TimeInterval,
+              cap: (username: String, limit: Int, now: Date)?) async throws -> Bool {
+        guard database.engine == .postgres else {
+            if let cap {
+                guard try await stores.requests.insert(request, username: cap.username, cap: cap.limit, now: cap.now) else { return false }
+            } else {
+                try await stores.requests.insert(request)
+            }
+            try await stores.status.create(status, retention: retention)
+            return true
+        }
+        let insert: SQLQueryString = try cap.map { try UAFRequestStore.cappedInsert(request, username: $0.username, cap: $0.limit, now: $0.now) }
+            ?? "INSERT INTO uaf_requests (\(unsafeRaw: UAFRequestStore.columns)) VALUES (\(try UAFRequestStore.values(request)))"
+        let statusValues = try StatusStore.values(status, retention: retention)
+        return try await database.run { sql in
+            try await sql.raw("""
+                WITH request AS (\(insert) RETURNING id)
+                INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request
+                RETURNING session_id
+                """).first() != nil
+        }
+    }
+
+    /// What a verified authentication writes: its authenticator's counter moves from the value the verifier
+    /// compared against to the new one, a session opens, and the operation's status record finishes.
+    struct Authentication: Sendable {
+        var counter: CounterAdvance
+        var sessionToken: String
+        var session: SessionRecord
+        var status: StatusStore.Outcome
+    }
+
+    /// One authenticator's signature counter, compared and set.
+    struct CounterAdvance: Sendable, Equatable {
+        var aaid: String
+        var keyID: String
+        var from: UInt32
+        var to: UInt32
+    }
+
+    /// Records a verified authentication (``Authentication``). False when the counter no longer had its compared
+    /// value (another request advanced it meanwhile: this one is a replay); then nothing is written.
+    func completeAuthentication(_ authentication: Authentication) async throws -> Bool {
+        let counter = authentication.counter
+        guard database.engine == .postgres else {
+            guard try await stores.registrations.updateSignCounter(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to) else {
+                return false
+            }
+            try await stores.sessions.insert(token: authentication.sessionToken, authentication.session)
+            try await stores.status.finish(authentication.status)
+            return true
+        }
+        let advance = RegistrationStore.counterAdvance(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to)
+        let finish = try authentication.status.update()
+        return try await database.run { sql in
+            try await sql.raw("""
+                WITH advanced AS (\(advance) RETURNING key_id),
+                opened AS (
+                    INSERT INTO sessions (\(unsafeRaw: SessionStore.columns))
+                    SELECT \(SessionStore.values(token: authentication.sessionToken, authentication.session)) FROM advanced
+                    RETURNING id),
+                finished AS (\(finish) AND EXISTS (SELECT 1 FROM opened) RETURNING session_id)
+                SELECT COUNT(*) AS advanced FROM advanced
+                """).first()?.decode(column: "advanced", as: Int64.self) == 1
+        }
+    }
+}
