@@ -138,7 +138,7 @@ enum StoreContract {
         var results: [Bool] = []
         for id in ["c1", "c2", "c3"] {
             let (request, status) = opening(id, username: "cap", now: now)
-            results.append(try await stores.ceremonies.open(request, status: status, retention: 600, cap: (username: "cap", limit: 2, now: now)))
+            results.append(try await stores.ceremonies.open(request, status: status, retention: 600, cap: UAFRequestStore.Cap(username: "cap", limit: 2, now: now)))
         }
         XCTAssertEqual(results, [true, true, false])
         let refusedStatus = try await stores.status.record(sessionId: "c3", now: now)

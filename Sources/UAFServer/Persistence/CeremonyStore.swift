@@ -22,19 +22,13 @@ public struct CeremonyStore: Sendable {
     /// Stores an issued request and opens its status record (the request's id is the status session id). With
     /// `cap`, only while its user has fewer than `cap.limit` unexpired requests at `cap.now`; false when the cap is
     /// reached, and then neither is stored.
-    func open(_ request: ChallengeRecord, status: StatusRecord, retention: TimeInterval,
-              cap: (username: String, limit: Int, now: Date)?) async throws -> Bool {
+    func open(_ request: ChallengeRecord, status: StatusRecord, retention: TimeInterval, cap: UAFRequestStore.Cap?) async throws -> Bool {
         guard database.engine == .postgres else {
-            if let cap {
-                guard try await stores.requests.insert(request, username: cap.username, cap: cap.limit, now: cap.now) else { return false }
-            } else {
-                try await stores.requests.insert(request)
-            }
+            guard try await stores.requests.insert(request, cap: cap) else { return false }
             try await stores.status.create(status, retention: retention)
             return true
         }
-        let insert: SQLQueryString = try cap.map { try UAFRequestStore.cappedInsert(request, username: $0.username, cap: $0.limit, now: $0.now) }
-            ?? "INSERT INTO uaf_requests (\(unsafeRaw: UAFRequestStore.columns)) VALUES (\(try UAFRequestStore.values(request)))"
+        let insert = try UAFRequestStore.insertion(request, cap: cap)
         let statusValues = try StatusStore.values(status, retention: retention)
         return try await database.run { sql in
             try await sql.raw("""

@@ -40,40 +40,51 @@ public struct UAFRequestStore: Sendable {
     let database: StoreDatabase
 
     public func insert(_ record: ChallengeRecord) async throws {
-        let values = try Self.values(record)
-        try await database.run { sql in
-            try await sql.raw("INSERT INTO uaf_requests (\(unsafeRaw: Self.columns)) VALUES (\(values))").run()
-        }
+        _ = try await insert(record, cap: nil)
     }
 
     /// Inserts the request of a named user only while fewer than `cap` of that user's requests are unexpired at
     /// `now`; false when the cap is reached (nothing inserted). One statement: the count and the insert are one
     /// round trip, not two.
     public func insert(_ record: ChallengeRecord, username: String, cap: Int, now: Date) async throws -> Bool {
-        let insert = try Self.cappedInsert(record, username: username, cap: cap, now: now)
+        try await insert(record, cap: Cap(username: username, limit: cap, now: now))
+    }
+
+    /// Inserts `record`, under `cap` when given; false when the cap is reached (nothing inserted).
+    func insert(_ record: ChallengeRecord, cap: Cap?) async throws -> Bool {
+        let insert = try Self.insertion(record, cap: cap)
         return try await database.run { sql in try await sql.raw("\(insert) RETURNING id").first() != nil }
     }
 
+    /// The per-user cap on unanswered requests: `username` may have fewer than `limit` unexpired at `now`.
+    struct Cap: Sendable {
+        var username: String
+        var limit: Int
+        var now: Date
+    }
+
+    /// The insert of `record` without its `RETURNING`. Under `cap` it inserts nothing once `cap.username` has
+    /// `cap.limit` unexpired requests at `cap.now`, in the same statement.
+    static func insertion(_ record: ChallengeRecord, cap: Cap?) throws -> SQLQueryString {
+        guard let cap else { return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) VALUES (\(try values(record)))" }
+        var record = record
+        record.username = cap.username
+        return """
+            INSERT INTO uaf_requests (\(unsafeRaw: columns)) SELECT \(try values(record))
+            WHERE (SELECT COUNT(*) FROM uaf_requests WHERE username = \(bind: cap.username) AND expires_at >= \(bind: cap.now.epochMillis)) \
+            < \(bind: Int64(cap.limit))
+            """
+    }
+
     /// The columns a request's row fills, in the order of ``values(_:)``.
-    static let columns = "id, operation, challenge, username, policy, transactions, expires_at"
+    private static let columns = "id, operation, challenge, username, policy, transactions, expires_at"
 
     /// A request's values, in the order of ``columns``.
-    static func values(_ record: ChallengeRecord) throws -> SQLQueryString {
+    private static func values(_ record: ChallengeRecord) throws -> SQLQueryString {
         let policy = try JSONCoding.string(record.policy), transactions = try JSONCoding.string(record.transactions)
         return """
             \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username), \
             \(bind: policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis)
-            """
-    }
-
-    /// The insert of ``insert(_:username:cap:now:)``, without its `RETURNING`: it inserts nothing once `username` has
-    /// `cap` unexpired requests at `now`.
-    static func cappedInsert(_ record: ChallengeRecord, username: String, cap: Int, now: Date) throws -> SQLQueryString {
-        var record = record
-        record.username = username
-        return """
-            INSERT INTO uaf_requests (\(unsafeRaw: columns)) SELECT \(try values(record))
-            WHERE (SELECT COUNT(*) FROM uaf_requests WHERE username = \(bind: username) AND expires_at >= \(bind: now.epochMillis)) < \(bind: Int64(cap))
             """
     }
 

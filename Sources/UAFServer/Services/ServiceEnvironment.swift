@@ -91,21 +91,20 @@ struct ServiceEnvironment: Sendable {
     /// token's status record, which moves from `tokenCreated` to `status`.
     func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool) async throws {
         // A cap on unanswered requests per user keeps one caller from filling the table for a victim.
-        let cap = record.username.map { (username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) }
-        let capReached = ServiceFailure(.requestInvalid, "\(limits.outstandingRequestsPerUsername) unanswered requests outstanding for this user, the most allowed")
-        guard dispatched else {
+        let cap = record.username.map { UAFRequestStore.Cap(username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) }
+        if dispatched {
+            guard try await stores.requests.insert(record, cap: cap) else { throw capReached }
+            try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
+        } else {
             // The usual case: the request and its new status record, written together (one statement on PostgreSQL).
             let opened = StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username,
                                       updatedAt: clock())
             guard try await stores.ceremonies.open(record, status: opened, retention: statusRetention, cap: cap) else { throw capReached }
-            return
         }
-        if let cap {
-            guard try await stores.requests.insert(record, username: cap.username, cap: cap.limit, now: cap.now) else { throw capReached }
-        } else {
-            try await stores.requests.insert(record)
-        }
-        try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
+    }
+
+    private var capReached: ServiceFailure {
+        ServiceFailure(.requestInvalid, "\(limits.outstandingRequestsPerUsername) unanswered requests outstanding for this user, the most allowed")
     }
 
     func newRequestID() -> String { RandomToken.make(24) }
