@@ -48,6 +48,10 @@ public struct LoadPlan: Sendable {
     /// After a registration run, authenticate every user that was answered 1200 once more (on the first server that
     /// answers): proves that nothing the servers accepted was lost.
     public var verify: Bool = false
+    /// Server processes on this machine whose CPU the measured phase reports per flow (`--server-pid`).
+    public var serverPIDs: [Int32] = []
+    /// The generator's process also runs the servers (embedded), so its CPU is theirs too.
+    public var embeddedServers: Bool = false
 
     public init(targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
                 stop: Stop = .duration(seconds: 10), population: Int = 1000, transactionText: String? = nil,

@@ -156,6 +156,8 @@ public struct LoadReport: Codable, Sendable {
         public var endpoints: [Endpoint]
         public var errors: [ErrorCount]
         public var timeline: [Second]
+        /// What the phase cost in CPU (the measured phase only).
+        public var cpu: CPUUse?
     }
 
     /// Peak resident memory of a watched server process (`--server-pid`), from `/proc/PID/status`.
@@ -197,6 +199,7 @@ public struct LoadReport: Codable, Sendable {
             }
             lines.append(row("whole flow", phase.flowLatency))
             for endpoint in phase.endpoints { lines.append(row(endpoint.name, endpoint.latency)) }
+            if let cpu = phase.cpu { lines.append(contentsOf: Self.lines(cpu)) }
             if phase.errors.isEmpty {
                 lines.append("  errors: none")
             } else {
@@ -214,5 +217,23 @@ public struct LoadReport: Codable, Sendable {
             lines.append("server pid \(memory.pid): peak RSS \(String(format: "%.1f", memory.peakResidentMiB)) MiB")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// `CPU per flow (ms): …` and, with watched servers, what one core of server CPU serves at that cost.
+    static func lines(_ cpu: CPUUse) -> [String] {
+        func ms(_ value: Double) -> String { String(format: "%.3f", value) }
+        var parts = cpu.processes.map { process in
+            (process.role == CPUUse.serverRole ? "server pid \(process.pid)" : process.role)
+                + " \(ms(process.millisecondsPerFlow)) (\(String(format: "%.2f", process.cores)) cores)"
+        }
+        if let machine = cpu.machineMillisecondsPerFlow, let busy = cpu.machineCoresBusy {
+            parts.append("machine \(ms(machine)) (\(String(format: "%.2f", busy)) of \(cpu.machineCores) cores busy)")
+        }
+        var lines = ["  CPU per flow (ms): " + parts.joined(separator: ", ")]
+        if let server = cpu.serverMillisecondsPerFlow, server > 0 {
+            lines.append("  at \(ms(server)) ms of server CPU per flow, one core of server CPU serves about "
+                         + "\(String(format: "%.0f", 1000 / server)) flows/s")
+        }
+        return lines
     }
 }

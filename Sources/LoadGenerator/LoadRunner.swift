@@ -73,8 +73,9 @@ public enum LoadRunner {
         }
         let name = plan.flow.rawValue
         let owned = devices
+        let watch = CPUWatch(serverPIDs: plan.serverPIDs, embeddedServers: plan.embeddedServers)
         let (measured, registered) = try await phase(name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
-                                                     progress: progress) { loop, recorder, budget, client in
+                                                     progress: progress, watch: watch) { loop, recorder, budget, client in
             var users = owned[loop.connection]
             let target = targets[loop.connection % targets.count]
             switch plan.flow {
@@ -131,10 +132,11 @@ public enum LoadRunner {
     /// Runs `body` on every connection at once until the budget is spent, prints progress, and merges what the
     /// loops recorded.
     private static func phase(_ name: String, plan: LoadPlan, http: LoadHTTP, budget: Budget, progressInterval: Duration,
-                              progress: @escaping @Sendable (LoadProgress) -> Void,
+                              progress: @escaping @Sendable (LoadProgress) -> Void, watch: CPUWatch? = nil,
                               body: @escaping @Sendable (ConnectionLoop, inout PhaseRecorder, SharedBudget, isolated LoadClient) async -> [VirtualUser])
         async throws -> (LoadReport.Phase, [[VirtualUser]]) {
         let shared = SharedBudget(budget)
+        let cpuAtStart = watch?.read()
         let start = ContinuousClock.now
         let startedAt = Date()
         let reporter = Task {
@@ -173,7 +175,11 @@ public enum LoadRunner {
             }
         }
         let seconds = (ContinuousClock.now - start).seconds
-        return (merged.report(name: name, seconds: seconds, startedAt: startedAt), users)
+        var report = merged.report(name: name, seconds: seconds, startedAt: startedAt)
+        if let watch, let cpuAtStart {
+            report.cpu = watch.use(from: cpuAtStart, to: watch.read(), flows: report.flows, seconds: seconds)
+        }
+        return (report, users)
     }
 }
 

@@ -34,7 +34,7 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "iss of the registration JWTs.") var issuer = "https://rp.load.example"
     @Option(help: "aud of the registration JWTs.") var audience = "mauth-server"
     @Option(help: "The facet id the virtual devices report.") var facetId = ServerConfiguration.defaultFacets[0]
-    @Option(name: .customLong("server-pid"), help: "Report the peak resident memory of this server process; repeatable.")
+    @Option(name: .customLong("server-pid"), help: "Report the peak resident memory and the CPU per flow of this server process (on this machine); repeatable.")
     var serverPIDs: [Int32] = []
     @Option(help: "Seconds a request may take before it counts as a connection error.") var timeout: Int64 = 30
     @Flag(help: "Send every accepted response again to the next server: it must be refused (at-most-once across instances).")
@@ -66,6 +66,7 @@ struct LoadCommand: AsyncParsableCommand {
         plan.replayCheck = replayCheck
         plan.requestTimeoutSeconds = timeout
         plan.verify = verify
+        plan.serverPIDs = serverPIDs
         var servers: [RunningUAFServer] = []
         var directory: URL?
         if urls.isEmpty {
@@ -89,6 +90,7 @@ struct LoadCommand: AsyncParsableCommand {
             plan.targets = servers.map(\.baseURL)
             plan.trustedCertificatesPEM = servers.map(\.certificatePEM).joined(separator: "\n")
             plan.relyingParty = relyingParty
+            plan.embeddedServers = true
             note("started \(instances) embedded server(s) on \(database.map { $0.hasPrefix("postgres") ? "PostgreSQL" : $0 } ?? "a temporary SQLite file"): "
                  + plan.targets.map(\.absoluteString).joined(separator: ", "))
         } else {

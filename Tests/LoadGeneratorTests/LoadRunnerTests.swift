@@ -214,12 +214,32 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertThrowsError(try plan.validate())
     }
 
+    func testTheMeasuredPhaseReportsCPUPerFlowOfTheGeneratorAndAWatchedServer() async throws {
+        // The server runs in this process; watching this process's pid as "the server" reads it through procfs.
+        var plan = plan(flows: 200)
+        plan.serverPIDs = [ProcessInfo.processInfo.processIdentifier]
+        let report = try await LoadRunner.run(plan)
+        XCTAssertNil(report.setup?.cpu, "only the measured phase is measured")
+        let cpu = try XCTUnwrap(report.measured.cpu)
+        XCTAssertEqual(cpu.processes.first?.role, "load generator")
+        XCTAssertGreaterThan(cpu.processes.first?.millisecondsPerFlow ?? 0, 0)
+        #if os(Linux)
+        XCTAssertEqual(cpu.processes.map(\.role), ["load generator", "server"])
+        XCTAssertGreaterThan(cpu.serverMillisecondsPerFlow ?? 0, 0)
+        XCTAssertGreaterThan(cpu.machineCoresBusy ?? 0, 0)
+        XCTAssertTrue(report.text.contains("CPU per flow (ms): load generator "), report.text)
+        XCTAssertTrue(report.text.contains("one core of server CPU serves about"), report.text)
+        #endif
+    }
+
     func testTheReportIsReadableAndRoundTripsAsJSON() async throws {
         let report = try await LoadRunner.run(plan(flows: 8))
         XCTAssertTrue(report.text.contains("authentication: 8 flows in"), report.text)
         XCTAssertTrue(report.text.contains("errors: none"))
+        XCTAssertTrue(report.text.contains("CPU per flow (ms): load generator "), report.text)
         let decoded = try JSONDecoder().decode(LoadReport.self, from: try JSONEncoder().encode(report))
         XCTAssertEqual(decoded.measured.flows, 8)
         XCTAssertEqual(decoded.measured.flowLatency, report.measured.flowLatency)
+        XCTAssertEqual(decoded.measured.cpu, report.measured.cpu)
     }
 }
