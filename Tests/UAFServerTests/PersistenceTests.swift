@@ -197,6 +197,54 @@ enum StoreContract {
         XCTAssertEqual(record?.status, .clientAuthenticating, "a replayed login finished the status record")
     }
 
+    /// On PostgreSQL a consume can bring the registrations of the request's user along (one statement); SQLite only
+    /// consumes. Either way the request comes back whole, once.
+    static func aConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly(_ stores: Stores) async throws {
+        try await stores.registrations.insert([registration("joe", keyID: "j1"), registration("joe", aaid: "ABCD#0001", keyID: "j2"),
+                                               registration("kat", keyID: "k1")])
+        // Whole milliseconds: the store keeps times in epoch milliseconds.
+        let original = record("with-keys", expiresAt: Date(epochMillis: 1_900_000_000_123), username: "joe")
+        try await stores.requests.insert(original)
+        let consumed = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
+        XCTAssertEqual(consumed?.request, original)
+        let keys = Set(consumed?.registrations.map(\.keyID) ?? [])
+        if stores.database.engine == .postgres {
+            XCTAssertEqual(keys, ["j1", "j2"], "exactly the user's own registrations")
+            let j2 = try await stores.registrations.registration(aaid: "ABCD#0001", keyID: "j2")
+            XCTAssertEqual(consumed?.registration(aaid: "abcd#0001", keyID: "j2"), j2, "found as stored, whatever the AAID's case")
+        } else {
+            XCTAssertEqual(keys, [])
+        }
+        XCTAssertNil(consumed?.registration(aaid: "F1D0#1001", keyID: "k1"), "another user's key is not among them")
+        let again = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
+        XCTAssertNil(again, "consumed twice")
+    }
+
+    static func aConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone(_ stores: Stores) async throws {
+        try await stores.registrations.insert([registration("joe", keyID: "j1")])
+        let expiresAt = Date(epochMillis: 1_900_000_000_123)
+        let anonymous = record("nobody", expiresAt: expiresAt, username: nil), unregistered = record("new-user", expiresAt: expiresAt, username: "liv")
+        try await stores.requests.insert(anonymous)
+        try await stores.requests.insert(unregistered)
+        for original in [anonymous, unregistered] {
+            let consumed = try await stores.ceremonies.consume(id: original.id, registrationsOfItsUser: true)
+            XCTAssertEqual(consumed?.request, original)
+            XCTAssertEqual(consumed?.registrations.count, 0)
+        }
+        let missing = try await stores.ceremonies.consume(id: "never-issued", registrationsOfItsUser: true)
+        XCTAssertNil(missing)
+    }
+
+    static func aConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency(_ stores: Stores) async throws {
+        try await stores.registrations.insert([registration("joe", keyID: "j1")])
+        try await stores.requests.insert(record("race", username: "joe"))
+        let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 { group.addTask { try await stores.ceremonies.consume(id: "race", registrationsOfItsUser: true) != nil } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        XCTAssertEqual(wins, 1)
+    }
+
     static func aSessionIsLiveUntilRevokedOrExpired(_ stores: Stores) async throws {
         let now = Date()
         let (token, session) = try await stores.sessions.create(username: "hal", aaid: "F1D0#1001", keyID: "kh", now: now, lifetime: 60)
@@ -398,6 +446,15 @@ final class SQLiteStoreTests: XCTestCase {
         try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
     }
     func testACompletionFromAStaleCounterWritesNothing() async throws { try await StoreContract.aCompletionFromAStaleCounterWritesNothing(stores) }
+    func testAConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly() async throws {
+        try await StoreContract.aConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly(stores)
+    }
+    func testAConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone() async throws {
+        try await StoreContract.aConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone(stores)
+    }
+    func testAConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency() async throws {
+        try await StoreContract.aConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency(stores)
+    }
     func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
@@ -486,6 +543,15 @@ final class PostgresStoreTests: XCTestCase {
         try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
     }
     func testACompletionFromAStaleCounterWritesNothing() async throws { try await StoreContract.aCompletionFromAStaleCounterWritesNothing(stores) }
+    func testAConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly() async throws {
+        try await StoreContract.aConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly(stores)
+    }
+    func testAConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone() async throws {
+        try await StoreContract.aConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone(stores)
+    }
+    func testAConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency() async throws {
+        try await StoreContract.aConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency(stores)
+    }
     func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }

@@ -1,12 +1,13 @@
 import Foundation
 import SQLKit
+import UAF
 
-/// The writes one step of a ceremony makes together, as one store call.
+/// The writes one step of a ceremony makes together, and the reads that go with them, as one store call.
 ///
 /// Why: on PostgreSQL every statement is a round trip, and under load each costs about as much CPU in the server
 /// (PostgresNIO, the socket) and in PostgreSQL as the whole rest of the step. So there each call here is **one**
-/// statement: its writes are chained in a data-modifying `WITH`, and each later write only happens for the rows the
-/// earlier one returned. That also makes the writes atomic: all happen or none.
+/// statement: its writes are chained in a data-modifying `WITH`, and each later write (or read) only happens for the
+/// rows the earlier one returned. That also makes the writes atomic: all happen or none.
 ///
 /// SQLite has no data-modifying `WITH`; there a statement is a few microseconds in-process, so a call runs the
 /// stores' own statements in order, stopping where the chained statement would write nothing, inside the request's
@@ -37,6 +38,47 @@ public struct CeremonyStore: Sendable {
                 RETURNING session_id
                 """).first() != nil
         }
+    }
+
+    /// A consumed request, with the registrations of its user when they were read in the same step.
+    struct Consumed: Sendable {
+        var request: ChallengeRecord
+        /// The registrations of the request's user as they were when it was consumed (PostgreSQL, when asked for and
+        /// the request names a user); otherwise empty, and keys are looked up on their own.
+        var registrations: [RegistrationRecord]
+
+        /// The prefetched registration of (`aaid`, `keyID`), if it is among ``registrations``.
+        func registration(aaid: String, keyID: String) -> RegistrationRecord? {
+            let aaid = AAID.normalized(aaid)
+            return registrations.first { $0.keyID == keyID && AAID.normalized($0.aaid) == aaid }
+        }
+    }
+
+    /// Removes and returns the request with `id`, once only (as ``UAFRequestStore/consume(id:)``). With
+    /// `registrationsOfItsUser` on PostgreSQL, the registrations of the user it was issued for come back in the same
+    /// statement, so verifying the response of a step-up login needs no second round trip to find its key. SQLite
+    /// only consumes: a key lookup there costs microseconds.
+    func consume(id: String, registrationsOfItsUser: Bool) async throws -> Consumed? {
+        guard registrationsOfItsUser, database.engine == .postgres else {
+            return try await stores.requests.consume(id: id).map { Consumed(request: $0, registrations: []) }
+        }
+        let prefix = "request_"
+        let requestColumns: String = UAFRequestStore.returned.split(separator: ",").map { column -> String in
+            let column = column.trimmingCharacters(in: .whitespaces)
+            return "consumed.\(column) AS \(prefix)\(column)"
+        }.joined(separator: ", ")
+        // One row per registration of the request's user, or one row without a registration (NULL columns): no
+        // user, or none registered.
+        let rows = try await database.run { sql in
+            try await sql.raw("""
+                WITH consumed AS (\(UAFRequestStore.removal(id: id)) RETURNING \(unsafeRaw: UAFRequestStore.returned))
+                SELECT \(unsafeRaw: requestColumns), registrations.*
+                FROM consumed LEFT JOIN registrations ON registrations.username = consumed.username
+                """).all()
+        }
+        guard let first = rows.first else { return nil }
+        return Consumed(request: try UAFRequestStore.record(id: id, first, prefix: prefix),
+                        registrations: try rows.filter { try !$0.decodeNil(column: "aaid") }.map(RegistrationStore.record))
     }
 
     /// What a verified authentication writes: its authenticator's counter moves from the value the verifier

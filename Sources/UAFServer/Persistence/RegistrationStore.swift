@@ -135,7 +135,7 @@ public struct RegistrationStore: Sendable {
         }.map(Self.record).sorted { ($0.aaid, $0.keyID) < ($1.aaid, $1.keyID) }
     }
 
-    private static func record(_ row: any SQLRow) throws -> RegistrationRecord {
+    static func record(_ row: any SQLRow) throws -> RegistrationRecord {
         guard let attestation = AttestationType(rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "attestation_type", as: Int64.self))),
               let publicKey = Base64URL.decode(try row.decode(column: "public_key", as: String.self)) else {
             throw StoreError.malformedRow("registrations")

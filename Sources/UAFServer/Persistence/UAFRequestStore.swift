@@ -91,21 +91,28 @@ public struct UAFRequestStore: Sendable {
     /// Removes and returns the request with `id` (once only), whether or not it has expired.
     public func consume(id: String) async throws -> ChallengeRecord? {
         let row = try await database.run { sql in
-            try await sql.raw("""
-                DELETE FROM uaf_requests WHERE id = \(bind: id)
-                RETURNING operation, challenge, username, policy, transactions, expires_at
-                """).first()
+            try await sql.raw("\(Self.removal(id: id)) RETURNING \(unsafeRaw: Self.returned)").first()
         }
-        guard let row else { return nil }
-        guard let operation = UAFOperation(rawValue: try row.decode(column: "operation", as: String.self)) else {
+        return try row.map { try Self.record(id: id, $0) }
+    }
+
+    /// The delete of the request with `id`, without its `RETURNING`.
+    static func removal(id: String) -> SQLQueryString { "DELETE FROM uaf_requests WHERE id = \(bind: id)" }
+
+    /// The columns a consumed request is read back from (its id is known).
+    static let returned = "operation, challenge, username, policy, transactions, expires_at"
+
+    /// The request `id` read from `row`, whose columns are ``returned``, each named with `prefix` before it.
+    static func record(id: String, _ row: any SQLRow, prefix: String = "") throws -> ChallengeRecord {
+        guard let operation = UAFOperation(rawValue: try row.decode(column: prefix + "operation", as: String.self)) else {
             throw StoreError.malformedRow("uaf_requests.operation")
         }
         return ChallengeRecord(
-            id: id, operation: operation, challenge: try row.decode(column: "challenge", as: String.self),
-            username: try row.decode(column: "username", as: String?.self),
-            policy: try JSONCoding.value(Policy.self, try row.decode(column: "policy", as: String.self)),
-            transactions: try JSONCoding.value([Transaction].self, try row.decode(column: "transactions", as: String.self)),
-            expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)))
+            id: id, operation: operation, challenge: try row.decode(column: prefix + "challenge", as: String.self),
+            username: try row.decode(column: prefix + "username", as: String?.self),
+            policy: try JSONCoding.value(Policy.self, try row.decode(column: prefix + "policy", as: String.self)),
+            transactions: try JSONCoding.value([Transaction].self, try row.decode(column: prefix + "transactions", as: String.self)),
+            expiresAt: Date(epochMillis: try row.decode(column: prefix + "expires_at", as: Int64.self)))
     }
 
     /// How many unexpired requests are outstanding for `username` (the per-user cap).

@@ -75,14 +75,19 @@ struct AuthenticationService: Sendable {
     /// Endpoint 4: verifies an AuthenticationResponse, advances the counters, opens a session and answers its
     /// tokens (a JWT and the session cookie) in `additionalTokens`.
     func response(_ send: SendUAFResponse) async throws -> Outcome {
-        let (response, record) = try await environment.receive(AuthenticationResponse.self, send, operation: .authentication) { $0.header }
+        // The registrations of a step-up request's user come back with the request (one round trip on PostgreSQL).
+        let (response, consumed) = try await environment.receive(AuthenticationResponse.self, send, operation: .authentication,
+                                                                 registrationsOfItsUser: true) { $0.header }
+        let record = consumed.request
         let report = ServiceEnvironment.ClientReport(context: send.context)
         do {
             let verified = try await AuthenticationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
                 response, issued: IssuedAuthentication(challenge: record.challenge, policy: record.policy,
                                                        transactions: record.transactions, username: record.username)
             ) { aaid, keyID in
-                try await stores.registrations.registration(aaid: aaid, keyID: keyID)?.registeredKey
+                // A key not among them (no user named, or another user's key, which the verifier refuses) is looked up.
+                if let prefetched = consumed.registration(aaid: aaid, keyID: keyID) { return prefetched.registeredKey }
+                return try await stores.registrations.registration(aaid: aaid, keyID: keyID)?.registeredKey
             }
             guard let first = verified.first, let last = verified.last else { throw ServiceFailure(.badRequest, "no assertion") }
             // Compare-and-set from the counter the verifier compared against: if another request advanced it

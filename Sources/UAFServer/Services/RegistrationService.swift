@@ -68,7 +68,8 @@ struct RegistrationService: Sendable {
 
     /// Endpoint 2: verifies a RegistrationResponse and stores the registrations.
     func response(_ send: SendUAFResponse) async throws -> ServerResponse {
-        let (response, record) = try await environment.receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
+        let (response, consumed) = try await environment.receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
+        let record = consumed.request
         let username = record.username ?? ""
         let report = ServiceEnvironment.ClientReport(context: send.context)
         let deviceId = try Self.deviceID(response.header)

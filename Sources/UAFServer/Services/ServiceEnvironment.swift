@@ -111,33 +111,36 @@ struct ServiceEnvironment: Sendable {
     func newChallenge() -> String { RandomToken.make(32) }
 
     /// Consumes the request named by serverData (uaf-spec §5 step 2): unknown, expired, already used or for
-    /// another operation is 1491.
-    func consume(serverData: String?, operation: UAFOperation) async throws -> ChallengeRecord {
+    /// another operation is 1491. With `registrationsOfItsUser`, the registrations of the request's user come back
+    /// with it where that saves a round trip (``CeremonyStore/consume(id:registrationsOfItsUser:)``).
+    func consume(serverData: String?, operation: UAFOperation, registrationsOfItsUser: Bool = false) async throws -> CeremonyStore.Consumed {
         guard let serverData, !serverData.isEmpty, serverData.utf8.count <= OperationHeader.maximumServerDataLength else {
             throw ServiceFailure(.requestInvalid, "serverData is missing")
         }
-        guard let record = try await stores.requests.consume(id: serverData) else {
+        guard let consumed = try await stores.ceremonies.consume(id: serverData, registrationsOfItsUser: registrationsOfItsUser) else {
             throw ServiceFailure(.requestInvalid, "unknown or already used request")
         }
+        let record = consumed.request
         guard record.operation == operation else { throw ServiceFailure(.requestInvalid, "request was issued for \(record.operation.rawValue)") }
         guard record.expiresAt >= clock() else {
             try await finish(record, .failed, code: .requestInvalid, report: .none, authenticators: [])
             throw ServiceFailure(.requestInvalid, "request expired")
         }
-        return record
+        return consumed
     }
 
     /// Decodes the response array, picks the element whose upv this server speaks (uaf-spec §5 step 1) and
     /// consumes the request its serverData names (step 2).
-    func receive<T: Decodable>(_ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation,
-                               header: (T) -> OperationHeader) async throws -> (T, ChallengeRecord) {
+    func receive<T: Decodable>(_ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation, registrationsOfItsUser: Bool = false,
+                               header: (T) -> OperationHeader) async throws -> (T, CeremonyStore.Consumed) {
         guard let messages = try? UAFMessageCodec.decode(T.self, from: send.uafResponse) else {
             throw ServiceFailure(.badRequest, "uafResponse is not a \(T.self) array")
         }
         guard let message = messages.first(where: { relyingParty.supportedVersions.contains(header($0).upv) }) else {
             throw ServiceFailure(.badRequest, "no response in a supported protocol version")
         }
-        return (message, try await consume(serverData: header(message).serverData, operation: operation))
+        return (message, try await consume(serverData: header(message).serverData, operation: operation,
+                                           registrationsOfItsUser: registrationsOfItsUser))
     }
 
     /// Moves the request's status record to its outcome.
