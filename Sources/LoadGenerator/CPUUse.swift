@@ -24,7 +24,7 @@ public struct CPUUse: Codable, Sendable, Equatable {
     }
 
     public var processes: [Process]
-    /// Cores the machine has (online).
+    /// Cores the machine figures cover: the per-core lines of `/proc/stat`, else the cores this process may use.
     public var machineCores: Int
     /// Average cores busy over the phase, whatever ran on them; nil without `/proc/stat` (not Linux).
     public var machineCoresBusy: Double?
@@ -49,7 +49,7 @@ struct CPUWatch: Sendable {
     struct Reading: Sendable {
         var own: Double
         var servers: [Int32: Double]
-        var machine: (busy: UInt64, total: UInt64)?
+        var machine: (busy: UInt64, total: UInt64, cores: Int)?
     }
 
     func read() -> Reading {
@@ -76,7 +76,7 @@ struct CPUWatch: Sendable {
             let cpu = max(0, after - before)
             processes.append(.init(pid: pid, role: CPUUse.serverRole, cpuSeconds: cpu, millisecondsPerFlow: perFlow(cpu), cores: cores(cpu)))
         }
-        var use = CPUUse(processes: processes, machineCores: ProcessInfo.processInfo.activeProcessorCount)
+        var use = CPUUse(processes: processes, machineCores: end.machine?.cores ?? ProcessInfo.processInfo.activeProcessorCount)
         if let before = start.machine, let after = end.machine, after.total > before.total {
             let busy = Double(after.busy - before.busy), total = Double(after.total - before.total)
             // /proc/stat counts every core's ticks: busy/total is the busy share of all cores.
@@ -115,14 +115,17 @@ enum ProcStat {
     }
 
     /// Busy and total ticks of all cores, from the `cpu ` line of `/proc/stat` (user nice system idle iowait irq
-    /// softirq steal …). Idle and iowait are the not-busy ones; guest time is already inside user and nice.
-    static func machineTicks(_ text: String) -> (busy: UInt64, total: UInt64)? {
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("cpu ") }) else { return nil }
+    /// softirq steal …), and how many cores that line covers (its `cpuN` lines; a container may be allowed fewer
+    /// than the machine has). Idle and iowait are the not-busy ones; guest time is already inside user and nice.
+    static func machineTicks(_ text: String) -> (busy: UInt64, total: UInt64, cores: Int)? {
+        let lines = text.split(separator: "\n")
+        guard let line = lines.first(where: { $0.hasPrefix("cpu ") }) else { return nil }
+        let cores = lines.filter { $0.hasPrefix("cpu") && $0.dropFirst(3).first?.isNumber == true }.count
         let fields = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().prefix(8)
         let values = fields.compactMap { UInt64($0) }
         guard values.count >= 5, values.count == fields.count else { return nil }
         let idle = values[3] + values[4]
         let total = values.reduce(0, +)
-        return (total - idle, total)
+        return (total - idle, total, max(1, cores))
     }
 }

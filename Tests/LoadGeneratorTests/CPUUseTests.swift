@@ -27,12 +27,13 @@ final class CPUUseTests: XCTestCase {
         XCTAssertNil(ProcStat.processTicks(process.replacingOccurrences(of: " 1500 ", with: " x ")))
     }
 
-    let machine = "cpu  1000 20 300 5000 80 7 13 0 0 0\ncpu0 500 10 150 2500 40 3 7 0 0 0\nintr 12345\n"
+    let machine = "cpu  1000 20 300 5000 80 7 13 0 0 0\ncpu0 500 10 150 2500 40 3 7 0 0 0\ncpu1 500 10 150 2500 40 4 6 0 0 0\nintr 12345\n"
 
     func testMachineTicksCountIdleAndIOWaitAsNotBusy() {
         let ticks = ProcStat.machineTicks(machine)
         XCTAssertEqual(ticks?.busy, 1000 + 20 + 300 + 7 + 13)
         XCTAssertEqual(ticks?.total, 1000 + 20 + 300 + 5000 + 80 + 7 + 13)
+        XCTAssertEqual(ticks?.cores, 2, "the per-core lines, not the all-cores one")
     }
 
     func testAMachineWithoutTheAllCoresLineIsRefused() {
@@ -45,16 +46,17 @@ final class CPUUseTests: XCTestCase {
 
     func testUseIsPerFlowAndPerSecond() {
         let watch = CPUWatch(serverPIDs: [7, 8], embeddedServers: false)
-        let start = CPUWatch.Reading(own: 1, servers: [7: 10], machine: (busy: 0, total: 0))
+        let start = CPUWatch.Reading(own: 1, servers: [7: 10], machine: (busy: 0, total: 0, cores: 4))
         // Server 8 was not there at the start: left out, not counted from zero.
-        let end = CPUWatch.Reading(own: 1.5, servers: [7: 12, 8: 5], machine: (busy: 300, total: 400))
+        let end = CPUWatch.Reading(own: 1.5, servers: [7: 12, 8: 5], machine: (busy: 300, total: 400, cores: 4))
         let use = watch.use(from: start, to: end, flows: 1000, seconds: 2)
         XCTAssertEqual(use.processes.map(\.role), ["load generator", "server"])
         XCTAssertEqual(use.processes[0].millisecondsPerFlow, 0.5, accuracy: 1e-9)
         XCTAssertEqual(use.processes[1].millisecondsPerFlow, 2, accuracy: 1e-9)
         XCTAssertEqual(use.processes[1].cores, 1, accuracy: 1e-9)
         XCTAssertEqual(use.serverMillisecondsPerFlow ?? 0, 2, accuracy: 1e-9)
-        XCTAssertEqual(use.machineCoresBusy ?? 0, 0.75 * Double(use.machineCores), accuracy: 1e-9)
+        XCTAssertEqual(use.machineCores, 4)
+        XCTAssertEqual(use.machineCoresBusy ?? 0, 3, accuracy: 1e-9)
         XCTAssertEqual(use.machineMillisecondsPerFlow ?? 0, 300 / ProcStat.ticksPerSecond, accuracy: 1e-9)
     }
 

@@ -62,24 +62,27 @@ public struct CeremonyStore: Sendable {
         guard registrationsOfItsUser, database.engine == .postgres else {
             return try await stores.requests.consume(id: id).map { Consumed(request: $0, registrations: []) }
         }
-        let prefix = "request_"
-        let requestColumns: String = UAFRequestStore.returned.split(separator: ",").map { column -> String in
-            let column = column.trimmingCharacters(in: .whitespaces)
-            return "consumed.\(column) AS \(prefix)\(column)"
-        }.joined(separator: ", ")
         // One row per registration of the request's user, or one row without a registration (NULL columns): no
         // user, or none registered.
         let rows = try await database.run { sql in
             try await sql.raw("""
                 WITH consumed AS (\(UAFRequestStore.removal(id: id)) RETURNING \(unsafeRaw: UAFRequestStore.returned))
-                SELECT \(unsafeRaw: requestColumns), registrations.*
+                SELECT \(unsafeRaw: Self.consumedRequestColumns), registrations.*
                 FROM consumed LEFT JOIN registrations ON registrations.username = consumed.username
                 """).all()
         }
         guard let first = rows.first else { return nil }
-        return Consumed(request: try UAFRequestStore.record(id: id, first, prefix: prefix),
+        return Consumed(request: try UAFRequestStore.record(id: id, first, prefix: Self.consumedRequestPrefix),
                         registrations: try rows.filter { try !$0.decodeNil(column: "aaid") }.map(RegistrationStore.record))
     }
+
+    /// The consumed request's columns, renamed with ``consumedRequestPrefix`` so that they cannot clash with the
+    /// registration's own (`username` is in both): `consumed.operation AS request_operation, …`.
+    private static let consumedRequestPrefix = "request_"
+    private static let consumedRequestColumns = UAFRequestStore.returned.split(separator: ",").map { column -> String in
+        let column = column.trimmingCharacters(in: .whitespaces)
+        return "consumed.\(column) AS \(consumedRequestPrefix)\(column)"
+    }.joined(separator: ", ")
 
     /// What a verified authentication writes: its authenticator's counter moves from the value the verifier
     /// compared against to the new one, a session opens, and the operation's status record finishes.
