@@ -55,11 +55,11 @@ struct CPUWatch: Sendable {
     func read() -> Reading {
         var servers: [Int32: Double] = [:]
         for pid in serverPIDs {
-            if let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let ticks = ProcStat.processTicks(text) {
-                servers[pid] = Double(ticks) / ProcStat.ticksPerSecond
+            if let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let ticks = ProcFS.processTicks(text) {
+                servers[pid] = Double(ticks) / ProcFS.ticksPerSecond
             }
         }
-        let machine = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)).flatMap(ProcStat.machineTicks)
+        let machine = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)).flatMap(ProcFS.machineTicks)
         return Reading(own: Self.ownCPUSeconds(), servers: servers, machine: machine)
     }
 
@@ -81,7 +81,7 @@ struct CPUWatch: Sendable {
             let busy = Double(after.busy - before.busy), total = Double(after.total - before.total)
             // /proc/stat counts every core's ticks: busy/total is the busy share of all cores.
             use.machineCoresBusy = busy / total * Double(use.machineCores)
-            use.machineMillisecondsPerFlow = perFlow(busy / ProcStat.ticksPerSecond)
+            use.machineMillisecondsPerFlow = perFlow(busy / ProcFS.ticksPerSecond)
         }
         return use
     }
@@ -100,8 +100,8 @@ struct CPUWatch: Sendable {
     }
 }
 
-/// Parsers of Linux's `/proc/PID/stat` and `/proc/stat` (proc(5)).
-enum ProcStat {
+/// What `mauth load` reads from Linux's procfs (proc(5)): `/proc/PID/stat`, `/proc/stat` and `/proc/PID/status`.
+enum ProcFS {
     static let ticksPerSecond = Double(max(1, sysconf(Int32(_SC_CLK_TCK))))
 
     /// utime + stime (fields 14 and 15) of a `/proc/PID/stat` line, in clock ticks. Field 2, the command name in
@@ -127,5 +127,15 @@ enum ProcStat {
         let idle = values[3] + values[4]
         let total = values.reduce(0, +)
         return (total - idle, total, max(1, cores))
+    }
+
+    /// The peak resident memory of a process (VmHWM in `/proc/PID/status`), in MiB; nil where there is no procfs.
+    static func peakResidentMiB(pid: Int32) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count >= 2, let kib = Double(fields[1]) { return kib / 1024 }
+        }
+        return nil
     }
 }

@@ -160,7 +160,7 @@ public struct LoadReport: Codable, Sendable {
         public var cpu: CPUUse?
     }
 
-    /// Peak resident memory of a watched server process (`--server-pid`), from `/proc/PID/status`.
+    /// Peak resident memory of a watched server process (`--server-pid`, ``LoadPlan/serverPIDs``), from `/proc/PID/status`.
     public struct ProcessMemory: Codable, Sendable {
         public var pid: Int32
         public var peakResidentMiB: Double

@@ -29,16 +29,6 @@ public enum LoadRunner {
         return try await run(plan, http: http, progressInterval: progressInterval, progress: progress)
     }
 
-    /// The peak resident memory of a process (VmHWM in `/proc/PID/status`), in MiB; nil where there is no procfs.
-    public static func peakResidentMiB(pid: Int32) -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if fields.count >= 2, let kib = Double(fields[1]) { return kib / 1024 }
-        }
-        return nil
-    }
-
     private static func run(_ plan: LoadPlan, http: LoadHTTP, progressInterval: Duration,
                             progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadReport {
         let targets = plan.targets.map(LoadTarget.init)
@@ -126,7 +116,10 @@ public enum LoadRunner {
         }
         return LoadReport(targets: plan.targets.map(\.absoluteString), connections: plan.connections, flow: plan.flow,
                           transactions: plan.transactionText != nil, population: plan.flow == .authentication ? plan.population : 0,
-                          setup: setup, measured: measured, verification: verification, replayChecked: plan.replayCheck, serverMemory: [])
+                          setup: setup, measured: measured, verification: verification, replayChecked: plan.replayCheck,
+                          serverMemory: plan.serverPIDs.compactMap { pid in
+                              ProcFS.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }
+                          })
     }
 
     /// Runs `body` on every connection at once until the budget is spent, prints progress, and merges what the

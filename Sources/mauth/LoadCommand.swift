@@ -105,13 +105,10 @@ struct LoadCommand: AsyncParsableCommand {
             }
         }
         do {
-            var report = try await LoadRunner.run(plan) { progress in
+            let report = try await LoadRunner.run(plan) { progress in
                 guard !quiet else { return }
                 note("\(progress.phase) " + String(format: "%5.1f s  %8d flows  %6.0f flows/s  %d failed", progress.elapsedSeconds, progress.flows,
                                                       progress.currentFlowsPerSecond, progress.failedFlows))
-            }
-            report.serverMemory = serverPIDs.compactMap { pid in
-                LoadRunner.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }
             }
             for server in servers { try await server.stop() }
             servers = []

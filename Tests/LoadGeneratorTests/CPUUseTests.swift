@@ -7,41 +7,41 @@ final class CPUUseTests: XCTestCase {
     let process = "4242 (mauth) S 1 4242 4242 0 -1 4194560 5120 0 3 0 1500 250 0 0 20 0 4 0 123456 987654321 15000"
 
     func testProcessTicksAreUserPlusSystemTime() {
-        XCTAssertEqual(ProcStat.processTicks(process), 1750)
+        XCTAssertEqual(ProcFS.processTicks(process), 1750)
     }
 
     func testACommandNameWithSpacesAndParenthesesDoesNotShiftTheFields() {
         let odd = process.replacingOccurrences(of: "(mauth)", with: "(mauth) S (x y))")
-        XCTAssertEqual(ProcStat.processTicks(odd), 1750)
+        XCTAssertEqual(ProcFS.processTicks(odd), 1750)
     }
 
     func testAProcessLineWithoutTheCommandIsRefused() {
-        XCTAssertNil(ProcStat.processTicks(process.replacingOccurrences(of: "(mauth)", with: "mauth")))
+        XCTAssertNil(ProcFS.processTicks(process.replacingOccurrences(of: "(mauth)", with: "mauth")))
     }
 
     func testATruncatedProcessLineIsRefused() {
-        XCTAssertNil(ProcStat.processTicks("4242 (mauth) S 1 4242 4242 0 -1 4194560 5120 0 3 0 1500"))
+        XCTAssertNil(ProcFS.processTicks("4242 (mauth) S 1 4242 4242 0 -1 4194560 5120 0 3 0 1500"))
     }
 
     func testANonNumericTimeIsRefused() {
-        XCTAssertNil(ProcStat.processTicks(process.replacingOccurrences(of: " 1500 ", with: " x ")))
+        XCTAssertNil(ProcFS.processTicks(process.replacingOccurrences(of: " 1500 ", with: " x ")))
     }
 
     let machine = "cpu  1000 20 300 5000 80 7 13 0 0 0\ncpu0 500 10 150 2500 40 3 7 0 0 0\ncpu1 500 10 150 2500 40 4 6 0 0 0\nintr 12345\n"
 
     func testMachineTicksCountIdleAndIOWaitAsNotBusy() {
-        let ticks = ProcStat.machineTicks(machine)
+        let ticks = ProcFS.machineTicks(machine)
         XCTAssertEqual(ticks?.busy, 1000 + 20 + 300 + 7 + 13)
         XCTAssertEqual(ticks?.total, 1000 + 20 + 300 + 5000 + 80 + 7 + 13)
         XCTAssertEqual(ticks?.cores, 2, "the per-core lines, not the all-cores one")
     }
 
     func testAMachineWithoutTheAllCoresLineIsRefused() {
-        XCTAssertNil(ProcStat.machineTicks(machine.replacingOccurrences(of: "cpu  ", with: "cpuX ")))
+        XCTAssertNil(ProcFS.machineTicks(machine.replacingOccurrences(of: "cpu  ", with: "cpuX ")))
     }
 
     func testAMachineLineWithANonNumericFieldIsRefused() {
-        XCTAssertNil(ProcStat.machineTicks(machine.replacingOccurrences(of: "cpu  1000 20", with: "cpu  1000 x")))
+        XCTAssertNil(ProcFS.machineTicks(machine.replacingOccurrences(of: "cpu  1000 20", with: "cpu  1000 x")))
     }
 
     func testUseIsPerFlowAndPerSecond() {
@@ -57,14 +57,14 @@ final class CPUUseTests: XCTestCase {
         XCTAssertEqual(use.serverMillisecondsPerFlow ?? 0, 2, accuracy: 1e-9)
         XCTAssertEqual(use.machineCores, 4)
         XCTAssertEqual(use.machineCoresBusy ?? 0, 3, accuracy: 1e-9)
-        XCTAssertEqual(use.machineMillisecondsPerFlow ?? 0, 300 / ProcStat.ticksPerSecond, accuracy: 1e-9)
+        XCTAssertEqual(use.machineMillisecondsPerFlow ?? 0, 300 / ProcFS.ticksPerSecond, accuracy: 1e-9)
     }
 
     func testThisProcessIsReadable() throws {
         #if os(Linux)
         let text = try String(contentsOfFile: "/proc/self/stat", encoding: .utf8)
-        XCTAssertNotNil(ProcStat.processTicks(text))
-        XCTAssertNotNil(ProcStat.machineTicks(try String(contentsOfFile: "/proc/stat", encoding: .utf8)))
+        XCTAssertNotNil(ProcFS.processTicks(text))
+        XCTAssertNotNil(ProcFS.machineTicks(try String(contentsOfFile: "/proc/stat", encoding: .utf8)))
         #endif
         XCTAssertGreaterThan(CPUWatch.ownCPUSeconds(), 0)
     }

@@ -229,6 +229,7 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertGreaterThan(cpu.machineCoresBusy ?? 0, 0)
         XCTAssertTrue(report.text.contains("CPU per flow (ms): load generator "), report.text)
         XCTAssertTrue(report.text.contains("one core of server CPU serves about"), report.text)
+        XCTAssertEqual(report.serverMemory.map(\.pid), plan.serverPIDs, "the watched server's peak RSS is reported too")
         #endif
     }
 

@@ -47,10 +47,11 @@ public struct CeremonyStore: Sendable {
         /// the request names a user); otherwise empty, and keys are looked up on their own.
         var registrations: [RegistrationRecord]
 
-        /// The prefetched registration of (`aaid`, `keyID`), if it is among ``registrations``.
+        /// The prefetched registration of (`aaid`, `keyID`), if it is among ``registrations``. Stored AAIDs are
+        /// normalized (``RegistrationStore/insert(_:)``), so only the one asked for is, as the store's own lookup does.
         func registration(aaid: String, keyID: String) -> RegistrationRecord? {
             let aaid = AAID.normalized(aaid)
-            return registrations.first { $0.keyID == keyID && AAID.normalized($0.aaid) == aaid }
+            return registrations.first { $0.keyID == keyID && $0.aaid == aaid }
         }
     }
 
@@ -79,9 +80,8 @@ public struct CeremonyStore: Sendable {
     /// The consumed request's columns, renamed with ``consumedRequestPrefix`` so that they cannot clash with the
     /// registration's own (`username` is in both): `consumed.operation AS request_operation, …`.
     private static let consumedRequestPrefix = "request_"
-    private static let consumedRequestColumns = UAFRequestStore.returned.split(separator: ",").map { column -> String in
-        let column = column.trimmingCharacters(in: .whitespaces)
-        return "consumed.\(column) AS \(consumedRequestPrefix)\(column)"
+    private static let consumedRequestColumns = UAFRequestStore.returnedColumns.map { column in
+        "consumed.\(column) AS \(consumedRequestPrefix)\(column)"
     }.joined(separator: ", ")
 
     /// What a verified authentication writes: its authenticator's counter moves from the value the verifier

@@ -76,8 +76,8 @@ public struct UAFRequestStore: Sendable {
             """
     }
 
-    /// The columns a request's row fills, in the order of ``values(_:)``.
-    private static let columns = "id, operation, challenge, username, policy, transactions, expires_at"
+    /// The columns a request's row fills, in the order of ``values(_:)``: its id, then ``returnedColumns``.
+    private static let columns = (["id"] + returnedColumns).joined(separator: ", ")
 
     /// A request's values, in the order of ``columns``.
     private static func values(_ record: ChallengeRecord) throws -> SQLQueryString {
@@ -99,8 +99,9 @@ public struct UAFRequestStore: Sendable {
     /// The delete of the request with `id`, without its `RETURNING`.
     static func removal(id: String) -> SQLQueryString { "DELETE FROM uaf_requests WHERE id = \(bind: id)" }
 
-    /// The columns a consumed request is read back from (its id is known).
-    static let returned = "operation, challenge, username, policy, transactions, expires_at"
+    /// The columns a consumed request is read back from (its id is known), as a list and as SQL text.
+    static let returnedColumns = ["operation", "challenge", "username", "policy", "transactions", "expires_at"]
+    static let returned = returnedColumns.joined(separator: ", ")
 
     /// The request `id` read from `row`, whose columns are ``returned``, each named with `prefix` before it.
     static func record(id: String, _ row: any SQLRow, prefix: String = "") throws -> ChallengeRecord {
