@@ -22,8 +22,8 @@ enum SecretHash {
     static func of(_ token: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Data(token.utf8)))) }
 }
 
-/// Sessions. The session token (the cookie value) is a 256-bit random secret that is stored only as its SHA-256
-/// hash, so a copy of the database does not let anyone sign in. A session is usable while it is neither expired
+/// Sessions. The session token (the cookie value) carries a 256-bit random secret and is stored only as its SHA-256
+/// hash (after its time part, ``SessionToken``), so a copy of the database does not let anyone sign in. A session is usable while it is neither expired
 /// nor revoked; every instance sees the same rows.
 public struct SessionStore: Sendable {
     let database: StoreDatabase
@@ -45,7 +45,7 @@ public struct SessionStore: Sendable {
     /// A new session's secret token and record, not yet stored (``create(username:aaid:keyID:now:lifetime:)`` stores
     /// one; ``CeremonyStore/completeAuthentication(_:)`` stores one with the login's other writes).
     static func make(username: String, aaid: String, keyID: String, now: Date, lifetime: TimeInterval) -> (token: String, record: SessionRecord) {
-        (RandomToken.make(32), SessionRecord(id: RandomToken.make(16), username: username, aaid: AAID.normalized(aaid), keyID: keyID,
+        (SessionToken.make(now: now), SessionRecord(id: OrderedToken.make(16, now: now), username: username, aaid: AAID.normalized(aaid), keyID: keyID,
                                              createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil))
     }
 
@@ -55,14 +55,14 @@ public struct SessionStore: Sendable {
     /// A new session's values, in the order of ``columns``: the token only as its hash.
     static func values(token: String, _ record: SessionRecord) -> SQLQueryString {
         """
-        \(bind: SecretHash.of(token)), \(bind: record.id), \(bind: record.username), \(bind: record.aaid), \(bind: record.keyID), \
+        \(bind: SessionToken.storedKey(token)), \(bind: record.id), \(bind: record.username), \(bind: record.aaid), \(bind: record.keyID), \
         \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis)
         """
     }
 
     /// The live session whose token is `token`, or nil (unknown, expired or revoked).
     public func session(token: String, now: Date) async throws -> SessionRecord? {
-        try await live(where: "token_hash = \(bind: SecretHash.of(token))", now: now)
+        try await live(where: "token_hash = \(bind: SessionToken.storedKey(token))", now: now)
     }
 
     /// The live session with public id `id`, or nil.
@@ -103,10 +103,9 @@ public struct SessionStore: Sendable {
         }.flatMap { row in try row.decode(column: "last", as: Int64?.self).map(Date.init(epochMillis:)) }
     }
 
-    public func purge(expiredBefore date: Date) async throws -> Int {
-        try await database.run { sql in
-            try await sql.raw("DELETE FROM sessions WHERE expires_at < \(bind: date.epochMillis) RETURNING id").all().count
-        }
+    /// Removes sessions that expired before `date`, `batch` per statement; returns how many.
+    public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
+        try await database.deleteInBatches(from: "sessions", key: ["token_hash"], where: "expires_at < \(bind: date.epochMillis)", batch: batch)
     }
 
     private static func record(_ row: any SQLRow) throws -> SessionRecord {
@@ -122,4 +121,50 @@ public struct SessionStore: Sendable {
 /// Random identifiers and secrets: base64url of `bytes` bytes from the system CSPRNG.
 enum RandomToken {
     static func make(_ bytes: Int) -> String { Base64URL.encode(SecureRandom.bytes(bytes)) }
+}
+
+/// Identifiers and secrets whose text sorts by creation time: the time (milliseconds since 1970) as 12 lowercase hex
+/// digits, then `bytes` random bytes as base64url (all their secrecy; the time is not secret).
+///
+/// Why: the rows a login adds (its session, its request and status record) are found by these keys, so with purely
+/// random keys each new row, and each expired row a purge deletes, lands on its own page of each index, and every
+/// commit writes those pages again. With a table of an hour's sessions that made a purge of ten seconds' expired rows
+/// hold SQLite's one writer for seconds (measured). Keys that sort by time put the rows of one moment on the same few
+/// pages, at the end of the index where they are added and at its start where they expire.
+enum OrderedToken {
+    static let prefixLength = 12
+
+    static func make(_ bytes: Int, now: Date) -> String { prefix(now) + RandomToken.make(bytes) }
+
+    /// The time part: 12 hex digits (up to the year 10889), zero-padded so that the text sorts as the number does.
+    static func prefix(_ now: Date) -> String {
+        let milliseconds = UInt64(clamping: max(0, now.epochMillis)) & 0xFFFF_FFFF_FFFF
+        let digits = String(milliseconds, radix: 16)
+        return String(repeating: "0", count: prefixLength - digits.count) + digits
+    }
+
+    /// The time part of `token`, if it starts with one.
+    static func prefix(of token: String) -> Substring? {
+        let head = token.utf8.prefix(prefixLength)
+        guard head.count == prefixLength, token.utf8.count > prefixLength,
+              head.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) })
+        else { return nil }
+        return token.prefix(prefixLength)
+    }
+}
+
+/// Session tokens (the cookie value): an ``OrderedToken`` with 256 random bits, stored as its time part followed by
+/// the ``SecretHash`` of the whole token, so the sessions' primary key sorts by time as well (see ``OrderedToken``) and
+/// a copy of the database still holds nothing anyone can present. A token without a time part (issued before tokens
+/// had one: 43 characters, where these have 55) is stored and looked up as its hash alone, as it was.
+enum SessionToken {
+    static let randomBytes = 32
+    static let length = OrderedToken.prefixLength + 43
+
+    static func make(now: Date) -> String { OrderedToken.make(randomBytes, now: now) }
+
+    static func storedKey(_ token: String) -> String {
+        guard token.utf8.count == length, let prefix = OrderedToken.prefix(of: token) else { return SecretHash.of(token) }
+        return prefix + SecretHash.of(token)
+    }
 }

@@ -107,7 +107,9 @@ struct ServiceEnvironment: Sendable {
         ServiceFailure(.requestInvalid, "\(limits.outstandingRequestsPerUsername) unanswered requests outstanding for this user, the most allowed")
     }
 
-    func newRequestID() -> String { RandomToken.make(24) }
+    /// A request's id (its serverData and the session id of its status record): time-ordered (``OrderedToken``),
+    /// with 192 random bits, as unguessable as before.
+    func newRequestID() -> String { OrderedToken.make(24, now: clock()) }
     func newChallenge() -> String { RandomToken.make(32) }
 
     /// Consumes the request named by serverData (uaf-spec §5 step 2): unknown, expired, already used or for
