@@ -169,7 +169,7 @@ public enum UAFServerApplication {
         public var appID: String { identity.appID }
         /// The background services that belong with the application (expiry purge, facets watcher).
         public func backgroundServices(dependencies: ServerDependencies, handleSignals: Bool) -> [any Service] {
-            [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: .seconds(60), logger: dependencies.logger)]
+            [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval, logger: dependencies.logger)]
                 + (firebase.map { [$0] } ?? [])
                 + (facets.path == nil ? [] : [TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals,
                                                                    logger: dependencies.logger)])

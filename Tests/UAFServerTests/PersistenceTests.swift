@@ -265,7 +265,45 @@ enum StoreContract {
         let rows = try await stores.database.run { sql in try await sql.raw("SELECT token_hash FROM sessions").all() }
         let hashes = try rows.map { try $0.decode(column: "token_hash", as: String.self) }
         XCTAssertFalse(hashes.contains(token))
-        XCTAssertTrue(hashes.contains(SecretHash.of(token)))
+        XCTAssertEqual(hashes, [String(token.prefix(OrderedToken.prefixLength)) + SecretHash.of(token)])
+    }
+
+    static func aSessionTokenIssuedWithoutATimePartStillOpensItsSession(_ stores: Stores) async throws {
+        let now = Date()
+        let legacy = RandomToken.make(32)
+        try await stores.database.run { sql in
+            try await sql.raw("""
+                INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at)
+                VALUES (\(bind: SecretHash.of(legacy)), 'legacy-id', 'lee', 'F1D0#1001', 'kl', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000))
+                """).run()
+        }
+        let session = try await stores.sessions.session(token: legacy, now: now)
+        XCTAssertEqual(session?.id, "legacy-id")
+    }
+
+    static func aPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes(_ stores: Stores) async throws {
+        let now = Date()
+        for (index, offset) in [-50, -40, -30, -20, -10, 60].enumerated() {
+            _ = try await stores.sessions.create(username: "u\(index)", aaid: "F1D0#1001", keyID: "k\(index)", now: now.addingTimeInterval(Double(offset) - 60),
+                                                 lifetime: 60)
+            try await stores.status.create(StatusRecord(sessionId: "s\(index)", status: .succeeded, operation: "Auth", username: nil,
+                                                        updatedAt: now.addingTimeInterval(Double(offset) - 60)), retention: 60)
+            _ = try await stores.deviceRequests.remember(dispatchTargetId: "t", requestId: "r\(index)", until: now.addingTimeInterval(Double(offset)))
+        }
+        // Two rows per statement: five expired rows take three statements, the last one short.
+        let sessions = try await stores.sessions.purge(expiredBefore: now, batch: 2)
+        let statuses = try await stores.status.purge(expiredBefore: now, batch: 2)
+        let requestIDs = try await stores.deviceRequests.purge(expiredBefore: now, batch: 2)
+        XCTAssertEqual([sessions, statuses, requestIDs], [5, 5, 5])
+        let left = try await stores.database.run { sql in
+            try await sql.raw("""
+                SELECT (SELECT COUNT(*) FROM sessions) AS sessions, (SELECT COUNT(*) FROM status_records) AS statuses,
+                (SELECT COUNT(*) FROM device_requests) AS request_ids
+                """).first()
+        }
+        XCTAssertEqual(try ["sessions", "statuses", "request_ids"].map { try left?.decode(column: $0, as: Int.self) }, [1, 1, 1])
+        let live = try await stores.status.record(sessionId: "s5", now: now)
+        XCTAssertNotNil(live, "the live status record was purged")
     }
 
     static func aFinishedStatusRecordIsFinal(_ stores: Stores) async throws {
@@ -457,6 +495,12 @@ final class SQLiteStoreTests: XCTestCase {
     }
     func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
+    func testASessionTokenIssuedWithoutATimePartStillOpensItsSession() async throws {
+        try await StoreContract.aSessionTokenIssuedWithoutATimePartStillOpensItsSession(stores)
+    }
+    func testAPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes() async throws {
+        try await StoreContract.aPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes(stores)
+    }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
     func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
     func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }
@@ -554,6 +598,12 @@ final class PostgresStoreTests: XCTestCase {
     }
     func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
+    func testASessionTokenIssuedWithoutATimePartStillOpensItsSession() async throws {
+        try await StoreContract.aSessionTokenIssuedWithoutATimePartStillOpensItsSession(stores)
+    }
+    func testAPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes() async throws {
+        try await StoreContract.aPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes(stores)
+    }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
     func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
     func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }

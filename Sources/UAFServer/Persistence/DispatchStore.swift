@@ -161,11 +161,9 @@ public struct DispatchTokenStore: Sendable {
     }
 
     /// Removes tokens whose retention ended (`retention` after their expiry, so a late redeem still says "expired").
-    public func purge(expiredBefore date: Date, retention: TimeInterval) async throws -> Int {
+    public func purge(expiredBefore date: Date, retention: TimeInterval, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         let cutoff = date.addingTimeInterval(-retention).epochMillis
-        return try await database.run { sql in
-            try await sql.raw("DELETE FROM dispatch_tokens WHERE expires_at < \(bind: cutoff) RETURNING session_id").all().count
-        }
+        return try await database.deleteInBatches(from: "dispatch_tokens", key: ["token_hash"], where: "expires_at < \(bind: cutoff)", batch: batch)
     }
 
     static func record(_ row: any SQLRow) throws -> DispatchTokenRecord {
@@ -196,9 +194,9 @@ public struct DeviceRequestStore: Sendable {
         }
     }
 
-    public func purge(expiredBefore date: Date) async throws -> Int {
-        try await database.run { sql in
-            try await sql.raw("DELETE FROM device_requests WHERE expires_at < \(bind: date.epochMillis) RETURNING request_id").all().count
-        }
+    /// Removes request ids that expired before `date`, `batch` per statement; returns how many.
+    public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
+        try await database.deleteInBatches(from: "device_requests", key: ["dispatch_target_id", "request_id"],
+                                           where: "expires_at < \(bind: date.epochMillis)", batch: batch)
     }
 }

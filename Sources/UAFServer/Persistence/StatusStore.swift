@@ -159,9 +159,9 @@ public struct StatusStore: Sendable {
         }
     }
 
-    public func purge(expiredBefore date: Date) async throws -> Int {
-        try await database.run { sql in
-            try await sql.raw("DELETE FROM status_records WHERE expires_at < \(bind: date.epochMillis) RETURNING session_id").all().count
-        }
+    /// Removes status records whose retention ended before `date`, `batch` per statement; returns how many.
+    public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
+        try await database.deleteInBatches(from: "status_records", key: ["session_id"], where: "expires_at < \(bind: date.epochMillis)",
+                                           batch: batch)
     }
 }

@@ -125,11 +125,9 @@ public struct UAFRequestStore: Sendable {
         }
     }
 
-    /// Removes requests that expired before `date`; returns how many.
-    public func purge(expiredBefore date: Date) async throws -> Int {
-        try await database.run { sql in
-            try await sql.raw("DELETE FROM uaf_requests WHERE expires_at < \(bind: date.epochMillis) RETURNING id").all().count
-        }
+    /// Removes requests that expired before `date`, `batch` per statement; returns how many.
+    public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
+        try await database.deleteInBatches(from: "uaf_requests", key: ["id"], where: "expires_at < \(bind: date.epochMillis)", batch: batch)
     }
 }
 
