@@ -11,8 +11,10 @@ final class OrderedTokenTests: XCTestCase {
     }
 
     func testTokensSortByTheirCreationTime() {
-        // Across a carry in every hex digit position the text order is the time order.
-        let times: [Int64] = [0x0f, 0x10, 0xff, 0x100, 0x0fff_ffff_ffff, 0x1000_0000_0000 - 1, 1_795_458_219_353, 1_795_458_219_354]
+        // Across carries the text order is the time order. The times are distinct and at least 2 ms apart: tokens of
+        // the same millisecond are ordered by their random part, and a Date may round a millisecond down.
+        let times: [Int64] = [0x0e, 0x10, 0xfe, 0x100, 0xffe, 0x1000, 0x0fff_ffff_fffe, 0x1000_0000_0000, 0xffff_ffff_fffe,
+                              1_795_458_219_353, 1_795_458_219_355]
         let tokens = times.sorted().map { OrderedToken.make(16, now: Date(epochMillis: $0)) }
         XCTAssertEqual(tokens.sorted(), tokens)
     }
