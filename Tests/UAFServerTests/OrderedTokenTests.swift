@@ -38,6 +38,7 @@ final class OrderedTokenTests: XCTestCase {
     func testASessionTokenIsStoredAsItsTimePartAndTheHashOfTheWholeToken() {
         let token = SessionToken.make(now: Date(epochMillis: 1_795_458_219_353))
         XCTAssertEqual(token.count, SessionToken.length)
+        XCTAssertEqual(SessionToken.length, 55)
         XCTAssertEqual(SessionToken.storedKey(token), "01a209a63d59" + SecretHash.of(token))
     }
 

@@ -23,8 +23,8 @@ enum SecretHash {
 }
 
 /// Sessions. The session token (the cookie value) carries a 256-bit random secret and is stored only as its SHA-256
-/// hash (after its time part, ``SessionToken``), so a copy of the database does not let anyone sign in. A session is usable while it is neither expired
-/// nor revoked; every instance sees the same rows.
+/// hash (after its time part, ``SessionToken``), so a copy of the database does not let anyone sign in. A session is
+/// usable while it is neither expired nor revoked; every instance sees the same rows.
 public struct SessionStore: Sendable {
     let database: StoreDatabase
 
@@ -159,7 +159,8 @@ enum OrderedToken {
 /// had one: 43 characters, where these have 55) is stored and looked up as its hash alone, as it was.
 enum SessionToken {
     static let randomBytes = 32
-    static let length = OrderedToken.prefixLength + 43
+    /// The time part, then the random bytes as unpadded base64url (4 characters per 3 bytes, rounded up): 12 + 43.
+    static let length = OrderedToken.prefixLength + (randomBytes * 4 + 2) / 3
 
     static func make(now: Date) -> String { OrderedToken.make(randomBytes, now: now) }
 
