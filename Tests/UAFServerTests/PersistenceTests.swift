@@ -2,6 +2,8 @@ import Primitives
 import Foundation
 import UAF
 import UAFTesting
+import Logging
+import NIOConcurrencyHelpers
 import SQLiteNIO
 import XCTest
 @testable import UAFServer
@@ -621,6 +623,39 @@ final class PostgresStoreTests: XCTestCase {
         try await first.close()
         try await second.close()
     }
+
+    func testOpeningLogsNoWarning() async throws {
+        // PostgresNIO warned "run() hasn't been called yet" on every start, because the migrations asked for a
+        // connection before the client's run task had begun; operators saw a false alarm each time.
+        let url = try Self.postgresURL()
+        let records = RecordedLogs()
+        for _ in 0..<10 {
+            let database = try await StoreDatabase.open(.postgres(url: url, poolSize: 2),
+                                                        logger: Logger(label: "test") { _ in RecordingLogHandler(records) })
+            try await database.close()
+        }
+        XCTAssertEqual(records.messages(atLeast: .warning), [])
+    }
+}
+
+/// Log messages kept for a test to read.
+final class RecordedLogs: Sendable {
+    private let entries = NIOLockedValueBox([(Logger.Level, String)]())
+    func append(_ level: Logger.Level, _ message: String) { entries.withLockedValue { $0.append((level, message)) } }
+    func messages(atLeast level: Logger.Level) -> [String] { entries.withLockedValue { $0.filter { $0.0 >= level }.map(\.1) } }
+}
+
+/// A log handler that records every message at every level into a ``RecordedLogs``.
+struct RecordingLogHandler: LogHandler {
+    let records: RecordedLogs
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    init(_ records: RecordedLogs) { self.records = records }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) { records.append(event.level, "\(event.message)") }
 }
 
 /// A registration answered 1200 is still there after the server restarts on the same SQLite file.

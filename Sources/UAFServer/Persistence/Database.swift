@@ -62,7 +62,16 @@ public final class StoreDatabase: Sendable {
             }
         case .postgres(let url, let poolSize):
             let client = PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize), backgroundLogger: logger)
-            let task = Task { await client.run() }
+            // The pool serves no connection before `run()` has begun, and PostgresNIO logs a warning ("run() hasn't
+            // been called yet") for a lease asked earlier, which the migrations below were on every start: a false
+            // alarm in the operator's log. So wait until the task is about to call `run()`, which marks the client
+            // running before it first suspends; the migrations reach their lease only after that.
+            let (started, signal) = AsyncStream<Void>.makeStream()
+            let task = Task {
+                signal.finish()
+                await client.run()
+            }
+            for await _ in started {}
             database = StoreDatabase(engine: .postgres, backing: .postgres(client, task, PostgresStatementCache()), logger: logger, metrics: metrics)
             metrics?.databasePool(size: poolSize)
         }
