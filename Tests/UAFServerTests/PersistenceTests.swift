@@ -308,6 +308,51 @@ enum StoreContract {
         XCTAssertNotNil(live, "the live status record was purged")
     }
 
+    static func aPurgeReadsOnlyTheRowsItDeletes(_ stores: Stores) async throws {
+        // The purge statement's plan: the expired rows picked through the expires_at index and deleted by row id,
+        // never a scan of the whole table (on PostgreSQL, the generic plan a prepared statement settles on; the
+        // earlier `key IN (SELECT key … LIMIT n)` joined against a sequential scan of every status record).
+        let database = stores.database
+        let cutoff = Date().epochMillis
+        let statement = StoreDatabase.purgeStatement(engine: database.engine, table: "status_records", before: cutoff,
+                                                     batch: StoreDatabase.purgeBatch)
+        let plan: [String]
+        switch database.engine {
+        case .sqlite:
+            plan = try await database.run { sql in
+                let text = sql.serialize(statement).sql
+                return try await sql.raw("EXPLAIN QUERY PLAN \(unsafeRaw: text)").all().map { try $0.decode(column: "detail", as: String.self) }
+            }
+        case .postgres:
+            plan = try await database.transaction { sql in
+                let text = sql.serialize(statement).sql
+                // Enough rows that reading them all is worth avoiding, and statistics for the planner.
+                try await sql.raw("""
+                    INSERT INTO status_records (session_id, status, operation, authenticators, updated_at, expires_at)
+                    SELECT 'plan-' || i, 'succeeded', 'Auth', '[]', \(unsafeRaw: String(cutoff)) + i, \(unsafeRaw: String(cutoff)) + i
+                    FROM generate_series(-10000, 10000) AS i
+                    """).run()
+                try await sql.raw("ANALYZE status_records").run()
+                try await sql.raw("SET LOCAL plan_cache_mode = force_generic_plan").run()
+                let name = "purge_plan_\(UInt32.random(in: 0 ... .max))"
+                try await sql.raw("PREPARE \(unsafeRaw: name) AS \(unsafeRaw: text)").run()
+                let rows = try await sql.raw("EXPLAIN EXECUTE \(unsafeRaw: name)(\(unsafeRaw: String(cutoff)))").all()
+                try await sql.raw("DEALLOCATE \(unsafeRaw: name)").run()
+                return try rows.map { try $0.decode(column: "QUERY PLAN", as: String.self) }
+            }
+        }
+        let joined = plan.joined(separator: "\n")
+        XCTAssertTrue(joined.contains("status_records_by_expiry"), "the expired rows are not picked through the index:\n\(joined)")
+        switch database.engine {
+        case .sqlite:
+            XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN status_records") }, "the purge scans the table:\n\(joined)")
+            XCTAssertTrue(joined.contains("USING INTEGER PRIMARY KEY (rowid=?)"), "the rows are not deleted by rowid:\n\(joined)")
+        case .postgres:
+            XCTAssertFalse(joined.contains("Seq Scan"), "the purge scans the table:\n\(joined)")
+            XCTAssertTrue(joined.contains("Tid Scan on status_records"), "the rows are not deleted by ctid:\n\(joined)")
+        }
+    }
+
     static func aFinishedStatusRecordIsFinal(_ stores: Stores) async throws {
         let now = Date()
         try await stores.status.create(StatusRecord(sessionId: "s1", status: .clientAuthenticating, operation: "Auth", username: nil,
@@ -503,6 +548,7 @@ final class SQLiteStoreTests: XCTestCase {
     func testAPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes() async throws {
         try await StoreContract.aPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes(stores)
     }
+    func testAPurgeReadsOnlyTheRowsItDeletes() async throws { try await StoreContract.aPurgeReadsOnlyTheRowsItDeletes(stores) }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
     func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
     func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }
@@ -606,6 +652,7 @@ final class PostgresStoreTests: XCTestCase {
     func testAPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes() async throws {
         try await StoreContract.aPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes(stores)
     }
+    func testAPurgeReadsOnlyTheRowsItDeletes() async throws { try await StoreContract.aPurgeReadsOnlyTheRowsItDeletes(stores) }
     func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
     func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
     func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }

@@ -163,7 +163,7 @@ public struct DispatchTokenStore: Sendable {
     /// Removes tokens whose retention ended (`retention` after their expiry, so a late redeem still says "expired").
     public func purge(expiredBefore date: Date, retention: TimeInterval, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         let cutoff = date.addingTimeInterval(-retention).epochMillis
-        return try await database.deleteInBatches(from: "dispatch_tokens", key: ["token_hash"], where: "expires_at < \(bind: cutoff)", batch: batch)
+        return try await database.deleteExpired(from: "dispatch_tokens", before: cutoff, batch: batch)
     }
 
     static func record(_ row: any SQLRow) throws -> DispatchTokenRecord {
@@ -196,7 +196,6 @@ public struct DeviceRequestStore: Sendable {
 
     /// Removes request ids that expired before `date`, `batch` per statement; returns how many.
     public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
-        try await database.deleteInBatches(from: "device_requests", key: ["dispatch_target_id", "request_id"],
-                                           where: "expires_at < \(bind: date.epochMillis)", batch: batch)
+        try await database.deleteExpired(from: "device_requests", before: date.epochMillis, batch: batch)
     }
 }

@@ -105,7 +105,7 @@ public struct SessionStore: Sendable {
 
     /// Removes sessions that expired before `date`, `batch` per statement; returns how many.
     public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
-        try await database.deleteInBatches(from: "sessions", key: ["token_hash"], where: "expires_at < \(bind: date.epochMillis)", batch: batch)
+        try await database.deleteExpired(from: "sessions", before: date.epochMillis, batch: batch)
     }
 
     private static func record(_ row: any SQLRow) throws -> SessionRecord {

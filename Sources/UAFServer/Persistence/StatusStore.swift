@@ -161,7 +161,6 @@ public struct StatusStore: Sendable {
 
     /// Removes status records whose retention ended before `date`, `batch` per statement; returns how many.
     public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
-        try await database.deleteInBatches(from: "status_records", key: ["session_id"], where: "expires_at < \(bind: date.epochMillis)",
-                                           batch: batch)
+        try await database.deleteExpired(from: "status_records", before: date.epochMillis, batch: batch)
     }
 }

@@ -127,7 +127,7 @@ public struct UAFRequestStore: Sendable {
 
     /// Removes requests that expired before `date`, `batch` per statement; returns how many.
     public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
-        try await database.deleteInBatches(from: "uaf_requests", key: ["id"], where: "expires_at < \(bind: date.epochMillis)", batch: batch)
+        try await database.deleteExpired(from: "uaf_requests", before: date.epochMillis, batch: batch)
     }
 }
 
