@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SQLKit
 import SQLiteKit
 import SQLiteNIO
@@ -192,6 +193,85 @@ final class SQLiteEngineTests: XCTestCase {
         }
         XCTAssertEqual(pages, StoreDatabase.checkpointPages)
         XCTAssertEqual(pages, 10_000)
+        try await database.close()
+    }
+
+    /// Size of a file in the test directory, 0 when it does not exist.
+    private func size(_ name: String) -> Int {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)
+        return (attributes?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    private static func insertRows(_ database: StoreDatabase, _ range: Range<Int>, text: String) async throws {
+        for index in range {
+            try await database.run { sql in
+                try await sql.raw("INSERT INTO texts (id, body) VALUES (\(bind: "row-\(index)"), \(bind: text))").run()
+            }
+        }
+    }
+
+    func testTheLogIsCopiedIntoTheFileByTheBackgroundThreadLongBeforeTheThreshold() async throws {
+        let database = try await StoreDatabase.open(.sqlite(path: path))
+        try await database.run { sql in try await sql.raw("CREATE TABLE texts (id TEXT PRIMARY KEY, body TEXT NOT NULL)").run() }
+        let fileBefore = size("engine.sqlite")
+        // 200 rows of 2 KiB: about 100 pages, a hundredth of the threshold at which the engine would checkpoint itself.
+        try await Self.insertRows(database, 0..<200, text: String(repeating: "x", count: 2048))
+        var progress = database.checkpointProgress
+        for _ in 0..<100 where !(progress.map { $0.logPages > 0 && $0.checkpointedPages == $0.logPages } ?? false) {
+            try await Task.sleep(for: .milliseconds(50))
+            progress = database.checkpointProgress
+        }
+        let caughtUp = try XCTUnwrap(progress, "a database file has a background checkpointer")
+        XCTAssertGreaterThan(caughtUp.logPages, 50, "the rows were not in the log")
+        XCTAssertEqual(caughtUp.checkpointedPages, caughtUp.logPages, "the background thread did not copy the whole log")
+        XCTAssertNil(caughtUp.lastFailure)
+        // The rows' pages are in the database file itself now, not only in the log.
+        XCTAssertGreaterThan(size("engine.sqlite"), fileBefore + 200 * 2048, "the database file did not receive the log's pages")
+        try await database.close()
+        let reopened = try await StoreDatabase.open(.sqlite(path: path))
+        let count = try await reopened.run { sql in try await sql.raw("SELECT COUNT(*) AS n FROM texts").first()?.decode(column: "n", as: Int.self) }
+        XCTAssertEqual(count, 200)
+        try await reopened.close()
+    }
+
+    func testUnderContinuousWritesTheLogStillStartsOver() async throws {
+        // A checkpoint beside the writer never catches up with it alone; the log can start over only because the
+        // engine's own checkpoint at the threshold still runs. A low threshold makes that quick to see: the log file
+        // must stay near it, where without a restart it would hold every page written.
+        let database = try await StoreDatabase.open(.sqlite(path: path))
+        try await database.run { sql in
+            try await sql.raw("PRAGMA wal_autocheckpoint = 100").run()
+            try await sql.raw("CREATE TABLE texts (id TEXT PRIMARY KEY, body TEXT NOT NULL)").run()
+        }
+        let text = String(repeating: "y", count: 2048)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<4 { group.addTask { try await Self.insertRows(database, (writer * 1000)..<(writer * 1000 + 1000), text: text) } }
+            try await group.waitForAll()
+        }
+        let written = 4000 * 2048
+        let log = size("engine.sqlite-wal")
+        XCTAssertGreaterThan(log, 0)
+        XCTAssertLessThan(log, written / 4, "the log grew with the writes (\(log) bytes for \(written) written): it never started over")
+        let count = try await database.run { sql in try await sql.raw("SELECT COUNT(*) AS n FROM texts").first()?.decode(column: "n", as: Int.self) }
+        XCTAssertEqual(count, 4000)
+        try await database.close()
+    }
+
+    func testAStoppedCheckpointerRunsNoMorePasses() async throws {
+        let database = try await openWithTable()
+        let checkpointer = try SQLiteCheckpointer(path: path, interval: 0.01, logger: Logger(label: "test"))
+        try await Task.sleep(for: .milliseconds(100))
+        checkpointer.stop()
+        let passes = checkpointer.progress.passes
+        XCTAssertGreaterThan(passes, 0, "the thread never ran")
+        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertEqual(checkpointer.progress.passes, passes, "the thread went on after stop()")
+        try await database.close()
+    }
+
+    func testAnInMemoryDatabaseHasNoCheckpointer() async throws {
+        let database = try await StoreDatabase.open(.sqliteInMemory)
+        XCTAssertNil(database.checkpointProgress)
         try await database.close()
     }
 }

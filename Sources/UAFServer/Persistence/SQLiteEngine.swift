@@ -31,9 +31,10 @@ import VaporCSQLite
 ///
 /// Stores still speak SQLKit (``sql(_:)``), so they are one code path for SQLite and PostgreSQL.
 final class SQLiteEngine: @unchecked Sendable {
-    // @unchecked: `handle` and `statements` are only touched while holding `lock`.
+    // @unchecked: `handle`, `statements` and `checkpointer` are only touched while holding `lock`.
     private var handle: OpaquePointer?
     private var statements: [String: PreparedStatement] = [:]
+    private var checkpointer: SQLiteCheckpointer?
     private let lock = NIOLock()
     let logger: Logger
 
@@ -75,7 +76,10 @@ final class SQLiteEngine: @unchecked Sendable {
         self.handle = handle
     }
 
-    deinit { closeLocked() }
+    deinit {
+        checkpointer?.stop()
+        closeLocked()
+    }
 
     /// Runs one statement and returns its rows. The statement text is the cache key, so texts built by SQLKit from
     /// the same call site share one prepared statement.
@@ -209,11 +213,26 @@ final class SQLiteEngine: @unchecked Sendable {
         return waiters
     }
 
-    /// Commits what is open, then closes.
+    /// Commits what is open, then closes (the background checkpointer first, if it runs).
     func close() {
+        let checkpointer = lock.withLock { () -> SQLiteCheckpointer? in
+            defer { self.checkpointer = nil }
+            return self.checkpointer
+        }
+        checkpointer?.stop()
         commit()
         lock.withLock { closeLocked() }
     }
+
+    /// Starts copying the log into the file on a thread of its own (``SQLiteCheckpointer``); for a database file in
+    /// WAL mode, once.
+    func startBackgroundCheckpoints(path: String, interval: TimeInterval = SQLiteCheckpointer.defaultInterval) throws {
+        let started = try SQLiteCheckpointer(path: path, interval: interval, logger: logger)
+        lock.withLock { checkpointer = started }
+    }
+
+    /// The background checkpointer's progress, if it runs (tests).
+    var checkpointProgress: SQLiteCheckpointer.Progress? { lock.withLock { checkpointer?.progress } }
 
     private func closeLocked() {
         forgetStatements()
