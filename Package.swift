@@ -87,9 +87,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // One C function: SQLite's variadic sqlite3_db_config, which Swift cannot call (SQLiteEngine).
+        .target(name: "CSQLiteSettings"),
         .target(
             name: "UAFServer",
             dependencies: [
+                "CSQLiteSettings",
                 "Primitives", "UAF", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -269,6 +269,18 @@ final class SQLiteEngineTests: XCTestCase {
         try await database.close()
     }
 
+    func testAStatementIsNotPreparedAgainWhenItsBoundValuesChange() async throws {
+        // The store's lookup of a user's registrations, on the real schema: without the query planner stability
+        // guarantee SQLite prepared it again on every run with another username.
+        let database = try await StoreDatabase.open(.sqlite(path: path))
+        try await database.close()
+        let engine = try SQLiteEngine(path: path, logger: Logger(label: "test"))
+        let lookup = "SELECT * FROM registrations WHERE username = ?1 ORDER BY created_at, aaid, key_id"
+        for index in 0..<20 { _ = try engine.execute(lookup, [.text("user-\(index)")]) }
+        XCTAssertEqual(engine.reprepares(of: lookup), 0)
+        engine.close()
+    }
+
     func testAnInMemoryDatabaseHasNoCheckpointer() async throws {
         let database = try await StoreDatabase.open(.sqliteInMemory)
         XCTAssertNil(database.checkpointProgress)
