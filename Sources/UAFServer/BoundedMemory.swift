@@ -12,10 +12,15 @@ final class BoundedMemory<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     func value(for key: Key, make: () throws -> Value) rethrows -> Value {
         if let value = entries.withLockedValue({ $0[key] }) { return value }
         let value = try make()
+        remember(value, for: key)
+        return value
+    }
+
+    /// Remembers `value` for `key` (made elsewhere: the other direction of a two-way memory).
+    func remember(_ value: Value, for key: Key) {
         entries.withLockedValue { entries in
             if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
             entries[key] = value
         }
-        return value
     }
 }

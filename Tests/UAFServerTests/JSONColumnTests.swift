@@ -34,6 +34,15 @@ final class JSONColumnTests: XCTestCase {
         XCTAssertEqual(try JSONCoding.value(Policy.self, textOne), one, "a remembered text gave another policy")
     }
 
+    func testThePolicyRememberedForAWrittenTextIsWhatDecodingThatTextGives() throws {
+        // The response reads back the text its request wrote, and gets the policy the encoding side remembered.
+        let distinct = policy(disallowing: "d3JpdHRlbi10ZXh0")
+        let text = try JSONCoding.string(distinct)
+        let independent = try JSONDecoder().decode(Policy.self, from: Data(text.utf8))
+        XCTAssertEqual(try JSONCoding.value(Policy.self, text), independent)
+        XCTAssertEqual(independent, distinct)
+    }
+
     func testAMalformedPolicyColumnIsStillATypedErrorEveryTime() {
         for _ in 0..<2 {
             XCTAssertThrowsError(try JSONCoding.value(Policy.self, #"{"accepted": 7}"#)) { error in
