@@ -8,7 +8,9 @@ import UAF
 /// AuthenticationRequests the way a UAF authenticator does. Each step takes a `mutate` hook so a test can make
 /// exactly one thing wrong. (The SDK's own authenticators build the same messages with the same `UAF` builders.)
 public struct SoftwareAuthenticator: Sendable {
-    public var key = P256.Signing.PrivateKey()
+    /// Not restricted to compact-representable keys (swift-crypto's default, which draws about two keys per key kept):
+    /// UAF sends the whole public key, and the load tool makes one authenticator per registration.
+    public var key = P256.Signing.PrivateKey(compactRepresentable: false)
     public var keyID: [UInt8] = SecureRandom.bytes(32)
     public var counter: UInt32 = 0
     public var aaid = "F1D0#1001"
