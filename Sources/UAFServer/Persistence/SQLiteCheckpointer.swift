@@ -22,17 +22,17 @@ import VaporCSQLite
 /// Durability is SQLite's own: a checkpoint syncs the log before it overwrites the file and the file after, and a
 /// process killed in the middle of one loses nothing, since the log stays authoritative until it restarts.
 final class SQLiteCheckpointer: @unchecked Sendable {
-    // @unchecked: `handle` is used only by the checkpointer's own thread, and closed by it; `state` is locked.
+    // @unchecked: `handle` is used only by the checkpointer's own thread, and closed by it; `stopping` and `stopped`
+    // only under `wake`'s lock; `state` is locked.
     private let handle: OpaquePointer
     private let interval: TimeInterval
     private let logger: Logger
     private let state = NIOLockedValueBox(State())
     private let wake = NSCondition()
-    private var thread: Thread?
+    private var stopping = false
+    private var stopped = false
 
     private struct State {
-        var stopping = false
-        var stopped = false
         var passes = 0
         var logPages: Int32 = 0
         var checkpointedPages: Int32 = 0
@@ -71,7 +71,6 @@ final class SQLiteCheckpointer: @unchecked Sendable {
             Thread.current.name = "mauth-checkpt"
             self.loop()
         }
-        self.thread = thread
         thread.start()
     }
 
@@ -91,24 +90,24 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     /// Stops the thread (after the pass under way, if any) and closes its connection; returns once both are done.
     func stop() {
         wake.lock()
-        state.withLockedValue { $0.stopping = true }
+        stopping = true
         wake.broadcast()
-        while !state.withLockedValue({ $0.stopped }) { wake.wait() }
+        while !stopped { wake.wait() }
         wake.unlock()
     }
 
     private func loop() {
         while true {
             wake.lock()
-            if !state.withLockedValue({ $0.stopping }) { _ = wake.wait(until: Date(timeIntervalSinceNow: interval)) }
-            let stopping = state.withLockedValue { $0.stopping }
+            if !stopping { _ = wake.wait(until: Date(timeIntervalSinceNow: interval)) }
+            let stop = stopping
             wake.unlock()
-            if stopping { break }
+            if stop { break }
             checkpoint()
         }
         sqlite_nio_sqlite3_close(handle)
         wake.lock()
-        state.withLockedValue { $0.stopped = true }
+        stopped = true
         wake.broadcast()
         wake.unlock()
     }
