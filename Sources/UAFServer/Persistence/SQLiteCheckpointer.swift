@@ -54,8 +54,9 @@ final class SQLiteCheckpointer: @unchecked Sendable {
             throw SQLiteEngineError(code: status, message: "\(message) (\(path), checkpointer)")
         }
         // A new connection learns that the file is in WAL mode only when it first reads it; until then a checkpoint
-        // through it does nothing at all. The same sync level as the engine's connection.
-        for pragma in ["PRAGMA journal_mode", "PRAGMA synchronous = NORMAL"] {
+        // through it does nothing at all. The same sync level as the engine's connection, and the same patience
+        // with another process's lock while it first reads (a PASSIVE checkpoint itself never waits).
+        for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode", "PRAGMA synchronous = NORMAL"] {
             let status = sqlite_nio_sqlite3_exec(handle, pragma, nil, nil, nil)
             guard status == SQLITE_OK else {
                 let message = sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
