@@ -45,14 +45,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
 
     /// Opens a second connection to the WAL-mode database at `path` and starts the thread.
     init(path: String, interval: TimeInterval = SQLiteCheckpointer.defaultInterval, logger: Logger) throws {
-        var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
-        guard status == SQLITE_OK, let handle else {
-            let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open"
-            if let handle { sqlite_nio_sqlite3_close(handle) }
-            throw SQLiteEngineError(code: status, message: "\(message) (\(path), checkpointer)")
-        }
+        let handle = try SQLiteEngine.connect(path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, context: ", checkpointer")
         // A new connection learns that the file is in WAL mode only when it first reads it; until then a checkpoint
         // through it does nothing at all. The same sync level as the engine's connection, and the same patience
         // with another process's lock while it first reads (a PASSIVE checkpoint itself never waits).

@@ -66,15 +66,8 @@ final class SQLiteEngine: @unchecked Sendable {
     init(path: String, logger: Logger) throws {
         self.logger = logger
         _ = Self.libraryInitialized
-        var handle: OpaquePointer?
         // NOMUTEX: SQLite's own connection mutex would only repeat `lock`.
-        let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
-        guard status == SQLITE_OK, let handle else {
-            let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open"
-            if let handle { sqlite_nio_sqlite3_close(handle) }
-            throw SQLiteEngineError(code: status, message: "\(message) (\(path))")
-        }
+        let handle = try Self.connect(path, flags: SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX)
         // The query planner stability guarantee: a statement's plan never depends on the values bound to it. Without
         // it SQLite prepared a statement again whenever a value it had peeked at while planning changed: the lookup
         // of a user's registrations was prepared anew on every login (2 % of the server's CPU under load, measured).
@@ -85,6 +78,19 @@ final class SQLiteEngine: @unchecked Sendable {
             throw SQLiteEngineError(code: qpsg, message: "cannot turn on the query planner stability guarantee (\(path))")
         }
         self.handle = handle
+    }
+
+    /// Opens a connection to `path` with `flags` (and extended result codes), or throws SQLite's reason; the engine's
+    /// and the checkpointer's connections. `context` is added to the message after the path.
+    static func connect(_ path: String, flags: Int32, context: String = "") throws -> OpaquePointer {
+        var handle: OpaquePointer?
+        let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_EXRESCODE, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open"
+            if let handle { sqlite_nio_sqlite3_close(handle) }
+            throw SQLiteEngineError(code: status, message: "\(message) (\(path)\(context))")
+        }
+        return handle
     }
 
     deinit {
