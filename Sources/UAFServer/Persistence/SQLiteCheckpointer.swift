@@ -52,7 +52,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode", "PRAGMA synchronous = NORMAL"] {
             let status = sqlite_nio_sqlite3_exec(handle, pragma, nil, nil, nil)
             guard status == SQLITE_OK else {
-                let message = sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
+                let message = SQLiteEngine.message(handle)
                 sqlite_nio_sqlite3_close(handle)
                 throw SQLiteEngineError(code: status, message: "\(message) (\(path), checkpointer)")
             }
@@ -121,8 +121,8 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         // A failing checkpoint loses nothing (the log keeps every commit, and the engine's own checkpoint still runs);
         // it is logged once per kind of failure, not ten times a second.
         if failed, first {
-            let message = sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
-            logger.warning("background checkpoint failed", metadata: ["code": .stringConvertible(status), "error": .string(message)])
+            logger.warning("background checkpoint failed",
+                           metadata: ["code": .stringConvertible(status), "error": .string(SQLiteEngine.message(handle))])
         }
     }
 }

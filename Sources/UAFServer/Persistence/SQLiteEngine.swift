@@ -243,8 +243,8 @@ final class SQLiteEngine: @unchecked Sendable {
 
     /// Starts copying the log into the file on a thread of its own (``SQLiteCheckpointer``); for a database file in
     /// WAL mode, once.
-    func startBackgroundCheckpoints(path: String, interval: TimeInterval = SQLiteCheckpointer.defaultInterval) throws {
-        let started = try SQLiteCheckpointer(path: path, interval: interval, logger: logger)
+    func startBackgroundCheckpoints(path: String) throws {
+        let started = try SQLiteCheckpointer(path: path, logger: logger)
         lock.withLock { checkpointer = started }
     }
 
@@ -329,7 +329,8 @@ final class SQLiteEngine: @unchecked Sendable {
         guard status == SQLITE_OK else { throw SQLiteEngineError(code: status, message: Self.message(handle)) }
     }
 
-    private static func message(_ handle: OpaquePointer) -> String {
+    /// SQLite's message for the last failure on `handle` (also the checkpointer's).
+    static func message(_ handle: OpaquePointer) -> String {
         sqlite_nio_sqlite3_errmsg(handle).map { String(cString: $0) } ?? "unknown error"
     }
 
