@@ -19,6 +19,10 @@ enum MessageBench {
             let text = try UAFMessageCodec.encode([request])
             Measure.report("encode AuthenticationRequest, \(name)", try each { _ = try UAFMessageCodec.encode([request]) })
             Measure.report("decode AuthenticationRequest, \(name)", try each { _ = try UAFMessageCodec.decode(AuthenticationRequest.self, from: text) })
+            Measure.report("WIRE encode AuthenticationRequest, \(name)", try each { _ = try WireJSONEncoder().encode([request]) })
+            Measure.report("WIRE decode AuthenticationRequest, \(name)", try each { _ = try WireJSONDecoder().decode([AuthenticationRequest].self, from: text) })
+            let wireText = try WireJSONEncoder().encodeToString([request]); precondition(wireText == text)
+            let wireDecoded = try WireJSONDecoder().decode([AuthenticationRequest].self, from: text); precondition(wireDecoded == [request])
         }
         let request = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: appID, serverData: Base64URL.encode(SecureRandom.bytes(18))),
                                             challenge: Base64URL.encode(SecureRandom.bytes(32)), policy: stepUp)

@@ -379,7 +379,7 @@ struct ConnectionLoop: Sendable {
 
     /// The JSON body of a GetUAFRequest for `operation` with `context`.
     private func requestBody(_ operation: UAFOperation, context: String, endpoint: Endpoint) throws(LoadFailure) -> ByteBuffer {
-        try encode(endpoint) { try JSONEncoder().encodeAsByteBuffer(GetUAFRequest(op: operation, context: context), allocator: ByteBufferAllocator()) }
+        try encode(endpoint) { ByteBuffer(bytes: try WireJSONEncoder().encode(GetUAFRequest(op: operation, context: context))) }
     }
 
     /// Posts a GetUAFRequest (its JSON `body`, see ``requestBody(_:context:endpoint:)``) and returns the first message
@@ -389,7 +389,7 @@ struct ConnectionLoop: Sendable {
                                                 recorder: inout PhaseRecorder) async throws -> Message {
         let (status, answer) = try await timed(endpoint, target: target, body: body, headers: headers, client: client, recorder: &recorder)
         guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
-        let decoded = try decode(endpoint) { try JSONDecoder().decode(ReturnUAFRequest.self, from: answer) }
+        let decoded = try decode(endpoint) { try WireJSONDecoder().decode(ReturnUAFRequest.self, from: answer.readableBytesView) }
         guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint.name, statusCode: decoded.statusCode) }
         guard let request = decoded.uafRequest else { throw LoadFailure.malformed(endpoint: endpoint.name, detail: "1200 without uafRequest") }
         guard let message = try decode(endpoint, { try UAFMessageCodec.decode(Message.self, from: request) }).first else {
@@ -403,18 +403,18 @@ struct ConnectionLoop: Sendable {
     private func respond(_ response: some Encodable, endpoint: Endpoint, target: LoadTarget, start: ContinuousClock.Instant, plan: LoadPlan,
                          client: isolated LoadClient, recorder: inout PhaseRecorder) async throws {
         let bytes = try encode(endpoint) {
-            try JSONEncoder().encodeAsByteBuffer(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response])), allocator: ByteBufferAllocator())
+            ByteBuffer(bytes: try WireJSONEncoder().encode(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response]))))
         }
         let (status, answer) = try await timed(endpoint, target: target, body: bytes, headers: [], client: client, recorder: &recorder)
         guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
-        let decoded = try decode(endpoint) { try JSONDecoder().decode(StatusOnly.self, from: answer) }
+        let decoded = try decode(endpoint) { try WireJSONDecoder().decode(StatusOnly.self, from: answer.readableBytesView) }
         guard decoded.statusCode == 1200 else { throw LoadFailure.uaf(endpoint: endpoint.name, statusCode: decoded.statusCode) }
         let elapsed = (ContinuousClock.now - start).microseconds
         if plan.replayCheck {
             // Anything but a refusal is a replay accepted. A replay that gets no answer at all proves nothing either
             // way and is not counted.
             if let (status, answer) = try? await client.post(replayTarget, path: endpoint.path, endpoint: endpoint.name, body: bytes, headers: []),
-               status == 200, (try? JSONDecoder().decode(StatusOnly.self, from: answer))?.statusCode == 1200 {
+               status == 200, (try? WireJSONDecoder().decode(StatusOnly.self, from: answer.readableBytesView))?.statusCode == 1200 {
                 throw LoadFailure.replayAccepted(endpoint: endpoint.name)
             }
         }

@@ -30,9 +30,7 @@ public struct FinalChallengeParams: Codable, Hashable, Sendable {
 
     /// `fcParams = base64url(UTF-8(JSON(FinalChallengeParams)))`.
     public func encodedFCParams() throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Base64URL.encode(try encoder.encode(self))
+        Base64URL.encode(try WireJSONEncoder().encode(self))
     }
 
     /// Decodes an fcParams string; nil if it is not base64url of strict JSON of this shape.

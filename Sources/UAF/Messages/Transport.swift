@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// GetUAFRequest (server-api §B.1). `context` is a stringified JSON object.
 public struct GetUAFRequest: Codable, Hashable, Sendable {
@@ -67,24 +68,21 @@ public struct TrustedFacets: Codable, Hashable, Sendable {
     public init(trustedFacets: [Entry]) { self.trustedFacets = trustedFacets }
 }
 
-/// Encodes and decodes the stringified JSON arrays UAF puts inside the transport objects.
+/// Encodes and decodes the stringified JSON arrays UAF puts inside the transport objects, with the wire JSON codec
+/// (``WireJSONEncoder``: sorted keys, slashes as they are; ``WireJSONDecoder``: strict, a repeated member refused).
 public enum UAFMessageCodec {
     /// Encodes `messages` as a JSON array string.
     public static func encode<T: Encodable>(_ messages: [T]) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(messages), as: UTF8.self)
+        try WireJSONEncoder().encodeToString(messages)
     }
 
     /// Decodes a JSON array string into its messages.
     public static func decode<T: Decodable>(_ type: T.Type, from string: String) throws -> [T] {
-        try JSONDecoder().decode([T].self, from: Data(string.utf8))
+        try WireJSONDecoder().decode([T].self, from: string)
     }
 
     /// Encodes a Codable value (a context object) as a JSON string.
     public static func encodeObject<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        try WireJSONEncoder().encodeToString(value)
     }
 }

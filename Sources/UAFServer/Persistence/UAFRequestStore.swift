@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import SQLKit
 import UAF
 
@@ -162,12 +163,10 @@ enum JSONCoding {
     static func value<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try decoded(type, text) }
 
     private static func encoded<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        try WireJSONEncoder().encodeToString(value)
     }
     private static func decoded<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        do { return try JSONDecoder().decode(T.self, from: Data(text.utf8)) } catch {
+        do { return try WireJSONDecoder().decode(T.self, from: text) } catch {
             throw StoreError.malformedRow("JSON column of \(T.self)")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -78,11 +79,9 @@ enum Wire {
 
     /// Every answer is `Cache-Control: no-store`: challenges, tokens and outcomes must never be cached.
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, contentType: String = uafContentType) -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(value)) ?? Data("{\"statusCode\":1500}".utf8)
+        let bytes = (try? WireJSONEncoder().encode(value)) ?? Array("{\"statusCode\":1500}".utf8)
         return Response(status: status, headers: [.contentType: contentType, .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+                        body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     enum Decoded<T> { case success(T), failure(Response) }
@@ -108,7 +107,7 @@ enum Wire {
         do { buffer = try await request.body.collect(upTo: maximumBodySize) } catch {
             return refuse(.contentTooLarge, "too_large", "body larger than \(maximumBodySize) bytes")
         }
-        do { return .success(try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))) } catch {
+        do { return .success(try WireJSONDecoder().decode(T.self, from: buffer.readableBytesView)) } catch {
             return refuse(.badRequest, "bad_request", "body is not a valid \(T.self)")
         }
     }

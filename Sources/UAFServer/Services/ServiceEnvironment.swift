@@ -73,7 +73,7 @@ struct ServiceEnvironment: Sendable {
 
     static func parseContext<T: Decodable>(_ type: T.Type, _ context: String?) throws -> T? {
         guard let context, !context.isEmpty else { return nil }
-        do { return try JSONDecoder().decode(T.self, from: Data(context.utf8)) } catch {
+        do { return try WireJSONDecoder().decode(T.self, from: context) } catch {
             throw ServiceFailure(.badRequest, "context is not a JSON object of the expected shape")
         }
     }
