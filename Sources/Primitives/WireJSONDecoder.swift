@@ -110,8 +110,12 @@ final class JSONDocument {
         out.reserveCapacity(node.end - node.start)
         var index = node.start
         while index < node.end {
-            let byte = bytes[index]
-            guard byte == UInt8(ascii: "\\") else { out.append(byte); index += 1; continue }
+            // The run up to the next escape, copied at once.
+            var runEnd = index
+            while runEnd < node.end, bytes[runEnd] != UInt8(ascii: "\\") { runEnd += 1 }
+            if runEnd > index { out.append(contentsOf: bytes[index..<runEnd]) }
+            index = runEnd
+            guard index < node.end else { break }
             let escape = bytes[index + 1]
             index += 2
             switch escape {
