@@ -131,6 +131,23 @@ final class RouterTests: XCTestCase {
         }
     }
 
+    func testAUAFEndpointRefusesABodyThatNamesAMemberTwice() async throws {
+        try await withRouter { client, _ in
+            // Valid but for the repeated member: JSONDecoder would have taken the first uafResponse.
+            try await client.execute(uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
+                                     body: ByteBuffer(string: #"{"uafResponse":"[]","uafResponse":"[{}]"}"#)) { response in
+                XCTAssertEqual(response.status, .badRequest)
+                let body = try JSONDecoder().decode(ServerResponse.self, from: Data(buffer: response.body))
+                XCTAssertEqual(body.statusCode, 1400)
+            }
+            // The same body without the repeat is readable: its empty message list is a UAF rejection, HTTP 200.
+            try await client.execute(uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
+                                     body: ByteBuffer(string: #"{"uafResponse":"[]"}"#)) { response in
+                XCTAssertEqual(response.status, .ok)
+            }
+        }
+    }
+
     func testAnUnknownPathIs404() async throws {
         try await withRouter { client, _ in
             try await client.execute(uri: "/nevisfido/uaf/1.1/nothing", method: .post) { response in
