@@ -21,6 +21,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case oobPayload = "oob-payload"
     /// The SecureStorage file: its parser and the whole load path with a fixed key.
     case secureStorageFile = "secure-storage-file"
+    /// The wire JSON codec (every UAF message and body goes through it), checked against Foundation's coders.
+    case wireJSON = "wire-json"
 
     /// Runs one input. Returns whether the target's parser accepted it (what a seed must be, so that mutations start
     /// deep), for every input the code handles as it must; throws a ``FuzzFinding`` when an invariant breaks.
@@ -33,6 +35,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .jose: try JOSETarget.run(input)
         case .oobPayload: try OOBPayloadTarget.run(input)
         case .secureStorageFile: try SecureStorageFileTarget.run(input)
+        case .wireJSON: try WireJSONTarget.run(input)
         }
     }
 }

@@ -72,6 +72,13 @@ public enum FuzzSeeds {
             storeID: Array(repeating: 0x11, count: 16), generation: 42, dataKey: FuzzKeys.storeDataKey, kek: FuzzKeys.storeKEK)
         let empty = try StoreFileParsing.file(entries: [:], storeID: Array(repeating: 0x22, count: 16), generation: 1,
                                               dataKey: FuzzKeys.storeDataKey, kek: FuzzKeys.storeKEK)
+        seeds[.wireJSON] = [
+            "authentication-response": try json([loginResponse]),
+            "send-uaf-response": try WireJSONEncoder().encode(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([paymentResponse]))),
+            "scalars": Array(#" [null, true, false, 0, -1, 9223372036854775807, -9223372036854775808, 1.5, -2.5e+3, 1E-7, 1.0, 1e2, "", "x"] "#.utf8),
+            "escapes": Array(#"{"a\/b":"\u00e9\ud83d\ude00\n\t\"\\\b\f\r\u0001","é😀":"","":{}}"#.utf8),
+            "nested": Array(#"{"z":[[],[{}],[[1,[2,[3]]]]],"a":{"b":{"c":{"d":null}}},"m":[{"k":1,"j":2}]}"#.utf8),
+        ]
         seeds[.secureStorageFile] = ["store-resealed": [0] + store, "store-as-is": [1] + store, "empty-store": [0] + empty]
         return seeds
     }

@@ -11,8 +11,9 @@ import Foundation
 ///   (`JSONDecoder` keeps the first, other parsers the last);
 /// - invalid UTF-8 and lone surrogate escapes are refused, nesting deeper than ``maximumDepth`` is refused;
 /// - numbers: an integer type takes a number that is exactly an integer in its range (`1.0` and `1e2` included, as
-///   `JSONDecoder`, but not `-1e-400`, which `JSONDecoder` reads as 0); `Double` and `Float` refuse a number too large
-///   for them or that rounds a non-zero value to zero (as `JSONDecoder`);
+///   `JSONDecoder`), computed in decimal; `JSONDecoder` also takes a number with a fraction when the Double nearest it
+///   is whole (`-1e-400` as 0, `-9922337203685477.5` as -9922337203685477), this decoder refuses it; `Double` and
+///   `Float` refuse a number too large for them or that rounds a non-zero value to zero (as `JSONDecoder`);
 /// - default strategies of `JSONDecoder`: Date from seconds since 2001, Data from base64, URL from its string;
 /// - unknown members are ignored; `null` or a missing member decodes as `nil` for an optional;
 /// - `codingPath` is empty, and an error names only the member or element it is about.

@@ -438,15 +438,21 @@ final class WireJSONTests: XCTestCase {
             try assertSameValue([Int].self, text)
         }
         XCTAssertEqual(try WireJSONDecoder().decode([Int].self, from: "[-92233720368547758.08e2, 0e99999999999]"), [.min, 0])
+        // An integer whose nearest Double is past Int.max: JSONDecoder refuses it as an Int (found by the fuzz target).
+        XCTAssertEqual(try WireJSONDecoder().decode([Int].self, from: "[92233720368547758e2]"), [9_223_372_036_854_775_800])
+        XCTAssertThrowsError(try JSONDecoder().decode([Int].self, from: Data("[92233720368547758e2]".utf8)))
     }
 
     func testDecoderRefusesAnIntegerWithANonZeroFraction() {
         assertRefused([Int].self, "[1.5]")
         assertRefused([Int].self, "[15e-1]")
-        // JSONDecoder reads these through a Double: as 0, and as 72352646508084.
+        // JSONDecoder takes these as integers because the Double nearest each is whole: as 0, as 72352646508084 and
+        // as -9922337203685477 (its integer digits, found by the fuzz target).
         assertRefused([Int].self, "[-1e-400]")
         assertRefused([Int].self, "[72352646508083.99686]")
+        assertRefused([Int].self, "[-9922337203685477.5]")
         XCTAssertEqual(try JSONDecoder().decode([Int].self, from: Data("[72352646508083.99686]".utf8)), [72_352_646_508_084])
+        XCTAssertEqual(try JSONDecoder().decode([Int].self, from: Data("[-9922337203685477.5]".utf8)), [-9_922_337_203_685_477])
     }
 
     func testDecoderRefusesANumberOutsideItsIntegerType() {
