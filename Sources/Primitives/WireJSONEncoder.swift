@@ -61,7 +61,7 @@ final class JSONSink {
     func encodeTopLevel<T: Encodable>(_ value: T) throws {
         if try writeScalar(value) { return }
         let id = push(ownerMember: -1)
-        try value.encode(to: WireEncoderImpl(sink: self, frameID: id))
+        try encode(value, frameID: id)
         try reachFrame(id)
         guard frames.last?.kind != .pending else {
             throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "Top-level \(T.self) did not encode any values."))
@@ -74,9 +74,18 @@ final class JSONSink {
     func encodeValue<T: Encodable>(_ value: T, ownerMember: Int) throws {
         if try writeScalar(value) { return }
         let id = push(ownerMember: ownerMember)
-        try value.encode(to: WireEncoderImpl(sink: self, frameID: id))
+        try encode(value, frameID: id)
         try reachFrame(id)
         try closeFrame()
+    }
+
+    /// Runs the value's own `encode(to:)`. If it throws, the sink refuses every later write: a caller that catches
+    /// the error and goes on (`try?` inside an `encode(to:)`) must not get a document with half a value in it.
+    private func encode<T: Encodable>(_ value: T, frameID: Int) throws {
+        do { try value.encode(to: WireEncoderImpl(sink: self, frameID: frameID)) } catch {
+            if misuse == nil { misuse = "a value failed to encode: \(error)" }
+            throw error
+        }
     }
 
     // MARK: frames

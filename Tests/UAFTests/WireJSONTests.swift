@@ -194,6 +194,26 @@ final class WireJSONTests: XCTestCase {
         XCTAssertThrowsError(try WireJSONEncoder().encode(Interleaved())) { XCTAssertTrue($0 is EncodingError) }
     }
 
+    func testEncoderRefusesToGoOnAfterAValueFailedToEncode() {
+        struct Failing: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.unkeyedContainer()
+                try container.encode(1)
+                throw EncodingError.invalidValue(1, .init(codingPath: [], debugDescription: "no"))
+            }
+        }
+        struct Forgiving: Encodable {
+            enum Keys: String, CodingKey { case a, b }
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Keys.self)
+                try? container.encode(Failing(), forKey: .a)
+                try container.encode(2, forKey: .b)
+            }
+        }
+        // Half of the failed value is already written; the document is refused rather than returned with it.
+        XCTAssertThrowsError(try WireJSONEncoder().encode(Forgiving())) { XCTAssertTrue($0 is EncodingError) }
+    }
+
     func testEncoderWritesTopLevelScalars() throws {
         try assertSameBytes("a/b")
         try assertSameBytes(42)
