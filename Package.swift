@@ -206,7 +206,7 @@ let package = Package(
             path: "Benchmarks/mauth-bench"
         ),
         .testTarget(name: "UAFTests", dependencies: [
-            "Primitives", "UAF",
+            "Primitives", "UAF", "UAFTesting",
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,6 +1,7 @@
 import Foundation
 import Primitives
 import UAF
+import UAFTesting
 import XCTest
 
 /// The wire JSON codec against Foundation's, the independent implementation it replaces on the hot path: the encoder
@@ -223,58 +224,7 @@ final class WireJSONTests: XCTestCase {
 
     // MARK: - random values, both ways
 
-    /// Any JSON value; its Codable form is the JSON value itself, so both codecs can be compared on arbitrary trees.
-    indirect enum Tree: Codable, Equatable {
-        case null, bool(Bool), int(Int), double(Double), string(String), array([Tree]), object([String: Tree])
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null }
-            else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-            else if let value = try? container.decode(Int.self) { self = .int(value) }
-            else if let value = try? container.decode(Double.self) { self = .double(value) }
-            else if let value = try? container.decode(String.self) { self = .string(value) }
-            else if let value = try? container.decode([Tree].self) { self = .array(value) }
-            else { self = .object(try container.decode([String: Tree].self)) }
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            switch self {
-            case .null: try container.encodeNil()
-            case .bool(let value): try container.encode(value)
-            case .int(let value): try container.encode(value)
-            case .double(let value): try container.encode(value)
-            case .string(let value): try container.encode(value)
-            case .array(let value): try container.encode(value)
-            case .object(let value): try container.encode(value)
-            }
-        }
-
-        static func random(depth: Int, using generator: inout some RandomNumberGenerator) -> Tree {
-            switch Int.random(in: 0..<(depth > 3 ? 5 : 7), using: &generator) {
-            case 0: return .null
-            case 1: return .bool(Bool.random(using: &generator))
-            case 2: return .int([Int.random(in: -1000...1000, using: &generator), Int.random(in: Int.min...Int.max, using: &generator)].randomElement(using: &generator)!)
-            case 3:
-                let value = [Double.random(in: -1e6...1e6, using: &generator), Double.random(in: -1...1, using: &generator) * 1e-300,
-                             Double(Int.random(in: -5...5, using: &generator)) + 0.5].randomElement(using: &generator)!
-                return .double(value)
-            case 4: return .string(randomString(using: &generator))
-            case 5: return .array((0..<Int.random(in: 0...4, using: &generator)).map { _ in random(depth: depth + 1, using: &generator) })
-            default:
-                var object: [String: Tree] = [:]
-                for _ in 0..<Int.random(in: 0...5, using: &generator) { object[randomString(using: &generator)] = random(depth: depth + 1, using: &generator) }
-                return .object(object)
-            }
-        }
-
-        static func randomString(using generator: inout some RandomNumberGenerator) -> String {
-            let alphabet: [Character] = ["a", "b", "Z", "0", "/", "\"", "\\", "\n", "\u{1}", "\u{1F}", " ", "é", "😀", "\u{2028}", "\u{7F}", "_"]
-            return String((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
-        }
-    }
-
+    typealias Tree = JSONTree
     /// SplitMix64: random values that are the same on every run, so that a failure can be reproduced.
     struct Seeded: RandomNumberGenerator {
         var state: UInt64
@@ -318,8 +268,8 @@ final class WireJSONTests: XCTestCase {
                 let wire = try? WireJSONDecoder().decode(Tree.self, from: mutated)
                 if let wire {
                     accepted += 1
-                    guard wire != foundation else { continue }
-                    XCTAssertTrue(Self.isDocumentedRefusal(mutated), "read differently: \(String(decoding: mutated, as: UTF8.self).debugDescription)")
+                    // Equal but for integers Foundation decides through the nearest Double (JSONTree.matches).
+                    XCTAssertTrue(foundation.map(wire.matches) == true, "read differently: \(String(decoding: mutated, as: UTF8.self).debugDescription)")
                 } else if foundation != nil {
                     // Accepted by Foundation only: it must be one of the refusals the decoder documents.
                     XCTAssertTrue(Self.isDocumentedRefusal(mutated), "refused: \(String(decoding: mutated, as: UTF8.self).debugDescription)")
@@ -542,5 +492,31 @@ final class WireJSONTests: XCTestCase {
         // MatchCriteria reads its members through allKeys.
         let criteria = try WireJSONDecoder().decode(MatchCriteria.self, from: #"{"keyIDs":["k"],"aaid":["ABCD#0001"],"unknown":1}"#)
         XCTAssertEqual(criteria, MatchCriteria(aaid: ["ABCD#0001"], keyIDs: ["k"]))
+    }
+}
+
+extension JSONTree {
+    /// A random value, at most about five levels deep, with the strings and numbers that exercise both codecs.
+    static func random(depth: Int, using generator: inout some RandomNumberGenerator) -> JSONTree {
+        switch Int.random(in: 0..<(depth > 3 ? 5 : 7), using: &generator) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &generator))
+        case 2: return .int([Int.random(in: -1000...1000, using: &generator), Int.random(in: Int.min...Int.max, using: &generator)].randomElement(using: &generator)!)
+        case 3:
+            let value = [Double.random(in: -1e6...1e6, using: &generator), Double.random(in: -1...1, using: &generator) * 1e-300,
+                         Double(Int.random(in: -5...5, using: &generator)) + 0.5].randomElement(using: &generator)!
+            return .double(value)
+        case 4: return .string(randomString(using: &generator))
+        case 5: return .array((0..<Int.random(in: 0...4, using: &generator)).map { _ in random(depth: depth + 1, using: &generator) })
+        default:
+            var object: [String: JSONTree] = [:]
+            for _ in 0..<Int.random(in: 0...5, using: &generator) { object[randomString(using: &generator)] = random(depth: depth + 1, using: &generator) }
+            return .object(object)
+        }
+    }
+
+    static func randomString(using generator: inout some RandomNumberGenerator) -> String {
+        let alphabet: [Character] = ["a", "b", "Z", "0", "/", "\"", "\\", "\n", "\u{1}", "\u{1F}", " ", "é", "😀", "\u{2028}", "\u{7F}", "_"]
+        return String((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
     }
 }
