@@ -47,6 +47,9 @@ struct JSONNode {
     var end: Int
     /// Members of an object, elements of an array.
     var count: Int
+
+    /// The index of the node after this one (at `index`) and its contents: its next sibling.
+    @inline(__always) func next(after index: Int) -> Int { kind == .object || kind == .array ? end : index + 1 }
 }
 
 /// A checked, indexed input.
@@ -61,10 +64,7 @@ final class JSONDocument {
         nodes = parser.nodes
     }
 
-    @inline(__always) func after(_ index: Int) -> Int {
-        let node = nodes[index]
-        return node.kind == .object || node.kind == .array ? node.end : index + 1
-    }
+    @inline(__always) func after(_ index: Int) -> Int { nodes[index].next(after: index) }
 
     /// The value of member `name` of object `object`, if present.
     func member(_ name: String, of object: Int) -> Int? {
@@ -133,7 +133,7 @@ final class JSONDocument {
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     index += 6
                 }
-                out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+                UTF8.encode(Unicode.Scalar(scalar)!) { out.append($0) }
             default: out.append(escape)  // " \ /
             }
         }
@@ -420,8 +420,7 @@ struct JSONParser {
         var index = object + 1
         for _ in 0..<count {
             names.append(index)
-            let value = nodes[index + 1]
-            index = value.kind == .object || value.kind == .array ? value.end : index + 2
+            index = nodes[index + 1].next(after: index + 1)
         }
         if count <= 16 && !names.contains(where: { nodes[$0].flag }) {
             for a in 0..<count {
