@@ -25,7 +25,7 @@ public final class StoreDatabase: Sendable {
 
     private enum Backing: Sendable {
         case sqlite(SQLiteEngine)
-        case postgres(PostgresClient, Task<Void, Never>, PostgresStatementCache)
+        case postgres(PostgresConnections, Task<Void, Never>, PostgresStatementCache)
     }
 
     private init(engine: Engine, backing: Backing, logger: Logger, metrics: ServerMetrics?) {
@@ -75,7 +75,10 @@ public final class StoreDatabase: Sendable {
                 await client.run()
             }
             for await _ in started {}
-            database = StoreDatabase(engine: .postgres, backing: .postgres(client, task, PostgresStatementCache()), logger: logger, metrics: metrics)
+            let connections = PostgresConnections(client: client, size: poolSize, logger: logger)
+            connections.start()
+            database = StoreDatabase(engine: .postgres, backing: .postgres(connections, task, PostgresStatementCache()), logger: logger,
+                                     metrics: metrics)
             metrics?.databasePool(size: poolSize)
         }
         do {
@@ -110,13 +113,16 @@ public final class StoreDatabase: Sendable {
         }
         var configuration = PostgresClient.Configuration(host: host, port: port, username: core.username,
                                                          password: core.password, database: core.database, tls: tls)
+        // Every connection is held by ``PostgresConnections`` for as long as it lives, so the pool never has an idle
+        // one to keep alive or time out: the set runs its own keep-alive.
         configuration.options.maximumConnections = poolSize
         configuration.options.minimumConnections = 0
+        configuration.options.keepAliveBehavior = nil
         return configuration
     }
 
-    /// Runs `body` with a database handle. On PostgreSQL the handle is one pooled connection for the whole body,
-    /// so statements in it run in order on one session (what ``transaction(_:)`` needs).
+    /// Runs `body` with a database handle. On PostgreSQL the handle is one connection for the whole body (see
+    /// ``PostgresConnections``), so statements in it run in order on one session (what ``transaction(_:)`` needs).
     public func run<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         guard let metrics else { return try await perform(body) }
         return try await metrics.databaseOperation { try await perform(body) }
@@ -182,10 +188,7 @@ public final class StoreDatabase: Sendable {
 
     /// A trivial query: whether the database answers (readiness).
     func ping() async throws {
-        // On a connection of its own, never the request's (readiness asks whether the pool can serve at all).
-        try await Self.$currentLease.withValue(nil) {
-            try await run { sql in try await sql.raw("SELECT 1").run() }
-        }
+        try await run { sql in try await sql.raw("SELECT 1").run() }
     }
 
     private func perform<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
@@ -198,23 +201,15 @@ public final class StoreDatabase: Sendable {
             let result = try await body(engine.sql(unit))
             try await engine.durable(unit)
             return result
-        case .postgres(let client, _, let statements):
-            // Inside a request's unit of work, the request's one connection when no other run of it is using it (see
-            // ``PostgresLease``); otherwise a connection of the pool for this run alone, as outside a request.
-            if let lease = Self.currentLease, let connection = try await lease.acquire() {
-                defer { lease.release() }
-                return try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
-            }
-            return try await client.withConnection { connection in
-                try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
-            }
+        case .postgres(let connections, _, let statements):
+            let connection = try await connections.acquire()
+            defer { connections.release(connection) }
+            return try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
         }
     }
 
     /// The unit of work of the request being served, if any (see ``unitOfWork(_:)``).
     @TaskLocal static var currentUnit: SQLiteEngine.UnitOfWork?
-    /// On PostgreSQL, the connection of the request being served, if any (see ``unitOfWork(_:)``).
-    @TaskLocal static var currentLease: PostgresLease?
 
     /// Runs `body` (one HTTP request) as one unit of work: on SQLite, every ``run(_:)`` inside it returns as soon as
     /// its statements ran, and this returns only once all of them are committed, so the answer still never leaves
@@ -223,15 +218,9 @@ public final class StoreDatabase: Sendable {
     /// body's own error wins (its answer reports a failure anyway). Runs that outlive the body (a task it started)
     /// wait for their own commits.
     ///
-    /// PostgreSQL commits each statement on its own; there the unit is one pooled connection for the request's
-    /// statements, leased when the first one runs and handed back when `body` returns (``PostgresLease``), instead of
-    /// a lease, and a hop to the pool and back, per statement.
+    /// PostgreSQL commits each statement on its own, so there a unit of work is just `body`: each run takes a
+    /// connection of ``PostgresConnections`` for its statements, which costs a lock, not a trip to the pool.
     func unitOfWork<T>(_ body: () async throws -> T) async throws -> T {
-        if case .postgres(let client, _, _) = backing {
-            let lease = PostgresLease(client: client)
-            defer { lease.end() }
-            return try await Self.$currentLease.withValue(lease) { try await body() }
-        }
         guard case .sqlite(let engine) = backing else { return try await body() }
         let unit = SQLiteEngine.UnitOfWork(engine)
         let result: Result<T, any Error>
@@ -266,7 +255,10 @@ public final class StoreDatabase: Sendable {
     public func close() async throws {
         switch backing {
         case .sqlite(let engine): engine.close()
-        case .postgres(_, let task, _): task.cancel(); await task.value
+        case .postgres(let connections, let task, _):
+            await connections.close()
+            task.cancel()
+            await task.value
         }
     }
 }

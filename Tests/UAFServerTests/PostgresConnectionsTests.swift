@@ -1,0 +1,197 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+import SQLKit
+import XCTest
+@testable import UAFServer
+
+/// On PostgreSQL every run takes one connection of the instance's set (PostgresConnections), held from the pool for
+/// as long as it lives. Checked against a real server: the backend process id tells connections apart.
+final class PostgresConnectionsTests: XCTestCase {
+    private var databases: [StoreDatabase] = []
+    private var sets: [(PostgresConnections, Task<Void, Never>)] = []
+
+    private func open(poolSize: Int) async throws -> StoreDatabase {
+        let database = try await StoreDatabase.open(.postgres(url: try PostgresStoreTests.postgresURL(), poolSize: poolSize))
+        databases.append(database)
+        return database
+    }
+
+    /// A set of its own over a pool of its own, for the rules a StoreDatabase does not expose (keep-alive).
+    private func connections(size: Int, keepAliveInterval: Duration, keepAliveTimeout: Duration = .seconds(10),
+                             keepAliveQuery: String = "SELECT 1") throws -> PostgresConnections {
+        let client = PostgresClient(configuration: try StoreDatabase.postgresConfiguration(url: try PostgresStoreTests.postgresURL(), poolSize: size),
+                                    backgroundLogger: Logger(label: "test.postgres"))
+        let run = Task { await client.run() }
+        let connections = PostgresConnections(client: client, size: size, logger: Logger(label: "test.postgres"),
+                                              keepAliveInterval: keepAliveInterval, keepAliveTimeout: keepAliveTimeout,
+                                              keepAliveQuery: keepAliveQuery)
+        connections.start()
+        sets.append((connections, run))
+        return connections
+    }
+
+    override func tearDown() async throws {
+        for database in databases { try await database.close() }
+        for (connections, run) in sets {
+            await connections.close()
+            run.cancel()
+            await run.value
+        }
+    }
+
+    private static func backend(_ database: StoreDatabase, sleeping seconds: Double = 0) async throws -> Int64 {
+        try await database.run { sql in
+            if seconds > 0 { try await sql.raw("SELECT pg_sleep(\(literal: seconds))").run() }
+            return try await sql.raw("SELECT pg_backend_pid()::BIGINT AS pid").first()!.decode(column: "pid", as: Int64.self)
+        }
+    }
+
+    private static func backend(_ connections: PostgresConnections) async throws -> Int32 {
+        let connection = try await connections.acquire()
+        defer { connections.release(connection) }
+        for try await pid in try await connection.query("SELECT pg_backend_pid()", logger: connection.logger).decode(Int32.self) { return pid }
+        throw TimedOut()
+    }
+
+    /// Fails instead of hanging when `body` waits for a connection that never comes back.
+    private func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask { try await Task.sleep(for: .seconds(seconds)); return nil }
+            guard let first = try await group.next(), let value = first else {
+                group.cancelAll()
+                throw TimedOut()
+            }
+            group.cancelAll()
+            return value
+        }
+    }
+    struct TimedOut: Error {}
+
+    final class Flag: Sendable {
+        private let value = NIOLockedValueBox(false)
+        func set() { value.withLockedValue { $0 = true } }
+        var isSet: Bool { value.withLockedValue { $0 } }
+    }
+
+    func testARunKeepsItsConnectionForItsWholeBodyAndNobodyElseUsesIt() async throws {
+        let database = try await open(poolSize: 1)
+        let outsider = Flag()
+        let (backends, outsiderDoneDuringRun) = try await database.run { sql -> ([Int64], Bool) in
+            func pid() async throws -> Int64 {
+                try await sql.raw("SELECT pg_backend_pid()::BIGINT AS pid").first()!.decode(column: "pid", as: Int64.self)
+            }
+            let first = try await pid()
+            // Another run needs the set's only connection: it must wait until this run is over.
+            Task.detached { _ = try await Self.backend(database); outsider.set() }
+            try await Task.sleep(for: .milliseconds(300))
+            return ([first, try await pid(), try await pid()], outsider.isSet)
+        }
+        XCTAssertEqual(Set(backends).count, 1, "\(backends)")
+        XCTAssertFalse(outsiderDoneDuringRun, "the run kept its connection between its statements")
+        for _ in 0..<50 where !outsider.isSet { try await Task.sleep(for: .milliseconds(100)) }
+        XCTAssertTrue(outsider.isSet, "the waiting run got the connection when the first one ended")
+    }
+
+    func testTwoRunsAtOnceNeverShareAConnection() async throws {
+        let database = try await open(poolSize: 2)
+        async let slow = Self.backend(database, sleeping: 0.4)
+        try await Task.sleep(for: .milliseconds(100))
+        async let quick = Self.backend(database)
+        let (first, second) = (try await slow, try await quick)
+        XCTAssertNotEqual(first, second)
+    }
+
+    func testConsecutiveRunsReuseTheSameHeldConnections() async throws {
+        let database = try await open(poolSize: 2)
+        var seen = Set<Int64>()
+        for _ in 0..<20 { seen.insert(try await Self.backend(database)) }
+        XCTAssertLessThanOrEqual(seen.count, 2, "the set never opens more connections than its size: \(seen)")
+    }
+
+    func testARunCancelledWhileWaitingStopsWaiting() async throws {
+        let database = try await open(poolSize: 1)
+        let holder = Task.detached { @Sendable () async throws -> Int64 in try await Self.backend(database, sleeping: 2) }
+        try await Task.sleep(for: .milliseconds(300))
+        let waiting = Task { @Sendable () async throws -> Int64 in try await Self.backend(database) }
+        try await Task.sleep(for: .milliseconds(200))
+        waiting.cancel()
+        let outcome = try await within(1.0) { await waiting.result }
+        XCTAssertThrowsError(try outcome.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        _ = try await holder.value
+        _ = try await within(5) { try await Self.backend(database) }
+    }
+
+    func testAFailingStatementFailsOnlyItselfAndTheConnectionStaysUsable() async throws {
+        let database = try await open(poolSize: 1)
+        let before = try await Self.backend(database)
+        do {
+            try await database.run { sql in try await sql.raw("SELECT * FROM no_such_table_here").run() }
+            XCTFail("the statement should have failed")
+        } catch {}
+        let after = try await within(5) { try await Self.backend(database) }
+        XCTAssertEqual(before, after, "a statement's error does not cost the connection")
+    }
+
+    func testAConnectionTheServerEndsIsReplaced() async throws {
+        let database = try await open(poolSize: 1)
+        let before = try await Self.backend(database)
+        do {
+            try await database.run { sql in try await sql.raw("SELECT pg_terminate_backend(pg_backend_pid())").run() }
+        } catch {}  // the statement dies with its session
+        let after = try await within(10) { () -> Int64 in
+            while true {
+                if let pid = try? await Self.backend(database) { return pid }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        XCTAssertNotEqual(before, after, "a new session replaced the ended one")
+    }
+
+    func testCloseFailsTheWaitingRunsAndReturnsOnceTheRunningOneEnds() async throws {
+        let connections = try connections(size: 1, keepAliveInterval: .seconds(30))
+        let busy = try await connections.acquire()
+        let waiting = Task { try await connections.acquire() }
+        try await Task.sleep(for: .milliseconds(200))
+        let closed = Flag()
+        let closing = Task { await connections.close(); closed.set() }
+        let outcome = try await within(2) { await waiting.result }
+        XCTAssertThrowsError(try outcome.get()) { XCTAssertEqual($0 as? PostgresConnections.Failure, .closed) }
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertFalse(closed.isSet, "the connection in use goes back only when its run ends")
+        connections.release(busy)
+        _ = try await within(5) { await closing.value }
+        do { _ = try await connections.acquire(); XCTFail("a closed set lends nothing") } catch PostgresConnections.Failure.closed {}
+    }
+
+    func testAnIdleConnectionIsKeptAliveWithSelect1() async throws {
+        let connections = try connections(size: 1, keepAliveInterval: .milliseconds(300))
+        let pid = try await Self.backend(connections)
+        let observer = try await open(poolSize: 1)
+        let query = try await within(5) { () -> String in
+            while true {
+                try await Task.sleep(for: .milliseconds(100))
+                let row = try await observer.run { sql in
+                    try await sql.raw("SELECT query FROM pg_stat_activity WHERE pid::BIGINT = \(bind: Int64(pid))").first()
+                }
+                if let text = try row?.decode(column: "query", as: String.self), text != "SELECT pg_backend_pid()" { return text }
+            }
+        }
+        XCTAssertEqual(query, "SELECT 1")
+        let later = try await Self.backend(connections)
+        XCTAssertEqual(later, pid, "a connection that answered its keep-alive stays")
+    }
+
+    func testAConnectionThatDoesNotAnswerItsKeepAliveIsClosedAndReplaced() async throws {
+        // The keep-alive's statement stands in for a connection that went silent: it answers only after the timeout.
+        let connections = try connections(size: 1, keepAliveInterval: .milliseconds(300), keepAliveTimeout: .milliseconds(300),
+                                           keepAliveQuery: "SELECT pg_sleep(5)")
+        let pid = try await Self.backend(connections)
+        // Left idle (a run would count as use) until the keep-alive has started and given up on it.
+        try await Task.sleep(for: .seconds(1))
+        let replaced = try await within(5) { try await Self.backend(connections) }
+        XCTAssertNotEqual(replaced, pid)
+    }
+}
