@@ -163,6 +163,7 @@ final class PostgresConnectionsTests: XCTestCase {
         XCTAssertFalse(closed.isSet, "the connection in use goes back only when its run ends")
         connections.release(busy)
         _ = try await within(5) { await closing.value }
+        XCTAssertEqual(connections.counts.alive, 0, "every connection went back to the pool")
         do { _ = try await connections.acquire(); XCTFail("a closed set lends nothing") } catch PostgresConnections.Failure.closed {}
     }
 

@@ -173,7 +173,7 @@ final class PostgresConnections: Sendable {
         }
     }
 
-    /// Connections alive in the set and how many of them are idle (tests, metrics).
+    /// Connections alive in the set and how many of them are idle (tests).
     var counts: (alive: Int, idle: Int) { state.withLockedValue { ($0.members.count, $0.idle.count) } }
 
     /// One holder: leases a connection from the pool, lends it through the set until it closes (or the set closes),
