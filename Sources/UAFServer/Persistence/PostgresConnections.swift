@@ -254,7 +254,7 @@ final class PostgresConnections: Sendable {
             for connection in stale {
                 let timeout = Task {
                     try await Task.sleep(for: keepAliveTimeout)
-                    connection.logger.warning("a PostgreSQL connection did not answer its keep-alive; closing it")
+                    logger.warning("a PostgreSQL connection did not answer its keep-alive; closing it")
                     try? await connection.close()
                 }
                 do {
