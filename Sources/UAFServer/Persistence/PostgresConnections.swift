@@ -62,6 +62,9 @@ final class PostgresConnections: Sendable {
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
         var closing = false
+        /// A failed lease was logged as a warning since a connection last joined (one warning per outage, not one per
+        /// holder and attempt).
+        var outageWarned = false
 
         /// An idle connection, on the caller's event loop if one is, marked in use.
         mutating func takeIdle() -> PostgresConnection? {
@@ -191,14 +194,15 @@ final class PostgresConnections: Sendable {
                 failures = 0
             } catch {
                 failures += 1
-                let waiters = state.withLockedValue { state -> [Waiter] in
-                    guard state.members.isEmpty else { return [] }
+                let (waiters, warn, closing) = state.withLockedValue { state -> ([Waiter], Bool, Bool) in
+                    let warn = !state.outageWarned
+                    state.outageWarned = true
+                    guard state.members.isEmpty else { return ([], warn, state.closing) }
                     defer { state.waiters = [] }
-                    return state.waiters
+                    return (state.waiters, warn, state.closing)
                 }
-                // Warned once per outage and holder; the retries after it are only debug noise.
-                if !state.withLockedValue({ $0.closing }) {
-                    logger.log(level: failures == 1 ? .warning : .debug, "no PostgreSQL connection",
+                if !closing {
+                    logger.log(level: warn ? .warning : .debug, "no PostgreSQL connection",
                                metadata: ["error": .string(String(describing: error)), "waiting runs failed": .stringConvertible(waiters.count)])
                 }
                 for waiter in waiters { waiter.continuation.resume(throwing: error) }
@@ -213,6 +217,7 @@ final class PostgresConnections: Sendable {
         let (admitted, waiter): (Bool, Waiter?) = state.withLockedValue { state in
             guard !state.closing else { return (false, nil) }
             let waiter = state.waiters.isEmpty ? nil : state.waiters.removeFirst()
+            state.outageWarned = false
             state.members[connection.id] = Member(connection: connection, inUse: waiter != nil, lastUsed: .now, handBack: handBack)
             if waiter == nil { state.idle.append(connection.id) }
             return (true, waiter)
