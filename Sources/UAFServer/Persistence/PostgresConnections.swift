@@ -180,7 +180,7 @@ final class PostgresConnections: Sendable {
     var counts: (alive: Int, idle: Int) { state.withLockedValue { ($0.members.count, $0.idle.count) } }
 
     /// One holder: leases a connection from the pool, lends it through the set until it closes (or the set closes),
-    /// gives it back, and leases the next; after a failed lease it waits a little longer each time, up to two seconds.
+    /// gives it back, and leases the next; after a failed lease it waits 0.1 s, doubling each time up to 1.6 s.
     private func hold() async {
         var failures = 0
         while !Task.isCancelled, !state.withLockedValue({ $0.closing }) {
@@ -206,8 +206,7 @@ final class PostgresConnections: Sendable {
                                metadata: ["error": .string(String(describing: error)), "waiting runs failed": .stringConvertible(waiters.count)])
                 }
                 for waiter in waiters { waiter.continuation.resume(throwing: error) }
-                let pause = Duration.milliseconds(100 * (1 << min(failures - 1, 4)))
-                do { try await Task.sleep(for: min(pause, .seconds(2))) } catch { return }
+                do { try await Task.sleep(for: .milliseconds(100 * (1 << min(failures - 1, 4)))) } catch { return }
             }
         }
     }
