@@ -49,8 +49,10 @@ def device(*arguments):
 
 
 def zbar(png_path):
-    """Decodes a QR code image with zbarimg, an independent decoder."""
-    result = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sbinary", png_path], capture_output=True, timeout=30)
+    """Decodes a QR code image with zbarimg, an independent decoder. QR codes only: zbarimg otherwise looks for every
+    kind of barcode and can find a linear one in a QR code's modules (QRCodeReader.arguments in UAFTesting)."""
+    result = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", "-Sqrcode.binary", png_path],
+                            capture_output=True, timeout=30)
     assert result.returncode == 0, f"zbarimg could not read {png_path}: {result.stderr!r}"
     return result.stdout.decode().rstrip("\n")
 
