@@ -15,8 +15,7 @@ enum MessageBench {
         let wide = Policy(accepted: DefaultMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid], authenticationAlgorithms: [$0.authenticationAlgorithm])] })
         var authenticator = SoftwareAuthenticator()
         let stepUp = Policy(accepted: [[MatchCriteria(aaid: [authenticator.aaid], keyIDs: [Base64URL.encode(authenticator.keyID)])]])
-        let foundation = JSONEncoder()
-        foundation.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let foundation = foundationWireEncoder()
         for (name, policy) in [("metadata-wide policy (\(wide.accepted.count) authenticators)", wide), ("step-up policy (1 key)", stepUp)] {
             let request = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: appID, serverData: Base64URL.encode(SecureRandom.bytes(18))),
                                                 challenge: Base64URL.encode(SecureRandom.bytes(32)), policy: policy)

@@ -197,10 +197,8 @@ enum WireJSONTarget {
         let foundation = try? JSONDecoder().decode(JSONTree.self, from: Data(input))
         try require(foundation != nil, .wireJSON, "accepted JSON that Foundation refuses: \(shown)")
         try require(foundation.map(tree.matches) == true, .wireJSON, "read differently from Foundation: \(shown)")
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let written = try? WireJSONEncoder().encode(tree)
-        try require(written != nil && written == (try? encoder.encode(tree)).map { Array($0) }, .wireJSON,
+        try require(written != nil && written == (try? foundationWireEncoder().encode(tree)).map { Array($0) }, .wireJSON,
                     "written otherwise than Foundation writes it: \(shown)")
         // A whole Double is written without its ".0" (as Foundation writes it) and so reads back as an Int.
         let again = written.flatMap { try? WireJSONDecoder().decode(JSONTree.self, from: $0) }

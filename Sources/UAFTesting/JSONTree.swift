@@ -1,3 +1,14 @@
+import Foundation
+
+/// Foundation's `JSONEncoder` as the wire JSON encoder (`WireJSONEncoder`) must match it byte for byte: sorted keys,
+/// slashes unescaped, default strategies. The one definition the tests, the `wire-json` fuzz target and
+/// `mauth-bench messages` compare against.
+public func foundationWireEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return encoder
+}
+
 /// Any JSON value, decoded by asking for each kind in turn, so that the wire JSON codec and Foundation's can be
 /// compared on any input (`WireJSONTests` and the `wire-json` fuzz target).
 public indirect enum JSONTree: Codable, Equatable, Sendable {

@@ -8,14 +8,8 @@ import XCTest
 /// must write the very bytes `JSONEncoder` writes with `[.sortedKeys, .withoutEscapingSlashes]`; the decoder must give
 /// the values `JSONDecoder` gives for every input it accepts, and refuse what it documents it refuses.
 final class WireJSONTests: XCTestCase {
-    static func foundationEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }
-
     func assertSameBytes<T: Encodable>(_ value: T, file: StaticString = #filePath, line: UInt = #line) throws {
-        let expected = String(decoding: try Self.foundationEncoder().encode(value), as: UTF8.self)
+        let expected = String(decoding: try foundationWireEncoder().encode(value), as: UTF8.self)
         XCTAssertEqual(try WireJSONEncoder().encodeToString(value), expected, file: file, line: line)
     }
 
@@ -80,7 +74,7 @@ final class WireJSONTests: XCTestCase {
 
     func testDecoderReadsEveryUAFMessageAsFoundationDoes() throws {
         let (authentication, registration, deregistration, authResponse, regResponse) = try Self.messages()
-        let encoder = Self.foundationEncoder()
+        let encoder = foundationWireEncoder()
         func text<T: Encodable>(_ value: T) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
         try assertSameValue([AuthenticationRequest].self, text([authentication]))
         try assertSameValue([RegistrationRequest].self, text([registration]))
@@ -109,7 +103,7 @@ final class WireJSONTests: XCTestCase {
 
     func testEncoderWritesEveryScalarAsFoundationDoes() throws {
         try assertSameBytes(Scalars())
-        try assertSameValue(Scalars.self, String(decoding: try Self.foundationEncoder().encode(Scalars()), as: UTF8.self))
+        try assertSameValue(Scalars.self, String(decoding: try foundationWireEncoder().encode(Scalars()), as: UTF8.self))
     }
 
     func testEncoderEscapesStringsAsFoundationDoes() throws {
@@ -125,7 +119,7 @@ final class WireJSONTests: XCTestCase {
             var decimal = Decimal(string: "12.50")!
         }
         try assertSameBytes(Special())
-        try assertSameValue(Special.self, String(decoding: try Self.foundationEncoder().encode(Special()), as: UTF8.self))
+        try assertSameValue(Special.self, String(decoding: try foundationWireEncoder().encode(Special()), as: UTF8.self))
     }
 
     func testEncoderSortsKeysByTheirUTF8Bytes() throws {
@@ -171,13 +165,13 @@ final class WireJSONTests: XCTestCase {
         struct Holder: Encodable { var one = Nothing(); var many = [Nothing(), Nothing()] }
         try assertSameBytes(Holder())
         XCTAssertThrowsError(try WireJSONEncoder().encode(Nothing()))
-        XCTAssertThrowsError(try Self.foundationEncoder().encode(Nothing()))
+        XCTAssertThrowsError(try foundationWireEncoder().encode(Nothing()))
     }
 
     func testEncoderRefusesNumbersThatAreNotFinite() {
         for value in [Double.nan, .infinity, -.infinity] {
             XCTAssertThrowsError(try WireJSONEncoder().encode([value])) { XCTAssertTrue($0 is EncodingError) }
-            XCTAssertThrowsError(try Self.foundationEncoder().encode([value]))
+            XCTAssertThrowsError(try foundationWireEncoder().encode([value]))
         }
         XCTAssertThrowsError(try WireJSONEncoder().encode(Float.nan))
     }
@@ -241,7 +235,7 @@ final class WireJSONTests: XCTestCase {
         var generator = Seeded(state: 2026)
         for _ in 0..<3000 {
             let tree = Tree.random(depth: 0, using: &generator)
-            let expected = try Self.foundationEncoder().encode(tree)
+            let expected = try foundationWireEncoder().encode(tree)
             let written = try WireJSONEncoder().encode(tree)
             XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: expected, as: UTF8.self))
             XCTAssertEqual(try WireJSONDecoder().decode(Tree.self, from: written), try JSONDecoder().decode(Tree.self, from: expected))
@@ -255,7 +249,7 @@ final class WireJSONTests: XCTestCase {
         let interesting = Array(#"{}[]",:"\/u0123456789abcdefEe+-.tfn "#.utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xC3, 0xA9, 0xED, 0xF0, 0xFF]
         var accepted = 0
         for _ in 0..<400 {
-            let document = Array(try Self.foundationEncoder().encode(Tree.random(depth: 0, using: &generator)))
+            let document = Array(try foundationWireEncoder().encode(Tree.random(depth: 0, using: &generator)))
             for _ in 0..<25 {
                 var mutated = document
                 let position = Int.random(in: 0...mutated.count, using: &generator)
