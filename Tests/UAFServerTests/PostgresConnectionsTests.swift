@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 import PostgresNIO
 import SQLKit
 import XCTest
@@ -21,8 +23,7 @@ final class PostgresConnectionsTests: XCTestCase {
     /// A set of its own over a pool of its own, for the rules a StoreDatabase does not expose (keep-alive).
     private func connections(size: Int, keepAliveInterval: Duration, keepAliveTimeout: Duration = .seconds(10),
                              keepAliveQuery: String = "SELECT 1") throws -> PostgresConnections {
-        let client = PostgresClient(configuration: try StoreDatabase.postgresConfiguration(url: try PostgresStoreTests.postgresURL(), poolSize: size),
-                                    backgroundLogger: Logger(label: "test.postgres"))
+        let client = try StoreDatabase.postgresClient(url: try PostgresStoreTests.postgresURL(), poolSize: size, logger: Logger(label: "test.postgres"))
         let run = Task { await client.run() }
         let connections = PostgresConnections(client: client, size: size, logger: Logger(label: "test.postgres"),
                                               keepAliveInterval: keepAliveInterval, keepAliveTimeout: keepAliveTimeout,
@@ -165,6 +166,32 @@ final class PostgresConnectionsTests: XCTestCase {
         _ = try await within(5) { await closing.value }
         XCTAssertEqual(connections.counts.alive, 0, "every connection went back to the pool")
         do { _ = try await connections.acquire(); XCTFail("a closed set lends nothing") } catch PostgresConnections.Failure.closed {}
+    }
+
+    func testEventLoopsInTurnGiveTheNextLoopEvenToACallerOnALoop() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 3)
+        defer { try? group.syncShutdownGracefully() }
+        let caller = group.next()
+        // The plain group answers a caller on one of its loops with that very loop: why every connection of an
+        // instance ended up on one loop (PostgresNIO opens them with any(), from a task running on a loop).
+        XCTAssertTrue(try caller.submit { group.any() === caller }.wait())
+        let inTurn = EventLoopsInTurn(group)
+        let given = try caller.submit { (0..<3).map { _ in ObjectIdentifier(inTurn.any()) } }.wait()
+        XCTAssertEqual(Set(given).count, 3, "three calls on one loop give the group's three loops")
+    }
+
+    func testTheSetsConnectionsAreOpenedOnDifferentEventLoops() async throws {
+        var loops = 0
+        MultiThreadedEventLoopGroup.singleton.makeIterator().forEach { _ in loops += 1 }
+        guard loops >= 2 else { throw XCTSkip("one event loop: nothing to spread over") }
+        let connections = try connections(size: 4, keepAliveInterval: .seconds(30))
+        let all = try await within(10) { () -> [PostgresConnection] in
+            var taken: [PostgresConnection] = []
+            for _ in 0..<4 { taken.append(try await connections.acquire()) }
+            return taken
+        }
+        defer { all.forEach(connections.release) }
+        XCTAssertEqual(Set(all.map { ObjectIdentifier($0.eventLoop) }).count, min(4, loops))
     }
 
     func testAnIdleConnectionIsKeptAliveWithSelect1() async throws {

@@ -64,7 +64,7 @@ public final class StoreDatabase: Sendable {
             }
             try engine.startBackgroundCheckpoints(path: path)
         case .postgres(let url, let poolSize):
-            let client = PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize), backgroundLogger: logger)
+            let client = try postgresClient(url: url, poolSize: poolSize, logger: logger)
             // The pool serves no connection before `run()` has begun, and PostgresNIO logs a warning ("run() hasn't
             // been called yet") for a lease asked earlier, which the migrations below were on every start: a false
             // alarm in the operator's log. So wait until the task is about to call `run()`, which marks the client
@@ -93,6 +93,13 @@ public final class StoreDatabase: Sendable {
 
     /// Log pages after which a commit copies the SQLite log back into the database file (see `open`).
     static let checkpointPages = 10_000
+
+    /// The pool an instance's PostgreSQL connections come from, opening each on the next event loop in turn
+    /// (``EventLoopsInTurn``).
+    static func postgresClient(url: String, poolSize: Int, logger: Logger) throws -> PostgresClient {
+        PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize),
+                       eventLoopGroup: EventLoopsInTurn(PostgresClient.defaultEventLoopGroup), backgroundLogger: logger)
+    }
 
     /// Translates a `postgres://user:password@host:port/database?sslmode=…` URL (libpq's form) into the pool's
     /// configuration. `sslmode=disable` is honoured only because the operator wrote it: the default prefers TLS.
