@@ -10,8 +10,8 @@ struct Mauth: AsyncParsableCommand {
 
     /// ArgumentParser's own `main`, after the process-wide settings (``ProcessTuning``), which must come first.
     static func main() async {
-        ProcessTuning.apply()
         do {
+            try ProcessTuning.apply()
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
         } catch {

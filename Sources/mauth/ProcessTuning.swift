@@ -1,5 +1,7 @@
+import Foundation
 import NIOCore
 import NIOPosix
+import UAFServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,7 +9,12 @@ import Glibc
 /// Process-wide settings made once, first thing in `main`, for a program that serves (or generates) thousands of
 /// requests a second on a few cores. Each was measured with `mauth load` (README, "Run at scale").
 enum ProcessTuning {
-    static func apply() {
+    /// Throws when `MAUTH_EVENT_LOOPS` is not a usable count (``EventLoopSetting``); then nothing is set.
+    static func apply() throws {
+        // The loops' count, before anything creates them: NIO fixes it when its event-loop group is first used.
+        if let count = try EventLoopSetting.count(ProcessInfo.processInfo.environment[EventLoopSetting.variable]) {
+            NIOSingletons.groupLoopCountSuggestion = count
+        }
         // Swift concurrency's global executor becomes NIO's event loops. The server and `mauth load` are NIO
         // programs; with the default executor every request went from its connection's event loop to a thread of a
         // second pool and back, two thread wake-ups per request. Measured +18 to 25 % authentication flows/s. NIO's
