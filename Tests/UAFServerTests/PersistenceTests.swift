@@ -151,6 +151,76 @@ enum StoreContract {
         XCTAssertEqual(kept?.username, "cap")
     }
 
+    /// A step-up request for `username` with the values of ``opening(_:username:now:)`` and the given policy.
+    static func stepUp(_ stores: Stores, _ id: String, username: String, limit: Int = 10, now: Date) async throws -> CeremonyStore.StepUp {
+        try await stores.ceremonies.openStepUp(username: username, cap: UAFRequestStore.Cap(username: username, limit: limit, now: now), retention: 600,
+                                               request: { policy in
+                                                   var request = opening(id, username: username, now: now).0
+                                                   request.policy = policy
+                                                   return request
+                                               }, status: { _ in opening(id, username: username, now: now).1 })
+    }
+
+    /// Kim's keys: two under one AAID registered at the same time (ordered by key ID), one under another AAID
+    /// registered earlier, one with characters JSON must escape; and another user's key.
+    static func stepUpKeys(_ stores: Stores) async throws {
+        func key(_ username: String, _ aaid: String, _ keyID: String, at millis: Int64) -> RegistrationRecord {
+            var record = registration(username, aaid: aaid, keyID: keyID)
+            record.createdAt = Date(epochMillis: millis)
+            return record
+        }
+        try await stores.registrations.insert([
+            key("kim", "F1D0#1001", "k2", at: 2_000), key("kim", "F1D0#1001", "k1", at: 2_000), key("kim", "ABCD#0001", "k3", at: 1_000),
+            key("kim", "F1D0#1001", "q\"/\\é", at: 3_000), key("lee", "F1D0#1001", "lee-key", at: 1_000),
+        ])
+    }
+
+    static func aStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy(_ stores: Stores) async throws {
+        try await stepUpKeys(stores)
+        let now = Date()
+        guard case .issued(let request) = try await stepUp(stores, "s1", username: "kim", now: now) else { return XCTFail("not issued") }
+        XCTAssertEqual(request.policy, Policy(accepted: [
+            [MatchCriteria(aaid: ["ABCD#0001"], keyIDs: ["k3"])], [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["k1", "k2", "q\"/\\é"])],
+        ]))
+        // The column holds exactly the text the server writes for that policy (on PostgreSQL, written by SQL).
+        let stored = try await stores.database.run { sql in
+            try await sql.raw("SELECT policy FROM uaf_requests WHERE id = \(bind: "s1")").first()?.decode(column: "policy", as: String.self)
+        }
+        XCTAssertEqual(stored, try JSONCoding.string(request.policy))
+        let status = try await stores.status.record(sessionId: "s1", now: now)
+        XCTAssertEqual(status?.status, .clientAuthenticating)
+        let consumed = try await stores.requests.consume(id: "s1")
+        XCTAssertEqual(consumed, request)
+    }
+
+    static func aStepUpRequestForAUserWithoutKeysStoresNothing(_ stores: Stores) async throws {
+        try await stepUpKeys(stores)
+        let now = Date()
+        guard case .noKeys = try await stepUp(stores, "s2", username: "nobody", now: now) else { return XCTFail("issued for a user without keys") }
+        let status = try await stores.status.record(sessionId: "s2", now: now)
+        XCTAssertNil(status)
+        let request = try await stores.requests.consume(id: "s2")
+        XCTAssertNil(request)
+    }
+
+    static func aStepUpRequestOverTheCapStoresNeitherRequestNorStatus(_ stores: Stores) async throws {
+        try await stepUpKeys(stores)
+        let now = Date()
+        var outcomes: [String] = []
+        for id in ["s3", "s4", "s5"] {
+            switch try await stepUp(stores, id, username: "kim", limit: 2, now: now) {
+            case .issued: outcomes.append("issued")
+            case .capReached: outcomes.append("cap")
+            case .noKeys: outcomes.append("no keys")
+            }
+        }
+        XCTAssertEqual(outcomes, ["issued", "issued", "cap"])
+        let status = try await stores.status.record(sessionId: "s5", now: now)
+        XCTAssertNil(status, "a request refused by the cap opened a status record")
+        let request = try await stores.requests.consume(id: "s5")
+        XCTAssertNil(request, "a request refused by the cap was stored")
+    }
+
     static func completion(_ id: String, keyID: String, from: UInt32, to: UInt32, now: Date) -> CeremonyStore.Authentication {
         let (token, session) = SessionStore.make(username: "kim", aaid: "F1D0#1001", keyID: keyID, now: now, lifetime: 60)
         return CeremonyStore.Authentication(
@@ -527,6 +597,11 @@ final class SQLiteStoreTests: XCTestCase {
     func testDeletionSelectsByUsernameAAIDOrKeyID() async throws { try await StoreContract.deletionSelectsByUsernameAAIDOrKeyID(stores) }
     func testAnOpenedRequestHasItsStatusRecord() async throws { try await StoreContract.anOpenedRequestHasItsStatusRecord(stores) }
     func testAnOpenRefusedByTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.anOpenRefusedByTheCapStoresNeitherRequestNorStatus(stores) }
+    func testAStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy() async throws {
+        try await StoreContract.aStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy(stores)
+    }
+    func testAStepUpRequestForAUserWithoutKeysStoresNothing() async throws { try await StoreContract.aStepUpRequestForAUserWithoutKeysStoresNothing(stores) }
+    func testAStepUpRequestOverTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.aStepUpRequestOverTheCapStoresNeitherRequestNorStatus(stores) }
     func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
         try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
     }
@@ -631,6 +706,11 @@ final class PostgresStoreTests: XCTestCase {
     func testDeletionSelectsByUsernameAAIDOrKeyID() async throws { try await StoreContract.deletionSelectsByUsernameAAIDOrKeyID(stores) }
     func testAnOpenedRequestHasItsStatusRecord() async throws { try await StoreContract.anOpenedRequestHasItsStatusRecord(stores) }
     func testAnOpenRefusedByTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.anOpenRefusedByTheCapStoresNeitherRequestNorStatus(stores) }
+    func testAStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy() async throws {
+        try await StoreContract.aStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy(stores)
+    }
+    func testAStepUpRequestForAUserWithoutKeysStoresNothing() async throws { try await StoreContract.aStepUpRequestForAUserWithoutKeysStoresNothing(stores) }
+    func testAStepUpRequestOverTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.aStepUpRequestOverTheCapStoresNeitherRequestNorStatus(stores) }
     func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
         try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
     }

@@ -40,6 +40,94 @@ public struct CeremonyStore: Sendable {
         }
     }
 
+    /// How issuing a step-up request ended (``openStepUp(username:cap:retention:request:status:)``).
+    enum StepUp: Sendable {
+        /// The user has no registered key: nothing was stored.
+        case noKeys
+        /// The user has `cap.limit` unexpired requests already: nothing was stored.
+        case capReached
+        /// Stored, with its status record; the request's policy accepts exactly the user's keys.
+        case issued(ChallengeRecord)
+    }
+
+    /// One registered key, as a step-up policy names it.
+    struct StepUpKey: Sendable, Equatable {
+        var aaid: String
+        var keyID: String
+    }
+
+    /// The policy of a step-up request: every key of the user, one alternative per AAID (in the order of the AAIDs'
+    /// bytes), each with that AAID's key IDs in the order given. `keys` come in registration order (oldest first,
+    /// then by key ID). ``stepUpPolicyColumn`` is its twin in SQL.
+    static func stepUpPolicy(_ keys: [StepUpKey]) -> Policy {
+        var order: [String] = [], keyIDs: [String: [String]] = [:]
+        for key in keys {
+            if keyIDs[key.aaid] == nil { order.append(key.aaid) }
+            keyIDs[key.aaid, default: []].append(key.keyID)
+        }
+        return Policy(accepted: order.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { aaid in
+            [MatchCriteria(aaid: [aaid], keyIDs: keyIDs[aaid])]
+        })
+    }
+
+    /// ``stepUpPolicy(_:)``'s text as PostgreSQL writes it from the rows of `keys` (`aaid`, `key_id`, `created_at`):
+    /// byte for byte what ``JSONCoding`` writes for that policy (sorted members, no spaces), so the response finds the
+    /// policy remembered for it; NULL when there are no rows. A store test holds the two equal on PostgreSQL, for
+    /// several users' keys. Ordering by `COLLATE "C"` is ordering by bytes, as ``stepUpPolicy(_:)`` does.
+    static let stepUpPolicyColumn = """
+        (SELECT '{"accepted":[' || string_agg(criteria, ',' ORDER BY aaid COLLATE "C") || ']}' FROM (
+            SELECT aaid, '[{"aaid":[' || to_json(aaid)::text || '],"keyIDs":[' \
+        || string_agg(to_json(key_id)::text, ',' ORDER BY created_at, key_id COLLATE "C") || ']}]' AS criteria
+            FROM keys GROUP BY aaid) AS alternatives)
+        """
+
+    /// The order in which ``stepUpPolicy(_:)`` wants a user's keys (registration order), in SQL.
+    static let stepUpKeyOrder = "created_at, aaid COLLATE \"C\", key_id COLLATE \"C\""
+
+    /// Issues a step-up request for `username`: its policy accepts exactly the user's registered keys
+    /// (``stepUpPolicy(_:)``), and it is stored with its status record, only while the user is under `cap`.
+    /// `request` makes the request from its policy, `status` its status record.
+    ///
+    /// On PostgreSQL this is one statement instead of two: it reads the user's keys, writes the policy column from
+    /// them (``stepUpPolicyColumn``), stores the request and its status record, and returns the keys, from which the
+    /// policy sent to the client is made. Both come from the same rows of the same snapshot, so the client sees the
+    /// policy the response is verified against. SQLite reads the keys and then stores the request (``open``).
+    func openStepUp(username: String, cap: UAFRequestStore.Cap, retention: TimeInterval,
+                    request: (Policy) -> ChallengeRecord, status: (ChallengeRecord) -> StatusRecord) async throws -> StepUp {
+        guard database.engine == .postgres else {
+            let keys = try await stores.registrations.registrations(username: username).map { StepUpKey(aaid: $0.aaid, keyID: $0.keyID) }
+            guard !keys.isEmpty else { return .noKeys }
+            let record = request(Self.stepUpPolicy(keys))
+            return try await open(record, status: status(record), retention: retention, cap: cap) ? .issued(record) : .capReached
+        }
+        // The policy is not known yet: every other value is, and the policy column is written in SQL.
+        let pending = request(Policy(accepted: []))
+        var insert = pending
+        insert.username = cap.username
+        let values = try UAFRequestStore.values(insert, policy: "policy.text")
+        let statusValues = try StatusStore.values(status(pending), retention: retention)
+        let rows = try await database.run { sql in
+            try await sql.raw("""
+                WITH keys AS (SELECT aaid, key_id, created_at FROM registrations WHERE username = \(bind: username)),
+                policy AS (SELECT \(unsafeRaw: Self.stepUpPolicyColumn) AS text),
+                request AS (
+                    INSERT INTO uaf_requests (\(unsafeRaw: UAFRequestStore.columns)) SELECT \(values) FROM policy
+                    WHERE policy.text IS NOT NULL AND \(UAFRequestStore.below(cap))
+                    RETURNING id),
+                opened AS (INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request RETURNING session_id)
+                SELECT aaid, key_id, (SELECT COUNT(*) FROM opened) AS issued FROM keys ORDER BY \(unsafeRaw: Self.stepUpKeyOrder)
+                """).all()
+        }
+        guard let first = rows.first else { return .noKeys }
+        guard try first.decode(column: "issued", as: Int64.self) == 1 else { return .capReached }
+        let keys = try rows.map { StepUpKey(aaid: try $0.decode(column: "aaid", as: String.self), keyID: try $0.decode(column: "key_id", as: String.self)) }
+        let record = request(Self.stepUpPolicy(keys))
+        // Remembers the policy for the text PostgreSQL wrote (the same bytes), so the response reads it back without
+        // decoding it.
+        _ = try JSONCoding.string(record.policy)
+        return .issued(record)
+    }
+
     /// A consumed request, with the registrations of its user when they were read in the same step.
     struct Consumed: Sendable {
         var request: ChallengeRecord

@@ -70,22 +70,28 @@ public struct UAFRequestStore: Sendable {
         guard let cap else { return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) VALUES (\(try values(record)))" }
         var record = record
         record.username = cap.username
-        return """
-            INSERT INTO uaf_requests (\(unsafeRaw: columns)) SELECT \(try values(record))
-            WHERE (SELECT COUNT(*) FROM uaf_requests WHERE username = \(bind: cap.username) AND expires_at >= \(bind: cap.now.epochMillis)) \
-            < \(bind: Int64(cap.limit))
-            """
+        return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) SELECT \(try values(record)) WHERE \(below(cap))"
     }
 
-    /// The columns a request's row fills, in the order of ``values(_:)``: its id, then ``returnedColumns``.
-    private static let columns = (["id"] + returnedColumns).joined(separator: ", ")
+    /// The condition that `cap.username` has fewer than `cap.limit` requests unexpired at `cap.now`.
+    static func below(_ cap: Cap) -> SQLQueryString {
+        """
+        (SELECT COUNT(*) FROM uaf_requests WHERE username = \(bind: cap.username) AND expires_at >= \(bind: cap.now.epochMillis)) \
+        < \(bind: Int64(cap.limit))
+        """
+    }
 
-    /// A request's values, in the order of ``columns``.
-    private static func values(_ record: ChallengeRecord) throws -> SQLQueryString {
-        let policy = try JSONCoding.string(record.policy), transactions = try JSONCoding.string(record.transactions)
+    /// The columns a request's row fills, in the order of ``values(_:policy:)``: its id, then ``returnedColumns``.
+    static let columns = (["id"] + returnedColumns).joined(separator: ", ")
+
+    /// A request's values, in the order of ``columns``; with `policy`, that SQL expression is its policy column
+    /// instead of the record's own policy.
+    static func values(_ record: ChallengeRecord, policy expression: SQLQueryString? = nil) throws -> SQLQueryString {
+        let policy: SQLQueryString = try expression ?? "\(bind: JSONCoding.string(record.policy))"
+        let transactions = try JSONCoding.string(record.transactions)
         return """
             \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username), \
-            \(bind: policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis)
+            \(policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis)
             """
     }
 

@@ -25,23 +25,30 @@ struct AuthenticationService: Sendable {
         let context = try ServiceEnvironment.parseContext(Context.self, request.context)
         let transactions = context?.transaction ?? []
         try Self.validate(transactions: transactions)
-        let policy: Policy
-        if let username = context?.username {
-            try ServiceEnvironment.validate(username: username)
-            let registrations = try await stores.registrations.registrations(username: username)
-            guard !registrations.isEmpty else { throw ServiceFailure(.notFound, "no authenticator registered for this user") }
-            policy = Policy(accepted: Dictionary(grouping: registrations, by: \.aaid).sorted { $0.key < $1.key }.map { aaid, records in
-                [MatchCriteria(aaid: [aaid], keyIDs: records.map(\.keyID))]
-            })
-        } else {
-            policy = Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] })
+        let (id, challenge) = (dispatchedSession ?? environment.newRequestID(), environment.newChallenge())
+        let expiresAt = environment.clock().addingTimeInterval(environment.requestLifetime)
+        let makeRecord = { (policy: Policy) in
+            ChallengeRecord(id: id, operation: .authentication, challenge: challenge, username: context?.username, policy: policy,
+                            transactions: transactions, expiresAt: expiresAt)
         }
-        let record = ChallengeRecord(id: dispatchedSession ?? environment.newRequestID(), operation: .authentication,
-                                     challenge: environment.newChallenge(), username: context?.username, policy: policy, transactions: transactions,
-                                     expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
-        try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil)
+        let record: ChallengeRecord
+        if let username = context?.username {
+            // Step-up: the policy accepts exactly the user's registered keys.
+            try ServiceEnvironment.validate(username: username)
+            if dispatchedSession == nil {
+                record = try await environment.issueStepUp(username: username, status: .clientAuthenticating, request: makeRecord)
+            } else {
+                let keys = try await stores.registrations.registrations(username: username).map { CeremonyStore.StepUpKey(aaid: $0.aaid, keyID: $0.keyID) }
+                guard !keys.isEmpty else { throw ServiceEnvironment.noAuthenticator }
+                record = makeRecord(CeremonyStore.stepUpPolicy(keys))
+                try await environment.issue(record, status: .clientAuthenticating, dispatched: true)
+            }
+        } else {
+            record = makeRecord(Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] }))
+            try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil)
+        }
         let message = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
-                                            challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
+                                            challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: record.policy)
         environment.decide("authentication request", context?.username, 1200,
                            "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
         return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),

@@ -103,6 +103,25 @@ struct ServiceEnvironment: Sendable {
         }
     }
 
+    /// Issues a step-up request for `username` (not for a dispatch token): its policy accepts exactly the user's
+    /// registered keys, it counts against the per-user cap, and it opens its status record, all in one store call
+    /// (``CeremonyStore/openStepUp(username:cap:retention:request:status:)``). `request` makes the request from its
+    /// policy.
+    func issueStepUp(username: String, status: StatusRecord.Status, request: (Policy) -> ChallengeRecord) async throws -> ChallengeRecord {
+        let cap = UAFRequestStore.Cap(username: username, limit: limits.outstandingRequestsPerUsername, now: clock())
+        let outcome = try await stores.ceremonies.openStepUp(username: username, cap: cap, retention: statusRetention, request: request) { record in
+            StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username, updatedAt: clock())
+        }
+        switch outcome {
+        case .issued(let record): return record
+        case .capReached: throw capReached
+        case .noKeys: throw Self.noAuthenticator
+        }
+    }
+
+    /// A step-up request for a user without a registered key.
+    static var noAuthenticator: ServiceFailure { ServiceFailure(.notFound, "no authenticator registered for this user") }
+
     private var capReached: ServiceFailure {
         ServiceFailure(.requestInvalid, "\(limits.outstandingRequestsPerUsername) unanswered requests outstanding for this user, the most allowed")
     }
