@@ -72,8 +72,9 @@ public struct CeremonyStore: Sendable {
 
     /// ``stepUpPolicy(_:)``'s text as PostgreSQL writes it from the rows of `keys` (`aaid`, `key_id`, `created_at`):
     /// byte for byte what ``JSONCoding`` writes for that policy (sorted members, no spaces), so the response finds the
-    /// policy remembered for it; NULL when there are no rows. A store test holds the two equal on PostgreSQL, for
-    /// several users' keys. Ordering by `COLLATE "C"` is ordering by bytes, as ``stepUpPolicy(_:)`` does.
+    /// policy remembered for it; NULL when there are no rows. A store test holds the two equal on PostgreSQL (keys under
+    /// two AAIDs, registered at different times, one key ID with characters JSON escapes). Ordering by `COLLATE "C"`
+    /// is ordering by bytes, as ``stepUpPolicy(_:)`` does.
     static let stepUpPolicyColumn = """
         (SELECT '{"accepted":[' || string_agg(criteria, ',' ORDER BY aaid COLLATE "C") || ']}' FROM (
             SELECT aaid, '[{"aaid":[' || to_json(aaid)::text || '],"keyIDs":[' \
@@ -103,7 +104,7 @@ public struct CeremonyStore: Sendable {
         // The policy is not known yet: every other value is, and the policy column is written in SQL.
         let pending = request(Policy(accepted: []))
         var insert = pending
-        insert.username = cap.username
+        insert.username = cap.username  // as every capped insert: the row counts against the cap it was checked under
         let values = try UAFRequestStore.values(insert, policy: "policy.text")
         let statusValues = try StatusStore.values(status(pending), retention: retention)
         let rows = try await database.run { sql in
