@@ -122,6 +122,19 @@ final class WireJSONTests: XCTestCase {
         try assertSameValue(Special.self, String(decoding: try foundationWireEncoder().encode(Special()), as: UTF8.self))
     }
 
+    func testEncoderWritesDatesSince1970AsFoundationDoesWhenAsked() throws {
+        let foundation = foundationWireEncoder()
+        foundation.dateEncodingStrategy = .secondsSince1970
+        let dates = [Date(timeIntervalSince1970: 1_795_502_581), Date(timeIntervalSince1970: 1_795_502_581.515), Date(timeIntervalSince1970: 0),
+                     Date(timeIntervalSince1970: -86_400.25), Date(timeIntervalSinceReferenceDate: 123.25), Date.distantFuture]
+        for date in dates {
+            let expected = String(decoding: try foundation.encode(["exp": date]), as: UTF8.self)
+            XCTAssertEqual(try WireJSONEncoder(dateEncoding: .secondsSince1970).encodeToString(["exp": date]), expected)
+        }
+        // The default stays JSONEncoder's default (seconds since 2001), which every wire message uses.
+        XCTAssertEqual(try WireJSONEncoder().encodeToString([Date(timeIntervalSince1970: 978_307_200 + 5)]), "[5]")
+    }
+
     func testEncoderSortsKeysByTheirUTF8Bytes() throws {
         try assertSameBytes(["b": 1, "a": 2, "B": 3, "a10": 4, "a9": 5, "é": 6, "😀": 7, "\u{FFFF}": 8, "_": 9, "": 10])
         try assertSameBytes([10: "ten", 2: "two", 1: "one"])
