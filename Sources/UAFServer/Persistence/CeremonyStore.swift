@@ -70,6 +70,12 @@ public struct CeremonyStore: Sendable {
         })
     }
 
+    /// The step-up policy for `username`'s keys as stored now (``stepUpPolicy(_:)``); nil when the user has none.
+    func stepUpPolicy(username: String) async throws -> Policy? {
+        let keys = try await stores.registrations.registrations(username: username).map { StepUpKey(aaid: $0.aaid, keyID: $0.keyID) }
+        return keys.isEmpty ? nil : Self.stepUpPolicy(keys)
+    }
+
     /// ``stepUpPolicy(_:)``'s text as PostgreSQL writes it from the rows of `keys` (`aaid`, `key_id`, `created_at`):
     /// byte for byte what ``JSONCoding`` writes for that policy (sorted members, no spaces), so the response finds the
     /// policy remembered for it; NULL when there are no rows. A store test holds the two equal on PostgreSQL (keys under
@@ -96,9 +102,8 @@ public struct CeremonyStore: Sendable {
     func openStepUp(username: String, cap: UAFRequestStore.Cap, retention: TimeInterval,
                     request: (Policy) -> ChallengeRecord, status: (ChallengeRecord) -> StatusRecord) async throws -> StepUp {
         guard database.engine == .postgres else {
-            let keys = try await stores.registrations.registrations(username: username).map { StepUpKey(aaid: $0.aaid, keyID: $0.keyID) }
-            guard !keys.isEmpty else { return .noKeys }
-            let record = request(Self.stepUpPolicy(keys))
+            guard let policy = try await stepUpPolicy(username: username) else { return .noKeys }
+            let record = request(policy)
             return try await open(record, status: status(record), retention: retention, cap: cap) ? .issued(record) : .capReached
         }
         // The policy is not known yet: every other value is, and the policy column is written in SQL.

@@ -38,9 +38,8 @@ struct AuthenticationService: Sendable {
             if dispatchedSession == nil {
                 record = try await environment.issueStepUp(username: username, status: .clientAuthenticating, request: makeRecord)
             } else {
-                let keys = try await stores.registrations.registrations(username: username).map { CeremonyStore.StepUpKey(aaid: $0.aaid, keyID: $0.keyID) }
-                guard !keys.isEmpty else { throw ServiceEnvironment.noAuthenticator }
-                record = makeRecord(CeremonyStore.stepUpPolicy(keys))
+                guard let policy = try await stores.ceremonies.stepUpPolicy(username: username) else { throw ServiceEnvironment.noAuthenticator }
+                record = makeRecord(policy)
                 try await environment.issue(record, status: .clientAuthenticating, dispatched: true)
             }
         } else {

@@ -97,10 +97,15 @@ struct ServiceEnvironment: Sendable {
             try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
         } else {
             // The usual case: the request and its new status record, written together (one statement on PostgreSQL).
-            let opened = StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username,
-                                      updatedAt: clock())
-            guard try await stores.ceremonies.open(record, status: opened, retention: statusRetention, cap: cap) else { throw capReached }
+            guard try await stores.ceremonies.open(record, status: openedStatus(record, status), retention: statusRetention, cap: cap) else {
+                throw capReached
+            }
         }
+    }
+
+    /// The status record a newly issued request opens: its id is the status session id.
+    private func openedStatus(_ record: ChallengeRecord, _ status: StatusRecord.Status) -> StatusRecord {
+        StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username, updatedAt: clock())
     }
 
     /// Issues a step-up request for `username` (not for a dispatch token): its policy accepts exactly the user's
@@ -110,7 +115,7 @@ struct ServiceEnvironment: Sendable {
     func issueStepUp(username: String, status: StatusRecord.Status, request: (Policy) -> ChallengeRecord) async throws -> ChallengeRecord {
         let cap = UAFRequestStore.Cap(username: username, limit: limits.outstandingRequestsPerUsername, now: clock())
         let outcome = try await stores.ceremonies.openStepUp(username: username, cap: cap, retention: statusRetention, request: request) { record in
-            StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username, updatedAt: clock())
+            openedStatus(record, status)
         }
         switch outcome {
         case .issued(let record): return record
