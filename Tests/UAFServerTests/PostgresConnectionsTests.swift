@@ -22,12 +22,12 @@ final class PostgresConnectionsTests: XCTestCase {
 
     /// A set of its own over a pool of its own, for the rules a StoreDatabase does not expose (keep-alive).
     private func connections(size: Int, keepAliveInterval: Duration, keepAliveTimeout: Duration = .seconds(10),
-                             keepAliveQuery: String = "SELECT 1") throws -> PostgresConnections {
+                             keepAliveQuery: String = "SELECT 1", setupQuery: String = PostgresConnections.sessionSetup) throws -> PostgresConnections {
         let client = try StoreDatabase.postgresClient(url: try PostgresStoreTests.postgresURL(), poolSize: size, logger: Logger(label: "test.postgres"))
         let run = Task { await client.run() }
         let connections = PostgresConnections(client: client, size: size, logger: Logger(label: "test.postgres"),
                                               keepAliveInterval: keepAliveInterval, keepAliveTimeout: keepAliveTimeout,
-                                              keepAliveQuery: keepAliveQuery)
+                                              keepAliveQuery: keepAliveQuery, setupQuery: setupQuery)
         connections.start()
         sets.append((connections, run))
         return connections
@@ -221,5 +221,53 @@ final class PostgresConnectionsTests: XCTestCase {
         try await Task.sleep(for: .seconds(1))
         let replaced = try await within(5) { try await Self.backend(connections) }
         XCTAssertNotEqual(replaced, pid)
+    }
+    func testEveryConnectionOfTheSetPlansPreparedStatementsGenerically() async throws {
+        let database = try await open(poolSize: 2)
+        @Sendable func setting(sleeping seconds: Double) async throws -> (Int64, String) {
+            try await database.run { sql in
+                try await sql.raw("SELECT pg_sleep(\(literal: seconds))").run()
+                let pid = try await sql.raw("SELECT pg_backend_pid()::BIGINT AS pid").first()!.decode(column: "pid", as: Int64.self)
+                let mode = try await sql.raw("SELECT current_setting('plan_cache_mode') AS mode").first()!.decode(column: "mode", as: String.self)
+                return (pid, mode)
+            }
+        }
+        async let slow = setting(sleeping: 0.4)
+        try await Task.sleep(for: .milliseconds(100))
+        async let quick = setting(sleeping: 0)
+        let (first, second) = (try await slow, try await quick)
+        XCTAssertNotEqual(first.0, second.0, "two connections were asked")
+        XCTAssertEqual([first.1, second.1], ["force_generic_plan", "force_generic_plan"])
+    }
+
+    func testAStoreStatementRunManyTimesIsNeverPlannedForItsValues() async throws {
+        let database = try await open(poolSize: 1)
+        let counts = try await database.run { sql -> (generic: Int64, custom: Int64)? in
+            // pg_prepared_statements counts plans from PostgreSQL 14 on.
+            let version = try await sql.raw("SELECT current_setting('server_version_num')::BIGINT AS v").first()!.decode(column: "v", as: Int64.self)
+            guard version >= 140000 else { return nil }
+            // A statement with values is prepared by the statement cache; by default PostgreSQL plans the first five
+            // executions for their values.
+            for n in 0..<8 { _ = try await sql.raw("SELECT \(bind: "value \(n)") AS echoed").first() }
+            let row = try await sql.raw("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%AS echoed%'").first()
+            guard let row else { return (0, -1) }
+            return (try row.decode(column: "generic_plans", as: Int64.self), try row.decode(column: "custom_plans", as: Int64.self))
+        }
+        guard let counts else { throw XCTSkip("PostgreSQL before 14 does not count plans") }
+        XCTAssertEqual(counts.custom, 0, "no execution was planned for its values")
+        XCTAssertGreaterThanOrEqual(counts.generic, 1)
+    }
+
+    func testAConnectionThatRefusesTheSessionSettingStillServes() async throws {
+        let connections = try connections(size: 1, keepAliveInterval: .seconds(30), setupQuery: "SET no_such_setting_here = 1")
+        _ = try await within(5) { try await Self.backend(connections) }
+    }
+
+    func testClosingTheSetDoesNotWaitForASessionSettingThatDoesNotAnswer() async throws {
+        // The setting's statement stands in for a connection that went silent: it answers only after 30 s.
+        let connections = try connections(size: 1, keepAliveInterval: .seconds(30), keepAliveTimeout: .milliseconds(300),
+                                           setupQuery: "SELECT pg_sleep(30)")
+        try await Task.sleep(for: .milliseconds(200))
+        _ = try await within(5) { await connections.close(); return true }
     }
 }
