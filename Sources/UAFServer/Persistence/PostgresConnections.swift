@@ -246,10 +246,10 @@ final class PostgresConnections: Sendable {
         let (query, logger, timeout) = (setupQuery, logger, keepAliveTimeout)
         var timer: Task<Void, Never>?
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let finish: @Sendable () -> Void = {
-                if finished.withLockedValue({ state in defer { state = true }; return !state }) { done.resume() }
-            }
-            connection.closeFuture.whenComplete { _ in finish() }
+            // Whoever claims first ends the wait; claiming before closing means the timer never closes a connection
+            // whose answer came first (it may already be lent to a run).
+            let claim: @Sendable () -> Bool = { finished.withLockedValue { state in defer { state = true }; return !state } }
+            connection.closeFuture.whenComplete { _ in if claim() { done.resume() } }
             Task {
                 do {
                     for try await _ in try await connection.query(PostgresQuery(unsafeSQL: query), logger: logger) {}
@@ -257,13 +257,14 @@ final class PostgresConnections: Sendable {
                     logger.info("a PostgreSQL connection runs without its session setting",
                                 metadata: ["setting": .string(query), "error": .string(String(describing: error))])
                 }
-                finish()
+                if claim() { done.resume() }
             }
             timer = Task {
-                guard (try? await Task.sleep(for: timeout)) != nil, !finished.withLockedValue({ $0 }) else { return }
+                guard (try? await Task.sleep(for: timeout)) != nil, claim() else { return }
                 logger.warning("a new PostgreSQL connection did not answer its session setting; closing it")
+                // It joins the set closing, and leaves it as soon as the close is seen (as any closed connection).
+                done.resume()
                 try? await connection.close()
-                finish()
             }
         }
         timer?.cancel()
