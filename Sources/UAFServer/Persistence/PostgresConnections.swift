@@ -234,40 +234,62 @@ final class PostgresConnections: Sendable {
     }
 
     /// Runs ``setupQuery`` on a newly leased connection. A failure only costs speed (the statement's settings are
-    /// about planning), so the connection joins the set either way; a connection that broke meanwhile leaves it as
-    /// soon as its close is seen.
-    ///
-    /// The wait ends when the statement answers, when the connection closes, or after ``keepAliveTimeout`` (then the
-    /// connection is closed): the pool can hand over a connection just as it dies (PostgreSQL ended the session), and a
-    /// statement sent on it then was seen never to answer (about one in 25 runs of the test that ends a session), which
-    /// had left its holder, and closing the set, waiting for ever.
+    /// about planning), so the connection joins the set either way; a connection that broke meanwhile, or that did not
+    /// answer (``answer(_:on:)`` closes it), leaves the set as soon as its close is seen.
     private func setUp(_ connection: PostgresConnection) async {
+        switch await answer(setupQuery, on: connection) {
+        case .answered, .closed: break
+        case .failed(let error):
+            logger.info("a PostgreSQL connection runs without its session setting",
+                        metadata: ["setting": .string(setupQuery), "error": .string(String(describing: error))])
+        case .timedOut:
+            logger.warning("a new PostgreSQL connection did not answer its session setting; closing it")
+        }
+    }
+
+    /// How a statement the set runs on its own (the session setting, the keep-alive) ended.
+    enum Answer: Sendable {
+        case answered
+        case failed(any Error)
+        /// The connection closed before the statement answered.
+        case closed
+        /// No answer within ``keepAliveTimeout``: the connection is being closed.
+        case timedOut
+    }
+
+    /// Runs `query` on `connection` (its rows discarded) and waits until it answers or fails, the connection closes,
+    /// or ``keepAliveTimeout`` passes; then the connection is closed, and this returns without waiting for the close.
+    ///
+    /// Why not simply await the statement: the pool can hand over a connection just as it dies (PostgreSQL ended the
+    /// session), and a statement sent on it then was seen never to answer (about one in 25 runs of the test that ends
+    /// a session), which left the waiting holder, and closing the set, waiting for ever.
+    private func answer(_ query: String, on connection: PostgresConnection) async -> Answer {
         let finished = NIOLockedValueBox(false)
-        let (query, logger, timeout) = (setupQuery, logger, keepAliveTimeout)
+        let (logger, timeout) = (logger, keepAliveTimeout)
         var timer: Task<Void, Never>?
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        let answer = await withCheckedContinuation { (done: CheckedContinuation<Answer, Never>) in
             // Whoever claims first ends the wait; claiming before closing means the timer never closes a connection
             // whose answer came first (it may already be lent to a run).
             let claim: @Sendable () -> Bool = { finished.withLockedValue { state in defer { state = true }; return !state } }
-            connection.closeFuture.whenComplete { _ in if claim() { done.resume() } }
+            connection.closeFuture.whenComplete { _ in if claim() { done.resume(returning: .closed) } }
             Task {
+                let answer: Answer
                 do {
                     for try await _ in try await connection.query(PostgresQuery(unsafeSQL: query), logger: logger) {}
+                    answer = .answered
                 } catch {
-                    logger.info("a PostgreSQL connection runs without its session setting",
-                                metadata: ["setting": .string(query), "error": .string(String(describing: error))])
+                    answer = .failed(error)
                 }
-                if claim() { done.resume() }
+                if claim() { done.resume(returning: answer) }
             }
             timer = Task {
                 guard (try? await Task.sleep(for: timeout)) != nil, claim() else { return }
-                logger.warning("a new PostgreSQL connection did not answer its session setting; closing it")
-                // It joins the set closing, and leaves it as soon as the close is seen (as any closed connection).
-                done.resume()
+                done.resume(returning: .timedOut)
                 try? await connection.close()
             }
         }
         timer?.cancel()
+        return answer
     }
 
     /// A newly leased connection joins the set: to the first waiting run, or idle. False when the set is closing.
@@ -315,18 +337,17 @@ final class PostgresConnections: Sendable {
                 }
             }
             for connection in stale {
-                let timeout = Task {
-                    try await Task.sleep(for: keepAliveTimeout)
+                switch await answer(keepAliveQuery, on: connection) {
+                case .answered: break
+                case .timedOut:
                     logger.warning("a PostgreSQL connection did not answer its keep-alive; closing it")
                     try? await connection.close()
-                }
-                do {
-                    for try await _ in try await connection.query(PostgresQuery(unsafeSQL: keepAliveQuery), logger: logger) {}
-                } catch {
+                case .failed(let error):
                     logger.info("a PostgreSQL connection failed its keep-alive", metadata: ["error": .string(String(describing: error))])
                     try? await connection.close()
+                case .closed:
+                    logger.info("a PostgreSQL connection closed during its keep-alive")
                 }
-                timeout.cancel()
                 release(connection)
             }
         }
