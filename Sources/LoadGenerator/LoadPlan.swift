@@ -52,6 +52,8 @@ public struct LoadPlan: Sendable {
     public var serverPIDs: [Int32] = []
     /// The generator's process also runs the servers (embedded), so its CPU is theirs too.
     public var embeddedServers: Bool = false
+    /// How the generator's threads are scheduled, for the report (``GeneratorScheduling``); nil: not stated.
+    public var generatorScheduling: String?
 
     public init(targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
                 stop: Stop = .duration(seconds: 10), population: Int = 1000, transactionText: String? = nil,

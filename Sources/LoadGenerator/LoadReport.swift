@@ -180,6 +180,8 @@ public struct LoadReport: Codable, Sendable {
     /// `--replay-check` was on: each accepted response was sent again and had to be refused.
     public var replayChecked: Bool
     public var serverMemory: [ProcessMemory]
+    /// How the generator's threads were scheduled (``LoadPlan/generatorScheduling``); nil: not stated.
+    public var generatorScheduling: String?
 
     /// The human-readable report.
     public var text: String {
@@ -187,6 +189,7 @@ public struct LoadReport: Codable, Sendable {
         lines.append("targets     \(targets.joined(separator: ", "))")
         lines.append("flow        \(flow.rawValue)\(transactions ? " with a transaction text" : ""), \(connections) connections"
                      + (flow == .authentication ? ", \(population) users" : ""))
+        if let generatorScheduling { lines.append("generator   \(generatorScheduling)") }
         for phase in [setup, measured, verification].compactMap({ $0 }) {
             lines.append("")
             lines.append("\(phase.name): \(phase.flows) flows in \(String(format: "%.2f", phase.seconds)) s = \(String(format: "%.0f", phase.flowsPerSecond)) flows/s, \(phase.failedFlows) failed")

@@ -119,7 +119,7 @@ public enum LoadRunner {
                           setup: setup, measured: measured, verification: verification, replayChecked: plan.replayCheck,
                           serverMemory: plan.serverPIDs.compactMap { pid in
                               ProcFS.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }
-                          })
+                          }, generatorScheduling: plan.generatorScheduling)
     }
 
     /// Runs `body` on every connection at once until the budget is spent, prints progress, and merges what the

@@ -43,6 +43,9 @@ struct LoadCommand: AsyncParsableCommand {
     var verify = false
     @Flag(help: "Print the report as JSON on standard output (progress still goes to standard error).") var json = false
     @Flag(help: "No progress lines.") var quiet = false
+    @Flag(inversion: .prefixedNo,
+          help: "With --url, on Linux: run the generator's threads under SCHED_BATCH, so that a thread woken by an answer never preempts a server sharing the cores. Embedded servers share the generator's threads and keep normal scheduling.")
+    var batchScheduling = true
 
     func validate() throws {
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be 1...3600 seconds") }
@@ -93,7 +96,9 @@ struct LoadCommand: AsyncParsableCommand {
             plan.embeddedServers = true
             note("started \(instances) embedded server(s) on \(database.map { $0.hasPrefix("postgres") ? "PostgreSQL" : $0 } ?? "a temporary SQLite file"): "
                  + plan.targets.map(\.absoluteString).joined(separator: ", "))
+            plan.generatorScheduling = "normal scheduling (its threads run the embedded servers too)"
         } else {
+            plan.generatorScheduling = try Self.schedule(batch: batchScheduling)
             plan.targets = try urls.map { text in
                 guard let url = URL(string: text) else { throw ValidationError("not a URL: \(text)") }
                 return url
@@ -129,6 +134,22 @@ struct LoadCommand: AsyncParsableCommand {
             if let directory { try? FileManager.default.removeItem(at: directory) }
             throw error
         }
+    }
+
+    /// Puts the generator's threads under `SCHED_BATCH` when asked (``GeneratorScheduling``) and says how they run.
+    /// A refusal is an error, not a quiet run under normal scheduling: the report must state what was measured.
+    static func schedule(batch: Bool) throws -> String {
+        guard batch else { return "normal scheduling (--no-batch-scheduling)" }
+        #if os(Linux)
+        do {
+            _ = try GeneratorScheduling.batchEveryThread()
+            return "SCHED_BATCH: its threads never preempt a server on wake-up (--no-batch-scheduling to turn off)"
+        } catch {
+            throw ValidationError("\(error); --no-batch-scheduling runs the generator under normal scheduling")
+        }
+        #else
+        return "normal scheduling (SCHED_BATCH exists only on Linux)"
+        #endif
     }
 }
 

@@ -243,4 +243,15 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertEqual(decoded.measured.flowLatency, report.measured.flowLatency)
         XCTAssertEqual(decoded.measured.cpu, report.measured.cpu)
     }
+
+    func testTheReportStatesHowTheGeneratorWasScheduled() async throws {
+        var scheduled = plan(flows: 4)
+        scheduled.generatorScheduling = "SCHED_BATCH (4 threads)"
+        let report = try await LoadRunner.run(scheduled)
+        XCTAssertTrue(report.text.contains("\ngenerator   SCHED_BATCH (4 threads)\n"), report.text)
+        let decoded = try JSONDecoder().decode(LoadReport.self, from: try JSONEncoder().encode(report))
+        XCTAssertEqual(decoded.generatorScheduling, "SCHED_BATCH (4 threads)")
+        let unstated = try await LoadRunner.run(plan(flows: 4))
+        XCTAssertFalse(unstated.text.contains("\ngenerator "), "a plan that states nothing reports nothing")
+    }
 }
