@@ -35,11 +35,11 @@ public enum GeneratorScheduling {
         }
     }
 
-    /// Moves every thread of this process to `SCHED_BATCH` and returns how many it moved. Threads created later
-    /// inherit the policy from the thread that creates them (glibc's default), so the whole generator runs under it.
-    /// The list is read again until it holds no thread not yet moved: one started meanwhile by a thread that had not
-    /// been moved yet would otherwise keep normal scheduling.
-    public static func batchEveryThread() throws -> Int {
+    /// Moves every thread of this process to `SCHED_BATCH`. Threads created later inherit the policy from the thread
+    /// that creates them (glibc's default), so the whole generator runs under it. The list is read again until it
+    /// holds no thread not yet moved: one started meanwhile by a thread that had not been moved yet would otherwise
+    /// keep normal scheduling.
+    public static func batchEveryThread() throws {
         var moved = Set<Int32>()
         for _ in 0..<8 {
             let fresh = try threadsOfThisProcess().filter { !moved.contains($0) }
@@ -47,14 +47,13 @@ public enum GeneratorScheduling {
             _ = try moveToBatch(fresh)
             moved.formUnion(fresh)
         }
-        return moved.count
     }
 
     /// The ids of this process's threads (`/proc/self/task`).
     public static func threadsOfThisProcess() throws -> [Int32] {
         #if os(Linux)
         do {
-            return try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { Int32($0) }.sorted()
+            return try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { Int32($0) }
         } catch {
             throw Failure.noThreadList("\(error)")
         }

@@ -142,7 +142,7 @@ struct LoadCommand: AsyncParsableCommand {
         guard batch else { return "normal scheduling (--no-batch-scheduling)" }
         #if os(Linux)
         do {
-            _ = try GeneratorScheduling.batchEveryThread()
+            try GeneratorScheduling.batchEveryThread()
             return "SCHED_BATCH: its threads never preempt a server on wake-up (--no-batch-scheduling to turn off)"
         } catch {
             throw ValidationError("\(error); --no-batch-scheduling runs the generator under normal scheduling")
