@@ -5,6 +5,7 @@ import UAFTesting
 import Logging
 import NIOConcurrencyHelpers
 import SQLiteNIO
+import SQLKit
 import XCTest
 @testable import UAFServer
 
@@ -741,6 +742,30 @@ final class PostgresStoreTests: XCTestCase {
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
     func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
     func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }
+
+    func testTheCapCountNeverReadsTheExpiryIndexEvenWhereThePlannerWouldPreferIt() async throws {
+        // A table whose statistics make the expiry index look best for "this user's requests unexpired at now":
+        // one user, expiries spread out, and now near the end of them. (In production, young statistics on a busy
+        // table led PostgreSQL there on some connections, and each count then walked the expiry index's whole range.)
+        let base = Date(epochMillis: Date().epochMillis)
+        for i in 0..<300 {
+            try await stores.requests.insert(StoreContract.record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"))
+        }
+        let now = base.addingTimeInterval(290)
+        let plan = { (condition: SQLQueryString) async throws -> String in
+            try await self.stores.database.run { sql in
+                try await sql.raw("ANALYZE uaf_requests").run()
+                return try await sql.raw("EXPLAIN SELECT COUNT(*) FROM uaf_requests WHERE \(condition)").all()
+                    .map { try $0.decode(column: "QUERY PLAN", as: String.self) }.joined(separator: "\n")
+            }
+        }
+        let plain = try await plan("username = \(bind: "ann") AND expires_at >= \(bind: now.epochMillis)")
+        XCTAssertTrue(plain.contains("uaf_requests_by_expiry"), "the table does not mislead the planner, so this test proves nothing:\n\(plain)")
+        let capped = try await plan(UAFRequestStore.unexpired(username: "ann", now: now))
+        XCTAssertFalse(capped.contains("uaf_requests_by_expiry"), capped)
+        let count = try await stores.requests.outstanding(username: "ann", now: now)
+        XCTAssertEqual(count, 10)
+    }
 
     func testTwoInstancesMigratingTogetherBothStart() async throws {
         let url = try Self.postgresURL()

@@ -89,6 +89,13 @@ enum Migrations {
                 id TEXT PRIMARY KEY, name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE, created_at BIGINT NOT NULL, revoked_at BIGINT)
             """,
         ]),
+        // The per-user cap counts a user's unexpired requests on every issued request (`UAFRequestStore.unexpired`).
+        // An index on (username, expires_at) answers that count from the index alone, and still serves every
+        // lookup by user that the index on username alone served, so it replaces it.
+        Migration(version: 6, name: "requests indexed by user and expiry", statements: [
+            "CREATE INDEX uaf_requests_by_username_expiry ON uaf_requests(username, expires_at)",
+            "DROP INDEX uaf_requests_by_username",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).
