@@ -186,13 +186,13 @@ final class SQLiteEngineTests: XCTestCase {
         try await other.close()
         try await database.close()
     }
-    func testTheLogIsCheckpointedEveryTenThousandPagesNotEveryThousand() async throws {
+    func testTheLogIsCheckpointedEveryFortyThousandPagesNotEveryThousand() async throws {
         let database = try await openWithTable()
         let pages = try await database.run { sql in
             try await sql.raw("PRAGMA wal_autocheckpoint").first()?.decode(column: "wal_autocheckpoint", as: Int.self)
         }
         XCTAssertEqual(pages, StoreDatabase.checkpointPages)
-        XCTAssertEqual(pages, 10_000)
+        XCTAssertEqual(pages, 40_000)
         try await database.close()
     }
 
