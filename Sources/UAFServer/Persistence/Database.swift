@@ -54,12 +54,7 @@ public final class StoreDatabase: Sendable {
             // The log is copied into the file by a thread of its own (SQLiteCheckpointer), every tenth of a second,
             // off the engine. The automatic checkpoint inside the commit that crosses the threshold remains, because
             // only it can let the log start over under continuous writes; it now finds all but the last tenth of a
-            // second already copied and synced. SQLite's default threshold of 1000 pages meant about 25 inline
-            // checkpoints a second under load; at 10000 they were ten times rarer and pages written many times were
-            // copied once: about +20 % authentication flows/s, measured in pairs against 1000 before the background
-            // thread existed. At 40000 (a log file of up to about 160 MiB, which SQLite then reuses) the inline
-            // checkpoint, still a few milliseconds that every login in flight waits for, comes every 1.5 s instead
-            // of every 0.4 s under login load: the whole-flow p99 fell by about 1 to 2.5 ms (see `checkpointPages`).
+            // second already copied and synced. The threshold, and why it is where it is: `checkpointPages`.
             for pragma in ["PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
                            "PRAGMA wal_autocheckpoint = \(Self.checkpointPages)"] {
                 _ = try engine.execute(pragma, [])
@@ -93,10 +88,14 @@ public final class StoreDatabase: Sendable {
         return database
     }
 
-    /// Log pages after which a commit copies the SQLite log back into the database file (see `open`). Measured
-    /// under `mauth load` (32 connections, 10 s, alternated): 10000, 20000, 40000 and 80000 pages gave a whole-flow
-    /// p99 of 14.5 to 16.5, 13.9 to 15.0, 12.3 to 14.5 and 12.5 to 13.4 ms. 40000 keeps the log file (4 KiB pages) at
-    /// about 160 MiB.
+    /// Log pages after which a commit copies the SQLite log back into the database file (SQLite's automatic
+    /// checkpoint, kept beside the background one: see `open`). SQLite's default of 1000 meant about 25 such inline
+    /// checkpoints a second under load; 10000, ten times rarer, with pages written many times copied once, gave
+    /// about +20 % authentication flows/s (measured in pairs before the background thread existed). The inline
+    /// checkpoint still holds every login in flight for a few milliseconds; at 40000 it comes every 1.5 s instead of
+    /// every 0.4 s under login load. Measured under `mauth load` (32 connections, 10 s, alternated): 10000, 20000,
+    /// 40000 and 80000 pages gave a whole-flow p99 of 14.5 to 16.5, 13.9 to 15.0, 12.3 to 14.5 and 12.5 to 13.4 ms.
+    /// 40000 keeps the log file (4 KiB pages) at about 160 MiB, which SQLite then reuses.
     static let checkpointPages = 40_000
 
     /// The pool an instance's PostgreSQL connections come from, opening each on the next event loop in turn
