@@ -59,15 +59,14 @@ final class GeneratorSchedulingTests: XCTestCase {
 
     func testAThreadStartedByABatchThreadInheritsBatch() throws {
         // What makes one call at the start enough: threads the generator creates later come from its own threads.
-        let child = LockedID()
+        let child = HandedThread()
         let parent = ParkedThread {
             _ = try? GeneratorScheduling.moveToBatch([GeneratorScheduling.currentThread() ?? -1])
-            let grandchild = ParkedThread()
-            child.set(grandchild.id, grandchild)
+            child.set(ParkedThread())
         }
         defer { parent.end(); child.thread?.end() }
         XCTAssertEqual(GeneratorScheduling.isBatch(try XCTUnwrap(parent.id)), true)
-        XCTAssertEqual(GeneratorScheduling.isBatch(try XCTUnwrap(child.id)), true)
+        XCTAssertEqual(GeneratorScheduling.isBatch(try XCTUnwrap(child.thread?.id)), true)
     }
 
     func testAThreadThatEndedIsSkippedNotAnError() throws {
@@ -78,13 +77,12 @@ final class GeneratorSchedulingTests: XCTestCase {
         XCTAssertEqual(try GeneratorScheduling.moveToBatch([id]), 0)
     }
 
-    /// The grandchild thread, handed from the thread that started it.
-    final class LockedID: @unchecked Sendable {
+    /// The grandchild thread, handed from the thread that started it (its id is the thread's own).
+    final class HandedThread: @unchecked Sendable {
         // @unchecked: written under `lock`, read under it.
         private let lock = NSLock()
-        private var stored: (Int32?, ParkedThread?) = (nil, nil)
-        func set(_ id: Int32?, _ thread: ParkedThread) { lock.withLock { stored = (id, thread) } }
-        var id: Int32? { lock.withLock { stored.0 } }
-        var thread: ParkedThread? { lock.withLock { stored.1 } }
+        private var stored: ParkedThread?
+        func set(_ thread: ParkedThread) { lock.withLock { stored = thread } }
+        var thread: ParkedThread? { lock.withLock { stored } }
     }
 }
