@@ -196,6 +196,40 @@ final class SQLiteEngineTests: XCTestCase {
         try await database.close()
     }
 
+    func testANewDatabaseFileHasTwoKiBPages() async throws {
+        let database = try await openWithTable()
+        let size = try await database.run { sql in
+            try await sql.raw("PRAGMA page_size").first()?.decode(column: "page_size", as: Int.self)
+        }
+        XCTAssertEqual(size, StoreDatabase.pageSize)
+        XCTAssertEqual(size, 2048)
+        try await database.close()
+        // Read from the file by another connection, not only what the engine's connection says.
+        let other = try await SQLiteConnection.open(storage: .file(path: path))
+        let rows = try await other.query("PRAGMA page_size")
+        try await other.close()
+        XCTAssertEqual(rows.first?.column("page_size")?.integer, 2048)
+    }
+
+    func testAnExistingDatabaseKeepsItsPageSizeAndItsRows() async throws {
+        // A database created before the page size was set: 4 KiB pages, WAL, one row.
+        let old = try SQLiteEngine(path: path, logger: Logger(label: "test"))
+        for statement in ["PRAGMA page_size = 4096", "PRAGMA journal_mode = WAL",
+                          "CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)", "INSERT INTO items (id, n) VALUES ('old', 1)"] {
+            _ = try old.execute(statement, [])
+        }
+        old.close()
+        let database = try await StoreDatabase.open(.sqlite(path: path))
+        try await Self.insert(database, "new")
+        let size = try await database.run { sql in
+            try await sql.raw("PRAGMA page_size").first()?.decode(column: "page_size", as: Int.self)
+        }
+        XCTAssertEqual(size, 4096, "opening an existing database changed its page size")
+        try await database.close()
+        let count = try await committedCount()
+        XCTAssertEqual(count, 2, "the old row or the new one is missing")
+    }
+
     /// Size of a file in the test directory, 0 when it does not exist.
     private func size(_ name: String) -> Int {
         let attributes = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)
