@@ -98,20 +98,17 @@ public final class StoreDatabase: Sendable {
     /// checkpoint still holds every login in flight for a few milliseconds; at 40000 it comes every 1.5 s instead of
     /// every 0.4 s under login load. Measured under `mauth load` (32 connections, 10 s, alternated): 10000, 20000,
     /// 40000 and 80000 pages gave a whole-flow p99 of 14.5 to 16.5, 13.9 to 15.0, 12.3 to 14.5 and 12.5 to 13.4 ms.
-    /// These were measured with 4 KiB pages. With ``pageSize`` (2 KiB) a login writes about a quarter more log frames,
-    /// so at 4,500 logins/s 40000 pages come about every 1.1 s; 40000 keeps the log file at about 80 MiB (160 MiB in a database created
-    /// with 4 KiB pages), which SQLite then reuses.
+    /// These were measured with 4 KiB pages. With ``pageSize`` (2 KiB) a login writes about a quarter more log
+    /// frames, so at 4,500 logins/s 40000 pages come about every 1.1 s; 40000 keeps the log file at about 80 MiB (160
+    /// MiB in a database created with 4 KiB pages), which SQLite then reuses.
     static let checkpointPages = 40_000
 
     /// The page size of a new SQLite database file, in bytes (SQLite's default is 4096). Under login load a commit
     /// writes a log frame for every page its logins changed: with 2 KiB pages a login wrote about 8.4 frames instead
-    /// of 6.8, but 17 KiB to the file instead of 27 KiB. Measured under `mauth load` (32 connections, 10 s, server in
-    /// its own process, 18 alternated pairs, 2026-11-24): the whole flow's p99 was lower in 16 of 18 pairs and below
-    /// 15 ms in all 18 runs (12.7 to 14.8 ms, mean 13.9, against 13.5 to 16.1 ms, mean 14.7, below 15 ms in 13);
-    /// 4,502 against 4,357 logins/s on average, and 0.322 against 0.330 ms of server CPU per login. Our reading: a
-    /// commit, which holds the engine's lock while it writes its frames, copies less. 1024 was no better than 4096 (4
-    /// pairs). Registrations, and a server holding an hour of sessions (4.7 million rows,
-    /// `Benchmarks/steady-state-fixture.sh`), were the same either way.
+    /// of 6.8, but 17 KiB to the file instead of 27 KiB, and in 24 alternated `mauth load` pairs the whole flow's p99
+    /// was lower in 20 (below 15 ms in 23 of 24 runs, against 19 of 24). 1024 was no better than 4096. The
+    /// measurements, and how an older database can be given these pages: UAFServer documentation, "The embedded
+    /// SQLite engine".
     static let pageSize = 2048
 
     /// The pool an instance's PostgreSQL connections come from, opening each on the next event loop in turn
