@@ -186,11 +186,15 @@ final class SQLiteEngineTests: XCTestCase {
         try await other.close()
         try await database.close()
     }
+
+    /// The value of an integer pragma, as the engine's connection reads it.
+    private static func pragma(_ name: String, of database: StoreDatabase) async throws -> Int? {
+        try await database.run { sql in try await sql.raw("PRAGMA \(unsafeRaw: name)").first()?.decode(column: name, as: Int.self) }
+    }
+
     func testTheLogIsCheckpointedEveryFortyThousandPagesNotEveryThousand() async throws {
         let database = try await openWithTable()
-        let pages = try await database.run { sql in
-            try await sql.raw("PRAGMA wal_autocheckpoint").first()?.decode(column: "wal_autocheckpoint", as: Int.self)
-        }
+        let pages = try await Self.pragma("wal_autocheckpoint", of: database)
         XCTAssertEqual(pages, StoreDatabase.checkpointPages)
         XCTAssertEqual(pages, 40_000)
         try await database.close()
@@ -198,9 +202,7 @@ final class SQLiteEngineTests: XCTestCase {
 
     func testANewDatabaseFileHasTwoKiBPages() async throws {
         let database = try await openWithTable()
-        let size = try await database.run { sql in
-            try await sql.raw("PRAGMA page_size").first()?.decode(column: "page_size", as: Int.self)
-        }
+        let size = try await Self.pragma("page_size", of: database)
         XCTAssertEqual(size, StoreDatabase.pageSize)
         XCTAssertEqual(size, 2048)
         try await database.close()
@@ -221,9 +223,7 @@ final class SQLiteEngineTests: XCTestCase {
         old.close()
         let database = try await StoreDatabase.open(.sqlite(path: path))
         try await Self.insert(database, "new")
-        let size = try await database.run { sql in
-            try await sql.raw("PRAGMA page_size").first()?.decode(column: "page_size", as: Int.self)
-        }
+        let size = try await Self.pragma("page_size", of: database)
         XCTAssertEqual(size, 4096, "opening an existing database changed its page size")
         try await database.close()
         let count = try await committedCount()
