@@ -30,10 +30,15 @@ final class SQLiteEngineTests: XCTestCase {
 
     /// Rows another connection sees in `items`.
     private func committedCount() async throws -> Int {
+        try await integerFromAnotherConnection("SELECT COUNT(*) AS n FROM items", column: "n") ?? -1
+    }
+
+    /// An integer column of the first row `sql` returns on a second, independent connection to the file.
+    private func integerFromAnotherConnection(_ sql: String, column: String) async throws -> Int? {
         let other = try await SQLiteConnection.open(storage: .file(path: path))
         defer { Task { try? await other.close() } }
-        let rows = try await other.query("SELECT COUNT(*) AS n FROM items")
-        return rows.first?.column("n")?.integer ?? -1
+        let rows = try await other.query(sql)
+        return rows.first?.column(column)?.integer
     }
 
     func testAWriteIsCommittedWhenRunReturns() async throws {
@@ -207,10 +212,8 @@ final class SQLiteEngineTests: XCTestCase {
         XCTAssertEqual(size, 2048)
         try await database.close()
         // Read from the file by another connection, not only what the engine's connection says.
-        let other = try await SQLiteConnection.open(storage: .file(path: path))
-        let rows = try await other.query("PRAGMA page_size")
-        try await other.close()
-        XCTAssertEqual(rows.first?.column("page_size")?.integer, 2048)
+        let fromFile = try await integerFromAnotherConnection("PRAGMA page_size", column: "page_size")
+        XCTAssertEqual(fromFile, 2048)
     }
 
     func testAnExistingDatabaseKeepsItsPageSizeAndItsRows() async throws {
