@@ -154,7 +154,7 @@ func runDeviceCommand(_ name: String, json: Bool, _ body: () async throws -> Dev
         try await body().emit(json: json, command: name)
     } catch {
         let message = DeviceFailureText.describe(error)
-        FileHandle.standardError.write(Data("mauth device \(name): \(message)\n".utf8))
+        note("mauth device \(name): \(message)")
         if json { say(DeviceReport.jsonText(["ok": false, "command": name, "error": message])) }
         throw ExitCode.failure
     }

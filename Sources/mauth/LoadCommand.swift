@@ -154,8 +154,3 @@ struct LoadCommand: AsyncParsableCommand {
 }
 
 extension LoadPlan.Flow: ExpressibleByArgument {}
-
-/// A line on standard error (progress and notes), so standard output carries only the report.
-func note(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
-}

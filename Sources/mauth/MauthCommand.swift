@@ -10,6 +10,9 @@ struct Mauth: AsyncParsableCommand {
 
     /// ArgumentParser's own `main`, after the process-wide settings (``ProcessTuning``), which must come first.
     static func main() async {
+        // A reader that goes away (`mauth demo | head -1`) makes a write fail with EPIPE, which ``OutputLine`` answers by
+        // ending quietly, instead of a signal at whichever write comes first.
+        signal(SIGPIPE, SIG_IGN)
         do {
             try ProcessTuning.apply()
             var command = try parseAsRoot()
@@ -18,10 +21,4 @@ struct Mauth: AsyncParsableCommand {
             exit(withError: error)
         }
     }
-}
-
-/// Writes a line to standard output at once (unbuffered), so an operator or a log collector reading a pipe sees
-/// each line when it happens, not when the process exits.
-func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -1,0 +1,35 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes a line to standard output at once (unbuffered), so an operator or a log collector reading a pipe sees
+/// each line when it happens, not when the process exits.
+func say(_ line: String) { OutputLine.emit(line, to: STDOUT_FILENO) }
+
+/// A line on standard error (progress and notes), so standard output carries only the report.
+func note(_ line: String) { OutputLine.emit(line, to: STDERR_FILENO) }
+
+enum OutputLine {
+    /// The status a command ends with when its reader went away: what a shell reports for a process that SIGPIPE
+    /// ended (128 + 13), the convention of every Unix filter.
+    static let closedPipeStatus: Int32 = 141
+
+    /// Writes `line` and a newline with `write(2)`, whole. A closed pipe (`mauth demo | head -1`) ends the process
+    /// quietly with ``closedPipeStatus``: nobody reads what it would say. (Foundation's `FileHandle.write` traps on
+    /// that error, and SwiftNIO ignores SIGPIPE process-wide, so the write does fail rather than end the process.)
+    static func emit(_ line: String, to descriptor: Int32) {
+        var bytes = Array((line + "\n").utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written > 0 { bytes = bytes.dropFirst(written); continue }
+            if written < 0, errno == EINTR || errno == EAGAIN { continue }
+            if written < 0, errno == EPIPE { exit(closedPipeStatus) }
+            return  // any other failure: the line is lost, the command goes on
+        }
+    }
+}
+
