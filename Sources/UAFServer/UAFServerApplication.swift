@@ -100,6 +100,12 @@ public enum UAFServerApplication {
         router.add(middleware: UnitOfWorkMiddleware(database: stores.database))
         HealthController(readiness: readiness, database: stores.database, metrics: configuration.observability.metrics ? metrics : nil)
             .add(to: router)
+        UAFController.addFacets(to: router, facets: { facets.facets })
+        // After the health routes and the facets (a balancer's probes are never refused), before every other route, the
+        // not-found answer and authorization, so unknown paths and refused credentials count against the caller too.
+        let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
+        let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
+        router.add(middleware: RateLimitMiddleware(limiter: limiter, clients: clients))
         let environment = ServiceEnvironment(
             identity: identity, facets: facets, stores: stores, metadata: metadata,
             counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore, channelBinding: channelBinding,
@@ -109,7 +115,7 @@ public enum UAFServerApplication {
                 metrics.decided(decision)
                 dependencies.onDecision(decision)
             })
-        let onRejection: @Sendable (String, ServiceFailure) -> Void = { name, failure in
+        let onRejection: @Sendable (OperationName, ServiceFailure) -> Void = { name, failure in
             environment.decide(name, nil, failure.status.rawValue, "rejected: \(failure.detail)")
         }
         let signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
@@ -117,14 +123,13 @@ public enum UAFServerApplication {
         let authorizer = Authorizer(configuration: configuration.authorization, relyingParty: relyingPartyTokens, issuer: issuer,
                                     sessions: stores.sessions, cookieName: configuration.tokens.cookieName, deviceSignatures: signatures,
                                     clock: dependencies.clock, logger: logger)
-        let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
-        let open = router.group().add(middleware: RateLimitMiddleware(limiter: limiter))
+        let open = router.group()
         let protected = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer))
         let registration = RegistrationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
         let authentication = AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
         let deregistration = DeregistrationService(environment: environment)
         UAFController(registration: registration, authentication: authentication, deregistration: deregistration,
-                      facets: { facets.facets }, onRejection: onRejection).add(open: open, protected: protected, facetsRouter: router)
+                      onRejection: onRejection).add(open: open, protected: protected)
         let targets = DispatchTargetService(environment: environment, signatures: signatures)
         let dispatch = DispatchService(environment: environment, registration: registration, authentication: authentication,
                                        deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase)
@@ -219,6 +224,10 @@ public enum UAFServerApplication {
                                      demoPages: configuration.demoSite ? try DemoPages() : nil)
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
+            let deadline = TimeAmount.seconds(Int64(configuration.limits.requestDeadlineSeconds))
+            let cap = ConnectionCap(maximum: connectionCap(configuration.limits.maximumConnections, logger: logger),
+                                    onRefusal: { metrics.connectionRefused() })
+            http1.additionalChannelHandlers = { [cap.handler(), RequestDeadline.handler(deadline: deadline)] }
             let application = Application(
                 responder: AppPathResponder(base: router.buildResponder()),
                 server: try .tls(.http1(configuration: http1), tlsConfiguration: tls.configuration),
@@ -239,6 +248,24 @@ public enum UAFServerApplication {
             try? await database.close()
             throw error
         }
+    }
+
+    /// The connection cap in force (``ConnectionBudget``), logged with the descriptor limits it comes from.
+    static func connectionCap(_ configured: Int, logger: Logger) -> Int {
+        guard let budget = ConnectionBudget.establish(configured: configured) else {
+            logger.warning("the descriptor limit cannot be read: connections capped at limits.maximumConnections (\(configured)) only")
+            return configured
+        }
+        let limits = "descriptor limit \(budget.softLimit) (soft), \(budget.hardLimit) (hard)"
+        if budget.wasLowered {
+            logger.warning("""
+                at most \(budget.maximumConnections) connections at once, not limits.maximumConnections (\(configured)): \
+                \(limits), \(ConnectionBudget.reserve) kept for files and the database
+                """)
+        } else {
+            logger.info("at most \(budget.maximumConnections) connections at once; \(limits)")
+        }
+        return budget.maximumConnections
     }
 
     /// Starts the server and returns once it listens. With port 0 the kernel picks a free port.

@@ -14,6 +14,12 @@ final class RouterTests: XCTestCase {
     let relyingParty = DemoRelyingParty()
 
     func withRouter(_ body: @Sendable @escaping (any TestClientProtocol, UAFServerApplication.Built) async throws -> Void) async throws {
+        try await Self.withRouter(relyingParty: relyingParty, body)
+    }
+
+    /// Runs `body` against the router of a server that trusts `relyingParty`'s JWT key, in-process.
+    static func withRouter(relyingParty: DemoRelyingParty, dependencies: ServerDependencies = ServerDependencies(),
+                           _ body: @Sendable @escaping (any TestClientProtocol, UAFServerApplication.Built) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-router-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -21,7 +27,7 @@ final class RouterTests: XCTestCase {
         try relyingParty.writeJWKS(to: jwks)
         var configuration = ServerConfiguration(port: 8443, database: .sqliteInMemory)
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience)
-        let built = try await UAFServerApplication.buildApplication(configuration: configuration)
+        let built = try await UAFServerApplication.buildApplication(configuration: configuration, dependencies: dependencies)
         do {
             try await built.application.test(.router) { client in try await body(client, built) }
         } catch {

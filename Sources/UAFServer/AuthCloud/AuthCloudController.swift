@@ -12,7 +12,7 @@ struct AuthCloudController {
     static let appLinkPath = "/open"
     let service: AuthCloudService
     let accessKeys: AccessKeyStore
-    let onRejection: @Sendable (String, ServiceFailure) -> Void
+    let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     func add(router: Router<ServerRequestContext>, open: RouterGroup<ServerRequestContext>) {
         router.get("/ping") { _, _ in
@@ -80,12 +80,12 @@ struct AuthCloudController {
 struct AccessKeyMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let keys: AccessKeyStore
-    let onRejection: @Sendable (String, ServiceFailure) -> Void
+    let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let presented = request.headers[.authorization].flatMap(Authorizer.bearerToken)
         guard let presented, let key = try await keys.validate(presented) else {
-            onRejection("auth cloud \(request.uri.path)", ServiceFailure(.unauthorized, presented == nil ? "no access key" : "unknown or revoked access key"))
+            onRejection("auth cloud access key", ServiceFailure(.unauthorized, presented == nil ? "no access key" : "unknown or revoked access key"))
             return ErrorBody.response(.unauthorized, error: "unauthorized", message: "A valid access key is required: Authorization: Bearer <key>.",
                                       headers: [.wwwAuthenticate: "Bearer"])
         }

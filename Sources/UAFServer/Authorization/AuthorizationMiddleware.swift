@@ -40,7 +40,7 @@ struct AuthorizationMiddleware: RouterMiddleware {
         do {
             context.principal = try await authorizer.principal(for: request, peerIP: context.peerIP)
         } catch {
-            authorizer.logger.notice("401 \(request.method) \(request.uri.path): \(error.detail)")
+            authorizer.logger.notice("401 \(request.method) \(request.uri.path.prefix(160)): \(error.detail)")
             return error.response
         }
         return try await next(request, context)

@@ -131,39 +131,60 @@ extension ServerConfiguration {
         }
     }
 
-    /// Limits that protect the server from abuse.
+    /// Limits that protect the server from abuse: what one anonymous caller can make it hold, store and compute.
     public struct Limits: Codable, Sendable, Equatable {
-        /// Requests per minute one client address may make to the unauthenticated UAF endpoints (0 turns it off).
+        /// Requests per minute one client may make to any route but `/health/…` and `/metrics` (0 turns it off). A
+        /// client is its address (``ServerConfiguration/ClientAddress`` says which), IPv6 grouped by ``ipv6PrefixLength``.
         public var requestsPerMinutePerAddress: Int
+        /// IPv6 clients share one budget per prefix of this many bits (one subscriber usually has a /64 or more).
+        public var ipv6PrefixLength: Int
         /// Unanswered, unexpired UAF requests one username may have at once.
         public var outstandingRequestsPerUsername: Int
         /// Seconds an idle connection is kept open.
         public var idleTimeoutSeconds: Int
+        /// Seconds a caller has to send a whole request, from its first byte to the end of its body; then the
+        /// connection is closed.
+        public var requestDeadlineSeconds: Int
+        /// Connections open at once; at the cap the server accepts no more until one closes (it keeps serving the ones
+        /// it has). Lowered at start-up to stay below the process's descriptor limit.
+        public var maximumConnections: Int
         /// How long status records are kept after their last change, in seconds.
         public var statusRetentionSeconds: Int
 
-        public init(requestsPerMinutePerAddress: Int = 1200, outstandingRequestsPerUsername: Int = 10, idleTimeoutSeconds: Int = 30,
+        public init(requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
+                    idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
                     statusRetentionSeconds: Int = 600) {
-            self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
-            self.idleTimeoutSeconds = idleTimeoutSeconds; self.statusRetentionSeconds = statusRetentionSeconds
+            self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.ipv6PrefixLength = ipv6PrefixLength
+            self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
+            self.idleTimeoutSeconds = idleTimeoutSeconds; self.requestDeadlineSeconds = requestDeadlineSeconds
+            self.maximumConnections = maximumConnections; self.statusRetentionSeconds = statusRetentionSeconds
         }
 
-        enum CodingKeys: String, CodingKey { case requestsPerMinutePerAddress, outstandingRequestsPerUsername, idleTimeoutSeconds, statusRetentionSeconds }
+        enum CodingKeys: String, CodingKey {
+            case requestsPerMinutePerAddress, ipv6PrefixLength, outstandingRequestsPerUsername, idleTimeoutSeconds, requestDeadlineSeconds
+            case maximumConnections, statusRetentionSeconds
+        }
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Limits()
             self.init(requestsPerMinutePerAddress: try c.decodeIfPresent(Int.self, forKey: .requestsPerMinutePerAddress) ?? d.requestsPerMinutePerAddress,
+                      ipv6PrefixLength: try c.decodeIfPresent(Int.self, forKey: .ipv6PrefixLength) ?? d.ipv6PrefixLength,
                       outstandingRequestsPerUsername: try c.decodeIfPresent(Int.self, forKey: .outstandingRequestsPerUsername) ?? d.outstandingRequestsPerUsername,
                       idleTimeoutSeconds: try c.decodeIfPresent(Int.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds,
+                      requestDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .requestDeadlineSeconds) ?? d.requestDeadlineSeconds,
+                      maximumConnections: try c.decodeIfPresent(Int.self, forKey: .maximumConnections) ?? d.maximumConnections,
                       statusRetentionSeconds: try c.decodeIfPresent(Int.self, forKey: .statusRetentionSeconds) ?? d.statusRetentionSeconds)
         }
 
         func validate() throws {
             guard requestsPerMinutePerAddress >= 0 else { throw ConfigurationError.invalid("limits.requestsPerMinutePerAddress must be ≥ 0") }
+            guard (16...128).contains(ipv6PrefixLength) else { throw ConfigurationError.invalid("limits.ipv6PrefixLength must be 16...128") }
             guard (1...1000).contains(outstandingRequestsPerUsername) else {
                 throw ConfigurationError.invalid("limits.outstandingRequestsPerUsername must be 1...1000")
             }
             guard (1...3600).contains(idleTimeoutSeconds) else { throw ConfigurationError.invalid("limits.idleTimeoutSeconds must be 1...3600") }
+            guard (1...300).contains(requestDeadlineSeconds) else { throw ConfigurationError.invalid("limits.requestDeadlineSeconds must be 1...300") }
+            guard (1...1_000_000).contains(maximumConnections) else { throw ConfigurationError.invalid("limits.maximumConnections must be 1...1000000") }
             guard (60...604_800).contains(statusRetentionSeconds) else {
                 throw ConfigurationError.invalid("limits.statusRetentionSeconds must be 60...604800")
             }

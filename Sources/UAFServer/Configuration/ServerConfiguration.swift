@@ -74,6 +74,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var tokens: Tokens
     /// Abuse limits, timeouts and retention.
     public var limits: Limits
+    /// Who the client of a request is (the peer, or behind trusted proxies the client they name).
+    public var clientAddress: ClientAddress = ClientAddress()
     /// Out-of-band dispatch: tokens, payloads, dispatchers.
     public var dispatch: Dispatch
     /// Metrics and graceful shutdown.
@@ -178,13 +180,14 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try authorization.validate()
         try tokens.validate()
         try limits.validate()
+        try clientAddress.validate()
         try dispatch.validate()
         try observability.validate()
     }
 
     enum CodingKeys: String, CodingKey {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
-        case authorization, tokens, limits, checkChannelBinding, dispatch, observability, demoSite
+        case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite
     }
 
     public init(from decoder: any Decoder) throws {
@@ -208,6 +211,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         authorization = try c.decodeIfPresent(Authorization.self, forKey: .authorization) ?? d.authorization
         tokens = try c.decodeIfPresent(Tokens.self, forKey: .tokens) ?? d.tokens
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
+        clientAddress = try c.decodeIfPresent(ClientAddress.self, forKey: .clientAddress) ?? d.clientAddress
         checkChannelBinding = try c.decodeIfPresent(Bool.self, forKey: .checkChannelBinding) ?? d.checkChannelBinding
         dispatch = try c.decodeIfPresent(Dispatch.self, forKey: .dispatch) ?? d.dispatch
         observability = try c.decodeIfPresent(Observability.self, forKey: .observability) ?? d.observability
@@ -228,6 +232,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(authorization, forKey: .authorization)
         try c.encode(tokens, forKey: .tokens)
         try c.encode(limits, forKey: .limits)
+        try c.encode(clientAddress, forKey: .clientAddress)
         try c.encode(checkChannelBinding, forKey: .checkChannelBinding)
         try c.encode(dispatch, forKey: .dispatch)
         try c.encode(observability, forKey: .observability)

@@ -18,7 +18,7 @@ struct DemoSiteController {
     let service: AuthCloudService
     let issuer: TokenIssuer
     let pages: DemoPages
-    let onRejection: @Sendable (String, ServiceFailure) -> Void
+    let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     /// What the demo site acts as when it calls the Auth Cloud service: a relying party's backend with a key.
     static let principal = Principal(source: .demoSite, subject: nil, isAdmin: true)
@@ -79,7 +79,7 @@ struct DemoSiteController {
 
     /// A form endpoint: decodes the form and renders the page `body` returns, or the start page (filled in by
     /// `home` from the form) with the refusal.
-    private func postForm<Form: Decodable & Sendable>(_ group: RouterGroup<ServerRequestContext>, _ path: String, as type: Form.Type, name: String,
+    private func postForm<Form: Decodable & Sendable>(_ group: RouterGroup<ServerRequestContext>, _ path: String, as type: Form.Type, name: OperationName,
                                                       home: @escaping @Sendable (Form) -> (String?) -> String,
                                                       _ body: @escaping @Sendable (Form) async throws -> String) {
         group.post(RouterPath(stringLiteral: "\(Self.base)/\(path)")) { request, _ in
@@ -190,7 +190,7 @@ struct DemoSiteController {
 
     /// A refusal shown on the start page: the service's own message for what the user can fix (a bad username,
     /// an unknown user, a text outside the allowed subset), a generic one for anything else.
-    private func refusal(_ error: any Error, name: String, home: (String?) -> String) -> Response {
+    private func refusal(_ error: any Error, name: OperationName, home: (String?) -> String) -> Response {
         switch error {
         case let failure as HTTPFailure:
             onRejection(name, ServiceFailure(.badRequest, "\(failure.status.code) \(failure.message)"))

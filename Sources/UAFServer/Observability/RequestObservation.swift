@@ -50,7 +50,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
             // Turn the error into its response here, so it too carries the id and is counted with its status.
             response = try error.response(from: request, context: context)
         } catch {
-            metrics.requestFinished(method: request.method.rawValue, route: context.endpointPath ?? "NotFound", status: 500,
+            metrics.requestFinished(method: Self.methodLabel(request.method), route: context.endpointPath ?? "NotFound", status: 500,
                                     duration: ContinuousClock.now - start)
             logger.error("request failed", metadata: ["request_id": .string(id), "error": .string(String(describing: error))])
             throw error
@@ -58,11 +58,20 @@ struct RequestObservationMiddleware: RouterMiddleware {
         response.headers[RequestID.header] = id
         let duration = ContinuousClock.now - start
         let route = context.endpointPath ?? "NotFound"
-        metrics.requestFinished(method: request.method.rawValue, route: route, status: Int(response.status.code), duration: duration)
+        metrics.requestFinished(method: Self.methodLabel(request.method), route: route, status: Int(response.status.code), duration: duration)
         logger.debug("request", metadata: [
             "request_id": .string(id), "method": .string(request.method.rawValue), "route": .string(route),
             "status": .stringConvertible(response.status.code), "ms": .string(String(format: "%.2f", Double(duration.nanoseconds) / 1e6)),
         ])
         return response
+    }
+
+    /// The `method` label: the methods the server routes, or `other`. HTTP lets a client name any token as its
+    /// method, and a label must come from a bounded set.
+    static func methodLabel(_ method: HTTPRequest.Method) -> String {
+        switch method {
+        case .get, .head, .post, .put, .patch, .delete, .options: method.rawValue
+        default: "other"
+        }
     }
 }

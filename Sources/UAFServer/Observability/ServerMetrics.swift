@@ -15,7 +15,8 @@ import Prometheus
 ///   (1200 accepted, 1498 bad signature, ...);
 /// - `database_operations_in_flight`, `database_pool_size`, `database_operation_duration_seconds` (which includes
 ///   the wait for a pooled connection, so a saturated pool shows as latency here first);
-/// - `process_resident_memory_bytes`, read at each scrape.
+/// - `process_resident_memory_bytes`, read at each scrape;
+/// - `connections_refused_total`: connections closed on arrival at the connection cap.
 public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -24,6 +25,7 @@ public final class ServerMetrics: Sendable {
     private let databaseDuration: Metrics.Timer
     private let databasePoolSize: Metrics.Gauge
     private let residentMemory: Metrics.Gauge
+    private let connectionsRefused: Metrics.Counter
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -40,9 +42,13 @@ public final class ServerMetrics: Sendable {
         databaseDuration = Metrics.Timer(label: "mauth_database_operation_duration_seconds", factory: factory)
         databasePoolSize = Metrics.Gauge(label: "mauth_database_pool_size", factory: factory)
         residentMemory = Metrics.Gauge(label: "mauth_process_resident_memory_bytes", factory: factory)
+        connectionsRefused = Metrics.Counter(label: "mauth_connections_refused_total", factory: factory)
     }
 
     func requestStarted() { requestsInFlight.increment() }
+
+    /// A connection closed on arrival because the connection cap was reached.
+    func connectionRefused() { connectionsRefused.increment() }
 
     func requestFinished(method: String, route: String, status: Int, duration: Duration) {
         requestsInFlight.decrement()
@@ -57,7 +63,7 @@ public final class ServerMetrics: Sendable {
 
     func decided(_ decision: ServerDecision) {
         decisionSeries.value(for: DecisionKey(operation: decision.operation, statusCode: decision.statusCode)) {
-            Metrics.Counter(label: "mauth_uaf_decisions_total", dimensions: [("operation", decision.operation), ("status_code", String(decision.statusCode))],
+            Metrics.Counter(label: "mauth_uaf_decisions_total", dimensions: [("operation", decision.operation.rawValue), ("status_code", String(decision.statusCode))],
                             factory: factory)
         }.increment()
     }
@@ -67,7 +73,7 @@ public final class ServerMetrics: Sendable {
     // (route templates, the HTTP methods the parser knows, status codes, decision names); the memory is bounded anyway,
     // and a handle made again after it starts over counts in the same series (the registry keys series by label set).
     private struct RequestKey: Hashable { var method: String; var route: String; var status: Int }
-    private struct DecisionKey: Hashable { var operation: String; var statusCode: Int }
+    private struct DecisionKey: Hashable { var operation: OperationName; var statusCode: Int }
     private let requestSeries = BoundedMemory<RequestKey, (requests: Metrics.Counter, duration: Metrics.Timer)>(limit: 4096)
     private let decisionSeries = BoundedMemory<DecisionKey, Metrics.Counter>(limit: 4096)
 

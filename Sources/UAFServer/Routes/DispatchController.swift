@@ -11,7 +11,7 @@ struct DispatchController {
     let dispatch: DispatchService
     let targets: DispatchTargetService
     let devices: DeviceService
-    let onRejection: @Sendable (String, ServiceFailure) -> Void
+    let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
         // Registration and deregistration dispatch need an authorized caller; authentication dispatch is open, as in
@@ -27,7 +27,7 @@ struct DispatchController {
         }
         for operation in [UAFOperation.registration, .authentication, .deregistration] {
             open.post(RouterPath(stringLiteral: Self.redeemPath(operation))) { request, _ in
-                try await Wire.handle(request, as: RedeemBody.self, name: "redeem \(Self.pathComponent(operation))", onRejection: onRejection) { body in
+                try await Wire.handle(request, as: RedeemBody.self, name: .redeem(operation), onRejection: onRejection) { body in
                     try await dispatch.redeem(token: body.token, operation: operation).response
                 } failure: { failure, _ in
                     Wire.json(ReturnUAFRequest(statusCode: failure.status.rawValue, op: operation))
@@ -109,7 +109,7 @@ struct DispatchController {
     static func redeemPath(_ operation: UAFOperation) -> String { "\(tokenBase)/redeem/\(pathComponent(operation))" }
 
     func dispatchRoute(_ request: Request, _ operation: UAFOperation, principal: Principal?) async throws -> Response {
-        try await Self.jsonEndpoint(request, as: DispatchService.TokenRequest.self, name: "dispatch \(operation.rawValue)", onRejection: onRejection) { body in
+        try await Self.jsonEndpoint(request, as: DispatchService.TokenRequest.self, name: .dispatch(operation), onRejection: onRejection) { body in
             try await dispatch.dispatch(body, operation: operation, principal: principal)
         }
     }
@@ -117,8 +117,8 @@ struct DispatchController {
     /// A JSON endpoint: decodes `Input`, answers `Output` as JSON with `status`, and maps every refusal to its
     /// HTTP answer (see ``respond(name:onRejection:_:)``).
     static func jsonEndpoint<Input: Decodable, Output: Encodable>(
-        _ request: Request, as type: Input.Type, name: String, status: HTTPResponse.Status = .ok,
-        onRejection: @escaping @Sendable (String, ServiceFailure) -> Void, _ body: @escaping (Input) async throws -> Output
+        _ request: Request, as type: Input.Type, name: OperationName, status: HTTPResponse.Status = .ok,
+        onRejection: @escaping @Sendable (OperationName, ServiceFailure) -> Void, _ body: @escaping (Input) async throws -> Output
     ) async throws -> Response {
         switch await Wire.decodeBody(request, as: Input.self, accepting: ["application/json"], errors: .json) {
         case .failure(let response): return response
@@ -131,7 +131,7 @@ struct DispatchController {
 
     /// Runs a JSON endpoint's body: a refusal is its HTTP status with the `{"error", "message"}` body; a UAF-style
     /// failure (bad input found by a ceremony check) is 400; an internal error 500 without details.
-    static func respond(name: String, onRejection: @Sendable (String, ServiceFailure) -> Void, _ body: () async throws -> Response) async throws -> Response {
+    static func respond(name: OperationName, onRejection: @Sendable (OperationName, ServiceFailure) -> Void, _ body: () async throws -> Response) async throws -> Response {
         do { return try await body() } catch let failure as HTTPFailure {
             onRejection(name, ServiceFailure(.badRequest, "\(failure.status.code) \(failure.message)"))
             return ErrorBody.response(failure.status, error: failure.error, message: failure.message)

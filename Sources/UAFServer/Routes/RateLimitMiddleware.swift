@@ -2,17 +2,23 @@ import Foundation
 import Hummingbird
 import NIOConcurrencyHelpers
 
-/// A per-client-address limit on the unauthenticated UAF endpoints: at most `limit` requests per minute window,
-/// then 429 with `Retry-After` until the window ends. The counts live in this instance's memory: a limit guards one
+/// A per-client limit on every route but health, metrics and the facets: at most `limit` requests per minute window,
+/// then 429 with `Retry-After` until the window ends. It runs before authorization, so answers of 401 and 403 count
+/// too: an anonymous caller cannot try credentials faster than anyone else may call. A client is what
+/// ``ClientAddressResolver`` makes of the peer (an IPv6 client by prefix, behind a trusted proxy the client it names).
+/// The counts live in this instance's memory, one entry per client seen in the current minute: a limit guards one
 /// process's capacity, so it need not be shared (several instances behind a balancer each enforce their own).
 /// Requests without a peer address (in-process tests) are not limited.
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let limiter: RateLimiter
+    let clients: ClientAddressResolver
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let peer = context.peerIP, let retryAfter = limiter.admit(peer, now: limiter.clock()) {
-            return ErrorBody.response(.tooManyRequests, error: "rate_limited", message: "Too many requests from this address; retry later.",
+        // The client is worked out only when a limit is on (load tests turn it off).
+        if limiter.limit > 0, let client = clients.clientKey(peer: context.peerIP, headers: request.headers),
+           let retryAfter = limiter.admit(client, now: limiter.clock()) {
+            return ErrorBody.response(.tooManyRequests, error: "rate_limited", message: "Too many requests from this client; retry later.",
                                       headers: [.retryAfter: String(retryAfter)])
         }
         return try await next(request, context)

@@ -10,7 +10,7 @@ struct ServerController {
     let issuer: TokenIssuer
     let sessions: SessionStore
     let clock: @Sendable () -> Date
-    let onRejection: @Sendable (String, ServiceFailure) -> Void
+    let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>, router: Router<ServerRequestContext>) {
         open.post("/nevisfido/status") { request, _ in

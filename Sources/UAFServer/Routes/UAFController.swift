@@ -14,11 +14,10 @@ struct UAFController {
     let registration: RegistrationService
     let authentication: AuthenticationService
     let deregistration: DeregistrationService
-    let facets: @Sendable () -> [String]
-    let onRejection: @Sendable (String, ServiceFailure) -> Void
+    let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
-    /// `open` are the unauthenticated routes (rate limited); `protected` runs ``AuthorizationMiddleware`` first.
-    func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>, facetsRouter: Router<ServerRequestContext>) {
+    /// `open` are the unauthenticated routes; `protected` runs ``AuthorizationMiddleware`` first. (Both are rate limited.)
+    func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
         protected.post("\(Self.base)/request/registration") { request, context in
             try await handleRequest(request, name: "registration request") { try await registration.request($0, principal: try context.requirePrincipal()) }
         }
@@ -39,13 +38,17 @@ struct UAFController {
                 return response
             }
         }
-        // The facets must be unprotected (UAF spec), and are not rate limited: clients fetch them on every operation.
-        facetsRouter.get("\(Self.base)/facets") { _, _ in
+    }
+
+    /// The facets must be unprotected (UAF spec). They are added before the rate limit: clients fetch them on every
+    /// operation, and the answer is a small document held in memory.
+    static func addFacets(to router: Router<ServerRequestContext>, facets: @escaping @Sendable () -> [String]) {
+        router.get("\(Self.base)/facets") { _, _ in
             Wire.json(TrustedFacets(trustedFacets: [.init(version: .uaf11, ids: facets())]), contentType: Wire.facetsContentType)
         }
     }
 
-    func handleRequest(_ request: Request, name: String, _ body: @escaping (GetUAFRequest) async throws -> IssuedRequest) async throws -> Response {
+    func handleRequest(_ request: Request, name: OperationName, _ body: @escaping (GetUAFRequest) async throws -> IssuedRequest) async throws -> Response {
         try await Wire.handle(request, as: GetUAFRequest.self, name: name, onRejection: onRejection) { get in
             try await body(get).response
         } failure: { failure, get in
@@ -55,7 +58,7 @@ struct UAFController {
 
     /// A response endpoint: `body` answers the accepted case; a rejection is a ServerResponse with the status code
     /// and its generic reason phrase.
-    func handleResponse(_ request: Request, name: String, _ body: @escaping (SendUAFResponse) async throws -> Response) async throws -> Response {
+    func handleResponse(_ request: Request, name: OperationName, _ body: @escaping (SendUAFResponse) async throws -> Response) async throws -> Response {
         try await Wire.handle(request, as: SendUAFResponse.self, name: name, onRejection: onRejection, body) { failure, _ in
             Wire.json(ServerResponse(statusCode: failure.status.rawValue, description: failure.status.reasonPhrase))
         }
@@ -115,8 +118,8 @@ enum Wire {
     /// Decodes the body, runs `body`, and turns a rejection into the endpoint's own answer shape via `failure`
     /// (given the decoded input, or nil for an internal error, whose details are logged but never sent). An
     /// authorization failure raised inside the service is 401/403 with the JSON error body.
-    static func handle<Input: Decodable>(_ request: Request, as type: Input.Type, name: String,
-                                         bodyErrors: BodyErrors = .uaf, onRejection: (String, ServiceFailure) -> Void,
+    static func handle<Input: Decodable>(_ request: Request, as type: Input.Type, name: OperationName,
+                                         bodyErrors: BodyErrors = .uaf, onRejection: (OperationName, ServiceFailure) -> Void,
                                          _ body: (Input) async throws -> Response,
                                          failure: (ServiceFailure, Input?) -> Response) async throws -> Response {
         switch await decodeBody(request, as: Input.self, errors: bodyErrors) {

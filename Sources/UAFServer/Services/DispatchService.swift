@@ -56,7 +56,7 @@ struct DispatchService: Sendable {
         if let id = request.dispatchTargetId {
             // A target of another user is "not found": the answer does not tell which ids exist.
             guard id.utf8.count <= 128, let found = try await stores.dispatchTargets.target(id: id), username == nil || found.username == username else {
-                environment.decide("dispatch \(operation.rawValue)", username, 1404, "dispatch target not found")
+                environment.decide(.dispatch(operation), username, 1404, "dispatch target not found")
                 return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
             }
             target = found
@@ -101,13 +101,13 @@ struct DispatchService: Sendable {
             response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(link.utf8)), moduleSize: configuration.qrModuleSize))
         case .firebaseCloudMessaging:
             guard firebase != nil else {
-                environment.decide("dispatch \(operation.rawValue)", username, 1404, "push is not configured (dispatch.firebase)")
+                environment.decide(.dispatch(operation), username, 1404, "push is not configured (dispatch.firebase)")
                 return TokenAnswer(dispatchResult: .dispatcherNotFound)
             }
             // Push is always encrypted (server-api §C.4): a push message passes through Google's servers and the
             // device's notification system. Without the target's key and push address nothing is sent.
             guard let target, target.target != nil, encrypted else {
-                environment.decide("dispatch \(operation.rawValue)", username, 1404, "push needs a dispatch target with a push token and an encryption key")
+                environment.decide(.dispatch(operation), username, 1404, "push needs a dispatch target with a push token and an encryption key")
                 return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
             }
             response = nil // the FCM message name, once sent
@@ -141,15 +141,15 @@ struct DispatchService: Sendable {
                 if firebase.configuration.removeUnregisteredClients {
                     _ = try await stores.dispatchTargets.update(id: target.id, name: target.name, target: nil, now: now)
                 }
-                environment.decide("dispatch \(operation.rawValue)", username, 1500,
+                environment.decide(.dispatch(operation), username, 1500,
                                    "FCM: the push token is unregistered\(firebase.configuration.removeUnregisteredClients ? "; removed from the target" : "")")
             case .failed(let reason):
                 result = .dispatchError
-                environment.decide("dispatch \(operation.rawValue)", username, 1500, "FCM: \(reason)")
+                environment.decide(.dispatch(operation), username, 1500, "FCM: \(reason)")
             }
         }
         if result == .dispatched {
-            environment.decide("dispatch \(operation.rawValue)", username, 1200,
+            environment.decide(.dispatch(operation), username, 1200,
                                "token dispatched by \(dispatcher.rawValue)\(encrypted ? ", payload encrypted to target \(target!.id.prefix(8))…" : ", payload in clear"), valid \(configuration.tokenLifetimeSeconds) s")
         }
         return TokenAnswer(token: token, sessionId: sessionID,

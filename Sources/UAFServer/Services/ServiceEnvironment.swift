@@ -6,7 +6,7 @@ import UAF
 
 /// A decision the server took, for logs and for the demo's narration.
 public struct ServerDecision: Sendable, CustomStringConvertible {
-    public var operation: String
+    public var operation: OperationName
     public var username: String?
     public var statusCode: Int
     public var detail: String
@@ -67,7 +67,7 @@ struct ServiceEnvironment: Sendable {
     var lifetimeMillis: Int64 { Int64(requestLifetime * 1000) }
     var statusRetention: TimeInterval { TimeInterval(limits.statusRetentionSeconds) }
 
-    func decide(_ operation: String, _ username: String?, _ status: Int, _ detail: String) {
+    func decide(_ operation: OperationName, _ username: String?, _ status: Int, _ detail: String) {
         onDecision(ServerDecision(operation: operation, username: username, statusCode: status, detail: detail))
     }
 

@@ -1,0 +1,93 @@
+import Foundation
+import NIOHTTP1
+import UAF
+import XCTest
+@testable import UAFServer
+
+/// One client's budget of requests: it covers every route a caller can reach (refused credentials and unknown paths
+/// too), and a client is who a trusted proxy says it is, never what an untrusted caller claims.
+final class HostileClientRateLimitTests: XCTestCase {
+    static func limited(_ requests: Int, clientAddress: ServerConfiguration.ClientAddress = .init()) -> ServerConfiguration {
+        var configuration = LoopbackServer.configuration()
+        configuration.limits.requestsPerMinutePerAddress = requests
+        configuration.clientAddress = clientAddress
+        return configuration
+    }
+
+    /// The statuses of `count` requests, in order.
+    static func statuses(_ loopback: LoopbackServer, _ count: Int, path: String, method: HTTPMethod = .POST, body: Data? = Data("{}".utf8),
+                         headers: [(String, String)] = []) async throws -> [Int] {
+        var statuses: [Int] = []
+        for _ in 0..<count {
+            statuses.append(try await loopback.exchange(method, path, body: body, headers: headers).status)
+        }
+        return statuses
+    }
+
+    /// Whether the answers are `allowed` answers followed only by 429 (allowing for the minute window rolling over
+    /// once during the test: then the count starts again).
+    static func assertLimited(_ statuses: [Int], allowed: Int, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(statuses.contains(429), "never limited: \(statuses)", file: file, line: line)
+        XCTAssertEqual(statuses.prefix(allowed).filter { $0 == 429 }.count, 0, "\(statuses)", file: file, line: line)
+    }
+
+    func testRefusedCredentialsOnProtectedRoutesCountAgainstTheBudget() async throws {
+        try await LoopbackServer.with(Self.limited(3)) { loopback in
+            let statuses = try await Self.statuses(loopback, 6, path: "/nevisfido/uaf/1.1/request/registration",
+                                                   body: try LoopbackServer.registrationBody("alice"), headers: [("Authorization", "Bearer forged")])
+            XCTAssertEqual(statuses.first, 401)
+            Self.assertLimited(statuses, allowed: 3)
+        }
+    }
+
+    func testAuthCloudAndUnknownPathsCountAgainstTheBudget() async throws {
+        try await LoopbackServer.with(Self.limited(3)) { loopback in
+            var statuses = try await Self.statuses(loopback, 2, path: "/api/v1/users/nobody", method: .GET, body: nil)
+            statuses += try await Self.statuses(loopback, 4, path: "/no/such/path", method: .GET, body: nil)
+            XCTAssertEqual(statuses.first, 401)
+            Self.assertLimited(statuses, allowed: 3)
+        }
+    }
+
+    func testHealthAndFacetsAreNeverLimited() async throws {
+        try await LoopbackServer.with(Self.limited(1)) { loopback in
+            var statuses = try await Self.statuses(loopback, 3, path: "/health/live", method: .GET, body: nil)
+            statuses += try await Self.statuses(loopback, 3, path: "/nevisfido/uaf/1.1/facets", method: .GET, body: nil)
+            XCTAssertEqual(statuses, [200, 200, 200, 200, 200, 200])
+        }
+    }
+
+    func testBehindATrustedProxyEachClientHasItsOwnBudget() async throws {
+        try await LoopbackServer.with(Self.limited(2, clientAddress: .init(trustedProxies: ["127.0.0.0/8"]))) { loopback in
+            let first = try await Self.statuses(loopback, 3, path: "/no/such/path", method: .GET, body: nil,
+                                                headers: [("X-Forwarded-For", "198.51.100.7")])
+            Self.assertLimited(first, allowed: 2)
+            let second = try await Self.statuses(loopback, 2, path: "/no/such/path", method: .GET, body: nil,
+                                                 headers: [("X-Forwarded-For", "198.51.100.8")])
+            XCTAssertEqual(second, [404, 404])
+        }
+    }
+
+    func testAForwardedAddressFromAnUntrustedPeerIsIgnored() async throws {
+        try await LoopbackServer.with(Self.limited(2)) { loopback in
+            var statuses: [Int] = []
+            for index in 0..<4 {
+                statuses += try await Self.statuses(loopback, 1, path: "/no/such/path", method: .GET, body: nil,
+                                                    headers: [("X-Forwarded-For", "198.51.100.\(index)")])
+            }
+            Self.assertLimited(statuses, allowed: 2)
+        }
+    }
+
+    func testAClientCannotPickItsBudgetByPrependingAddresses() async throws {
+        try await LoopbackServer.with(Self.limited(2, clientAddress: .init(trustedProxies: ["127.0.0.1"]))) { loopback in
+            var statuses: [Int] = []
+            for index in 0..<4 {
+                // The proxy appends the peer it saw (198.51.100.9); what the client wrote before it proves nothing.
+                statuses += try await Self.statuses(loopback, 1, path: "/no/such/path", method: .GET, body: nil,
+                                                    headers: [("X-Forwarded-For", "203.0.113.\(index), 198.51.100.9")])
+            }
+            Self.assertLimited(statuses, allowed: 2)
+        }
+    }
+}
