@@ -125,18 +125,20 @@ public enum UAFServerApplication {
                                     clock: dependencies.clock, logger: logger)
         let open = router.group()
         let protected = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer))
+        // Open to anyone, but a caller who presents a credential gets the limits of an authorized caller.
+        let identified = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer, required: false))
         let registration = RegistrationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
         let authentication = AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
         let deregistration = DeregistrationService(environment: environment)
         UAFController(registration: registration, authentication: authentication, deregistration: deregistration,
-                      onRejection: onRejection).add(open: open, protected: protected)
+                      onRejection: onRejection).add(open: open, identified: identified, protected: protected)
         let targets = DispatchTargetService(environment: environment, signatures: signatures)
         let dispatch = DispatchService(environment: environment, registration: registration, authentication: authentication,
                                        deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase)
         let dispatchController = DispatchController(
             dispatch: dispatch,
             targets: targets, devices: DeviceService(environment: environment, signatures: signatures, targets: targets), onRejection: onRejection)
-        dispatchController.add(open: open, protected: protected)
+        dispatchController.add(open: open, identified: identified, protected: protected)
         dispatchController.addDeviceService(open: open)
         let authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
         AuthCloudController(service: authCloud, accessKeys: stores.accessKeys, onRejection: onRejection).add(router: router, open: open)

@@ -511,6 +511,38 @@ enum StoreContract {
         XCTAssertEqual(purged, 1, "only h2 is past its expiry plus retention")
     }
 
+    static func anExpiredTokenLosesItsPayloadAndStillAnswersExpired(_ stores: Stores) async throws {
+        let now = Date()
+        func carrying(_ hash: String, expiresAt: Date) -> DispatchTokenRecord {
+            var record = token(hash, expiresAt: expiresAt)
+            record.getUAFRequest = #"{"context":"\#(String(repeating: "x", count: 4000))"}"#
+            record.dispatchInformation = #"{"data":"d"}"#
+            return record
+        }
+        for (hash, offset) in [("e1", -20.0), ("e2", -10.0), ("e3", -5.0), ("live", 300.0), ("before", -100.0)] {
+            try await stores.dispatchTokens.insert(carrying(hash, expiresAt: now.addingTimeInterval(offset)), retention: 600)
+        }
+        // One row per statement: the loop goes on until the range is done.
+        let cleared = try await stores.dispatchTokens.clearPayloads(expiredFrom: now.addingTimeInterval(-50), before: now, batch: 1)
+        XCTAssertEqual(cleared, 3, "e1, e2 and e3 expired within the range")
+        let again = try await stores.dispatchTokens.clearPayloads(expiredFrom: now.addingTimeInterval(-50), before: now, batch: 1)
+        XCTAssertEqual(again, 0, "an emptied row is not written again")
+        guard case .expired(let emptied) = try await stores.dispatchTokens.redeem(tokenHash: "e2", operation: "Auth", now: now) else {
+            return XCTFail("an emptied token still answers expired")
+        }
+        XCTAssertEqual([emptied.getUAFRequest, emptied.dispatchInformation, emptied.payload], ["", nil, nil])
+        XCTAssertEqual(emptied.sessionId, "s-e2", "the status session it names is kept")
+        guard case .redeemed(let live) = try await stores.dispatchTokens.redeem(tokenHash: "live", operation: "Auth", now: now) else {
+            return XCTFail("an unexpired token keeps what it carries")
+        }
+        XCTAssertEqual(live.getUAFRequest.utf8.count, 4014)
+        XCTAssertEqual(live.payload, "p")
+        guard case .expired(let outside) = try await stores.dispatchTokens.redeem(tokenHash: "before", operation: "Auth", now: now) else {
+            return XCTFail("expired")
+        }
+        XCTAssertEqual(outside.payload, "p", "a row outside the range is not read (an earlier purge covered it)")
+    }
+
     static func aDeviceRequestIDIsAcceptedOnce(_ stores: Stores) async throws {
         let until = Date().addingTimeInterval(600)
         let first = try await stores.deviceRequests.remember(dispatchTargetId: "t1", requestId: "r1", until: until)
@@ -630,6 +662,9 @@ final class SQLiteStoreTests: XCTestCase {
     func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }
     func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(stores) }
     func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
+    func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
+        try await StoreContract.anExpiredTokenLosesItsPayloadAndStillAnswersExpired(stores)
+    }
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
     func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
     func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }
@@ -739,6 +774,9 @@ final class PostgresStoreTests: XCTestCase {
     func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }
     func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(stores) }
     func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
+    func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
+        try await StoreContract.anExpiredTokenLosesItsPayloadAndStillAnswersExpired(stores)
+    }
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
     func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
     func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }

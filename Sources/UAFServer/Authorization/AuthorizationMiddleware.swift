@@ -31,14 +31,19 @@ public struct ServerRequestContext: RequestContext {
 /// A credential that is present but invalid is refused outright, never skipped in favour of the next one, so a
 /// forged token cannot fall through to a weaker check. Whether the principal may act for the username in the
 /// body is the handler's decision (403), since only it has read the body.
+///
+/// With `required: false` (the open endpoints whose limits depend on who calls, ``Authorizer/presentedPrincipal(for:peerIP:)``)
+/// a request without credentials goes on anonymously; one with an invalid credential is still refused.
 struct AuthorizationMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let authorizer: Authorizer
+    var required = true
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         do {
-            context.principal = try await authorizer.principal(for: request, peerIP: context.peerIP)
+            context.principal = required ? try await authorizer.principal(for: request, peerIP: context.peerIP)
+                                          : try await authorizer.presentedPrincipal(for: request, peerIP: context.peerIP)
         } catch {
             authorizer.logger.notice("401 \(request.method) \(request.uri.path.prefix(160)): \(error.detail)")
             return error.response
@@ -65,13 +70,23 @@ struct Authorizer: Sendable {
     }
 
     func principal(for request: Request, peerIP: String?) async throws(AuthorizationFailure) -> Principal {
+        if let principal = try await presentedPrincipal(for: request, peerIP: peerIP, cookie: true) { return principal }
+        if configuration.developmentMode { return Principal(source: .development, subject: nil, isAdmin: false) }
+        throw .unauthenticated("no credentials")
+    }
+
+    /// The principal of the credential the request presents, nil when it presents none; an invalid one is refused.
+    /// On an open endpoint (`cookie: false`) the session cookie is not looked at: a browser sends it on its own, and a
+    /// stale one must not turn a login into a 401. Development mode makes nobody a principal here: an open endpoint's
+    /// anonymous limits hold in development too.
+    func presentedPrincipal(for request: Request, peerIP: String?, cookie: Bool = false) async throws(AuthorizationFailure) -> Principal? {
         if let authorization = request.headers[.authorization] {
             guard let token = Self.bearerToken(authorization) else { throw .unauthenticated("Authorization header is not a bearer token") }
             if issuer.isOurs(token) { return try await sessionPrincipal(jwt: token) }
             guard let relyingParty else { throw .unauthenticated("no relying-party JWT keys are configured") }
             return try await relyingParty.principal(token: token, now: clock())
         }
-        if let token = Self.cookie(named: cookieName, in: request.headers[values: .cookie]) {
+        if cookie, let token = Self.cookie(named: cookieName, in: request.headers[values: .cookie]) {
             guard let session = try await liveSession({ try await sessions.session(token: token, now: $0) }) else {
                 throw .unauthenticated("session cookie is unknown, expired or revoked")
             }
@@ -95,8 +110,7 @@ struct Authorizer: Sendable {
             guard !value.isEmpty else { throw .unauthenticated("\(proxy.header) is empty") }
             return Principal(source: .trustedProxy, subject: value, isAdmin: false)
         }
-        if configuration.developmentMode { return Principal(source: .development, subject: nil, isAdmin: false) }
-        throw .unauthenticated("no credentials")
+        return nil
     }
 
     static let deviceSignatureHeader = HTTPField.Name(DeviceSignature.headerName)!

@@ -150,19 +150,23 @@ extension ServerConfiguration {
         public var maximumConnections: Int
         /// How long status records are kept after their last change, in seconds.
         public var statusRetentionSeconds: Int
+        /// The longest `context` (UTF-8 bytes) a caller without credentials may send to an open endpoint
+        /// (`request/authentication`, `dispatch/authentication`): what the server stores for such a caller stays small.
+        public var anonymousContextBytes: Int
 
         public init(requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
                     idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
-                    statusRetentionSeconds: Int = 600) {
+                    statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096) {
             self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.ipv6PrefixLength = ipv6PrefixLength
             self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
             self.idleTimeoutSeconds = idleTimeoutSeconds; self.requestDeadlineSeconds = requestDeadlineSeconds
             self.maximumConnections = maximumConnections; self.statusRetentionSeconds = statusRetentionSeconds
+            self.anonymousContextBytes = anonymousContextBytes
         }
 
         enum CodingKeys: String, CodingKey {
             case requestsPerMinutePerAddress, ipv6PrefixLength, outstandingRequestsPerUsername, idleTimeoutSeconds, requestDeadlineSeconds
-            case maximumConnections, statusRetentionSeconds
+            case maximumConnections, statusRetentionSeconds, anonymousContextBytes
         }
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -173,7 +177,8 @@ extension ServerConfiguration {
                       idleTimeoutSeconds: try c.decodeIfPresent(Int.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds,
                       requestDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .requestDeadlineSeconds) ?? d.requestDeadlineSeconds,
                       maximumConnections: try c.decodeIfPresent(Int.self, forKey: .maximumConnections) ?? d.maximumConnections,
-                      statusRetentionSeconds: try c.decodeIfPresent(Int.self, forKey: .statusRetentionSeconds) ?? d.statusRetentionSeconds)
+                      statusRetentionSeconds: try c.decodeIfPresent(Int.self, forKey: .statusRetentionSeconds) ?? d.statusRetentionSeconds,
+                      anonymousContextBytes: try c.decodeIfPresent(Int.self, forKey: .anonymousContextBytes) ?? d.anonymousContextBytes)
         }
 
         func validate() throws {
@@ -187,6 +192,9 @@ extension ServerConfiguration {
             guard (1...1_000_000).contains(maximumConnections) else { throw ConfigurationError.invalid("limits.maximumConnections must be 1...1000000") }
             guard (60...604_800).contains(statusRetentionSeconds) else {
                 throw ConfigurationError.invalid("limits.statusRetentionSeconds must be 60...604800")
+            }
+            guard (512...65_536).contains(anonymousContextBytes) else {
+                throw ConfigurationError.invalid("limits.anonymousContextBytes must be 512...65536")
             }
         }
     }

@@ -173,13 +173,28 @@ public final class StoreDatabase: Sendable {
     func deleteExpired(from table: String, before cutoff: Int64,
                        batch: Int = StoreDatabase.purgeBatch, pause: Duration = .milliseconds(100)) async throws -> Int {
         precondition(batch > 0, "a purge deletes at least one row per statement")
-        let statement = Self.purgeStatement(engine: engine, table: table, before: cutoff, batch: batch)
-        var deleted = 0
+        return try await inBatches(Self.purgeStatement(engine: engine, table: table, before: cutoff, batch: batch), batch: batch, pause: pause)
+    }
+
+    /// Runs `statement`, which changes at most `batch` rows and returns a row for each, again after `pause` until it
+    /// changes fewer than `batch`; returns how many rows it changed in all (a purge's loop, see
+    /// ``deleteExpired(from:before:batch:pause:)``).
+    func inBatches(_ statement: SQLQueryString, batch: Int, pause: Duration = .milliseconds(100)) async throws -> Int {
+        var changed = 0
         while true {
             let count = try await run { sql in try await sql.raw(statement).all().count }
-            deleted += count
-            if count < batch { return deleted }
+            changed += count
+            if count < batch { return changed }
             try await Task.sleep(for: pause)
+        }
+    }
+
+    /// The condition that a row is one of those `picked` selects (`FROM … WHERE … ORDER BY … LIMIT n`), matched by
+    /// physical row id so the statement reads only the picked rows (why: ``purgeStatement(engine:table:before:batch:)``).
+    static func pickedRows(engine: Engine, _ picked: SQLQueryString) -> SQLQueryString {
+        switch engine {
+        case .sqlite: return "rowid IN (SELECT rowid \(picked))"
+        case .postgres: return "ctid = ANY(ARRAY(SELECT ctid \(picked)))"
         }
     }
 
@@ -195,12 +210,7 @@ public final class StoreDatabase: Sendable {
     /// the same idea.
     static func purgeStatement(engine: Engine, table: String, before cutoff: Int64, batch: Int) -> SQLQueryString {
         let oldest: SQLQueryString = "FROM \(unsafeRaw: table) WHERE expires_at < \(bind: cutoff) ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))"
-        switch engine {
-        case .sqlite:
-            return "DELETE FROM \(unsafeRaw: table) WHERE rowid IN (SELECT rowid \(oldest)) RETURNING 1 AS deleted"
-        case .postgres:
-            return "DELETE FROM \(unsafeRaw: table) WHERE ctid = ANY(ARRAY(SELECT ctid \(oldest))) RETURNING 1 AS deleted"
-        }
+        return "DELETE FROM \(unsafeRaw: table) WHERE \(pickedRows(engine: engine, oldest)) RETURNING 1 AS deleted"
     }
 
     /// The background checkpointer's progress on an SQLite file (``SQLiteCheckpointer``); nil for PostgreSQL and an

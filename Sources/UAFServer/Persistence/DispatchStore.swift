@@ -160,6 +160,24 @@ public struct DispatchTokenStore: Sendable {
         }.map(Self.record)
     }
 
+    /// Empties what tokens that expired in `from ..< before` carried (the dispatched request, the dispatch
+    /// information, the encrypted payload), `batch` rows per statement; returns how many. The row itself stays for
+    /// its retention, so a late redeem still answers "expired", but no caller's payload is kept past the token's
+    /// expiry: on the open `dispatch/authentication` that is what an anonymous caller could make the server store.
+    /// The rows are picked through the `expires_at` index, within the range, so a purge reads only the rows that
+    /// expired since the last one (the first purge of an instance reads the retained hour once).
+    public func clearPayloads(expiredFrom from: Date, before: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
+        precondition(batch > 0, "a purge clears at least one row per statement")
+        let picked: SQLQueryString = """
+            FROM dispatch_tokens WHERE expires_at >= \(bind: from.epochMillis) AND expires_at < \(bind: before.epochMillis) \
+            AND get_uaf_request <> '' ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))
+            """
+        return try await database.inBatches("""
+            UPDATE dispatch_tokens SET get_uaf_request = '', dispatch_information = NULL, payload = NULL \
+            WHERE \(StoreDatabase.pickedRows(engine: database.engine, picked)) RETURNING 1 AS cleared
+            """, batch: batch)
+    }
+
     /// Removes tokens whose retention ended (`retention` after their expiry, so a late redeem still says "expired").
     public func purge(expiredBefore date: Date, retention: TimeInterval, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         let cutoff = date.addingTimeInterval(-retention).epochMillis

@@ -13,14 +13,14 @@ struct DispatchController {
     let devices: DeviceService
     let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
-    func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
+    func add(open: RouterGroup<ServerRequestContext>, identified: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
         // Registration and deregistration dispatch need an authorized caller; authentication dispatch is open, as in
         // nevisFIDO's defaults (it reveals nothing and the device still has to authenticate).
         protected.post("\(Self.tokenBase)/dispatch/registration") { request, context in
             try await dispatchRoute(request, .registration, principal: try context.requirePrincipal())
         }
-        open.post("\(Self.tokenBase)/dispatch/authentication") { request, _ in
-            try await dispatchRoute(request, .authentication, principal: nil)
+        identified.post("\(Self.tokenBase)/dispatch/authentication") { request, context in
+            try await dispatchRoute(request, .authentication, principal: context.principal)
         }
         protected.post("\(Self.tokenBase)/dispatch/deregistration") { request, context in
             try await dispatchRoute(request, .deregistration, principal: try context.requirePrincipal())

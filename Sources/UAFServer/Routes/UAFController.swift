@@ -16,8 +16,9 @@ struct UAFController {
     let deregistration: DeregistrationService
     let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
-    /// `open` are the unauthenticated routes; `protected` runs ``AuthorizationMiddleware`` first. (Both are rate limited.)
-    func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
+    /// `open` are the unauthenticated routes; `protected` runs ``AuthorizationMiddleware`` first; `identified` is open
+    /// but establishes the principal of a credential the caller presents. (All are rate limited.)
+    func add(open: RouterGroup<ServerRequestContext>, identified: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
         protected.post("\(Self.base)/request/registration") { request, context in
             try await handleRequest(request, name: "registration request") { try await registration.request($0, principal: try context.requirePrincipal()) }
         }
@@ -27,8 +28,8 @@ struct UAFController {
         open.post("\(Self.base)/registration") { request, _ in
             try await handleResponse(request, name: "registration") { Wire.json(try await registration.response($0)) }
         }
-        open.post("\(Self.base)/request/authentication") { request, _ in
-            try await handleRequest(request, name: "authentication request") { try await authentication.request($0) }
+        identified.post("\(Self.base)/request/authentication") { request, context in
+            try await handleRequest(request, name: "authentication request") { try await authentication.request($0, caller: context.principal) }
         }
         open.post("\(Self.base)/authentication") { request, _ in
             try await handleResponse(request, name: "authentication") { send in

@@ -19,12 +19,17 @@ struct AuthenticationService: Sendable {
     }
 
     /// Endpoint 3: issues an AuthenticationRequest, optionally for one user (step-up) and with transactions.
+    /// `caller` is the principal of the credential the caller presented, if any (the endpoint is open).
     /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
-    func request(_ request: GetUAFRequest, dispatchedSession: String? = nil) async throws -> IssuedRequest {
+    func request(_ request: GetUAFRequest, caller: Principal?, dispatchedSession: String? = nil) async throws -> IssuedRequest {
         guard request.op == nil || request.op == .authentication else { throw ServiceFailure(.badRequest, "op must be Auth") }
         let context = try ServiceEnvironment.parseContext(Context.self, request.context)
         let transactions = context?.transaction ?? []
         try Self.validate(transactions: transactions)
+        // A dispatched request was checked against its dispatching caller when it was dispatched.
+        if dispatchedSession == nil {
+            try environment.checkOpenRequest(context: request.context, username: context?.username, transactions: transactions, caller: caller)
+        }
         let (id, challenge) = (dispatchedSession ?? environment.newRequestID(), environment.newChallenge())
         let expiresAt = environment.clock().addingTimeInterval(environment.requestLifetime)
         let makeRecord = { (policy: Policy) in

@@ -62,7 +62,11 @@ struct DispatchService: Sendable {
             target = found
             username = username ?? found.username
         }
-        if operation != .authentication {
+        if operation == .authentication {
+            // After the target: its user is the one the caller's credential has to speak for.
+            try environment.checkOpenRequest(context: request.getUafRequest.context, username: username,
+                                             transactions: context?.transaction ?? [], caller: principal)
+        } else {
             // Registration and deregistration dispatch need a caller who may act for the user (the same rule as the
             // in-band request endpoints); authentication needs none, as in nevisFIDO's defaults.
             guard let username else { throw ServiceFailure(.badRequest, "context.username is required") }
@@ -179,7 +183,7 @@ struct DispatchService: Sendable {
                 case .registration:
                     return try await registration.request(get, principal: principal, dispatchedSession: record.sessionId)
                 case .authentication:
-                    return try await authentication.request(get, dispatchedSession: record.sessionId)
+                    return try await authentication.request(get, caller: nil, dispatchedSession: record.sessionId)
                 case .deregistration:
                     // Dereg has no response message: the operation is done when the device has its request.
                     let issued = try await deregistration.request(get, principal: principal)

@@ -20,27 +20,38 @@ struct ExpiryPurger: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            // The payloads of tokens that expired before this instance started are cleared by its first purge.
+            var payloadsCleared = Date(timeIntervalSince1970: 0)
             while !Task.isCancelled {
                 do { try await Task.sleep(for: interval) } catch { return }
-                await purgeOnce()
+                payloadsCleared = await purgeOnce(payloadsClearedUntil: payloadsCleared)
             }
         }
     }
 
-    func purgeOnce() async {
+    /// One purge. `payloadsClearedUntil` is the expiry up to which dispatch tokens already had their payloads
+    /// cleared; returns the new one (unchanged when the purge failed, so the next one covers the same rows again).
+    func purgeOnce(payloadsClearedUntil: Date) async -> Date {
         let now = clock()
         do {
             let requests = try await stores.requests.purge(expiredBefore: now)
             let sessions = try await stores.sessions.purge(expiredBefore: now)
             let statuses = try await stores.status.purge(expiredBefore: now)
-            // A dispatch token is kept an hour past its expiry, so redeeming it late still answers "expired".
-            let tokens = try await stores.dispatchTokens.purge(expiredBefore: now, retention: 3600)
+            // A dispatch token is kept an hour past its expiry, so redeeming it late still answers "expired"; what it
+            // carried goes at its expiry.
+            let emptied = try await stores.dispatchTokens.clearPayloads(expiredFrom: payloadsClearedUntil, before: now)
+            let tokens = try await stores.dispatchTokens.purge(expiredBefore: now, retention: Self.tokenRetention)
             let deviceRequests = try await stores.deviceRequests.purge(expiredBefore: now)
-            if requests + sessions + statuses + tokens + deviceRequests > 0 {
-                logger.debug("purged \(requests) UAF request(s), \(sessions) session(s), \(statuses) status record(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s)")
+            if requests + sessions + statuses + emptied + tokens + deviceRequests > 0 {
+                logger.debug("purged \(requests) UAF request(s), \(sessions) session(s), \(statuses) status record(s), \(emptied) dispatch token payload(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s)")
             }
+            return now
         } catch {
             logger.warning("purging expired rows failed: \(error)")
+            return payloadsClearedUntil
         }
     }
+
+    /// How long an expired dispatch token's row (emptied of its payload) is kept, in seconds.
+    static let tokenRetention: TimeInterval = 3600
 }

@@ -78,6 +78,22 @@ struct ServiceEnvironment: Sendable {
         }
     }
 
+    /// What a caller without credentials may ask of an open endpoint (`request/authentication`,
+    /// `dispatch/authentication`): a context of at most `limits.anonymousContextBytes` and no image transactions.
+    /// The context is stored with the request (a dispatch token keeps it until it expires), so this bounds what an
+    /// anonymous caller makes the server store, and a bank's login page never needs a picture from an anonymous
+    /// caller. A caller counts as authorized when its credential may act for the user named (any credential when
+    /// no user is named).
+    func checkOpenRequest(context: String?, username: String?, transactions: [Transaction], caller: Principal?) throws {
+        if let caller, username.map(caller.mayActFor) ?? true { return }
+        guard (context?.utf8.count ?? 0) <= limits.anonymousContextBytes else {
+            throw ServiceFailure(.badRequest, "context longer than \(limits.anonymousContextBytes) bytes from a caller without credentials for the user")
+        }
+        guard !transactions.contains(where: { $0.contentType == "image/png" }) else {
+            throw ServiceFailure(.unauthorized, "an image/png transaction needs a caller with credentials for the user")
+        }
+    }
+
     static func validate(username: String) throws {
         let bytes = username.utf8.count
         guard bytes > 0, bytes <= maximumUsernameBytes else {
