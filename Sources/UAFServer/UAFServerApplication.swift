@@ -134,7 +134,10 @@ public enum UAFServerApplication {
                       onRejection: onRejection).add(open: open, identified: identified, protected: protected)
         let targets = DispatchTargetService(environment: environment, signatures: signatures)
         let dispatch = DispatchService(environment: environment, registration: registration, authentication: authentication,
-                                       deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase)
+                                       deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase,
+                                       qr: QRRenderer(moduleSize: configuration.dispatch.qrModuleSize, limits: .init(
+                                           atOnce: configuration.limits.qrRenderingsAtOnce == 0 ? QRRenderer.defaultAtOnce : configuration.limits.qrRenderingsAtOnce,
+                                           waiting: configuration.limits.qrRenderingsWaiting)))
         let dispatchController = DispatchController(
             dispatch: dispatch,
             targets: targets, devices: DeviceService(environment: environment, signatures: signatures, targets: targets), onRejection: onRejection)

@@ -167,7 +167,7 @@ struct AuthCloudService: Sendable {
         }
         let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "enroll", transactionHash: nil)
         var answerUser = try await describe(user)
-        answerUser.enrollment = Enrollment(transactionId: sessionID, statusToken: statusToken, qrCode: try qrCode(link), appLinkUri: link)
+        answerUser.enrollment = Enrollment(transactionId: sessionID, statusToken: statusToken, qrCode: try await qrCode(link), appLinkUri: link)
         environment.decide("auth cloud enroll", user.username, 1200, "registration dispatched as an app link, transaction \(sessionID.prefix(8))…")
         return answerUser
     }
@@ -251,7 +251,7 @@ struct AuthCloudService: Sendable {
                                     channel: channel, dispatchResult: answer.dispatchResult.rawValue)
         if channel == "app", let link = answer.dispatcherInformation?.response {
             result.appLinkUri = link
-            result.qrCode = try qrCode(link)
+            result.qrCode = try await qrCode(link)
         }
         environment.decide("auth cloud approval", user?.username, 1200,
                            "authentication dispatched by \(channel)\(transactions.isEmpty ? "" : " with a message to confirm"), transaction \(sessionID.prefix(8))…")
@@ -344,10 +344,9 @@ struct AuthCloudService: Sendable {
                                                   username: user?.username, op: op, txn_hash: transactionHash, iat: Int64(now), exp: Int64(now + lifetime)))
     }
 
-    private func qrCode(_ link: String) throws -> QRCodeImage {
-        let code = try QRCode(bytes: Array(link.utf8))
-        let png = try PNGImage.encode(code, moduleSize: configuration.qrModuleSize)
-        return QRCodeImage(type: "image/png", size: PNGImage.side(of: code, moduleSize: configuration.qrModuleSize), dataUri: PNGImage.dataURI(png))
+    private func qrCode(_ link: String) async throws -> QRCodeImage {
+        let image = try await dispatch.qr.render(link)
+        return QRCodeImage(type: "image/png", size: image.side, dataUri: image.dataURI)
     }
 
     private func describe(_ user: AuthCloudUserRecord) async throws -> User {

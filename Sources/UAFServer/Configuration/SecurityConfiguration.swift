@@ -153,20 +153,26 @@ extension ServerConfiguration {
         /// The longest `context` (UTF-8 bytes) a caller without credentials may send to an open endpoint
         /// (`request/authentication`, `dispatch/authentication`): what the server stores for such a caller stays small.
         public var anonymousContextBytes: Int
+        /// QR codes drawn at once, off the threads that serve requests; 0 means half the cores (at least one).
+        public var qrRenderingsAtOnce: Int
+        /// QR codes that may wait for a turn; past that a dispatch that needs one is answered 503 at once.
+        public var qrRenderingsWaiting: Int
 
         public init(requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
                     idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
-                    statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096) {
+                    statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096,
+                    qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64) {
             self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.ipv6PrefixLength = ipv6PrefixLength
             self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
             self.idleTimeoutSeconds = idleTimeoutSeconds; self.requestDeadlineSeconds = requestDeadlineSeconds
             self.maximumConnections = maximumConnections; self.statusRetentionSeconds = statusRetentionSeconds
             self.anonymousContextBytes = anonymousContextBytes
+            self.qrRenderingsAtOnce = qrRenderingsAtOnce; self.qrRenderingsWaiting = qrRenderingsWaiting
         }
 
         enum CodingKeys: String, CodingKey {
             case requestsPerMinutePerAddress, ipv6PrefixLength, outstandingRequestsPerUsername, idleTimeoutSeconds, requestDeadlineSeconds
-            case maximumConnections, statusRetentionSeconds, anonymousContextBytes
+            case maximumConnections, statusRetentionSeconds, anonymousContextBytes, qrRenderingsAtOnce, qrRenderingsWaiting
         }
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -178,7 +184,9 @@ extension ServerConfiguration {
                       requestDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .requestDeadlineSeconds) ?? d.requestDeadlineSeconds,
                       maximumConnections: try c.decodeIfPresent(Int.self, forKey: .maximumConnections) ?? d.maximumConnections,
                       statusRetentionSeconds: try c.decodeIfPresent(Int.self, forKey: .statusRetentionSeconds) ?? d.statusRetentionSeconds,
-                      anonymousContextBytes: try c.decodeIfPresent(Int.self, forKey: .anonymousContextBytes) ?? d.anonymousContextBytes)
+                      anonymousContextBytes: try c.decodeIfPresent(Int.self, forKey: .anonymousContextBytes) ?? d.anonymousContextBytes,
+                      qrRenderingsAtOnce: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsAtOnce) ?? d.qrRenderingsAtOnce,
+                      qrRenderingsWaiting: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsWaiting) ?? d.qrRenderingsWaiting)
         }
 
         func validate() throws {
@@ -196,6 +204,8 @@ extension ServerConfiguration {
             guard (512...65_536).contains(anonymousContextBytes) else {
                 throw ConfigurationError.invalid("limits.anonymousContextBytes must be 512...65536")
             }
+            guard (0...256).contains(qrRenderingsAtOnce) else { throw ConfigurationError.invalid("limits.qrRenderingsAtOnce must be 0...256") }
+            guard (0...10_000).contains(qrRenderingsWaiting) else { throw ConfigurationError.invalid("limits.qrRenderingsWaiting must be 0...10000") }
         }
     }
 }

@@ -134,7 +134,7 @@ struct DispatchController {
     static func respond(name: OperationName, onRejection: @Sendable (OperationName, ServiceFailure) -> Void, _ body: () async throws -> Response) async throws -> Response {
         do { return try await body() } catch let failure as HTTPFailure {
             onRejection(name, ServiceFailure(.badRequest, "\(failure.status.code) \(failure.message)"))
-            return ErrorBody.response(failure.status, error: failure.error, message: failure.message)
+            return ErrorBody.response(failure.status, error: failure.error, message: failure.message, headers: failure.headers)
         } catch let refusal as DeviceSignatureRefusal {
             onRejection(name, ServiceFailure(.unauthorized, refusal.detail))
             let failure = refusal.failure

@@ -16,6 +16,8 @@ struct DispatchService: Sendable {
     let configuration: ServerConfiguration.Dispatch
     /// The `firebase-cloud-messaging` dispatcher, when Firebase is configured.
     let firebase: FirebaseDispatcher?
+    /// Draws the png-qr-code dispatchers' images (and the Auth Cloud enrollments').
+    let qr: QRRenderer
     private var stores: Stores { environment.stores }
 
     /// The dispatch request (§B.6).
@@ -98,11 +100,11 @@ struct DispatchService: Sendable {
         }
         var response: String?
         switch dispatcher {
-        case .pngQRCode: response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(payload.utf8)), moduleSize: configuration.qrModuleSize))
+        case .pngQRCode: response = try await qr.render(payload).dataURI
         case .link: response = DispatchPayload.link(base: linkBase ?? configuration.linkBaseURL, payload: payload)
         case .linkPNGQRCode:
             let link = DispatchPayload.link(base: linkBase ?? configuration.linkBaseURL, payload: payload)
-            response = PNGImage.dataURI(try PNGImage.encode(try QRCode(bytes: Array(link.utf8)), moduleSize: configuration.qrModuleSize))
+            response = try await qr.render(link).dataURI
         case .firebaseCloudMessaging:
             guard firebase != nil else {
                 environment.decide(.dispatch(operation), username, 1404, "push is not configured (dispatch.firebase)")

@@ -11,7 +11,11 @@ struct HTTPFailure: Error {
     let status: HTTPResponse.Status
     let error: String
     let message: String
-    init(_ status: HTTPResponse.Status, _ error: String, _ message: String) { self.status = status; self.error = error; self.message = message }
+    /// Headers the answer carries besides the error body (e.g. `Retry-After`).
+    let headers: HTTPFields
+    init(_ status: HTTPResponse.Status, _ error: String, _ message: String, headers: HTTPFields = [:]) {
+        self.status = status; self.error = error; self.message = message; self.headers = headers
+    }
 }
 
 /// The Dispatch Target Service (server-api §B.8): a device's name, push address and public keys, per user.
