@@ -60,11 +60,13 @@ final class HardeningTests: XCTestCase {
         try await LoopbackServer.with(configuration) { loopback in
             _ = try await loopback.registrationRequest(username: "alice")
             _ = try await loopback.registrationRequest(username: "alice")
-            let third = try await loopback.post("/nevisfido/uaf/1.1/request/registration",
-                                                GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": "alice"])),
-                                                as: ReturnUAFRequest.self, headers: try await loopback.bearer("alice"))
-            XCTAssertEqual(third.statusCode, 1491)
-            XCTAssertNil(third.uafRequest)
+            let third = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
+                                                    body: try LoopbackServer.registrationBody("alice"), headers: try await loopback.bearer("alice"))
+            // Said as it is: too many outstanding requests, retry once the oldest can have expired.
+            XCTAssertEqual(third.status, 429)
+            XCTAssertEqual(third.headers.first(name: "Retry-After"), "300")
+            let body = try JSONDecoder().decode(ErrorBody.self, from: third.body)
+            XCTAssertEqual(body.error, "too_many_outstanding_requests")
         }
     }
 

@@ -51,10 +51,13 @@ enum StoreContract {
 
     static func outstandingRequestsAreCountedPerUsername(_ stores: Stores) async throws {
         let now = Date()
-        try await stores.requests.insert(record("a1", username: "ann"))
-        try await stores.requests.insert(record("a2", username: "ann"))
-        try await stores.requests.insert(record("a3", expiresAt: now.addingTimeInterval(-5), username: "ann"))
-        try await stores.requests.insert(record("b1", username: "ben"))
+        for (id, username, expiresAt) in [("a1", "ann", now.addingTimeInterval(300)), ("a2", "ann", now.addingTimeInterval(300)),
+                                          ("a3", "ann", now.addingTimeInterval(-5)), ("b1", "ben", now.addingTimeInterval(300))] {
+            let inserted = try await stores.requests.insert(record(id, expiresAt: expiresAt, username: username), username: username, cap: 100, now: now)
+            XCTAssertTrue(inserted)
+        }
+        // Inserted without a cap (an anonymous step-up request): it names ann but counts against nobody.
+        try await stores.requests.insert(record("anonymous", username: "ann"))
         let count = try await stores.requests.outstanding(username: "ann", now: now)
         XCTAssertEqual(count, 2)
     }
@@ -153,8 +156,10 @@ enum StoreContract {
     }
 
     /// A step-up request for `username` with the values of ``opening(_:username:now:)`` and the given policy.
-    static func stepUp(_ stores: Stores, _ id: String, username: String, limit: Int = 10, now: Date) async throws -> CeremonyStore.StepUp {
-        try await stores.ceremonies.openStepUp(username: username, cap: UAFRequestStore.Cap(username: username, limit: limit, now: now), retention: 600,
+    /// A step-up request for `username`; `limit` nil issues it uncounted (an anonymous caller's).
+    static func stepUp(_ stores: Stores, _ id: String, username: String, limit: Int? = 10, now: Date) async throws -> CeremonyStore.StepUp {
+        try await stores.ceremonies.openStepUp(username: username, cap: limit.map { UAFRequestStore.Cap(username: username, limit: $0, now: now) },
+                                               retention: 600,
                                                request: { policy in
                                                    var request = opening(id, username: username, now: now).0
                                                    request.policy = policy
@@ -220,6 +225,27 @@ enum StoreContract {
         XCTAssertNil(status, "a request refused by the cap opened a status record")
         let request = try await stores.requests.consume(id: "s5")
         XCTAssertNil(request, "a request refused by the cap was stored")
+    }
+
+    static func anUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody(_ stores: Stores) async throws {
+        try await stepUpKeys(stores)
+        let now = Date()
+        var outcomes: [String] = []
+        for (id, limit) in [("c1", 1), ("u1", nil), ("u2", nil), ("c2", 1)] as [(String, Int?)] {
+            switch try await stepUp(stores, id, username: "kim", limit: limit, now: now) {
+            case .issued: outcomes.append("issued")
+            case .capReached: outcomes.append("cap")
+            case .noKeys: outcomes.append("no keys")
+            }
+        }
+        XCTAssertEqual(outcomes, ["issued", "issued", "issued", "cap"], "the uncounted ones pass the full cap; the counted one is refused")
+        let counted = try await stores.requests.outstanding(username: "kim", now: now)
+        XCTAssertEqual(counted, 1)
+        let uncounted = try await stores.requests.consume(id: "u2")
+        XCTAssertEqual(uncounted?.username, "kim", "an uncounted request still names its user")
+        let countedRequest = try await stores.requests.consume(id: "c1")
+        XCTAssertEqual(uncounted?.policy, countedRequest?.policy, "and accepts exactly kim's keys, as a counted one does")
+        XCTAssertFalse(uncounted?.policy.accepted.isEmpty ?? true)
     }
 
     static func completion(_ id: String, keyID: String, from: UInt32, to: UInt32, now: Date) -> CeremonyStore.Authentication {
@@ -634,6 +660,9 @@ final class SQLiteStoreTests: XCTestCase {
         try await StoreContract.aStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy(stores)
     }
     func testAStepUpRequestForAUserWithoutKeysStoresNothing() async throws { try await StoreContract.aStepUpRequestForAUserWithoutKeysStoresNothing(stores) }
+    func testAnUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody() async throws {
+        try await StoreContract.anUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody(stores)
+    }
     func testAStepUpRequestOverTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.aStepUpRequestOverTheCapStoresNeitherRequestNorStatus(stores) }
     func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
         try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
@@ -746,6 +775,9 @@ final class PostgresStoreTests: XCTestCase {
         try await StoreContract.aStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy(stores)
     }
     func testAStepUpRequestForAUserWithoutKeysStoresNothing() async throws { try await StoreContract.aStepUpRequestForAUserWithoutKeysStoresNothing(stores) }
+    func testAnUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody() async throws {
+        try await StoreContract.anUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody(stores)
+    }
     func testAStepUpRequestOverTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.aStepUpRequestOverTheCapStoresNeitherRequestNorStatus(stores) }
     func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
         try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
@@ -787,7 +819,9 @@ final class PostgresStoreTests: XCTestCase {
         // table led PostgreSQL there on some connections, and each count then walked the expiry index's whole range.)
         let base = Date(epochMillis: Date().epochMillis)
         for i in 0..<300 {
-            try await stores.requests.insert(StoreContract.record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"))
+            let inserted = try await stores.requests.insert(StoreContract.record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"),
+                                                            username: "ann", cap: 1000, now: base)
+            XCTAssertTrue(inserted)
         }
         let now = base.addingTimeInterval(290)
         let plan = { (condition: SQLQueryString) async throws -> String in
@@ -797,7 +831,7 @@ final class PostgresStoreTests: XCTestCase {
                     .map { try $0.decode(column: "QUERY PLAN", as: String.self) }.joined(separator: "\n")
             }
         }
-        let plain = try await plan("username = \(bind: "ann") AND expires_at >= \(bind: now.epochMillis)")
+        let plain = try await plan("counted_username = \(bind: "ann") AND expires_at >= \(bind: now.epochMillis)")
         XCTAssertTrue(plain.contains("uaf_requests_by_expiry"), "the table does not mislead the planner, so this test proves nothing:\n\(plain)")
         let capped = try await plan(UAFRequestStore.unexpired(username: "ann", now: now))
         XCTAssertFalse(capped.contains("uaf_requests_by_expiry"), capped)

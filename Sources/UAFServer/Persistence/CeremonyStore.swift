@@ -99,7 +99,7 @@ public struct CeremonyStore: Sendable {
     /// them (``stepUpPolicyColumn``), stores the request and its status record, and returns the keys, from which the
     /// policy sent to the client is made. Both come from the same rows of the same snapshot, so the client sees the
     /// policy the response is verified against. SQLite reads the keys and then stores the request (``open``).
-    func openStepUp(username: String, cap: UAFRequestStore.Cap, retention: TimeInterval,
+    func openStepUp(username: String, cap: UAFRequestStore.Cap?, retention: TimeInterval,
                     request: (Policy) -> ChallengeRecord, status: (ChallengeRecord) -> StatusRecord) async throws -> StepUp {
         guard database.engine == .postgres else {
             guard let policy = try await stepUpPolicy(username: username) else { return .noKeys }
@@ -109,8 +109,10 @@ public struct CeremonyStore: Sendable {
         // The policy is not known yet: every other value is, and the policy column is written in SQL.
         let pending = request(Policy(accepted: []))
         var insert = pending
-        insert.username = cap.username  // as every capped insert: the row counts against the cap it was checked under
-        let values = try UAFRequestStore.values(insert, policy: "policy.text")
+        insert.username = username
+        // As every capped insert: the row counts against the cap it was checked under.
+        let values = try UAFRequestStore.values(insert, counted: cap?.username, policy: "policy.text")
+        let belowCap: SQLQueryString = cap.map(UAFRequestStore.below) ?? "TRUE"
         let statusValues = try StatusStore.values(status(pending), retention: retention)
         let rows = try await database.run { sql in
             try await sql.raw("""
@@ -118,7 +120,7 @@ public struct CeremonyStore: Sendable {
                 policy AS (SELECT \(unsafeRaw: Self.stepUpPolicyColumn) AS text),
                 request AS (
                     INSERT INTO uaf_requests (\(unsafeRaw: UAFRequestStore.columns)) SELECT \(values) FROM policy
-                    WHERE policy.text IS NOT NULL AND \(UAFRequestStore.below(cap))
+                    WHERE policy.text IS NOT NULL AND \(belowCap)
                     RETURNING id),
                 opened AS (INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request RETURNING session_id)
                 SELECT aaid, key_id, (SELECT COUNT(*) FROM opened) AS issued FROM keys ORDER BY \(unsafeRaw: Self.stepUpKeyOrder)

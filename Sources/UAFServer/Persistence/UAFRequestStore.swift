@@ -44,7 +44,7 @@ public struct UAFRequestStore: Sendable {
         _ = try await insert(record, cap: nil)
     }
 
-    /// Inserts the request of a named user only while fewer than `cap` of that user's requests are unexpired at
+    /// Inserts the request of a named user only while fewer than `cap` of that user's counted requests are unexpired at
     /// `now`; false when the cap is reached (nothing inserted). One statement: the count and the insert are one
     /// round trip, not two.
     public func insert(_ record: ChallengeRecord, username: String, cap: Int, now: Date) async throws -> Bool {
@@ -57,7 +57,8 @@ public struct UAFRequestStore: Sendable {
         return try await database.run { sql in try await sql.raw("\(insert) RETURNING id").first() != nil }
     }
 
-    /// The per-user cap on unanswered requests: `username` may have fewer than `limit` unexpired at `now`.
+    /// The per-user cap on unanswered requests: `username` may have fewer than `limit` counted requests unexpired at
+    /// `now`. A request inserted under a cap counts against it; one inserted without counts against nobody.
     struct Cap: Sendable {
         var username: String
         var limit: Int
@@ -67,42 +68,43 @@ public struct UAFRequestStore: Sendable {
     /// The insert of `record` without its `RETURNING`. Under `cap` it inserts nothing once `cap.username` has
     /// `cap.limit` unexpired requests at `cap.now`, in the same statement.
     static func insertion(_ record: ChallengeRecord, cap: Cap?) throws -> SQLQueryString {
-        guard let cap else { return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) VALUES (\(try values(record)))" }
+        guard let cap else { return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) VALUES (\(try values(record, counted: nil)))" }
         var record = record
         record.username = cap.username
-        return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) SELECT \(try values(record)) WHERE \(below(cap))"
+        return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) SELECT \(try values(record, counted: cap.username)) WHERE \(below(cap))"
     }
 
-    /// The condition that `cap.username` has fewer than `cap.limit` requests unexpired at `cap.now`.
+    /// The condition that `cap.username` has fewer than `cap.limit` counted requests unexpired at `cap.now`.
     static func below(_ cap: Cap) -> SQLQueryString {
         "(SELECT COUNT(*) FROM uaf_requests WHERE \(unexpired(username: cap.username, now: cap.now))) < \(bind: Int64(cap.limit))"
     }
 
-    /// The condition that a request is `username`'s and unexpired at `now`, written so that only the user's own
+    /// The condition that a request counts against `username` and is unexpired at `now`, written so that only those
     /// index entries are read: the unary `+` keeps both engines from answering it through the expiry index.
     ///
     /// Why: PostgreSQL plans a prepared statement once per connection (a generic plan), and on a table whose
     /// statistics are young it sometimes chose `uaf_requests_by_expiry` for this count, filtering by user. That
     /// range holds every request issued within one request lifetime, the answered ones too until vacuum removes
     /// them, so under load the count read tens of thousands of entries, and PostgreSQL's CPU per login rose by as
-    /// much as 60 %. Through `uaf_requests_by_username_expiry` it reads only the user's entries, from the index
+    /// much as 60 %. Through `uaf_requests_by_counted_username_expiry` it reads only the user's entries, from the index
     /// alone where it can. (`+x` is SQLite's documented way to keep a term off an index; in PostgreSQL it is an
     /// expression, which no index on the bare column serves.)
     static func unexpired(username: String, now: Date) -> SQLQueryString {
-        "username = \(bind: username) AND +expires_at >= \(bind: now.epochMillis)"
+        "counted_username = \(bind: username) AND +expires_at >= \(bind: now.epochMillis)"
     }
 
-    /// The columns a request's row fills, in the order of ``values(_:policy:)``: its id, then ``returnedColumns``.
-    static let columns = (["id"] + returnedColumns).joined(separator: ", ")
+    /// The columns a request's row fills, in the order of ``values(_:counted:policy:)``: its id, ``returnedColumns``,
+    /// and the user it counts against.
+    static let columns = (["id"] + returnedColumns + ["counted_username"]).joined(separator: ", ")
 
-    /// A request's values, in the order of ``columns``; with `policy`, that SQL expression is its policy column
-    /// instead of the record's own policy.
-    static func values(_ record: ChallengeRecord, policy expression: SQLQueryString? = nil) throws -> SQLQueryString {
+    /// A request's values, in the order of ``columns``; `counted` is the user whose cap it counts against (nil for
+    /// nobody); with `policy`, that SQL expression is its policy column instead of the record's own policy.
+    static func values(_ record: ChallengeRecord, counted: String?, policy expression: SQLQueryString? = nil) throws -> SQLQueryString {
         let policy: SQLQueryString = try expression ?? "\(bind: JSONCoding.string(record.policy))"
         let transactions = try JSONCoding.string(record.transactions)
         return """
             \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username), \
-            \(policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis)
+            \(policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis), \(bind: counted)
             """
     }
 
@@ -134,7 +136,7 @@ public struct UAFRequestStore: Sendable {
             expiresAt: Date(epochMillis: try row.decode(column: prefix + "expires_at", as: Int64.self)))
     }
 
-    /// How many unexpired requests are outstanding for `username` (the per-user cap).
+    /// How many unexpired requests count against `username`'s cap.
     public func outstanding(username: String, now: Date) async throws -> Int {
         try await database.run { sql in
             try await sql.raw("""

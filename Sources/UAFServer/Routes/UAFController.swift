@@ -132,6 +132,9 @@ enum Wire {
             } catch let refusal as AuthorizationFailure {
                 onRejection(name, ServiceFailure(refusal.kind == .forbidden ? .forbidden : .unauthorized, refusal.detail))
                 return refusal.response
+            } catch let refusal as OutstandingRequestsRefusal {
+                onRejection(name, ServiceFailure(.forbidden, refusal.detail))
+                return refusal.response
             } catch {
                 onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
                 var response = failure(ServiceFailure(.internalServerError, "internal error"), nil)

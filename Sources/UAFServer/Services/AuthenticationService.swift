@@ -41,15 +41,17 @@ struct AuthenticationService: Sendable {
             // Step-up: the policy accepts exactly the user's registered keys.
             try ServiceEnvironment.validate(username: username)
             if dispatchedSession == nil {
-                record = try await environment.issueStepUp(username: username, status: .clientAuthenticating, request: makeRecord)
+                record = try await environment.issueStepUp(username: username, counted: ServiceEnvironment.authorizes(caller, for: username),
+                                                           status: .clientAuthenticating, request: makeRecord)
             } else {
                 guard let policy = try await stores.ceremonies.stepUpPolicy(username: username) else { throw ServiceEnvironment.noAuthenticator }
                 record = makeRecord(policy)
-                try await environment.issue(record, status: .clientAuthenticating, dispatched: true)
+                // Authentication dispatch is open to anyone, so its requests count against nobody (the token was the unit).
+                try await environment.issue(record, status: .clientAuthenticating, dispatched: true, counted: false)
             }
         } else {
             record = makeRecord(Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] }))
-            try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil)
+            try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: false)
         }
         let message = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
                                             challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: record.policy)

@@ -43,7 +43,8 @@ struct RegistrationService: Sendable {
         let record = ChallengeRecord(id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
                                      challenge: environment.newChallenge(), username: username, policy: policy, transactions: [],
                                      expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
-        try await environment.issue(record, status: .clientRegistering, dispatched: dispatchedSession != nil)
+        // Registration is asked for (or dispatched) only by a caller who may register for the user: it counts.
+        try await environment.issue(record, status: .clientRegistering, dispatched: dispatchedSession != nil, counted: true)
         let message = RegistrationRequest(header: OperationHeader(op: .registration, appID: environment.appID, serverData: record.id),
                                           challenge: record.challenge, username: username, policy: policy)
         environment.decide("registration request", username, 1200,

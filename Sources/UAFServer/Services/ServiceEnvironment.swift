@@ -22,6 +22,20 @@ struct ServiceFailure: Error {
     init(_ status: UAFStatusCode, _ detail: String) { self.status = status; self.detail = detail }
 }
 
+/// A request refused because its user already has `limits.outstandingRequestsPerUsername` unanswered requests
+/// counted against her cap: HTTP 429 with `Retry-After` (at most one request lifetime, when the oldest has expired)
+/// and a body that says so, rather than a UAF status code that would suggest a bad or expired message.
+struct OutstandingRequestsRefusal: Error {
+    let limit: Int
+    let retryAfterSeconds: Int
+    var detail: String { "\(limit) unanswered requests are outstanding for this user, the most allowed; refused until one is answered or expires" }
+    var response: Response {
+        ErrorBody.response(.tooManyRequests, error: "too_many_outstanding_requests",
+                           message: "This user has \(limit) unanswered requests, the most allowed; answer one or retry later.",
+                           headers: [.retryAfter: String(retryAfterSeconds)])
+    }
+}
+
 /// The answer of a request endpoint, with the status session id of the operation it opened (its request id, the
 /// `serverData`), which the controller also sends as a header; nil when the answer opens no UAF exchange.
 struct IssuedRequest: Sendable {
@@ -78,6 +92,12 @@ struct ServiceEnvironment: Sendable {
         }
     }
 
+    /// Whether `caller` may act for the user a request names (any caller with a credential when it names none).
+    static func authorizes(_ caller: Principal?, for username: String?) -> Bool {
+        guard let caller else { return false }
+        return username.map(caller.mayActFor) ?? true
+    }
+
     /// What a caller without credentials may ask of an open endpoint (`request/authentication`,
     /// `dispatch/authentication`): a context of at most `limits.anonymousContextBytes` and no image transactions.
     /// The context is stored with the request (a dispatch token keeps it until it expires), so this bounds what an
@@ -85,7 +105,7 @@ struct ServiceEnvironment: Sendable {
     /// caller. A caller counts as authorized when its credential may act for the user named (any credential when
     /// no user is named).
     func checkOpenRequest(context: String?, username: String?, transactions: [Transaction], caller: Principal?) throws {
-        if let caller, username.map(caller.mayActFor) ?? true { return }
+        if Self.authorizes(caller, for: username) { return }
         guard (context?.utf8.count ?? 0) <= limits.anonymousContextBytes else {
             throw ServiceFailure(.badRequest, "context longer than \(limits.anonymousContextBytes) bytes from a caller without credentials for the user")
         }
@@ -102,12 +122,16 @@ struct ServiceEnvironment: Sendable {
         guard !Text.hasControlCharacters(username) else { throw ServiceFailure(.badRequest, "username contains control characters") }
     }
 
-    /// Stores an issued request, after the per-user cap, and opens its status record (its id is the status
-    /// session id, see the wire contract). A request issued for a redeemed dispatch token (`dispatched`) reuses the
-    /// token's status record, which moves from `tokenCreated` to `status`.
-    func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool) async throws {
-        // A cap on unanswered requests per user keeps one caller from filling the table for a victim.
-        let cap = record.username.map { UAFRequestStore.Cap(username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) }
+    /// Stores an issued request, after the per-user cap when it is `counted`, and opens its status record (its id
+    /// is the status session id, see the wire contract). A request issued for a redeemed dispatch token
+    /// (`dispatched`) reuses the token's status record, which moves from `tokenCreated` to `status`.
+    ///
+    /// Only a request asked for by a caller who may act for its user is `counted` against that user's cap
+    /// (`limits.outstandingRequestsPerUsername`): anyone may ask for a step-up request naming any user, and if those
+    /// counted, ten anonymous requests would lock the user out of every login, registration and push approval
+    /// until they expire. Uncounted requests are bounded by the per-client rate limit and their lifetime instead.
+    func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool, counted: Bool) async throws {
+        let cap = counted ? record.username.map { UAFRequestStore.Cap(username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) } : nil
         if dispatched {
             guard try await stores.requests.insert(record, cap: cap) else { throw capReached }
             try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
@@ -125,11 +149,12 @@ struct ServiceEnvironment: Sendable {
     }
 
     /// Issues a step-up request for `username` (not for a dispatch token): its policy accepts exactly the user's
-    /// registered keys, it counts against the per-user cap, and it opens its status record, all in one store call
+    /// registered keys, it counts against the per-user cap when `counted` (see ``issue(_:status:dispatched:counted:)``),
+    /// and it opens its status record, all in one store call
     /// (``CeremonyStore/openStepUp(username:cap:retention:request:status:)``). `request` makes the request from its
     /// policy.
-    func issueStepUp(username: String, status: StatusRecord.Status, request: (Policy) -> ChallengeRecord) async throws -> ChallengeRecord {
-        let cap = UAFRequestStore.Cap(username: username, limit: limits.outstandingRequestsPerUsername, now: clock())
+    func issueStepUp(username: String, counted: Bool, status: StatusRecord.Status, request: (Policy) -> ChallengeRecord) async throws -> ChallengeRecord {
+        let cap = counted ? UAFRequestStore.Cap(username: username, limit: limits.outstandingRequestsPerUsername, now: clock()) : nil
         let outcome = try await stores.ceremonies.openStepUp(username: username, cap: cap, retention: statusRetention, request: request) { record in
             openedStatus(record, status)
         }
@@ -143,8 +168,8 @@ struct ServiceEnvironment: Sendable {
     /// A step-up request for a user without a registered key.
     static var noAuthenticator: ServiceFailure { ServiceFailure(.notFound, "no authenticator registered for this user") }
 
-    private var capReached: ServiceFailure {
-        ServiceFailure(.requestInvalid, "\(limits.outstandingRequestsPerUsername) unanswered requests outstanding for this user, the most allowed")
+    private var capReached: OutstandingRequestsRefusal {
+        OutstandingRequestsRefusal(limit: limits.outstandingRequestsPerUsername, retryAfterSeconds: Int(requestLifetime.rounded(.up)))
     }
 
     /// A request's id (its serverData and the session id of its status record): time-ordered (``OrderedToken``),
