@@ -127,7 +127,11 @@ struct DispatchService: Sendable {
             tokenHash: SecretHash.of(token), sessionId: sessionID, operation: operation.rawValue, getUAFRequest: try JSONCoding.string(get),
             username: username, dispatchTargetId: target?.id, dispatcher: dispatcher.rawValue, dispatchInformation: request.dispatchInformation,
             payload: encrypted ? payload : nil, createdAt: now, expiresAt: expiresAt, redeemedAt: nil), retention: environment.statusRetention)
-        let information = StatusRecord.TokenInformation.DispatcherInformation(name: dispatcher.rawValue, response: response)
+        // The status record names the dispatcher but keeps no `response`: for the QR and link dispatchers that is the
+        // payload or a picture of it, which carries the token in clear unless the target's key encrypted it, and the
+        // status service answers anyone who holds the session id (the Auth Cloud status token leads there too). A
+        // redeemable link must leave the server only in the dispatch answer, to the caller who asked for it.
+        let information = StatusRecord.TokenInformation.DispatcherInformation(name: dispatcher.rawValue, response: nil)
         try await stores.status.create(StatusRecord(
             sessionId: sessionID, status: .tokenCreated, operation: operation.rawValue, username: username, updatedAt: now,
             tokenInformation: .init(dispatchTargetExtId: target?.extId, tokenResult: nil, dispatcherInformation: information,
