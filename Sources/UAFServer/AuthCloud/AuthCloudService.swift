@@ -317,8 +317,13 @@ struct AuthCloudService: Sendable {
         let removed = try await stores.registrations.delete(username: user.username)
         _ = try await stores.sessions.revokeAll(username: user.username, now: now)
         for target in try await stores.dispatchTargets.targets(username: user.username) { _ = try await stores.dispatchTargets.delete(id: target.id) }
+        // An enrollment link or a registration request issued before the deletion must not enrol a key for a user who
+        // no longer exists (or for the next user given the same name).
+        let tokens = try await stores.dispatchTokens.expireUnredeemed(username: user.username, now: now)
+        let requests = try await stores.requests.deleteCounted(username: user.username)
         try await stores.authCloudUsers.delete(id: userId)
-        environment.decide("auth cloud delete user", user.username, 1200, "deleted with \(removed.count) registration(s)")
+        environment.decide("auth cloud delete user", user.username, 1200,
+                           "deleted with \(removed.count) registration(s); \(tokens) unredeemed token(s) expired, \(requests) outstanding request(s) removed")
     }
 
     // MARK: Helpers

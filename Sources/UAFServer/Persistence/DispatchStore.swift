@@ -178,6 +178,18 @@ public struct DispatchTokenStore: Sendable {
             """, batch: batch)
     }
 
+    /// Ends every unredeemed, unexpired token of `username` now (the user is being deleted): a redeem then answers
+    /// "expired" and the next purge empties what the tokens carried. Returns how many.
+    public func expireUnredeemed(username: String, now: Date) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("""
+                UPDATE dispatch_tokens SET expires_at = \(bind: now.epochMillis)
+                WHERE username = \(bind: username) AND redeemed_at IS NULL AND expires_at > \(bind: now.epochMillis)
+                RETURNING 1 AS expired
+                """).all().count
+        }
+    }
+
     /// Removes tokens whose retention ended (`retention` after their expiry, so a late redeem still says "expired").
     public func purge(expiredBefore date: Date, retention: TimeInterval, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         let cutoff = date.addingTimeInterval(-retention).epochMillis

@@ -99,12 +99,14 @@ enum Migrations {
         // The per-user cap counts only requests asked for by a caller who may act for the user (see
         // `ServiceEnvironment.issue`): `counted_username` is that user, NULL for a request that counts against nobody
         // (no user named, or an anonymous step-up). Anonymous callers could otherwise fill a user's budget and lock
-        // her out. The cap's index moves to the new column; the old one served nothing else.
-        Migration(version: 7, name: "requests counted against a user's cap", statements: [
+        // her out. The cap's index moves to the new column; the old one served nothing else. Deleting a user expires
+        // her unredeemed dispatch tokens, found by username.
+        Migration(version: 7, name: "requests counted against a user's cap; dispatch tokens by user", statements: [
             "ALTER TABLE uaf_requests ADD COLUMN counted_username TEXT",
             "UPDATE uaf_requests SET counted_username = username",
             "CREATE INDEX uaf_requests_by_counted_username_expiry ON uaf_requests(counted_username, expires_at)",
             "DROP INDEX uaf_requests_by_username_expiry",
+            "CREATE INDEX dispatch_tokens_by_username ON dispatch_tokens(username)",
         ]),
     ]
 

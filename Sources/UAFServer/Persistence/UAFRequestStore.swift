@@ -136,6 +136,15 @@ public struct UAFRequestStore: Sendable {
             expiresAt: Date(epochMillis: try row.decode(column: prefix + "expires_at", as: Int64.self)))
     }
 
+    /// Removes the requests that count against `username` (the user is being deleted); returns how many. Every
+    /// request that could still add something for her, a registration, is counted; the uncounted ones (step-ups)
+    /// can only be answered with a key of hers, and those are deleted with her.
+    public func deleteCounted(username: String) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("DELETE FROM uaf_requests WHERE counted_username = \(bind: username) RETURNING 1 AS deleted").all().count
+        }
+    }
+
     /// How many unexpired requests count against `username`'s cap.
     public func outstanding(username: String, now: Date) async throws -> Int {
         try await database.run { sql in
