@@ -33,8 +33,10 @@ public final class StoreDatabase: Sendable {
     }
 
     /// Opens the configured database and brings its schema up to date (``Migrations``).
+    /// On PostgreSQL, the server first checks that the database answers (``StartupAttempts``), so an unreachable one
+    /// ends the start with an error that names it instead of a wait without end.
     public static func open(_ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
-                            metrics: ServerMetrics? = nil) async throws -> StoreDatabase {
+                            metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard) async throws -> StoreDatabase {
         let database: StoreDatabase
         switch configuration {
         case .sqliteInMemory:
@@ -64,6 +66,7 @@ public final class StoreDatabase: Sendable {
             }
             try engine.startBackgroundCheckpoints(path: path)
         case .postgres(let url, let poolSize):
+            try await waitUntilReachable(url: url, attempts: startup, logger: logger)
             let client = try postgresClient(url: url, poolSize: poolSize, logger: logger)
             // The pool serves no connection before `run()` has begun, and PostgresNIO logs a warning ("run() hasn't
             // been called yet") for a lease asked earlier, which the migrations below were on every start: a false
@@ -113,19 +116,93 @@ public final class StoreDatabase: Sendable {
 
     /// The pool an instance's PostgreSQL connections come from, opening each on the next event loop in turn
     /// (``EventLoopsInTurn``).
+    /// How long a starting server tries to reach PostgreSQL: `count` attempts, `pause` apart at first, doubling up
+    /// to 8 s, each given `connectTimeout`. The standard ones span about half a minute: long enough for a database
+    /// started beside the server (a compose file, a restart of both), short enough that a wrong host or a dead
+    /// database ends the start, so an orchestrator restarts or reports it.
+    public struct StartupAttempts: Sendable {
+        public var count: Int
+        public var pause: Duration
+        public var connectTimeout: Duration
+        public init(count: Int, pause: Duration, connectTimeout: Duration) {
+            self.count = count; self.pause = pause; self.connectTimeout = connectTimeout
+        }
+        public static let standard = StartupAttempts(count: 6, pause: .seconds(1), connectTimeout: .seconds(5))
+    }
+
+    /// PostgreSQL could not be reached at start-up. Names the server and database, never the password.
+    public struct UnreachableDatabase: Error, CustomStringConvertible {
+        public let target: String
+        public let attempts: Int
+        public let seconds: Int
+        public let reason: String
+        public var description: String {
+            "cannot connect to PostgreSQL at \(target) after \(attempts) attempt(s) in \(seconds) s: \(reason)"
+        }
+    }
+
+    /// Opens and closes one connection until one succeeds (see ``StartupAttempts``); each failure is a warning.
+    static func waitUntilReachable(url: String, attempts: StartupAttempts, logger: Logger) async throws {
+        var core = try parsedURL(url).coreConfiguration
+        core.options.connectTimeout = TimeAmount(attempts.connectTimeout)
+        let target = "\(core.host ?? "?"):\(core.port ?? 5432), database \(core.database ?? core.username)"
+        let started = ContinuousClock.now
+        var pause = attempts.pause
+        // The probe's own logs (a refused connection at `info`) would repeat each warning below.
+        var quiet = logger
+        quiet.logLevel = .critical
+        for attempt in 1...max(1, attempts.count) {
+            do {
+                let connection = try await PostgresConnection.connect(on: PostgresClient.defaultEventLoopGroup.next(), configuration: core,
+                                                                      id: 0, logger: quiet)
+                try? await connection.close()
+                if attempt > 1 { logger.notice("PostgreSQL at \(target) answers (attempt \(attempt))") }
+                return
+            } catch {
+                let reason = Self.reason(error)
+                guard attempt < attempts.count else {
+                    let seconds = Int((ContinuousClock.now - started).components.seconds)
+                    throw UnreachableDatabase(target: target, attempts: attempt, seconds: seconds, reason: reason)
+                }
+                logger.warning("PostgreSQL at \(target) does not answer (attempt \(attempt) of \(attempts.count)): \(reason); retrying in \(pause.components.seconds) s")
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(8))
+            }
+        }
+    }
+
+    /// Why a connection attempt failed, for the log: PostgreSQL's own message (a refused login, an unknown
+    /// database) or the network error, at most 300 characters. (`PSQLError`'s description is deliberately generic.)
+    static func reason(_ error: any Error) -> String {
+        var text = String(describing: error)
+        if let psql = error as? PSQLError {
+            if let message = psql.serverInfo?[.message] {
+                text = message
+            } else if let underlying = psql.underlying {
+                text = String(describing: underlying)
+            } else {
+                text = "\(psql.code)"
+            }
+        }
+        return text.count <= 300 ? text : String(text.prefix(300)) + "…"
+    }
+
     static func postgresClient(url: String, poolSize: Int, logger: Logger) throws -> PostgresClient {
         PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize),
                        eventLoopGroup: EventLoopsInTurn(PostgresClient.defaultEventLoopGroup), backgroundLogger: logger)
     }
 
+    /// A `postgres://` URL parsed, or the configuration error that says it is not one.
+    static func parsedURL(_ url: String) throws -> SQLPostgresConfiguration {
+        do { return try SQLPostgresConfiguration(url: url) } catch {
+            throw ServerConfiguration.ConfigurationError.invalid("database URL is not a usable postgres:// URL: \(error)")
+        }
+    }
+
     /// Translates a `postgres://user:password@host:port/database?sslmode=…` URL (libpq's form) into the pool's
     /// configuration. `sslmode=disable` is honoured only because the operator wrote it: the default prefers TLS.
     static func postgresConfiguration(url: String, poolSize: Int) throws -> PostgresClient.Configuration {
-        let parsed: SQLPostgresConfiguration
-        do { parsed = try SQLPostgresConfiguration(url: url) } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("database URL is not a usable postgres:// URL: \(error)")
-        }
-        let core = parsed.coreConfiguration
+        let core = try parsedURL(url).coreConfiguration
         let tls: PostgresClient.Configuration.TLS
         switch (core.tls.isEnforced, core.tls.isAllowed, core.tls.sslContext) {
         case (true, _, let context?): tls = .require(context.configuration)

@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import XCTest
+@testable import UAFServer
+
+/// A PostgreSQL that does not answer at start-up ends the start, after bounded attempts each logged as a warning,
+/// with an error that names the database (and not its password).
+final class DatabaseStartupTests: XCTestCase {
+    /// A loopback port nothing listens on: bound, then closed.
+    static func closedPort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = try XCTUnwrap(channel.localAddress?.port)
+        try await channel.close()
+        return port
+    }
+
+    func testAnUnreachablePostgreSQLEndsTheStartWithAnErrorThatNamesIt() async throws {
+        let port = try await Self.closedPort()
+        let records = RecordedLogs()
+        let started = ContinuousClock.now
+        do {
+            _ = try await StoreDatabase.open(.postgres(url: "postgres://mauth:secretpw@127.0.0.1:\(port)/mauthdb?sslmode=disable", poolSize: 2),
+                                             logger: Logger(label: "test") { _ in RecordingLogHandler(records) },
+                                             startup: .init(count: 3, pause: .milliseconds(20), connectTimeout: .seconds(2)))
+            XCTFail("the start went on without a database")
+        } catch let error as StoreDatabase.UnreachableDatabase {
+            XCTAssertEqual(error.attempts, 3)
+            XCTAssertTrue(error.description.contains("127.0.0.1:\(port), database mauthdb"), error.description)
+            XCTAssertTrue(error.description.contains("refused"), error.description)
+            XCTAssertFalse(error.description.contains("secretpw"))
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(20))
+        let warnings = records.messages(atLeast: .warning)
+        XCTAssertEqual(warnings.count, 2, "\(warnings)")
+        XCTAssertTrue(warnings.allSatisfy { $0.contains("attempt") && !$0.contains("secretpw") }, "\(warnings)")
+    }
+}
