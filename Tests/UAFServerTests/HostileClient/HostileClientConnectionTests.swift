@@ -60,9 +60,17 @@ final class HostileClientConnectionTests: XCTestCase {
             try await kept.send("GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
             let first = await kept.statusLine(within: 5)
             XCTAssertEqual(first, "HTTP/1.1 200 OK")
-            // Two silent connections fill the cap; a fourth is closed on arrival, unanswered.
+            // Two more connections fill the cap; a fourth is closed on arrival, unanswered. Each is answered once
+            // first: the server accepts on one event loop but admits on the connection's own, so only an answer
+            // proves it holds a connection's place before the fourth arrives.
             var silent: [RawTLSConnection] = []
-            for _ in 0..<2 { silent.append(try await RawTLSConnection(port: port, trusting: pem)) }
+            for _ in 0..<2 {
+                let connection = try await RawTLSConnection(port: port, trusting: pem)
+                try await connection.send("GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                let answer = await connection.statusLine(within: 5)
+                XCTAssertEqual(answer, "HTTP/1.1 200 OK")
+                silent.append(connection)
+            }
             let refused = try await RawTLSConnection(port: port, trusting: pem)
             try? await refused.send("GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
             let refusedClosed = await refused.closed(within: 2)
