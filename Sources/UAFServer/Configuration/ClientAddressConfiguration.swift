@@ -14,8 +14,9 @@ extension ServerConfiguration {
             self.header = header; self.trustedProxies = trustedProxies
         }
 
-        enum CodingKeys: String, CodingKey { case header, trustedProxies }
+        enum CodingKeys: String, CodingKey, CaseIterable { case header, trustedProxies }
         public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(header: try c.decodeIfPresent(String.self, forKey: .header) ?? "X-Forwarded-For",
                       trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? [])

@@ -42,8 +42,9 @@ extension ServerConfiguration {
                 self.removeUnregisteredClients = removeUnregisteredClients; self.dryRun = dryRun; self.trustedCertificatesPath = trustedCertificatesPath
             }
 
-            enum CodingKeys: String, CodingKey { case serviceAccountPath, endpointBaseURL, tokenURL, removeUnregisteredClients, dryRun, trustedCertificatesPath }
+            enum CodingKeys: String, CodingKey, CaseIterable { case serviceAccountPath, endpointBaseURL, tokenURL, removeUnregisteredClients, dryRun, trustedCertificatesPath }
             public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
                 let c = try decoder.container(keyedBy: CodingKeys.self)
                 self.init(serviceAccountPath: try c.decode(String.self, forKey: .serviceAccountPath),
                           endpointBaseURL: try c.decodeIfPresent(String.self, forKey: .endpointBaseURL) ?? "https://fcm.googleapis.com",
@@ -70,8 +71,9 @@ extension ServerConfiguration {
             self.qrModuleSize = qrModuleSize; self.deviceSignatureSkewSeconds = deviceSignatureSkewSeconds; self.firebase = firebase
         }
 
-        enum CodingKeys: String, CodingKey { case tokenLifetimeSeconds, redeemBaseURL, linkBaseURL, qrModuleSize, deviceSignatureSkewSeconds, firebase }
+        enum CodingKeys: String, CodingKey, CaseIterable { case tokenLifetimeSeconds, redeemBaseURL, linkBaseURL, qrModuleSize, deviceSignatureSkewSeconds, firebase }
         public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Dispatch()
             self.init(tokenLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds,

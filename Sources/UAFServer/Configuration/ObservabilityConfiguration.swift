@@ -15,8 +15,9 @@ extension ServerConfiguration {
             self.metrics = metrics; self.shutdownDrainSeconds = shutdownDrainSeconds
         }
 
-        enum CodingKeys: String, CodingKey { case metrics, shutdownDrainSeconds }
+        enum CodingKeys: String, CodingKey, CaseIterable { case metrics, shutdownDrainSeconds }
         public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Observability()
             self.init(metrics: try c.decodeIfPresent(Bool.self, forKey: .metrics) ?? d.metrics,

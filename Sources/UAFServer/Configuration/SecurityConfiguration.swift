@@ -37,8 +37,9 @@ extension ServerConfiguration {
                 self.subjectClaim = subjectClaim; self.adminScope = adminScope; self.clockSkewSeconds = clockSkewSeconds
             }
 
-            enum CodingKeys: String, CodingKey { case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, clockSkewSeconds }
+            enum CodingKeys: String, CodingKey, CaseIterable { case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, clockSkewSeconds }
             public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
                 let c = try decoder.container(keyedBy: CodingKeys.self)
                 self.init(jwksPath: try c.decodeIfPresent(String.self, forKey: .jwksPath),
                           publicKeyPaths: try c.decodeIfPresent([String].self, forKey: .publicKeyPaths) ?? [],
@@ -55,10 +56,17 @@ extension ServerConfiguration {
             /// Peer IP addresses the header is honoured from; from anyone else it is ignored.
             public var addresses: [String]
             public init(header: String, addresses: [String]) { self.header = header; self.addresses = addresses }
+            enum CodingKeys: String, CodingKey, CaseIterable { case header, addresses }
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(header: try c.decode(String.self, forKey: .header), addresses: try c.decode([String].self, forKey: .addresses))
+            }
         }
 
-        enum CodingKeys: String, CodingKey { case developmentMode, jwt, trustedProxy }
+        enum CodingKeys: String, CodingKey, CaseIterable { case developmentMode, jwt, trustedProxy }
         public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(developmentMode: try c.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? false,
                       jwt: try c.decodeIfPresent(JWT.self, forKey: .jwt),
@@ -107,8 +115,9 @@ extension ServerConfiguration {
             self.tokenLifetimeSeconds = tokenLifetimeSeconds; self.sessionLifetimeSeconds = sessionLifetimeSeconds; self.cookieName = cookieName
         }
 
-        enum CodingKeys: String, CodingKey { case signingKeyPath, issuer, audience, tokenLifetimeSeconds, sessionLifetimeSeconds, cookieName }
+        enum CodingKeys: String, CodingKey, CaseIterable { case signingKeyPath, issuer, audience, tokenLifetimeSeconds, sessionLifetimeSeconds, cookieName }
         public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Tokens()
             self.init(signingKeyPath: try c.decodeIfPresent(String.self, forKey: .signingKeyPath),
@@ -170,11 +179,12 @@ extension ServerConfiguration {
             self.qrRenderingsAtOnce = qrRenderingsAtOnce; self.qrRenderingsWaiting = qrRenderingsWaiting
         }
 
-        enum CodingKeys: String, CodingKey {
+        enum CodingKeys: String, CodingKey, CaseIterable {
             case requestsPerMinutePerAddress, ipv6PrefixLength, outstandingRequestsPerUsername, idleTimeoutSeconds, requestDeadlineSeconds
             case maximumConnections, statusRetentionSeconds, anonymousContextBytes, qrRenderingsAtOnce, qrRenderingsWaiting
         }
         public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Limits()
             self.init(requestsPerMinutePerAddress: try c.decodeIfPresent(Int.self, forKey: .requestsPerMinutePerAddress) ?? d.requestsPerMinutePerAddress,

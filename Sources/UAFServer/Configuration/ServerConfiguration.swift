@@ -13,6 +13,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         public init(certificatePath: String? = nil, privateKeyPath: String? = nil) {
             self.certificatePath = certificatePath; self.privateKeyPath = privateKeyPath
         }
+        enum CodingKeys: String, CodingKey, CaseIterable { case certificatePath, privateKeyPath }
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(certificatePath: try c.decodeIfPresent(String.self, forKey: .certificatePath),
+                      privateKeyPath: try c.decodeIfPresent(String.self, forKey: .privateKeyPath))
+        }
     }
 
     public enum Database: Codable, Sendable, Equatable {
@@ -116,8 +123,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// Loads `path` (if given) and applies environment overrides: `MAUTH_HOST`, `MAUTH_PORT`, `MAUTH_APP_ID`,
     /// `MAUTH_FACETS` (comma-separated), `MAUTH_DATABASE` (an SQLite path or `:memory:`), `MAUTH_TLS_CERT`,
     /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`, `MAUTH_FACETS_FILE`, `MAUTH_DEVELOPMENT_MODE` (`true` only), `MAUTH_JWT_JWKS`, `MAUTH_JWT_ISSUER`,
-    /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`, `MAUTH_DEMO_SITE` (`true` or `false`). Unknown keys in the file are ignored; a wrong value for a known key is
-    /// an error (the server does not start), as in nevisFIDO.
+    /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`, `MAUTH_DEMO_SITE` (`true` or `false`). A wrong value for a known key is
+    /// an error (the server does not start), as in nevisFIDO. An unknown key in the file is an error too
+    /// (``UnknownConfigurationKey``), but for keys that begin with `_`.
     public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         if let path {
@@ -185,12 +193,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try observability.validate()
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
         case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite
     }
 
     public init(from decoder: any Decoder) throws {
+        try decoder.refuseUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = ServerConfiguration()
         host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
