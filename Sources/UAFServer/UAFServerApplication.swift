@@ -290,10 +290,10 @@ public enum UAFServerApplication {
         var boundPort: Int?
         for await port in started { boundPort = port; break }
         guard let port = boundPort else {
-            // The server stopped before it ever ran (e.g. the port is taken): surface its error.
+            // The server stopped before it ever ran (e.g. the port is taken): surface its error, with the address.
             do { try await task.value } catch {
                 try? await built.stores.database.close()
-                throw error
+                throw ServerConfiguration.ConfigurationError.invalid("cannot listen on \(configuration.host):\(configuration.port) (host, port): \(error)")
             }
             try? await built.stores.database.close()
             throw ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
@@ -315,9 +315,18 @@ public enum UAFServerApplication {
 
     static func makeTLS(_ configuration: ServerConfiguration) throws -> TLSMaterial {
         if let certificatePath = configuration.tls.certificatePath, let keyPath = configuration.tls.privateKeyPath {
-            let chain = try NIOSSLCertificate.fromPEMFile(certificatePath)
-            guard let leaf = chain.first else { throw ServerConfiguration.ConfigurationError.invalid("\(certificatePath) holds no certificate") }
-            let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+            // NIOSSL's errors name neither the file nor the setting ("failedToLoadCertificate").
+            let chain: [NIOSSLCertificate]
+            do { chain = try NIOSSLCertificate.fromPEMFile(certificatePath) } catch {
+                _ = try ServerConfiguration.readFile(certificatePath, setting: "tls.certificatePath")
+                throw ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) is not a PEM certificate chain: \(error)")
+            }
+            guard let leaf = chain.first else { throw ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) holds no certificate") }
+            let key: NIOSSLPrivateKey
+            do { key = try NIOSSLPrivateKey(file: keyPath, format: .pem) } catch {
+                _ = try ServerConfiguration.readFile(keyPath, setting: "tls.privateKeyPath")
+                throw ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) is not a PEM private key: \(error)")
+            }
             let pem = try String(contentsOfFile: certificatePath, encoding: .utf8)
             return TLSMaterial(configuration: try tlsConfiguration(chain: chain, key: key), trustPEM: pem, generated: false,
                                leafDER: try leaf.toDERBytes())

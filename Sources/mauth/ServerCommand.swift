@@ -42,6 +42,16 @@ struct ServerCommand: AsyncParsableCommand {
             configuration.dispatch.firebase = started.configuration
             standIn = started
         }
+        if let writeCertificate {
+            // Checked before the server starts, so a path that cannot be written fails the start instead of
+            // failing after "listening" was said.
+            let directory = URL(fileURLWithPath: writeCertificate).deletingLastPathComponent().path
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
+                  FileManager.default.isWritableFile(atPath: directory) else {
+                throw ServerConfiguration.ConfigurationError.invalid("--write-certificate \(writeCertificate): the directory \(directory) does not exist or is not writable")
+            }
+        }
         let server = try await UAFServerApplication.start(configuration: configuration, handleSignals: true)
         say("mauth server listening on \(server.baseURL.absoluteString)")
         say("appID \(server.appID)")

@@ -55,3 +55,45 @@ final class ConfigurationFileTests: XCTestCase {
         XCTAssertNil(try Self.refusal(#"{"_comment": "staging", "limits": {"_note": "raised for the launch", "maximumConnections": 100}}"#))
     }
 }
+
+/// Every start-up error names the file, port or setting and the reason, before anything says "listening".
+final class StartupErrorTests: XCTestCase {
+    static func startError(_ configuration: ServerConfiguration) async -> String? {
+        do {
+            let server = try await UAFServerApplication.start(configuration: configuration)
+            try? await server.stop()
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func testAMissingJWKSFileIsNamedWithItsSetting() async throws {
+        var configuration = LoopbackServer.configuration()
+        configuration.authorization.jwt = .init(jwksPath: "/nonexistent/jwks.json", issuer: "i", audience: "a")
+        let error = await Self.startError(configuration)
+        XCTAssertEqual(error, "cannot read authorization.jwt.jwksPath /nonexistent/jwks.json: no such file")
+    }
+
+    func testACertificateFileThatIsNotPEMIsNamedWithItsSetting() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-notpem-\(UUID().uuidString).pem").path
+        try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = LoopbackServer.configuration()
+        configuration.tls = .init(certificatePath: path, privateKeyPath: path)
+        let refusal = await Self.startError(configuration)
+        let error = try XCTUnwrap(refusal)
+        XCTAssertTrue(error.hasPrefix("invalid configuration: tls.certificatePath \(path) is not a PEM certificate chain"), error)
+    }
+
+    func testATakenPortIsNamedInTheStartError() async throws {
+        try await LoopbackServer.with { loopback in
+            var configuration = LoopbackServer.configuration()
+            configuration.port = loopback.server.port
+            let refusal = await Self.startError(configuration)
+            let error = try XCTUnwrap(refusal)
+            XCTAssertTrue(error.contains("cannot listen on 127.0.0.1:\(loopback.server.port)"), error)
+            XCTAssertTrue(error.contains("Address already in use"), error)
+        }
+    }
+}

@@ -27,7 +27,7 @@ struct RelyingPartyTokenVerifier: Sendable {
         let keys = JWTKeyCollection()
         var count = 0
         if let path = configuration.jwksPath {
-            guard let data = FileManager.default.contents(atPath: path) else { throw ServerConfiguration.ConfigurationError.unreadable(path) }
+            let data = try ServerConfiguration.readFile(path, setting: "authorization.jwt.jwksPath")
             let jwks: JWKS
             do { jwks = try JSONDecoder().decode(JWKS.self, from: data) } catch {
                 throw ServerConfiguration.ConfigurationError.invalid("\(path) is not a JWKS: \(error)")
@@ -53,7 +53,7 @@ struct RelyingPartyTokenVerifier: Sendable {
             }
         }
         for (index, path) in configuration.publicKeyPaths.enumerated() {
-            guard let data = FileManager.default.contents(atPath: path) else { throw ServerConfiguration.ConfigurationError.unreadable(path) }
+            let data = try ServerConfiguration.readFile(path, setting: "authorization.jwt.publicKeyPaths")
             let pem = String(decoding: data, as: UTF8.self)
             let kid = JWKIdentifier(string: "pem-\(index)")
             if let key = try? ES256PublicKey(pem: pem) {

@@ -52,7 +52,7 @@ public struct TokenIssuer: Sendable {
     static func load(_ configuration: ServerConfiguration.Tokens, issuer: String, stores: Stores, now: Date) async throws -> TokenIssuer {
         let pem: String
         if let path = configuration.signingKeyPath {
-            guard let data = FileManager.default.contents(atPath: path) else { throw ServerConfiguration.ConfigurationError.unreadable(path) }
+            let data = try ServerConfiguration.readFile(path, setting: "tokens.signingKeyPath")
             pem = String(decoding: data, as: UTF8.self)
         } else {
             let candidate = P256.Signing.PrivateKey()

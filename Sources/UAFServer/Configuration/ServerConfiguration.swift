@@ -114,7 +114,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         case invalid(String)
         public var description: String {
             switch self {
-            case .unreadable(let d): return "cannot read the configuration: \(d)"
+            case .unreadable(let d): return "cannot read \(d)"
             case .invalid(let d): return "invalid configuration: \(d)"
             }
         }
@@ -126,10 +126,20 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`, `MAUTH_DEMO_SITE` (`true` or `false`). A wrong value for a known key is
     /// an error (the server does not start), as in nevisFIDO. An unknown key in the file is an error too
     /// (``UnknownConfigurationKey``), but for keys that begin with `_`.
+    /// The contents of a file a setting names; refused with the setting, the path and the reason
+    /// (``ConfigurationError/unreadable(_:)``: "cannot read authorization.jwt.jwksPath /etc/jwks.json: no such file").
+    static func readFile(_ path: String, setting: String) throws -> Data {
+        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            let posix = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).flatMap { $0.domain == NSPOSIXErrorDomain ? $0.code : nil }
+            let reason = posix.map { String(cString: strerror(Int32($0))) } ?? (FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file")
+            throw ConfigurationError.unreadable("\(setting) \(path): \(reason)")
+        }
+    }
+
     public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         if let path {
-            guard let data = FileManager.default.contents(atPath: path) else { throw ConfigurationError.unreadable(path) }
+            let data = try readFile(path, setting: "the configuration file")
             do { configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data) } catch {
                 throw ConfigurationError.invalid("\(path): \(error)")
             }
@@ -258,14 +268,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         } else if let metadataPath {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: metadataPath, isDirectory: &isDirectory) else {
-                throw ConfigurationError.unreadable(metadataPath)
+                throw ConfigurationError.unreadable("metadataPath \(metadataPath): no such file or directory")
             }
             let files = isDirectory.boolValue
                 ? try FileManager.default.contentsOfDirectory(atPath: metadataPath).filter { !$0.hasPrefix(".") }.sorted().map { "\(metadataPath)/\($0)" }
                 : [metadataPath]
             for file in files {
-                guard let data = FileManager.default.contents(atPath: file) else { throw ConfigurationError.unreadable(file) }
-                documents.append((file, data))
+                documents.append((file, try Self.readFile(file, setting: "metadataPath")))
             }
         } else {
             documents = [("default metadata", Data(DefaultMetadata.json.utf8))]

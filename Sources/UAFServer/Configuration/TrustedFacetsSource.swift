@@ -30,7 +30,7 @@ public final class TrustedFacetsSource: Sendable {
     /// The file holds a TrustedFacets document (`{"trustedFacets": [{"version": …, "ids": [...]}]}`, UAF 1.1 ids
     /// are used) or a plain JSON array of facet IDs.
     static func read(_ path: String, allowWildcards: Bool) throws -> [String] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ServerConfiguration.ConfigurationError.unreadable(path) }
+        let data = try ServerConfiguration.readFile(path, setting: "facetsPath")
         let ids: [String]
         if let list = try? JSONDecoder().decode([String].self, from: data) {
             ids = list

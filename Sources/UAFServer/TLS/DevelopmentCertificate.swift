@@ -63,7 +63,7 @@ public struct DevelopmentCertificate: Sendable {
     public func write(certificateTo certificatePath: String, keyTo keyPath: String) throws {
         try Data((certificatePEM + "\n" + trustAnchorPEM + "\n").utf8).write(to: URL(fileURLWithPath: certificatePath))
         guard FileManager.default.createFile(atPath: keyPath, contents: Data(privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw ServerConfiguration.ConfigurationError.unreadable("cannot write \(keyPath)")
+            throw ServerConfiguration.ConfigurationError.invalid("cannot write the private key to \(keyPath)")
         }
     }
 }
