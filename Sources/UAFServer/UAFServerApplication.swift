@@ -203,7 +203,7 @@ public enum UAFServerApplication {
         if configuration.demoSite {
             logger.warning("DEMO SITE at /demo: its pages enroll any username and send approvals to any user without a credential. Never use this in production.")
         }
-        let tls = try makeTLS(configuration)
+        let tls = try makeTLS(configuration, note: { logger.notice("\($0)") })
         let channelBinding = configuration.checkChannelBinding ? try expectedChannelBinding(leafDER: tls.leafDER) : nil
         let metadata = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
         let facets = try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
@@ -313,7 +313,7 @@ public enum UAFServerApplication {
         var leafDER: [UInt8]
     }
 
-    static func makeTLS(_ configuration: ServerConfiguration) throws -> TLSMaterial {
+    static func makeTLS(_ configuration: ServerConfiguration, note: (String) -> Void = { _ in }) throws -> TLSMaterial {
         if let certificatePath = configuration.tls.certificatePath, let keyPath = configuration.tls.privateKeyPath {
             // NIOSSL's errors name neither the file nor the setting ("failedToLoadCertificate").
             let chain: [NIOSSLCertificate]
@@ -331,8 +331,17 @@ public enum UAFServerApplication {
             return TLSMaterial(configuration: try tlsConfiguration(chain: chain, key: key), trustPEM: pem, generated: false,
                                leafDER: try leaf.toDERBytes())
         }
-        let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host]))
-        let development = try DevelopmentCertificate.generate(hosts: hosts)
+        let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host])).sorted()
+        // Kept beside an SQLite file, so devices that trusted it keep trusting a restarted development server; an
+        // in-memory or PostgreSQL server has no file beside it and makes a new one each start.
+        let development: DevelopmentCertificate
+        if case .sqlite(let path) = configuration.database {
+            try StoreDatabase.createDirectory(containing: path)
+            development = try DevelopmentCertificate.kept(at: path + "-development-tls", hosts: hosts,
+                                                          regenerate: configuration.tls.regenerateDevelopmentCertificate, note: note)
+        } else {
+            development = try DevelopmentCertificate.generate(hosts: hosts)
+        }
         let chain = try NIOSSLCertificate.fromPEMBytes(Array((development.certificatePEM + "\n" + development.trustAnchorPEM).utf8))
         let key = try NIOSSLPrivateKey(bytes: Array(development.privateKeyPEM.utf8), format: .pem)
         return TLSMaterial(configuration: try tlsConfiguration(chain: chain, key: key), trustPEM: development.trustAnchorPEM, generated: true,

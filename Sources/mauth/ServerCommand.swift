@@ -17,6 +17,8 @@ struct ServerCommand: AsyncParsableCommand {
                                discussion: "Nothing reaches a phone; devices fetch the operation as pending (mauth device pending / approve)."))
     var firebaseStandIn: String?
     @Option(help: "Write the generated development certificate (PEM) here, for clients to trust.") var writeCertificate: String?
+    @Flag(help: "Make a new development certificate even if a good one is kept beside the SQLite file (clients must trust it anew).")
+    var regenerateCertificate = false
     @Option(help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
     var logLevel: String?
 
@@ -26,6 +28,7 @@ struct ServerCommand: AsyncParsableCommand {
         if let port { configuration.port = port }
         if let database { configuration.database = .init(text: database) }
         if developmentMode { configuration.authorization.developmentMode = true }
+        if regenerateCertificate { configuration.tls.regenerateDevelopmentCertificate = true }
         if demoSite { configuration.demoSite = true }
         try configuration.validate()
         let levelText = logLevel ?? ProcessInfo.processInfo.environment["MAUTH_LOG_LEVEL"] ?? "info"

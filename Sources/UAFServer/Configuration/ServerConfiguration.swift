@@ -13,6 +13,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         public init(certificatePath: String? = nil, privateKeyPath: String? = nil) {
             self.certificatePath = certificatePath; self.privateKeyPath = privateKeyPath
         }
+        /// Without a certificate: make a new development certificate even if a good one is kept beside the SQLite
+        /// file (`mauth server --regenerate-certificate`; not a configuration-file key).
+        public var regenerateDevelopmentCertificate = false
         enum CodingKeys: String, CodingKey, CaseIterable { case certificatePath, privateKeyPath }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)

@@ -44,10 +44,7 @@ public final class StoreDatabase: Sendable {
                                      metrics: metrics)
             metrics?.databasePool(size: 1)
         case .sqlite(let path):
-            let directory = (path as NSString).deletingLastPathComponent
-            if !directory.isEmpty {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            }
+            try createDirectory(containing: path)
             let engine = try SQLiteEngine(path: path, logger: logger)
             database = StoreDatabase(engine: .sqlite, backing: .sqlite(engine), logger: logger, metrics: metrics)
             metrics?.databasePool(size: 1)  // one connection, whose statements run one at a time
@@ -190,6 +187,12 @@ public final class StoreDatabase: Sendable {
     static func postgresClient(url: String, poolSize: Int, logger: Logger) throws -> PostgresClient {
         PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize),
                        eventLoopGroup: EventLoopsInTurn(PostgresClient.defaultEventLoopGroup), backgroundLogger: logger)
+    }
+
+    /// Creates the directory a file of `path` goes in, if it is missing (the SQLite file and what is kept beside it).
+    static func createDirectory(containing path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
     }
 
     /// A `postgres://` URL parsed, or the configuration error that says it is not one.
