@@ -281,6 +281,22 @@ final class AuthorizationTests: XCTestCase {
         try await assertRefused(try await requestRegistration("alice", headers: session))
     }
 
+    func testDeregisteringAKeyRevokesTheSessionsItOpenedAndNoOthers() async throws {
+        let (jwtA, _, authenticatorA, _) = try await signIn("alice")
+        let sessionA = [("Authorization", "Bearer \(jwtA)")]
+        var authenticatorB = try await registerAnother("alice", headers: sessionA)
+        let (_, auth) = try await loopback.authenticationRequest(username: "alice")
+        let login = try await loopback.send("/nevisfido/uaf/1.1/authentication",
+                                            try authenticatorB.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
+        let jwtB = try XCTUnwrap(login.additionalTokens?.first { $0.type == .jwt }?.value)
+        let sessionB = [("Authorization", "Bearer \(jwtB)")]
+        // Key A is removed (say it was stolen); alice keeps key B.
+        _ = try deregistrationRequest(try await deregister(["keyIDs": [Base64URL.encode(authenticatorA.keyID)]], username: "alice", headers: sessionB))
+        try await assertRefused(try await requestRegistration("alice", headers: sessionA))
+        let stillSignedIn = try await requestRegistration("alice", headers: sessionB)
+        XCTAssertEqual(stillSignedIn.status, 200, String(decoding: stillSignedIn.body, as: UTF8.self))
+    }
+
     func testDeregistrationByAAIDRemovesOnlyThatAuthenticator() async throws {
         let (jwt, _, authenticator, _) = try await signIn("alice")
         let session = [("Authorization", "Bearer \(jwt)")]

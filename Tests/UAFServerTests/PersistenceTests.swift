@@ -344,6 +344,22 @@ enum StoreContract {
         XCTAssertEqual(wins, 1)
     }
 
+    static func theSessionsOfRemovedKeysAreRevokedAndNoOthers(_ stores: Stores) async throws {
+        let now = Date()
+        let (_, k1) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
+        let (_, k1Again) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
+        let (_, k2) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1005", keyID: "k2", now: now, lifetime: 60)
+        let (_, k3) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1005", keyID: "k3", now: now, lifetime: 60)
+        let (_, other) = try await stores.sessions.create(username: "ann", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
+        let revoked = try await stores.sessions.revoke(username: "kim", keyIDs: ["k1", "k3"], now: now)
+        XCTAssertEqual(revoked, 3)
+        var live: [String] = []
+        for session in [k1, k1Again, k2, k3, other] where try await stores.sessions.session(id: session.id, now: now) != nil { live.append(session.keyID) }
+        XCTAssertEqual(live, ["k2", "k1"], "kim's k2 session and ann's session stay")
+        let none = try await stores.sessions.revoke(username: "kim", keyIDs: [], now: now)
+        XCTAssertEqual(none, 0)
+    }
+
     static func aSessionIsLiveUntilRevokedOrExpired(_ stores: Stores) async throws {
         let now = Date()
         let (token, session) = try await stores.sessions.create(username: "hal", aaid: "F1D0#1001", keyID: "kh", now: now, lifetime: 60)
@@ -678,6 +694,7 @@ final class SQLiteStoreTests: XCTestCase {
         try await StoreContract.aConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency(stores)
     }
     func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
+    func testTheSessionsOfRemovedKeysAreRevokedAndNoOthers() async throws { try await StoreContract.theSessionsOfRemovedKeysAreRevokedAndNoOthers(stores) }
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
     func testASessionTokenIssuedWithoutATimePartStillOpensItsSession() async throws {
         try await StoreContract.aSessionTokenIssuedWithoutATimePartStillOpensItsSession(stores)
@@ -793,6 +810,7 @@ final class PostgresStoreTests: XCTestCase {
         try await StoreContract.aConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency(stores)
     }
     func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
+    func testTheSessionsOfRemovedKeysAreRevokedAndNoOthers() async throws { try await StoreContract.theSessionsOfRemovedKeysAreRevokedAndNoOthers(stores) }
     func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
     func testASessionTokenIssuedWithoutATimePartStillOpensItsSession() async throws {
         try await StoreContract.aSessionTokenIssuedWithoutATimePartStillOpensItsSession(stores)

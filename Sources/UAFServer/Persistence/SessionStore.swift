@@ -87,6 +87,20 @@ public struct SessionStore: Sendable {
         }
     }
 
+    /// Revokes the live sessions of `username` that were opened with one of `keyIDs` (the keys being removed): a
+    /// session opened with a stolen key must end when the key is deregistered, not only when the user's last key
+    /// goes. Matched by key ID within the user, so a key ID that two of her authenticators share (which only a
+    /// broken or hostile authenticator makes) revokes both: the safe side. Returns how many.
+    public func revoke(username: String, keyIDs: [String], now: Date) async throws -> Int {
+        guard !keyIDs.isEmpty else { return 0 }
+        return try await database.run { sql in
+            try await sql.raw("""
+                UPDATE sessions SET revoked_at = \(bind: now.epochMillis)
+                WHERE username = \(bind: username) AND key_id IN (\(binds: keyIDs)) AND revoked_at IS NULL RETURNING id
+                """).all().count
+        }
+    }
+
     /// Revokes every live session of `username` (after deregistration of all keys, or by an administrator).
     public func revokeAll(username: String, now: Date) async throws -> Int {
         try await database.run { sql in

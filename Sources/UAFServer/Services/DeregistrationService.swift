@@ -34,6 +34,8 @@ struct DeregistrationService: Sendable {
             deviceId = device
         }
         let removed = try await stores.registrations.delete(username: username, aaids: context.aaid, keyIDs: context.keyIDs, deviceId: deviceId)
+        // The sessions those keys opened end with them; with the user's last key, every session of hers.
+        _ = try await stores.sessions.revoke(username: username, keyIDs: removed.map(\.keyID), now: environment.clock())
         if try await stores.registrations.registrations(username: username).isEmpty {
             _ = try await stores.sessions.revokeAll(username: username, now: environment.clock())
         }
