@@ -90,7 +90,7 @@ struct Authorizer: Sendable {
             guard let session = try await liveSession({ try await sessions.session(token: token, now: $0) }) else {
                 throw .unauthenticated("session cookie is unknown, expired or revoked")
             }
-            return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false)
+            return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false, authenticatedAt: session.createdAt)
         }
         if let signature = request.headers[Self.deviceSignatureHeader] {
             do {
@@ -120,7 +120,10 @@ struct Authorizer: Sendable {
         guard let session = try await liveSession({ try await sessions.session(id: claims.sid, now: $0) }), session.username == claims.sub else {
             throw .unauthenticated("the token's session is expired or revoked")
         }
-        return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false)
+        if claims.token_use == IssuedTokenClaims.Use.registration.rawValue {
+            return Principal(source: .registration(sessionId: session.id, deviceId: claims.device_id), subject: session.username, isAdmin: false)
+        }
+        return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false, authenticatedAt: session.createdAt)
     }
 
     /// A session lookup at the server's current time. A storage failure refuses the credential (fail closed).

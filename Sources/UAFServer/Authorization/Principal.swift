@@ -8,6 +8,9 @@ public struct Principal: Sendable, Equatable {
         case relyingPartyToken
         /// A session from a prior UAF authentication on this server (its cookie or its JWT); carries the session id.
         case session(id: String)
+        /// The JWT handed to a device after it registered a key (`token_use` `registration`): it may only create a
+        /// dispatch target for its user, for the device the registration named if it named one.
+        case registration(sessionId: String, deviceId: String?)
         /// A trusted reverse proxy's header.
         case trustedProxy
         /// A redeemed dispatch token: the caller who dispatched it was authorized for the subject then, and
@@ -29,13 +32,24 @@ public struct Principal: Sendable, Equatable {
     public var subject: String?
     /// May act for any username (a relying-party token with the configured admin scope).
     public var isAdmin: Bool
+    /// When the user last verified on an authenticator, for a session (a recent authentication is needed to add one).
+    public var authenticatedAt: Date?
+
+    public init(source: Source, subject: String?, isAdmin: Bool, authenticatedAt: Date? = nil) {
+        self.source = source; self.subject = subject; self.isAdmin = isAdmin; self.authenticatedAt = authenticatedAt
+    }
 
     /// Whether this principal may act for `username`. Usernames compare byte for byte: no case folding or
     /// normalisation, because the relying party decides what a username is and two spellings are two users.
     public func mayActFor(_ username: String) -> Bool {
         if source == .development || isAdmin { return true }
-        return subject.map { Array($0.utf8) == Array(username.utf8) } ?? false
+        // A registration token only creates a dispatch target (``mayCreateDispatchTarget(for:deviceId:)``).
+        if case .registration = source { return false }
+        return isSubject(username)
     }
+
+    /// Whether the credential speaks for `username`, byte for byte.
+    private func isSubject(_ username: String) -> Bool { subject.map { Array($0.utf8) == Array(username.utf8) } ?? false }
 
     /// Whether this principal may add credentials or dispatch targets for `username`. A device signature may not:
     /// a device in someone else's hands would otherwise enrol a new PIN without knowing the old one. It may still
@@ -43,6 +57,15 @@ public struct Principal: Sendable, Equatable {
     public func mayRegisterFor(_ username: String) -> Bool {
         if case .deviceSignature = source { return false }
         return mayActFor(username)
+    }
+
+    /// Whether this principal may create a dispatch target of `deviceId` for `username`: whoever may register for
+    /// the user, or the registration token of that user's device.
+    public func mayCreateDispatchTarget(for username: String, deviceId: String?) -> Bool {
+        if case .registration(_, let device) = source {
+            return isSubject(username) && (device == nil || device == deviceId)
+        }
+        return mayRegisterFor(username)
     }
 }
 

@@ -21,6 +21,16 @@ public struct IssuedTokenClaims: JWTPayload, Equatable {
     public var keyid: String
     /// base64url SHA-256 of the confirmed transaction content, present only when a transaction was confirmed.
     public var txn_hash: String?
+    /// What the token is: `authentication` (a login: a session credential) or `registration` (handed to the device
+    /// after it registered a key: it only creates that device's dispatch target). A relying party that takes our
+    /// JWT as proof of a login checks this is `authentication`. Absent in tokens of servers before the claim.
+    public var token_use: String?
+    /// The device a `registration` token was issued to, when the registration named one: the only device it may
+    /// create a dispatch target for.
+    public var device_id: String?
+
+    /// The values of `token_use`.
+    public enum Use: String, Sendable { case authentication, registration }
 
     /// Claims are checked explicitly by ``TokenIssuer/verify(_:now:)`` with the server's clock.
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -65,12 +75,13 @@ public struct TokenIssuer: Sendable {
     /// The JWKS served at `/.well-known/jwks.json`.
     public var jwks: JWKSDocument { JWKSDocument(keys: [JOSE.JWK(publicKey: publicKey, kid: kid, use: "sig", alg: "ES256")]) }
 
-    func issue(session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8]) async throws -> String {
+    func issue(session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8], use: IssuedTokenClaims.Use = .authentication,
+               deviceId: String? = nil) async throws -> String {
         let now = authenticatedAt.timeIntervalSince1970
         let claims = IssuedTokenClaims(
             iss: issuer, sub: session.username, aud: audience, iat: Int64(now), exp: Int64(now + min(lifetime, session.expiresAt.timeIntervalSince(authenticatedAt))),
             auth_time: Int64(now), sid: session.id, aaid: session.aaid, keyid: session.keyID,
-            txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash))
+            txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash), token_use: use.rawValue, device_id: deviceId)
         return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
     }
 

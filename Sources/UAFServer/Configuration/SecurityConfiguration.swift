@@ -108,14 +108,21 @@ extension ServerConfiguration {
         public var sessionLifetimeSeconds: Int
         /// Name of the session cookie.
         public var cookieName: String
+        /// How recent the authentication behind a session must be, in seconds, for the session to add an
+        /// authenticator (a registration request or registration dispatch): a session left open on a shared or
+        /// stolen device must not enrol the thief's key.
+        public var recentAuthenticationSeconds: Int
 
         public init(signingKeyPath: String? = nil, issuer: String? = nil, audience: String? = nil, tokenLifetimeSeconds: Int = 300,
-                    sessionLifetimeSeconds: Int = 3600, cookieName: String = "mauth_session") {
+                    sessionLifetimeSeconds: Int = 3600, cookieName: String = "mauth_session", recentAuthenticationSeconds: Int = 300) {
             self.signingKeyPath = signingKeyPath; self.issuer = issuer; self.audience = audience
             self.tokenLifetimeSeconds = tokenLifetimeSeconds; self.sessionLifetimeSeconds = sessionLifetimeSeconds; self.cookieName = cookieName
+            self.recentAuthenticationSeconds = recentAuthenticationSeconds
         }
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case signingKeyPath, issuer, audience, tokenLifetimeSeconds, sessionLifetimeSeconds, cookieName }
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case signingKeyPath, issuer, audience, tokenLifetimeSeconds, sessionLifetimeSeconds, cookieName, recentAuthenticationSeconds
+        }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -124,11 +131,15 @@ extension ServerConfiguration {
                       issuer: try c.decodeIfPresent(String.self, forKey: .issuer), audience: try c.decodeIfPresent(String.self, forKey: .audience),
                       tokenLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds,
                       sessionLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .sessionLifetimeSeconds) ?? d.sessionLifetimeSeconds,
-                      cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? d.cookieName)
+                      cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? d.cookieName,
+                      recentAuthenticationSeconds: try c.decodeIfPresent(Int.self, forKey: .recentAuthenticationSeconds) ?? d.recentAuthenticationSeconds)
         }
 
         func validate() throws {
             guard (10...86_400).contains(tokenLifetimeSeconds) else { throw ConfigurationError.invalid("tokens.tokenLifetimeSeconds must be 10...86400") }
+            guard (10...86_400).contains(recentAuthenticationSeconds) else {
+                throw ConfigurationError.invalid("tokens.recentAuthenticationSeconds must be 10...86400")
+            }
             guard (60...2_592_000).contains(sessionLifetimeSeconds) else {
                 throw ConfigurationError.invalid("tokens.sessionLifetimeSeconds must be 60...2592000")
             }

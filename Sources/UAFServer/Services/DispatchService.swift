@@ -75,6 +75,7 @@ struct DispatchService: Sendable {
             guard let principal, operation == .registration ? principal.mayRegisterFor(username) : principal.mayActFor(username) else {
                 throw AuthorizationFailure.forbidden("\(principal?.subject ?? "?") may not dispatch \(operation.rawValue) for \(username)")
             }
+            if operation == .registration { try registration.requireRecentAuthentication(principal) }
         }
         if operation != .registration, let username, try await stores.registrations.registrations(username: username).isEmpty {
             return TokenAnswer(dispatchResult: .userNotFound)

@@ -29,8 +29,8 @@ struct DispatchTargetService: Sendable {
     func create(_ body: DispatchTargetWire.Creation, principal: Principal) async throws -> DispatchTargetWire.Created {
         guard let username = body.username ?? principal.subject else { throw HTTPFailure(.badRequest, "bad_request", "username is required") }
         do { try ServiceEnvironment.validate(username: username) } catch { throw HTTPFailure(.badRequest, "bad_request", "username is not valid") }
-        guard principal.mayRegisterFor(username) else {
-            throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") may not create a dispatch target for \(username)")
+        guard principal.mayCreateDispatchTarget(for: username, deviceId: body.deviceId) else {
+            throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not create a dispatch target for \(username)")
         }
         try Self.validate(name: body.name)
         if let target = body.target { try Self.validate(pushToken: target) }

@@ -15,6 +15,18 @@ struct RegistrationService: Sendable {
 
     struct Context: Decodable { var username: String?; var policy: String? }
 
+    /// Adding an authenticator with a session of this server needs a recent authentication
+    /// (`tokens.recentAuthenticationSeconds`, 300 s): a session left open on a shared or stolen device must not enrol
+    /// another key. Other credentials (a relying party's token, the trusted proxy, a dispatch token) carry the
+    /// relying party's own decision. Refused with 403; the app authenticates again and retries.
+    func requireRecentAuthentication(_ principal: Principal) throws {
+        guard case .session = principal.source, let authenticatedAt = principal.authenticatedAt else { return }
+        let age = environment.clock().timeIntervalSince(authenticatedAt)
+        guard age <= TimeInterval(tokens.recentAuthenticationSeconds) else {
+            throw AuthorizationFailure.forbidden("adding an authenticator needs an authentication within the last \(tokens.recentAuthenticationSeconds) s; this session's was \(Int(age)) s ago")
+        }
+    }
+
     /// Endpoint 1: issues a RegistrationRequest for the context's username, if `principal` may act for it.
     /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
     func request(_ request: GetUAFRequest, principal: Principal, dispatchedSession: String? = nil) async throws -> IssuedRequest {
@@ -27,6 +39,7 @@ struct RegistrationService: Sendable {
         guard principal.mayRegisterFor(username) else {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not register \(username)")
         }
+        try requireRecentAuthentication(principal)
         // Every authenticator with metadata is accepted; the user's registered keys are disallowed, as in the
         // spec's example, so a device does not register the same authenticator twice.
         let existing = try await stores.registrations.registrations(username: username)
@@ -95,7 +108,8 @@ struct RegistrationService: Sendable {
             guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
             let (_, session) = try await stores.sessions.create(username: username, aaid: first.aaid, keyID: first.keyID, now: now,
                                                                 lifetime: TimeInterval(min(tokens.sessionLifetimeSeconds, Self.maximumSessionSeconds)))
-            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [])
+            // `token_use` `registration`: it creates this device's dispatch target and nothing else (not a login).
+            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], use: .registration, deviceId: deviceId)
             environment.decide("registration", username, 1200, "registered \(summary)")
             return ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)",
                                   additionalTokens: [Token(type: .jwt, value: jwt)])
