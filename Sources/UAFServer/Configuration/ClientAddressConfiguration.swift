@@ -18,8 +18,9 @@ extension ServerConfiguration {
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            self.init(header: try c.decodeIfPresent(String.self, forKey: .header) ?? "X-Forwarded-For",
-                      trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? [])
+            let d = ClientAddress()
+            self.init(header: try c.decodeIfPresent(String.self, forKey: .header) ?? d.header,
+                      trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? d.trustedProxies)
         }
 
         func validate() throws {
