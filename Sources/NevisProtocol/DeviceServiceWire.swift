@@ -65,9 +65,13 @@ public enum DeviceServiceWire {
         public var name: String?
         public var fcmRegistrationToken: String?
         public var disablePushNotifications: Bool?
+        public var htm: String?
+        public var htu: String?
+        public var bodyHash: String?
 
         public init(claims: DeviceSignature.Claims, name: String? = nil, fcmRegistrationToken: String? = nil, disablePushNotifications: Bool? = nil) {
             dispatchTargetId = claims.dispatchTargetId; requestId = claims.requestId; creationTimeInEpochMillis = claims.creationTimeInEpochMillis
+            htm = claims.htm; htu = claims.htu; bodyHash = claims.bodyHash
             self.name = name; self.fcmRegistrationToken = fcmRegistrationToken; self.disablePushNotifications = disablePushNotifications
         }
     }

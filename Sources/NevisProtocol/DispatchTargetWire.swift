@@ -59,15 +59,18 @@ public enum DispatchTargetWire {
         public var name: String?
         public var target: String?
         public var disablePushNotifications: Bool?
+        public var htm: String?
+        public var htu: String?
 
         public init(claims: DeviceSignature.Claims, name: String? = nil, target: String? = nil, disablePushNotifications: Bool? = nil) {
             dispatchTargetId = claims.dispatchTargetId; requestId = claims.requestId
-            creationTimeInEpochMillis = claims.creationTimeInEpochMillis
+            creationTimeInEpochMillis = claims.creationTimeInEpochMillis; htm = claims.htm; htu = claims.htu
             self.name = name; self.target = target; self.disablePushNotifications = disablePushNotifications
         }
 
         public var claims: DeviceSignature.Claims {
-            DeviceSignature.Claims(dispatchTargetId: dispatchTargetId, requestId: requestId, creationTimeInEpochMillis: creationTimeInEpochMillis)
+            DeviceSignature.Claims(dispatchTargetId: dispatchTargetId, requestId: requestId, creationTimeInEpochMillis: creationTimeInEpochMillis,
+                                   htm: htm, htu: htu)
         }
     }
 }
@@ -75,6 +78,11 @@ public enum DispatchTargetWire {
 /// Device-signed requests (server-api.md §C.3). Our contract: a compact JWS, `alg` ES256, `kid` the dispatch target
 /// id, signed with the target's signature key; its payload carries at least ``Claims``. The server accepts a
 /// request once (the request id is remembered) and only within a clock skew of its creation time.
+///
+/// A signature also names the request it authorizes, as DPoP does (RFC 9449): the method (`htm`), the path
+/// (`htu`; a path, not a URL, since a proxy in front may change the scheme and host) and, when it travels in the
+/// `Device-Signature` header, the SHA-256 of the body (`bodyHash`, base64url). So a captured header is good for that
+/// one request only, never for another endpoint, resource or body.
 public enum DeviceSignature {
     public static let headerName = "Device-Signature"
     public static let joseContentType = "application/jose;charset=UTF-8"
@@ -84,14 +92,33 @@ public enum DeviceSignature {
         public var dispatchTargetId: String
         public var requestId: String
         public var creationTimeInEpochMillis: Int64
-        public init(dispatchTargetId: String, requestId: String, creationTimeInEpochMillis: Int64) {
+        /// The HTTP method of the signed request, upper case.
+        public var htm: String?
+        /// The path of the signed request as the device sends it (percent-encoded, without the query).
+        public var htu: String?
+        /// base64url SHA-256 of the request body (of no bytes for an empty one); absent when the JWS is the body.
+        public var bodyHash: String?
+
+        public init(dispatchTargetId: String, requestId: String, creationTimeInEpochMillis: Int64,
+                    htm: String? = nil, htu: String? = nil, bodyHash: String? = nil) {
             self.dispatchTargetId = dispatchTargetId; self.requestId = requestId; self.creationTimeInEpochMillis = creationTimeInEpochMillis
+            self.htm = htm; self.htu = htu; self.bodyHash = bodyHash
         }
-        /// Fresh claims for one request, created `now`.
-        public init(dispatchTargetId: String, now: Date) {
+        /// Fresh claims for one request to `path` with `method`, created `now`; `body` for a signature in the
+        /// header, nil when the JWS is itself the body.
+        public init(dispatchTargetId: String, now: Date, method: String, path: String, body: [UInt8]?) {
             self.init(dispatchTargetId: dispatchTargetId, requestId: UUID().uuidString.lowercased(),
-                      creationTimeInEpochMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)))
+                      creationTimeInEpochMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
+                      htm: method, htu: path, bodyHash: body.map(DeviceSignature.bodyHash))
         }
+    }
+
+    /// The ``Claims/bodyHash`` of `body`.
+    public static func bodyHash(_ body: [UInt8]) -> String { Base64URL.encode(Array(SHA256.hash(data: body))) }
+
+    /// The ``Claims/htu`` of `url`: its percent-encoded path.
+    public static func path(of url: URL) -> String {
+        URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
     }
 
     /// Signs `payload` (a ``Claims`` or a type that embeds its members).

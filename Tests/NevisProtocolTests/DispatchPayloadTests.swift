@@ -104,8 +104,11 @@ final class DispatchPayloadTests: XCTestCase {
 
     func testADeviceSignatureNamesItsTargetAndVerifies() throws {
         let key = P256.Signing.PrivateKey()
-        let claims = DeviceSignature.Claims(dispatchTargetId: "t-9", now: Date(timeIntervalSince1970: 1_700_000_000))
+        let claims = DeviceSignature.Claims(dispatchTargetId: "t-9", now: Date(timeIntervalSince1970: 1_700_000_000), method: "GET",
+                                            path: "/nevisfido/devices/credentials/d-1", body: [])
         XCTAssertEqual(claims.creationTimeInEpochMillis, 1_700_000_000_000)
+        XCTAssertEqual(claims.htm, "GET")
+        XCTAssertEqual(claims.htu, "/nevisfido/devices/credentials/d-1")
         XCTAssertLessThanOrEqual(claims.requestId.count, DeviceSignature.maximumRequestIDLength)
         let jws = try DeviceSignature.sign(claims, dispatchTargetId: "t-9", key: key)
         XCTAssertEqual(DeviceSignature.unverifiedTargetID(jws), "t-9")
@@ -113,5 +116,17 @@ final class DispatchPayloadTests: XCTestCase {
         XCTAssertEqual(verified.header.kid, "t-9")
         XCTAssertEqual(try JSONDecoder().decode(DeviceSignature.Claims.self, from: Data(verified.payload)), claims)
         XCTAssertNil(DeviceSignature.unverifiedTargetID("a.b.c"))
+    }
+
+    /// The body hash is base64url SHA-256 (the empty input's digest is the well-known e3b0c442…).
+    func testTheBodyHashIsTheBase64URLSHA256OfTheBody() {
+        XCTAssertEqual(DeviceSignature.bodyHash([]), "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU")
+        XCTAssertEqual(DeviceSignature.bodyHash(Array("abc".utf8)), "ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0")
+    }
+
+    /// The signed path is the URL's percent-encoded path, without the query.
+    func testTheSignedPathIsThePercentEncodedPathWithoutTheQuery() throws {
+        let url = try XCTUnwrap(URL(string: "https://h.example/_app/token/dispatch/targets/a%2Fb?username=x"))
+        XCTAssertEqual(DeviceSignature.path(of: url), "/_app/token/dispatch/targets/a%2Fb")
     }
 }

@@ -58,6 +58,11 @@ final class DispatchTests: XCTestCase {
         return try JSONDecoder().decode(ReturnUAFRequest.self, from: answer.body)
     }
 
+    /// Claims for a target's PATCH, whose body is the JWS: they name the method and the target's path, no body hash.
+    private func patchClaims(_ target: String, at date: Date, path: String? = nil) -> DeviceSignature.Claims {
+        DeviceSignature.Claims(dispatchTargetId: target, now: date, method: "PATCH", path: path ?? "/nevisfido/token/dispatch/targets/\(target)", body: nil)
+    }
+
     private func modify(_ loopback: LoopbackServer, id: String, _ change: DispatchTargetWire.Modification, key: P256.Signing.PrivateKey? = nil) async throws -> Int {
         let jws = try DeviceSignature.sign(change, dispatchTargetId: change.dispatchTargetId, key: key ?? signingKey)
         return try await loopback.exchange(.PATCH, "/nevisfido/token/dispatch/targets/\(id)", body: Data(jws.utf8),
@@ -178,7 +183,7 @@ final class DispatchTests: XCTestCase {
     func testADeviceSignedModificationChangesTheTargetOnce() async throws {
         try await LoopbackServer.with { loopback in
             let id = try await self.targetID(loopback)
-            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: id, now: loopback.clock.now), name: "renamed")
+            let change = DispatchTargetWire.Modification(claims: self.patchClaims(id, at: loopback.clock.now), name: "renamed")
             let value19 = try await self.modify(loopback, id: id, change)
             XCTAssertEqual(value19, 204)
             let value20 = try await loopback.server.stores.dispatchTargets.target(id: id)?.name
@@ -191,7 +196,7 @@ final class DispatchTests: XCTestCase {
     func testAModificationSignedByAnotherKeyIsRefused() async throws {
         try await LoopbackServer.with { loopback in
             let id = try await self.targetID(loopback)
-            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: id, now: loopback.clock.now), name: "x")
+            let change = DispatchTargetWire.Modification(claims: self.patchClaims(id, at: loopback.clock.now), name: "x")
             let value22 = try await self.modify(loopback, id: id, change, key: P256.Signing.PrivateKey())
             XCTAssertEqual(value22, 401)
         }
@@ -200,7 +205,7 @@ final class DispatchTests: XCTestCase {
     func testAStaleModificationIsRefused() async throws {
         try await LoopbackServer.with { loopback in
             let id = try await self.targetID(loopback)
-            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: id, now: loopback.clock.now.addingTimeInterval(-301)), name: "x")
+            let change = DispatchTargetWire.Modification(claims: self.patchClaims(id, at: loopback.clock.now.addingTimeInterval(-301)), name: "x")
             let value23 = try await self.modify(loopback, id: id, change)
             XCTAssertEqual(value23, 401)
         }
@@ -210,7 +215,7 @@ final class DispatchTests: XCTestCase {
         try await LoopbackServer.with { loopback in
             let id = try await self.targetID(loopback)
             let other = try await self.targetID(loopback, name: "tablet")
-            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: other, now: loopback.clock.now), name: "x")
+            let change = DispatchTargetWire.Modification(claims: self.patchClaims(other, at: loopback.clock.now), name: "x")
             let value24 = try await self.modify(loopback, id: id, change)
             XCTAssertEqual(value24, 401)
         }
@@ -220,7 +225,7 @@ final class DispatchTests: XCTestCase {
         try await LoopbackServer.with { loopback in
             let id = try await self.targetID(loopback)
             _ = try await self.targetID(loopback, name: "tablet")
-            let change = DispatchTargetWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: id, now: loopback.clock.now), name: "tablet")
+            let change = DispatchTargetWire.Modification(claims: self.patchClaims(id, at: loopback.clock.now), name: "tablet")
             let value25 = try await self.modify(loopback, id: id, change)
             XCTAssertEqual(value25, 422)
         }
@@ -246,8 +251,24 @@ final class DispatchTests: XCTestCase {
                                     headers: signature.map { [(DeviceSignature.headerName, $0)] } ?? [])
     }
 
-    private func signature(_ target: String, at date: Date, key: P256.Signing.PrivateKey? = nil) throws -> String {
-        try DeviceSignature.sign(DeviceSignature.Claims(dispatchTargetId: target, now: date), dispatchTargetId: target, key: key ?? signingKey)
+    private func devicePath(_ component: String = DeviceServiceWire.credentialsComponent, device: String = "device-1") -> String {
+        DeviceServiceWire.basePath + component + "/" + device
+    }
+
+    /// A `Device-Signature` naming the request it goes with (by default a GET of device-1's credentials).
+    private func signature(_ target: String, at date: Date, key: P256.Signing.PrivateKey? = nil, _ method: HTTPMethod = .GET, _ path: String? = nil,
+                           body: Data? = nil) throws -> String {
+        let claims = DeviceSignature.Claims(dispatchTargetId: target, now: date, method: method.rawValue, path: path ?? devicePath(), body: Array(body ?? Data()))
+        return try DeviceSignature.sign(claims, dispatchTargetId: target, key: key ?? signingKey)
+    }
+
+    /// A GetUAFRequest to the in-band request endpoint of `op`, authorized by a `Device-Signature` of `target`.
+    private func deviceSignedRequest(_ loopback: LoopbackServer, _ op: UAFOperation, username: String, target: String,
+                                     key: P256.Signing.PrivateKey? = nil) async throws -> LoopbackServer.Answer {
+        let path = "/nevisfido/uaf/1.1/request/" + (op == .registration ? "registration" : op == .authentication ? "authentication" : "deregistration")
+        let body = try json(GetUAFRequest(op: op, context: try UAFMessageCodec.encodeObject(["username": username])))
+        return try await loopback.exchange(.POST, path, body: body,
+                                           headers: [(DeviceSignature.headerName, try signature(target, at: loopback.clock.now, key: key, .POST, path, body: body))])
     }
 
     private func storeRegistration(_ loopback: LoopbackServer, _ username: String, keyID: String, deviceId: String?) async throws {
@@ -325,7 +346,8 @@ final class DispatchTests: XCTestCase {
         try await LoopbackServer.with { loopback in
             let alice = try await self.targetID(loopback)
             let bob = try await self.targetID(loopback, username: "bob")
-            let change = DeviceServiceWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: alice, now: loopback.clock.now),
+            let change = DeviceServiceWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: alice, now: loopback.clock.now, method: "PATCH",
+                                                                                       path: self.devicePath(), body: []),
                                                         name: "new name", disablePushNotifications: true)
             let jws = try DeviceSignature.sign(change, dispatchTargetId: alice, key: self.signingKey)
             let value = try await self.deviceCall(loopback, .PATCH, signature: jws).status
@@ -343,7 +365,7 @@ final class DispatchTests: XCTestCase {
             let alice = try await self.targetID(loopback)
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
             try await self.storeRegistration(loopback, "alice", keyID: "a-elsewhere", deviceId: "device-2")
-            let value = try await self.deviceCall(loopback, .DELETE, signature: try self.signature(alice, at: loopback.clock.now)).status
+            let value = try await self.deviceCall(loopback, .DELETE, signature: try self.signature(alice, at: loopback.clock.now, .DELETE)).status
             XCTAssertEqual(value, 204)
             let remaining = try await loopback.server.stores.registrations.registrations(username: "alice").map(\.keyID)
             XCTAssertEqual(remaining, ["a-elsewhere"])
@@ -362,7 +384,8 @@ final class DispatchTests: XCTestCase {
             loopback.clock.advance(200)
             let pending = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id))
             loopback.clock.advance(200) // the second dispatch is now past its 300 s
-            let answer = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent, signature: try self.signature(id, at: loopback.clock.now))
+            let answer = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent,
+                                                   signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
             XCTAssertEqual(answer.status, 200)
             let operations = try JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: answer.body).operations
             XCTAssertEqual(operations.count, 1)
@@ -377,13 +400,9 @@ final class DispatchTests: XCTestCase {
             let id = try await self.targetID(loopback)
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
             try await self.storeRegistration(loopback, "alice", keyID: "a-elsewhere", deviceId: "device-2")
-            let registration = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                body: try self.json(GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": "alice"]))),
-                headers: [(DeviceSignature.headerName, try self.signature(id, at: loopback.clock.now))])
+            let registration = try await self.deviceSignedRequest(loopback, .registration, username: "alice", target: id)
             XCTAssertEqual(registration.status, 403, "a device in someone's hands must not enrol new credentials")
-            let deregistration = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/deregistration",
-                body: try self.json(GetUAFRequest(op: .deregistration, context: try UAFMessageCodec.encodeObject(["username": "alice"]))),
-                headers: [(DeviceSignature.headerName, try self.signature(id, at: loopback.clock.now))])
+            let deregistration = try await self.deviceSignedRequest(loopback, .deregistration, username: "alice", target: id)
             XCTAssertEqual(deregistration.status, 200)
             let remaining = try await loopback.server.stores.registrations.registrations(username: "alice").map(\.keyID)
             XCTAssertEqual(remaining, ["a-elsewhere"], "only what this device registered")
@@ -393,9 +412,7 @@ final class DispatchTests: XCTestCase {
     func testAnInvalidDeviceSignatureOnAProtectedEndpointIs401NotAFallThrough() async throws {
         try await LoopbackServer.with { loopback in
             let id = try await self.targetID(loopback)
-            let answer = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/deregistration",
-                body: try self.json(GetUAFRequest(op: .deregistration, context: try UAFMessageCodec.encodeObject(["username": "alice"]))),
-                headers: [(DeviceSignature.headerName, try self.signature(id, at: loopback.clock.now, key: P256.Signing.PrivateKey()))])
+            let answer = try await self.deviceSignedRequest(loopback, .deregistration, username: "alice", target: id, key: P256.Signing.PrivateKey())
             XCTAssertEqual(answer.status, 401)
         }
     }
@@ -494,7 +511,8 @@ final class DispatchTests: XCTestCase {
             let answer = try await self.push(loopback, targetID: id)
             XCTAssertEqual(answer.result, "dispatchError")
             XCTAssertNotNil(answer.token, "the operation can still be fetched by the device")
-            let pending = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent, signature: try self.signature(id, at: loopback.clock.now))
+            let pending = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent,
+                                                   signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
             let operations = try JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: pending.body).operations
             XCTAssertEqual(operations.map(\.dispatcher), ["firebase-cloud-messaging"])
         }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NevisProtocol
 import UAF
@@ -56,29 +57,32 @@ public final class Deregistration: HttpOperation {
         let context: String
         do { context = try UAFMessageCodec.encodeObject(Context(username: username, aaid: fields.aaid.map { [$0] })) } catch { throw .Unknown(cause: error) }
         let server = data.accounts.first { $0.username == username }?.server ?? Server(baseUrl: core.configuration.baseUrl)
-        var headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
-        if fields.authorizationProvider is JwsAuthorizationProvider {
-            headers.append(try await deviceSignature(username: username, server: server))
-        }
+        let headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
+        let signer = fields.authorizationProvider is JwsAuthorizationProvider ? try await deviceSigner(username: username, server: server) : nil
         let runner = OperationRunner(core: core, objects: InteractionObjects(), headers: headers)
         let message = try await runner.fetchUAFRequest(server: server, path: core.configuration.deregistrationRequestPath, op: .deregistration,
-                                                       context: context)
+                                                       context: context, signer: signer)
         do { try await LocalRemoval(core: core).apply(deregistration: message, username: username, server: server) } catch let error as OperationError {
             throw error
         } catch { throw .Unknown(cause: error) }
     }
 
-    /// The `Device-Signature` header of a ``JwsAuthorizationProvider``: signed as the user's dispatch target there.
-    private func deviceSignature(username: Username, server: Server) async throws(OperationError) -> (String, String) {
+    /// The `Device-Signature` of a ``JwsAuthorizationProvider``: signed as the user's dispatch target there, naming
+    /// the request it goes with.
+    private func deviceSigner(username: Username, server: Server) async throws(OperationError) -> OperationRunner.RequestSigner {
         guard let target = core.mirror.snapshot.dispatchTargets.first(where: { $0.server == server && $0.username == username }) else {
             throw .Unknown(cause: SDKMessage("JwsAuthorizationProvider needs the device's dispatch target for \(username) on \(server.baseUrl.absoluteString)"))
         }
+        let key: P256.Signing.PrivateKey
         do {
             guard let keys = try await core.deviceKeys() else { throw SDKMessage("the device has no device keys") }
-            let jws = try DeviceSignature.sign(DeviceSignature.Claims(dispatchTargetId: target.id, now: core.platform.now()),
-                                               dispatchTargetId: target.id, key: try keys.signingKey())
-            return (DeviceSignature.headerName, jws)
+            key = try keys.signingKey()
         } catch { throw .Unknown(cause: error) }
+        let platform = core.platform
+        return { request in
+            let claims = request.deviceSignatureClaims(dispatchTargetId: target.id, now: platform.now())
+            return (DeviceSignature.headerName, try DeviceSignature.sign(claims, dispatchTargetId: target.id, key: key))
+        }
     }
 }
 

@@ -64,10 +64,10 @@ struct DeviceServiceClient: Sendable {
             let exchange: HTTPExchange
             do {
                 exchange = try await retryPolicy.send(core.transport) {
-                    let jws = try DeviceSignature.sign(payload(DeviceSignature.Claims(dispatchTargetId: signer, now: core.platform.now())),
-                                                       dispatchTargetId: signer, key: key)
-                    return HTTPRequest(method: method, url: url, body: body, headers: headers + [(DeviceSignature.headerName, jws)],
-                                       accept: "application/json", contentType: "application/json")
+                    var request = HTTPRequest(method: method, url: url, body: body, headers: headers, accept: "application/json", contentType: "application/json")
+                    let claims = request.deviceSignatureClaims(dispatchTargetId: signer, now: core.platform.now())
+                    request.headers.append((DeviceSignature.headerName, try DeviceSignature.sign(payload(claims), dispatchTargetId: signer, key: key)))
+                    return request
                 }
             } catch let error as TransportFailure {
                 return .failure(failure(.network, server, 0, "\(error)"))

@@ -32,19 +32,33 @@ struct OperationRunner: Sendable {
         }
     }
 
+    /// A header that signs one request (a `Device-Signature`), made afresh for every attempt.
+    typealias RequestSigner = @Sendable (HTTPRequest) throws -> (String, String)
+
     /// Sends with the operation's retry policy: only failures to reach the server are retried, never an answer.
-    func send(_ request: HTTPRequest) async throws(OperationError) -> HTTPExchange {
-        do { return try await retryPolicy.send(core.transport) { request } } catch let failure as TransportFailure { throw map(failure) } catch {
-            // Only the wait between attempts throws anything else: the task was cancelled.
+    func send(_ request: HTTPRequest, signer: RequestSigner? = nil) async throws(OperationError) -> HTTPExchange {
+        do {
+            return try await retryPolicy.send(core.transport) {
+                guard let signer else { return request }
+                var signed = request
+                signed.headers.append(try signer(request))
+                return signed
+            }
+        } catch let failure as TransportFailure { throw map(failure) } catch is CancellationError {
             throw .FidoError(errorCode: .userCanceled, cause: SDKMessage("the operation's task was cancelled"))
+        } catch {
+            // The wait between attempts throws only when the task was cancelled; the signer when its key fails.
+            if Task.isCancelled { throw .FidoError(errorCode: .userCanceled, cause: SDKMessage("the operation's task was cancelled")) }
+            throw .Unknown(cause: error)
         }
     }
 
     /// POSTs a GetUAFRequest to `server` and returns the UAF message string of a 1200 answer.
-    func fetchUAFRequest(server: Server, path: String, op: UAFOperation, context: String) async throws(OperationError) -> String {
+    func fetchUAFRequest(server: Server, path: String, op: UAFOperation, context: String, signer: RequestSigner? = nil) async throws(OperationError) -> String {
         let body: Data
         do { body = try JSONEncoder().encode(GetUAFRequest(op: op, context: context)) } catch { throw .Unknown(cause: error) }
-        let exchange = try await send(HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers))
+        let exchange = try await send(HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers),
+                                      signer: signer)
         guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
             throw Self.serverFailure(exchange, statusCode: 0)
         }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NevisProtocol
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -47,6 +48,12 @@ struct HTTPRequest: Sendable {
     var headers: [(String, String)]
     var accept: String = uafContentType
     var contentType: String = uafContentType
+
+    /// Fresh `Device-Signature` claims that name this request (method, path, body hash), signed as `dispatchTargetId`.
+    func deviceSignatureClaims(dispatchTargetId: String, now: Date) -> DeviceSignature.Claims {
+        DeviceSignature.Claims(dispatchTargetId: dispatchTargetId, now: now, method: method.rawValue, path: DeviceSignature.path(of: url),
+                               body: Array(body ?? Data()))
+    }
 }
 
 /// How operations reach the server. ``HTTPTransport`` is the real one; tests of the operation runner use a fake

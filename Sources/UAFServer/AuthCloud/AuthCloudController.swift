@@ -107,6 +107,8 @@ public struct AppPathResponder<Base: HTTPResponder>: HTTPResponder where Base.Co
         guard let path = request.head.path, path.hasPrefix(Self.prefix) else { return try await base.respond(to: request, context: context) }
         var head = request.head
         head.path = "/nevisfido/" + path.dropFirst(Self.prefix.count)
+        var context = context
+        context.receivedPath = request.uri.path
         return try await base.respond(to: Request(head: head, body: request.body), context: context)
     }
 }

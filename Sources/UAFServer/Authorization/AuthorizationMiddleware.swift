@@ -11,6 +11,9 @@ public struct ServerRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
     public var principal: Principal?
+    /// The path the client sent when the server answers it under another (``AppPathResponder``'s `/_app` alias):
+    /// a device signature names the path the device used.
+    public var receivedPath: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -20,6 +23,12 @@ public struct ServerRequestContext: RequestContext {
 
     /// The peer's IP address as text, or nil (e.g. in-process tests).
     var peerIP: String? { remoteAddress?.ipAddress }
+
+    /// A device signature with what it must name: `request`'s method, the path the client sent, and `body` (nil when
+    /// the JWS is itself the body).
+    func signedRequest(_ request: Request, signature: String?, body: [UInt8]?) -> SignedRequest {
+        SignedRequest(signature: signature, method: request.method.rawValue, path: receivedPath ?? request.uri.path, body: body)
+    }
 }
 
 /// Establishes who is calling a protected route, or answers 401 itself. It accepts, in this order:
@@ -32,7 +41,7 @@ public struct ServerRequestContext: RequestContext {
 /// forged token cannot fall through to a weaker check. Whether the principal may act for the username in the
 /// body is the handler's decision (403), since only it has read the body.
 ///
-/// With `required: false` (the open endpoints whose limits depend on who calls, ``Authorizer/presentedPrincipal(for:peerIP:)``)
+/// With `required: false` (the open endpoints whose limits depend on who calls, ``Authorizer/presentedPrincipal(for:peerIP:signed:cookie:)``)
 /// a request without credentials goes on anonymously; one with an invalid credential is still refused.
 struct AuthorizationMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
@@ -41,9 +50,18 @@ struct AuthorizationMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
+        var request = request
+        var signed: SignedRequest?
+        if let signature = request.headers[Authorizer.deviceSignatureHeader] {
+            // The signature names the body by its hash, so the body is read here; the handler reads the buffered copy.
+            guard let body = try? await request.collectBody(upTo: Wire.maximumBodySize) else {
+                return ErrorBody.response(.contentTooLarge, error: "too_large", message: "The body is larger than \(Wire.maximumBodySize) bytes.")
+            }
+            signed = context.signedRequest(request, signature: signature, body: Array(body.readableBytesView))
+        }
         do {
-            context.principal = required ? try await authorizer.principal(for: request, peerIP: context.peerIP)
-                                          : try await authorizer.presentedPrincipal(for: request, peerIP: context.peerIP)
+            context.principal = required ? try await authorizer.principal(for: request, peerIP: context.peerIP, signed: signed)
+                                          : try await authorizer.presentedPrincipal(for: request, peerIP: context.peerIP, signed: signed)
         } catch {
             authorizer.logger.notice("401 \(request.method) \(request.uri.path.prefix(160)): \(error.detail)")
             return error.response
@@ -69,8 +87,8 @@ struct Authorizer: Sendable {
         return String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
     }
 
-    func principal(for request: Request, peerIP: String?) async throws(AuthorizationFailure) -> Principal {
-        if let principal = try await presentedPrincipal(for: request, peerIP: peerIP, cookie: true) { return principal }
+    func principal(for request: Request, peerIP: String?, signed: SignedRequest?) async throws(AuthorizationFailure) -> Principal {
+        if let principal = try await presentedPrincipal(for: request, peerIP: peerIP, signed: signed, cookie: true) { return principal }
         if configuration.developmentMode { return Principal(source: .development, subject: nil, isAdmin: false) }
         throw .unauthenticated("no credentials")
     }
@@ -79,7 +97,8 @@ struct Authorizer: Sendable {
     /// On an open endpoint (`cookie: false`) the session cookie is not looked at: a browser sends it on its own, and a
     /// stale one must not turn a login into a 401. Development mode makes nobody a principal here: an open endpoint's
     /// anonymous limits hold in development too.
-    func presentedPrincipal(for request: Request, peerIP: String?, cookie: Bool = false) async throws(AuthorizationFailure) -> Principal? {
+    /// `signed` is the request's `Device-Signature` with what it must name, nil when it has none.
+    func presentedPrincipal(for request: Request, peerIP: String?, signed: SignedRequest?, cookie: Bool = false) async throws(AuthorizationFailure) -> Principal? {
         if let authorization = request.headers[.authorization] {
             guard let token = Self.bearerToken(authorization) else { throw .unauthenticated("Authorization header is not a bearer token") }
             if issuer.isOurs(token) { return try await sessionPrincipal(jwt: token) }
@@ -92,10 +111,10 @@ struct Authorizer: Sendable {
             }
             return Principal(source: .session(id: session.id), subject: session.username, isAdmin: false, authenticatedAt: session.createdAt)
         }
-        if let signature = request.headers[Self.deviceSignatureHeader] {
+        if let signed {
             do {
-                let (target, _) = try await deviceSignatures.verify(signature, targetID: nil, as: DeviceSignature.Claims.self)
-                return Principal(source: .deviceSignature(dispatchTargetId: target.id), subject: target.username, isAdmin: false)
+                let (target, _) = try await deviceSignatures.verify(signed, targetID: nil, as: DeviceSignature.Claims.self)
+                return Principal(source: .deviceSignature(DeviceScope(signer: target)), subject: target.username, isAdmin: false)
             } catch let refusal as DeviceSignatureRefusal {
                 throw .unauthenticated("device signature: \(refusal.detail)")
             } catch {

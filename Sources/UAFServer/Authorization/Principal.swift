@@ -14,11 +14,13 @@ public struct Principal: Sendable, Equatable {
         /// A trusted reverse proxy's header.
         case trustedProxy
         /// A redeemed dispatch token: the caller who dispatched it was authorized for the subject then, and
-        /// possessing the single-use token is the authorization now (server-api §B.7).
-        case dispatchToken
+        /// possessing the single-use token is the authorization now (server-api §B.7). `deviceId` is the device the
+        /// dispatching credential was confined to (a device signature), which the token's operation stays within.
+        case dispatchToken(deviceId: String?)
         /// A `Device-Signature` from a device holding a dispatch target of the user (the SDK's
-        /// `JwsAuthorizationProvider`); carries the target id. It proves possession of the device, not the user.
-        case deviceSignature(dispatchTargetId: String)
+        /// `JwsAuthorizationProvider`). It proves possession of the device, not the user, so it acts only on what
+        /// that device holds (``DeviceScope``).
+        case deviceSignature(DeviceScope)
         /// An Auth Cloud access key (server-to-server): acts for every user of the API; carries the key's id.
         case accessKey(id: String)
         /// The built-in relying-party demo site (`mauth server --demo-site`), which acts like an access-key holder.
@@ -59,6 +61,26 @@ public struct Principal: Sendable, Equatable {
         return mayActFor(username)
     }
 
+    /// Whether this principal may reach `target` (list, delete, dispatch to it): it acts for the target's user and,
+    /// for a device signature, the target is that device's own.
+    func mayReach(_ target: DispatchTargetRecord) -> Bool {
+        if case .deviceSignature(let scope) = source, !scope.holds(target) { return false }
+        return mayActFor(target.username)
+    }
+
+    /// The device whose registrations this principal's operation stays within, nil when it is not confined to one.
+    /// A device signature (or a token it dispatched) reaches only its own device, so holding one device never
+    /// ends the user's other devices; a signing target that names no device can name no registrations either.
+    func confinedDeviceId() throws(AuthorizationFailure) -> String? {
+        switch source {
+        case .deviceSignature(let scope):
+            guard let deviceId = scope.deviceId else { throw .forbidden("the signing dispatch target names no device") }
+            return deviceId
+        case .dispatchToken(let deviceId): return deviceId
+        default: return nil
+        }
+    }
+
     /// Whether this principal may create a dispatch target of `deviceId` for `username`: whoever may register for
     /// the user, or the registration token of that user's device.
     public func mayCreateDispatchTarget(for username: String, deviceId: String?) -> Bool {
@@ -66,6 +88,26 @@ public struct Principal: Sendable, Equatable {
             return isSubject(username) && (device == nil || device == deviceId)
         }
         return mayRegisterFor(username)
+    }
+}
+
+/// What a device signature may reach: the dispatch target that signed, the device's other targets (same device id
+/// and the same signature key, as the SDK uses one key pair for all its targets), and the registrations made on
+/// that device id. Holding one device must not reach the user's other devices.
+public struct DeviceScope: Sendable, Equatable {
+    public var dispatchTargetId: String
+    /// The signing target's device id; a target created without one confines the signature to that target alone.
+    public var deviceId: String?
+    /// The signing target's signature key (JWK JSON).
+    public var signatureKey: String
+
+    init(signer: DispatchTargetRecord) {
+        dispatchTargetId = signer.id; deviceId = signer.deviceId; signatureKey = signer.signatureKey
+    }
+
+    /// Whether `target` is this device's.
+    func holds(_ target: DispatchTargetRecord) -> Bool {
+        target.id == dispatchTargetId || (deviceId != nil && target.deviceId == deviceId && target.signatureKey == signatureKey)
     }
 }
 

@@ -111,6 +111,8 @@ public struct DispatchTokenRecord: Sendable, Equatable {
     public var createdAt: Date
     public var expiresAt: Date
     public var redeemedAt: Date?
+    /// The device the dispatching credential was confined to (a device signature): the operation stays within it.
+    public var deviceId: String? = nil
 }
 
 public struct DispatchTokenStore: Sendable {
@@ -120,10 +122,10 @@ public struct DispatchTokenStore: Sendable {
         try await database.run { sql in
             try await sql.raw("""
                 INSERT INTO dispatch_tokens (token_hash, session_id, operation, get_uaf_request, username, dispatch_target_id, dispatcher,
-                    dispatch_information, payload, created_at, expires_at)
+                    dispatch_information, payload, created_at, expires_at, device_id)
                 VALUES (\(bind: record.tokenHash), \(bind: record.sessionId), \(bind: record.operation), \(bind: record.getUAFRequest),
                         \(bind: record.username), \(bind: record.dispatchTargetId), \(bind: record.dispatcher), \(bind: record.dispatchInformation),
-                        \(bind: record.payload), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis))
+                        \(bind: record.payload), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis), \(bind: record.deviceId))
                 """).run()
         }
     }
@@ -205,7 +207,8 @@ public struct DispatchTokenStore: Sendable {
             payload: try row.decode(column: "payload", as: String?.self),
             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
             expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
-            redeemedAt: try row.decode(column: "redeemed_at", as: Int64?.self).map(Date.init(epochMillis:)))
+            redeemedAt: try row.decode(column: "redeemed_at", as: Int64?.self).map(Date.init(epochMillis:)),
+            deviceId: try row.decode(column: "device_id", as: String?.self))
     }
 }
 

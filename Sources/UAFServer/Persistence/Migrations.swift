@@ -108,6 +108,11 @@ enum Migrations {
             "DROP INDEX uaf_requests_by_username_expiry",
             "CREATE INDEX dispatch_tokens_by_username ON dispatch_tokens(username)",
         ]),
+        // A token dispatched by a device signature carries the device it was confined to, so the operation it
+        // stands for stays within that device when redeemed (see `Principal.confinedDeviceId`).
+        Migration(version: 8, name: "dispatch tokens confined to a device", statements: [
+            "ALTER TABLE dispatch_tokens ADD COLUMN device_id TEXT",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

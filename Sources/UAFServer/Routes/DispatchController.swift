@@ -52,7 +52,7 @@ struct DispatchController {
             try await Self.respond(name: "modify dispatch target", onRejection: onRejection) {
                 let id = try context.parameters.require("id")
                 let jws = try await Self.joseBody(request)
-                try await targets.modify(id: id, jws: jws)
+                try await targets.modify(id: id, signed: context.signedRequest(request, signature: jws, body: nil))
                 return Response(status: .noContent, headers: [.cacheControl: "no-store"])
             }
         }
@@ -67,28 +67,27 @@ struct DispatchController {
     /// The Device Service (``DeviceServiceWire``): authorized by the `Device-Signature` header alone.
     func addDeviceService(open: RouterGroup<ServerRequestContext>) {
         let credentials = RouterPath(stringLiteral: DeviceServiceWire.basePath + DeviceServiceWire.credentialsComponent + "/:deviceId")
-        let signature = HTTPField.Name(DeviceSignature.headerName)!
         open.get(credentials) { request, context in
             try await Self.respond(name: "device credentials", onRejection: onRejection) {
-                Wire.json(try await devices.credentials(deviceId: try context.parameters.require("deviceId"), signature: request.headers[signature]),
+                Wire.json(try await devices.credentials(deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context)),
                           contentType: Wire.jsonContentType)
             }
         }
         open.patch(credentials) { request, context in
             try await Self.respond(name: "device modify", onRejection: onRejection) {
-                try await devices.modify(deviceId: try context.parameters.require("deviceId"), signature: request.headers[signature])
+                try await devices.modify(deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context))
                 return Response(status: .noContent, headers: [.cacheControl: "no-store"])
             }
         }
         open.delete(credentials) { request, context in
             try await Self.respond(name: "device delete", onRejection: onRejection) {
-                try await devices.delete(deviceId: try context.parameters.require("deviceId"), signature: request.headers[signature])
+                try await devices.delete(deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context))
                 return Response(status: .noContent, headers: [.cacheControl: "no-store"])
             }
         }
         open.get(RouterPath(stringLiteral: DeviceServiceWire.basePath + DeviceServiceWire.operationsComponent + "/:deviceId")) { request, context in
             try await Self.respond(name: "device operations", onRejection: onRejection) {
-                Wire.json(try await devices.pendingOperations(deviceId: try context.parameters.require("deviceId"), signature: request.headers[signature]),
+                Wire.json(try await devices.pendingOperations(deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context)),
                           contentType: Wire.jsonContentType)
             }
         }
@@ -152,14 +151,26 @@ struct DispatchController {
         }
     }
 
+    /// A Device Service request's `Device-Signature` with the request it must name (its body is empty or small).
+    static func signed(_ request: Request, context: ServerRequestContext) async throws -> SignedRequest {
+        let buffer = try await smallBody(request)
+        return context.signedRequest(request, signature: request.headers[Authorizer.deviceSignatureHeader], body: Array(buffer.readableBytesView))
+    }
+
+    /// The body of a device-signed request (Device Service, a target's PATCH): at most 16 KiB, else 413.
+    private static func smallBody(_ request: Request) async throws -> ByteBuffer {
+        guard let buffer = try? await request.body.collect(upTo: 16 * 1024) else {
+            throw HTTPFailure(.contentTooLarge, "too_large", "The body is larger than 16 KiB.")
+        }
+        return buffer
+    }
+
     /// A body that is a compact JWS (`application/jose`).
     static func joseBody(_ request: Request) async throws -> String {
         if let contentType = request.headers[.contentType]?.lowercased(), !contentType.hasPrefix("application/jose") {
             throw HTTPFailure(.unsupportedMediaType, "unsupported_media_type", "Content-Type must be application/jose.")
         }
-        guard let buffer = try? await request.body.collect(upTo: 16 * 1024) else {
-            throw HTTPFailure(.contentTooLarge, "too_large", "The body is larger than 16 KiB.")
-        }
+        let buffer = try await smallBody(request)
         return String(decoding: buffer.readableBytesView, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -24,15 +24,7 @@ struct DeregistrationService: Sendable {
         guard principal.mayActFor(username) else {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not deregister \(username)")
         }
-        // A device signature removes only what that device registered: holding one device must not end the user's
-        // other devices.
-        var deviceId: String?
-        if case .deviceSignature(let targetID) = principal.source {
-            guard let device = try await stores.dispatchTargets.target(id: targetID)?.deviceId else {
-                throw AuthorizationFailure.forbidden("the signing dispatch target names no device")
-            }
-            deviceId = device
-        }
+        let deviceId = try principal.confinedDeviceId()
         let removed = try await stores.registrations.delete(username: username, aaids: context.aaid, keyIDs: context.keyIDs, deviceId: deviceId)
         // The sessions those keys opened end with them; with the user's last key, every session of hers.
         _ = try await stores.sessions.revoke(username: username, keyIDs: removed.map(\.keyID), now: environment.clock())

@@ -17,12 +17,11 @@ struct DeviceService: Sendable {
     private var stores: Stores { environment.stores }
 
     /// Verifies the signature and answers the device's targets.
-    private func device<Payload: Decodable>(_ deviceId: String, signature: String?, as type: Payload.Type) async throws -> (targets: [DispatchTargetRecord], payload: Payload) {
-        guard let signature, !signature.isEmpty else { throw DeviceSignatureRefusal(detail: "no \(DeviceSignature.headerName) header") }
-        let (signer, payload) = try await signatures.verify(signature, targetID: nil, as: Payload.self)
+    private func device<Payload: Decodable>(_ deviceId: String, signed: SignedRequest, as type: Payload.Type) async throws -> (targets: [DispatchTargetRecord], payload: Payload) {
+        let (signer, payload) = try await signatures.verify(signed, targetID: nil, as: Payload.self)
         // The signing target must be one of the device the path names: a key of one device never reads another.
         guard signer.deviceId == deviceId else { throw DeviceSignatureRefusal(detail: "signed by a dispatch target of another device") }
-        let targets = try await stores.dispatchTargets.targets(deviceId: deviceId).filter { $0.signatureKey == signer.signatureKey }
+        let targets = try await stores.dispatchTargets.targets(deviceId: deviceId).filter(DeviceScope(signer: signer).holds)
         return (targets, payload)
     }
 
@@ -32,8 +31,8 @@ struct DeviceService: Sendable {
     }
 
     /// GET credentials.
-    func credentials(deviceId: String, signature: String?) async throws -> DeviceServiceWire.Credentials {
-        let (targets, _) = try await device(deviceId, signature: signature, as: DeviceSignature.Claims.self)
+    func credentials(deviceId: String, signed: SignedRequest) async throws -> DeviceServiceWire.Credentials {
+        let (targets, _) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
         let registrations = try await credentials(of: deviceId, targets: targets)
         environment.decide("device credentials", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s)")
         return DeviceServiceWire.Credentials(
@@ -43,8 +42,8 @@ struct DeviceService: Sendable {
     }
 
     /// PATCH credentials: renames the device or changes its push address on every one of its targets.
-    func modify(deviceId: String, signature: String?) async throws {
-        let (devices, change) = try await device(deviceId, signature: signature, as: DeviceServiceWire.Modification.self)
+    func modify(deviceId: String, signed: SignedRequest) async throws {
+        let (devices, change) = try await device(deviceId, signed: signed, as: DeviceServiceWire.Modification.self)
         for target in devices {
             switch try await targets.apply(to: target, name: change.name, pushToken: change.fcmRegistrationToken,
                                            disablePush: change.disablePushNotifications == true) {
@@ -56,8 +55,8 @@ struct DeviceService: Sendable {
     }
 
     /// DELETE credentials: removes the device's targets and the credentials it registered for their users.
-    func delete(deviceId: String, signature: String?) async throws {
-        let (targets, _) = try await device(deviceId, signature: signature, as: DeviceSignature.Claims.self)
+    func delete(deviceId: String, signed: SignedRequest) async throws {
+        let (targets, _) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
         let registrations = try await credentials(of: deviceId, targets: targets)
         for registration in registrations { _ = try await stores.registrations.delete(aaid: registration.aaid, keyID: registration.keyID) }
         // The sessions the device's keys opened end with them: one statement per user.
@@ -69,8 +68,8 @@ struct DeviceService: Sendable {
     }
 
     /// GET operations: what was dispatched to the device's targets and is neither redeemed nor expired.
-    func pendingOperations(deviceId: String, signature: String?) async throws -> DeviceServiceWire.PendingOperations {
-        let (targets, _) = try await device(deviceId, signature: signature, as: DeviceSignature.Claims.self)
+    func pendingOperations(deviceId: String, signed: SignedRequest) async throws -> DeviceServiceWire.PendingOperations {
+        let (targets, _) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
         let now = environment.clock()
         var operations: [DeviceServiceWire.PendingOperations.Operation] = []
         for target in targets {

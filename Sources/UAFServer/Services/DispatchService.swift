@@ -56,8 +56,10 @@ struct DispatchService: Sendable {
 
         var target: DispatchTargetRecord?
         if let id = request.dispatchTargetId {
-            // A target of another user is "not found": the answer does not tell which ids exist.
-            guard id.utf8.count <= 128, let found = try await stores.dispatchTargets.target(id: id), username == nil || found.username == username else {
+            // A target of another user (or of another device, for a device signature) is "not found": the answer
+            // does not tell which ids exist.
+            guard id.utf8.count <= 128, let found = try await stores.dispatchTargets.target(id: id), username == nil || found.username == username,
+                  principal?.mayReach(found) ?? true else {
                 environment.decide(.dispatch(operation), username, 1404, "dispatch target not found")
                 return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
             }
@@ -77,6 +79,8 @@ struct DispatchService: Sendable {
             }
             if operation == .registration { try registration.requireRecentAuthentication(principal) }
         }
+        // A deregistration asked for with a device signature stays within its device once the token is redeemed.
+        let confinedDevice = operation == .deregistration ? try principal?.confinedDeviceId() : nil
         if operation != .registration, let username, try await stores.registrations.registrations(username: username).isEmpty {
             return TokenAnswer(dispatchResult: .userNotFound)
         }
@@ -127,7 +131,8 @@ struct DispatchService: Sendable {
         try await stores.dispatchTokens.insert(DispatchTokenRecord(
             tokenHash: SecretHash.of(token), sessionId: sessionID, operation: operation.rawValue, getUAFRequest: try JSONCoding.string(get),
             username: username, dispatchTargetId: target?.id, dispatcher: dispatcher.rawValue, dispatchInformation: request.dispatchInformation,
-            payload: encrypted ? payload : nil, createdAt: now, expiresAt: expiresAt, redeemedAt: nil), retention: environment.statusRetention)
+            payload: encrypted ? payload : nil, createdAt: now, expiresAt: expiresAt, redeemedAt: nil, deviceId: confinedDevice),
+            retention: environment.statusRetention)
         // The status record names the dispatcher but keeps no `response`: for the QR and link dispatchers that is the
         // payload or a picture of it, which carries the token in clear unless the target's key encrypted it, and the
         // status service answers anyone who holds the session id (the Auth Cloud status token leads there too). A
@@ -184,7 +189,7 @@ struct DispatchService: Sendable {
             throw ServiceFailure(.requestTimeout, "token expired")
         case .redeemed(let record):
             let get = try JSONCoding.value(GetUAFRequest.self, record.getUAFRequest)
-            let principal = Principal(source: .dispatchToken, subject: record.username, isAdmin: false)
+            let principal = Principal(source: .dispatchToken(deviceId: record.deviceId), subject: record.username, isAdmin: false)
             do {
                 switch operation {
                 case .registration:

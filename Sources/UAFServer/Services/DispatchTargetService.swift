@@ -69,14 +69,15 @@ struct DispatchTargetService: Sendable {
     func list(username: String?, principal: Principal) async throws -> Listing {
         guard let username, !username.isEmpty else { throw HTTPFailure(.badRequest, "bad_request", "the username query parameter is required") }
         guard principal.mayActFor(username) else { throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") may not list \(username)'s targets") }
-        let targets = try await stores.dispatchTargets.targets(username: username)
+        // A device signature lists only its own device's targets.
+        let targets = try await stores.dispatchTargets.targets(username: username).filter(principal.mayReach)
         guard !targets.isEmpty else { throw HTTPFailure(.notFound, "not_found", "The user has no dispatch targets.") }
         return Listing(dispatchTargets: targets.map { .init(name: $0.name, id: $0.id, dispatcher: $0.dispatcher) })
     }
 
     /// Endpoint 15: the body is a compact JWS signed with the target's own key (server-api §C.3).
-    func modify(id: String, jws: String) async throws {
-        let (target, change) = try await signatures.verify(jws, targetID: id, as: DispatchTargetWire.Modification.self)
+    func modify(id: String, signed: SignedRequest) async throws {
+        let (target, change) = try await signatures.verify(signed, targetID: id, as: DispatchTargetWire.Modification.self)
         switch try await apply(to: target, name: change.name, pushToken: change.target, disablePush: change.disablePushNotifications == true) {
         case .updated:
             environment.decide("dispatch target", target.username, 1200, "modified \(target.id.prefix(8))… by its device")
@@ -96,8 +97,8 @@ struct DispatchTargetService: Sendable {
 
     /// Endpoint 16: the user (a session or token for them) or an administrator removes a target.
     func delete(id: String, principal: Principal) async throws {
-        guard let target = try await stores.dispatchTargets.target(id: id), principal.mayActFor(target.username) else {
-            // Someone else's target answers like a missing one.
+        guard let target = try await stores.dispatchTargets.target(id: id), principal.mayReach(target) else {
+            // Someone else's target (or another device's, for a device signature) answers like a missing one.
             throw HTTPFailure(.notFound, "not_found", "No such dispatch target.")
         }
         _ = try await stores.dispatchTargets.delete(id: id)
@@ -126,7 +127,8 @@ struct DeviceSignatureVerifier: Sendable {
     let clock: @Sendable () -> Date
 
     /// Every refusal is 401 with one generic message; the log gets the reason.
-    func verify<Payload: Decodable>(_ compact: String, targetID: String?, as type: Payload.Type) async throws -> (DispatchTargetRecord, Payload) {
+    func verify<Payload: Decodable>(_ signed: SignedRequest, targetID: String?, as type: Payload.Type) async throws -> (DispatchTargetRecord, Payload) {
+        guard let compact = signed.signature, !compact.isEmpty else { throw DeviceSignatureRefusal(detail: "no \(DeviceSignature.headerName)") }
         guard compact.utf8.count <= 16 * 1024, let named = DeviceSignature.unverifiedTargetID(compact) else {
             throw DeviceSignatureRefusal(detail: "not a compact JWS whose payload names a dispatchTargetId")
         }
@@ -146,6 +148,7 @@ struct DeviceSignatureVerifier: Sendable {
         guard !claims.requestId.isEmpty, claims.requestId.utf8.count <= DeviceSignature.maximumRequestIDLength else {
             throw DeviceSignatureRefusal(detail: "requestId must be 1...\(DeviceSignature.maximumRequestIDLength) characters")
         }
+        try signed.check(claims)
         let now = clock()
         let created = Date(epochMillis: claims.creationTimeInEpochMillis)
         guard abs(created.timeIntervalSince(now)) <= skew else { throw DeviceSignatureRefusal(detail: "created \(Int(created.timeIntervalSince(now))) s from now, outside ±\(Int(skew)) s") }
@@ -156,6 +159,28 @@ struct DeviceSignatureVerifier: Sendable {
             throw DeviceSignatureRefusal(detail: "request id already used (replay)")
         }
         return (target, payload)
+    }
+}
+
+/// A device signature with the request it came with, which the signature must name (``DeviceSignature``): without
+/// that binding a captured header would authorize any other device-signed call until its request id is used.
+struct SignedRequest: Sendable {
+    /// The compact JWS: the `Device-Signature` header, or the body of a target's PATCH.
+    var signature: String?
+    var method: String
+    /// The path as the server received it (before the Auth Cloud `/_app` alias is mapped), percent-encoded.
+    var path: String
+    /// The body, for a signature in the header; nil when the JWS is the body.
+    var body: [UInt8]?
+
+    func check(_ claims: DeviceSignature.Claims) throws {
+        guard claims.htm == method else { throw DeviceSignatureRefusal(detail: "signed for method \(claims.htm ?? "none"), used with \(method)") }
+        guard claims.htu == path else {
+            throw DeviceSignatureRefusal(detail: "signed for path \(claims.htu?.prefix(160) ?? "none"), used on \(path.prefix(160))")
+        }
+        if let body, claims.bodyHash != DeviceSignature.bodyHash(body) {
+            throw DeviceSignatureRefusal(detail: claims.bodyHash == nil ? "no bodyHash" : "signed for another body")
+        }
     }
 }
 
