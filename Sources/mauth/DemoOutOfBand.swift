@@ -103,7 +103,7 @@ extension DemoCommand {
         let payment = "Transfer EUR 250.00 to Carol"
         let push = try await backend.dispatch(.authentication, context: [
             "username": user, "transaction": [["contentType": "text/plain", "content": Base64URL.encode(Array(payment.utf8))]],
-        ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: nil)
+        ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: user)
         narrator.line("rp", "FCM accepted message \(push.response) (the server exchanged its service-account assertion for an access token)")
         guard let message = await firebase.messages(atLeast: 1).last else { throw DemoFailure("no push arrived") }
         narrator.line("device", "push for \(message.registrationToken): \(message.data.keys.sorted().joined(separator: ", ")); nma_data \(message.data["nma_data"]?.prefix(32) ?? "")…")
@@ -127,7 +127,7 @@ extension DemoCommand {
         let lost = "Transfer EUR 9,999.00 to Mallory"
         let second = try await backend.dispatch(.authentication, context: [
             "username": user, "transaction": [["contentType": "text/plain", "content": Base64URL.encode(Array(lost.utf8))]],
-        ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: nil)
+        ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: user)
         let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
         guard pending.errors.isEmpty, let operation = pending.operations.last else { throw DemoFailure("no pending operation: \(pending.errors)") }
         narrator.line("device", "\(pending.operations.count) pending operation(s), newest by \(operation.dispatcherName) at \(operation.creationTime)")

@@ -67,7 +67,9 @@ final class RelyingPartyBackend {
         let answer = try await call(.POST, "/nevisfido/token/dispatch/\(path)",
                                     json: try JSONEncoder().encode(Body(dispatcher: dispatcher, dispatchTargetId: targetID,
                                                                         getUafRequest: GetUAFRequest(op: op, context: context))),
-                                    as: authorizedAs ?? (op == .authentication ? nil : username))
+                                    // The backend presents the user's credential where the server needs one: every operation
+                                    // but an authentication without a target.
+                                    as: authorizedAs ?? (op == .authentication && targetID == nil ? nil : username))
         XCTAssertEqual(answer.status, 200, answer.text)
         return try answer.decode(DispatchAnswer.self)
     }

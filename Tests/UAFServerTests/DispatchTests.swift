@@ -378,11 +378,11 @@ final class DispatchTests: XCTestCase {
         try await LoopbackServer.with { loopback in
             let id = try await self.targetID(loopback)
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
-            let redeemed = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id))
+            let redeemed = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
             _ = try await self.redeem(loopback, redeemed, path: "authentication")
-            _ = try await self.dispatch(loopback, .authentication, username: "alice", targetID: id)
+            _ = try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice"))
             loopback.clock.advance(200)
-            let pending = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id))
+            let pending = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
             loopback.clock.advance(200) // the second dispatch is now past its 300 s
             let answer = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent,
                                                    signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
@@ -458,7 +458,7 @@ final class DispatchTests: XCTestCase {
         let answer = try await loopback.exchange(.POST, "/nevisfido/token/dispatch/authentication", body: try self.json(Body(
             dispatcher: "firebase-cloud-messaging", dispatchTargetId: targetID, dispatchInformation: information,
             getUafRequest: GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice"])))),
-            contentType: "application/json")
+            contentType: "application/json", headers: try await loopback.bearer("alice"))
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         struct Answer: Decodable { struct Information: Decodable { var response: String? }; var dispatchResult: String; var token: String?; var dispatcherInformation: Information? }
         let decoded = try JSONDecoder().decode(Answer.self, from: answer.body)

@@ -553,6 +553,17 @@ enum StoreContract {
         XCTAssertEqual(purged, 1, "only h2 is past its expiry plus retention")
     }
 
+    static func theDispatchesToATargetAreCountedSinceATime(_ stores: Stores) async throws {
+        let now = Date()
+        for (hash, target, created) in [("n1", "t9", -30.0), ("n2", "t9", -59.0), ("n3", "t9", -61.0), ("n4", "t8", -1.0)] {
+            var record = token(hash, target: target, expiresAt: now.addingTimeInterval(300))
+            record.createdAt = now.addingTimeInterval(created)
+            try await stores.dispatchTokens.insert(record, retention: 600)
+        }
+        let recent = try await stores.dispatchTokens.count(dispatchTargetId: "t9", since: now.addingTimeInterval(-60))
+        XCTAssertEqual(recent, 2)
+    }
+
     static func anExpiredTokenLosesItsPayloadAndStillAnswersExpired(_ stores: Stores) async throws {
         let now = Date()
         func carrying(_ hash: String, expiresAt: Date) -> DispatchTokenRecord {
@@ -711,6 +722,7 @@ final class SQLiteStoreTests: XCTestCase {
     func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
         try await StoreContract.anExpiredTokenLosesItsPayloadAndStillAnswersExpired(stores)
     }
+    func testTheDispatchesToATargetAreCountedSinceATime() async throws { try await StoreContract.theDispatchesToATargetAreCountedSinceATime(stores) }
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
     func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
     func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }
@@ -827,6 +839,7 @@ final class PostgresStoreTests: XCTestCase {
     func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
         try await StoreContract.anExpiredTokenLosesItsPayloadAndStillAnswersExpired(stores)
     }
+    func testTheDispatchesToATargetAreCountedSinceATime() async throws { try await StoreContract.theDispatchesToATargetAreCountedSinceATime(stores) }
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
     func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
     func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }

@@ -177,22 +177,27 @@ extension ServerConfiguration {
         public var qrRenderingsAtOnce: Int
         /// QR codes that may wait for a turn; past that a dispatch that needs one is answered 503 at once.
         public var qrRenderingsWaiting: Int
+        /// Dispatches to one dispatch target (push, or a payload encrypted to it) within a minute; more are answered
+        /// 429. Each push lands on a person's phone, and each dispatch is an operation the device lists as pending.
+        public var dispatchesPerTargetPerMinute: Int
 
         public init(requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
                     idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
                     statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096,
-                    qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64) {
+                    qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64, dispatchesPerTargetPerMinute: Int = 10) {
             self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.ipv6PrefixLength = ipv6PrefixLength
             self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
             self.idleTimeoutSeconds = idleTimeoutSeconds; self.requestDeadlineSeconds = requestDeadlineSeconds
             self.maximumConnections = maximumConnections; self.statusRetentionSeconds = statusRetentionSeconds
             self.anonymousContextBytes = anonymousContextBytes
             self.qrRenderingsAtOnce = qrRenderingsAtOnce; self.qrRenderingsWaiting = qrRenderingsWaiting
+            self.dispatchesPerTargetPerMinute = dispatchesPerTargetPerMinute
         }
 
         enum CodingKeys: String, CodingKey, CaseIterable {
             case requestsPerMinutePerAddress, ipv6PrefixLength, outstandingRequestsPerUsername, idleTimeoutSeconds, requestDeadlineSeconds
             case maximumConnections, statusRetentionSeconds, anonymousContextBytes, qrRenderingsAtOnce, qrRenderingsWaiting
+            case dispatchesPerTargetPerMinute
         }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
@@ -207,7 +212,8 @@ extension ServerConfiguration {
                       statusRetentionSeconds: try c.decodeIfPresent(Int.self, forKey: .statusRetentionSeconds) ?? d.statusRetentionSeconds,
                       anonymousContextBytes: try c.decodeIfPresent(Int.self, forKey: .anonymousContextBytes) ?? d.anonymousContextBytes,
                       qrRenderingsAtOnce: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsAtOnce) ?? d.qrRenderingsAtOnce,
-                      qrRenderingsWaiting: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsWaiting) ?? d.qrRenderingsWaiting)
+                      qrRenderingsWaiting: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsWaiting) ?? d.qrRenderingsWaiting,
+                      dispatchesPerTargetPerMinute: try c.decodeIfPresent(Int.self, forKey: .dispatchesPerTargetPerMinute) ?? d.dispatchesPerTargetPerMinute)
         }
 
         func validate() throws {
@@ -227,6 +233,9 @@ extension ServerConfiguration {
             }
             guard (0...256).contains(qrRenderingsAtOnce) else { throw ConfigurationError.invalid("limits.qrRenderingsAtOnce must be 0...256") }
             guard (0...10_000).contains(qrRenderingsWaiting) else { throw ConfigurationError.invalid("limits.qrRenderingsWaiting must be 0...10000") }
+            guard (1...1000).contains(dispatchesPerTargetPerMinute) else {
+                throw ConfigurationError.invalid("limits.dispatchesPerTargetPerMinute must be 1...1000")
+            }
         }
     }
 }

@@ -162,6 +162,17 @@ public struct DispatchTokenStore: Sendable {
         }.map(Self.record)
     }
 
+    /// How many tokens were dispatched to the target since `since` (through the target index; a target's rows are
+    /// few, bounded by the per-target limit times their retention).
+    public func count(dispatchTargetId: String, since: Date) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("""
+                SELECT COUNT(*) AS n FROM dispatch_tokens
+                WHERE dispatch_target_id = \(bind: dispatchTargetId) AND created_at > \(bind: since.epochMillis)
+                """).first()?.decode(column: "n", as: Int64.self)
+        }.map(Int.init) ?? 0
+    }
+
     /// Empties what tokens that expired in `from ..< before` carried (the dispatched request, the dispatch
     /// information, the encrypted payload), `batch` rows per statement; returns how many. The row itself stays for
     /// its retention, so a late redeem still answers "expired", but no caller's payload is kept past the token's

@@ -56,13 +56,20 @@ struct DispatchService: Sendable {
 
         var target: DispatchTargetRecord?
         if let id = request.dispatchTargetId {
+            // A dispatch to a device reaches a person's phone (a push carries the caller's title, body and transaction
+            // text through the relying party's Firebase project), so it needs a credential for the target's user,
+            // also for authentication: a target id is no secret, it is the `kid` of every JWE sent to it.
+            guard let principal else {
+                throw AuthorizationFailure.unauthenticated("a dispatch to a dispatch target needs credentials for its user")
+            }
             // A target of another user (or of another device, for a device signature) is "not found": the answer
             // does not tell which ids exist.
             guard id.utf8.count <= 128, let found = try await stores.dispatchTargets.target(id: id), username == nil || found.username == username,
-                  principal?.mayReach(found) ?? true else {
+                  principal.mayReach(found) else {
                 environment.decide(.dispatch(operation), username, 1404, "dispatch target not found")
                 return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
             }
+            try await checkDispatchRate(to: found)
             target = found
             username = username ?? found.username
         }
@@ -209,6 +216,18 @@ struct DispatchService: Sendable {
                                                        retention: environment.statusRetention)
                 throw error
             }
+        }
+    }
+
+    /// At most `limits.dispatchesPerTargetPerMinute` dispatches to one target within a minute, counted on every
+    /// instance (the tokens are in the shared store). Concurrent dispatches to one target may overshoot by the
+    /// number in flight, which is bounded by the caller's rate limit.
+    private func checkDispatchRate(to target: DispatchTargetRecord) async throws {
+        let limit = environment.limits.dispatchesPerTargetPerMinute
+        let recent = try await stores.dispatchTokens.count(dispatchTargetId: target.id, since: environment.clock().addingTimeInterval(-60))
+        guard recent < limit else {
+            throw HTTPFailure(.tooManyRequests, "too_many_dispatches", "This dispatch target had \(limit) dispatches within a minute; try again later.",
+                              headers: [.retryAfter: "60"])
         }
     }
 

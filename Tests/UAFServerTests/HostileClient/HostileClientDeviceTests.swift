@@ -8,7 +8,8 @@ import XCTest
 @testable import UAFServer
 
 /// A device signature acts for its own device only, and for the one request it names: a captured `Device-Signature`
-/// reaches no other endpoint, body or device.
+/// reaches no other endpoint, body or device; dispatching to a device needs a credential for its user, a few times
+/// a minute at most.
 final class HostileClientDeviceTests: XCTestCase {
     /// Alice's two phones: each has its own key pair and a dispatch target with its device id.
     struct Phone {
@@ -153,6 +154,54 @@ final class HostileClientDeviceTests: XCTestCase {
             XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: redeemed.body).statusCode, 1200)
             let remaining = try await self.keys(loopback)
             XCTAssertEqual(remaining, ["key-device-2"], "the other phone keeps its key")
+        }
+    }
+
+    // MARK: Dispatch to a device
+
+    static func dispatch(_ loopback: LoopbackServer, to target: String, headers: [(String, String)]) async throws -> LoopbackServer.Answer {
+        struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String; var dispatchInformation: String; var getUafRequest: GetUAFRequest }
+        let body = Body(dispatcher: "link", dispatchTargetId: target, dispatchInformation: #"{"notification":{"title":"Your account is locked"}}"#,
+                        getUafRequest: GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice"])))
+        return try await loopback.exchange(.POST, "/nevisfido/token/dispatch/authentication", body: try json(body), contentType: "application/json",
+                                           headers: headers)
+    }
+
+    static func result(_ answer: LoopbackServer.Answer) throws -> String? {
+        try JSONDecoder().decode([String: JSONValue].self, from: answer.body)["dispatchResult"]?.string
+    }
+
+    func testADispatchToATargetWithoutCredentialsIsRefused() async throws {
+        try await Self.withPhones { loopback, phone, _ in
+            let answer = try await Self.dispatch(loopback, to: phone.target, headers: [])
+            XCTAssertEqual(answer.status, 401, String(decoding: answer.body, as: UTF8.self))
+        }
+    }
+
+    func testADispatchToATargetWithAnotherUsersCredentialIsNotFound() async throws {
+        try await Self.withPhones { loopback, phone, _ in
+            let answer = try await Self.dispatch(loopback, to: phone.target, headers: try await loopback.bearer("mallory"))
+            XCTAssertEqual(try Self.result(answer), "dispatchTargetNotFound")
+            let alice = try await Self.dispatch(loopback, to: phone.target, headers: try await loopback.bearer("alice"))
+            XCTAssertEqual(try Self.result(alice), "dispatched")
+        }
+    }
+
+    func testTheDispatchesToATargetWithinAMinuteAreLimited() async throws {
+        try await Self.withPhones { loopback, phone, other in
+            let alice = try await loopback.bearer("alice")
+            for _ in 0..<ServerConfiguration.Limits().dispatchesPerTargetPerMinute {
+                let answer = try await Self.dispatch(loopback, to: phone.target, headers: alice)
+                XCTAssertEqual(try Self.result(answer), "dispatched")
+            }
+            let refused = try await Self.dispatch(loopback, to: phone.target, headers: alice)
+            XCTAssertEqual(refused.status, 429)
+            XCTAssertEqual(refused.headers.first(name: "Retry-After"), "60")
+            let elsewhere = try await Self.dispatch(loopback, to: other.target, headers: alice)
+            XCTAssertEqual(try Self.result(elsewhere), "dispatched", "another target has its own budget")
+            loopback.clock.advance(61)
+            let later = try await Self.dispatch(loopback, to: phone.target, headers: try await loopback.bearer("alice"))
+            XCTAssertEqual(try Self.result(later), "dispatched")
         }
     }
 }
