@@ -120,9 +120,10 @@ final class OutOfBandFlowTests: XCTestCase {
                 .pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
         }
         XCTAssertEqual(fidoCode(try XCTUnwrap(error)), .userCanceled)
-        let observed3 = try await backend.status(dispatched.sessionId!).status
-        XCTAssertEqual(observed3, "clientAuthenticating",
-                       "a denial sends nothing: the request expires unanswered")
+        let status = try await backend.status(dispatched.sessionId!)
+        XCTAssertEqual(status.status, "failed", "the device reports the decline, and the operation ends at once")
+        XCTAssertEqual(status.clientErrorCode, FidoErrorCode.userCanceled.rawValue)
+        XCTAssertEqual(status.asmStatusCode, 3)
     }
 
     func testARedeemedTokenCannotBeRedeemedAgain() async throws {

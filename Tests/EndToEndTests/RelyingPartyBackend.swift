@@ -81,6 +81,8 @@ final class RelyingPartyBackend {
         var userId: String?
         var authenticators: [Authenticator]
         var tokenInformation: TokenInformation?
+        var clientErrorCode: Int?
+        var asmStatusCode: Int?
     }
 
     func status(_ sessionID: String) async throws -> Status {

@@ -553,6 +553,30 @@ enum StoreContract {
         XCTAssertEqual(purged, 1, "only h2 is past its expiry plus retention")
     }
 
+    static func aCancelledOperationIsFinalAndItsTokenAnswersExpired(_ stores: Stores) async throws {
+        let now = Date()
+        try await stores.dispatchTokens.insert(token("c1", expiresAt: now.addingTimeInterval(300)), retention: 600)
+        try await stores.status.create(StatusRecord(sessionId: "s-c1", status: .tokenCreated, operation: "Auth", username: "u", updatedAt: now),
+                                       retention: 600)
+        let withdrawn = try await stores.dispatchTokens.cancel(sessionId: "s-c1", now: now)
+        XCTAssertTrue(withdrawn)
+        let again = try await stores.dispatchTokens.cancel(sessionId: "s-c1", now: now)
+        XCTAssertFalse(again, "an ended token is not withdrawn twice")
+        let cancelled = try await stores.status.cancel(sessionId: "s-c1", now: now, retention: 600)
+        XCTAssertTrue(cancelled)
+        guard case .expired = try await stores.dispatchTokens.redeem(tokenHash: "c1", operation: "Auth", now: now) else {
+            return XCTFail("a cancelled token answers expired, even within the same millisecond")
+        }
+        let redeemed = try await stores.status.tokenRedeemed(sessionId: "s-c1", status: .failed, result: .tokenTimedOut, now: now, retention: 600)
+        let finished = try await stores.status.finish(sessionId: "s-c1", status: .succeeded, username: nil, uafStatusCode: 1200, asmStatusCode: nil,
+                                                      authenticators: [], now: now, retention: 600)
+        XCTAssertFalse(redeemed || finished, "cancelled is final")
+        let record = try await stores.status.record(sessionId: "s-c1", now: now)
+        XCTAssertEqual(record?.status, .cancelled)
+        let recancelled = try await stores.status.cancel(sessionId: "s-c1", now: now, retention: 600)
+        XCTAssertFalse(recancelled)
+    }
+
     static func theDispatchesToATargetAreCountedSinceATime(_ stores: Stores) async throws {
         let now = Date()
         for (hash, target, created) in [("n1", "t9", -30.0), ("n2", "t9", -59.0), ("n3", "t9", -61.0), ("n4", "t8", -1.0)] {
@@ -722,6 +746,9 @@ final class SQLiteStoreTests: XCTestCase {
     func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
         try await StoreContract.anExpiredTokenLosesItsPayloadAndStillAnswersExpired(stores)
     }
+    func testACancelledOperationIsFinalAndItsTokenAnswersExpired() async throws {
+        try await StoreContract.aCancelledOperationIsFinalAndItsTokenAnswersExpired(stores)
+    }
     func testTheDispatchesToATargetAreCountedSinceATime() async throws { try await StoreContract.theDispatchesToATargetAreCountedSinceATime(stores) }
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
     func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
@@ -838,6 +865,9 @@ final class PostgresStoreTests: XCTestCase {
     func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
     func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
         try await StoreContract.anExpiredTokenLosesItsPayloadAndStillAnswersExpired(stores)
+    }
+    func testACancelledOperationIsFinalAndItsTokenAnswersExpired() async throws {
+        try await StoreContract.aCancelledOperationIsFinalAndItsTokenAnswersExpired(stores)
     }
     func testTheDispatchesToATargetAreCountedSinceATime() async throws { try await StoreContract.theDispatchesToATargetAreCountedSinceATime(stores) }
     func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }

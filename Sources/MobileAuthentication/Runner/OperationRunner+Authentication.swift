@@ -29,52 +29,60 @@ extension OperationRunner {
             message = try await fetchUAFRequest(server: server, path: core.configuration.authenticationRequestPath, op: .authentication, context: contextJSON)
         }
         let request = try decodeRequest(AuthenticationRequest.self, from: message, header: \.header)
-        let appID = try await checkAppID(request.header.appID)
-        let transaction = try Self.transactionText(request.transaction)
+        // A failure on the device from here on (a decline, a lock-out, no fitting authenticator) is reported to the
+        // server, which ends the operation at once.
+        let (response, registration) = try await reportingFailure(
+            header: request.header, challenge: request.challenge, server: server, path: core.configuration.authenticationResponsePath,
+            emptyResponse: { AuthenticationResponse(header: $0, fcParams: $1, assertions: []) }
+        ) { () async throws(OperationError) -> (AuthenticationResponse, LocalRegistration) in
+            let appID = try await checkAppID(request.header.appID)
+            let transaction = try Self.transactionText(request.transaction)
 
-        // Candidates: this device's registrations with the server that satisfy the policy with their own key.
-        let candidates = data.registrations.filter { registration in
-            guard registration.server == server, username == nil || registration.username == username,
-                  let descriptor = core.module(registration.aaid)?.descriptor,
-                  let scheme = descriptor.scheme(for: registration.signatureAlgorithm ?? SigningScheme.ecdsaP256.algorithm) else { return false }
-            return PolicyMatcher.isSatisfied(request.policy, by: [descriptor.capabilities(for: scheme, keyIDs: [registration.keyID])])
-        }
-        guard !candidates.isEmpty else { throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil) }
-        var shown = false
-        let chosenUser = try await selectAccount(candidates: candidates, data: data, server: server, transaction: transaction, shown: &shown)
-        let userCandidates = candidates.filter { $0.username == chosenUser }
-        let compliant = Set(userCandidates.map { AAID.normalized($0.aaid) })
-        // The transaction's content must reach the app before a mode-0x02 assertion is signed.
-        let aaid: String
-        if compliant.count == 1, shown || transaction == nil, objects.authenticatorSelector == nil, let only = compliant.first {
-            aaid = only
-        } else {
-            aaid = try await selectAuthenticator(account: AccountRecord(username: chosenUser, server: server), compliant: compliant, data: data,
-                                                 transaction: transaction, mustShow: transaction != nil && !shown)
-        }
-        guard let registration = userCandidates.first(where: { AAID.equal($0.aaid, aaid) }), let module = core.module(aaid) else {
-            throw .FidoError(errorCode: .noSuitableAuthenticator, cause: SDKMessage("\(aaid) is not registered for \(chosenUser)"))
-        }
-        guard let authenticator = core.authenticators(in: data).first(where: { AAID.equal($0.aaid, aaid) }) else {
-            throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil)
-        }
-        try await module.verifyUser(registration: registration, authenticator: authenticator, session: session)
-        try core.checkIntegrity()
-
-        // The counter is advanced durably before anything is signed, so it never repeats.
-        let counter = registration.signCounter &+ 1
-        let keyID = registration.keyID
-        do {
-            try await core.commit { data in
-                if let index = data.registrations.firstIndex(where: { $0.keyID == keyID }) { data.registrations[index].signCounter = counter }
+            // Candidates: this device's registrations with the server that satisfy the policy with their own key.
+            let candidates = data.registrations.filter { registration in
+                guard registration.server == server, username == nil || registration.username == username,
+                      let descriptor = core.module(registration.aaid)?.descriptor,
+                      let scheme = descriptor.scheme(for: registration.signatureAlgorithm ?? SigningScheme.ecdsaP256.algorithm) else { return false }
+                return PolicyMatcher.isSatisfied(request.policy, by: [descriptor.capabilities(for: scheme, keyIDs: [registration.keyID])])
             }
-        } catch { throw .Unknown(cause: error) }
-        let fcParams = try finalChallenge(appID: appID, challenge: request.challenge)
-        let assertion = try await module.sign(registration: registration, fcParams: fcParams, counter: counter, transaction: transaction,
-                                              keyStore: core.keyStore)
-        var header = request.header
-        header.appID = appID
-        let response = AuthenticationResponse(header: header, fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
+            guard !candidates.isEmpty else { throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil) }
+            var shown = false
+            let chosenUser = try await selectAccount(candidates: candidates, data: data, server: server, transaction: transaction, shown: &shown)
+            let userCandidates = candidates.filter { $0.username == chosenUser }
+            let compliant = Set(userCandidates.map { AAID.normalized($0.aaid) })
+            // The transaction's content must reach the app before a mode-0x02 assertion is signed.
+            let aaid: String
+            if compliant.count == 1, shown || transaction == nil, objects.authenticatorSelector == nil, let only = compliant.first {
+                aaid = only
+            } else {
+                aaid = try await selectAuthenticator(account: AccountRecord(username: chosenUser, server: server), compliant: compliant, data: data,
+                                                     transaction: transaction, mustShow: transaction != nil && !shown)
+            }
+            guard let registration = userCandidates.first(where: { AAID.equal($0.aaid, aaid) }), let module = core.module(aaid) else {
+                throw .FidoError(errorCode: .noSuitableAuthenticator, cause: SDKMessage("\(aaid) is not registered for \(chosenUser)"))
+            }
+            guard let authenticator = core.authenticators(in: data).first(where: { AAID.equal($0.aaid, aaid) }) else {
+                throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil)
+            }
+            try await module.verifyUser(registration: registration, authenticator: authenticator, session: session)
+            try core.checkIntegrity()
+
+            // The counter is advanced durably before anything is signed, so it never repeats.
+            let counter = registration.signCounter &+ 1
+            let keyID = registration.keyID
+            do {
+                try await core.commit { data in
+                    if let index = data.registrations.firstIndex(where: { $0.keyID == keyID }) { data.registrations[index].signCounter = counter }
+                }
+            } catch { throw .Unknown(cause: error) }
+            let fcParams = try finalChallenge(appID: appID, challenge: request.challenge)
+            let assertion = try await module.sign(registration: registration, fcParams: fcParams, counter: counter, transaction: transaction,
+                                                  keyStore: core.keyStore)
+            var header = request.header
+            header.appID = appID
+            let response = AuthenticationResponse(header: header, fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
+            return (response, registration)
+        }
         let answer = try await sendUAFResponse(server: server, path: core.configuration.authenticationResponsePath, response: response)
         // A dispatch target missing on this server (its creation failed, or DeviceInformationSync dropped one the
         // server no longer had) is created again with the session the authentication just opened.

@@ -45,51 +45,60 @@ extension OperationRunner {
         if data.accounts.contains(where: { $0.username == username && $0.server != server }) {
             throw .UserAlreadyRegisteredInAnotherServer(cause: nil)
         }
-        // Step 3. AppID / FacetID, policy, selection, user verification, key generation, KRD, attestation.
-        let appID = try await checkAppID(request.header.appID)
-        var schemes: [String: SigningScheme] = [:]
-        for module in core.modules {
+        // A failure on the device from here on (a decline, no fitting authenticator, a refused PIN) is reported to
+        // the server, which ends the operation at once.
+        let (response, credential, descriptor, scheme, registrationCounter, signedEnrollment) = try await reportingFailure(
+            header: request.header, challenge: request.challenge, server: server, path: core.configuration.registrationResponsePath,
+            emptyResponse: { RegistrationResponse(header: $0, fcParams: $1, assertions: []) }
+        ) { () async throws(OperationError) in
+            // Step 3. AppID / FacetID, policy, selection, user verification, key generation, KRD, attestation.
+            let appID = try await checkAppID(request.header.appID)
+            var schemes: [String: SigningScheme] = [:]
+            for module in core.modules {
+                let descriptor = module.descriptor
+                // One authenticator of each type per user: a registered one is not offered again.
+                if data.registrations.contains(where: { $0.username == username && $0.server == server && AAID.equal($0.aaid, descriptor.aaid) }) { continue }
+                guard module.isSupportedByHardware(core.platform, options: options) else { continue }
+                let keyIDs = Set(data.registrations.filter { AAID.equal($0.aaid, descriptor.aaid) }.map(\.keyID))
+                // One assertion is sent, so an authenticator qualifies only if it satisfies an accepted combination alone.
+                if let scheme = descriptor.scheme(satisfying: request.policy, keyIDs: keyIDs) { schemes[AAID.normalized(descriptor.aaid)] = scheme }
+            }
+            guard !schemes.isEmpty else { throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil) }
+            let chosen = try await selectAuthenticator(account: AccountRecord(username: username, server: server), compliant: Set(schemes.keys),
+                                                       data: data, transaction: nil, mustShow: false)
+            guard let module = core.module(chosen), let scheme = schemes[AAID.normalized(chosen)] else {
+                let registered = data.registrations.contains { $0.username == username && AAID.equal($0.aaid, chosen) }
+                throw .FidoError(errorCode: .noSuitableAuthenticator,
+                                 cause: SDKMessage(registered ? "\(username) already has a \(chosen) authenticator on this device" : "\(chosen) does not satisfy the server's policy"))
+            }
             let descriptor = module.descriptor
-            // One authenticator of each type per user: a registered one is not offered again.
-            if data.registrations.contains(where: { $0.username == username && $0.server == server && AAID.equal($0.aaid, descriptor.aaid) }) { continue }
-            guard module.isSupportedByHardware(core.platform, options: options) else { continue }
-            let keyIDs = Set(data.registrations.filter { AAID.equal($0.aaid, descriptor.aaid) }.map(\.keyID))
-            // One assertion is sent, so an authenticator qualifies only if it satisfies an accepted combination alone.
-            if let scheme = descriptor.scheme(satisfying: request.policy, keyIDs: keyIDs) { schemes[AAID.normalized(descriptor.aaid)] = scheme }
-        }
-        guard !schemes.isEmpty else { throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil) }
-        let chosen = try await selectAuthenticator(account: AccountRecord(username: username, server: server), compliant: Set(schemes.keys),
-                                                   data: data, transaction: nil, mustShow: false)
-        guard let module = core.module(chosen), let scheme = schemes[AAID.normalized(chosen)] else {
-            let registered = data.registrations.contains { $0.username == username && AAID.equal($0.aaid, chosen) }
-            throw .FidoError(errorCode: .noSuitableAuthenticator,
-                             cause: SDKMessage(registered ? "\(username) already has a \(chosen) authenticator on this device" : "\(chosen) does not satisfy the server's policy"))
-        }
-        let descriptor = module.descriptor
-        var enrollment = try await module.enroll(username: username, options: options, session: session)
-        try core.checkIntegrity()
+            var enrollment = try await module.enroll(username: username, options: options, session: session)
+            try core.checkIntegrity()
 
-        let fcParams = try finalChallenge(appID: appID, challenge: request.challenge)
-        let registrationCounter = (data.registrationCounters[descriptor.aaid] ?? 0) + 1
-        let credential: NewCredential
-        do {
-            credential = try await module.register(fcParams: fcParams, scheme: scheme, registrationCounter: registrationCounter,
-                                                   enrollment: enrollment, keyStore: core.keyStore)
-        } catch { throw .Unknown(cause: error) }
-        do { try enrollment.changes.set(credential.key.stored, credential.key.entry) } catch {
-            credential.key.discard()
-            throw .Unknown(cause: error)
+            let fcParams = try finalChallenge(appID: appID, challenge: request.challenge)
+            let registrationCounter = (data.registrationCounters[descriptor.aaid] ?? 0) + 1
+            let credential: NewCredential
+            do {
+                credential = try await module.register(fcParams: fcParams, scheme: scheme, registrationCounter: registrationCounter,
+                                                       enrollment: enrollment, keyStore: core.keyStore)
+            } catch { throw .Unknown(cause: error) }
+            do { try enrollment.changes.set(credential.key.stored, credential.key.entry) } catch {
+                credential.key.discard()
+                throw .Unknown(cause: error)
+            }
+            var header = request.header
+            header.appID = appID
+            // Names this device, so the server's Device Service can list the credentials it holds (our contract,
+            // DeviceServiceWire.deviceIDExtension); a server that does not know the extension ignores it.
+            if let deviceId = (data.deviceInformation ?? deviceInformation)?.deviceId {
+                header.exts = (header.exts ?? []).filter { $0.id != DeviceServiceWire.deviceIDExtension }
+                    + [Extension(id: DeviceServiceWire.deviceIDExtension, data: deviceId, failIfUnknown: false)]
+            }
+            let response = RegistrationResponse(header: header, fcParams: fcParams,
+                                                assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
+            return (response, credential, descriptor, scheme, registrationCounter, enrollment)
         }
-        var header = request.header
-        header.appID = appID
-        // Names this device, so the server's Device Service can list the credentials it holds (our contract,
-        // DeviceServiceWire.deviceIDExtension); a server that does not know the extension ignores it.
-        if let deviceId = (data.deviceInformation ?? deviceInformation)?.deviceId {
-            header.exts = (header.exts ?? []).filter { $0.id != DeviceServiceWire.deviceIDExtension }
-                + [Extension(id: DeviceServiceWire.deviceIDExtension, data: deviceId, failIfUnknown: false)]
-        }
-        let response = RegistrationResponse(header: header, fcParams: fcParams,
-                                            assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
+        var enrollment = signedEnrollment
         // Nothing is stored before the server accepted: a failed registration leaves no trace on the device.
         let answer: ServerResponse
         do { answer = try await sendUAFResponse(server: server, path: core.configuration.registrationResponsePath, response: response) } catch {

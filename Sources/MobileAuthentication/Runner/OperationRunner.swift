@@ -77,10 +77,13 @@ struct OperationRunner: Sendable {
         return request
     }
 
-    /// POSTs a SendUAFResponse and returns the 1200 ServerResponse. Never retried: a response is single-use.
-    func sendUAFResponse<T: Encodable>(server: Server, path: String, response: T) async throws(OperationError) -> ServerResponse {
+    /// POSTs a SendUAFResponse (with `context`, e.g. a ``FailureReport``) and returns the 1200 ServerResponse. Never
+    /// retried: a response is single-use.
+    func sendUAFResponse<T: Encodable>(server: Server, path: String, response: T, context: String? = nil) async throws(OperationError) -> ServerResponse {
         let body: Data
-        do { body = try JSONEncoder().encode(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response]))) } catch { throw .Unknown(cause: error) }
+        do { body = try JSONEncoder().encode(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response]), context: context)) } catch {
+            throw .Unknown(cause: error)
+        }
         let exchange: HTTPExchange
         do {
             exchange = try await core.transport.send(HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers))

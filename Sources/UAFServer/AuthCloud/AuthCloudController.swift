@@ -46,6 +46,13 @@ struct AuthCloudController {
                 try await service.approval(body, principal: try context.requirePrincipal())
             }
         }
+        // Cancelling changes what the relying party's backend started, so it needs the access key, unlike the status.
+        api.post("\(Self.apiBase)/status/cancel") { request, _ in
+            try await DispatchController.jsonEndpoint(request, as: AuthCloudService.StatusRequest.self, name: "auth cloud cancel",
+                                                      onRejection: onRejection) { body in
+                try await service.cancel(body)
+            }
+        }
         api.get("\(Self.apiBase)/users/:userId") { _, context in
             try await DispatchController.respond(name: "auth cloud user", onRejection: onRejection) {
                 Wire.json(try await service.user(id: try context.parameters.require("userId"), username: nil), contentType: Wire.jsonContentType)

@@ -261,6 +261,16 @@ struct AuthCloudService: Sendable {
     /// The `txn_hash` of the status and result tokens: base64url SHA-256 of the approval message's UTF-8 bytes.
     static func transactionHash(of message: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Data(message.utf8)))) }
 
+    /// `POST /api/v1/status/cancel`: cancels the enrollment or approval the status token names
+    /// (``StatusService/withdraw(sessionId:)``) and answers its status afterwards: `cancelled`, or how it had ended.
+    func cancel(_ request: StatusRequest) async throws -> StatusAnswer {
+        guard let claims = await issuer.verify(request.statusToken, as: StatusClaims.self, now: environment.clock()) else {
+            throw HTTPFailure(.badRequest, "invalid_status_token", "The status token is not valid (altered, expired or not from this server).")
+        }
+        try await StatusService(environment: environment).withdraw(sessionId: claims.sub)
+        return try await status(request)
+    }
+
     /// `POST /api/v1/status`: what became of an enrollment or approval; its result token once it succeeded.
     func status(_ request: StatusRequest) async throws -> StatusAnswer {
         let now = environment.clock()
@@ -272,7 +282,7 @@ struct AuthCloudService: Sendable {
                                   createdAt: formatter.string(from: Date(timeIntervalSince1970: TimeInterval(claims.iat))))
         guard let record = try await stores.status.record(sessionId: claims.sub, now: now) else { return answer }
         answer.lastUpdatedAt = formatter.string(from: record.updatedAt)
-        switch StatusService.effectiveStatus(record, now: now) {
+        switch StatusService.effectiveStatus(record, now: now, requestLifetime: environment.requestLifetime) {
         case .succeeded:
             answer.status = "succeeded"
             // Usernameless approvals learn their user here; it is a user of the API from now on.
@@ -287,6 +297,8 @@ struct AuthCloudService: Sendable {
                 iat: Int64(now.timeIntervalSince1970), exp: Int64(now.timeIntervalSince1970 + Self.resultTokenLifetime)))
         case .failed:
             answer.status = "failed"
+        case .cancelled:
+            answer.status = "cancelled"
         case .unknown:
             answer.status = "unknown"
         case .tokenCreated, .clientRegistering, .clientAuthenticating, .clientDeregistering:

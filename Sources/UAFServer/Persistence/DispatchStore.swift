@@ -203,6 +203,19 @@ public struct DispatchTokenStore: Sendable {
         }
     }
 
+    /// Ends the unredeemed token of the operation `sessionId` (the relying party cancelled it): its expiry moves
+    /// just before `now`, so a redeem answers "expired" and the purge empties what it carried. False when there is
+    /// no such token, or it was redeemed or had expired.
+    public func cancel(sessionId: String, now: Date) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw("""
+                UPDATE dispatch_tokens SET expires_at = \(bind: now.epochMillis - 1)
+                WHERE session_id = \(bind: sessionId) AND redeemed_at IS NULL AND expires_at > \(bind: now.epochMillis)
+                RETURNING 1 AS cancelled
+                """).first() != nil
+        }
+    }
+
     /// Removes tokens whose retention ended (`retention` after their expiry, so a late redeem still says "expired").
     public func purge(expiredBefore date: Date, retention: TimeInterval, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         let cutoff = date.addingTimeInterval(-retention).epochMillis

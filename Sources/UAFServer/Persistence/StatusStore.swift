@@ -5,6 +5,8 @@ import SQLKit
 public struct StatusRecord: Codable, Sendable, Equatable {
     public enum Status: String, Codable, Sendable {
         case tokenCreated, clientRegistering, clientAuthenticating, clientDeregistering, succeeded, failed, unknown
+        /// The relying party withdrew the operation before it ended (our extension of nevisFIDO's vocabulary).
+        case cancelled
     }
     public struct AuthenticatorReference: Codable, Sendable, Equatable {
         public var aaid: String
@@ -92,6 +94,19 @@ public struct StatusStore: Sendable {
         }
     }
 
+    /// Marks an operation that has not ended `cancelled` (final, like `succeeded` and `failed`); false when it had
+    /// ended or is unknown.
+    public func cancel(sessionId: String, now: Date, retention: TimeInterval) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw("""
+                UPDATE status_records SET status = 'cancelled', updated_at = \(bind: now.epochMillis),
+                    expires_at = \(bind: now.addingTimeInterval(retention).epochMillis)
+                WHERE session_id = \(bind: sessionId) AND status IN ('tokenCreated', 'clientRegistering', 'clientAuthenticating')
+                RETURNING session_id
+                """).first() != nil
+        }
+    }
+
     /// Moves a record to its outcome. Only a record that has not finished yet changes: a `succeeded` or `failed`
     /// record is final, so a late or replayed response cannot rewrite what the relying party already read.
     @discardableResult
@@ -131,7 +146,7 @@ public struct StatusStore: Sendable {
                 uaf_status_code = \(bind: Int64(uafStatusCode)), asm_status_code = \(bind: asmStatusCode.map(Int64.init)), \
                 client_error_code = \(bind: clientErrorCode.map(Int64.init)), authenticators = \(bind: list), \
                 updated_at = \(bind: now.epochMillis), expires_at = \(bind: now.addingTimeInterval(retention).epochMillis) \
-                WHERE session_id = \(bind: sessionId) AND status NOT IN ('succeeded', 'failed')
+                WHERE session_id = \(bind: sessionId) AND status NOT IN ('succeeded', 'failed', 'cancelled')
                 """
         }
     }

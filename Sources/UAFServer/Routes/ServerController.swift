@@ -13,14 +13,9 @@ struct ServerController {
     let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     func add(open: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>, router: Router<ServerRequestContext>) {
-        open.post("/nevisfido/status") { request, _ in
-            try await Wire.handle(request, as: StatusService.Query.self, name: "status", bodyErrors: .json, onRejection: onRejection) { query in
-                Wire.json(try await status.status(query), contentType: Wire.jsonContentType)
-            } failure: { failure, _ in
-                ErrorBody.response(failure.status == .internalServerError ? .internalServerError : .badRequest,
-                                   error: "bad_request", message: "The body must be {\"sessionId\": \"…\"}.")
-            }
-        }
+        sessionEndpoint(open, "/nevisfido/status", name: "status") { try await status.status($0) }
+        // Cancel, like the status, is for whoever holds the session id: the relying party that started the operation.
+        sessionEndpoint(open, "/nevisfido/status/cancel", name: "cancel") { try await status.cancel($0) }
         // The API's OpenAPI 3.1 description (Sources/UAFServer/OpenAPI/openapi.json, compiled in), public like the
         // facets: it says nothing a client could not learn by calling the endpoints.
         router.get("/openapi.json") { _, _ in
@@ -39,6 +34,19 @@ struct ServerController {
             }
             _ = try await sessions.revoke(id: id, now: clock())
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+        }
+    }
+
+    /// A JSON endpoint whose body is `{"sessionId": …}` and whose answer is the operation's status.
+    private func sessionEndpoint(_ group: RouterGroup<ServerRequestContext>, _ path: RouterPath, name: OperationName,
+                                 _ body: @escaping @Sendable (StatusService.Query) async throws -> StatusService.Answer) {
+        group.post(path) { request, _ in
+            try await Wire.handle(request, as: StatusService.Query.self, name: name, bodyErrors: .json, onRejection: onRejection) { query in
+                Wire.json(try await body(query), contentType: Wire.jsonContentType)
+            } failure: { failure, _ in
+                ErrorBody.response(failure.status == .internalServerError ? .internalServerError : .badRequest,
+                                   error: "bad_request", message: "The body must be {\"sessionId\": \"…\"}.")
+            }
         }
     }
 }
