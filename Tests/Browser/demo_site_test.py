@@ -7,6 +7,8 @@ environment says where everything is:
   MAUTH_SPKI_HASH      base64 SHA-256 of the server's public key: the only certificate Chromium accepts besides its roots
   MAUTH_BIN            the mauth executable
   MAUTH_DEVICE_DIR     the headless phone's directory
+  MAUTH_STRANGER_DIR   a second headless phone, set up for the server but registered for nobody
+  MAUTH_TOKEN_LIFETIME the server's dispatch token lifetime in seconds (the expiry step waits it out)
   SCREENSHOT_DIR       where the screenshots go (the CI keeps them as artifacts)
 """
 import base64
@@ -25,6 +27,8 @@ from selenium.webdriver.support.ui import WebDriverWait
 DEMO = os.environ["MAUTH_DEMO_URL"]
 MAUTH = os.environ["MAUTH_BIN"]
 SHOTS = os.environ["SCREENSHOT_DIR"]
+STRANGER = os.environ["MAUTH_STRANGER_DIR"]
+TOKEN_LIFETIME = int(os.environ["MAUTH_TOKEN_LIFETIME"])
 PIN = "246810"
 MESSAGE = "Pay CHF 250.00 to Example Shop"
 
@@ -40,9 +44,15 @@ def browser():
     return webdriver.Chrome(service=service, options=options)
 
 
-def device(*arguments):
-    """Runs `mauth device ARGUMENTS --json`; fails the test with its output when it exits non-zero."""
-    result = subprocess.run([MAUTH, "device", *arguments, "--json"], capture_output=True, text=True, timeout=60)
+def device(*arguments, directory=None, succeed=True):
+    """Runs `mauth device ARGUMENTS --json` (on the phone in `directory`, by default Carol's); fails the test with its
+    output when it exits non-zero, or, with `succeed=False`, when it exits zero."""
+    environment = dict(os.environ, MAUTH_DEVICE_DIR=directory) if directory else None
+    result = subprocess.run([MAUTH, "device", *arguments, "--json"], capture_output=True, text=True, timeout=60, env=environment)
+    if not succeed:
+        if result.returncode == 0:
+            raise AssertionError(f"mauth device {' '.join(arguments)} succeeded: {result.stdout}")
+        return result.stdout + result.stderr
     if result.returncode != 0:
         raise AssertionError(f"mauth device {' '.join(arguments)} failed: {result.stdout} {result.stderr}")
     return json.loads(result.stdout)
@@ -202,6 +212,60 @@ def main():
             assert "message" in error, error
             assert not device("pending")["operations"], "a refused message was dispatched"
         steps.step("refusals: an unknown user and a message outside the allowed HTML are shown, nothing is sent", refusals)
+
+        def ending(expected_heading, expected_ending):
+            steps.wait_outcome(expected_heading)
+            found = driver.find_element(By.ID, "result").get_attribute("data-ending")
+            assert found == expected_ending, f"data-ending is {found}, not {expected_ending}"
+            assert "claims" not in driver.page_source.split('id="result"', 1)[1], "no result token for an operation that did not succeed"
+
+        def push_waiting():
+            driver.get(DEMO)
+            driver.find_element(By.ID, "login-username").send_keys("carol")
+            driver.find_element(By.ID, "login-submit").click()
+            steps.wait.until(EC.visibility_of_element_located((By.ID, "status")))
+
+        def declined():
+            push_waiting()
+            denied = device("deny")
+            assert denied["approved"] is False, denied
+            ending("Declined on the phone", "declined")
+            steps.shot("10-declined.png")
+        steps.step("decline: the phone declines, the page says so by itself", declined)
+
+        def qr_waiting(name):
+            """Asks carol to confirm by QR code and returns the scanned code's image."""
+            driver.get(DEMO)
+            driver.find_element(By.ID, "login-username").send_keys("carol")
+            driver.find_element(By.ID, "channel-app").click()
+            driver.find_element(By.ID, "login-submit").click()
+            path, _ = steps.scan_qr(name)
+            return path
+
+        def failed_on_phone():
+            path = qr_waiting("qr-stranger.png")
+            # Someone else's phone scans the code: it has no authenticator for carol, and reports that.
+            device("approve", "--qr-image", path, "--pin", PIN, directory=STRANGER, succeed=False)
+            ending("Failed on the phone", "failed")
+            steps.shot("11-failed.png")
+        steps.step("failure: a phone without carol's authenticator scans the code; the page says it failed", failed_on_phone)
+
+        def cancelled():
+            push_waiting()
+            driver.find_element(By.ID, "cancel").click()
+            ending("Cancelled", "cancelled")
+            assert not device("pending")["operations"], "the phone still lists a cancelled operation"
+            steps.shot("12-cancelled.png")
+        steps.step("cancel: the page withdraws the request; the phone no longer lists it", cancelled)
+
+        def expired():
+            path = qr_waiting("qr-expiring.png")
+            WebDriverWait(driver, TOKEN_LIFETIME + 30).until(EC.text_to_be_present_in_element((By.ID, "outcome"), "Expired"))
+            ending("Expired", "expired")
+            refused = device("approve", "--qr-image", path, "--pin", PIN, succeed=False)
+            assert "expired" in refused.lower(), refused
+            steps.shot("13-expired.png")
+        steps.step("expiry: nobody answers; the page says it expired and the code no longer works", expired)
     finally:
         driver.quit()
     print(f"browser test: {steps.passed} passed, {steps.failed} failed (screenshots in {SHOTS})")

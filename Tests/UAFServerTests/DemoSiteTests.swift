@@ -88,6 +88,19 @@ final class DemoSiteTests: XCTestCase {
         }
     }
 
+    func testCancellingOnTheWaitingPageShowsCancelledAndTheLinkNoLongerWorks() async throws {
+        try await withDemo { client in
+            let page = try await Self.post(client, "/demo/signup", "username=fay")
+            XCTAssertTrue(page.html.contains(#"action="/demo/cancel""#), "the waiting page offers to cancel")
+            let token = try XCTUnwrap(Self.attribute("data-status-token", ofElement: "status", in: page.html))
+            let cancelled = try await Self.post(client, "/demo/cancel", "statusToken=\(token)")
+            XCTAssertEqual(cancelled.status, .ok)
+            XCTAssertTrue(cancelled.html.contains(#"data-ending="cancelled""#) && cancelled.html.contains("Cancelled"), cancelled.html)
+            let later = try await Self.post(client, "/demo/result", "statusToken=\(token)")
+            XCTAssertTrue(later.html.contains(#"data-outcome="cancelled""#), later.html)
+        }
+    }
+
     func testABadUsernameIsShownOnTheStartPageWithTheFieldKept() async throws {
         try await withDemo { client in
             let page = try await Self.post(client, "/demo/signup", "username=bad+name")

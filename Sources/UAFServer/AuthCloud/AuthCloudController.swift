@@ -50,7 +50,7 @@ struct AuthCloudController {
         api.post("\(Self.apiBase)/status/cancel") { request, _ in
             try await DispatchController.jsonEndpoint(request, as: AuthCloudService.StatusRequest.self, name: "auth cloud cancel",
                                                       onRejection: onRejection) { body in
-                try await service.cancel(body)
+                try await service.cancel(body).answer
             }
         }
         api.get("\(Self.apiBase)/users/:userId") { _, context in

@@ -263,26 +263,50 @@ struct AuthCloudService: Sendable {
 
     /// `POST /api/v1/status/cancel`: cancels the enrollment or approval the status token names
     /// (``StatusService/withdraw(sessionId:)``) and answers its status afterwards: `cancelled`, or how it had ended.
-    func cancel(_ request: StatusRequest) async throws -> StatusAnswer {
-        guard let claims = await issuer.verify(request.statusToken, as: StatusClaims.self, now: environment.clock()) else {
-            throw HTTPFailure(.badRequest, "invalid_status_token", "The status token is not valid (altered, expired or not from this server).")
-        }
+    func cancel(_ request: StatusRequest) async throws -> (answer: StatusAnswer, ending: Ending?) {
+        let claims = try await statusClaims(request)
         try await StatusService(environment: environment).withdraw(sessionId: claims.sub)
-        return try await status(request)
+        return try await outcome(claims)
     }
 
     /// `POST /api/v1/status`: what became of an enrollment or approval; its result token once it succeeded.
-    func status(_ request: StatusRequest) async throws -> StatusAnswer {
-        let now = environment.clock()
-        guard let claims = await issuer.verify(request.statusToken, as: StatusClaims.self, now: now) else {
+    func status(_ request: StatusRequest) async throws -> StatusAnswer { try await outcome(request).answer }
+
+    /// The claims of a status token this server issued and that has not expired.
+    private func statusClaims(_ request: StatusRequest) async throws -> StatusClaims {
+        guard let claims = await issuer.verify(request.statusToken, as: StatusClaims.self, now: environment.clock()) else {
             throw HTTPFailure(.badRequest, "invalid_status_token", "The status token is not valid (altered, expired or not from this server).")
         }
+        return claims
+    }
+
+    /// Why an operation did not succeed, for a page that explains it (the web demo); not part of the API's answer.
+    enum Ending: Sendable, Equatable {
+        /// The user declined on the phone (the device reported "user cancelled").
+        case declined
+        /// The phone reported another failure (a locked authenticator, none that fits, …) or the server refused its answer.
+        case failed
+        /// Nobody redeemed the token, or answered the request, in time.
+        case expired
+        /// The relying party cancelled it.
+        case cancelled
+    }
+
+    /// The status answer and, for an operation that ended without success, why.
+    func outcome(_ request: StatusRequest) async throws -> (answer: StatusAnswer, ending: Ending?) {
+        try await outcome(try await statusClaims(request))
+    }
+
+    private func outcome(_ claims: StatusClaims) async throws -> (answer: StatusAnswer, ending: Ending?) {
+        let now = environment.clock()
         let formatter = ISO8601DateFormatter()
         var answer = StatusAnswer(transactionId: claims.sub, status: "unknown", userId: claims.uid, username: claims.username,
                                   createdAt: formatter.string(from: Date(timeIntervalSince1970: TimeInterval(claims.iat))))
-        guard let record = try await stores.status.record(sessionId: claims.sub, now: now) else { return answer }
+        guard let record = try await stores.status.record(sessionId: claims.sub, now: now) else { return (answer, nil) }
         answer.lastUpdatedAt = formatter.string(from: record.updatedAt)
-        switch StatusService.effectiveStatus(record, now: now, requestLifetime: environment.requestLifetime) {
+        let status = StatusService.effectiveStatus(record, now: now, requestLifetime: environment.requestLifetime)
+        var ending: Ending?
+        switch status {
         case .succeeded:
             answer.status = "succeeded"
             // Usernameless approvals learn their user here; it is a user of the API from now on.
@@ -297,14 +321,17 @@ struct AuthCloudService: Sendable {
                 iat: Int64(now.timeIntervalSince1970), exp: Int64(now.timeIntervalSince1970 + Self.resultTokenLifetime)))
         case .failed:
             answer.status = "failed"
+            let timedOut = status != record.status || record.tokenInformation?.tokenResult == .tokenTimedOut
+            ending = timedOut ? .expired : record.clientErrorCode == Int(UAFErrorCode.userCancelled.rawValue) ? .declined : .failed
         case .cancelled:
             answer.status = "cancelled"
+            ending = .cancelled
         case .unknown:
             answer.status = "unknown"
         case .tokenCreated, .clientRegistering, .clientAuthenticating, .clientDeregistering:
             answer.status = "pending"
         }
-        return answer
+        return (answer, ending)
     }
 
     /// `GET /api/v1/users/{userId}` and `GET /api/v1/users?username=`.

@@ -72,8 +72,16 @@ struct DemoSiteController {
         }
         postForm(open, "result", as: ResultForm.self, name: "demo result",
                  home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
-            let status = try await service.status(.init(statusToken: form.statusToken ?? ""))
-            return pages.result(try await result(status, statusToken: form.statusToken ?? "", message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
+            let outcome = try await service.outcome(.init(statusToken: form.statusToken ?? ""))
+            return pages.result(try await result(outcome, statusToken: form.statusToken ?? "", message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
+        }
+        // The waiting page's Cancel: the bank withdraws what it asked the phone for, so the phone can no longer
+        // approve it, and shows how it ended (an answer that came first decides).
+        postForm(open, "cancel", as: ResultForm.self, name: "demo cancel",
+                 home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
+            let request = AuthCloudService.StatusRequest(statusToken: form.statusToken ?? "")
+            return pages.result(try await result(try await service.cancel(request), statusToken: request.statusToken,
+                                                 message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
         }
     }
 
@@ -116,7 +124,9 @@ struct DemoSiteController {
         }
     }
 
-    private func result(_ status: AuthCloudService.StatusAnswer, statusToken: String, message: String?) async throws -> DemoPages.Result {
+    private func result(_ outcome: (answer: AuthCloudService.StatusAnswer, ending: AuthCloudService.Ending?), statusToken: String,
+                        message: String?) async throws -> DemoPages.Result {
+        let status = outcome.answer
         var result = DemoPages.Result(outcome: status.status, heading: "", summary: "", message: message, transactionCheck: nil,
                                       transactionCheckClass: nil, claims: [], pending: false, statusToken: statusToken)
         switch status.status {
@@ -148,9 +158,22 @@ struct DemoSiteController {
             result.heading = "Still waiting"
             result.summary = "Your phone has not answered yet."
             result.pending = true
-        case "failed":
-            result.heading = "Not confirmed"
-            result.summary = "The phone denied the request, it failed, or it expired. Nothing was approved."
+        case "failed", "cancelled":
+            switch outcome.ending ?? .failed {
+            case .declined:
+                result.heading = "Declined on the phone"
+                result.summary = "The request was declined on the phone. Nothing was approved."
+            case .failed:
+                result.heading = "Failed on the phone"
+                result.summary = "The phone could not complete the request. Nothing was approved."
+            case .expired:
+                result.heading = "Expired"
+                result.summary = "Nobody answered in time. Nothing was approved; start again."
+            case .cancelled:
+                result.heading = "Cancelled"
+                result.summary = "You cancelled the request. Nothing was approved, and the phone can no longer approve it."
+            }
+            result.ending = "\(outcome.ending ?? .failed)"
         default:
             result.heading = "Unknown request"
             result.summary = "This request is unknown or too old. Start again."
@@ -259,6 +282,8 @@ struct DemoPages: Sendable {
         var claims: [Claim]
         var pending: Bool
         var statusToken: String
+        /// Why an operation did not succeed (`declined`, `failed`, `expired`, `cancelled`), empty otherwise.
+        var ending = ""
         /// Stored, not computed: templates see stored properties only (they render through `Mirror`).
         var hasClaims: Bool = false
     }

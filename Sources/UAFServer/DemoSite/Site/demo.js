@@ -7,7 +7,8 @@
   var form = document.getElementById("result-form");
   if (!status || !form) { return; }
   var token = status.getAttribute("data-status-token");
-  var words = { succeeded: "Confirmed on your phone.", failed: "Not confirmed: denied, failed or expired.", unknown: "This request is unknown or has expired." };
+  var words = { succeeded: "Confirmed on your phone.", failed: "Not confirmed: declined, failed or expired.", cancelled: "Cancelled.",
+                unknown: "This request is unknown or has expired." };
   function show(state) {
     status.setAttribute("data-state", state);
     if (words[state]) { status.textContent = words[state]; }
