@@ -201,7 +201,7 @@ public enum UAFServerApplication {
             logger.notice("no relying-party JWT keys or trusted proxy configured: registration requests need a session from a prior authentication")
         }
         if configuration.demoSite {
-            logger.warning("DEMO SITE at /demo: its pages enroll any username and send approvals to any user without a credential. Never use this in production.")
+            logger.warning("DEMO SITE at /demo: its pages enroll new usernames and send approvals to them without a credential. Never use this in production.")
         }
         let tls = try makeTLS(configuration, note: { logger.notice("\($0)") })
         let channelBinding = configuration.checkChannelBinding ? try expectedChannelBinding(leafDER: tls.leafDER) : nil

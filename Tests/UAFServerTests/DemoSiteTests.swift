@@ -12,12 +12,17 @@ import XCTest
 final class DemoSiteTests: XCTestCase {
     static let form: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
 
-    func withDemo(enabled: Bool = true, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    static func withDemo(enabled: Bool = true, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        try await Self.withDemo(enabled: enabled) { client, _ in try await body(client) }
+    }
+
+    static func withDemo(enabled: Bool = true, _ body: @escaping @Sendable (any TestClientProtocol, Stores) async throws -> Void) async throws {
         var configuration = ServerConfiguration(port: 8443, database: .sqliteInMemory)
         configuration.demoSite = enabled
         let built = try await UAFServerApplication.buildApplication(configuration: configuration)
+        let stores = built.stores
         do {
-            try await built.application.test(.router) { client in try await body(client) }
+            try await built.application.test(.router) { client in try await body(client, stores) }
         } catch {
             try await built.stores.database.close()
             throw error
@@ -31,14 +36,14 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testTheDemoSiteIsOffByDefault() async throws {
-        try await withDemo(enabled: false) { client in
+        try await Self.withDemo(enabled: false) { client in
             let response = try await client.execute(uri: "/demo", method: .get)
             XCTAssertEqual(response.status, .notFound)
         }
     }
 
     func testTheStartPageHasBothFormsAndAStrictContentSecurityPolicy() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let response = try await client.execute(uri: "/demo", method: .get)
             XCTAssertEqual(response.status, .ok)
             XCTAssertEqual(response.headers[.contentType], "text/html; charset=utf-8")
@@ -52,7 +57,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testTheStyleSheetAndTheScriptAreServedWithTheirTypes() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let css = try await client.execute(uri: "/demo/static/demo.css", method: .get)
             XCTAssertEqual(css.headers[.contentType], "text/css; charset=utf-8")
             XCTAssertTrue(String(buffer: css.body).contains(".card"))
@@ -63,7 +68,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testSignUpShowsAQRCodeOfTheAppLinkAndPollsWithTheStatusToken() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/signup", "username=dave")
             XCTAssertEqual(page.status, .ok)
             let link = try XCTUnwrap(Self.attribute("href", ofElement: "app-link", in: page.html))
@@ -78,7 +83,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testAResultBeforeThePhoneAnsweredOffersToCheckAgain() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/signup", "username=erin")
             let token = try XCTUnwrap(Self.attribute("data-status-token", ofElement: "status", in: page.html))
             let result = try await Self.post(client, "/demo/result", "statusToken=\(token)")
@@ -89,7 +94,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testCancellingOnTheWaitingPageShowsCancelledAndTheLinkNoLongerWorks() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/signup", "username=fay")
             XCTAssertTrue(page.html.contains(#"action="/demo/cancel""#), "the waiting page offers to cancel")
             let token = try XCTUnwrap(Self.attribute("data-status-token", ofElement: "status", in: page.html))
@@ -102,7 +107,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testABadUsernameIsShownOnTheStartPageWithTheFieldKept() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/signup", "username=bad+name")
             XCTAssertEqual(page.status, .badRequest)
             XCTAssertTrue(page.html.contains(#"id="error""#), page.html)
@@ -111,7 +116,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testALogInForAnUnknownUserSaysSo() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/login", "username=nobody&channel=push")
             XCTAssertEqual(page.status, .notFound)
             XCTAssertTrue(page.html.contains("No such user"), page.html)
@@ -119,7 +124,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testWhatTheUserTypedIsEscapedInThePage() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/login", "username=%3Cscript%3Ealert(1)%3C%2Fscript%3E&message=x")
             XCTAssertFalse(page.html.contains("<script>alert"), "a typed tag must never reach the page as markup")
             XCTAssertTrue(page.html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
@@ -127,7 +132,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testAnAlteredStatusTokenIsRefusedOnTheStartPage() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/result", "statusToken=eyJhbGciOiJFUzI1NiJ9.e30.c2ln")
             XCTAssertEqual(page.status, .badRequest)
             XCTAssertTrue(page.html.contains("not valid"), page.html)
@@ -135,7 +140,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testAFormOfAnotherContentTypeIsRefused() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let response = try await client.execute(uri: "/demo/signup", method: .post, headers: [.contentType: "application/json"],
                                                     body: ByteBuffer(string: #"{"username":"dave"}"#))
             XCTAssertEqual(response.status, .unsupportedMediaType)
@@ -143,7 +148,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     func testAnOversizedFormIsRefused() async throws {
-        try await withDemo { client in
+        try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/signup", "username=" + String(repeating: "a", count: 9000))
             XCTAssertEqual(page.status, .badRequest)
             XCTAssertTrue(page.html.contains("could not be read"))

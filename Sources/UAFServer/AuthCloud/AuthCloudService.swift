@@ -147,7 +147,7 @@ struct AuthCloudService: Sendable {
         }
         let user: AuthCloudUserRecord
         if let userId = request.userId {
-            guard let found = try await stores.authCloudUsers.user(id: userId) else { throw Self.userNotFound }
+            guard let found = try await stores.authCloudUsers.user(id: userId), Self.mayReach(found, principal) else { throw Self.userNotFound }
             if let username = request.username, username != found.username {
                 throw HTTPFailure(.badRequest, "bad_request", "username and userId name different users.")
             }
@@ -155,7 +155,16 @@ struct AuthCloudService: Sendable {
         } else {
             guard let username = request.username else { throw HTTPFailure(.badRequest, "bad_request", "username or userId is required.") }
             try Self.validate(username: username)
-            user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
+            if principal.source == .demoSite {
+                // The demo enrols new usernames only: anyone who opens it would otherwise add a key to a real user.
+                let existing = try await stores.authCloudUsers.user(username: username)
+                let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
+                guard existing.map({ Self.mayReach($0, principal) }) ?? !registered else {
+                    throw HTTPFailure(.conflict, "username_taken", "This username is taken; choose another.")
+                }
+            }
+            let createdBy = principal.source == .demoSite ? AuthCloudUserRecord.demoSite : nil
+            user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock(), createdBy: createdBy).record
         }
         let context = try JSONCoding.string(["username": user.username])
         let answer = try await dispatch.dispatch(
@@ -186,6 +195,10 @@ struct AuthCloudService: Sendable {
         } else if let username = request.username {
             try Self.validate(username: username)
             user = try await stores.authCloudUsers.user(username: username)
+        }
+        if principal.source == .demoSite, request.userId != nil || request.username != nil {
+            // The demo pushes approvals only to users it created; anyone else answers like an unknown user.
+            guard let user, Self.mayReach(user, principal) else { throw Self.userNotFound }
         }
         if let username = user?.username ?? request.username {
             let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
@@ -368,6 +381,11 @@ struct AuthCloudService: Sendable {
     // MARK: Helpers
 
     static let userNotFound = HTTPFailure(.notFound, "user_not_found", "No such user.")
+
+    /// Whether `principal` may act for `user`: an access key for every user, the web demo for the users it created.
+    static func mayReach(_ user: AuthCloudUserRecord, _ principal: Principal) -> Bool {
+        principal.source != .demoSite || user.createdBy == AuthCloudUserRecord.demoSite
+    }
 
     static func validate(username: String) throws {
         guard !username.isEmpty, username.utf8.count <= ServiceEnvironment.maximumUsernameBytes,

@@ -11,8 +11,9 @@ import NIOCore
 /// with the status token, and verifies the result token as an outside backend would: with the published JWKS.
 ///
 /// Server-side rendered (swift-mustache templates compiled into the binary), one style sheet, one small script;
-/// a strict Content-Security-Policy allows nothing else. Off by default: whoever can open the page can enroll any
-/// username and send approvals to any user, which is what a demo is for and what production must never offer.
+/// a strict Content-Security-Policy allows nothing else. Off by default: whoever can open the page can enroll new
+/// usernames and send approvals to the users the demo created, which is what a demo is for and what production must
+/// never offer. It never reaches users it did not create (``AuthCloudService/mayReach(_:_:)``).
 struct DemoSiteController {
     static let base = "/demo"
     let service: AuthCloudService

@@ -8,6 +8,11 @@ public struct AuthCloudUserRecord: Sendable, Equatable {
     public var username: String
     public var createdAt: Date
     public var updatedAt: Date
+    /// Who created the user: ``demoSite`` for the web demo, nil for a user of the API.
+    public var createdBy: String? = nil
+
+    /// ``createdBy`` of the users the web demo created.
+    public static let demoSite = "demo-site"
 }
 
 /// An Auth Cloud access key: only its SHA-256 is stored; the key itself is shown once, when it is created.
@@ -24,12 +29,13 @@ public struct AuthCloudUserStore: Sendable {
 
     /// The user of `username`, created (with a new userId) when there is none. Two instances creating the same user
     /// together both read back the one row that won.
-    public func findOrCreate(username: String, now: Date) async throws -> (record: AuthCloudUserRecord, created: Bool) {
+    /// `createdBy` is recorded only when the user is created.
+    public func findOrCreate(username: String, now: Date, createdBy: String? = nil) async throws -> (record: AuthCloudUserRecord, created: Bool) {
         let candidate = UUID().uuidString.lowercased()
         return try await database.run { sql in
             let inserted = try await sql.raw("""
-                INSERT INTO auth_cloud_users (user_id, username, created_at, updated_at)
-                VALUES (\(bind: candidate), \(bind: username), \(bind: now.epochMillis), \(bind: now.epochMillis))
+                INSERT INTO auth_cloud_users (user_id, username, created_at, updated_at, created_by)
+                VALUES (\(bind: candidate), \(bind: username), \(bind: now.epochMillis), \(bind: now.epochMillis), \(bind: createdBy))
                 ON CONFLICT DO NOTHING RETURNING user_id
                 """).first() != nil
             guard let row = try await sql.raw("SELECT * FROM auth_cloud_users WHERE username = \(bind: username)").first() else {
@@ -61,7 +67,8 @@ public struct AuthCloudUserStore: Sendable {
     private static func record(_ row: any SQLRow) throws -> AuthCloudUserRecord {
         AuthCloudUserRecord(userId: try row.decode(column: "user_id", as: String.self), username: try row.decode(column: "username", as: String.self),
                             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
-                            updatedAt: Date(epochMillis: try row.decode(column: "updated_at", as: Int64.self)))
+                            updatedAt: Date(epochMillis: try row.decode(column: "updated_at", as: Int64.self)),
+                            createdBy: try row.decode(column: "created_by", as: String?.self))
     }
 }
 

@@ -113,6 +113,11 @@ enum Migrations {
         Migration(version: 8, name: "dispatch tokens confined to a device", statements: [
             "ALTER TABLE dispatch_tokens ADD COLUMN device_id TEXT",
         ]),
+        // Who created an Auth Cloud user: `demo-site` for the web demo, which may reach only the users it created;
+        // NULL for a user of the API (an access key acts for every user).
+        Migration(version: 9, name: "auth cloud users know who created them", statements: [
+            "ALTER TABLE auth_cloud_users ADD COLUMN created_by TEXT",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).
