@@ -52,7 +52,7 @@ public enum ExternalTool {
         if ProcessInfo.processInfo.environment["MAUTH_REQUIRE_EXTERNAL_TOOLS"] == "1" {
             throw Failure("\(name) is required (MAUTH_REQUIRE_EXTERNAL_TOOLS=1) but `\(probe.joined(separator: " "))` failed")
         }
-        return .skipped("\(name) is not installed here; .ci/run installs it (see README)")
+        return .skipped("\(name) is not installed here; .ci/run installs it (see CONTRIBUTING.md)")
     }
 
     /// The repository's root, from a test file's `#filePath` (`<root>/Tests/<Target>/<File>.swift`).

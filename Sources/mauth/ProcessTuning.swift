@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Process-wide settings made once, first thing in `main`, for a program that serves (or generates) thousands of
-/// requests a second on a few cores. Each was measured with `mauth load` (README, "Run at scale").
+/// requests a second on a few cores. Each was measured with `mauth load` (the UAFServer documentation, "Scaling out" and "Load and fault testing").
 enum ProcessTuning {
     /// Throws when `MAUTH_EVENT_LOOPS` is not a usable count (``EventLoopSetting``); then nothing is set.
     static func apply() throws {

@@ -6,7 +6,7 @@ import Foundation
 /// per core, so more threads compete for the same cores than there are cores, and an instance waiting on PostgreSQL
 /// puts a loop to sleep and wakes it again for every statement. Two instances on one PostgreSQL on a 2-core machine,
 /// alternated in three pairs: with one loop each, 2,079 to 2,156 logins/s and 0.45 to 0.47 ms of server CPU per login,
-/// against 1,776 to 2,024 and 0.53 to 0.56 ms with two each (README, "Run at scale"). Give each instance about its
+/// against 1,776 to 2,024 and 0.53 to 0.56 ms with two each (the UAFServer documentation, "Scaling out" and "Load and fault testing"). Give each instance about its
 /// share of the cores.
 ///
 /// Why an environment variable and not a configuration key: the loops are Swift concurrency's executor too, which

@@ -3,7 +3,7 @@ import SQLKit
 
 /// The server's token-signing key when none is configured: generated once and shared through the database, so
 /// every instance signs with, and publishes, the same key. Whoever can read the database can then forge tokens;
-/// production deployments configure `tokens.signingKeyPath` instead (see the README's checklist).
+/// production deployments configure `tokens.signingKeyPath` instead (see the production checklist in the UAFServer documentation, "Deploying the server").
 public struct SigningKeyStore: Sendable {
     let database: StoreDatabase
 
