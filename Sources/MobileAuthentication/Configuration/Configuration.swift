@@ -115,7 +115,7 @@ public struct Configuration: Decodable, Sendable {
     public static func admin4PatternBuilder(hostname: String) -> Builder { Builder(preset: .identitySuite, hostname: hostname) }
 
     /// Builds a ``Configuration`` from a preset; every setter returns the builder. Its settings are kept in a
-    /// ``BuilderState``, like every operation builder's, so a builder shared across tasks stays consistent.
+    /// `BuilderState`, like every operation builder's, so a builder shared across tasks stays consistent.
     public final class Builder: Sendable {
         enum Preset { case authCloud, identitySuite }
         struct Fields: Sendable {

@@ -1,7 +1,7 @@
 import UAF
 
 /// FIDO UAF client error codes (uaf-spec §1.8), with the Swift spellings of the Nevis SDK. The numbers are those
-/// of ``UAF/UAFErrorCode`` (Swift needs them as literals here; a test checks that every case maps).
+/// of `UAF.UAFErrorCode` (Swift needs them as literals here; a test checks that every case maps).
 public enum FidoErrorCode: Int, Sendable, CaseIterable, CustomStringConvertible {
     case noError = 0x00
     case waitUserAction = 0x01

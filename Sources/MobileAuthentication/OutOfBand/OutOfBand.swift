@@ -9,7 +9,7 @@ public struct RedeemData: Codable, Hashable, Sendable {
 }
 
 /// A decoded (and, when it was encrypted, decrypted) out-of-band payload: from a QR code, a link or a push message.
-/// The wire format is ``NevisProtocol/DispatchPayload``.
+/// The wire format is `NevisProtocol.DispatchPayload`.
 public struct OutOfBandPayload: Codable, Hashable, Sendable {
     /// `application/json` (sent in clear) or `application/jose` (it was encrypted to this device).
     public let contentType: String

@@ -69,7 +69,7 @@ public struct TrustedFacets: Codable, Hashable, Sendable {
 }
 
 /// Encodes and decodes the stringified JSON arrays UAF puts inside the transport objects, with the wire JSON codec
-/// (``WireJSONEncoder``: sorted keys, slashes as they are; ``WireJSONDecoder``: strict, a repeated member refused).
+/// (`WireJSONEncoder`: sorted keys, slashes as they are; `WireJSONDecoder`: strict, a repeated member refused).
 public enum UAFMessageCodec {
     /// Encodes `messages` as a JSON array string.
     public static func encode<T: Encodable>(_ messages: [T]) throws -> String {

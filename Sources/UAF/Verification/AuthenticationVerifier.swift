@@ -62,8 +62,11 @@ public struct AuthenticationVerifier: Sendable {
     }
 
     /// Verifies `response`.
-    /// - Parameter lookup: the stored registration for (AAID, base64url KeyID), whoever it belongs to. Errors it
-    ///   throws (storage failures) are passed through; every rejection is a ``UAFVerificationError``.
+    /// - Parameters:
+    ///   - response: the device's AuthenticationResponse.
+    ///   - issued: what the server issued: the challenge, the policy, the transactions and the username.
+    ///   - lookup: the stored registration for (AAID, base64url KeyID), whoever it belongs to. Errors it throws
+    ///     (storage failures) are passed through; every rejection is a ``UAFVerificationError``.
     public func verify(_ response: AuthenticationResponse, issued: IssuedAuthentication,
                        lookup: (String, String) async throws -> RegisteredKey?) async throws -> [VerifiedAuthentication] {
         // Steps 1 and 3.

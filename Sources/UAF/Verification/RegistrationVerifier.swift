@@ -41,6 +41,8 @@ public struct RegistrationVerifier: Sendable {
 
     /// Verifies `response` against what was issued.
     /// - Parameters:
+    ///   - response: the device's RegistrationResponse.
+    ///   - issued: what the server issued: the challenge, the policy and the username.
     ///   - now: the time attestation certificates must be valid at.
     ///   - isRegistered: whether an (AAID, base64url KeyID) is already registered (Registration step 3). It is
     ///     required: a verifier that cannot see the repository must not pretend the key is new. Errors it throws

@@ -6,7 +6,7 @@ import NIOCore
 import NevisProtocol
 
 /// The request context of every route: the peer address (for rate limits and the trusted-proxy rule) and the
-/// principal that ``AuthorizationMiddleware`` established on protected routes.
+/// principal that `AuthorizationMiddleware` established on protected routes.
 public struct ServerRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
@@ -70,7 +70,7 @@ struct AuthorizationMiddleware: RouterMiddleware {
     }
 }
 
-/// The credential checks behind ``AuthorizationMiddleware``.
+/// The credential checks behind `AuthorizationMiddleware`.
 struct Authorizer: Sendable {
     let configuration: ServerConfiguration.Authorization
     let relyingParty: RelyingPartyTokenVerifier?

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 
-/// Who is calling a protected endpoint, established by ``AuthorizationMiddleware`` before the handler runs.
+/// Who is calling a protected endpoint, established by `AuthorizationMiddleware` before the handler runs.
 public struct Principal: Sendable, Equatable {
     public enum Source: Sendable, Equatable {
         /// A JWT from the relying party's backend.

@@ -32,7 +32,7 @@ public struct IssuedTokenClaims: JWTPayload, Equatable {
     /// The values of `token_use`.
     public enum Use: String, Sendable { case authentication, registration }
 
-    /// Claims are checked explicitly by ``TokenIssuer/verify(_:now:)`` with the server's clock.
+    /// Claims are checked explicitly by `TokenIssuer/verify(_:now:)` with the server's clock.
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 

@@ -66,7 +66,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// A facets file (a TrustedFacets document or a JSON array of IDs) that replaces `facets` and is reloaded
     /// when it changes and on SIGHUP.
     public var facetsPath: String?
-    /// A metadata file or directory (each file one statement or an array); nil uses ``DefaultMetadata``.
+    /// A metadata file or directory (each file one statement or an array); nil uses `DefaultMetadata`.
     public var metadataPath: String?
     /// Inline metadata: a JSON text holding one statement or an array of them; wins over `metadataPath`.
     public var metadataJSON: String?
@@ -262,7 +262,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     }
 
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a
-    /// file or a directory (`metadataPath`, every file one statement or an array), or ``DefaultMetadata``. Both the
+    /// file or a directory (`metadataPath`, every file one statement or an array), or `DefaultMetadata`. Both the
     /// numeric and the MDS3 form are read; statements of other protocol families are skipped and reported to `skipped`.
     public func loadMetadata(skipped: (String) -> Void = { _ in }) throws -> MetadataStore {
         var documents: [(name: String, data: Data)] = []

@@ -32,7 +32,7 @@ public final class StoreDatabase: Sendable {
         self.engine = engine; self.backing = backing; self.logger = logger; self.metrics = metrics
     }
 
-    /// Opens the configured database and brings its schema up to date (``Migrations``).
+    /// Opens the configured database and brings its schema up to date (`Migrations`).
     /// On PostgreSQL, the server first checks that the database answers (``StartupAttempts``), so an unreachable one
     /// ends the start with an error that names it instead of a wait without end.
     public static func open(_ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
@@ -112,7 +112,7 @@ public final class StoreDatabase: Sendable {
     static let pageSize = 2048
 
     /// The pool an instance's PostgreSQL connections come from, opening each on the next event loop in turn
-    /// (``EventLoopsInTurn``).
+    /// (`EventLoopsInTurn`).
     /// How long a starting server tries to reach PostgreSQL: `count` attempts, `pause` apart at first, doubling up
     /// to 8 s, each given `connectTimeout`. The standard ones span about half a minute: long enough for a database
     /// started beside the server (a compose file, a restart of both), short enough that a wrong host or a dead
@@ -217,7 +217,7 @@ public final class StoreDatabase: Sendable {
         }
         var configuration = PostgresClient.Configuration(host: host, port: port, username: core.username,
                                                          password: core.password, database: core.database, tls: tls)
-        // Every connection is held by ``PostgresConnections`` for as long as it lives, so the pool never has an idle
+        // Every connection is held by `PostgresConnections` for as long as it lives, so the pool never has an idle
         // one to keep alive or time out: the set runs its own keep-alive.
         configuration.options.maximumConnections = poolSize
         configuration.options.minimumConnections = 0
@@ -226,13 +226,13 @@ public final class StoreDatabase: Sendable {
     }
 
     /// Runs `body` with a database handle. On PostgreSQL the handle is one connection for the whole body (see
-    /// ``PostgresConnections``), so statements in it run in order on one session (what ``transaction(_:)`` needs).
+    /// `PostgresConnections`), so statements in it run in order on one session (what `transaction(_:)` needs).
     public func run<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         guard let metrics else { return try await perform(body) }
         return try await metrics.databaseOperation { try await perform(body) }
     }
 
-    /// Rows a purge deletes per statement at most (``deleteExpired(from:before:batch:pause:)``).
+    /// Rows a purge deletes per statement at most (`deleteExpired(from:before:batch:pause:)`).
     public static let purgeBatch = 5_000
 
     /// Deletes the rows of `table` whose `expires_at` is before `cutoff` (epoch milliseconds), oldest first, at most
@@ -258,7 +258,7 @@ public final class StoreDatabase: Sendable {
 
     /// Runs `statement`, which changes at most `batch` rows and returns a row for each, again after `pause` until it
     /// changes fewer than `batch`; returns how many rows it changed in all (a purge's loop, see
-    /// ``deleteExpired(from:before:batch:pause:)``).
+    /// `deleteExpired(from:before:batch:pause:)`).
     func inBatches(_ statement: SQLQueryString, batch: Int, pause: Duration = .milliseconds(100)) async throws -> Int {
         var changed = 0
         while true {
@@ -278,7 +278,7 @@ public final class StoreDatabase: Sendable {
         }
     }
 
-    /// One statement of ``deleteExpired(from:before:batch:pause:)``: the oldest `batch` expired rows, picked through
+    /// One statement of `deleteExpired(from:before:batch:pause:)`: the oldest `batch` expired rows, picked through
     /// the `expires_at` index and deleted by their physical row id, so it reads only the rows it deletes.
     ///
     /// Why by row id on PostgreSQL: deleting `WHERE key IN (SELECT key … LIMIT n)` let the planner join the picked
@@ -333,7 +333,7 @@ public final class StoreDatabase: Sendable {
     /// wait for their own commits.
     ///
     /// PostgreSQL commits each statement on its own, so there a unit of work is just `body`: each run takes a
-    /// connection of ``PostgresConnections`` for its statements, which costs a lock, not a trip to the pool.
+    /// connection of `PostgresConnections` for its statements, which costs a lock, not a trip to the pool.
     func unitOfWork<T>(_ body: () async throws -> T) async throws -> T {
         guard case .sqlite(let engine) = backing else { return try await body() }
         let unit = SQLiteEngine.UnitOfWork(engine)

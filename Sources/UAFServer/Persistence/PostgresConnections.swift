@@ -105,7 +105,7 @@ final class PostgresConnections: Sendable {
     /// values do not change the best plan; the expiry sweeps take the oldest rows by `ORDER BY expires_at LIMIT n`,
     /// which a generic plan reads from the expiry index too (`EXPLAIN EXECUTE` on 28,000 rows). Measured with two
     /// instances on one PostgreSQL: PostgreSQL's own CPU per login 0.25 to 0.29 ms against 0.30 to 0.37 ms (UAFServer
-    /// documentation, "PostgreSQL statements"). A server that refuses the setting (PostgreSQL before 12) keeps its
+    /// documentation, "PostgreSQL"). A server that refuses the setting (PostgreSQL before 12) keeps its
     /// per-execution plans: slower, never wrong.
     static let sessionSetup = "SET plan_cache_mode = force_generic_plan"
 
@@ -361,7 +361,7 @@ final class PostgresConnections: Sendable {
 /// loop, and so was every request after its first statement (a task resumes where its statement's answer arrived):
 /// under two instances on PostgreSQL one loop of each did about four fifths of the instance's work while the other
 /// idled (perf, samples per thread). Spread over the loops, a run finds an idle connection on its own loop
-/// (``PostgresConnections``' first rule) and the instance's work stays spread too.
+/// (`PostgresConnections`' first rule) and the instance's work stays spread too.
 final class EventLoopsInTurn: EventLoopGroup, Sendable {
     private let base: any EventLoopGroup
 

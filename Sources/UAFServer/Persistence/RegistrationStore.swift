@@ -16,7 +16,7 @@ public struct RegistrationRecord: Sendable, Equatable {
     public var authenticatorVersion: UInt16
     public var attestationType: AttestationType
     public var createdAt: Date
-    /// The device that registered it, as its registration response named it (``NevisProtocol/DeviceServiceWire/deviceIDExtension``);
+    /// The device that registered it, as its registration response named it (`NevisProtocol/DeviceServiceWire/deviceIDExtension`);
     /// nil when it did not. Only the Device Service reads it.
     public var deviceId: String?
 
@@ -87,7 +87,7 @@ public struct RegistrationStore: Sendable {
         }.map(Self.record)
     }
 
-    /// The registrations a device made, of the given users only (see ``DeviceService``).
+    /// The registrations a device made, of the given users only (see `DeviceService`).
     public func registrations(deviceId: String, usernames: [String]) async throws -> [RegistrationRecord] {
         guard !usernames.isEmpty else { return [] }
         return try await database.run { sql in

@@ -23,7 +23,7 @@ enum SecretHash {
 }
 
 /// Sessions. The session token (the cookie value) carries a 256-bit random secret and is stored only as its SHA-256
-/// hash (after its time part, ``SessionToken``), so a copy of the database does not let anyone sign in. A session is
+/// hash (after its time part, `SessionToken`), so a copy of the database does not let anyone sign in. A session is
 /// usable while it is neither expired nor revoked; every instance sees the same rows.
 public struct SessionStore: Sendable {
     let database: StoreDatabase

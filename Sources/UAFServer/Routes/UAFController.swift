@@ -16,7 +16,7 @@ struct UAFController {
     let deregistration: DeregistrationService
     let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
-    /// `open` are the unauthenticated routes; `protected` runs ``AuthorizationMiddleware`` first; `identified` is open
+    /// `open` are the unauthenticated routes; `protected` runs `AuthorizationMiddleware` first; `identified` is open
     /// but establishes the principal of a credential the caller presents. (All are rate limited.)
     func add(open: RouterGroup<ServerRequestContext>, identified: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
         protected.post("\(Self.base)/request/registration") { request, context in
