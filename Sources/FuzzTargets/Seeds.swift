@@ -8,7 +8,7 @@ import UAF
 import UAFTesting
 
 /// The committed seed corpus (`Fuzz/corpus/<target>/`), made from real messages: what `mauth-fuzz seeds` writes.
-/// Seeds that need a key use ``FuzzKeys``, so that mutations start from inputs that verify, decrypt and load.
+/// Seeds that need a key use `FuzzKeys`, so that mutations start from inputs that verify, decrypt and load.
 public enum FuzzSeeds {
     public static func make() throws -> [FuzzTarget: [String: [UInt8]]] {
         let appID = "https://rp.example/facets.json"

@@ -12,7 +12,7 @@ import Primitives
 ///  "nma_data_content_type":"application/json","nma_data_version":"1"}
 /// ```
 /// Encrypted (whenever the dispatch names a dispatch target, and always for push): `nma_data` is a compact JWE
-/// (``JWE``: ECDH-ES + A256GCM to the target's `encryptionKey`, `kid` = the dispatch target id,
+/// (`JOSE.JWE`: ECDH-ES + A256GCM to the target's `encryptionKey`, `kid` = the dispatch target id,
 /// `cty` = `application/json`) whose plaintext is the JSON object of the plain form's `nma_data`:
 /// ```json
 /// {"nma_data":"eyJhbGciOiJFQ0RILUVTIiwi…","nma_data_content_type":"application/jose","nma_data_version":"1"}
