@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import MobileAuthentication
+
+struct DeviceInit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a device in a directory.")
+    @OptionGroup var options: DeviceOptions
+    @Option(help: "The server's base URL, https://host:port.") var server: String
+    @Option(help: "A PEM file to trust for this server (its development certificate).") var caFile: String?
+    @Option(help: "Device profile: ios or android.") var profile = "ios"
+    @Option(help: "The device's name, shown in the user's list of devices.") var name = "mauth headless device"
+    @Option(help: "The push (FCM registration) token to publish.") var pushToken: String?
+    @Option(help: "The app's facet ID.") var facetId = "ios:bundle-id:ch.nevis.mauth.virtualdevice"
+
+    func run() async throws {
+        try await runDeviceCommand("init", json: options.json) {
+            let directory = try options.directoryURL
+            guard let url = URL(string: server), url.scheme == "https", url.host != nil else {
+                throw DeviceCommandError("--server must be an https:// URL")
+            }
+            guard profile == "ios" || profile == "android" else { throw DeviceCommandError("--profile must be ios or android") }
+            let file = directory.appendingPathComponent(HeadlessDevice.profileFile)
+            // Never overwrite: the old keys would stay in storage/ under a new fingerprint, unusable and unremovable.
+            guard !FileManager.default.fileExists(atPath: file.path) else { throw DeviceCommandError("\(directory.path) already holds a device") }
+            var pem: String?
+            if let caFile {
+                guard let data = FileManager.default.contents(atPath: caFile), let text = String(data: data, encoding: .utf8),
+                      text.contains("-----BEGIN CERTIFICATE-----") else { throw DeviceCommandError("\(caFile) is not a PEM certificate file") }
+                pem = text
+            }
+            let device = HeadlessDeviceProfile(version: HeadlessDeviceProfile.currentVersion, server: server.hasSuffix("/") ? String(server.dropLast()) : server,
+                                               trustedCertificatesPEM: pem, facetId: facetId, profile: profile, name: name,
+                                               fingerprint: UUID().uuidString.lowercased(), pushToken: pushToken)
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("storage"), withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(device).write(to: file, options: .atomic)
+            var report = DeviceReport()
+            report["directory"] = directory.path; report["server"] = device.server; report["profile"] = profile; report["name"] = name
+            report.line("device \"\(name)\" (\(profile)) created in \(directory.path) for \(device.server)")
+            return report
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import ArgumentParser
+import Foundation
+import MobileAuthentication
+import NevisProtocol
+import UAFTesting
+
+/// Where an out-of-band payload comes from: a QR code image, the scanned text, or a pending operation.
+struct PayloadOptions: ParsableArguments {
+    @Option(help: "A PNG with the QR code to scan (read with zbarimg).") var qrImage: String?
+    @Option(help: "The scanned or pushed payload: base64url, JSON, or an app link.") var payload: String?
+
+    /// The text a camera would read, if a source was given.
+    func scannedText() throws -> String? {
+        if qrImage != nil && payload != nil { throw DeviceCommandError("give either --qr-image or --payload, not both") }
+        if let payload { return payload.trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard let qrImage else { return nil }
+        guard let png = FileManager.default.contents(atPath: qrImage) else { throw DeviceCommandError("cannot read \(qrImage)") }
+        guard QRCodeReader.isInstalled else { throw DeviceCommandError("reading a QR image needs zbarimg (Debian: apt-get install zbar-tools)") }
+        return try QRCodeReader.read(png: Array(png))
+    }
+}
+
+/// Runs what a scanned or pushed payload stands for. An app link (`…?dispatchTokenResponse=…`) goes through
+/// `AuthCloudApiRegistration`; anything else is decoded as an out-of-band payload and redeemed.
+struct OutOfBandRunner {
+    let device: HeadlessDevice
+    let client: any MobileAuthenticationClient
+    let selector: HeadlessSelector
+    let answers: HeadlessAnswers
+
+    /// `enrolling`: an app link is an Auth Cloud enrollment, run by `AuthCloudApiRegistration` (as the app
+    /// does); otherwise the link is redeemed like any other payload (an approval's QR code is such a link): the
+    /// SDK's base64url decoder takes the payload out of a link's `dispatchTokenResponse` itself.
+    func run(_ text: String, enrolling: Bool, report: inout DeviceReport) async throws {
+        if text.hasPrefix("https://") || text.hasPrefix("http://") {
+            guard text.contains("\(DispatchPayload.linkParameter)=") else {
+                throw DeviceCommandError("\(text.prefix(60)) is a link but not an app link (no \(DispatchPayload.linkParameter))")
+            }
+            if enrolling { return try await authCloudRegistration(appLink: text, enrollResponse: nil, report: &report) }
+        }
+        let decode = client.operations.outOfBandPayloadDecode
+        let payload = try await (text.hasPrefix("{") ? decode.json(text) : decode.base64UrlEncoded(text)).executeAsync()
+        try await run(payload, report: &report)
+    }
+
+    func run(_ payload: OutOfBandPayload, report: inout DeviceReport) async throws {
+        switch try await client.operations.outOfBandOperation.payload(payload).executeAsync() {
+        case .registration(let registration):
+            let username = registration.username ?? "?"
+            try await registration.deviceInformation(device.deviceInformation).authenticatorSelector(selector)
+                .pinEnroller(answers.pinEnroller).passwordEnroller(answers.passwordEnroller)
+                .biometricUserVerifier(answers.osVerifier).devicePasscodeUserVerifier(answers.osVerifier).fingerprintUserVerifier(answers.osVerifier)
+                .executeAsync()
+            reportRegistration(username: username, report: &report)
+        case .authentication(let authentication):
+            var approved = true
+            do {
+                _ = try await authentication.authenticatorSelector(selector).pinUserVerifier(answers.pinVerifier)
+                    .passwordUserVerifier(answers.passwordVerifier).biometricUserVerifier(answers.osVerifier)
+                    .devicePasscodeUserVerifier(answers.osVerifier).fingerprintUserVerifier(answers.osVerifier).executeAsync()
+            } catch {
+                // Declined on purpose (deny): the SDK reports the cancellation; the command did what was asked.
+                guard !selector.approve, selector.shownUsername != nil, Self.isCancellation(error) else { throw error }
+                approved = false
+            }
+            reportAuthentication(approved: approved, report: &report)
+        case .deregistration(let usernames):
+            report["operation"] = "deregistration"; report["usernames"] = usernames
+            report.line("deregistered \(usernames.joined(separator: ", ")) as the server asked")
+        }
+    }
+
+    static func isCancellation(_ error: any Error) -> Bool {
+        guard let error = error as? OperationError, case .FidoError(.userCanceled, _) = error else { return false }
+        return true
+    }
+
+    private func reportAuthentication(approved: Bool, report: inout DeviceReport) {
+        let username = selector.shownUsername ?? "?"
+        report["operation"] = "authentication"; report["username"] = username; report["approved"] = approved
+        if let text = selector.shownTransaction { report["transaction"] = text; report.line("transaction shown: \(text)") }
+        if approved {
+            report["aaid"] = selector.chosenAaid ?? ""
+            report.line("approved for \(username) with \(DeviceAuthenticatorKind.of(selector.chosenAaid ?? "?"))")
+        } else {
+            report.line("denied for \(username): nothing was signed")
+        }
+    }
+
+    func authCloudRegistration(appLink: String?, enrollResponse: String?, report: inout DeviceReport) async throws {
+        var registration = client.operations.authCloudApiRegistration
+        if let appLink { registration = registration.appLinkUri(appLink) }
+        if let enrollResponse { registration = registration.enrollResponse(enrollResponse) }
+        try await registration.deviceInformation(device.deviceInformation).authenticatorSelector(selector)
+            .pinEnroller(answers.pinEnroller).passwordEnroller(answers.passwordEnroller)
+            .biometricUserVerifier(answers.osVerifier).devicePasscodeUserVerifier(answers.osVerifier).executeAsync()
+        reportRegistration(username: selector.shownUsername ?? "?", how: " (Auth Cloud enrollment)", report: &report)
+    }
+
+    /// What every kind of registration reports: the user, the authenticator the selector chose, the server.
+    func reportRegistration(username: String, how: String = "", report: inout DeviceReport) {
+        let aaid = selector.chosenAaid ?? "?"
+        report["operation"] = "registration"; report["username"] = username; report["aaid"] = selector.chosenAaid ?? ""
+        report.line("registered \(username) with \(DeviceAuthenticatorKind.of(aaid)) (\(aaid)) on \(device.profile.server)\(how)")
+    }
+}
+
+// MARK: - Subcommands
+
+/// Approves or denies one out-of-band operation: from a QR image or payload, or else the newest pending one.
+struct OutOfBandDecision {
+    let approve: Bool
+
+    func run(options: DeviceOptions, answers: HeadlessAnswers, kind: DeviceAuthenticatorKind?, source: PayloadOptions, index: Int?) async throws -> DeviceReport {
+        let scanned = try source.scannedText()
+        let device = try HeadlessDevice.open(options)
+        let selector = HeadlessSelector(kind: kind, approve: approve)
+        return try await answers.explaining { try await device.withClient { client in
+            var report = DeviceReport()
+            let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
+            if let scanned {
+                try await runner.run(scanned, enrolling: false, report: &report)
+                return report
+            }
+            let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
+            if let error = pending.errors.first { throw DeviceCommandError("fetching pending operations failed: \(DeviceFailureText.describe(error))") }
+            let operations = pending.operations.sorted { $0.creationTime < $1.creationTime }
+            guard !operations.isEmpty else { throw DeviceCommandError("no pending operation (and no --qr-image or --payload)") }
+            let position = index ?? operations.count
+            guard (1...operations.count).contains(position) else { throw DeviceCommandError("--index must be 1...\(operations.count)") }
+            report["pending"] = operations.count
+            try await runner.run(operations[position - 1].payload, report: &report)
+            return report
+        } }
+    }
+}
