@@ -194,25 +194,25 @@ public struct DispatchTokenStore: Sendable {
     /// Ends every unredeemed, unexpired token of `username` now (the user is being deleted): a redeem then answers
     /// "expired" and the next purge empties what the tokens carried. Returns how many.
     public func expireUnredeemed(username: String, now: Date) async throws -> Int {
-        try await database.run { sql in
-            try await sql.raw("""
-                UPDATE dispatch_tokens SET expires_at = \(bind: now.epochMillis)
-                WHERE username = \(bind: username) AND redeemed_at IS NULL AND expires_at > \(bind: now.epochMillis)
-                RETURNING 1 AS expired
-                """).all().count
-        }
+        try await expireUnredeemed(where: "username = \(bind: username)", now: now)
     }
 
-    /// Ends the unredeemed token of the operation `sessionId` (the relying party cancelled it): its expiry moves
-    /// just before `now`, so a redeem answers "expired" and the purge empties what it carried. False when there is
-    /// no such token, or it was redeemed or had expired.
+    /// Ends the unredeemed token of the operation `sessionId` (the relying party cancelled it), as
+    /// ``expireUnredeemed(username:now:)`` does. False when there is no such token, or it was redeemed or had expired.
     public func cancel(sessionId: String, now: Date) async throws -> Bool {
+        try await expireUnredeemed(where: "session_id = \(bind: sessionId)", now: now) > 0
+    }
+
+    /// Moves the expiry of the unredeemed, unexpired tokens `condition` selects to just before `now`, so that a
+    /// redeem within the same millisecond already answers "expired" (a redeem compares `expiresAt < now`). Returns
+    /// how many.
+    private func expireUnredeemed(where condition: SQLQueryString, now: Date) async throws -> Int {
         try await database.run { sql in
             try await sql.raw("""
                 UPDATE dispatch_tokens SET expires_at = \(bind: now.epochMillis - 1)
-                WHERE session_id = \(bind: sessionId) AND redeemed_at IS NULL AND expires_at > \(bind: now.epochMillis)
-                RETURNING 1 AS cancelled
-                """).first() != nil
+                WHERE \(condition) AND redeemed_at IS NULL AND expires_at > \(bind: now.epochMillis)
+                RETURNING 1 AS expired
+                """).all().count
         }
     }
 
