@@ -159,6 +159,19 @@ final class CancellationTests: XCTestCase {
 }
 
 extension CancellationTests {
+    /// A user who cancels more registrations than `limits.outstandingRequestsPerUsername` (10) allows at once can
+    /// still register: the SDK reports each cancel, and the server ends that request, so none is left to count.
+    func testCancellingMoreRegistrationsThanTheUsersCapDoesNotLockHerOut() async throws {
+        let client = try await env.client()
+        for attempt in 1...11 {
+            let error = await captureError { try await client.register("patient", pins: [nil]) }
+            XCTAssertTrue(isCancellation(error), "attempt \(attempt): \(String(describing: error))")
+        }
+        try await client.register("patient")
+        let stored = try await env.server.stores.registrations.registrations(username: "patient")
+        XCTAssertEqual(stored.count, 1)
+    }
+
     func testTheAndroidFingerprintPromptCancels() async throws {
         try await env.shutdown()
         env = try await Environment(profile: .android)
