@@ -8,14 +8,17 @@ struct Mauth: AsyncParsableCommand {
         abstract: "FIDO UAF mobile authentication: server, virtual device and end-to-end demo.",
         subcommands: [ServerCommand.self, DemoCommand.self, LoadCommand.self, AdminCommand.self, DeviceCommand.self])
 
-    /// ArgumentParser's own `main`, after the process-wide settings (``ProcessTuning``), which must come first.
+    /// ArgumentParser's own `main`. The process-wide settings (``ProcessTuning``) come before any task of the command
+    /// runs, and only for the commands that serve or generate thousands of requests a second.
     static func main() async {
         // A reader that goes away (`mauth demo | head -1`) makes a write fail with EPIPE, which ``OutputLine`` answers by
         // ending quietly, instead of a signal at whichever write comes first.
         signal(SIGPIPE, SIG_IGN)
         do {
-            try ProcessTuning.apply()
             var command = try parseAsRoot()
+            // NIO's event loops as the global executor suit a NIO program that never blocks; the other commands
+            // (demo, device, admin) wait on files, SQLite and prompts, which must not hold an event loop.
+            if command is ServerCommand || command is LoadCommand { try ProcessTuning.apply() }
             if var asyncCommand = command as? any AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
         } catch {
             exit(withError: error)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// `MAUTH_EVENT_LOOPS`: how many event loops (threads) a `mauth` process serves on. Unset, one per core.
+/// `MAUTH_EVENT_LOOPS`: how many event loops (threads) `mauth server` and `mauth load` serve on. Unset, one per core.
 ///
 /// Why a setting: the default suits one process per machine. Several instances on one machine each start one loop
 /// per core, so more threads compete for the same cores than there are cores, and an instance waiting on PostgreSQL
