@@ -317,8 +317,15 @@ public final class StoreDatabase: Sendable {
             return result
         case .postgres(let connections, _, let statements):
             let connection = try await connections.acquire()
-            defer { connections.release(connection) }
-            return try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
+            let result: T
+            do {
+                result = try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
+            } catch {
+                if PostgresConnections.endsSession(error) { await connections.discard(connection) } else { connections.release(connection) }
+                throw error
+            }
+            connections.release(connection)
+            return result
         }
     }
 

@@ -197,6 +197,26 @@ final class PostgresConnections: Sendable {
         }
     }
 
+    /// Hands back a connection whose run saw PostgreSQL end the session (``endsSession(_:)``): it is closed first, so it
+    /// is never lent again. Released as usual, it could be lent before its close is seen, and a statement sent on a
+    /// session the server has ended was seen never to answer (about one run in 25 of the test that ends a session),
+    /// so that run, and its request, waited for ever.
+    func discard(_ connection: PostgresConnection) async {
+        try? await connection.close()
+        release(connection)
+    }
+
+    /// Whether `error` says PostgreSQL ended the session (a FATAL or PANIC error, e.g. `pg_terminate_backend` or a
+    /// shutdown) or the connection is closed, rather than that one statement failed.
+    static func endsSession(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown: return true
+        case .server: return ["FATAL", "PANIC"].contains(error.serverInfo?[.severity] ?? "")
+        default: return false
+        }
+    }
+
     /// Connections alive in the set and how many of them are idle (tests).
     var counts: (alive: Int, idle: Int) { state.withLockedValue { ($0.members.count, $0.idle.count) } }
 
