@@ -45,7 +45,7 @@ class Server:
         self.database = os.path.join(self.dir, "mauth.sqlite")
         self.ca = os.path.join(self.dir, "ca.pem")
         with open(os.path.join(self.dir, "config.json"), "w") as f:
-            json.dump(config, f)
+            json.dump({"facets": ["ios:bundle-id:ch.nevis.mauth.virtualdevice"], **config}, f)
 
         def limit():
             if descriptor_limit:

@@ -16,7 +16,7 @@ enum ClientBench {
         let relyingParty = DemoRelyingParty(issuer: "https://rp.bench.example", audience: "mauth-bench")
         let jwks = directory.appendingPathComponent("jwks.json").path
         try relyingParty.writeJWKS(to: jwks)
-        var configuration = ServerConfiguration(database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
+        var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")
         configuration.limits.requestsPerMinutePerAddress = 0   // One client address makes every request: no rate limit.
         var logger = Logger(label: "mauth.bench.server")

@@ -2,13 +2,14 @@ import Primitives
 import Crypto
 import Foundation
 import UAF
+import UAFTesting
 
 /// Per-step costs of verification, to see where the time goes (`mauth-bench profile`).
 enum VerificationProfile {
     static func run() async throws {
         let key = P256.Signing.PrivateKey()
         let fc = try FinalChallengeParams(appID: "https://127.0.0.1:8443/nevisfido/uaf/1.1/facets", challenge: Base64URL.encode((0..<32).map { UInt8($0) }),
-                                          facetID: "ios:bundle-id:ch.nevis.mauth.virtualdevice").encodedFCParams()
+                                          facetID: SoftwareAuthenticator.virtualDeviceFacetID).encodedFCParams()
         let signed = SignedData(aaid: "F1D0#1001", authenticatorVersion: 1, authenticationMode: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
                                 authenticatorNonce: (0..<32).map { UInt8($0) }, finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
                                 transactionContentHash: [], keyID: Array(repeating: 1, count: 32), signCounter: 1)

@@ -57,7 +57,7 @@ public struct LoadPlan: Sendable {
 
     public init(targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
                 stop: Stop = .duration(seconds: 10), population: Int = 1000, transactionText: String? = nil,
-                relyingParty: DemoRelyingParty? = nil, facetID: String = "ios:bundle-id:ch.nevis.mauth.virtualdevice",
+                relyingParty: DemoRelyingParty? = nil, facetID: String = SoftwareAuthenticator.virtualDeviceFacetID,
                 usernamePrefix: String = "load-" + String(UUID().uuidString.prefix(8)).lowercased(), requestTimeoutSeconds: Int64 = 30) {
         self.targets = targets; self.trustedCertificatesPEM = trustedCertificatesPEM; self.connections = connections
         self.flow = flow; self.stop = stop; self.population = population; self.transactionText = transactionText

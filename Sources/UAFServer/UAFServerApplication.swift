@@ -194,9 +194,13 @@ public enum UAFServerApplication {
     public static func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
                                         onServerRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Built {
         try configuration.validate()
+        try configuration.checkTrustedFacets()
         let logger = dependencies.logger
         if configuration.authorization.developmentMode {
             logger.warning("DEVELOPMENT MODE: protected endpoints accept every caller; anyone can register keys for any username. Never use this in production.")
+            if configuration.facets.isEmpty && configuration.facetsPath == nil {
+                logger.warning("no trusted facets: every client will refuse the appID until facets or facetsPath is set")
+            }
         } else if configuration.authorization.jwt == nil && configuration.authorization.trustedProxy == nil {
             logger.notice("no relying-party JWT keys or trusted proxy configured: registration requests need a session from a prior authentication")
         }

@@ -14,10 +14,14 @@ public struct SoftwareAuthenticator: Sendable {
     public var keyID: [UInt8] = SecureRandom.bytes(32)
     public var counter: UInt32 = 0
     public var aaid = "F1D0#1001"
-    public var facetID = "ios:bundle-id:ch.nevis.mauth.virtualdevice"
+    public var facetID = SoftwareAuthenticator.virtualDeviceFacetID
     public var channelBinding = ChannelBinding()
 
     public init() {}
+
+    /// The facet ID the virtual devices report (`mauth device`, `mauth load`, `mauth demo`): the servers those start
+    /// for development trust it. The SDK's `SimulatedPlatform` reports the same by default.
+    public static let virtualDeviceFacetID = "ios:bundle-id:ch.nevis.mauth.virtualdevice"
 
     /// The final challenge for a request: its appID, or the server's when the request names none.
     public func fcParams(appID: String?, challenge: String, serverAppID: String) -> String {

@@ -12,11 +12,19 @@ import AsyncHTTPClient
 import NIOSSL
 import NIOCore
 
-/// Runs the whole spine once, for real: embedded server over TLS on loopback, a virtual device with its own
-/// secure storage, registration with a PIN, authentication. Exits non-zero if a step fails.
+/// `mauth demo`: the narrated tour (the default) and the web demo. The development aids they need (a relying party
+/// minting JWTs, a stand-in for Google's push endpoints) are reached from here only, never from `mauth server`.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo",
+        commandName: "demo", abstract: "Development demos: the narrated tour (default) and the relying party's web demo.",
+        subcommands: [DemoTour.self, DemoWeb.self], defaultSubcommand: DemoTour.self)
+}
+
+/// Runs the whole spine once, for real: embedded server over TLS on loopback, a virtual device with its own
+/// secure storage, registration with a PIN, authentication. Exits non-zero if a step fails.
+struct DemoTour: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tour",
         abstract: "Play a relying party and a virtual device against an embedded server: register, authenticate, verify the token, deregister.")
 
     @Option(help: "Username to register.") var username = "alice"
@@ -33,7 +41,7 @@ struct DemoCommand: AsyncParsableCommand {
         let jwksPath = work.appendingPathComponent("relying-party-jwks.json").path
         try relyingParty.writeJWKS(to: jwksPath)
         let database = work.appendingPathComponent("server.sqlite").path
-        var configuration = ServerConfiguration(database: .sqlite(path: database))
+        var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: .sqlite(path: database))
         configuration.authorization.jwt = .init(jwksPath: jwksPath, issuer: relyingParty.issuer, audience: relyingParty.audience)
         // Push goes to a local stand-in for Google's OAuth and FCM endpoints: a real Firebase project needs its
         // service-account key file and outbound HTTPS to oauth2.googleapis.com and fcm.googleapis.com.
@@ -237,7 +245,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 }
 
-extension DemoCommand {
+extension DemoTour {
     /// Runs `body` with the relying party backend's HTTPS client, which trusts the server's certificate, and shuts
     /// the client down afterwards whether `body` succeeded or not.
     static func withRelyingPartyClient<T: Sendable>(trusting server: RunningUAFServer, _ body: (HTTPClient) async throws -> T) async throws -> T {

@@ -11,7 +11,7 @@ import UAFTesting
 
 /// The demo's out-of-band part: the relying party's backend dispatches over HTTPS, the virtual device reads the QR
 /// code or link, redeems and runs the operation, and the backend follows the status.
-extension DemoCommand {
+extension DemoTour {
     struct Backend {
         let server: RunningUAFServer
         let relyingParty: DemoRelyingParty

@@ -33,7 +33,7 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "PEM P-256 private key whose ES256 JWTs authorize registrations (for --url servers).") var relyingPartyKey: String?
     @Option(help: "iss of the registration JWTs.") var issuer = "https://rp.load.example"
     @Option(help: "aud of the registration JWTs.") var audience = "mauth-server"
-    @Option(help: "The facet id the virtual devices report.") var facetId = ServerConfiguration.defaultFacets[0]
+    @Option(help: "The facet id the virtual devices report.") var facetId = SoftwareAuthenticator.virtualDeviceFacetID
     @Option(name: .customLong("server-pid"), help: "Report the peak resident memory and the CPU per flow of this server process (on this machine); repeatable.")
     var serverPIDs: [Int32] = []
     @Option(help: "Seconds a request may take before it counts as a connection error.") var timeout: Int64 = 30
@@ -80,7 +80,7 @@ struct LoadCommand: AsyncParsableCommand {
             let jwks = folder.appendingPathComponent("relying-party.jwks").path
             try relyingParty.writeJWKS(to: jwks)
             var configuration = ServerConfiguration(
-                host: "127.0.0.1", port: 0,
+                host: "127.0.0.1", port: 0, facets: [facetId],
                 database: database.map { .init(text: $0) } ?? .sqlite(path: folder.appendingPathComponent("load.sqlite").path))
             configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience)
             // All load comes from one address: the per-address limit would measure the limiter, not the server.

@@ -1,35 +1,35 @@
 import ArgumentParser
-import FirebaseTesting
 import Foundation
 import Logging
 import UAFServer
 
-struct ServerCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "server", abstract: "Run the FIDO UAF server (nevisFIDO HTTP API) over TLS.")
-
+/// The options of a running server, shared by `mauth server` and `mauth demo web`.
+struct ServerOptions: ParsableArguments {
     @Option(help: "Configuration file (JSON); MAUTH_* environment variables override it.") var config: String?
     @Option(help: "Address to listen on.") var host: String?
     @Option(help: "Port to listen on (0 picks a free one).") var port: Int?
     @Option(help: "SQLite database file, :memory:, or a postgres:// URL.") var database: String?
     @Flag(help: "Development mode: protected endpoints accept every caller (never in production).") var developmentMode = false
-    @Flag(help: "Serve the relying-party web demo at /demo (never in production: it enrolls and approves for anyone).") var demoSite = false
-    @Option(help: ArgumentHelp("Development aid: send push notifications to a local stand-in for Google's OAuth and FCM endpoints, kept in this directory.",
-                               discussion: "Nothing reaches a phone; devices fetch the operation as pending (mauth device pending / approve)."))
-    var firebaseStandIn: String?
     @Option(help: "Write the generated development certificate (PEM) here, for clients to trust.") var writeCertificate: String?
     @Flag(help: "Make a new development certificate even if a good one is kept beside the SQLite file (clients must trust it anew).")
     var regenerateCertificate = false
     @Option(help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
     var logLevel: String?
 
-    func run() async throws {
+    /// The configuration from the file, the environment and these options.
+    func configuration() throws -> ServerConfiguration {
         var configuration = try ServerConfiguration.load(path: config)
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         if let database { configuration.database = .init(text: database) }
         if developmentMode { configuration.authorization.developmentMode = true }
         if regenerateCertificate { configuration.tls.regenerateDevelopmentCertificate = true }
-        if demoSite { configuration.demoSite = true }
+        return configuration
+    }
+
+    /// Validates `configuration`, starts the logging, the server and whatever `beside` says is running with it,
+    /// and serves until a signal ends it.
+    func serve(_ configuration: ServerConfiguration, beside: [String] = []) async throws {
         try configuration.validate()
         let levelText = logLevel ?? ProcessInfo.processInfo.environment["MAUTH_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
@@ -37,13 +37,6 @@ struct ServerCommand: AsyncParsableCommand {
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
-        }
-        var standIn: FirebaseStandIn?
-        if let firebaseStandIn {
-            guard configuration.dispatch.firebase == nil else { throw ValidationError("--firebase-stand-in and dispatch.firebase exclude each other") }
-            let started = try await FirebaseStandIn.start(directory: URL(fileURLWithPath: firebaseStandIn))
-            configuration.dispatch.firebase = started.configuration
-            standIn = started
         }
         if let writeCertificate {
             // Checked before the server starts, so a path that cannot be written fails the start instead of
@@ -66,8 +59,20 @@ struct ServerCommand: AsyncParsableCommand {
                 say("trust anchor written to \(writeCertificate) (a one-off CA whose key is discarded; it vouches for this server only)")
             }
         }
-        if let standIn { say("push: FCM stand-in at \(standIn.baseURL) (nothing reaches a phone; devices fetch pending operations)") }
+        beside.forEach { say($0) }
         try await server.wait()
-        try await standIn?.stop()
+    }
+}
+
+struct ServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "server", abstract: "Run the FIDO UAF server (nevisFIDO HTTP API) over TLS.")
+
+    @OptionGroup var options: ServerOptions
+    @Flag(help: "Serve the relying-party web demo at /demo (never in production: it enrolls and approves for anyone).") var demoSite = false
+
+    func run() async throws {
+        var configuration = try options.configuration()
+        if demoSite { configuration.demoSite = true }
+        try await options.serve(configuration)
     }
 }

@@ -1,7 +1,7 @@
 """The relying-party web demo in a real browser: headless Chromium driven by selenium (chromedriver), with a
 headless phone (`mauth device`) that scans the QR code the page shows and confirms the pushed transaction.
 
-Run by .ci/browser-test, which starts `mauth server --demo-site --firebase-stand-in` and creates the device; the
+Run by .ci/browser-test, which starts `mauth demo web` (push to a local stand-in) and creates the device; the
 environment says where everything is:
   MAUTH_DEMO_URL       the demo's start page (https://127.0.0.1:PORT/demo)
   MAUTH_SPKI_HASH      base64 SHA-256 of the server's public key: the only certificate Chromium accepts besides its roots

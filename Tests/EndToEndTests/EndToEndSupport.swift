@@ -24,7 +24,8 @@ final class Environment {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let jwks = directory.appendingPathComponent("relying-party-jwks.json").path
         try EndToEndRelyingParty.shared.writeJWKS(to: jwks)
-        var configuration = ServerConfiguration(database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
+        var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID],
+                                                database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: EndToEndRelyingParty.shared.issuer,
                                                 audience: EndToEndRelyingParty.shared.audience, adminScope: "mauth:admin")
         if let metadataJSON { configuration.metadataJSON = metadataJSON }
@@ -36,7 +37,7 @@ final class Environment {
         let clock = self.clock
         server = try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(clock: { clock.now }))
         platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"),
-                                     applicationFacetId: profile == .ios ? "ios:bundle-id:ch.nevis.mauth.virtualdevice" : ServerConfiguration.defaultFacets[0],
+                                     applicationFacetId: SoftwareAuthenticator.virtualDeviceFacetID,
                                      deviceProfile: profile)
     }
 

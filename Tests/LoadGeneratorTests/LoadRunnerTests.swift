@@ -21,7 +21,7 @@ final class LoadRunnerTests: XCTestCase {
 
     /// A server trusting the test's relying party, without the per-address limit (all load comes from one address).
     func startServer(database: ServerConfiguration.Database) async throws -> RunningUAFServer {
-        var configuration = ServerConfiguration(database: database)
+        var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: database)
         configuration.authorization.jwt = .init(jwksPath: directory.appendingPathComponent("jwks.json").path, issuer: relyingParty.issuer,
                                                 audience: relyingParty.audience)
         configuration.limits.requestsPerMinutePerAddress = 0

@@ -51,7 +51,7 @@ final class AuthCloudRuleTests: XCTestCase {
 
     /// The SDK's Auth Cloud preset talks to `/_app/…`: the same handlers answer as for `/nevisfido/…`.
     func testAppPathsReachTheNevisfidoHandlers() async throws {
-        let configuration = ServerConfiguration(port: 8443, database: .sqliteInMemory)
+        let configuration = ServerConfiguration(port: 8443, facets: [testFacet], database: .sqliteInMemory)
         let built = try await UAFServerApplication.buildApplication(configuration: configuration)
         do {
             try await built.application.test(.router) { client in

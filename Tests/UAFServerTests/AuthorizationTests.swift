@@ -458,7 +458,7 @@ final class AuthorizationSourceTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let pem = directory.appendingPathComponent("big.pem")
         try Data(try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 4608)).publicKey.pemRepresentation.utf8).write(to: pem)
-        var configuration = ServerConfiguration(database: .sqliteInMemory)
+        var configuration = ServerConfiguration(facets: [testFacet], database: .sqliteInMemory)
         configuration.authorization.jwt = .init(publicKeyPaths: [pem.path], issuer: "i", audience: "a")
         do {
             let server = try await UAFServerApplication.start(configuration: configuration)

@@ -17,7 +17,7 @@ final class DemoSiteTests: XCTestCase {
     }
 
     static func withDemo(enabled: Bool = true, _ body: @escaping @Sendable (any TestClientProtocol, Stores) async throws -> Void) async throws {
-        var configuration = ServerConfiguration(port: 8443, database: .sqliteInMemory)
+        var configuration = ServerConfiguration(port: 8443, facets: [testFacet], database: .sqliteInMemory)
         configuration.demoSite = enabled
         let built = try await UAFServerApplication.buildApplication(configuration: configuration)
         let stores = built.stores

@@ -39,7 +39,7 @@ final class KeptDevelopmentCertificateTests: XCTestCase {
 
     /// The trust anchor a server on `database` presents after a start.
     func trustAnchor(host: String = "127.0.0.1", regenerate: Bool = false) async throws -> String {
-        var configuration = ServerConfiguration(host: host, port: 0, database: .sqlite(path: directory.appendingPathComponent("m.sqlite").path))
+        var configuration = ServerConfiguration(host: host, port: 0, facets: [testFacet], database: .sqlite(path: directory.appendingPathComponent("m.sqlite").path))
         configuration.tls.regenerateDevelopmentCertificate = regenerate
         let server = try await UAFServerApplication.start(configuration: configuration)
         try await server.stop()

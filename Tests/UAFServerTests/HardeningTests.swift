@@ -111,6 +111,34 @@ final class HardeningTests: XCTestCase {
         XCTAssertNoThrow(try configuration.validate())
     }
 
+    func testTheServerTrustsNoFacetUnlessConfigured() throws {
+        XCTAssertEqual(ServerConfiguration().facets, [])
+        XCTAssertEqual(try ServerConfiguration.load(path: nil, environment: [:]).facets, [])
+    }
+
+    func testAServerWithoutFacetsDoesNotStart() async throws {
+        let configuration = ServerConfiguration(database: .sqliteInMemory)
+        do {
+            _ = try await UAFServerApplication.buildApplication(configuration: configuration)
+            XCTFail("a server without trusted facets was built")
+        } catch let error as ServerConfiguration.ConfigurationError {
+            XCTAssertTrue("\(error)".contains("no trusted facets: set facets (MAUTH_FACETS) or facetsPath"), "\(error)")
+        }
+    }
+
+    func testAFacetsFileIsEnoughToStart() throws {
+        var configuration = ServerConfiguration(database: .sqliteInMemory)
+        configuration.facetsPath = "/etc/mauth/facets.json"
+        XCTAssertNoThrow(try configuration.checkTrustedFacets())
+    }
+
+    func testDevelopmentModeStartsWithoutFacets() async throws {
+        var configuration = ServerConfiguration(database: .sqliteInMemory)
+        configuration.authorization.developmentMode = true
+        let built = try await UAFServerApplication.buildApplication(configuration: configuration)
+        try await built.stores.database.close()
+    }
+
     func testDevelopmentModeAcceptsAnUnauthenticatedRegistrationRequest() async throws {
         var configuration = LoopbackServer.configuration()
         configuration.authorization.developmentMode = true

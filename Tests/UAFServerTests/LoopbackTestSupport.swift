@@ -9,7 +9,7 @@ import XCTest
 import NIOHTTP1
 @testable import UAFServer
 
-let testFacet = ServerConfiguration.defaultFacets[0]
+let testFacet = SoftwareAuthenticator.virtualDeviceFacetID
 
 /// A settable clock for expiry tests.
 final class TestClock: @unchecked Sendable {
@@ -30,7 +30,7 @@ final class LoopbackServer {
     let directory: URL
 
     static func configuration(database: ServerConfiguration.Database = .sqliteInMemory) -> ServerConfiguration {
-        ServerConfiguration(database: database)
+        ServerConfiguration(facets: [testFacet], database: database)
     }
 
     init(configuration: ServerConfiguration = LoopbackServer.configuration(), relyingParty: DemoRelyingParty = DemoRelyingParty()) async throws {

@@ -47,7 +47,7 @@ final class MetadataConfigurationTests: XCTestCase {
     }
 
     func testInlineMetadataWinsOverThePath() throws {
-        var configuration = ServerConfiguration(metadataPath: "/nonexistent")
+        var configuration = ServerConfiguration(facets: [testFacet], metadataPath: "/nonexistent")
         configuration.metadataJSON = Self.mds3
         XCTAssertEqual(try configuration.loadMetadata().all.map(\.aaid), ["ABCD#0001"])
     }

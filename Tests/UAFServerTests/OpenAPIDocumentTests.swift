@@ -26,7 +26,7 @@ final class OpenAPIDocumentTests: XCTestCase {
     }
 
     func testDocumentDescribesEveryRouteTheServerServesAndNoOther() async throws {
-        let built = try await UAFServerApplication.buildApplication(configuration: ServerConfiguration(port: 0, database: .sqliteInMemory))
+        let built = try await UAFServerApplication.buildApplication(configuration: ServerConfiguration(port: 0, facets: [testFacet], database: .sqliteInMemory))
         let served = Set(built.routes.map { route in
             // Hummingbird writes a capture as `:name`, OpenAPI as `{name}`.
             let path = route.path.split(separator: "/", omittingEmptySubsequences: false)

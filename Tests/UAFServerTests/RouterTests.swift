@@ -25,7 +25,7 @@ final class RouterTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let jwks = directory.appendingPathComponent("jwks.json").path
         try relyingParty.writeJWKS(to: jwks)
-        var configuration = ServerConfiguration(port: 8443, database: .sqliteInMemory)
+        var configuration = ServerConfiguration(port: 8443, facets: [testFacet], database: .sqliteInMemory)
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience)
         let built = try await UAFServerApplication.buildApplication(configuration: configuration, dependencies: dependencies)
         do {

@@ -164,7 +164,7 @@ final class ServerFlowTests: XCTestCase {
         let response = try await loopback.client.execute(request, timeout: .seconds(10))
         XCTAssertEqual(response.headers.first(name: "Content-Type"), "application/fido.trusted-apps+json")
         let facets = try JSONDecoder().decode(TrustedFacets.self, from: Data(try await response.body.collect(upTo: 1 << 16).readableBytesView))
-        XCTAssertEqual(facets.trustedFacets, [.init(version: .uaf11, ids: ServerConfiguration.defaultFacets)])
+        XCTAssertEqual(facets.trustedFacets, [.init(version: .uaf11, ids: [testFacet])])
     }
 
     func testPlainHTTPIsNotServed() async throws {

@@ -61,7 +61,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var tls: TLS
     /// The appID every FinalChallengeParams must carry; defaults to `https://<host>:<port>/nevisfido/uaf/1.1/facets`.
     public var appID: String?
-    /// Trusted facet IDs served at the facets endpoint and checked in every response.
+    /// Trusted facet IDs served at the facets endpoint and checked in every response. None by default: which apps
+    /// may use this server is the operator's decision, so a server outside development mode does not start without
+    /// them (``checkTrustedFacets()``).
     public var facets: [String]
     /// A facets file (a TrustedFacets document or a JSON array of IDs) that replaces `facets` and is reloaded
     /// when it changes and on SIGHUP.
@@ -95,7 +97,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var demoSite: Bool = false
 
     public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
-                facets: [String] = ServerConfiguration.defaultFacets, metadataPath: String? = nil,
+                facets: [String] = [], metadataPath: String? = nil,
                 database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
                 rejectCounterRegression: Bool = true, authorization: Authorization = Authorization(),
                 tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true, dispatch: Dispatch = Dispatch(),
@@ -108,9 +110,6 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         self.rejectCounterRegression = rejectCounterRegression; self.authorization = authorization
         self.tokens = tokens; self.limits = limits
     }
-
-    /// The facet of the virtual device and the example apps.
-    public static let defaultFacets = ["ios:bundle-id:ch.nevis.mauth.virtualdevice"]
 
     public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         case unreadable(String)
@@ -181,6 +180,14 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         return configuration
     }
 
+    /// Refuses a server that would trust no app: without `facets` or `facetsPath` every response fails the facet
+    /// check, and a default (once the virtual device's) would trust an app the operator never chose. Development
+    /// mode may start without them. Checked when the server is built, after every source of settings applied.
+    public func checkTrustedFacets() throws {
+        guard facets.isEmpty, facetsPath == nil, !authorization.developmentMode else { return }
+        throw ConfigurationError.invalid("no trusted facets: set facets (MAUTH_FACETS) or facetsPath (MAUTH_FACETS_FILE) to the facet IDs of the apps that may use this server; only authorization.developmentMode starts without them")
+    }
+
     public func validate() throws {
         guard (0...65535).contains(port) else { throw ConfigurationError.invalid("port \(port)") }
         guard (tls.certificatePath == nil) == (tls.privateKeyPath == nil) else {
@@ -189,7 +196,6 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         guard requestLifetimeSeconds > 0, requestLifetimeSeconds <= 3600 else {
             throw ConfigurationError.invalid("requestLifetimeSeconds must be 1...3600")
         }
-        guard !facets.isEmpty else { throw ConfigurationError.invalid("facets must list at least one facet ID") }
         // A wildcard facet trusts every app of a platform: acceptable on a developer's machine only.
         if facets.contains(where: { $0.hasSuffix("*") }), !authorization.developmentMode {
             throw ConfigurationError.invalid("wildcard facets (…:*) are allowed only with authorization.developmentMode")

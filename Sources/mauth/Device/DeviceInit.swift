@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
+import UAFTesting
 
 struct DeviceInit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a device in a directory.")
@@ -10,7 +11,7 @@ struct DeviceInit: AsyncParsableCommand {
     @Option(help: "Device profile: ios or android.") var profile = "ios"
     @Option(help: "The device's name, shown in the user's list of devices.") var name = "mauth headless device"
     @Option(help: "The push (FCM registration) token to publish.") var pushToken: String?
-    @Option(help: "The app's facet ID.") var facetId = "ios:bundle-id:ch.nevis.mauth.virtualdevice"
+    @Option(help: "The app's facet ID.") var facetId = SoftwareAuthenticator.virtualDeviceFacetID
 
     func run() async throws {
         try await runDeviceCommand("init", json: options.json) {
