@@ -11,7 +11,9 @@ let package = Package(
         .library(name: "NevisProtocol", targets: ["NevisProtocol"]),
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
         .library(name: "MobileAuthentication", targets: ["MobileAuthentication"]),
+        .library(name: "MobileAuthenticationSimulator", targets: ["MobileAuthenticationSimulator"]),
         .library(name: "UAFServer", targets: ["UAFServer"]),
+        .library(name: "UAFSimulation", targets: ["UAFSimulation"]),
         .executable(name: "mauth", targets: ["mauth"]),
     ],
     dependencies: [
@@ -135,16 +137,28 @@ let package = Package(
                 .embedInCode("DemoSite/Site/demo.js"),
             ]
         ),
+        // A simulated phone for the SDK (scriptable platform, scripted interaction): `mauth device`, `mauth demo` and the
+        // tests run the SDK on it. The SDK product does not link it.
         .target(
-            name: "UAFTesting",
+            name: "MobileAuthenticationSimulator",
+            dependencies: [
+                "MobileAuthentication", "SecureStorage", "UAFSimulation",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The parties of a UAF exchange in software (authenticator, relying party's token signer, QR camera) for the
+        // tools that drive a server: `mauth device`, `mauth load`, `mauth demo`, benchmarks and tests. A product.
+        .target(
+            name: "UAFSimulation",
             dependencies: [
                 "Primitives", "UAF",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
+        // Stand-ins for outside services (Google's OAuth token endpoint, FCM) that only `mauth demo` and tests reach.
         .target(
-            name: "FirebaseTesting",
+            name: "DevelopmentStandIns",
             dependencies: [
                 "UAFServer",
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -158,13 +172,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What only tests (and the fuzz and benchmark tools) need: independent programs to check against, Foundation's
+        // JSON as the wire codec's reference. No product links it; `.ci/run` checks the manifest for that.
+        .target(
+            name: "UAFTesting",
+            dependencies: ["UAFSimulation"]
+        ),
         // `mauth load`: many virtual devices (software authenticators, no storage) driving a server over HTTPS (its own
         // lean HTTP/1.1 client on NIO), with HdrHistogram latencies per endpoint. Knows UAF messages and HTTP, not the
         // server's insides.
         .target(
             name: "LoadGenerator",
             dependencies: [
-                "Primitives", "UAF", "UAFTesting",
+                "Primitives", "UAF", "UAFSimulation",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -177,7 +197,8 @@ let package = Package(
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "Primitives", "UAF", "NevisProtocol", "UAFServer", "MobileAuthentication", "SecureStorage", "UAFTesting", "FirebaseTesting", "LoadGenerator",
+                "Primitives", "UAF", "NevisProtocol", "UAFServer", "MobileAuthentication", "MobileAuthenticationSimulator", "SecureStorage",
+                "UAFSimulation", "DevelopmentStandIns", "LoadGenerator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -192,7 +213,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFTesting",
+                "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFSimulation", "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -201,25 +222,27 @@ let package = Package(
         .executableTarget(
             name: "mauth-bench",
             dependencies: [
-                "Primitives", "UAF", "SecureStorage", "MobileAuthentication", "UAFServer", "UAFTesting",
+                "Primitives", "UAF", "SecureStorage", "MobileAuthentication", "MobileAuthenticationSimulator", "UAFServer",
+                "UAFSimulation",
+                "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/mauth-bench"
         ),
         .testTarget(name: "UAFTests", dependencies: [
-            "Primitives", "UAF", "UAFTesting",
+            "Primitives", "UAF", "UAFSimulation", "UAFTesting",
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "SecureStorage", "Primitives", "UAF"]),
-        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
-            "UAFServer", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFTesting", "FirebaseTesting",
+            "UAFServer", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting", "DevelopmentStandIns",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -234,11 +257,12 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         .testTarget(name: "LoadGeneratorTests", dependencies: [
-            "LoadGenerator", "UAFServer", "UAFTesting",
+            "LoadGenerator", "UAFServer", "UAFSimulation",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "UAFServer", "MobileAuthentication", "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFTesting", "FirebaseTesting",
+            "UAFServer", "MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "NevisProtocol",
+            "SecureStorage", "UAFSimulation", "UAFTesting", "DevelopmentStandIns",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),

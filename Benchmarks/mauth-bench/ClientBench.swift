@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 import MobileAuthentication
+import MobileAuthenticationSimulator
 import UAFServer
-import UAFTesting
+import UAFSimulation
 
 /// `mauth-bench client`: registration and authentication round trips of the SDK against a real server on loopback
 /// (TLS, SQLite file), one at a time. The simulated Face ID authenticator verifies at once, so the figures exclude
@@ -13,7 +14,7 @@ enum ClientBench {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-client-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let relyingParty = DemoRelyingParty(issuer: "https://rp.bench.example", audience: "mauth-bench")
+        let relyingParty = LocalRelyingParty(issuer: "https://rp.bench.example", audience: "mauth-bench")
         let jwks = directory.appendingPathComponent("jwks.json").path
         try relyingParty.writeJWKS(to: jwks)
         var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))

@@ -1,6 +1,7 @@
 import Foundation
 import Primitives
 import UAF
+import UAFSimulation
 import UAFTesting
 
 /// `mauth-bench messages`: the JSON work of one authentication flow, message by message, as the server and a client do

@@ -2,7 +2,7 @@ import Primitives
 import Crypto
 import Foundation
 import UAF
-import UAFTesting
+import UAFSimulation
 
 /// Per-step costs of verification, to see where the time goes (`mauth-bench profile`).
 enum VerificationProfile {

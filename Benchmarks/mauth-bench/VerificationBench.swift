@@ -2,7 +2,7 @@ import Primitives
 import Crypto
 import Foundation
 import UAF
-import UAFTesting
+import UAFSimulation
 
 /// Issue 3's benchmark: UAF authentication-response verification per second on one core, next to raw P-256
 /// ECDSA verification per second measured in the same run.

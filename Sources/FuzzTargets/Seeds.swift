@@ -5,7 +5,7 @@ import NevisProtocol
 import Primitives
 @_spi(Fuzzing) import SecureStorage
 import UAF
-import UAFTesting
+import UAFSimulation
 
 /// The committed seed corpus (`Fuzz/corpus/<target>/`), made from real messages: what `mauth-fuzz seeds` writes.
 /// Seeds that need a key use `FuzzKeys`, so that mutations start from inputs that verify, decrypt and load.

@@ -1,5 +1,5 @@
 import Foundation
-import UAFTesting
+import UAFSimulation
 
 /// What one `mauth load` run does: against which servers, with how many connections, which flow, for how long.
 public struct LoadPlan: Sendable {
@@ -35,7 +35,7 @@ public struct LoadPlan: Sendable {
     /// A transaction text every authentication confirms (`text/plain`), or nil for plain logins.
     public var transactionText: String?
     /// Mints the bearer JWT that authorizes each registration, or nil to send none (a server in development mode).
-    public var relyingParty: DemoRelyingParty?
+    public var relyingParty: LocalRelyingParty?
     /// The facet id the virtual devices report; the servers must trust it.
     public var facetID: String
     /// Usernames are `prefix-N`; a fresh prefix per run keeps runs against one database apart.
@@ -57,7 +57,7 @@ public struct LoadPlan: Sendable {
 
     public init(targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
                 stop: Stop = .duration(seconds: 10), population: Int = 1000, transactionText: String? = nil,
-                relyingParty: DemoRelyingParty? = nil, facetID: String = SoftwareAuthenticator.virtualDeviceFacetID,
+                relyingParty: LocalRelyingParty? = nil, facetID: String = SoftwareAuthenticator.virtualDeviceFacetID,
                 usernamePrefix: String = "load-" + String(UUID().uuidString.prefix(8)).lowercased(), requestTimeoutSeconds: Int64 = 30) {
         self.targets = targets; self.trustedCertificatesPEM = trustedCertificatesPEM; self.connections = connections
         self.flow = flow; self.stop = stop; self.population = population; self.transactionText = transactionText

@@ -7,7 +7,7 @@ import NIOPosix
 import NIOSSL
 import Primitives
 import UAF
-import UAFTesting
+import UAFSimulation
 
 /// What a progress line shows while a phase runs.
 public struct LoadProgress: Sendable {

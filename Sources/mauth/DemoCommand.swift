@@ -1,12 +1,13 @@
 import Primitives
 import ArgumentParser
-import FirebaseTesting
+import DevelopmentStandIns
 import Foundation
 import Logging
 import MobileAuthentication
+import MobileAuthenticationSimulator
 import UAF
 import UAFServer
-import UAFTesting
+import UAFSimulation
 import JWTKit
 import AsyncHTTPClient
 import NIOSSL
@@ -37,7 +38,7 @@ struct DemoTour: AsyncParsableCommand {
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
 
         narrator.step("Start the embedded FIDO UAF server, trusting the relying party's JWT key")
-        let relyingParty = DemoRelyingParty(issuer: "https://rp.demo.example", audience: "mauth-demo")
+        let relyingParty = LocalRelyingParty(issuer: "https://rp.demo.example", audience: "mauth-demo")
         let jwksPath = work.appendingPathComponent("relying-party-jwks.json").path
         try relyingParty.writeJWKS(to: jwksPath)
         let database = work.appendingPathComponent("server.sqlite").path
@@ -86,7 +87,7 @@ struct DemoTour: AsyncParsableCommand {
         await client.shutdown()
     }
 
-    func runDevice(server: RunningUAFServer, relyingParty: DemoRelyingParty, firebase: FirebaseStandIn, storage: URL, narrator: Narrator) async throws {
+    func runDevice(server: RunningUAFServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, narrator: Narrator) async throws {
         narrator.step("Create a virtual device")
         let platform = SimulatedPlatform(storageDirectory: storage)
         // A copy of the device taken after registration, to show later that the server, not the device, decides.
@@ -106,7 +107,7 @@ struct DemoTour: AsyncParsableCommand {
     /// The device's own steps: refused registration, registration with the relying party's JWT, authentication,
     /// token verification, deregistration. A copy of its storage is taken after registration.
     func runDevice(_ client: any MobileAuthenticationClient, platform: SimulatedPlatform, server: RunningUAFServer,
-                   relyingParty: DemoRelyingParty, firebase: FirebaseStandIn, storage: URL, copy: URL, narrator: Narrator) async throws {
+                   relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, copy: URL, narrator: Narrator) async throws {
         narrator.line("device", "facet \(platform.applicationFacetId), storage \(storage.path) (encrypted, device-bound)")
 
         narrator.step("Try to register \(username) without credentials (the account-takeover hole stays shut)")

@@ -1,20 +1,21 @@
 import AsyncHTTPClient
-import FirebaseTesting
+import DevelopmentStandIns
 import Foundation
 import MobileAuthentication
+import MobileAuthenticationSimulator
 import NIOCore
 import NIOHTTP1
 import Primitives
 import UAF
 import UAFServer
-import UAFTesting
+import UAFSimulation
 
 /// The demo's out-of-band part: the relying party's backend dispatches over HTTPS, the virtual device reads the QR
 /// code or link, redeems and runs the operation, and the backend follows the status.
 extension DemoTour {
     struct Backend {
         let server: RunningUAFServer
-        let relyingParty: DemoRelyingParty
+        let relyingParty: LocalRelyingParty
         let http: HTTPClient
 
         func post(_ path: String, _ body: [String: Any], as username: String?) async throws -> [String: Any] {
@@ -50,7 +51,7 @@ extension DemoTour {
         }
     }
 
-    func runOutOfBand(_ client: any MobileAuthenticationClient, server: RunningUAFServer, relyingParty: DemoRelyingParty, firebase: FirebaseStandIn,
+    func runOutOfBand(_ client: any MobileAuthenticationClient, server: RunningUAFServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn,
                       work: URL, narrator: Narrator) async throws {
         try await Self.withRelyingPartyClient(trusting: server) { http in
             try await runOutOfBand(client, backend: Backend(server: server, relyingParty: relyingParty, http: http), firebase: firebase, work: work,

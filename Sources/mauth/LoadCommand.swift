@@ -4,7 +4,7 @@ import Foundation
 import LoadGenerator
 import Logging
 import UAFServer
-import UAFTesting
+import UAFSimulation
 
 struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -73,7 +73,7 @@ struct LoadCommand: AsyncParsableCommand {
         var servers: [RunningUAFServer] = []
         var directory: URL?
         if urls.isEmpty {
-            let relyingParty = DemoRelyingParty(issuer: issuer, audience: audience)
+            let relyingParty = LocalRelyingParty(issuer: issuer, audience: audience)
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-load-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             directory = folder
@@ -106,7 +106,7 @@ struct LoadCommand: AsyncParsableCommand {
             if let caFile { plan.trustedCertificatesPEM = try String(contentsOfFile: caFile, encoding: .utf8) }
             if let relyingPartyKey {
                 let key = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: relyingPartyKey, encoding: .utf8))
-                plan.relyingParty = DemoRelyingParty(issuer: issuer, audience: audience, key: key)
+                plan.relyingParty = LocalRelyingParty(issuer: issuer, audience: audience, key: key)
             }
         }
         do {

@@ -1,8 +1,9 @@
 import Crypto
-import FirebaseTesting
+import DevelopmentStandIns
 import Foundation
 import JOSE
 import MobileAuthentication
+import MobileAuthenticationSimulator
 import Primitives
 import UAF
 import UAFServer

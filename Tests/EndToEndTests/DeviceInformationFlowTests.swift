@@ -1,5 +1,6 @@
 import Foundation
 import MobileAuthentication
+import MobileAuthenticationSimulator
 import NevisProtocol
 import UAF
 import UAFServer

@@ -1,9 +1,10 @@
 import Foundation
 import MobileAuthentication
+import MobileAuthenticationSimulator
 import UAF
 import UAFServer
-import UAFTesting
-import FirebaseTesting
+import UAFSimulation
+import DevelopmentStandIns
 import XCTest
 
 /// A real server on loopback (TLS, SQLite file) and a virtual device with its own storage directory.
@@ -71,7 +72,7 @@ final class SettableClock: @unchecked Sendable {
 
 /// The relying party every end-to-end server trusts; tests mint its JWTs to authorize registrations.
 enum EndToEndRelyingParty {
-    static let shared = DemoRelyingParty(issuer: "https://rp.e2e.example", audience: "mauth-e2e")
+    static let shared = LocalRelyingParty(issuer: "https://rp.e2e.example", audience: "mauth-e2e")
 }
 
 /// A relying-party JWT for `username`, as an SDK authorization provider.

@@ -1,6 +1,7 @@
-import FirebaseTesting
+import DevelopmentStandIns
 import Foundation
 import MobileAuthentication
+import MobileAuthenticationSimulator
 import UAF
 import UAFServer
 import XCTest

@@ -6,6 +6,7 @@ import NIOSSL
 import Primitives
 import UAF
 import UAFServer
+import UAFSimulation
 import UAFTesting
 import XCTest
 
@@ -106,7 +107,7 @@ final class RelyingPartyBackend {
 enum QRReader {
     static func read(dataURI: String) throws -> String {
         if case .skipped(let why) = try ExternalTool.require("zbarimg", probe: QRCodeReader.probe) { throw XCTSkip(why) }
-        guard let png = PNGImage.bytes(fromDataURI: dataURI) else { throw ExternalTool.Failure("not a PNG data URI") }
+        guard let png = PNGImage.bytes(fromDataURI: dataURI) else { throw ExternalProgram.Failure("not a PNG data URI") }
         return try QRCodeReader.read(png: png)
     }
 }

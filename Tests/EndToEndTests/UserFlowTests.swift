@@ -1,5 +1,6 @@
 import Foundation
 import MobileAuthentication
+import MobileAuthenticationSimulator
 import UAF
 import UAFServer
 import XCTest

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import JOSE
 import Primitives
+import UAFSimulation
 import UAFTesting
 import XCTest
 
@@ -19,8 +20,8 @@ final class JOSEInteroperabilityTests: XCTestCase {
     }
 
     private func peer(_ arguments: String...) throws -> String {
-        let output = try ExternalTool.run(["python3", script] + arguments)
-        guard output.status == 0 else { throw ExternalTool.Failure("jwcrypto failed: \(output.stderr)") }
+        let output = try ExternalProgram.run(["python3", script] + arguments)
+        guard output.status == 0 else { throw ExternalProgram.Failure("jwcrypto failed: \(output.stderr)") }
         return output.stdout
     }
 

@@ -2,19 +2,19 @@ import Foundation
 import LoadGenerator
 import Logging
 import UAFServer
-import UAFTesting
+import UAFSimulation
 import XCTest
 
 /// `mauth load`'s engine against a real server on loopback TLS: what it counts must match what the server saw.
 final class LoadRunnerTests: XCTestCase {
     var server: RunningUAFServer!
-    var relyingParty: DemoRelyingParty!
+    var relyingParty: LocalRelyingParty!
     var directory: URL!
 
     override func setUp() async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-load-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        relyingParty = DemoRelyingParty(issuer: "https://rp.load-test.example", audience: "mauth-server")
+        relyingParty = LocalRelyingParty(issuer: "https://rp.load-test.example", audience: "mauth-server")
         try relyingParty.writeJWKS(to: directory.appendingPathComponent("jwks.json").path)
         server = try await startServer(database: .sqlite(path: directory.appendingPathComponent("db.sqlite").path))
     }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import XCTest
 @testable import MobileAuthentication
+import MobileAuthenticationSimulator
 import SecureStorage
 import UAF
 

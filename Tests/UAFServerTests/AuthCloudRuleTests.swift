@@ -3,7 +3,6 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import UAFTesting
 import XCTest
 @testable import UAFServer
 

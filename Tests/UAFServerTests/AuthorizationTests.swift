@@ -6,7 +6,7 @@ import Foundation
 import JWTKit
 import NIOCore
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 
@@ -14,7 +14,7 @@ import XCTest
 /// thing changed, and none of them stores anything.
 final class AuthorizationTests: XCTestCase {
     var loopback: LoopbackServer!
-    var rp: DemoRelyingParty { loopback.relyingParty }
+    var rp: LocalRelyingParty { loopback.relyingParty }
     let path = "/nevisfido/uaf/1.1/request/registration"
 
     override func setUp() async throws { loopback = try await LoopbackServer() }
@@ -25,7 +25,7 @@ final class AuthorizationTests: XCTestCase {
         try await loopback.exchange(.POST, path, body: try LoopbackServer.registrationBody(username), headers: headers)
     }
 
-    func bearer(_ claims: DemoRelyingParty.Claims, signedBy party: DemoRelyingParty? = nil) async throws -> [(String, String)] {
+    func bearer(_ claims: LocalRelyingParty.Claims, signedBy party: LocalRelyingParty? = nil) async throws -> [(String, String)] {
         [("Authorization", "Bearer \(try await (party ?? rp).sign(claims))")]
     }
 
@@ -82,7 +82,7 @@ final class AuthorizationTests: XCTestCase {
     }
 
     func testAJWTSignedByAnotherKeyWithTheSameKidIs401() async throws {
-        let impostor = DemoRelyingParty(issuer: rp.issuer, audience: rp.audience, kid: rp.kid)
+        let impostor = LocalRelyingParty(issuer: rp.issuer, audience: rp.audience, kid: rp.kid)
         try await assertRefused(try await requestRegistration("alice", headers: try await bearer(rp.claims(subject: "alice", now: loopback.clock.now), signedBy: impostor)))
     }
 
@@ -442,7 +442,7 @@ final class AuthorizationSourceTests: XCTestCase {
         }) { loopback in
             let keys = JWTKeyCollection()
             await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: rsa.pemRepresentation), digestAlgorithm: .sha256)
-            var claims = DemoRelyingParty(issuer: "https://rp.rsa", audience: "mauth").claims(subject: "alice", now: loopback.clock.now)
+            var claims = LocalRelyingParty(issuer: "https://rp.rsa", audience: "mauth").claims(subject: "alice", now: loopback.clock.now)
             let token = try await keys.sign(claims)
             let ok = try await registration(loopback, "alice", headers: [("Authorization", "Bearer \(token)")])
             XCTAssertEqual(ok, 200)

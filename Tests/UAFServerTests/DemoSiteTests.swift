@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import UAFSimulation
 import UAFTesting
 import XCTest
 @testable import UAFServer

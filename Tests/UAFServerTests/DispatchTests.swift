@@ -2,10 +2,9 @@ import Crypto
 import Foundation
 import JOSE
 import NIOHTTP1
-import FirebaseTesting
+import DevelopmentStandIns
 import NevisProtocol
 import UAF
-import UAFTesting
 import XCTest
 @testable import UAFServer
 

@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOSSL
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 import NIOHTTP1
 @testable import UAFServer
@@ -26,14 +26,14 @@ final class LoopbackServer {
     let server: RunningUAFServer
     let client: HTTPClient
     let clock: TestClock
-    let relyingParty: DemoRelyingParty
+    let relyingParty: LocalRelyingParty
     let directory: URL
 
     static func configuration(database: ServerConfiguration.Database = .sqliteInMemory) -> ServerConfiguration {
         ServerConfiguration(facets: [testFacet], database: database)
     }
 
-    init(configuration: ServerConfiguration = LoopbackServer.configuration(), relyingParty: DemoRelyingParty = DemoRelyingParty()) async throws {
+    init(configuration: ServerConfiguration = LoopbackServer.configuration(), relyingParty: LocalRelyingParty = LocalRelyingParty()) async throws {
         clock = TestClock()
         self.relyingParty = relyingParty
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-loopback-\(UUID().uuidString)")

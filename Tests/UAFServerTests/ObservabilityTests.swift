@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 

@@ -1,7 +1,7 @@
 import Primitives
 import Foundation
 import UAF
-import UAFTesting
+import UAFSimulation
 import Logging
 import NIOConcurrencyHelpers
 import SQLiteNIO

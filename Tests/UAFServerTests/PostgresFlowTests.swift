@@ -1,7 +1,7 @@
 import Foundation
 import Primitives
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 

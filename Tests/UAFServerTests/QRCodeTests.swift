@@ -1,5 +1,6 @@
 import Foundation
 @testable import UAFServer
+import UAFSimulation
 import UAFTesting
 import XCTest
 

@@ -4,21 +4,21 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 
 /// Route rules, run in-process through HummingbirdTesting's router framework (no socket, no TLS): which routes
 /// exist, which are protected, and the shapes of their error answers. TLS-dependent behaviour is tested live.
 final class RouterTests: XCTestCase {
-    let relyingParty = DemoRelyingParty()
+    let relyingParty = LocalRelyingParty()
 
     func withRouter(_ body: @Sendable @escaping (any TestClientProtocol, UAFServerApplication.Built) async throws -> Void) async throws {
         try await Self.withRouter(relyingParty: relyingParty, body)
     }
 
     /// Runs `body` against the router of a server that trusts `relyingParty`'s JWT key, in-process.
-    static func withRouter(relyingParty: DemoRelyingParty, dependencies: ServerDependencies = ServerDependencies(),
+    static func withRouter(relyingParty: LocalRelyingParty, dependencies: ServerDependencies = ServerDependencies(),
                            _ body: @Sendable @escaping (any TestClientProtocol, UAFServerApplication.Built) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-router-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -50,7 +50,7 @@ public enum OSVerificationResult: Sendable, Equatable {
 
 /// What the SDK needs from the operating system. Three implementations: ``SoftwarePlatform`` (Linux),
 /// the Apple platform (Secure Enclave, Keychain, LocalAuthentication; compiled only where they exist), and
-/// ``SimulatedPlatform`` (tests and the CLI's virtual device).
+/// `SimulatedPlatform` (module `MobileAuthenticationSimulator`: tests and the CLI's virtual device).
 public protocol Platform: Sendable {
     /// Device-dependent data that binds the SDK's storage to this device.
     var deviceFingerprint: String { get }
@@ -144,100 +144,4 @@ public struct SoftwarePlatform: Platform {
     }
 
     public func makeKeyProtector() throws -> any KeyProtector { try SoftwareKeyProtector(iterationCount: storageKDFCost) }
-}
-
-/// A scriptable platform for tests and the virtual device: it can move the clock, attach a debugger, remove the
-/// device lock, enrol or change biometrics, remove sensors, and script how the OS prompts end, as real devices do.
-public final class SimulatedPlatform: Platform, @unchecked Sendable {
-    private let lock = NSLock()
-    public let storageDirectory: URL
-    public let applicationFacetId: String
-    public let deviceFingerprint: String
-    public let deviceProfile: DeviceProfile
-    private var clockOffset: TimeInterval = 0
-    private var debuggerAttached = false
-    private var deviceLockPresent = true
-    private var lockGeneration = 0
-    private var sensors: Set<BiometricSensor>
-    private var enrolled = true
-    private var biometricSet = 1
-    private var promptScript: [OSVerificationResult] = []
-    private var prompts: [OSVerificationRequest] = []
-    private let protector: SoftwareKeyProtector
-    private var secureEnclave: SimulatedHardwareKeyStore?
-
-    /// A device of `profile` with its usual sensor (Face ID on iOS, a Class 3 sensor on Android), biometrics
-    /// enrolled and a device lock set.
-    public init(storageDirectory: URL, applicationFacetId: String = "ios:bundle-id:ch.nevis.mauth.virtualdevice",
-                deviceFingerprint: String = "simulated-device", deviceProfile: DeviceProfile = .ios) {
-        self.storageDirectory = storageDirectory; self.applicationFacetId = applicationFacetId
-        self.deviceFingerprint = deviceFingerprint; self.deviceProfile = deviceProfile
-        sensors = deviceProfile == .ios ? [.faceID] : [.androidClass3, .androidFingerprint]
-        // A fixed, cheap cost: the simulated device's storage key is not what its tests are about.
-        protector = try! SoftwareKeyProtector(iterationCount: 1024)
-    }
-
-    public func now() -> Date { lock.withLock { Date().addingTimeInterval(clockOffset) } }
-    /// Moves the simulated clock forward.
-    public func advanceClock(by seconds: TimeInterval) { lock.withLock { clockOffset += seconds } }
-    public func attachDebugger(_ attached: Bool = true) { lock.withLock { debuggerAttached = attached } }
-    /// Sets or removes the device lock. Removing it wipes every hardware-protected key, as the OS does.
-    public func setDeviceLock(_ present: Bool) {
-        lock.withLock {
-            if deviceLockPresent && !present { lockGeneration += 1 }
-            deviceLockPresent = present
-        }
-    }
-    /// Which biometric sensors the device has (empty: no biometric hardware).
-    public func setBiometricSensors(_ sensors: Set<BiometricSensor>) { lock.withLock { self.sensors = sensors } }
-    /// Whether biometrics are enrolled in the OS settings.
-    public func setBiometricsEnrolled(_ enrolled: Bool) { lock.withLock { self.enrolled = enrolled } }
-    /// The user adds (or removes) a finger or face in the OS settings.
-    public func changeBiometricSet() { lock.withLock { biometricSet += 1 } }
-    /// How the next OS prompts end, in order; after the script, prompts succeed.
-    public func scriptOSPrompts(_ results: [OSVerificationResult]) { lock.withLock { promptScript = results } }
-    /// The OS prompts shown so far.
-    public var shownOSPrompts: [OSVerificationRequest] { lock.withLock { prompts } }
-
-    public var biometricSensors: Set<BiometricSensor> { lock.withLock { sensors } }
-    public var biometricsEnrolled: Bool { lock.withLock { enrolled && !sensors.isEmpty } }
-    public var biometricSetIdentifier: String? { lock.withLock { enrolled && !sensors.isEmpty ? "biometric-set-\(biometricSet)" : nil } }
-    public var hasDeviceLock: Bool { lock.withLock { deviceLockPresent } }
-    public var deviceLockGeneration: Int { lock.withLock { lockGeneration } }
-
-    public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
-        lock.withLock {
-            prompts.append(request)
-            switch request.kind {
-            case .biometric(let sensor, _):
-                guard sensors.contains(sensor) else { return .notAvailable("no \(sensor.rawValue) sensor") }
-                guard enrolled else { return .notAvailable("no biometrics enrolled") }
-            case .devicePasscode:
-                guard deviceLockPresent else { return .notAvailable("no device passcode is set") }
-            }
-            if promptScript.isEmpty { return .verified }
-            let next = promptScript.removeFirst()
-            if next == .verifiedWithPasscodeFallback, case .biometric(_, false) = request.kind {
-                // The OS offers no passcode button when the key does not allow it: the user can only fail.
-                return .failed
-            }
-            return next
-        }
-    }
-
-    /// Gives the device a simulated Secure Enclave: biometric and device-passcode keys are then created in it and
-    /// it enforces their access control itself. Without it they are software keys whose access control the SDK
-    /// enforces (the Linux path).
-    public func enableHardwareKeyStore() { lock.withLock { if secureEnclave == nil { secureEnclave = SimulatedHardwareKeyStore(platform: self) } } }
-    public var hardwareKeyStore: (any HardwareKeyStore)? { lock.withLock { secureEnclave } }
-    /// How many keys the simulated Secure Enclave holds.
-    public var hardwareKeyCount: Int { lock.withLock { secureEnclave }?.count ?? 0 }
-
-    public func checkIntegrity() throws(PlatformIntegrityError) {
-        let (debugger, deviceLock) = lock.withLock { (debuggerAttached, deviceLockPresent) }
-        if debugger { throw .deviceProtection("a debugger is attached") }
-        if !deviceLock { throw .noDeviceLock }
-    }
-
-    public func makeKeyProtector() throws -> any KeyProtector { protector }
 }

@@ -41,7 +41,7 @@ struct FirebaseServiceAccount: Decodable, Sendable {
 /// before it expires, then `POST {endpointBaseURL}/v1/projects/{project}/messages:send`.
 ///
 /// A real Firebase project needs outbound HTTPS to `oauth2.googleapis.com` and `fcm.googleapis.com`; tests and the
-/// demo point both URLs at a local stand-in (`FirebaseTesting`).
+/// demo point both URLs at a local stand-in (`DevelopmentStandIns`).
 actor FirebaseDispatcher {
     static let scope = "https://www.googleapis.com/auth/firebase.messaging"
     static let defaultTokenURL = "https://oauth2.googleapis.com/token"

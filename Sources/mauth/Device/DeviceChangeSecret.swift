@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
-import UAFTesting
+import MobileAuthenticationSimulator
 
 struct DeviceChangePin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "change-pin", abstract: "Change the PIN of a user's PIN authenticator.")

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
-import UAFTesting
+import UAFSimulation
 
 struct DeviceInit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a device in a directory.")

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import MobileAuthentication
 import NevisProtocol
-import UAFTesting
+import UAFSimulation
 
 /// Where an out-of-band payload comes from: a QR code image, the scanned text, or a pending operation.
 struct PayloadOptions: ParsableArguments {

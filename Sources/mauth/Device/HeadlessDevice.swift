@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
+import MobileAuthenticationSimulator
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

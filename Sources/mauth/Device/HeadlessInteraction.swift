@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
-import UAFTesting
+import MobileAuthenticationSimulator
 
 /// The kinds of authenticator a command line names; the AAID follows from the device profile (iOS `F1D0#100x`,
 /// Android `F1D0#000x`), so the last digit identifies the kind.

@@ -1,7 +1,7 @@
 import Foundation
 import NevisProtocol
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 

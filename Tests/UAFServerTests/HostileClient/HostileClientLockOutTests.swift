@@ -1,6 +1,6 @@
 import Foundation
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 

@@ -4,14 +4,14 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 
 /// What a caller can make `/metrics` count: labels come from bounded sets, so no number of distinct paths, ids,
 /// methods or credentials adds a series.
 final class HostileClientMetricTests: XCTestCase {
-    let relyingParty = DemoRelyingParty()
+    let relyingParty = LocalRelyingParty()
 
     /// The number of series in the exposition (sample lines, not comments).
     static func seriesCount(_ metrics: ServerMetrics) -> Int {

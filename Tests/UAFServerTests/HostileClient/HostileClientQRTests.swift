@@ -5,14 +5,14 @@ import HummingbirdTesting
 import NIOCore
 import NIOPosix
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 
 /// QR codes on the open `dispatch/authentication`: data too long for a code is 400, drawing runs on a thread
 /// pool with a bounded number at once and waiting, and past that a request is refused at once.
 final class HostileClientQRTests: XCTestCase {
-    let relyingParty = DemoRelyingParty()
+    let relyingParty = LocalRelyingParty()
 
     func testDataTooLongForAQRCodeIsABadRequest() async throws {
         try await RouterTests.withRouter(relyingParty: relyingParty) { client, built in

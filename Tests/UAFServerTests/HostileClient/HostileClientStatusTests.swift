@@ -4,14 +4,14 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 
 /// The open status service (`POST /nevisfido/status`, reached by anyone with a session id or an Auth Cloud status
 /// token) never hands out what redeems the operation.
 final class HostileClientStatusTests: XCTestCase {
-    let relyingParty = DemoRelyingParty()
+    let relyingParty = LocalRelyingParty()
 
     func testTheStatusOfADispatchedLinkNamesTheDispatcherButNotTheLink() async throws {
         try await RouterTests.withRouter(relyingParty: relyingParty) { client, _ in

@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 
@@ -13,7 +13,7 @@ import XCTest
 /// and no image transactions. A caller who presents a credential for the user keeps the full limits; one who
 /// presents an invalid credential is refused, never treated as anonymous.
 final class HostileClientStorageTests: XCTestCase {
-    let relyingParty = DemoRelyingParty()
+    let relyingParty = LocalRelyingParty()
     static let inBand = "/nevisfido/uaf/1.1/request/authentication"
     static let dispatch = "/nevisfido/token/dispatch/authentication"
 

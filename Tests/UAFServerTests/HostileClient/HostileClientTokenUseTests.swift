@@ -4,7 +4,7 @@ import JOSE
 import NevisProtocol
 import Primitives
 import UAF
-import UAFTesting
+import UAFSimulation
 import XCTest
 @testable import UAFServer
 

@@ -1,11 +1,13 @@
 import Crypto
 import Foundation
 import JWTKit
+import Primitives
 
 /// A relying party's backend in miniature: it holds a P-256 key, publishes it as a JWKS file the server is
-/// configured to trust, and mints the bearer JWTs that authorize registration for one user. `mauth demo` plays the
-/// relying party with it, and tests build valid and invalid tokens with it (one changed claim each).
-public struct DemoRelyingParty: Sendable {
+/// configured to trust, and mints the bearer JWTs that authorize registration for one user. `mauth demo` and
+/// `mauth load` play the relying party with it, and tests build valid and invalid tokens with it (one changed claim
+/// each).
+public struct LocalRelyingParty: Sendable {
     public let issuer: String
     public let audience: String
     public let kid: String
@@ -49,11 +51,7 @@ public struct DemoRelyingParty: Sendable {
     /// The JWKS (RFC 7517) with the public key.
     public var jwksJSON: String {
         let raw = Array(key.publicKey.rawRepresentation)
-        func b64(_ bytes: ArraySlice<UInt8>) -> String {
-            Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        return #"{"keys":[{"kty":"EC","crv":"P-256","use":"sig","alg":"ES256","kid":"\#(kid)","x":"\#(b64(raw[0..<32]))","y":"\#(b64(raw[32..<64]))"}]}"#
+        return #"{"keys":[{"kty":"EC","crv":"P-256","use":"sig","alg":"ES256","kid":"\#(kid)","x":"\#(Base64URL.encode(raw[0..<32]))","y":"\#(Base64URL.encode(raw[32..<64]))"}]}"#
     }
 
     /// Writes the JWKS to `path`.
