@@ -61,14 +61,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The proprietary (nevisFIDO) wire contracts the SDK and the server share: the out-of-band payload (plain and
-        // JWE), dispatch target bodies, device-signed requests. Knows JOSE, not UAF.
+        // What is Nevis's and not FIDO's, shared by the SDK and the server: the proprietary (nevisFIDO) wire contracts
+        // (the out-of-band payload, plain and JWE; dispatch target bodies; device-signed requests) and the Nevis
+        // authenticators' metadata, a JSON resource compiled in. `UAF` knows no vendor.
         .target(
             name: "NevisProtocol",
             dependencies: [
-                "Primitives", "JOSE",
+                "Primitives", "JOSE", "UAF",
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            resources: [.embedInCode("NevisAuthenticatorMetadata.json")]
         ),
         .target(
             name: "SecureStorage",
@@ -222,7 +224,7 @@ let package = Package(
         .executableTarget(
             name: "mauth-bench",
             dependencies: [
-                "Primitives", "UAF", "SecureStorage", "MobileAuthentication", "MobileAuthenticationSimulator", "UAFServer",
+                "Primitives", "UAF", "NevisProtocol", "SecureStorage", "MobileAuthentication", "MobileAuthenticationSimulator", "UAFServer",
                 "UAFSimulation",
                 "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -237,10 +239,10 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "SecureStorage", "Primitives", "UAF"]),
-        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
             "UAFServer", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting", "DevelopmentStandIns",
             .product(name: "JWTKit", package: "jwt-kit"),

@@ -1,4 +1,5 @@
 import Foundation
+import NevisProtocol
 import Primitives
 import UAF
 import UAFSimulation
@@ -13,7 +14,7 @@ enum MessageBench {
     static func run() async throws {
         print("UAF message JSON (median of 20000): wire codec, then Foundation")
         let appID = "https://bench.example/nevisfido/uaf/1.1/facets"
-        let wide = Policy(accepted: DefaultMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid], authenticationAlgorithms: [$0.authenticationAlgorithm])] })
+        let wide = Policy(accepted: NevisAuthenticatorMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid], authenticationAlgorithms: [$0.authenticationAlgorithm])] })
         var authenticator = SoftwareAuthenticator()
         let stepUp = Policy(accepted: [[MatchCriteria(aaid: [authenticator.aaid], keyIDs: [Base64URL.encode(authenticator.keyID)])]])
         let foundation = foundationWireEncoder()

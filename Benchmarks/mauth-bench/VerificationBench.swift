@@ -1,6 +1,7 @@
 import Primitives
 import Crypto
 import Foundation
+import NevisProtocol
 import UAF
 import UAFSimulation
 
@@ -15,7 +16,7 @@ enum VerificationBench {
         let request = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: appID, serverData: "bench"), challenge: challenge, policy: policy)
         let response = try authenticator.authenticate(request, serverAppID: appID)
         guard let assertion = response.assertions.first.flatMap({ Base64URL.decode($0.assertion) }).map(Array.init) else { fatalError("bench setup: no assertion") }
-        let metadata = try MetadataStore(DefaultMetadata.statements)
+        let metadata = try MetadataStore(NevisAuthenticatorMetadata.statements)
         let verifier = AuthenticationVerifier(configuration: RelyingPartyConfiguration(appID: appID, trustedFacetIDs: [authenticator.facetID]), metadata: metadata)
         let issued = IssuedAuthentication(challenge: challenge, policy: policy)
         let registered = authenticator.registeredKey(username: "bench")

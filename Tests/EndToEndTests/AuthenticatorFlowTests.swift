@@ -1,6 +1,7 @@
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
+import NevisProtocol
 import UAF
 import UAFServer
 import XCTest
@@ -70,7 +71,7 @@ final class AuthenticatorFlowTests: XCTestCase {
 
     func testAndroidProfileSignsWithRSAWhenTheServersMetadataAllowsOnlyRSA() async throws {
         // The seed's verbatim Android PIN statement: authenticationAlgorithm 9 (RSA PKCS#1 DER) only.
-        var statement = try XCTUnwrap(DefaultMetadata.statements.first { $0.aaid == "F1D0#0001" })
+        var statement = try XCTUnwrap(NevisAuthenticatorMetadata.statements.first { $0.aaid == "F1D0#0001" })
         statement.authenticationAlgorithms = nil
         statement.publicKeyAlgAndEncoding = 259
         statement.publicKeyAlgAndEncodings = nil

@@ -4,6 +4,7 @@ import Foundation
 import XCTest
 @testable import MobileAuthentication
 import MobileAuthenticationSimulator
+import NevisProtocol
 import SecureStorage
 import UAF
 
@@ -17,7 +18,7 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
     private var keys: [String: RegisteredKey] = [:]
     private var faults: [String: [Fault]] = [:]
     private(set) var requests: [HTTPRequest] = []
-    let metadata = try! MetadataStore(DefaultMetadata.statements)
+    let metadata = try! MetadataStore(NevisAuthenticatorMetadata.statements)
 
     init(facetID: String) { self.facetID = facetID }
 
@@ -63,11 +64,11 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
             let header = OperationHeader(op: op, appID: facetID, serverData: challenge)
             let message: String
             if op == .registration {
-                let policy = Policy(accepted: DefaultMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid])] })
+                let policy = Policy(accepted: NevisAuthenticatorMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid])] })
                 lock.withLock { challenges[challenge] = (context.username, policy) }
                 message = try UAFMessageCodec.encode([RegistrationRequest(header: header, challenge: challenge, username: context.username ?? "", policy: policy)])
             } else {
-                let policy = Policy(accepted: DefaultMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid])] })
+                let policy = Policy(accepted: NevisAuthenticatorMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid])] })
                 lock.withLock { challenges[challenge] = (context.username, policy) }
                 message = try UAFMessageCodec.encode([AuthenticationRequest(header: header, challenge: challenge, policy: policy)])
             }
@@ -237,7 +238,7 @@ final class PlatformAndDescriptorTests: XCTestCase {
             let descriptors = AuthenticatorDescriptor.all(for: profile)
             XCTAssertEqual(descriptors.count, 5)
             for descriptor in descriptors {
-                XCTAssertNotNil(DefaultMetadata.statements.first { $0.aaid == descriptor.aaid })
+                XCTAssertNotNil(NevisAuthenticatorMetadata.statements.first { $0.aaid == descriptor.aaid })
                 XCTAssertEqual(descriptor.schemes.first, .ecdsaP256, "ECDSA P-256 DER first (seed 000 §4.3.2)")
                 XCTAssertEqual(descriptor.schemes.contains(.rsaPKCS1), profile == .android)
             }

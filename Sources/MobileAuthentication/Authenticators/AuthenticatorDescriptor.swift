@@ -1,4 +1,5 @@
 import Foundation
+import NevisProtocol
 import UAF
 
 /// The device family an SDK instance behaves as. It fixes the AAIDs (iOS `F1D0#100x`, Android `F1D0#000x`,
@@ -38,7 +39,7 @@ struct SigningScheme: Sendable, Hashable {
     static let rsaPKCS1 = SigningScheme(algorithm: .rsaEMSAPKCS1SHA256DER, keyEncoding: .rsa2048DER, keyType: .rsa2048)
 }
 
-/// What the SDK knows about one of its authenticators. The capabilities come from ``UAF/DefaultMetadata`` (the
+/// What the SDK knows about one of its authenticators. The capabilities come from `NevisProtocol.NevisAuthenticatorMetadata` (the
 /// statements the server ships), so the client and the server describe each AAID in one place.
 struct AuthenticatorDescriptor: Sendable {
     let aaid: String
@@ -51,7 +52,7 @@ struct AuthenticatorDescriptor: Sendable {
 
     init(aaid: String, kind: AuthenticatorKind, profile: DeviceProfile, schemes: [SigningScheme]) {
         self.aaid = aaid; self.kind = kind; self.profile = profile; self.schemes = schemes
-        guard let statement = DefaultMetadata.statements.first(where: { AAID.equal($0.aaid, aaid) }) else {
+        guard let statement = NevisAuthenticatorMetadata.statements.first(where: { AAID.equal($0.aaid, aaid) }) else {
             preconditionFailure("no default metadata statement for \(aaid)")
         }
         statementCapabilities = statement.capabilities

@@ -1,4 +1,5 @@
 import Foundation
+import NevisProtocol
 import UAF
 
 /// Everything the server needs, from one JSON file plus `MAUTH_*` environment overrides. The defaults give a
@@ -68,7 +69,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// A facets file (a TrustedFacets document or a JSON array of IDs) that replaces `facets` and is reloaded
     /// when it changes and on SIGHUP.
     public var facetsPath: String?
-    /// A metadata file or directory (each file one statement or an array); nil uses `DefaultMetadata`.
+    /// A metadata file or directory (each file one statement or an array); nil uses `NevisAuthenticatorMetadata`.
     public var metadataPath: String?
     /// Inline metadata: a JSON text holding one statement or an array of them; wins over `metadataPath`.
     public var metadataJSON: String?
@@ -268,7 +269,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     }
 
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a
-    /// file or a directory (`metadataPath`, every file one statement or an array), or `DefaultMetadata`. Both the
+    /// file or a directory (`metadataPath`, every file one statement or an array), or `NevisAuthenticatorMetadata`. Both the
     /// numeric and the MDS3 form are read; statements of other protocol families are skipped and reported to `skipped`.
     public func loadMetadata(skipped: (String) -> Void = { _ in }) throws -> MetadataStore {
         var documents: [(name: String, data: Data)] = []
@@ -286,7 +287,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
                 documents.append((file, try Self.readFile(file, setting: "metadataPath")))
             }
         } else {
-            documents = [("default metadata", Data(DefaultMetadata.json.utf8))]
+            documents = [("default metadata", NevisAuthenticatorMetadata.json)]
         }
         var statements: [MetadataStatement] = []
         for document in documents {
