@@ -26,7 +26,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        // Pinned to a minor version: EmbeddedSQLite calls the SQLite that sqlite-nio vendors (target VaporCSQLite, not a
+        // product) by its `sqlite_nio_` symbols and declares one of them by hand; EmbeddedSQLiteTests fails if it goes.
+        .package(url: "https://github.com/vapor/sqlite-nio.git", .upToNextMinor(from: "1.13.2")),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
@@ -95,10 +97,25 @@ let package = Package(
         ),
         // One C function: SQLite's variadic sqlite3_db_config, which Swift cannot call (SQLiteEngine).
         .target(name: "CSQLiteSettings"),
+        // The embedded SQLite engine (statements kept prepared, run inline, commits grouped, a background checkpointer)
+        // behind SQLKit's SQLDatabase: the only target that touches sqlite-nio's vendored SQLite.
+        .target(
+            name: "EmbeddedSQLite",
+            dependencies: [
+                "CSQLiteSettings",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "UAFServer",
             dependencies: [
-                "CSQLiteSettings",
+                "EmbeddedSQLite",
                 "Primitives", "UAF", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -111,7 +128,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
@@ -244,7 +260,8 @@ let package = Package(
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "SecureStorage", "Primitives", "UAF"]),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
-            "UAFServer", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting", "DevelopmentStandIns",
+            "UAFServer", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
+            "DevelopmentStandIns",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -257,6 +274,13 @@ let package = Package(
             .product(name: "SQLiteKit", package: "sqlite-kit"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
+        .testTarget(name: "EmbeddedSQLiteTests", dependencies: [
+            "EmbeddedSQLite",
+            .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            .product(name: "SQLKit", package: "sql-kit"),
+            .product(name: "SQLiteKit", package: "sqlite-kit"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LoadGeneratorTests", dependencies: [
             "LoadGenerator", "UAFServer", "UAFSimulation",

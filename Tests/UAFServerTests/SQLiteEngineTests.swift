@@ -4,6 +4,7 @@ import SQLKit
 import SQLiteKit
 import SQLiteNIO
 import XCTest
+@testable import EmbeddedSQLite
 @testable import UAFServer
 
 /// The embedded SQLite engine: statements kept prepared, run inline, and commits grouped. What a caller of
@@ -294,18 +295,6 @@ final class SQLiteEngineTests: XCTestCase {
         try await database.close()
     }
 
-    func testAStoppedCheckpointerRunsNoMorePasses() async throws {
-        let database = try await openWithTable()
-        let checkpointer = try SQLiteCheckpointer(path: path, interval: 0.01, logger: Logger(label: "test"))
-        try await Task.sleep(for: .milliseconds(100))
-        checkpointer.stop()
-        let passes = checkpointer.progress.passes
-        XCTAssertGreaterThan(passes, 0, "the thread never ran")
-        try await Task.sleep(for: .milliseconds(100))
-        XCTAssertEqual(checkpointer.progress.passes, passes, "the thread went on after stop()")
-        try await database.close()
-    }
-
     func testAStatementIsNotPreparedAgainWhenItsBoundValuesChange() async throws {
         // The store's lookup of a user's registrations, on the real schema: without the query planner stability
         // guarantee SQLite prepared it again on every run with another username.
@@ -322,51 +311,5 @@ final class SQLiteEngineTests: XCTestCase {
         let database = try await StoreDatabase.open(.sqliteInMemory)
         XCTAssertNil(database.checkpointProgress)
         try await database.close()
-    }
-}
-
-/// The engine's own conversions of bound values and column values must give what sqlite-kit's SQLiteDataEncoder and
-/// SQLiteDataDecoder give (the independent reference); anything the fast path does not take still goes to them.
-final class SQLiteValueConversionTests: XCTestCase {
-    func testBoundValuesBecomeWhatTheEncoderMakes() throws {
-        let encoder = SQLiteDataEncoder()
-        let values: [any Encodable & Sendable] = ["text", "", Int64(-5), Int64.max, 42, String?.some("x"), String?.none, Int64?.none,
-                                                 Int64?.some(7), 2.5, true]
-        for value in values {
-            XCTAssertEqual(try SQLiteEngineDatabase.data(value), try encoder.encode(value), "\(value)")
-        }
-    }
-
-    private func row(_ value: SQLiteData) -> SQLiteResultRow {
-        SQLiteResultRow(columns: SQLiteResultColumns(names: ["c"]), values: [value])
-    }
-
-    private func assertSame<D: Decodable & Equatable>(_ type: D.Type, _ value: SQLiteData, file: StaticString = #filePath, line: UInt = #line) {
-        let reference = Result { try SQLiteDataDecoder().decode(D.self, from: value) }
-        let ours = Result { try row(value).decode(column: "c", as: D.self) }
-        switch (reference, ours) {
-        case (.success(let expected), .success(let got)): XCTAssertEqual(got, expected, "\(D.self) from \(value)", file: file, line: line)
-        case (.failure, .failure): break
-        default: XCTFail("\(D.self) from \(value): reference \(reference), engine \(ours)", file: file, line: line)
-        }
-    }
-
-    func testColumnValuesReadAsTheDecoderReadsThem() {
-        let values: [SQLiteData] = [.text("abc"), .text(""), .text("12"), .integer(0), .integer(-3), .integer(Int.max), .null, .float(1.5)]
-        for value in values {
-            assertSame(String.self, value)
-            assertSame(String?.self, value)
-            assertSame(Int64.self, value)
-            assertSame(Int64?.self, value)
-            assertSame(Int.self, value)
-            assertSame(Int?.self, value)
-            assertSame(Double.self, value)
-            assertSame(Bool.self, value)
-        }
-    }
-
-    func testATextColumnReadAsANumberIsStillRefused() {
-        XCTAssertThrowsError(try row(.text("abc")).decode(column: "c", as: Int64.self))
-        XCTAssertThrowsError(try row(.null).decode(column: "c", as: String.self), "NULL is not a String")
     }
 }

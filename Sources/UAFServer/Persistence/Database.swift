@@ -1,3 +1,4 @@
+import EmbeddedSQLite
 import Foundation
 import Logging
 import NIOCore
@@ -6,7 +7,6 @@ import PostgresKit
 import PostgresNIO
 import SQLKit
 import SQLiteKit
-import SQLiteNIO
 
 /// The one SQL layer every store is written against (vapor/sql-kit): an embedded SQLite file, or a PostgreSQL
 /// server shared by several instances. Stores write portable SQL only: `TEXT` and `BIGINT` columns (times are
@@ -59,7 +59,7 @@ public final class StoreDatabase: Sendable {
             for pragma in ["PRAGMA page_size = \(Self.pageSize)",
                            "PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
                            "PRAGMA wal_autocheckpoint = \(Self.checkpointPages)"] {
-                _ = try engine.execute(pragma, [])
+                try engine.apply(pragma)
             }
             try engine.startBackgroundCheckpoints(path: path)
         case .postgres(let url, let poolSize):

@@ -32,13 +32,13 @@ import VaporCSQLite
 /// SQLite rolls a transaction back (an I/O error, a full disk), everyone who wrote in it gets the error.
 ///
 /// Stores still speak SQLKit (``sql(_:)``), so they are one code path for SQLite and PostgreSQL.
-final class SQLiteEngine: @unchecked Sendable {
+public final class SQLiteEngine: @unchecked Sendable {
     // @unchecked: `handle`, `statements` and `checkpointer` are only touched while holding `lock`.
     private var handle: OpaquePointer?
     private var statements: [String: PreparedStatement] = [:]
     private var checkpointer: SQLiteCheckpointer?
     private let lock = NIOLock()
-    let logger: Logger
+    public let logger: Logger
 
     // Group commit, all under `lock`. `generation` numbers transactions; `committedThrough` is the last one that
     // ended (committed or failed); `failures` remembers the failed ones for callers that have not asked yet.
@@ -63,7 +63,7 @@ final class SQLiteEngine: @unchecked Sendable {
     }
 
     /// Opens (and creates) the database at `path`, or an in-memory one for `":memory:"`.
-    init(path: String, logger: Logger) throws {
+    public init(path: String, logger: Logger) throws {
         self.logger = logger
         _ = Self.libraryInitialized
         // NOMUTEX: SQLite's own connection mutex would only repeat `lock`.
@@ -154,11 +154,15 @@ final class SQLiteEngine: @unchecked Sendable {
         try check(sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil), handle)
     }
 
+    /// Runs a statement whose rows are not needed, outside any unit of work: the settings (pragmas) a database file
+    /// is opened with.
+    public func apply(_ statement: String) throws { _ = try execute(statement, []) }
+
     /// From now on statements run in grouped transactions (after the migrations, which commit on their own).
-    func startGroupCommit() { lock.withLock { grouping = true } }
+    public func startGroupCommit() { lock.withLock { grouping = true } }
 
     /// Returns once every statement `unit` ran is committed; throws if the transaction holding one of them failed.
-    func durable(_ unit: UnitOfWork) async throws {
+    public func durable(_ unit: UnitOfWork) async throws {
         let (settled, writes) = lock.withLock { (outcome(of: unit), dirty) }
         if let settled { return try settled.get() }
         guard writes else {
@@ -199,7 +203,7 @@ final class SQLiteEngine: @unchecked Sendable {
     }
 
     /// Commits the open transaction and wakes its writers.
-    func commit() {
+    public func commit() {
         let (woken, failure): ([CheckedContinuation<Void, any Error>], SQLiteEngineError?) = lock.withLock {
             commitScheduled = false
             // Not open: nothing to commit, and nobody waits (waiters only wait for the open transaction).
@@ -231,7 +235,7 @@ final class SQLiteEngine: @unchecked Sendable {
     }
 
     /// Commits what is open, then closes (the background checkpointer first, if it runs).
-    func close() {
+    public func close() {
         let checkpointer = lock.withLock { () -> SQLiteCheckpointer? in
             defer { self.checkpointer = nil }
             return self.checkpointer
@@ -243,7 +247,7 @@ final class SQLiteEngine: @unchecked Sendable {
 
     /// Starts copying the log into the file on a thread of its own (``SQLiteCheckpointer``); for a database file in
     /// WAL mode, once.
-    func startBackgroundCheckpoints(path: String) throws {
+    public func startBackgroundCheckpoints(path: String) throws {
         let started = try SQLiteCheckpointer(path: path, logger: logger)
         lock.withLock { checkpointer = started }
     }
@@ -257,7 +261,7 @@ final class SQLiteEngine: @unchecked Sendable {
     }
 
     /// The background checkpointer's progress, if it runs (tests).
-    var checkpointProgress: SQLiteCheckpointer.Progress? { lock.withLock { checkpointer?.progress } }
+    public var checkpointProgress: SQLiteCheckpointer.Progress? { lock.withLock { checkpointer?.progress } }
 
     private func closeLocked() {
         forgetStatements()
@@ -335,33 +339,33 @@ final class SQLiteEngine: @unchecked Sendable {
     }
 
     /// The engine as an SQLKit database, for the stores; statements run through it are noted in `unit`.
-    func sql(_ unit: UnitOfWork) -> any SQLDatabase { SQLiteEngineDatabase(engine: self, unit: unit) }
+    public func sql(_ unit: UnitOfWork) -> any SQLDatabase { SQLiteEngineDatabase(engine: self, unit: unit) }
 
     /// Whether a run may join `unit` (instead of waiting for its own commit): only while the unit's owner has not
     /// finished it (``end(_:)``), so that nothing runs in a unit after its one wait for durability began, and only
     /// for this engine's units.
-    func joins(_ unit: UnitOfWork) -> Bool {
+    public func joins(_ unit: UnitOfWork) -> Bool {
         unit.engine == ObjectIdentifier(self) && lock.withLock { !unit.ended }
     }
 
     /// The unit's owner is done with it: later runs that find it (a task the request started) wait on their own.
-    func end(_ unit: UnitOfWork) { lock.withLock { unit.ended = true } }
+    public func end(_ unit: UnitOfWork) { lock.withLock { unit.ended = true } }
 
     /// The transactions one caller's statements ran in (usually one), so ``durable(_:)`` knows what to wait for.
     /// Only read and written under the engine's lock.
-    final class UnitOfWork: @unchecked Sendable {
+    public final class UnitOfWork: @unchecked Sendable {
         fileprivate var generations: Set<UInt64> = []
         fileprivate var ended = false
         fileprivate let engine: ObjectIdentifier
-        init(_ engine: SQLiteEngine) { self.engine = ObjectIdentifier(engine) }
+        public init(_ engine: SQLiteEngine) { self.engine = ObjectIdentifier(engine) }
     }
 }
 
 /// An SQLite failure: its (extended) result code and SQLite's message.
-struct SQLiteEngineError: Error, CustomStringConvertible {
-    let code: Int32
-    let message: String
-    var description: String { "SQLite error \(code): \(message)" }
+public struct SQLiteEngineError: Error, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+    public var description: String { "SQLite error \(code): \(message)" }
 }
 
 /// The column names of a statement's results, shared by all its rows.

@@ -6,12 +6,12 @@ import VaporCSQLite
 /// Copies SQLite's write-ahead log back into the database file on a thread of its own, through a second connection,
 /// so that the copying and its two `fsync`s no longer happen while every request waits for the engine.
 ///
-/// Why: with the log's pages copied only inside the commit that crosses ``StoreDatabase/checkpointPages`` (SQLite's
+/// Why: with the log's pages copied only inside the commit that crosses the `wal_autocheckpoint` threshold (SQLite's
 /// automatic checkpoint), that one commit held the engine, and so every login in flight, for about 25 ms: an 18 ms
 /// `fsync` of the 40 MiB log, then the database file's. Under authentication load that happened every 0.7 s
 /// (`perf trace`, measured), so it was the p99 of every endpoint and left a core idle meanwhile.
 ///
-/// How: every ``interval`` this thread runs a PASSIVE checkpoint, which copies every log page already committed and
+/// How: every `interval` this thread runs a PASSIVE checkpoint, which copies every log page already committed and
 /// never waits for, nor blocks, the engine's writes (SQLite's WAL mode is built for a checkpointer beside a writer).
 /// The automatic checkpoint stays on the engine's own connection, because only a checkpoint that has copied
 /// *everything* lets the next write start the log over, and under continuous writes this thread never quite catches
@@ -21,7 +21,7 @@ import VaporCSQLite
 ///
 /// Durability is SQLite's own: a checkpoint syncs the log before it overwrites the file and the file after, and a
 /// process killed in the middle of one loses nothing, since the log stays authoritative until it restarts.
-final class SQLiteCheckpointer: @unchecked Sendable {
+public final class SQLiteCheckpointer: @unchecked Sendable {
     // @unchecked: `handle` is used only by the checkpointer's own thread, and closed by it; `stopping` and `stopped`
     // only under `wake`'s lock; `state` is locked.
     private let handle: OpaquePointer
@@ -70,11 +70,11 @@ final class SQLiteCheckpointer: @unchecked Sendable {
 
     /// What the thread has done so far: its passes, and after the last pass that ran, the pages in the log and how
     /// many of them are copied into the file (equal once it has caught up); for tests.
-    struct Progress: Equatable {
-        var passes: Int
-        var logPages: Int32
-        var checkpointedPages: Int32
-        var lastFailure: Int32?
+    public struct Progress: Equatable, Sendable {
+        public var passes: Int
+        public var logPages: Int32
+        public var checkpointedPages: Int32
+        public var lastFailure: Int32?
     }
 
     var progress: Progress {

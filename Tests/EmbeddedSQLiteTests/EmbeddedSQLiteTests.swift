@@ -1,0 +1,100 @@
+import Foundation
+import Logging
+import SQLKit
+import SQLiteKit
+import SQLiteNIO
+import VaporCSQLite
+import XCTest
+@testable import EmbeddedSQLite
+
+/// The engine on its own, without the server's schema: what it needs from the SQLite that sqlite-nio vendors, its
+/// background checkpointer, and its conversions of values. The engine's commit rules, seen through the server's
+/// stores, are tested in `UAFServerTests.SQLiteEngineTests`.
+final class EmbeddedSQLiteTests: XCTestCase {
+    var directory: URL!
+    var path: String { directory.appendingPathComponent("engine.sqlite").path }
+
+    override func setUp() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-embedded-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() async throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The engine reaches past SQLiteNIO's API into the SQLite it vendors (target VaporCSQLite, not a product), and
+    /// declares its variadic `sqlite3_db_config` by hand (CSQLiteSettings). This test is the alarm for an update of
+    /// sqlite-nio that renames the prefix, removes the symbol or ships an SQLite without what the engine uses:
+    /// persistent statements and extended result codes (3.20), and the query planner stability guarantee, which the
+    /// engine turns on through that declared symbol and refuses to open without.
+    func testTheVendoredSQLiteHasWhatTheEngineUses() throws {
+        let version = sqlite_nio_sqlite3_libversion_number()
+        XCTAssertGreaterThanOrEqual(version, 3_020_000, "sqlite-nio vendors SQLite \(version)")
+        let engine = try SQLiteEngine(path: path, logger: Logger(label: "test"))
+        defer { engine.close() }
+        try engine.apply("CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)")
+        let rows = try engine.execute("SELECT COUNT(*) AS n FROM items", [])
+        XCTAssertEqual(try rows.first?.decode(column: "n", as: Int.self), 0)
+    }
+
+    func testAStoppedCheckpointerRunsNoMorePasses() async throws {
+        let engine = try SQLiteEngine(path: path, logger: Logger(label: "test"))
+        defer { engine.close() }
+        try engine.apply("PRAGMA journal_mode = WAL")
+        try engine.apply("CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)")
+        let checkpointer = try SQLiteCheckpointer(path: path, interval: 0.01, logger: Logger(label: "test"))
+        try await Task.sleep(for: .milliseconds(100))
+        checkpointer.stop()
+        let passes = checkpointer.progress.passes
+        XCTAssertGreaterThan(passes, 0, "the thread never ran")
+        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertEqual(checkpointer.progress.passes, passes, "the thread went on after stop()")
+    }
+}
+
+/// The engine's own conversions of bound values and column values must give what sqlite-kit's SQLiteDataEncoder and
+/// SQLiteDataDecoder give (the independent reference); anything the fast path does not take still goes to them.
+final class SQLiteValueConversionTests: XCTestCase {
+    func testBoundValuesBecomeWhatTheEncoderMakes() throws {
+        let encoder = SQLiteDataEncoder()
+        let values: [any Encodable & Sendable] = ["text", "", Int64(-5), Int64.max, 42, String?.some("x"), String?.none, Int64?.none,
+                                                 Int64?.some(7), 2.5, true]
+        for value in values {
+            XCTAssertEqual(try SQLiteEngineDatabase.data(value), try encoder.encode(value), "\(value)")
+        }
+    }
+
+    private func row(_ value: SQLiteData) -> SQLiteResultRow {
+        SQLiteResultRow(columns: SQLiteResultColumns(names: ["c"]), values: [value])
+    }
+
+    private func assertSame<D: Decodable & Equatable>(_ type: D.Type, _ value: SQLiteData, file: StaticString = #filePath, line: UInt = #line) {
+        let reference = Result { try SQLiteDataDecoder().decode(D.self, from: value) }
+        let ours = Result { try row(value).decode(column: "c", as: D.self) }
+        switch (reference, ours) {
+        case (.success(let expected), .success(let got)): XCTAssertEqual(got, expected, "\(D.self) from \(value)", file: file, line: line)
+        case (.failure, .failure): break
+        default: XCTFail("\(D.self) from \(value): reference \(reference), engine \(ours)", file: file, line: line)
+        }
+    }
+
+    func testColumnValuesReadAsTheDecoderReadsThem() {
+        let values: [SQLiteData] = [.text("abc"), .text(""), .text("12"), .integer(0), .integer(-3), .integer(Int.max), .null, .float(1.5)]
+        for value in values {
+            assertSame(String.self, value)
+            assertSame(String?.self, value)
+            assertSame(Int64.self, value)
+            assertSame(Int64?.self, value)
+            assertSame(Int.self, value)
+            assertSame(Int?.self, value)
+            assertSame(Double.self, value)
+            assertSame(Bool.self, value)
+        }
+    }
+
+    func testATextColumnReadAsANumberIsStillRefused() {
+        XCTAssertThrowsError(try row(.text("abc")).decode(column: "c", as: Int64.self))
+        XCTAssertThrowsError(try row(.null).decode(column: "c", as: String.self), "NULL is not a String")
+    }
+}
