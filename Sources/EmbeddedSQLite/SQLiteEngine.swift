@@ -391,22 +391,7 @@ struct SQLiteResultRow: SQLRow {
         guard let index = columns.index(of: column) else {
             throw SQLiteEngineError(code: SQLITE_RANGE, message: "no column \(column) in the result")
         }
-        let value = values[index]
-        // The column types every store reads, converted without SQLiteDataDecoder's run-time protocol look-up (one per
-        // value read, a visible share of the engine's time under load); any other type or value goes to it as before.
-        switch value {
-        case .text(let text):
-            if D.self == String.self || D.self == String?.self { return text as! D }
-        case .integer(let number):
-            if D.self == Int64.self || D.self == Int64?.self { return Int64(number) as! D }
-            if D.self == Int.self || D.self == Int?.self { return number as! D }
-        case .null:
-            if D.self == String?.self { return String?.none as! D }
-            if D.self == Int64?.self { return Int64?.none as! D }
-            if D.self == Int?.self { return Int?.none as! D }
-        default: break
-        }
-        return try Self.decoder.decode(D.self, from: value)
+        return try Self.decoder.decode(D.self, from: values[index])
     }
 }
 
@@ -436,18 +421,6 @@ struct SQLiteEngineDatabase: SQLDatabase {
 
     private func run(_ query: any SQLExpression) throws -> [SQLiteResultRow] {
         let (sql, binds) = serialize(query)
-        return try engine.execute(sql, try binds.map(Self.data), unit: unit)
-    }
-
-    /// A bound value as SQLite data: the types the stores bind (text, 64-bit integers, and their optionals, whose
-    /// `nil` takes the encoder's path to NULL) are converted by a direct cast, without SQLiteDataEncoder's run-time
-    /// protocol look-up; anything else goes to the encoder, with the same result as before.
-    static func data(_ value: any Encodable & Sendable) throws -> SQLiteData {
-        switch value {
-        case let text as String: return .text(text)
-        case let number as Int64: return .integer(Int(number))
-        case let number as Int: return .integer(number)
-        default: return try encoder.encode(value)
-        }
+        return try engine.execute(sql, try binds.map { try Self.encoder.encode($0) }, unit: unit)
     }
 }
