@@ -1,11 +1,11 @@
 import Foundation
 
 /// In-band authentication (and transaction confirmation when the server sends a transaction).
-public final class Authentication: HttpOperation {
+public final class Authentication: AuthenticationCeremonyBuilder, HttpOperation, @unchecked Sendable {
+    // @unchecked Sendable: restated from the builder base class; every stored property is a `let` of a Sendable type.
     struct Fields: Sendable {
         var username: Username?
         var sessionProvider: (any SessionProvider)?
-        var objects = InteractionObjects()
         var retryPolicy: RetryPolicy?
         var transaction: String?
         var headers: [String] = []
@@ -16,19 +16,10 @@ public final class Authentication: HttpOperation {
     private let core: ClientCore
     private let state = BuilderState(Fields())
 
-    init(core: ClientCore) { self.core = core }
+    init(core: ClientCore) { self.core = core; super.init() }
 
     @discardableResult public func username(_ username: Username) -> Self { state.update { $0.username = username }; return self }
     @discardableResult public func sessionProvider(_ provider: any SessionProvider) -> Self { state.update { $0.sessionProvider = provider }; return self }
-    /// Picks the account when no username is given and several accounts can authenticate.
-    @discardableResult public func accountSelector(_ selector: any AccountSelector) -> Self { state.update { $0.objects.accountSelector = selector }; return self }
-    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
-    @discardableResult public func pinUserVerifier(_ verifier: any PinUserVerifier) -> Self { state.update { $0.objects.pinUserVerifier = verifier }; return self }
-    @discardableResult public func passwordUserVerifier(_ verifier: any PasswordUserVerifier) -> Self { state.update { $0.objects.passwordUserVerifier = verifier }; return self }
-    @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
-    @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
-    /// Android profile only: the legacy fingerprint authenticator.
-    @discardableResult public func fingerprintUserVerifier(_ verifier: any FingerprintUserVerifier) -> Self { state.update { $0.objects.fingerprintUserVerifier = verifier }; return self }
     /// How a failure to reach the server while obtaining the authentication request is retried. Default: the
     /// configuration's `authenticationMaxRetries` × `authenticationRetryIntervalInSeconds` (3 × 1 s). The
     /// response is never re-sent: a UAF response is single-use.
@@ -58,7 +49,7 @@ public final class Authentication: HttpOperation {
         let fields = state.value
         let headers = fields.headers.headerPairs + (fields.sessionProvider?.httpHeaders ?? [])
         do {
-            return try await OperationRunner(core: core, objects: fields.objects, headers: headers, retryPolicy: fields.retryPolicy)
+            return try await OperationRunner(core: core, objects: interaction.value, headers: headers, retryPolicy: fields.retryPolicy)
                 .authenticate(username: fields.username, transaction: fields.transaction)
         } catch {
             throw AuthenticationError(error, sessionProvider: fields.sessionProvider)

@@ -5,13 +5,11 @@ import NevisProtocol
 /// and handed the app either the whole answer (``enrollResponse(_:)``) or its `enrollment.appLinkUri`
 /// (``appLinkUri(_:)``), exactly one of them. The link carries the out-of-band payload (`dispatchTokenResponse`); the
 /// SDK decodes it, redeems its token and registers the user the enrollment names.
-public final class AuthCloudApiRegistration: HttpOperation {
+public final class AuthCloudApiRegistration: RegistrationCeremonyBuilder, HttpOperation, @unchecked Sendable {
+    // @unchecked Sendable: restated from the builder base class; every stored property is a `let` of a Sendable type.
     struct Fields: Sendable {
         var enrollResponse: String?
         var appLinkUri: String?
-        var deviceInformation: DeviceInformation?
-        var options = RegistrationOptions()
-        var objects = InteractionObjects()
         var headers: [String] = []
         var onSuccess: (@Sendable () -> Void)?
         var onError: (@Sendable (AuthCloudApiError) -> Void)?
@@ -19,22 +17,12 @@ public final class AuthCloudApiRegistration: HttpOperation {
 
     private let core: ClientCore
     private let state = BuilderState(Fields())
-    init(core: ClientCore) { self.core = core }
+    init(core: ClientCore) { self.core = core; super.init() }
 
     /// The JSON answer of the enroll call (it contains `enrollment.appLinkUri`).
     @discardableResult public func enrollResponse(_ json: String) -> Self { state.update { $0.enrollResponse = json }; return self }
     /// The enroll answer's `appLinkUri` (`https://…/open?dispatchTokenResponse=…`).
     @discardableResult public func appLinkUri(_ uri: String) -> Self { state.update { $0.appLinkUri = uri }; return self }
-    @discardableResult public func deviceInformation(_ information: DeviceInformation) -> Self { state.update { $0.deviceInformation = information }; return self }
-    @discardableResult public func allowDevicePasscodeAsFallback(_ allow: Bool) -> Self { state.update { $0.options.allowDevicePasscodeAsFallback = allow }; return self }
-    @discardableResult public func invalidateOnNewOsBiometrics(_ invalidate: Bool) -> Self { state.update { $0.options.invalidateOnNewOsBiometrics = invalidate }; return self }
-    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
-    @discardableResult public func pinEnroller(_ enroller: any PinEnroller) -> Self { state.update { $0.objects.pinEnroller = enroller }; return self }
-    @discardableResult public func passwordEnroller(_ enroller: any PasswordEnroller) -> Self { state.update { $0.objects.passwordEnroller = enroller }; return self }
-    @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
-    @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
-    /// Android profile only: the legacy fingerprint authenticator.
-    @discardableResult public func fingerprintUserVerifier(_ verifier: any FingerprintUserVerifier) -> Self { state.update { $0.objects.fingerprintUserVerifier = verifier }; return self }
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (AuthCloudApiError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
@@ -72,9 +60,8 @@ public final class AuthCloudApiRegistration: HttpOperation {
             throw .MalformedPayload(cause: SDKMessage("the link stands for another operation than a registration"))
         }
         do {
-            try await OperationRunner(core: core, objects: fields.objects, headers: fields.headers.headerPairs).register(
-                .redeemed(message: registration.message), server: registration.server, deviceInformation: fields.deviceInformation,
-                options: fields.options)
+            try await register(.redeemed(message: registration.message), core: core, headers: fields.headers.headerPairs,
+                               server: registration.server)
         } catch {
             switch error {
             case .FidoError(let code, let cause): throw .FidoError(errorCode: code, cause: cause)

@@ -183,11 +183,9 @@ public final class OutOfBandOperation: HttpOperation {
 }
 
 /// The registration an out-of-band token stands for (the server named the user when it dispatched it).
-public final class OutOfBandRegistration: HttpOperation {
+public final class OutOfBandRegistration: RegistrationCeremonyBuilder, HttpOperation, @unchecked Sendable {
+    // @unchecked Sendable: restated from the builder base class; every stored property is a `let` of a Sendable type.
     struct Fields: Sendable {
-        var deviceInformation: DeviceInformation?
-        var options = RegistrationOptions()
-        var objects = InteractionObjects()
         var headers: [String]
         var onSuccess: (@Sendable () -> Void)?
         var onError: (@Sendable (OperationError) -> Void)?
@@ -201,23 +199,12 @@ public final class OutOfBandRegistration: HttpOperation {
     init(core: ClientCore, message: String, server: Server, headers: [String]) {
         self.core = core; self.message = message; self.server = server
         state = BuilderState(Fields(headers: headers))
+        super.init()
     }
 
     /// The user the server asks to register, as the request names it.
     public var username: Username? { try? UAFMessageCodec.decode(RegistrationRequest.self, from: message).first?.username }
 
-    @discardableResult public func deviceInformation(_ information: DeviceInformation) -> Self { state.update { $0.deviceInformation = information }; return self }
-    @discardableResult public func allowDevicePasscodeAsFallback(_ allow: Bool) -> Self { state.update { $0.options.allowDevicePasscodeAsFallback = allow }; return self }
-    @discardableResult public func invalidateOnNewOsBiometrics(_ invalidate: Bool) -> Self { state.update { $0.options.invalidateOnNewOsBiometrics = invalidate }; return self }
-    /// Android profile only. Secure default: false (Class 2 biometric sensors are weak).
-    @discardableResult public func allowClass2Sensors(_ allow: Bool) -> Self { state.update { $0.options.allowClass2Sensors = allow }; return self }
-    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
-    @discardableResult public func pinEnroller(_ enroller: any PinEnroller) -> Self { state.update { $0.objects.pinEnroller = enroller }; return self }
-    @discardableResult public func passwordEnroller(_ enroller: any PasswordEnroller) -> Self { state.update { $0.objects.passwordEnroller = enroller }; return self }
-    @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
-    @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
-    /// Android profile only: the legacy fingerprint authenticator.
-    @discardableResult public func fingerprintUserVerifier(_ verifier: any FingerprintUserVerifier) -> Self { state.update { $0.objects.fingerprintUserVerifier = verifier }; return self }
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
@@ -229,15 +216,14 @@ public final class OutOfBandRegistration: HttpOperation {
 
     public func executeAsync() async throws(OperationError) {
         let fields = state.value
-        try await OperationRunner(core: core, objects: fields.objects, headers: fields.headers.headerPairs).register(
-            .redeemed(message: message), server: server, deviceInformation: fields.deviceInformation, options: fields.options)
+        try await register(.redeemed(message: message), core: core, headers: fields.headers.headerPairs, server: server)
     }
 }
 
 /// The authentication (or transaction confirmation) an out-of-band token stands for.
-public final class OutOfBandAuthentication: HttpOperation {
+public final class OutOfBandAuthentication: AuthenticationCeremonyBuilder, HttpOperation, @unchecked Sendable {
+    // @unchecked Sendable: restated from the builder base class; every stored property is a `let` of a Sendable type.
     struct Fields: Sendable {
-        var objects = InteractionObjects()
         var headers: [String]
         var onSuccess: (@Sendable ((any AuthorizationProvider)?) -> Void)?
         var onError: (@Sendable (OperationError) -> Void)?
@@ -251,16 +237,9 @@ public final class OutOfBandAuthentication: HttpOperation {
     init(core: ClientCore, message: String, server: Server, headers: [String]) {
         self.core = core; self.message = message; self.server = server
         state = BuilderState(Fields(headers: headers))
+        super.init()
     }
 
-    @discardableResult public func accountSelector(_ selector: any AccountSelector) -> Self { state.update { $0.objects.accountSelector = selector }; return self }
-    @discardableResult public func authenticatorSelector(_ selector: any AuthenticatorSelector) -> Self { state.update { $0.objects.authenticatorSelector = selector }; return self }
-    @discardableResult public func pinUserVerifier(_ verifier: any PinUserVerifier) -> Self { state.update { $0.objects.pinUserVerifier = verifier }; return self }
-    @discardableResult public func passwordUserVerifier(_ verifier: any PasswordUserVerifier) -> Self { state.update { $0.objects.passwordUserVerifier = verifier }; return self }
-    @discardableResult public func biometricUserVerifier(_ verifier: any BiometricUserVerifier) -> Self { state.update { $0.objects.biometricUserVerifier = verifier }; return self }
-    @discardableResult public func devicePasscodeUserVerifier(_ verifier: any DevicePasscodeUserVerifier) -> Self { state.update { $0.objects.devicePasscodeUserVerifier = verifier }; return self }
-    /// Android profile only: the legacy fingerprint authenticator.
-    @discardableResult public func fingerprintUserVerifier(_ verifier: any FingerprintUserVerifier) -> Self { state.update { $0.objects.fingerprintUserVerifier = verifier }; return self }
     @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable ((any AuthorizationProvider)?) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
     @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
@@ -275,7 +254,7 @@ public final class OutOfBandAuthentication: HttpOperation {
     /// Runs the authentication; a transaction in the request is shown through the selectors before it is signed.
     public func executeAsync() async throws(OperationError) -> (any AuthorizationProvider)? {
         let fields = state.value
-        return try await OperationRunner(core: core, objects: fields.objects, headers: fields.headers.headerPairs)
+        return try await OperationRunner(core: core, objects: interaction.value, headers: fields.headers.headerPairs)
             .authenticate(username: nil, redeemed: (message, server))
     }
 }
