@@ -8,8 +8,6 @@ import NevisProtocol
 /// endpoint, and `/open`, where app links land.
 struct AuthCloudController {
     static let apiBase = "/api/v1"
-    /// The path of `appLinkUri` (`<server>/open?dispatchTokenResponse=…`), as in the seed's enroll response.
-    static let appLinkPath = "/open"
     let service: AuthCloudService
     let accessKeys: AccessKeyStore
     let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
@@ -21,7 +19,7 @@ struct AuthCloudController {
         }
         // Where an app link lands when no app claims it (opened on a laptop, say): a page that says what to do. The
         // payload stays in the link: the page neither reads nor shows it.
-        open.get(RouterPath(stringLiteral: Self.appLinkPath)) { _, _ in
+        open.get(RouterPath(stringLiteral: AuthCloudService.appLinkPath)) { _, _ in
             Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(string: Self.landingPage)))
         }

@@ -143,24 +143,24 @@ struct AuthCloudService: Sendable {
     func enroll(_ request: EnrollRequest, principal: Principal) async throws -> User {
         let channel = request.channel ?? "app"
         guard channel == "app" else {
-            throw HTTPFailure(.badRequest, "unsupported_channel", "Only the app channel is supported for enrollment.")
+            throw Refusal(.badRequest, "unsupported_channel", "Only the app channel is supported for enrollment.")
         }
         let user: AuthCloudUserRecord
         if let userId = request.userId {
             guard let found = try await stores.authCloudUsers.user(id: userId), Self.mayReach(found, principal) else { throw Self.userNotFound }
             if let username = request.username, username != found.username {
-                throw HTTPFailure(.badRequest, "bad_request", "username and userId name different users.")
+                throw Refusal(.badRequest, "bad_request", "username and userId name different users.")
             }
             user = found
         } else {
-            guard let username = request.username else { throw HTTPFailure(.badRequest, "bad_request", "username or userId is required.") }
+            guard let username = request.username else { throw Refusal(.badRequest, "bad_request", "username or userId is required.") }
             try Self.validate(username: username)
             if principal.source == .demoSite {
                 // The demo enrols new usernames only: anyone who opens it would otherwise add a key to a real user.
                 let existing = try await stores.authCloudUsers.user(username: username)
                 let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
                 guard existing.map({ Self.mayReach($0, principal) }) ?? !registered else {
-                    throw HTTPFailure(.conflict, "username_taken", "This username is taken; choose another.")
+                    throw Refusal(.conflict, "username_taken", "This username is taken; choose another.")
                 }
             }
             let createdBy = principal.source == .demoSite ? AuthCloudUserRecord.demoSite : nil
@@ -186,7 +186,7 @@ struct AuthCloudService: Sendable {
     func approval(_ request: ApprovalRequest, principal: Principal) async throws -> ApprovalAnswer {
         let channel = request.channel ?? "push"
         guard channel == "push" || channel == "app" else {
-            throw HTTPFailure(.badRequest, "unsupported_channel", "channel must be push or app.")
+            throw Refusal(.badRequest, "unsupported_channel", "channel must be push or app.")
         }
         var user: AuthCloudUserRecord?
         if let userId = request.userId {
@@ -207,23 +207,23 @@ struct AuthCloudService: Sendable {
                 guard registered else { throw Self.userNotFound }
                 user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
             }
-            guard registered else { throw HTTPFailure(.notFound, "no_authenticator", "The user has no registered authenticator.") }
+            guard registered else { throw Refusal(.notFound, "no_authenticator", "The user has no registered authenticator.") }
         }
         if request.prompt == true && request.message == nil {
-            throw HTTPFailure(.badRequest, "bad_request", "message is required when prompt is true.")
+            throw Refusal(.badRequest, "bad_request", "message is required when prompt is true.")
         }
         var transactions: [Transaction] = []
         var messageHash: String?
         if let message = request.message {
             do { try LimitedHTML.validate(message, limit: Transaction.maximumTextLength) } catch {
-                throw HTTPFailure(.badRequest, "invalid_message", "message: \(error.description).")
+                throw Refusal(.badRequest, "invalid_message", "message: \(error.description).")
             }
             // The message is confirmed verbatim (markup included): the signed transaction is exactly what was asked.
             transactions = [Transaction(contentType: "text/plain", content: Base64URL.encode(Array(message.utf8)))]
             messageHash = Self.transactionHash(of: message)
         }
         if let notification = request.notificationMessage, notification.utf8.count > 1024 || Text.hasControlCharacters(notification) {
-            throw HTTPFailure(.badRequest, "bad_request", "notificationMessage must be at most 1024 bytes without control characters.")
+            throw Refusal(.badRequest, "bad_request", "notificationMessage must be at most 1024 bytes without control characters.")
         }
         let context = AuthenticationContext(username: user?.username, transaction: transactions.isEmpty ? nil : transactions)
         let get = GetUAFRequest(op: .authentication, context: user == nil && transactions.isEmpty ? nil : try JSONCoding.string(context))
@@ -231,14 +231,14 @@ struct AuthCloudService: Sendable {
         var tokenRequest = DispatchService.TokenRequest(getUafRequest: get)
         switch channel {
         case "push":
-            guard let user else { throw HTTPFailure(.badRequest, "bad_request", "push needs username or userId.") }
+            guard let user else { throw Refusal(.badRequest, "bad_request", "push needs username or userId.") }
             guard request.authenticatorId != "*" else {
-                throw HTTPFailure(.badRequest, "bad_request", "authenticatorId * is only allowed with the app channel.")
+                throw Refusal(.badRequest, "bad_request", "authenticatorId * is only allowed with the app channel.")
             }
             let targets = try await stores.dispatchTargets.targets(username: user.username).filter { $0.target != nil && $0.encryptionKey != nil }
             let target = request.authenticatorId.map { id in targets.first { $0.id == id } } ?? targets.max { $0.createdAt < $1.createdAt }
             guard let target else {
-                throw HTTPFailure(.notFound, "no_push_target", "The user has no device that can receive push notifications\(request.authenticatorId == nil ? "" : " with this authenticatorId").")
+                throw Refusal(.notFound, "no_push_target", "The user has no device that can receive push notifications\(request.authenticatorId == nil ? "" : " with this authenticatorId").")
             }
             tokenRequest.dispatcher = DispatchTargetWire.Dispatcher.firebaseCloudMessaging.rawValue
             tokenRequest.dispatchTargetId = target.id
@@ -252,9 +252,9 @@ struct AuthCloudService: Sendable {
         guard answer.dispatchResult == .dispatched || answer.dispatchResult == .dispatchError, let sessionID = answer.sessionId else {
             switch answer.dispatchResult {
             case .dispatcherNotFound:
-                throw HTTPFailure(.conflict, "push_unavailable", "Push notifications are not configured on this server.")
+                throw Refusal(.conflict, "push_unavailable", "Push notifications are not configured on this server.")
             case .userNotFound, .dispatchTargetNotFound, .dispatchTargetExpired:
-                throw HTTPFailure(.notFound, "no_push_target", "The user's device cannot be reached.")
+                throw Refusal(.notFound, "no_push_target", "The user's device cannot be reached.")
             default:
                 throw ServiceFailure(.internalServerError, "approval dispatch answered \(answer.dispatchResult.rawValue)")
             }
@@ -288,7 +288,7 @@ struct AuthCloudService: Sendable {
     /// The claims of a status token this server issued and that has not expired.
     private func statusClaims(_ request: StatusRequest) async throws -> StatusClaims {
         guard let claims = await issuer.verify(request.statusToken, as: StatusClaims.self, now: environment.clock()) else {
-            throw HTTPFailure(.badRequest, "invalid_status_token", "The status token is not valid (altered, expired or not from this server).")
+            throw Refusal(.badRequest, "invalid_status_token", "The status token is not valid (altered, expired or not from this server).")
         }
         return claims
     }
@@ -355,7 +355,7 @@ struct AuthCloudService: Sendable {
         } else if let username {
             found = try await stores.authCloudUsers.user(username: username)
         } else {
-            throw HTTPFailure(.badRequest, "bad_request", "The query parameter username is required.")
+            throw Refusal(.badRequest, "bad_request", "The query parameter username is required.")
         }
         guard let found else { throw Self.userNotFound }
         return try await describe(found)
@@ -380,7 +380,7 @@ struct AuthCloudService: Sendable {
 
     // MARK: Helpers
 
-    static let userNotFound = HTTPFailure(.notFound, "user_not_found", "No such user.")
+    static let userNotFound = Refusal(.notFound, "user_not_found", "No such user.")
 
     /// Whether `principal` may act for `user`: an access key for every user, the web demo for the users it created.
     static func mayReach(_ user: AuthCloudUserRecord, _ principal: Principal) -> Bool {
@@ -390,13 +390,16 @@ struct AuthCloudService: Sendable {
     static func validate(username: String) throws {
         guard !username.isEmpty, username.utf8.count <= ServiceEnvironment.maximumUsernameBytes,
               username.allSatisfy({ usernameCharacters.contains($0) }) else {
-            throw HTTPFailure(.badRequest, "invalid_username",
+            throw Refusal(.badRequest, "invalid_username",
                               "username must be 1...\(ServiceEnvironment.maximumUsernameBytes) of the characters a-z A-Z 0-9 _ - . @")
         }
     }
 
+    /// The path of `appLinkUri` (`<server>/open?dispatchTokenResponse=…`), as in the seed's enroll response.
+    static let appLinkPath = "/open"
+
     /// Where `appLinkUri` points: `<server>/open`, the page an app link lands on when the app is not installed.
-    private var appLinkBase: String { environment.identity.baseURL + AuthCloudController.appLinkPath }
+    private var appLinkBase: String { environment.identity.baseURL + Self.appLinkPath }
 
     private func statusToken(transactionId: String, user: AuthCloudUserRecord?, op: String, transactionHash: String?) async throws -> String {
         let now = environment.clock().timeIntervalSince1970

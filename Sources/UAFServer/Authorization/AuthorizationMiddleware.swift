@@ -163,6 +163,19 @@ struct Authorizer: Sendable {
     }
 }
 
+extension AuthorizationFailure {
+    /// The answer the client gets: the same generic body wherever the refusal was decided (middleware or service).
+    var response: Response {
+        switch kind {
+        case .unauthenticated:
+            return ErrorBody.response(.unauthorized, error: "unauthorized", message: "Valid credentials are required: a bearer token or a session.",
+                                      headers: [.wwwAuthenticate: "Bearer"])
+        case .forbidden:
+            return ErrorBody.response(.forbidden, error: "forbidden", message: "These credentials may not act for this user.")
+        }
+    }
+}
+
 /// The JSON body of every non-UAF error answer (401, 403, 404, 429, …): `{"error": …, "message": …}`.
 struct ErrorBody: Codable {
     var error: String

@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 
 /// Who is calling a protected endpoint, established by `AuthorizationMiddleware` before the handler runs.
 public struct Principal: Sendable, Equatable {
@@ -119,17 +118,6 @@ struct AuthorizationFailure: Error {
     let detail: String
     static func unauthenticated(_ detail: String) -> Self { Self(kind: .unauthenticated, detail: detail) }
     static func forbidden(_ detail: String) -> Self { Self(kind: .forbidden, detail: detail) }
-
-    /// The answer the client gets: the same generic body wherever the refusal was decided (middleware or service).
-    var response: Response {
-        switch kind {
-        case .unauthenticated:
-            return ErrorBody.response(.unauthorized, error: "unauthorized", message: "Valid credentials are required: a bearer token or a session.",
-                                      headers: [.wwwAuthenticate: "Bearer"])
-        case .forbidden:
-            return ErrorBody.response(.forbidden, error: "forbidden", message: "These credentials may not act for this user.")
-        }
-    }
 }
 
 /// Any JSON value, for reading JWT claims whose names come from configuration.

@@ -216,7 +216,7 @@ struct DemoSiteController {
     /// an unknown user, a text outside the allowed subset), a generic one for anything else.
     private func refusal(_ error: any Error, name: OperationName, home: (String?) -> String) -> Response {
         switch error {
-        case let failure as HTTPFailure:
+        case let failure as Refusal:
             onRejection(name, ServiceFailure(.badRequest, "\(failure.status.code) \(failure.message)"))
             return page(home(failure.message), status: failure.status)
         case let failure as ServiceFailure where failure.status != .internalServerError:

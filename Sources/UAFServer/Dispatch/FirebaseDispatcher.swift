@@ -162,8 +162,8 @@ actor FirebaseDispatcher {
     /// FCM v1's `UNREGISTERED` error: 404 (or 400) with `details[].errorCode == "UNREGISTERED"`.
     static func isUnregistered(status: Int, body: Data) -> Bool {
         struct Answer: Decodable {
-            struct ErrorBody: Decodable { struct Detail: Decodable { var errorCode: String? }; var status: String?; var details: [Detail]? }
-            var error: ErrorBody
+            struct GoogleError: Decodable { struct Detail: Decodable { var errorCode: String? }; var status: String?; var details: [Detail]? }
+            var error: GoogleError
         }
         guard status == 404 || status == 400, let answer = try? JSONDecoder().decode(Answer.self, from: body) else { return false }
         return answer.error.details?.contains { $0.errorCode == "UNREGISTERED" } ?? false

@@ -1,5 +1,4 @@
 import Foundation
-import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -74,8 +73,8 @@ final class QRRenderer: Sendable {
             case .run: continuation.resume()
             case .wait: break
             case .refuse:
-                continuation.resume(throwing: HTTPFailure(.serviceUnavailable, "busy", "Too many QR codes are being drawn; retry in a second.",
-                                                          headers: [.retryAfter: "1"]))
+                continuation.resume(throwing: Refusal(.serviceUnavailable, "busy", "Too many QR codes are being drawn; retry in a second.",
+                                                      retryAfterSeconds: 1))
             }
         }
     }

@@ -26,7 +26,7 @@ struct DispatchController {
             try await dispatchRoute(request, .deregistration, principal: try context.requirePrincipal())
         }
         for operation in [UAFOperation.registration, .authentication, .deregistration] {
-            open.post(RouterPath(stringLiteral: Self.redeemPath(operation))) { request, _ in
+            open.post(RouterPath(stringLiteral: DispatchService.redeemPath(operation))) { request, _ in
                 try await Wire.handle(request, as: RedeemBody.self, name: .redeem(operation), onRejection: onRejection) { body in
                     try await dispatch.redeem(token: body.token, operation: operation).response
                 } failure: { failure, _ in
@@ -95,18 +95,6 @@ struct DispatchController {
 
     struct RedeemBody: Decodable { var token: String }
 
-    /// The last path component of an operation's dispatch and redeem endpoints.
-    static func pathComponent(_ operation: UAFOperation) -> String {
-        switch operation {
-        case .registration: return "registration"
-        case .authentication: return "authentication"
-        case .deregistration: return "deregistration"
-        }
-    }
-
-    /// `/nevisfido/token/redeem/<op>`: where a payload's `redeem_url` points.
-    static func redeemPath(_ operation: UAFOperation) -> String { "\(tokenBase)/redeem/\(pathComponent(operation))" }
-
     func dispatchRoute(_ request: Request, _ operation: UAFOperation, principal: Principal?) async throws -> Response {
         try await Self.jsonEndpoint(request, as: DispatchService.TokenRequest.self, name: .dispatch(operation), onRejection: onRejection) { body in
             try await dispatch.dispatch(body, operation: operation, principal: principal)
@@ -131,13 +119,12 @@ struct DispatchController {
     /// Runs a JSON endpoint's body: a refusal is its HTTP status with the `{"error", "message"}` body; a UAF-style
     /// failure (bad input found by a ceremony check) is 400; an internal error 500 without details.
     static func respond(name: OperationName, onRejection: @Sendable (OperationName, ServiceFailure) -> Void, _ body: () async throws -> Response) async throws -> Response {
-        do { return try await body() } catch let failure as HTTPFailure {
+        do { return try await body() } catch let failure as Refusal {
             onRejection(name, ServiceFailure(.badRequest, "\(failure.status.code) \(failure.message)"))
-            return ErrorBody.response(failure.status, error: failure.error, message: failure.message, headers: failure.headers)
+            return failure.response
         } catch let refusal as DeviceSignatureRefusal {
             onRejection(name, ServiceFailure(.unauthorized, refusal.detail))
-            let failure = refusal.failure
-            return ErrorBody.response(failure.status, error: failure.error, message: failure.message)
+            return refusal.failure.response
         } catch let refusal as AuthorizationFailure {
             onRejection(name, ServiceFailure(refusal.kind == .forbidden ? .forbidden : .unauthorized, refusal.detail))
             return refusal.response
@@ -160,7 +147,7 @@ struct DispatchController {
     /// The body of a device-signed request (Device Service, a target's PATCH): at most 16 KiB, else 413.
     private static func smallBody(_ request: Request) async throws -> ByteBuffer {
         guard let buffer = try? await request.body.collect(upTo: 16 * 1024) else {
-            throw HTTPFailure(.contentTooLarge, "too_large", "The body is larger than 16 KiB.")
+            throw Refusal(.contentTooLarge, "too_large", "The body is larger than 16 KiB.")
         }
         return buffer
     }
@@ -168,7 +155,7 @@ struct DispatchController {
     /// A body that is a compact JWS (`application/jose`).
     static func joseBody(_ request: Request) async throws -> String {
         if let contentType = request.headers[.contentType]?.lowercased(), !contentType.hasPrefix("application/jose") {
-            throw HTTPFailure(.unsupportedMediaType, "unsupported_media_type", "Content-Type must be application/jose.")
+            throw Refusal(.unsupportedMediaType, "unsupported_media_type", "Content-Type must be application/jose.")
         }
         let buffer = try await smallBody(request)
         return String(decoding: buffer.readableBytesView, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

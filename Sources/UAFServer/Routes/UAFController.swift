@@ -73,6 +73,26 @@ extension ServerRequestContext {
     }
 }
 
+extension OutstandingRequestsRefusal {
+    /// HTTP 429 with `Retry-After` and a body that says why.
+    var response: Response {
+        ErrorBody.response(.tooManyRequests, error: "too_many_outstanding_requests",
+                           message: "This user has \(limit) unanswered requests, the most allowed; answer one or retry later.",
+                           headers: [.retryAfter: String(retryAfterSeconds)])
+    }
+}
+
+extension IssuedRequest {
+    /// The HTTP answer. The status session id of the operation (its serverData, the request id) also goes in a
+    /// header: a relying party behind a proxy reads it there, the app reads it from the request, and both poll
+    /// /nevisfido/status.
+    var response: Response {
+        var response = Wire.json(answer)
+        if let sessionID { response.headers[Wire.sessionIDHeader] = sessionID }
+        return response
+    }
+}
+
 /// The wire rules every controller shares: media types, body limits, JSON encoding and error answers.
 enum Wire {
     static let uafContentType = "application/fido+uaf;charset=UTF-8"

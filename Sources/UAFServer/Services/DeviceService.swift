@@ -48,7 +48,7 @@ struct DeviceService: Sendable {
             switch try await targets.apply(to: target, name: change.name, pushToken: change.fcmRegistrationToken,
                                            disablePush: change.disablePushNotifications == true) {
             case .updated, .notFound: continue // a target deleted meanwhile has nothing left to change
-            case .nameTaken: throw HTTPFailure(.unprocessableContent, "name_taken", "A dispatch target of \(target.username) already has this name.")
+            case .nameTaken: throw Refusal(.unprocessableContent, "name_taken", "A dispatch target of \(target.username) already has this name.")
             }
         }
         environment.decide("device modify", nil, 1200, "device \(deviceId.prefix(8))…: \(devices.count) target(s) changed")

@@ -226,14 +226,24 @@ struct DispatchService: Sendable {
         let limit = environment.limits.dispatchesPerTargetPerMinute
         let recent = try await stores.dispatchTokens.count(dispatchTargetId: target.id, since: environment.clock().addingTimeInterval(-60))
         guard recent < limit else {
-            throw HTTPFailure(.tooManyRequests, "too_many_dispatches", "This dispatch target had \(limit) dispatches within a minute; try again later.",
-                              headers: [.retryAfter: "60"])
+            throw Refusal(.tooManyRequests, "too_many_dispatches", "This dispatch target had \(limit) dispatches within a minute; try again later.",
+                          retryAfterSeconds: 60)
         }
     }
 
     func redeemURL(_ operation: UAFOperation) -> String {
         let base = configuration.redeemBaseURL ?? environment.identity.baseURL
-        return base.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + DispatchController.redeemPath(operation)
+        return base.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + Self.redeemPath(operation)
+    }
+
+    /// `/nevisfido/token/redeem/<op>`: where a payload's `redeem_url` points (nevisFIDO's path; the HTTP layer routes
+    /// it).
+    static func redeemPath(_ operation: UAFOperation) -> String {
+        switch operation {
+        case .registration: return "/nevisfido/token/redeem/registration"
+        case .authentication: return "/nevisfido/token/redeem/authentication"
+        case .deregistration: return "/nevisfido/token/redeem/deregistration"
+        }
     }
 
 

@@ -1,22 +1,8 @@
 import Foundation
-import HTTPTypes
 import JOSE
 import NevisProtocol
 import Primitives
 import UAF
-
-/// A refusal of a JSON (non-UAF) endpoint: its HTTP status and the `{"error", "message"}` body. The message is
-/// safe to show the caller; nothing internal goes into it.
-struct HTTPFailure: Error {
-    let status: HTTPResponse.Status
-    let error: String
-    let message: String
-    /// Headers the answer carries besides the error body (e.g. `Retry-After`).
-    let headers: HTTPFields
-    init(_ status: HTTPResponse.Status, _ error: String, _ message: String, headers: HTTPFields = [:]) {
-        self.status = status; self.error = error; self.message = message; self.headers = headers
-    }
-}
 
 /// The Dispatch Target Service (server-api §B.8): a device's name, push address and public keys, per user.
 struct DispatchTargetService: Sendable {
@@ -27,17 +13,17 @@ struct DispatchTargetService: Sendable {
 
     /// Endpoint 13: creates a target for the caller's user.
     func create(_ body: DispatchTargetWire.Creation, principal: Principal) async throws -> DispatchTargetWire.Created {
-        guard let username = body.username ?? principal.subject else { throw HTTPFailure(.badRequest, "bad_request", "username is required") }
-        do { try ServiceEnvironment.validate(username: username) } catch { throw HTTPFailure(.badRequest, "bad_request", "username is not valid") }
+        guard let username = body.username ?? principal.subject else { throw Refusal(.badRequest, "bad_request", "username is required") }
+        do { try ServiceEnvironment.validate(username: username) } catch { throw Refusal(.badRequest, "bad_request", "username is not valid") }
         guard principal.mayCreateDispatchTarget(for: username, deviceId: body.deviceId) else {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not create a dispatch target for \(username)")
         }
         try Self.validate(name: body.name)
         if let target = body.target { try Self.validate(pushToken: target) }
-        guard (body.deviceId?.utf8.count ?? 0) <= 128 else { throw HTTPFailure(.badRequest, "bad_request", "deviceId longer than 128 bytes") }
+        guard (body.deviceId?.utf8.count ?? 0) <= 128 else { throw Refusal(.badRequest, "bad_request", "deviceId longer than 128 bytes") }
         let dispatcher = body.dispatcher ?? DispatchTargetWire.Dispatcher.firebaseCloudMessaging.rawValue
         guard DispatchTargetWire.Dispatcher(rawValue: dispatcher) != nil else {
-            throw HTTPFailure(.unprocessableContent, "unknown_dispatcher", "The dispatcher is not one this server knows.")
+            throw Refusal(.unprocessableContent, "unknown_dispatcher", "The dispatcher is not one this server knows.")
         }
         // Both keys must be usable P-256 keys now: a target whose key cannot verify or encrypt is useless later.
         let signatureKey: JWK, encryptionKey: JWK?
@@ -47,14 +33,14 @@ struct DispatchTargetService: Sendable {
             encryptionKey = try body.encryptionKey.map { try JWK(json: $0) }
             _ = try encryptionKey?.p256KeyAgreementKey()
         } catch {
-            throw HTTPFailure(.badRequest, "bad_request", "signatureKey and encryptionKey must be EC P-256 JWKs (\(error))")
+            throw Refusal(.badRequest, "bad_request", "signatureKey and encryptionKey must be EC P-256 JWKs (\(error))")
         }
         let now = environment.clock()
         let record = DispatchTargetRecord(id: RandomToken.make(18), extId: UUID().uuidString.lowercased(), username: username, name: body.name,
                                           deviceId: body.deviceId, dispatcher: dispatcher, target: body.target, signatureKey: signatureKey.json,
                                           encryptionKey: encryptionKey?.json, createdAt: now, updatedAt: now)
         guard try await stores.dispatchTargets.insert(record) else {
-            throw HTTPFailure(.unprocessableContent, "name_taken", "The user already has a dispatch target with this name.")
+            throw Refusal(.unprocessableContent, "name_taken", "The user already has a dispatch target with this name.")
         }
         environment.decide("dispatch target", username, 1200, "created \(record.id.prefix(8))… \"\(record.name)\"\(record.encryptionKey == nil ? "" : " with an encryption key")")
         return DispatchTargetWire.Created(id: record.id, extId: record.extId)
@@ -67,11 +53,11 @@ struct DispatchTargetService: Sendable {
 
     /// Endpoint 14 (internal: the relying party's backend, with a token for the user or an administrator's).
     func list(username: String?, principal: Principal) async throws -> Listing {
-        guard let username, !username.isEmpty else { throw HTTPFailure(.badRequest, "bad_request", "the username query parameter is required") }
+        guard let username, !username.isEmpty else { throw Refusal(.badRequest, "bad_request", "the username query parameter is required") }
         guard principal.mayActFor(username) else { throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") may not list \(username)'s targets") }
         // A device signature lists only its own device's targets.
         let targets = try await stores.dispatchTargets.targets(username: username).filter(principal.mayReach)
-        guard !targets.isEmpty else { throw HTTPFailure(.notFound, "not_found", "The user has no dispatch targets.") }
+        guard !targets.isEmpty else { throw Refusal(.notFound, "not_found", "The user has no dispatch targets.") }
         return Listing(dispatchTargets: targets.map { .init(name: $0.name, id: $0.id, dispatcher: $0.dispatcher) })
     }
 
@@ -81,8 +67,8 @@ struct DispatchTargetService: Sendable {
         switch try await apply(to: target, name: change.name, pushToken: change.target, disablePush: change.disablePushNotifications == true) {
         case .updated:
             environment.decide("dispatch target", target.username, 1200, "modified \(target.id.prefix(8))… by its device")
-        case .notFound: throw HTTPFailure(.notFound, "not_found", "No such dispatch target.")
-        case .nameTaken: throw HTTPFailure(.unprocessableContent, "name_taken", "The user already has a dispatch target with this name.")
+        case .notFound: throw Refusal(.notFound, "not_found", "No such dispatch target.")
+        case .nameTaken: throw Refusal(.unprocessableContent, "name_taken", "The user already has a dispatch target with this name.")
         }
     }
 
@@ -99,7 +85,7 @@ struct DispatchTargetService: Sendable {
     func delete(id: String, principal: Principal) async throws {
         guard let target = try await stores.dispatchTargets.target(id: id), principal.mayReach(target) else {
             // Someone else's target (or another device's, for a device signature) answers like a missing one.
-            throw HTTPFailure(.notFound, "not_found", "No such dispatch target.")
+            throw Refusal(.notFound, "not_found", "No such dispatch target.")
         }
         _ = try await stores.dispatchTargets.delete(id: id)
         environment.decide("dispatch target", target.username, 1200, "deleted \(id.prefix(8))…")
@@ -107,13 +93,13 @@ struct DispatchTargetService: Sendable {
 
     static func validate(name: String) throws {
         guard DispatchTargetWire.isValid(name: name) else {
-            throw HTTPFailure(.badRequest, "bad_request", "name must be 1...\(DispatchTargetWire.maximumNameBytes) bytes without control characters")
+            throw Refusal(.badRequest, "bad_request", "name must be 1...\(DispatchTargetWire.maximumNameBytes) bytes without control characters")
         }
     }
 
     static func validate(pushToken: String) throws {
         guard DispatchTargetWire.isValid(pushToken: pushToken) else {
-            throw HTTPFailure(.badRequest, "bad_request", "target must be 1...\(DispatchTargetWire.maximumPushTokenBytes) bytes")
+            throw Refusal(.badRequest, "bad_request", "target must be 1...\(DispatchTargetWire.maximumPushTokenBytes) bytes")
         }
     }
 }
@@ -134,7 +120,7 @@ struct DeviceSignatureVerifier: Sendable {
         }
         if let targetID, targetID != named { throw DeviceSignatureRefusal(detail: "the JWS names another dispatch target") }
         guard named.utf8.count <= 128, let target = try await stores.dispatchTargets.target(id: named) else {
-            if targetID != nil { throw HTTPFailure(.notFound, "not_found", "No such dispatch target.") }
+            if targetID != nil { throw Refusal(.notFound, "not_found", "No such dispatch target.") }
             throw DeviceSignatureRefusal(detail: "unknown dispatch target")
         }
         let verified: JWS.Verified
@@ -187,5 +173,5 @@ struct SignedRequest: Sendable {
 /// A refused device signature: 401 to the caller, `detail` to the log.
 struct DeviceSignatureRefusal: Error {
     let detail: String
-    var failure: HTTPFailure { HTTPFailure(.unauthorized, "invalid_device_signature", "The device signature is invalid, stale or replayed.") }
+    var failure: Refusal { Refusal(.unauthorized, "invalid_device_signature", "The device signature is invalid, stale or replayed.") }
 }

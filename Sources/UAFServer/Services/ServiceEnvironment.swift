@@ -1,5 +1,4 @@
 import Foundation
-import Hummingbird
 import Primitives
 import Logging
 import UAF
@@ -29,11 +28,6 @@ struct OutstandingRequestsRefusal: Error {
     let limit: Int
     let retryAfterSeconds: Int
     var detail: String { "\(limit) unanswered requests are outstanding for this user, the most allowed; refused until one is answered or expires" }
-    var response: Response {
-        ErrorBody.response(.tooManyRequests, error: "too_many_outstanding_requests",
-                           message: "This user has \(limit) unanswered requests, the most allowed; answer one or retry later.",
-                           headers: [.retryAfter: String(retryAfterSeconds)])
-    }
 }
 
 /// The answer of a request endpoint, with the status session id of the operation it opened (its request id, the
@@ -41,15 +35,6 @@ struct OutstandingRequestsRefusal: Error {
 struct IssuedRequest: Sendable {
     var answer: ReturnUAFRequest
     var sessionID: String?
-
-    /// The HTTP answer. The status session id of the operation (its serverData, the request id) also goes in a
-    /// header: a relying party behind a proxy reads it there, the app reads it from the request, and both poll
-    /// /nevisfido/status.
-    var response: Response {
-        var response = Wire.json(answer)
-        if let sessionID { response.headers[Wire.sessionIDHeader] = sessionID }
-        return response
-    }
 }
 
 /// What every ceremony service shares: the relying party's identity, the stores, the metadata and the clock.

@@ -53,7 +53,7 @@ final class HostileClientQRTests: XCTestCase {
         do {
             _ = try await renderer.render("third")
             XCTFail("a third drawing is refused")
-        } catch let failure as HTTPFailure {
+        } catch let failure as Refusal {
             XCTAssertEqual(failure.status, .serviceUnavailable)
             XCTAssertEqual(failure.headers[.retryAfter], "1")
         }
