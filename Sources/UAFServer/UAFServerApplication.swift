@@ -9,6 +9,7 @@ import NIOCore
 import NIOSSL
 import ServiceLifecycle
 import Crypto
+@_exported import UAFServerCore
 import X509
 import UAF
 
@@ -18,7 +19,7 @@ public final class RunningUAFServer: Sendable {
     public let host: String
     public let appID: String
     /// The PEM a debug-flavor client trusts explicitly: the configured certificate, or the development certificate's
-    /// one-off trust anchor (see ``DevelopmentCertificate``).
+    /// one-off trust anchor (see `DevelopmentCertificate`).
     public let certificatePEM: String
     /// Whether the certificate was generated at start-up (no certificate configured).
     public let usesDevelopmentCertificate: Bool
@@ -79,7 +80,7 @@ public enum UAFServerApplication {
 
     /// The router with every route and middleware (used by ``start(configuration:dependencies:handleSignals:)``
     /// and by in-process router tests).
-    static func buildRouter(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource, identity: AppIdentity,
+    static func buildRouter(configuration: UAFServerCore.ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
                             firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics, readiness: Readiness,
                             dependencies: ServerDependencies, demoPages: DemoPages? = nil) -> Router<ServerRequestContext> {
@@ -96,49 +97,35 @@ public enum UAFServerApplication {
         let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
         let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
         router.add(middleware: RateLimitMiddleware(limiter: limiter, clients: clients))
-        let environment = ServiceEnvironment(
-            identity: identity, facets: facets, stores: stores, metadata: metadata,
-            counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore, channelBinding: channelBinding,
-            requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: dependencies.clock,
+        let services = DomainServices(
+            configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
+            channelBinding: channelBinding, firebase: firebase, clock: dependencies.clock,
             onDecision: { decision in
                 logger.info("\(decision.description)", metadata: RequestID.metadata)
                 metrics.decided(decision)
                 dependencies.onDecision(decision)
             })
         let onRejection: @Sendable (OperationName, ServiceFailure) -> Void = { name, failure in
-            environment.decide(name, nil, failure.status.rawValue, "rejected: \(failure.detail)")
+            services.environment.decide(name, nil, failure.status.rawValue, "rejected: \(failure.detail)")
         }
-        let signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
-                                                 clock: dependencies.clock)
         let authorizer = Authorizer(configuration: configuration.authorization, relyingParty: relyingPartyTokens, issuer: issuer,
-                                    sessions: stores.sessions, cookieName: configuration.tokens.cookieName, deviceSignatures: signatures,
+                                    sessions: stores.sessions, cookieName: configuration.tokens.cookieName, deviceSignatures: services.signatures,
                                     clock: dependencies.clock, logger: logger)
         let open = router.group()
         let protected = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer))
         // Open to anyone, but a caller who presents a credential gets the limits of an authorized caller.
         let identified = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer, required: false))
-        let registration = RegistrationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
-        let authentication = AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
-        let deregistration = DeregistrationService(environment: environment)
-        UAFController(registration: registration, authentication: authentication, deregistration: deregistration,
+        UAFController(registration: services.registration, authentication: services.authentication, deregistration: services.deregistration,
                       onRejection: onRejection).add(open: open, identified: identified, protected: protected)
-        let targets = DispatchTargetService(environment: environment, signatures: signatures)
-        let dispatch = DispatchService(environment: environment, registration: registration, authentication: authentication,
-                                       deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase,
-                                       qr: QRRenderer(moduleSize: configuration.dispatch.qrModuleSize, limits: .init(
-                                           atOnce: configuration.limits.qrRenderingsAtOnce == 0 ? QRRenderer.defaultAtOnce : configuration.limits.qrRenderingsAtOnce,
-                                           waiting: configuration.limits.qrRenderingsWaiting)))
-        let dispatchController = DispatchController(
-            dispatch: dispatch,
-            targets: targets, devices: DeviceService(environment: environment, signatures: signatures, targets: targets), onRejection: onRejection)
+        let dispatchController = DispatchController(dispatch: services.dispatch, targets: services.targets, devices: services.devices,
+                                                    onRejection: onRejection)
         dispatchController.add(open: open, identified: identified, protected: protected)
         dispatchController.addDeviceService(open: open)
-        let authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
-        AuthCloudController(service: authCloud, accessKeys: stores.accessKeys, onRejection: onRejection).add(router: router, open: open)
+        AuthCloudController(service: services.authCloud, accessKeys: stores.accessKeys, onRejection: onRejection).add(router: router, open: open)
         if let demoPages {
-            DemoSiteController(service: authCloud, issuer: issuer, pages: demoPages, onRejection: onRejection).add(open: open)
+            DemoSiteController(service: services.authCloud, issuer: issuer, pages: demoPages, onRejection: onRejection).add(open: open)
         }
-        ServerController(status: StatusService(environment: environment), issuer: issuer, sessions: stores.sessions,
+        ServerController(status: services.status, issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
         return router
     }
@@ -169,19 +156,22 @@ public enum UAFServerApplication {
         public var appID: String { identity.appID }
         /// The background services that belong with the application (expiry purge, facets watcher).
         public func backgroundServices(dependencies: ServerDependencies, handleSignals: Bool) -> [any Service] {
-            [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval, logger: dependencies.logger)]
-                + (firebase.map { [$0] } ?? [])
-                + (facets.path == nil ? [] : [TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals,
-                                                                   logger: dependencies.logger)])
-                // Last, so the group shuts it down first: readiness turns 503 before the server stops accepting.
-                + [DrainService(readiness: readiness, drain: shutdownDrain, logger: dependencies.logger)]
+            var services: [any Service] = [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,
+                                                        logger: dependencies.logger)]
+            if let firebase { services.append(firebase) }
+            if facets.path != nil {
+                services.append(TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: dependencies.logger))
+            }
+            // Last, so the group shuts it down first: readiness turns 503 before the server stops accepting.
+            services.append(DrainService(readiness: readiness, drain: shutdownDrain, logger: dependencies.logger))
+            return services
         }
     }
 
     /// Builds the server from one configuration value (Hummingbird's pattern): used by ``start(configuration:dependencies:handleSignals:)``
     /// (and so by `mauth server` and the demo) and by in-process router tests. Opens the database (running its
     /// migrations); the caller owns it (`built.stores.database.close()`).
-    public static func buildApplication(configuration: ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
+    public static func buildApplication(configuration: UAFServerCore.ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
                                         onServerRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Built {
         try configuration.validate()
         try configuration.checkTrustedFacets()
@@ -268,7 +258,7 @@ public enum UAFServerApplication {
     }
 
     /// Starts the server and returns once it listens. With port 0 the kernel picks a free port.
-    public static func start(configuration: ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
+    public static func start(configuration: UAFServerCore.ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
                              handleSignals: Bool = false) async throws -> RunningUAFServer {
         let (started, continuation) = AsyncStream<Int>.makeStream()
         let built = try await buildApplication(configuration: configuration, dependencies: dependencies) { port in
@@ -287,10 +277,10 @@ public enum UAFServerApplication {
             // The server stopped before it ever ran (e.g. the port is taken): surface its error, with the address.
             do { try await task.value } catch {
                 try? await built.stores.database.close()
-                throw ServerConfiguration.ConfigurationError.invalid("cannot listen on \(configuration.host):\(configuration.port) (host, port): \(error)")
+                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("cannot listen on \(configuration.host):\(configuration.port) (host, port): \(error)")
             }
             try? await built.stores.database.close()
-            throw ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
+            throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
         }
         return RunningUAFServer(port: port, host: configuration.host, appID: built.appID, certificatePEM: built.trustPEM,
                                 usesDevelopmentCertificate: built.usesDevelopmentCertificate, stores: built.stores,
@@ -307,19 +297,19 @@ public enum UAFServerApplication {
         var leafDER: [UInt8]
     }
 
-    static func makeTLS(_ configuration: ServerConfiguration, note: (String) -> Void = { _ in }) throws -> TLSMaterial {
+    static func makeTLS(_ configuration: UAFServerCore.ServerConfiguration, note: (String) -> Void = { _ in }) throws -> TLSMaterial {
         if let certificatePath = configuration.tls.certificatePath, let keyPath = configuration.tls.privateKeyPath {
             // NIOSSL's errors name neither the file nor the setting ("failedToLoadCertificate").
             let chain: [NIOSSLCertificate]
             do { chain = try NIOSSLCertificate.fromPEMFile(certificatePath) } catch {
-                _ = try ServerConfiguration.readFile(certificatePath, setting: "tls.certificatePath")
-                throw ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) is not a PEM certificate chain: \(error)")
+                _ = try UAFServerCore.ServerConfiguration.readFile(certificatePath, setting: "tls.certificatePath")
+                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) is not a PEM certificate chain: \(error)")
             }
-            guard let leaf = chain.first else { throw ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) holds no certificate") }
+            guard let leaf = chain.first else { throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) holds no certificate") }
             let key: NIOSSLPrivateKey
             do { key = try NIOSSLPrivateKey(file: keyPath, format: .pem) } catch {
-                _ = try ServerConfiguration.readFile(keyPath, setting: "tls.privateKeyPath")
-                throw ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) is not a PEM private key: \(error)")
+                _ = try UAFServerCore.ServerConfiguration.readFile(keyPath, setting: "tls.privateKeyPath")
+                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) is not a PEM private key: \(error)")
             }
             let pem = try String(contentsOfFile: certificatePath, encoding: .utf8)
             return TLSMaterial(configuration: try tlsConfiguration(chain: chain, key: key), trustPEM: pem, generated: false,

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The Auth Cloud API's own rules: the approval message's HTML subset (one refusal per rule, each made by changing
 /// one thing of an accepted message), the username rule, and the `/_app` paths of the SDK's Auth Cloud preset.

@@ -9,6 +9,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The registration request endpoint's authorization (server-api §C.2): each rejection is a valid request with one
 /// thing changed, and none of them stores anything.

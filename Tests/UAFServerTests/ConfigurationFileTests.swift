@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// A configuration file key the server does not know stops the start, with the key's path and the file's name;
 /// keys that begin with `_` are ignored.

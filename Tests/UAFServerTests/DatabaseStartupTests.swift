@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// A PostgreSQL that does not answer at start-up ends the start, after bounded attempts each logged as a warning,
 /// with an error that names the database (and not its password).

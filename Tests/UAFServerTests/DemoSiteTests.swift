@@ -7,6 +7,7 @@ import UAFSimulation
 import UAFTesting
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The relying-party web demo's pages, in process: off by default, what each page shows, how it refuses bad input,
 /// and that it escapes what a user typed. The whole flow in a real browser is `.ci/browser-test`.

@@ -3,6 +3,7 @@ import SwiftASN1
 import X509
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 final class DevelopmentCertificateTests: XCTestCase {
     func testTheDevelopmentCertificateIsNotACertificateAuthority() throws {

@@ -7,6 +7,7 @@ import NevisProtocol
 import UAF
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The dispatch token, redeem and dispatch target endpoints over loopback TLS: each refusal, one changed input each.
 final class DispatchTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// `MAUTH_EVENT_LOOPS`: unset means one loop per core; a set value is a whole number of loops or a clear error.
 final class EventLoopSettingTests: XCTestCase {

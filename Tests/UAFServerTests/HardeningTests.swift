@@ -6,6 +6,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The server's hardening rules, each proved over loopback TLS or on the configuration.
 final class HardeningTests: XCTestCase {

@@ -4,6 +4,7 @@ import NIOPosix
 import NIOSSL
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// An idle connection is closed by the server after `limits.idleTimeoutSeconds`.
 final class IdleTimeoutTests: XCTestCase {

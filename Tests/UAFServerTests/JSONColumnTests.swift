@@ -2,6 +2,7 @@ import Foundation
 import UAF
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The Policy column is remembered both ways (JSONCoding); what it gives must be exactly what encoding and decoding
 /// give, and one policy's text must never stand for another's.

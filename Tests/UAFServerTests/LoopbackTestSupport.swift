@@ -8,6 +8,7 @@ import UAFSimulation
 import XCTest
 import NIOHTTP1
 @testable import UAFServer
+@testable import UAFServerCore
 
 let testFacet = SoftwareAuthenticator.virtualDeviceFacetID
 

@@ -3,6 +3,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The server loads MDS3-form statements from a directory, skips other protocol families, and the loaded
 /// statements drive the registration policy and verification.

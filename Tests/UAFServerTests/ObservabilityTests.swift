@@ -5,6 +5,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// `/metrics`, `/health`, request ids and graceful shutdown, over loopback TLS.
 final class ObservabilityTests: XCTestCase {

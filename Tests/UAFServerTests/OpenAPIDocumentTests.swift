@@ -2,6 +2,7 @@ import Foundation
 import UAF
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The OpenAPI 3.1 document (Sources/UAFServer/OpenAPI/openapi.json) against the server it describes. schemathesis
 /// (run by .ci/run) checks the answers against the schemas; these tests check the document's own consistency.

@@ -2,6 +2,7 @@ import Foundation
 import Primitives
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 final class OrderedTokenTests: XCTestCase {
     func testThePrefixIsTheMillisecondsAsTwelveHexDigits() {

@@ -8,6 +8,7 @@ import SQLiteNIO
 import SQLKit
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The one store suite, run against SQLite (always) and a real PostgreSQL server (`MAUTH_TEST_POSTGRES_URL`,
 /// provided by `.ci/run`; without it the PostgreSQL cases skip locally and fail under `CI=true`).

@@ -7,6 +7,7 @@ import PostgresNIO
 import SQLKit
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// On PostgreSQL every run takes one connection of the instance's set (PostgresConnections), held from the pool for
 /// as long as it lives. Checked against a real server: the backend process id tells connections apart.

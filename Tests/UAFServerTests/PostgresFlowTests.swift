@@ -4,6 +4,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// Logins over HTTPS against a server on a real PostgreSQL, where consuming a step-up request also reads its user's
 /// registrations (one statement): the key the verifier needs comes from there, and any other key is looked up as

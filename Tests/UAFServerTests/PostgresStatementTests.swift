@@ -3,6 +3,7 @@ import PostgresNIO
 import SQLKit
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// Statements with values run as named prepared statements on PostgreSQL (PostgresStatementCache).
 final class PostgresStatementTests: XCTestCase {

@@ -1,5 +1,6 @@
 import Foundation
 @testable import UAFServer
+@testable import UAFServerCore
 import UAFSimulation
 import UAFTesting
 import XCTest

@@ -7,6 +7,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// Route rules, run in-process through HummingbirdTesting's router framework (no socket, no TLS): which routes
 /// exist, which are protected, and the shapes of their error answers. TLS-dependent behaviour is tested live.

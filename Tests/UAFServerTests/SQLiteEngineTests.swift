@@ -6,6 +6,7 @@ import SQLiteNIO
 import XCTest
 @testable import EmbeddedSQLite
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The embedded SQLite engine: statements kept prepared, run inline, and commits grouped. What a caller of
 /// `StoreDatabase.run` must be able to rely on is checked from a second, independent connection (SQLiteNIO's), which

@@ -6,6 +6,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 final class ServerFlowTests: XCTestCase {
     var loopback: LoopbackServer!

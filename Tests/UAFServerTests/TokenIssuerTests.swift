@@ -5,6 +5,7 @@ import Primitives
 import UAFTesting
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The tokens the server signs, whose JSON ``WireJWTEncoder`` writes, read by jwt-kit's default parser (Foundation's
 /// `JSONDecoder`), the independent reader a relying party would use.

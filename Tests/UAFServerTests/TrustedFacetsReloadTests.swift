@@ -4,6 +4,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// Trusted facets from a file are hot-reloaded when the file changes; a broken edit keeps the previous list.
 final class TrustedFacetsReloadTests: XCTestCase {

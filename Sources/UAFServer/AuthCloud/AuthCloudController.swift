@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NevisProtocol
+import UAFServerCore
 
 /// The Auth Cloud API's paths (server-api §A.7): `/ping`, the access-keyed `/api/v1/…` endpoints, the open status
 /// endpoint, and `/open`, where app links land.

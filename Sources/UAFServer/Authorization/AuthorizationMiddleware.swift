@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import NevisProtocol
+import UAFServerCore
 
 /// The request context of every route: the peer address (for rate limits and the trusted-proxy rule) and the
 /// principal that `AuthorizationMiddleware` established on protected routes.

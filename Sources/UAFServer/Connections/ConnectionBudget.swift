@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
+import UAFServerCore
 #endif
 
 /// How many connections the server holds open at once, and the descriptor limit that bound comes from.

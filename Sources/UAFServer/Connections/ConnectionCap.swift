@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import UAFServerCore
 
 /// The cap on connections open at once (``ConnectionBudget/maximumConnections``). A connection past the cap is
 /// closed as soon as it is accepted, before its TLS handshake: the caller learns at once, and the descriptor is back

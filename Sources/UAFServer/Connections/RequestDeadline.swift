@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
+import UAFServerCore
 
 /// A deadline for receiving a whole request: from its first byte on the wire (the TLS handshake's, for a new
 /// connection) to the end of its body, at most `deadline`; past it the connection is closed.

@@ -4,6 +4,7 @@ import Hummingbird
 import JWTKit
 import Mustache
 import NIOCore
+import UAFServerCore
 
 /// The relying-party web demo (`mauth server --demo-site`): an "Example Bank" whose sign-up shows an enrollment QR
 /// code and whose log-in asks the phone to confirm a transaction, by push or QR code. It plays the relying party's

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
+import UAFServerCore
 
 /// Whether this instance wants new traffic. It turns false when graceful shutdown begins, before the server stops
 /// accepting connections, so a balancer polling `/health/ready` moves traffic away while in-flight requests drain.

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Primitives
+import UAFServerCore
 
 /// The id that ties one request's log lines together: the caller's `X-Request-Id` when it is a sane token (a
 /// balancer's or relying party's correlation id), else a fresh random one. It is echoed in the response and is the

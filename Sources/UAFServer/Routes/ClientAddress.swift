@@ -7,8 +7,9 @@ import Darwin
 #endif
 import Foundation
 import HTTPTypes
+import UAFServerCore
 
-/// Decides who the client of a request is (``ServerConfiguration/ClientAddress``).
+/// Decides who the client of a request is (`ServerConfiguration.ClientAddress`).
 struct ClientAddressResolver: Sendable {
     let header: HTTPField.Name?
     let proxies: [IPNetwork]

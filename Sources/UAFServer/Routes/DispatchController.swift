@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 import NevisProtocol
 import UAF
+import UAFServerCore
 
 /// The out-of-band paths (server-api §A.3–§A.5): dispatch tokens, redeem, dispatch targets, the Device Service.
 struct DispatchController {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOConcurrencyHelpers
+import UAFServerCore
 
 /// A per-client limit on every route but health, metrics and the facets: at most `limit` requests per minute window,
 /// then 429 with `Retry-After` until the window ends. It runs before authorization, so answers of 401 and 403 count

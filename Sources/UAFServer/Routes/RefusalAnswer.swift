@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import UAFServerCore
 
 /// How the HTTP layer answers a service's ``Refusal``: the status its kind stands for, `Retry-After` when the refusal
 /// names a wait, and the `{"error", "message"}` body.

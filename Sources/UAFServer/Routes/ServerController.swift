@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import UAF
+import UAFServerCore
 
 /// The server's own resources besides the UAF ceremonies: the Status Service (server-api §B.5), the token
 /// verification keys, and the session (sign-out).

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import UAF
+import UAFServerCore
 
 /// The nevisFIDO FIDO UAF core paths (server-api §A.1). UAF outcomes, including rejections, are HTTP 200 with
 /// the UAF status code in the body (`ReturnUAFRequest.statusCode` / `ServerResponse.statusCode`), so a client
@@ -70,15 +71,6 @@ extension ServerRequestContext {
     func requirePrincipal() throws -> Principal {
         guard let principal else { throw AuthorizationFailure.unauthenticated("no principal on a protected route") }
         return principal
-    }
-}
-
-extension OutstandingRequestsRefusal {
-    /// HTTP 429 with `Retry-After` and a body that says why.
-    var response: Response {
-        ErrorBody.response(.tooManyRequests, error: "too_many_outstanding_requests",
-                           message: "This user has \(limit) unanswered requests, the most allowed; answer one or retry later.",
-                           headers: [.retryAfter: String(retryAfterSeconds)])
     }
 }
 
@@ -154,7 +146,7 @@ enum Wire {
                 return refusal.response
             } catch let refusal as OutstandingRequestsRefusal {
                 onRejection(name, ServiceFailure(.forbidden, refusal.detail))
-                return refusal.response
+                return refusal.refusal.response
             } catch {
                 onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
                 var response = failure(ServiceFailure(.internalServerError, "internal error"), nil)

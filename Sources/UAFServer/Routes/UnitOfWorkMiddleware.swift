@@ -1,6 +1,7 @@
 import Hummingbird
+import UAFServerCore
 
-/// Makes each request one unit of work on the database (``StoreDatabase/unitOfWork(_:)``): its answer waits once
+/// Makes each request one unit of work on the database (`StoreDatabase.unitOfWork(_:)`): its answer waits once
 /// for the commit of everything it read and wrote, instead of once per store call. Placed right after the
 /// observation middleware, so a failed commit is counted and logged as the request's 500.
 struct UnitOfWorkMiddleware: RouterMiddleware {

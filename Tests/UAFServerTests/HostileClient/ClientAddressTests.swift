@@ -1,6 +1,7 @@
 import HTTPTypes
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// Who the client of a request is: address parsing, networks, IPv6 prefixes and the trusted-proxy walk.
 final class ClientAddressTests: XCTestCase {

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// Connections an anonymous caller holds: a request must arrive whole within the deadline, and at the connection
 /// cap the server accepts no more but keeps serving the connections it has.

@@ -4,6 +4,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// Deleting a user (`DELETE /api/v1/users/{id}`) leaves nothing that can still enrol a key for her: her unredeemed
 /// enrollment links answer "expired", and a registration request issued before the deletion cannot be answered.

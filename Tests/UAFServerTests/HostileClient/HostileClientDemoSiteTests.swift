@@ -3,6 +3,7 @@ import HummingbirdTesting
 import UAF
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The web demo (`--demo-site`) acts like an access-key holder, but reaches only the users it created: a visitor
 /// cannot add a key to, or push approvals to, a user of the same server.

@@ -6,6 +6,7 @@ import NevisProtocol
 import UAF
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// A device signature acts for its own device only, and for the one request it names: a captured `Device-Signature`
 /// reaches no other endpoint, body or device; dispatching to a device needs a credential for its user, a few times

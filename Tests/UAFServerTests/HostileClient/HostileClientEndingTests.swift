@@ -4,6 +4,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// Operations end: a device that declines or fails reports it and the operation is `failed` at once; one the device
 /// abandons is `failed` when its request expires; the relying party can cancel one, after which nothing redeems or

@@ -3,6 +3,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// No anonymous lever on a user's budget of outstanding requests: only requests asked for by a caller who may act
 /// for the user count against `limits.outstandingRequestsPerUsername`.

@@ -7,6 +7,7 @@ import NIOCore
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// What a caller can make `/metrics` count: labels come from bounded sets, so no number of distinct paths, ids,
 /// methods or credentials adds a series.

@@ -8,6 +8,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// QR codes on the open `dispatch/authentication`: data too long for a code is 400, drawing runs on a thread
 /// pool with a bounded number at once and waiting, and past that a request is refused at once.

@@ -3,6 +3,7 @@ import NIOHTTP1
 import UAF
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// One client's budget of requests: it covers every route a caller can reach (refused credentials and unknown paths
 /// too), and a client is who a trusted proxy says it is, never what an untrusted caller claims.

@@ -7,6 +7,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// The open status service (`POST /nevisfido/status`, reached by anyone with a session id or an Auth Cloud status
 /// token) never hands out what redeems the operation.

@@ -7,6 +7,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// What a caller without credentials can make the server store through the open endpoints
 /// (`request/authentication`, `dispatch/authentication`): a context of at most `limits.anonymousContextBytes`

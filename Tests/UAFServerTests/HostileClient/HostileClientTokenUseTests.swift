@@ -7,6 +7,7 @@ import UAF
 import UAFSimulation
 import XCTest
 @testable import UAFServer
+@testable import UAFServerCore
 
 /// What a token of this server authorizes: the JWT after a registration says so (`token_use`) and only creates that
 /// device's dispatch target; adding an authenticator with a session needs a recent authentication.

@@ -1,0 +1,459 @@
+import Crypto
+import Foundation
+import JWTKit
+import NevisProtocol
+import Primitives
+import UAF
+
+/// The Nevis Authentication Cloud API subset (server-api §A.7, §B.10): a relying party's backend enrolls users and
+/// asks for approvals with an access key; its front end polls the status with the status token. Everything runs on
+/// the ordinary machinery: an enrollment is a dispatched registration (link and QR code), an approval a dispatched
+/// authentication (push or QR code), the status is the operation's status record.
+package struct AuthCloudService: Sendable {
+    let environment: ServiceEnvironment
+    let dispatch: DispatchService
+    let issuer: TokenIssuer
+    let configuration: ServerConfiguration.Dispatch
+    private var stores: Stores { environment.stores }
+
+    /// How long a result token is valid: long enough for the front end to hand it to its backend.
+    static let resultTokenLifetime: TimeInterval = 300
+    /// The Auth Cloud username rule (server-api §B.10), within our own 256-byte username limit.
+    static let usernameCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@")
+
+    // MARK: Wire shapes
+
+    package struct EnrollRequest: Decodable, Sendable {
+        var username: String?
+        var userId: String?
+        var channel: String?
+        package init(username: String?, userId: String?, channel: String?) {
+            self.username = username
+            self.userId = userId
+            self.channel = channel
+        }
+    }
+
+    package struct ApprovalRequest: Decodable, Sendable {
+        var username: String?
+        var userId: String?
+        var authenticatorId: String?
+        var channel: String?
+        var prompt: Bool?
+        var message: String?
+        var notificationMessage: String?
+        package init(username: String?, userId: String?, authenticatorId: String?, channel: String?, prompt: Bool?,
+                     message: String?, notificationMessage: String?) {
+            self.username = username
+            self.userId = userId
+            self.authenticatorId = authenticatorId
+            self.channel = channel
+            self.prompt = prompt
+            self.message = message
+            self.notificationMessage = notificationMessage
+        }
+    }
+
+    package struct StatusRequest: Decodable, Sendable {
+        package var statusToken: String
+        package init(statusToken: String) { self.statusToken = statusToken }
+    }
+
+    /// The authentication context an approval dispatches (the members ``AuthenticationService/Context`` reads).
+    package struct AuthenticationContext: Encodable { var username: String?; var transaction: [Transaction]? }
+
+    package struct QRCodeImage: Codable, Sendable, Equatable {
+        var type: String
+        var size: Int
+        var dataUri: String
+    }
+
+    package struct Enrollment: Codable, Sendable {
+        var transactionId: String
+        package var statusToken: String
+        package var qrCode: QRCodeImage
+        package var appLinkUri: String
+    }
+
+    package struct Authenticator: Codable, Sendable, Equatable {
+        package struct UAFKey: Codable, Sendable, Equatable { var aaid: String; var keyId: String; var enrolledAt: String }
+        var authenticatorId: String
+        var name: String?
+        var authenticatorType: String
+        var state: String
+        var pushEnabled: Bool
+        var enrolledAt: String
+        var updatedAt: String
+        var uaf: [UAFKey]
+    }
+
+    package struct User: Codable, Sendable {
+        var userId: String
+        var username: String
+        var status: String
+        var createdAt: String
+        var updatedAt: String
+        var lastLoginDateSuccess: String?
+        var authenticators: [Authenticator]
+        package var enrollment: Enrollment?
+    }
+
+    package struct ApprovalAnswer: Codable, Sendable {
+        var transactionId: String
+        package var statusToken: String
+        var userId: String?
+        var username: String?
+        var channel: String
+        package var qrCode: QRCodeImage?
+        package var appLinkUri: String?
+        /// `dispatched`, or `dispatchError` when the push did not leave (the device can still fetch the operation).
+        var dispatchResult: String
+    }
+
+    package struct StatusAnswer: Codable, Sendable {
+        var transactionId: String
+        package var status: String
+        var userId: String?
+        var username: String?
+        package var token: String?
+        var createdAt: String
+        var lastUpdatedAt: String?
+    }
+
+    /// The status token: which operation, for whom; it is the only credential `/api/v1/status` needs.
+    package struct StatusClaims: JWTPayload, AudienceBound {
+        static let audience = "mauth-auth-cloud-status"
+        var iss: String
+        var aud: String
+        var sub: String
+        var uid: String?
+        var username: String?
+        var op: String
+        /// base64url SHA-256 of the approval message, the transaction the user must confirm.
+        var txn_hash: String?
+        var iat: Int64
+        var exp: Int64
+        package func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// The result token of a succeeded operation: what the relying party's backend verifies (JWKS at
+    /// `/.well-known/jwks.json`) before it trusts the front end's "approved".
+    package struct ResultClaims: JWTPayload, AudienceBound, Equatable {
+        package static let audience = "mauth-auth-cloud-result"
+        var iss: String
+        var aud: String
+        var sub: String
+        var username: String
+        var transaction_id: String
+        var op: String
+        var status: String
+        var aaid: String?
+        var keyid: String?
+        var txn_hash: String?
+        var iat: Int64
+        var exp: Int64
+        package func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    // MARK: Operations
+
+    /// `POST /api/v1/users/enroll`: the user (created when new) and a registration to scan or open.
+    package func enroll(_ request: EnrollRequest, principal: Principal) async throws -> User {
+        let channel = request.channel ?? "app"
+        guard channel == "app" else {
+            throw Refusal(.badRequest, "unsupported_channel", "Only the app channel is supported for enrollment.")
+        }
+        let user: AuthCloudUserRecord
+        if let userId = request.userId {
+            guard let found = try await stores.authCloudUsers.user(id: userId), Self.mayReach(found, principal) else { throw Self.userNotFound }
+            if let username = request.username, username != found.username {
+                throw Refusal(.badRequest, "bad_request", "username and userId name different users.")
+            }
+            user = found
+        } else {
+            guard let username = request.username else { throw Refusal(.badRequest, "bad_request", "username or userId is required.") }
+            try Self.validate(username: username)
+            if principal.source == .demoSite {
+                // The demo enrols new usernames only: anyone who opens it would otherwise add a key to a real user.
+                let existing = try await stores.authCloudUsers.user(username: username)
+                let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
+                guard existing.map({ Self.mayReach($0, principal) }) ?? !registered else {
+                    throw Refusal(.conflict, "username_taken", "This username is taken; choose another.")
+                }
+            }
+            let createdBy = principal.source == .demoSite ? AuthCloudUserRecord.demoSite : nil
+            user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock(), createdBy: createdBy).record
+        }
+        let context = try JSONCoding.string(["username": user.username])
+        let answer = try await dispatch.dispatch(
+            DispatchService.TokenRequest(dispatcher: DispatchTargetWire.Dispatcher.link.rawValue,
+                                         getUafRequest: GetUAFRequest(op: .registration, context: context)),
+            operation: .registration, principal: principal, linkBase: appLinkBase)
+        guard answer.dispatchResult == .dispatched, let sessionID = answer.sessionId, let link = answer.dispatcherInformation?.response else {
+            throw ServiceFailure(.internalServerError, "enrollment dispatch answered \(answer.dispatchResult.rawValue)")
+        }
+        let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "enroll", transactionHash: nil)
+        var answerUser = try await describe(user)
+        answerUser.enrollment = Enrollment(transactionId: sessionID, statusToken: statusToken, qrCode: try await qrCode(link), appLinkUri: link)
+        environment.decide("auth cloud enroll", user.username, 1200, "registration dispatched as an app link, transaction \(sessionID.prefix(8))…")
+        return answerUser
+    }
+
+    /// `POST /api/v1/approval`: an authentication (with `message`, a transaction to confirm) by push to the user's
+    /// device, or as an app link and QR code (`app`), also without a user (usernameless).
+    package func approval(_ request: ApprovalRequest, principal: Principal) async throws -> ApprovalAnswer {
+        let channel = request.channel ?? "push"
+        guard channel == "push" || channel == "app" else {
+            throw Refusal(.badRequest, "unsupported_channel", "channel must be push or app.")
+        }
+        var user: AuthCloudUserRecord?
+        if let userId = request.userId {
+            guard let found = try await stores.authCloudUsers.user(id: userId) else { throw Self.userNotFound }
+            user = found
+        } else if let username = request.username {
+            try Self.validate(username: username)
+            user = try await stores.authCloudUsers.user(username: username)
+        }
+        if principal.source == .demoSite, request.userId != nil || request.username != nil {
+            // The demo pushes approvals only to users it created; anyone else answers like an unknown user.
+            guard let user, Self.mayReach(user, principal) else { throw Self.userNotFound }
+        }
+        if let username = user?.username ?? request.username {
+            let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
+            if user == nil {
+                // A user registered in band (without enroll) is a user of the API too: it gets its userId now.
+                guard registered else { throw Self.userNotFound }
+                user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
+            }
+            guard registered else { throw Refusal(.notFound, "no_authenticator", "The user has no registered authenticator.") }
+        }
+        if request.prompt == true && request.message == nil {
+            throw Refusal(.badRequest, "bad_request", "message is required when prompt is true.")
+        }
+        var transactions: [Transaction] = []
+        var messageHash: String?
+        if let message = request.message {
+            do { try LimitedHTML.validate(message, limit: Transaction.maximumTextLength) } catch {
+                throw Refusal(.badRequest, "invalid_message", "message: \(error.description).")
+            }
+            // The message is confirmed verbatim (markup included): the signed transaction is exactly what was asked.
+            transactions = [Transaction(contentType: "text/plain", content: Base64URL.encode(Array(message.utf8)))]
+            messageHash = Self.transactionHash(of: message)
+        }
+        if let notification = request.notificationMessage, notification.utf8.count > 1024 || Text.hasControlCharacters(notification) {
+            throw Refusal(.badRequest, "bad_request", "notificationMessage must be at most 1024 bytes without control characters.")
+        }
+        let context = AuthenticationContext(username: user?.username, transaction: transactions.isEmpty ? nil : transactions)
+        let get = GetUAFRequest(op: .authentication, context: user == nil && transactions.isEmpty ? nil : try JSONCoding.string(context))
+
+        var tokenRequest = DispatchService.TokenRequest(getUafRequest: get)
+        switch channel {
+        case "push":
+            guard let user else { throw Refusal(.badRequest, "bad_request", "push needs username or userId.") }
+            guard request.authenticatorId != "*" else {
+                throw Refusal(.badRequest, "bad_request", "authenticatorId * is only allowed with the app channel.")
+            }
+            let targets = try await stores.dispatchTargets.targets(username: user.username).filter { $0.target != nil && $0.encryptionKey != nil }
+            let target = request.authenticatorId.map { id in targets.first { $0.id == id } } ?? targets.max { $0.createdAt < $1.createdAt }
+            guard let target else {
+                throw Refusal(.notFound, "no_push_target", "The user has no device that can receive push notifications\(request.authenticatorId == nil ? "" : " with this authenticatorId").")
+            }
+            tokenRequest.dispatcher = DispatchTargetWire.Dispatcher.firebaseCloudMessaging.rawValue
+            tokenRequest.dispatchTargetId = target.id
+            let notification: [String: JSONValue] = ["title": .string("Approval requested"),
+                                                     "body": .string(request.notificationMessage ?? "Open the app to approve or deny.")]
+            tokenRequest.dispatchInformation = try JSONCoding.string(["notification": JSONValue.object(notification)])
+        default:
+            tokenRequest.dispatcher = DispatchTargetWire.Dispatcher.link.rawValue
+        }
+        let answer = try await dispatch.dispatch(tokenRequest, operation: .authentication, principal: principal, linkBase: appLinkBase)
+        guard answer.dispatchResult == .dispatched || answer.dispatchResult == .dispatchError, let sessionID = answer.sessionId else {
+            switch answer.dispatchResult {
+            case .dispatcherNotFound:
+                throw Refusal(.conflict, "push_unavailable", "Push notifications are not configured on this server.")
+            case .userNotFound, .dispatchTargetNotFound, .dispatchTargetExpired:
+                throw Refusal(.notFound, "no_push_target", "The user's device cannot be reached.")
+            default:
+                throw ServiceFailure(.internalServerError, "approval dispatch answered \(answer.dispatchResult.rawValue)")
+            }
+        }
+        let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "approval", transactionHash: messageHash)
+        var result = ApprovalAnswer(transactionId: sessionID, statusToken: statusToken, userId: user?.userId, username: user?.username,
+                                    channel: channel, dispatchResult: answer.dispatchResult.rawValue)
+        if channel == "app", let link = answer.dispatcherInformation?.response {
+            result.appLinkUri = link
+            result.qrCode = try await qrCode(link)
+        }
+        environment.decide("auth cloud approval", user?.username, 1200,
+                           "authentication dispatched by \(channel)\(transactions.isEmpty ? "" : " with a message to confirm"), transaction \(sessionID.prefix(8))…")
+        return result
+    }
+
+    /// The `txn_hash` of the status and result tokens: base64url SHA-256 of the approval message's UTF-8 bytes.
+    package static func transactionHash(of message: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Data(message.utf8)))) }
+
+    /// `POST /api/v1/status/cancel`: cancels the enrollment or approval the status token names
+    /// (``StatusService/withdraw(sessionId:)``) and answers its status afterwards: `cancelled`, or how it had ended.
+    package func cancel(_ request: StatusRequest) async throws -> (answer: StatusAnswer, ending: Ending?) {
+        let claims = try await statusClaims(request)
+        try await StatusService(environment: environment).withdraw(sessionId: claims.sub)
+        return try await outcome(claims)
+    }
+
+    /// `POST /api/v1/status`: what became of an enrollment or approval; its result token once it succeeded.
+    package func status(_ request: StatusRequest) async throws -> StatusAnswer { try await outcome(request).answer }
+
+    /// The claims of a status token this server issued and that has not expired.
+    private func statusClaims(_ request: StatusRequest) async throws -> StatusClaims {
+        guard let claims = await issuer.verify(request.statusToken, as: StatusClaims.self, now: environment.clock()) else {
+            throw Refusal(.badRequest, "invalid_status_token", "The status token is not valid (altered, expired or not from this server).")
+        }
+        return claims
+    }
+
+    /// Why an operation did not succeed, for a page that explains it (the web demo); not part of the API's answer.
+    package enum Ending: Sendable, Equatable {
+        /// The user declined on the phone (the device reported "user cancelled").
+        case declined
+        /// The phone reported another failure (a locked authenticator, none that fits, …) or the server refused its answer.
+        case failed
+        /// Nobody redeemed the token, or answered the request, in time.
+        case expired
+        /// The relying party cancelled it.
+        case cancelled
+    }
+
+    /// The status answer and, for an operation that ended without success, why.
+    package func outcome(_ request: StatusRequest) async throws -> (answer: StatusAnswer, ending: Ending?) {
+        try await outcome(try await statusClaims(request))
+    }
+
+    private func outcome(_ claims: StatusClaims) async throws -> (answer: StatusAnswer, ending: Ending?) {
+        let now = environment.clock()
+        let formatter = ISO8601DateFormatter()
+        var answer = StatusAnswer(transactionId: claims.sub, status: "unknown", userId: claims.uid, username: claims.username,
+                                  createdAt: formatter.string(from: Date(timeIntervalSince1970: TimeInterval(claims.iat))))
+        guard let record = try await stores.status.record(sessionId: claims.sub, now: now) else { return (answer, nil) }
+        answer.lastUpdatedAt = formatter.string(from: record.updatedAt)
+        let status = StatusService.effectiveStatus(record, now: now, requestLifetime: environment.requestLifetime)
+        var ending: Ending?
+        switch status {
+        case .succeeded:
+            answer.status = "succeeded"
+            // Usernameless approvals learn their user here; it is a user of the API from now on.
+            guard let username = record.username ?? claims.username else { break }
+            let user = try await stores.authCloudUsers.findOrCreate(username: username, now: now).record
+            answer.userId = user.userId
+            answer.username = username
+            let first = record.authenticators.first
+            answer.token = try await issuer.sign(ResultClaims(
+                iss: issuer.issuer, aud: ResultClaims.audience, sub: user.userId, username: username, transaction_id: claims.sub, op: claims.op,
+                status: "succeeded", aaid: first?.aaid, keyid: first?.keyId, txn_hash: claims.txn_hash,
+                iat: Int64(now.timeIntervalSince1970), exp: Int64(now.timeIntervalSince1970 + Self.resultTokenLifetime)))
+        case .failed:
+            answer.status = "failed"
+            let timedOut = status != record.status || record.tokenInformation?.tokenResult == .tokenTimedOut
+            ending = timedOut ? .expired : record.clientErrorCode == Int(UAFErrorCode.userCancelled.rawValue) ? .declined : .failed
+        case .cancelled:
+            answer.status = "cancelled"
+            ending = .cancelled
+        case .unknown:
+            answer.status = "unknown"
+        case .tokenCreated, .clientRegistering, .clientAuthenticating, .clientDeregistering:
+            answer.status = "pending"
+        }
+        return (answer, ending)
+    }
+
+    /// `GET /api/v1/users/{userId}` and `GET /api/v1/users?username=`.
+    package func user(id: String?, username: String?) async throws -> User {
+        let found: AuthCloudUserRecord?
+        if let id {
+            found = try await stores.authCloudUsers.user(id: id)
+        } else if let username {
+            found = try await stores.authCloudUsers.user(username: username)
+        } else {
+            throw Refusal(.badRequest, "bad_request", "The query parameter username is required.")
+        }
+        guard let found else { throw Self.userNotFound }
+        return try await describe(found)
+    }
+
+    /// `DELETE /api/v1/users/{userId}`: the user's registrations, sessions, devices and the user itself. The user row
+    /// goes last, so a delete that fails half-way is completed by repeating it.
+    package func delete(userId: String) async throws {
+        guard let user = try await stores.authCloudUsers.user(id: userId) else { throw Self.userNotFound }
+        let now = environment.clock()
+        let removed = try await stores.registrations.delete(username: user.username)
+        _ = try await stores.sessions.revokeAll(username: user.username, now: now)
+        for target in try await stores.dispatchTargets.targets(username: user.username) { _ = try await stores.dispatchTargets.delete(id: target.id) }
+        // An enrollment link or a registration request issued before the deletion must not enrol a key for a user who
+        // no longer exists (or for the next user given the same name).
+        let tokens = try await stores.dispatchTokens.expireUnredeemed(username: user.username, now: now)
+        let requests = try await stores.requests.deleteCounted(username: user.username)
+        try await stores.authCloudUsers.delete(id: userId)
+        environment.decide("auth cloud delete user", user.username, 1200,
+                           "deleted with \(removed.count) registration(s); \(tokens) unredeemed token(s) expired, \(requests) outstanding request(s) removed")
+    }
+
+    // MARK: Helpers
+
+    static let userNotFound = Refusal(.notFound, "user_not_found", "No such user.")
+
+    /// Whether `principal` may act for `user`: an access key for every user, the web demo for the users it created.
+    static func mayReach(_ user: AuthCloudUserRecord, _ principal: Principal) -> Bool {
+        principal.source != .demoSite || user.createdBy == AuthCloudUserRecord.demoSite
+    }
+
+    static func validate(username: String) throws {
+        guard !username.isEmpty, username.utf8.count <= ServiceEnvironment.maximumUsernameBytes,
+              username.allSatisfy({ usernameCharacters.contains($0) }) else {
+            throw Refusal(.badRequest, "invalid_username",
+                              "username must be 1...\(ServiceEnvironment.maximumUsernameBytes) of the characters a-z A-Z 0-9 _ - . @")
+        }
+    }
+
+    /// The path of `appLinkUri` (`<server>/open?dispatchTokenResponse=…`), as in the seed's enroll response.
+    package static let appLinkPath = "/open"
+
+    /// Where `appLinkUri` points: `<server>/open`, the page an app link lands on when the app is not installed.
+    private var appLinkBase: String { environment.identity.baseURL + Self.appLinkPath }
+
+    private func statusToken(transactionId: String, user: AuthCloudUserRecord?, op: String, transactionHash: String?) async throws -> String {
+        let now = environment.clock().timeIntervalSince1970
+        // Valid as long as the status record can exist: the token's lifetime plus the status retention.
+        let lifetime = TimeInterval(configuration.tokenLifetimeSeconds) + environment.statusRetention
+        return try await issuer.sign(StatusClaims(iss: issuer.issuer, aud: StatusClaims.audience, sub: transactionId, uid: user?.userId,
+                                                  username: user?.username, op: op, txn_hash: transactionHash, iat: Int64(now), exp: Int64(now + lifetime)))
+    }
+
+    private func qrCode(_ link: String) async throws -> QRCodeImage {
+        let image = try await dispatch.qr.render(link)
+        return QRCodeImage(type: "image/png", size: image.side, dataUri: image.dataURI)
+    }
+
+    private func describe(_ user: AuthCloudUserRecord) async throws -> User {
+        let formatter = ISO8601DateFormatter()
+        let registrations = try await stores.registrations.registrations(username: user.username)
+        let targets = try await stores.dispatchTargets.targets(username: user.username)
+        var authenticators: [Authenticator] = targets.map { target in
+            let keys = registrations.filter { $0.deviceId != nil && $0.deviceId == target.deviceId }
+            return Authenticator(authenticatorId: target.id, name: target.name, authenticatorType: "app", state: "active",
+                                 pushEnabled: target.target != nil && target.encryptionKey != nil,
+                                 enrolledAt: formatter.string(from: target.createdAt), updatedAt: formatter.string(from: target.updatedAt),
+                                 uaf: keys.map { .init(aaid: $0.aaid, keyId: $0.keyID, enrolledAt: formatter.string(from: $0.createdAt)) })
+        }
+        // Keys of a device without a dispatch target (registered in band without device information) stand alone.
+        let listed = Set(authenticators.flatMap { $0.uaf.map(\.keyId) })
+        for registration in registrations where !listed.contains(registration.keyID) {
+            let created = formatter.string(from: registration.createdAt)
+            authenticators.append(Authenticator(authenticatorId: "\(registration.aaid):\(registration.keyID)", name: nil, authenticatorType: "app",
+                                                state: "active", pushEnabled: false, enrolledAt: created, updatedAt: created,
+                                                uaf: [.init(aaid: registration.aaid, keyId: registration.keyID, enrolledAt: created)]))
+        }
+        let lastLogin = try await stores.sessions.lastCreated(username: user.username)
+        return User(userId: user.userId, username: user.username, status: registrations.isEmpty ? "new" : "active",
+                    createdAt: formatter.string(from: user.createdAt), updatedAt: formatter.string(from: user.updatedAt),
+                    lastLoginDateSuccess: lastLogin.map(formatter.string(from:)), authenticators: authenticators, enrollment: nil)
+    }
+}

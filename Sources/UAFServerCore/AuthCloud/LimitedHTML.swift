@@ -1,0 +1,99 @@
+import Foundation
+import Primitives
+
+/// The limited HTML an Auth Cloud approval `message` may use (server-api §B.10: "unsupported tags or attributes
+/// give a 400"). Our contract: the tags `b strong i em u br p ul ol li`, without attributes, properly nested
+/// (`br` stands alone, as `<br>` or `<br/>`); `&` only as an entity (`&amp; &lt; &gt; &quot; &apos; &#39; &nbsp;`
+/// or a numeric one); no comments, no other markup, no control characters but line feeds. The message is what the
+/// device shows and the user confirms, so everything outside this subset is refused rather than cleaned: a
+/// silently changed text would be signed as something the relying party did not send.
+enum LimitedHTML {
+    static let allowedTags: Set<String> = ["b", "strong", "i", "em", "u", "br", "p", "ul", "ol", "li"]
+    static let namedEntities: Set<String> = ["amp", "lt", "gt", "quot", "apos", "nbsp"]
+
+    package enum Refusal: Error, Equatable, CustomStringConvertible {
+        case empty
+        case tooLong(limit: Int)
+        case controlCharacter
+        case unsupportedTag(String)
+        case attributesNotAllowed(String)
+        case unbalanced(String)
+        case malformedMarkup
+        case malformedEntity
+
+        var description: String {
+            switch self {
+            case .empty: return "message is empty"
+            case .tooLong(let limit): return "message is longer than \(limit) characters"
+            case .controlCharacter: return "message contains control characters"
+            case .unsupportedTag(let tag): return "the tag <\(tag)> is not supported"
+            case .attributesNotAllowed(let tag): return "attributes are not allowed (on <\(tag)>)"
+            case .unbalanced(let tag): return "the tag <\(tag)> is not closed or not opened"
+            case .malformedMarkup: return "a '<' that does not start a supported tag"
+            case .malformedEntity: return "a '&' that does not start a supported entity"
+            }
+        }
+    }
+
+    /// Checks `message`; `limit` is in characters (the UAF transaction text limit, since the message is confirmed
+    /// as the transaction).
+    static func validate(_ message: String, limit: Int) throws(Refusal) {
+        guard !message.isEmpty else { throw .empty }
+        guard message.count <= limit else { throw .tooLong(limit: limit) }
+        guard !message.unicodeScalars.contains(where: { $0 != "\n" && ($0.properties.generalCategory == .control) }) else {
+            throw .controlCharacter
+        }
+        let scalars = Array(message.unicodeScalars)
+        var open: [String] = []
+        var index = 0
+        while index < scalars.count {
+            switch scalars[index] {
+            case "<":
+                guard let end = scalars[index...].firstIndex(of: ">") else { throw .malformedMarkup }
+                var inside = String(String.UnicodeScalarView(scalars[(index + 1)..<end]))
+                index = end + 1
+                let closing = inside.hasPrefix("/")
+                if closing { inside.removeFirst() }
+                let selfClosing = !closing && inside.hasSuffix("/")
+                if selfClosing { inside.removeLast() }
+                let parts = inside.split(separator: " ", omittingEmptySubsequences: true)
+                guard let first = parts.first, first.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw .malformedMarkup }
+                let name = first.lowercased()
+                guard allowedTags.contains(name) else { throw .unsupportedTag(name) }
+                guard parts.count == 1, !inside.contains("=") else { throw .attributesNotAllowed(name) }
+                if name == "br" {
+                    guard !closing else { throw .unbalanced(name) }
+                    continue
+                }
+                guard !selfClosing else { throw .unbalanced(name) }
+                if closing {
+                    guard open.last == name else { throw .unbalanced(name) }
+                    open.removeLast()
+                } else {
+                    open.append(name)
+                }
+            case ">":
+                throw .malformedMarkup
+            case "&":
+                guard let end = scalars[index...].prefix(12).firstIndex(of: ";") else { throw .malformedEntity }
+                let entity = String(String.UnicodeScalarView(scalars[(index + 1)..<end]))
+                guard Self.isEntity(entity) else { throw .malformedEntity }
+                index = end + 1
+            default:
+                index += 1
+            }
+        }
+        if let unclosed = open.last { throw .unbalanced(unclosed) }
+    }
+
+    private static func isEntity(_ name: String) -> Bool {
+        if namedEntities.contains(name) { return true }
+        guard name.hasPrefix("#") else { return false }
+        let digits = name.dropFirst()
+        if digits.hasPrefix("x") || digits.hasPrefix("X") {
+            let hex = digits.dropFirst()
+            return (1...6).contains(hex.count) && hex.allSatisfy(\.isHexDigit)
+        }
+        return (1...7).contains(digits.count) && digits.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+
+extension ServerConfiguration {
+    /// Who may call protected endpoints (the registration request now; dispatch and dispatch targets later).
+    public struct Authorization: Codable, Sendable, Equatable {
+        /// Accept every caller on protected endpoints. Only for local development: the server logs a warning at
+        /// start-up, and it must be set explicitly (it is never a fallback).
+        public var developmentMode: Bool
+        /// JWTs issued by the relying party's backend.
+        public var jwt: JWT?
+        /// A header set by a trusted reverse proxy (off unless configured).
+        public var trustedProxy: TrustedProxy?
+
+        public init(developmentMode: Bool = false, jwt: JWT? = nil, trustedProxy: TrustedProxy? = nil) {
+            self.developmentMode = developmentMode; self.jwt = jwt; self.trustedProxy = trustedProxy
+        }
+
+        public struct JWT: Codable, Sendable, Equatable {
+            /// A JWKS file (RFC 7517) with the relying party's public keys (EC P-256 for ES256, RSA for RS256).
+            public var jwksPath: String?
+            /// PEM public keys (or certificates); EC P-256 keys verify ES256, RSA keys RS256.
+            public var publicKeyPaths: [String]
+            /// Required `iss`.
+            public var issuer: String
+            /// Required `aud` (one of the token's audiences).
+            public var audience: String
+            /// The claim that names the user; it must equal the context's username.
+            public var subjectClaim: String
+            /// A scope (in `scope`, space-separated, or `scp`) that lets the token act for any username.
+            public var adminScope: String?
+            /// Leeway for `exp` and `nbf`, in seconds (0...300).
+            public var clockSkewSeconds: Int
+
+            public init(jwksPath: String? = nil, publicKeyPaths: [String] = [], issuer: String, audience: String,
+                        subjectClaim: String = "sub", adminScope: String? = nil, clockSkewSeconds: Int = 60) {
+                self.jwksPath = jwksPath; self.publicKeyPaths = publicKeyPaths; self.issuer = issuer; self.audience = audience
+                self.subjectClaim = subjectClaim; self.adminScope = adminScope; self.clockSkewSeconds = clockSkewSeconds
+            }
+
+            package enum CodingKeys: String, CodingKey, CaseIterable { case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, clockSkewSeconds }
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(jwksPath: try c.decodeIfPresent(String.self, forKey: .jwksPath),
+                          publicKeyPaths: try c.decodeIfPresent([String].self, forKey: .publicKeyPaths) ?? [],
+                          issuer: try c.decode(String.self, forKey: .issuer), audience: try c.decode(String.self, forKey: .audience),
+                          subjectClaim: try c.decodeIfPresent(String.self, forKey: .subjectClaim) ?? "sub",
+                          adminScope: try c.decodeIfPresent(String.self, forKey: .adminScope),
+                          clockSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .clockSkewSeconds) ?? 60)
+            }
+        }
+
+        public struct TrustedProxy: Codable, Sendable, Equatable {
+            /// The header carrying the authenticated username, e.g. `X-Authenticated-User`.
+            public var header: String
+            /// Peer IP addresses the header is honoured from; from anyone else it is ignored.
+            public var addresses: [String]
+            public init(header: String, addresses: [String]) { self.header = header; self.addresses = addresses }
+            package enum CodingKeys: String, CodingKey, CaseIterable { case header, addresses }
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(header: try c.decode(String.self, forKey: .header), addresses: try c.decode([String].self, forKey: .addresses))
+            }
+        }
+
+        package enum CodingKeys: String, CodingKey, CaseIterable { case developmentMode, jwt, trustedProxy }
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(developmentMode: try c.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? false,
+                      jwt: try c.decodeIfPresent(JWT.self, forKey: .jwt),
+                      trustedProxy: try c.decodeIfPresent(TrustedProxy.self, forKey: .trustedProxy))
+        }
+
+        func validate() throws {
+            if let jwt {
+                guard jwt.jwksPath != nil || !jwt.publicKeyPaths.isEmpty else {
+                    throw ConfigurationError.invalid("authorization.jwt needs jwksPath or publicKeyPaths")
+                }
+                guard !jwt.issuer.isEmpty, !jwt.audience.isEmpty, !jwt.subjectClaim.isEmpty else {
+                    throw ConfigurationError.invalid("authorization.jwt.issuer, audience and subjectClaim must not be empty")
+                }
+                guard (0...300).contains(jwt.clockSkewSeconds) else {
+                    throw ConfigurationError.invalid("authorization.jwt.clockSkewSeconds must be 0...300")
+                }
+            }
+            if let proxy = trustedProxy {
+                guard !proxy.header.isEmpty, !proxy.addresses.isEmpty else {
+                    throw ConfigurationError.invalid("authorization.trustedProxy needs a header and at least one address")
+                }
+            }
+        }
+    }
+
+    /// What a successful authentication hands out.
+    public struct Tokens: Codable, Sendable, Equatable {
+        /// A PEM P-256 private key that signs issued JWTs. Without it, a key is generated once and kept in the
+        /// database (shared by every instance); see the production checklist.
+        public var signingKeyPath: String?
+        /// `iss` of issued JWTs; defaults to the server's base URL.
+        public var issuer: String?
+        /// `aud` of issued JWTs, if the relying party wants one.
+        public var audience: String?
+        /// Lifetime of the issued JWT, in seconds.
+        public var tokenLifetimeSeconds: Int
+        /// Lifetime of the session (cookie and the session behind the JWT), in seconds.
+        public var sessionLifetimeSeconds: Int
+        /// Name of the session cookie.
+        public var cookieName: String
+        /// How recent the authentication behind a session must be, in seconds, for the session to add an
+        /// authenticator (a registration request or registration dispatch): a session left open on a shared or
+        /// stolen device must not enrol the thief's key.
+        public var recentAuthenticationSeconds: Int
+
+        public init(signingKeyPath: String? = nil, issuer: String? = nil, audience: String? = nil, tokenLifetimeSeconds: Int = 300,
+                    sessionLifetimeSeconds: Int = 3600, cookieName: String = "mauth_session", recentAuthenticationSeconds: Int = 300) {
+            self.signingKeyPath = signingKeyPath; self.issuer = issuer; self.audience = audience
+            self.tokenLifetimeSeconds = tokenLifetimeSeconds; self.sessionLifetimeSeconds = sessionLifetimeSeconds; self.cookieName = cookieName
+            self.recentAuthenticationSeconds = recentAuthenticationSeconds
+        }
+
+        package enum CodingKeys: String, CodingKey, CaseIterable {
+            case signingKeyPath, issuer, audience, tokenLifetimeSeconds, sessionLifetimeSeconds, cookieName, recentAuthenticationSeconds
+        }
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Tokens()
+            self.init(signingKeyPath: try c.decodeIfPresent(String.self, forKey: .signingKeyPath),
+                      issuer: try c.decodeIfPresent(String.self, forKey: .issuer), audience: try c.decodeIfPresent(String.self, forKey: .audience),
+                      tokenLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds,
+                      sessionLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .sessionLifetimeSeconds) ?? d.sessionLifetimeSeconds,
+                      cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? d.cookieName,
+                      recentAuthenticationSeconds: try c.decodeIfPresent(Int.self, forKey: .recentAuthenticationSeconds) ?? d.recentAuthenticationSeconds)
+        }
+
+        func validate() throws {
+            guard (10...86_400).contains(tokenLifetimeSeconds) else { throw ConfigurationError.invalid("tokens.tokenLifetimeSeconds must be 10...86400") }
+            guard (10...86_400).contains(recentAuthenticationSeconds) else {
+                throw ConfigurationError.invalid("tokens.recentAuthenticationSeconds must be 10...86400")
+            }
+            guard (60...2_592_000).contains(sessionLifetimeSeconds) else {
+                throw ConfigurationError.invalid("tokens.sessionLifetimeSeconds must be 60...2592000")
+            }
+            // A cookie name is an RFC 6265 token: no separators, so it cannot inject attributes.
+            let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+            guard !cookieName.isEmpty, cookieName.unicodeScalars.allSatisfy(allowed.contains) else {
+                throw ConfigurationError.invalid("tokens.cookieName must be letters, digits, '_', '-' or '.'")
+            }
+        }
+    }
+
+    /// Limits that protect the server from abuse: what one anonymous caller can make it hold, store and compute.
+    public struct Limits: Codable, Sendable, Equatable {
+        /// Requests per minute one client may make to any route but `/health/…` and `/metrics` (0 turns it off). A
+        /// client is its address (``ServerConfiguration/ClientAddress`` says which), IPv6 grouped by ``ipv6PrefixLength``.
+        public var requestsPerMinutePerAddress: Int
+        /// IPv6 clients share one budget per prefix of this many bits (one subscriber usually has a /64 or more).
+        public var ipv6PrefixLength: Int
+        /// Unanswered, unexpired UAF requests one username may have at once.
+        public var outstandingRequestsPerUsername: Int
+        /// Seconds an idle connection is kept open.
+        public var idleTimeoutSeconds: Int
+        /// Seconds a caller has to send a whole request, from its first byte to the end of its body; then the
+        /// connection is closed.
+        public var requestDeadlineSeconds: Int
+        /// Connections open at once; at the cap the server accepts no more until one closes (it keeps serving the ones
+        /// it has). Lowered at start-up to stay below the process's descriptor limit.
+        public var maximumConnections: Int
+        /// How long status records are kept after their last change, in seconds.
+        public var statusRetentionSeconds: Int
+        /// The longest `context` (UTF-8 bytes) a caller without credentials may send to an open endpoint
+        /// (`request/authentication`, `dispatch/authentication`): what the server stores for such a caller stays small.
+        public var anonymousContextBytes: Int
+        /// QR codes drawn at once, off the threads that serve requests; 0 means half the cores (at least one).
+        public var qrRenderingsAtOnce: Int
+        /// QR codes that may wait for a turn; past that a dispatch that needs one is answered 503 at once.
+        public var qrRenderingsWaiting: Int
+        /// Dispatches to one dispatch target (push, or a payload encrypted to it) within a minute; more are answered
+        /// 429. Each push lands on a person's phone, and each dispatch is an operation the device lists as pending.
+        public var dispatchesPerTargetPerMinute: Int
+
+        public init(requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
+                    idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
+                    statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096,
+                    qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64, dispatchesPerTargetPerMinute: Int = 10) {
+            self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.ipv6PrefixLength = ipv6PrefixLength
+            self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
+            self.idleTimeoutSeconds = idleTimeoutSeconds; self.requestDeadlineSeconds = requestDeadlineSeconds
+            self.maximumConnections = maximumConnections; self.statusRetentionSeconds = statusRetentionSeconds
+            self.anonymousContextBytes = anonymousContextBytes
+            self.qrRenderingsAtOnce = qrRenderingsAtOnce; self.qrRenderingsWaiting = qrRenderingsWaiting
+            self.dispatchesPerTargetPerMinute = dispatchesPerTargetPerMinute
+        }
+
+        package enum CodingKeys: String, CodingKey, CaseIterable {
+            case requestsPerMinutePerAddress, ipv6PrefixLength, outstandingRequestsPerUsername, idleTimeoutSeconds, requestDeadlineSeconds
+            case maximumConnections, statusRetentionSeconds, anonymousContextBytes, qrRenderingsAtOnce, qrRenderingsWaiting
+            case dispatchesPerTargetPerMinute
+        }
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = Limits()
+            self.init(requestsPerMinutePerAddress: try c.decodeIfPresent(Int.self, forKey: .requestsPerMinutePerAddress) ?? d.requestsPerMinutePerAddress,
+                      ipv6PrefixLength: try c.decodeIfPresent(Int.self, forKey: .ipv6PrefixLength) ?? d.ipv6PrefixLength,
+                      outstandingRequestsPerUsername: try c.decodeIfPresent(Int.self, forKey: .outstandingRequestsPerUsername) ?? d.outstandingRequestsPerUsername,
+                      idleTimeoutSeconds: try c.decodeIfPresent(Int.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds,
+                      requestDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .requestDeadlineSeconds) ?? d.requestDeadlineSeconds,
+                      maximumConnections: try c.decodeIfPresent(Int.self, forKey: .maximumConnections) ?? d.maximumConnections,
+                      statusRetentionSeconds: try c.decodeIfPresent(Int.self, forKey: .statusRetentionSeconds) ?? d.statusRetentionSeconds,
+                      anonymousContextBytes: try c.decodeIfPresent(Int.self, forKey: .anonymousContextBytes) ?? d.anonymousContextBytes,
+                      qrRenderingsAtOnce: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsAtOnce) ?? d.qrRenderingsAtOnce,
+                      qrRenderingsWaiting: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsWaiting) ?? d.qrRenderingsWaiting,
+                      dispatchesPerTargetPerMinute: try c.decodeIfPresent(Int.self, forKey: .dispatchesPerTargetPerMinute) ?? d.dispatchesPerTargetPerMinute)
+        }
+
+        func validate() throws {
+            guard requestsPerMinutePerAddress >= 0 else { throw ConfigurationError.invalid("limits.requestsPerMinutePerAddress must be ≥ 0") }
+            guard (16...128).contains(ipv6PrefixLength) else { throw ConfigurationError.invalid("limits.ipv6PrefixLength must be 16...128") }
+            guard (1...1000).contains(outstandingRequestsPerUsername) else {
+                throw ConfigurationError.invalid("limits.outstandingRequestsPerUsername must be 1...1000")
+            }
+            guard (1...3600).contains(idleTimeoutSeconds) else { throw ConfigurationError.invalid("limits.idleTimeoutSeconds must be 1...3600") }
+            guard (1...300).contains(requestDeadlineSeconds) else { throw ConfigurationError.invalid("limits.requestDeadlineSeconds must be 1...300") }
+            guard (1...1_000_000).contains(maximumConnections) else { throw ConfigurationError.invalid("limits.maximumConnections must be 1...1000000") }
+            guard (60...604_800).contains(statusRetentionSeconds) else {
+                throw ConfigurationError.invalid("limits.statusRetentionSeconds must be 60...604800")
+            }
+            guard (512...65_536).contains(anonymousContextBytes) else {
+                throw ConfigurationError.invalid("limits.anonymousContextBytes must be 512...65536")
+            }
+            guard (0...256).contains(qrRenderingsAtOnce) else { throw ConfigurationError.invalid("limits.qrRenderingsAtOnce must be 0...256") }
+            guard (0...10_000).contains(qrRenderingsWaiting) else { throw ConfigurationError.invalid("limits.qrRenderingsWaiting must be 0...10000") }
+            guard (1...1000).contains(dispatchesPerTargetPerMinute) else {
+                throw ConfigurationError.invalid("limits.dispatchesPerTargetPerMinute must be 1...1000")
+            }
+        }
+    }
+}

@@ -1,0 +1,304 @@
+import Foundation
+import NevisProtocol
+import UAF
+
+/// Everything the server needs, from one JSON file plus `MAUTH_*` environment overrides. The defaults give a
+/// working local server: loopback, a free port of the caller's choice, a self-signed development certificate,
+/// SQLite in the working directory and the default Nevis metadata.
+public struct ServerConfiguration: Codable, Sendable, Equatable {
+    public struct TLS: Codable, Sendable, Equatable {
+        /// PEM certificate chain (leaf first). Both paths or neither must be set.
+        public var certificatePath: String?
+        /// PEM private key.
+        public var privateKeyPath: String?
+        public init(certificatePath: String? = nil, privateKeyPath: String? = nil) {
+            self.certificatePath = certificatePath; self.privateKeyPath = privateKeyPath
+        }
+        /// Without a certificate: make a new development certificate even if a good one is kept beside the SQLite
+        /// file (`mauth server --regenerate-certificate`; not a configuration-file key).
+        public var regenerateDevelopmentCertificate = false
+        package enum CodingKeys: String, CodingKey, CaseIterable { case certificatePath, privateKeyPath }
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(certificatePath: try c.decodeIfPresent(String.self, forKey: .certificatePath),
+                      privateKeyPath: try c.decodeIfPresent(String.self, forKey: .privateKeyPath))
+        }
+    }
+
+    public enum Database: Codable, Sendable, Equatable {
+        /// An SQLite file (the embedded default).
+        case sqlite(path: String)
+        /// Memory only: for tests; nothing survives a restart and a second instance sees nothing.
+        case sqliteInMemory
+        /// A PostgreSQL server shared by several instances: `postgres://user:password@host:port/database`, with
+        /// at most `poolSize` connections from this instance.
+        case postgres(url: String, poolSize: Int)
+
+        /// The configuration-file and environment form: a `postgres://` (or `postgresql://`) URL, `:memory:`, or
+        /// an SQLite file path.
+        public init(text: String, poolSize: Int = 16) {
+            if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
+                self = .postgres(url: text, poolSize: poolSize)
+            } else if text == ":memory:" {
+                self = .sqliteInMemory
+            } else {
+                self = .sqlite(path: text)
+            }
+        }
+
+        var text: String {
+            switch self {
+            case .sqlite(let path): return path
+            case .sqliteInMemory: return ":memory:"
+            case .postgres(let url, _): return url
+            }
+        }
+    }
+
+    public var host: String
+    /// 0 picks a free port.
+    public var port: Int
+    public var tls: TLS
+    /// The appID every FinalChallengeParams must carry; defaults to `https://<host>:<port>/nevisfido/uaf/1.1/facets`.
+    public var appID: String?
+    /// Trusted facet IDs served at the facets endpoint and checked in every response. None by default: which apps
+    /// may use this server is the operator's decision, so a server outside development mode does not start without
+    /// them (``checkTrustedFacets()``).
+    public var facets: [String]
+    /// A facets file (a TrustedFacets document or a JSON array of IDs) that replaces `facets` and is reloaded
+    /// when it changes and on SIGHUP.
+    public var facetsPath: String?
+    /// A metadata file or directory (each file one statement or an array); nil uses `NevisAuthenticatorMetadata`.
+    public var metadataPath: String?
+    /// Inline metadata: a JSON text holding one statement or an array of them; wins over `metadataPath`.
+    public var metadataJSON: String?
+    public var database: Database
+    /// How long an issued UAF request (its challenge) may be answered, in seconds.
+    public var requestLifetimeSeconds: Int
+    /// Clone detection: reject a sign counter that does not increase.
+    public var rejectCounterRegression: Bool
+    /// Check the ChannelBinding clients report against this server's own certificate (1490 on a mismatch). Turn
+    /// it off only behind a TLS-terminating proxy, where clients see the proxy's certificate.
+    public var checkChannelBinding: Bool
+    /// Who may call protected endpoints.
+    public var authorization: Authorization
+    /// The JWT and session a successful authentication hands out.
+    public var tokens: Tokens
+    /// Abuse limits, timeouts and retention.
+    public var limits: Limits
+    /// Who the client of a request is (the peer, or behind trusted proxies the client they name).
+    public var clientAddress: ClientAddress = ClientAddress()
+    /// Out-of-band dispatch: tokens, payloads, dispatchers.
+    public var dispatch: Dispatch
+    /// Metrics and graceful shutdown.
+    public var observability: Observability
+    /// Serve the relying-party web demo at `/demo` (off by default; never in production: its pages enroll any
+    /// username and send approvals to any user without a credential).
+    public var demoSite: Bool = false
+
+    public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
+                facets: [String] = [], metadataPath: String? = nil,
+                database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
+                rejectCounterRegression: Bool = true, authorization: Authorization = Authorization(),
+                tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true, dispatch: Dispatch = Dispatch(),
+                observability: Observability = Observability()) {
+        self.dispatch = dispatch
+        self.observability = observability
+        self.checkChannelBinding = checkChannelBinding
+        self.host = host; self.port = port; self.tls = tls; self.appID = appID; self.facets = facets
+        self.metadataPath = metadataPath; self.database = database; self.requestLifetimeSeconds = requestLifetimeSeconds
+        self.rejectCounterRegression = rejectCounterRegression; self.authorization = authorization
+        self.tokens = tokens; self.limits = limits
+    }
+
+    public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
+        case unreadable(String)
+        case invalid(String)
+        public var description: String {
+            switch self {
+            case .unreadable(let d): return "cannot read \(d)"
+            case .invalid(let d): return "invalid configuration: \(d)"
+            }
+        }
+    }
+
+    /// Loads `path` (if given) and applies environment overrides: `MAUTH_HOST`, `MAUTH_PORT`, `MAUTH_APP_ID`,
+    /// `MAUTH_FACETS` (comma-separated), `MAUTH_DATABASE` (an SQLite path or `:memory:`), `MAUTH_TLS_CERT`,
+    /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`, `MAUTH_FACETS_FILE`, `MAUTH_DEVELOPMENT_MODE` (`true` only), `MAUTH_JWT_JWKS`, `MAUTH_JWT_ISSUER`,
+    /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`, `MAUTH_DEMO_SITE` (`true` or `false`). A wrong value for a known key is
+    /// an error (the server does not start), as in nevisFIDO. An unknown key in the file is an error too
+    /// (``UnknownConfigurationKey``), but for keys that begin with `_`.
+    /// The contents of a file a setting names; refused with the setting, the path and the reason
+    /// (``ConfigurationError/unreadable(_:)``: "cannot read authorization.jwt.jwksPath /etc/jwks.json: no such file").
+    package static func readFile(_ path: String, setting: String) throws -> Data {
+        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            let posix = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).flatMap { $0.domain == NSPOSIXErrorDomain ? $0.code : nil }
+            let reason = posix.map { String(cString: strerror(Int32($0))) } ?? (FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file")
+            throw ConfigurationError.unreadable("\(setting) \(path): \(reason)")
+        }
+    }
+
+    public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        if let path {
+            let data = try readFile(path, setting: "the configuration file")
+            do { configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data) } catch {
+                throw ConfigurationError.invalid("\(path): \(error)")
+            }
+        }
+        if let host = environment["MAUTH_HOST"] { configuration.host = host }
+        if let port = environment["MAUTH_PORT"] {
+            guard let value = Int(port), (0...65535).contains(value) else { throw ConfigurationError.invalid("MAUTH_PORT=\(port)") }
+            configuration.port = value
+        }
+        if let appID = environment["MAUTH_APP_ID"] { configuration.appID = appID }
+        if let facets = environment["MAUTH_FACETS"] { configuration.facets = facets.split(separator: ",").map(String.init) }
+        if let db = environment["MAUTH_DATABASE"] { configuration.database = Database(text: db) }
+        if let cert = environment["MAUTH_TLS_CERT"] { configuration.tls.certificatePath = cert }
+        if let key = environment["MAUTH_TLS_KEY"] { configuration.tls.privateKeyPath = key }
+        if let metadata = environment["MAUTH_METADATA"] { configuration.metadataPath = metadata }
+        if let facetsPath = environment["MAUTH_FACETS_FILE"] { configuration.facetsPath = facetsPath }
+        if let development = environment["MAUTH_DEVELOPMENT_MODE"] {
+            guard development == "true" || development == "false" else { throw ConfigurationError.invalid("MAUTH_DEVELOPMENT_MODE=\(development)") }
+            configuration.authorization.developmentMode = development == "true"
+        }
+        if let jwks = environment["MAUTH_JWT_JWKS"] {
+            guard let issuer = environment["MAUTH_JWT_ISSUER"] ?? configuration.authorization.jwt?.issuer,
+                  let audience = environment["MAUTH_JWT_AUDIENCE"] ?? configuration.authorization.jwt?.audience else {
+                throw ConfigurationError.invalid("MAUTH_JWT_JWKS needs MAUTH_JWT_ISSUER and MAUTH_JWT_AUDIENCE")
+            }
+            var jwt = configuration.authorization.jwt ?? .init(issuer: issuer, audience: audience)
+            jwt.jwksPath = jwks; jwt.issuer = issuer; jwt.audience = audience
+            configuration.authorization.jwt = jwt
+        }
+        if let key = environment["MAUTH_TOKEN_SIGNING_KEY"] { configuration.tokens.signingKeyPath = key }
+        if let demo = environment["MAUTH_DEMO_SITE"] {
+            guard demo == "true" || demo == "false" else { throw ConfigurationError.invalid("MAUTH_DEMO_SITE=\(demo)") }
+            configuration.demoSite = demo == "true"
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    /// Refuses a server that would trust no app: without `facets` or `facetsPath` every response fails the facet
+    /// check, and a default (once the virtual device's) would trust an app the operator never chose. Development
+    /// mode may start without them. Checked when the server is built, after every source of settings applied.
+    public func checkTrustedFacets() throws {
+        guard facets.isEmpty, facetsPath == nil, !authorization.developmentMode else { return }
+        throw ConfigurationError.invalid("no trusted facets: set facets (MAUTH_FACETS) or facetsPath (MAUTH_FACETS_FILE) to the facet IDs of the apps that may use this server; only authorization.developmentMode starts without them")
+    }
+
+    public func validate() throws {
+        guard (0...65535).contains(port) else { throw ConfigurationError.invalid("port \(port)") }
+        guard (tls.certificatePath == nil) == (tls.privateKeyPath == nil) else {
+            throw ConfigurationError.invalid("tls.certificatePath and tls.privateKeyPath must be set together")
+        }
+        guard requestLifetimeSeconds > 0, requestLifetimeSeconds <= 3600 else {
+            throw ConfigurationError.invalid("requestLifetimeSeconds must be 1...3600")
+        }
+        // A wildcard facet trusts every app of a platform: acceptable on a developer's machine only.
+        if facets.contains(where: { $0.hasSuffix("*") }), !authorization.developmentMode {
+            throw ConfigurationError.invalid("wildcard facets (…:*) are allowed only with authorization.developmentMode")
+        }
+        if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") }
+        if case .postgres(_, let poolSize) = database, !(1...200).contains(poolSize) {
+            throw ConfigurationError.invalid("database pool size must be 1...200")
+        }
+        try authorization.validate()
+        try tokens.validate()
+        try limits.validate()
+        try clientAddress.validate()
+        try dispatch.validate()
+        try observability.validate()
+    }
+
+    package enum CodingKeys: String, CodingKey, CaseIterable {
+        case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
+        case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try decoder.refuseUnknownKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = ServerConfiguration()
+        host = try c.decodeIfPresent(String.self, forKey: .host) ?? d.host
+        port = try c.decodeIfPresent(Int.self, forKey: .port) ?? d.port
+        tls = try c.decodeIfPresent(TLS.self, forKey: .tls) ?? d.tls
+        appID = try c.decodeIfPresent(String.self, forKey: .appID)
+        facets = try c.decodeIfPresent([String].self, forKey: .facets) ?? d.facets
+        facetsPath = try c.decodeIfPresent(String.self, forKey: .facetsPath)
+        metadataPath = try c.decodeIfPresent(String.self, forKey: .metadataPath)
+        metadataJSON = try c.decodeIfPresent(String.self, forKey: .metadataJSON)
+        if let db = try c.decodeIfPresent(String.self, forKey: .database) {
+            database = Database(text: db, poolSize: try c.decodeIfPresent(Int.self, forKey: .databasePoolSize) ?? 16)
+        } else {
+            database = d.database
+        }
+        requestLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .requestLifetimeSeconds) ?? d.requestLifetimeSeconds
+        rejectCounterRegression = try c.decodeIfPresent(Bool.self, forKey: .rejectCounterRegression) ?? d.rejectCounterRegression
+        authorization = try c.decodeIfPresent(Authorization.self, forKey: .authorization) ?? d.authorization
+        tokens = try c.decodeIfPresent(Tokens.self, forKey: .tokens) ?? d.tokens
+        limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
+        clientAddress = try c.decodeIfPresent(ClientAddress.self, forKey: .clientAddress) ?? d.clientAddress
+        checkChannelBinding = try c.decodeIfPresent(Bool.self, forKey: .checkChannelBinding) ?? d.checkChannelBinding
+        dispatch = try c.decodeIfPresent(Dispatch.self, forKey: .dispatch) ?? d.dispatch
+        observability = try c.decodeIfPresent(Observability.self, forKey: .observability) ?? d.observability
+        demoSite = try c.decodeIfPresent(Bool.self, forKey: .demoSite) ?? d.demoSite
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(host, forKey: .host); try c.encode(port, forKey: .port); try c.encode(tls, forKey: .tls)
+        try c.encodeIfPresent(appID, forKey: .appID); try c.encode(facets, forKey: .facets)
+        try c.encodeIfPresent(facetsPath, forKey: .facetsPath)
+        try c.encodeIfPresent(metadataPath, forKey: .metadataPath)
+        try c.encodeIfPresent(metadataJSON, forKey: .metadataJSON)
+        try c.encode(database.text, forKey: .database)
+        if case .postgres(_, let poolSize) = database { try c.encode(poolSize, forKey: .databasePoolSize) }
+        try c.encode(requestLifetimeSeconds, forKey: .requestLifetimeSeconds)
+        try c.encode(rejectCounterRegression, forKey: .rejectCounterRegression)
+        try c.encode(authorization, forKey: .authorization)
+        try c.encode(tokens, forKey: .tokens)
+        try c.encode(limits, forKey: .limits)
+        try c.encode(clientAddress, forKey: .clientAddress)
+        try c.encode(checkChannelBinding, forKey: .checkChannelBinding)
+        try c.encode(dispatch, forKey: .dispatch)
+        try c.encode(observability, forKey: .observability)
+        try c.encode(demoSite, forKey: .demoSite)
+    }
+
+    /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a
+    /// file or a directory (`metadataPath`, every file one statement or an array), or `NevisAuthenticatorMetadata`. Both the
+    /// numeric and the MDS3 form are read; statements of other protocol families are skipped and reported to `skipped`.
+    public func loadMetadata(skipped: (String) -> Void = { _ in }) throws -> MetadataStore {
+        var documents: [(name: String, data: Data)] = []
+        if let metadataJSON {
+            documents = [("metadataJSON", Data(metadataJSON.utf8))]
+        } else if let metadataPath {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: metadataPath, isDirectory: &isDirectory) else {
+                throw ConfigurationError.unreadable("metadataPath \(metadataPath): no such file or directory")
+            }
+            let files = isDirectory.boolValue
+                ? try FileManager.default.contentsOfDirectory(atPath: metadataPath).filter { !$0.hasPrefix(".") }.sorted().map { "\(metadataPath)/\($0)" }
+                : [metadataPath]
+            for file in files {
+                documents.append((file, try Self.readFile(file, setting: "metadataPath")))
+            }
+        } else {
+            documents = [("default metadata", NevisAuthenticatorMetadata.json)]
+        }
+        var statements: [MetadataStatement] = []
+        for document in documents {
+            do {
+                let parsed = try MetadataStore.parse(json: document.data)
+                statements += parsed.statements
+                for name in parsed.skipped { skipped("\(document.name): skipped \(name) (not UAF)") }
+            } catch {
+                throw ConfigurationError.invalid("\(document.name): \(error)")
+            }
+        }
+        do { return try MetadataStore(statements) } catch { throw ConfigurationError.invalid("\(error)") }
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import SQLKit
+import UAF
+
+/// The writes one step of a ceremony makes together, and the reads that go with them, as one store call.
+///
+/// Why: on PostgreSQL every statement is a round trip, and under load each costs about as much CPU in the server
+/// (PostgresNIO, the socket) and in PostgreSQL as the whole rest of the step. So there each call here is **one**
+/// statement: its writes are chained in a data-modifying `WITH`, and each later write (or read) only happens for the
+/// rows the earlier one returned. That also makes the writes atomic: all happen or none.
+///
+/// SQLite has no data-modifying `WITH`; there a statement is a few microseconds in-process, so a call runs the
+/// stores' own statements in order, stopping where the chained statement would write nothing, inside the request's
+/// unit of work (one commit). What the other instances or requests can observe is the same on both engines: the
+/// writes of a call are committed together before its caller answers.
+///
+/// Both forms are defined here, next to each other, from the stores' own column lists and values, and the store
+/// suite runs each call against both engines (`StoreContract`).
+public struct CeremonyStore: Sendable {
+    let database: StoreDatabase
+    private var stores: Stores { Stores(database: database) }
+
+    /// Stores an issued request and opens its status record (the request's id is the status session id). With
+    /// `cap`, only while its user has fewer than `cap.limit` unexpired requests at `cap.now`; false when the cap is
+    /// reached, and then neither is stored.
+    func open(_ request: ChallengeRecord, status: StatusRecord, retention: TimeInterval, cap: UAFRequestStore.Cap?) async throws -> Bool {
+        guard database.engine == .postgres else {
+            guard try await stores.requests.insert(request, cap: cap) else { return false }
+            try await stores.status.create(status, retention: retention)
+            return true
+        }
+        let insert = try UAFRequestStore.insertion(request, cap: cap)
+        let statusValues = try StatusStore.values(status, retention: retention)
+        return try await database.run { sql in
+            try await sql.raw("""
+                WITH request AS (\(insert) RETURNING id)
+                INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request
+                RETURNING session_id
+                """).first() != nil
+        }
+    }
+
+    /// How issuing a step-up request ended (``openStepUp(username:cap:retention:request:status:)``).
+    package enum StepUp: Sendable {
+        /// The user has no registered key: nothing was stored.
+        case noKeys
+        /// The user has `cap.limit` unexpired requests already: nothing was stored.
+        case capReached
+        /// Stored, with its status record; the request's policy accepts exactly the user's keys.
+        case issued(ChallengeRecord)
+    }
+
+    /// One registered key, as a step-up policy names it.
+    package struct StepUpKey: Sendable, Equatable {
+        var aaid: String
+        var keyID: String
+    }
+
+    /// The policy of a step-up request: every key of the user, one alternative per AAID (in the order of the AAIDs'
+    /// bytes), each with that AAID's key IDs in the order given. `keys` come in registration order (oldest first,
+    /// then by key ID). ``stepUpPolicyColumn`` is its twin in SQL.
+    static func stepUpPolicy(_ keys: [StepUpKey]) -> Policy {
+        var order: [String] = [], keyIDs: [String: [String]] = [:]
+        for key in keys {
+            if keyIDs[key.aaid] == nil { order.append(key.aaid) }
+            keyIDs[key.aaid, default: []].append(key.keyID)
+        }
+        return Policy(accepted: order.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { aaid in
+            [MatchCriteria(aaid: [aaid], keyIDs: keyIDs[aaid])]
+        })
+    }
+
+    /// The step-up policy for `username`'s keys as stored now (``stepUpPolicy(_:)``); nil when the user has none.
+    func stepUpPolicy(username: String) async throws -> Policy? {
+        let keys = try await stores.registrations.registrations(username: username).map { StepUpKey(aaid: $0.aaid, keyID: $0.keyID) }
+        return keys.isEmpty ? nil : Self.stepUpPolicy(keys)
+    }
+
+    /// ``stepUpPolicy(_:)``'s text as PostgreSQL writes it from the rows of `keys` (`aaid`, `key_id`, `created_at`):
+    /// byte for byte what ``JSONCoding`` writes for that policy (sorted members, no spaces), so the response finds the
+    /// policy remembered for it; NULL when there are no rows. A store test holds the two equal on PostgreSQL (keys under
+    /// two AAIDs, registered at different times, one key ID with characters JSON escapes). Ordering by `COLLATE "C"`
+    /// is ordering by bytes, as ``stepUpPolicy(_:)`` does.
+    static let stepUpPolicyColumn = """
+        (SELECT '{"accepted":[' || string_agg(criteria, ',' ORDER BY aaid COLLATE "C") || ']}' FROM (
+            SELECT aaid, '[{"aaid":[' || to_json(aaid)::text || '],"keyIDs":[' \
+        || string_agg(to_json(key_id)::text, ',' ORDER BY created_at, key_id COLLATE "C") || ']}]' AS criteria
+            FROM keys GROUP BY aaid) AS alternatives)
+        """
+
+    /// The order in which ``stepUpPolicy(_:)`` wants a user's keys (registration order), in SQL.
+    static let stepUpKeyOrder = "created_at, aaid COLLATE \"C\", key_id COLLATE \"C\""
+
+    /// Issues a step-up request for `username`: its policy accepts exactly the user's registered keys
+    /// (``stepUpPolicy(_:)``), and it is stored with its status record, only while the user is under `cap`.
+    /// `request` makes the request from its policy, `status` its status record.
+    ///
+    /// On PostgreSQL this is one statement instead of two: it reads the user's keys, writes the policy column from
+    /// them (``stepUpPolicyColumn``), stores the request and its status record, and returns the keys, from which the
+    /// policy sent to the client is made. Both come from the same rows of the same snapshot, so the client sees the
+    /// policy the response is verified against. SQLite reads the keys and then stores the request (``open``).
+    func openStepUp(username: String, cap: UAFRequestStore.Cap?, retention: TimeInterval,
+                    request: (Policy) -> ChallengeRecord, status: (ChallengeRecord) -> StatusRecord) async throws -> StepUp {
+        guard database.engine == .postgres else {
+            guard let policy = try await stepUpPolicy(username: username) else { return .noKeys }
+            let record = request(policy)
+            return try await open(record, status: status(record), retention: retention, cap: cap) ? .issued(record) : .capReached
+        }
+        // The policy is not known yet: every other value is, and the policy column is written in SQL.
+        let pending = request(Policy(accepted: []))
+        var insert = pending
+        insert.username = username
+        // As every capped insert: the row counts against the cap it was checked under.
+        let values = try UAFRequestStore.values(insert, counted: cap?.username, policy: "policy.text")
+        let belowCap: SQLQueryString = cap.map(UAFRequestStore.below) ?? "TRUE"
+        let statusValues = try StatusStore.values(status(pending), retention: retention)
+        let rows = try await database.run { sql in
+            try await sql.raw("""
+                WITH keys AS (SELECT aaid, key_id, created_at FROM registrations WHERE username = \(bind: username)),
+                policy AS (SELECT \(unsafeRaw: Self.stepUpPolicyColumn) AS text),
+                request AS (
+                    INSERT INTO uaf_requests (\(unsafeRaw: UAFRequestStore.columns)) SELECT \(values) FROM policy
+                    WHERE policy.text IS NOT NULL AND \(belowCap)
+                    RETURNING id),
+                opened AS (INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request RETURNING session_id)
+                SELECT aaid, key_id, (SELECT COUNT(*) FROM opened) AS issued FROM keys ORDER BY \(unsafeRaw: Self.stepUpKeyOrder)
+                """).all()
+        }
+        guard let first = rows.first else { return .noKeys }
+        guard try first.decode(column: "issued", as: Int64.self) == 1 else { return .capReached }
+        let keys = try rows.map { StepUpKey(aaid: try $0.decode(column: "aaid", as: String.self), keyID: try $0.decode(column: "key_id", as: String.self)) }
+        let record = request(Self.stepUpPolicy(keys))
+        // Remembers the policy for the text PostgreSQL wrote (the same bytes), so the response reads it back without
+        // decoding it.
+        _ = try JSONCoding.string(record.policy)
+        return .issued(record)
+    }
+
+    /// A consumed request, with the registrations of its user when they were read in the same step.
+    package struct Consumed: Sendable {
+        var request: ChallengeRecord
+        /// The registrations of the request's user as they were when it was consumed (PostgreSQL, when asked for and
+        /// the request names a user); otherwise empty, and keys are looked up on their own.
+        var registrations: [RegistrationRecord]
+
+        /// The prefetched registration of (`aaid`, `keyID`), if it is among ``registrations``. Stored AAIDs are
+        /// normalized (``RegistrationStore/insert(_:)``), so only the one asked for is, as the store's own lookup does.
+        func registration(aaid: String, keyID: String) -> RegistrationRecord? {
+            let aaid = AAID.normalized(aaid)
+            return registrations.first { $0.keyID == keyID && $0.aaid == aaid }
+        }
+    }
+
+    /// Removes and returns the request with `id`, once only (as ``UAFRequestStore/consume(id:)``). With
+    /// `registrationsOfItsUser` on PostgreSQL, the registrations of the user it was issued for come back in the same
+    /// statement, so verifying the response of a step-up login needs no second round trip to find its key. SQLite
+    /// only consumes: a key lookup there costs microseconds.
+    func consume(id: String, registrationsOfItsUser: Bool) async throws -> Consumed? {
+        guard registrationsOfItsUser, database.engine == .postgres else {
+            return try await stores.requests.consume(id: id).map { Consumed(request: $0, registrations: []) }
+        }
+        // One row per registration of the request's user, or one row without a registration (NULL columns): no
+        // user, or none registered.
+        let rows = try await database.run { sql in
+            try await sql.raw("""
+                WITH consumed AS (\(UAFRequestStore.removal(id: id)) RETURNING \(unsafeRaw: UAFRequestStore.returned))
+                SELECT \(unsafeRaw: Self.consumedRequestColumns), registrations.*
+                FROM consumed LEFT JOIN registrations ON registrations.username = consumed.username
+                """).all()
+        }
+        guard let first = rows.first else { return nil }
+        return Consumed(request: try UAFRequestStore.record(id: id, first, prefix: Self.consumedRequestPrefix),
+                        registrations: try rows.filter { try !$0.decodeNil(column: "aaid") }.map(RegistrationStore.record))
+    }
+
+    /// The consumed request's columns, renamed with ``consumedRequestPrefix`` so that they cannot clash with the
+    /// registration's own (`username` is in both): `consumed.operation AS request_operation, …`.
+    private static let consumedRequestPrefix = "request_"
+    private static let consumedRequestColumns = UAFRequestStore.returnedColumns.map { column in
+        "consumed.\(column) AS \(consumedRequestPrefix)\(column)"
+    }.joined(separator: ", ")
+
+    /// What a verified authentication writes: its authenticator's counter moves from the value the verifier
+    /// compared against to the new one, a session opens, and the operation's status record finishes.
+    package struct Authentication: Sendable {
+        var counter: CounterAdvance
+        var sessionToken: String
+        var session: SessionRecord
+        var status: StatusStore.Outcome
+    }
+
+    /// One authenticator's signature counter, compared and set.
+    package struct CounterAdvance: Sendable, Equatable {
+        var aaid: String
+        var keyID: String
+        var from: UInt32
+        var to: UInt32
+    }
+
+    /// Records a verified authentication (``Authentication``). False when the counter no longer had its compared
+    /// value (another request advanced it meanwhile: this one is a replay); then nothing is written.
+    func completeAuthentication(_ authentication: Authentication) async throws -> Bool {
+        let counter = authentication.counter
+        guard database.engine == .postgres else {
+            guard try await stores.registrations.updateSignCounter(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to) else {
+                return false
+            }
+            try await stores.sessions.insert(token: authentication.sessionToken, authentication.session)
+            try await stores.status.finish(authentication.status)
+            return true
+        }
+        let advance = RegistrationStore.counterAdvance(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to)
+        let finish = try authentication.status.update()
+        return try await database.run { sql in
+            try await sql.raw("""
+                WITH advanced AS (\(advance) RETURNING key_id),
+                opened AS (
+                    INSERT INTO sessions (\(unsafeRaw: SessionStore.columns))
+                    SELECT \(SessionStore.values(token: authentication.sessionToken, authentication.session)) FROM advanced
+                    RETURNING id),
+                finished AS (\(finish) AND EXISTS (SELECT 1 FROM opened) RETURNING session_id)
+                SELECT COUNT(*) AS advanced FROM advanced
+                """).first()?.decode(column: "advanced", as: Int64.self) == 1
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import Primitives
+import Crypto
+import Foundation
+import UAF
+
+/// In-band authentication and transaction confirmation; a success opens a session and hands out its tokens.
+package struct AuthenticationService: Sendable {
+    let environment: ServiceEnvironment
+    let issuer: TokenIssuer
+    let tokens: ServerConfiguration.Tokens
+    private var stores: Stores { environment.stores }
+
+    package struct Context: Decodable { var username: String?; var transaction: [Transaction]? }
+
+    /// A success: the UAF answer and the session cookie to set.
+    package struct Outcome: Sendable {
+        package var response: ServerResponse
+        package var setCookie: String?
+    }
+
+    /// Endpoint 3: issues an AuthenticationRequest, optionally for one user (step-up) and with transactions.
+    /// `caller` is the principal of the credential the caller presented, if any (the endpoint is open).
+    /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
+    package func request(_ request: GetUAFRequest, caller: Principal?, dispatchedSession: String? = nil) async throws -> IssuedRequest {
+        guard request.op == nil || request.op == .authentication else { throw ServiceFailure(.badRequest, "op must be Auth") }
+        let context = try ServiceEnvironment.parseContext(Context.self, request.context)
+        let transactions = context?.transaction ?? []
+        try Self.validate(transactions: transactions)
+        // A dispatched request was checked against its dispatching caller when it was dispatched.
+        if dispatchedSession == nil {
+            try environment.checkOpenRequest(context: request.context, username: context?.username, transactions: transactions, caller: caller)
+        }
+        let (id, challenge) = (dispatchedSession ?? environment.newRequestID(), environment.newChallenge())
+        let expiresAt = environment.clock().addingTimeInterval(environment.requestLifetime)
+        let makeRecord = { (policy: Policy) in
+            ChallengeRecord(id: id, operation: .authentication, challenge: challenge, username: context?.username, policy: policy,
+                            transactions: transactions, expiresAt: expiresAt)
+        }
+        let record: ChallengeRecord
+        if let username = context?.username {
+            // Step-up: the policy accepts exactly the user's registered keys.
+            try ServiceEnvironment.validate(username: username)
+            if dispatchedSession == nil {
+                record = try await environment.issueStepUp(username: username, counted: ServiceEnvironment.authorizes(caller, for: username),
+                                                           status: .clientAuthenticating, request: makeRecord)
+            } else {
+                guard let policy = try await stores.ceremonies.stepUpPolicy(username: username) else { throw ServiceEnvironment.noAuthenticator }
+                record = makeRecord(policy)
+                // Authentication dispatch is open to anyone, so its requests count against nobody (the token was the unit).
+                try await environment.issue(record, status: .clientAuthenticating, dispatched: true, counted: false)
+            }
+        } else {
+            record = makeRecord(Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] }))
+            try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: false)
+        }
+        let message = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
+                                            challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: record.policy)
+        environment.decide("authentication request", context?.username, 1200,
+                           "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                                      op: .authentication, lifetimeMillis: environment.lifetimeMillis),
+                             sessionID: record.id)
+    }
+
+    static func validate(transactions: [Transaction]) throws {
+        guard transactions.count <= 4 else { throw ServiceFailure(.badRequest, "at most 4 transactions") }
+        for transaction in transactions {
+            guard let content = Base64URL.decode(transaction.content) else { throw ServiceFailure(.badRequest, "transaction content is not base64url") }
+            switch transaction.contentType {
+            case "text/plain":
+                guard let text = String(data: content, encoding: .utf8), !text.isEmpty,
+                      content.count <= ServiceEnvironment.maximumTransactionTextBytes, text.count <= Transaction.maximumTextLength else {
+                    throw ServiceFailure(.badRequest, "text/plain transaction must be 1...\(Transaction.maximumTextLength) UTF-8 characters and at most \(ServiceEnvironment.maximumTransactionTextBytes) bytes")
+                }
+            case "image/png":
+                guard transaction.tcDisplayPNGCharacteristics != nil else {
+                    throw ServiceFailure(.badRequest, "image/png transaction needs tcDisplayPNGCharacteristics")
+                }
+                guard content.count <= ServiceEnvironment.maximumTransactionImageBytes else {
+                    throw ServiceFailure(.badRequest, "image/png transaction larger than \(ServiceEnvironment.maximumTransactionImageBytes) bytes")
+                }
+            default:
+                throw ServiceFailure(.badRequest, "transaction content type must be text/plain or image/png")
+            }
+        }
+    }
+
+    /// Endpoint 4: verifies an AuthenticationResponse, advances the counters, opens a session and answers its
+    /// tokens (a JWT and the session cookie) in `additionalTokens`.
+    package func response(_ send: SendUAFResponse) async throws -> Outcome {
+        // The registrations of a step-up request's user come back with the request (one round trip on PostgreSQL).
+        let (response, consumed) = try await environment.receive(AuthenticationResponse.self, send, operation: .authentication,
+                                                                 registrationsOfItsUser: true) { $0.header }
+        let record = consumed.request
+        let report = ServiceEnvironment.ClientReport(context: send.context)
+        do {
+            let verified = try await AuthenticationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
+                response, issued: IssuedAuthentication(challenge: record.challenge, policy: record.policy,
+                                                       transactions: record.transactions, username: record.username)
+            ) { aaid, keyID in
+                // A key not among them (no user named, or another user's key, which the verifier refuses) is looked up.
+                if let prefetched = consumed.registration(aaid: aaid, keyID: keyID) { return prefetched.registeredKey }
+                return try await stores.registrations.registration(aaid: aaid, keyID: keyID)?.registeredKey
+            }
+            guard let first = verified.first, let last = verified.last else { throw ServiceFailure(.badRequest, "no assertion") }
+            // Compare-and-set from the counter the verifier compared against: if another request advanced it
+            // meanwhile, this one is a replay. Every counter but the last here; the last one with the session and the
+            // status record below, which are written only if it advances.
+            for result in verified.dropLast() {
+                guard try await stores.registrations.updateSignCounter(aaid: result.aaid, keyID: result.keyID,
+                                                                       from: result.previousSignCounter, to: result.signCounter) else {
+                    throw UAFVerificationError(.counterRegression(stored: result.previousSignCounter, received: result.signCounter))
+                }
+            }
+            let now = environment.clock()
+            let (sessionToken, session) = SessionStore.make(username: first.username, aaid: first.aaid, keyID: first.keyID, now: now,
+                                                            lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
+            let confirmed = verified.first { $0.mode == .transactionConfirmed }
+            // Signed before anything is written: the JWT and the cookie leave only if all of the login's writes happen.
+            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: confirmed?.transactionContentHash ?? [])
+            let cookie = Self.cookie(name: tokens.cookieName, value: sessionToken, maxAge: tokens.sessionLifetimeSeconds)
+            let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
+            let completion = CeremonyStore.Authentication(
+                counter: .init(aaid: last.aaid, keyID: last.keyID, from: last.previousSignCounter, to: last.signCounter),
+                sessionToken: sessionToken, session: session,
+                status: environment.outcome(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username))
+            guard try await stores.ceremonies.completeAuthentication(completion) else {
+                throw UAFVerificationError(.counterRegression(stored: last.previousSignCounter, received: last.signCounter))
+            }
+            environment.decide("authentication", first.username, 1200,
+                               "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(session.id.prefix(8))… opened")
+            return Outcome(
+                response: ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Authenticated \(first.username)",
+                                         additionalTokens: [Token(type: .jwt, value: jwt), Token(type: .httpCookie, value: cookie)]),
+                setCookie: cookie)
+        } catch let error as UAFVerificationError {
+            try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
+            throw ServiceFailure(error.statusCode, error.description)
+        }
+    }
+
+    /// The session cookie: only over HTTPS, invisible to scripts, never sent on cross-site requests.
+    static func cookie(name: String, value: String, maxAge: Int) -> String {
+        "\(name)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; Secure; SameSite=Strict"
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import UAF
+
+/// Deregistration (uaf-spec §1.4, server-api §B.1): the server deletes the registrations, then answers the
+/// DeregistrationRequest that tells the device which keys to forget. UAF Dereg has no response message.
+package struct DeregistrationService: Sendable {
+    let environment: ServiceEnvironment
+    private var stores: Stores { environment.stores }
+
+    /// Our deregistration context: `username`, plus at most one of `aaid` (AAIDs) or `keyIDs` (base64url KeyIDs).
+    /// Without a list every registration of the user is removed.
+    package struct Context: Decodable { var username: String?; var aaid: [String]?; var keyIDs: [String]? }
+
+    package func request(_ request: GetUAFRequest, principal: Principal) async throws -> IssuedRequest {
+        guard request.op == nil || request.op == .deregistration else { throw ServiceFailure(.badRequest, "op must be Dereg") }
+        guard let context = try ServiceEnvironment.parseContext(Context.self, request.context), let username = context.username else {
+            throw ServiceFailure(.badRequest, "context.username is required")
+        }
+        try ServiceEnvironment.validate(username: username)
+        guard context.aaid == nil || context.keyIDs == nil else { throw ServiceFailure(.badRequest, "give aaid or keyIDs, not both") }
+        guard (context.aaid?.count ?? 0) <= 64, (context.keyIDs?.count ?? 0) <= 64 else { throw ServiceFailure(.badRequest, "at most 64 entries") }
+        // Only the user (a session of theirs) or an administrator removes a user's keys; a relying-party token
+        // for the user is accepted too, since the relying party vouches for the user as it does at registration.
+        guard principal.mayActFor(username) else {
+            throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not deregister \(username)")
+        }
+        let deviceId = try principal.confinedDeviceId()
+        let removed = try await stores.registrations.delete(username: username, aaids: context.aaid, keyIDs: context.keyIDs, deviceId: deviceId)
+        // The sessions those keys opened end with them; with the user's last key, every session of hers.
+        _ = try await stores.sessions.revoke(username: username, keyIDs: removed.map(\.keyID), now: environment.clock())
+        if try await stores.registrations.registrations(username: username).isEmpty {
+            _ = try await stores.sessions.revokeAll(username: username, now: environment.clock())
+        }
+        let authenticators = removed.map { DeregisterAuthenticator(aaid: $0.aaid, keyID: $0.keyID) }
+        let message = DeregistrationRequest(header: OperationHeader(op: .deregistration, appID: environment.appID, serverData: nil),
+                                            authenticators: authenticators)
+        environment.decide("deregistration", username, 1200,
+                           removed.isEmpty ? "nothing matched" : "removed \(removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", "))")
+        // Dereg has no response message, so it opens no status session.
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                                      op: .deregistration, lifetimeMillis: nil),
+                             sessionID: nil)
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import UAF
+
+/// The server's services, wired once from its configuration and shared resources: what the HTTP layer routes
+/// requests to. The domain builds its own parts, so their initializers stay internal to it.
+package struct DomainServices: Sendable {
+    package let environment: ServiceEnvironment
+    package let signatures: DeviceSignatureVerifier
+    package let registration: RegistrationService
+    package let authentication: AuthenticationService
+    package let deregistration: DeregistrationService
+    package let targets: DispatchTargetService
+    package let dispatch: DispatchService
+    package let devices: DeviceService
+    package let authCloud: AuthCloudService
+    package let status: StatusService
+
+    /// `onDecision` hears every decision a service takes (the HTTP layer logs it with the request's id and counts it).
+    package init(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource,
+                 identity: AppIdentity, issuer: TokenIssuer, channelBinding: ExpectedChannelBinding?,
+                 firebase: FirebaseDispatcher?, clock: @escaping @Sendable () -> Date,
+                 onDecision: @escaping @Sendable (ServerDecision) -> Void) {
+        environment = ServiceEnvironment(
+            identity: identity, facets: facets, stores: stores, metadata: metadata,
+            counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore, channelBinding: channelBinding,
+            requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: clock,
+            onDecision: onDecision)
+        signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
+                                             clock: clock)
+        registration = RegistrationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
+        authentication = AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
+        deregistration = DeregistrationService(environment: environment)
+        targets = DispatchTargetService(environment: environment, signatures: signatures)
+        let limits = configuration.limits
+        let qr = QRRenderer(moduleSize: configuration.dispatch.qrModuleSize, limits: .init(
+            atOnce: limits.qrRenderingsAtOnce == 0 ? QRRenderer.defaultAtOnce : limits.qrRenderingsAtOnce,
+            waiting: limits.qrRenderingsWaiting))
+        dispatch = DispatchService(environment: environment, registration: registration, authentication: authentication,
+                                   deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase, qr: qr)
+        devices = DeviceService(environment: environment, signatures: signatures, targets: targets)
+        authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
+        status = StatusService(environment: environment)
+    }
+}

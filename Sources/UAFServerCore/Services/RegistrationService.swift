@@ -1,0 +1,121 @@
+import Foundation
+import NevisProtocol
+import Primitives
+import UAF
+
+/// In-band registration: issues RegistrationRequests to authorized callers and verifies RegistrationResponses.
+package struct RegistrationService: Sendable {
+    let environment: ServiceEnvironment
+    let issuer: TokenIssuer
+    let tokens: ServerConfiguration.Tokens
+    /// A registration's session lives at most this long: it is for finishing the device's set-up (creating its
+    /// dispatch target), not for signing in.
+    static let maximumSessionSeconds = 300
+    private var stores: Stores { environment.stores }
+
+    package struct Context: Decodable { var username: String?; var policy: String? }
+
+    /// Adding an authenticator with a session of this server needs a recent authentication
+    /// (`tokens.recentAuthenticationSeconds`, 300 s): a session left open on a shared or stolen device must not enrol
+    /// another key. Other credentials (a relying party's token, the trusted proxy, a dispatch token) carry the
+    /// relying party's own decision. Refused with 403; the app authenticates again and retries.
+    func requireRecentAuthentication(_ principal: Principal) throws {
+        guard case .session = principal.source, let authenticatedAt = principal.authenticatedAt else { return }
+        let age = environment.clock().timeIntervalSince(authenticatedAt)
+        guard age <= TimeInterval(tokens.recentAuthenticationSeconds) else {
+            throw AuthorizationFailure.forbidden("adding an authenticator needs an authentication within the last \(tokens.recentAuthenticationSeconds) s; this session's was \(Int(age)) s ago")
+        }
+    }
+
+    /// Endpoint 1: issues a RegistrationRequest for the context's username, if `principal` may act for it.
+    /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
+    package func request(_ request: GetUAFRequest, principal: Principal, dispatchedSession: String? = nil) async throws -> IssuedRequest {
+        guard request.op == nil || request.op == .registration else { throw ServiceFailure(.badRequest, "op must be Reg") }
+        guard let username = try ServiceEnvironment.parseContext(Context.self, request.context)?.username else {
+            throw ServiceFailure(.badRequest, "context.username is required")
+        }
+        try ServiceEnvironment.validate(username: username)
+        // The account-takeover rule: a caller registers keys only for the user its credentials speak for.
+        guard principal.mayRegisterFor(username) else {
+            throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not register \(username)")
+        }
+        try requireRecentAuthentication(principal)
+        // Every authenticator with metadata is accepted; the user's registered keys are disallowed, as in the
+        // spec's example, so a device does not register the same authenticator twice.
+        let existing = try await stores.registrations.registrations(username: username)
+        let disallowed = Dictionary(grouping: existing, by: \.aaid).map { aaid, records in
+            MatchCriteria(aaid: [aaid], keyIDs: records.map(\.keyID))
+        }.sorted { ($0.aaid?.first ?? "") < ($1.aaid?.first ?? "") }
+        // Each criterion names the algorithms the server's metadata allows for the AAID, so a client whose
+        // authenticator can sign in several ways (the Android profile: ECDSA or RSA) picks one the server accepts.
+        let policy = Policy(accepted: environment.metadata.all.map { statement in
+                                [MatchCriteria(aaid: [statement.aaid],
+                                               authenticationAlgorithms: statement.supportedAlgorithms.map(\.rawValue).sorted())]
+                            },
+                            disallowed: disallowed.isEmpty ? nil : disallowed)
+        let record = ChallengeRecord(id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
+                                     challenge: environment.newChallenge(), username: username, policy: policy, transactions: [],
+                                     expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
+        // Registration is asked for (or dispatched) only by a caller who may register for the user: it counts.
+        try await environment.issue(record, status: .clientRegistering, dispatched: dispatchedSession != nil, counted: true)
+        let message = RegistrationRequest(header: OperationHeader(op: .registration, appID: environment.appID, serverData: record.id),
+                                          challenge: record.challenge, username: username, policy: policy)
+        environment.decide("registration request", username, 1200,
+                           "issued challenge \(record.challenge.prefix(10))… valid \(Int(environment.requestLifetime)) s (authorized by \(principal.source))")
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+                                                      op: .registration, lifetimeMillis: environment.lifetimeMillis),
+                             sessionID: record.id)
+    }
+
+    /// The device id the response's header names (``DeviceServiceWire/deviceIDExtension``). It is a label, not a
+    /// credential: it only decides which device's Device Service listing shows the credential, and that listing
+    /// also requires the user to have a dispatch target of the same device, so a false label shows nothing to anyone.
+    static func deviceID(_ header: OperationHeader) throws -> String? {
+        let values = (header.exts ?? []).filter { $0.id == DeviceServiceWire.deviceIDExtension }.map(\.data)
+        guard let value = values.first else { return nil }
+        guard values.count == 1, !value.isEmpty, value.utf8.count <= DeviceServiceWire.maximumDeviceIDLength,
+              !Text.hasControlCharacters(value) else {
+            throw ServiceFailure(.badRequest, "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters")
+        }
+        return value
+    }
+
+    /// Endpoint 2: verifies a RegistrationResponse and stores the registrations.
+    package func response(_ send: SendUAFResponse) async throws -> ServerResponse {
+        let (response, consumed) = try await environment.receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
+        let record = consumed.request
+        let username = record.username ?? ""
+        let report = ServiceEnvironment.ClientReport(context: send.context)
+        let deviceId = try Self.deviceID(response.header)
+        do {
+            let verified = try await RegistrationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
+                response, issued: IssuedRegistration(challenge: record.challenge, username: username, policy: record.policy),
+                now: environment.clock(), isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
+            do {
+                try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId) })
+            } catch StoreError.duplicateRegistration {
+                // Another response registered the same key between the check and the insert.
+                throw UAFVerificationError(.keyIDAlreadyRegistered)
+            }
+            let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
+            try await environment.finish(record, .succeeded, code: .ok, report: report, authenticators: references)
+            let summary = verified.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ")
+            // Our answer to server-api §(f).5: a successful registration opens a short session for the new key and
+            // hands its JWT to the device in additionalTokens. The device proved possession of the key and verified
+            // its user to register, and an out-of-band registration has no other credential: the JWT authorizes
+            // the device's next call, the creation of its dispatch target.
+            let now = environment.clock()
+            guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
+            let (_, session) = try await stores.sessions.create(username: username, aaid: first.aaid, keyID: first.keyID, now: now,
+                                                                lifetime: TimeInterval(min(tokens.sessionLifetimeSeconds, Self.maximumSessionSeconds)))
+            // `token_use` `registration`: it creates this device's dispatch target and nothing else (not a login).
+            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], use: .registration, deviceId: deviceId)
+            environment.decide("registration", username, 1200, "registered \(summary)")
+            return ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)",
+                                  additionalTokens: [Token(type: .jwt, value: jwt)])
+        } catch let error as UAFVerificationError {
+            try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
+            throw ServiceFailure(error.statusCode, error.description)
+        }
+    }
+}

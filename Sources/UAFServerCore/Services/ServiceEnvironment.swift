@@ -1,0 +1,227 @@
+import Foundation
+import Primitives
+import Logging
+import UAF
+
+/// A decision the server took, for logs and for the demo's narration.
+public struct ServerDecision: Sendable, CustomStringConvertible {
+    public var operation: OperationName
+    public var username: String?
+    public var statusCode: Int
+    public var detail: String
+    public var description: String {
+        "\(operation)\(username.map { " for \($0)" } ?? ""): \(statusCode) \(detail)"
+    }
+}
+
+/// A rejection with its UAF status code. `detail` goes to the log; the client sees the status code's generic text.
+package struct ServiceFailure: Error {
+    package let status: UAFStatusCode
+    package let detail: String
+    package init(_ status: UAFStatusCode, _ detail: String) { self.status = status; self.detail = detail }
+}
+
+/// A request refused because its user already has `limits.outstandingRequestsPerUsername` unanswered requests
+/// counted against her cap: HTTP 429 with `Retry-After` (at most one request lifetime, when the oldest has expired)
+/// and a body that says so, rather than a UAF status code that would suggest a bad or expired message.
+package struct OutstandingRequestsRefusal: Error {
+    package let limit: Int
+    package let retryAfterSeconds: Int
+    package var detail: String { "\(limit) unanswered requests are outstanding for this user, the most allowed; refused until one is answered or expires" }
+    /// What the caller is told: HTTP 429 with `Retry-After`, like every other refusal.
+    package var refusal: Refusal {
+        Refusal(.tooManyRequests, "too_many_outstanding_requests",
+                "This user has \(limit) unanswered requests, the most allowed; answer one or retry later.", retryAfterSeconds: retryAfterSeconds)
+    }
+}
+
+/// The answer of a request endpoint, with the status session id of the operation it opened (its request id, the
+/// `serverData`), which the controller also sends as a header; nil when the answer opens no UAF exchange.
+package struct IssuedRequest: Sendable {
+    package var answer: ReturnUAFRequest
+    package var sessionID: String?
+}
+
+/// What every ceremony service shares: the relying party's identity, the stores, the metadata and the clock.
+/// The services are pure orchestration: every protocol check is `UAF`'s.
+package struct ServiceEnvironment: Sendable {
+    let identity: AppIdentity
+    let facets: TrustedFacetsSource
+    let stores: Stores
+    let metadata: MetadataStore
+    let counterPolicy: RelyingPartyConfiguration.CounterPolicy
+    let channelBinding: ExpectedChannelBinding?
+    let requestLifetime: TimeInterval
+    let limits: ServerConfiguration.Limits
+    let clock: @Sendable () -> Date
+    let onDecision: @Sendable (ServerDecision) -> Void
+
+    /// Usernames are limited in bytes, not characters: one "character" can be many code points.
+    static let maximumUsernameBytes = 256
+    /// text/plain transaction content, in UTF-8 bytes (200 characters of up to 4 bytes each).
+    static let maximumTransactionTextBytes = Transaction.maximumTextLength * 4
+    /// image/png transaction content, decoded bytes.
+    static let maximumTransactionImageBytes = 64 * 1024
+
+    var appID: String { identity.appID }
+    var relyingParty: RelyingPartyConfiguration {
+        RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, counterPolicy: counterPolicy, channelBinding: channelBinding)
+    }
+
+    var lifetimeMillis: Int64 { Int64(requestLifetime * 1000) }
+    var statusRetention: TimeInterval { TimeInterval(limits.statusRetentionSeconds) }
+
+    package func decide(_ operation: OperationName, _ username: String?, _ status: Int, _ detail: String) {
+        onDecision(ServerDecision(operation: operation, username: username, statusCode: status, detail: detail))
+    }
+
+    static func parseContext<T: Decodable>(_ type: T.Type, _ context: String?) throws -> T? {
+        guard let context, !context.isEmpty else { return nil }
+        do { return try WireJSONDecoder().decode(T.self, from: context) } catch {
+            throw ServiceFailure(.badRequest, "context is not a JSON object of the expected shape")
+        }
+    }
+
+    /// Whether `caller` may act for the user a request names (any caller with a credential when it names none).
+    static func authorizes(_ caller: Principal?, for username: String?) -> Bool {
+        guard let caller else { return false }
+        return username.map(caller.mayActFor) ?? true
+    }
+
+    /// What a caller without credentials may ask of an open endpoint (`request/authentication`,
+    /// `dispatch/authentication`): a context of at most `limits.anonymousContextBytes` and no image transactions.
+    /// The context is stored with the request (a dispatch token keeps it until it expires), so this bounds what an
+    /// anonymous caller makes the server store, and a bank's login page never needs a picture from an anonymous
+    /// caller. A caller counts as authorized when its credential may act for the user named (any credential when
+    /// no user is named).
+    func checkOpenRequest(context: String?, username: String?, transactions: [Transaction], caller: Principal?) throws {
+        if Self.authorizes(caller, for: username) { return }
+        guard (context?.utf8.count ?? 0) <= limits.anonymousContextBytes else {
+            throw ServiceFailure(.badRequest, "context longer than \(limits.anonymousContextBytes) bytes from a caller without credentials for the user")
+        }
+        guard !transactions.contains(where: { $0.contentType == "image/png" }) else {
+            throw ServiceFailure(.unauthorized, "an image/png transaction needs a caller with credentials for the user")
+        }
+    }
+
+    static func validate(username: String) throws {
+        let bytes = username.utf8.count
+        guard bytes > 0, bytes <= maximumUsernameBytes else {
+            throw ServiceFailure(.badRequest, "username must be 1...\(maximumUsernameBytes) UTF-8 bytes")
+        }
+        guard !Text.hasControlCharacters(username) else { throw ServiceFailure(.badRequest, "username contains control characters") }
+    }
+
+    /// Stores an issued request, after the per-user cap when it is `counted`, and opens its status record (its id
+    /// is the status session id, see the wire contract). A request issued for a redeemed dispatch token
+    /// (`dispatched`) reuses the token's status record, which moves from `tokenCreated` to `status`.
+    ///
+    /// Only a request asked for by a caller who may act for its user is `counted` against that user's cap
+    /// (`limits.outstandingRequestsPerUsername`): anyone may ask for a step-up request naming any user, and if those
+    /// counted, ten anonymous requests would lock the user out of every login, registration and push approval
+    /// until they expire. Uncounted requests are bounded by the per-client rate limit and their lifetime instead.
+    func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool, counted: Bool) async throws {
+        let cap = counted ? record.username.map { UAFRequestStore.Cap(username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) } : nil
+        if dispatched {
+            guard try await stores.requests.insert(record, cap: cap) else { throw capReached }
+            try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
+        } else {
+            // The usual case: the request and its new status record, written together (one statement on PostgreSQL).
+            guard try await stores.ceremonies.open(record, status: openedStatus(record, status), retention: statusRetention, cap: cap) else {
+                throw capReached
+            }
+        }
+    }
+
+    /// The status record a newly issued request opens: its id is the status session id.
+    private func openedStatus(_ record: ChallengeRecord, _ status: StatusRecord.Status) -> StatusRecord {
+        StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username, updatedAt: clock())
+    }
+
+    /// Issues a step-up request for `username` (not for a dispatch token): its policy accepts exactly the user's
+    /// registered keys, it counts against the per-user cap when `counted` (see ``issue(_:status:dispatched:counted:)``),
+    /// and it opens its status record, all in one store call
+    /// (``CeremonyStore/openStepUp(username:cap:retention:request:status:)``). `request` makes the request from its
+    /// policy.
+    func issueStepUp(username: String, counted: Bool, status: StatusRecord.Status, request: (Policy) -> ChallengeRecord) async throws -> ChallengeRecord {
+        let cap = counted ? UAFRequestStore.Cap(username: username, limit: limits.outstandingRequestsPerUsername, now: clock()) : nil
+        let outcome = try await stores.ceremonies.openStepUp(username: username, cap: cap, retention: statusRetention, request: request) { record in
+            openedStatus(record, status)
+        }
+        switch outcome {
+        case .issued(let record): return record
+        case .capReached: throw capReached
+        case .noKeys: throw Self.noAuthenticator
+        }
+    }
+
+    /// A step-up request for a user without a registered key.
+    static var noAuthenticator: ServiceFailure { ServiceFailure(.notFound, "no authenticator registered for this user") }
+
+    private var capReached: OutstandingRequestsRefusal {
+        OutstandingRequestsRefusal(limit: limits.outstandingRequestsPerUsername, retryAfterSeconds: Int(requestLifetime.rounded(.up)))
+    }
+
+    /// A request's id (its serverData and the session id of its status record): time-ordered (``OrderedToken``),
+    /// with 192 random bits, as unguessable as before.
+    func newRequestID() -> String { OrderedToken.make(24, now: clock()) }
+    func newChallenge() -> String { RandomToken.make(32) }
+
+    /// Consumes the request named by serverData (uaf-spec §5 step 2): unknown, expired, already used or for
+    /// another operation is 1491. With `registrationsOfItsUser`, the registrations of the request's user come back
+    /// with it where that saves a round trip (``CeremonyStore/consume(id:registrationsOfItsUser:)``).
+    func consume(serverData: String?, operation: UAFOperation, registrationsOfItsUser: Bool = false) async throws -> CeremonyStore.Consumed {
+        guard let serverData, !serverData.isEmpty, serverData.utf8.count <= OperationHeader.maximumServerDataLength else {
+            throw ServiceFailure(.requestInvalid, "serverData is missing")
+        }
+        guard let consumed = try await stores.ceremonies.consume(id: serverData, registrationsOfItsUser: registrationsOfItsUser) else {
+            throw ServiceFailure(.requestInvalid, "unknown or already used request")
+        }
+        let record = consumed.request
+        guard record.operation == operation else { throw ServiceFailure(.requestInvalid, "request was issued for \(record.operation.rawValue)") }
+        guard record.expiresAt >= clock() else {
+            try await finish(record, .failed, code: .requestInvalid, report: .none, authenticators: [])
+            throw ServiceFailure(.requestInvalid, "request expired")
+        }
+        return consumed
+    }
+
+    /// Decodes the response array, picks the element whose upv this server speaks (uaf-spec §5 step 1) and
+    /// consumes the request its serverData names (step 2).
+    func receive<T: Decodable>(_ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation, registrationsOfItsUser: Bool = false,
+                               header: (T) -> OperationHeader) async throws -> (T, CeremonyStore.Consumed) {
+        guard let messages = try? UAFMessageCodec.decode(T.self, from: send.uafResponse) else {
+            throw ServiceFailure(.badRequest, "uafResponse is not a \(T.self) array")
+        }
+        guard let message = messages.first(where: { relyingParty.supportedVersions.contains(header($0).upv) }) else {
+            throw ServiceFailure(.badRequest, "no response in a supported protocol version")
+        }
+        return (message, try await consume(serverData: header(message).serverData, operation: operation,
+                                           registrationsOfItsUser: registrationsOfItsUser))
+    }
+
+    /// Moves the request's status record to its outcome.
+    func finish(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
+                authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil) async throws {
+        try await stores.status.finish(outcome(record, status, code: code, report: report, authenticators: authenticators, username: username))
+    }
+
+    /// The status record's outcome for `record` (what ``finish(_:_:code:report:authenticators:username:)`` writes).
+    func outcome(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
+                 authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil) -> StatusStore.Outcome {
+        StatusStore.Outcome(sessionId: record.id, status: status, username: username ?? record.username, uafStatusCode: code.rawValue,
+                            asmStatusCode: report.asmStatusCode, clientErrorCode: report.clientErrorCode, authenticators: authenticators,
+                            now: clock(), retention: statusRetention)
+    }
+
+    /// What the device reported in the SendUAFResponse context (the Nevis extension, server-api §B.3): the ASM
+    /// status code and the client error code, kept in the status record. A context that is not such an object is
+    /// ignored: it is the device's report, not an input the verification depends on.
+    package struct ClientReport: Decodable, Sendable {
+        var asmStatusCode: Int?
+        var clientErrorCode: Int?
+        static let none = ClientReport(asmStatusCode: nil, clientErrorCode: nil)
+        init(asmStatusCode: Int?, clientErrorCode: Int?) { self.asmStatusCode = asmStatusCode; self.clientErrorCode = clientErrorCode }
+        init(context: String?) { self = ((try? ServiceEnvironment.parseContext(ClientReport.self, context)) ?? nil) ?? .none }
+    }
+}
