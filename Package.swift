@@ -46,10 +46,12 @@ let package = Package(
     targets: [
         // Byte-level helpers every module needs (base64url, secure random); knows no protocol.
         .target(name: "Primitives"),
+        // The JSON codec of UAF messages and bodies: Foundation's bytes, faster; a stricter reader. Knows no protocol.
+        .target(name: "WireJSON"),
         .target(
             name: "UAF",
             dependencies: [
-                "Primitives",
+                "Primitives", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -118,7 +120,7 @@ let package = Package(
         .target(
             name: "UAFServerCore",
             dependencies: [
-                "EmbeddedSQLite",
+                "EmbeddedSQLite", "WireJSON",
                 "Primitives", "UAF", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -146,7 +148,7 @@ let package = Package(
         .target(
             name: "UAFServer",
             dependencies: [
-                "UAFServerCore", "Primitives", "UAF", "NevisProtocol",
+                "UAFServerCore", "WireJSON", "Primitives", "UAF", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -219,7 +221,7 @@ let package = Package(
         .target(
             name: "LoadGenerator",
             dependencies: [
-                "Primitives", "UAF", "UAFSimulation",
+                "Primitives", "WireJSON", "UAF", "UAFSimulation",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -248,7 +250,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFSimulation", "UAFTesting",
+                "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFSimulation", "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -257,8 +259,8 @@ let package = Package(
         .executableTarget(
             name: "mauth-bench",
             dependencies: [
-                "Primitives", "UAF", "NevisProtocol", "SecureStorage", "MobileAuthentication", "MobileAuthenticationSimulator", "UAFServer",
-                "UAFSimulation",
+                "Primitives", "WireJSON", "UAF", "NevisProtocol", "SecureStorage", "MobileAuthentication", "MobileAuthenticationSimulator",
+                "UAFServer", "UAFSimulation",
                 "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -271,6 +273,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
+        .testTarget(name: "WireJSONTests", dependencies: ["WireJSON", "Primitives", "UAF", "UAFTesting"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),

@@ -4,6 +4,7 @@ import Primitives
 import UAF
 import UAFSimulation
 import UAFTesting
+import WireJSON
 
 /// `mauth-bench messages`: the JSON work of one authentication flow, message by message, as the server and a client do
 /// it (one core, medians), with the wire codec (`WireJSONEncoder`/`WireJSONDecoder`, what `UAFMessageCodec`, the

@@ -6,6 +6,7 @@ import Primitives
 @_spi(Fuzzing) import SecureStorage
 import UAF
 import UAFSimulation
+import WireJSON
 
 /// The committed seed corpus (`Fuzz/corpus/<target>/`), made from real messages: what `mauth-fuzz seeds` writes.
 /// Seeds that need a key use `FuzzKeys`, so that mutations start from inputs that verify, decrypt and load.

@@ -6,6 +6,7 @@ import Primitives
 @_spi(Fuzzing) import SecureStorage
 import UAF
 import UAFTesting
+import WireJSON
 
 enum TLVTarget {
     static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {

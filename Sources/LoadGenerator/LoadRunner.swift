@@ -8,6 +8,7 @@ import NIOSSL
 import Primitives
 import UAF
 import UAFSimulation
+import WireJSON
 
 /// What a progress line shows while a phase runs.
 public struct LoadProgress: Sendable {

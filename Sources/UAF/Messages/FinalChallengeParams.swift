@@ -1,6 +1,7 @@
 import Primitives
 import Crypto
 import Foundation
+import WireJSON
 
 /// ChannelBinding (uaf-spec §1.6; RFC 5929).
 public struct ChannelBinding: Codable, Hashable, Sendable {

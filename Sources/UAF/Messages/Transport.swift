@@ -1,5 +1,6 @@
 import Foundation
 import Primitives
+import WireJSON
 
 /// GetUAFRequest (server-api §B.1). `context` is a stringified JSON object.
 public struct GetUAFRequest: Codable, Hashable, Sendable {

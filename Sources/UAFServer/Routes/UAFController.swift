@@ -5,6 +5,7 @@ import Hummingbird
 import NIOCore
 import UAF
 import UAFServerCore
+import WireJSON
 
 /// The nevisFIDO FIDO UAF core paths (server-api §A.1). UAF outcomes, including rejections, are HTTP 200 with
 /// the UAF status code in the body (`ReturnUAFRequest.statusCode` / `ServerResponse.statusCode`), so a client

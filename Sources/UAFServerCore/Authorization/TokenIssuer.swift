@@ -4,6 +4,7 @@ import Foundation
 import JOSE
 import JWTKit
 import UAF
+import WireJSON
 
 /// The claims of the JWT this server issues after a successful authentication. A relying party verifies it
 /// with the keys at `/.well-known/jwks.json`; this server also accepts it as a session credential.

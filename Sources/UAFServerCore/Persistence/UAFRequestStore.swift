@@ -2,6 +2,7 @@ import Foundation
 import Primitives
 import SQLKit
 import UAF
+import WireJSON
 
 /// An issued UAF request awaiting its response. Its id travels as `serverData`.
 public struct ChallengeRecord: Sendable, Equatable {

@@ -2,6 +2,7 @@ import Foundation
 import Primitives
 import Logging
 import UAF
+import WireJSON
 
 /// A decision the server took, for logs and for the demo's narration.
 public struct ServerDecision: Sendable, CustomStringConvertible {

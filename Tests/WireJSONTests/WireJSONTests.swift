@@ -2,6 +2,7 @@ import Foundation
 import Primitives
 import UAF
 import UAFTesting
+import WireJSON
 import XCTest
 
 /// The wire JSON codec against Foundation's, the independent implementation it replaces on the hot path: the encoder
@@ -32,6 +33,9 @@ final class WireJSONTests: XCTestCase {
 
     static let appID = "https://rp.example/nevisfido/uaf/1.1/facets"
 
+    /// The UAF specification's example messages, kept once with the UAF tests.
+    static let specVectors = ExternalTool.repositoryRoot(fromTestFile: #filePath).appendingPathComponent("Tests/UAFTests/Vectors")
+
     static func messages() throws -> (AuthenticationRequest, RegistrationRequest, DeregistrationRequest, AuthenticationResponse, RegistrationResponse) {
         let header = OperationHeader(op: .authentication, appID: appID, serverData: "c2VydmVy",
                                      exts: [Extension(id: "e/1", data: "ZGF0YQ", failIfUnknown: false)])
@@ -52,7 +56,7 @@ final class WireJSONTests: XCTestCase {
         deregistrationHeader.op = .deregistration
         let deregistration = DeregistrationRequest(header: deregistrationHeader, authenticators: [DeregisterAuthenticator(aaid: "ABCD#0001", keyID: "a2V5")])
         let decoder = JSONDecoder()
-        let vectors = Bundle.module.url(forResource: "Vectors", withExtension: nil)!
+        let vectors = Self.specVectors
         let authResponse = try decoder.decode([AuthenticationResponse].self, from: Data(contentsOf: vectors.appendingPathComponent("spec-example-auth-response.json")))[0]
         let regResponse = try decoder.decode([RegistrationResponse].self, from: Data(contentsOf: vectors.appendingPathComponent("spec-example-reg-response.json")))[0]
         return (authentication, registration, deregistration, authResponse, regResponse)
@@ -79,7 +83,7 @@ final class WireJSONTests: XCTestCase {
         try assertSameValue([AuthenticationRequest].self, text([authentication]))
         try assertSameValue([RegistrationRequest].self, text([registration]))
         try assertSameValue([DeregistrationRequest].self, text([deregistration]))
-        let vectors = Bundle.module.url(forResource: "Vectors", withExtension: nil)!
+        let vectors = Self.specVectors
         try assertSameValue([AuthenticationResponse].self, String(contentsOf: vectors.appendingPathComponent("spec-example-auth-response.json"), encoding: .utf8))
         try assertSameValue([RegistrationResponse].self, String(contentsOf: vectors.appendingPathComponent("spec-example-reg-response.json"), encoding: .utf8))
         try assertSameValue([AuthenticationResponse].self, text([authResponse]))
