@@ -52,7 +52,7 @@ public struct SoftwareAuthenticator: Sendable {
                                 authenticationMode: transaction == nil ? AuthenticationMode.userVerified.rawValue : AuthenticationMode.transactionConfirmed.rawValue,
                                 signatureAlgorithm: .secp256r1ECDSASHA256DER, authenticatorNonce: SecureRandom.bytes(16),
                                 finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
-                                transactionContentHash: transaction.flatMap(AssertionBuilder.transactionContentHash) ?? [],
+                                transactionContentHash: transaction?.contentHash ?? [],
                                 keyID: keyID, signCounter: counter)
         mutate(&signed)
         let assertion = try AssertionBuilder.authentication(signed, sign: AssertionBuilder.p256Signer(key, algorithm: .secp256r1ECDSASHA256DER))

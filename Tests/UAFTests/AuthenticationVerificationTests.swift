@@ -95,7 +95,7 @@ final class AuthenticationVerificationTests: XCTestCase {
         let transaction = Transaction(contentType: "text/plain", content: Base64URL.encode(Array("Pay 100 CHF to Bob".utf8)))
         var builder = TestAuthenticationBuilder(key: key)
         builder.mode = 2
-        builder.transactionContentHash = AssertionBuilder.transactionContentHash(transaction)!
+        builder.transactionContentHash = transaction.contentHash!
         let result = try await verify(builder, issued: TestAuthenticationBuilder.issued(transactions: [transaction]))
         XCTAssertEqual(result.first?.mode, .transactionConfirmed)
     }
@@ -113,7 +113,7 @@ final class AuthenticationVerificationTests: XCTestCase {
     func testAuthenticationFailsIfTransactionWasSentButModeIsOne() async {
         let transaction = Transaction(contentType: "text/plain", content: Base64URL.encode(Array("Pay".utf8)))
         var builder = TestAuthenticationBuilder(key: key)
-        builder.transactionContentHash = AssertionBuilder.transactionContentHash(transaction)!
+        builder.transactionContentHash = transaction.contentHash!
         await assertRejected(status: .unacceptableContent) {
             _ = try await self.verify(builder, issued: TestAuthenticationBuilder.issued(transactions: [transaction]))
         }

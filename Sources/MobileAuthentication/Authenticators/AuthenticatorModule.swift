@@ -84,7 +84,7 @@ extension AuthenticatorModule {
             aaid: descriptor.aaid, authenticatorVersion: 1,
             authenticationMode: transaction == nil ? AuthenticationMode.userVerified.rawValue : AuthenticationMode.transactionConfirmed.rawValue,
             signatureAlgorithm: algorithm, authenticatorNonce: SecureRandom.bytes(32), finalChallengeHash: FinalChallengeParams.hash(fcParams: fcParams),
-            transactionContentHash: transaction.map(AssertionBuilder.transactionContentHash(content:)) ?? [],
+            transactionContentHash: transaction.map(Transaction.contentHash(of:)) ?? [],
             keyID: Array(Base64URL.decode(registration.keyID) ?? Data()), signCounter: counter)
         do {
             let bytes = try signed.encoded()

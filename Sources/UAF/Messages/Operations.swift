@@ -1,3 +1,7 @@
+import Crypto
+import Foundation
+import Primitives
+
 /// RegistrationRequest (uaf-spec §1.2).
 public struct RegistrationRequest: Codable, Hashable, Sendable {
     public var header: OperationHeader
@@ -50,6 +54,13 @@ public struct Transaction: Codable, Hashable, Sendable {
 
     /// Longest text/plain content, in characters (uaf-spec §1.3).
     public static let maximumTextLength = 200
+
+    /// The TransactionContentHash the authenticator signs for this transaction: SHA-256 of the base64url-decoded
+    /// content (nil if it is not base64url).
+    public var contentHash: [UInt8]? { Base64URL.decode(content).map(Self.contentHash(of:)) }
+
+    /// The TransactionContentHash of decoded transaction content (uaf-spec §2.4, TAG_TRANSACTION_CONTENT_HASH).
+    public static func contentHash(of content: some DataProtocol) -> [UInt8] { Array(SHA256.hash(data: content)) }
 }
 
 /// DisplayPNGCharacteristicsDescriptor (uaf-spec §1.3).

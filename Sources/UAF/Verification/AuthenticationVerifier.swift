@@ -141,7 +141,7 @@ public struct AuthenticationVerifier: Sendable {
             throw UAFVerificationError(.transactionMismatch("a transaction was sent but mode is \(signed.authenticationMode)"))
         }
         // TransactionContentHash = SHA-256 over the base64url-decoded content (uaf-spec §1.3).
-        let hashes = issued.transactions.compactMap(AssertionBuilder.transactionContentHash)
+        let hashes = issued.transactions.compactMap(\.contentHash)
         guard hashes.contains(signed.transactionContentHash) else {
             throw UAFVerificationError(.transactionMismatch("the content hash matches no transaction sent"))
         }

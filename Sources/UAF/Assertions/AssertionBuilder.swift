@@ -1,4 +1,3 @@
-import Primitives
 import Crypto
 import Foundation
 
@@ -23,15 +22,6 @@ public enum AssertionBuilder {
         let signed = try signedData.encoded()
         return try AuthenticationAssertion.encode(signedData: signed, signature: try sign(signed))
     }
-
-    /// The TransactionContentHash for a transaction: SHA-256 of the base64url-decoded content (nil if it is not
-    /// base64url).
-    public static func transactionContentHash(_ transaction: Transaction) -> [UInt8]? {
-        Base64URL.decode(transaction.content).map(transactionContentHash(content:))
-    }
-
-    /// The TransactionContentHash of decoded transaction content (uaf-spec §2.4, TAG_TRANSACTION_CONTENT_HASH).
-    public static func transactionContentHash(content: some DataProtocol) -> [UInt8] { Array(SHA256.hash(data: content)) }
 
     /// Signs with a P-256 key in the encoding `algorithm` requires.
     public static func p256Signer(_ key: P256.Signing.PrivateKey, algorithm: SignatureAlgorithm) -> ([UInt8]) throws -> [UInt8] {
