@@ -83,8 +83,11 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // The SDK's runtime: the vocabulary (models, errors, configuration, interaction), the platform, the
+        // authenticators (the ASM layer), local state, transport and the operation runner. It knows no builder:
+        // MobileAuthentication, above it, hands out the Nevis SDK's operations and re-exports it.
         .target(
-            name: "MobileAuthentication",
+            name: "MobileAuthenticationCore",
             dependencies: [
                 "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -95,6 +98,13 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "MobileAuthentication",
+            dependencies: [
+                "MobileAuthenticationCore", "Primitives", "UAF", "JOSE", "NevisProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // One C function: SQLite's variadic sqlite3_db_config, which Swift cannot call (SQLiteEngine).
@@ -179,7 +189,7 @@ let package = Package(
         .target(
             name: "MobileAuthenticationSimulator",
             dependencies: [
-                "MobileAuthentication", "SecureStorage", "UAFSimulation",
+                "MobileAuthenticationCore", "SecureStorage", "UAFSimulation",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -278,7 +288,7 @@ let package = Package(
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "SecureStorage", "Primitives", "UAF"]),
-        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "UAFServerTests", dependencies: [
             "UAFServer", "UAFServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
             "DevelopmentStandIns",

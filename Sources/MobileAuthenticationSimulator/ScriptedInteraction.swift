@@ -1,5 +1,5 @@
 import Foundation
-import MobileAuthentication
+import MobileAuthenticationCore
 
 /// Interaction objects that answer from a script instead of a UI: what the headless virtual device, load tests
 /// and the SDK's own tests use. Each records the contexts it was shown.

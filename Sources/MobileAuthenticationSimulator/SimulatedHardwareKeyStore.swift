@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import MobileAuthentication
+import MobileAuthenticationCore
 
 /// A simulated Secure Enclave for ``SimulatedPlatform``: the keys live in memory with the platform and the store
 /// itself enforces their access control, as hardware does (a changed biometric set or a removed lock makes them

@@ -1,5 +1,5 @@
 import Foundation
-import MobileAuthentication
+import MobileAuthenticationCore
 import SecureStorage
 import UAFSimulation
 

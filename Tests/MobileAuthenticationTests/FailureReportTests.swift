@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import MobileAuthentication
+@testable import MobileAuthenticationCore
 
 /// What the device reports to the server when its part of an operation fails (``OperationRunner/FailureReport``).
 final class FailureReportTests: XCTestCase {

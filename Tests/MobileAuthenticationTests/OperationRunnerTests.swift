@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import XCTest
 @testable import MobileAuthentication
+@testable import MobileAuthenticationCore
 import MobileAuthenticationSimulator
 import NevisProtocol
 import SecureStorage

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import MobileAuthentication
+@testable import MobileAuthenticationCore
 import UAF
 
 final class SDKUnitTests: XCTestCase {

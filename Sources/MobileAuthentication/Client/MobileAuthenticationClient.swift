@@ -94,7 +94,7 @@ public final class MobileAuthenticationClientInitializer: Operation {
     public init() {}
 
     @discardableResult public func configuration(_ configuration: Configuration) -> Self { state.update { $0.configuration = configuration }; return self }
-    /// The platform services; defaults to ``SoftwarePlatform`` in the user's data directory.
+    /// The platform services; defaults to `SoftwarePlatform` in the user's data directory.
     @discardableResult public func platform(_ platform: any Platform) -> Self { state.update { $0.platform = platform }; return self }
     /// Reports every HTTP exchange (for the virtual device, QA tooling and debugging). The SDK never sends a
     /// PIN or a private key, so the bodies hold only protocol messages.
@@ -142,40 +142,5 @@ public final class MobileAuthenticationClientInitializer: Operation {
         }
         let folder = facet.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
         return SoftwarePlatform(storageDirectory: base.appendingPathComponent("mauth/\(folder)"), applicationFacetId: facet)
-    }
-}
-
-/// The SDK's version.
-public struct MobileAuthenticationVersion: Sendable, Equatable, CustomStringConvertible {
-    public let major: Int
-    public let minor: Int
-    public let patch: Int
-    /// The build: the UAF protocol version and the platform family.
-    public let build: String
-    public var description: String { "\(major).\(minor).\(patch)" }
-    public var descriptionWithBuild: String { "\(description) (\(build))" }
-}
-
-/// Facts about the SDK, available without a client (seed 002, "SDK MetaData").
-public enum MetaData {
-    public static let mobileAuthenticationVersion = MobileAuthenticationVersion(major: 0, minor: 8, patch: 0, build: "FIDO UAF 1.1, \(platformName)")
-
-    /// The FacetID the SDK uses when the configuration names none: `ios:bundle-id:<bundle id>` on Apple platforms
-    /// (as nevisFIDO expects for iOS apps), `linux:<executable name>` elsewhere.
-    public static var applicationFacetId: String {
-        #if canImport(Darwin)
-        if let bundle = Bundle.main.bundleIdentifier { return "ios:bundle-id:\(bundle)" }
-        #endif
-        return "linux:\(ProcessInfo.processInfo.processName)"
-    }
-
-    private static var platformName: String {
-        #if os(Linux)
-        return "Linux"
-        #elseif canImport(Darwin)
-        return "Apple"
-        #else
-        return "other"
-        #endif
     }
 }

@@ -7,7 +7,7 @@ import UAF
 /// DeregistrationRequest naming them; the SDK then deletes those keys and local records. Local data is removed
 /// only after the server answered, so a failed call changes nothing on the device.
 ///
-/// Our server protects the deregistration endpoint: pass the ``AuthorizationProvider`` that a prior
+/// Our server protects the deregistration endpoint: pass the `AuthorizationProvider` that a prior
 /// authentication returned (or a relying-party JWT).
 public final class Deregistration: HttpOperation {
     struct Fields: Sendable {
@@ -67,7 +67,7 @@ public final class Deregistration: HttpOperation {
         } catch { throw .Unknown(cause: error) }
     }
 
-    /// The `Device-Signature` of a ``JwsAuthorizationProvider``: signed as the user's dispatch target there, naming
+    /// The `Device-Signature` of a `JwsAuthorizationProvider`: signed as the user's dispatch target there, naming
     /// the request it goes with.
     private func deviceSigner(username: Username, server: Server) async throws(OperationError) -> OperationRunner.RequestSigner {
         guard let target = core.mirror.snapshot.dispatchTargets.first(where: { $0.server == server && $0.username == username }) else {

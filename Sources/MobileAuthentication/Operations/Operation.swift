@@ -21,15 +21,6 @@ extension Array where Element == String {
     }
 }
 
-/// Lock-protected builder state shared by the builders.
-final class BuilderState<Fields: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var fields: Fields
-    init(_ fields: Fields) { self.fields = fields }
-    func update(_ body: (inout Fields) -> Void) { lock.withLock { body(&fields) } }
-    var value: Fields { lock.withLock { fields } }
-}
-
 /// The callback form shared by the operations without a result: runs `body` in a task and hands its outcome to the
 /// builder's callbacks (delivered on a background executor).
 func deliverInBackground<Failure: Error>(_ body: @escaping @Sendable () async throws(Failure) -> Void,

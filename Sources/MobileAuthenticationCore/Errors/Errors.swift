@@ -1,0 +1,171 @@
+import Foundation
+
+/// Every error the SDK reports conforms to this protocol.
+public protocol MobileAuthenticationClientError: LocalizedError, Sendable {}
+
+/// A UAF status code (or HTTP failure) returned by the server, carried as the `cause` of a FIDO error.
+public struct ServerStatusError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// UAF status code (uaf-spec §1.7) or 0 if the server gave none.
+    public let statusCode: Int
+    /// HTTP status of the exchange.
+    public let httpStatus: Int
+    public let message: String?
+    public init(statusCode: Int, httpStatus: Int, message: String?) { self.statusCode = statusCode; self.httpStatus = httpStatus; self.message = message }
+    public var description: String { "server answered \(statusCode) (HTTP \(httpStatus))\(message.map { ": \($0)" } ?? "")" }
+}
+
+/// Errors of the client initializer.
+public enum InitializationError: MobileAuthenticationClientError {
+    /// The device's integrity checks failed (debugger attached, tampering).
+    case DeviceProtectionError(cause: (any Error)?)
+    /// The device has no screen lock; the user can fix this by setting one.
+    case NoDeviceLockError(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    public var errorDescription: String? {
+        switch self {
+        case .DeviceProtectionError(let cause): return "The device failed its integrity checks\(cause.map { ": \($0)" } ?? "")."
+        case .NoDeviceLockError: return noDeviceLockDescription
+        case .Unknown(let cause): return "The client could not be initialized\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+}
+
+/// Errors of registration, deregistration and out-of-band operations.
+public enum OperationError: MobileAuthenticationClientError {
+    case FidoError(errorCode: FidoErrorCode, cause: (any Error)?)
+    case NetworkError(cause: (any Error)?)
+    case DeviceProtectionError(cause: (any Error)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    case UserAlreadyRegisteredInAnotherServer(cause: (any Error)?)
+    case UserNotRegisteredInServer(cause: (any Error)?)
+    /// The device clock differs too much from the server's for a signed request (JWS-protected endpoints).
+    case ClockSkewTooBig(cause: (any Error)?)
+    /// The server does not offer the operation (an older backend).
+    case OperationNotSupportedByBackend(cause: (any Error)?)
+    /// The app could not prove its integrity to the backend (app attestation).
+    case AppAttestationError(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    public var errorDescription: String? {
+        switch self {
+        case .FidoError(let code, let cause): return code.errorDescription + (cause.map { " (\($0))" } ?? "")
+        case .ClockSkewTooBig: return deviceClockDescription
+        case .OperationNotSupportedByBackend: return "The server does not support this operation."
+        case .AppAttestationError(let cause): return "The app could not prove its integrity\(cause.map { ": \($0)" } ?? "")."
+        case .NetworkError(let cause): return networkErrorDescription(cause)
+        case .DeviceProtectionError: return deviceProtectionDescription
+        case .NoDeviceLockError: return noDeviceLockDescription
+        case .UserAlreadyRegisteredInAnotherServer: return "The user is already registered with another server on this device."
+        case .UserNotRegisteredInServer: return "The user is not registered with this server."
+        case .Unknown(let cause): return "The operation failed\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+
+    /// The FIDO error code, if this is a FIDO error.
+    public var fidoErrorCode: FidoErrorCode? {
+        if case .FidoError(let code, _) = self { return code }
+        return nil
+    }
+
+    /// The underlying error of any case.
+    public var cause: (any Error)? {
+        switch self {
+        case .FidoError(_, let cause), .NetworkError(let cause), .DeviceProtectionError(let cause), .NoDeviceLockError(let cause),
+             .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .ClockSkewTooBig(let cause),
+             .OperationNotSupportedByBackend(let cause), .AppAttestationError(let cause), .Unknown(let cause):
+            return cause
+        }
+    }
+}
+
+/// Errors of in-band authentication. Note the arities: `FidoError` has three values, `NetworkError` two.
+public enum AuthenticationError: MobileAuthenticationClientError {
+    case FidoError(errorCode: FidoErrorCode, cause: (any Error)?, sessionProvider: (any SessionProvider)?)
+    case NetworkError(cause: (any Error)?, sessionProvider: (any SessionProvider)?)
+    case NoDeviceLockError(cause: (any Error)?)
+    case DeviceProtectionError(cause: (any Error)?)
+    case AppAttestationError(cause: (any Error)?)
+    case Unknown(cause: (any Error)?)
+
+    public var errorDescription: String? {
+        switch self {
+        case .FidoError(let code, let cause, _): return code.errorDescription + (cause.map { " (\($0))" } ?? "")
+        case .AppAttestationError(let cause): return "The app could not prove its integrity\(cause.map { ": \($0)" } ?? "")."
+        case .NetworkError(let cause, _): return networkErrorDescription(cause)
+        case .NoDeviceLockError: return noDeviceLockDescription
+        case .DeviceProtectionError: return deviceProtectionDescription
+        case .Unknown(let cause): return "The authentication failed\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+
+    public var fidoErrorCode: FidoErrorCode? {
+        if case .FidoError(let code, _, _) = self { return code }
+        return nil
+    }
+
+    package init(_ error: OperationError, sessionProvider: (any SessionProvider)? = nil) {
+        switch error {
+        case .FidoError(let code, let cause): self = .FidoError(errorCode: code, cause: cause, sessionProvider: sessionProvider)
+        case .NetworkError(let cause): self = .NetworkError(cause: cause, sessionProvider: sessionProvider)
+        case .NoDeviceLockError(let cause): self = .NoDeviceLockError(cause: cause)
+        case .DeviceProtectionError(let cause): self = .DeviceProtectionError(cause: cause)
+        case .AppAttestationError(let cause): self = .AppAttestationError(cause: cause)
+        case .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .ClockSkewTooBig(let cause),
+             .OperationNotSupportedByBackend(let cause), .Unknown(let cause):
+            self = .Unknown(cause: cause ?? error)
+        }
+    }
+}
+
+/// Recoverable errors during PIN enrollment: the SDK asks the enroller again with this error in the context.
+public enum PinEnrollmentError: MobileAuthenticationClientError, Equatable {
+    /// The PIN does not satisfy the ``PinPolicy`` (length or non-digits).
+    case InvalidPinFormat(message: String)
+    /// The app's own validation rejected it.
+    case CustomValidationError(message: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .InvalidPinFormat(let message), .CustomValidationError(let message): return message
+        }
+    }
+}
+
+/// Removed from the verification context in 4.0 (the protection status tells a wrong PIN); kept for source compatibility.
+public enum PinUserVerificationError: MobileAuthenticationClientError, Equatable {
+    case InvalidPin(message: String)
+    public var errorDescription: String? { if case .InvalidPin(let message) = self { return message }; return nil }
+}
+
+/// Thrown by `LocalData/deleteAuthenticator(username:aaid:)`.
+public enum DeleteAuthenticatorError: MobileAuthenticationClientError {
+    case InvalidAaid(aaid: String)
+    case Unknown(cause: (any Error)?)
+    public var errorDescription: String? {
+        switch self {
+        case .InvalidAaid(let aaid): return "\"\(aaid)\" is not an authenticator of this SDK."
+        case .Unknown(let cause): return "The authenticator could not be deleted\(cause.map { ": \($0)" } ?? "")."
+        }
+    }
+}
+
+/// A network error's text: a refusal of the request's authorization (HTTP 401/403) is not a connection problem.
+/// The descriptions every error type with these cases shares.
+package let deviceProtectionDescription = "The device failed its integrity checks."
+package let noDeviceLockDescription = "The device has no screen lock. Set a device passcode and try again."
+package let deviceClockDescription = "The device clock differs too much from the server's. Correct the date and time and try again."
+
+package func networkErrorDescription(_ cause: (any Error)?) -> String {
+    if let status = cause as? ServerStatusError, status.httpStatus == 401 || status.httpStatus == 403 {
+        return "The server refused the request's authorization (HTTP \(status.httpStatus))\(status.message.map { ": \($0)" } ?? "")."
+    }
+    return "The server could not be reached\(cause.map { ": \($0)" } ?? ""). Check the connection and try again."
+}
+
+/// A plain message used as an error cause.
+public struct SDKMessage: Error, Sendable, CustomStringConvertible, Equatable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// The app's interaction objects for one operation.
+package struct InteractionObjects: Sendable {
+    package var accountSelector: (any AccountSelector)?
+    package var authenticatorSelector: (any AuthenticatorSelector)?
+    package var pinEnroller: (any PinEnroller)?
+    package var pinUserVerifier: (any PinUserVerifier)?
+    package var passwordEnroller: (any PasswordEnroller)?
+    package var passwordUserVerifier: (any PasswordUserVerifier)?
+    package var biometricUserVerifier: (any BiometricUserVerifier)?
+    package var devicePasscodeUserVerifier: (any DevicePasscodeUserVerifier)?
+    package var fingerprintUserVerifier: (any FingerprintUserVerifier)?
+    package init() {}
+}
+
+/// Asks the app and waits: for its handler's answer, its `cancel()`, the user-interaction timeout, or the
+/// cancellation of the task running the operation.
+package struct Interaction: Sendable {
+    let timeout: TimeInterval
+
+    package init(timeout: TimeInterval) { self.timeout = timeout }
+
+    /// Hands a handler to the app through `ask` and waits. `extraTime` extends the timeout, for a prompt shown
+    /// during a cool-down (seed 000: the user must be able to wait it out without the operation timing out).
+    package func ask<T: Sendable>(extraTime: TimeInterval = 0, _ ask: (InteractionGate<T>) -> Void) async throws(OperationError) -> T {
+        let gate = InteractionGate<T>()
+        switch await gate.wait(timeout: timeout + max(extraTime, 0), ask: { ask(gate) }) {
+        case .answered(let value): return value
+        case .cancelled: throw OperationError.FidoError(errorCode: .userCanceled, cause: nil)
+        case .timedOut: throw OperationError.FidoError(errorCode: .userNotResponsive, cause: nil)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import AsyncHTTPClient
+import Foundation
+import NevisProtocol
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOSSL
+
+/// Why an HTTP exchange did not happen.
+package enum TransportFailure: Error, CustomStringConvertible {
+    /// Plain HTTP, or a certificate the flavor does not trust: never retried, never downgraded.
+    case insecure(String)
+    /// The server could not be reached or did not answer in time.
+    case network(any Error)
+
+    package var description: String {
+        switch self {
+        case .insecure(let reason): return "insecure transport: \(reason)"
+        case .network(let error): return "network failure: \(error)"
+        }
+    }
+}
+
+/// One HTTP exchange, reported to an app-supplied trace hook (the virtual device prints these).
+public struct HTTPTraceEvent: Sendable {
+    /// False for the event sent before the request goes out, true for the one after its answer (or failure).
+    public let isResponse: Bool
+    public let method: String
+    public let url: URL
+    public let requestBody: Data?
+    /// 0 when no response arrived.
+    public let status: Int
+    public let responseBody: Data
+}
+
+package struct HTTPExchange: Sendable {
+    package let status: Int
+    package let body: Data
+    package var headers: [(String, String)] = []
+}
+
+/// One HTTP request of an operation.
+package struct HTTPRequest: Sendable {
+    package enum Method: String, Sendable { case GET, POST, PUT, PATCH, DELETE }
+    var method: Method
+    var url: URL
+    var body: Data?
+    package var headers: [(String, String)]
+    var accept: String = uafContentType
+    var contentType: String = uafContentType
+
+    package init(method: Method, url: URL, body: Data?, headers: [(String, String)], accept: String = uafContentType,
+                 contentType: String = uafContentType) {
+        self.method = method; self.url = url; self.body = body; self.headers = headers; self.accept = accept
+        self.contentType = contentType
+    }
+
+    /// Fresh `Device-Signature` claims that name this request (method, path, body hash), signed as `dispatchTargetId`.
+    package func deviceSignatureClaims(dispatchTargetId: String, now: Date) -> DeviceSignature.Claims {
+        DeviceSignature.Claims(dispatchTargetId: dispatchTargetId, now: now, method: method.rawValue, path: DeviceSignature.path(of: url),
+                               body: Array(body ?? Data()))
+    }
+}
+
+/// How operations reach the server. ``HTTPTransport`` is the real one; tests of the operation runner use a fake
+/// that answers in memory.
+package protocol ClientTransport: Sendable {
+    func send(_ request: HTTPRequest) async throws(TransportFailure) -> HTTPExchange
+    func shutdown() async
+}
+
+/// The media type of UAF requests and responses (nevisFIDO's HTTP API).
+let uafContentType = "application/fido+uaf;charset=UTF-8"
+
+/// HTTPS to the server with AsyncHTTPClient. TLS only: the release flavor uses the system trust store; the
+/// debug flavor additionally trusts given certificates. There is no flag to accept an arbitrary certificate.
+package final class HTTPTransport: ClientTransport {
+    static let maximumResponseSize = 1 << 20
+    private let client: HTTPClient
+    private let timeout: TimeAmount
+    private let trace: (@Sendable (HTTPTraceEvent) -> Void)?
+
+    package init(configuration: Configuration, trace: (@Sendable (HTTPTraceEvent) -> Void)? = nil) throws {
+        self.trace = trace
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        if case .debug(let pems) = configuration.transportSecurity, !pems.isEmpty {
+            var certificates: [NIOSSLCertificate] = []
+            for pem in pems { certificates += try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)) }
+            tls.additionalTrustRoots = [.certificates(certificates)]
+        }
+        var clientConfiguration = HTTPClient.Configuration(
+            tlsConfiguration: tls, redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(Int64(configuration.networkTimeoutInSeconds))))
+        // A failed connection (refused, or a certificate the flavor does not trust) fails the request at once
+        // instead of being retried with back-off until the network timeout: a trust failure never heals by waiting.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        timeout = .seconds(Int64(configuration.networkTimeoutInSeconds))
+    }
+
+    deinit {
+        // Shut the client down even if the app never calls `shutdown()`; the callback keeps it alive until then.
+        let client = self.client
+        client.shutdown { _ in _ = client }
+    }
+
+    package func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    package func send(_ request: HTTPRequest) async throws(TransportFailure) -> HTTPExchange {
+        let url = request.url
+        guard url.scheme?.lowercased() == "https" else {
+            throw TransportFailure.insecure("\(url.scheme ?? "no scheme")://… is not allowed; the SDK speaks HTTPS only")
+        }
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        outgoing.headers.add(name: "Accept", value: request.accept)
+        if let body = request.body {
+            outgoing.headers.add(name: "Content-Type", value: request.contentType)
+            outgoing.body = .bytes(ByteBuffer(data: body))
+        }
+        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
+        let method = request.method.rawValue
+        trace?(HTTPTraceEvent(isResponse: false, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))
+        do {
+            let response = try await client.execute(outgoing, timeout: timeout)
+            let bytes = try await response.body.collect(upTo: Self.maximumResponseSize)
+            let exchange = HTTPExchange(status: Int(response.status.code), body: Data(buffer: bytes),
+                                        headers: response.headers.map { ($0.name, $0.value) })
+            trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: exchange.status, responseBody: exchange.body))
+            return exchange
+        } catch {
+            trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))
+            if Self.isTLSFailure(error) { throw TransportFailure.insecure("the server's certificate is not trusted (\(error))") }
+            throw TransportFailure.network(error)
+        }
+    }
+
+    static func isTLSFailure(_ error: any Error) -> Bool {
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError { return true }
+        let text = String(describing: error)
+        return text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("handshakeFailed")
+    }
+}
