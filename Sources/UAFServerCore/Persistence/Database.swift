@@ -1,6 +1,7 @@
 import EmbeddedSQLite
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import PostgresKit
@@ -38,6 +39,7 @@ public final class StoreDatabase: Sendable {
     public static func open(_ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
                             metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard) async throws -> StoreDatabase {
         let database: StoreDatabase
+        var postgresStarting: PostgresStartupLogFilter.Flag?
         switch configuration {
         case .sqliteInMemory:
             database = StoreDatabase(engine: .sqlite, backing: .sqlite(try SQLiteEngine(path: ":memory:", logger: logger)), logger: logger,
@@ -64,11 +66,16 @@ public final class StoreDatabase: Sendable {
             try engine.startBackgroundCheckpoints(path: path)
         case .postgres(let url, let poolSize):
             try await waitUntilReachable(url: url, attempts: startup, logger: logger)
-            let client = try postgresClient(url: url, poolSize: poolSize, logger: logger)
             // The pool serves no connection before `run()` has begun, and PostgresNIO logs a warning ("run() hasn't
-            // been called yet") for a lease asked earlier, which the migrations below were on every start: a false
-            // alarm in the operator's log. So wait until the task is about to call `run()`, which marks the client
-            // running before it first suspends; the migrations reach their lease only after that.
+            // been called yet") for a lease asked earlier. The migrations below lease right after the task that
+            // calls `run()` starts, and on a busy machine that thread can be preempted before `run()` marks the
+            // client running: a false alarm in the operator's log. The lease is not lost (the pool serves it once
+            // `run()` begins), so until the start-up is over that one warning is logged at debug; after it, a
+            // lease before `run()` would be a real mistake and warns again.
+            let starting = PostgresStartupLogFilter.Flag()
+            postgresStarting = starting
+            let client = try postgresClient(url: url, poolSize: poolSize,
+                                            logger: Logger(label: logger.label) { _ in PostgresStartupLogFilter(upstream: logger.handler, starting: starting) })
             let (started, signal) = AsyncStream<Void>.makeStream()
             let task = Task {
                 signal.finish()
@@ -83,6 +90,7 @@ public final class StoreDatabase: Sendable {
         }
         do {
             try await Migrations.run(on: database, logger: logger)
+            postgresStarting?.end()
         } catch {
             try? await database.close()
             throw error
@@ -388,4 +396,44 @@ public final class StoreDatabase: Sendable {
 extension Date {
     var epochMillis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
     init(epochMillis: Int64) { self.init(timeIntervalSince1970: TimeInterval(epochMillis) / 1000) }
+}
+
+/// The PostgreSQL pool's background logger while a store opens: PostgresNIO's warning about a lease asked before
+/// `run()` began goes out at debug (see `StoreDatabase.open`); everything else, and that warning after the start-up,
+/// passes unchanged.
+struct PostgresStartupLogFilter: LogHandler {
+    final class Flag: Sendable {
+        private let value = NIOLockedValueBox(true)
+        var isStarting: Bool { value.withLockedValue { $0 } }
+        func end() { value.withLockedValue { $0 = false } }
+    }
+
+    var upstream: any LogHandler
+    let starting: Flag
+
+    func log(event: LogEvent) {
+        guard event.level == .warning, starting.isStarting,
+              event.message.description.hasPrefix("Trying to lease connection from `PostgresClient`, but `PostgresClient.run()` hasn't been called yet")
+        else { return upstream.log(event: event) }
+        var lowered = event
+        lowered.level = .debug
+        if upstream.logLevel <= .debug { upstream.log(event: lowered) }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { upstream.metadataProvider }
+        set { upstream.metadataProvider = newValue }
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { upstream[metadataKey: key] }
+        set { upstream[metadataKey: key] = newValue }
+    }
+    var metadata: Logger.Metadata {
+        get { upstream.metadata }
+        set { upstream.metadata = newValue }
+    }
+    var logLevel: Logger.Level {
+        get { upstream.logLevel }
+        set { upstream.logLevel = newValue }
+    }
 }
