@@ -6,32 +6,6 @@ import NIOCore
 import NevisProtocol
 import UAFServerCore
 
-/// The request context of every route: the peer address (for rate limits and the trusted-proxy rule) and the
-/// principal that `AuthorizationMiddleware` established on protected routes.
-public struct ServerRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let remoteAddress: SocketAddress?
-    public var principal: Principal?
-    /// The path the client sent when the server answers it under another (``AppPathResponder``'s `/_app` alias):
-    /// a device signature names the path the device used.
-    public var receivedPath: String?
-
-    public init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        remoteAddress = source.channel.remoteAddress
-        principal = nil
-    }
-
-    /// The peer's IP address as text, or nil (e.g. in-process tests).
-    var peerIP: String? { remoteAddress?.ipAddress }
-
-    /// A device signature with what it must name: `request`'s method, the path the client sent, and `body` (nil when
-    /// the JWS is itself the body).
-    func signedRequest(_ request: Request, signature: String?, body: [UInt8]?) -> SignedRequest {
-        SignedRequest(signature: signature, method: request.method.rawValue, path: receivedPath ?? request.uri.path, body: body)
-    }
-}
-
 /// Establishes who is calling a protected route, or answers 401 itself. It accepts, in this order:
 /// 1. `Authorization: Bearer <jwt>`: a token this server issued (its key id names our key; the session it names
 ///    must be live) or a relying-party token (verified against the configured keys);
@@ -164,29 +138,3 @@ struct Authorizer: Sendable {
     }
 }
 
-extension AuthorizationFailure {
-    /// The answer the client gets: the same generic body wherever the refusal was decided (middleware or service).
-    var response: Response {
-        switch kind {
-        case .unauthenticated:
-            return ErrorBody.response(.unauthorized, error: "unauthorized", message: "Valid credentials are required: a bearer token or a session.",
-                                      headers: [.wwwAuthenticate: "Bearer"])
-        case .forbidden:
-            return ErrorBody.response(.forbidden, error: "forbidden", message: "These credentials may not act for this user.")
-        }
-    }
-}
-
-/// The JSON body of every non-UAF error answer (401, 403, 404, 429, …): `{"error": …, "message": …}`.
-struct ErrorBody: Codable {
-    var error: String
-    var message: String
-
-    static func response(_ status: HTTPResponse.Status, error: String, message: String, headers: HTTPFields = [:]) -> Response {
-        var fields = headers
-        fields[.contentType] = "application/json"
-        fields[.cacheControl] = "no-store"
-        let data = (try? JSONEncoder().encode(ErrorBody(error: error, message: message))) ?? Data()
-        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
-    }
-}

@@ -4,38 +4,6 @@ import Logging
 import UAF
 import WireJSON
 
-/// A decision the server took, for logs and for the demo's narration.
-public struct ServerDecision: Sendable, CustomStringConvertible {
-    public var operation: OperationName
-    public var username: String?
-    public var statusCode: Int
-    public var detail: String
-    public var description: String {
-        "\(operation)\(username.map { " for \($0)" } ?? ""): \(statusCode) \(detail)"
-    }
-}
-
-/// A rejection with its UAF status code. `detail` goes to the log; the client sees the status code's generic text.
-package struct ServiceFailure: Error {
-    package let status: UAFStatusCode
-    package let detail: String
-    package init(_ status: UAFStatusCode, _ detail: String) { self.status = status; self.detail = detail }
-}
-
-/// A request refused because its user already has `limits.outstandingRequestsPerUsername` unanswered requests
-/// counted against her cap: HTTP 429 with `Retry-After` (at most one request lifetime, when the oldest has expired)
-/// and a body that says so, rather than a UAF status code that would suggest a bad or expired message.
-package struct OutstandingRequestsRefusal: Error {
-    package let limit: Int
-    package let retryAfterSeconds: Int
-    package var detail: String { "\(limit) unanswered requests are outstanding for this user, the most allowed; refused until one is answered or expires" }
-    /// What the caller is told: HTTP 429 with `Retry-After`, like every other refusal.
-    package var refusal: Refusal {
-        Refusal(.tooManyRequests, "too_many_outstanding_requests",
-                "This user has \(limit) unanswered requests, the most allowed; answer one or retry later.", retryAfterSeconds: retryAfterSeconds)
-    }
-}
-
 /// The answer of a request endpoint, with the status session id of the operation it opened (its request id, the
 /// `serverData`), which the controller also sends as a header; nil when the answer opens no UAF exchange.
 package struct IssuedRequest: Sendable {
