@@ -10,676 +10,785 @@ import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
 
-/// The one store suite, run against SQLite (always) and a real PostgreSQL server (`MAUTH_TEST_POSTGRES_URL`,
-/// provided by `.ci/run`; without it the PostgreSQL cases skip locally and fail under `CI=true`).
-enum StoreContract {
-    static func record(_ id: String, expiresAt: Date = Date().addingTimeInterval(300), username: String? = "u") -> ChallengeRecord {
-        ChallengeRecord(id: id, operation: .registration, challenge: "c-\(id)", username: username, policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]),
-                        transactions: [Transaction(contentType: "text/plain", content: "SGk")], expiresAt: expiresAt)
+/// The one store suite: every test runs its rule on both engines, a fresh SQLite file and a real PostgreSQL server
+/// (`MAUTH_TEST_POSTGRES_URL`, provided by `.ci/run`; without it the PostgreSQL half is skipped locally and fails
+/// under `CI=true`). A failure names the engine it happened on.
+final class StoreContractTests: XCTestCase {
+    /// The engine the running check is on, for failure messages.
+    private var engine: String?
+
+    /// Runs `check` on a fresh SQLite store, then on the emptied PostgreSQL store.
+    private func onEveryEngine(_ check: (Stores) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await on("SQLite", Stores(database: try await StoreDatabase.open(.sqlite(path: directory.appendingPathComponent("s.sqlite").path))), check)
+        guard let url = PostgresStoreTests.postgresURLIfAny() else { return }
+        try await on("PostgreSQL", try await PostgresStoreTests.emptiedStores(url: url), check)
     }
 
-    static func registration(_ username: String, aaid: String = "F1D0#1001", keyID: String, counter: UInt32 = 0) -> RegistrationRecord {
-        RegistrationRecord(username: username, aaid: aaid, keyID: keyID, publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
-                           signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: counter, registrationCounter: 1,
-                           authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date(epochMillis: 1_700_000_000_000))
-    }
-
-    static func aRequestIsConsumedExactlyOnceUnderConcurrency(_ stores: Stores) async throws {
-        try await stores.requests.insert(record("once"))
-        let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<20 { group.addTask { try await stores.requests.consume(id: "once") != nil } }
-            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    private func on(_ name: String, _ stores: Stores, _ check: (Stores) async throws -> Void) async throws {
+        engine = name
+        defer { engine = nil }
+        do { try await check(stores) } catch {
+            try? await stores.database.close()
+            throw EngineFailure(engine: name, error: error)
         }
-        XCTAssertEqual(wins, 1)
+        try await stores.database.close()
     }
 
-    static func aRequestRoundTripsEveryField(_ stores: Stores) async throws {
-        let original = record("fields", expiresAt: Date(epochMillis: 1_900_000_000_123))
-        try await stores.requests.insert(original)
-        let back = try await stores.requests.consume(id: "fields")
-        XCTAssertEqual(back, original)
+    struct EngineFailure: Error, CustomStringConvertible {
+        let engine: String
+        let error: any Error
+        var description: String { "on \(engine): \(error)" }
     }
 
-    static func purgeRemovesOnlyExpiredRequests(_ stores: Stores) async throws {
-        let now = Date()
-        try await stores.requests.insert(record("old", expiresAt: now.addingTimeInterval(-1)))
-        try await stores.requests.insert(record("live", expiresAt: now.addingTimeInterval(60)))
-        let purged = try await stores.requests.purge(expiredBefore: now)
-        XCTAssertEqual(purged, 1)
-        let live = try await stores.requests.consume(id: "live")
-        XCTAssertNotNil(live)
+    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
+        super.recordFailure(withDescription: engine.map { "on \($0): " + description } ?? description, inFile: filePath,
+                            atLine: lineNumber, expected: expected)
     }
-
-    static func outstandingRequestsAreCountedPerUsername(_ stores: Stores) async throws {
-        let now = Date()
-        for (id, username, expiresAt) in [("a1", "ann", now.addingTimeInterval(300)), ("a2", "ann", now.addingTimeInterval(300)),
-                                          ("a3", "ann", now.addingTimeInterval(-5)), ("b1", "ben", now.addingTimeInterval(300))] {
-            let inserted = try await stores.requests.insert(record(id, expiresAt: expiresAt, username: username), username: username, cap: 100, now: now)
-            XCTAssertTrue(inserted)
-        }
-        // Inserted without a cap (an anonymous step-up request): it names ann but counts against nobody.
-        try await stores.requests.insert(record("anonymous", username: "ann"))
-        let count = try await stores.requests.outstanding(username: "ann", now: now)
-        XCTAssertEqual(count, 2)
-    }
-
-    static func aCappedInsertStopsAtTheCapCountingOnlyThatUsersUnexpiredRequests(_ stores: Stores) async throws {
-        let now = Date()
-        try await stores.requests.insert(record("expired", expiresAt: now.addingTimeInterval(-5), username: "ann"))
-        try await stores.requests.insert(record("other", username: "ben"))
-        let a2 = record("a2", expiresAt: Date(epochMillis: now.addingTimeInterval(300).epochMillis), username: "ann")
-        let first = try await stores.requests.insert(record("a1", username: "ann"), username: "ann", cap: 2, now: now)
-        let second = try await stores.requests.insert(a2, username: "ann", cap: 2, now: now)
-        let third = try await stores.requests.insert(record("a3", username: "ann"), username: "ann", cap: 2, now: now)
-        XCTAssertEqual([first, second, third], [true, true, false])
-        let refused = try await stores.requests.consume(id: "a3")
-        XCTAssertNil(refused, "a request refused by the cap was stored")
-        let stored = try await stores.requests.consume(id: "a2")
-        XCTAssertEqual(stored, a2)
-    }
-
-    static func aDuplicateKeyStoresNoneOfTheBatch(_ stores: Stores) async throws {
-        try await stores.registrations.insert([registration("carol", keyID: "k1")])
-        do {
-            try await stores.registrations.insert([registration("carol", aaid: "F1D0#1005", keyID: "k2"), registration("mallory", keyID: "k1")])
-            XCTFail("a duplicate (AAID, KeyID) was accepted")
-        } catch let error as StoreError {
-            XCTAssertEqual(error, .duplicateRegistration)
-        }
-        let carol = try await stores.registrations.registrations(username: "carol")
-        XCTAssertEqual(carol.map(\.keyID), ["k1"])
-        let mallory = try await stores.registrations.registrations(username: "mallory")
-        XCTAssertEqual(mallory, [])
-    }
-
-    static func aRegistrationRoundTripsEveryField(_ stores: Stores) async throws {
-        let original = registration("dora", keyID: "kd", counter: 7)
-        try await stores.registrations.insert([original])
-        let back = try await stores.registrations.registration(aaid: "f1d0#1001", keyID: "kd")
-        XCTAssertEqual(back, original)
-    }
-
-    static func theCounterAdvancesOnlyFromTheComparedValue(_ stores: Stores) async throws {
-        try await stores.registrations.insert([registration("erin", keyID: "ke")])
-        let first = try await stores.registrations.updateSignCounter(aaid: "F1D0#1001", keyID: "ke", from: 0, to: 1)
-        let stale = try await stores.registrations.updateSignCounter(aaid: "F1D0#1001", keyID: "ke", from: 0, to: 2)
-        XCTAssertTrue(first)
-        XCTAssertFalse(stale)
-    }
-
-    static func deletionSelectsByUsernameAAIDOrKeyID(_ stores: Stores) async throws {
-        try await stores.registrations.insert([registration("fay", keyID: "f1"), registration("fay", aaid: "F1D0#1005", keyID: "f2"),
-                                               registration("fay", aaid: "F1D0#1003", keyID: "f3"), registration("gus", keyID: "g1")])
-        let byKey = try await stores.registrations.delete(username: "fay", keyIDs: ["f3", "g1"])
-        XCTAssertEqual(byKey.map(\.keyID), ["f3"])
-        let byAAID = try await stores.registrations.delete(username: "fay", aaids: ["f1d0#1005"])
-        XCTAssertEqual(byAAID.map(\.keyID), ["f2"])
-        let empty = try await stores.registrations.delete(username: "fay", aaids: [])
-        XCTAssertEqual(empty, [])
-        let rest = try await stores.registrations.delete(username: "fay")
-        XCTAssertEqual(rest.map(\.keyID), ["f1"])
-        let gus = try await stores.registrations.registrations(username: "gus")
-        XCTAssertEqual(gus.map(\.keyID), ["g1"])
-    }
-
-    static func opening(_ id: String, username: String? = nil, now: Date) -> (ChallengeRecord, StatusRecord) {
-        var request = record(id, expiresAt: Date(epochMillis: now.addingTimeInterval(300).epochMillis), username: username)
-        request.operation = .authentication
-        return (request, StatusRecord(sessionId: id, status: .clientAuthenticating, operation: "Auth", username: username, updatedAt: now))
-    }
-
-    static func anOpenedRequestHasItsStatusRecord(_ stores: Stores) async throws {
-        let now = Date()
-        let (request, status) = opening("o1", now: now)
-        let opened = try await stores.ceremonies.open(request, status: status, retention: 600, cap: nil)
-        XCTAssertTrue(opened)
-        let record = try await stores.status.record(sessionId: "o1", now: now)
-        XCTAssertEqual(record, StatusRecord(sessionId: "o1", status: .clientAuthenticating, operation: "Auth", username: nil,
-                                            updatedAt: Date(epochMillis: now.epochMillis)))
-        let back = try await stores.requests.consume(id: "o1")
-        XCTAssertEqual(back, request)
-    }
-
-    static func anOpenRefusedByTheCapStoresNeitherRequestNorStatus(_ stores: Stores) async throws {
-        let now = Date()
-        var results: [Bool] = []
-        for id in ["c1", "c2", "c3"] {
-            let (request, status) = opening(id, username: "cap", now: now)
-            results.append(try await stores.ceremonies.open(request, status: status, retention: 600, cap: UAFRequestStore.Cap(username: "cap", limit: 2, now: now)))
-        }
-        XCTAssertEqual(results, [true, true, false])
-        let refusedStatus = try await stores.status.record(sessionId: "c3", now: now)
-        XCTAssertNil(refusedStatus, "a request refused by the cap opened a status record")
-        let refusedRequest = try await stores.requests.consume(id: "c3")
-        XCTAssertNil(refusedRequest, "a request refused by the cap was stored")
-        let kept = try await stores.status.record(sessionId: "c2", now: now)
-        XCTAssertEqual(kept?.username, "cap")
-    }
-
-    /// A step-up request for `username` with the values of ``opening(_:username:now:)`` and the given policy.
-    /// A step-up request for `username`; `limit` nil issues it uncounted (an anonymous caller's).
-    static func stepUp(_ stores: Stores, _ id: String, username: String, limit: Int? = 10, now: Date) async throws -> CeremonyStore.StepUp {
-        try await stores.ceremonies.openStepUp(username: username, cap: limit.map { UAFRequestStore.Cap(username: username, limit: $0, now: now) },
-                                               retention: 600,
-                                               request: { policy in
-                                                   var request = opening(id, username: username, now: now).0
-                                                   request.policy = policy
-                                                   return request
-                                               }, status: { _ in opening(id, username: username, now: now).1 })
-    }
-
-    /// Kim's keys: two under one AAID registered at the same time (ordered by key ID), one under another AAID
-    /// registered earlier, one with characters JSON must escape; and another user's key.
-    static func stepUpKeys(_ stores: Stores) async throws {
-        func key(_ username: String, _ aaid: String, _ keyID: String, at millis: Int64) -> RegistrationRecord {
-            var record = registration(username, aaid: aaid, keyID: keyID)
-            record.createdAt = Date(epochMillis: millis)
-            return record
-        }
-        try await stores.registrations.insert([
-            key("kim", "F1D0#1001", "k2", at: 2_000), key("kim", "F1D0#1001", "k1", at: 2_000), key("kim", "ABCD#0001", "k3", at: 1_000),
-            key("kim", "F1D0#1001", "q\"/\\é", at: 3_000), key("lee", "F1D0#1001", "lee-key", at: 1_000),
-        ])
-    }
-
-    static func aStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy(_ stores: Stores) async throws {
-        try await stepUpKeys(stores)
-        let now = Date()
-        guard case .issued(let request) = try await stepUp(stores, "s1", username: "kim", now: now) else { return XCTFail("not issued") }
-        XCTAssertEqual(request.policy, Policy(accepted: [
-            [MatchCriteria(aaid: ["ABCD#0001"], keyIDs: ["k3"])], [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["k1", "k2", "q\"/\\é"])],
-        ]))
-        // The column holds exactly the text the server writes for that policy (on PostgreSQL, written by SQL).
-        let stored = try await stores.database.run { sql in
-            try await sql.raw("SELECT policy FROM uaf_requests WHERE id = \(bind: "s1")").first()?.decode(column: "policy", as: String.self)
-        }
-        XCTAssertEqual(stored, try JSONCoding.string(request.policy))
-        let status = try await stores.status.record(sessionId: "s1", now: now)
-        XCTAssertEqual(status?.status, .clientAuthenticating)
-        let consumed = try await stores.requests.consume(id: "s1")
-        XCTAssertEqual(consumed, request)
-    }
-
-    static func aStepUpRequestForAUserWithoutKeysStoresNothing(_ stores: Stores) async throws {
-        try await stepUpKeys(stores)
-        let now = Date()
-        guard case .noKeys = try await stepUp(stores, "s2", username: "nobody", now: now) else { return XCTFail("issued for a user without keys") }
-        let status = try await stores.status.record(sessionId: "s2", now: now)
-        XCTAssertNil(status)
-        let request = try await stores.requests.consume(id: "s2")
-        XCTAssertNil(request)
-    }
-
-    static func aStepUpRequestOverTheCapStoresNeitherRequestNorStatus(_ stores: Stores) async throws {
-        try await stepUpKeys(stores)
-        let now = Date()
-        var outcomes: [String] = []
-        for id in ["s3", "s4", "s5"] {
-            switch try await stepUp(stores, id, username: "kim", limit: 2, now: now) {
-            case .issued: outcomes.append("issued")
-            case .capReached: outcomes.append("cap")
-            case .noKeys: outcomes.append("no keys")
+    func testARequestIsConsumedExactlyOnceUnderConcurrency() async throws {
+        try await onEveryEngine { stores in
+            try await stores.requests.insert(record("once"))
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<20 { group.addTask { try await stores.requests.consume(id: "once") != nil } }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
+            XCTAssertEqual(wins, 1)
         }
-        XCTAssertEqual(outcomes, ["issued", "issued", "cap"])
-        let status = try await stores.status.record(sessionId: "s5", now: now)
-        XCTAssertNil(status, "a request refused by the cap opened a status record")
-        let request = try await stores.requests.consume(id: "s5")
-        XCTAssertNil(request, "a request refused by the cap was stored")
     }
 
-    static func anUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody(_ stores: Stores) async throws {
-        try await stepUpKeys(stores)
-        let now = Date()
-        var outcomes: [String] = []
-        for (id, limit) in [("c1", 1), ("u1", nil), ("u2", nil), ("c2", 1)] as [(String, Int?)] {
-            switch try await stepUp(stores, id, username: "kim", limit: limit, now: now) {
-            case .issued: outcomes.append("issued")
-            case .capReached: outcomes.append("cap")
-            case .noKeys: outcomes.append("no keys")
+    func testARequestRoundTripsEveryField() async throws {
+        try await onEveryEngine { stores in
+            let original = record("fields", expiresAt: Date(epochMillis: 1_900_000_000_123))
+            try await stores.requests.insert(original)
+            let back = try await stores.requests.consume(id: "fields")
+            XCTAssertEqual(back, original)
+        }
+    }
+
+    func testPurgeRemovesOnlyExpiredRequests() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await stores.requests.insert(record("old", expiresAt: now.addingTimeInterval(-1)))
+            try await stores.requests.insert(record("live", expiresAt: now.addingTimeInterval(60)))
+            let purged = try await stores.requests.purge(expiredBefore: now)
+            XCTAssertEqual(purged, 1)
+            let live = try await stores.requests.consume(id: "live")
+            XCTAssertNotNil(live)
+        }
+    }
+
+    func testOutstandingRequestsAreCountedPerUsername() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            for (id, username, expiresAt) in [("a1", "ann", now.addingTimeInterval(300)), ("a2", "ann", now.addingTimeInterval(300)),
+                                              ("a3", "ann", now.addingTimeInterval(-5)), ("b1", "ben", now.addingTimeInterval(300))] {
+                let inserted = try await stores.requests.insert(record(id, expiresAt: expiresAt, username: username), username: username, cap: 100, now: now)
+                XCTAssertTrue(inserted)
             }
+            // Inserted without a cap (an anonymous step-up request): it names ann but counts against nobody.
+            try await stores.requests.insert(record("anonymous", username: "ann"))
+            let count = try await stores.requests.outstanding(username: "ann", now: now)
+            XCTAssertEqual(count, 2)
         }
-        XCTAssertEqual(outcomes, ["issued", "issued", "issued", "cap"], "the uncounted ones pass the full cap; the counted one is refused")
-        let counted = try await stores.requests.outstanding(username: "kim", now: now)
-        XCTAssertEqual(counted, 1)
-        let uncounted = try await stores.requests.consume(id: "u2")
-        XCTAssertEqual(uncounted?.username, "kim", "an uncounted request still names its user")
-        let countedRequest = try await stores.requests.consume(id: "c1")
-        XCTAssertEqual(uncounted?.policy, countedRequest?.policy, "and accepts exactly kim's keys, as a counted one does")
-        XCTAssertFalse(uncounted?.policy.accepted.isEmpty ?? true)
     }
 
-    static func completion(_ id: String, keyID: String, from: UInt32, to: UInt32, now: Date) -> CeremonyStore.Authentication {
-        let (token, session) = SessionStore.make(username: "kim", aaid: "F1D0#1001", keyID: keyID, now: now, lifetime: 60)
-        return CeremonyStore.Authentication(
-            counter: .init(aaid: "f1d0#1001", keyID: keyID, from: from, to: to), sessionToken: token, session: session,
-            status: .init(sessionId: id, status: .succeeded, username: "kim", uafStatusCode: 1200, asmStatusCode: 0, clientErrorCode: nil,
-                          authenticators: [.init(aaid: "F1D0#1001", keyId: keyID)], now: now, retention: 600))
+    func testACappedInsertStopsAtTheCapCountingOnlyThatUsersUnexpiredRequests() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await stores.requests.insert(record("expired", expiresAt: now.addingTimeInterval(-5), username: "ann"))
+            try await stores.requests.insert(record("other", username: "ben"))
+            let a2 = record("a2", expiresAt: Date(epochMillis: now.addingTimeInterval(300).epochMillis), username: "ann")
+            let first = try await stores.requests.insert(record("a1", username: "ann"), username: "ann", cap: 2, now: now)
+            let second = try await stores.requests.insert(a2, username: "ann", cap: 2, now: now)
+            let third = try await stores.requests.insert(record("a3", username: "ann"), username: "ann", cap: 2, now: now)
+            XCTAssertEqual([first, second, third], [true, true, false])
+            let refused = try await stores.requests.consume(id: "a3")
+            XCTAssertNil(refused, "a request refused by the cap was stored")
+            let stored = try await stores.requests.consume(id: "a2")
+            XCTAssertEqual(stored, a2)
+        }
     }
 
-    /// kim's key `keyID` at `counter`, and an authentication request `id` waiting for its response.
-    static func awaitingLogin(_ stores: Stores, _ id: String, keyID: String, counter: UInt32, now: Date) async throws {
-        try await stores.registrations.insert([registration("kim", keyID: keyID, counter: counter)])
-        let (request, status) = opening(id, now: now)
-        let opened = try await stores.ceremonies.open(request, status: status, retention: 600, cap: nil)
-        XCTAssertTrue(opened)
+    func testADuplicateKeyStoresNoneOfTheBatch() async throws {
+        try await onEveryEngine { stores in
+            try await stores.registrations.insert([registration("carol", keyID: "k1")])
+            do {
+                try await stores.registrations.insert([registration("carol", aaid: "F1D0#1005", keyID: "k2"), registration("mallory", keyID: "k1")])
+                XCTFail("a duplicate (AAID, KeyID) was accepted")
+            } catch let error as StoreError {
+                XCTAssertEqual(error, .duplicateRegistration)
+            }
+            let carol = try await stores.registrations.registrations(username: "carol")
+            XCTAssertEqual(carol.map(\.keyID), ["k1"])
+            let mallory = try await stores.registrations.registrations(username: "mallory")
+            XCTAssertEqual(mallory, [])
+        }
     }
 
-    static func aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(_ stores: Stores) async throws {
-        let now = Date()
-        try await awaitingLogin(stores, "a1", keyID: "kk", counter: 4, now: now)
-        let login = completion("a1", keyID: "kk", from: 4, to: 5, now: now)
-        let completed = try await stores.ceremonies.completeAuthentication(login)
-        XCTAssertTrue(completed)
-        let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "kk")?.signCounter
-        XCTAssertEqual(counter, 5)
-        let session = try await stores.sessions.session(token: login.sessionToken, now: now)
-        XCTAssertEqual(session, SessionRecord(id: login.session.id, username: "kim", aaid: "F1D0#1001", keyID: "kk",
-                                              createdAt: Date(epochMillis: now.epochMillis), expiresAt: Date(epochMillis: now.addingTimeInterval(60).epochMillis)))
-        let record = try await stores.status.record(sessionId: "a1", now: now)
-        XCTAssertEqual(record?.status, .succeeded)
-        XCTAssertEqual(record?.username, "kim")
-        XCTAssertEqual(record?.uafStatusCode, 1200)
-        XCTAssertEqual(record?.authenticators, [.init(aaid: "F1D0#1001", keyId: "kk")])
+    func testARegistrationRoundTripsEveryField() async throws {
+        try await onEveryEngine { stores in
+            let original = registration("dora", keyID: "kd", counter: 7)
+            try await stores.registrations.insert([original])
+            let back = try await stores.registrations.registration(aaid: "f1d0#1001", keyID: "kd")
+            XCTAssertEqual(back, original)
+        }
     }
 
-    static func aCompletionFromAStaleCounterWritesNothing(_ stores: Stores) async throws {
-        let now = Date()
-        try await awaitingLogin(stores, "r1", keyID: "ks", counter: 7, now: now)
-        let replay = completion("r1", keyID: "ks", from: 6, to: 8, now: now)
-        let completed = try await stores.ceremonies.completeAuthentication(replay)
-        XCTAssertFalse(completed)
-        let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "ks")?.signCounter
-        XCTAssertEqual(counter, 7)
-        let session = try await stores.sessions.session(token: replay.sessionToken, now: now)
-        XCTAssertNil(session, "a replayed login opened a session")
-        let record = try await stores.status.record(sessionId: "r1", now: now)
-        XCTAssertEqual(record?.status, .clientAuthenticating, "a replayed login finished the status record")
+    func testTheCounterAdvancesOnlyFromTheComparedValue() async throws {
+        try await onEveryEngine { stores in
+            try await stores.registrations.insert([registration("erin", keyID: "ke")])
+            let first = try await stores.registrations.updateSignCounter(aaid: "F1D0#1001", keyID: "ke", from: 0, to: 1)
+            let stale = try await stores.registrations.updateSignCounter(aaid: "F1D0#1001", keyID: "ke", from: 0, to: 2)
+            XCTAssertTrue(first)
+            XCTAssertFalse(stale)
+        }
+    }
+
+    func testDeletionSelectsByUsernameAAIDOrKeyID() async throws {
+        try await onEveryEngine { stores in
+            try await stores.registrations.insert([registration("fay", keyID: "f1"), registration("fay", aaid: "F1D0#1005", keyID: "f2"),
+                                                   registration("fay", aaid: "F1D0#1003", keyID: "f3"), registration("gus", keyID: "g1")])
+            let byKey = try await stores.registrations.delete(username: "fay", keyIDs: ["f3", "g1"])
+            XCTAssertEqual(byKey.map(\.keyID), ["f3"])
+            let byAAID = try await stores.registrations.delete(username: "fay", aaids: ["f1d0#1005"])
+            XCTAssertEqual(byAAID.map(\.keyID), ["f2"])
+            let empty = try await stores.registrations.delete(username: "fay", aaids: [])
+            XCTAssertEqual(empty, [])
+            let rest = try await stores.registrations.delete(username: "fay")
+            XCTAssertEqual(rest.map(\.keyID), ["f1"])
+            let gus = try await stores.registrations.registrations(username: "gus")
+            XCTAssertEqual(gus.map(\.keyID), ["g1"])
+        }
+    }
+
+    func testAnOpenedRequestHasItsStatusRecord() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let (request, status) = opening("o1", now: now)
+            let opened = try await stores.ceremonies.open(request, status: status, retention: 600, cap: nil)
+            XCTAssertTrue(opened)
+            let record = try await stores.status.record(sessionId: "o1", now: now)
+            XCTAssertEqual(record, StatusRecord(sessionId: "o1", status: .clientAuthenticating, operation: "Auth", username: nil,
+                                                updatedAt: Date(epochMillis: now.epochMillis)))
+            let back = try await stores.requests.consume(id: "o1")
+            XCTAssertEqual(back, request)
+        }
+    }
+
+    func testAnOpenRefusedByTheCapStoresNeitherRequestNorStatus() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            var results: [Bool] = []
+            for id in ["c1", "c2", "c3"] {
+                let (request, status) = opening(id, username: "cap", now: now)
+                results.append(try await stores.ceremonies.open(request, status: status, retention: 600, cap: UAFRequestStore.Cap(username: "cap", limit: 2, now: now)))
+            }
+            XCTAssertEqual(results, [true, true, false])
+            let refusedStatus = try await stores.status.record(sessionId: "c3", now: now)
+            XCTAssertNil(refusedStatus, "a request refused by the cap opened a status record")
+            let refusedRequest = try await stores.requests.consume(id: "c3")
+            XCTAssertNil(refusedRequest, "a request refused by the cap was stored")
+            let kept = try await stores.status.record(sessionId: "c2", now: now)
+            XCTAssertEqual(kept?.username, "cap")
+        }
+    }
+
+    func testAStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy() async throws {
+        try await onEveryEngine { stores in
+            try await stepUpKeys(stores)
+            let now = Date()
+            guard case .issued(let request) = try await stepUp(stores, "s1", username: "kim", now: now) else { return XCTFail("not issued") }
+            XCTAssertEqual(request.policy, Policy(accepted: [
+                [MatchCriteria(aaid: ["ABCD#0001"], keyIDs: ["k3"])], [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["k1", "k2", "q\"/\\é"])],
+            ]))
+            // The column holds exactly the text the server writes for that policy (on PostgreSQL, written by SQL).
+            let stored = try await stores.database.run { sql in
+                try await sql.raw("SELECT policy FROM uaf_requests WHERE id = \(bind: "s1")").first()?.decode(column: "policy", as: String.self)
+            }
+            XCTAssertEqual(stored, try JSONCoding.string(request.policy))
+            let status = try await stores.status.record(sessionId: "s1", now: now)
+            XCTAssertEqual(status?.status, .clientAuthenticating)
+            let consumed = try await stores.requests.consume(id: "s1")
+            XCTAssertEqual(consumed, request)
+        }
+    }
+
+    func testAStepUpRequestForAUserWithoutKeysStoresNothing() async throws {
+        try await onEveryEngine { stores in
+            try await stepUpKeys(stores)
+            let now = Date()
+            guard case .noKeys = try await stepUp(stores, "s2", username: "nobody", now: now) else { return XCTFail("issued for a user without keys") }
+            let status = try await stores.status.record(sessionId: "s2", now: now)
+            XCTAssertNil(status)
+            let request = try await stores.requests.consume(id: "s2")
+            XCTAssertNil(request)
+        }
+    }
+
+    func testAStepUpRequestOverTheCapStoresNeitherRequestNorStatus() async throws {
+        try await onEveryEngine { stores in
+            try await stepUpKeys(stores)
+            let now = Date()
+            var outcomes: [String] = []
+            for id in ["s3", "s4", "s5"] {
+                switch try await stepUp(stores, id, username: "kim", limit: 2, now: now) {
+                case .issued: outcomes.append("issued")
+                case .capReached: outcomes.append("cap")
+                case .noKeys: outcomes.append("no keys")
+                }
+            }
+            XCTAssertEqual(outcomes, ["issued", "issued", "cap"])
+            let status = try await stores.status.record(sessionId: "s5", now: now)
+            XCTAssertNil(status, "a request refused by the cap opened a status record")
+            let request = try await stores.requests.consume(id: "s5")
+            XCTAssertNil(request, "a request refused by the cap was stored")
+        }
+    }
+
+    func testAnUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody() async throws {
+        try await onEveryEngine { stores in
+            try await stepUpKeys(stores)
+            let now = Date()
+            var outcomes: [String] = []
+            for (id, limit) in [("c1", 1), ("u1", nil), ("u2", nil), ("c2", 1)] as [(String, Int?)] {
+                switch try await stepUp(stores, id, username: "kim", limit: limit, now: now) {
+                case .issued: outcomes.append("issued")
+                case .capReached: outcomes.append("cap")
+                case .noKeys: outcomes.append("no keys")
+                }
+            }
+            XCTAssertEqual(outcomes, ["issued", "issued", "issued", "cap"], "the uncounted ones pass the full cap; the counted one is refused")
+            let counted = try await stores.requests.outstanding(username: "kim", now: now)
+            XCTAssertEqual(counted, 1)
+            let uncounted = try await stores.requests.consume(id: "u2")
+            XCTAssertEqual(uncounted?.username, "kim", "an uncounted request still names its user")
+            let countedRequest = try await stores.requests.consume(id: "c1")
+            XCTAssertEqual(uncounted?.policy, countedRequest?.policy, "and accepts exactly kim's keys, as a counted one does")
+            XCTAssertFalse(uncounted?.policy.accepted.isEmpty ?? true)
+        }
+    }
+
+    func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await awaitingLogin(stores, "a1", keyID: "kk", counter: 4, now: now)
+            let login = completion("a1", keyID: "kk", from: 4, to: 5, now: now)
+            let completed = try await stores.ceremonies.completeAuthentication(login)
+            XCTAssertTrue(completed)
+            let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "kk")?.signCounter
+            XCTAssertEqual(counter, 5)
+            let session = try await stores.sessions.session(token: login.sessionToken, now: now)
+            XCTAssertEqual(session, SessionRecord(id: login.session.id, username: "kim", aaid: "F1D0#1001", keyID: "kk",
+                                                  createdAt: Date(epochMillis: now.epochMillis), expiresAt: Date(epochMillis: now.addingTimeInterval(60).epochMillis)))
+            let record = try await stores.status.record(sessionId: "a1", now: now)
+            XCTAssertEqual(record?.status, .succeeded)
+            XCTAssertEqual(record?.username, "kim")
+            XCTAssertEqual(record?.uafStatusCode, 1200)
+            XCTAssertEqual(record?.authenticators, [.init(aaid: "F1D0#1001", keyId: "kk")])
+        }
+    }
+
+    func testACompletionFromAStaleCounterWritesNothing() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await awaitingLogin(stores, "r1", keyID: "ks", counter: 7, now: now)
+            let replay = completion("r1", keyID: "ks", from: 6, to: 8, now: now)
+            let completed = try await stores.ceremonies.completeAuthentication(replay)
+            XCTAssertFalse(completed)
+            let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "ks")?.signCounter
+            XCTAssertEqual(counter, 7)
+            let session = try await stores.sessions.session(token: replay.sessionToken, now: now)
+            XCTAssertNil(session, "a replayed login opened a session")
+            let record = try await stores.status.record(sessionId: "r1", now: now)
+            XCTAssertEqual(record?.status, .clientAuthenticating, "a replayed login finished the status record")
+        }
     }
 
     /// On PostgreSQL a consume can bring the registrations of the request's user along (one statement); SQLite only
     /// consumes. Either way the request comes back whole, once.
-    static func aConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly(_ stores: Stores) async throws {
-        try await stores.registrations.insert([registration("joe", keyID: "j1"), registration("joe", aaid: "ABCD#0001", keyID: "j2"),
-                                               registration("kat", keyID: "k1")])
-        // Whole milliseconds: the store keeps times in epoch milliseconds.
-        let original = record("with-keys", expiresAt: Date(epochMillis: 1_900_000_000_123), username: "joe")
-        try await stores.requests.insert(original)
-        let consumed = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
-        XCTAssertEqual(consumed?.request, original)
-        let keys = Set(consumed?.registrations.map(\.keyID) ?? [])
-        if stores.database.engine == .postgres {
-            XCTAssertEqual(keys, ["j1", "j2"], "exactly the user's own registrations")
-            let j2 = try await stores.registrations.registration(aaid: "ABCD#0001", keyID: "j2")
-            XCTAssertEqual(consumed?.registration(aaid: "abcd#0001", keyID: "j2"), j2, "found as stored, whatever the AAID's case")
-        } else {
-            XCTAssertEqual(keys, [])
-        }
-        XCTAssertNil(consumed?.registration(aaid: "F1D0#1001", keyID: "k1"), "another user's key is not among them")
-        let again = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
-        XCTAssertNil(again, "consumed twice")
-    }
-
-    static func aConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone(_ stores: Stores) async throws {
-        try await stores.registrations.insert([registration("joe", keyID: "j1")])
-        let expiresAt = Date(epochMillis: 1_900_000_000_123)
-        let anonymous = record("nobody", expiresAt: expiresAt, username: nil), unregistered = record("new-user", expiresAt: expiresAt, username: "liv")
-        try await stores.requests.insert(anonymous)
-        try await stores.requests.insert(unregistered)
-        for original in [anonymous, unregistered] {
-            let consumed = try await stores.ceremonies.consume(id: original.id, registrationsOfItsUser: true)
+    func testAConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly() async throws {
+        try await onEveryEngine { stores in
+            try await stores.registrations.insert([registration("joe", keyID: "j1"), registration("joe", aaid: "ABCD#0001", keyID: "j2"),
+                                                   registration("kat", keyID: "k1")])
+            // Whole milliseconds: the store keeps times in epoch milliseconds.
+            let original = record("with-keys", expiresAt: Date(epochMillis: 1_900_000_000_123), username: "joe")
+            try await stores.requests.insert(original)
+            let consumed = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
             XCTAssertEqual(consumed?.request, original)
-            XCTAssertEqual(consumed?.registrations.count, 0)
-        }
-        let missing = try await stores.ceremonies.consume(id: "never-issued", registrationsOfItsUser: true)
-        XCTAssertNil(missing)
-    }
-
-    static func aConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency(_ stores: Stores) async throws {
-        try await stores.registrations.insert([registration("joe", keyID: "j1")])
-        try await stores.requests.insert(record("race", username: "joe"))
-        let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<20 { group.addTask { try await stores.ceremonies.consume(id: "race", registrationsOfItsUser: true) != nil } }
-            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
-        }
-        XCTAssertEqual(wins, 1)
-    }
-
-    static func theSessionsOfRemovedKeysAreRevokedAndNoOthers(_ stores: Stores) async throws {
-        let now = Date()
-        let (_, k1) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
-        let (_, k1Again) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
-        let (_, k2) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1005", keyID: "k2", now: now, lifetime: 60)
-        let (_, k3) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1005", keyID: "k3", now: now, lifetime: 60)
-        let (_, other) = try await stores.sessions.create(username: "ann", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
-        let revoked = try await stores.sessions.revoke(username: "kim", keyIDs: ["k1", "k3"], now: now)
-        XCTAssertEqual(revoked, 3)
-        var live: [String] = []
-        for session in [k1, k1Again, k2, k3, other] where try await stores.sessions.session(id: session.id, now: now) != nil { live.append(session.keyID) }
-        XCTAssertEqual(live, ["k2", "k1"], "kim's k2 session and ann's session stay")
-        let none = try await stores.sessions.revoke(username: "kim", keyIDs: [], now: now)
-        XCTAssertEqual(none, 0)
-    }
-
-    static func aSessionIsLiveUntilRevokedOrExpired(_ stores: Stores) async throws {
-        let now = Date()
-        let (token, session) = try await stores.sessions.create(username: "hal", aaid: "F1D0#1001", keyID: "kh", now: now, lifetime: 60)
-        let byToken = try await stores.sessions.session(token: token, now: now)
-        XCTAssertEqual(byToken?.id, session.id)
-        let wrong = try await stores.sessions.session(token: token + "x", now: now)
-        XCTAssertNil(wrong)
-        let expired = try await stores.sessions.session(token: token, now: now.addingTimeInterval(61))
-        XCTAssertNil(expired)
-        let revoked = try await stores.sessions.revoke(id: session.id, now: now)
-        XCTAssertTrue(revoked)
-        let afterRevoke = try await stores.sessions.session(id: session.id, now: now)
-        XCTAssertNil(afterRevoke)
-    }
-
-    static func aSessionTokenIsStoredOnlyAsItsHash(_ stores: Stores) async throws {
-        let (token, _) = try await stores.sessions.create(username: "ivy", aaid: "F1D0#1001", keyID: "ki", now: Date(), lifetime: 60)
-        let rows = try await stores.database.run { sql in try await sql.raw("SELECT token_hash FROM sessions").all() }
-        let hashes = try rows.map { try $0.decode(column: "token_hash", as: String.self) }
-        XCTAssertFalse(hashes.contains(token))
-        XCTAssertEqual(hashes, [String(token.prefix(OrderedToken.prefixLength)) + SecretHash.of(token)])
-    }
-
-    static func aSessionTokenIssuedWithoutATimePartStillOpensItsSession(_ stores: Stores) async throws {
-        let now = Date()
-        let legacy = RandomToken.make(32)
-        try await stores.database.run { sql in
-            try await sql.raw("""
-                INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at)
-                VALUES (\(bind: SecretHash.of(legacy)), 'legacy-id', 'lee', 'F1D0#1001', 'kl', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000))
-                """).run()
-        }
-        let session = try await stores.sessions.session(token: legacy, now: now)
-        XCTAssertEqual(session?.id, "legacy-id")
-    }
-
-    static func aPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes(_ stores: Stores) async throws {
-        let now = Date()
-        for (index, offset) in [-50, -40, -30, -20, -10, 60].enumerated() {
-            _ = try await stores.sessions.create(username: "u\(index)", aaid: "F1D0#1001", keyID: "k\(index)", now: now.addingTimeInterval(Double(offset) - 60),
-                                                 lifetime: 60)
-            try await stores.status.create(StatusRecord(sessionId: "s\(index)", status: .succeeded, operation: "Auth", username: nil,
-                                                        updatedAt: now.addingTimeInterval(Double(offset) - 60)), retention: 60)
-            _ = try await stores.deviceRequests.remember(dispatchTargetId: "t", requestId: "r\(index)", until: now.addingTimeInterval(Double(offset)))
-        }
-        // Two rows per statement: five expired rows take three statements, the last one short.
-        let sessions = try await stores.sessions.purge(expiredBefore: now, batch: 2)
-        let statuses = try await stores.status.purge(expiredBefore: now, batch: 2)
-        let requestIDs = try await stores.deviceRequests.purge(expiredBefore: now, batch: 2)
-        XCTAssertEqual([sessions, statuses, requestIDs], [5, 5, 5])
-        let left = try await stores.database.run { sql in
-            try await sql.raw("""
-                SELECT (SELECT COUNT(*) FROM sessions) AS sessions, (SELECT COUNT(*) FROM status_records) AS statuses,
-                (SELECT COUNT(*) FROM device_requests) AS request_ids
-                """).first()
-        }
-        XCTAssertEqual(try ["sessions", "statuses", "request_ids"].map { try left?.decode(column: $0, as: Int.self) }, [1, 1, 1])
-        let live = try await stores.status.record(sessionId: "s5", now: now)
-        XCTAssertNotNil(live, "the live status record was purged")
-    }
-
-    static func aPurgeReadsOnlyTheRowsItDeletes(_ stores: Stores) async throws {
-        // The purge statement's plan: the expired rows picked through the expires_at index and deleted by row id,
-        // never a scan of the whole table (on PostgreSQL, the generic plan a prepared statement settles on; the
-        // earlier `key IN (SELECT key … LIMIT n)` joined against a sequential scan of every status record).
-        let database = stores.database
-        let cutoff = Date().epochMillis
-        let statement = StoreDatabase.purgeStatement(engine: database.engine, table: "status_records", before: cutoff,
-                                                     batch: StoreDatabase.purgeBatch)
-        let plan: [String]
-        switch database.engine {
-        case .sqlite:
-            plan = try await database.run { sql in
-                let text = sql.serialize(statement).sql
-                return try await sql.raw("EXPLAIN QUERY PLAN \(unsafeRaw: text)").all().map { try $0.decode(column: "detail", as: String.self) }
+            let keys = Set(consumed?.registrations.map(\.keyID) ?? [])
+            if stores.database.engine == .postgres {
+                XCTAssertEqual(keys, ["j1", "j2"], "exactly the user's own registrations")
+                let j2 = try await stores.registrations.registration(aaid: "ABCD#0001", keyID: "j2")
+                XCTAssertEqual(consumed?.registration(aaid: "abcd#0001", keyID: "j2"), j2, "found as stored, whatever the AAID's case")
+            } else {
+                XCTAssertEqual(keys, [])
             }
-        case .postgres:
-            plan = try await database.transaction { sql in
-                let text = sql.serialize(statement).sql
-                // Enough rows that reading them all is worth avoiding, and statistics for the planner.
+            XCTAssertNil(consumed?.registration(aaid: "F1D0#1001", keyID: "k1"), "another user's key is not among them")
+            let again = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
+            XCTAssertNil(again, "consumed twice")
+        }
+    }
+
+    func testAConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone() async throws {
+        try await onEveryEngine { stores in
+            try await stores.registrations.insert([registration("joe", keyID: "j1")])
+            let expiresAt = Date(epochMillis: 1_900_000_000_123)
+            let anonymous = record("nobody", expiresAt: expiresAt, username: nil), unregistered = record("new-user", expiresAt: expiresAt, username: "liv")
+            try await stores.requests.insert(anonymous)
+            try await stores.requests.insert(unregistered)
+            for original in [anonymous, unregistered] {
+                let consumed = try await stores.ceremonies.consume(id: original.id, registrationsOfItsUser: true)
+                XCTAssertEqual(consumed?.request, original)
+                XCTAssertEqual(consumed?.registrations.count, 0)
+            }
+            let missing = try await stores.ceremonies.consume(id: "never-issued", registrationsOfItsUser: true)
+            XCTAssertNil(missing)
+        }
+    }
+
+    func testAConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency() async throws {
+        try await onEveryEngine { stores in
+            try await stores.registrations.insert([registration("joe", keyID: "j1")])
+            try await stores.requests.insert(record("race", username: "joe"))
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<20 { group.addTask { try await stores.ceremonies.consume(id: "race", registrationsOfItsUser: true) != nil } }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            XCTAssertEqual(wins, 1)
+        }
+    }
+
+    func testTheSessionsOfRemovedKeysAreRevokedAndNoOthers() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let (_, k1) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
+            let (_, k1Again) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
+            let (_, k2) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1005", keyID: "k2", now: now, lifetime: 60)
+            let (_, k3) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1005", keyID: "k3", now: now, lifetime: 60)
+            let (_, other) = try await stores.sessions.create(username: "ann", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
+            let revoked = try await stores.sessions.revoke(username: "kim", keyIDs: ["k1", "k3"], now: now)
+            XCTAssertEqual(revoked, 3)
+            var live: [String] = []
+            for session in [k1, k1Again, k2, k3, other] where try await stores.sessions.session(id: session.id, now: now) != nil { live.append(session.keyID) }
+            XCTAssertEqual(live, ["k2", "k1"], "kim's k2 session and ann's session stay")
+            let none = try await stores.sessions.revoke(username: "kim", keyIDs: [], now: now)
+            XCTAssertEqual(none, 0)
+        }
+    }
+
+    func testASessionIsLiveUntilRevokedOrExpired() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let (token, session) = try await stores.sessions.create(username: "hal", aaid: "F1D0#1001", keyID: "kh", now: now, lifetime: 60)
+            let byToken = try await stores.sessions.session(token: token, now: now)
+            XCTAssertEqual(byToken?.id, session.id)
+            let wrong = try await stores.sessions.session(token: token + "x", now: now)
+            XCTAssertNil(wrong)
+            let expired = try await stores.sessions.session(token: token, now: now.addingTimeInterval(61))
+            XCTAssertNil(expired)
+            let revoked = try await stores.sessions.revoke(id: session.id, now: now)
+            XCTAssertTrue(revoked)
+            let afterRevoke = try await stores.sessions.session(id: session.id, now: now)
+            XCTAssertNil(afterRevoke)
+        }
+    }
+
+    func testASessionTokenIsStoredOnlyAsItsHash() async throws {
+        try await onEveryEngine { stores in
+            let (token, _) = try await stores.sessions.create(username: "ivy", aaid: "F1D0#1001", keyID: "ki", now: Date(), lifetime: 60)
+            let rows = try await stores.database.run { sql in try await sql.raw("SELECT token_hash FROM sessions").all() }
+            let hashes = try rows.map { try $0.decode(column: "token_hash", as: String.self) }
+            XCTAssertFalse(hashes.contains(token))
+            XCTAssertEqual(hashes, [String(token.prefix(OrderedToken.prefixLength)) + SecretHash.of(token)])
+        }
+    }
+
+    func testASessionTokenIssuedWithoutATimePartStillOpensItsSession() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let legacy = RandomToken.make(32)
+            try await stores.database.run { sql in
                 try await sql.raw("""
-                    INSERT INTO status_records (session_id, status, operation, authenticators, updated_at, expires_at)
-                    SELECT 'plan-' || i, 'succeeded', 'Auth', '[]', \(unsafeRaw: String(cutoff)) + i, \(unsafeRaw: String(cutoff)) + i
-                    FROM generate_series(-10000, 10000) AS i
+                    INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at)
+                    VALUES (\(bind: SecretHash.of(legacy)), 'legacy-id', 'lee', 'F1D0#1001', 'kl', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000))
                     """).run()
-                try await sql.raw("ANALYZE status_records").run()
-                try await sql.raw("SET LOCAL plan_cache_mode = force_generic_plan").run()
-                let name = "purge_plan_\(UInt32.random(in: 0 ... .max))"
-                try await sql.raw("PREPARE \(unsafeRaw: name) AS \(unsafeRaw: text)").run()
-                let rows = try await sql.raw("EXPLAIN EXECUTE \(unsafeRaw: name)(\(unsafeRaw: String(cutoff)))").all()
-                try await sql.raw("DEALLOCATE \(unsafeRaw: name)").run()
-                return try rows.map { try $0.decode(column: "QUERY PLAN", as: String.self) }
             }
-        }
-        let joined = plan.joined(separator: "\n")
-        XCTAssertTrue(joined.contains("status_records_by_expiry"), "the expired rows are not picked through the index:\n\(joined)")
-        switch database.engine {
-        case .sqlite:
-            XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN status_records") }, "the purge scans the table:\n\(joined)")
-            XCTAssertTrue(joined.contains("USING INTEGER PRIMARY KEY (rowid=?)"), "the rows are not deleted by rowid:\n\(joined)")
-        case .postgres:
-            XCTAssertFalse(joined.contains("Seq Scan"), "the purge scans the table:\n\(joined)")
-            XCTAssertTrue(joined.contains("Tid Scan on status_records"), "the rows are not deleted by ctid:\n\(joined)")
+            let session = try await stores.sessions.session(token: legacy, now: now)
+            XCTAssertEqual(session?.id, "legacy-id")
         }
     }
 
-    static func aFinishedStatusRecordIsFinal(_ stores: Stores) async throws {
-        let now = Date()
-        try await stores.status.create(StatusRecord(sessionId: "s1", status: .clientAuthenticating, operation: "Auth", username: nil,
-                                                    uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [], updatedAt: now), retention: 600)
-        let first = try await stores.status.finish(sessionId: "s1", status: .succeeded, username: "jo", uafStatusCode: 1200, asmStatusCode: 0,
-                                                   authenticators: [.init(aaid: "F1D0#1001", keyId: "kj")], now: now, retention: 600)
-        let second = try await stores.status.finish(sessionId: "s1", status: .failed, username: nil, uafStatusCode: 1498, asmStatusCode: nil,
-                                                    authenticators: [], now: now, retention: 600)
-        XCTAssertTrue(first)
-        XCTAssertFalse(second)
-        let record = try await stores.status.record(sessionId: "s1", now: now)
-        XCTAssertEqual(record?.status, .succeeded)
-        XCTAssertEqual(record?.username, "jo")
-        XCTAssertEqual(record?.uafStatusCode, 1200)
-        XCTAssertEqual(record?.asmStatusCode, 0)
-        XCTAssertEqual(record?.authenticators, [.init(aaid: "F1D0#1001", keyId: "kj")])
-        let gone = try await stores.status.record(sessionId: "s1", now: now.addingTimeInterval(601))
-        XCTAssertNil(gone)
+    func testAPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            for (index, offset) in [-50, -40, -30, -20, -10, 60].enumerated() {
+                _ = try await stores.sessions.create(username: "u\(index)", aaid: "F1D0#1001", keyID: "k\(index)", now: now.addingTimeInterval(Double(offset) - 60),
+                                                     lifetime: 60)
+                try await stores.status.create(StatusRecord(sessionId: "s\(index)", status: .succeeded, operation: "Auth", username: nil,
+                                                            updatedAt: now.addingTimeInterval(Double(offset) - 60)), retention: 60)
+                _ = try await stores.deviceRequests.remember(dispatchTargetId: "t", requestId: "r\(index)", until: now.addingTimeInterval(Double(offset)))
+            }
+            // Two rows per statement: five expired rows take three statements, the last one short.
+            let sessions = try await stores.sessions.purge(expiredBefore: now, batch: 2)
+            let statuses = try await stores.status.purge(expiredBefore: now, batch: 2)
+            let requestIDs = try await stores.deviceRequests.purge(expiredBefore: now, batch: 2)
+            XCTAssertEqual([sessions, statuses, requestIDs], [5, 5, 5])
+            let left = try await stores.database.run { sql in
+                try await sql.raw("""
+                    SELECT (SELECT COUNT(*) FROM sessions) AS sessions, (SELECT COUNT(*) FROM status_records) AS statuses,
+                    (SELECT COUNT(*) FROM device_requests) AS request_ids
+                    """).first()
+            }
+            XCTAssertEqual(try ["sessions", "statuses", "request_ids"].map { try left?.decode(column: $0, as: Int.self) }, [1, 1, 1])
+            let live = try await stores.status.record(sessionId: "s5", now: now)
+            XCTAssertNotNil(live, "the live status record was purged")
+        }
     }
 
-    static func everyInstanceGetsTheSameSigningKey(_ stores: Stores) async throws {
-        let first = try await stores.signingKeys.sharedKey(candidate: ("kid-a", "pem-a"), now: Date())
-        let second = try await stores.signingKeys.sharedKey(candidate: ("kid-b", "pem-b"), now: Date())
-        XCTAssertEqual(first.kid, "kid-a")
-        XCTAssertEqual(second.kid, "kid-a")
-        XCTAssertEqual(second.pem, "pem-a")
-    }
-
-    static func target(_ id: String, username: String = "u", name: String) -> DispatchTargetRecord {
-        DispatchTargetRecord(id: id, extId: "ext-\(id)", username: username, name: name, deviceId: "d", dispatcher: "firebase-cloud-messaging",
-                             target: "push", signatureKey: "{}", encryptionKey: nil, createdAt: Date(epochMillis: 1), updatedAt: Date(epochMillis: 1))
-    }
-
-    static func aDispatchTargetNameIsUniquePerUser(_ stores: Stores) async throws {
-        let insertedFirst = try await stores.dispatchTargets.insert(target("t1", name: "phone"))
-        let insertedTwice = try await stores.dispatchTargets.insert(target("t2", name: "phone"))
-        let otherUser = try await stores.dispatchTargets.insert(target("t3", username: "v", name: "phone"))
-        let second = try await stores.dispatchTargets.insert(target("t4", name: "tablet"))
-        XCTAssertEqual([insertedFirst, insertedTwice, otherUser, second], [true, false, true, true])
-        let taken = try await stores.dispatchTargets.update(id: "t4", name: "phone", target: nil, now: Date())
-        let renamed = try await stores.dispatchTargets.update(id: "t4", name: "tablet 2", target: nil, now: Date())
-        let missing = try await stores.dispatchTargets.update(id: "none", name: "x", target: nil, now: Date())
-        XCTAssertEqual([taken, renamed, missing], [.nameTaken, .updated, .notFound])
-        let stored = try await stores.dispatchTargets.target(id: "t4")
-        XCTAssertEqual(stored?.name, "tablet 2")
-        XCTAssertNil(stored?.target)
-        let names = try await stores.dispatchTargets.targets(username: "u").map(\.name)
-        XCTAssertEqual(names, ["phone", "tablet 2"])
-        let deleted = try await stores.dispatchTargets.delete(id: "t1")
-        let again = try await stores.dispatchTargets.delete(id: "t1")
-        XCTAssertEqual([deleted, again], [true, false])
-    }
-
-    static func token(_ hash: String, target: String? = "t1", expiresAt: Date) -> DispatchTokenRecord {
-        DispatchTokenRecord(tokenHash: hash, sessionId: "s-\(hash)", operation: "Auth", getUAFRequest: "{}", username: "u", dispatchTargetId: target,
-                            dispatcher: "link", dispatchInformation: nil, payload: "p", createdAt: Date(epochMillis: 1_000), expiresAt: expiresAt, redeemedAt: nil)
-    }
-
-    static func aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(_ stores: Stores) async throws {
-        let now = Date()
-        try await stores.dispatchTokens.insert(token("h1", expiresAt: now.addingTimeInterval(300)), retention: 600)
-        try await stores.dispatchTokens.insert(token("h2", expiresAt: now.addingTimeInterval(-1)), retention: 600)
-        try await stores.dispatchTokens.insert(token("h3", expiresAt: now.addingTimeInterval(300)), retention: 600)
-        let pending = try await stores.dispatchTokens.pending(dispatchTargetId: "t1", now: now).map(\.tokenHash)
-        XCTAssertEqual(pending, ["h1", "h3"], "neither redeemed nor expired")
-        let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for _ in 0..<20 {
-                group.addTask {
-                    if case .redeemed = try await stores.dispatchTokens.redeem(tokenHash: "h1", operation: "Auth", now: now) { return true }
-                    return false
+    func testAPurgeReadsOnlyTheRowsItDeletes() async throws {
+        try await onEveryEngine { stores in
+            // The purge statement's plan: the expired rows picked through the expires_at index and deleted by row id,
+            // never a scan of the whole table (on PostgreSQL, the generic plan a prepared statement settles on; the
+            // earlier `key IN (SELECT key … LIMIT n)` joined against a sequential scan of every status record).
+            let database = stores.database
+            let cutoff = Date().epochMillis
+            let statement = StoreDatabase.purgeStatement(engine: database.engine, table: "status_records", before: cutoff,
+                                                         batch: StoreDatabase.purgeBatch)
+            let plan: [String]
+            switch database.engine {
+            case .sqlite:
+                plan = try await database.run { sql in
+                    let text = sql.serialize(statement).sql
+                    return try await sql.raw("EXPLAIN QUERY PLAN \(unsafeRaw: text)").all().map { try $0.decode(column: "detail", as: String.self) }
+                }
+            case .postgres:
+                plan = try await database.transaction { sql in
+                    let text = sql.serialize(statement).sql
+                    // Enough rows that reading them all is worth avoiding, and statistics for the planner.
+                    try await sql.raw("""
+                        INSERT INTO status_records (session_id, status, operation, authenticators, updated_at, expires_at)
+                        SELECT 'plan-' || i, 'succeeded', 'Auth', '[]', \(unsafeRaw: String(cutoff)) + i, \(unsafeRaw: String(cutoff)) + i
+                        FROM generate_series(-10000, 10000) AS i
+                        """).run()
+                    try await sql.raw("ANALYZE status_records").run()
+                    try await sql.raw("SET LOCAL plan_cache_mode = force_generic_plan").run()
+                    let name = "purge_plan_\(UInt32.random(in: 0 ... .max))"
+                    try await sql.raw("PREPARE \(unsafeRaw: name) AS \(unsafeRaw: text)").run()
+                    let rows = try await sql.raw("EXPLAIN EXECUTE \(unsafeRaw: name)(\(unsafeRaw: String(cutoff)))").all()
+                    try await sql.raw("DEALLOCATE \(unsafeRaw: name)").run()
+                    return try rows.map { try $0.decode(column: "QUERY PLAN", as: String.self) }
                 }
             }
-            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            let joined = plan.joined(separator: "\n")
+            XCTAssertTrue(joined.contains("status_records_by_expiry"), "the expired rows are not picked through the index:\n\(joined)")
+            switch database.engine {
+            case .sqlite:
+                XCTAssertFalse(plan.contains { $0.hasPrefix("SCAN status_records") }, "the purge scans the table:\n\(joined)")
+                XCTAssertTrue(joined.contains("USING INTEGER PRIMARY KEY (rowid=?)"), "the rows are not deleted by rowid:\n\(joined)")
+            case .postgres:
+                XCTAssertFalse(joined.contains("Seq Scan"), "the purge scans the table:\n\(joined)")
+                XCTAssertTrue(joined.contains("Tid Scan on status_records"), "the rows are not deleted by ctid:\n\(joined)")
+            }
         }
-        XCTAssertEqual(wins, 1)
-        let wrongOperation = try await stores.dispatchTokens.redeem(tokenHash: "h3", operation: "Reg", now: now)
-        XCTAssertEqual(wrongOperation, .refused)
-        guard case .expired(let expired) = try await stores.dispatchTokens.redeem(tokenHash: "h2", operation: "Auth", now: now) else {
-            return XCTFail("an expired token is reported as expired")
-        }
-        XCTAssertEqual(expired.sessionId, "s-h2")
-        let left = try await stores.dispatchTokens.pending(dispatchTargetId: "t1", now: now).map(\.tokenHash)
-        XCTAssertEqual(left, ["h3"])
-        let purged = try await stores.dispatchTokens.purge(expiredBefore: now.addingTimeInterval(600), retention: 600)
-        XCTAssertEqual(purged, 1, "only h2 is past its expiry plus retention")
     }
 
-    static func aCancelledOperationIsFinalAndItsTokenAnswersExpired(_ stores: Stores) async throws {
-        let now = Date()
-        try await stores.dispatchTokens.insert(token("c1", expiresAt: now.addingTimeInterval(300)), retention: 600)
-        try await stores.status.create(StatusRecord(sessionId: "s-c1", status: .tokenCreated, operation: "Auth", username: "u", updatedAt: now),
-                                       retention: 600)
-        let withdrawn = try await stores.dispatchTokens.cancel(sessionId: "s-c1", now: now)
-        XCTAssertTrue(withdrawn)
-        let again = try await stores.dispatchTokens.cancel(sessionId: "s-c1", now: now)
-        XCTAssertFalse(again, "an ended token is not withdrawn twice")
-        let cancelled = try await stores.status.cancel(sessionId: "s-c1", now: now, retention: 600)
-        XCTAssertTrue(cancelled)
-        guard case .expired = try await stores.dispatchTokens.redeem(tokenHash: "c1", operation: "Auth", now: now) else {
-            return XCTFail("a cancelled token answers expired, even within the same millisecond")
+    func testAFinishedStatusRecordIsFinal() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await stores.status.create(StatusRecord(sessionId: "s1", status: .clientAuthenticating, operation: "Auth", username: nil,
+                                                        uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [], updatedAt: now), retention: 600)
+            let first = try await stores.status.finish(sessionId: "s1", status: .succeeded, username: "jo", uafStatusCode: 1200, asmStatusCode: 0,
+                                                       authenticators: [.init(aaid: "F1D0#1001", keyId: "kj")], now: now, retention: 600)
+            let second = try await stores.status.finish(sessionId: "s1", status: .failed, username: nil, uafStatusCode: 1498, asmStatusCode: nil,
+                                                        authenticators: [], now: now, retention: 600)
+            XCTAssertTrue(first)
+            XCTAssertFalse(second)
+            let record = try await stores.status.record(sessionId: "s1", now: now)
+            XCTAssertEqual(record?.status, .succeeded)
+            XCTAssertEqual(record?.username, "jo")
+            XCTAssertEqual(record?.uafStatusCode, 1200)
+            XCTAssertEqual(record?.asmStatusCode, 0)
+            XCTAssertEqual(record?.authenticators, [.init(aaid: "F1D0#1001", keyId: "kj")])
+            let gone = try await stores.status.record(sessionId: "s1", now: now.addingTimeInterval(601))
+            XCTAssertNil(gone)
         }
-        let redeemed = try await stores.status.tokenRedeemed(sessionId: "s-c1", status: .failed, result: .tokenTimedOut, now: now, retention: 600)
-        let finished = try await stores.status.finish(sessionId: "s-c1", status: .succeeded, username: nil, uafStatusCode: 1200, asmStatusCode: nil,
-                                                      authenticators: [], now: now, retention: 600)
-        XCTAssertFalse(redeemed || finished, "cancelled is final")
-        let record = try await stores.status.record(sessionId: "s-c1", now: now)
-        XCTAssertEqual(record?.status, .cancelled)
-        let recancelled = try await stores.status.cancel(sessionId: "s-c1", now: now, retention: 600)
-        XCTAssertFalse(recancelled)
     }
 
-    static func theDispatchesToATargetAreCountedSinceATime(_ stores: Stores) async throws {
-        let now = Date()
-        for (hash, target, created) in [("n1", "t9", -30.0), ("n2", "t9", -59.0), ("n3", "t9", -61.0), ("n4", "t8", -1.0)] {
-            var record = token(hash, target: target, expiresAt: now.addingTimeInterval(300))
-            record.createdAt = now.addingTimeInterval(created)
-            try await stores.dispatchTokens.insert(record, retention: 600)
+    func testEveryInstanceGetsTheSameSigningKey() async throws {
+        try await onEveryEngine { stores in
+            let first = try await stores.signingKeys.sharedKey(candidate: ("kid-a", "pem-a"), now: Date())
+            let second = try await stores.signingKeys.sharedKey(candidate: ("kid-b", "pem-b"), now: Date())
+            XCTAssertEqual(first.kid, "kid-a")
+            XCTAssertEqual(second.kid, "kid-a")
+            XCTAssertEqual(second.pem, "pem-a")
         }
-        let recent = try await stores.dispatchTokens.count(dispatchTargetId: "t9", since: now.addingTimeInterval(-60))
-        XCTAssertEqual(recent, 2)
     }
 
-    static func anExpiredTokenLosesItsPayloadAndStillAnswersExpired(_ stores: Stores) async throws {
-        let now = Date()
-        func carrying(_ hash: String, expiresAt: Date) -> DispatchTokenRecord {
-            var record = token(hash, expiresAt: expiresAt)
-            record.getUAFRequest = #"{"context":"\#(String(repeating: "x", count: 4000))"}"#
-            record.dispatchInformation = #"{"data":"d"}"#
-            return record
+    func testADispatchTargetNameIsUniquePerUser() async throws {
+        try await onEveryEngine { stores in
+            let insertedFirst = try await stores.dispatchTargets.insert(target("t1", name: "phone"))
+            let insertedTwice = try await stores.dispatchTargets.insert(target("t2", name: "phone"))
+            let otherUser = try await stores.dispatchTargets.insert(target("t3", username: "v", name: "phone"))
+            let second = try await stores.dispatchTargets.insert(target("t4", name: "tablet"))
+            XCTAssertEqual([insertedFirst, insertedTwice, otherUser, second], [true, false, true, true])
+            let taken = try await stores.dispatchTargets.update(id: "t4", name: "phone", target: nil, now: Date())
+            let renamed = try await stores.dispatchTargets.update(id: "t4", name: "tablet 2", target: nil, now: Date())
+            let missing = try await stores.dispatchTargets.update(id: "none", name: "x", target: nil, now: Date())
+            XCTAssertEqual([taken, renamed, missing], [.nameTaken, .updated, .notFound])
+            let stored = try await stores.dispatchTargets.target(id: "t4")
+            XCTAssertEqual(stored?.name, "tablet 2")
+            XCTAssertNil(stored?.target)
+            let names = try await stores.dispatchTargets.targets(username: "u").map(\.name)
+            XCTAssertEqual(names, ["phone", "tablet 2"])
+            let deleted = try await stores.dispatchTargets.delete(id: "t1")
+            let again = try await stores.dispatchTargets.delete(id: "t1")
+            XCTAssertEqual([deleted, again], [true, false])
         }
-        for (hash, offset) in [("e1", -20.0), ("e2", -10.0), ("e3", -5.0), ("live", 300.0), ("before", -100.0)] {
-            try await stores.dispatchTokens.insert(carrying(hash, expiresAt: now.addingTimeInterval(offset)), retention: 600)
-        }
-        // One row per statement: the loop goes on until the range is done.
-        let cleared = try await stores.dispatchTokens.clearPayloads(expiredFrom: now.addingTimeInterval(-50), before: now, batch: 1)
-        XCTAssertEqual(cleared, 3, "e1, e2 and e3 expired within the range")
-        let again = try await stores.dispatchTokens.clearPayloads(expiredFrom: now.addingTimeInterval(-50), before: now, batch: 1)
-        XCTAssertEqual(again, 0, "an emptied row is not written again")
-        guard case .expired(let emptied) = try await stores.dispatchTokens.redeem(tokenHash: "e2", operation: "Auth", now: now) else {
-            return XCTFail("an emptied token still answers expired")
-        }
-        XCTAssertEqual([emptied.getUAFRequest, emptied.dispatchInformation, emptied.payload], ["", nil, nil])
-        XCTAssertEqual(emptied.sessionId, "s-e2", "the status session it names is kept")
-        guard case .redeemed(let live) = try await stores.dispatchTokens.redeem(tokenHash: "live", operation: "Auth", now: now) else {
-            return XCTFail("an unexpired token keeps what it carries")
-        }
-        XCTAssertEqual(live.getUAFRequest.utf8.count, 4014)
-        XCTAssertEqual(live.payload, "p")
-        guard case .expired(let outside) = try await stores.dispatchTokens.redeem(tokenHash: "before", operation: "Auth", now: now) else {
-            return XCTFail("expired")
-        }
-        XCTAssertEqual(outside.payload, "p", "a row outside the range is not read (an earlier purge covered it)")
     }
 
-    static func aDeviceRequestIDIsAcceptedOnce(_ stores: Stores) async throws {
-        let until = Date().addingTimeInterval(600)
-        let first = try await stores.deviceRequests.remember(dispatchTargetId: "t1", requestId: "r1", until: until)
-        let replay = try await stores.deviceRequests.remember(dispatchTargetId: "t1", requestId: "r1", until: until)
-        let otherTarget = try await stores.deviceRequests.remember(dispatchTargetId: "t2", requestId: "r1", until: until)
-        XCTAssertEqual([first, replay, otherTarget], [true, false, true])
-    }
-
-    static func anAuthCloudUserIsCreatedOnceUnderConcurrency(_ stores: Stores) async throws {
-        let now = Date()
-        let results = try await withThrowingTaskGroup(of: (AuthCloudUserRecord, Bool).self) { group in
-            for _ in 0..<8 { group.addTask { try await stores.authCloudUsers.findOrCreate(username: "carol", now: now) } }
-            return try await group.reduce(into: []) { $0.append($1) }
+    func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await stores.dispatchTokens.insert(token("h1", expiresAt: now.addingTimeInterval(300)), retention: 600)
+            try await stores.dispatchTokens.insert(token("h2", expiresAt: now.addingTimeInterval(-1)), retention: 600)
+            try await stores.dispatchTokens.insert(token("h3", expiresAt: now.addingTimeInterval(300)), retention: 600)
+            let pending = try await stores.dispatchTokens.pending(dispatchTargetId: "t1", now: now).map(\.tokenHash)
+            XCTAssertEqual(pending, ["h1", "h3"], "neither redeemed nor expired")
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        if case .redeemed = try await stores.dispatchTokens.redeem(tokenHash: "h1", operation: "Auth", now: now) { return true }
+                        return false
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            XCTAssertEqual(wins, 1)
+            let wrongOperation = try await stores.dispatchTokens.redeem(tokenHash: "h3", operation: "Reg", now: now)
+            XCTAssertEqual(wrongOperation, .refused)
+            guard case .expired(let expired) = try await stores.dispatchTokens.redeem(tokenHash: "h2", operation: "Auth", now: now) else {
+                return XCTFail("an expired token is reported as expired")
+            }
+            XCTAssertEqual(expired.sessionId, "s-h2")
+            let left = try await stores.dispatchTokens.pending(dispatchTargetId: "t1", now: now).map(\.tokenHash)
+            XCTAssertEqual(left, ["h3"])
+            let purged = try await stores.dispatchTokens.purge(expiredBefore: now.addingTimeInterval(600), retention: 600)
+            XCTAssertEqual(purged, 1, "only h2 is past its expiry plus retention")
         }
-        XCTAssertEqual(Set(results.map(\.0.userId)).count, 1, "every caller reads back the one user")
-        XCTAssertEqual(results.filter(\.1).count, 1, "exactly one caller created it")
-        let user = try XCTUnwrap(results.first?.0)
-        let byID = try await stores.authCloudUsers.user(id: user.userId)
-        XCTAssertEqual(byID, user)
-        let deleted = try await stores.authCloudUsers.delete(id: user.userId)
-        XCTAssertTrue(deleted)
-        let gone = try await stores.authCloudUsers.user(username: "carol")
-        XCTAssertNil(gone)
     }
 
-    static func anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(_ stores: Stores) async throws {
-        let (key, record) = try await stores.accessKeys.create(name: "backend", now: Date())
-        XCTAssertTrue(key.hasPrefix(AccessKeyStore.prefix))
-        let valid = try await stores.accessKeys.validate(key)
-        XCTAssertEqual(valid?.id, record.id)
-        let stored = try await stores.database.run { sql in try await sql.raw("SELECT key_hash FROM access_keys").all() }
-        XCTAssertFalse(try stored.map { try $0.decode(column: "key_hash", as: String.self) }.contains(key), "the key itself is never stored")
-        let wrong = try await stores.accessKeys.validate(key + "x")
-        XCTAssertNil(wrong)
-        let revokedOnce = try await stores.accessKeys.revoke(id: record.id, now: Date())
-        XCTAssertTrue(revokedOnce)
-        let revoked = try await stores.accessKeys.validate(key)
-        XCTAssertNil(revoked)
-        let revokedTwice = try await stores.accessKeys.revoke(id: record.id, now: Date())
-        XCTAssertFalse(revokedTwice, "a key is revoked once")
-        let listed = try await stores.accessKeys.list()
-        XCTAssertNotNil(listed.first?.revokedAt)
+    func testACancelledOperationIsFinalAndItsTokenAnswersExpired() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await stores.dispatchTokens.insert(token("c1", expiresAt: now.addingTimeInterval(300)), retention: 600)
+            try await stores.status.create(StatusRecord(sessionId: "s-c1", status: .tokenCreated, operation: "Auth", username: "u", updatedAt: now),
+                                           retention: 600)
+            let withdrawn = try await stores.dispatchTokens.cancel(sessionId: "s-c1", now: now)
+            XCTAssertTrue(withdrawn)
+            let again = try await stores.dispatchTokens.cancel(sessionId: "s-c1", now: now)
+            XCTAssertFalse(again, "an ended token is not withdrawn twice")
+            let cancelled = try await stores.status.cancel(sessionId: "s-c1", now: now, retention: 600)
+            XCTAssertTrue(cancelled)
+            guard case .expired = try await stores.dispatchTokens.redeem(tokenHash: "c1", operation: "Auth", now: now) else {
+                return XCTFail("a cancelled token answers expired, even within the same millisecond")
+            }
+            let redeemed = try await stores.status.tokenRedeemed(sessionId: "s-c1", status: .failed, result: .tokenTimedOut, now: now, retention: 600)
+            let finished = try await stores.status.finish(sessionId: "s-c1", status: .succeeded, username: nil, uafStatusCode: 1200, asmStatusCode: nil,
+                                                          authenticators: [], now: now, retention: 600)
+            XCTAssertFalse(redeemed || finished, "cancelled is final")
+            let record = try await stores.status.record(sessionId: "s-c1", now: now)
+            XCTAssertEqual(record?.status, .cancelled)
+            let recancelled = try await stores.status.cancel(sessionId: "s-c1", now: now, retention: 600)
+            XCTAssertFalse(recancelled)
+        }
     }
 
-    static func aStatusRecordLeavesTokenCreatedOnce(_ stores: Stores) async throws {
-        let now = Date()
-        let information = StatusRecord.TokenInformation(dispatchTargetExtId: "ext", tokenResult: nil,
-                                                        dispatcherInformation: .init(name: "link", response: "mauth://oob?x"), tokenExpiresAt: 42)
-        try await stores.status.create(StatusRecord(sessionId: "d1", status: .tokenCreated, operation: "Reg", username: "u", updatedAt: now,
-                                                    tokenInformation: information), retention: 600)
-        let moved = try await stores.status.tokenRedeemed(sessionId: "d1", status: .clientRegistering, result: .tokenRedeemed, now: now, retention: 600)
-        let again = try await stores.status.tokenRedeemed(sessionId: "d1", status: .failed, result: .tokenTimedOut, now: now, retention: 600)
-        XCTAssertEqual([moved, again], [true, false])
-        let record = try await stores.status.record(sessionId: "d1", now: now)
-        XCTAssertEqual(record?.status, .clientRegistering)
-        XCTAssertEqual(record?.tokenInformation?.tokenResult, .tokenRedeemed)
-        XCTAssertEqual(record?.tokenInformation?.dispatcherInformation?.response, "mauth://oob?x")
-        XCTAssertEqual(record?.tokenInformation?.tokenExpiresAt, 42)
+    func testTheDispatchesToATargetAreCountedSinceATime() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            for (hash, target, created) in [("n1", "t9", -30.0), ("n2", "t9", -59.0), ("n3", "t9", -61.0), ("n4", "t8", -1.0)] {
+                var record = token(hash, target: target, expiresAt: now.addingTimeInterval(300))
+                record.createdAt = now.addingTimeInterval(created)
+                try await stores.dispatchTokens.insert(record, retention: 600)
+            }
+            let recent = try await stores.dispatchTokens.count(dispatchTargetId: "t9", since: now.addingTimeInterval(-60))
+            XCTAssertEqual(recent, 2)
+        }
     }
+
+    func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            func carrying(_ hash: String, expiresAt: Date) -> DispatchTokenRecord {
+                var record = token(hash, expiresAt: expiresAt)
+                record.getUAFRequest = #"{"context":"\#(String(repeating: "x", count: 4000))"}"#
+                record.dispatchInformation = #"{"data":"d"}"#
+                return record
+            }
+            for (hash, offset) in [("e1", -20.0), ("e2", -10.0), ("e3", -5.0), ("live", 300.0), ("before", -100.0)] {
+                try await stores.dispatchTokens.insert(carrying(hash, expiresAt: now.addingTimeInterval(offset)), retention: 600)
+            }
+            // One row per statement: the loop goes on until the range is done.
+            let cleared = try await stores.dispatchTokens.clearPayloads(expiredFrom: now.addingTimeInterval(-50), before: now, batch: 1)
+            XCTAssertEqual(cleared, 3, "e1, e2 and e3 expired within the range")
+            let again = try await stores.dispatchTokens.clearPayloads(expiredFrom: now.addingTimeInterval(-50), before: now, batch: 1)
+            XCTAssertEqual(again, 0, "an emptied row is not written again")
+            guard case .expired(let emptied) = try await stores.dispatchTokens.redeem(tokenHash: "e2", operation: "Auth", now: now) else {
+                return XCTFail("an emptied token still answers expired")
+            }
+            XCTAssertEqual([emptied.getUAFRequest, emptied.dispatchInformation, emptied.payload], ["", nil, nil])
+            XCTAssertEqual(emptied.sessionId, "s-e2", "the status session it names is kept")
+            guard case .redeemed(let live) = try await stores.dispatchTokens.redeem(tokenHash: "live", operation: "Auth", now: now) else {
+                return XCTFail("an unexpired token keeps what it carries")
+            }
+            XCTAssertEqual(live.getUAFRequest.utf8.count, 4014)
+            XCTAssertEqual(live.payload, "p")
+            guard case .expired(let outside) = try await stores.dispatchTokens.redeem(tokenHash: "before", operation: "Auth", now: now) else {
+                return XCTFail("expired")
+            }
+            XCTAssertEqual(outside.payload, "p", "a row outside the range is not read (an earlier purge covered it)")
+        }
+    }
+
+    func testADeviceRequestIDIsAcceptedOnce() async throws {
+        try await onEveryEngine { stores in
+            let until = Date().addingTimeInterval(600)
+            let first = try await stores.deviceRequests.remember(dispatchTargetId: "t1", requestId: "r1", until: until)
+            let replay = try await stores.deviceRequests.remember(dispatchTargetId: "t1", requestId: "r1", until: until)
+            let otherTarget = try await stores.deviceRequests.remember(dispatchTargetId: "t2", requestId: "r1", until: until)
+            XCTAssertEqual([first, replay, otherTarget], [true, false, true])
+        }
+    }
+
+    func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let results = try await withThrowingTaskGroup(of: (AuthCloudUserRecord, Bool).self) { group in
+                for _ in 0..<8 { group.addTask { try await stores.authCloudUsers.findOrCreate(username: "carol", now: now) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(Set(results.map(\.0.userId)).count, 1, "every caller reads back the one user")
+            XCTAssertEqual(results.filter(\.1).count, 1, "exactly one caller created it")
+            let user = try XCTUnwrap(results.first?.0)
+            let byID = try await stores.authCloudUsers.user(id: user.userId)
+            XCTAssertEqual(byID, user)
+            let deleted = try await stores.authCloudUsers.delete(id: user.userId)
+            XCTAssertTrue(deleted)
+            let gone = try await stores.authCloudUsers.user(username: "carol")
+            XCTAssertNil(gone)
+        }
+    }
+
+    func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws {
+        try await onEveryEngine { stores in
+            let (key, record) = try await stores.accessKeys.create(name: "backend", now: Date())
+            XCTAssertTrue(key.hasPrefix(AccessKeyStore.prefix))
+            let valid = try await stores.accessKeys.validate(key)
+            XCTAssertEqual(valid?.id, record.id)
+            let stored = try await stores.database.run { sql in try await sql.raw("SELECT key_hash FROM access_keys").all() }
+            XCTAssertFalse(try stored.map { try $0.decode(column: "key_hash", as: String.self) }.contains(key), "the key itself is never stored")
+            let wrong = try await stores.accessKeys.validate(key + "x")
+            XCTAssertNil(wrong)
+            let revokedOnce = try await stores.accessKeys.revoke(id: record.id, now: Date())
+            XCTAssertTrue(revokedOnce)
+            let revoked = try await stores.accessKeys.validate(key)
+            XCTAssertNil(revoked)
+            let revokedTwice = try await stores.accessKeys.revoke(id: record.id, now: Date())
+            XCTAssertFalse(revokedTwice, "a key is revoked once")
+            let listed = try await stores.accessKeys.list()
+            XCTAssertNotNil(listed.first?.revokedAt)
+        }
+    }
+
+    func testAStatusRecordLeavesTokenCreatedOnce() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let information = StatusRecord.TokenInformation(dispatchTargetExtId: "ext", tokenResult: nil,
+                                                            dispatcherInformation: .init(name: "link", response: "mauth://oob?x"), tokenExpiresAt: 42)
+            try await stores.status.create(StatusRecord(sessionId: "d1", status: .tokenCreated, operation: "Reg", username: "u", updatedAt: now,
+                                                        tokenInformation: information), retention: 600)
+            let moved = try await stores.status.tokenRedeemed(sessionId: "d1", status: .clientRegistering, result: .tokenRedeemed, now: now, retention: 600)
+            let again = try await stores.status.tokenRedeemed(sessionId: "d1", status: .failed, result: .tokenTimedOut, now: now, retention: 600)
+            XCTAssertEqual([moved, again], [true, false])
+            let record = try await stores.status.record(sessionId: "d1", now: now)
+            XCTAssertEqual(record?.status, .clientRegistering)
+            XCTAssertEqual(record?.tokenInformation?.tokenResult, .tokenRedeemed)
+            XCTAssertEqual(record?.tokenInformation?.dispatcherInformation?.response, "mauth://oob?x")
+            XCTAssertEqual(record?.tokenInformation?.tokenExpiresAt, 42)
+        }
+    }
+}
+
+// The store suite's fixtures.
+
+fileprivate func record(_ id: String, expiresAt: Date = Date().addingTimeInterval(300), username: String? = "u") -> ChallengeRecord {
+    ChallengeRecord(id: id, operation: .registration, challenge: "c-\(id)", username: username, policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]),
+                    transactions: [Transaction(contentType: "text/plain", content: "SGk")], expiresAt: expiresAt)
+}
+
+fileprivate func registration(_ username: String, aaid: String = "F1D0#1001", keyID: String, counter: UInt32 = 0) -> RegistrationRecord {
+    RegistrationRecord(username: username, aaid: aaid, keyID: keyID, publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
+                       signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: counter, registrationCounter: 1,
+                       authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date(epochMillis: 1_700_000_000_000))
+}
+
+fileprivate func opening(_ id: String, username: String? = nil, now: Date) -> (ChallengeRecord, StatusRecord) {
+    var request = record(id, expiresAt: Date(epochMillis: now.addingTimeInterval(300).epochMillis), username: username)
+    request.operation = .authentication
+    return (request, StatusRecord(sessionId: id, status: .clientAuthenticating, operation: "Auth", username: username, updatedAt: now))
+}
+
+/// A step-up request for `username` with the values of ``opening(_:username:now:)`` and the given policy.
+/// A step-up request for `username`; `limit` nil issues it uncounted (an anonymous caller's).
+fileprivate func stepUp(_ stores: Stores, _ id: String, username: String, limit: Int? = 10, now: Date) async throws -> CeremonyStore.StepUp {
+    try await stores.ceremonies.openStepUp(username: username, cap: limit.map { UAFRequestStore.Cap(username: username, limit: $0, now: now) },
+                                           retention: 600,
+                                           request: { policy in
+                                               var request = opening(id, username: username, now: now).0
+                                               request.policy = policy
+                                               return request
+                                           }, status: { _ in opening(id, username: username, now: now).1 })
+}
+
+/// Kim's keys: two under one AAID registered at the same time (ordered by key ID), one under another AAID
+/// registered earlier, one with characters JSON must escape; and another user's key.
+fileprivate func stepUpKeys(_ stores: Stores) async throws {
+    func key(_ username: String, _ aaid: String, _ keyID: String, at millis: Int64) -> RegistrationRecord {
+        var record = registration(username, aaid: aaid, keyID: keyID)
+        record.createdAt = Date(epochMillis: millis)
+        return record
+    }
+    try await stores.registrations.insert([
+        key("kim", "F1D0#1001", "k2", at: 2_000), key("kim", "F1D0#1001", "k1", at: 2_000), key("kim", "ABCD#0001", "k3", at: 1_000),
+        key("kim", "F1D0#1001", "q\"/\\é", at: 3_000), key("lee", "F1D0#1001", "lee-key", at: 1_000),
+    ])
+}
+
+fileprivate func completion(_ id: String, keyID: String, from: UInt32, to: UInt32, now: Date) -> CeremonyStore.Authentication {
+    let (token, session) = SessionStore.make(username: "kim", aaid: "F1D0#1001", keyID: keyID, now: now, lifetime: 60)
+    return CeremonyStore.Authentication(
+        counter: .init(aaid: "f1d0#1001", keyID: keyID, from: from, to: to), sessionToken: token, session: session,
+        status: .init(sessionId: id, status: .succeeded, username: "kim", uafStatusCode: 1200, asmStatusCode: 0, clientErrorCode: nil,
+                      authenticators: [.init(aaid: "F1D0#1001", keyId: keyID)], now: now, retention: 600))
+}
+
+/// kim's key `keyID` at `counter`, and an authentication request `id` waiting for its response.
+fileprivate func awaitingLogin(_ stores: Stores, _ id: String, keyID: String, counter: UInt32, now: Date) async throws {
+    try await stores.registrations.insert([registration("kim", keyID: keyID, counter: counter)])
+    let (request, status) = opening(id, now: now)
+    let opened = try await stores.ceremonies.open(request, status: status, retention: 600, cap: nil)
+    XCTAssertTrue(opened)
+}
+
+fileprivate func target(_ id: String, username: String = "u", name: String) -> DispatchTargetRecord {
+    DispatchTargetRecord(id: id, extId: "ext-\(id)", username: username, name: name, deviceId: "d", dispatcher: "firebase-cloud-messaging",
+                         target: "push", signatureKey: "{}", encryptionKey: nil, createdAt: Date(epochMillis: 1), updatedAt: Date(epochMillis: 1))
+}
+
+fileprivate func token(_ hash: String, target: String? = "t1", expiresAt: Date) -> DispatchTokenRecord {
+    DispatchTokenRecord(tokenHash: hash, sessionId: "s-\(hash)", operation: "Auth", getUAFRequest: "{}", username: "u", dispatchTargetId: target,
+                        dispatcher: "link", dispatchInformation: nil, payload: "p", createdAt: Date(epochMillis: 1_000), expiresAt: expiresAt, redeemedAt: nil)
 }
 
 
@@ -697,67 +806,9 @@ final class SQLiteStoreTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func testARequestIsConsumedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aRequestIsConsumedExactlyOnceUnderConcurrency(stores) }
-    func testARequestRoundTripsEveryField() async throws { try await StoreContract.aRequestRoundTripsEveryField(stores) }
-    func testPurgeRemovesOnlyExpiredRequests() async throws { try await StoreContract.purgeRemovesOnlyExpiredRequests(stores) }
-    func testOutstandingRequestsAreCountedPerUsername() async throws { try await StoreContract.outstandingRequestsAreCountedPerUsername(stores) }
-    func testACappedInsertStopsAtTheCap() async throws { try await StoreContract.aCappedInsertStopsAtTheCapCountingOnlyThatUsersUnexpiredRequests(stores) }
-    func testADuplicateKeyStoresNoneOfTheBatch() async throws { try await StoreContract.aDuplicateKeyStoresNoneOfTheBatch(stores) }
-    func testARegistrationRoundTripsEveryField() async throws { try await StoreContract.aRegistrationRoundTripsEveryField(stores) }
-    func testTheCounterAdvancesOnlyFromTheComparedValue() async throws { try await StoreContract.theCounterAdvancesOnlyFromTheComparedValue(stores) }
-    func testDeletionSelectsByUsernameAAIDOrKeyID() async throws { try await StoreContract.deletionSelectsByUsernameAAIDOrKeyID(stores) }
-    func testAnOpenedRequestHasItsStatusRecord() async throws { try await StoreContract.anOpenedRequestHasItsStatusRecord(stores) }
-    func testAnOpenRefusedByTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.anOpenRefusedByTheCapStoresNeitherRequestNorStatus(stores) }
-    func testAStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy() async throws {
-        try await StoreContract.aStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy(stores)
-    }
-    func testAStepUpRequestForAUserWithoutKeysStoresNothing() async throws { try await StoreContract.aStepUpRequestForAUserWithoutKeysStoresNothing(stores) }
-    func testAnUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody() async throws {
-        try await StoreContract.anUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody(stores)
-    }
-    func testAStepUpRequestOverTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.aStepUpRequestOverTheCapStoresNeitherRequestNorStatus(stores) }
-    func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
-        try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
-    }
-    func testACompletionFromAStaleCounterWritesNothing() async throws { try await StoreContract.aCompletionFromAStaleCounterWritesNothing(stores) }
-    func testAConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly() async throws {
-        try await StoreContract.aConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly(stores)
-    }
-    func testAConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone() async throws {
-        try await StoreContract.aConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone(stores)
-    }
-    func testAConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency() async throws {
-        try await StoreContract.aConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency(stores)
-    }
-    func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
-    func testTheSessionsOfRemovedKeysAreRevokedAndNoOthers() async throws { try await StoreContract.theSessionsOfRemovedKeysAreRevokedAndNoOthers(stores) }
-    func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
-    func testASessionTokenIssuedWithoutATimePartStillOpensItsSession() async throws {
-        try await StoreContract.aSessionTokenIssuedWithoutATimePartStillOpensItsSession(stores)
-    }
-    func testAPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes() async throws {
-        try await StoreContract.aPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes(stores)
-    }
-    func testAPurgeReadsOnlyTheRowsItDeletes() async throws { try await StoreContract.aPurgeReadsOnlyTheRowsItDeletes(stores) }
-    func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
-    func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
-    func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }
-    func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(stores) }
-    func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
-    func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
-        try await StoreContract.anExpiredTokenLosesItsPayloadAndStillAnswersExpired(stores)
-    }
-    func testACancelledOperationIsFinalAndItsTokenAnswersExpired() async throws {
-        try await StoreContract.aCancelledOperationIsFinalAndItsTokenAnswersExpired(stores)
-    }
-    func testTheDispatchesToATargetAreCountedSinceATime() async throws { try await StoreContract.theDispatchesToATargetAreCountedSinceATime(stores) }
-    func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
-    func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
-    func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }
-
     func testMigrationsRunOnceAndReopenCleanly() async throws {
         let path = directory.appendingPathComponent("s.sqlite").path
-        try await stores.registrations.insert([StoreContract.registration("kim", keyID: "kk")])
+        try await stores.registrations.insert([registration("kim", keyID: "kk")])
         try await stores.database.close()
         stores = Stores(database: try await StoreDatabase.open(.sqlite(path: path)))
         let versions = try await stores.database.run { sql in try await sql.raw("SELECT version FROM mauth_migrations ORDER BY version").all() }
@@ -793,87 +844,40 @@ extension SQLiteStoreTests {
 final class PostgresStoreTests: XCTestCase {
     var stores: Stores!
 
-    /// The PostgreSQL URL of the test server, or nil (skip locally; fail under CI=true, where .ci/run provides it).
-    static func postgresURL() throws -> String {
+    /// The PostgreSQL URL of the test server, or nil locally without one; under `CI=true`, where `.ci/run` provides
+    /// it, a missing URL is a failure.
+    static func postgresURLIfAny() -> String? {
         let environment = ProcessInfo.processInfo.environment
         if let url = environment["MAUTH_TEST_POSTGRES_URL"], !url.isEmpty { return url }
-        if environment["CI"] == "true" {
-            XCTFail("MAUTH_TEST_POSTGRES_URL is not set under CI=true: .ci/run must start PostgreSQL")
-            throw XCTSkip("no PostgreSQL")
-        }
-        throw XCTSkip("MAUTH_TEST_POSTGRES_URL is not set; run .ci/run, or start PostgreSQL and export it")
+        if environment["CI"] == "true" { XCTFail("MAUTH_TEST_POSTGRES_URL is not set under CI=true: .ci/run must start PostgreSQL") }
+        return nil
     }
 
-    override func setUp() async throws {
-        stores = Stores(database: try await StoreDatabase.open(.postgres(url: try Self.postgresURL(), poolSize: 8)))
-        // One shared database: every test starts from empty tables.
+    /// The PostgreSQL URL of the test server; a test that needs it is skipped locally without one.
+    static func postgresURL() throws -> String {
+        guard let url = postgresURLIfAny() else {
+            throw XCTSkip("MAUTH_TEST_POSTGRES_URL is not set; run .ci/run, or start PostgreSQL and export it")
+        }
+        return url
+    }
+
+    /// Stores on the shared PostgreSQL database, every table emptied first.
+    static func emptiedStores(url: String) async throws -> Stores {
+        let stores = Stores(database: try await StoreDatabase.open(.postgres(url: url, poolSize: 8)))
         try await stores.database.run { sql in
             for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
                           "device_requests", "auth_cloud_users", "access_keys"] {
                 try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
             }
         }
+        return stores
+    }
+
+    override func setUp() async throws {
+        stores = try await Self.emptiedStores(url: try Self.postgresURL())
     }
 
     override func tearDown() async throws { try await stores?.database.close() }
-
-    func testARequestIsConsumedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aRequestIsConsumedExactlyOnceUnderConcurrency(stores) }
-    func testARequestRoundTripsEveryField() async throws { try await StoreContract.aRequestRoundTripsEveryField(stores) }
-    func testPurgeRemovesOnlyExpiredRequests() async throws { try await StoreContract.purgeRemovesOnlyExpiredRequests(stores) }
-    func testOutstandingRequestsAreCountedPerUsername() async throws { try await StoreContract.outstandingRequestsAreCountedPerUsername(stores) }
-    func testACappedInsertStopsAtTheCap() async throws { try await StoreContract.aCappedInsertStopsAtTheCapCountingOnlyThatUsersUnexpiredRequests(stores) }
-    func testADuplicateKeyStoresNoneOfTheBatch() async throws { try await StoreContract.aDuplicateKeyStoresNoneOfTheBatch(stores) }
-    func testARegistrationRoundTripsEveryField() async throws { try await StoreContract.aRegistrationRoundTripsEveryField(stores) }
-    func testTheCounterAdvancesOnlyFromTheComparedValue() async throws { try await StoreContract.theCounterAdvancesOnlyFromTheComparedValue(stores) }
-    func testDeletionSelectsByUsernameAAIDOrKeyID() async throws { try await StoreContract.deletionSelectsByUsernameAAIDOrKeyID(stores) }
-    func testAnOpenedRequestHasItsStatusRecord() async throws { try await StoreContract.anOpenedRequestHasItsStatusRecord(stores) }
-    func testAnOpenRefusedByTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.anOpenRefusedByTheCapStoresNeitherRequestNorStatus(stores) }
-    func testAStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy() async throws {
-        try await StoreContract.aStepUpRequestAcceptsExactlyTheUsersKeysAndStoresThatPolicy(stores)
-    }
-    func testAStepUpRequestForAUserWithoutKeysStoresNothing() async throws { try await StoreContract.aStepUpRequestForAUserWithoutKeysStoresNothing(stores) }
-    func testAnUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody() async throws {
-        try await StoreContract.anUncountedStepUpRequestIsIssuedPastTheCapAndCountsAgainstNobody(stores)
-    }
-    func testAStepUpRequestOverTheCapStoresNeitherRequestNorStatus() async throws { try await StoreContract.aStepUpRequestOverTheCapStoresNeitherRequestNorStatus(stores) }
-    func testACompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus() async throws {
-        try await StoreContract.aCompletedAuthenticationAdvancesTheCounterOpensTheSessionAndFinishesTheStatus(stores)
-    }
-    func testACompletionFromAStaleCounterWritesNothing() async throws { try await StoreContract.aCompletionFromAStaleCounterWritesNothing(stores) }
-    func testAConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly() async throws {
-        try await StoreContract.aConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly(stores)
-    }
-    func testAConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone() async throws {
-        try await StoreContract.aConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone(stores)
-    }
-    func testAConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency() async throws {
-        try await StoreContract.aConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency(stores)
-    }
-    func testASessionIsLiveUntilRevokedOrExpired() async throws { try await StoreContract.aSessionIsLiveUntilRevokedOrExpired(stores) }
-    func testTheSessionsOfRemovedKeysAreRevokedAndNoOthers() async throws { try await StoreContract.theSessionsOfRemovedKeysAreRevokedAndNoOthers(stores) }
-    func testASessionTokenIsStoredOnlyAsItsHash() async throws { try await StoreContract.aSessionTokenIsStoredOnlyAsItsHash(stores) }
-    func testASessionTokenIssuedWithoutATimePartStillOpensItsSession() async throws {
-        try await StoreContract.aSessionTokenIssuedWithoutATimePartStillOpensItsSession(stores)
-    }
-    func testAPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes() async throws {
-        try await StoreContract.aPurgeDeletesEveryExpiredRowInBatchesAndKeepsTheLiveOnes(stores)
-    }
-    func testAPurgeReadsOnlyTheRowsItDeletes() async throws { try await StoreContract.aPurgeReadsOnlyTheRowsItDeletes(stores) }
-    func testAFinishedStatusRecordIsFinal() async throws { try await StoreContract.aFinishedStatusRecordIsFinal(stores) }
-    func testEveryInstanceGetsTheSameSigningKey() async throws { try await StoreContract.everyInstanceGetsTheSameSigningKey(stores) }
-    func testADispatchTargetNameIsUniquePerUser() async throws { try await StoreContract.aDispatchTargetNameIsUniquePerUser(stores) }
-    func testADispatchTokenIsRedeemedExactlyOnceUnderConcurrency() async throws { try await StoreContract.aDispatchTokenIsRedeemedExactlyOnceUnderConcurrency(stores) }
-    func testADeviceRequestIDIsAcceptedOnce() async throws { try await StoreContract.aDeviceRequestIDIsAcceptedOnce(stores) }
-    func testAnExpiredTokenLosesItsPayloadAndStillAnswersExpired() async throws {
-        try await StoreContract.anExpiredTokenLosesItsPayloadAndStillAnswersExpired(stores)
-    }
-    func testACancelledOperationIsFinalAndItsTokenAnswersExpired() async throws {
-        try await StoreContract.aCancelledOperationIsFinalAndItsTokenAnswersExpired(stores)
-    }
-    func testTheDispatchesToATargetAreCountedSinceATime() async throws { try await StoreContract.theDispatchesToATargetAreCountedSinceATime(stores) }
-    func testAStatusRecordLeavesTokenCreatedOnce() async throws { try await StoreContract.aStatusRecordLeavesTokenCreatedOnce(stores) }
-    func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws { try await StoreContract.anAuthCloudUserIsCreatedOnceUnderConcurrency(stores) }
-    func testAnAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked() async throws { try await StoreContract.anAccessKeyIsStoredOnlyAsItsHashAndStopsWhenRevoked(stores) }
 
     func testTheCapCountNeverReadsTheExpiryIndexEvenWhereThePlannerWouldPreferIt() async throws {
         // A table whose statistics make the expiry index look best for "this user's requests unexpired at now":
@@ -881,7 +885,7 @@ final class PostgresStoreTests: XCTestCase {
         // table led PostgreSQL there on some connections, and each count then walked the expiry index's whole range.)
         let base = Date(epochMillis: Date().epochMillis)
         for i in 0..<300 {
-            let inserted = try await stores.requests.insert(StoreContract.record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"),
+            let inserted = try await stores.requests.insert(record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"),
                                                             username: "ann", cap: 1000, now: base)
             XCTAssertTrue(inserted)
         }
