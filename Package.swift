@@ -1,6 +1,24 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// What the server's two test targets (in-process and live) use.
+let serverTestDependencies: [Target.Dependency] = [
+    "UAFServer", "UAFServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
+    "DevelopmentStandIns",
+    .product(name: "JWTKit", package: "jwt-kit"),
+    .product(name: "X509", package: "swift-certificates"),
+    .product(name: "SwiftASN1", package: "swift-asn1"),
+    .product(name: "Logging", package: "swift-log"),
+    .product(name: "Crypto", package: "swift-crypto"),
+    .product(name: "_CryptoExtras", package: "swift-crypto"),
+    .product(name: "HummingbirdTesting", package: "hummingbird"),
+    .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "SQLiteNIO", package: "sqlite-nio"),
+    .product(name: "SQLiteKit", package: "sqlite-kit"),
+    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+]
+
 let package = Package(
     name: "mauth",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -289,22 +307,10 @@ let package = Package(
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "SecureStorage", "Primitives", "UAF"]),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "UAFServerTests", dependencies: [
-            "UAFServer", "UAFServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
-            "DevelopmentStandIns",
-            .product(name: "JWTKit", package: "jwt-kit"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "_CryptoExtras", package: "swift-crypto"),
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "SQLiteNIO", package: "sqlite-nio"),
-            .product(name: "SQLiteKit", package: "sqlite-kit"),
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-        ]),
+        // In-process tests of the server: units and route rules on a router (HummingbirdTesting).
+        .testTarget(name: "UAFServerTests", dependencies: serverTestDependencies),
+        // Tests that need the real thing: a server on loopback over TLS, PostgreSQL, the SQLite engine's internals.
+        .testTarget(name: "UAFServerLiveTests", dependencies: serverTestDependencies),
         .testTarget(name: "EmbeddedSQLiteTests", dependencies: [
             "EmbeddedSQLite",
             .product(name: "SQLiteNIO", package: "sqlite-nio"),
