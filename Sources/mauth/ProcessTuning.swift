@@ -2,9 +2,6 @@ import Foundation
 import NIOCore
 import NIOPosix
 import UAFServer
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Process-wide settings made once, before `mauth server` or `mauth load` runs, for a program that serves (or
 /// generates) thousands of requests a second on a few cores; the other commands keep the defaults. Each was measured with `mauth load` (the UAFServer documentation, "Scaling out" and "Load and fault testing").
@@ -21,20 +18,5 @@ enum ProcessTuning {
         // conditions: called once, on the main thread, before any task is enqueued; and nothing may then block a
         // thread waiting for a future, which nothing here does.
         _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        keepFreedMemory()
-    }
-
-    /// glibc hands freed memory back to the kernel (madvise) as soon as 128 KiB lie free at the top of a heap. Under
-    /// load that is a system call every few requests for memory reused a millisecond later (1.5 % of the server's
-    /// CPU in a profile). Raised to 256 MiB, freed memory stays in the process for reuse; the peak RSS under load did
-    /// not change (61 MiB), since the same memory is reused. Measured about +8 % authentication flows/s.
-    private static func keepFreedMemory() {
-        #if canImport(Glibc)
-        // mallopt is declared in <malloc.h>, which the Glibc module does not export; it is looked up instead.
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        let trimThreshold: Int32 = -1  // M_TRIM_THRESHOLD
-        guard let symbol = dlsym(nil, "mallopt") else { return }
-        _ = unsafeBitCast(symbol, to: Mallopt.self)(trimThreshold, 256 << 20)
-        #endif
     }
 }
