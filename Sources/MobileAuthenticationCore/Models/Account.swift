@@ -1,0 +1,23 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+public typealias Username = String
+
+/// The server an account is registered with.
+public struct Server: Codable, Hashable, Sendable {
+    public let baseUrl: URL
+    public init(baseUrl: URL) { self.baseUrl = baseUrl }
+}
+
+/// A user registered on this device.
+public protocol Account: Encodable, Sendable {
+    var username: Username { get }
+    var server: Server { get }
+}
+
+package struct AccountRecord: Account, Codable, Hashable {
+    package let username: Username
+    package let server: Server
+}
