@@ -4,7 +4,7 @@ import PackageDescription
 /// What the server's two test targets (in-process and live) use.
 let serverTestDependencies: [Target.Dependency] = [
     "UAFServer", "UAFServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
-    "DevelopmentStandIns",
+    "UAFServerTesting", "DevelopmentStandIns",
     .product(name: "JWTKit", package: "jwt-kit"),
     .product(name: "X509", package: "swift-certificates"),
     .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -242,6 +242,20 @@ let package = Package(
         .target(
             name: "UAFTesting",
             dependencies: ["UAFSimulation"]
+        ),
+        // The server under test for the server's tests: in process (its router, HummingbirdTesting) or on loopback over
+        // TLS, with one request API. Test-only: no product links it.
+        .target(
+            name: "UAFServerTesting",
+            dependencies: [
+                "UAFServer", "UAF", "UAFSimulation",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
         ),
         // `mauth load`: many virtual devices (software authenticators, no storage) driving a server over HTTPS (its own
         // lean HTTP/1.1 client on NIO), with HdrHistogram latencies per endpoint. Knows UAF messages and HTTP, not the

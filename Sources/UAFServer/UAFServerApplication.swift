@@ -154,6 +154,13 @@ public enum UAFServerApplication {
         struct Route: Hashable { var method: String; var path: String }
         /// The appID in force (fixed once the port is bound).
         public var appID: String { identity.appID }
+        /// Closes what ``UAFServerApplication/buildApplication(configuration:dependencies:onServerRunning:)`` opened,
+        /// for a caller that never runs the service group (in-process tests): the push dispatcher's HTTP client and
+        /// the database.
+        package func close() async throws {
+            await firebase?.shutdown()
+            try await stores.database.close()
+        }
         /// The background services that belong with the application (expiry purge, facets watcher).
         public func backgroundServices(dependencies: ServerDependencies, handleSignals: Bool) -> [any Service] {
             var services: [any Service] = [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,

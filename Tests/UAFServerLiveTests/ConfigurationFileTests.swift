@@ -1,4 +1,5 @@
 import Foundation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

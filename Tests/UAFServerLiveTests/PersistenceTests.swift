@@ -6,6 +6,7 @@ import Logging
 import NIOConcurrencyHelpers
 import SQLiteNIO
 import SQLKit
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

@@ -2,6 +2,7 @@ import Foundation
 import Primitives
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

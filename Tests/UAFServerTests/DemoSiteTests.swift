@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import UAFSimulation
 import UAFTesting
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

@@ -1,6 +1,7 @@
 import Foundation
 import SwiftASN1
 import X509
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

@@ -2,9 +2,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import NIOCore
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -19,23 +21,11 @@ final class RouterTests: XCTestCase {
     }
 
     /// Runs `body` against the router of a server that trusts `relyingParty`'s JWT key, in-process.
-    static func withRouter(relyingParty: LocalRelyingParty, dependencies: ServerDependencies = ServerDependencies(),
+    static func withRouter(relyingParty: LocalRelyingParty, logger: Logger = ServerDependencies().logger,
                            _ body: @Sendable @escaping (any TestClientProtocol, UAFServerApplication.Built) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-router-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let jwks = directory.appendingPathComponent("jwks.json").path
-        try relyingParty.writeJWKS(to: jwks)
-        var configuration = ServerConfiguration(port: 8443, facets: [testFacet], database: .sqliteInMemory)
-        configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience)
-        let built = try await UAFServerApplication.buildApplication(configuration: configuration, dependencies: dependencies)
-        do {
-            try await built.application.test(.router) { client in try await body(client, built) }
-        } catch {
-            try await built.stores.database.close()
-            throw error
-        }
-        try await built.stores.database.close()
+        let server = try await InProcessServer(relyingParty: relyingParty, logger: logger)
+        do { try await body(server.client, server.server) } catch { try? await server.shutdown(); throw error }
+        try await server.shutdown()
     }
 
     static func registration(_ username: String) throws -> ByteBuffer {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import UAF
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

@@ -36,7 +36,7 @@ final class HostileClientMetricTests: XCTestCase {
     func testTenThousandDistinctPathsIdsAndCredentialsAddNoSeries() async throws {
         var quiet = Logger(label: "mauth.hostile-metrics")
         quiet.logLevel = .warning  // thousands of refusals, each a notice line
-        try await RouterTests.withRouter(relyingParty: relyingParty, dependencies: ServerDependencies(logger: quiet)) { client, built in
+        try await RouterTests.withRouter(relyingParty: relyingParty, logger: quiet) { client, built in
             // One round first, so every label set these requests can reach exists; then count.
             for (path, method, headers) in Self.requests(0) {
                 try await client.execute(uri: path, method: method, headers: headers) { _ in }

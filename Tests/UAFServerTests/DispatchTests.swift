@@ -5,6 +5,7 @@ import NIOHTTP1
 import DevelopmentStandIns
 import NevisProtocol
 import UAF
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -16,8 +17,8 @@ final class DispatchTests: XCTestCase {
 
     private func json(_ value: some Encodable) throws -> Data { try JSONEncoder().encode(value) }
 
-    private func createTarget(_ loopback: LoopbackServer, username: String = "alice", name: String = "phone", dispatcher: String? = nil,
-                              signatureKey: String? = nil, deviceId: String = "device-1", as caller: String? = nil) async throws -> LoopbackServer.Answer {
+    private func createTarget(_ loopback: InProcessServer, username: String = "alice", name: String = "phone", dispatcher: String? = nil,
+                              signatureKey: String? = nil, deviceId: String = "device-1", as caller: String? = nil) async throws -> TestAnswer {
         let body = DispatchTargetWire.Creation(username: username, name: name, deviceId: deviceId, dispatcher: dispatcher, target: "fcm-token",
                                                signatureKey: signatureKey ?? JWK(publicKey: signingKey.publicKey).json,
                                                encryptionKey: JWK(encryptionKey: encryptionKey.publicKey).json)
@@ -25,15 +26,15 @@ final class DispatchTests: XCTestCase {
                                            headers: try await loopback.bearer(caller ?? username))
     }
 
-    private func targetID(_ loopback: LoopbackServer, username: String = "alice", name: String = "phone", signatureKey: String? = nil,
+    private func targetID(_ loopback: InProcessServer, username: String = "alice", name: String = "phone", signatureKey: String? = nil,
                           deviceId: String = "device-1") async throws -> String {
         let answer = try await createTarget(loopback, username: username, name: name, signatureKey: signatureKey, deviceId: deviceId)
         XCTAssertEqual(answer.status, 201, String(decoding: answer.body, as: UTF8.self))
         return try JSONDecoder().decode(DispatchTargetWire.Created.self, from: answer.body).id
     }
 
-    private func dispatch(_ loopback: LoopbackServer, _ op: UAFOperation, username: String?, dispatcher: String = "link", targetID: String? = nil,
-                          headers: [(String, String)] = []) async throws -> LoopbackServer.Answer {
+    private func dispatch(_ loopback: InProcessServer, _ op: UAFOperation, username: String?, dispatcher: String = "link", targetID: String? = nil,
+                          headers: [(String, String)] = []) async throws -> TestAnswer {
         struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String?; var getUafRequest: GetUAFRequest }
         let context = try username.map { try UAFMessageCodec.encodeObject(["username": $0]) }
         let path = op == .registration ? "registration" : op == .authentication ? "authentication" : "deregistration"
@@ -41,18 +42,18 @@ final class DispatchTests: XCTestCase {
                                            getUafRequest: GetUAFRequest(op: op, context: context))), contentType: "application/json", headers: headers)
     }
 
-    private func result(_ answer: LoopbackServer.Answer) throws -> String {
+    private func result(_ answer: TestAnswer) throws -> String {
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         struct Result: Decodable { var dispatchResult: String }
         return try JSONDecoder().decode(Result.self, from: answer.body).dispatchResult
     }
 
-    private func token(_ answer: LoopbackServer.Answer) throws -> String {
+    private func token(_ answer: TestAnswer) throws -> String {
         struct Token: Decodable { var token: String }
         return try JSONDecoder().decode(Token.self, from: answer.body).token
     }
 
-    private func redeem(_ loopback: LoopbackServer, _ token: String, path: String = "registration") async throws -> ReturnUAFRequest {
+    private func redeem(_ loopback: InProcessServer, _ token: String, path: String = "registration") async throws -> ReturnUAFRequest {
         let answer = try await loopback.exchange(.POST, "/nevisfido/token/redeem/\(path)", body: try json(["token": token]), contentType: "application/json")
         XCTAssertEqual(answer.status, 200)
         return try JSONDecoder().decode(ReturnUAFRequest.self, from: answer.body)
@@ -63,7 +64,7 @@ final class DispatchTests: XCTestCase {
         DeviceSignature.Claims(dispatchTargetId: target, now: date, method: "PATCH", path: path ?? "/nevisfido/token/dispatch/targets/\(target)", body: nil)
     }
 
-    private func modify(_ loopback: LoopbackServer, id: String, _ change: DispatchTargetWire.Modification, key: P256.Signing.PrivateKey? = nil) async throws -> Int {
+    private func modify(_ loopback: InProcessServer, id: String, _ change: DispatchTargetWire.Modification, key: P256.Signing.PrivateKey? = nil) async throws -> Int {
         let jws = try DeviceSignature.sign(change, dispatchTargetId: change.dispatchTargetId, key: key ?? signingKey)
         return try await loopback.exchange(.PATCH, "/nevisfido/token/dispatch/targets/\(id)", body: Data(jws.utf8),
                                            contentType: DeviceSignature.joseContentType).status
@@ -72,7 +73,7 @@ final class DispatchTests: XCTestCase {
     // MARK: Dispatch tokens
 
     func testRegistrationDispatchNeedsCredentialsThatMayActForTheUser() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let value1 = try await self.dispatch(loopback, .registration, username: "alice").status
             XCTAssertEqual(value1, 401)
             let value2 = try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("mallory")).status
@@ -83,7 +84,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAnUnknownDispatcherAndPushWithoutFirebaseAreDispatcherNotFound() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let bearer = try await loopback.bearer("alice")
             let value4 = try self.result(try await self.dispatch(loopback, .registration, username: "alice", dispatcher: "carrier-pigeon", headers: bearer))
             XCTAssertEqual(value4, "dispatcherNotFound")
@@ -93,7 +94,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAnotherUsersDispatchTargetIsNotFound() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let bobs = try await self.targetID(loopback, username: "bob")
             let answer = try await self.dispatch(loopback, .registration, username: "alice", targetID: bobs, headers: try await loopback.bearer("alice"))
             XCTAssertEqual(try self.result(answer), "dispatchTargetNotFound")
@@ -101,14 +102,14 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAuthenticationDispatchForAUserWithoutAuthenticatorsIsUserNotFound() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let value6 = try self.result(try await self.dispatch(loopback, .authentication, username: "nobody"))
             XCTAssertEqual(value6, "userNotFound")
         }
     }
 
     func testATokenIsRedeemedOnceAndOnlyAtItsOwnOperation() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let token = try self.token(try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice")))
             let value7 = try await self.redeem(loopback, token, path: "authentication").statusCode
             XCTAssertEqual(value7, 1401, "a registration token is not an authentication token")
@@ -123,7 +124,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAnExpiredTokenIs1408AndItsStatusFailedTimedOut() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let answer = try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice"))
             struct Session: Decodable { var sessionId: String }
             let session = try JSONDecoder().decode(Session.self, from: answer.body).sessionId
@@ -137,7 +138,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAnEncryptedPayloadNeedsTheTargetsKeyToRead() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let answer = try await self.dispatch(loopback, .registration, username: "alice", targetID: id, headers: try await loopback.bearer("alice"))
             struct Answer: Decodable { struct Info: Decodable { var response: String }; var token: String; var dispatcherInformation: Info }
@@ -151,7 +152,7 @@ final class DispatchTests: XCTestCase {
     // MARK: Dispatch targets
 
     func testCreatingATargetValidatesItsNameKeysAndDispatcher() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let value11 = try await self.createTarget(loopback).status
             XCTAssertEqual(value11, 201)
             let value12 = try await self.createTarget(loopback).status
@@ -168,7 +169,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testListingTargetsIsForTheUserOnlyAnd404WhenThereAreNone() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let value17 = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("alice")).status
             XCTAssertEqual(value17, 404)
             _ = try await self.targetID(loopback)
@@ -181,7 +182,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testADeviceSignedModificationChangesTheTargetOnce() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let change = DispatchTargetWire.Modification(claims: self.patchClaims(id, at: loopback.clock.now), name: "renamed")
             let value19 = try await self.modify(loopback, id: id, change)
@@ -194,7 +195,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAModificationSignedByAnotherKeyIsRefused() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let change = DispatchTargetWire.Modification(claims: self.patchClaims(id, at: loopback.clock.now), name: "x")
             let value22 = try await self.modify(loopback, id: id, change, key: P256.Signing.PrivateKey())
@@ -203,7 +204,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAStaleModificationIsRefused() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let change = DispatchTargetWire.Modification(claims: self.patchClaims(id, at: loopback.clock.now.addingTimeInterval(-301)), name: "x")
             let value23 = try await self.modify(loopback, id: id, change)
@@ -212,7 +213,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAModificationNamingAnotherTargetThanItsPathIsRefused() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let other = try await self.targetID(loopback, name: "tablet")
             let change = DispatchTargetWire.Modification(claims: self.patchClaims(other, at: loopback.clock.now), name: "x")
@@ -222,7 +223,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testRenamingToATakenNameIs422() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             _ = try await self.targetID(loopback, name: "tablet")
             let change = DispatchTargetWire.Modification(claims: self.patchClaims(id, at: loopback.clock.now), name: "tablet")
@@ -232,7 +233,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testOnlyTheUserDeletesTheirTarget() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let value26 = try await loopback.exchange(.DELETE, "/nevisfido/token/dispatch/targets/\(id)", body: nil, headers: try await loopback.bearer("mallory")).status
             XCTAssertEqual(value26, 404)
@@ -245,8 +246,8 @@ final class DispatchTests: XCTestCase {
 
     // MARK: Device Service
 
-    private func deviceCall(_ loopback: LoopbackServer, _ method: HTTPMethod = .GET, _ component: String = DeviceServiceWire.credentialsComponent,
-                            device: String = "device-1", signature: String?) async throws -> LoopbackServer.Answer {
+    private func deviceCall(_ loopback: InProcessServer, _ method: HTTPMethod = .GET, _ component: String = DeviceServiceWire.credentialsComponent,
+                            device: String = "device-1", signature: String?) async throws -> TestAnswer {
         try await loopback.exchange(method, DeviceServiceWire.basePath + component + "/" + device, body: nil,
                                     headers: signature.map { [(DeviceSignature.headerName, $0)] } ?? [])
     }
@@ -263,15 +264,15 @@ final class DispatchTests: XCTestCase {
     }
 
     /// A GetUAFRequest to the in-band request endpoint of `op`, authorized by a `Device-Signature` of `target`.
-    private func deviceSignedRequest(_ loopback: LoopbackServer, _ op: UAFOperation, username: String, target: String,
-                                     key: P256.Signing.PrivateKey? = nil) async throws -> LoopbackServer.Answer {
+    private func deviceSignedRequest(_ loopback: InProcessServer, _ op: UAFOperation, username: String, target: String,
+                                     key: P256.Signing.PrivateKey? = nil) async throws -> TestAnswer {
         let path = "/nevisfido/uaf/1.1/request/" + (op == .registration ? "registration" : op == .authentication ? "authentication" : "deregistration")
         let body = try json(GetUAFRequest(op: op, context: try UAFMessageCodec.encodeObject(["username": username])))
         return try await loopback.exchange(.POST, path, body: body,
                                            headers: [(DeviceSignature.headerName, try signature(target, at: loopback.clock.now, key: key, .POST, path, body: body))])
     }
 
-    private func storeRegistration(_ loopback: LoopbackServer, _ username: String, keyID: String, deviceId: String?) async throws {
+    private func storeRegistration(_ loopback: InProcessServer, _ username: String, keyID: String, deviceId: String?) async throws {
         try await loopback.server.stores.registrations.insert([RegistrationRecord(
             username: username, aaid: "F1D0#1001", keyID: keyID, publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
             signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1, authenticatorVersion: 1,
@@ -279,7 +280,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testTheDeviceServiceListsTheDevicesTargetsAndOnlyTheCredentialsItRegistered() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let alice = try await self.targetID(loopback)
             let bob = try await self.targetID(loopback, username: "bob")
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
@@ -296,7 +297,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testTheDeviceServiceWithoutADeviceSignatureIs401() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             _ = try await self.targetID(loopback)
             let value = try await self.deviceCall(loopback, signature: nil).status
             XCTAssertEqual(value, 401)
@@ -304,7 +305,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAReplayedDeviceServiceRequestIsRefused() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let jws = try self.signature(id, at: loopback.clock.now)
             let first = try await self.deviceCall(loopback, signature: jws).status
@@ -315,7 +316,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAStaleDeviceServiceRequestIsRefused() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let value = try await self.deviceCall(loopback, signature: try self.signature(id, at: loopback.clock.now.addingTimeInterval(-301))).status
             XCTAssertEqual(value, 401)
@@ -325,7 +326,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testADeviceServiceRequestSignedByAnotherKeyIsRefused() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let value = try await self.deviceCall(loopback, signature: try self.signature(id, at: loopback.clock.now, key: P256.Signing.PrivateKey())).status
             XCTAssertEqual(value, 401)
@@ -333,7 +334,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAnotherDevicesValidSignatureDoesNotReadThisDevice() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             _ = try await self.targetID(loopback)
             let otherKey = P256.Signing.PrivateKey()
             let other = try await self.targetID(loopback, username: "mallory", signatureKey: JWK(publicKey: otherKey.publicKey).json, deviceId: "device-2")
@@ -343,7 +344,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testADeviceSignedPatchRenamesEveryTargetOfTheDevice() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let alice = try await self.targetID(loopback)
             let bob = try await self.targetID(loopback, username: "bob")
             let change = DeviceServiceWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: alice, now: loopback.clock.now, method: "PATCH",
@@ -361,7 +362,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testADeviceSignedDeleteRemovesTheDevicesTargetsAndCredentialsOnly() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let alice = try await self.targetID(loopback)
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
             try await self.storeRegistration(loopback, "alice", keyID: "a-elsewhere", deviceId: "device-2")
@@ -375,7 +376,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testPendingOperationsAreTheUnredeemedUnexpiredDispatchesToTheDevice() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
             let redeemed = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
@@ -396,7 +397,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testADeviceSignatureMayDeregisterThatDevicesCredentialsButNeverRegister() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
             try await self.storeRegistration(loopback, "alice", keyID: "a-elsewhere", deviceId: "device-2")
@@ -410,7 +411,7 @@ final class DispatchTests: XCTestCase {
     }
 
     func testAnInvalidDeviceSignatureOnAProtectedEndpointIs401NotAFallThrough() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             let answer = try await self.deviceSignedRequest(loopback, .deregistration, username: "alice", target: id, key: P256.Signing.PrivateKey())
             XCTAssertEqual(answer.status, 401)
@@ -433,14 +434,14 @@ final class DispatchTests: XCTestCase {
 
     /// A server whose push goes to a local Firebase stand-in, with alice's target (push token `fcm-token`) and a
     /// registration so authentication can be dispatched.
-    private func withFirebase(removeUnregistered: Bool = true, _ body: (LoopbackServer, FirebaseStandIn, String) async throws -> Void) async throws {
+    private func withFirebase(removeUnregistered: Bool = true, _ body: (InProcessServer, FirebaseStandIn, String) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-fcm-\(UUID().uuidString)")
         let firebase = try await FirebaseStandIn.start(directory: directory)
-        var configuration = LoopbackServer.configuration()
+        var configuration = InProcessServer.configuration()
         configuration.dispatch.firebase = firebase.configuration
         configuration.dispatch.firebase?.removeUnregisteredClients = removeUnregistered
         do {
-            try await LoopbackServer.with(configuration) { loopback in
+            try await InProcessServer.with(configuration) { loopback in
                 let id = try await self.targetID(loopback)
                 try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
                 try await body(loopback, firebase, id)
@@ -452,7 +453,7 @@ final class DispatchTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private func push(_ loopback: LoopbackServer, targetID: String?) async throws -> (result: String, token: String?, response: String?) {
+    private func push(_ loopback: InProcessServer, targetID: String?) async throws -> (result: String, token: String?, response: String?) {
         struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String?; var dispatchInformation: String; var getUafRequest: GetUAFRequest }
         let information = #"{"notification":{"title":"Confirm payment","body":"Open the app to confirm"},"data":{"shop":"Example"}}"#
         let answer = try await loopback.exchange(.POST, "/nevisfido/token/dispatch/authentication", body: try self.json(Body(
@@ -533,7 +534,7 @@ final class DispatchTests: XCTestCase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-fcm-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = LoopbackServer.configuration()
+        var configuration = InProcessServer.configuration()
         configuration.dispatch.firebase = .init(serviceAccountPath: directory.appendingPathComponent("missing.json").path)
         XCTAssertThrowsError(try configuration.validate())
         let notAnAccount = directory.appendingPathComponent("account.json")

@@ -1,5 +1,6 @@
 import Foundation
 import UAF
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -66,7 +67,7 @@ final class OpenAPIDocumentTests: XCTestCase {
     }
 
     func testServerServesTheCommittedDocument() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let answer = try await loopback.exchange(.GET, "/openapi.json", body: nil)
             XCTAssertEqual(answer.status, 200)
             XCTAssertEqual(answer.contentType, "application/json")

@@ -1,6 +1,7 @@
 import Foundation
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -17,10 +18,10 @@ final class HostileClientLockOutTests: XCTestCase {
     static func stepUpBody(_ username: String) throws -> Data { try JSONEncoder().encode(try stepUpRequest(username)) }
 
     /// alice with one registered key, on a server whose cap is 2.
-    static func withAlice(_ body: (LoopbackServer, SoftwareAuthenticator) async throws -> Void) async throws {
-        var configuration = LoopbackServer.configuration()
+    static func withAlice(_ body: (InProcessServer, SoftwareAuthenticator) async throws -> Void) async throws {
+        var configuration = InProcessServer.configuration()
         configuration.limits.outstandingRequestsPerUsername = 2
-        try await LoopbackServer.with(configuration) { loopback in
+        try await InProcessServer.with(configuration) { loopback in
             var authenticator = SoftwareAuthenticator()
             let request = try await loopback.registrationRequest(username: "alice")
             let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))

@@ -5,6 +5,7 @@ import NevisProtocol
 import Primitives
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -19,7 +20,7 @@ final class HostileClientTokenUseTests: XCTestCase {
     }
 
     /// Registers a key for alice (named as made on `deviceId`) and returns the JWT the registration hands out.
-    static func registrationToken(_ loopback: LoopbackServer, deviceId: String?) async throws -> String {
+    static func registrationToken(_ loopback: InProcessServer, deviceId: String?) async throws -> String {
         var authenticator = SoftwareAuthenticator()
         let request = try await loopback.registrationRequest(username: "alice")
         var response = try authenticator.register(request, serverAppID: loopback.server.appID)
@@ -30,7 +31,7 @@ final class HostileClientTokenUseTests: XCTestCase {
     }
 
     /// Registers a key for alice and logs in with it: the login's answer.
-    static func login(_ loopback: LoopbackServer) async throws -> ServerResponse {
+    static func login(_ loopback: InProcessServer) async throws -> ServerResponse {
         var authenticator = SoftwareAuthenticator()
         let request = try await loopback.registrationRequest(username: "alice")
         _ = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
@@ -39,7 +40,7 @@ final class HostileClientTokenUseTests: XCTestCase {
                                        try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
     }
 
-    static func createTarget(_ loopback: LoopbackServer, deviceId: String, jwt: String) async throws -> Int {
+    static func createTarget(_ loopback: InProcessServer, deviceId: String, jwt: String) async throws -> Int {
         let body = DispatchTargetWire.Creation(username: "alice", name: "phone \(deviceId)", deviceId: deviceId, dispatcher: nil, target: "fcm-token",
                                                signatureKey: JWK(publicKey: P256.Signing.PrivateKey().publicKey).json,
                                                encryptionKey: JWK(encryptionKey: P256.KeyAgreement.PrivateKey().publicKey).json)
@@ -48,7 +49,7 @@ final class HostileClientTokenUseTests: XCTestCase {
     }
 
     func testTheTokenAfterARegistrationSaysWhatItIs() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let jwt = try await Self.registrationToken(loopback, deviceId: "device-1")
             let claims = try Self.claims(jwt)
             XCTAssertEqual(claims.token_use, "registration")
@@ -57,7 +58,7 @@ final class HostileClientTokenUseTests: XCTestCase {
     }
 
     func testTheTokenAfterALoginSaysAuthentication() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let login = try await Self.login(loopback)
             let jwt = try XCTUnwrap(login.additionalTokens?.first { $0.type == .jwt }?.value)
             XCTAssertEqual(try Self.claims(jwt).token_use, "authentication")
@@ -65,7 +66,7 @@ final class HostileClientTokenUseTests: XCTestCase {
     }
 
     func testTheRegistrationTokenCreatesItsDevicesDispatchTarget() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let jwt = try await Self.registrationToken(loopback, deviceId: "device-1")
             let created = try await Self.createTarget(loopback, deviceId: "device-1", jwt: jwt)
             XCTAssertEqual(created, 201)
@@ -73,7 +74,7 @@ final class HostileClientTokenUseTests: XCTestCase {
     }
 
     func testTheRegistrationTokenCreatesNoTargetForAnotherDevice() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let jwt = try await Self.registrationToken(loopback, deviceId: "device-1")
             let created = try await Self.createTarget(loopback, deviceId: "device-2", jwt: jwt)
             XCTAssertEqual(created, 403)
@@ -81,11 +82,11 @@ final class HostileClientTokenUseTests: XCTestCase {
     }
 
     func testTheRegistrationTokenIsNotASession() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let jwt = try await Self.registrationToken(loopback, deviceId: nil)
             let headers = [("Authorization", "Bearer \(jwt)")]
             let registration = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                           body: try LoopbackServer.registrationBody("alice"), headers: headers)
+                                                           body: try InProcessServer.registrationBody("alice"), headers: headers)
             XCTAssertEqual(registration.status, 403, "a registration token asked for another registration")
             let listing = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: headers)
             XCTAssertEqual(listing.status, 403, "a registration token listed the user's targets")
@@ -97,17 +98,17 @@ final class HostileClientTokenUseTests: XCTestCase {
     }
 
     func testAddingAnAuthenticatorWithAStaleSessionIsRefused() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let login = try await Self.login(loopback)
             // The cookie (an hour), not the JWT (five minutes): the session outlives the recent-authentication window.
-            let session = [AuthorizationTests.cookieHeader(try XCTUnwrap(login.additionalTokens?.first { $0.type == .httpCookie }?.value))]
+            let session = [cookieHeader(try XCTUnwrap(login.additionalTokens?.first { $0.type == .httpCookie }?.value))]
             let fresh = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                    body: try LoopbackServer.registrationBody("alice"), headers: session)
+                                                    body: try InProcessServer.registrationBody("alice"), headers: session)
             XCTAssertEqual(fresh.status, 200, "a session just opened adds an authenticator")
             // 301 s later the session is still live (an hour) but its authentication is no longer recent.
             loopback.clock.advance(301)
             let stale = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                    body: try LoopbackServer.registrationBody("alice"), headers: session)
+                                                    body: try InProcessServer.registrationBody("alice"), headers: session)
             XCTAssertEqual(stale.status, 403)
             let signOut = try await loopback.exchange(.DELETE, "/nevisfido/session", body: nil, headers: session)
             XCTAssertTrue((200..<300).contains(signOut.status), "the stale session still signs out: \(signOut.status)")

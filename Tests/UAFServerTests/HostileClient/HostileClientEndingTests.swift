@@ -2,6 +2,7 @@ import Foundation
 import NevisProtocol
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -19,18 +20,18 @@ final class HostileClientEndingTests: XCTestCase {
         var tokenInformation: TokenInformation?
     }
 
-    static func status(_ loopback: LoopbackServer, _ sessionId: String, path: String = "/nevisfido/status") async throws -> Status {
+    static func status(_ loopback: InProcessServer, _ sessionId: String, path: String = "/nevisfido/status") async throws -> Status {
         let answer = try await loopback.exchange(.POST, path, body: try JSONEncoder().encode(["sessionId": sessionId]), contentType: "application/json")
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         return try JSONDecoder().decode(Status.self, from: answer.body)
     }
 
-    static func cancel(_ loopback: LoopbackServer, _ sessionId: String) async throws -> Status {
+    static func cancel(_ loopback: InProcessServer, _ sessionId: String) async throws -> Status {
         try await status(loopback, sessionId, path: "/nevisfido/status/cancel")
     }
 
     /// Registers alice with a software authenticator (so authentication can be dispatched to her) and returns it.
-    static func registeredAlice(_ loopback: LoopbackServer) async throws -> SoftwareAuthenticator {
+    static func registeredAlice(_ loopback: InProcessServer) async throws -> SoftwareAuthenticator {
         var authenticator = SoftwareAuthenticator()
         let request = try await loopback.registrationRequest(username: "alice")
         let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
@@ -39,7 +40,7 @@ final class HostileClientEndingTests: XCTestCase {
     }
 
     /// An authentication for alice dispatched as a link (no target): its token and session id.
-    static func dispatchedLogin(_ loopback: LoopbackServer) async throws -> (token: String, sessionId: String) {
+    static func dispatchedLogin(_ loopback: InProcessServer) async throws -> (token: String, sessionId: String) {
         struct Body: Encodable { var dispatcher: String; var getUafRequest: GetUAFRequest }
         struct Answer: Decodable { var token: String; var sessionId: String }
         let body = Body(dispatcher: "link", getUafRequest: GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice"])))
@@ -50,14 +51,14 @@ final class HostileClientEndingTests: XCTestCase {
         return (decoded.token, decoded.sessionId)
     }
 
-    static func redeem(_ loopback: LoopbackServer, _ token: String) async throws -> ReturnUAFRequest {
+    static func redeem(_ loopback: InProcessServer, _ token: String) async throws -> ReturnUAFRequest {
         try await loopback.post("/nevisfido/token/redeem/authentication", ["token": token], as: ReturnUAFRequest.self)
     }
 
     // MARK: The device reports
 
     func testADeclineTheDeviceReportsFailsTheOperationAtOnce() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             _ = try await Self.registeredAlice(loopback)
             let (token, sessionId) = try await Self.dispatchedLogin(loopback)
             let redeemed = try await Self.redeem(loopback, token)
@@ -76,7 +77,7 @@ final class HostileClientEndingTests: XCTestCase {
     }
 
     func testARequestNobodyAnswersIsFailedWhenItExpires() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             _ = try await Self.registeredAlice(loopback)
             let (token, sessionId) = try await Self.dispatchedLogin(loopback)
             _ = try await Self.redeem(loopback, token)
@@ -93,7 +94,7 @@ final class HostileClientEndingTests: XCTestCase {
     // MARK: The relying party cancels
 
     func testACancelledTokenIsNotRedeemedAndTheStatusSaysCancelled() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             _ = try await Self.registeredAlice(loopback)
             let (token, sessionId) = try await Self.dispatchedLogin(loopback)
             let cancelled = try await Self.cancel(loopback, sessionId)
@@ -107,7 +108,7 @@ final class HostileClientEndingTests: XCTestCase {
     }
 
     func testACancelAfterTheRedeemRefusesTheDevicesAnswer() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             var authenticator = try await Self.registeredAlice(loopback)
             let (token, sessionId) = try await Self.dispatchedLogin(loopback)
             let redeemed = try await Self.redeem(loopback, token)
@@ -123,7 +124,7 @@ final class HostileClientEndingTests: XCTestCase {
     }
 
     func testCancellingAnOperationThatEndedChangesNothing() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             var authenticator = try await Self.registeredAlice(loopback)
             let (token, sessionId) = try await Self.dispatchedLogin(loopback)
             let redeemed = try await Self.redeem(loopback, token)
@@ -138,7 +139,7 @@ final class HostileClientEndingTests: XCTestCase {
     }
 
     func testAnAuthCloudApprovalCanBeCancelledWithTheAccessKey() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let key = try await loopback.server.stores.accessKeys.create(name: "backend", now: Date()).key
             _ = try await Self.registeredAlice(loopback)
             struct Approval: Decodable { var statusToken: String }

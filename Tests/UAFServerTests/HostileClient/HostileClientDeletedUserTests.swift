@@ -2,6 +2,7 @@ import Foundation
 import NevisProtocol
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -15,7 +16,7 @@ final class HostileClientDeletedUserTests: XCTestCase {
     }
 
     /// dave, enrolled through the Auth Cloud API: his user id and the enrollment link's token.
-    static func enrollDave(_ loopback: LoopbackServer, key: String) async throws -> (userId: String, token: String) {
+    static func enrollDave(_ loopback: InProcessServer, key: String) async throws -> (userId: String, token: String) {
         let answer = try await loopback.exchange(.POST, "/api/v1/users/enroll", body: Data(#"{"username":"dave"}"#.utf8),
                                                  contentType: "application/json", headers: [("Authorization", "Bearer \(key)")])
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
@@ -27,17 +28,17 @@ final class HostileClientDeletedUserTests: XCTestCase {
         return (enrolled.userId, content.token)
     }
 
-    static func delete(_ loopback: LoopbackServer, userId: String, key: String) async throws {
+    static func delete(_ loopback: InProcessServer, userId: String, key: String) async throws {
         let answer = try await loopback.exchange(.DELETE, "/api/v1/users/\(userId)", body: nil, headers: [("Authorization", "Bearer \(key)")])
         XCTAssertTrue((200..<300).contains(answer.status), "\(answer.status)")
     }
 
-    static func redeem(_ loopback: LoopbackServer, _ token: String) async throws -> ReturnUAFRequest {
+    static func redeem(_ loopback: InProcessServer, _ token: String) async throws -> ReturnUAFRequest {
         try await loopback.post("/nevisfido/token/redeem/registration", ["token": token], as: ReturnUAFRequest.self)
     }
 
     func testAnEnrollmentLinkOfADeletedUserAnswersExpired() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let key = try await loopback.server.stores.accessKeys.create(name: "backend", now: Date()).key
             let (userId, token) = try await Self.enrollDave(loopback, key: key)
             try await Self.delete(loopback, userId: userId, key: key)
@@ -48,7 +49,7 @@ final class HostileClientDeletedUserTests: XCTestCase {
     }
 
     func testARegistrationRequestIssuedBeforeTheDeletionCannotBeAnswered() async throws {
-        try await LoopbackServer.with { loopback in
+        try await InProcessServer.with { loopback in
             let key = try await loopback.server.stores.accessKeys.create(name: "backend", now: Date()).key
             let (userId, token) = try await Self.enrollDave(loopback, key: key)
             let redeemed = try await Self.redeem(loopback, token)

@@ -4,6 +4,7 @@ import JOSE
 import NIOHTTP1
 import NevisProtocol
 import UAF
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -23,7 +24,7 @@ final class HostileClientDeviceTests: XCTestCase {
 
     /// Creates the phone's target for `username` (with a push token and an encryption key) and a registration made
     /// on it, as the relying party's backend would.
-    static func enrol(_ phone: inout Phone, _ loopback: LoopbackServer, username: String = "alice") async throws {
+    static func enrol(_ phone: inout Phone, _ loopback: InProcessServer, username: String = "alice") async throws {
         let body = DispatchTargetWire.Creation(username: username, name: "phone \(phone.deviceId)", deviceId: phone.deviceId, dispatcher: nil,
                                                target: "fcm-\(phone.deviceId)", signatureKey: JWK(publicKey: phone.key.publicKey).json,
                                                encryptionKey: JWK(encryptionKey: P256.KeyAgreement.PrivateKey().publicKey).json)
@@ -43,8 +44,8 @@ final class HostileClientDeviceTests: XCTestCase {
     }
 
     /// Sends `method path` with `body`, signed by `phone` for exactly that request unless `signedFor` names another.
-    static func signed(_ loopback: LoopbackServer, _ phone: Phone, _ method: HTTPMethod, _ path: String, body: Data? = nil,
-                       signedFor: (method: String, path: String, body: Data?)? = nil) async throws -> LoopbackServer.Answer {
+    static func signed(_ loopback: InProcessServer, _ phone: Phone, _ method: HTTPMethod, _ path: String, body: Data? = nil,
+                       signedFor: (method: String, path: String, body: Data?)? = nil) async throws -> TestAnswer {
         let named = signedFor ?? (method.rawValue, path, body)
         let claims = DeviceSignature.Claims(dispatchTargetId: phone.target, now: loopback.clock.now, method: named.method,
                                             path: named.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? named.path,
@@ -61,8 +62,8 @@ final class HostileClientDeviceTests: XCTestCase {
     static let deregistrationPath = "/nevisfido/uaf/1.1/request/deregistration"
     static func credentialsPath(_ phone: Phone) -> String { DeviceServiceWire.basePath + DeviceServiceWire.credentialsComponent + "/" + phone.deviceId }
 
-    static func withPhones(_ body: (LoopbackServer, Phone, Phone) async throws -> Void) async throws {
-        try await LoopbackServer.with { loopback in
+    static func withPhones(_ body: (InProcessServer, Phone, Phone) async throws -> Void) async throws {
+        try await InProcessServer.with { loopback in
             var first = Phone(deviceId: "device-1"), second = Phone(deviceId: "device-2")
             try await enrol(&first, loopback)
             try await enrol(&second, loopback)
@@ -70,7 +71,7 @@ final class HostileClientDeviceTests: XCTestCase {
         }
     }
 
-    func keys(_ loopback: LoopbackServer) async throws -> [String] {
+    func keys(_ loopback: InProcessServer) async throws -> [String] {
         try await loopback.server.stores.registrations.registrations(username: "alice").map(\.keyID).sorted()
     }
 
@@ -160,7 +161,7 @@ final class HostileClientDeviceTests: XCTestCase {
 
     // MARK: Dispatch to a device
 
-    static func dispatch(_ loopback: LoopbackServer, to target: String, headers: [(String, String)]) async throws -> LoopbackServer.Answer {
+    static func dispatch(_ loopback: InProcessServer, to target: String, headers: [(String, String)]) async throws -> TestAnswer {
         struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String; var dispatchInformation: String; var getUafRequest: GetUAFRequest }
         let body = Body(dispatcher: "link", dispatchTargetId: target, dispatchInformation: #"{"notification":{"title":"Your account is locked"}}"#,
                         getUafRequest: GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice"])))
@@ -168,7 +169,7 @@ final class HostileClientDeviceTests: XCTestCase {
                                            headers: headers)
     }
 
-    static func result(_ answer: LoopbackServer.Answer) throws -> String? {
+    static func result(_ answer: TestAnswer) throws -> String? {
         try JSONDecoder().decode([String: JSONValue].self, from: answer.body)["dispatchResult"]?.string
     }
 

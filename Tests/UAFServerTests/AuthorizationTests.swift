@@ -1,5 +1,4 @@
 import Primitives
-import AsyncHTTPClient
 import Crypto
 import _CryptoExtras
 import Foundation
@@ -7,6 +6,7 @@ import JWTKit
 import NIOCore
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -14,16 +14,16 @@ import XCTest
 /// The registration request endpoint's authorization (server-api §C.2): each rejection is a valid request with one
 /// thing changed, and none of them stores anything.
 final class AuthorizationTests: XCTestCase {
-    var loopback: LoopbackServer!
+    var loopback: InProcessServer!
     var rp: LocalRelyingParty { loopback.relyingParty }
     let path = "/nevisfido/uaf/1.1/request/registration"
 
-    override func setUp() async throws { loopback = try await LoopbackServer() }
+    override func setUp() async throws { loopback = try await InProcessServer() }
     override func tearDown() async throws { try await loopback.shutdown() }
 
     /// Posts a registration request for `username` with `headers`; returns the HTTP status and body.
-    func requestRegistration(_ username: String, headers: [(String, String)]) async throws -> LoopbackServer.Answer {
-        try await loopback.exchange(.POST, path, body: try LoopbackServer.registrationBody(username), headers: headers)
+    func requestRegistration(_ username: String, headers: [(String, String)]) async throws -> TestAnswer {
+        try await loopback.exchange(.POST, path, body: try InProcessServer.registrationBody(username), headers: headers)
     }
 
     func bearer(_ claims: LocalRelyingParty.Claims, signedBy party: LocalRelyingParty? = nil) async throws -> [(String, String)] {
@@ -31,7 +31,7 @@ final class AuthorizationTests: XCTestCase {
     }
 
     /// 401 with the JSON error body, and no UAF request or status record stored for the user.
-    func assertRefused(_ answer: LoopbackServer.Answer, status: Int = 401, username: String = "alice",
+    func assertRefused(_ answer: TestAnswer, status: Int = 401, username: String = "alice",
                        file: StaticString = #filePath, line: UInt = #line) async throws {
         XCTAssertEqual(answer.status, status, String(decoding: answer.body, as: UTF8.self), file: file, line: line)
         let body = try JSONDecoder().decode([String: String].self, from: answer.body)
@@ -142,7 +142,7 @@ final class AuthorizationTests: XCTestCase {
     // MARK: Sessions from a UAF authentication
 
     /// Registers `username` and authenticates, returning the answer's tokens.
-    func signIn(_ username: String) async throws -> (jwt: String, cookie: String, authenticator: SoftwareAuthenticator, answer: LoopbackServer.Answer) {
+    func signIn(_ username: String) async throws -> (jwt: String, cookie: String, authenticator: SoftwareAuthenticator, answer: TestAnswer) {
         var authenticator = SoftwareAuthenticator()
         let request = try await loopback.registrationRequest(username: username)
         let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
@@ -156,10 +156,6 @@ final class AuthorizationTests: XCTestCase {
         let jwt = try XCTUnwrap(server.additionalTokens?.first { $0.type == .jwt }?.value)
         let cookie = try XCTUnwrap(server.additionalTokens?.first { $0.type == .httpCookie }?.value)
         return (jwt, cookie, authenticator, answer)
-    }
-
-    static func cookieHeader(_ setCookie: String) -> (String, String) {
-        ("Cookie", String(setCookie.split(separator: ";")[0]))
     }
 
     func testAuthenticationAnswersAJWTAndASecureSessionCookie() async throws {
@@ -197,7 +193,7 @@ final class AuthorizationTests: XCTestCase {
 
     func testAlicesSessionCookieCanAddAnAuthenticatorForAlice() async throws {
         let (_, cookie, _, _) = try await signIn("alice")
-        let answer = try await requestRegistration("alice", headers: [Self.cookieHeader(cookie)])
+        let answer = try await requestRegistration("alice", headers: [cookieHeader(cookie)])
         XCTAssertEqual(answer.status, 200)
     }
 
@@ -209,16 +205,16 @@ final class AuthorizationTests: XCTestCase {
 
     func testAlicesSessionCannotRegisterBob() async throws {
         let (jwt, cookie, _, _) = try await signIn("alice")
-        try await assertRefused(try await requestRegistration("bob", headers: [Self.cookieHeader(cookie)]), status: 403, username: "bob")
+        try await assertRefused(try await requestRegistration("bob", headers: [cookieHeader(cookie)]), status: 403, username: "bob")
         try await assertRefused(try await requestRegistration("bob", headers: [("Authorization", "Bearer \(jwt)")]), status: 403, username: "bob")
     }
 
     func testARevokedSessionIsRefused() async throws {
         let (jwt, cookie, _, _) = try await signIn("alice")
-        let signOut = try await loopback.exchange(.DELETE, "/nevisfido/session", body: nil, headers: [Self.cookieHeader(cookie)])
+        let signOut = try await loopback.exchange(.DELETE, "/nevisfido/session", body: nil, headers: [cookieHeader(cookie)])
         XCTAssertEqual(signOut.status, 204)
         let outstandingBefore = try await loopback.server.stores.requests.outstanding(username: "alice", now: loopback.clock.now)
-        let byCookie = try await requestRegistration("alice", headers: [Self.cookieHeader(cookie)])
+        let byCookie = try await requestRegistration("alice", headers: [cookieHeader(cookie)])
         let byJWT = try await requestRegistration("alice", headers: [("Authorization", "Bearer \(jwt)")])
         XCTAssertEqual(byCookie.status, 401)
         XCTAssertEqual(byJWT.status, 401)
@@ -229,7 +225,7 @@ final class AuthorizationTests: XCTestCase {
     func testAnExpiredSessionIsRefused() async throws {
         let (jwt, cookie, _, _) = try await signIn("alice")
         loopback.clock.advance(3601)
-        try await assertRefused(try await requestRegistration("alice", headers: [Self.cookieHeader(cookie)]))
+        try await assertRefused(try await requestRegistration("alice", headers: [cookieHeader(cookie)]))
         try await assertRefused(try await requestRegistration("alice", headers: [("Authorization", "Bearer \(jwt)")]))
     }
 
@@ -241,14 +237,14 @@ final class AuthorizationTests: XCTestCase {
 
     let deregistrationPath = "/nevisfido/uaf/1.1/request/deregistration"
 
-    func deregister(_ context: [String: [String]], username: String, headers: [(String, String)]) async throws -> LoopbackServer.Answer {
+    func deregister(_ context: [String: [String]], username: String, headers: [(String, String)]) async throws -> TestAnswer {
         var object: [String: JSONValue] = ["username": .string(username)]
         for (key, values) in context { object[key] = .array(values.map(JSONValue.string)) }
         let body = try JSONEncoder().encode(GetUAFRequest(op: .deregistration, context: try UAFMessageCodec.encodeObject(object)))
         return try await loopback.exchange(.POST, deregistrationPath, body: body, headers: headers)
     }
 
-    func deregistrationRequest(_ answer: LoopbackServer.Answer) throws -> DeregistrationRequest {
+    func deregistrationRequest(_ answer: TestAnswer) throws -> DeregistrationRequest {
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         let returned = try JSONDecoder().decode(ReturnUAFRequest.self, from: answer.body)
         XCTAssertEqual(returned.statusCode, 1200)
@@ -416,79 +412,5 @@ final class AuthorizationTests: XCTestCase {
         let returned = try JSONDecoder().decode(ReturnUAFRequest.self, from: answer.body)
         let request = try UAFMessageCodec.decode(RegistrationRequest.self, from: try XCTUnwrap(returned.uafRequest))[0]
         XCTAssertEqual(answer.headers.first(name: "Mauth-Session-Id"), request.header.serverData)
-    }
-}
-
-/// The other credential sources: RS256 tokens from PEM keys, and the trusted proxy header.
-final class AuthorizationSourceTests: XCTestCase {
-    func withServer(_ configure: (inout ServerConfiguration, URL) throws -> Void, _ body: (LoopbackServer) async throws -> Void) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-auth-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var configuration = LoopbackServer.configuration()
-        try configure(&configuration, directory)
-        try await LoopbackServer.with(configuration, body)
-    }
-
-    func registration(_ loopback: LoopbackServer, _ username: String, headers: [(String, String)]) async throws -> Int {
-        try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration", body: try LoopbackServer.registrationBody(username), headers: headers).status
-    }
-
-    func testAnRS256TokenVerifiesWithAPEMPublicKey() async throws {
-        let rsa = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        try await withServer({ configuration, directory in
-            let pem = directory.appendingPathComponent("rp-rsa.pem")
-            try Data(rsa.publicKey.pemRepresentation.utf8).write(to: pem)
-            configuration.authorization.jwt = .init(publicKeyPaths: [pem.path], issuer: "https://rp.rsa", audience: "mauth")
-        }) { loopback in
-            let keys = JWTKeyCollection()
-            await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: rsa.pemRepresentation), digestAlgorithm: .sha256)
-            var claims = LocalRelyingParty(issuer: "https://rp.rsa", audience: "mauth").claims(subject: "alice", now: loopback.clock.now)
-            let token = try await keys.sign(claims)
-            let ok = try await registration(loopback, "alice", headers: [("Authorization", "Bearer \(token)")])
-            XCTAssertEqual(ok, 200)
-            claims.aud = "other"
-            let wrong = try await registration(loopback, "alice", headers: [("Authorization", "Bearer \(try await keys.sign(claims))")])
-            XCTAssertEqual(wrong, 401)
-        }
-    }
-
-    func testAnRSAKeyOver4096BitsIsRefusedAtStartUp() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-rsa-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let pem = directory.appendingPathComponent("big.pem")
-        try Data(try _RSA.Signing.PrivateKey(unsafeKeySize: .init(bitCount: 4608)).publicKey.pemRepresentation.utf8).write(to: pem)
-        var configuration = ServerConfiguration(facets: [testFacet], database: .sqliteInMemory)
-        configuration.authorization.jwt = .init(publicKeyPaths: [pem.path], issuer: "i", audience: "a")
-        do {
-            let server = try await UAFServerApplication.start(configuration: configuration)
-            try await server.stop()
-            XCTFail("a 4608-bit RSA key was accepted")
-        } catch let error as ServerConfiguration.ConfigurationError {
-            XCTAssertTrue(error.description.contains("4096"), error.description)
-        }
-    }
-
-    func testTheTrustedProxyHeaderIsBelievedFromTheProxy() async throws {
-        try await withServer({ configuration, _ in
-            configuration.authorization.trustedProxy = .init(header: "X-Authenticated-User", addresses: ["127.0.0.1"])
-        }) { loopback in
-            let own = try await registration(loopback, "alice", headers: [("X-Authenticated-User", "alice")])
-            XCTAssertEqual(own, 200)
-            let other = try await registration(loopback, "bob", headers: [("X-Authenticated-User", "alice")])
-            XCTAssertEqual(other, 403)
-        }
-    }
-
-    func testTheTrustedProxyHeaderIsRefusedFromAnyoneElse() async throws {
-        try await withServer({ configuration, _ in
-            configuration.authorization.trustedProxy = .init(header: "X-Authenticated-User", addresses: ["192.0.2.10"])
-        }) { loopback in
-            let status = try await registration(loopback, "alice", headers: [("X-Authenticated-User", "alice")])
-            XCTAssertEqual(status, 401)
-            let outstanding = try await loopback.server.stores.requests.outstanding(username: "alice", now: loopback.clock.now)
-            XCTAssertEqual(outstanding, 0)
-        }
     }
 }

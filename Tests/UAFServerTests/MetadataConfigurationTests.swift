@@ -1,6 +1,7 @@
 import Foundation
 import UAF
 import UAFSimulation
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -24,14 +25,14 @@ final class MetadataConfigurationTests: XCTestCase {
         try Data(Self.mds3.utf8).write(to: directory.appendingPathComponent("a-uaf.json"))
         try Data(Self.fido2.utf8).write(to: directory.appendingPathComponent("b-fido2.json"))
         var skipped: [String] = []
-        var configuration = LoopbackServer.configuration()
+        var configuration = InProcessServer.configuration()
         configuration.metadataPath = directory.path
         let store = try configuration.loadMetadata { skipped.append($0) }
         XCTAssertEqual(store.all.map(\.aaid), ["ABCD#0001"])
         XCTAssertEqual(skipped.count, 1)
         XCTAssertTrue(skipped[0].contains("fido2 statement A FIDO2 key"), skipped[0])
 
-        try await LoopbackServer.with(configuration) { loopback in
+        try await InProcessServer.with(configuration) { loopback in
             let request = try await loopback.registrationRequest(username: "alice")
             XCTAssertEqual(request.policy.accepted, [[MatchCriteria(aaid: ["ABCD#0001"], authenticationAlgorithms: [2])]])
             var authenticator = SoftwareAuthenticator()
