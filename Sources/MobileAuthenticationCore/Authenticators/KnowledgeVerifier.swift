@@ -58,27 +58,28 @@ package struct KnowledgeVerifierStore: Sendable {
     /// Checks `secret`. An attempt during a cool-down is refused without being checked or counted; a wrong secret
     /// is counted durably before the answer is given, so killing the app cannot reset the counter.
     package func verify(username: Username, secret: String, now: Date) async throws -> Outcome {
-        guard var record = try await record(username) else { return .notEnrolled }
-        let current = CoolDownPolicy.state(failures: record.failures, lastFailure: record.lastFailure, now: now)
-        switch current {
-        case .lockedOut: return .lockedOut
-        case .lastAttemptFailed(_, let coolDown) where coolDown > 0: return .coolingDown(current)
-        default: break
-        }
-        let candidate = try Self.hash(secret, salt: record.salt, cost: record.cost)
-        // Constant-time comparison.
-        let matches = candidate.count == record.hash.count && zip(candidate, record.hash).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-        if matches {
-            if record.failures != 0 {
-                record.failures = 0; record.lastFailure = nil
-                try await state.setSecret(record, entry(username))
+        // Read, checked and counted as one step: parallel attempts are counted one after another, and one that
+        // meets the cool-down another attempt started is refused uncounted.
+        try await state.updateSecret(KnowledgeRecord.self, entry(username)) { stored in
+            guard var record = stored else { return (nil, .notEnrolled) }
+            let current = CoolDownPolicy.state(failures: record.failures, lastFailure: record.lastFailure, now: now)
+            switch current {
+            case .lockedOut: return (nil, .lockedOut)
+            case .lastAttemptFailed(_, let coolDown) where coolDown > 0: return (nil, .coolingDown(current))
+            default: break
             }
-            return .verified
+            let candidate = try Self.hash(secret, salt: record.salt, cost: record.cost)
+            // Constant-time comparison.
+            let matches = candidate.count == record.hash.count && zip(candidate, record.hash).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+            if matches {
+                guard record.failures != 0 else { return (nil, .verified) }
+                record.failures = 0; record.lastFailure = nil
+                return (record, .verified)
+            }
+            record.failures += 1
+            record.lastFailure = now
+            let newState = CoolDownPolicy.state(failures: record.failures, lastFailure: now, now: now)
+            return (record, newState == .lockedOut ? .lockedOut : .rejected(newState))
         }
-        record.failures += 1
-        record.lastFailure = now
-        try await state.setSecret(record, entry(username))
-        let newState = CoolDownPolicy.state(failures: record.failures, lastFailure: now, now: now)
-        return newState == .lockedOut ? .lockedOut : .rejected(newState)
     }
 }

@@ -89,6 +89,10 @@ package actor LocalState {
     /// in-memory store is put back as it was, so a later write cannot commit half of it.
     @discardableResult
     func commit<T: Sendable>(_ changes: StateChanges, _ body: (inout LocalStateData) throws -> T) async throws -> T {
+        try await exclusively { try await self.write(changes, body) }
+    }
+
+    private func write<T: Sendable>(_ changes: StateChanges, _ body: (inout LocalStateData) throws -> T) async throws -> T {
         var copy = data
         let result = try body(&copy)
         let touched = Array(changes.secrets.keys) + Array(changes.removals) + [Self.stateKey]
@@ -111,9 +115,37 @@ package actor LocalState {
 
     func secret<T: Decodable & Sendable>(_ type: T.Type, _ key: String) async throws -> T? { try await store.value(T.self, for: key) }
 
-    func setSecret<T: Encodable & Sendable>(_ value: T, _ key: String) async throws {
-        try await store.set(encoding: value, for: key)
-        try await store.write()
+    /// Reads the secret under `key`, lets `body` decide, and writes what it returns (nothing for nil), with no other
+    /// write in between: the read-modify-write a failure counter needs, so parallel attempts are each counted.
+    func updateSecret<T: Codable & Sendable, R: Sendable>(_ type: T.Type, _ key: String,
+                                                          _ body: (T?) throws -> (write: T?, result: R)) async throws -> R {
+        try await exclusively {
+            let (write, result) = try body(try await self.store.value(T.self, for: key))
+            if let write {
+                try await self.store.set(encoding: write, for: key)
+                try await self.store.write()
+            }
+            return result
+        }
+    }
+
+    // One write at a time. The actor alone does not give that: at every `await` on the store another call may run,
+    // so two read-modify-writes could read the same state and the later write would undo the earlier (a lost
+    // attempt counted by a brute-force limit, or a commit lost under another).
+    private var writing = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    private func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        if writing {
+            await withCheckedContinuation { waiting.append($0) }
+        } else {
+            writing = true
+        }
+        defer {
+            // Hand the turn to the next waiter, or free it.
+            if waiting.isEmpty { writing = false } else { waiting.removeFirst().resume() }
+        }
+        return try await body()
     }
 }
 
