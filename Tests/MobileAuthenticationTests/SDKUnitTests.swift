@@ -18,6 +18,15 @@ final class SDKUnitTests: XCTestCase {
         XCTAssertEqual(PinPolicy(minLength: 4, maxLength: 8)?.violation("123"), "The PIN must have 4 to 8 digits.")
     }
 
+    func testADecodedPinPolicyWithMinimumAboveMaximumIsATypedError() {
+        // Decoded as is, it crashed at the first PIN checked (a range from 8 to 4).
+        XCTAssertThrowsError(try JSONDecoder().decode(PinPolicy.self, from: Data(#"{"minLength": 8, "maxLength": 4}"#.utf8))) { error in
+            XCTAssertTrue(error is DecodingError, "\(error)")
+        }
+        XCTAssertThrowsError(try JSONDecoder().decode(PinPolicy.self, from: Data(#"{"minLength": 0, "maxLength": 4}"#.utf8)))
+        XCTAssertEqual(try JSONDecoder().decode(PinPolicy.self, from: Data(#"{"minLength": 4, "maxLength": 8}"#.utf8)), PinPolicy(minLength: 4, maxLength: 8))
+    }
+
     func testCoolDownTableAndLockout() {
         let now = Date()
         XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 0, lastFailure: nil, now: now)), .Unlocked)

@@ -12,6 +12,21 @@ public struct PinPolicy: Decodable, Sendable, Equatable {
         self.minLength = minLength; self.maxLength = maxLength
     }
 
+    private enum CodingKeys: String, CodingKey { case minLength, maxLength }
+
+    /// A decoded policy obeys the same bounds as a made one: outside them it is a `DecodingError`, not a policy
+    /// that crashes at the first PIN it checks.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let minLength = try container.decode(Int.self, forKey: .minLength)
+        let maxLength = try container.decode(Int.self, forKey: .maxLength)
+        guard let policy = PinPolicy(minLength: minLength, maxLength: maxLength) else {
+            throw DecodingError.dataCorruptedError(forKey: .maxLength, in: container,
+                                                   debugDescription: "a PIN policy needs 1 ≤ minLength ≤ maxLength ≤ 64; got \(minLength) and \(maxLength)")
+        }
+        self = policy
+    }
+
     /// The reason `pin` is not acceptable, or nil.
     package func violation(_ pin: String) -> String? {
         guard pin.allSatisfy({ $0.isASCII && $0.isNumber }) else { return "The PIN must contain digits only." }
