@@ -114,8 +114,9 @@ struct LocalRemoval {
 
     func remove(_ removed: [LocalRegistration]) async throws {
         guard !removed.isEmpty else { return }
-        let data = core.mirror.snapshot
-        let remaining = data.registrations.filter { !removed.contains($0) }
+        // A registration is named by its key alias: its record may have changed since (a counter advanced).
+        let aliases = Set(removed.map(\.keyAlias))
+        let remaining = core.mirror.snapshot.registrations.filter { !aliases.contains($0.keyAlias) }
         var changes = StateChanges()
         for registration in removed {
             changes.remove(KeyStore.entry(registration.keyAlias))
@@ -126,8 +127,11 @@ struct LocalRemoval {
         }
         // The device information (and its keys) goes with the last authenticator (sdk-api.md, DeviceInformation).
         if remaining.isEmpty { changes.remove(DeviceKeys.entry) }
+        // The secrets to remove are decided above (a commit takes them up front); the records are removed from the
+        // state as it is when the commit runs, so what another commit changed meanwhile stays.
         try await core.commit(changes) { state in
-            state.registrations = remaining
+            state.registrations.removeAll { aliases.contains($0.keyAlias) }
+            let remaining = state.registrations
             state.accounts.removeAll { account in !remaining.contains { $0.username == account.username && $0.server == account.server } }
             state.dispatchTargets.removeAll { target in !remaining.contains { $0.username == target.username && $0.server == target.server } }
             if remaining.isEmpty { state.deviceInformation = nil }
