@@ -19,6 +19,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     private var enrolled = true
     private var biometricSet = 1
     private var promptScript: [OSVerificationResult] = []
+    private var fallbackAlwaysOffered = false
     private var prompts: [OSVerificationRequest] = []
     private let protector: SoftwareKeyProtector
     private var secureEnclave: SimulatedHardwareKeyStore?
@@ -53,6 +54,9 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     public func changeBiometricSet() { lock.withLock { biometricSet += 1 } }
     /// How the next OS prompts end, in order; after the script, prompts succeed.
     public func scriptOSPrompts(_ results: [OSVerificationResult]) { lock.withLock { promptScript = results } }
+    /// A lenient OS: its biometric prompt accepts the device passcode even when the SDK did not ask for the fallback.
+    /// The SDK must refuse that answer itself; by default the simulated OS, like iOS, offers no passcode button then.
+    public func offerPasscodeFallbackAlways() { lock.withLock { fallbackAlwaysOffered = true } }
     /// The OS prompts shown so far.
     public var shownOSPrompts: [OSVerificationRequest] { lock.withLock { prompts } }
 
@@ -74,7 +78,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
             }
             if promptScript.isEmpty { return .verified }
             let next = promptScript.removeFirst()
-            if next == .verifiedWithPasscodeFallback, case .biometric(_, false) = request.kind {
+            if next == .verifiedWithPasscodeFallback, case .biometric(_, false) = request.kind, !fallbackAlwaysOffered {
                 // The OS offers no passcode button when the key does not allow it: the user can only fail.
                 return .failed
             }

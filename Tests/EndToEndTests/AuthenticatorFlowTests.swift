@@ -141,6 +141,18 @@ final class AuthenticatorFlowTests: XCTestCase {
         XCTAssertEqual(env.platform.shownOSPrompts.last?.fallbackButtonTitle, "Enter Passcode")
     }
 
+    func testTheSDKRefusesAPasscodeAnswerTheOSAcceptedWithoutTheFallback() async throws {
+        // The OS would take the passcode; only the SDK's own guard stands between it and a signature.
+        let client = try await env.client()
+        try await register(client, "lenient", aaid: "F1D0#1003")
+        env.platform.offerPasscodeFallbackAlways()
+        env.platform.scriptOSPrompts([.verifiedWithPasscodeFallback])
+        let captured = await captureError { try await self.authenticate(client, "lenient", aaid: "F1D0#1003") }
+        let refused = try XCTUnwrap(captured, "the SDK signed after a passcode answer it had not allowed")
+        XCTAssertEqual(fidoCode(refused), .authenticatorAccessDenied)
+        XCTAssertTrue(String(describing: refused).contains("the device passcode is not allowed as fallback"), "\(refused)")
+    }
+
     func testBothFallbackAndInvalidationCannotBeEnabled() async throws {
         let client = try await env.client()
         let error = await captureError {
