@@ -47,9 +47,12 @@ final class Environment {
             .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
     }
 
-    func client(configuration: Configuration? = nil, platform: SimulatedPlatform? = nil) async throws -> any MobileAuthenticationClient {
-        let client = try await MobileAuthenticationClientInitializer()
-            .configuration(configuration ?? self.configuration).platform(platform ?? self.platform).executeAsync()
+    func client(configuration: Configuration? = nil, platform: SimulatedPlatform? = nil,
+                _ customize: (MobileAuthenticationClientInitializer) -> Void = { _ in }) async throws -> any MobileAuthenticationClient {
+        let initializer = MobileAuthenticationClientInitializer()
+            .configuration(configuration ?? self.configuration).platform(platform ?? self.platform)
+        customize(initializer)
+        let client = try await initializer.executeAsync()
         clients.append(client)
         return client
     }

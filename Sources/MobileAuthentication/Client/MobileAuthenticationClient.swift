@@ -97,8 +97,18 @@ public final class MobileAuthenticationClientInitializer: Operation {
     /// The platform services; defaults to `SoftwarePlatform` in the user's data directory.
     @discardableResult public func platform(_ platform: any Platform) -> Self { state.update { $0.platform = platform }; return self }
     /// Reports every HTTP exchange (for the virtual device, QA tooling and debugging). The SDK never sends a
-    /// PIN or a private key, so the bodies hold only protocol messages.
-    @discardableResult public func httpTrace(_ trace: @escaping @Sendable (HTTPTraceEvent) -> Void) -> Self { state.update { $0.trace = trace }; return self }
+    /// PIN or a private key, so the bodies hold only protocol messages. Tokens, session cookies and encrypted payloads
+    /// in them are replaced by `[redacted]` unless the app passes `HTTPTraceSecrets.included`: a trace is easily
+    /// logged, and a bearer token in a log authorizes whoever reads it.
+    @discardableResult public func httpTrace(secrets: HTTPTraceSecrets = .redacted, _ trace: @escaping @Sendable (HTTPTraceEvent) -> Void) -> Self {
+        let hook: @Sendable (HTTPTraceEvent) -> Void
+        switch secrets {
+        case .redacted: hook = { trace($0.redacted()) }
+        case .included: hook = trace
+        }
+        state.update { $0.trace = hook }
+        return self
+    }
     /// Replaces the HTTPS transport (tests of the operation runner answer in memory).
     @discardableResult func transport(_ transport: any ClientTransport) -> Self { state.update { $0.transport = transport }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable (any MobileAuthenticationClient) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
