@@ -127,6 +127,15 @@ final class AuthCloudFlowTests: XCTestCase {
             .pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
     }
 
+    func testAMissingDeviceServiceBehindTheBasePathIsOperationNotSupportedByBackend() async throws {
+        let client = try await authCloudClient()
+        _ = try await registerFromEnrollResponse(client, "u-no-devices")
+        let base = try XCTUnwrap(client.localData.accounts.first?.server.baseUrl)
+        XCTAssertEqual(base.path, "/_app")
+        await client.shutdown()
+        try await assertNoDeviceService(try await environment.clientWithoutDeviceService(base: base))
+    }
+
     func testEnrollingFromTheAppLinkRegistersAndAReusedEnrollmentIsRefused() async throws {
         let client = try await authCloudClient()
         let (enrolled, _) = try await enroll("linkuser")

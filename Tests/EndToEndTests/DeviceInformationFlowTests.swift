@@ -69,14 +69,7 @@ final class DeviceInformationFlowTests: XCTestCase {
         let client = try await environment.client()
         try await client.register("alice")
         await client.shutdown()
-        let elsewhere = Configuration(baseUrl: environment.server.baseURL, deviceResourcePath: "/no-device-service/", userInteractionTimeoutInSeconds: 5,
-                                      facetId: environment.platform.applicationFacetId)
-            .withTransportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM]))
-        let reopened = try await environment.client(configuration: elsewhere)
-        let pending = await reopened.operations.pendingOutOfBandOperations.executeAsync()
-        guard case .OperationNotSupportedByBackend? = pending.errors.first else { return XCTFail("\(pending.errors)") }
-        let check = await reopened.operations.deviceInformationCheck.executeAsync()
-        guard case .OperationNotSupportedByBackend? = check.errors.first else { return XCTFail("\(check.errors)") }
+        try await assertNoDeviceService(try await environment.clientWithoutDeviceService(base: environment.server.baseURL))
     }
 
     // MARK: Change

@@ -47,6 +47,15 @@ final class Environment {
             .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
     }
 
+    /// The device's client reopened on `base` with a Device Service path the server does not serve: the server, to
+    /// the client, has no Device Service.
+    func clientWithoutDeviceService(base: URL) async throws -> any MobileAuthenticationClient {
+        let elsewhere = Configuration(baseUrl: base, deviceResourcePath: "/no-device-service/", userInteractionTimeoutInSeconds: 5,
+                                      facetId: platform.applicationFacetId)
+            .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
+        return try await client(configuration: elsewhere)
+    }
+
     func client(configuration: Configuration? = nil, platform: SimulatedPlatform? = nil,
                 _ customize: (MobileAuthenticationClientInitializer) -> Void = { _ in }) async throws -> any MobileAuthenticationClient {
         let initializer = MobileAuthenticationClientInitializer()
@@ -132,4 +141,12 @@ extension SecureStore {
 /// Runs `body` and returns the error it threw (nil if none), erasing typed throws.
 func captureError(_ body: () async throws -> Void) async -> (any Error)? {
     do { try await body(); return nil } catch { return error }
+}
+
+/// The Device Service operations of `client` fail with `OperationNotSupportedByBackend`.
+func assertNoDeviceService(_ client: any MobileAuthenticationClient, file: StaticString = #filePath, line: UInt = #line) async throws {
+    let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
+    guard case .OperationNotSupportedByBackend? = pending.errors.first else { return XCTFail("\(pending.errors)", file: file, line: line) }
+    let check = await client.operations.deviceInformationCheck.executeAsync()
+    guard case .OperationNotSupportedByBackend? = check.errors.first else { return XCTFail("\(check.errors)", file: file, line: line) }
 }

@@ -80,7 +80,10 @@ struct DeviceServiceClient: Sendable {
                 last = clockFailure(exchange, server: server) ?? failure(.refused, server, 401, "the server refused the device signature")
                 if last.kind == .clockSkew { return .failure(last) }
             case 404, 405:
-                guard url.path.hasPrefix(core.configuration.deviceResourcePath) else {
+                // The Device Service sits under the server's base path (the Auth Cloud preset's `/_app`), not at the
+                // host's root: a 404 there means the server has none.
+                let devices = core.configuration.url(core.configuration.deviceResourcePath, base: server.baseUrl).path
+                guard url.path.hasPrefix(devices) else {
                     return .failure(failure(.other, server, exchange.status, "not found: \(url.path)"))
                 }
                 return .failure(failure(.notSupported, server, exchange.status, "the server has no Device Service at \(url.path)"))
