@@ -140,6 +140,11 @@ package final class HTTPTransport: ClientTransport {
 
     static func isTLSFailure(_ error: any Error) -> Bool {
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError { return true }
+        #if canImport(Network)
+        // Apple platforms: AsyncHTTPClient runs on Network.framework there, whose TLS failures (an untrusted
+        // certificate is errSSLXCertChainInvalid) arrive as NWTLSError, not as NIOSSL's errors.
+        if error is HTTPClient.NWTLSError { return true }
+        #endif
         let text = String(describing: error)
         return text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("handshakeFailed")
     }
