@@ -33,6 +33,7 @@ final class SimulatedHardwareKeyStore: HardwareKeyStore, @unchecked Sendable {
         if let generation = entry.lockGeneration, generation != platform.deviceLockGeneration {
             throw .keyGone("\(tag) was wiped when the device lock was removed")
         }
+        if entry.biometricSet != nil && platform.biometricsLockedOut { throw .lockedOut("biometrics are locked") }
         if let set = entry.biometricSet, set != platform.biometricSetIdentifier {
             throw .keyGone("\(tag) was invalidated because the biometric set changed")
         }

@@ -18,6 +18,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     private var sensors: Set<BiometricSensor>
     private var enrolled = true
     private var biometricSet = 1
+    private var lockedOut = false
     private var promptScript: [OSVerificationResult] = []
     private var fallbackAlwaysOffered = false
     private var prompts: [OSVerificationRequest] = []
@@ -52,6 +53,9 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     public func setBiometricsEnrolled(_ enrolled: Bool) { lock.withLock { self.enrolled = enrolled } }
     /// The user adds (or removes) a finger or face in the OS settings.
     public func changeBiometricSet() { lock.withLock { biometricSet += 1 } }
+    /// Too many failed biometric attempts: biometrics are locked until the user enters the passcode (`false`). As
+    /// on iOS, the biometric set cannot be read meanwhile and every biometric prompt ends `.lockedOut`.
+    public func lockOutBiometrics(_ locked: Bool = true) { lock.withLock { lockedOut = locked } }
     /// How the next OS prompts end, in order; after the script, prompts succeed.
     public func scriptOSPrompts(_ results: [OSVerificationResult]) { lock.withLock { promptScript = results } }
     /// A lenient OS: its biometric prompt accepts the device passcode even when the SDK did not ask for the fallback.
@@ -62,7 +66,8 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
 
     public var biometricSensors: Set<BiometricSensor> { lock.withLock { sensors } }
     public var biometricsEnrolled: Bool { lock.withLock { enrolled && !sensors.isEmpty } }
-    public var biometricSetIdentifier: String? { lock.withLock { enrolled && !sensors.isEmpty ? "biometric-set-\(biometricSet)" : nil } }
+    public var biometricSetIdentifier: String? { lock.withLock { enrolled && !sensors.isEmpty && !lockedOut ? "biometric-set-\(biometricSet)" : nil } }
+    public var biometricsLockedOut: Bool { lock.withLock { lockedOut } }
     public var hasDeviceLock: Bool { lock.withLock { deviceLockPresent } }
     public var deviceLockGeneration: Int { lock.withLock { lockGeneration } }
 
@@ -73,6 +78,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
             case .biometric(let sensor, _):
                 guard sensors.contains(sensor) else { return .notAvailable("no \(sensor.rawValue) sensor") }
                 guard enrolled else { return .notAvailable("no biometrics enrolled") }
+                if lockedOut { return .lockedOut("biometrics are locked after too many failed attempts") }
             case .devicePasscode:
                 guard deviceLockPresent else { return .notAvailable("no device passcode is set") }
             }
@@ -86,8 +92,8 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
         }
     }
 
-    /// Gives the device a simulated Secure Enclave: biometric and device-passcode keys are then created in it and
-    /// it enforces their access control itself. Without it they are software keys whose access control the SDK
+    /// Gives the device a simulated Secure Enclave: biometric and device-passcode keys (on the iOS profile every
+    /// authenticator key) are then created in it and it enforces their access control itself. Without it they are software keys whose access control the SDK
     /// enforces (the Linux path).
     public func enableHardwareKeyStore() { lock.withLock { if secureEnclave == nil { secureEnclave = SimulatedHardwareKeyStore(platform: self) } } }
     public var hardwareKeyStore: (any HardwareKeyStore)? { lock.withLock { secureEnclave } }

@@ -246,7 +246,7 @@ final class AuthenticatorFlowTests: XCTestCase {
         try await register(client, "enclave", aaid: "F1D0#1003")
         try await register(client, "enclave", aaid: "F1D0#1004")
         try await register(client, "enclave", aaid: "F1D0#1001")
-        XCTAssertEqual(env.platform.hardwareKeyCount, 2, "Face ID and passcode keys are hardware keys; the PIN key is not")
+        XCTAssertEqual(env.platform.hardwareKeyCount, 3, "on iOS every key is a hardware key, the PIN key too")
         try await authenticate(client, "enclave", aaid: "F1D0#1003", transaction: "Pay 5 CHF")
         try await authenticate(client, "enclave", aaid: "F1D0#1004")
         env.platform.changeBiometricSet()
@@ -255,6 +255,39 @@ final class AuthenticatorFlowTests: XCTestCase {
         try await authenticate(client, "enclave", aaid: "F1D0#1004")
         try await client.localData.deleteAuthenticator(username: "enclave", aaid: nil)
         XCTAssertEqual(env.platform.hardwareKeyCount, 0, "deleting the authenticators deletes their hardware keys")
+    }
+
+    func testRemovingTheDeviceLockWipesTheIOSPinKeyFromTheSecureEnclave() async throws {
+        env.platform.enableHardwareKeyStore()
+        let client = try await env.client()
+        try await register(client, "pin-lock", aaid: "F1D0#1001")
+        try await register(client, "pin-lock", aaid: "F1D0#1005")
+        XCTAssertEqual(env.platform.hardwareKeyCount, 2)
+        env.platform.setDeviceLock(false)
+        env.platform.setDeviceLock(true)
+        for aaid in ["F1D0#1001", "F1D0#1005"] {
+            let wiped = await captureError { try await self.authenticate(client, "pin-lock", aaid: aaid) }
+            XCTAssertEqual(fidoCode(wiped!), .keyDisappearedPermanently, "\(aaid) outlived the device lock")
+        }
+    }
+
+    func testLockedOutBiometricsAreALockOutAndTheKeyStays() async throws {
+        let client = try await env.client()
+        try await register(client, "locked-out", aaid: "F1D0#1003")
+        env.platform.lockOutBiometrics()
+        let os = ScriptedOSVerifier()
+        let error = await captureError { try await self.authenticate(client, "locked-out", aaid: "F1D0#1003", os: os) }
+        XCTAssertEqual(fidoCode(error!), .userLockout, "a temporary lock-out must not read as a key that is gone")
+        env.platform.lockOutBiometrics(false)
+        try await authenticate(client, "locked-out", aaid: "F1D0#1003")
+    }
+
+    func testAPromptTheOSLocksOutIsALockOut() async throws {
+        let client = try await env.client()
+        try await register(client, "locked-prompt", aaid: "F1D0#1003") { $0.invalidateOnNewOsBiometrics(false) }
+        env.platform.scriptOSPrompts([.lockedOut("too many attempts")])
+        let error = await captureError { try await self.authenticate(client, "locked-prompt", aaid: "F1D0#1003") }
+        XCTAssertEqual(fidoCode(error!), .userLockout)
     }
 
     func testDeleteAuthenticatorRemovesOnlyLocalData() async throws {

@@ -8,7 +8,8 @@ import UAF
 package struct Enrollment: Sendable {
     var changes = StateChanges()
     var access = KeyAccessControl()
-    /// For the OS-verified authenticators: create the key in the platform's hardware keystore, with this access.
+    /// Create the key in the platform's hardware keystore, with this access (the OS-verified authenticators, and on
+    /// iOS every authenticator).
     var hardware: HardwareKeyAccess?
 }
 
@@ -83,18 +84,33 @@ extension AuthenticatorModule {
             let bytes = try signed.encoded()
             let signature = try await keyStore.sign(bytes, alias: registration.keyAlias, algorithm: algorithm)
             return try AuthenticationAssertion.encode(signedData: bytes, signature: signature)
-        } catch KeyStoreError.keyDisappeared(let reason) {
-            throw .FidoError(errorCode: .keyDisappearedPermanently, cause: SDKMessage(reason))
+        } catch let error as KeyStoreError {
+            throw Self.operationError(error)
+        } catch HardwareKeyError.unavailable(let reason) {
+            throw .FidoError(errorCode: .authenticatorAccessDenied, cause: SDKMessage(reason))
         } catch {
             throw .Unknown(cause: error)
         }
     }
 
+    /// Only a key that is gone is `keyDisappearedPermanently`, the answer that makes an app delete the registration.
+    private static func operationError(_ error: KeyStoreError) -> OperationError {
+        switch error {
+        case .keyDisappeared(let reason): return .FidoError(errorCode: .keyDisappearedPermanently, cause: SDKMessage(reason))
+        case .cancelled: return .FidoError(errorCode: .userCanceled, cause: nil)
+        case .lockedOut(let reason): return .FidoError(errorCode: .userLockout, cause: SDKMessage(reason))
+        }
+    }
+
     /// Fails with `keyDisappearedPermanently` before the user is bothered if the key is already gone.
     func requireUsableKey(_ registration: LocalRegistration, keyStore: KeyStore) async throws(OperationError) {
-        guard await keyStore.isUsable(alias: registration.keyAlias) else {
+        do {
+            try await keyStore.requireUsable(alias: registration.keyAlias)
+        } catch .keyDisappeared {
             throw .FidoError(errorCode: .keyDisappearedPermanently,
                              cause: SDKMessage("the key of \(descriptor.aaid) for \(registration.username) is gone; delete the authenticator and register again"))
+        } catch {
+            throw Self.operationError(error)
         }
     }
 

@@ -34,6 +34,10 @@ enum KeyStoreError: Error, Equatable {
     /// The key is gone (deleted, invalidated by a biometric change, wiped with the device lock):
     /// `keyDisappearedPermanently`.
     case keyDisappeared(String)
+    /// The OS prompt of the key's use was cancelled.
+    case cancelled
+    /// Biometrics are locked until the user enters the device passcode; the key is intact.
+    case lockedOut(String)
 }
 
 /// A newly generated key that is not stored yet: registration commits it together with the registration record,
@@ -94,14 +98,21 @@ package struct KeyStore: Sendable {
     }
 
     /// Whether the key of `alias` is usable now (for the selection context's facts).
-    func isUsable(alias: String) async -> Bool {
-        guard let stored = try? await state.secret(StoredKey.self, Self.entry(alias)) else { return false }
-        return (try? check(stored.access, alias: alias)) != nil
+    func isUsable(alias: String) async -> Bool { (try? await requireUsable(alias: alias)) != nil }
+
+    /// Fails with why the key of `alias` cannot be used now.
+    func requireUsable(alias: String) async throws(KeyStoreError) {
+        guard let stored = try? await state.secret(StoredKey.self, Self.entry(alias)) else { throw .keyDisappeared(alias) }
+        try check(stored.access, alias: alias)
     }
 
-    private func check(_ access: KeyAccessControl, alias: String) throws {
+    private func check(_ access: KeyAccessControl, alias: String) throws(KeyStoreError) {
         if let generation = access.deviceLockGeneration, generation != platform.deviceLockGeneration {
             throw KeyStoreError.keyDisappeared("\(alias) was wiped when the device lock was removed")
+        }
+        // Locked-out biometrics hide the biometric set; an unknown set is not a changed one.
+        if access.boundBiometricSet != nil && platform.biometricsLockedOut {
+            throw KeyStoreError.lockedOut("biometrics are locked after too many failed attempts; unlock the device with its passcode")
         }
         if let bound = access.boundBiometricSet, bound != platform.biometricSetIdentifier {
             throw KeyStoreError.keyDisappeared("\(alias) was invalidated because the biometric set changed")
@@ -118,6 +129,10 @@ package struct KeyStore: Sendable {
                 return SignatureSuite.encode(try P256.Signing.ECDSASignature(derRepresentation: der), as: algorithm)
             } catch HardwareKeyError.keyGone(let reason) {
                 throw KeyStoreError.keyDisappeared(reason)
+            } catch HardwareKeyError.cancelled {
+                throw KeyStoreError.cancelled
+            } catch HardwareKeyError.lockedOut(let reason) {
+                throw KeyStoreError.lockedOut(reason)
             }
         }
         switch stored.type {

@@ -15,7 +15,11 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
         case .pin: secret = try await enrollPin(username: username, session: session)
         case .password: secret = try await enrollPassword(username: username, session: session)
         }
-        var enrollment = Enrollment(access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: lockBoundGeneration(descriptor, platform: session.platform)))
+        let lockBound = lockBoundGeneration(descriptor, platform: session.platform)
+        // On iOS the key is a hardware key too, so that the OS wipes it with the device lock (seed 000, "Device lock
+        // removal"); the hardware asks for nothing, the SDK verifies the secret.
+        var enrollment = Enrollment(access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: lockBound),
+                                    hardware: lockBound == nil ? nil : HardwareKeyAccess(userVerification: .application, requiresDeviceLock: true))
         do {
             let store = session.knowledgeStore(factor)
             try enrollment.changes.set(try KnowledgeVerifierStore.record(for: secret), store.entry(username))

@@ -43,7 +43,9 @@ struct BiometricAuthenticator: AuthenticatorModule {
         return Enrollment(access: KeyAccessControl(
             boundBiometricSet: options.invalidateOnNewOsBiometrics ? platform.biometricSetIdentifier : nil,
             deviceLockGeneration: lockBoundGeneration(descriptor, platform: platform)),
-            hardware: HardwareKeyAccess(boundToCurrentBiometricSet: options.invalidateOnNewOsBiometrics, requiresDeviceLock: true))
+            hardware: HardwareKeyAccess(
+                userVerification: .biometry(currentSet: options.invalidateOnNewOsBiometrics, passcodeFallback: options.allowDevicePasscodeAsFallback),
+                requiresDeviceLock: true))
     }
 
     func verifyUser(registration: LocalRegistration, authenticator: any Authenticator, session: VerificationSession) async throws(OperationError) {
@@ -101,7 +103,7 @@ struct DevicePasscodeAuthenticator: AuthenticatorModule {
                                                isSupportedByHardware: true)
         try await prompt(authenticator: authenticator, session: session)
         return Enrollment(access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: session.platform.deviceLockGeneration),
-                          hardware: HardwareKeyAccess(boundToCurrentBiometricSet: false, requiresDeviceLock: true))
+                          hardware: HardwareKeyAccess(userVerification: .deviceOwner, requiresDeviceLock: true))
     }
 
     func verifyUser(registration: LocalRegistration, authenticator: any Authenticator, session: VerificationSession) async throws(OperationError) {
@@ -123,12 +125,14 @@ struct DevicePasscodeAuthenticator: AuthenticatorModule {
 }
 
 /// How an OS prompt's end becomes the operation's outcome. Our contract: a prompt the OS gave up on (too many
-/// failed attempts) is `authenticatorAccessDenied`; a prompt the OS cannot show is `userNotEnrolled`.
+/// failed attempts) is `authenticatorAccessDenied`; biometrics locked until the passcode is entered are
+/// `userLockout` (the key is intact); a prompt the OS cannot show is `userNotEnrolled`.
 private func mapOSResult(_ result: OSVerificationResult) throws(OperationError) {
     switch result {
     case .verified, .verifiedWithPasscodeFallback: return
     case .cancelled: throw .FidoError(errorCode: .userCanceled, cause: nil)
     case .failed: throw .FidoError(errorCode: .authenticatorAccessDenied, cause: SDKMessage("the operating system did not verify the user"))
+    case .lockedOut(let reason): throw .FidoError(errorCode: .userLockout, cause: SDKMessage(reason))
     case .notAvailable(let reason): throw .FidoError(errorCode: .userNotEnrolled, cause: SDKMessage(reason))
     }
 }

@@ -33,6 +33,9 @@ public struct OSVerificationRequest: Sendable, Equatable {
     public let reason: String
     public let fallbackButtonTitle: String?
     public let cancelButtonTitle: String?
+    public init(kind: Kind, reason: String, fallbackButtonTitle: String? = nil, cancelButtonTitle: String? = nil) {
+        self.kind = kind; self.reason = reason; self.fallbackButtonTitle = fallbackButtonTitle; self.cancelButtonTitle = cancelButtonTitle
+    }
 }
 
 /// How the operating system's prompt ended.
@@ -44,6 +47,8 @@ public enum OSVerificationResult: Sendable, Equatable {
     case failed
     /// The user (or the app) cancelled the prompt.
     case cancelled
+    /// Biometrics are locked after too many failed attempts (temporarily: the device passcode unlocks them).
+    case lockedOut(String)
     /// The OS cannot verify now (no sensor, nothing enrolled, no passcode).
     case notAvailable(String)
 }
@@ -74,6 +79,9 @@ public protocol Platform: Sendable {
     /// An opaque value that changes whenever the OS biometric set changes (iOS: the LocalAuthentication domain
     /// state). Keys created with `invalidateOnNewOsBiometrics` are bound to it.
     var biometricSetIdentifier: String? { get }
+    /// Whether biometrics are locked after too many failed attempts. The biometric set cannot be read then
+    /// (``biometricSetIdentifier`` is `nil`), which must not be taken for a changed set.
+    var biometricsLockedOut: Bool { get }
     /// Whether the device has a screen lock (passcode).
     var hasDeviceLock: Bool { get }
     /// Changes every time the device lock is removed. Hardware-protected keys remember the value they were created
@@ -81,7 +89,7 @@ public protocol Platform: Sendable {
     var deviceLockGeneration: Int { get }
     /// Shows the operating system's verification prompt and waits for its outcome.
     func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult
-    /// The hardware keystore for biometric and device-passcode keys, if the device has one.
+    /// The hardware keystore for authenticator keys, if the device has one.
     var hardwareKeyStore: (any HardwareKeyStore)? { get }
 }
 
@@ -90,6 +98,7 @@ extension Platform {
     public var biometricSensors: Set<BiometricSensor> { [] }
     public var biometricsEnrolled: Bool { false }
     public var biometricSetIdentifier: String? { nil }
+    public var biometricsLockedOut: Bool { false }
     public var hasDeviceLock: Bool { false }
     public var deviceLockGeneration: Int { 0 }
     public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
