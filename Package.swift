@@ -320,6 +320,19 @@ let package = Package(
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "SecureStorage", "Primitives", "UAF"]),
+        // Test only, Linux: the subset of LocalAuthentication, Security and Darwin that `ApplePlatform` calls, with
+        // Apple's signatures, answered by a scripted device. `ApplePlatformTests` compiles the Apple path's own source
+        // files (symbolic links to them) against it, so its decisions run in `swift test` without an Apple toolchain.
+        .target(
+            name: "AppleFrameworksShim",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/AppleFrameworksShim"
+        ),
+        .testTarget(
+            name: "ApplePlatformTests",
+            dependencies: ["AppleFrameworksShim", "MobileAuthenticationCore", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: [.define("APPLE_FRAMEWORKS_SHIM", .when(platforms: [.linux]))]
+        ),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         // In-process tests of the server: units and route rules on a router (HummingbirdTesting).
         .testTarget(name: "UAFServerTests", dependencies: serverTestDependencies),

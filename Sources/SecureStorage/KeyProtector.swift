@@ -19,6 +19,12 @@ public struct KeyProtectionReport: Sendable, Equatable, CustomStringConvertible 
     /// Key-derivation function and its cost, if any.
     public var kdf: String
 
+    package init(protector: String, keyLocation: String, isHardwareBacked: Bool, isDeviceBound: Bool, usesPassphrase: Bool,
+                 detectsRollback: Bool, kdf: String) {
+        self.protector = protector; self.keyLocation = keyLocation; self.isHardwareBacked = isHardwareBacked
+        self.isDeviceBound = isDeviceBound; self.usesPassphrase = usesPassphrase; self.detectsRollback = detectsRollback; self.kdf = kdf
+    }
+
     public var description: String {
         "\(protector) (key in \(keyLocation); hardware: \(isHardwareBacked); device-bound: \(isDeviceBound); "
             + "passphrase: \(usesPassphrase); rollback detection: \(detectsRollback); kdf: \(kdf))"
@@ -135,7 +141,7 @@ public final class SoftwareKeyProtector: KeyProtector, @unchecked Sendable {
     }
 }
 
-func randomBytes(_ count: Int) -> [UInt8] {
+package func randomBytes(_ count: Int) -> [UInt8] {
     var g = SystemRandomNumberGenerator()
     return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &g) }
 }

@@ -1,7 +1,13 @@
-#if canImport(Security)
+#if canImport(Security) || APPLE_FRAMEWORKS_SHIM
 import Crypto
 import Foundation
+#if APPLE_FRAMEWORKS_SHIM
+// Linux: compiled by the test target `ApplePlatformTests` against the scripted Security stand-in.
+import AppleFrameworksShim
+import SecureStorage
+#else
 import Security
+#endif
 
 /// Apple key protection: a random 256-bit secret kept in the data-protection keychain with a
 /// `…ThisDeviceOnly` accessibility class (so it is never in a backup and never leaves the device), mixed with the

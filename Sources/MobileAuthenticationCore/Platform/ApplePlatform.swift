@@ -1,26 +1,34 @@
-#if canImport(LocalAuthentication) && canImport(Security)
+#if (canImport(LocalAuthentication) && canImport(Security)) || APPLE_FRAMEWORKS_SHIM
 import Foundation
+#if APPLE_FRAMEWORKS_SHIM
+// Linux: the test target `ApplePlatformTests` compiles this file against a scripted stand-in of the frameworks,
+// with Apple's signatures, so that the decisions below run in `swift test` (see the catalogue's "The Apple path").
+import AppleFrameworksShim
+import MobileAuthenticationCore
+#else
 import LocalAuthentication
 import Security
+#endif
 import SecureStorage
 
 /// Apple platforms: LocalAuthentication verifies the user (Face ID, Touch ID, the device passcode) and reports
 /// the facts the authenticators need (sensor, enrolment, the biometric domain state, whether a passcode is set);
 /// the SDK's storage key is protected by the Keychain (``SecureStorage/KeychainKeyProtector``, this device only).
 ///
-/// Biometric and device-passcode keys are Secure Enclave keys (``AppleSecureEnclave``): `.biometryCurrentSet`
-/// when the registration invalidates on new biometrics, `.userPresence` otherwise, and only while a passcode is set
-/// (the OS wipes them with the lock). The prompt the SDK shows is reused for the key's use, so the user sees one
-/// prompt. PIN and password keys stay software keys in the Keychain-protected storage. Linux is the tested path;
-/// this type is compiled only on Apple platforms.
+/// Every authenticator key is a Secure Enclave key stored `…WhenPasscodeSetThisDeviceOnly`, so the OS wipes it when
+/// the device lock is removed (seed 000, "Device lock removal"). Its access control follows the registration's
+/// options (`accessControlFlags(_:)`): biometric keys need biometrics of the current set or of any set, with the
+/// passcode as an alternative only when the fallback is allowed; PIN and password keys need no OS prompt, since the
+/// SDK verifies the secret. The prompt the SDK shows is reused for the key's use, so the user sees one prompt.
+/// It is the default platform of `MobileAuthenticationClient` on Apple platforms.
 public struct ApplePlatform: Platform {
     public let storageDirectory: URL
     public let applicationFacetId: String
     private let authenticated = AuthenticatedContext()
     private let useSecureEnclave: Bool
 
-    /// `secureEnclave: false` for devices without one (the simulator): biometric keys are then software keys whose
-    /// access control the SDK enforces.
+    /// `secureEnclave: false` for devices without one (the simulator): keys are then software keys whose access
+    /// control the SDK enforces.
     public init(storageDirectory: URL, applicationFacetId: String = MetaData.applicationFacetId, secureEnclave: Bool = true) {
         self.storageDirectory = storageDirectory; self.applicationFacetId = applicationFacetId; self.useSecureEnclave = secureEnclave
     }
@@ -54,7 +62,13 @@ public struct ApplePlatform: Platform {
         }
     }
 
-    public var biometricsEnrolled: Bool { LAContext().canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: nil) }
+    /// Locked-out biometrics are still enrolled: the lock-out ends with the passcode, the enrolment does not.
+    public var biometricsEnrolled: Bool {
+        let (available, code) = Self.evaluate(.deviceOwnerAuthenticationWithBiometrics)
+        return available || code == .biometryLockout
+    }
+
+    public var biometricsLockedOut: Bool { Self.evaluate(.deviceOwnerAuthenticationWithBiometrics).code == .biometryLockout }
 
     public var biometricSetIdentifier: String? {
         let context = LAContext()
@@ -66,34 +80,117 @@ public struct ApplePlatform: Platform {
 
     public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
         let context = LAContext()
-        let policy: LAPolicy
-        switch request.kind {
-        case .biometric(_, let passcodeFallback):
+        let policy = Self.policy(for: request.kind)
+        if case .biometric(_, let passcodeFallback) = request.kind {
             // Without the fallback the prompt offers no passcode button (an empty title hides it).
-            policy = passcodeFallback ? .deviceOwnerAuthentication : .deviceOwnerAuthenticationWithBiometrics
             context.localizedFallbackTitle = passcodeFallback ? request.fallbackButtonTitle : ""
-        case .devicePasscode:
-            policy = .deviceOwnerAuthentication
         }
         if let cancel = request.cancelButtonTitle { context.localizedCancelTitle = cancel }
         var availability: NSError?
-        guard context.canEvaluatePolicy(policy, error: &availability) else {
-            return .notAvailable(availability?.localizedDescription ?? "the device cannot verify the user")
-        }
+        guard context.canEvaluatePolicy(policy, error: &availability) else { return Self.unavailable(availability) }
         do {
             guard try await context.evaluatePolicy(policy, localizedReason: request.reason) else { return .failed }
             // The key's use right after reuses this evaluation instead of prompting again.
             authenticated.set(context)
             return .verified
         } catch let error as LAError {
-            switch error.code {
-            case .userCancel, .appCancel, .systemCancel, .userFallback: return .cancelled
-            case .biometryNotEnrolled, .biometryNotAvailable, .passcodeNotSet: return .notAvailable(error.localizedDescription)
-            default: return .failed
-            }
+            return Self.result(for: error.code)
         } catch {
             return .failed
         }
+    }
+}
+
+// MARK: - Decisions (unit-tested on Linux against the scripted frameworks)
+
+extension ApplePlatform {
+    /// The LocalAuthentication policy of a prompt. Biometrics without the passcode fallback evaluate the
+    /// biometrics-only policy, so the OS itself cannot accept the passcode.
+    static func policy(for kind: OSVerificationRequest.Kind) -> LAPolicy {
+        switch kind {
+        case .biometric(_, let passcodeFallback): return passcodeFallback ? .deviceOwnerAuthentication : .deviceOwnerAuthenticationWithBiometrics
+        case .devicePasscode: return .deviceOwnerAuthentication
+        }
+    }
+
+    /// How a prompt's `LAError` ends the verification. A lock-out is its own outcome: it passes when the user
+    /// enters the passcode, so it must never read as a failure of the key (`keyDisappearedPermanently`).
+    static func result(for code: LAError.Code) -> OSVerificationResult {
+        switch code {
+        case .userCancel, .appCancel, .systemCancel, .userFallback: return .cancelled
+        case .biometryLockout:
+            return .lockedOut("biometrics are locked after too many failed attempts; unlock the device with its passcode to use them again")
+        case .biometryNotEnrolled: return .notAvailable("no biometrics are enrolled in the system settings")
+        case .biometryNotAvailable: return .notAvailable("biometrics are not available on this device")
+        case .passcodeNotSet: return .notAvailable("no device passcode is set")
+        default: return .failed
+        }
+    }
+
+    /// Why `canEvaluatePolicy` said no, as a verification outcome.
+    static func unavailable(_ error: NSError?) -> OSVerificationResult {
+        if let code = laCode(error) {
+            if case .lockedOut(let reason) = result(for: code) { return .lockedOut(reason) }
+            if case .notAvailable(let reason) = result(for: code) { return .notAvailable(reason) }
+        }
+        return .notAvailable(error?.localizedDescription ?? "the device cannot verify the user")
+    }
+
+    /// The access control of a Secure Enclave key (seed 000: passcode fallback and biometric invalidation).
+    /// `.biometryAny` rather than `.userPresence` when no fallback is allowed: `.userPresence` would let the
+    /// passcode unlock the key whatever the registration said.
+    static func accessControlFlags(_ verification: HardwareKeyAccess.UserVerification) -> SecAccessControlCreateFlags {
+        switch verification {
+        case .application: return [.privateKeyUsage]
+        case .deviceOwner: return [.privateKeyUsage, .userPresence]
+        case .biometry(currentSet: true, passcodeFallback: false): return [.privateKeyUsage, .biometryCurrentSet]
+        case .biometry(currentSet: true, passcodeFallback: true): return [.privateKeyUsage, .biometryCurrentSet, .or, .devicePasscode]
+        case .biometry(currentSet: false, passcodeFallback: false): return [.privateKeyUsage, .biometryAny]
+        case .biometry(currentSet: false, passcodeFallback: true): return [.privateKeyUsage, .userPresence]
+        }
+    }
+
+    /// The keychain protection class of a key: with the device lock, the OS wipes it when the lock is removed.
+    static func protectionClass(_ access: HardwareKeyAccess) -> CFString {
+        access.requiresDeviceLock ? kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly : kSecAttrAccessibleWhenUnlockedThisDeviceOnly
+    }
+
+    /// Why the keychain did not hand out a key. Only a key that is not there is gone for good; a locked device, a
+    /// cancelled prompt or a refused verification leave it intact, and must not make the app delete a registration.
+    static func lookupFailure(_ status: OSStatus, tag: String) -> HardwareKeyError {
+        switch status {
+        case errSecItemNotFound: return .keyGone("\(tag) is no longer in the Secure Enclave")
+        case errSecUserCanceled: return .cancelled
+        case errSecInteractionNotAllowed: return .unavailable("the device is locked")
+        case errSecAuthFailed: return .unavailable("the operating system did not verify the user")
+        default: return .unavailable("the keychain refused the key (status \(status))")
+        }
+    }
+
+    /// Why the Secure Enclave did not sign: a LocalAuthentication error from the key's own prompt, or a status.
+    static func signingFailure(_ error: Error?, tag: String) -> HardwareKeyError {
+        guard let error = error.map({ $0 as NSError }) else { return .unavailable("the Secure Enclave refused") }
+        if let code = laCode(error) {
+            switch result(for: code) {
+            case .cancelled: return .cancelled
+            case .lockedOut(let reason): return .lockedOut(reason)
+            default: return .unavailable("the operating system did not verify the user")
+            }
+        }
+        if error.domain == NSOSStatusErrorDomain, let status = OSStatus(exactly: error.code) { return lookupFailure(status, tag: tag) }
+        return .unavailable("the Secure Enclave refused (\(error.domain) \(error.code))")
+    }
+
+    static func laCode(_ error: NSError?) -> LAError.Code? {
+        guard let error, error.domain == LAErrorDomain else { return nil }
+        return LAError.Code(rawValue: error.code)
+    }
+
+    /// Whether `policy` can be evaluated now, and the LocalAuthentication reason when not.
+    private static func evaluate(_ policy: LAPolicy) -> (available: Bool, code: LAError.Code?) {
+        var error: NSError?
+        let available = LAContext().canEvaluatePolicy(policy, error: &error)
+        return (available, available ? nil : laCode(error))
     }
 }
 
@@ -111,9 +208,8 @@ struct AppleSecureEnclave: HardwareKeyStore {
 
     func createKey(tag: String, access: HardwareKeyAccess) throws(HardwareKeyError) -> [UInt8] {
         var error: Unmanaged<CFError>?
-        let flags: SecAccessControlCreateFlags = access.boundToCurrentBiometricSet ? [.privateKeyUsage, .biometryCurrentSet] : [.privateKeyUsage, .userPresence]
-        let protection = access.requiresDeviceLock ? kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly : kSecAttrAccessibleWhenUnlockedThisDeviceOnly
-        guard let control = SecAccessControlCreateWithFlags(kCFAllocatorDefault, protection, flags, &error) else {
+        guard let control = SecAccessControlCreateWithFlags(
+            kCFAllocatorDefault, ApplePlatform.protectionClass(access), ApplePlatform.accessControlFlags(access.userVerification), &error) else {
             throw .unavailable(Self.describe(error))
         }
         let attributes: [String: Any] = [
@@ -143,14 +239,13 @@ struct AppleSecureEnclave: HardwareKeyStore {
         ]
         if let context = authenticated.take() { query[kSecUseAuthenticationContext as String] = context }
         var item: CFTypeRef?
-        // A key invalidated by a biometric change, or wiped with the passcode, is no longer found.
-        guard SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess, let item, CFGetTypeID(item) == SecKeyGetTypeID() else {
-            throw .keyGone("\(tag) is no longer in the Secure Enclave")
-        }
-        let key = unsafeBitCast(item, to: SecKey.self)
+        let status = SecItemCopyMatching(query as CFDictionary, &item)
+        guard status == errSecSuccess else { throw ApplePlatform.lookupFailure(status, tag: tag) }
+        guard let item, CFGetTypeID(item) == SecKeyGetTypeID() else { throw .unavailable("the keychain answered something other than a key for \(tag)") }
+        let key = unsafeDowncast(item, to: SecKey.self)
         var error: Unmanaged<CFError>?
         guard let signature = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, Data(message) as CFData, &error) as Data? else {
-            throw .unavailable(Self.describe(error))
+            throw ApplePlatform.signingFailure(error?.takeRetainedValue() as Error?, tag: tag)
         }
         return Array(signature)
     }

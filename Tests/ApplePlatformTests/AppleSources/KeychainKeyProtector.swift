@@ -1,0 +1,1 @@
+../../../Sources/SecureStorage/KeychainKeyProtector.swift
