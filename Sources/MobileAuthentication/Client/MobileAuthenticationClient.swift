@@ -142,15 +142,28 @@ public final class MobileAuthenticationClientInitializer: Operation {
         }
     }
 
+    /// The platform when the app names none: `ApplePlatform` on Apple platforms (without the Secure Enclave in
+    /// the Simulator, which has none), `SoftwarePlatform` elsewhere, each with its storage in the user's data folder.
     static func defaultPlatform(_ configuration: Configuration) -> any Platform {
         let facet = configuration.facetId ?? MetaData.applicationFacetId
+        let folder = facet.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
+        #if canImport(LocalAuthentication) && canImport(Security)
+        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Library/Application Support")
+        #if targetEnvironment(simulator)
+        let secureEnclave = false
+        #else
+        let secureEnclave = true
+        #endif
+        return ApplePlatform(storageDirectory: support.appendingPathComponent("mauth/\(folder)"), applicationFacetId: facet, secureEnclave: secureEnclave)
+        #else
         let base: URL
         if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !xdg.isEmpty {
             base = URL(fileURLWithPath: xdg)
         } else {
-            base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+            base = URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/share")
         }
-        let folder = facet.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
         return SoftwarePlatform(storageDirectory: base.appendingPathComponent("mauth/\(folder)"), applicationFacetId: facet)
+        #endif
     }
 }
