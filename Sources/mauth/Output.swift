@@ -13,6 +13,9 @@ func say(_ line: String) { OutputLine.emit(line, to: STDOUT_FILENO) }
 /// A line on standard error (progress and notes), so standard output carries only the report.
 func note(_ line: String) { OutputLine.emit(line, to: STDERR_FILENO) }
 
+/// Rewrites the current line of standard error (a count-down), without a newline unless `text` ends with one.
+func noteInline(_ text: String) { OutputLine.emit("\r" + text, to: STDERR_FILENO, newline: false) }
+
 enum OutputLine {
     /// The status a command ends with when its reader went away: what a shell reports for a process that SIGPIPE
     /// ended (128 + 13), the convention of every Unix filter.
@@ -21,8 +24,8 @@ enum OutputLine {
     /// Writes `line` and a newline with `write(2)`, whole. A closed pipe (`mauth demo | head -1`) ends the process
     /// quietly with ``closedPipeStatus``: nobody reads what it would say. (Foundation's `FileHandle.write` traps on
     /// that error, and SwiftNIO ignores SIGPIPE process-wide, so the write does fail rather than end the process.)
-    static func emit(_ line: String, to descriptor: Int32) {
-        var bytes = Array((line + "\n").utf8)[...]
+    static func emit(_ line: String, to descriptor: Int32, newline: Bool = true) {
+        var bytes = Array((newline ? line + "\n" : line).utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if written > 0 { bytes = bytes.dropFirst(written); continue }

@@ -17,7 +17,8 @@ public enum PasswordAuthenticatorProtectionStatus: Equatable, Encodable, Sendabl
 
     public var description: String { PinAuthenticatorProtectionStatus(state).description }
 
-    private var state: ProtectionState {
+    /// The state this status shows.
+    package var state: ProtectionState {
         switch self {
         case .Unlocked: return .unlocked
         case .LastAttemptFailed(let remaining, let coolDown): return .lastAttemptFailed(remainingTries: remaining, coolDownTimeInSeconds: coolDown)

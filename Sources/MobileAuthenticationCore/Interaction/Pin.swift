@@ -52,6 +52,15 @@ public enum PinAuthenticatorProtectionStatus: Equatable, Encodable, Sendable, Cu
         }
     }
 
+    /// The state this status shows.
+    package var state: ProtectionState {
+        switch self {
+        case .Unlocked: return .unlocked
+        case .LastAttemptFailed(let remaining, let coolDown): return .lastAttemptFailed(remainingTries: remaining, coolDownTimeInSeconds: coolDown)
+        case .LockedOut: return .lockedOut
+        }
+    }
+
     public var description: String {
         switch self {
         case .Unlocked: return "Unlocked"

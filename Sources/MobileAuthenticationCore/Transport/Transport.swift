@@ -133,9 +133,14 @@ package final class HTTPTransport: ClientTransport {
             return exchange
         } catch {
             trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))
-            if Self.isTLSFailure(error) { throw TransportFailure.insecure("the server's certificate is not trusted (\(error))") }
+            if Self.isTLSFailure(error) { throw TransportFailure.insecure("the TLS handshake failed: \(Self.tlsReason(error))") }
             throw TransportFailure.network(error)
         }
+    }
+
+    /// What a TLS failure means to a user, without the TLS library's internals.
+    static func tlsReason(_ error: any Error) -> String {
+        String(describing: error).contains("CERTIFICATE_VERIFY_FAILED") ? "the server's certificate is not trusted" : "the server's TLS is not acceptable"
     }
 
     static func isTLSFailure(_ error: any Error) -> Bool {

@@ -14,7 +14,7 @@ struct DeviceAuthenticate: AsyncParsableCommand {
             let answers = try HeadlessAnswers.read(kind: verification.authenticator, pin: verification.pin, password: verification.password)
             let device = try HeadlessDevice.open(options)
             let selector = HeadlessSelector(kind: verification.authenticator)
-            return try await answers.explaining { try await device.withClient { client in
+            return try await answers.explaining(selector: selector) { try await device.withClient { client in
                 let username = try username ?? onlyAccount(client)
                 var authentication = client.operations.authentication.username(username).authenticatorSelector(selector)
                     .pinUserVerifier(answers.pinVerifier).passwordUserVerifier(answers.passwordVerifier).biometricUserVerifier(answers.osVerifier)

@@ -12,7 +12,12 @@ struct DeviceChangePin: AsyncParsableCommand {
 
     func run() async throws {
         try await changeSecret("change-pin", secret: .pin, options: options, username: username, old: pin, new: newPin) { client, username, old, new in
-            try await client.operations.pinChange.username(username).pinChanger(ScriptedPinChanger(pins: [(old, new), nil])).executeAsync()
+            let changer = ScriptedPinChanger(pins: [(old, new), nil])
+            do { try await client.operations.pinChange.username(username).pinChanger(changer).executeAsync() } catch {
+                // The changer gives one pair; asked again, it was refused: say why instead of "cancelled".
+                guard changer.shownContexts.count > 1, let last = changer.shownContexts.last else { throw error }
+                throw ChangedSecret.pin.refusal(last.lastRecoverableError?.errorDescription, status: "\(last.authenticatorProtectionStatus)")
+            }
         }
     }
 }
@@ -27,8 +32,11 @@ struct DeviceChangePassword: AsyncParsableCommand {
     func run() async throws {
         try await changeSecret("change-password", secret: .password, options: options, username: username, old: password, new: newPassword) {
             client, username, old, new in
-            try await client.operations.passwordChange.username(username).passwordChanger(ScriptedPasswordChanger(passwords: [(old, new), nil]))
-                .executeAsync()
+            let changer = ScriptedPasswordChanger(passwords: [(old, new), nil])
+            do { try await client.operations.passwordChange.username(username).passwordChanger(changer).executeAsync() } catch {
+                guard changer.shownContexts.count > 1, let last = changer.shownContexts.last else { throw error }
+                throw ChangedSecret.password.refusal(last.lastRecoverableError?.errorDescription, status: "\(last.authenticatorProtectionStatus)")
+            }
         }
     }
 }
@@ -40,6 +48,13 @@ enum ChangedSecret {
     var name: String { self == .pin ? "PIN" : "password" }
     var variable: String { self == .pin ? "MAUTH_DEVICE_PIN" : "MAUTH_DEVICE_PASSWORD" }
     var newVariable: String { self == .pin ? "MAUTH_DEVICE_NEW_PIN" : "MAUTH_DEVICE_NEW_PASSWORD" }
+
+    /// A change the SDK refused: its reason (a wrong current secret, a new one against the policy) and, when the
+    /// authenticator counted a failure, its protection status.
+    func refusal(_ reason: String?, status: String) -> DeviceCommandError {
+        let counted = status == "Unlocked" ? "" : " (\(status))"
+        return DeviceCommandError("the \(name) change was refused: \(reason ?? "no reason given")\(counted)")
+    }
 }
 
 /// A PIN or password change: reads both secrets (flag, environment, prompt), opens the device, runs `change` for the

@@ -115,7 +115,7 @@ struct OutOfBandDecision {
         let scanned = try source.scannedText()
         let device = try HeadlessDevice.open(options)
         let selector = HeadlessSelector(kind: kind, approve: approve)
-        return try await answers.explaining { try await device.withClient { client in
+        return try await answers.explaining(selector: selector) { try await device.withClient { client in
             var report = DeviceReport()
             let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
             if let scanned {

@@ -26,10 +26,10 @@ struct DeviceRegister: AsyncParsableCommand {
                 throw DeviceCommandError("give exactly one of --username, --qr-image, --payload, --enroll-response, --app-link")
             }
             let kind = verification.authenticator ?? .pin
-            let answers = try HeadlessAnswers.read(kind: kind, pin: verification.pin, password: verification.password)
+            let answers = try HeadlessAnswers.read(kind: kind, pin: verification.pin, password: verification.password, enrolling: true)
             let device = try HeadlessDevice.open(options)
             let selector = HeadlessSelector(kind: kind, registering: true)
-            return try await answers.explaining { try await device.withClient { client in
+            return try await answers.explaining(selector: selector) { try await device.withClient { client in
                 var report = DeviceReport()
                 let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
                 if let username {

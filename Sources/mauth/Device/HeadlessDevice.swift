@@ -69,6 +69,13 @@ struct HeadlessDevice {
         return HeadlessDevice(directory: directory, profile: profile)
     }
 
+    /// Writes `profile` as the device's `device.json`, atomically: a crash leaves the old one or the new one.
+    static func write(_ profile: HeadlessDeviceProfile, to directory: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(profile).write(to: directory.appendingPathComponent(profileFile), options: .atomic)
+    }
+
     var platform: SimulatedPlatform {
         SimulatedPlatform(storageDirectory: directory.appendingPathComponent("storage"), applicationFacetId: profile.facetId,
                           deviceFingerprint: profile.fingerprint, deviceProfile: profile.profile == "android" ? .android : .ios)
@@ -138,12 +145,21 @@ func runDeviceCommand(_ name: String, json: Bool, _ body: () async throws -> Dev
 }
 
 enum DeviceFailureText {
-    /// A readable reason: the SDK's errors say which case and why.
+    /// A readable reason: the SDK's description of its error (never Swift's debug description of the case), without
+    /// the source paths some libraries put in their errors, and with what to do about an untrusted certificate.
     static func describe(_ error: any Error) -> String {
         if let error = error as? DeviceCommandError { return error.description }
         if let error = error as? ValidationError { return error.message }
-        if let error = error as? LocalizedError, let text = error.errorDescription { return "\(text) (\(String(describing: error)))" }
-        return String(describing: error)
+        let text = withoutSourcePaths((error as? LocalizedError)?.errorDescription ?? String(describing: error))
+        if text.contains(FidoErrorCode.insecureTransport.errorDescription) {
+            return text + " If the server uses a development certificate, trust it: mauth device trust --ca-file FILE"
+        }
+        return text
+    }
+
+    /// BoringSSL's errors name the file and line they were raised at ("at /…/ssl/handshake.cc:320").
+    static func withoutSourcePaths(_ text: String) -> String {
+        text.replacing(#/ at /[^\s\]\)]+:\d+/#, with: "")
     }
 }
 

@@ -1,7 +1,13 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
+import MobileAuthenticationCore
 import MobileAuthenticationSimulator
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The kinds of authenticator a command line names; the AAID follows from the device profile (iOS `F1D0#100x`,
 /// Android `F1D0#000x`), so the last digit identifies the kind.
@@ -26,13 +32,15 @@ enum DeviceAuthenticatorKind: String, ExpressibleByArgument, CaseIterable {
 }
 
 /// The device's "screen": picks the requested authenticator (or the first registered and allowed one), or
-/// declines, and remembers the transaction text it was shown, which the command prints.
+/// declines, and remembers the transaction text it was shown, which the command prints. When nothing can be
+/// chosen it says why, so the command does not report the SDK's "cancelled".
 final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
     private let lock = NSLock()
     private let kind: DeviceAuthenticatorKind?
     let approve: Bool
     private let registering: Bool
     private var shown: (username: String, transaction: String?, aaid: String?)?
+    private var noChoice: String?
 
     init(kind: DeviceAuthenticatorKind?, approve: Bool = true, registering: Bool = false) {
         self.kind = kind; self.approve = approve; self.registering = registering
@@ -41,6 +49,8 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
     var shownUsername: String? { lock.withLock { shown?.username } }
     var shownTransaction: String? { lock.withLock { shown?.transaction } }
     var chosenAaid: String? { lock.withLock { shown?.aaid } }
+    /// Why no authenticator could be chosen, if that is why the selection was cancelled.
+    var noChoiceReason: String? { lock.withLock { noChoice } }
 
     func selectAuthenticator(context: any AuthenticatorSelectionContext, handler: any AuthenticatorSelectionHandler) {
         let username = context.account.username
@@ -52,64 +62,155 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
         let choice = candidates.first?.aaid
         lock.withLock {
             shown = (username, context.transactionConfirmationData.map { String(decoding: $0, as: UTF8.self) }, approve ? choice : nil)
+            if approve && choice == nil { noChoice = Self.whyNoChoice(context, username: username, kind: kind, registering: registering) }
         }
         if approve, let choice { handler.aaid(choice) } else { handler.cancel() }
     }
+
+    /// The first rule that left no authenticator: the kind the device lacks, the hardware, the server's policy,
+    /// or (to authenticate) the registrations the user has.
+    static func whyNoChoice(_ context: any AuthenticatorSelectionContext, username: String, kind: DeviceAuthenticatorKind?,
+                            registering: Bool) -> String {
+        let name = kind.map { "a \($0.rawValue) authenticator" } ?? "an authenticator"
+        let ofKind = context.authenticators.filter { kind?.matches($0.aaid) ?? true }
+        guard !ofKind.isEmpty else { return "this device's profile has no \(kind?.rawValue ?? "") authenticator" }
+        if registering {
+            if !ofKind.contains(where: \.isSupportedByHardware) { return "this device does not support \(name)" }
+            return "the server's policy does not allow \(name) here"
+        }
+        let registered = context.authenticators.filter { $0.registration.isRegistered(username) }
+        guard ofKind.contains(where: { $0.registration.isRegistered(username) }) else {
+            let kinds = registered.map { DeviceAuthenticatorKind.of($0.aaid) }
+            return "\(username) has no registered \(kind?.rawValue ?? "") authenticator" + (kinds.isEmpty ? "" : " (registered: \(kinds.joined(separator: ", ")))")
+        }
+        return "the server's policy does not allow \(name) of \(username) here"
+    }
 }
 
-/// The user-verification answers a command line carries: one PIN or password (a wrong one is asked for again,
-/// and the script then cancels instead of waiting), biometrics and the device passcode always accepted. It keeps
-/// what it was shown, so a cancellation after a refused PIN is reported as that, not as "the user cancelled".
+/// A PIN or password as the command line gives it: the one from the option or environment first; then, with a
+/// terminal, the user is asked again after a wrong one and waits out a cool-down that counts down on screen, as an
+/// app would. Without a terminal it stops and says why (wrong secret and the attempts left, or the cool-down still
+/// to run), instead of the SDK's "cancelled".
+final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unchecked Sendable {
+    let secret: ChangedSecret
+    private let given: String?
+    private let interactive: Bool
+    private let lock = NSLock()
+    private var asked = 0
+    private var refusal: String?
+
+    init(_ secret: ChangedSecret, given: String?, interactive: Bool = isatty(STDIN_FILENO) == 1) {
+        self.secret = secret; self.given = given; self.interactive = interactive
+    }
+
+    /// Why the verifier gave up, if it did.
+    var refusalReason: String? { lock.withLock { refusal } }
+    var timesAsked: Int { lock.withLock { asked } }
+
+    func verifyPin(context: any PinUserVerificationContext, handler: any PinUserVerificationHandler) {
+        answer(context.authenticatorProtectionStatus.state, verify: handler.verify, cancel: handler.cancel)
+    }
+
+    func verifyPassword(context: any PasswordUserVerificationContext, handler: any PasswordUserVerificationHandler) {
+        answer(context.authenticatorProtectionStatus.state, verify: handler.verify, cancel: handler.cancel)
+    }
+
+    private func answer(_ state: ProtectionState, verify: @escaping @Sendable (String) -> Void, cancel: @escaping @Sendable () -> Void) {
+        let attempt = lock.withLock { defer { asked += 1 }; return asked }
+        let coolDown = state.remainingCoolDown, lockedOut = state == .lockedOut
+        let name = secret.name
+        let left: String = {
+            guard case .lastAttemptFailed(let tries, _) = state else { return "" }
+            return " (\(tries) attempt\(tries == 1 ? "" : "s") left before the \(name) locks)"
+        }()
+        let stop = { @Sendable (reason: String) in
+            self.lock.withLock { self.refusal = reason }
+            cancel()
+        }
+        if lockedOut { return stop("the \(name) is locked after too many wrong attempts: register again") }
+        // Typing and waiting block; the SDK's interaction continues on another thread.
+        let interactive = interactive, given = given
+        Thread.detachNewThread {
+            if attempt > 0 && !interactive {
+                let wait = coolDown > 0 ? "; the next attempt is possible in \(coolDown) s" : ""
+                return stop("wrong \(name)\(left)\(wait)")
+            }
+            if coolDown > 0 {
+                guard interactive else { return stop("the \(name) is cooling down after wrong attempts: try again in \(coolDown) s\(left)") }
+                if attempt > 0 { note("wrong \(name)\(left)") }
+                Self.countDown(seconds: coolDown, label: "\(name) cool-down")
+            } else if attempt > 0 {
+                note("wrong \(name)\(left)")
+            }
+            if attempt == 0, let given { return verify(given) }
+            guard interactive else {
+                return stop("a \(name) is needed: pass --\(self.secret == .pin ? "pin" : "password") or set \(self.secret.variable)")
+            }
+            guard let typed = getpass("\(name == "PIN" ? "PIN" : "Password"): "), case let text = String(cString: typed), !text.isEmpty else {
+                return stop("no \(name) was typed")
+            }
+            verify(text)
+        }
+    }
+
+    /// Counts `seconds` down on standard error (one line, rewritten each second), then one more second: the
+    /// SDK's clock decides when the cool-down is over.
+    static func countDown(seconds: Int, label: String) {
+        for remaining in stride(from: seconds, to: 0, by: -1) {
+            noteInline("\(label): \(remaining) s ")
+            Thread.sleep(forTimeInterval: 1)
+        }
+        Thread.sleep(forTimeInterval: 1)
+        noteInline("\(label): over\n")
+    }
+}
+
+/// The user-verification and enrollment answers a command line carries: the PIN or password (see
+/// ``HeadlessSecretVerifier``), biometrics and the device passcode always accepted, and one PIN or password to
+/// enroll. It keeps what it was shown, so a failure is reported with its reason, not as "the user cancelled".
 struct HeadlessAnswers {
     var pin: String?
     var password: String?
-    let pinVerifier: ScriptedPinUserVerifier
-    let passwordVerifier: ScriptedPasswordUserVerifier
+    let pinVerifier: HeadlessSecretVerifier
+    let passwordVerifier: HeadlessSecretVerifier
     let osVerifier = ScriptedOSVerifier()
     let pinEnroller: ScriptedPinEnroller
     let passwordEnroller: ScriptedPasswordEnroller
 
     init(pin: String? = nil, password: String? = nil) {
         self.pin = pin; self.password = password
-        pinVerifier = ScriptedPinUserVerifier(pins: [pin, nil])
-        passwordVerifier = ScriptedPasswordUserVerifier(passwords: [password, nil])
+        pinVerifier = HeadlessSecretVerifier(.pin, given: pin)
+        passwordVerifier = HeadlessSecretVerifier(.password, given: password)
         pinEnroller = ScriptedPinEnroller(pins: [pin, nil])
         passwordEnroller = ScriptedPasswordEnroller(passwords: [password, nil])
     }
 
-    /// Reads only the secret the chosen authenticator needs (a biometric registration asks for none).
-    static func read(kind: DeviceAuthenticatorKind?, pin: String?, password: String?) throws -> HeadlessAnswers {
+    /// Reads only the secret the chosen authenticator needs (a biometric registration asks for none). To
+    /// authenticate, a missing PIN or password is asked for when the authenticator asks (with a terminal).
+    static func read(kind: DeviceAuthenticatorKind?, pin: String?, password: String?, enrolling: Bool = false) throws -> HeadlessAnswers {
+        let environment = ProcessInfo.processInfo.environment
         switch kind {
-        case .pin: return HeadlessAnswers(pin: try deviceSecret(pin, environment: "MAUTH_DEVICE_PIN", prompt: "PIN"))
-        case .password: return HeadlessAnswers(password: try deviceSecret(password, environment: "MAUTH_DEVICE_PASSWORD", prompt: "Password"))
+        case .pin where enrolling: return HeadlessAnswers(pin: try deviceSecret(pin, environment: "MAUTH_DEVICE_PIN", prompt: "PIN"))
+        case .password where enrolling:
+            return HeadlessAnswers(password: try deviceSecret(password, environment: "MAUTH_DEVICE_PASSWORD", prompt: "Password"))
         case .biometric, .fingerprint, .passcode: return HeadlessAnswers()
-        case nil:
-            // Any registered authenticator may be chosen: take what was given, ask for nothing.
-            return HeadlessAnswers(pin: pin ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_PIN"],
-                                   password: password ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_PASSWORD"])
+        default:
+            return HeadlessAnswers(pin: pin ?? environment["MAUTH_DEVICE_PIN"], password: password ?? environment["MAUTH_DEVICE_PASSWORD"])
         }
     }
 
-    /// Runs `body`; when it fails after a PIN or password was asked for a second time, the real reason replaces
-    /// the SDK's "cancelled" (the script cancels the second question).
-    func explaining<T>(_ body: () async throws -> T) async throws -> T {
+    /// Runs `body`; when it fails because an answer was refused or missing, or no authenticator could be chosen,
+    /// that reason replaces the SDK's "cancelled".
+    func explaining<T>(selector: HeadlessSelector? = nil, _ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch {
+            if let reason = selector?.noChoiceReason { throw DeviceCommandError(reason) }
             if pinEnroller.shownContexts.count > 1 {
-                throw DeviceCommandError("the PIN was refused: \(pinEnroller.shownContexts.last?.lastRecoverableError.map { String(describing: $0) } ?? "policy")")
+                throw DeviceCommandError("the PIN was refused: \(pinEnroller.shownContexts.last?.lastRecoverableError?.errorDescription ?? "policy")")
             }
             if passwordEnroller.shownContexts.count > 1 {
-                throw DeviceCommandError("the password was refused: \(passwordEnroller.shownContexts.last?.lastRecoverableError.map { String(describing: $0) } ?? "policy")")
+                throw DeviceCommandError("the password was refused: \(passwordEnroller.shownContexts.last?.lastRecoverableError?.errorDescription ?? "policy")")
             }
-            if let last = pinVerifier.shownContexts.last, pinVerifier.shownContexts.count > 1 {
-                throw DeviceCommandError("wrong PIN (\(last.authenticatorProtectionStatus))")
-            }
-            if let last = passwordVerifier.shownContexts.last, passwordVerifier.shownContexts.count > 1 {
-                throw DeviceCommandError("wrong password (\(last.authenticatorProtectionStatus))")
-            }
-            if pinVerifier.shownContexts.count == 1 && pin == nil { throw DeviceCommandError("a PIN is needed: pass --pin or set MAUTH_DEVICE_PIN") }
-            if passwordVerifier.shownContexts.count == 1 && password == nil {
-                throw DeviceCommandError("a password is needed: pass --password or set MAUTH_DEVICE_PASSWORD")
-            }
+            if let reason = pinVerifier.refusalReason ?? passwordVerifier.refusalReason { throw DeviceCommandError(reason) }
             throw error
         }
     }
