@@ -17,7 +17,20 @@ public enum QRCodeReader {
         try Data(png).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let output = try ExternalProgram.run(["zbarimg"] + arguments + [file.path])
-        guard output.status == 0 else { throw ExternalProgram.Failure("zbarimg could not decode the QR code: \(output.stderr)") }
+        guard output.status == 0 else { throw ExternalProgram.Failure(failureReason(status: output.status, stderr: output.stderr)) }
         return output.stdout.hasSuffix("\n") ? String(output.stdout.dropLast()) : output.stdout
+    }
+
+    /// Why zbarimg read nothing, from its exit status (zbarimg(1): 2 the image could not be processed, 4 no code
+    /// was found) and whatever it said; `--quiet` keeps it silent when it simply finds no code.
+    static func failureReason(status: Int32, stderr: String) -> String {
+        let said = stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+        let reason: String
+        switch status {
+        case 4: reason = "no QR code was found in the image"
+        case 2: reason = "the image could not be read (is it a PNG?)"
+        default: reason = "zbarimg failed (exit status \(status))"
+        }
+        return said.isEmpty ? reason : "\(reason): \(said)"
     }
 }

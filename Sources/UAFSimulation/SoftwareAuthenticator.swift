@@ -22,6 +22,10 @@ public struct SoftwareAuthenticator: Sendable {
     /// The facet ID the virtual devices report (`mauth device`, `mauth load`, `mauth demo`): the servers those start
     /// for development trust it. The SDK's `SimulatedPlatform` reports the same by default.
     public static let virtualDeviceFacetID = "ios:bundle-id:ch.nevis.mauth.virtualdevice"
+    /// The Android virtual device's facet: `android:apk-key-hash:` and the base64 of the SHA-1 of its (notional)
+    /// signing certificate, `=` removed (uaf-spec, AppID and Facets: 27 characters), here of the bytes of
+    /// "ch.nevis.mauth.virtualdevice".
+    public static let virtualAndroidDeviceFacetID = "android:apk-key-hash:PkpoMXtqLR8auIK+WSSO7OsR8bQ"
 
     /// The final challenge for a request: its appID, or the server's when the request names none.
     public func fcParams(appID: String?, challenge: String, serverAppID: String) -> String {

@@ -13,7 +13,7 @@ struct DemoWeb: AsyncParsableCommand {
         abstract: "Serve the relying party's web demo at /demo, with push to a local stand-in for Firebase (never in production).",
         discussion: """
             The server takes the same options, configuration file and MAUTH_* variables as `mauth server`. Without \
-            configured facets it trusts the virtual device's (\(SoftwareAuthenticator.virtualDeviceFacetID)). \
+            configured facets it trusts the virtual devices' (\(SoftwareAuthenticator.virtualDeviceFacetID) and \(SoftwareAuthenticator.virtualAndroidDeviceFacetID)). \
             Nothing reaches a real phone: devices fetch the operation as pending (mauth device pending / approve).
             """)
 
@@ -24,7 +24,7 @@ struct DemoWeb: AsyncParsableCommand {
         var configuration = try options.configuration()
         configuration.demoSite = true
         if configuration.facets.isEmpty && configuration.facetsPath == nil {
-            configuration.facets = [SoftwareAuthenticator.virtualDeviceFacetID]
+            configuration.facets = [SoftwareAuthenticator.virtualDeviceFacetID, SoftwareAuthenticator.virtualAndroidDeviceFacetID]
         }
         guard configuration.dispatch.firebase == nil else {
             throw ValidationError("mauth demo web sends push to its own stand-in: remove dispatch.firebase from the configuration")

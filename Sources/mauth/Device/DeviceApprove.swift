@@ -8,10 +8,12 @@ struct DeviceApprove: AsyncParsableCommand {
     @OptionGroup var verification: VerificationOptions
     @OptionGroup var source: PayloadOptions
     @Option(help: "Which pending operation (1 = oldest; default the newest).") var index: Int?
+    @Option(help: "An app link that carries the operation (https://…?dispatchTokenResponse=…), as a phone opens it.") var appLink: String?
 
     func run() async throws {
         try await runDeviceCommand("approve", json: options.json) {
             let answers = try HeadlessAnswers.read(kind: verification.authenticator, pin: verification.pin, password: verification.password)
+            let source = try source.with(appLink: appLink)
             return try await OutOfBandDecision(approve: true).run(options: options, answers: answers, kind: verification.authenticator, source: source, index: index)
         }
     }
@@ -22,10 +24,12 @@ struct DeviceDeny: AsyncParsableCommand {
     @OptionGroup var options: DeviceOptions
     @OptionGroup var source: PayloadOptions
     @Option(help: "Which pending operation (1 = oldest; default the newest).") var index: Int?
+    @Option(help: "An app link that carries the operation (https://…?dispatchTokenResponse=…).") var appLink: String?
 
     func run() async throws {
         try await runDeviceCommand("deny", json: options.json) {
-            try await OutOfBandDecision(approve: false).run(options: options, answers: HeadlessAnswers(), kind: nil, source: source, index: index)
+            let source = try source.with(appLink: appLink)
+            return try await OutOfBandDecision(approve: false).run(options: options, answers: HeadlessAnswers(), kind: nil, source: source, index: index)
         }
     }
 }

@@ -11,7 +11,7 @@ struct DeviceInit: AsyncParsableCommand {
     @Option(help: "Device profile: ios or android.") var profile = "ios"
     @Option(help: "The device's name, shown in the user's list of devices.") var name = "mauth headless device"
     @Option(help: "The push (FCM registration) token to publish.") var pushToken: String?
-    @Option(help: "The app's facet ID.") var facetId = SoftwareAuthenticator.virtualDeviceFacetID
+    @Option(help: "The app's facet ID (default: the virtual device's, ios:bundle-id:… or android:apk-key-hash:… by profile).") var facetId: String?
 
     func run() async throws {
         try await runDeviceCommand("init", json: options.json) {
@@ -23,22 +23,19 @@ struct DeviceInit: AsyncParsableCommand {
             let file = directory.appendingPathComponent(HeadlessDevice.profileFile)
             // Never overwrite: the old keys would stay in storage/ under a new fingerprint, unusable and unremovable.
             guard !FileManager.default.fileExists(atPath: file.path) else { throw DeviceCommandError("\(directory.path) already holds a device") }
-            var pem: String?
-            if let caFile {
-                guard let data = FileManager.default.contents(atPath: caFile), let text = String(data: data, encoding: .utf8),
-                      text.contains("-----BEGIN CERTIFICATE-----") else { throw DeviceCommandError("\(caFile) is not a PEM certificate file") }
-                pem = text
-            }
+            let pem = try caFile.map(readCertificatePEM)
+            // Each profile reports its platform's kind of facet, as a real app does.
+            let facet = facetId ?? (profile == "android" ? SoftwareAuthenticator.virtualAndroidDeviceFacetID : SoftwareAuthenticator.virtualDeviceFacetID)
             let device = HeadlessDeviceProfile(version: HeadlessDeviceProfile.currentVersion, server: server.hasSuffix("/") ? String(server.dropLast()) : server,
-                                               trustedCertificatesPEM: pem, facetId: facetId, profile: profile, name: name,
+                                               trustedCertificatesPEM: pem, facetId: facet, profile: profile, name: name,
                                                fingerprint: UUID().uuidString.lowercased(), pushToken: pushToken)
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("storage"), withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try encoder.encode(device).write(to: file, options: .atomic)
+            try HeadlessDevice.write(device, to: directory)
             var report = DeviceReport()
             report["directory"] = directory.path; report["server"] = device.server; report["profile"] = profile; report["name"] = name
-            report.line("device \"\(name)\" (\(profile)) created in \(directory.path) for \(device.server)")
+            report["facetId"] = facet
+            report.line("device \"\(name)\" (\(profile), facet \(facet)) created in \(directory.path) for \(device.server)")
+            await checkServer(device, report: &report)
             return report
         }
     }

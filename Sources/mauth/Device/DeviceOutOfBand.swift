@@ -9,6 +9,18 @@ struct PayloadOptions: ParsableArguments {
     @Option(help: "A PNG with the QR code to scan (read with zbarimg).") var qrImage: String?
     @Option(help: "The scanned or pushed payload: base64url, JSON, or an app link.") var payload: String?
 
+    /// These options with an app link as the payload (`approve`/`deny --app-link`): it must be one.
+    func with(appLink: String?) throws -> PayloadOptions {
+        guard let appLink else { return self }
+        guard qrImage == nil && payload == nil else { throw DeviceCommandError("give one of --app-link, --qr-image, --payload") }
+        guard let url = URL(string: appLink), url.scheme == "https", appLink.contains("\(DispatchPayload.linkParameter)=") else {
+            throw DeviceCommandError("--app-link must be an https:// link with a \(DispatchPayload.linkParameter) parameter")
+        }
+        var copy = self
+        copy.payload = appLink
+        return copy
+    }
+
     /// The text a camera would read, if a source was given.
     func scannedText() throws -> String? {
         if qrImage != nil && payload != nil { throw DeviceCommandError("give either --qr-image or --payload, not both") }
