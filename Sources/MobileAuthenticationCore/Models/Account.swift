@@ -11,8 +11,8 @@ public struct Server: Codable, Hashable, Sendable {
     public init(baseUrl: URL) { self.baseUrl = baseUrl }
 }
 
-/// A user registered on this device.
-public protocol Account: Encodable, Sendable {
+/// A user registered on this device. `Hashable`, as in the Nevis SDK: accounts go in sets and dictionary keys.
+public protocol Account: Encodable, Hashable, Sendable {
     var username: Username { get }
     var server: Server { get }
 }

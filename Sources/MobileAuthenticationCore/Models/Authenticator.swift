@@ -19,7 +19,7 @@ public protocol RegistrationInfo: Encodable, Sendable {
 }
 
 /// Whether the user is enrolled in an authenticator.
-public protocol UserEnrollment: Encodable, Sendable {}
+public protocol UserEnrollment: Encodable, Equatable, Sendable {}
 
 /// Enrollment managed by the SDK (PIN, password): per account.
 public struct SdkUserEnrollment: UserEnrollment, Hashable {
@@ -34,8 +34,9 @@ public struct OsUserEnrollment: UserEnrollment, Hashable {
     public func isEnrolled() -> Bool { enrolled }
 }
 
-/// One authenticator of the SDK as the app sees it.
-public protocol Authenticator: Encodable, Sendable {
+/// One authenticator of the SDK as the app sees it. `Equatable`, as in the Nevis SDK: two values are equal when
+/// they show the same AAID, registrations, enrollment and hardware support.
+public protocol Authenticator: Encodable, Equatable, Sendable {
     var aaid: String { get }
     var registration: any RegistrationInfo { get }
     var userEnrollment: any UserEnrollment { get }
@@ -55,6 +56,16 @@ struct AuthenticatorValue: Authenticator {
     let isSupportedByHardware: Bool
     var registration: any RegistrationInfo { RegistrationInfoValue(accounts: registeredAccounts) }
     var userEnrollment: any UserEnrollment { enrollment }
+
+    static func == (lhs: AuthenticatorValue, rhs: AuthenticatorValue) -> Bool {
+        lhs.aaid == rhs.aaid && lhs.registeredAccounts == rhs.registeredAccounts && lhs.isSupportedByHardware == rhs.isSupportedByHardware
+            && Self.same(lhs.enrollment, rhs.enrollment)
+    }
+
+    /// Two enrollments of any kind: equal when of the same type and equal as that type.
+    private static func same<SameEnrollment: UserEnrollment>(_ lhs: SameEnrollment, _ rhs: any UserEnrollment) -> Bool {
+        (rhs as? SameEnrollment) == lhs
+    }
 
     enum CodingKeys: String, CodingKey { case aaid, registeredAccounts, isSupportedByHardware }
     func encode(to encoder: any Encoder) throws {

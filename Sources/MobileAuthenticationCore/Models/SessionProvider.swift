@@ -3,15 +3,19 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A session to continue (second factor) or that the server returned.
-public protocol SessionProvider: Sendable {
+/// A session to continue (second factor) or that the server returned. `Codable`, as in the Nevis SDK (cookies as
+/// ``CodableCookie`` values).
+public protocol SessionProvider: Codable, Sendable {
     var httpHeaders: [(String, String)] { get }
 }
 
 public struct CookieSessionProvider: SessionProvider {
     public let cookies: [HTTPCookie]
     public init(_ cookies: [HTTPCookie]) { self.cookies = cookies }
-    public var httpHeaders: [(String, String)] { CookieAuthorizationProvider(cookies).httpHeaders }
+    public var httpHeaders: [(String, String)] { CodableCookie.header(cookies) }
+
+    public init(from decoder: any Decoder) throws { cookies = try CodableCookie.cookies(from: decoder) }
+    public func encode(to encoder: any Encoder) throws { try CodableCookie.encode(cookies, to: encoder) }
 }
 
 public struct JwtSessionProvider: SessionProvider {
