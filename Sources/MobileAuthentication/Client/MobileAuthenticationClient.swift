@@ -87,6 +87,7 @@ public final class MobileAuthenticationClientInitializer: Operation {
         var onError: (@Sendable (InitializationError) -> Void)?
         var trace: (@Sendable (HTTPTraceEvent) -> Void)?
         var transport: (any ClientTransport)?
+        var callbackQueue: DispatchQueue? = CallbackQueue.platformDefault
     }
 
     private let state = BuilderState(Fields())
@@ -109,6 +110,12 @@ public final class MobileAuthenticationClientInitializer: Operation {
         state.update { $0.trace = hook }
         return self
     }
+    /// The queue the SDK calls the app's code on: every operation's result callbacks and the methods of its
+    /// interaction objects (selectors, enrollers, verifiers, policies). The default is the main queue on Apple
+    /// platforms, so UI code runs where UIKit and SwiftUI expect it; on Linux, where a tool or server has no main run
+    /// loop, it is `nil`: the SDK's own executor calls at once, on a background thread. Handlers may be answered from
+    /// any thread.
+    @discardableResult public func callbackQueue(_ queue: DispatchQueue?) -> Self { state.update { $0.callbackQueue = queue }; return self }
     /// Replaces the HTTPS transport (tests of the operation runner answer in memory).
     @discardableResult func transport(_ transport: any ClientTransport) -> Self { state.update { $0.transport = transport }; return self }
     @discardableResult public func onSuccess(_ callback: @escaping @Sendable (any MobileAuthenticationClient) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
@@ -116,9 +123,8 @@ public final class MobileAuthenticationClientInitializer: Operation {
 
     public func execute() {
         let fields = state.value
-        Task {
-            do throws(InitializationError) { fields.onSuccess?(try await self.executeAsync()) } catch { fields.onError?(error) }
-        }
+        deliver(on: CallbackQueue(fields.callbackQueue), { () async throws(InitializationError) in try await self.executeAsync() },
+                onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     /// Creates the client: checks the device, opens the SDK's secure storage and prepares the transport.
@@ -135,7 +141,8 @@ public final class MobileAuthenticationClientInitializer: Operation {
         do {
             let transport = try fields.transport ?? HTTPTransport(configuration: configuration, trace: fields.trace)
             let state = try await LocalState.open(platform: platform)
-            let core = ClientCore(configuration: configuration, platform: platform, transport: transport, state: state, snapshot: await state.snapshot)
+            let core = ClientCore(configuration: configuration, platform: platform, transport: transport, state: state, snapshot: await state.snapshot,
+                                  callbackQueue: fields.callbackQueue)
             return DefaultMobileAuthenticationClient(core: core)
         } catch {
             throw .Unknown(cause: error)

@@ -34,14 +34,7 @@ public final class Authentication: AuthenticationCeremonyBuilder, HttpOperation,
 
     public func execute() {
         let fields = state.value
-        Task {
-            do throws(AuthenticationError) {
-                let provider = try await self.executeAsync()
-                fields.onSuccess?(provider)
-            } catch {
-                fields.onError?(error)
-            }
-        }
+        deliver(on: core.callbacks, { () async throws(AuthenticationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     /// Runs the authentication; returns the authorization the server handed out, if any.

@@ -21,7 +21,7 @@ public final class PinChange: Operation {
 
     public func execute() {
         let fields = state.value
-        deliverInBackground({ () async throws(PinChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(on: core.callbacks, { () async throws(PinChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     public func executeAsync() async throws(PinChangeError) {
@@ -29,7 +29,7 @@ public final class PinChange: Operation {
         guard let username = fields.username, !username.isEmpty else { throw .Unknown(cause: SDKMessage("username is required")) }
         guard let changer = fields.changer else { throw .Unknown(cause: SDKMessage("a pinChanger is required")) }
         let policy = changer.pinPolicy()
-        let interaction = Interaction(timeout: core.userInteractionTimeout)
+        let interaction = core.interaction
         do {
             try await CredentialChanger(core: core, factor: .pin, username: username).run(
                 ask: { state, lastError throws(OperationError) in
@@ -66,7 +66,7 @@ public final class PasswordChange: Operation {
 
     public func execute() {
         let fields = state.value
-        deliverInBackground({ () async throws(PasswordChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(on: core.callbacks, { () async throws(PasswordChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     public func executeAsync() async throws(PasswordChangeError) {
@@ -74,7 +74,7 @@ public final class PasswordChange: Operation {
         guard let username = fields.username, !username.isEmpty else { throw .Unknown(cause: SDKMessage("username is required")) }
         guard let changer = fields.changer else { throw .Unknown(cause: SDKMessage("a passwordChanger is required")) }
         let policy = changer.passwordPolicy()
-        let interaction = Interaction(timeout: core.userInteractionTimeout)
+        let interaction = core.interaction
         do {
             try await CredentialChanger(core: core, factor: .password, username: username).run(
                 ask: { state, lastError throws(OperationError) in

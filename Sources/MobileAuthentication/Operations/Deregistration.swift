@@ -35,7 +35,7 @@ public final class Deregistration: HttpOperation {
 
     public func execute() {
         let fields = state.value
-        deliverInBackground({ () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     /// Our deregistration context (the server's wire contract): `username`, and at most one of `aaid` or `keyIDs`

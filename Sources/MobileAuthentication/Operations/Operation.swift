@@ -21,16 +21,37 @@ extension Array where Element == String {
     }
 }
 
-/// The callback form shared by the operations without a result: runs `body` in a task and hands its outcome to the
-/// builder's callbacks (delivered on a background executor).
-func deliverInBackground<Failure: Error>(_ body: @escaping @Sendable () async throws(Failure) -> Void,
-                                         onSuccess: (@Sendable () -> Void)?, onError: (@Sendable (Failure) -> Void)?) {
+/// The callback form shared by the operations: runs `body` in a task and hands its outcome to the builder's
+/// callbacks on the client's callback queue.
+func deliver<Value: Sendable, Failure: Error>(on callbacks: CallbackQueue, _ body: @escaping @Sendable () async throws(Failure) -> Value,
+                                              onSuccess: (@Sendable (Value) -> Void)?, onError: (@Sendable (Failure) -> Void)?) {
+    Task {
+        do throws(Failure) {
+            let value = try await body()
+            if let onSuccess { callbacks.run { onSuccess(value) } }
+        } catch {
+            if let onError { callbacks.run { onError(error) } }
+        }
+    }
+}
+
+/// The callback form of the operations without a result.
+func deliver<Failure: Error>(on callbacks: CallbackQueue, _ body: @escaping @Sendable () async throws(Failure) -> Void,
+                             onSuccess: (@Sendable () -> Void)?, onError: (@Sendable (Failure) -> Void)?) {
     Task {
         do throws(Failure) {
             try await body()
-            onSuccess?()
+            if let onSuccess { callbacks.run(onSuccess) }
         } catch {
-            onError?(error)
+            if let onError { callbacks.run { onError(error) } }
         }
+    }
+}
+
+/// The callback form of the operations whose result carries its own errors (`onResult`).
+func deliver<Value: Sendable>(on callbacks: CallbackQueue, _ body: @escaping @Sendable () async -> Value, onResult: (@Sendable (Value) -> Void)?) {
+    Task {
+        let value = await body()
+        if let onResult { callbacks.run { onResult(value) } }
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 
 /// In-band registration of the user with an authenticator.
 ///
-/// Callbacks are delivered on a background executor (there is no main run loop on Linux); apps that update UI
-/// hop to the main actor themselves. ``executeAsync()`` is the Swift concurrency form.
+/// Callbacks and interaction objects are called on the client's callback queue (the main queue on Apple platforms,
+/// `MobileAuthenticationClientInitializer/callbackQueue(_:)`). ``executeAsync()`` is the Swift concurrency form.
 public final class Registration: RegistrationCeremonyBuilder, HttpOperation, @unchecked Sendable {
     // @unchecked Sendable: restated from the builder base class; every stored property is a `let` of a Sendable type.
     struct Fields: Sendable {
@@ -32,7 +32,7 @@ public final class Registration: RegistrationCeremonyBuilder, HttpOperation, @un
 
     public func execute() {
         let fields = state.value
-        deliverInBackground({ () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     /// Runs the registration and returns when it is complete.

@@ -29,7 +29,7 @@ public final class AuthCloudApiRegistration: RegistrationCeremonyBuilder, HttpOp
 
     public func execute() {
         let fields = state.value
-        deliverInBackground({ () async throws(AuthCloudApiError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(on: core.callbacks, { () async throws(AuthCloudApiError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     public func executeAsync() async throws(AuthCloudApiError) {

@@ -28,7 +28,7 @@ public final class DeviceInformationChange: HttpOperation {
 
     public func execute() {
         let fields = state.value
-        deliverInBackground({ () async throws(DeviceInformationChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(on: core.callbacks, { () async throws(DeviceInformationChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     public func executeAsync() async throws(DeviceInformationChangeError) {

@@ -46,8 +46,7 @@ public final class DeviceInformationCheck: HttpOperation {
     @discardableResult public func onResult(_ callback: @escaping @Sendable (DeviceInformationCheckResult) -> Void) -> Self { state.update { $0.onResult = callback }; return self }
 
     public func execute() {
-        let callback = state.value.onResult
-        Task { callback?(await self.executeAsync()) }
+        deliver(on: core.callbacks, { await self.executeAsync() }, onResult: state.value.onResult)
     }
 
     public func executeAsync() async -> DeviceInformationCheckResult {

@@ -40,9 +40,7 @@ public final class OutOfBandPayloadDecode: Operation {
 
     public func execute() {
         let fields = state.value
-        Task {
-            do throws(OutOfBandPayloadError) { fields.onSuccess?(try await self.executeAsync()) } catch { fields.onError?(error) }
-        }
+        deliver(on: core.callbacks, { () async throws(OutOfBandPayloadError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     public func executeAsync() async throws(OutOfBandPayloadError) -> OutOfBandPayload {
@@ -120,17 +118,13 @@ public final class OutOfBandOperation: HttpOperation {
 
     public func execute() {
         let fields = state.value
-        Task {
-            do throws(OutOfBandOperationError) {
-                switch try await self.executeAsync() {
-                case .registration(let registration): fields.onRegistration?(registration)
-                case .authentication(let authentication): fields.onAuthentication?(authentication)
-                case .deregistration(let usernames): fields.onDeregistration?(usernames)
-                }
-            } catch {
-                fields.onError?(error)
+        deliver(on: core.callbacks, { () async throws(OutOfBandOperationError) in try await self.executeAsync() }, onSuccess: { redeemed in
+            switch redeemed {
+            case .registration(let registration): fields.onRegistration?(registration)
+            case .authentication(let authentication): fields.onAuthentication?(authentication)
+            case .deregistration(let usernames): fields.onDeregistration?(usernames)
             }
-        }
+        }, onError: fields.onError)
     }
 
     /// Redeems the token (once: the server refuses a second use) and returns the operation to continue with.
@@ -211,7 +205,7 @@ public final class OutOfBandRegistration: RegistrationCeremonyBuilder, HttpOpera
 
     public func execute() {
         let fields = state.value
-        deliverInBackground({ () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     public func executeAsync() async throws(OperationError) {
@@ -246,9 +240,7 @@ public final class OutOfBandAuthentication: AuthenticationCeremonyBuilder, HttpO
 
     public func execute() {
         let fields = state.value
-        Task {
-            do throws(OperationError) { fields.onSuccess?(try await self.executeAsync()) } catch { fields.onError?(error) }
-        }
+        deliver(on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     /// Runs the authentication; a transaction in the request is shown through the selectors before it is signed.

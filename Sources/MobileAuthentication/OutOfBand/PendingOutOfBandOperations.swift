@@ -37,8 +37,7 @@ public final class PendingOutOfBandOperations: HttpOperation {
     @discardableResult public func onResult(_ callback: @escaping @Sendable (PendingOutOfBandOperationsResult) -> Void) -> Self { state.update { $0.onResult = callback }; return self }
 
     public func execute() {
-        let callback = state.value.onResult
-        Task { callback?(await self.executeAsync()) }
+        deliver(on: core.callbacks, { await self.executeAsync() }, onResult: state.value.onResult)
     }
 
     public func executeAsync() async -> PendingOutOfBandOperationsResult {

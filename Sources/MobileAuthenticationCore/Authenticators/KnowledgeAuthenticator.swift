@@ -58,7 +58,7 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
 
     /// The enrollment loop: asks with the last recoverable error until a value has no problem.
     private static func askUntilValid<Problem: Sendable>(
-        session: VerificationSession, ask: (Problem?, InteractionGate<String>) -> Void,
+        session: VerificationSession, ask: @escaping @Sendable (Problem?, InteractionGate<String>) -> Void,
         problem: (String) async throws(OperationError) -> Problem?
     ) async throws(OperationError) -> String {
         var lastError: Problem?

@@ -18,14 +18,19 @@ package struct InteractionObjects: Sendable {
 /// cancellation of the task running the operation.
 package struct Interaction: Sendable {
     let timeout: TimeInterval
+    let callbacks: CallbackQueue
 
-    package init(timeout: TimeInterval) { self.timeout = timeout }
+    package init(timeout: TimeInterval, callbacks: CallbackQueue = CallbackQueue(nil)) { self.timeout = timeout; self.callbacks = callbacks }
 
-    /// Hands a handler to the app through `ask` and waits. `extraTime` extends the timeout, for a prompt shown
-    /// during a cool-down (seed 000: the user must be able to wait it out without the operation timing out).
-    package func ask<T: Sendable>(extraTime: TimeInterval = 0, _ ask: (InteractionGate<T>) -> Void) async throws(OperationError) -> T {
+    /// Hands a handler to the app through `ask`, on the callback queue, and waits. `extraTime` extends the timeout,
+    /// for a prompt shown during a cool-down (seed 000: the user must be able to wait it out without the operation
+    /// timing out).
+    package func ask<T: Sendable>(extraTime: TimeInterval = 0, _ ask: @escaping @Sendable (InteractionGate<T>) -> Void) async throws(OperationError) -> T {
         let gate = InteractionGate<T>()
-        switch await gate.wait(timeout: timeout + max(extraTime, 0), ask: { ask(gate) }) {
+        switch await gate.wait(timeout: timeout + max(extraTime, 0), ask: {
+            // A question that ended (timed out, cancelled) while it waited for the queue is not shown any more.
+            callbacks.run { if !gate.isResolved { ask(gate) } }
+        }) {
         case .answered(let value): return value
         case .cancelled: throw OperationError.FidoError(errorCode: .userCanceled, cause: nil)
         case .timedOut: throw OperationError.FidoError(errorCode: .userNotResponsive, cause: nil)

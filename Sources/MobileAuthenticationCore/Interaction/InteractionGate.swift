@@ -15,6 +15,9 @@ package final class InteractionGate<Value: Sendable>: @unchecked Sendable {
     private var continuation: CheckedContinuation<InteractionOutcome<Value>, Never>?
     private var result: InteractionOutcome<Value>?
 
+    /// Whether the question has its outcome (an answer, a cancel or the timeout).
+    package var isResolved: Bool { lock.withLock { result != nil } }
+
     package func resolve(_ outcome: InteractionOutcome<Value>) {
         lock.lock()
         guard result == nil else { lock.unlock(); return }

@@ -19,7 +19,7 @@ package struct OperationRunner: Sendable {
         self.retryPolicy = retryPolicy ?? core.configuration.defaultRetryPolicy
     }
 
-    var interaction: Interaction { Interaction(timeout: core.userInteractionTimeout) }
+    var interaction: Interaction { core.interaction }
     var session: VerificationSession { VerificationSession(platform: core.platform, keyStore: core.keyStore, state: core.state, objects: objects, interaction: interaction) }
 
     // MARK: Transport steps

@@ -23,9 +23,13 @@ package final class ClientCore: Sendable {
     let modules: [any AuthenticatorModule]
     /// Trusted facet lists fetched recently, by appID.
     let facetCache = TrustedFacetsCache()
+    /// Where the app's callbacks and interaction objects are called.
+    package let callbacks: CallbackQueue
 
-    package init(configuration: Configuration, platform: any Platform, transport: any ClientTransport, state: LocalState, snapshot: LocalStateData) {
+    package init(configuration: Configuration, platform: any Platform, transport: any ClientTransport, state: LocalState, snapshot: LocalStateData,
+                 callbackQueue: DispatchQueue? = CallbackQueue.platformDefault) {
         self.configuration = configuration; self.platform = platform; self.transport = transport; self.state = state
+        self.callbacks = CallbackQueue(callbackQueue)
         self.mirror = StateMirror(snapshot)
         self.keyStore = KeyStore(state: state, platform: platform)
         self.modules = AuthenticatorDescriptor.all(for: platform.deviceProfile).map(makeAuthenticatorModule)
@@ -33,6 +37,8 @@ package final class ClientCore: Sendable {
 
     var facetID: String { configuration.facetId ?? platform.applicationFacetId }
     package var userInteractionTimeout: TimeInterval { TimeInterval(configuration.userInteractionTimeoutInSeconds) }
+    /// How an operation asks the app: with the configured timeout, on the callback queue.
+    package var interaction: Interaction { Interaction(timeout: userInteractionTimeout, callbacks: callbacks) }
 
     package func module(_ aaid: String) -> (any AuthenticatorModule)? {
         modules.first { AAID.equal($0.descriptor.aaid, aaid) }
