@@ -180,6 +180,41 @@ final class DeviceInformationFlowTests: XCTestCase {
         XCTAssertEqual(remaining, [tabletKey!], "the tablet's credential stays")
     }
 
+    func testAJwsDeregistrationWithTheClockAnHourOffIsClockSkewTooBig() async throws {
+        let phone = try await environment.client()
+        try await phone.register("alice")
+        environment.platform.advanceClock(by: 3600)
+        let error = await captureError {
+            try await phone.operations.deregistration.username("alice").authorizationProvider(JwsAuthorizationProvider()).executeAsync()
+        }
+        guard case .ClockSkewTooBig? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(phone.localData.accounts.map(\.username), ["alice"], "nothing was removed on the device")
+        let onServer = try await stores.registrations.registrations(username: "alice")
+        XCTAssertEqual(onServer.count, 1, "nor on the server")
+    }
+
+    func testAServerWithoutTheDeregistrationEndpointIsOperationNotSupportedByBackend() async throws {
+        let phone = try await environment.client()
+        try await phone.register("alice")
+        await phone.shutdown()
+        let older = Configuration(baseUrl: environment.server.baseURL, authenticationRequestPath: "/nevisfido/uaf/1.0/request/authentication/",
+                                  deregistrationRequestPath: "/nevisfido/uaf/1.0/request/deregistration/",
+                                  userInteractionTimeoutInSeconds: 5, facetId: environment.platform.applicationFacetId)
+            .withTransportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM]))
+        let client = try await environment.client(configuration: older)
+        let error = await captureError {
+            try await client.operations.deregistration.username("alice").authorizationProvider(JwsAuthorizationProvider()).executeAsync()
+        }
+        guard case .OperationNotSupportedByBackend? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+        let authentication = await captureError {
+            _ = try await client.operations.authentication.username("alice").pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
+        }
+        guard case .Unknown(let cause)? = authentication as? AuthenticationError, case .OperationNotSupportedByBackend? = cause as? OperationError else {
+            return XCTFail("authentication has no such case; its cause tells it: \(String(describing: authentication))")
+        }
+        XCTAssertEqual(client.localData.accounts.map(\.username), ["alice"])
+    }
+
     func testAnOutOfBandDeregistrationRemovesTheKeysOnTheDevice() async throws {
         let client = try await environment.client()
         try await client.register("alice")

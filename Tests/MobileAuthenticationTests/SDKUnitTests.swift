@@ -173,3 +173,47 @@ final class AuthCloudApiRegistrationInputTests: XCTestCase {
         XCTAssertEqual(configuration.base(forOrigin: URL(string: "https://other.example")!).absoluteString, "https://other.example")
     }
 }
+
+/// The reading of a refusal: the server's `Date` against the device clock, and a missing endpoint.
+final class ServerAnswerReadingTests: XCTestCase {
+    private let serverTime = Date(timeIntervalSince1970: 1_780_000_000)
+    private func answer(_ status: Int, date: String?) -> HTTPExchange {
+        HTTPExchange(status: status, body: Data(), headers: date.map { [("Date", $0)] } ?? [])
+    }
+    private var serverDate: String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX"); formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: serverTime)
+    }
+
+    func testADeviceClockAnHourAheadIsAnExcessOffsetOfAnHour() {
+        XCTAssertEqual(ServerClock.excessOffset(of: answer(401, date: serverDate), now: serverTime.addingTimeInterval(3600)), 3600)
+    }
+
+    func testADeviceClockAnHourBehindIsANegativeOffset() {
+        XCTAssertEqual(ServerClock.excessOffset(of: answer(401, date: serverDate), now: serverTime.addingTimeInterval(-3600)), -3600)
+    }
+
+    func testClocksWithinTheSkewAreNoClockProblem() {
+        XCTAssertNil(ServerClock.excessOffset(of: answer(401, date: serverDate), now: serverTime.addingTimeInterval(299)))
+    }
+
+    func testAnAnswerWithoutADateIsNoClockProblem() {
+        XCTAssertNil(ServerClock.excessOffset(of: answer(401, date: nil), now: serverTime.addingTimeInterval(3600)))
+    }
+
+    func testAnUnreadableDateIsNoClockProblem() {
+        XCTAssertNil(ServerClock.excessOffset(of: answer(401, date: "yesterday"), now: serverTime.addingTimeInterval(3600)))
+    }
+
+    func testA404WithoutAUAFAnswerIsOperationNotSupportedByBackend() {
+        guard case .OperationNotSupportedByBackend = OperationRunner.serverFailure(answer(404, date: nil), statusCode: 0) else { return XCTFail() }
+        guard case .OperationNotSupportedByBackend = OperationRunner.serverFailure(answer(405, date: nil), statusCode: 0) else { return XCTFail() }
+    }
+
+    func testA404CarryingAUAFStatusStaysAFidoError() {
+        guard case .FidoError(.protocolError, let cause) = OperationRunner.serverFailure(answer(404, date: nil), statusCode: 1498) else { return XCTFail() }
+        XCTAssertEqual((cause as? ServerStatusError)?.statusCode, 1498)
+    }
+}

@@ -38,8 +38,6 @@ struct DeviceServiceClient: Sendable {
     let core: ClientCore
     let headers: [(String, String)]
     let retryPolicy: RetryPolicy
-    /// What the clock check allows before a 401 is called a clock problem (the server's default skew).
-    static let assumedSkew: TimeInterval = 300
 
     /// The servers the device has dispatch targets on, each with its targets, in a stable order.
     func servers(in data: LocalStateData) -> [(server: Server, targets: [LocalDispatchTarget])] {
@@ -96,18 +94,8 @@ struct DeviceServiceClient: Sendable {
 
     /// A clock problem, if the refusal's `Date` header shows the clocks apart by more than the skew.
     func clockFailure(_ exchange: HTTPExchange, server: Server) -> DeviceServiceFailure? {
-        guard let value = exchange.headers.first(where: { $0.0.lowercased() == "date" })?.1, let serverTime = Self.httpDate(value) else { return nil }
-        let difference = core.platform.now().timeIntervalSince(serverTime)
-        guard abs(difference) > Self.assumedSkew else { return nil }
-        return failure(.clockSkew, server, 401, "the device clock is \(Int(difference)) s off the server's")
-    }
-
-    static func httpDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
+        guard let offset = ServerClock.excessOffset(of: exchange, now: core.platform.now()) else { return nil }
+        return failure(.clockSkew, server, 401, "the device clock is \(Int(offset)) s off the server's")
     }
 
     func failure(_ kind: DeviceServiceFailure.Kind, _ server: Server, _ status: Int, _ message: String) -> DeviceServiceFailure {

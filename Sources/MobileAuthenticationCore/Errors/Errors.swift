@@ -39,11 +39,14 @@ public enum OperationError: MobileAuthenticationClientError {
     case NoDeviceLockError(cause: (any Error)?)
     case UserAlreadyRegisteredInAnotherServer(cause: (any Error)?)
     case UserNotRegisteredInServer(cause: (any Error)?)
-    /// The device clock differs too much from the server's for a signed request (JWS-protected endpoints).
+    /// The device clock differs too much from the server's for a device-signed request: a deregistration with a
+    /// `JwsAuthorizationProvider` refused (401) by a server whose `Date` is more than 300 s away.
     case ClockSkewTooBig(cause: (any Error)?)
-    /// The server does not offer the operation (an older backend).
+    /// The server has no endpoint for the operation (404 or 405 without a UAF answer): an older backend, or one that
+    /// does not offer it.
     case OperationNotSupportedByBackend(cause: (any Error)?)
-    /// The app could not prove its integrity to the backend (app attestation).
+    /// The app could not prove its integrity to the backend. Never raised by this SDK: app attestation is Android
+    /// only in the Nevis SDK (Play Integrity); the case is kept so that code written against the Nevis names compiles.
     case AppAttestationError(cause: (any Error)?)
     case Unknown(cause: (any Error)?)
 
@@ -85,6 +88,7 @@ public enum AuthenticationError: MobileAuthenticationClientError {
     case NetworkError(cause: (any Error)?, sessionProvider: (any SessionProvider)?)
     case NoDeviceLockError(cause: (any Error)?)
     case DeviceProtectionError(cause: (any Error)?)
+    /// Never raised by this SDK: app attestation is Android only in the Nevis SDK; kept for source compatibility.
     case AppAttestationError(cause: (any Error)?)
     case Unknown(cause: (any Error)?)
 
@@ -111,9 +115,11 @@ public enum AuthenticationError: MobileAuthenticationClientError {
         case .NoDeviceLockError(let cause): self = .NoDeviceLockError(cause: cause)
         case .DeviceProtectionError(let cause): self = .DeviceProtectionError(cause: cause)
         case .AppAttestationError(let cause): self = .AppAttestationError(cause: cause)
-        case .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .ClockSkewTooBig(let cause),
-             .OperationNotSupportedByBackend(let cause), .Unknown(let cause):
+        case .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .Unknown(let cause):
             self = .Unknown(cause: cause ?? error)
+        case .ClockSkewTooBig, .OperationNotSupportedByBackend:
+            // Authentication has no such case: the whole error is the cause, so the app can still tell it.
+            self = .Unknown(cause: error)
         }
     }
 }

@@ -59,6 +59,11 @@ package struct OperationRunner: Sendable {
         do { body = try JSONEncoder().encode(GetUAFRequest(op: op, context: context)) } catch { throw .Unknown(cause: error) }
         let exchange = try await send(HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers),
                                       signer: signer)
+        // A device-signed request refused while the clocks disagree: the user can fix the date (sdk-api.md,
+        // `ClockSkewTooBig` of a JWS deregistration); any other refusal stays a refusal.
+        if signer != nil, exchange.status == 401, let offset = ServerClock.excessOffset(of: exchange, now: core.platform.now()) {
+            throw .ClockSkewTooBig(cause: ServerStatusError(statusCode: 0, httpStatus: 401, message: "the device clock is \(Int(offset)) s off the server's"))
+        }
         guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
             throw Self.serverFailure(exchange, statusCode: 0)
         }
@@ -98,6 +103,11 @@ package struct OperationRunner: Sendable {
     }
 
     static func serverFailure(_ exchange: HTTPExchange, statusCode: Int, message: String? = nil) -> OperationError {
+        if exchange.status == 404 || exchange.status == 405, statusCode == 0 {
+            // No UAF answer and no such endpoint: a server without this operation (an older backend, or one that
+            // does not offer it). A UAF error sent with 404 is the operation's answer and stays a FIDO error.
+            return .OperationNotSupportedByBackend(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status, message: "no endpoint for this operation"))
+        }
         if exchange.status == 401 || exchange.status == 403 {
             // The server refused the credentials (or their absence): say so, whatever the body holds.
             let reason = exchange.status == 401
