@@ -5,72 +5,23 @@ import XCTest
 @testable import MobileAuthenticationCore
 import MobileAuthenticationSimulator
 
-/// Records, for each call the SDK makes into the app, whether it ran on the queue under test.
-private final class QueueWitness: @unchecked Sendable {
-    static let key = DispatchSpecificKey<String>()
-    let label: String
-    let queue: DispatchQueue
-    private let lock = NSLock()
-    private var calls: [(String, Bool)] = []
-
-    init(label: String) {
-        self.label = label
-        queue = DispatchQueue(label: label)
-        queue.setSpecific(key: Self.key, value: label)
-    }
-
-    func note(_ call: String) { lock.withLock { calls.append((call, DispatchQueue.getSpecific(key: Self.key) == label)) } }
-    var names: [String] { lock.withLock { calls.map(\.0) } }
-    var offQueue: [String] { lock.withLock { calls.filter { !$0.1 }.map(\.0) } }
-}
-
-/// The app's interaction objects, noting where the SDK called them before answering from a script.
-private final class WitnessedSelector: AuthenticatorSelector, @unchecked Sendable {
-    let witness: QueueWitness; let inner: ScriptedAuthenticatorSelector
-    init(_ witness: QueueWitness, _ inner: ScriptedAuthenticatorSelector) { self.witness = witness; self.inner = inner }
-    func selectAuthenticator(context: any AuthenticatorSelectionContext, handler: any AuthenticatorSelectionHandler) {
-        witness.note("selectAuthenticator"); inner.selectAuthenticator(context: context, handler: handler)
-    }
-}
-
-private final class WitnessedPinEnroller: PinEnroller, @unchecked Sendable {
-    let witness: QueueWitness; let inner: ScriptedPinEnroller
-    init(_ witness: QueueWitness, _ inner: ScriptedPinEnroller) { self.witness = witness; self.inner = inner }
-    func enrollPin(context: any PinEnrollmentContext, handler: any PinEnrollmentHandler) {
-        witness.note("enrollPin"); inner.enrollPin(context: context, handler: handler)
-    }
-}
-
-private final class WitnessedPinVerifier: PinUserVerifier, @unchecked Sendable {
-    let witness: QueueWitness; let inner: ScriptedPinUserVerifier
-    init(_ witness: QueueWitness, _ inner: ScriptedPinUserVerifier) { self.witness = witness; self.inner = inner }
-    func verifyPin(context: any PinUserVerificationContext, handler: any PinUserVerificationHandler) {
-        witness.note("verifyPin"); inner.verifyPin(context: context, handler: handler)
-    }
-}
-
 final class CallbackQueueTests: XCTestCase {
     var directory: URL!
     override func setUp() { directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-callbacks-\(UUID().uuidString)") }
     override func tearDown() { try? FileManager.default.removeItem(at: directory) }
 
     private func makeClient(queue: DispatchQueue?, interactionTimeout: Int = 5) async throws -> (any MobileAuthenticationClient, InMemoryRelyingParty) {
-        let platform = SimulatedPlatform(storageDirectory: directory, deviceProfile: .ios)
-        let party = InMemoryRelyingParty(facetID: platform.applicationFacetId)
-        let configuration = Configuration(baseUrl: URL(string: "https://rp.example")!, userInteractionTimeoutInSeconds: interactionTimeout,
-                                          facetId: platform.applicationFacetId)
-        let client = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(platform).transport(party)
-            .callbackQueue(queue).executeAsync()
-        return (client, party)
+        let made = try await makeInMemoryClient(in: directory, callbackQueue: queue, interactionTimeout: interactionTimeout)
+        return (made.client, made.party)
     }
 
     func testEveryInteractionAndResultCallbackRunsOnTheConfiguredQueue() async throws {
-        let witness = QueueWitness(label: "app.callbacks")
+        let witness = CallWitness(label: "app.callbacks")
         let (client, _) = try await makeClient(queue: witness.queue)
         let registered = expectation(description: "registered")
         client.operations.registration.username("alice").deviceInformation(DeviceInformation(name: "unit"))
-            .authenticatorSelector(WitnessedSelector(witness, ScriptedAuthenticatorSelector(choose: "F1D0#1001")))
-            .pinEnroller(WitnessedPinEnroller(witness, ScriptedPinEnroller(pins: ["12", "123456"])))
+            .authenticatorSelector(WitnessedSelector(witness, choose: "F1D0#1001"))
+            .pinEnroller(WitnessedPinEnroller(witness, pins: ["12", "123456"]))
             .onSuccess { witness.note("registration.onSuccess"); registered.fulfill() }
             .onError { error in witness.note("registration.onError \(error)"); registered.fulfill() }
             .execute()
@@ -78,21 +29,21 @@ final class CallbackQueueTests: XCTestCase {
 
         let authenticated = expectation(description: "authenticated")
         client.operations.authentication.username("alice")
-            .authenticatorSelector(WitnessedSelector(witness, ScriptedAuthenticatorSelector(choose: "F1D0#1001")))
-            .pinUserVerifier(WitnessedPinVerifier(witness, ScriptedPinUserVerifier(pins: ["654321", "123456"])))
+            .authenticatorSelector(WitnessedSelector(witness, choose: "F1D0#1001"))
+            .pinUserVerifier(WitnessedPinVerifier(witness, pins: ["654321", "123456"]))
             .onSuccess { _ in witness.note("authentication.onSuccess"); authenticated.fulfill() }
             .onError { error in witness.note("authentication.onError \(error)"); authenticated.fulfill() }
             .execute()
         await fulfillment(of: [authenticated], timeout: 20)
 
         // The invalid PIN and the wrong PIN each ask again: every question is on the queue, not only the first.
-        XCTAssertEqual(witness.names, ["selectAuthenticator", "enrollPin", "enrollPin", "registration.onSuccess",
-                                       "selectAuthenticator", "verifyPin", "verifyPin", "authentication.onSuccess"])
+        XCTAssertEqual(witness.names, ["selectAuthenticator", "enrollPin", "enrollPin", "valid", "registration.onSuccess",
+                                       "selectAuthenticator", "verifyPin", "verifyPin", "valid", "authentication.onSuccess"])
         XCTAssertEqual(witness.offQueue, [])
     }
 
     func testAFailureIsDeliveredOnTheConfiguredQueue() async throws {
-        let witness = QueueWitness(label: "app.failures")
+        let witness = CallWitness(label: "app.failures")
         let (client, party) = try await makeClient(queue: witness.queue)
         party.fail("uaf/1.1/registration", with: [.status(1498)])
         let failed = expectation(description: "failed")
@@ -107,7 +58,7 @@ final class CallbackQueueTests: XCTestCase {
     }
 
     func testTheInitializerDeliversTheClientOnItsQueue() async throws {
-        let witness = QueueWitness(label: "app.initializer")
+        let witness = CallWitness(label: "app.initializer")
         let platform = SimulatedPlatform(storageDirectory: directory, deviceProfile: .ios)
         let created = expectation(description: "created")
         MobileAuthenticationClientInitializer().configuration(Configuration(baseUrl: URL(string: "https://rp.example")!))
@@ -122,13 +73,12 @@ final class CallbackQueueTests: XCTestCase {
 
     /// A busy queue (the main queue during a long layout) must not show a question whose operation already ended.
     func testAQuestionThatTimedOutWhileQueuedIsNeverShown() async throws {
-        let witness = QueueWitness(label: "app.busy")
+        let witness = CallWitness(label: "app.busy")
         let (client, _) = try await makeClient(queue: witness.queue, interactionTimeout: 1)
-        let selector = ScriptedAuthenticatorSelector(choose: "F1D0#1001")
         witness.queue.suspend()
         do {
             try await client.operations.registration.username("carol").deviceInformation(DeviceInformation(name: "unit"))
-                .authenticatorSelector(WitnessedSelector(witness, selector)).pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
+                .authenticatorSelector(WitnessedSelector(witness, choose: "F1D0#1001")).pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
                 .executeAsync()
             XCTFail("the question could not be answered in time")
         } catch {

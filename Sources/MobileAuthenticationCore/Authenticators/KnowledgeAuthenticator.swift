@@ -31,10 +31,12 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
     private func enrollPin(username: Username, session: VerificationSession) async throws(OperationError) -> String {
         guard let enroller = session.objects.pinEnroller else { throw .Unknown(cause: SDKMessage("the PIN authenticator needs a pinEnroller")) }
         let policy = enroller.pinPolicy()
-        return try await Self.askUntilValid(session: session, ask: { (lastError: PinEnrollmentError?, gate: InteractionGate<String>) in
+        let pin = try await Self.askUntilValid(session: session, ask: { (lastError: PinEnrollmentError?, gate: InteractionGate<String>) in
             enroller.enrollPin(context: PinEnrollmentContextValue(username: username, lastRecoverableError: lastError),
                                handler: TextAnswerHandler(gate: gate))
         }, problem: { pin async throws(OperationError) in policy.violation(pin).map { .InvalidPinFormat(message: $0) } })
+        session.interaction.tell { enroller.onValidCredentialsProvided() }
+        return pin
     }
 
     /// Asks the enroller until the SDK's floor and the app's ``PasswordPolicy`` accept the password.
@@ -43,7 +45,7 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
             throw .Unknown(cause: SDKMessage("the password authenticator needs a passwordEnroller"))
         }
         let policy = enroller.passwordPolicy()
-        return try await Self.askUntilValid(session: session, ask: { (lastError: PasswordEnrollmentError?, gate: InteractionGate<String>) in
+        let password = try await Self.askUntilValid(session: session, ask: { (lastError: PasswordEnrollmentError?, gate: InteractionGate<String>) in
             enroller.enrollPassword(context: PasswordEnrollmentContextValue(username: username, lastRecoverableError: lastError),
                                     handler: TextAnswerHandler(gate: gate))
         }, problem: { password async throws(OperationError) in
@@ -54,6 +56,8 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
             }
             return verdict.map { .CustomValidationError(message: $0.message) }
         })
+        session.interaction.tell { enroller.onValidCredentialsProvided() }
+        return password
     }
 
     /// The enrollment loop: asks with the last recoverable error until a value has no problem.
@@ -86,11 +90,21 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
             let outcome: KnowledgeVerifierStore.Outcome
             do { outcome = try await store.verify(username: username, secret: secret, now: now()) } catch { throw .Unknown(cause: error) }
             switch outcome {
-            case .verified: return
+            case .verified:
+                tellValid(session)
+                return
             case .rejected(let newState), .coolingDown(let newState): state = newState
             case .lockedOut: throw .FidoError(errorCode: .userLockout, cause: nil)
             case .notEnrolled: throw .FidoError(errorCode: .userNotEnrolled, cause: nil)
             }
+        }
+    }
+
+    /// The verifier's `onValidCredentialsProvided()`: the right secret was given.
+    private func tellValid(_ session: VerificationSession) {
+        switch factor {
+        case .pin: if let verifier = session.objects.pinUserVerifier { session.interaction.tell { verifier.onValidCredentialsProvided() } }
+        case .password: if let verifier = session.objects.passwordUserVerifier { session.interaction.tell { verifier.onValidCredentialsProvided() } }
         }
     }
 

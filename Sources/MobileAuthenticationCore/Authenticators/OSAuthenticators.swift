@@ -62,6 +62,7 @@ struct BiometricAuthenticator: AuthenticatorModule {
                         session: VerificationSession) async throws(OperationError) {
         let context = OSVerificationContextValue(authenticator: authenticator)
         let request: OSPromptRequest
+        let valid: @Sendable () -> Void
         if descriptor.profile == .android && descriptor.kind == .fingerprint {
             guard let verifier = session.objects.fingerprintUserVerifier else {
                 throw .Unknown(cause: SDKMessage("the fingerprint authenticator needs a fingerprintUserVerifier"))
@@ -69,6 +70,7 @@ struct BiometricAuthenticator: AuthenticatorModule {
             request = try await session.interaction.ask { gate in
                 verifier.verifyFingerprint(context: context, handler: OSPromptHandler(gate: gate, defaultPrompt: .defaultFingerprint))
             }
+            valid = { verifier.onValidCredentialsProvided() }
         } else {
             guard let verifier = session.objects.biometricUserVerifier else {
                 throw .Unknown(cause: SDKMessage("the biometric authenticator needs a biometricUserVerifier"))
@@ -76,6 +78,7 @@ struct BiometricAuthenticator: AuthenticatorModule {
             request = try await session.interaction.ask { gate in
                 verifier.verifyBiometric(context: context, handler: OSPromptHandler(gate: gate, defaultPrompt: .defaultBiometric))
             }
+            valid = { verifier.onValidCredentialsProvided() }
         }
         let result = await session.platform.verifyWithOS(OSVerificationRequest(
             kind: .biometric(sensor: sensor, passcodeFallback: passcodeFallback), reason: request.reason,
@@ -85,6 +88,7 @@ struct BiometricAuthenticator: AuthenticatorModule {
             throw .FidoError(errorCode: .authenticatorAccessDenied, cause: SDKMessage("the device passcode is not allowed as fallback"))
         }
         try mapOSResult(result)
+        session.interaction.tell(valid)
     }
 }
 
@@ -121,6 +125,7 @@ struct DevicePasscodeAuthenticator: AuthenticatorModule {
         }
         try mapOSResult(await session.platform.verifyWithOS(OSVerificationRequest(
             kind: .devicePasscode, reason: request.reason, fallbackButtonTitle: nil, cancelButtonTitle: nil)))
+        session.interaction.tell { verifier.onValidCredentialsProvided() }
     }
 }
 

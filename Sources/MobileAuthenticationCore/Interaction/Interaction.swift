@@ -22,6 +22,9 @@ package struct Interaction: Sendable {
 
     package init(timeout: TimeInterval, callbacks: CallbackQueue = CallbackQueue(nil)) { self.timeout = timeout; self.callbacks = callbacks }
 
+    /// Tells the app something that needs no answer (`onValidCredentialsProvided()`), on the callback queue.
+    package func tell(_ body: @escaping @Sendable () -> Void) { callbacks.run(body) }
+
     /// Hands a handler to the app through `ask`, on the callback queue, and waits. `extraTime` extends the timeout,
     /// for a prompt shown during a cool-down (seed 000: the user must be able to wait it out without the operation
     /// timing out).

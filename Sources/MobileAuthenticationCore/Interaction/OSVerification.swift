@@ -51,20 +51,33 @@ public protocol FingerprintUserVerificationHandler: Sendable {
     func cancel()
 }
 
+/// What the enrollers and verifiers have in common: `onValidCredentialsProvided()`, called once the SDK accepted what
+/// the user gave (a PIN or password the policy accepts, the right PIN or password, a user the OS verified), so the
+/// screen that asked can close. Optional, as on iOS in the Nevis SDK (its Android and cross-platform SDKs require
+/// it). One protocol declares it, so an object that is several verifiers at once has one default, not several.
+public protocol ValidCredentialsObserver: Sendable {
+    func onValidCredentialsProvided()
+}
+
+extension ValidCredentialsObserver {
+    public func onValidCredentialsProvided() {}
+}
+
 /// Implemented by the app for Touch ID, Face ID and the Android biometric authenticator. Called once: the OS
 /// itself shows the retries.
-public protocol BiometricUserVerifier: Sendable {
+public protocol BiometricUserVerifier: ValidCredentialsObserver {
     func verifyBiometric(context: any BiometricUserVerificationContext, handler: any BiometricUserVerificationHandler)
 }
 
-public protocol DevicePasscodeUserVerifier: Sendable {
+public protocol DevicePasscodeUserVerifier: ValidCredentialsObserver {
     func verifyDevicePasscode(context: any DevicePasscodeUserVerificationContext, handler: any DevicePasscodeUserVerificationHandler)
 }
 
 /// Implemented by the app for the Android fingerprint authenticator (Android profile only).
-public protocol FingerprintUserVerifier: Sendable {
+public protocol FingerprintUserVerifier: ValidCredentialsObserver {
     func verifyFingerprint(context: any FingerprintUserVerificationContext, handler: any FingerprintUserVerificationHandler)
 }
+
 
 /// The OS prompt the app asked for, with its texts.
 struct OSPromptRequest: Sendable {

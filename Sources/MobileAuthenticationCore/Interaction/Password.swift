@@ -47,7 +47,7 @@ public protocol PasswordEnrollmentHandler: Sendable {
 }
 
 /// Implemented by the app: asks the user for a new password.
-public protocol PasswordEnroller: Sendable {
+public protocol PasswordEnroller: ValidCredentialsObserver {
     func enrollPassword(context: any PasswordEnrollmentContext, handler: any PasswordEnrollmentHandler)
     func passwordPolicy() -> any PasswordPolicy
 }
@@ -63,7 +63,7 @@ public protocol PasswordUserVerificationHandler: Sendable {
 }
 
 /// Implemented by the app: asks the user for their password. Called again after a wrong one, with the new status.
-public protocol PasswordUserVerifier: Sendable {
+public protocol PasswordUserVerifier: ValidCredentialsObserver {
     func verifyPassword(context: any PasswordUserVerificationContext, handler: any PasswordUserVerificationHandler)
 }
 

@@ -82,7 +82,7 @@ public protocol PinEnrollmentHandler: Sendable {
 }
 
 /// Implemented by the app: asks the user for a new PIN.
-public protocol PinEnroller: Sendable {
+public protocol PinEnroller: ValidCredentialsObserver {
     func enrollPin(context: any PinEnrollmentContext, handler: any PinEnrollmentHandler)
     func pinPolicy() -> PinPolicy
 }
@@ -102,7 +102,7 @@ public protocol PinUserVerificationHandler: Sendable {
 }
 
 /// Implemented by the app: asks the user for their PIN. Called again after a wrong PIN, with the new status.
-public protocol PinUserVerifier: Sendable {
+public protocol PinUserVerifier: ValidCredentialsObserver {
     func verifyPin(context: any PinUserVerificationContext, handler: any PinUserVerificationHandler)
 }
 
