@@ -12,11 +12,11 @@ struct DeviceChangePin: AsyncParsableCommand {
 
     func run() async throws {
         try await changeSecret("change-pin", secret: .pin, options: options, username: username, old: pin, new: newPin) { client, username, old, new in
-            let changer = ScriptedPinChanger(pins: [(old, new), nil])
+            let changer = HeadlessSecretChanger(.pin, old: old, new: new)
             do { try await client.operations.pinChange.username(username).pinChanger(changer).executeAsync() } catch {
-                // The changer gives one pair; asked again, it was refused: say why instead of "cancelled".
-                guard changer.shownContexts.count > 1, let last = changer.shownContexts.last else { throw error }
-                throw ChangedSecret.pin.refusal(last.lastRecoverableError?.errorDescription, status: "\(last.authenticatorProtectionStatus)")
+                // Asked again without a terminal, the changer stops: say why instead of "cancelled".
+                if let refusal = changer.refusal { throw refusal }
+                throw error
             }
         }
     }
@@ -32,10 +32,10 @@ struct DeviceChangePassword: AsyncParsableCommand {
     func run() async throws {
         try await changeSecret("change-password", secret: .password, options: options, username: username, old: password, new: newPassword) {
             client, username, old, new in
-            let changer = ScriptedPasswordChanger(passwords: [(old, new), nil])
+            let changer = HeadlessSecretChanger(.password, old: old, new: new)
             do { try await client.operations.passwordChange.username(username).passwordChanger(changer).executeAsync() } catch {
-                guard changer.shownContexts.count > 1, let last = changer.shownContexts.last else { throw error }
-                throw ChangedSecret.password.refusal(last.lastRecoverableError?.errorDescription, status: "\(last.authenticatorProtectionStatus)")
+                if let refusal = changer.refusal { throw refusal }
+                throw error
             }
         }
     }
@@ -56,6 +56,73 @@ enum ChangedSecret {
         return DeviceCommandError("the \(name) change was refused: \(reason ?? "no reason given")\(counted)")
     }
 }
+
+/// The current and new PIN or password as the command line gives them. When the SDK refuses the pair, a person at a
+/// terminal is told why and asked again for the one that was wrong (the current one, or the new one against the
+/// policy), after any cool-down, counted down; without a terminal the command stops with the reason.
+final class HeadlessSecretChanger: PinChanger, PasswordChanger, @unchecked Sendable {
+    let secret: ChangedSecret
+    private let interactive: Bool
+    private let lock = NSLock()
+    private var pair: (old: String, new: String)
+    private var stopped: DeviceCommandError?
+
+    init(_ secret: ChangedSecret, old: String, new: String, interactive: Bool = isatty(STDIN_FILENO) == 1) {
+        self.secret = secret; self.interactive = interactive; pair = (old, new)
+    }
+
+    /// Why the changer gave up, if it did.
+    var refusal: DeviceCommandError? { lock.withLock { stopped } }
+
+    func passwordPolicy() -> any PasswordPolicy { ScriptedPasswordPolicy() }
+
+    func changePin(context: any PinChangeContext, handler: any PinChangeHandler) {
+        let wrongCurrent = if case .InvalidPin? = context.lastRecoverableError { true } else { false }
+        answer(refused: context.lastRecoverableError, wrongCurrent: wrongCurrent, status: context.authenticatorProtectionStatus, give: handler.pins, cancel: handler.cancel)
+    }
+
+    func changePassword(context: any PasswordChangeContext, handler: any PasswordChangeHandler) {
+        let wrongCurrent = if case .InvalidPassword? = context.lastRecoverableError { true } else { false }
+        answer(refused: context.lastRecoverableError, wrongCurrent: wrongCurrent, status: context.authenticatorProtectionStatus, give: handler.passwords, cancel: handler.cancel)
+    }
+
+    /// `status` is the PIN's or password's protection status: its text for the message, its state for the wait.
+    private func answer(refused: (any LocalizedError)?, wrongCurrent: Bool, status: some ProtectionStatusText,
+                        give: @escaping @Sendable (String, String) -> Void, cancel: @escaping @Sendable () -> Void) {
+        let current = lock.withLock { pair }
+        guard let refused else { return give(current.old, current.new) }
+        let state = status.state
+        let refusal = secret.refusal(refused.errorDescription ?? "\(refused)", status: "\(status)")
+        guard interactive, state != .lockedOut else {
+            lock.withLock { stopped = refusal }
+            return cancel()
+        }
+        let name = secret.name, label = name == "PIN" ? "PIN" : "password"
+        // Typing and waiting block; the SDK's interaction continues on another thread.
+        Thread.detachNewThread {
+            note(refusal.description)
+            if state.remainingCoolDown > 0 { HeadlessSecretVerifier.countDown(seconds: state.remainingCoolDown, label: "\(name) cool-down") }
+            let prompt = wrongCurrent ? "Current \(label): " : "New \(label): "
+            guard let typed = getpass(prompt), case let text = String(cString: typed), !text.isEmpty else {
+                self.lock.withLock { self.stopped = DeviceCommandError("no \(name) was typed") }
+                return cancel()
+            }
+            let next = self.lock.withLock {
+                if wrongCurrent { self.pair.old = text } else { self.pair.new = text }
+                return self.pair
+            }
+            give(next.old, next.new)
+        }
+    }
+}
+
+/// The PIN's and the password's protection status, as the changer reads them.
+protocol ProtectionStatusText: CustomStringConvertible {
+    var state: ProtectionState { get }
+}
+
+extension PinAuthenticatorProtectionStatus: ProtectionStatusText {}
+extension PasswordAuthenticatorProtectionStatus: ProtectionStatusText {}
 
 /// A PIN or password change: reads both secrets (flag, environment, prompt), opens the device, runs `change` for the
 /// user (by default the device's only account) and reports it.

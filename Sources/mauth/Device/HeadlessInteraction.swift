@@ -165,6 +165,56 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
     }
 }
 
+/// A new PIN or password as the command line gives it: the one from the option, environment or first prompt; when
+/// the policy refuses it, a person at a terminal is told why and asked again (as an app asks its enroller again with
+/// the recoverable error); without a terminal the command stops with the reason.
+final class HeadlessSecretEnroller: PinEnroller, PasswordEnroller, @unchecked Sendable {
+    let secret: ChangedSecret
+    private let given: String?
+    private let interactive: Bool
+    private let lock = NSLock()
+    private var refusal: String?
+
+    init(_ secret: ChangedSecret, given: String?, interactive: Bool = isatty(STDIN_FILENO) == 1) {
+        self.secret = secret; self.given = given; self.interactive = interactive
+    }
+
+    /// Why the enroller gave up, if it did.
+    var refusalReason: String? { lock.withLock { refusal } }
+
+    func passwordPolicy() -> any PasswordPolicy { ScriptedPasswordPolicy() }
+
+    func enrollPin(context: any PinEnrollmentContext, handler: any PinEnrollmentHandler) {
+        answer(refused: context.lastRecoverableError?.errorDescription, give: handler.pin, cancel: handler.cancel)
+    }
+
+    func enrollPassword(context: any PasswordEnrollmentContext, handler: any PasswordEnrollmentHandler) {
+        answer(refused: context.lastRecoverableError?.errorDescription, give: handler.password, cancel: handler.cancel)
+    }
+
+    private func answer(refused: String?, give: @escaping @Sendable (String) -> Void, cancel: @escaping @Sendable () -> Void) {
+        let name = secret.name
+        if refused == nil, let given { return give(given) }
+        let reason = refused.map { "the \(name) was refused: \($0)" }
+        guard interactive else {
+            return stop(reason ?? "a new \(name) is needed: pass --\(secret == .pin ? "pin" : "password") or set \(secret.variable)", cancel)
+        }
+        // Typing blocks; the SDK's interaction continues on another thread.
+        Thread.detachNewThread {
+            if let reason { note(reason) }
+            guard let typed = getpass("\(name == "PIN" ? "PIN" : "Password"): "), case let text = String(cString: typed), !text.isEmpty else {
+                return self.stop("no \(name) was typed", cancel)
+            }
+            give(text)
+        }
+    }
+
+    private func stop(_ reason: String, _ cancel: @Sendable () -> Void) {
+        lock.withLock { refusal = reason }
+        cancel()
+    }
+}
+
 /// The user-verification and enrollment answers a command line carries: the PIN or password (see
 /// ``HeadlessSecretVerifier``), biometrics and the device passcode always accepted, and one PIN or password to
 /// enroll. It keeps what it was shown, so a failure is reported with its reason, not as "the user cancelled".
@@ -174,15 +224,15 @@ struct HeadlessAnswers {
     let pinVerifier: HeadlessSecretVerifier
     let passwordVerifier: HeadlessSecretVerifier
     let osVerifier = ScriptedOSVerifier()
-    let pinEnroller: ScriptedPinEnroller
-    let passwordEnroller: ScriptedPasswordEnroller
+    let pinEnroller: HeadlessSecretEnroller
+    let passwordEnroller: HeadlessSecretEnroller
 
     init(pin: String? = nil, password: String? = nil) {
         self.pin = pin; self.password = password
         pinVerifier = HeadlessSecretVerifier(.pin, given: pin)
         passwordVerifier = HeadlessSecretVerifier(.password, given: password)
-        pinEnroller = ScriptedPinEnroller(pins: [pin, nil])
-        passwordEnroller = ScriptedPasswordEnroller(passwords: [password, nil])
+        pinEnroller = HeadlessSecretEnroller(.pin, given: pin)
+        passwordEnroller = HeadlessSecretEnroller(.password, given: password)
     }
 
     /// Reads only the secret the chosen authenticator needs (a biometric registration asks for none). To
@@ -204,13 +254,9 @@ struct HeadlessAnswers {
     func explaining<T>(selector: HeadlessSelector? = nil, _ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch {
             if let reason = selector?.noChoiceReason { throw DeviceCommandError(reason) }
-            if pinEnroller.shownContexts.count > 1 {
-                throw DeviceCommandError("the PIN was refused: \(pinEnroller.shownContexts.last?.lastRecoverableError?.errorDescription ?? "policy")")
+            if let reason = pinEnroller.refusalReason ?? passwordEnroller.refusalReason ?? pinVerifier.refusalReason ?? passwordVerifier.refusalReason {
+                throw DeviceCommandError(reason)
             }
-            if passwordEnroller.shownContexts.count > 1 {
-                throw DeviceCommandError("the password was refused: \(passwordEnroller.shownContexts.last?.lastRecoverableError?.errorDescription ?? "policy")")
-            }
-            if let reason = pinVerifier.refusalReason ?? passwordVerifier.refusalReason { throw DeviceCommandError(reason) }
             throw error
         }
     }
