@@ -217,3 +217,21 @@ final class ServerAnswerReadingTests: XCTestCase {
         XCTAssertEqual((cause as? ServerStatusError)?.statusCode, 1498)
     }
 }
+
+/// Which transport errors are TLS failures, and what each means to a user: one classification.
+final class TLSFailureTests: XCTestCase {
+    private struct Described: Error, CustomStringConvertible { let description: String }
+
+    func testAnUnverifiedCertificateIsNotTrusted() {
+        XCTAssertEqual(HTTPTransport.tlsFailure(Described(description: "sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED])")),
+                       "the server's certificate is not trusted")
+    }
+
+    func testAnotherHandshakeFailureIsNotAcceptable() {
+        XCTAssertEqual(HTTPTransport.tlsFailure(Described(description: "handshakeFailed(sslError([]))")), "the server's TLS is not acceptable")
+    }
+
+    func testAConnectionFailureIsNoTLSFailure() {
+        XCTAssertNil(HTTPTransport.tlsFailure(Described(description: "connectTimeout")))
+    }
+}

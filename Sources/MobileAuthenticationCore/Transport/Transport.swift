@@ -133,24 +133,21 @@ package final class HTTPTransport: ClientTransport {
             return exchange
         } catch {
             trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))
-            if Self.isTLSFailure(error) { throw TransportFailure.insecure("the TLS handshake failed: \(Self.tlsReason(error))") }
+            if let reason = Self.tlsFailure(error) { throw TransportFailure.insecure("the TLS handshake failed: \(reason)") }
             throw TransportFailure.network(error)
         }
     }
 
-    /// What a TLS failure means to a user, without the TLS library's internals.
-    static func tlsReason(_ error: any Error) -> String {
-        String(describing: error).contains("CERTIFICATE_VERIFY_FAILED") ? "the server's certificate is not trusted" : "the server's TLS is not acceptable"
-    }
-
-    static func isTLSFailure(_ error: any Error) -> Bool {
-        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError { return true }
+    /// What a TLS failure means to a user, without the TLS library's internals; nil when `error` is not one.
+    static func tlsFailure(_ error: any Error) -> String? {
+        let text = String(describing: error)
+        if text.contains("CERTIFICATE_VERIFY_FAILED") { return "the server's certificate is not trusted" }
+        var tls = error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || text.contains("handshakeFailed")
         #if canImport(Network)
         // Apple platforms: AsyncHTTPClient runs on Network.framework there, whose TLS failures (an untrusted
         // certificate is errSSLXCertChainInvalid) arrive as NWTLSError, not as NIOSSL's errors.
-        if error is HTTPClient.NWTLSError { return true }
+        tls = tls || error is HTTPClient.NWTLSError
         #endif
-        let text = String(describing: error)
-        return text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("handshakeFailed")
+        return tls ? "the server's TLS is not acceptable" : nil
     }
 }
