@@ -60,12 +60,15 @@ func serverProblem(_ profile: HeadlessDeviceProfile) async -> String? {
     do { transport = try HTTPTransport(configuration: configuration) } catch {
         return "the trusted certificate cannot be used: \(DeviceFailureText.withoutSourcePaths(String(describing: error)))"
     }
-    defer { Task { await transport.shutdown() } }
+    let outcome: TransportFailure?
     do {
         // Any HTTP answer will do: the question is whether TLS with this trust reaches the server.
         _ = try await transport.send(HTTPRequest(method: .GET, url: url, body: nil, headers: [], accept: "*/*"))
-        return nil
-    } catch {
+        outcome = nil
+    } catch { outcome = error }
+    // Shut down before returning: the command exits right after, and a detached shutdown would not run.
+    await transport.shutdown()
+    if let error = outcome {
         switch error {
         case .insecure(let reason):
             return "\(profile.server): \(reason); if it uses a development certificate, trust it: mauth device trust --ca-file FILE"
@@ -73,4 +76,5 @@ func serverProblem(_ profile: HeadlessDeviceProfile) async -> String? {
             return "\(profile.server) does not answer now; the device is kept and will try again at its next command"
         }
     }
+    return nil
 }
