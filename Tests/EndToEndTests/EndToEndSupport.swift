@@ -118,7 +118,7 @@ extension MobileAuthenticationClient {
 }
 
 func fidoCode(_ error: any Error) -> FidoErrorCode? {
-    (error as? OperationError)?.fidoErrorCode ?? (error as? AuthenticationError)?.fidoErrorCode
+    (error as? any MobileAuthenticationClientError)?.fidoErrorCode
 }
 
 import SecureStorage

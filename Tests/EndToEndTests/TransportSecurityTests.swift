@@ -52,3 +52,27 @@ final class TransportSecurityTests: XCTestCase {
         guard case .NetworkError? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
     }
 }
+
+extension TransportSecurityTests {
+    /// The Device Service's operations report an untrusted server as the UAF operations do, not as unreachable.
+    func testAnUntrustedServerIsInsecureTransportForTheDeviceServiceToo() async throws {
+        let trusted = try await env.client()
+        try await trusted.register("alice")
+        await trusted.shutdown()
+        let client = try await env.client(configuration: Configuration(baseUrl: env.server.baseURL, facetId: env.platform.applicationFacetId))
+        let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
+        let error = try XCTUnwrap(pending.errors.first)
+        XCTAssertEqual(error.fidoErrorCode, .insecureTransport)
+        XCTAssertTrue(error.errorDescription?.hasPrefix(FidoErrorCode.insecureTransport.errorDescription) == true, error.errorDescription ?? "")
+        let check = await client.operations.deviceInformationCheck.executeAsync()
+        XCTAssertEqual(check.errors.first?.fidoErrorCode, .insecureTransport)
+    }
+
+    /// Every error type answers `fidoErrorCode`, so a caller needs no switch over the types to find an untrusted
+    /// server.
+    func testTheFidoCodeIsReadableThroughTheCommonProtocol() async throws {
+        let client = try await env.client(configuration: Configuration(baseUrl: env.server.baseURL, facetId: env.platform.applicationFacetId))
+        let error = await captureError { try await client.register("alice") }
+        XCTAssertEqual((error as? any MobileAuthenticationClientError)?.fidoErrorCode, .insecureTransport)
+    }
+}

@@ -5,10 +5,12 @@ import NevisProtocol
 import UAF
 
 /// Why a Device Service exchange with one server failed (the cause inside each device operation's error).
-public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible {
+public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible, FidoCodedCause {
     public enum Kind: Sendable, Equatable {
         /// The server could not be reached.
         case network
+        /// The server's TLS is not trusted (or not acceptable): the device refused to talk to it.
+        case insecure
         /// The server refused the device signature (401), and its clock is within the skew: the device's dispatch
         /// targets are unknown there, or the signature is wrong.
         case refused
@@ -28,6 +30,8 @@ public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible {
     public let httpStatus: Int
     public let message: String
     public var description: String { "\(server.baseUrl.absoluteString): \(message)\(httpStatus == 0 ? "" : " (HTTP \(httpStatus))")" }
+    /// `insecureTransport` for an untrusted server, as the UAF operations report it.
+    public var fidoErrorCode: FidoErrorCode? { kind == .insecure ? .insecureTransport : nil }
 }
 
 /// The device's side of the Device Service and device-signed dispatch-target calls (``DeviceServiceWire``,
@@ -67,6 +71,8 @@ struct DeviceServiceClient: Sendable {
                     request.headers.append((DeviceSignature.headerName, try DeviceSignature.sign(payload(claims), dispatchTargetId: signer, key: key)))
                     return request
                 }
+            } catch TransportFailure.insecure(let reason) {
+                return .failure(failure(.insecure, server, 0, reason))
             } catch let error as TransportFailure {
                 return .failure(failure(.network, server, 0, "\(error)"))
             } catch {

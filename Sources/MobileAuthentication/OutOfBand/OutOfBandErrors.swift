@@ -42,6 +42,12 @@ public enum OutOfBandOperationError: MobileAuthenticationClientError {
         case .Unknown(let cause): return "The operation could not start\(cause.map { ": \($0)" } ?? "")."
         }
     }
+
+    /// The FIDO code of the operation error an `Unknown` wraps (an untrusted server is `insecureTransport`).
+    public var fidoErrorCode: FidoErrorCode? {
+        if case .Unknown(let cause) = self { return (cause as? OperationError)?.fidoErrorCode }
+        return nil
+    }
 }
 
 /// Why the pending out-of-band operations of one server could not be fetched.
@@ -56,7 +62,7 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
     init(_ failure: DeviceServiceFailure) {
         switch failure.kind {
         case .clockSkew: self = .ClockSkewTooBig(cause: failure)
-        case .network: self = .NetworkError(cause: failure)
+        case .network, .insecure: self = .NetworkError(cause: failure)
         case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
         case .refused, .nameTaken, .noDispatchTarget, .other: self = .Unknown(cause: failure)
         }
@@ -71,6 +77,12 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
         case .OperationNotSupportedByBackend: return "The server does not support fetching pending operations."
         case .Unknown(let cause): return "The pending operations could not be fetched\(cause.map { ": \($0)" } ?? "")."
         }
+    }
+
+    /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
+    public var fidoErrorCode: FidoErrorCode? {
+        if case .NetworkError(let cause) = self { return (cause as? DeviceServiceFailure)?.fidoErrorCode }
+        return nil
     }
 }
 
@@ -89,7 +101,7 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError {
     init(_ failure: DeviceServiceFailure) {
         switch failure.kind {
         case .clockSkew: self = .ClockSkewTooBig(cause: failure)
-        case .network: self = .NetworkError(cause: failure)
+        case .network, .insecure: self = .NetworkError(cause: failure)
         case .nameTaken: self = .NameAlreadyExists(cause: failure)
         case .refused, .noDispatchTarget, .notSupported: self = .NotFound(cause: failure)
         case .other: self = .Unknown(cause: failure)
@@ -107,6 +119,12 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError {
         case .Unknown(let cause): return "The device information could not be changed\(cause.map { ": \($0)" } ?? "")."
         }
     }
+
+    /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
+    public var fidoErrorCode: FidoErrorCode? {
+        if case .NetworkError(let cause) = self { return (cause as? DeviceServiceFailure)?.fidoErrorCode }
+        return nil
+    }
 }
 
 /// Why one server's device information could not be checked.
@@ -123,7 +141,7 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError {
     init(_ failure: DeviceServiceFailure) {
         switch failure.kind {
         case .clockSkew: self = .ClockSkewTooBig(cause: failure)
-        case .network: self = .NetworkError(cause: failure)
+        case .network, .insecure: self = .NetworkError(cause: failure)
         case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
         case .refused, .noDispatchTarget: self = .Forbidden(cause: failure)
         case .nameTaken, .other: self = .Unknown(cause: failure)
@@ -141,6 +159,12 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError {
         case .Unknown(let cause): return "The device information could not be checked\(cause.map { ": \($0)" } ?? "")."
         }
     }
+
+    /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
+    public var fidoErrorCode: FidoErrorCode? {
+        if case .NetworkError(let cause) = self { return (cause as? DeviceServiceFailure)?.fidoErrorCode }
+        return nil
+    }
 }
 
 /// Why one mismatch could not be resolved.
@@ -155,7 +179,7 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError {
     init(_ failure: DeviceServiceFailure) {
         switch failure.kind {
         case .clockSkew: self = .ClockSkewTooBig(cause: failure)
-        case .network: self = .NetworkError(cause: failure)
+        case .network, .insecure: self = .NetworkError(cause: failure)
         case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
         case .refused, .nameTaken, .noDispatchTarget, .other: self = .Unknown(cause: failure)
         }
@@ -170,6 +194,12 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError {
         case .OperationNotSupportedByBackend: return "The server does not support synchronising device information."
         case .Unknown(let cause): return "A difference could not be resolved\(cause.map { ": \($0)" } ?? "")."
         }
+    }
+
+    /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
+    public var fidoErrorCode: FidoErrorCode? {
+        if case .NetworkError(let cause) = self { return (cause as? DeviceServiceFailure)?.fidoErrorCode }
+        return nil
     }
 }
 
@@ -203,6 +233,14 @@ public enum AuthCloudApiError: MobileAuthenticationClientError {
         case .TokenExpired: return "This enrollment has expired. Ask for a new one."
         case .Unknown(let cause): return "The registration failed\(cause.map { ": \($0)" } ?? "")."
         case .UserAlreadyRegisteredInAnotherServer: return "The user is already registered with another server on this device."
+        }
+    }
+
+    public var fidoErrorCode: FidoErrorCode? {
+        switch self {
+        case .FidoError(let code, _): return code
+        case .Unknown(let cause): return (cause as? any MobileAuthenticationClientError)?.fidoErrorCode
+        default: return nil
         }
     }
 }

@@ -1,7 +1,15 @@
 import Foundation
 
 /// Every error the SDK reports conforms to this protocol.
-public protocol MobileAuthenticationClientError: LocalizedError, Sendable {}
+public protocol MobileAuthenticationClientError: LocalizedError, Sendable {
+    /// The FIDO error code behind the error, whatever its type: its `FidoError` case, or the operation error it
+    /// wraps. Nil when there is none.
+    var fidoErrorCode: FidoErrorCode? { get }
+}
+
+extension MobileAuthenticationClientError {
+    public var fidoErrorCode: FidoErrorCode? { nil }
+}
 
 /// A UAF status code (or HTTP failure) returned by the server, carried as the `cause` of a FIDO error.
 public struct ServerStatusError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -162,7 +170,15 @@ package let deviceProtectionDescription = "The device failed its integrity check
 package let noDeviceLockDescription = "The device has no screen lock. Set a device passcode and try again."
 package let deviceClockDescription = "The device clock differs too much from the server's. Correct the date and time and try again."
 
+/// A cause that knows its FIDO code (the Device Service's failures): an untrusted server reads as one everywhere.
+package protocol FidoCodedCause: Error {
+    var fidoErrorCode: FidoErrorCode? { get }
+}
+
 package func networkErrorDescription(_ cause: (any Error)?) -> String {
+    if let coded = cause as? any FidoCodedCause, let code = coded.fidoErrorCode {
+        return code.errorDescription + " (\(coded))"
+    }
     if let status = cause as? ServerStatusError, status.httpStatus == 401 || status.httpStatus == 403 {
         return "The server refused the request's authorization (HTTP \(status.httpStatus))\(status.message.map { ": \($0)" } ?? "")."
     }

@@ -151,7 +151,7 @@ enum DeviceFailureText {
         if let error = error as? DeviceCommandError { return error.description }
         if let error = error as? ValidationError { return error.message }
         let text = withoutSourcePaths((error as? LocalizedError)?.errorDescription ?? String(describing: error))
-        if text.contains(FidoErrorCode.insecureTransport.errorDescription) {
+        if (error as? any MobileAuthenticationClientError)?.fidoErrorCode == .insecureTransport {
             return text + " If the server uses a development certificate, trust it: mauth device trust --ca-file FILE"
         }
         return text
