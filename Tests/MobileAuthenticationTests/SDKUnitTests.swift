@@ -235,3 +235,47 @@ final class TLSFailureTests: XCTestCase {
         XCTAssertNil(HTTPTransport.tlsFailure(Described(description: "connectTimeout")))
     }
 }
+
+/// What a failed request's diagnostics keep, and what they never keep.
+final class HttpErrorTests: XCTestCase {
+    private let request = HTTPRequest(method: .POST, url: URL(string: "https://rp.example/nevisfido/uaf/1.1/request/registration/")!,
+                                      body: Data("{}".utf8), headers: [("Authorization", "Bearer secret.jwt.value")])
+
+    private func capture(_ body: String, headers: [(String, String)] = []) -> HttpError {
+        HttpError(request: request, server: Server(baseUrl: URL(string: "https://rp.example")!),
+                  exchange: HTTPExchange(status: 401, body: Data(body.utf8), headers: headers), underlying: nil)
+    }
+
+    func testTheAnswersHeadersAreKeptByLowerCasedName() {
+        let http = capture("{}", headers: [("Content-Type", "application/json"), ("X-Trace", "a"), ("x-trace", "b")])
+        XCTAssertEqual(http.headers.values["content-type"], ["application/json"])
+        XCTAssertEqual(http.headers.values["x-trace"], ["a", "b"])
+    }
+
+    func testASessionCookieInTheAnswerIsRedacted() {
+        let http = capture("{}", headers: [("Set-Cookie", "session=abc123; Secure")])
+        XCTAssertEqual(http.headers.values["set-cookie"], ["[redacted]"])
+    }
+
+    func testATokenInTheAnswersBodyIsRedacted() {
+        let http = capture(#"{"statusCode":1401,"token":"abc123"}"#)
+        XCTAssertFalse(http.body?.contains("abc123") ?? true, http.body ?? "")
+        XCTAssertTrue(http.body?.contains("1401") ?? false, http.body ?? "")
+    }
+
+    func testTheRequestsAuthorizationIsNotKept() {
+        let http = capture("{}")
+        XCTAssertFalse("\(http) \(http.headers.values) \(http.body ?? "")".contains("secret.jwt.value"))
+    }
+
+    func testALongBodyIsCut() {
+        let http = capture(#"{"message":""# + String(repeating: "x", count: 10_000) + #""}"#)
+        XCTAssertEqual(http.body?.count, HttpError.maximumBodyLength)
+    }
+
+    func testTheDescriptionNamesTheRequestAndItsOutcome() {
+        XCTAssertEqual("\(capture("{}"))", "POST https://rp.example/nevisfido/uaf/1.1/request/registration/: HTTP 401")
+        let unreachable = HttpError(request: request, server: nil, exchange: nil, underlying: SDKMessage("connection refused"))
+        XCTAssertEqual("\(unreachable)", "POST https://rp.example/nevisfido/uaf/1.1/request/registration/: connection refused")
+    }
+}

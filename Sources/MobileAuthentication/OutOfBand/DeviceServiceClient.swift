@@ -5,7 +5,7 @@ import NevisProtocol
 import UAF
 
 /// Why a Device Service exchange with one server failed (the cause inside each device operation's error).
-public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible, FidoCodedCause {
+public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible, FidoCodedCause, HttpErrorCarrying {
     public enum Kind: Sendable, Equatable {
         /// The server could not be reached.
         case network
@@ -29,6 +29,9 @@ public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible, Fi
     public let server: Server
     public let httpStatus: Int
     public let message: String
+    /// The request and its answer, when one was sent.
+    public let httpError: HttpError?
+    package var carriedHttpError: HttpError? { httpError }
     public var description: String { "\(server.baseUrl.absoluteString): \(message)\(httpStatus == 0 ? "" : " (HTTP \(httpStatus))")" }
     /// `insecureTransport` for an untrusted server, as the UAF operations report it.
     public var fidoErrorCode: FidoErrorCode? { kind == .insecure ? .insecureTransport : nil }
@@ -62,50 +65,52 @@ struct DeviceServiceClient: Sendable {
             key = try keys.signingKey()
         } catch { return .failure(failure(.other, server, 0, "the device keys cannot be read: \(error)")) }
         var last = failure(.noDispatchTarget, server, 0, "no dispatch target was accepted")
+        let request = HTTPRequest(method: method, url: url, body: body, headers: headers, accept: "application/json", contentType: "application/json")
         for signer in signers {
             let exchange: HTTPExchange
             do {
                 exchange = try await retryPolicy.send(core.transport) {
-                    var request = HTTPRequest(method: method, url: url, body: body, headers: headers, accept: "application/json", contentType: "application/json")
+                    var signed = request
                     let claims = request.deviceSignatureClaims(dispatchTargetId: signer, now: core.platform.now())
-                    request.headers.append((DeviceSignature.headerName, try DeviceSignature.sign(payload(claims), dispatchTargetId: signer, key: key)))
-                    return request
+                    signed.headers.append((DeviceSignature.headerName, try DeviceSignature.sign(payload(claims), dispatchTargetId: signer, key: key)))
+                    return signed
                 }
             } catch TransportFailure.insecure(let reason) {
-                return .failure(failure(.insecure, server, 0, reason))
-            } catch let error as TransportFailure {
-                return .failure(failure(.network, server, 0, "\(error)"))
+                return .failure(failure(.insecure, server, 0, reason, HttpError(request: request, server: server, exchange: nil, underlying: nil)))
+            } catch TransportFailure.network(let error) {
+                return .failure(failure(.network, server, 0, "network failure: \(error)", HttpError(request: request, server: server, exchange: nil, underlying: error)))
             } catch {
                 return .failure(failure(.other, server, 0, "signing failed or cancelled: \(error)"))
             }
+            let http = HttpError(request: request, server: server, exchange: exchange, underlying: nil)
             switch exchange.status {
             case 200..<300: return .success(exchange)
             case 401:
-                last = clockFailure(exchange, server: server) ?? failure(.refused, server, 401, "the server refused the device signature")
+                last = clockFailure(exchange, server: server, http: http) ?? failure(.refused, server, 401, "the server refused the device signature", http)
                 if last.kind == .clockSkew { return .failure(last) }
             case 404, 405:
                 // The Device Service sits under the server's base path (the Auth Cloud preset's `/_app`), not at the
                 // host's root: a 404 there means the server has none.
                 let devices = core.configuration.url(core.configuration.deviceResourcePath, base: server.baseUrl).path
                 guard url.path.hasPrefix(devices) else {
-                    return .failure(failure(.other, server, exchange.status, "not found: \(url.path)"))
+                    return .failure(failure(.other, server, exchange.status, "not found: \(url.path)", http))
                 }
-                return .failure(failure(.notSupported, server, exchange.status, "the server has no Device Service at \(url.path)"))
-            case 422: return .failure(failure(.nameTaken, server, 422, "another dispatch target of the user has this name"))
-            default: return .failure(failure(.other, server, exchange.status, String(decoding: exchange.body.prefix(200), as: UTF8.self)))
+                return .failure(failure(.notSupported, server, exchange.status, "the server has no Device Service at \(url.path)", http))
+            case 422: return .failure(failure(.nameTaken, server, 422, "another dispatch target of the user has this name", http))
+            default: return .failure(failure(.other, server, exchange.status, http.body.map { String($0.prefix(200)) } ?? "", http))
             }
         }
         return .failure(last)
     }
 
     /// A clock problem, if the refusal's `Date` header shows the clocks apart by more than the skew.
-    func clockFailure(_ exchange: HTTPExchange, server: Server) -> DeviceServiceFailure? {
+    func clockFailure(_ exchange: HTTPExchange, server: Server, http: HttpError?) -> DeviceServiceFailure? {
         guard let offset = ServerClock.excessOffset(of: exchange, now: core.platform.now()) else { return nil }
-        return failure(.clockSkew, server, 401, "the device clock is \(Int(offset)) s off the server's")
+        return failure(.clockSkew, server, 401, "the device clock is \(Int(offset)) s off the server's", http)
     }
 
-    func failure(_ kind: DeviceServiceFailure.Kind, _ server: Server, _ status: Int, _ message: String) -> DeviceServiceFailure {
-        DeviceServiceFailure(kind: kind, server: server, httpStatus: status, message: message)
+    func failure(_ kind: DeviceServiceFailure.Kind, _ server: Server, _ status: Int, _ message: String, _ http: HttpError? = nil) -> DeviceServiceFailure {
+        DeviceServiceFailure(kind: kind, server: server, httpStatus: status, message: message, httpError: http)
     }
 
     func url(server: Server, _ component: String, deviceId: String) -> URL {

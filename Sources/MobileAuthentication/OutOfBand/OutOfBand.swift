@@ -142,17 +142,21 @@ public final class OutOfBandOperation: HttpOperation {
         let body: Data
         do { body = try JSONEncoder().encode(["token": payload.redeemData.token]) } catch { throw .Unknown(cause: error) }
         let exchange: HTTPExchange
+        let request = HTTPRequest(method: .POST, url: url, body: body, headers: runner.headers, contentType: "application/json")
         // A redeem is never retried: the token is single-use, and a retry after a lost answer would only be refused.
-        do { exchange = try await core.transport.send(HTTPRequest(method: .POST, url: url, body: body, headers: runner.headers, contentType: "application/json")) } catch {
-            switch runner.map(error) {
+        do { exchange = try await core.transport.send(request) } catch {
+            switch runner.map(error, request: request, server: server) {
             case .NetworkError(let cause): throw .NetworkError(cause: cause)
             case let other: throw .Unknown(cause: other)
             }
         }
+        let http = HttpError(request: request, server: server, exchange: exchange, underlying: nil)
         guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
-            throw .NetworkError(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status, message: "the redeem answer is not a ReturnUAFRequest"))
+            throw .NetworkError(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status, message: "the redeem answer is not a ReturnUAFRequest",
+                                                         httpError: http))
         }
-        let cause = ServerStatusError(statusCode: answer.statusCode, httpStatus: exchange.status, message: UAFStatusCode(rawValue: answer.statusCode)?.reasonPhrase)
+        let cause = ServerStatusError(statusCode: answer.statusCode, httpStatus: exchange.status, message: UAFStatusCode(rawValue: answer.statusCode)?.reasonPhrase,
+                                      httpError: http)
         switch answer.statusCode {
         case UAFStatusCode.ok.rawValue: break
         // Our server's contract (DispatchService.redeem): 1401 unknown or used, 1408 expired.

@@ -48,6 +48,8 @@ public enum OutOfBandOperationError: MobileAuthenticationClientError {
         if case .Unknown(let cause) = self { return (cause as? OperationError)?.fidoErrorCode }
         return nil
     }
+
+    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
 }
 
 /// Why the pending out-of-band operations of one server could not be fetched.
@@ -80,10 +82,9 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
     }
 
     /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
-    public var fidoErrorCode: FidoErrorCode? {
-        if case .NetworkError(let cause) = self { return (cause as? DeviceServiceFailure)?.fidoErrorCode }
-        return nil
-    }
+    public var fidoErrorCode: FidoErrorCode? { if case .NetworkError(let cause) = self { carriedFidoErrorCode(cause) } else { nil } }
+
+    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
 }
 
 /// Why the device information could not be changed.
@@ -121,10 +122,9 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError {
     }
 
     /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
-    public var fidoErrorCode: FidoErrorCode? {
-        if case .NetworkError(let cause) = self { return (cause as? DeviceServiceFailure)?.fidoErrorCode }
-        return nil
-    }
+    public var fidoErrorCode: FidoErrorCode? { if case .NetworkError(let cause) = self { carriedFidoErrorCode(cause) } else { nil } }
+
+    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
 }
 
 /// Why one server's device information could not be checked.
@@ -161,10 +161,9 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError {
     }
 
     /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
-    public var fidoErrorCode: FidoErrorCode? {
-        if case .NetworkError(let cause) = self { return (cause as? DeviceServiceFailure)?.fidoErrorCode }
-        return nil
-    }
+    public var fidoErrorCode: FidoErrorCode? { if case .NetworkError(let cause) = self { carriedFidoErrorCode(cause) } else { nil } }
+
+    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
 }
 
 /// Why one mismatch could not be resolved.
@@ -197,10 +196,9 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError {
     }
 
     /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
-    public var fidoErrorCode: FidoErrorCode? {
-        if case .NetworkError(let cause) = self { return (cause as? DeviceServiceFailure)?.fidoErrorCode }
-        return nil
-    }
+    public var fidoErrorCode: FidoErrorCode? { if case .NetworkError(let cause) = self { carriedFidoErrorCode(cause) } else { nil } }
+
+    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
 }
 
 
@@ -243,4 +241,6 @@ public enum AuthCloudApiError: MobileAuthenticationClientError {
         default: return nil
         }
     }
+
+    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
 }

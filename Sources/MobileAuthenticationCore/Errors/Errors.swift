@@ -5,21 +5,42 @@ public protocol MobileAuthenticationClientError: LocalizedError, Sendable {
     /// The FIDO error code behind the error, whatever its type: its `FidoError` case, or the operation error it
     /// wraps. Nil when there is none.
     var fidoErrorCode: FidoErrorCode? { get }
+    /// The failed HTTP request behind a network-type error (`NetworkError`, or a refused authorization): what was
+    /// asked and what came back. Nil for other errors.
+    var httpError: HttpError? { get }
 }
 
 extension MobileAuthenticationClientError {
     public var fidoErrorCode: FidoErrorCode? { nil }
+    public var httpError: HttpError? { nil }
+    /// The server of the failed request, if the error has one.
+    public var server: Server? { httpError?.server }
 }
 
+/// The request a `NetworkError`'s cause carries.
+package func carriedHttpError(_ cause: (any Error)?) -> HttpError? { (cause as? any HttpErrorCarrying)?.carriedHttpError }
+
+/// The FIDO code a `NetworkError`'s cause knows (an untrusted server's).
+package func carriedFidoErrorCode(_ cause: (any Error)?) -> FidoErrorCode? { (cause as? any FidoCodedCause)?.fidoErrorCode }
+
 /// A UAF status code (or HTTP failure) returned by the server, carried as the `cause` of a FIDO error.
-public struct ServerStatusError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct ServerStatusError: Error, Sendable, Equatable, CustomStringConvertible, HttpErrorCarrying {
     /// UAF status code (uaf-spec §1.7) or 0 if the server gave none.
     public let statusCode: Int
     /// HTTP status of the exchange.
     public let httpStatus: Int
     public let message: String?
-    public init(statusCode: Int, httpStatus: Int, message: String?) { self.statusCode = statusCode; self.httpStatus = httpStatus; self.message = message }
+    /// The request and its answer.
+    public let httpError: HttpError?
+    public init(statusCode: Int, httpStatus: Int, message: String?, httpError: HttpError? = nil) {
+        self.statusCode = statusCode; self.httpStatus = httpStatus; self.message = message; self.httpError = httpError
+    }
     public var description: String { "server answered \(statusCode) (HTTP \(httpStatus))\(message.map { ": \($0)" } ?? "")" }
+    package var carriedHttpError: HttpError? { httpError }
+    /// Equal statuses and messages; the captured request is diagnostics, not identity.
+    public static func == (a: ServerStatusError, b: ServerStatusError) -> Bool {
+        a.statusCode == b.statusCode && a.httpStatus == b.httpStatus && a.message == b.message
+    }
 }
 
 /// Errors of the client initializer.
@@ -79,6 +100,8 @@ public enum OperationError: MobileAuthenticationClientError {
         return nil
     }
 
+    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
+
     /// The underlying error of any case.
     public var cause: (any Error)? {
         switch self {
@@ -115,6 +138,8 @@ public enum AuthenticationError: MobileAuthenticationClientError {
         if case .FidoError(let code, _, _) = self { return code }
         return nil
     }
+
+    public var httpError: HttpError? { if case .NetworkError(let cause, _) = self { carriedHttpError(cause) } else { nil } }
 
     package init(_ error: OperationError, sessionProvider: (any SessionProvider)? = nil) {
         switch error {
@@ -176,9 +201,7 @@ package protocol FidoCodedCause: Error {
 }
 
 package func networkErrorDescription(_ cause: (any Error)?) -> String {
-    if let coded = cause as? any FidoCodedCause, let code = coded.fidoErrorCode {
-        return code.errorDescription + " (\(coded))"
-    }
+    if let code = carriedFidoErrorCode(cause), let cause { return code.errorDescription + " (\(cause))" }
     if let status = cause as? ServerStatusError, status.httpStatus == 401 || status.httpStatus == 403 {
         return "The server refused the request's authorization (HTTP \(status.httpStatus))\(status.message.map { ": \($0)" } ?? "")."
     }

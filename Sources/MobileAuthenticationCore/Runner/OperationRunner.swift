@@ -24,11 +24,12 @@ package struct OperationRunner: Sendable {
 
     // MARK: Transport steps
 
-    package func map(_ failure: TransportFailure) -> OperationError {
+    /// The operation's error for a request that got no answer; a network failure carries the request (``HttpError``).
+    package func map(_ failure: TransportFailure, request: HTTPRequest, server: Server?) -> OperationError {
         if Task.isCancelled { return .FidoError(errorCode: .userCanceled, cause: SDKMessage("the operation's task was cancelled")) }
         switch failure {
         case .insecure(let reason): return .FidoError(errorCode: .insecureTransport, cause: SDKMessage(reason))
-        case .network(let error): return .NetworkError(cause: error)
+        case .network(let error): return .NetworkError(cause: HttpError(request: request, server: server, exchange: nil, underlying: error))
         }
     }
 
@@ -36,7 +37,7 @@ package struct OperationRunner: Sendable {
     package typealias RequestSigner = @Sendable (HTTPRequest) throws -> (String, String)
 
     /// Sends with the operation's retry policy: only failures to reach the server are retried, never an answer.
-    func send(_ request: HTTPRequest, signer: RequestSigner? = nil) async throws(OperationError) -> HTTPExchange {
+    func send(_ request: HTTPRequest, server: Server?, signer: RequestSigner? = nil) async throws(OperationError) -> HTTPExchange {
         do {
             return try await retryPolicy.send(core.transport) {
                 guard let signer else { return request }
@@ -44,7 +45,7 @@ package struct OperationRunner: Sendable {
                 signed.headers.append(try signer(request))
                 return signed
             }
-        } catch let failure as TransportFailure { throw map(failure) } catch is CancellationError {
+        } catch let failure as TransportFailure { throw map(failure, request: request, server: server) } catch is CancellationError {
             throw .FidoError(errorCode: .userCanceled, cause: SDKMessage("the operation's task was cancelled"))
         } catch {
             // The wait between attempts throws only when the task was cancelled; the signer when its key fails.
@@ -57,20 +58,21 @@ package struct OperationRunner: Sendable {
     package func fetchUAFRequest(server: Server, path: String, op: UAFOperation, context: String, signer: RequestSigner? = nil) async throws(OperationError) -> String {
         let body: Data
         do { body = try JSONEncoder().encode(GetUAFRequest(op: op, context: context)) } catch { throw .Unknown(cause: error) }
-        let exchange = try await send(HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers),
-                                      signer: signer)
+        let request = HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers)
+        let exchange = try await send(request, server: server, signer: signer)
         // A device-signed request refused while the clocks disagree: the user can fix the date (sdk-api.md,
         // `ClockSkewTooBig` of a JWS deregistration); any other refusal stays a refusal.
         if signer != nil, exchange.status == 401, let offset = ServerClock.excessOffset(of: exchange, now: core.platform.now()) {
-            throw .ClockSkewTooBig(cause: ServerStatusError(statusCode: 0, httpStatus: 401, message: "the device clock is \(Int(offset)) s off the server's"))
+            throw .ClockSkewTooBig(cause: ServerStatusError(statusCode: 0, httpStatus: 401, message: "the device clock is \(Int(offset)) s off the server's",
+                                                            httpError: HttpError(request: request, server: server, exchange: exchange, underlying: nil)))
         }
         guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
-            throw Self.serverFailure(exchange, statusCode: 0)
+            throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server)
         }
-        guard exchange.status == 200, answer.statusCode == UAFStatusCode.ok.rawValue, let request = answer.uafRequest else {
-            throw Self.serverFailure(exchange, statusCode: answer.statusCode)
+        guard exchange.status == 200, answer.statusCode == UAFStatusCode.ok.rawValue, let message = answer.uafRequest else {
+            throw Self.serverFailure(exchange, statusCode: answer.statusCode, request: request, server: server)
         }
-        return request
+        return message
     }
 
     /// Decodes the UAF request message and picks the UAF 1.1 entry.
@@ -90,33 +92,36 @@ package struct OperationRunner: Sendable {
             throw .Unknown(cause: error)
         }
         let exchange: HTTPExchange
-        do {
-            exchange = try await core.transport.send(HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers))
-        } catch { throw map(error) }
+        let request = HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers)
+        do { exchange = try await core.transport.send(request) } catch { throw map(error, request: request, server: server) }
         guard let answer = try? JSONDecoder().decode(ServerResponse.self, from: exchange.body) else {
-            throw Self.serverFailure(exchange, statusCode: 0)
+            throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server)
         }
         guard exchange.status == 200, answer.statusCode == UAFStatusCode.ok.rawValue else {
-            throw Self.serverFailure(exchange, statusCode: answer.statusCode, message: answer.description)
+            throw Self.serverFailure(exchange, statusCode: answer.statusCode, message: answer.description, request: request, server: server)
         }
         return answer
     }
 
-    static func serverFailure(_ exchange: HTTPExchange, statusCode: Int, message: String? = nil) -> OperationError {
+    /// The operation's error for an answer that is not a success; each cause carries the request and the answer.
+    static func serverFailure(_ exchange: HTTPExchange, statusCode: Int, message: String? = nil, request: HTTPRequest? = nil,
+                              server: Server? = nil) -> OperationError {
+        let http = request.map { HttpError(request: $0, server: server, exchange: exchange, underlying: nil) }
         if exchange.status == 404 || exchange.status == 405, statusCode == 0 {
             // No UAF answer and no such endpoint: a server without this operation (an older backend, or one that
             // does not offer it). A UAF error sent with 404 is the operation's answer and stays a FIDO error.
-            return .OperationNotSupportedByBackend(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status, message: "no endpoint for this operation"))
+            return .OperationNotSupportedByBackend(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status,
+                                                                            message: "no endpoint for this operation", httpError: http))
         }
         if exchange.status == 401 || exchange.status == 403 {
             // The server refused the credentials (or their absence): say so, whatever the body holds.
             let reason = exchange.status == 401
                 ? "the server requires valid authorization: pass an authorizationProvider (a JWT or the session of a prior authentication)"
                 : "the authorization given may not act for this user"
-            return .NetworkError(cause: ServerStatusError(statusCode: statusCode, httpStatus: exchange.status, message: reason))
+            return .NetworkError(cause: ServerStatusError(statusCode: statusCode, httpStatus: exchange.status, message: reason, httpError: http))
         }
         let cause = ServerStatusError(statusCode: statusCode, httpStatus: exchange.status,
-                                      message: message ?? UAFStatusCode(rawValue: statusCode)?.reasonPhrase)
+                                      message: message ?? UAFStatusCode(rawValue: statusCode)?.reasonPhrase, httpError: http)
         return .FidoError(errorCode: .protocolError, cause: cause)
     }
 
@@ -130,7 +135,7 @@ package struct OperationRunner: Sendable {
         }
         if appID == facetID { return appID }
         if core.facetCache.isTrusted(appID: appID, now: core.platform.now()) { return appID }
-        let exchange = try await send(HTTPRequest(method: .GET, url: url, body: nil, headers: [], accept: "application/fido.trusted-apps+json"))
+        let exchange = try await send(HTTPRequest(method: .GET, url: url, body: nil, headers: [], accept: "application/fido.trusted-apps+json"), server: nil)
         guard exchange.status == 200, let list = try? JSONDecoder().decode(TrustedFacets.self, from: exchange.body) else {
             throw .FidoError(errorCode: .untrustedFacetID, cause: SDKMessage("the trusted facet list at \(appID) cannot be read"))
         }

@@ -58,3 +58,23 @@ extension HTTPTraceEvent {
         return parts.allSatisfy { part in part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") } }
     }
 }
+
+extension HttpError {
+    /// The diagnostics of one request: its method and URL, and the answer's status, headers and body with the trace's
+    /// redaction (a session cookie or token in an error would otherwise reach the app's logs).
+    package init(request: HTTPRequest, server: Server?, exchange: HTTPExchange?, underlying: (any Error)?) {
+        var headers: [String: [String]] = [:]
+        for (name, value) in exchange?.headers ?? [] {
+            let key = name.lowercased()
+            headers[key, default: []].append(HTTPTraceEvent.secretHeaders.contains(key) ? HTTPTraceEvent.redactedValue : value)
+        }
+        self.init(method: request.method.rawValue, requestUrl: request.url, statusCode: exchange?.status,
+                  headers: ResponseHeaders(values: headers), body: exchange.map { String(decoding: HTTPTraceEvent.redacted($0.body), as: UTF8.self) },
+                  underlying: underlying, server: server)
+    }
+}
+
+extension HTTPTraceEvent {
+    /// Response headers whose values are credentials.
+    static let secretHeaders: Set<String> = ["set-cookie", "cookie", "authorization", "proxy-authorization"]
+}

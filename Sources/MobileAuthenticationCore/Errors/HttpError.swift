@@ -1,0 +1,52 @@
+import Foundation
+
+/// One failed HTTP request of an operation, for diagnostics: what was asked, and what came back, if anything. The
+/// Nevis SDK's newer platforms hang it on every network-type error (`httpError`, with `server`); here every error
+/// type answers ``MobileAuthenticationClientError/httpError`` and ``MobileAuthenticationClientError/server``.
+///
+/// An error is easily logged, so it holds no secret: the response body and headers pass the HTTP trace's redaction
+/// (tokens, sessions and cookies become `[redacted]`), and the request's own headers, which carry the app's
+/// authorization, are not kept at all.
+public struct HttpError: Error, Sendable, CustomStringConvertible {
+    /// The response's headers.
+    public struct ResponseHeaders: Sendable, Equatable {
+        /// By lower-cased name, each name's values in the order received.
+        public let values: [String: [String]]
+        public init(values: [String: [String]]) { self.values = values }
+    }
+
+    public let method: String
+    public let requestUrl: URL
+    /// The HTTP status of the answer; nil when none arrived (refused, timed out, an untrusted server).
+    public let statusCode: Int?
+    public let headers: ResponseHeaders
+    /// The answer's body as text (redacted, at most ``maximumBodyLength`` characters); nil without an answer.
+    public let body: String?
+    /// Why no answer arrived, when none did.
+    public let underlying: (any Error)?
+    /// The server the request went to, when the operation knows it.
+    public let server: Server?
+
+    /// How much of an answer's body is kept: enough for a server's error message, not a whole page.
+    public static let maximumBodyLength = 2048
+
+    package init(method: String, requestUrl: URL, statusCode: Int?, headers: ResponseHeaders, body: String?, underlying: (any Error)?, server: Server?) {
+        self.method = method; self.requestUrl = requestUrl; self.statusCode = statusCode; self.headers = headers
+        self.body = body.map { String($0.prefix(Self.maximumBodyLength)) }; self.underlying = underlying; self.server = server
+    }
+
+    public var description: String {
+        let outcome = statusCode.map { "HTTP \($0)" } ?? underlying.map { "\($0)" } ?? "no answer"
+        return "\(method) \(requestUrl.absoluteString): \(outcome)"
+    }
+}
+
+/// A cause that carries the request it is about: ``HttpError`` itself, the server's status on an answer, the Device
+/// Service's failure. The error types read ``MobileAuthenticationClientError/httpError`` through it.
+package protocol HttpErrorCarrying: Error {
+    var carriedHttpError: HttpError? { get }
+}
+
+extension HttpError: HttpErrorCarrying {
+    package var carriedHttpError: HttpError? { self }
+}
