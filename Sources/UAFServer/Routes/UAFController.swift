@@ -13,6 +13,9 @@ import WireJSON
 /// 415. Rejection details go to the log; the client gets the status code and its generic reason phrase.
 struct UAFController {
     static let base = "/nevisfido/uaf/1.1"
+    /// The Identity Suite's authentication paths (nevisAuth in front of nevisFIDO, server-api §A.1 6a/6b): the SDK's
+    /// `Configuration(idSuiteHostname:)` sends its authentication there. The same handlers answer them.
+    static let identitySuiteAuthentication = (request: "/auth/fidouaf", response: "/auth/fidouaf/authenticationresponse")
     let registration: RegistrationService
     let authentication: AuthenticationService
     let deregistration: DeregistrationService
@@ -30,15 +33,19 @@ struct UAFController {
         open.post("\(Self.base)/registration") { request, _ in
             try await handleResponse(request, name: "registration") { Wire.json(try await registration.response($0)) }
         }
-        identified.post("\(Self.base)/request/authentication") { request, context in
-            try await handleRequest(request, name: "authentication request") { try await authentication.request($0, caller: context.principal) }
+        for path in ["\(Self.base)/request/authentication", Self.identitySuiteAuthentication.request] {
+            identified.post(RouterPath(stringLiteral: path)) { request, context in
+                try await handleRequest(request, name: "authentication request") { try await authentication.request($0, caller: context.principal) }
+            }
         }
-        open.post("\(Self.base)/authentication") { request, _ in
-            try await handleResponse(request, name: "authentication") { send in
-                let outcome = try await authentication.response(send)
-                var response = Wire.json(outcome.response)
-                if let cookie = outcome.setCookie { response.headers[.setCookie] = cookie }
-                return response
+        for path in ["\(Self.base)/authentication", Self.identitySuiteAuthentication.response] {
+            open.post(RouterPath(stringLiteral: path)) { request, _ in
+                try await handleResponse(request, name: "authentication") { send in
+                    let outcome = try await authentication.response(send)
+                    var response = Wire.json(outcome.response)
+                    if let cookie = outcome.setCookie { response.headers[.setCookie] = cookie }
+                    return response
+                }
             }
         }
     }
