@@ -269,3 +269,24 @@ final class AuthCloudFlowTests: XCTestCase {
         XCTAssertEqual(answer.text, "PONG")
     }
 }
+
+extension AuthCloudFlowTests {
+    /// A user registered in band, through nevisFIDO's own paths, is a user of the API at once: found by username,
+    /// with a userId that then works as any other.
+    func testAUserRegisteredInBandIsFoundByUsernameBeforeAnyApproval() async throws {
+        let client = try await environment.client()
+        try await client.register("inband")
+        let byName = try await backend.call(.GET, "/api/v1/users?username=inband", bearer: accessKey)
+        XCTAssertEqual(byName.status, 200, byName.text)
+        struct Found: Decodable { struct Authenticator: Decodable { var authenticatorId: String }; var userId: String; var username: String; var authenticators: [Authenticator] }
+        let found = try JSONDecoder().decode(Found.self, from: byName.body)
+        XCTAssertEqual(found.username, "inband")
+        XCTAssertEqual(found.authenticators.count, 1, byName.text)
+        let byID = try await backend.call(.GET, "/api/v1/users/\(found.userId)", bearer: accessKey)
+        XCTAssertEqual(byID.status, 200, byID.text)
+        let again = try await backend.call(.GET, "/api/v1/users?username=inband", bearer: accessKey)
+        XCTAssertEqual(try JSONDecoder().decode(Found.self, from: again.body).userId, found.userId, "one userId, not one per lookup")
+        let unregistered = try await backend.call(.GET, "/api/v1/users?username=never-registered", bearer: accessKey)
+        XCTAssertEqual(unregistered.status, 404, "a name without registrations is still unknown")
+    }
+}

@@ -212,19 +212,16 @@ package struct AuthCloudService: Sendable {
             user = found
         } else if let username = request.username {
             try Self.validate(username: username)
-            user = try await stores.authCloudUsers.user(username: username)
+            // The demo reaches only the users it created, never one registered in band.
+            user = principal.source == .demoSite ? try await stores.authCloudUsers.user(username: username) : try await apiUser(username: username)
         }
         if principal.source == .demoSite, request.userId != nil || request.username != nil {
             // The demo pushes approvals only to users it created; anyone else answers like an unknown user.
             guard let user, Self.mayReach(user, principal) else { throw Self.userNotFound }
         }
         if let username = user?.username ?? request.username {
+            guard user != nil else { throw Self.userNotFound }
             let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
-            if user == nil {
-                // A user registered in band (without enroll) is a user of the API too: it gets its userId now.
-                guard registered else { throw Self.userNotFound }
-                user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
-            }
             guard registered else { throw Refusal(.notFound, "no_authenticator", "The user has no registered authenticator.") }
         }
         if request.prompt == true && request.message == nil {
@@ -371,7 +368,7 @@ package struct AuthCloudService: Sendable {
         if let id {
             found = try await stores.authCloudUsers.user(id: id)
         } else if let username {
-            found = try await stores.authCloudUsers.user(username: username)
+            found = try await apiUser(username: username)
         } else {
             throw Refusal(.badRequest, "bad_request", "The query parameter username is required.")
         }
@@ -399,6 +396,14 @@ package struct AuthCloudService: Sendable {
     // MARK: Helpers
 
     static let userNotFound = Refusal(.notFound, "user_not_found", "No such user.")
+
+    /// The API's user named `username`: its record; for a user registered in band (without enroll), one created now,
+    /// so that it has a userId like any other; nil for a name without either.
+    private func apiUser(username: String) async throws -> AuthCloudUserRecord? {
+        if let found = try await stores.authCloudUsers.user(username: username) { return found }
+        guard !(try await stores.registrations.registrations(username: username)).isEmpty else { return nil }
+        return try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
+    }
 
     /// Whether `principal` may act for `user`: an access key for every user, the web demo for the users it created.
     static func mayReach(_ user: AuthCloudUserRecord, _ principal: Principal) -> Bool {
