@@ -22,7 +22,8 @@ package struct DomainServices: Sendable {
                  onDecision: @escaping @Sendable (ServerDecision) -> Void) {
         environment = ServiceEnvironment(
             identity: identity, facets: facets, stores: stores, metadata: metadata,
-            counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore, channelBinding: channelBinding,
+            counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore,
+            zeroCounters: configuration.zeroCounterAAIDs.map { .onlyFor(Set($0)) } ?? .any, channelBinding: channelBinding,
             requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: clock,
             onDecision: onDecision)
         signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),

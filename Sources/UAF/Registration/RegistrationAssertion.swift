@@ -4,17 +4,21 @@ public enum Attestation: Sendable, Equatable {
     case basicFull(signature: [UInt8], certificates: [[UInt8]])
     /// TAG_ATTESTATION_BASIC_SURROGATE: signature by the new UAuth key itself.
     case basicSurrogate(signature: [UInt8])
+    /// TAG_ATTESTATION_ECDAA: an ECDAA signature (uaf-spec §2.2). Parsed so that it is refused as an attestation
+    /// (1496) rather than as malformed content: no relying party in this package verifies ECDAA.
+    case ecdaa(signature: [UInt8])
 
     public var type: AttestationType {
         switch self {
         case .basicFull: return .basicFull
         case .basicSurrogate: return .basicSurrogate
+        case .ecdaa: return .ecdaa
         }
     }
 
     public var signature: [UInt8] {
         switch self {
-        case .basicFull(let s, _), .basicSurrogate(let s): return s
+        case .basicFull(let s, _), .basicSurrogate(let s), .ecdaa(let s): return s
         }
     }
 }
@@ -31,24 +35,29 @@ public struct RegistrationAssertion: Sendable, Equatable {
     /// Parses a registration assertion. Any malformation is a ``TLVError``.
     public init(bytes: [UInt8]) throws(TLVError) {
         let outer = try TLVDecoder.decodeSingle(bytes, expected: .regAssertion)
-        let fields = try TLVFields(outer, known: [.krd, .attestationBasicFull, .attestationBasicSurrogate],
+        let fields = try TLVFields(outer, known: [.krd, .attestationBasicFull, .attestationBasicSurrogate, .attestationECDAA],
                                    repeatable: AssertionExtension.tags)
         let krd = try fields.required(.krd)
         keyRegistrationData = try KeyRegistrationData(element: krd)
         signedBytes = Array(krd.encoded)
-        switch (fields.optional(.attestationBasicFull), fields.optional(.attestationBasicSurrogate)) {
-        case (let full?, nil):
-            let inner = try TLVFields(full, known: [.signature], repeatable: [.attestationCert])
+        // Exactly one attestation block.
+        let blocks = [TLVTag.attestationBasicFull, .attestationBasicSurrogate, .attestationECDAA].compactMap { tag in
+            fields.optional(tag).map { (tag, $0) }
+        }
+        guard let (tag, block) = blocks.first else { throw TLVError(.missingTag(.attestationBasicSurrogate)) }
+        guard blocks.count == 1 else { throw TLVError(.duplicateTag(blocks[1].0)) }
+        switch tag {
+        case .attestationBasicFull:
+            let inner = try TLVFields(block, known: [.signature], repeatable: [.attestationCert])
             let certificates = (inner.repeated[.attestationCert] ?? []).map { Array($0.value) }
             guard !certificates.isEmpty else { throw TLVError(.missingTag(.attestationCert)) }
             attestation = .basicFull(signature: try inner.bytes(.signature, length: 1...1024), certificates: certificates)
-        case (nil, let surrogate?):
-            let inner = try TLVFields(surrogate, known: [.signature])
+        case .attestationBasicSurrogate:
+            let inner = try TLVFields(block, known: [.signature])
             attestation = .basicSurrogate(signature: try inner.bytes(.signature, length: 1...1024))
-        case (nil, nil):
-            throw TLVError(.missingTag(.attestationBasicSurrogate))
-        case (.some, .some):
-            throw TLVError(.duplicateTag(.attestationBasicFull))
+        default:
+            let inner = try TLVFields(block, known: [.signature])
+            attestation = .ecdaa(signature: try inner.bytes(.signature, length: 1...1024))
         }
         unsignedExtensions = try AssertionExtension.parse(fields)
     }
@@ -66,6 +75,8 @@ public struct RegistrationAssertion: Sendable, Equatable {
                 }
             case .basicSurrogate(let signature):
                 try a.composite(.attestationBasicSurrogate) { (b: inout TLVEncoder) throws(TLVError) in try b.leaf(.signature, signature) }
+            case .ecdaa(let signature):
+                try a.composite(.attestationECDAA) { (b: inout TLVEncoder) throws(TLVError) in try b.leaf(.signature, signature) }
             }
             for ext in unsignedExtensions { try ext.encode(into: &a) }
         }

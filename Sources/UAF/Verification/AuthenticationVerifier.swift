@@ -79,6 +79,7 @@ public struct AuthenticationVerifier: Sendable {
         var username: String?
         for item in response.assertions {
             // Step 4. Scheme and strict TLV parsing.
+            try CommonChecks.checkExtensions(item.exts, configuration: configuration)
             let bytes = try CommonChecks.assertionBytes(scheme: item.assertionScheme, assertion: item.assertion)
             let assertion: AuthenticationAssertion
             do { assertion = try AuthenticationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
@@ -87,20 +88,27 @@ public struct AuthenticationVerifier: Sendable {
             let entry = try CommonChecks.checkAuthenticator(
                 aaid: signed.aaid, algorithm: signed.signatureAlgorithm, version: signed.authenticatorVersion,
                 finalChallengeHash: signed.finalChallengeHash, expectedHash: expectedHash, metadata: metadata, configuration: configuration)
-            // Authentication step 1. The key must be registered, and to the user the request was for.
+            // Authentication step 1. The key must be registered (1481).
             let keyID = Base64URL.encode(signed.keyID)
             guard let registered = try await lookup(signed.aaid, keyID) else { throw UAFVerificationError(.unknownKeyID) }
-            if let expected = issued.username ?? username, registered.username != expected {
-                throw UAFVerificationError(.keyIDBelongsToAnotherUser)
-            }
-            username = registered.username
-            // Authentication step 2. Signature over the whole SIGNED_DATA TLV with the stored key.
+            // Authentication step 2. Signature over the whole SIGNED_DATA TLV with the stored key. It comes before
+            // the owner check of step 1, so that only the key's holder learns the key belongs to someone else: a
+            // caller replaying or guessing KeyIDs gets 1498 for each, never 1401 as a sign that the key exists.
             guard let key = UAFPublicKey(bytes: registered.publicKey, encoding: registered.publicKeyEncoding),
                   SignatureSuite.isCompatible(signed.signatureAlgorithm, with: key),
                   SignatureSuite.verify(signature: assertion.signature, over: assertion.signedBytes, algorithm: signed.signatureAlgorithm, key: key) else {
                 throw UAFVerificationError(.signatureInvalid)
             }
-            // Authentication step 3. Counter check: 0 means "no counter"; otherwise it must increase.
+            // Authentication step 1, the owner: the user the request was for, and one user across assertions (1401).
+            if let expected = issued.username ?? username, registered.username != expected {
+                throw UAFVerificationError(.keyIDBelongsToAnotherUser)
+            }
+            username = registered.username
+            // Authentication step 3. Counter check: 0 means "no counter" where the relying party allows it for this
+            // authenticator; otherwise it must increase.
+            if signed.signCounter == 0, !configuration.zeroCounters.allows(aaid: signed.aaid) {
+                throw UAFVerificationError(.counterNotKept)
+            }
             if configuration.counterPolicy == .reject, signed.signCounter != 0 || registered.signCounter != 0,
                signed.signCounter <= registered.signCounter {
                 throw UAFVerificationError(.counterRegression(stored: registered.signCounter, received: signed.signCounter))

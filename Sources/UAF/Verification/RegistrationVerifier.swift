@@ -58,6 +58,7 @@ public struct RegistrationVerifier: Sendable {
         var used: [AuthenticatorCapabilities] = []
         for item in response.assertions {
             // Step 4. Scheme and strict TLV parsing.
+            try CommonChecks.checkExtensions(item.exts, configuration: configuration)
             let bytes = try CommonChecks.assertionBytes(scheme: item.assertionScheme, assertion: item.assertion)
             let assertion: RegistrationAssertion
             do { assertion = try RegistrationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
@@ -113,6 +114,10 @@ public struct RegistrationVerifier: Sendable {
             guard SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: publicKey) else {
                 throw UAFVerificationError(.attestationSignatureInvalid)
             }
+        case .ecdaa:
+            // ECDAA needs the metadata's ecdaaTrustAnchors and pairing-friendly curves; without them the attestation
+            // is unverified, and an unverified attestation is refused as one (1496), never accepted as surrogate.
+            throw UAFVerificationError(.attestationTypeNotSupported(.ecdaa))
         case .basicFull(let signature, let certificates):
             // Full: the first certificate's key signs the KRD, and the chain leads to a metadata root.
             let leaf: AttestationCertificate

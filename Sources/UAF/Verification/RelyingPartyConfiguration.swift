@@ -14,6 +14,11 @@ public struct RelyingPartyConfiguration: Sendable {
     public var acceptedAlgorithms: Set<SignatureAlgorithm>
     /// What to do when a sign counter does not increase.
     public var counterPolicy: CounterPolicy
+    /// Which authenticators may send a sign counter of 0, which means "no counter" (uaf-spec §2.4).
+    public var zeroCounters: ZeroCounterRule = .any
+    /// Extension ids this relying party understands: an extension marked `fail_if_unknown` with another id, in
+    /// the header or on an assertion, refuses the response (uaf-spec §1.1).
+    public var understoodExtensions: Set<String> = []
     /// Shortest authenticator nonce accepted (uaf-spec §5: at least 8 bytes).
     public var minimumNonceLength: Int
     /// The TLS channel the server itself terminates, or nil when it cannot know what the client saw (behind a
@@ -25,6 +30,22 @@ public struct RelyingPartyConfiguration: Sendable {
         case reject
         /// Accept it (some software authenticators do not keep counters).
         case ignore
+    }
+
+    /// Which authenticators may omit the sign counter. Without a counter a cloned key goes unnoticed, so an
+    /// operator whose authenticators all count can require it of every one except those listed.
+    public enum ZeroCounterRule: Sendable, Hashable {
+        /// Any authenticator (the spec's reading of 0).
+        case any
+        /// Only these AAIDs (compared case-insensitively); every other authenticator must count.
+        case onlyFor(Set<String>)
+
+        func allows(aaid: String) -> Bool {
+            switch self {
+            case .any: return true
+            case .onlyFor(let aaids): return aaids.contains { AAID.equal($0, aaid) }
+            }
+        }
     }
 
     public init(appID: String, trustedFacetIDs: [String], supportedVersions: Set<Version> = [.uaf11],
@@ -79,6 +100,7 @@ enum CommonChecks {
         // Step 1. The element's upv must be one this server speaks.
         guard configuration.supportedVersions.contains(header.upv) else { throw UAFVerificationError(.unsupportedVersion(header.upv)) }
         guard header.op == expectedOp else { throw UAFVerificationError(.operationMismatch) }
+        try checkExtensions(header.exts, configuration: configuration)
         // Step 3. Decode fcParams and check each member.
         guard let params = FinalChallengeParams.decode(fcParams: fcParams) else {
             throw UAFVerificationError(.malformedFinalChallengeParams)
@@ -92,6 +114,14 @@ enum CommonChecks {
         guard params.challenge == issuedChallenge else { throw UAFVerificationError(.challengeMismatch) }
         guard assertionCount > 0 else { throw UAFVerificationError(.noAssertions) }
         return FinalChallengeParams.hash(fcParams: fcParams)
+    }
+
+    /// An extension marked `fail_if_unknown` must be understood, or the message is refused (uaf-spec §1.1): the
+    /// sender said that ignoring it would change what the message means.
+    static func checkExtensions(_ extensions: [Extension]?, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) {
+        for ext in extensions ?? [] where ext.failIfUnknown && !configuration.understoodExtensions.contains(ext.id) {
+            throw UAFVerificationError(.unknownRequiredExtension(ext.id))
+        }
     }
 
     /// Steps 5 and 6 for one assertion: AAID metadata, algorithm, version, and the final challenge hash.

@@ -19,6 +19,8 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case finalChallengeHashMismatch
         case invalidAuthenticationMode(UInt8)
         case attestationTypeNotAllowed(AttestationType)
+        /// The metadata allows the type, but this relying party cannot verify it (ECDAA).
+        case attestationTypeNotSupported(AttestationType)
         case attestationSignatureInvalid
         case attestationCertificateInvalid(String)
         case unacceptablePublicKey
@@ -28,6 +30,10 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case keyIDBelongsToAnotherUser
         case signatureInvalid
         case counterRegression(stored: UInt32, received: UInt32)
+        /// A sign counter of 0 ("no counter") from an authenticator the relying party requires to count.
+        case counterNotKept
+        /// An extension marked `fail_if_unknown` that the relying party does not understand.
+        case unknownRequiredExtension(String)
         case nonceTooShort(Int)
         case transactionMismatch(String)
         case duplicateAssertion
@@ -47,12 +53,13 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .algorithmNotAllowed: return .unacceptableAlgorithm
         case .keyEncodingNotAllowed, .unacceptablePublicKey, .keyIDAlreadyRegistered: return .unacceptableKey
         case .authenticatorVersionTooLow, .policyNotSatisfied: return .unacceptableAuthenticator
-        case .attestationTypeNotAllowed, .attestationSignatureInvalid, .attestationCertificateInvalid: return .unacceptableAttestation
+        case .attestationTypeNotAllowed, .attestationTypeNotSupported, .attestationSignatureInvalid, .attestationCertificateInvalid:
+            return .unacceptableAttestation
         case .unknownKeyID: return .unknownKeyID
         case .keyIDBelongsToAnotherUser: return .unauthorized
         case .appIDMismatch, .untrustedFacetID, .unsupportedAssertionScheme, .malformedAssertion, .finalChallengeHashMismatch,
-             .invalidAuthenticationMode, .signatureInvalid, .counterRegression, .nonceTooShort, .transactionMismatch,
-             .duplicateAssertion:
+             .invalidAuthenticationMode, .signatureInvalid, .counterRegression, .counterNotKept, .unknownRequiredExtension,
+             .nonceTooShort, .transactionMismatch, .duplicateAssertion:
             return .unacceptableContent
         }
     }
@@ -76,6 +83,7 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .finalChallengeHashMismatch: return "the final challenge hash does not match fcParams"
         case .invalidAuthenticationMode(let m): return "authentication mode \(m) is not valid here"
         case .attestationTypeNotAllowed(let t): return "attestation type \(t) is not allowed by the metadata"
+        case .attestationTypeNotSupported(let t): return "attestation type \(t) is not supported by this server"
         case .attestationSignatureInvalid: return "the attestation signature does not verify"
         case .attestationCertificateInvalid(let why): return "the attestation certificate is not trusted: \(why)"
         case .unacceptablePublicKey: return "the public key cannot be decoded"
@@ -85,6 +93,8 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .keyIDBelongsToAnotherUser: return "this KeyID is registered to another user"
         case .signatureInvalid: return "the assertion signature does not verify"
         case .counterRegression(let stored, let received): return "sign counter went from \(stored) to \(received): possible cloned authenticator"
+        case .counterNotKept: return "sign counter 0: this authenticator must keep a counter"
+        case .unknownRequiredExtension(let id): return "extension \"\(id)\" is marked fail_if_unknown and is not understood"
         case .nonceTooShort(let n): return "authenticator nonce of \(n) bytes is shorter than 8"
         case .transactionMismatch(let why): return "transaction confirmation mismatch: \(why)"
         case .duplicateAssertion: return "the same authenticator appears twice"

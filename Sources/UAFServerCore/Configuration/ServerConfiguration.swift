@@ -78,6 +78,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var requestLifetimeSeconds: Int
     /// Clone detection: reject a sign counter that does not increase.
     public var rejectCounterRegression: Bool
+    /// The AAIDs that may send a sign counter of 0 ("no counter"); nil lets every authenticator do so (the spec's
+    /// reading). A list makes every other authenticator keep a counter, so a cloned key cannot hide behind 0.
+    public var zeroCounterAAIDs: [String]?
     /// Check the ChannelBinding clients report against this server's own certificate (1490 on a mismatch). Turn
     /// it off only behind a TLS-terminating proxy, where clients see the proxy's certificate.
     public var checkChannelBinding: Bool
@@ -201,6 +204,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if facets.contains(where: { $0.hasSuffix("*") }), !authorization.developmentMode {
             throw ConfigurationError.invalid("wildcard facets (…:*) are allowed only with authorization.developmentMode")
         }
+        if let bad = zeroCounterAAIDs?.first(where: { !AAID.isValid($0) }) {
+            throw ConfigurationError.invalid("zeroCounterAAIDs: \"\(bad)\" is not an AAID (VVVV#MMMM)")
+        }
         if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") }
         if case .postgres(_, let poolSize) = database, !(1...200).contains(poolSize) {
             throw ConfigurationError.invalid("database pool size must be 1...200")
@@ -215,6 +221,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
+        case zeroCounterAAIDs
         case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite
     }
 
@@ -237,6 +244,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         }
         requestLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .requestLifetimeSeconds) ?? d.requestLifetimeSeconds
         rejectCounterRegression = try c.decodeIfPresent(Bool.self, forKey: .rejectCounterRegression) ?? d.rejectCounterRegression
+        zeroCounterAAIDs = try c.decodeIfPresent([String].self, forKey: .zeroCounterAAIDs)
         authorization = try c.decodeIfPresent(Authorization.self, forKey: .authorization) ?? d.authorization
         tokens = try c.decodeIfPresent(Tokens.self, forKey: .tokens) ?? d.tokens
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
@@ -258,6 +266,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if case .postgres(_, let poolSize) = database { try c.encode(poolSize, forKey: .databasePoolSize) }
         try c.encode(requestLifetimeSeconds, forKey: .requestLifetimeSeconds)
         try c.encode(rejectCounterRegression, forKey: .rejectCounterRegression)
+        try c.encodeIfPresent(zeroCounterAAIDs, forKey: .zeroCounterAAIDs)
         try c.encode(authorization, forKey: .authorization)
         try c.encode(tokens, forKey: .tokens)
         try c.encode(limits, forKey: .limits)

@@ -1,6 +1,7 @@
 import Foundation
 import Primitives
 import Logging
+import NevisProtocol
 import UAF
 import WireJSON
 
@@ -19,6 +20,7 @@ package struct ServiceEnvironment: Sendable {
     let stores: Stores
     let metadata: MetadataStore
     let counterPolicy: RelyingPartyConfiguration.CounterPolicy
+    let zeroCounters: RelyingPartyConfiguration.ZeroCounterRule
     let channelBinding: ExpectedChannelBinding?
     let requestLifetime: TimeInterval
     let limits: ServerConfiguration.Limits
@@ -34,7 +36,12 @@ package struct ServiceEnvironment: Sendable {
 
     var appID: String { identity.appID }
     var relyingParty: RelyingPartyConfiguration {
-        RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, counterPolicy: counterPolicy, channelBinding: channelBinding)
+        var configuration = RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, counterPolicy: counterPolicy,
+                                                      channelBinding: channelBinding)
+        configuration.zeroCounters = zeroCounters
+        // The one extension this server reads (the registering device's id); any other marked fail_if_unknown is refused.
+        configuration.understoodExtensions = [DeviceServiceWire.deviceIDExtension]
+        return configuration
     }
 
     var lifetimeMillis: Int64 { Int64(requestLifetime * 1000) }
