@@ -153,3 +153,64 @@ final class RouterTests: XCTestCase {
         }
     }
 }
+
+/// A routed path asked with another method: 405 with `Allow` (RFC 9110 §15.5.6), where it used to be 404.
+final class MethodNotAllowedTests: XCTestCase {
+    func testARoutedPathWithAnotherMethodIs405WithAllow() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            try await client.execute(uri: "/nevisfido/uaf/1.1/registration", method: .get) { response in
+                XCTAssertEqual(response.status, .methodNotAllowed)
+                XCTAssertEqual(response.headers[.allow], "POST")
+                XCTAssertEqual(response.headers[.contentType], "application/json")
+                XCTAssertTrue(String(buffer: response.body).contains(#""error":"method_not_allowed""#))
+            }
+        }
+    }
+
+    func testAPathWithACaptureListsEveryMethodRoutedThere() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            try await client.execute(uri: "/nevisfido/token/dispatch/targets/abc", method: .post) { response in
+                XCTAssertEqual(response.status, .methodNotAllowed)
+                XCTAssertEqual(response.headers[.allow], "DELETE, PATCH")
+            }
+        }
+    }
+
+    func testTheAppPathPresetIsAnswered405Too() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            try await client.execute(uri: "/auth/fidouaf", method: .put) { response in
+                XCTAssertEqual(response.status, .methodNotAllowed)
+                XCTAssertEqual(response.headers[.allow], "POST")
+            }
+        }
+    }
+
+    func testAnUnroutedPathStays404() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            try await client.execute(uri: "/nevisfido/uaf/1.1/registration/extra", method: .get) { response in
+                XCTAssertEqual(response.status, .notFound)
+                XCTAssertNil(response.headers[.allow])
+            }
+        }
+    }
+
+    func testAHandlersOwn404IsNotTurnedInto405() async throws {
+        // A routed method that answers 404 for a missing resource keeps its answer.
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            try await client.execute(uri: "/api/v1/users/nobody", method: .get) { response in
+                XCTAssertNotEqual(response.status, .methodNotAllowed)
+            }
+        }
+    }
+}
+
+extension MethodNotAllowedTests {
+    func testALiteralSegmentWinsOverACaptureAsInTheRouter() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            try await client.execute(uri: "/api/v1/users/enroll", method: .delete) { response in
+                XCTAssertEqual(response.status, .methodNotAllowed)
+                XCTAssertEqual(response.headers[.allow], "POST")
+            }
+        }
+    }
+}
