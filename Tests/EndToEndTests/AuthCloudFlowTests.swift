@@ -166,7 +166,7 @@ final class AuthCloudFlowTests: XCTestCase {
     func testAPushApprovalWithAMessageIsConfirmedOnTheDeviceAndItsResultTokenCarriesTheMessageHash() async throws {
         let client = try await authCloudClient()
         let enrolled = try await registerFromEnrollResponse(client, "payer")
-        let message = "Pay <b>CHF 250.00</b> to Example&nbsp;Shop"
+        let message = "<html>Pay <b>CHF 250.00</b> to Example&nbsp;Shop</html>"  // the documented wrapper, kept as sent
         let answer = try await backend.call(.POST, "/api/v1/approval", json: try json([
             "userId": enrolled.userId, "channel": "push", "message": message, "notificationMessage": "Confirm your payment"]), bearer: accessKey)
         XCTAssertEqual(answer.status, 200, answer.text)
@@ -233,7 +233,7 @@ final class AuthCloudFlowTests: XCTestCase {
     func testAnApprovalMessageOutsideTheHTMLSubsetIsRefused() async throws {
         let client = try await authCloudClient()
         let enrolled = try await registerFromEnrollResponse(client, "htmluser")
-        for message in ["<script>alert(1)</script>", "<b onclick=\"x()\">Pay</b>", "<b>unclosed", "Tom & Jerry"] {
+        for message in ["<script>alert(1)</script>", "<b onclick=\"x()\">Pay</b>", "<b>unclosed", "Tom & Jerry", "Pay <html>CHF 1</html>"] {
             let answer = try await backend.call(.POST, "/api/v1/approval", json: try json(["userId": enrolled.userId, "message": message]),
                                                 bearer: accessKey)
             XCTAssertEqual(answer.status, 400, message)

@@ -24,6 +24,15 @@ final class AuthCloudRuleTests: XCTestCase {
         XCTAssertNil(refusal("Plain text, with a line feed\nand unicode: Zürich 💶"))
     }
 
+    func testTheDocumentedHTMLWrapperIsAccepted() {
+        XCTAssertNil(refusal("<html>Pay <b>CHF 250.00</b><br>to Example</html>"))
+        XCTAssertNil(refusal("<HTML><p>upper case wrapper</p></HTML>"))
+    }
+    func testAnEmptyWrapperIsRefused() { XCTAssertEqual(refusal("<html></html>"), .empty) }
+    func testAWrapperNotAroundTheWholeMessageIsRefused() { XCTAssertEqual(refusal("Pay <html>CHF 1</html>"), .misplacedWrapper) }
+    func testAnUnclosedWrapperIsRefused() { XCTAssertEqual(refusal("<html>Pay CHF 1"), .misplacedWrapper) }
+    func testANestedWrapperIsRefused() { XCTAssertEqual(refusal("<html><html>Pay</html></html>"), .misplacedWrapper) }
+    func testAnAttributeOnTheWrapperIsRefused() { XCTAssertEqual(refusal("<html lang=\"en\">Pay</html>"), .attributesNotAllowed("html")) }
     func testAnEmptyMessageIsRefused() { XCTAssertEqual(refusal(""), .empty) }
     func testAMessageLongerThanTheTransactionLimitIsRefused() {
         XCTAssertNil(refusal(String(repeating: "a", count: limit)))

@@ -2,7 +2,8 @@ import Foundation
 import Primitives
 
 /// The limited HTML an Auth Cloud approval `message` may use (server-api §B.10: "unsupported tags or attributes
-/// give a 400"). Our contract: the tags `b strong i em u br p ul ol li`, without attributes, properly nested
+/// give a 400"), bare or in the documented wrapper `<html>…</html>` around the whole message, once.
+/// Our contract: the tags `b strong i em u br p ul ol li`, without attributes, properly nested
 /// (`br` stands alone, as `<br>` or `<br/>`); `&` only as an entity (`&amp; &lt; &gt; &quot; &apos; &#39; &nbsp;`
 /// or a numeric one); no comments, no other markup, no control characters but line feeds. The message is what the
 /// device shows and the user confirms, so everything outside this subset is refused rather than cleaned: a
@@ -20,6 +21,7 @@ enum LimitedHTML {
         case unbalanced(String)
         case malformedMarkup
         case malformedEntity
+        case misplacedWrapper
 
         var description: String {
             switch self {
@@ -31,6 +33,7 @@ enum LimitedHTML {
             case .unbalanced(let tag): return "the tag <\(tag)> is not closed or not opened"
             case .malformedMarkup: return "a '<' that does not start a supported tag"
             case .malformedEntity: return "a '&' that does not start a supported entity"
+            case .misplacedWrapper: return "<html> may only wrap the whole message, once: <html>…</html>"
             }
         }
     }
@@ -43,7 +46,13 @@ enum LimitedHTML {
         guard !message.unicodeScalars.contains(where: { $0 != "\n" && ($0.properties.generalCategory == .control) }) else {
             throw .controlCharacter
         }
-        let scalars = Array(message.unicodeScalars)
+        // The documented form `<html>…</html>` (server-api §B.10): the wrapper around the whole message, once, is
+        // what the Nevis apps look for to render the subset; anywhere else it is refused like any misplaced tag.
+        // The limit counts the wrapper too: the whole message is the transaction text the device shows and signs.
+        let wrapped = message.count >= 13 && message.prefix(6).lowercased() == "<html>" && message.suffix(7).lowercased() == "</html>"
+        let body = wrapped ? message.dropFirst(6).dropLast(7) : message[...]
+        guard !body.isEmpty else { throw .empty }
+        let scalars = Array(body.unicodeScalars)
         var open: [String] = []
         var index = 0
         while index < scalars.count {
@@ -59,8 +68,9 @@ enum LimitedHTML {
                 let parts = inside.split(separator: " ", omittingEmptySubsequences: true)
                 guard let first = parts.first, first.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw .malformedMarkup }
                 let name = first.lowercased()
-                guard allowedTags.contains(name) else { throw .unsupportedTag(name) }
+                guard allowedTags.contains(name) || name == "html" else { throw .unsupportedTag(name) }
                 guard parts.count == 1, !inside.contains("=") else { throw .attributesNotAllowed(name) }
+                guard name != "html" else { throw .misplacedWrapper }
                 if name == "br" {
                     guard !closing else { throw .unbalanced(name) }
                     continue
