@@ -88,8 +88,8 @@ public enum UAFServerApplication {
         let router = Router(context: ServerRequestContext.self)
         // First, so every request (unmatched ones and errors too) gets an id and is counted.
         router.add(middleware: RequestObservationMiddleware(metrics: metrics, logger: logger))
-        let routeMethods = RouteMethods()
-        router.add(middleware: MethodNotAllowedMiddleware(routes: routeMethods))
+        let routeTable = RouteTable()
+        router.add(middleware: RouteRulesMiddleware(routes: routeTable))
         router.add(middleware: UnitOfWorkMiddleware(database: stores.database))
         HealthController(readiness: readiness, database: stores.database, metrics: configuration.observability.metrics ? metrics : nil)
             .add(to: router)
@@ -129,7 +129,8 @@ public enum UAFServerApplication {
         }
         ServerController(status: services.status, issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
-        routeMethods.fill(router.routes.map { ($0.method, $0.path.description) })
+        routeTable.fill(routes: router.routes.map { ($0.method, $0.path.description) },
+                        documented: RouteTable.documentedMediaTypes(PackageResources.openapi_json))
         return router
     }
 

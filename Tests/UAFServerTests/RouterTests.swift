@@ -214,3 +214,106 @@ extension MethodNotAllowedTests {
         }
     }
 }
+
+/// An `Accept` that names nothing a route answers with: 406 before the handler runs (RFC 9110 §15.5.7).
+final class NotAcceptableTests: XCTestCase {
+    func testAnHTMLOnlyAcceptOnAUAFRouteIs406AndNothingIsIssued() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, built in
+            let body = ByteBuffer(bytes: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil)))
+            try await client.execute(uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
+                                     headers: [.contentType: "application/fido+uaf", .accept: "text/html"], body: body) { response in
+                XCTAssertEqual(response.status, .notAcceptable)
+                XCTAssertTrue(String(buffer: response.body).contains(#""error":"not_acceptable""#))
+            }
+            try await client.execute(uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
+                                     headers: [.contentType: "application/fido+uaf", .accept: "application/fido+uaf"], body: body) { response in
+                XCTAssertEqual(response.status, .ok)
+            }
+            let issued = try await built.stores.requests.purge(expiredBefore: .distantFuture)
+            XCTAssertEqual(issued, 1, "only the accepted request issued a challenge")
+        }
+    }
+
+    func testTheSDKsAcceptIsServed() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            let body = ByteBuffer(bytes: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil)))
+            for accept in ["application/fido+uaf", "application/fido+uaf;charset=UTF-8", "application/json", "*/*",
+                           "text/html, */*;q=0.1", "application/*", ""] {
+                try await client.execute(uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
+                                         headers: [.contentType: "application/fido+uaf", .accept: accept], body: body) { response in
+                    XCTAssertEqual(response.status, .ok, accept)
+                }
+            }
+        }
+    }
+
+    func testTheOperationalEndpointsAnswerWhateverIsAsked() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            for uri in ["/ping", "/health/live", "/metrics"] {
+                try await client.execute(uri: uri, method: .get, headers: [.accept: "image/png"]) { response in
+                    XCTAssertEqual(response.status, .ok, uri)
+                }
+            }
+        }
+    }
+
+    func testAnAnswerWithoutABodyIsNeverRefused() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            // A device-signed PATCH answers 204; unsigned it is refused by the signature rule, not by Accept.
+            try await client.execute(uri: "/nevisfido/devices/credentials/device-1", method: .patch,
+                                     headers: [.accept: "text/html", .contentType: "application/json"], body: ByteBuffer(string: "{}")) { response in
+                XCTAssertNotEqual(response.status, .notAcceptable)
+            }
+        }
+    }
+
+    func testTheDeviceServiceAcceptsTheNevisSDKsJOSE() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            // Unsigned, so refused, but by the signature rule (401), not by the media type.
+            try await client.execute(uri: "/nevisfido/devices/credentials/device-1", method: .get,
+                                     headers: [.accept: "application/jose;charset=UTF-8"]) { response in
+                XCTAssertEqual(response.status, .unauthorized)
+            }
+            try await client.execute(uri: "/nevisfido/devices/credentials/device-1", method: .get,
+                                     headers: [.accept: "image/png"]) { response in
+                XCTAssertEqual(response.status, .notAcceptable)
+            }
+        }
+    }
+
+    func testAZeroWeightExcludesTheType() async throws {
+        try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
+            try await client.execute(uri: "/nevisfido/status", method: .post, headers: [.accept: "application/json;q=0, text/html", .contentType: "application/json"],
+                                     body: ByteBuffer(string: #"{"sessionId":"x"}"#)) { response in
+                XCTAssertEqual(response.status, .notAcceptable)
+            }
+        }
+    }
+}
+
+/// The `Accept` reader (RFC 9110 §12.5.1), one rule per test.
+final class MediaRangeTests: XCTestCase {
+    func testRangesAreReadWithTheirWeights() {
+        XCTAssertEqual(MediaRange.parse("text/html, application/json;q=0.5 , */*;q=0"),
+                       [MediaRange(type: "text", subtype: "html", weight: 1), MediaRange(type: "application", subtype: "json", weight: 0.5),
+                        MediaRange(type: "*", subtype: "*", weight: 0)])
+    }
+    func testAMalformedRangeIsSkipped() {
+        XCTAssertEqual(MediaRange.parse("json, text/"), [])
+        XCTAssertTrue(MediaType.accepts("json", anyOf: [MediaType("application/json")!]), "nothing readable is as if absent")
+    }
+    func testSpacesAroundAWeightAreAllowed() {
+        XCTAssertEqual(MediaRange.parse("text/plain ; q = 0.2").first?.weight, 0.2)
+    }
+    func testAnOutOfRangeWeightIsIgnored() {
+        XCTAssertEqual(MediaRange.parse("text/plain;q=7").first?.weight, 1)
+    }
+    func testTypesCompareWithoutCaseAndParameters() {
+        XCTAssertTrue(MediaType.accepts("Application/FIDO+UAF", anyOf: [MediaType("application/fido+uaf;charset=UTF-8")!]))
+    }
+    func testTheJSONFamilyIsOneType() {
+        XCTAssertTrue(MediaType.accepts("application/json", anyOf: [MediaType("application/fido.trusted-apps+json")!]))
+        XCTAssertTrue(MediaType.accepts("application/fido+uaf", anyOf: [MediaType("application/json")!]))
+        XCTAssertFalse(MediaType.accepts("application/xml", anyOf: [MediaType("application/json")!]))
+    }
+}
