@@ -58,6 +58,7 @@ final class DeviceInformationFlowTests: XCTestCase {
         environment.platform.advanceClock(by: 3600)
         let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
         guard case .ClockSkewTooBig? = pending.errors.first else { return XCTFail("\(pending.errors)") }
+        XCTAssertEqual(pending.errors.first?.httpError?.statusCode, 401, "the refused request is there to log")
         let check = await client.operations.deviceInformationCheck.executeAsync()
         guard case .ClockSkewTooBig? = check.errors.first else { return XCTFail("\(check.errors)") }
         let error = await captureError { try await client.operations.deviceInformationChange.name("x").executeAsync() }
@@ -188,6 +189,9 @@ final class DeviceInformationFlowTests: XCTestCase {
             try await phone.operations.deregistration.username("alice").authorizationProvider(JwsAuthorizationProvider()).executeAsync()
         }
         guard case .ClockSkewTooBig? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+        let request = (error as? OperationError)?.httpError
+        XCTAssertEqual(request?.statusCode, 401, "the refused request is there to log")
+        XCTAssertEqual(request?.requestUrl.path, "/nevisfido/uaf/1.1/request/deregistration")
         XCTAssertEqual(phone.localData.accounts.map(\.username), ["alice"], "nothing was removed on the device")
         let onServer = try await stores.registrations.registrations(username: "alice")
         XCTAssertEqual(onServer.count, 1, "nor on the server")

@@ -73,6 +73,21 @@ final class NetworkDiagnosticsTests: XCTestCase {
         XCTAssertEqual(error.server?.baseUrl, env.server.baseURL)
     }
 
+    func testAServersUAFRefusalCarriesTheRequest() async throws {
+        let client = try await env.client()
+        try await client.register("alice")
+        _ = try await env.server.stores.registrations.delete(username: "alice")  // the server forgets the key
+        let error = await captureError {
+            _ = try await client.operations.authentication.username("alice").pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"]))
+                .retryPolicyObtainingAuthorizationProvider(.noRetry).executeAsync()
+        }
+        let failure = try XCTUnwrap(error as? AuthenticationError)
+        guard case .FidoError = failure else { return XCTFail("\(failure)") }
+        XCTAssertEqual(failure.httpError?.method, "POST", "\(failure)")
+        XCTAssertNotNil(failure.httpError?.statusCode)
+        XCTAssertEqual(failure.server?.baseUrl, env.server.baseURL)
+    }
+
     func testOtherErrorsHaveNoHttpError() async throws {
         let client = try await env.client()
         let failed = await captureError { try await client.operations.deregistration.username("nobody").executeAsync() }

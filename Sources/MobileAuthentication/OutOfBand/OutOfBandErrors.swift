@@ -84,7 +84,12 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
     /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
     public var fidoErrorCode: FidoErrorCode? { if case .NetworkError(let cause) = self { carriedFidoErrorCode(cause) } else { nil } }
 
-    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
+    public var httpError: HttpError? {
+        switch self {
+        case .NetworkError(let cause), .ClockSkewTooBig(let cause), .OperationNotSupportedByBackend(let cause): carriedHttpError(cause)
+        default: nil
+        }
+    }
 }
 
 /// Why the device information could not be changed.
@@ -124,7 +129,12 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError {
     /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
     public var fidoErrorCode: FidoErrorCode? { if case .NetworkError(let cause) = self { carriedFidoErrorCode(cause) } else { nil } }
 
-    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
+    public var httpError: HttpError? {
+        switch self {
+        case .NetworkError(let cause), .ClockSkewTooBig(let cause): carriedHttpError(cause)
+        default: nil
+        }
+    }
 }
 
 /// Why one server's device information could not be checked.
@@ -163,7 +173,12 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError {
     /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
     public var fidoErrorCode: FidoErrorCode? { if case .NetworkError(let cause) = self { carriedFidoErrorCode(cause) } else { nil } }
 
-    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
+    public var httpError: HttpError? {
+        switch self {
+        case .NetworkError(let cause), .ClockSkewTooBig(let cause), .OperationNotSupportedByBackend(let cause): carriedHttpError(cause)
+        default: nil
+        }
+    }
 }
 
 /// Why one mismatch could not be resolved.
@@ -198,7 +213,12 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError {
     /// `insecureTransport` when the server's TLS was not trusted (a ``DeviceServiceFailure`` of that kind).
     public var fidoErrorCode: FidoErrorCode? { if case .NetworkError(let cause) = self { carriedFidoErrorCode(cause) } else { nil } }
 
-    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
+    public var httpError: HttpError? {
+        switch self {
+        case .NetworkError(let cause), .ClockSkewTooBig(let cause), .OperationNotSupportedByBackend(let cause): carriedHttpError(cause)
+        default: nil
+        }
+    }
 }
 
 

@@ -5,8 +5,9 @@ public protocol MobileAuthenticationClientError: LocalizedError, Sendable {
     /// The FIDO error code behind the error, whatever its type: its `FidoError` case, or the operation error it
     /// wraps. Nil when there is none.
     var fidoErrorCode: FidoErrorCode? { get }
-    /// The failed HTTP request behind a network-type error (`NetworkError`, or a refused authorization): what was
-    /// asked and what came back. Nil for other errors.
+    /// The failed HTTP request behind an error the server's answer (or its absence) decided: a `NetworkError`, a
+    /// `ClockSkewTooBig`, an `OperationNotSupportedByBackend`, a server's refusal carried by a `FidoError`: what
+    /// was asked and what came back. Nil for errors decided on the device.
     var httpError: HttpError? { get }
 }
 
@@ -100,7 +101,7 @@ public enum OperationError: MobileAuthenticationClientError {
         return nil
     }
 
-    public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
+    public var httpError: HttpError? { carriedHttpError(cause) }
 
     /// The underlying error of any case.
     public var cause: (any Error)? {
@@ -139,7 +140,12 @@ public enum AuthenticationError: MobileAuthenticationClientError {
         return nil
     }
 
-    public var httpError: HttpError? { if case .NetworkError(let cause, _) = self { carriedHttpError(cause) } else { nil } }
+    public var httpError: HttpError? {
+        switch self {
+        case .NetworkError(let cause, _), .FidoError(_, let cause, _): carriedHttpError(cause)
+        default: nil
+        }
+    }
 
     package init(_ error: OperationError, sessionProvider: (any SessionProvider)? = nil) {
         switch error {
