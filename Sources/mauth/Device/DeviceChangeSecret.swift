@@ -48,6 +48,16 @@ enum ChangedSecret {
     var name: String { self == .pin ? "PIN" : "password" }
     var variable: String { self == .pin ? "MAUTH_DEVICE_PIN" : "MAUTH_DEVICE_PASSWORD" }
     var newVariable: String { self == .pin ? "MAUTH_DEVICE_NEW_PIN" : "MAUTH_DEVICE_NEW_PASSWORD" }
+    /// The prompt's word, capitalized as a prompt starts.
+    var label: String { self == .pin ? "PIN" : "Password" }
+    /// How to give it without a prompt.
+    var hint: String { "pass --\(self == .pin ? "pin" : "password") or set \(variable)" }
+
+    /// Asks on the terminal (without echo); nil when nothing was typed.
+    func ask(_ prompt: String) -> String? {
+        guard let typed = getpass(prompt), case let text = String(cString: typed), !text.isEmpty else { return nil }
+        return text
+    }
 
     /// A change the SDK refused: its reason (a wrong current secret, a new one against the policy) and, when the
     /// authenticator counted a failure, its protection status.
@@ -97,13 +107,12 @@ final class HeadlessSecretChanger: PinChanger, PasswordChanger, @unchecked Senda
             lock.withLock { stopped = refusal }
             return cancel()
         }
-        let name = secret.name, label = name == "PIN" ? "PIN" : "password"
+        let name = secret.name
         // Typing and waiting block; the SDK's interaction continues on another thread.
         Thread.detachNewThread {
             note(refusal.description)
             if state.remainingCoolDown > 0 { HeadlessSecretVerifier.countDown(seconds: state.remainingCoolDown, label: "\(name) cool-down") }
-            let prompt = wrongCurrent ? "Current \(label): " : "New \(label): "
-            guard let typed = getpass(prompt), case let text = String(cString: typed), !text.isEmpty else {
+            guard let text = self.secret.ask(wrongCurrent ? "Current \(name): " : "New \(name): ") else {
                 self.lock.withLock { self.stopped = DeviceCommandError("no \(name) was typed") }
                 return cancel()
             }

@@ -143,12 +143,8 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
                 note("wrong \(name)\(left)")
             }
             if attempt == 0, let given { return verify(given) }
-            guard interactive else {
-                return stop("a \(name) is needed: pass --\(self.secret == .pin ? "pin" : "password") or set \(self.secret.variable)")
-            }
-            guard let typed = getpass("\(name == "PIN" ? "PIN" : "Password"): "), case let text = String(cString: typed), !text.isEmpty else {
-                return stop("no \(name) was typed")
-            }
+            guard interactive else { return stop("a \(name) is needed: \(self.secret.hint)") }
+            guard let text = self.secret.ask("\(self.secret.label): ") else { return stop("no \(name) was typed") }
             verify(text)
         }
     }
@@ -197,14 +193,12 @@ final class HeadlessSecretEnroller: PinEnroller, PasswordEnroller, @unchecked Se
         if refused == nil, let given { return give(given) }
         let reason = refused.map { "the \(name) was refused: \($0)" }
         guard interactive else {
-            return stop(reason ?? "a new \(name) is needed: pass --\(secret == .pin ? "pin" : "password") or set \(secret.variable)", cancel)
+            return stop(reason ?? "a new \(name) is needed: \(secret.hint)", cancel)
         }
         // Typing blocks; the SDK's interaction continues on another thread.
         Thread.detachNewThread {
             if let reason { note(reason) }
-            guard let typed = getpass("\(name == "PIN" ? "PIN" : "Password"): "), case let text = String(cString: typed), !text.isEmpty else {
-                return self.stop("no \(name) was typed", cancel)
-            }
+            guard let text = self.secret.ask("\(self.secret.label): ") else { return self.stop("no \(name) was typed", cancel) }
             give(text)
         }
     }
