@@ -58,4 +58,26 @@ final class ProtocolCornerRouteTests: XCTestCase {
                            .invalid("zeroCounterAAIDs: \"F1D0-1001\" is not an AAID (VVVV#MMMM)"))
         }
     }
+
+    func testATransactionRequestOffersOnlyAuthenticatorsWithADisplay() async throws {
+        var configuration = InProcessServer.configuration()
+        configuration.metadataJSON = """
+            [{"aaid":"F1D0#1001","description":"with a display","attestationTypes":[15880],"upv":[{"major":1,"minor":1}],
+              "userVerificationDetails":[[{"userVerification":4}]],"authenticationAlgorithm":2,"publicKeyAlgAndEncoding":257,
+              "keyProtection":1,"matcherProtection":1,"attachmentHint":1,"tcDisplay":1,"tcDisplayContentType":"text/plain",
+              "assertionScheme":"UAFV1TLV","authenticatorVersion":1,"isSecondFactorOnly":false,"attestationRootCertificates":[]},
+             {"aaid":"ABCD#0001","description":"without a display","attestationTypes":[15880],"upv":[{"major":1,"minor":1}],
+              "userVerificationDetails":[[{"userVerification":4}]],"authenticationAlgorithm":2,"publicKeyAlgAndEncoding":257,
+              "keyProtection":1,"matcherProtection":1,"attachmentHint":1,"tcDisplay":0,
+              "assertionScheme":"UAFV1TLV","authenticatorVersion":1,"isSecondFactorOnly":false,"attestationRootCertificates":[]}]
+            """
+        try await InProcessServer.with(configuration) { loopback in
+            let text = [Transaction(contentType: "text/plain", content: "UGF5IDEwMCBDSEY")]
+            let (_, confirming) = try await loopback.authenticationRequest(username: nil, transaction: text)
+            let (_, login) = try await loopback.authenticationRequest(username: nil)
+            XCTAssertEqual(try XCTUnwrap(confirming).policy.accepted.joined().compactMap(\.aaid).joined().sorted(), ["F1D0#1001"])
+            XCTAssertEqual(try XCTUnwrap(login).policy.accepted.joined().compactMap(\.aaid).joined().sorted(), ["ABCD#0001", "F1D0#1001"])
+            XCTAssertEqual(Set(try XCTUnwrap(confirming).policy.accepted.joined().map(\.tcDisplay)), [nil], "no tcDisplay next to aaid")
+        }
+    }
 }

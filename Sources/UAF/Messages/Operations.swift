@@ -76,6 +76,12 @@ public struct DisplayPNGCharacteristicsDescriptor: Codable, Hashable, Sendable {
     public var filter: UInt8
     public var interlace: UInt8
     public var plte: [RGBPaletteEntry]?
+
+    public init(width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8, filter: UInt8, interlace: UInt8,
+                plte: [RGBPaletteEntry]? = nil) {
+        self.width = width; self.height = height; self.bitDepth = bitDepth; self.colorType = colorType
+        self.compression = compression; self.filter = filter; self.interlace = interlace; self.plte = plte
+    }
 }
 
 /// AuthenticationRequest (uaf-spec §1.3).

@@ -120,6 +120,11 @@ public struct AuthenticationVerifier: Sendable {
             // Authentication step 5. Transaction: mode 0x02 with the hash of one transaction sent, else mode 0x01
             // with an empty hash.
             let mode = try checkTransaction(signed, issued: issued)
+            // A confirmation must come from an authenticator that can show the transaction: its metadata names a
+            // display (tcDisplay), whatever policy the client was sent.
+            if mode == .transactionConfirmed, entry.statement.tcDisplay == 0 {
+                throw UAFVerificationError(.transactionNotDisplayable(signed.aaid))
+            }
             guard !results.contains(where: { AAID.equal($0.aaid, signed.aaid) }) else {
                 throw UAFVerificationError(.duplicateAssertion)
             }

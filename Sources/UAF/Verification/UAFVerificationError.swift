@@ -37,6 +37,8 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case nonceTooShort(Int)
         case transactionMismatch(String)
         case duplicateAssertion
+        /// A transaction confirmed by an authenticator whose metadata names no transaction display.
+        case transactionNotDisplayable(String)
     }
 
     public let reason: Reason
@@ -52,7 +54,7 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .unknownAAID: return .unknownAAID
         case .algorithmNotAllowed: return .unacceptableAlgorithm
         case .keyEncodingNotAllowed, .unacceptablePublicKey, .keyIDAlreadyRegistered: return .unacceptableKey
-        case .authenticatorVersionTooLow, .policyNotSatisfied: return .unacceptableAuthenticator
+        case .authenticatorVersionTooLow, .policyNotSatisfied, .transactionNotDisplayable: return .unacceptableAuthenticator
         case .attestationTypeNotAllowed, .attestationTypeNotSupported, .attestationSignatureInvalid, .attestationCertificateInvalid:
             return .unacceptableAttestation
         case .unknownKeyID: return .unknownKeyID
@@ -98,6 +100,7 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .nonceTooShort(let n): return "authenticator nonce of \(n) bytes is shorter than 8"
         case .transactionMismatch(let why): return "transaction confirmation mismatch: \(why)"
         case .duplicateAssertion: return "the same authenticator appears twice"
+        case .transactionNotDisplayable(let aaid): return "authenticator \(aaid) has no transaction display in its metadata"
         }
     }
 }

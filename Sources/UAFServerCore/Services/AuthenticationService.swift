@@ -53,8 +53,11 @@ package struct AuthenticationService: Sendable {
             record = makeRecord(Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] }))
             try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: false)
         }
+        // With a transaction, the client is offered only authenticators with a display (an empty policy when none of
+        // the user's has one: the client then finds no suitable authenticator); the verifier holds the answer to it.
+        let policy = transactions.isEmpty ? record.policy : record.policy.askingForTransactionDisplay(metadata: environment.metadata)
         let message = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
-                                            challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: record.policy)
+                                            challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
         environment.decide("authentication request", context?.username, 1200,
                            "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
         return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
@@ -73,11 +76,19 @@ package struct AuthenticationService: Sendable {
                     throw ServiceFailure(.badRequest, "text/plain transaction must be 1...\(Transaction.maximumTextLength) UTF-8 characters and at most \(ServiceEnvironment.maximumTransactionTextBytes) bytes")
                 }
             case "image/png":
-                guard transaction.tcDisplayPNGCharacteristics != nil else {
+                guard let declared = transaction.tcDisplayPNGCharacteristics else {
                     throw ServiceFailure(.badRequest, "image/png transaction needs tcDisplayPNGCharacteristics")
                 }
                 guard content.count <= ServiceEnvironment.maximumTransactionImageBytes else {
                     throw ServiceFailure(.badRequest, "image/png transaction larger than \(ServiceEnvironment.maximumTransactionImageBytes) bytes")
+                }
+                // The user confirms what the device shows: content that is not the PNG the relying party described
+                // (another size or format, or no PNG at all) would be shown as something else, or not at all.
+                guard let header = DisplayPNGCharacteristicsDescriptor(png: Array(content)) else {
+                    throw ServiceFailure(.badRequest, "image/png transaction content is not a PNG image")
+                }
+                guard declared.describes(header) else {
+                    throw ServiceFailure(.badRequest, "image/png transaction: the image is \(header.width)×\(header.height), bit depth \(header.bitDepth), colour type \(header.colorType), not what tcDisplayPNGCharacteristics says")
                 }
             default:
                 throw ServiceFailure(.badRequest, "transaction content type must be text/plain or image/png")

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Primitives
 import UAF
 import UAFSimulation
 import XCTest
@@ -24,11 +25,13 @@ final class HostileClientStorageTests: XCTestCase {
         return #"{"junk":""# + String(repeating: "x", count: bytes - shell.utf8.count) + #""}"#
     }
 
-    /// A usernameless context with one small image/png transaction.
-    static let imageContext = #"""
-        {"transaction":[{"contentType":"image/png","content":"iVBORw0KGgo","tcDisplayPNGCharacteristics":\#
-        {"width":1,"height":1,"bitDepth":8,"colorType":6,"compression":0,"filter":0,"interlace":0}}]}
-        """#
+    /// A usernameless context with one small image/png transaction: a real 1 × 1 PNG (1-bit greyscale) and its
+    /// characteristics.
+    static let imageContext: String = {
+        let png = try! PNGImage.encode(width: 1, height: 1) { _, _ in false }
+        return #"{"transaction":[{"contentType":"image/png","content":""# + Base64URL.encode(png) + #"","tcDisplayPNGCharacteristics":"#
+            + #"{"width":1,"height":1,"bitDepth":1,"colorType":0,"compression":0,"filter":0,"interlace":0}}]}"#
+    }()
 
     static func inBandBody(_ context: String) throws -> ByteBuffer {
         ByteBuffer(bytes: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: context)))
@@ -141,4 +144,27 @@ final class HostileClientStorageTests: XCTestCase {
             XCTAssertEqual(code, 1400)
         }
     }
+
+    // MARK: What an image/png transaction must be
+
+    func testAnImageTransactionThatIsNotAPNGIsRefused() async throws {
+        let bearer = try await aliceBearer()
+        let context = Self.imageContext.replacingOccurrences(of: #""content":""#, with: #""content":"R0lGODlh"#)  // a GIF's start
+        try await RouterTests.withRouter(relyingParty: relyingParty) { client, _ in
+            let (status, code) = try await Self.inBandStatus(client, context, headers: bearer)
+            XCTAssertEqual(status, .ok, "a UAF refusal, in the body")
+            XCTAssertEqual(code, 1400)
+        }
+    }
+
+    func testAnImageTransactionOfAnotherSizeThanDeclaredIsRefused() async throws {
+        let bearer = try await aliceBearer()
+        let context = Self.imageContext.replacingOccurrences(of: #""width":1"#, with: #""width":2"#)
+        try await RouterTests.withRouter(relyingParty: relyingParty) { client, _ in
+            let (status, code) = try await Self.inBandStatus(client, context, headers: bearer)
+            XCTAssertEqual(status, .ok, "a UAF refusal, in the body")
+            XCTAssertEqual(code, 1400)
+        }
+    }
+
 }
