@@ -13,20 +13,13 @@ import XCTest
 /// app registers with `AuthCloudApiRegistration` (from the enroll response or its app link) on the SDK's Auth Cloud
 /// preset, the front end polls the status; approvals by push with a message to confirm; user lookup and deletion;
 /// and the refusals.
-final class AuthCloudFlowTests: XCTestCase {
-    var environment: Environment!
-    var backend: RelyingPartyBackend!
+final class AuthCloudFlowTests: BackendTestCase {
+    override class var withPush: Bool { true }
     var accessKey: String!
 
     override func setUp() async throws {
-        environment = try await Environment(withPush: true)
-        backend = try RelyingPartyBackend(environment.server)
+        try await super.setUp()
         accessKey = try await environment.server.stores.accessKeys.create(name: "e2e backend", now: Date()).key
-    }
-
-    override func tearDown() async throws {
-        try await backend.shutdown()
-        try await environment.shutdown()
     }
 
     struct Enrolled: Decodable {

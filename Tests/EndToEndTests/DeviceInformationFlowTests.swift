@@ -9,19 +9,7 @@ import XCTest
 /// The device's own view of the server over loopback TLS: pending out-of-band operations, device information change,
 /// check (each mismatch kind produced by a real divergence) and sync, deregistration authorized by the device's
 /// signature, and out-of-band deregistration.
-final class DeviceInformationFlowTests: XCTestCase {
-    var environment: Environment!
-    var backend: RelyingPartyBackend!
-
-    override func setUp() async throws {
-        environment = try await Environment()
-        backend = try RelyingPartyBackend(environment.server)
-    }
-
-    override func tearDown() async throws {
-        try await backend.shutdown()
-        try await environment.shutdown()
-    }
+final class DeviceInformationFlowTests: BackendTestCase {
 
     private var stores: Stores { environment.server.stores }
 

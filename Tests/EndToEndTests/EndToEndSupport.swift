@@ -7,6 +7,27 @@ import UAFSimulation
 import DevelopmentStandIns
 import XCTest
 
+/// The set-up of the end-to-end classes that drive the server as its relying party does: a fresh ``Environment``
+/// (with the FCM stand-in where ``withPush`` says so) and a ``RelyingPartyBackend`` for it, both shut down after
+/// each test.
+class BackendTestCase: XCTestCase {
+    var environment: Environment!
+    var backend: RelyingPartyBackend!
+
+    /// Whether the environment runs the local FCM stand-in.
+    class var withPush: Bool { false }
+
+    override func setUp() async throws {
+        environment = try await Environment(withPush: Self.withPush)
+        backend = try RelyingPartyBackend(environment.server)
+    }
+
+    override func tearDown() async throws {
+        try await backend.shutdown()
+        try await environment.shutdown()
+    }
+}
+
 /// A real server on loopback (TLS, SQLite file) and a virtual device with its own storage directory.
 final class Environment {
     let server: RunningUAFServer

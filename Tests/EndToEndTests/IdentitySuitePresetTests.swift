@@ -7,19 +7,7 @@ import XCTest
 /// The SDK's Identity Suite preset (`Configuration(idSuiteHostname:)`) against the server over loopback TLS: its
 /// authentication goes to nevisAuth's paths, `/auth/fidouaf` and `/auth/fidouaf/authenticationresponse/`, which the
 /// server answers with its authentication handlers.
-final class IdentitySuitePresetTests: XCTestCase {
-    var environment: Environment!
-    var backend: RelyingPartyBackend!
-
-    override func setUp() async throws {
-        environment = try await Environment()
-        backend = try RelyingPartyBackend(environment.server)
-    }
-
-    override func tearDown() async throws {
-        try await backend.shutdown()
-        try await environment.shutdown()
-    }
+final class IdentitySuitePresetTests: BackendTestCase {
 
     /// A client on the preset that records the path of every request it sends.
     private func presetClient() async throws -> (any MobileAuthenticationClient, NIOLockedValueBox<[String]>) {

@@ -9,19 +9,7 @@ import XCTest
 
 /// Out-of-band flows end to end over loopback TLS: the relying party's backend dispatches, the virtual device reads
 /// the QR code (decoded by zbarimg) or link, redeems, and runs the UAF operation; the status service follows.
-final class OutOfBandFlowTests: XCTestCase {
-    var environment: Environment!
-    var backend: RelyingPartyBackend!
-
-    override func setUp() async throws {
-        environment = try await Environment()
-        backend = try RelyingPartyBackend(environment.server)
-    }
-
-    override func tearDown() async throws {
-        try await backend.shutdown()
-        try await environment.shutdown()
-    }
+final class OutOfBandFlowTests: BackendTestCase {
 
     /// Registers `username` in-band (which creates the device's dispatch target) and returns the target's id.
     private func registeredTarget(_ client: any MobileAuthenticationClient, _ username: String) async throws -> String {

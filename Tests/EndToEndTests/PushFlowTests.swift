@@ -9,19 +9,8 @@ import XCTest
 /// Push end to end over loopback TLS: the relying party dispatches with `firebase-cloud-messaging`, the server goes
 /// through the service-account flow to the local FCM stand-in, the "phone" receives the data map, decrypts it,
 /// shows the transaction, and confirms or denies; a push that never reaches the phone is found as pending.
-final class PushFlowTests: XCTestCase {
-    var environment: Environment!
-    var backend: RelyingPartyBackend!
-
-    override func setUp() async throws {
-        environment = try await Environment(withPush: true)
-        backend = try RelyingPartyBackend(environment.server)
-    }
-
-    override func tearDown() async throws {
-        try await backend.shutdown()
-        try await environment.shutdown()
-    }
+final class PushFlowTests: BackendTestCase {
+    override class var withPush: Bool { true }
 
     /// Registers `username` on a device whose push token is `fcm-<username>` and returns its dispatch target.
     private func registerWithPush(_ client: any MobileAuthenticationClient, _ username: String) async throws -> String {
