@@ -41,7 +41,7 @@ final class FullAttestationTests: XCTestCase {
         return (key, serializer.serializedBytes)
     }
 
-    func response(attestationKey: P256.Signing.PrivateKey, chain: [[UInt8]]) throws -> RegistrationResponse {
+    static func response(attestationKey: P256.Signing.PrivateKey, chain: [[UInt8]]) throws -> RegistrationResponse {
         let fc = try FinalChallengeParams(appID: testAppID, challenge: "Y2hhbGxlbmdl", facetID: testFacetID).encodedFCParams()
         let uauth = P256.Signing.PrivateKey()
         let krd = KeyRegistrationData(aaid: "F1D0#2001", authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
@@ -54,21 +54,24 @@ final class FullAttestationTests: XCTestCase {
                                     assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(assertion))])
     }
 
-    func verifier(roots: [Authority]) throws -> RegistrationVerifier {
-        let metadata = try MetadataStore([MetadataStatement(
+    static func metadata(roots: [Authority]) throws -> MetadataStore {
+        try MetadataStore([MetadataStatement(
             aaid: "F1D0#2001", description: "hardware-backed test authenticator",
             attestationRootCertificates: roots.map { Data($0.der).base64EncodedString() }, attestationTypes: [15879],
             userVerificationDetails: [[.init(userVerification: 2)]], authenticationAlgorithm: 2, keyProtection: 6,
             matcherProtection: 2, publicKeyAlgAndEncoding: 257)])
-        return RegistrationVerifier(configuration: testConfiguration, metadata: metadata)
     }
 
-    let issued = IssuedRegistration(challenge: "Y2hhbGxlbmdl", username: "alice", policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#2001"])]]))
+    func verifier(roots: [Authority]) throws -> RegistrationVerifier {
+        RegistrationVerifier(configuration: testConfiguration, metadata: try Self.metadata(roots: roots))
+    }
+
+    static let issued = IssuedRegistration(challenge: "Y2hhbGxlbmdl", username: "alice", policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#2001"])]]))
 
     func testAChainToAMetadataRootVerifies() async throws {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (key, leaf) = try Self.makeAttestation(issuer: root)
-        let result = try await verifier(roots: [root]).verify(try response(attestationKey: key, chain: [leaf]), issued: issued, isRegistered: { _, _ in false })
+        let result = try await verifier(roots: [root]).verify(try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
         XCTAssertEqual(result.first?.attestationType, .basicFull)
     }
 
@@ -77,7 +80,7 @@ final class FullAttestationTests: XCTestCase {
         let other = try Self.makeRoot(name: "Other Root")
         let (key, leaf) = try Self.makeAttestation(issuer: other)
         await assertRejected(status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: key, chain: [leaf]), issued: self.issued, isRegistered: { _, _ in false })
+            _ = try await self.verifier(roots: [root]).verify(try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -85,7 +88,7 @@ final class FullAttestationTests: XCTestCase {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (key, leaf) = try Self.makeAttestation(issuer: root, notAfter: Date().addingTimeInterval(-60))
         await assertRejected(status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: key, chain: [leaf]), issued: self.issued, isRegistered: { _, _ in false })
+            _ = try await self.verifier(roots: [root]).verify(try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -93,7 +96,7 @@ final class FullAttestationTests: XCTestCase {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (_, leaf) = try Self.makeAttestation(issuer: root)
         await assertRejected(.attestationSignatureInvalid, status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try self.response(attestationKey: P256.Signing.PrivateKey(), chain: [leaf]), issued: self.issued, isRegistered: { _, _ in false })
+            _ = try await self.verifier(roots: [root]).verify(try Self.response(attestationKey: P256.Signing.PrivateKey(), chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -103,7 +106,7 @@ final class FullAttestationTests: XCTestCase {
         builder.aaid = "F1D0#2001"
         builder.challenge = "Y2hhbGxlbmdl"
         await assertRejected(.attestationTypeNotAllowed(.basicSurrogate), status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try builder.build(), issued: self.issued, isRegistered: { _, _ in false })
+            _ = try await self.verifier(roots: [root]).verify(try builder.build(), issued: Self.issued, isRegistered: { _, _ in false })
         }
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// numbers. Only `protocolFamily: "uaf"` statements describe UAF authenticators; ``MetadataStore/parse(json:)``
 /// skips the others. Each value converts to the numeric form (``MetadataStatement``) through ``MDS3Names``, so
 /// verification and policy matching see one representation.
-struct MDS3Statement: Decodable {
+struct MDS3Statement: Decodable, Sendable {
     struct Method: Decodable { var userVerificationMethod: String }
     var aaid: String?
     var description: String

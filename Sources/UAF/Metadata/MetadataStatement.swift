@@ -97,8 +97,16 @@ public struct MetadataStore: Sendable {
     }
 
     private var statements: [String: Entry] = [:]
+    /// The Metadata Service's status reports by normalized AAID (``StatusReport``); empty without a BLOB.
+    private var reports: [String: [StatusReport]] = [:]
 
-    public init(_ statements: [MetadataStatement]) throws(LoadError) {
+    /// A store of `statements`, and the status reports the Metadata Service gave for AAIDs (which may name
+    /// authenticators no statement describes: they are kept, and still refuse).
+    public init(_ statements: [MetadataStatement], statusReports: [String: [StatusReport]] = [:]) throws(LoadError) {
+        for (aaid, list) in statusReports where !list.isEmpty {
+            guard AAID.isValid(aaid) else { throw LoadError.invalidAAID(aaid) }
+            reports[AAID.normalized(aaid), default: []].append(contentsOf: list)
+        }
         for statement in statements {
             guard AAID.isValid(statement.aaid) else { throw LoadError.invalidAAID(statement.aaid) }
             let entry = Entry(statement: statement, capabilities: statement.capabilities,
@@ -126,10 +134,47 @@ public struct MetadataStore: Sendable {
         public var skipped: [String]
     }
 
-    /// Parses one JSON document (a statement or an array of them). A statement is read in the MDS3 form when it
-    /// says `protocolFamily` or writes its algorithms as strings, else in the numeric form.
-    public static func parse(json data: Data) throws(LoadError) -> ParsedDocument {
-        struct Probe: Decodable {
+    /// One statement as a document holds it, in the form its fields show (numeric or MDS3), decoded once: what a
+    /// metadata document's array and a Metadata Service BLOB entry's `metadataStatement` hold.
+    public struct DecodedStatement: Decodable, Sendable {
+        private enum Form: Sendable {
+            case numeric(MetadataStatement)
+            case mds3(MDS3Statement)
+            case otherFamily(String)
+        }
+        private let form: Form
+
+        /// Reads the form the statement's fields show: MDS3 when it says `protocolFamily` or writes its algorithms
+        /// as strings, else numeric.
+        public init(from decoder: any Decoder) throws {
+            let probe = try Probe(from: decoder)
+            guard probe.mds3 else { form = .numeric(try MetadataStatement(from: decoder)); return }
+            let family = probe.protocolFamily ?? "uaf"
+            guard family == "uaf" else {
+                form = .otherFamily("\(family) statement \(probe.aaid ?? probe.description ?? "without a name")")
+                return
+            }
+            do { form = .mds3(try MDS3Statement(from: decoder)) } catch {
+                throw LoadError.invalidJSON("MDS3 statement \(probe.aaid ?? "?"): \(error)")
+            }
+        }
+
+        /// The numeric statement, nil for another protocol family, or why it cannot describe a UAF authenticator.
+        public func statement() throws(LoadError) -> MetadataStatement? {
+            switch form {
+            case .numeric(let statement): return statement
+            case .mds3(let statement): return try statement.numeric()
+            case .otherFamily: return nil
+            }
+        }
+
+        /// The name of a statement of another protocol family (`u2f`, `fido2`), for the operator's log; nil for UAF.
+        public var otherFamily: String? {
+            if case .otherFamily(let name) = form { return name }
+            return nil
+        }
+
+        private struct Probe: Decodable {
             var protocolFamily: String?
             var aaid: String?
             var description: String?
@@ -143,30 +188,17 @@ public struct MetadataStore: Sendable {
                 mds3 = protocolFamily != nil || (try? c.decodeIfPresent([String].self, forKey: .authenticationAlgorithms)) != nil
             }
         }
-        /// One element of the document, decoded once, in the form its probe chose.
-        enum Element: Decodable {
-            case numeric(MetadataStatement)
-            case mds3(MDS3Statement)
-            case otherFamily(String)
-            init(from decoder: any Decoder) throws {
-                let probe = try Probe(from: decoder)
-                guard probe.mds3 else { self = .numeric(try MetadataStatement(from: decoder)); return }
-                let family = probe.protocolFamily ?? "uaf"
-                guard family == "uaf" else {
-                    self = .otherFamily("\(family) statement \(probe.aaid ?? probe.description ?? "without a name")")
-                    return
-                }
-                do { self = .mds3(try MDS3Statement(from: decoder)) } catch {
-                    throw LoadError.invalidJSON("MDS3 statement \(probe.aaid ?? "?"): \(error)")
-                }
-            }
-        }
+    }
+
+    /// Parses one JSON document (a statement or an array of them). A statement is read in the MDS3 form when it
+    /// says `protocolFamily` or writes its algorithms as strings, else in the numeric form.
+    public static func parse(json data: Data) throws(LoadError) -> ParsedDocument {
         // The document is one statement or an array of them; its first significant byte says which, so an error
         // inside an element is reported as itself.
         let isArray = data.first { !" \t\r\n".utf8.contains($0) } == UInt8(ascii: "[")
-        let elements: [Element]
+        let elements: [DecodedStatement]
         do {
-            elements = isArray ? try JSONDecoder().decode([Element].self, from: data) : [try JSONDecoder().decode(Element.self, from: data)]
+            elements = isArray ? try JSONDecoder().decode([DecodedStatement].self, from: data) : [try JSONDecoder().decode(DecodedStatement.self, from: data)]
         } catch let error as LoadError {
             throw error
         } catch {
@@ -174,15 +206,14 @@ public struct MetadataStore: Sendable {
         }
         var document = ParsedDocument(statements: [], skipped: [])
         for element in elements {
-            switch element {
-            case .numeric(let statement): document.statements.append(statement)
-            case .mds3(let statement): document.statements.append(try statement.numeric())
-            case .otherFamily(let name): document.skipped.append(name)
-            }
+            if let statement = try element.statement() { document.statements.append(statement) }
+            if let name = element.otherFamily { document.skipped.append(name) }
         }
         return document
     }
 
     public func statement(for aaid: String) -> MetadataStatement? { statements[AAID.normalized(aaid)]?.statement }
+    /// The status reports the Metadata Service gave for `aaid`, in its order.
+    public func statusReports(for aaid: String) -> [StatusReport] { reports.isEmpty ? [] : reports[AAID.normalized(aaid)] ?? [] }
     public var all: [MetadataStatement] { statements.values.map(\.statement).sorted { $0.aaid < $1.aaid } }
 }

@@ -21,6 +21,12 @@ public enum Attestation: Sendable, Equatable {
         case .basicFull(let s, _), .basicSurrogate(let s), .ecdaa(let s): return s
         }
     }
+
+    /// The certificates a full attestation carries, leaf first; empty for the other types.
+    public var certificates: [[UInt8]] {
+        if case .basicFull(_, let certificates) = self { return certificates }
+        return []
+    }
 }
 
 /// TAG_UAFV1_REG_ASSERTION (uaf-spec §2.3).

@@ -65,9 +65,10 @@ public struct AuthenticationVerifier: Sendable {
     /// - Parameters:
     ///   - response: the device's AuthenticationResponse.
     ///   - issued: what the server issued: the challenge, the policy, the transactions and the username.
+    ///   - now: the time the Metadata Service's status reports are read at.
     ///   - lookup: the stored registration for (AAID, base64url KeyID), whoever it belongs to. Errors it throws
     ///     (storage failures) are passed through; every rejection is a ``UAFVerificationError``.
-    public func verify(_ response: AuthenticationResponse, issued: IssuedAuthentication,
+    public func verify(_ response: AuthenticationResponse, issued: IssuedAuthentication, now: Date = Date(),
                        lookup: (String, String) async throws -> RegisteredKey?) async throws -> [VerifiedAuthentication] {
         // Steps 1 and 3.
         let expectedHash = try CommonChecks.checkHeaderAndFinalChallenge(
@@ -88,6 +89,11 @@ public struct AuthenticationVerifier: Sendable {
             let entry = try CommonChecks.checkAuthenticator(
                 aaid: signed.aaid, algorithm: signed.signatureAlgorithm, version: signed.authenticatorVersion,
                 finalChallengeHash: signed.finalChallengeHash, expectedHash: expectedHash, metadata: metadata, configuration: configuration)
+            // A revoked authenticator, or one whose user keys are compromised, authenticates no one (1493). Its
+            // status is public (the Metadata Service's), so deciding it before the key's lookup tells a caller nothing.
+            if let report = metadata.authenticationRefusal(aaid: signed.aaid, at: now) {
+                throw UAFVerificationError(.authenticatorRevoked(aaid: signed.aaid, status: report.status))
+            }
             // Authentication step 1. The key must be registered (1481).
             let keyID = Base64URL.encode(signed.keyID)
             guard let registered = try await lookup(signed.aaid, keyID) else { throw UAFVerificationError(.unknownKeyID) }

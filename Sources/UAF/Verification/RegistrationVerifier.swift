@@ -68,6 +68,10 @@ public struct RegistrationVerifier: Sendable {
                 aaid: krd.aaid, algorithm: krd.signatureAlgorithm, version: krd.authenticatorVersion,
                 finalChallengeHash: krd.finalChallengeHash, expectedHash: expectedHash, metadata: metadata, configuration: configuration)
             let statement = entry.statement
+            // A revoked or compromised authenticator registers no new key (1493), whatever its attestation says.
+            if let report = metadata.registrationRefusal(aaid: krd.aaid, attestationCertificates: assertion.attestation.certificates, at: now) {
+                throw UAFVerificationError(.authenticatorRevoked(aaid: krd.aaid, status: report.status))
+            }
             guard entry.keyEncodings.contains(krd.publicKeyEncoding) else {
                 throw UAFVerificationError(.keyEncodingNotAllowed(krd.publicKeyEncoding))
             }

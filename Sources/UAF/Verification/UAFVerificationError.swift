@@ -39,6 +39,8 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case duplicateAssertion
         /// A transaction confirmed by an authenticator whose metadata names no transaction display.
         case transactionNotDisplayable(String)
+        /// The Metadata Service reports the authenticator revoked or compromised (a ``StatusReport`` in force).
+        case authenticatorRevoked(aaid: String, status: AuthenticatorStatus)
     }
 
     public let reason: Reason
@@ -58,6 +60,7 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .attestationTypeNotAllowed, .attestationTypeNotSupported, .attestationSignatureInvalid, .attestationCertificateInvalid:
             return .unacceptableAttestation
         case .unknownKeyID: return .unknownKeyID
+        case .authenticatorRevoked: return .revokedAuthenticator
         case .keyIDBelongsToAnotherUser: return .unauthorized
         case .appIDMismatch, .untrustedFacetID, .unsupportedAssertionScheme, .malformedAssertion, .finalChallengeHashMismatch,
              .invalidAuthenticationMode, .signatureInvalid, .counterRegression, .counterNotKept, .unknownRequiredExtension,
@@ -101,6 +104,7 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .transactionMismatch(let why): return "transaction confirmation mismatch: \(why)"
         case .duplicateAssertion: return "the same authenticator appears twice"
         case .transactionNotDisplayable(let aaid): return "authenticator \(aaid) has no transaction display in its metadata"
+        case .authenticatorRevoked(let aaid, let status): return "the metadata service reports authenticator \(aaid) \(status)"
         }
     }
 }

@@ -107,7 +107,8 @@ package struct AuthenticationService: Sendable {
         do {
             let verified = try await AuthenticationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
                 response, issued: IssuedAuthentication(challenge: record.challenge, policy: record.policy,
-                                                       transactions: record.transactions, username: record.username)
+                                                       transactions: record.transactions, username: record.username),
+                now: environment.clock()
             ) { aaid, keyID in
                 // A key not among them (no user named, or another user's key, which the verifier refuses) is looked up.
                 if let prefetched = consumed.registration(aaid: aaid, keyID: keyID) { return prefetched.registeredKey }
