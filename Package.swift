@@ -13,6 +13,8 @@ let serverTestDependencies: [Target.Dependency] = [
     .product(name: "_CryptoExtras", package: "swift-crypto"),
     .product(name: "HummingbirdTesting", package: "hummingbird"),
     .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "HummingbirdTLS", package: "hummingbird"),
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
     .product(name: "SQLiteNIO", package: "sqlite-nio"),
     .product(name: "SQLiteKit", package: "sqlite-kit"),
     .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -248,7 +250,11 @@ let package = Package(
         .target(
             name: "UAFServerTesting",
             dependencies: [
-                "UAFServer", "UAF", "UAFSimulation",
+                "UAFServer", "UAF", "UAFSimulation", "Primitives",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

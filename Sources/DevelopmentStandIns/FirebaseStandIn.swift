@@ -142,10 +142,7 @@ public final class FirebaseStandIn: Sendable {
             }
             return json(.ok, #"{"name":"projects/\#(projectID)/messages/\#(count)"}"#)
         }
-        var tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificate.certificatePEM.utf8)).map { .certificate($0) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificate.privateKeyPEM.utf8), format: .pem)))
-        tls.minimumTLSVersion = .tlsv12
+        let tls = try certificate.serverTLSConfiguration()
         var logger = Logger(label: "mauth.firebase-standin")
         logger.logLevel = .warning
         let application = Application(router: router, server: try .tls(.http1(), tlsConfiguration: tls),

@@ -80,7 +80,7 @@ public enum UAFServerApplication {
 
     /// The router with every route and middleware (used by ``start(configuration:dependencies:handleSignals:)``
     /// and by in-process router tests).
-    static func buildRouter(configuration: UAFServerCore.ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource, identity: AppIdentity,
+    static func buildRouter(configuration: UAFServerCore.ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
                             firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics, readiness: Readiness,
                             dependencies: ServerDependencies, demoPages: DemoPages? = nil) -> Router<ServerRequestContext> {
@@ -141,6 +141,8 @@ public enum UAFServerApplication {
         public let stores: Stores
         public let tokenIssuer: TokenIssuer
         public let facets: TrustedFacetsSource
+        /// The metadata in force (reloaded from the Metadata Service when one is configured).
+        public let metadata: MetadataSource
         public let channelBinding: ExpectedChannelBinding?
         /// The PEM clients trust (see ``RunningUAFServer/certificatePEM``).
         public let trustPEM: String
@@ -165,13 +167,16 @@ public enum UAFServerApplication {
             await firebase?.shutdown()
             try await stores.database.close()
         }
-        /// The background services that belong with the application (expiry purge, facets watcher).
+        /// The background services that belong with the application (expiry purge, facets and metadata watchers).
         public func backgroundServices(dependencies: ServerDependencies, handleSignals: Bool) -> [any Service] {
             var services: [any Service] = [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,
                                                         logger: dependencies.logger)]
             if let firebase { services.append(firebase) }
             if facets.path != nil {
                 services.append(TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: dependencies.logger))
+            }
+            if metadata.service != nil {
+                services.append(MetadataWatcher(source: metadata, handleSignals: handleSignals, clock: dependencies.clock, logger: dependencies.logger))
             }
             // Last, so the group shuts it down first: readiness turns 503 before the server stops accepting.
             services.append(DrainService(readiness: readiness, drain: shutdownDrain, logger: dependencies.logger))
@@ -200,12 +205,12 @@ public enum UAFServerApplication {
         }
         let tls = try makeTLS(configuration, note: { logger.notice("\($0)") })
         let channelBinding = configuration.checkChannelBinding ? try expectedChannelBinding(leafDER: tls.leafDER) : nil
-        let metadata = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
+        let metrics = ServerMetrics()
+        let metadata = try await MetadataSource.load(configuration, clock: dependencies.clock, metrics: metrics, logger: logger)
         let facets = try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
             ?? TrustedFacetsSource(facets: configuration.facets)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt) }
-        let metrics = ServerMetrics()
         let readiness = Readiness()
         let database = try await StoreDatabase.open(configuration.database, logger: logger, metrics: metrics)
         let stores = Stores(database: database)
@@ -239,7 +244,7 @@ public enum UAFServerApplication {
                     onServerRunning(port)
                 },
                 logger: logger)
-            return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, channelBinding: channelBinding,
+            return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, metadata: metadata, channelBinding: channelBinding,
                          trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
                          readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase,
                          routes: router.routes.map { Built.Route(method: $0.method.rawValue, path: $0.path.description) })

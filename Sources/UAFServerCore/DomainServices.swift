@@ -16,12 +16,12 @@ package struct DomainServices: Sendable {
     package let status: StatusService
 
     /// `onDecision` hears every decision a service takes (the HTTP layer logs it with the request's id and counts it).
-    package init(configuration: ServerConfiguration, stores: Stores, metadata: MetadataStore, facets: TrustedFacetsSource,
+    package init(configuration: ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource,
                  identity: AppIdentity, issuer: TokenIssuer, channelBinding: ExpectedChannelBinding?,
                  firebase: FirebaseDispatcher?, clock: @escaping @Sendable () -> Date,
                  onDecision: @escaping @Sendable (ServerDecision) -> Void) {
         environment = ServiceEnvironment(
-            identity: identity, facets: facets, stores: stores, metadata: metadata,
+            identity: identity, facets: facets, stores: stores, metadataSource: metadata,
             counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore,
             zeroCounters: configuration.zeroCounterAAIDs.map { .onlyFor(Set($0)) } ?? .any, channelBinding: channelBinding,
             requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: clock,

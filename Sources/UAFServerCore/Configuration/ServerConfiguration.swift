@@ -73,6 +73,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var metadataPath: String?
     /// Inline metadata: a JSON text holding one statement or an array of them; wins over `metadataPath`.
     public var metadataJSON: String?
+    /// The FIDO Metadata Service BLOB, whose statements join these and whose status reports refuse revoked
+    /// authenticators; nil reads none.
+    public var metadataService: MetadataService?
     public var database: Database
     /// How long an issued UAF request (its challenge) may be answered, in seconds.
     public var requestLifetimeSeconds: Int
@@ -128,12 +131,18 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     /// Loads `path` (if given) and applies environment overrides: `MAUTH_HOST`, `MAUTH_PORT`, `MAUTH_APP_ID`,
     /// `MAUTH_FACETS` (comma-separated), `MAUTH_DATABASE` (an SQLite path or `:memory:`), `MAUTH_TLS_CERT`,
-    /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`, `MAUTH_FACETS_FILE`, `MAUTH_DEVELOPMENT_MODE` (`true` only), `MAUTH_JWT_JWKS`, `MAUTH_JWT_ISSUER`,
+    /// `MAUTH_TLS_KEY`, `MAUTH_METADATA`, `MAUTH_METADATA_BLOB` (with `MAUTH_METADATA_BLOB_ROOT`), `MAUTH_FACETS_FILE`, `MAUTH_DEVELOPMENT_MODE` (`true` only), `MAUTH_JWT_JWKS`, `MAUTH_JWT_ISSUER`,
     /// `MAUTH_JWT_AUDIENCE`, `MAUTH_TOKEN_SIGNING_KEY`, `MAUTH_DEMO_SITE` (`true` or `false`). A wrong value for a known key is
     /// an error (the server does not start), as in nevisFIDO. An unknown key in the file is an error too
     /// (``UnknownConfigurationKey``), but for keys that begin with `_`.
     /// The contents of a file a setting names; refused with the setting, the path and the reason
     /// (``ConfigurationError/unreadable(_:)``: "cannot read authorization.jwt.jwksPath /etc/jwks.json: no such file").
+    /// What tells that a file a watcher reloads has changed: its modification time and size (zeros when unreadable).
+    package static func fileStamp(_ path: String) -> [String] {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        return ["\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)", "\(attributes?[.size] ?? 0)"]
+    }
+
     package static func readFile(_ path: String, setting: String) throws -> Data {
         do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             let posix = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).flatMap { $0.domain == NSPOSIXErrorDomain ? $0.code : nil }
@@ -161,6 +170,14 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if let cert = environment["MAUTH_TLS_CERT"] { configuration.tls.certificatePath = cert }
         if let key = environment["MAUTH_TLS_KEY"] { configuration.tls.privateKeyPath = key }
         if let metadata = environment["MAUTH_METADATA"] { configuration.metadataPath = metadata }
+        if let blob = environment["MAUTH_METADATA_BLOB"] {
+            guard let root = environment["MAUTH_METADATA_BLOB_ROOT"] ?? configuration.metadataService?.rootCertificatesPath else {
+                throw ConfigurationError.invalid("MAUTH_METADATA_BLOB needs MAUTH_METADATA_BLOB_ROOT (the PEM root its signature must lead to)")
+            }
+            var service = configuration.metadataService ?? MetadataService(blob: blob, rootCertificatesPath: root)
+            service.blob = blob; service.rootCertificatesPath = root
+            configuration.metadataService = service
+        }
         if let facetsPath = environment["MAUTH_FACETS_FILE"] { configuration.facetsPath = facetsPath }
         if let development = environment["MAUTH_DEVELOPMENT_MODE"] {
             guard development == "true" || development == "false" else { throw ConfigurationError.invalid("MAUTH_DEVELOPMENT_MODE=\(development)") }
@@ -211,6 +228,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if case .postgres(_, let poolSize) = database, !(1...200).contains(poolSize) {
             throw ConfigurationError.invalid("database pool size must be 1...200")
         }
+        try metadataService?.validate()
         try authorization.validate()
         try tokens.validate()
         try limits.validate()
@@ -221,7 +239,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
-        case zeroCounterAAIDs
+        case zeroCounterAAIDs, metadataService
         case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite
     }
 
@@ -237,6 +255,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         facetsPath = try c.decodeIfPresent(String.self, forKey: .facetsPath)
         metadataPath = try c.decodeIfPresent(String.self, forKey: .metadataPath)
         metadataJSON = try c.decodeIfPresent(String.self, forKey: .metadataJSON)
+        metadataService = try c.decodeIfPresent(MetadataService.self, forKey: .metadataService)
         if let db = try c.decodeIfPresent(String.self, forKey: .database) {
             database = Database(text: db, poolSize: try c.decodeIfPresent(Int.self, forKey: .databasePoolSize) ?? 16)
         } else {
@@ -262,6 +281,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encodeIfPresent(facetsPath, forKey: .facetsPath)
         try c.encodeIfPresent(metadataPath, forKey: .metadataPath)
         try c.encodeIfPresent(metadataJSON, forKey: .metadataJSON)
+        try c.encodeIfPresent(metadataService, forKey: .metadataService)
         try c.encode(database.text, forKey: .database)
         if case .postgres(_, let poolSize) = database { try c.encode(poolSize, forKey: .databasePoolSize) }
         try c.encode(requestLifetimeSeconds, forKey: .requestLifetimeSeconds)

@@ -81,10 +81,7 @@ package struct TrustedFacetsWatcher: Service {
 
     package func run() async throws {
         guard let path = source.path else { return }
-        @Sendable func stamp() -> [String] {
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-            return ["\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)", "\(attributes?[.size] ?? 0)"]
-        }
+        @Sendable func stamp() -> [String] { ServerConfiguration.fileStamp(path) }
         // Both loops end when the service is cancelled at graceful shutdown.
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in

@@ -16,7 +16,10 @@ import Prometheus
 /// - `database_operations_in_flight`, `database_pool_size`, `database_operation_duration_seconds` (which includes
 ///   the wait for a pooled connection, so a saturated pool shows as latency here first);
 /// - `process_resident_memory_bytes`, read at each scrape;
-/// - `connections_refused_total`: connections closed on arrival at the connection cap.
+/// - `connections_refused_total`: connections closed on arrival at the connection cap;
+/// - with a Metadata Service: `metadata_blob_number` and `metadata_blob_next_update_timestamp_seconds` (the BLOB in
+///   force; alert when the time passes the second by a day), and `metadata_reloads_total{outcome}` (`installed`,
+///   `not_newer`, `refused`).
 public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -26,6 +29,8 @@ public final class ServerMetrics: Sendable {
     private let databasePoolSize: Metrics.Gauge
     private let residentMemory: Metrics.Gauge
     private let connectionsRefused: Metrics.Counter
+    private let metadataBLOBNumber: Metrics.Gauge
+    private let metadataNextUpdate: Metrics.Gauge
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -43,6 +48,15 @@ public final class ServerMetrics: Sendable {
         databasePoolSize = Metrics.Gauge(label: "mauth_database_pool_size", factory: factory)
         residentMemory = Metrics.Gauge(label: "mauth_process_resident_memory_bytes", factory: factory)
         connectionsRefused = Metrics.Counter(label: "mauth_connections_refused_total", factory: factory)
+        metadataBLOBNumber = Metrics.Gauge(label: "mauth_metadata_blob_number", factory: factory)
+        metadataNextUpdate = Metrics.Gauge(label: "mauth_metadata_blob_next_update_timestamp_seconds", factory: factory)
+    }
+
+    /// A Metadata Service reload: its outcome, and the BLOB in force after it.
+    package func metadataReloaded(outcome: String, number: Int?, nextUpdate: Date?) {
+        Metrics.Counter(label: "mauth_metadata_reloads_total", dimensions: [("outcome", outcome)], factory: factory).increment()
+        if let number { metadataBLOBNumber.record(number) }
+        if let nextUpdate { metadataNextUpdate.record(nextUpdate.timeIntervalSince1970) }
     }
 
     package func requestStarted() { requestsInFlight.increment() }

@@ -18,7 +18,7 @@ package struct ServiceEnvironment: Sendable {
     let identity: AppIdentity
     let facets: TrustedFacetsSource
     let stores: Stores
-    let metadata: MetadataStore
+    let metadataSource: MetadataSource
     let counterPolicy: RelyingPartyConfiguration.CounterPolicy
     let zeroCounters: RelyingPartyConfiguration.ZeroCounterRule
     let channelBinding: ExpectedChannelBinding?
@@ -35,6 +35,8 @@ package struct ServiceEnvironment: Sendable {
     static let maximumTransactionImageBytes = 64 * 1024
 
     var appID: String { identity.appID }
+    /// The metadata in force now (a Metadata Service reload swaps it whole).
+    var metadata: MetadataStore { metadataSource.store }
     var relyingParty: RelyingPartyConfiguration {
         var configuration = RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, counterPolicy: counterPolicy,
                                                       channelBinding: channelBinding)

@@ -64,6 +64,16 @@ public struct DevelopmentCertificate: Sendable {
                                       trustAnchorPEM: try anchor.serializeAsPEM().pemString)
     }
 
+    /// A TLS server configuration presenting the leaf (TLS 1.2 at least): what the development stand-ins and test
+    /// hosts on loopback serve with.
+    package func serverTLSConfiguration() throws -> TLSConfiguration {
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificatePEM.utf8)).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)))
+        tls.minimumTLSVersion = .tlsv12
+        return tls
+    }
+
     /// Writes the leaf and its issuer (one file) and the leaf's key (mode 0600), each through a temporary file
     /// renamed into place, so a crash leaves the old pair or the new one, never half of one.
     public func write(certificateTo certificatePath: String, keyTo keyPath: String) throws {

@@ -1,0 +1,175 @@
+import Foundation
+import JWTKit
+import UAF
+import X509
+
+/// A FIDO Metadata Service BLOB (MDS3 §3.1.6, `MetadataBLOBPayload`) whose signature has been verified: a JWT
+/// signed by the key of the first `x5c` certificate, whose chain leads to a configured root at the time given.
+/// What it keeps is what a UAF relying party uses: the serial number, `nextUpdate`, the UAF statements and the
+/// status reports by AAID. FIDO2 and U2F entries (no `aaid`) are skipped.
+///
+/// Not checked: the certificate revocation lists the chain names (fetching them is left to the operator's
+/// network policy; the chain is still validated in full, validity periods included).
+package struct MetadataBLOB: Sendable {
+    /// The BLOB's serial number (`no`): a reload accepts only a higher one, so an older BLOB served again cannot
+    /// take back a revocation.
+    package var number: Int
+    /// The start (UTC) of the day `nextUpdate` names: by then a newer BLOB should exist.
+    package var nextUpdate: Date
+    package var statements: [MetadataStatement]
+    package var statusReports: [String: [StatusReport]]
+    /// Entries left out, with the reason, for the operator's log.
+    package var skipped: [String]
+
+    /// The largest BLOB read: the public service's is a few megabytes.
+    package static let maximumBytes = 32 << 20
+
+    package enum Failure: Error, Equatable, CustomStringConvertible {
+        /// Not a JWS, or its payload is not a BLOB payload.
+        case malformed(String)
+        /// The signature or its certificate chain does not verify against the configured roots.
+        case untrusted(String)
+        package var description: String {
+            switch self {
+            case .malformed(let reason): return "the metadata BLOB is malformed: \(reason)"
+            case .untrusted(let reason): return "the metadata BLOB's signature does not verify: \(reason)"
+            }
+        }
+    }
+
+    /// Whether the `nextUpdate` day is over at `now`: the BLOB is late.
+    package func isStale(at now: Date) -> Bool { now >= nextUpdate.addingTimeInterval(86400) }
+
+    /// Verifies `token` (the JWT's compact form) against `roots` at `now` and reads its payload.
+    package static func verify(_ token: Data, roots: [Certificate], now: Date) async throws(Failure) -> MetadataBLOB {
+        guard token.count <= maximumBytes else { throw .malformed("larger than \(maximumBytes) bytes") }
+        // Surrounding white space (a file's trailing newline) is not part of the JWS.
+        let trimmed = Array(token.drop { $0 <= 0x20 }.reversed().drop { $0 <= 0x20 }.reversed())
+        guard trimmed.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count == 3 else {
+            throw .malformed("not a compact JWS (three base64url parts)")
+        }
+        let payload: Payload
+        do {
+            let verifier = try X5CVerifier(rootCertificates: roots)
+            payload = try await verifier.verifyJWS(trimmed, as: Payload.self, jsonDecoder: JSONDecoder(), validationTime: .fixed(now))
+        } catch let error as DecodingError {
+            throw .malformed("\(error)")
+        } catch let error as JWTError {
+            throw explain(error, now: now)
+        } catch {
+            throw .untrusted("\(error)")
+        }
+        guard let nextUpdate = Self.day(payload.nextUpdate) else { throw .malformed("nextUpdate \"\(payload.nextUpdate)\" is not a YYYY-MM-DD date") }
+        var blob = MetadataBLOB(number: payload.no, nextUpdate: nextUpdate, statements: [], statusReports: [:], skipped: [])
+        for entry in payload.entries {
+            switch entry.content {
+            case .otherFamily: continue
+            case .unreadable(let name, let reason): blob.skipped.append("\(name): \(reason)")
+            case .uaf(let aaid, let statement, let reports):
+                if !reports.isEmpty { blob.statusReports[aaid, default: []] += reports }
+                do {
+                    if let statement = try statement?.statement() {
+                        guard AAID.equal(statement.aaid, aaid) else {
+                            blob.skipped.append("\(aaid): its statement describes \(statement.aaid)"); continue
+                        }
+                        blob.statements.append(statement)
+                    }
+                } catch {
+                    blob.skipped.append("\(aaid): \(error)")
+                }
+            }
+        }
+        return blob
+    }
+
+    /// The operator's reading of what the JWT library refused.
+    static func explain(_ error: JWTError, now: Date) -> Failure {
+        let detail = error.reason.flatMap { $0.isEmpty || $0 == "[]" ? nil : " (\($0))" } ?? ""
+        switch error.errorType {
+        case .invalidX5CChain: return .untrusted("its x5c chain does not lead to a configured root at \(now)\(detail)")
+        case .missingX5CHeader: return .untrusted("its header carries no x5c certificate chain")
+        case .unsupportedAlgorithm: return .untrusted("its header names no signature algorithm this server verifies\(detail)")
+        case .signatureVerificationFailed: return .untrusted("the signature is not the signing certificate's over this header and payload")
+        case .malformedToken: return .malformed("not a JWS\(detail)")
+        default: return .untrusted("\(error.errorType)\(detail)")
+        }
+    }
+
+    /// A `YYYY-MM-DD` date (ISO 8601 full-date, as MDS3 writes `nextUpdate` and `effectiveDate`): the start of that day, UTC.
+    static func day(_ text: String) -> Date? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+              (1...12).contains(month), (1...31).contains(day) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let components = DateComponents(year: year, month: month, day: day)
+        // Refuse a day the month does not have (2026-02-30) rather than let the calendar roll it over.
+        guard components.isValidDate(in: calendar) else { return nil }
+        return calendar.date(from: components)
+    }
+
+    /// `MetadataBLOBPayload`: what a UAF relying party reads of it.
+    struct Payload: JWTPayload {
+        var no: Int
+        var nextUpdate: String
+        var entries: [Entry]
+        /// Freshness is the loader's decision (``ServerConfiguration/MetadataService/requireCurrent``), not the JWT's.
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+        /// `JWTPayload` is `Codable`; a BLOB is only ever read here, never signed.
+        func encode(to encoder: any Encoder) throws {
+            throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "a metadata BLOB is read, never written"))
+        }
+    }
+
+    /// `MetadataBLOBPayloadEntry`. A UAF entry (one with an `aaid`) that cannot be read is kept as the reason, so
+    /// one entry with a value this server does not know costs that authenticator only, never the whole BLOB.
+    struct Entry: Decodable {
+        enum Content {
+            case uaf(aaid: String, statement: MetadataStore.DecodedStatement?, reports: [StatusReport])
+            case unreadable(String, String)
+            case otherFamily
+        }
+        var content: Content
+
+        enum CodingKeys: String, CodingKey { case aaid, metadataStatement, statusReports }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            guard let aaid = try? c.decodeIfPresent(String.self, forKey: .aaid) else { content = .otherFamily; return }
+            guard AAID.isValid(aaid) else { content = .unreadable(aaid, "not an AAID"); return }
+            do {
+                let reports = try c.decode([Report].self, forKey: .statusReports)
+                content = .uaf(aaid: aaid, statement: try c.decodeIfPresent(MetadataStore.DecodedStatement.self, forKey: .metadataStatement),
+                               reports: try reports.map { try $0.report() })
+            } catch let error as ReportError {
+                content = .unreadable(aaid, error.reason)
+            } catch {
+                content = .unreadable(aaid, "\(error)")
+            }
+        }
+    }
+
+    struct ReportError: Error { var reason: String }
+
+    /// `StatusReport`: the fields a relying party acts on.
+    struct Report: Decodable {
+        var status: String
+        var effectiveDate: String?
+        var certificate: String?
+
+        func report() throws(ReportError) -> StatusReport {
+            var effective: Date?
+            if let effectiveDate {
+                guard let day = MetadataBLOB.day(effectiveDate) else { throw ReportError(reason: "effectiveDate \"\(effectiveDate)\" is not a YYYY-MM-DD date") }
+                effective = day
+            }
+            var der: [UInt8]?
+            if let certificate {
+                guard let data = Data(base64Encoded: certificate) else { throw ReportError(reason: "a status report's certificate is not base64") }
+                der = [UInt8](data)
+            }
+            return StatusReport(status: AuthenticatorStatus(rawValue: status), effectiveDate: effective, certificate: der)
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+import SwiftASN1
+import UAF
+import UnixSignals
+import X509
+
+/// The metadata in force: the local statements and, with a Metadata Service configured, the newest verified
+/// BLOB's statements and status reports. A reload swaps the whole store at once, so a request sees one consistent
+/// store; a BLOB that fails to load, verify or be newer leaves the store in force unchanged.
+public final class MetadataSource: Sendable {
+    /// The BLOB in force: its serial number and `nextUpdate`.
+    package struct BLOBStamp: Sendable, Equatable {
+        package var number: Int
+        package var nextUpdate: Date
+    }
+
+    private struct State {
+        var store: MetadataStore
+        var blob: BLOBStamp?
+    }
+
+    private let state: NIOLockedValueBox<State>
+    private let local: [MetadataStatement]
+    package let service: ServerConfiguration.MetadataService?
+    private let roots: [Certificate]
+    private let clock: @Sendable () -> Date
+    private let metrics: ServerMetrics?
+
+    /// Fixed metadata: no Metadata Service, nothing to reload.
+    public init(_ store: MetadataStore) {
+        state = NIOLockedValueBox(State(store: store, blob: nil)); local = store.all; service = nil; roots = []; clock = { Date() }
+        metrics = nil
+    }
+
+    private init(local: [MetadataStatement], service: ServerConfiguration.MetadataService, roots: [Certificate],
+                 clock: @escaping @Sendable () -> Date, metrics: ServerMetrics?) throws {
+        self.local = local; self.service = service; self.roots = roots; self.clock = clock; self.metrics = metrics
+        state = NIOLockedValueBox(State(store: try MetadataStore(local), blob: nil))
+    }
+
+    public var store: MetadataStore { state.withLockedValue { $0.store } }
+    package var blob: BLOBStamp? { state.withLockedValue { $0.blob } }
+
+    /// The configuration's metadata. With a Metadata Service, its BLOB must load and verify (and be current when
+    /// `requireCurrent`), or the server does not start: a server that silently ran without the revocations it was
+    /// told to honour would accept authenticators the operator meant to refuse.
+    package static func load(_ configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date, metrics: ServerMetrics? = nil,
+                             logger: Logger) async throws -> MetadataSource {
+        let local = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
+        guard let service = configuration.metadataService else { return MetadataSource(local) }
+        let roots = try rootCertificates(service.rootCertificatesPath)
+        let source = try MetadataSource(local: local.all, service: service, roots: roots, clock: clock, metrics: metrics)
+        if case .refused(let reason) = await source.reload(logger: logger) {
+            throw ServerConfiguration.ConfigurationError.invalid("metadataService: \(reason)")
+        }
+        return source
+    }
+
+    /// What a reload did.
+    package enum ReloadOutcome: Equatable {
+        /// A newer BLOB is in force (its number).
+        case installed(Int)
+        /// The BLOB read is not newer than the one in force (its number): nothing changed.
+        case notNewer(Int)
+        /// The BLOB could not be read, did not verify, or is late where a current one is required.
+        case refused(String)
+    }
+
+    /// Reads, verifies and installs the BLOB when its serial number is higher than the one in force.
+    @discardableResult
+    package func reload(logger: Logger) async -> ReloadOutcome {
+        let outcome = await attempt(logger: logger)
+        let name = switch outcome { case .installed: "installed"; case .notNewer: "not_newer"; case .refused: "refused" }
+        let blob = self.blob
+        metrics?.metadataReloaded(outcome: name, number: blob?.number, nextUpdate: blob?.nextUpdate)
+        return outcome
+    }
+
+    private func attempt(logger: Logger) async -> ReloadOutcome {
+        guard let service else { return .refused("no metadata service is configured") }
+        let now = clock()
+        let blob: MetadataBLOB
+        do {
+            blob = try await MetadataBLOB.verify(try await Self.read(service), roots: roots, now: now)
+        } catch {
+            logger.error("metadata BLOB not loaded, keeping the metadata in force: \(error)")
+            return .refused("\(error)")
+        }
+        if blob.isStale(at: now) {
+            let late = "the metadata BLOB no \(blob.number) is late (nextUpdate \(Self.dayText(blob.nextUpdate)))"
+            guard !service.requireCurrent else {
+                logger.error("\(late); metadataService.requireCurrent refuses it, keeping the metadata in force")
+                return .refused(late)
+            }
+            logger.warning("\(late); using it, its revocations still hold")
+        }
+        if let current = self.blob, blob.number <= current.number {
+            // An older BLOB served again must not take back a revocation a newer one made.
+            if blob.number < current.number { logger.warning("metadata BLOB no \(blob.number) is older than no \(current.number) in force: ignored") }
+            return .notNewer(blob.number)
+        }
+        for note in blob.skipped { logger.warning("metadata BLOB entry skipped: \(note)") }
+        let store: MetadataStore
+        do { store = try combine(blob, logger: logger) } catch {
+            logger.error("metadata BLOB not loaded, keeping the metadata in force: \(error)")
+            return .refused("\(error)")
+        }
+        let installed = state.withLockedValue { state -> Bool in
+            // Two reloads at once (SIGHUP during a scheduled one): the newer BLOB wins, whichever finishes last.
+            if let current = state.blob, blob.number <= current.number { return false }
+            state = State(store: store, blob: BLOBStamp(number: blob.number, nextUpdate: blob.nextUpdate))
+            return true
+        }
+        guard installed else { return .notNewer(blob.number) }
+        let revoked = store.all.count(where: { store.registrationRefusal(aaid: $0.aaid, attestationCertificates: [], at: now) != nil })
+        logger.notice("""
+            metadata BLOB no \(blob.number) in force (nextUpdate \(Self.dayText(blob.nextUpdate))): \(blob.statements.count) UAF \
+            statement(s), status reports for \(blob.statusReports.count) AAID(s), \(revoked) statement(s) refused by a report
+            """)
+        return .installed(blob.number)
+    }
+
+    /// The local statements and the BLOB's: a local statement wins for its AAID (the operator pinned it), and the
+    /// BLOB's status reports apply to every AAID, local or not.
+    private func combine(_ blob: MetadataBLOB, logger: Logger) throws -> MetadataStore {
+        var statements = local
+        var seen = Set(local.map { AAID.normalized($0.aaid) })
+        for statement in blob.statements {
+            guard seen.insert(AAID.normalized(statement.aaid)).inserted else {
+                logger.info("metadata: the local statement for \(statement.aaid) is used, not the BLOB's")
+                continue
+            }
+            statements.append(statement)
+        }
+        return try MetadataStore(statements, statusReports: blob.statusReports)
+    }
+
+    /// The BLOB's bytes, from its file or its https URL, at most ``MetadataBLOB/maximumBytes``.
+    static func read(_ service: ServerConfiguration.MetadataService) async throws -> Data {
+        guard let url = service.url else {
+            let size = (try? FileManager.default.attributesOfItem(atPath: service.blob)[.size] as? Int) ?? 0
+            guard size <= MetadataBLOB.maximumBytes else {
+                throw ServerConfiguration.ConfigurationError.invalid("metadataService.blob \(service.blob) is larger than \(MetadataBLOB.maximumBytes) bytes")
+            }
+            return try ServerConfiguration.readFile(service.blob, setting: "metadataService.blob")
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let path = service.trustedCertificatesPath {
+            // Added to the system's roots for a proxy or a local mirror; certificate checks are never relaxed.
+            tls.additionalTrustRoots = [.file(path)]
+        }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: .seconds(30)))
+        configuration.redirectConfiguration = .disallow
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
+            guard response.status == .ok else {
+                throw ServerConfiguration.ConfigurationError.unreadable("metadataService.blob \(url): HTTP \(response.status.code)")
+            }
+            let body = try await response.body.collect(upTo: MetadataBLOB.maximumBytes)
+            try await client.shutdown()
+            return Data(buffer: body)
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    /// The PEM certificates of `path`: at least one.
+    static func rootCertificates(_ path: String) throws -> [Certificate] {
+        let text = String(decoding: try ServerConfiguration.readFile(path, setting: "metadataService.rootCertificatesPath"), as: UTF8.self)
+        let certificates: [Certificate]
+        do { certificates = try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) } } catch {
+            throw ServerConfiguration.ConfigurationError.invalid("metadataService.rootCertificatesPath \(path): not PEM certificates (\(error))")
+        }
+        guard !certificates.isEmpty else {
+            throw ServerConfiguration.ConfigurationError.invalid("metadataService.rootCertificatesPath \(path) holds no certificate")
+        }
+        return certificates
+    }
+
+    static func dayText(_ date: Date) -> String { String(ISO8601DateFormatter.string(from: date, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])) }
+}
+
+/// Keeps the Metadata Service's BLOB fresh: a file is re-read when its modification time or size changes, a URL is
+/// fetched every `refreshSeconds` and hourly once `nextUpdate` has come without a newer BLOB (both checked every
+/// `fileInterval`); both on SIGHUP. Runs only with a Metadata Service (a service group treats a service that returns
+/// early as failed).
+package struct MetadataWatcher: Service {
+    let source: MetadataSource
+    let fileInterval: Duration
+    let handleSignals: Bool
+    let clock: @Sendable () -> Date
+    let logger: Logger
+
+    package init(source: MetadataSource, fileInterval: Duration = .seconds(2), handleSignals: Bool, clock: @escaping @Sendable () -> Date, logger: Logger) {
+        self.source = source; self.fileInterval = fileInterval; self.handleSignals = handleSignals; self.clock = clock; self.logger = logger
+    }
+
+    package func run() async throws {
+        guard let service = source.service else { return }
+        let source = source, logger = logger, clock = clock, fileInterval = fileInterval
+        @Sendable func stamp() -> [String] { ServerConfiguration.fileStamp(service.blob) }
+        // The loops end when the service is cancelled at graceful shutdown.
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                if handleSignals {
+                    group.addTask {
+                        for await _ in await UnixSignalsSequence(trapping: .sighup) { await source.reload(logger: logger) }
+                    }
+                }
+                if service.url == nil {
+                    group.addTask {
+                        var last = stamp()
+                        while !Task.isCancelled {
+                            do { try await Task.sleep(for: fileInterval) } catch { return }
+                            let now = stamp()
+                            if now != last { last = now; await source.reload(logger: logger) }
+                        }
+                    }
+                } else {
+                    group.addTask {
+                        // Due times are read on the server's clock, checked every `fileInterval`.
+                        var due = clock().addingTimeInterval(TimeInterval(Self.nextFetch(after: clock(), nextUpdate: source.blob?.nextUpdate,
+                                                                                         refreshSeconds: service.refreshSeconds)))
+                        while !Task.isCancelled {
+                            do { try await Task.sleep(for: fileInterval) } catch { return }
+                            guard clock() >= due else { continue }
+                            await source.reload(logger: logger)
+                            let now = clock()
+                            due = now.addingTimeInterval(TimeInterval(Self.nextFetch(after: now, nextUpdate: source.blob?.nextUpdate,
+                                                                                     refreshSeconds: service.refreshSeconds)))
+                        }
+                    }
+                }
+                await group.waitForAll()
+            }
+        }
+    }
+
+    /// Seconds until the next fetch of a URL: `refreshSeconds`, or sooner when `nextUpdate` comes first; hourly (at
+    /// most) once `nextUpdate` has come and the BLOB in force is still the old one.
+    static func nextFetch(after now: Date, nextUpdate: Date?, refreshSeconds: Int) -> Int {
+        let refresh = refreshSeconds
+        guard let nextUpdate else { return min(refresh, 3600) }
+        let untilNext = Int(nextUpdate.timeIntervalSince(now).rounded(.up))
+        if untilNext <= 0 { return min(refresh, 3600) }
+        return min(refresh, untilNext)
+    }
+}
