@@ -282,7 +282,7 @@ let package = Package(
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "Primitives", "UAF", "NevisProtocol", "UAFServer", "MobileAuthentication", "MobileAuthenticationSimulator", "SecureStorage",
+                "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFServer", "MobileAuthentication", "MobileAuthenticationSimulator", "SecureStorage",
                 "UAFSimulation", "DevelopmentStandIns", "LoadGenerator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

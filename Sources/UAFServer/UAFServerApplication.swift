@@ -167,13 +167,17 @@ public enum UAFServerApplication {
             await firebase?.shutdown()
             try await stores.database.close()
         }
-        /// The background services that belong with the application (expiry purge, facets and metadata watchers).
+        /// The background services that belong with the application (expiry purge, facets and metadata watchers, the
+        /// token-signing key refresher).
         public func backgroundServices(dependencies: ServerDependencies, handleSignals: Bool) -> [any Service] {
             var services: [any Service] = [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,
                                                         logger: dependencies.logger)]
             if let firebase { services.append(firebase) }
             if facets.path != nil {
                 services.append(TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: dependencies.logger))
+            }
+            if tokenIssuer.stores != nil {
+                services.append(SigningKeyRefresher(issuer: tokenIssuer, clock: dependencies.clock, logger: dependencies.logger))
             }
             if metadata.service != nil {
                 services.append(MetadataWatcher(source: metadata, handleSignals: handleSignals, clock: dependencies.clock, logger: dependencies.logger))

@@ -1,11 +1,13 @@
 import ArgumentParser
+import Crypto
 import Foundation
+import JOSE
 import UAFServer
 
 /// Operator tasks on a server's database, with the server running or not (`mauth admin …`).
 struct AdminCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "admin", abstract: "Administer a server's database (Auth Cloud access keys).",
-                                                    subcommands: [AccessKeyCommand.self])
+    static let configuration = CommandConfiguration(commandName: "admin", abstract: "Administer a server's database (Auth Cloud access keys, token-signing keys).",
+                                                    subcommands: [AccessKeyCommand.self, SigningKeyCommand.self])
 }
 
 /// Where the database is: the server's configuration file (and MAUTH_* variables), or `--database` alone.
@@ -73,6 +75,84 @@ struct AccessKeyCommand: AsyncParsableCommand {
             let revoked = try await options.withStores { try await $0.accessKeys.revoke(id: id, now: Date()) }
             guard revoked else { throw ValidationError("no active access key has the id \(id)") }
             say("access key \(id) revoked")
+        }
+    }
+}
+
+/// The token-signing keys every instance shares through the database (when `tokens.signingKeyPath` is not set):
+/// add a key, let it be published, activate it, and the key it replaces verifies until its tokens have expired.
+struct SigningKeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signing-key",
+        abstract: "Rotate the token-signing keys every instance shares: add, then activate; retired keys verify until their tokens expire.",
+        discussion: """
+            A rotation: `add` makes a pending key, which every instance publishes at /.well-known/jwks.json within 10 seconds. \
+            Once relying parties have fetched the JWKS again, `activate KID` makes it sign on every instance within 10 seconds; \
+            the key it replaces keeps verifying until the tokens it signed have expired, and is then no longer published.
+            """,
+        subcommands: [List.self, Add.self, Activate.self, Retire.self])
+
+    /// Runs one change on the key store; a refused change (unknown kid, wrong state) is a usage error with its reason.
+    static func change(_ options: DatabaseOptions, _ body: @escaping (SigningKeyStore) async throws -> Void) async throws {
+        do { try await options.withStores { try await body($0.signingKeys) } } catch let refusal as SigningKeyStore.ChangeRefusal {
+            throw ValidationError(refusal.description)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the keys: kid, state and dates (never the keys).")
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            let keys = try await options.withStores { try await $0.signingKeys.list() }
+            let formatter = ISO8601DateFormatter()
+            for key in keys {
+                let dates = ["created \(formatter.string(from: key.createdAt))", key.activatedAt.map { "activated \(formatter.string(from: $0))" },
+                             key.retiredAt.map { "retired \(formatter.string(from: $0))" }].compactMap { $0 }.joined(separator: ", ")
+                say("\(key.kid)  \(key.state.rawValue)  \(dates)")
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a pending key (generated here, or --pem): published at once, signing only once activated.")
+        @OptionGroup var options: DatabaseOptions
+        @Option(help: "A PEM P-256 private key to add instead of a generated one.") var pem: String?
+        @Flag(help: "Print only the kid (for scripts).") var quiet = false
+
+        func run() async throws {
+            let key: P256.Signing.PrivateKey
+            if let pem {
+                let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: pem)), as: UTF8.self)
+                do { key = try P256.Signing.PrivateKey(pemRepresentation: text) } catch { throw ValidationError("\(pem) is not a PEM P-256 private key") }
+            } else {
+                key = P256.Signing.PrivateKey()
+            }
+            let kid = JOSE.JWK(publicKey: key.publicKey).thumbprint
+            try await options.withStores { try await $0.signingKeys.add(kid: kid, pem: key.pemRepresentation, now: Date()) }
+            say(quiet ? kid : "signing key \(kid) added (pending); activate it once relying parties have fetched the JWKS again")
+        }
+    }
+
+    struct Activate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a pending key sign, on every instance within 10 seconds; the active key is retired.")
+        @OptionGroup var options: DatabaseOptions
+        @Argument(help: "The pending key's kid (from list).") var kid: String
+
+        func run() async throws {
+            try await SigningKeyCommand.change(options) { try await $0.activate(kid: kid, now: Date()) }
+            say("signing key \(kid) activated; the key it replaces verifies until its tokens have expired")
+        }
+    }
+
+    struct Retire: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Retire a pending key that will not be used (the active key is retired by activating another).")
+        @OptionGroup var options: DatabaseOptions
+        @Argument(help: "The key's kid (from list).") var kid: String
+
+        func run() async throws {
+            try await SigningKeyCommand.change(options) { try await $0.retire(kid: kid, now: Date()) }
+            say("signing key \(kid) retired")
         }
     }
 }

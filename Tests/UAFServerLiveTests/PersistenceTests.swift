@@ -518,11 +518,50 @@ final class StoreContractTests: XCTestCase {
 
     func testEveryInstanceGetsTheSameSigningKey() async throws {
         try await onEveryEngine { stores in
-            let first = try await stores.signingKeys.sharedKey(candidate: ("kid-a", "pem-a"), now: Date())
-            let second = try await stores.signingKeys.sharedKey(candidate: ("kid-b", "pem-b"), now: Date())
-            XCTAssertEqual(first.kid, "kid-a")
-            XCTAssertEqual(second.kid, "kid-a")
-            XCTAssertEqual(second.pem, "pem-a")
+            try await stores.signingKeys.bootstrap(candidate: ("kid-a", "pem-a"), now: Date())
+            try await stores.signingKeys.bootstrap(candidate: ("kid-b", "pem-b"), now: Date())
+            let usable = try await stores.signingKeys.usable(now: Date(), keepRetiredFor: 600)
+            XCTAssertEqual(usable.map(\.kid), ["kid-a"])
+            XCTAssertEqual(usable.first?.state, .active)
+        }
+    }
+
+    func testActivatingAPendingKeyRetiresTheActiveOneAndItLeavesAfterItsTokens() async throws {
+        try await onEveryEngine { stores in
+            let start = Date()
+            try await stores.signingKeys.bootstrap(candidate: ("kid-a", "pem-a"), now: start)
+            try await stores.signingKeys.add(kid: "kid-b", pem: "pem-b", now: start.addingTimeInterval(1))
+            let pending = try await stores.signingKeys.usable(now: start.addingTimeInterval(2), keepRetiredFor: 600)
+            XCTAssertEqual(pending.map { "\($0.kid) \($0.state)" }, ["kid-a active", "kid-b pending"])
+            try await stores.signingKeys.activate(kid: "kid-b", now: start.addingTimeInterval(3))
+            let rotated = try await stores.signingKeys.usable(now: start.addingTimeInterval(4), keepRetiredFor: 600)
+            XCTAssertEqual(rotated.map { "\($0.kid) \($0.state)" }, ["kid-b active", "kid-a retired"])
+            let later = try await stores.signingKeys.usable(now: start.addingTimeInterval(604), keepRetiredFor: 600)
+            XCTAssertEqual(later.map(\.kid), ["kid-b"])
+        }
+    }
+
+    func testOnlyAPendingKeyCanBeActivatedAndTheActiveOneCannotBeRetired() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await stores.signingKeys.bootstrap(candidate: ("kid-a", "pem-a"), now: now)
+            try await stores.signingKeys.add(kid: "kid-b", pem: "pem-b", now: now)
+            func refusal(_ change: () async throws -> Void) async -> SigningKeyStore.ChangeRefusal? {
+                do { try await change(); return nil } catch { return error as? SigningKeyStore.ChangeRefusal }
+            }
+            let activeAgain = await refusal { try await stores.signingKeys.activate(kid: "kid-a", now: now) }
+            let unknown = await refusal { try await stores.signingKeys.activate(kid: "kid-x", now: now) }
+            let active = await refusal { try await stores.signingKeys.retire(kid: "kid-a", now: now) }
+            XCTAssertEqual(activeAgain, .notPending("kid-a", .active))
+            XCTAssertEqual(unknown, .unknown("kid-x"))
+            XCTAssertEqual(active, .active("kid-a"))
+            try await stores.signingKeys.retire(kid: "kid-b", now: now)
+            let twice = await refusal { try await stores.signingKeys.retire(kid: "kid-b", now: now) }
+            let retired = await refusal { try await stores.signingKeys.activate(kid: "kid-b", now: now) }
+            XCTAssertEqual(twice, .alreadyRetired("kid-b"))
+            XCTAssertEqual(retired, .notPending("kid-b", .retired))
+            let usable = try await stores.signingKeys.usable(now: now.addingTimeInterval(1), keepRetiredFor: 0)
+            XCTAssertEqual(usable.map(\.kid), ["kid-a"])
         }
     }
 

@@ -76,7 +76,7 @@ struct Authorizer: Sendable {
     func presentedPrincipal(for request: Request, peerIP: String?, signed: SignedRequest?, cookie: Bool = false) async throws(AuthorizationFailure) -> Principal? {
         if let authorization = request.headers[.authorization] {
             guard let token = Self.bearerToken(authorization) else { throw .unauthenticated("Authorization header is not a bearer token") }
-            if issuer.isOurs(token) { return try await sessionPrincipal(jwt: token) }
+            if await issuer.isOurs(token, now: clock()) { return try await sessionPrincipal(jwt: token) }
             guard let relyingParty else { throw .unauthenticated("no relying-party JWT keys are configured") }
             return try await relyingParty.principal(token: token, now: clock())
         }

@@ -3,6 +3,9 @@ import Crypto
 import Foundation
 import JOSE
 import JWTKit
+import ServiceLifecycle
+import Logging
+import NIOConcurrencyHelpers
 import UAF
 import WireJSON
 
@@ -37,44 +40,103 @@ public struct IssuedTokenClaims: JWTPayload, Equatable {
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
-/// Signs the tokens a successful authentication hands out (ES256 with the server's P-256 key) and publishes the
-/// verification key as a JWKS. The key is the configured PEM, or one generated once and shared via the database.
-public struct TokenIssuer: Sendable {
-    public let kid: String
+/// Signs the tokens a successful authentication hands out (ES256 with a P-256 key) and publishes the verification
+/// keys as a JWKS. The key is the configured PEM (one key, for ever), or the database's key ring
+/// (``SigningKeyStore``): the active key signs, and pending and recently retired keys are published and verify too.
+/// Every instance reads the ring again every 10 seconds, and at once (at most every 2 seconds) when a token names a
+/// key it does not know, so a key activated on one instance verifies on all of them and nothing fails during a
+/// rotation.
+public final class TokenIssuer: Sendable {
     package let issuer: String
     let audience: String?
     let lifetime: TimeInterval
-    private let publicKey: P256.Signing.PublicKey
-    private let keys: JWTKeyCollection
+    /// The database whose key ring this issuer reads; nil for one configured key.
+    package let stores: Stores?
+    private let ring: NIOLockedValueBox<Ring>
+    private let lastMissRefresh = NIOLockedValueBox(Date.distantPast)
 
-    init(privateKeyPEM: String, issuer: String, audience: String?, lifetime: TimeInterval) async throws {
-        let key: P256.Signing.PrivateKey
-        do { key = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM) } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("the token signing key is not a PEM P-256 private key")
-        }
-        publicKey = key.publicKey
-        kid = JOSE.JWK(publicKey: key.publicKey).thumbprint
-        keys = JWTKeyCollection()
-        await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: JWKIdentifier(string: kid),
-                       serializer: DefaultJWTSerializer(jsonEncoder: WireJWTEncoder()))
+    /// How often every instance reads the key ring again.
+    package static let refreshInterval: TimeInterval = 10
+    /// The most often an unknown `kid` makes an instance read the ring: what any caller can cost the database
+    /// by sending tokens with made-up key ids (one query per 2 seconds per instance).
+    static let missRefreshInterval: TimeInterval = 2
+
+    /// The keys in use: the signing key's kid, a key collection holding every usable key, and their public JWKs.
+    struct Ring: Sendable {
+        var active: String
+        var keys: JWTKeyCollection
+        var published: [JOSE.JWK]
+        var fingerprint: [String]
+    }
+
+    private init(ring: Ring, stores: Stores?, issuer: String, audience: String?, lifetime: TimeInterval) {
+        self.ring = NIOLockedValueBox(ring); self.stores = stores
         self.issuer = issuer; self.audience = audience; self.lifetime = lifetime
     }
 
-    package static func load(_ configuration: ServerConfiguration.Tokens, issuer: String, stores: Stores, now: Date) async throws -> TokenIssuer {
-        let pem: String
-        if let path = configuration.signingKeyPath {
-            let data = try ServerConfiguration.readFile(path, setting: "tokens.signingKeyPath")
-            pem = String(decoding: data, as: UTF8.self)
-        } else {
-            let candidate = P256.Signing.PrivateKey()
-            pem = try await stores.signingKeys.sharedKey(candidate: (JOSE.JWK(publicKey: candidate.publicKey).thumbprint, candidate.pemRepresentation), now: now).pem
-        }
-        return try await TokenIssuer(privateKeyPEM: pem, issuer: configuration.issuer ?? issuer, audience: configuration.audience,
-                                     lifetime: TimeInterval(configuration.tokenLifetimeSeconds))
+    /// One fixed key (`tokens.signingKeyPath`, tests).
+    convenience init(privateKeyPEM: String, issuer: String, audience: String?, lifetime: TimeInterval) async throws {
+        let ring = try await Self.ring([(kid: nil, pem: privateKeyPEM, state: .active)])
+        self.init(ring: ring, stores: nil, issuer: issuer, audience: audience, lifetime: lifetime)
     }
 
-    /// The JWKS served at `/.well-known/jwks.json`.
-    public var jwks: JWKSDocument { JWKSDocument(keys: [JOSE.JWK(publicKey: publicKey, kid: kid, use: "sig", alg: "ES256")]) }
+    package static func load(_ configuration: ServerConfiguration.Tokens, issuer: String, stores: Stores, now: Date) async throws -> TokenIssuer {
+        let issuer = configuration.issuer ?? issuer, lifetime = TimeInterval(configuration.tokenLifetimeSeconds)
+        if let path = configuration.signingKeyPath {
+            let data = try ServerConfiguration.readFile(path, setting: "tokens.signingKeyPath")
+            return try await TokenIssuer(privateKeyPEM: String(decoding: data, as: UTF8.self), issuer: issuer, audience: configuration.audience,
+                                         lifetime: lifetime)
+        }
+        let candidate = P256.Signing.PrivateKey()
+        try await stores.signingKeys.bootstrap(candidate: (JOSE.JWK(publicKey: candidate.publicKey).thumbprint, candidate.pemRepresentation), now: now)
+        let records = try await stores.signingKeys.usable(now: now, keepRetiredFor: keepRetiredFor(lifetime: lifetime))
+        return TokenIssuer(ring: try await ring(records.map { ($0.kid, $0.pem, $0.state) }), stores: stores, issuer: issuer,
+                           audience: configuration.audience, lifetime: lifetime)
+    }
+
+    /// How long a retired key still verifies: the longest a token it signed can live, plus the time the other
+    /// instances may take to learn of the rotation and stop signing with it, plus a minute's margin.
+    static func keepRetiredFor(lifetime: TimeInterval) -> TimeInterval { lifetime + 2 * refreshInterval + 60 }
+
+    /// A ring of `keys`, the signing key first. A stored key that is not a P-256 PEM is a configuration error.
+    private static func ring(_ keys: [(kid: String?, pem: String, state: SigningKeyRecord.State)]) async throws -> Ring {
+        let collection = JWTKeyCollection()
+        var published: [JOSE.JWK] = [], active: String?
+        for key in keys {
+            let privateKey: P256.Signing.PrivateKey
+            do { privateKey = try P256.Signing.PrivateKey(pemRepresentation: key.pem) } catch {
+                throw ServerConfiguration.ConfigurationError.invalid("the token signing key \(key.kid ?? "") is not a PEM P-256 private key")
+            }
+            let kid = key.kid ?? JOSE.JWK(publicKey: privateKey.publicKey).thumbprint
+            await collection.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid),
+                                 serializer: DefaultJWTSerializer(jsonEncoder: WireJWTEncoder()))
+            published.append(JOSE.JWK(publicKey: privateKey.publicKey, kid: kid, use: "sig", alg: "ES256"))
+            if active == nil, key.state == .active { active = kid }
+        }
+        guard let active else { throw ServerConfiguration.ConfigurationError.invalid("no active token signing key (mauth admin signing-key list)") }
+        return Ring(active: active, keys: collection, published: published, fingerprint: keys.map { "\($0.kid ?? "")/\($0.state)" })
+    }
+
+    /// Reads the database's ring again and installs it when it changed; returns whether it did. A ring that cannot
+    /// be read or has no active key leaves the one in force.
+    @discardableResult
+    package func refresh(now: Date) async throws -> Bool {
+        guard let stores else { return false }
+        let records = try await stores.signingKeys.usable(now: now, keepRetiredFor: Self.keepRetiredFor(lifetime: lifetime))
+        let fingerprint = records.map { "\($0.kid)/\($0.state)" }
+        guard fingerprint != ring.withLockedValue({ $0.fingerprint }) else { return false }
+        let next = try await Self.ring(records.map { ($0.kid, $0.pem, $0.state) })
+        ring.withLockedValue { $0 = next }
+        return true
+    }
+
+    /// The kid of the key that signs now.
+    public var kid: String { ring.withLockedValue { $0.active } }
+
+    /// The JWKS served at `/.well-known/jwks.json`: the signing key first, then pending and retiring keys.
+    public var jwks: JWKSDocument { JWKSDocument(keys: ring.withLockedValue { $0.published }) }
+
+    private var current: (kid: String, keys: JWTKeyCollection) { ring.withLockedValue { ($0.active, $0.keys) } }
 
     func issue(session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8], use: IssuedTokenClaims.Use = .authentication,
                deviceId: String? = nil) async throws -> String {
@@ -83,14 +145,14 @@ public struct TokenIssuer: Sendable {
             iss: issuer, sub: session.username, aud: audience, iat: Int64(now), exp: Int64(now + min(lifetime, session.expiresAt.timeIntervalSince(authenticatedAt))),
             auth_time: Int64(now), sid: session.id, aaid: session.aaid, keyid: session.keyID,
             txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash), token_use: use.rawValue, device_id: deviceId)
-        return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
+        return try await sign(claims)
     }
 
     /// Verifies a token this server issued: signature, issuer and expiry (no leeway: we wrote `exp` ourselves).
     /// The caller still checks that the session `sid` is live.
     package func verify(_ token: String, now: Date) async throws(AuthorizationFailure) -> IssuedTokenClaims {
         let claims: IssuedTokenClaims
-        do { claims = try await keys.verify(token, as: IssuedTokenClaims.self) } catch {
+        do { claims = try await current.keys.verify(token, as: IssuedTokenClaims.self) } catch {
             throw .unauthenticated("server token rejected: \(error)")
         }
         guard claims.iss == issuer else { throw .unauthenticated("server token has the wrong issuer") }
@@ -102,23 +164,35 @@ public struct TokenIssuer: Sendable {
     /// claim sets has `sid` and `auth_time`, so none decodes as ``IssuedTokenClaims``: they are never session
     /// credentials, and each kind names its own `aud`, which ``verify(_:as:now:)`` checks.
     func sign<Claims: JWTPayload>(_ claims: Claims) async throws -> String {
-        try await keys.sign(claims, kid: JWKIdentifier(string: kid))
+        let (kid, keys) = current
+        return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
     }
 
     /// Verifies a token signed by ``sign(_:)``: signature, issuer, audience and expiry; nil when any fails.
     func verify<Claims: JWTPayload & AudienceBound>(_ token: String, as type: Claims.Type, now: Date) async -> Claims? {
-        guard token.utf8.count <= 4096, let claims = try? await keys.verify(token, as: Claims.self) else { return nil }
+        guard token.utf8.count <= 4096, let claims = try? await current.keys.verify(token, as: Claims.self) else { return nil }
         guard claims.iss == issuer, claims.aud == Claims.audience, Double(claims.exp) > now.timeIntervalSince1970 else { return nil }
         return claims
     }
 
-    /// Whether `token` names this server's key in its header (so it is ours to verify, not the relying party's).
-    package func isOurs(_ token: String) -> Bool {
+    /// Whether `token` names one of this server's keys in its header (so it is ours to verify, not the relying
+    /// party's). A kid this instance does not know makes it read the ring again, at most every 2 seconds
+    /// (`missRefreshInterval`): the key may have been added on another instance a moment ago.
+    package func isOurs(_ token: String, now: Date) async -> Bool {
         guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
               let data = Base64URL.decode(String(header)),
-              let fields = try? JSONDecoder().decode([String: JSONValue].self, from: data) else { return false }
-        return fields["kid"]?.string == kid
+              let kid = (try? JSONDecoder().decode([String: JSONValue].self, from: data))?["kid"]?.string else { return false }
+        if knows(kid) { return true }
+        guard stores != nil, lastMissRefresh.withLockedValue({ last in
+            guard now.timeIntervalSince(last) >= Self.missRefreshInterval else { return false }
+            last = now
+            return true
+        }) else { return false }
+        _ = try? await refresh(now: now)
+        return knows(kid)
     }
+
+    private func knows(_ kid: String) -> Bool { ring.withLockedValue { $0.published.contains { $0.kid == kid } } }
 }
 
 /// A claim set that names the one audience its kind of token is for, so that a token of one kind is never
@@ -146,4 +220,34 @@ struct WireJWTEncoder: JWTJSONEncoder {
     private static let encoder = WireJSONEncoder(dateEncoding: .secondsSince1970)
 
     func encode<T: Encodable>(_ value: T) throws -> Data { try Self.encoder.encodeToData(value) }
+}
+
+/// Reads the database's token-signing keys again every 10 seconds (`TokenIssuer.refreshInterval`), so a key added, activated
+/// or retired on any instance (`mauth admin signing-key`) takes effect on this one. Runs only when the keys are
+/// the database's.
+package struct SigningKeyRefresher: Service {
+    let issuer: TokenIssuer
+    let clock: @Sendable () -> Date
+    let logger: Logger
+
+    package init(issuer: TokenIssuer, clock: @escaping @Sendable () -> Date, logger: Logger) {
+        self.issuer = issuer; self.clock = clock; self.logger = logger
+    }
+
+    package func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: .seconds(TokenIssuer.refreshInterval)) } catch { return }
+                do {
+                    let before = issuer.kid
+                    if try await issuer.refresh(now: clock()) {
+                        let after = issuer.kid
+                        logger.notice("token-signing keys reloaded: \(issuer.jwks.keys.count) published, signing with \(after)\(after == before ? "" : " (was \(before))")")
+                    }
+                } catch {
+                    logger.error("token-signing keys not reloaded, keeping the keys in force: \(error)")
+                }
+            }
+        }
+    }
 }

@@ -118,6 +118,15 @@ enum Migrations {
         Migration(version: 9, name: "auth cloud users know who created them", statements: [
             "ALTER TABLE auth_cloud_users ADD COLUMN created_by TEXT",
         ]),
+        // Token-signing keys that rotate: a key is pending (published, not signing), active (signing) or retired
+        // (published and verifying until the tokens it signed have expired). The key every instance used so far
+        // (the oldest) becomes the active one; rows two instances inserted at once and never used are retired.
+        Migration(version: 10, name: "token-signing keys that rotate", statements: [
+            "ALTER TABLE signing_keys ADD COLUMN activated_at BIGINT",
+            "ALTER TABLE signing_keys ADD COLUMN retired_at BIGINT",
+            "UPDATE signing_keys SET activated_at = created_at WHERE kid = (SELECT kid FROM signing_keys ORDER BY created_at, kid LIMIT 1)",
+            "UPDATE signing_keys SET retired_at = created_at WHERE activated_at IS NULL",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).
