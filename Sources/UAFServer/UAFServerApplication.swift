@@ -155,6 +155,8 @@ public enum UAFServerApplication {
         let shutdownDrain: Duration
         /// The push dispatcher (its HTTP client lives as long as the service group).
         let firebase: FirebaseDispatcher?
+        /// The relying party's keys (refreshed from `authorization.jwt.jwksURL` when set).
+        let relyingPartyTokens: RelyingPartyTokenVerifier?
         /// Every method and path the router serves: what the OpenAPI document must describe, no more, no less.
         let routes: [Route]
         struct Route: Hashable { var method: String; var path: String }
@@ -175,6 +177,9 @@ public enum UAFServerApplication {
             if let firebase { services.append(firebase) }
             if facets.path != nil {
                 services.append(TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: dependencies.logger))
+            }
+            if let relyingPartyTokens, relyingPartyTokens.configuration.jwksURL != nil {
+                services.append(RelyingPartyKeyRefresher(verifier: relyingPartyTokens, clock: dependencies.clock))
             }
             if tokenIssuer.stores != nil {
                 services.append(SigningKeyRefresher(issuer: tokenIssuer, clock: dependencies.clock, logger: dependencies.logger))
@@ -214,7 +219,7 @@ public enum UAFServerApplication {
         let facets = try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
             ?? TrustedFacetsSource(facets: configuration.facets)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
-        if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt) }
+        if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt, logger: logger) }
         let readiness = Readiness()
         let database = try await StoreDatabase.open(configuration.database, logger: logger, metrics: metrics)
         let stores = Stores(database: database)
@@ -251,6 +256,7 @@ public enum UAFServerApplication {
             return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, metadata: metadata, channelBinding: channelBinding,
                          trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
                          readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase,
+                         relyingPartyTokens: relyingPartyTokens,
                          routes: router.routes.map { Built.Route(method: $0.method.rawValue, path: $0.path.description) })
         } catch {
             await firebase?.shutdown()

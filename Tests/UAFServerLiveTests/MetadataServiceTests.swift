@@ -1,10 +1,5 @@
 import Foundation
-import Hummingbird
-import HummingbirdTLS
 import Logging
-import NIOConcurrencyHelpers
-import NIOSSL
-import ServiceLifecycle
 import UAF
 import UAFSimulation
 import UAFServerTesting
@@ -106,7 +101,7 @@ final class MetadataServiceTests: XCTestCase {
     }
 
     func testABLOBFromAnHTTPSURLIsFetchedAndRefreshedOnSchedule() async throws {
-        let host = try await BLOBHost.start(directory: directory, blob: try blob(number: 1))
+        let host = try await TestHTTPSHost.start(directory: directory, path: "/blob.jwt", body: try blob(number: 1))
         do {
             var configuration = configuration(blob: host.url, trusting: host.trustedCertificatesPath)
             configuration.metadataService?.refreshSeconds = 60
@@ -133,51 +128,5 @@ final class MetadataServiceTests: XCTestCase {
             try? await host.stop(); throw error
         }
         try await host.stop()
-    }
-}
-
-/// An HTTPS host on loopback that serves one BLOB at `/blob.jwt` and counts the fetches.
-final class BLOBHost: Sendable {
-    private let state: NIOLockedValueBox<(blob: String, fetches: Int)>
-    let url: String
-    let trustedCertificatesPath: String
-    private let group: ServiceGroup
-    private let task: Task<Void, any Error>
-
-    private init(state: NIOLockedValueBox<(blob: String, fetches: Int)>, url: String, trustedCertificatesPath: String, group: ServiceGroup, task: Task<Void, any Error>) {
-        self.state = state; self.url = url; self.trustedCertificatesPath = trustedCertificatesPath; self.group = group; self.task = task
-    }
-
-    var fetches: Int { state.withLockedValue { $0.fetches } }
-    func serve(_ blob: String) { state.withLockedValue { $0.blob = blob } }
-
-    static func start(directory: URL, blob: String) async throws -> BLOBHost {
-        let certificate = try DevelopmentCertificate.generate(hosts: ["127.0.0.1"])
-        let caPath = directory.appendingPathComponent("blob-host-ca.pem").path
-        try Data(certificate.trustAnchorPEM.utf8).write(to: URL(fileURLWithPath: caPath))
-        let state = NIOLockedValueBox((blob: blob, fetches: 0))
-        let router = Router()
-        router.get("/blob.jwt") { _, _ -> String in
-            state.withLockedValue { state in state.fetches += 1; return state.blob }
-        }
-        let tls = try certificate.serverTLSConfiguration()
-        var logger = Logger(label: "test.blob-host")
-        logger.logLevel = .warning
-        let (started, continuation) = AsyncStream<Int>.makeStream()
-        let application = Application(router: router, server: try .tls(.http1(), tlsConfiguration: tls),
-                                      configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "blob-host"),
-                                      onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0); continuation.finish() },
-                                      logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
-        var port = 0
-        for await bound in started { port = bound; break }
-        guard port != 0 else { try await task.value; throw CancellationError() }
-        return BLOBHost(state: state, url: "https://127.0.0.1:\(port)/blob.jwt", trustedCertificatesPath: caPath, group: group, task: task)
-    }
-
-    func stop() async throws {
-        await group.triggerGracefulShutdown()
-        try await task.value
     }
 }

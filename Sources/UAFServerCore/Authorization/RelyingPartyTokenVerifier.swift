@@ -3,6 +3,8 @@ import _CryptoExtras
 import Foundation
 import JWTKit
 import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
 import UAF
 
 /// Verifies JWTs that the relying party's backend issues to authorize protected calls (server-api §C.2).
@@ -11,9 +13,26 @@ import UAF
 /// with ES256 or RS256: the algorithm comes from the key, never from the token, so `alg: none` or an HMAC token
 /// made with a public key as secret cannot pass. The claims are then checked here with the server's clock:
 /// `exp` is required, `nbf` honoured, each with the configured leeway; `iss` and `aud` must match exactly.
-package struct RelyingPartyTokenVerifier: Sendable {
-    let configuration: ServerConfiguration.Authorization.JWT
-    private let keys: JWTKeyCollection
+package final class RelyingPartyTokenVerifier: Sendable {
+    package let configuration: ServerConfiguration.Authorization.JWT
+    /// The keys of `jwksPath` and `publicKeyPaths`, read once.
+    private let fixed: [FixedKey]
+    /// The verifying keys in force (the fixed ones and those fetched from `jwksURL`), and the kids among them.
+    private let keys: NIOLockedValueBox<(collection: JWTKeyCollection, kids: Set<String>)>
+    private let missFetch = IntervalGate(interval: RelyingPartyTokenVerifier.missFetchInterval)
+    private let logger: Logger
+
+    /// The most often a token naming an unknown kid makes the server fetch `jwksURL`: what made-up key ids can cost
+    /// (one outbound request per 30 seconds per instance).
+    static let missFetchInterval: TimeInterval = 30
+    /// The largest JWKS document read from `jwksURL`.
+    static let maximumJWKSBytes = 64 * 1024
+
+    enum FixedKey: Sendable {
+        case jwk(JWK)
+        case ecdsa(ES256PublicKey, JWKIdentifier)
+        case rsa(JWTKit.Insecure.RSA.PublicKey, JWKIdentifier)
+    }
 
     /// The claims, read without interpretation; jwt-kit verifies only the signature.
     package struct Claims: JWTPayload {
@@ -23,64 +42,142 @@ package struct RelyingPartyTokenVerifier: Sendable {
         package func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
-    package static func load(_ configuration: ServerConfiguration.Authorization.JWT) async throws -> RelyingPartyTokenVerifier {
-        let keys = JWTKeyCollection()
-        var count = 0
+    private init(configuration: ServerConfiguration.Authorization.JWT, fixed: [FixedKey], fetched: [JWK], logger: Logger) async throws {
+        self.configuration = configuration; self.fixed = fixed; self.logger = logger
+        keys = NIOLockedValueBox(try await Self.collection(fixed: fixed, fetched: fetched, source: "authorization.jwt"))
+    }
+
+    package static func load(_ configuration: ServerConfiguration.Authorization.JWT, logger: Logger = Logger(label: "mauth.server")) async throws -> RelyingPartyTokenVerifier {
+        var fixed: [FixedKey] = []
         if let path = configuration.jwksPath {
             let data = try ServerConfiguration.readFile(path, setting: "authorization.jwt.jwksPath")
-            let jwks: JWKS
-            do { jwks = try JSONDecoder().decode(JWKS.self, from: data) } catch {
-                throw ServerConfiguration.ConfigurationError.invalid("\(path) is not a JWKS: \(error)")
-            }
-            for jwk in jwks.keys {
-                // Only ES256 (P-256) and RS256 keys; anything else in the set (encryption keys, other curves or
-                // digests) is skipped, so a token can never select a weaker algorithm through the set.
-                if let algorithm = jwk.algorithm, algorithm != .es256, algorithm != .rs256 { continue }
-                switch jwk.keyType {
-                case .ecdsa:
-                    guard jwk.curve?.rawValue == "P-256" else { continue }
-                case .rsa:
-                    guard let modulus = jwk.modulus.flatMap(Base64URL.decodeBytes) else { continue }
-                    guard modulus.drop(while: { $0 == 0 }).count * 8 <= 4096 else {
-                        throw ServerConfiguration.ConfigurationError.invalid("\(path): RSA keys over 4096 bits are refused")
-                    }
-                default:
-                    continue
-                }
-                do { try await keys.add(jwk: jwk); count += 1 } catch {
-                    throw ServerConfiguration.ConfigurationError.invalid("\(path): a key cannot be used: \(error)")
-                }
-            }
+            fixed += try usableKeys(data, source: path).map(FixedKey.jwk)
         }
         for (index, path) in configuration.publicKeyPaths.enumerated() {
             let data = try ServerConfiguration.readFile(path, setting: "authorization.jwt.publicKeyPaths")
             let pem = String(decoding: data, as: UTF8.self)
             let kid = JWKIdentifier(string: "pem-\(index)")
             if let key = try? ES256PublicKey(pem: pem) {
-                await keys.add(ecdsa: key, kid: kid)
+                fixed.append(.ecdsa(key, kid))
             } else if let key = try? ES256PublicKey(certificate: pem) {
-                await keys.add(ecdsa: key, kid: kid)
+                fixed.append(.ecdsa(key, kid))
             } else if let rsa = try? _RSA.Signing.PublicKey(pemRepresentation: pem) {
                 // Over 4096 bits costs verification time for no security need (a cheap denial of service).
                 guard rsa.keySizeInBits <= 4096 else {
                     throw ServerConfiguration.ConfigurationError.invalid("\(path): RSA keys over 4096 bits are refused")
                 }
-                await keys.add(rsa: try Insecure.RSA.PublicKey(backing: rsa), digestAlgorithm: .sha256, kid: kid)
+                fixed.append(.rsa(try JWTKit.Insecure.RSA.PublicKey(backing: rsa), kid))
             } else {
                 throw ServerConfiguration.ConfigurationError.invalid("\(path) is not a PEM P-256 or RSA public key")
             }
-            count += 1
         }
-        guard count > 0 else { throw ServerConfiguration.ConfigurationError.invalid("authorization.jwt lists no usable key") }
-        return RelyingPartyTokenVerifier(configuration: configuration, keys: keys)
+        var fetched: [JWK] = []
+        if let url = configuration.jwksURL {
+            // The first fetch must succeed: a server that started without its relying party's keys would refuse
+            // every call the relying party authorizes, and say so only then.
+            do { fetched = try await fetch(url, configuration: configuration) } catch {
+                throw ServerConfiguration.ConfigurationError.invalid("authorization.jwt.jwksURL: \(error)")
+            }
+        }
+        guard !fixed.isEmpty || !fetched.isEmpty else { throw ServerConfiguration.ConfigurationError.invalid("authorization.jwt lists no usable key") }
+        return try await RelyingPartyTokenVerifier(configuration: configuration, fixed: fixed, fetched: fetched, logger: logger)
+    }
+
+    /// The ES256 (P-256) and RS256 keys of a JWKS document. Anything else in the set (encryption keys, other curves
+    /// or digests) is skipped, so a token can never select a weaker algorithm through the set.
+    static func usableKeys(_ data: Data, source: String) throws -> [JWK] {
+        let jwks: JWKS
+        do { jwks = try JSONDecoder().decode(JWKS.self, from: data) } catch {
+            throw ServerConfiguration.ConfigurationError.invalid("\(source) is not a JWKS: \(error)")
+        }
+        var usable: [JWK] = []
+        for jwk in jwks.keys {
+            if let algorithm = jwk.algorithm, algorithm != .es256, algorithm != .rs256 { continue }
+            switch jwk.keyType {
+            case .ecdsa:
+                guard jwk.curve?.rawValue == "P-256" else { continue }
+            case .rsa:
+                guard let modulus = jwk.modulus.flatMap(Base64URL.decodeBytes) else { continue }
+                guard modulus.drop(while: { $0 == 0 }).count * 8 <= 4096 else {
+                    throw ServerConfiguration.ConfigurationError.invalid("\(source): RSA keys over 4096 bits are refused")
+                }
+            default:
+                continue
+            }
+            usable.append(jwk)
+        }
+        return usable
+    }
+
+    static func fetch(_ url: String, configuration: ServerConfiguration.Authorization.JWT) async throws -> [JWK] {
+        let data = try await HTTPSDownload.get(url, trustedCertificatesPath: configuration.jwksTrustedCertificatesPath,
+                                               maximumBytes: maximumJWKSBytes, timeout: .seconds(10))
+        let keys = try usableKeys(data, source: url)
+        guard !keys.isEmpty else { throw HTTPSDownload.Failure(description: "\(url) lists no ES256 or RS256 key") }
+        return keys
+    }
+
+    private static func collection(fixed: [FixedKey], fetched: [JWK], source: String) async throws -> (collection: JWTKeyCollection, kids: Set<String>) {
+        let keys = JWTKeyCollection()
+        var kids: Set<String> = []
+        for key in fixed {
+            switch key {
+            case .ecdsa(let key, let kid): await keys.add(ecdsa: key, kid: kid)
+            case .rsa(let key, let kid): await keys.add(rsa: key, digestAlgorithm: .sha256, kid: kid)
+            case .jwk(let jwk):
+                do { try await keys.add(jwk: jwk) } catch {
+                    throw ServerConfiguration.ConfigurationError.invalid("\(source): a key cannot be used: \(error)")
+                }
+                if let kid = jwk.keyIdentifier?.string { kids.insert(kid) }
+            }
+        }
+        for jwk in fetched {
+            do { try await keys.add(jwk: jwk) } catch {
+                throw ServerConfiguration.ConfigurationError.invalid("\(source) jwksURL: a key cannot be used: \(error)")
+            }
+            if let kid = jwk.keyIdentifier?.string { kids.insert(kid) }
+        }
+        return (keys, kids)
+    }
+
+    /// Fetches `jwksURL` again and installs its keys; on any failure the keys in force stay. Returns whether it
+    /// installed a set.
+    @discardableResult
+    package func refresh() async -> Bool {
+        guard let url = configuration.jwksURL else { return false }
+        do {
+            let next = try await Self.collection(fixed: fixed, fetched: try await Self.fetch(url, configuration: configuration), source: url)
+            let changed = keys.withLockedValue { current -> Bool in
+                defer { current = next }
+                return current.kids != next.kids
+            }
+            if changed { logger.notice("relying-party keys reloaded from \(url): kids \(next.kids.sorted().joined(separator: ", "))") }
+            return true
+        } catch {
+            logger.error("relying-party keys not reloaded from \(url), keeping the keys in force: \(error)")
+            return false
+        }
+    }
+
+    /// Verifies the signature; a token naming a kid not in force makes the server fetch `jwksURL` first (at most
+    /// every ``missFetchInterval``): the relying party may have added the key a moment ago.
+    private func verifySignature(_ token: String, now: Date) async throws -> Claims {
+        let collection = keys.withLockedValue { $0.collection }
+        do {
+            // PEM keys have synthetic kids, so a token without a matching kid is tried against every key.
+            return try await collection.verify(token, as: Claims.self, iteratingKeys: true)
+        } catch {
+            guard configuration.jwksURL != nil, let kid = TokenHeader.kid(of: token), !keys.withLockedValue({ $0.kids.contains(kid) }),
+                  missFetch.opens(at: now), await refresh() else { throw error }
+            return try await keys.withLockedValue { $0.collection }.verify(token, as: Claims.self, iteratingKeys: true)
+        }
     }
 
     /// The principal a valid token speaks for.
     package func principal(token: String, now: Date) async throws(AuthorizationFailure) -> Principal {
         let claims: Claims
         do {
-            // PEM keys have synthetic kids, so a token without a matching kid is tried against every key.
-            claims = try await keys.verify(token, as: Claims.self, iteratingKeys: true)
+            claims = try await verifySignature(token, now: now)
         } catch {
             throw .unauthenticated("relying-party JWT rejected: \(error)")
         }
@@ -104,5 +201,29 @@ package struct RelyingPartyTokenVerifier: Sendable {
             throw .unauthenticated("relying-party JWT has no \(configuration.subjectClaim) claim")
         }
         return Principal(source: .relyingPartyToken, subject: subject, isAdmin: isAdmin)
+    }
+}
+
+/// Fetches the relying party's JWKS (`authorization.jwt.jwksURL`) again every `jwksRefreshSeconds`, on the server's
+/// clock (checked every 2 seconds). Runs only with a `jwksURL`.
+package struct RelyingPartyKeyRefresher: Service {
+    let verifier: RelyingPartyTokenVerifier
+    let clock: @Sendable () -> Date
+
+    package init(verifier: RelyingPartyTokenVerifier, clock: @escaping @Sendable () -> Date) {
+        self.verifier = verifier; self.clock = clock
+    }
+
+    package func run() async throws {
+        let interval = TimeInterval(verifier.configuration.jwksRefreshSeconds)
+        await cancelWhenGracefulShutdown {
+            var due = clock().addingTimeInterval(interval)
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: .seconds(2)) } catch { return }
+                guard clock() >= due else { continue }
+                await verifier.refresh()
+                due = clock().addingTimeInterval(interval)
+            }
+        }
     }
 }

@@ -53,7 +53,7 @@ public final class TokenIssuer: Sendable {
     /// The database whose key ring this issuer reads; nil for one configured key.
     package let stores: Stores?
     private let ring: NIOLockedValueBox<Ring>
-    private let lastMissRefresh = NIOLockedValueBox(Date.distantPast)
+    private let missRefresh = IntervalGate(interval: TokenIssuer.missRefreshInterval)
 
     /// How often every instance reads the key ring again.
     package static let refreshInterval: TimeInterval = 10
@@ -179,20 +179,24 @@ public final class TokenIssuer: Sendable {
     /// party's). A kid this instance does not know makes it read the ring again, at most every 2 seconds
     /// (`missRefreshInterval`): the key may have been added on another instance a moment ago.
     package func isOurs(_ token: String, now: Date) async -> Bool {
-        guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
-              let data = Base64URL.decode(String(header)),
-              let kid = (try? JSONDecoder().decode([String: JSONValue].self, from: data))?["kid"]?.string else { return false }
+        guard let kid = TokenHeader.kid(of: token) else { return false }
         if knows(kid) { return true }
-        guard stores != nil, lastMissRefresh.withLockedValue({ last in
-            guard now.timeIntervalSince(last) >= Self.missRefreshInterval else { return false }
-            last = now
-            return true
-        }) else { return false }
+        guard stores != nil, missRefresh.opens(at: now) else { return false }
         _ = try? await refresh(now: now)
         return knows(kid)
     }
 
     private func knows(_ kid: String) -> Bool { ring.withLockedValue { $0.published.contains { $0.kid == kid } } }
+}
+
+/// The protected header of a compact JWS, as far as the server reads it before verifying.
+enum TokenHeader {
+    /// The `kid` the token's header names, if any.
+    static func kid(of token: String) -> String? {
+        guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
+              let data = Base64URL.decode(String(header)) else { return nil }
+        return (try? JSONDecoder().decode([String: JSONValue].self, from: data))?["kid"]?.string
+    }
 }
 
 /// A claim set that names the one audience its kind of token is for, so that a token of one kind is never

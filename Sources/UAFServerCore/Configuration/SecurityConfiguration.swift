@@ -20,6 +20,14 @@ extension ServerConfiguration {
             public var jwksPath: String?
             /// PEM public keys (or certificates); EC P-256 keys verify ES256, RSA keys RS256.
             public var publicKeyPaths: [String]
+            /// An `https://` URL of the relying party's JWKS, fetched at start (the server does not start without
+            /// it), every `jwksRefreshSeconds`, and when a token names a key id the server does not know (at most
+            /// every 30 seconds), so the relying party rotates its keys without a failure. Its keys join the others.
+            public var jwksURL: String?
+            /// How often the JWKS at `jwksURL` is fetched again, in seconds (60...86400).
+            public var jwksRefreshSeconds: Int
+            /// PEM certificates trusted for the JWKS download besides the system's roots (a proxy, a test host).
+            public var jwksTrustedCertificatesPath: String?
             /// Required `iss`.
             public var issuer: String
             /// Required `aud` (one of the token's audiences).
@@ -32,12 +40,17 @@ extension ServerConfiguration {
             public var clockSkewSeconds: Int
 
             public init(jwksPath: String? = nil, publicKeyPaths: [String] = [], issuer: String, audience: String,
-                        subjectClaim: String = "sub", adminScope: String? = nil, clockSkewSeconds: Int = 60) {
+                        subjectClaim: String = "sub", adminScope: String? = nil, clockSkewSeconds: Int = 60,
+                        jwksURL: String? = nil, jwksRefreshSeconds: Int = 300, jwksTrustedCertificatesPath: String? = nil) {
                 self.jwksPath = jwksPath; self.publicKeyPaths = publicKeyPaths; self.issuer = issuer; self.audience = audience
                 self.subjectClaim = subjectClaim; self.adminScope = adminScope; self.clockSkewSeconds = clockSkewSeconds
+                self.jwksURL = jwksURL; self.jwksRefreshSeconds = jwksRefreshSeconds; self.jwksTrustedCertificatesPath = jwksTrustedCertificatesPath
             }
 
-            package enum CodingKeys: String, CodingKey, CaseIterable { case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, clockSkewSeconds }
+            package enum CodingKeys: String, CodingKey, CaseIterable {
+                case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, clockSkewSeconds, jwksURL, jwksRefreshSeconds
+                case jwksTrustedCertificatesPath
+            }
             public init(from decoder: any Decoder) throws {
                 try decoder.refuseUnknownKeys(CodingKeys.self)
                 let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -46,7 +59,10 @@ extension ServerConfiguration {
                           issuer: try c.decode(String.self, forKey: .issuer), audience: try c.decode(String.self, forKey: .audience),
                           subjectClaim: try c.decodeIfPresent(String.self, forKey: .subjectClaim) ?? "sub",
                           adminScope: try c.decodeIfPresent(String.self, forKey: .adminScope),
-                          clockSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .clockSkewSeconds) ?? 60)
+                          clockSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .clockSkewSeconds) ?? 60,
+                          jwksURL: try c.decodeIfPresent(String.self, forKey: .jwksURL),
+                          jwksRefreshSeconds: try c.decodeIfPresent(Int.self, forKey: .jwksRefreshSeconds) ?? 300,
+                          jwksTrustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .jwksTrustedCertificatesPath))
             }
         }
 
@@ -75,8 +91,15 @@ extension ServerConfiguration {
 
         func validate() throws {
             if let jwt {
-                guard jwt.jwksPath != nil || !jwt.publicKeyPaths.isEmpty else {
-                    throw ConfigurationError.invalid("authorization.jwt needs jwksPath or publicKeyPaths")
+                guard jwt.jwksPath != nil || !jwt.publicKeyPaths.isEmpty || jwt.jwksURL != nil else {
+                    throw ConfigurationError.invalid("authorization.jwt needs jwksPath, jwksURL or publicKeyPaths")
+                }
+                // Keys fetched over plain HTTP could be replaced by anyone on the path: they would mint any user's token.
+                if let url = jwt.jwksURL, !url.hasPrefix("https://") || URL(string: url)?.host == nil {
+                    throw ConfigurationError.invalid("authorization.jwt.jwksURL must be an https:// URL, not \(url)")
+                }
+                guard (60...86_400).contains(jwt.jwksRefreshSeconds) else {
+                    throw ConfigurationError.invalid("authorization.jwt.jwksRefreshSeconds must be 60...86400")
                 }
                 guard !jwt.issuer.isEmpty, !jwt.audience.isEmpty, !jwt.subjectClaim.isEmpty else {
                     throw ConfigurationError.invalid("authorization.jwt.issuer, audience and subjectClaim must not be empty")

@@ -1,9 +1,7 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOSSL
 import ServiceLifecycle
 import SwiftASN1
 import UAF
@@ -150,26 +148,8 @@ public final class MetadataSource: Sendable {
             }
             return try ServerConfiguration.readFile(service.blob, setting: "metadataService.blob")
         }
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let path = service.trustedCertificatesPath {
-            // Added to the system's roots for a proxy or a local mirror; certificate checks are never relaxed.
-            tls.additionalTrustRoots = [.file(path)]
-        }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: .seconds(30)))
-        configuration.redirectConfiguration = .disallow
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(60))
-            guard response.status == .ok else {
-                throw ServerConfiguration.ConfigurationError.unreadable("metadataService.blob \(url): HTTP \(response.status.code)")
-            }
-            let body = try await response.body.collect(upTo: MetadataBLOB.maximumBytes)
-            try await client.shutdown()
-            return Data(buffer: body)
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
+        return try await HTTPSDownload.get(url.absoluteString, trustedCertificatesPath: service.trustedCertificatesPath,
+                                           maximumBytes: MetadataBLOB.maximumBytes, timeout: .seconds(60))
     }
 
     /// The PEM certificates of `path`: at least one.
