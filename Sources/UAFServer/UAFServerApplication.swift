@@ -93,7 +93,7 @@ public enum UAFServerApplication {
         router.add(middleware: UnitOfWorkMiddleware(database: stores.database))
         HealthController(readiness: readiness, database: stores.database, metrics: configuration.observability.metrics ? metrics : nil)
             .add(to: router)
-        UAFController.addFacets(to: router, facets: { facets.facets })
+        UAFController.addFacets(to: router, versions: configuration.protocolVersions, facets: { facets.facets })
         // After the health routes and the facets (a balancer's probes are never refused), before every other route, the
         // not-found answer and authorization, so unknown paths and refused credentials count against the caller too.
         let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)

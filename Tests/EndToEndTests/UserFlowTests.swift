@@ -38,6 +38,18 @@ final class UserFlowTests: XCTestCase {
         XCTAssertEqual(again.first?.signCounter, 2)
     }
 
+    func testTheSDKAnswersTheUAF11MessageOfAServerSpeakingEveryVersion() async throws {
+        try await env.shutdown()
+        env = try await Environment(acceptedVersions: ["1.0", "1.1", "1.2"])
+        let client = try await env.client()
+        try await client.operations.registration.username("alice").authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
+            .authorizationProvider(try await relyingPartyAuthorization("alice"))
+            .deviceInformation(DeviceInformation(name: "test phone")).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
+        try await client.authenticate("alice", verifier: ScriptedPinUserVerifier(pins: ["123456"]))
+        let stored = try await env.server.stores.registrations.registrations(username: "alice")
+        XCTAssertEqual(stored.first?.signCounter, 1)
+    }
+
     func testAnInvalidPinFormatIsRecoverableDuringEnrollment() async throws {
         let client = try await env.client()
         let enroller = ScriptedPinEnroller(pins: ["12", "abcdef", "654321"])

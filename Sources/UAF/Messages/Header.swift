@@ -3,9 +3,20 @@ public struct Version: Codable, Hashable, Sendable, CustomStringConvertible {
     public var major: UInt16
     public var minor: UInt16
     public init(major: UInt16, minor: UInt16) { self.major = major; self.minor = minor }
+    /// UAF 1.0.
+    public static let uaf10 = Version(major: 1, minor: 0)
     /// UAF 1.1: what this implementation speaks.
     public static let uaf11 = Version(major: 1, minor: 1)
+    /// UAF 1.2, whose messages and assertions are those of 1.1 for everything this implementation uses.
+    public static let uaf12 = Version(major: 1, minor: 2)
     public var description: String { "\(major).\(minor)" }
+
+    /// `"1.1"` and the like; nil for any other text.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let major = UInt16(parts[0]), let minor = UInt16(parts[1]), parts.allSatisfy({ $0.allSatisfy(\.isNumber) }) else { return nil }
+        self.init(major: major, minor: minor)
+    }
 }
 
 /// UAF operations.

@@ -51,10 +51,12 @@ struct UAFController {
     }
 
     /// The facets must be unprotected (UAF spec). They are added before the rate limit: clients fetch them on every
-    /// operation, and the answer is a small document held in memory.
-    static func addFacets(to router: Router<ServerRequestContext>, facets: @escaping @Sendable () -> [String]) {
+    /// operation, and the answer is a small document held in memory. The same ids are listed under every version the
+    /// server speaks.
+    static func addFacets(to router: Router<ServerRequestContext>, versions: [Version], facets: @escaping @Sendable () -> [String]) {
         router.get("\(Self.base)/facets") { _, _ in
-            Wire.json(TrustedFacets(trustedFacets: [.init(version: .uaf11, ids: facets())]), contentType: Wire.facetsContentType)
+            let ids = facets()
+            return Wire.json(TrustedFacets(trustedFacets: versions.map { .init(version: $0, ids: ids) }), contentType: Wire.facetsContentType)
         }
     }
 

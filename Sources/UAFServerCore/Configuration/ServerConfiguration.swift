@@ -84,6 +84,15 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// The AAIDs that may send a sign counter of 0 ("no counter"); nil lets every authenticator do so (the spec's
     /// reading). A list makes every other authenticator keep a counter, so a cloned key cannot hide behind 0.
     public var zeroCounterAAIDs: [String]?
+    /// The UAF protocol versions the server speaks (`"1.0"`, `"1.1"`, `"1.2"`): every request carries one message
+    /// per version, highest first, the facets list their ids under each, and a response of any other version is
+    /// refused (1400). Only 1.1 by default: what the SDK speaks.
+    public var acceptedVersions: [String] = ["1.1"]
+
+    /// ``acceptedVersions`` as versions, highest first.
+    public var protocolVersions: [Version] {
+        acceptedVersions.compactMap(Version.init).sorted { ($0.major, $0.minor) > ($1.major, $1.minor) }
+    }
     /// Check the ChannelBinding clients report against this server's own certificate (1490 on a mismatch). Turn
     /// it off only behind a TLS-terminating proxy, where clients see the proxy's certificate.
     public var checkChannelBinding: Bool
@@ -224,6 +233,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if let bad = zeroCounterAAIDs?.first(where: { !AAID.isValid($0) }) {
             throw ConfigurationError.invalid("zeroCounterAAIDs: \"\(bad)\" is not an AAID (VVVV#MMMM)")
         }
+        // Only the versions whose messages this server writes and reads; a typo must not silently drop one.
+        let known: Set<Version> = [.uaf10, .uaf11, .uaf12]
+        let parsed = acceptedVersions.compactMap { Version($0) }
+        guard !acceptedVersions.isEmpty, parsed.count == acceptedVersions.count, Set(parsed).count == parsed.count,
+              parsed.allSatisfy(known.contains), acceptedVersions.allSatisfy({ $0 == Version($0)?.description }) else {
+            throw ConfigurationError.invalid("acceptedVersions must list 1.0, 1.1 or 1.2, each once, not \(acceptedVersions)")
+        }
         if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") }
         if case .postgres(_, let poolSize) = database, !(1...200).contains(poolSize) {
             throw ConfigurationError.invalid("database pool size must be 1...200")
@@ -239,7 +255,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
-        case zeroCounterAAIDs, metadataService
+        case zeroCounterAAIDs, metadataService, acceptedVersions
         case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite
     }
 
@@ -264,6 +280,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         requestLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .requestLifetimeSeconds) ?? d.requestLifetimeSeconds
         rejectCounterRegression = try c.decodeIfPresent(Bool.self, forKey: .rejectCounterRegression) ?? d.rejectCounterRegression
         zeroCounterAAIDs = try c.decodeIfPresent([String].self, forKey: .zeroCounterAAIDs)
+        acceptedVersions = try c.decodeIfPresent([String].self, forKey: .acceptedVersions) ?? d.acceptedVersions
         authorization = try c.decodeIfPresent(Authorization.self, forKey: .authorization) ?? d.authorization
         tokens = try c.decodeIfPresent(Tokens.self, forKey: .tokens) ?? d.tokens
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
@@ -287,6 +304,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(requestLifetimeSeconds, forKey: .requestLifetimeSeconds)
         try c.encode(rejectCounterRegression, forKey: .rejectCounterRegression)
         try c.encodeIfPresent(zeroCounterAAIDs, forKey: .zeroCounterAAIDs)
+        try c.encode(acceptedVersions, forKey: .acceptedVersions)
         try c.encode(authorization, forKey: .authorization)
         try c.encode(tokens, forKey: .tokens)
         try c.encode(limits, forKey: .limits)

@@ -60,7 +60,7 @@ package struct AuthenticationService: Sendable {
                                             challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
         environment.decide("authentication request", context?.username, 1200,
                            "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
-        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \AuthenticationRequest.header),
                                                       op: .authentication, lifetimeMillis: environment.lifetimeMillis),
                              sessionID: record.id)
     }

@@ -37,7 +37,7 @@ package struct DeregistrationService: Sendable {
         environment.decide("deregistration", username, 1200,
                            removed.isEmpty ? "nothing matched" : "removed \(removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", "))")
         // Dereg has no response message, so it opens no status session.
-        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \DeregistrationRequest.header),
                                                       op: .deregistration, lifetimeMillis: nil),
                              sessionID: nil)
     }

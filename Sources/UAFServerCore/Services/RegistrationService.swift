@@ -62,7 +62,7 @@ package struct RegistrationService: Sendable {
                                           challenge: record.challenge, username: username, policy: policy)
         environment.decide("registration request", username, 1200,
                            "issued challenge \(record.challenge.prefix(10))… valid \(Int(environment.requestLifetime)) s (authorized by \(principal.source))")
-        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try UAFMessageCodec.encode([message]),
+        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \RegistrationRequest.header),
                                                       op: .registration, lifetimeMillis: environment.lifetimeMillis),
                              sessionID: record.id)
     }

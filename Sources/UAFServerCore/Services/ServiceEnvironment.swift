@@ -21,6 +21,8 @@ package struct ServiceEnvironment: Sendable {
     let metadataSource: MetadataSource
     let counterPolicy: RelyingPartyConfiguration.CounterPolicy
     let zeroCounters: RelyingPartyConfiguration.ZeroCounterRule
+    /// The protocol versions the server speaks, highest first.
+    let versions: [Version]
     let channelBinding: ExpectedChannelBinding?
     let requestLifetime: TimeInterval
     let limits: ServerConfiguration.Limits
@@ -38,8 +40,8 @@ package struct ServiceEnvironment: Sendable {
     /// The metadata in force now (a Metadata Service reload swaps it whole).
     var metadata: MetadataStore { metadataSource.store }
     var relyingParty: RelyingPartyConfiguration {
-        var configuration = RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, counterPolicy: counterPolicy,
-                                                      channelBinding: channelBinding)
+        var configuration = RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, supportedVersions: Set(versions),
+                                                      counterPolicy: counterPolicy, channelBinding: channelBinding)
         configuration.zeroCounters = zeroCounters
         // The one extension this server reads (the registering device's id); any other marked fail_if_unknown is refused.
         configuration.understoodExtensions = [DeviceServiceWire.deviceIDExtension]
@@ -47,6 +49,16 @@ package struct ServiceEnvironment: Sendable {
     }
 
     var lifetimeMillis: Int64 { Int64(requestLifetime * 1000) }
+
+    /// A request's UAF message, once per version the server speaks (highest first), as one `uafRequest` text: the
+    /// client answers the one of its version (uaf-spec §3.1.1). Only the header's `upv` differs.
+    func uafRequest<Message: Encodable>(_ message: Message, header: WritableKeyPath<Message, OperationHeader>) throws -> String {
+        try UAFMessageCodec.encode(versions.map { version in
+            var copy = message
+            copy[keyPath: header].upv = version
+            return copy
+        })
+    }
     var statusRetention: TimeInterval { TimeInterval(limits.statusRetentionSeconds) }
 
     package func decide(_ operation: OperationName, _ username: String?, _ status: Int, _ detail: String) {
