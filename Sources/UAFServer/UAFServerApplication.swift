@@ -8,9 +8,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
-import Crypto
 @_exported import UAFServerCore
-import X509
 import UAF
 
 /// A server that is running; ``stop()`` shuts it down gracefully.
@@ -29,19 +27,19 @@ public final class RunningUAFServer: Sendable {
     public let facets: TrustedFacetsSource
     /// The key id and JWKS of issued tokens.
     public let tokenIssuer: TokenIssuer
-    /// What clients must report as ChannelBinding, or nil when the check is off.
-    public let channelBinding: ExpectedChannelBinding?
+    /// The certificate the server presents (replaced without a restart when it comes from files).
+    public let certificate: ServerCertificateSource
     /// This instance's metrics (what `/metrics` serves).
     public let metrics: ServerMetrics
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
     init(port: Int, host: String, appID: String, certificatePEM: String, usesDevelopmentCertificate: Bool, stores: Stores,
-         tokenIssuer: TokenIssuer, channelBinding: ExpectedChannelBinding?, facets: TrustedFacetsSource, metrics: ServerMetrics,
+         tokenIssuer: TokenIssuer, certificate: ServerCertificateSource, facets: TrustedFacetsSource, metrics: ServerMetrics,
          group: ServiceGroup, task: Task<Void, any Error>) {
         self.facets = facets
         self.metrics = metrics
-        self.channelBinding = channelBinding
+        self.certificate = certificate
         self.port = port; self.host = host; self.appID = appID; self.certificatePEM = certificatePEM
         self.usesDevelopmentCertificate = usesDevelopmentCertificate; self.stores = stores; self.tokenIssuer = tokenIssuer
         self.group = group; self.task = task
@@ -81,7 +79,7 @@ public enum UAFServerApplication {
     /// The router with every route and middleware (used by ``start(configuration:dependencies:handleSignals:)``
     /// and by in-process router tests).
     static func buildRouter(configuration: UAFServerCore.ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource, identity: AppIdentity,
-                            issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ExpectedChannelBinding?,
+                            issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ServerCertificateSource?,
                             firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics, readiness: Readiness,
                             dependencies: ServerDependencies, demoPages: DemoPages? = nil) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
@@ -143,7 +141,8 @@ public enum UAFServerApplication {
         public let facets: TrustedFacetsSource
         /// The metadata in force (reloaded from the Metadata Service when one is configured).
         public let metadata: MetadataSource
-        public let channelBinding: ExpectedChannelBinding?
+        /// The certificate the server presents.
+        public let certificate: ServerCertificateSource
         /// The PEM clients trust (see ``RunningUAFServer/certificatePEM``).
         public let trustPEM: String
         public let usesDevelopmentCertificate: Bool
@@ -175,6 +174,10 @@ public enum UAFServerApplication {
             var services: [any Service] = [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,
                                                         logger: dependencies.logger)]
             if let firebase { services.append(firebase) }
+            if certificate.paths != nil {
+                services.append(ServerCertificateWatcher(source: certificate, handleSignals: handleSignals, clock: dependencies.clock,
+                                                         logger: dependencies.logger))
+            }
             if facets.path != nil {
                 services.append(TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: dependencies.logger))
             }
@@ -212,9 +215,14 @@ public enum UAFServerApplication {
         if configuration.demoSite {
             logger.warning("DEMO SITE at /demo: its pages enroll new usernames and send approvals to them without a credential. Never use this in production.")
         }
-        let tls = try makeTLS(configuration, note: { logger.notice("\($0)") })
-        let channelBinding = configuration.checkChannelBinding ? try expectedChannelBinding(leafDER: tls.leafDER) : nil
         let metrics = ServerMetrics()
+        let tls = try makeTLS(configuration, metrics: metrics, note: { logger.notice("\($0)") })
+        let presented = tls.certificate.current, now = dependencies.clock()
+        if now < presented.notBefore || now > presented.notAfter {
+            logger.warning("the TLS certificate is valid from \(presented.notBefore) to \(presented.notAfter), not now: clients will refuse it")
+        }
+        // Behind a TLS-terminating proxy clients see the proxy's certificate, not ours: then nothing is compared.
+        let channelBinding = configuration.checkChannelBinding ? tls.certificate : nil
         let metadata = try await MetadataSource.load(configuration, clock: dependencies.clock, metrics: metrics, logger: logger)
         let facets = try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
             ?? TrustedFacetsSource(facets: configuration.facets)
@@ -244,7 +252,7 @@ public enum UAFServerApplication {
             http1.additionalChannelHandlers = { [cap.handler(), RequestDeadline.handler(deadline: deadline)] }
             let application = Application(
                 responder: AppPathResponder(base: router.buildResponder()),
-                server: try .tls(.http1(configuration: http1), tlsConfiguration: tls.configuration),
+                server: try .tls(.http1(configuration: http1), tlsConfiguration: tls.certificate.tlsConfiguration()),
                 configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mauth"),
                 onServerRunning: { channel in
                     // With port 0 the kernel picked the port: the appID names it before the first request arrives.
@@ -253,7 +261,7 @@ public enum UAFServerApplication {
                     onServerRunning(port)
                 },
                 logger: logger)
-            return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, metadata: metadata, channelBinding: channelBinding,
+            return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, metadata: metadata, certificate: tls.certificate,
                          trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
                          readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase,
                          relyingPartyTokens: relyingPartyTokens,
@@ -310,36 +318,22 @@ public enum UAFServerApplication {
         }
         return RunningUAFServer(port: port, host: configuration.host, appID: built.appID, certificatePEM: built.trustPEM,
                                 usesDevelopmentCertificate: built.usesDevelopmentCertificate, stores: built.stores,
-                                tokenIssuer: built.tokenIssuer, channelBinding: built.channelBinding, facets: built.facets,
+                                tokenIssuer: built.tokenIssuer, certificate: built.certificate, facets: built.facets,
                                 metrics: built.metrics, group: group, task: task)
     }
 
-    /// The TLS set-up: the server configuration, the PEM clients trust, whether it was generated, and the leaf's DER
-    /// (for the channel-binding check).
+    /// The TLS set-up: the certificate the server presents, the PEM clients trust, and whether it was generated.
     struct TLSMaterial {
-        var configuration: TLSConfiguration
+        var certificate: ServerCertificateSource
         var trustPEM: String
         var generated: Bool
-        var leafDER: [UInt8]
     }
 
-    static func makeTLS(_ configuration: UAFServerCore.ServerConfiguration, note: (String) -> Void = { _ in }) throws -> TLSMaterial {
+    static func makeTLS(_ configuration: UAFServerCore.ServerConfiguration, metrics: ServerMetrics? = nil, note: (String) -> Void = { _ in }) throws -> TLSMaterial {
         if let certificatePath = configuration.tls.certificatePath, let keyPath = configuration.tls.privateKeyPath {
-            // NIOSSL's errors name neither the file nor the setting ("failedToLoadCertificate").
-            let chain: [NIOSSLCertificate]
-            do { chain = try NIOSSLCertificate.fromPEMFile(certificatePath) } catch {
-                _ = try UAFServerCore.ServerConfiguration.readFile(certificatePath, setting: "tls.certificatePath")
-                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) is not a PEM certificate chain: \(error)")
-            }
-            guard let leaf = chain.first else { throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) holds no certificate") }
-            let key: NIOSSLPrivateKey
-            do { key = try NIOSSLPrivateKey(file: keyPath, format: .pem) } catch {
-                _ = try UAFServerCore.ServerConfiguration.readFile(keyPath, setting: "tls.privateKeyPath")
-                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) is not a PEM private key: \(error)")
-            }
-            let pem = try String(contentsOfFile: certificatePath, encoding: .utf8)
-            return TLSMaterial(configuration: try tlsConfiguration(chain: chain, key: key), trustPEM: pem, generated: false,
-                               leafDER: try leaf.toDERBytes())
+            let source = try ServerCertificateSource(certificatePath: certificatePath, keyPath: keyPath,
+                                                     previousCertificateSeconds: configuration.tls.previousCertificateSeconds, metrics: metrics)
+            return TLSMaterial(certificate: source, trustPEM: String(decoding: source.current.fileBytes[0], as: UTF8.self), generated: false)
         }
         let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host])).sorted()
         // Kept beside an SQLite file, so devices that trusted it keep trusting a restarted development server; an
@@ -352,27 +346,8 @@ public enum UAFServerApplication {
         } else {
             development = try DevelopmentCertificate.generate(hosts: hosts)
         }
-        let chain = try NIOSSLCertificate.fromPEMBytes(Array((development.certificatePEM + "\n" + development.trustAnchorPEM).utf8))
-        let key = try NIOSSLPrivateKey(bytes: Array(development.privateKeyPEM.utf8), format: .pem)
-        return TLSMaterial(configuration: try tlsConfiguration(chain: chain, key: key), trustPEM: development.trustAnchorPEM, generated: true,
-                           leafDER: try chain[0].toDERBytes())
-    }
-
-    /// RFC 5929 tls-server-end-point and the certificate itself, as a client would report them.
-    static func expectedChannelBinding(leafDER: [UInt8]) throws -> ExpectedChannelBinding {
-        let certificate = try Certificate(derEncoded: leafDER)
-        let hash: [UInt8]
-        switch certificate.signatureAlgorithm {
-        case .ecdsaWithSHA384, .sha384WithRSAEncryption: hash = Array(SHA384.hash(data: leafDER))
-        case .ecdsaWithSHA512, .sha512WithRSAEncryption: hash = Array(SHA512.hash(data: leafDER))
-        default: hash = Array(SHA256.hash(data: leafDER))  // SHA-256, and the RFC's rule for MD5 and SHA-1
-        }
-        return ExpectedChannelBinding(serverEndPoint: Base64URL.encode(hash), tlsServerCertificate: Base64URL.encode(leafDER))
-    }
-
-    static func tlsConfiguration(chain: [NIOSSLCertificate], key: NIOSSLPrivateKey) throws -> TLSConfiguration {
-        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-        tls.minimumTLSVersion = .tlsv12
-        return tls
+        let identity = try ServerCertificateSource.identity(chainPEM: development.certificatePEM + "\n" + development.trustAnchorPEM,
+                                                            keyPEM: development.privateKeyPEM)
+        return TLSMaterial(certificate: ServerCertificateSource(fixed: identity, metrics: metrics), trustPEM: development.trustAnchorPEM, generated: true)
     }
 }

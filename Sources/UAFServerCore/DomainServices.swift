@@ -17,7 +17,7 @@ package struct DomainServices: Sendable {
 
     /// `onDecision` hears every decision a service takes (the HTTP layer logs it with the request's id and counts it).
     package init(configuration: ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource,
-                 identity: AppIdentity, issuer: TokenIssuer, channelBinding: ExpectedChannelBinding?,
+                 identity: AppIdentity, issuer: TokenIssuer, channelBinding: ServerCertificateSource?,
                  firebase: FirebaseDispatcher?, clock: @escaping @Sendable () -> Date,
                  onDecision: @escaping @Sendable (ServerDecision) -> Void) {
         environment = ServiceEnvironment(

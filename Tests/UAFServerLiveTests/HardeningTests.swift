@@ -14,7 +14,7 @@ final class HardeningTests: XCTestCase {
 
     func testTheChannelBindingOfThisServersCertificateIsAccepted() async throws {
         try await LoopbackServer.with() { loopback in
-            let expected = try XCTUnwrap(loopback.server.channelBinding)
+            let expected = loopback.server.certificate.current.binding
             var authenticator = SoftwareAuthenticator()
             authenticator.channelBinding = ChannelBinding(serverEndPoint: expected.serverEndPoint, tlsServerCertificate: expected.tlsServerCertificate)
             let request = try await loopback.registrationRequest(username: "alice")

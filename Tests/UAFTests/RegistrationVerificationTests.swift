@@ -132,9 +132,11 @@ final class RegistrationVerificationTests: XCTestCase {
 
     static let observed = ExpectedChannelBinding(serverEndPoint: "c2VydmVyLWNlcnQtaGFzaA", tlsServerCertificate: "c2VydmVyLWNlcnQ")
 
-    func bindingVerifier() -> RegistrationVerifier {
+    /// A verifier expecting the ``observed`` certificate, and `previous` ones replaced lately.
+    func bindingVerifier(previous: [ExpectedChannelBinding] = []) -> RegistrationVerifier {
         var configuration = testConfiguration
         configuration.channelBinding = Self.observed
+        configuration.channelBinding?.previous = previous
         return RegistrationVerifier(configuration: configuration, metadata: testMetadata)
     }
 
@@ -164,6 +166,24 @@ final class RegistrationVerificationTests: XCTestCase {
         builder.channelBinding = ChannelBinding(tlsServerCertificate: "cHJveHktY2VydA")
         await assertRejected(.channelBindingMismatch, status: .channelBindingRefused) {
             _ = try await self.bindingVerifier().verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
+        }
+    }
+
+    static let replaced = ExpectedChannelBinding(serverEndPoint: "b2xkLWNlcnQtaGFzaA", tlsServerCertificate: "b2xkLWNlcnQ")
+
+    func testRegistrationPassesIfTheChannelBindingNamesThePreviousCertificate() async throws {
+        var builder = TestRegistrationBuilder()
+        builder.channelBinding = ChannelBinding(serverEndPoint: Self.replaced.serverEndPoint, tlsServerCertificate: Self.replaced.tlsServerCertificate)
+        let result = try await bindingVerifier(previous: [Self.replaced]).verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
+        XCTAssertEqual(result.count, 1)
+    }
+
+    func testRegistrationFailsIfTheChannelBindingMixesTheCurrentAndThePreviousCertificate() async throws {
+        var builder = TestRegistrationBuilder()
+        // Each field names a certificate the server accepts, but not the same one: no TLS channel looks like that.
+        builder.channelBinding = ChannelBinding(serverEndPoint: Self.observed.serverEndPoint, tlsServerCertificate: Self.replaced.tlsServerCertificate)
+        await assertRejected(.channelBindingMismatch, status: .channelBindingRefused) {
+            _ = try await self.bindingVerifier(previous: [Self.replaced]).verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
         }
     }
 

@@ -74,20 +74,34 @@ public struct RelyingPartyConfiguration: Sendable {
 /// response is refused with 1490. Absent fields are accepted: UAF makes them optional and many clients cannot read
 /// them. Not checked: `tlsUnique` (undefined for TLS 1.3, which our server prefers) and `cid_pubkey` (token
 /// binding, which no current platform offers).
+///
+/// After the server's certificate is replaced, a client that connected before may still report the old one:
+/// `previous` lists the certificates accepted for a while beside the current one. Both fields a client reports
+/// must describe the same certificate.
 public struct ExpectedChannelBinding: Sendable, Hashable {
     /// base64url of the certificate's hash (the hash of its signature algorithm; SHA-256 for MD5 or SHA-1).
     public var serverEndPoint: String
     /// base64url of the certificate's DER.
     public var tlsServerCertificate: String
+    /// Certificates the server presented until recently, each accepted as this one is.
+    public var previous: [ExpectedChannelBinding]
 
-    public init(serverEndPoint: String, tlsServerCertificate: String) {
-        self.serverEndPoint = serverEndPoint; self.tlsServerCertificate = tlsServerCertificate
+    public init(serverEndPoint: String, tlsServerCertificate: String, previous: [ExpectedChannelBinding] = []) {
+        self.serverEndPoint = serverEndPoint; self.tlsServerCertificate = tlsServerCertificate; self.previous = previous
     }
 
     func check(_ binding: ChannelBinding?) throws(UAFVerificationError) {
         guard let binding else { return }
-        if let endPoint = binding.serverEndPoint, endPoint != serverEndPoint { throw UAFVerificationError(.channelBindingMismatch) }
-        if let certificate = binding.tlsServerCertificate, certificate != tlsServerCertificate { throw UAFVerificationError(.channelBindingMismatch) }
+        guard describes(binding) || previous.contains(where: { $0.describes(binding) }) else {
+            throw UAFVerificationError(.channelBindingMismatch)
+        }
+    }
+
+    /// Whether every field the client reported names this certificate (absent fields name any).
+    private func describes(_ binding: ChannelBinding) -> Bool {
+        if let endPoint = binding.serverEndPoint, endPoint != serverEndPoint { return false }
+        if let certificate = binding.tlsServerCertificate, certificate != tlsServerCertificate { return false }
+        return true
     }
 }
 

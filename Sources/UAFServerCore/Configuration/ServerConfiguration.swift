@@ -7,22 +7,30 @@ import UAF
 /// SQLite in the working directory and the default Nevis metadata.
 public struct ServerConfiguration: Codable, Sendable, Equatable {
     public struct TLS: Codable, Sendable, Equatable {
-        /// PEM certificate chain (leaf first). Both paths or neither must be set.
+        /// PEM certificate chain (leaf first). Both paths or neither must be set. Both files are re-read when
+        /// either changes and on SIGHUP; a pair that does not load, does not match, or is not valid now is refused
+        /// and the certificate in force stays.
         public var certificatePath: String?
         /// PEM private key.
         public var privateKeyPath: String?
-        public init(certificatePath: String? = nil, privateKeyPath: String? = nil) {
+        /// How long, in seconds, after a new certificate is installed a client may still report the replaced one
+        /// in its ChannelBinding (it connected before the change). 0 refuses it at once: for a certificate
+        /// replaced because its key leaked.
+        public var previousCertificateSeconds: Int
+        public init(certificatePath: String? = nil, privateKeyPath: String? = nil, previousCertificateSeconds: Int = 600) {
             self.certificatePath = certificatePath; self.privateKeyPath = privateKeyPath
+            self.previousCertificateSeconds = previousCertificateSeconds
         }
         /// Without a certificate: make a new development certificate even if a good one is kept beside the SQLite
         /// file (`mauth server --regenerate-certificate`; not a configuration-file key).
         public var regenerateDevelopmentCertificate = false
-        package enum CodingKeys: String, CodingKey, CaseIterable { case certificatePath, privateKeyPath }
+        package enum CodingKeys: String, CodingKey, CaseIterable { case certificatePath, privateKeyPath, previousCertificateSeconds }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(certificatePath: try c.decodeIfPresent(String.self, forKey: .certificatePath),
-                      privateKeyPath: try c.decodeIfPresent(String.self, forKey: .privateKeyPath))
+                      privateKeyPath: try c.decodeIfPresent(String.self, forKey: .privateKeyPath),
+                      previousCertificateSeconds: try c.decodeIfPresent(Int.self, forKey: .previousCertificateSeconds) ?? TLS().previousCertificateSeconds)
         }
     }
 
@@ -222,6 +230,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         guard (0...65535).contains(port) else { throw ConfigurationError.invalid("port \(port)") }
         guard (tls.certificatePath == nil) == (tls.privateKeyPath == nil) else {
             throw ConfigurationError.invalid("tls.certificatePath and tls.privateKeyPath must be set together")
+        }
+        guard (0...86_400).contains(tls.previousCertificateSeconds) else {
+            throw ConfigurationError.invalid("tls.previousCertificateSeconds must be 0...86400")
         }
         guard requestLifetimeSeconds > 0, requestLifetimeSeconds <= 3600 else {
             throw ConfigurationError.invalid("requestLifetimeSeconds must be 1...3600")

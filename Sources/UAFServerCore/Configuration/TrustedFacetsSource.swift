@@ -3,7 +3,6 @@ import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 import UAF
-import UnixSignals
 
 /// The trusted facet IDs, read from configuration or from a facets file that is reloaded when it changes and on
 /// SIGHUP (as nevisFIDO hot-reloads `fido-uaf.facets`). A file that cannot be read or parsed, or that lists no
@@ -81,25 +80,10 @@ package struct TrustedFacetsWatcher: Service {
 
     package func run() async throws {
         guard let path = source.path else { return }
-        @Sendable func stamp() -> [String] { ServerConfiguration.fileStamp(path) }
-        // Both loops end when the service is cancelled at graceful shutdown.
+        let source = source, logger = logger
+        // Ends when the service is cancelled at graceful shutdown.
         await cancelWhenGracefulShutdown {
-            await withTaskGroup(of: Void.self) { group in
-                if handleSignals {
-                    group.addTask {
-                        for await _ in await UnixSignalsSequence(trapping: .sighup) { source.reload(logger: logger) }
-                    }
-                }
-                group.addTask {
-                    var last = stamp()
-                    while !Task.isCancelled {
-                        do { try await Task.sleep(for: interval) } catch { return }
-                        let now = stamp()
-                        if now != last { last = now; source.reload(logger: logger) }
-                    }
-                }
-                await group.waitForAll()
-            }
+            await FileChangeTriggers.run(paths: [path], interval: interval, handleSignals: handleSignals) { source.reload(logger: logger) }
         }
     }
 }

@@ -5,7 +5,6 @@ import NIOCore
 import ServiceLifecycle
 import SwiftASN1
 import UAF
-import UnixSignals
 import X509
 
 /// The metadata in force: the local statements and, with a Metadata Service configured, the newest verified
@@ -186,25 +185,15 @@ package struct MetadataWatcher: Service {
     package func run() async throws {
         guard let service = source.service else { return }
         let source = source, logger = logger, clock = clock, fileInterval = fileInterval
-        @Sendable func stamp() -> [String] { ServerConfiguration.fileStamp(service.blob) }
         // The loops end when the service is cancelled at graceful shutdown.
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                if handleSignals {
-                    group.addTask {
-                        for await _ in await UnixSignalsSequence(trapping: .sighup) { await source.reload(logger: logger) }
-                    }
+                // A file is watched for changes; a URL is fetched on its schedule below. Both on SIGHUP.
+                group.addTask {
+                    await FileChangeTriggers.run(paths: service.url == nil ? [service.blob] : [], interval: fileInterval,
+                                                 handleSignals: handleSignals) { await source.reload(logger: logger) }
                 }
-                if service.url == nil {
-                    group.addTask {
-                        var last = stamp()
-                        while !Task.isCancelled {
-                            do { try await Task.sleep(for: fileInterval) } catch { return }
-                            let now = stamp()
-                            if now != last { last = now; await source.reload(logger: logger) }
-                        }
-                    }
-                } else {
+                if service.url != nil {
                     group.addTask {
                         // Due times are read on the server's clock, checked every `fileInterval`.
                         var due = clock().addingTimeInterval(TimeInterval(Self.nextFetch(after: clock(), nextUpdate: source.blob?.nextUpdate,

@@ -20,6 +20,8 @@ import Prometheus
 /// - with a Metadata Service: `metadata_blob_number` and `metadata_blob_next_update_timestamp_seconds` (the BLOB in
 ///   force; alert when the time passes the second by a day), and `metadata_reloads_total{outcome}` (`installed`,
 ///   `not_newer`, `refused`).
+/// - `tls_certificate_not_after_timestamp_seconds` (the certificate in force ends then: alert weeks before) and,
+///   with certificate files, `tls_reloads_total{outcome}` (`installed`, `refused`).
 public final class ServerMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -31,6 +33,7 @@ public final class ServerMetrics: Sendable {
     private let connectionsRefused: Metrics.Counter
     private let metadataBLOBNumber: Metrics.Gauge
     private let metadataNextUpdate: Metrics.Gauge
+    private let tlsNotAfter: Metrics.Gauge
 
     public init() {
         let registry = PrometheusCollectorRegistry()
@@ -50,6 +53,7 @@ public final class ServerMetrics: Sendable {
         connectionsRefused = Metrics.Counter(label: "mauth_connections_refused_total", factory: factory)
         metadataBLOBNumber = Metrics.Gauge(label: "mauth_metadata_blob_number", factory: factory)
         metadataNextUpdate = Metrics.Gauge(label: "mauth_metadata_blob_next_update_timestamp_seconds", factory: factory)
+        tlsNotAfter = Metrics.Gauge(label: "mauth_tls_certificate_not_after_timestamp_seconds", factory: factory)
     }
 
     /// A Metadata Service reload: its outcome, and the BLOB in force after it.
@@ -57,6 +61,14 @@ public final class ServerMetrics: Sendable {
         Metrics.Counter(label: "mauth_metadata_reloads_total", dimensions: [("outcome", outcome)], factory: factory).increment()
         if let number { metadataBLOBNumber.record(number) }
         if let nextUpdate { metadataNextUpdate.record(nextUpdate.timeIntervalSince1970) }
+    }
+
+    /// The end of the TLS certificate in force (at start and after each reload).
+    package func tlsCertificateInForce(notAfter: Date) { tlsNotAfter.record(notAfter.timeIntervalSince1970) }
+
+    /// A TLS certificate reload that found changed files: `installed` or `refused`.
+    package func tlsReloaded(outcome: String) {
+        Metrics.Counter(label: "mauth_tls_reloads_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }
 
     package func requestStarted() { requestsInFlight.increment() }

@@ -23,7 +23,8 @@ package struct ServiceEnvironment: Sendable {
     let zeroCounters: RelyingPartyConfiguration.ZeroCounterRule
     /// The protocol versions the server speaks, highest first.
     let versions: [Version]
-    let channelBinding: ExpectedChannelBinding?
+    /// The certificate clients' ChannelBindings are checked against, or nil when the check is off.
+    let channelBinding: ServerCertificateSource?
     let requestLifetime: TimeInterval
     let limits: ServerConfiguration.Limits
     let clock: @Sendable () -> Date
@@ -41,7 +42,7 @@ package struct ServiceEnvironment: Sendable {
     var metadata: MetadataStore { metadataSource.store }
     var relyingParty: RelyingPartyConfiguration {
         var configuration = RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, supportedVersions: Set(versions),
-                                                      counterPolicy: counterPolicy, channelBinding: channelBinding)
+                                                      counterPolicy: counterPolicy, channelBinding: channelBinding?.channelBinding(now: clock()))
         configuration.zeroCounters = zeroCounters
         // The one extension this server reads (the registering device's id); any other marked fail_if_unknown is refused.
         configuration.understoodExtensions = [DeviceServiceWire.deviceIDExtension]
