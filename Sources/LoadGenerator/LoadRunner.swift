@@ -35,7 +35,9 @@ public enum LoadRunner {
         let targets = plan.targets.map(LoadTarget.init)
         var setup: LoadReport.Phase?
         var devices: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
-        if plan.flow == .authentication {
+        if plan.flow == .authentication, let write = plan.writeRegistrations {
+            devices = try await writeDirectly(plan, write: write, progress: progress)
+        } else if plan.flow == .authentication {
             // Connection i registers (and later authenticates) users i, i + C, i + 2C, ...
             let (report, registered) = try await phase("setup: registering \(plan.population) users", plan: plan, http: http,
                                                        budget: .flows(plan.population), progressInterval: progressInterval,
@@ -43,7 +45,7 @@ public enum LoadRunner {
                 var mine: [VirtualUser] = []
                 var index = loop.connection
                 while index < plan.population, budget.claim() {
-                    var user = VirtualUser(username: "\(plan.usernamePrefix)-\(index)", facetID: plan.facetID)
+                    var user = VirtualUser(member: index, of: plan)
                     if await loop.register(&user, target: targets[loop.connection % targets.count], plan: plan, client: client,
                                            recorder: &recorder) {
                         mine.append(user)
@@ -121,6 +123,47 @@ public enum LoadRunner {
                           serverMemory: plan.serverPIDs.compactMap { pid in
                               ProcFS.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }
                           }, generatorScheduling: plan.generatorScheduling)
+    }
+
+    /// The population made here and written to the database in batches (``LoadPlan/writeRegistrations``): user i
+    /// belongs to connection i mod C, as in a setup over HTTP. Keys are made on every core, the writes one batch at a
+    /// time.
+    private static func writeDirectly(_ plan: LoadPlan, write: @Sendable ([LoadPlan.DirectRegistration]) async throws -> Void,
+                                      progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> [[VirtualUser]] {
+        let start = ContinuousClock.now
+        let name = "setup: writing \(plan.population) users to the database"
+        var devices: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
+        let chunk = 2_000, workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var written = 0, lastReport = start
+        for first in stride(from: 0, to: plan.population, by: chunk * workers) {
+            let made = await withTaskGroup(of: [(Int, VirtualUser)].self) { group in
+                for worker in 0..<workers {
+                    let low = first + worker * chunk, high = min(low + chunk, plan.population)
+                    guard low < high else { continue }
+                    group.addTask {
+                        (low..<high).map { index in (index, VirtualUser(member: index, of: plan)) }
+                    }
+                }
+                var all: [(Int, VirtualUser)] = []
+                for await part in group { all += part }
+                return all.sorted { $0.0 < $1.0 }
+            }
+            for batch in stride(from: 0, to: made.count, by: chunk).map({ made[$0..<min($0 + chunk, made.count)] }) {
+                try await write(batch.map { _, user in
+                    LoadPlan.DirectRegistration(username: user.username, aaid: user.authenticator.aaid, keyID: Base64URL.encode(user.authenticator.keyID),
+                                                publicKeyDER: Array(user.authenticator.key.publicKey.derRepresentation))
+                })
+            }
+            for (index, user) in made { devices[index % plan.connections].append(user) }
+            written += made.count
+            if ContinuousClock.now - lastReport >= .seconds(1) || written == plan.population {
+                lastReport = ContinuousClock.now
+                let seconds = (lastReport - start).seconds
+                progress(LoadProgress(phase: name, elapsedSeconds: seconds, flows: written, failedFlows: 0,
+                                      currentFlowsPerSecond: Double(written) / max(seconds, 0.001)))
+            }
+        }
+        return devices
     }
 
     /// Runs `body` on every connection at once until the budget is spent, prints progress, and merges what the
@@ -236,6 +279,11 @@ struct VirtualUser: Sendable {
         self.username = username
         authenticator = SoftwareAuthenticator()
         authenticator.facetID = facetID
+    }
+
+    /// User `index` of the plan's population (registered over HTTP or written to the database: the same name).
+    init(member index: Int, of plan: LoadPlan) {
+        self.init(username: "\(plan.usernamePrefix)-\(index)", facetID: plan.facetID)
     }
 }
 

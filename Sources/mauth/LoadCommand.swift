@@ -29,6 +29,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Stop the measured phase after this many flows instead of after --duration.") var flows: Int?
     @Option(help: "authentication, registration, or baseline (two GET /health/live per flow: the stack's ceiling, no UAF work).") var flow: LoadPlan.Flow = .authentication
     @Option(help: "Users registered before an authentication run.") var users = 1000
+    @Flag(help: "Write the --users registrations straight into the embedded servers' database (keys made here) instead of registering each over HTTP: for populations of millions.")
+    var fillDatabase = false
     @Option(help: "Have every authentication confirm this transaction text.") var transaction: String?
     @Option(help: "PEM P-256 private key whose ES256 JWTs authorize registrations (for --url servers).") var relyingPartyKey: String?
     @Option(help: "iss of the registration JWTs.") var issuer = "https://rp.load.example"
@@ -55,6 +57,8 @@ struct LoadCommand: AsyncParsableCommand {
         }
         if verify, flow != .registration { throw ValidationError("--verify checks a registration run (--flow registration)") }
         if !urls.isEmpty, database != nil { throw ValidationError("--database is for embedded servers; a --url server has its own") }
+        if fillDatabase, !urls.isEmpty { throw ValidationError("--fill-database writes into embedded servers' database; a --url server's is its own") }
+        if fillDatabase, flow != .authentication { throw ValidationError("--fill-database prepares the users of an authentication run") }
     }
 
     func run() async throws {
@@ -91,6 +95,18 @@ struct LoadCommand: AsyncParsableCommand {
                 servers.append(try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger)))
             }
             plan.targets = servers.map(\.baseURL)
+            if fillDatabase {
+                // As the server stores a registration by the software authenticator (surrogate basic attestation).
+                let stores = servers[0].stores
+                plan.writeRegistrations = { batch in
+                    let now = Date()
+                    try await stores.registrations.insert(batch.map { user in
+                        RegistrationRecord(username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
+                                           publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
+                                           registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: now)
+                    })
+                }
+            }
             plan.trustedCertificatesPEM = servers.map(\.certificatePEM).joined(separator: "\n")
             plan.relyingParty = relyingParty
             plan.embeddedServers = true

@@ -71,6 +71,28 @@ final class LoadRunnerTests: XCTestCase {
 
     struct Total: Decodable { var total: Int }
 
+    func testAPopulationWrittenToTheDatabaseAuthenticatesWithoutRegistering() async throws {
+        var plan = plan(flows: 60, population: 30)
+        let stores = server.stores
+        plan.writeRegistrations = { batch in
+            try await stores.registrations.insert(batch.map { user in
+                RegistrationRecord(username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
+                                   publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
+                                   registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
+            })
+        }
+        let report = try await LoadRunner.run(plan)
+        XCTAssertNil(report.setup, "nobody registered over HTTP")
+        XCTAssertEqual(report.measured.flows, 60)
+        XCTAssertEqual(report.measured.failedFlows, 0)
+        XCTAssertEqual(decisions("authentication", 1200), 60)
+        XCTAssertEqual(decisions("registration", 1200), 0)
+        let count = try await server.stores.database.run { sql in
+            try await sql.raw("SELECT COUNT(*) AS total FROM registrations").first(decoding: Total.self)
+        }
+        XCTAssertEqual(count?.total, 30)
+    }
+
     func testABaselineRunMakesTwoLivenessProbesPerFlowAndNoUAFDecision() async throws {
         let report = try await LoadRunner.run(plan(.baseline, flows: 50))
         XCTAssertNil(report.setup, "a baseline run registers nobody")
