@@ -6,8 +6,8 @@ import UAFServer
 
 /// Operator tasks on a server's database, with the server running or not (`mauth admin …`).
 struct AdminCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "admin", abstract: "Administer a server's database (Auth Cloud access keys, token-signing keys).",
-                                                    subcommands: [AccessKeyCommand.self, SigningKeyCommand.self])
+    static let configuration = CommandConfiguration(commandName: "admin", abstract: "Administer a server's database (users' data, Auth Cloud access keys, token-signing keys).",
+                                                    subcommands: [AdminUserCommand.self, AccessKeyCommand.self, SigningKeyCommand.self])
 }
 
 /// Where the database is: the server's configuration file (and MAUTH_* variables), or `--database` alone.

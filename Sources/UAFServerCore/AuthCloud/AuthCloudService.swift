@@ -380,17 +380,10 @@ package struct AuthCloudService: Sendable {
     /// goes last, so a delete that fails half-way is completed by repeating it.
     package func delete(userId: String) async throws {
         guard let user = try await stores.authCloudUsers.user(id: userId) else { throw Self.userNotFound }
-        let now = environment.clock()
-        let removed = try await stores.registrations.delete(username: user.username)
-        _ = try await stores.sessions.revokeAll(username: user.username, now: now)
-        for target in try await stores.dispatchTargets.targets(username: user.username) { _ = try await stores.dispatchTargets.delete(id: target.id) }
-        // An enrollment link or a registration request issued before the deletion must not enrol a key for a user who
-        // no longer exists (or for the next user given the same name).
-        let tokens = try await stores.dispatchTokens.expireUnredeemed(username: user.username, now: now)
-        let requests = try await stores.requests.deleteCounted(username: user.username)
+        let erased = try await UserData.erase(stores, username: user.username, now: environment.clock())
         try await stores.authCloudUsers.delete(id: userId)
         environment.decide("auth cloud delete user", user.username, 1200,
-                           "deleted with \(removed.count) registration(s); \(tokens) unredeemed token(s) expired, \(requests) outstanding request(s) removed")
+                           "deleted with \(erased.registrations) registration(s); \(erased.dispatchTokens) unredeemed token(s) expired, \(erased.requests) outstanding request(s) removed")
     }
 
     // MARK: Helpers

@@ -70,6 +70,16 @@ public struct SessionStore: Sendable {
         try await live(where: "id = \(bind: id)", now: now)
     }
 
+    /// The live sessions of `username`, oldest first (for an operator: `mauth admin user show`).
+    public func live(username: String, now: Date) async throws -> [SessionRecord] {
+        try await database.run { sql in
+            try await sql.raw("""
+                SELECT * FROM sessions WHERE username = \(bind: username) AND revoked_at IS NULL AND expires_at > \(bind: now.epochMillis)
+                ORDER BY created_at, id
+                """).all()
+        }.map(Self.record)
+    }
+
     private func live(where condition: SQLQueryString, now: Date) async throws -> SessionRecord? {
         try await database.run { sql in
             try await sql.raw("""

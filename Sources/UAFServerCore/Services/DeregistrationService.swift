@@ -25,12 +25,8 @@ package struct DeregistrationService: Sendable {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not deregister \(username)")
         }
         let deviceId = try principal.confinedDeviceId()
-        let removed = try await stores.registrations.delete(username: username, aaids: context.aaid, keyIDs: context.keyIDs, deviceId: deviceId)
-        // The sessions those keys opened end with them; with the user's last key, every session of hers.
-        _ = try await stores.sessions.revoke(username: username, keyIDs: removed.map(\.keyID), now: environment.clock())
-        if try await stores.registrations.registrations(username: username).isEmpty {
-            _ = try await stores.sessions.revokeAll(username: username, now: environment.clock())
-        }
+        let removed = try await UserData.removeRegistrations(stores, username: username, aaids: context.aaid, keyIDs: context.keyIDs,
+                                                             deviceId: deviceId, now: environment.clock())
         let authenticators = removed.map { DeregisterAuthenticator(aaid: $0.aaid, keyID: $0.keyID) }
         let message = DeregistrationRequest(header: OperationHeader(op: .deregistration, appID: environment.appID, serverData: nil),
                                             authenticators: authenticators)
