@@ -24,7 +24,7 @@ package struct DomainServices: Sendable {
             identity: identity, facets: facets, stores: stores, metadataSource: metadata,
             counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore,
             zeroCounters: configuration.zeroCounterAAIDs.map { .onlyFor(Set($0)) } ?? .any, versions: configuration.protocolVersions,
-            channelBinding: channelBinding,
+            policies: PolicyChoice(named: configuration.policies), channelBinding: channelBinding,
             requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: clock,
             onDecision: onDecision)
         signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),

@@ -80,12 +80,15 @@ extension ServerUnderTest {
         try JSONEncoder().encode(GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username])))
     }
 
-    /// A registration request for `username`, authorized by the relying party's token (or `headers`).
-    public func registrationRequest(username: String, headers: [(String, String)]? = nil) async throws -> RegistrationRequest {
+    /// A registration request for `username`, authorized by the relying party's token (or `headers`), under the
+    /// configured policy `policy` names (or the default).
+    public func registrationRequest(username: String, headers: [(String, String)]? = nil, policy: String? = nil) async throws -> RegistrationRequest {
         let credentials: [(String, String)]
         if let headers { credentials = headers } else { credentials = try await bearer(username) }
+        var context = ["username": username]
+        if let policy { context["policy"] = policy }
         let answer = try await post("/nevisfido/uaf/1.1/request/registration",
-                                    GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username])),
+                                    GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(context)),
                                     as: ReturnUAFRequest.self, headers: credentials)
         guard answer.statusCode == 1200, let request = answer.uafRequest else {
             throw UnexpectedAnswer(description: "registration request for \(username): \(answer.statusCode)")
@@ -93,8 +96,8 @@ extension ServerUnderTest {
         return try UAFMessageCodec.decode(RegistrationRequest.self, from: request)[0]
     }
 
-    public func authenticationRequest(username: String?, transaction: [Transaction]? = nil) async throws -> (ReturnUAFRequest, AuthenticationRequest?) {
-        let context = try UAFMessageCodec.encodeObject(AuthenticationContext(username: username, transaction: transaction))
+    public func authenticationRequest(username: String?, transaction: [Transaction]? = nil, policy: String? = nil) async throws -> (ReturnUAFRequest, AuthenticationRequest?) {
+        let context = try UAFMessageCodec.encodeObject(AuthenticationContext(username: username, transaction: transaction, policy: policy))
         let answer = try await post("/nevisfido/uaf/1.1/request/authentication", GetUAFRequest(op: .authentication, context: context), as: ReturnUAFRequest.self)
         return (answer, try answer.uafRequest.map { try UAFMessageCodec.decode(AuthenticationRequest.self, from: $0)[0] })
     }
@@ -120,4 +123,5 @@ func trustingRelyingParty(_ configuration: ServerConfiguration, _ relyingParty: 
 private struct AuthenticationContext: Encodable {
     var username: String?
     var transaction: [Transaction]?
+    var policy: String?
 }

@@ -34,9 +34,9 @@ final class DispatchTests: XCTestCase {
     }
 
     private func dispatch(_ loopback: InProcessServer, _ op: UAFOperation, username: String?, dispatcher: String = "link", targetID: String? = nil,
-                          headers: [(String, String)] = []) async throws -> TestAnswer {
+                          headers: [(String, String)] = [], policy: String? = nil) async throws -> TestAnswer {
         struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String?; var getUafRequest: GetUAFRequest }
-        let context = try username.map { try UAFMessageCodec.encodeObject(["username": $0]) }
+        let context = try username.map { try UAFMessageCodec.encodeObject(["username": $0, "policy": policy]) }
         let path = op == .registration ? "registration" : op == .authentication ? "authentication" : "deregistration"
         return try await loopback.exchange(.POST, "/nevisfido/token/dispatch/\(path)", body: try json(Body(dispatcher: dispatcher, dispatchTargetId: targetID,
                                            getUafRequest: GetUAFRequest(op: op, context: context))), contentType: "application/json", headers: headers)
@@ -80,6 +80,20 @@ final class DispatchTests: XCTestCase {
             XCTAssertEqual(value2, 403)
             let value3 = try self.result(try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice")))
             XCTAssertEqual(value3, "dispatched")
+        }
+    }
+
+    func testADispatchNamingAPolicyThatIsNotConfiguredIsRefusedAtOnce() async throws {
+        var configuration = InProcessServer.configuration()
+        configuration.policies = ["strong": .init(registration: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1002"])]]))]
+        try await InProcessServer.with(configuration) { loopback in
+            let bearer = try await loopback.bearer("alice")
+            let refused = try await self.dispatch(loopback, .registration, username: "alice", headers: bearer, policy: "stronger")
+            XCTAssertEqual(refused.status, 400, String(decoding: refused.body, as: UTF8.self))
+            let dispatched = try await self.dispatch(loopback, .registration, username: "alice", headers: bearer, policy: "strong")
+            let redeemed = try await self.redeem(loopback, try self.token(dispatched))
+            let request = try UAFMessageCodec.decode(RegistrationRequest.self, from: try XCTUnwrap(redeemed.uafRequest))[0]
+            XCTAssertEqual(request.policy.accepted, [[MatchCriteria(aaid: ["F1D0#1002"])]], "the redeemed request carries the named policy")
         }
     }
 

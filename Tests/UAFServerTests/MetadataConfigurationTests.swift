@@ -34,7 +34,7 @@ final class MetadataConfigurationTests: XCTestCase {
 
         try await InProcessServer.with(configuration) { loopback in
             let request = try await loopback.registrationRequest(username: "alice")
-            XCTAssertEqual(request.policy.accepted, [[MatchCriteria(aaid: ["ABCD#0001"], authenticationAlgorithms: [2])]])
+            XCTAssertEqual(request.policy.accepted, [[MatchCriteria(aaid: ["ABCD#0001"])]])
             var authenticator = SoftwareAuthenticator()
             authenticator.aaid = "ABCD#0001"
             let accepted = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))

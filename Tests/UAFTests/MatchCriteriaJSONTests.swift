@@ -55,4 +55,15 @@ final class MatchCriteriaJSONTests: XCTestCase {
                                                                            disallowed: [MatchCriteria(userVerification: 1)]))
         XCTAssertEqual(try UAFMessageCodec.decode(AuthenticationRequest.self, from: try UAFMessageCodec.encode([request])), [request])
     }
+
+    func testOnlyKeyIDsAttachmentHintVersionAndExtsMayAccompanyAnAAID() {
+        let allowed = MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["a2V5"], attachmentHint: 1, authenticatorVersion: 1,
+                                    exts: [Extension(id: "x", data: "ZA", failIfUnknown: false)])
+        XCTAssertEqual(allowed.fieldsNotAllowedBesideAAID, [])
+        XCTAssertEqual(MatchCriteria(vendorID: ["F1D0"], authenticationAlgorithms: [9]).fieldsNotAllowedBesideAAID, [], "no aaid, no rule")
+        XCTAssertEqual(Self.everyField.fieldsNotAllowedBesideAAID,
+                       ["vendorID", "userVerification", "keyProtection", "matcherProtection", "tcDisplay", "authenticationAlgorithms",
+                        "assertionSchemes", "attestationTypes"])
+        XCTAssertEqual(MatchCriteria(aaid: ["F1D0#0001"], authenticationAlgorithms: [2]).fieldsNotAllowedBesideAAID, ["authenticationAlgorithms"])
+    }
 }

@@ -27,7 +27,7 @@ public struct MatchCriteria: Codable, Hashable, Sendable {
 }
 
 extension MatchCriteria {
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey, CaseIterable {
         case aaid, vendorID, keyIDs, userVerification, keyProtection, matcherProtection, attachmentHint, tcDisplay,
              authenticationAlgorithms, assertionSchemes, attestationTypes, authenticatorVersion, exts
     }
@@ -74,6 +74,22 @@ extension MatchCriteria {
         if let attestationTypes { try container.encode(attestationTypes, forKey: .attestationTypes) }
         if let authenticatorVersion { try container.encode(authenticatorVersion, forKey: .authenticatorVersion) }
         if let exts { try container.encode(exts, forKey: .exts) }
+    }
+}
+
+extension MatchCriteria {
+    /// The fields set beside `aaid` that the spec does not allow there (uaf-spec §1.5: only `keyIDs`,
+    /// `attachmentHint`, `authenticatorVersion` and `exts` may accompany it), by JSON name; empty when the criterion
+    /// is valid. A server writes only valid criteria; a client reads any (some servers bend the rule).
+    public var fieldsNotAllowedBesideAAID: [String] {
+        guard aaid != nil else { return [] }
+        let present: [(String, Bool)] = [
+            ("vendorID", vendorID != nil), ("userVerification", userVerification != nil), ("keyProtection", keyProtection != nil),
+            ("matcherProtection", matcherProtection != nil), ("tcDisplay", tcDisplay != nil),
+            ("authenticationAlgorithms", authenticationAlgorithms != nil), ("assertionSchemes", assertionSchemes != nil),
+            ("attestationTypes", attestationTypes != nil),
+        ]
+        return present.filter(\.1).map(\.0)
     }
 }
 

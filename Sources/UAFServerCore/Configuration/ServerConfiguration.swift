@@ -96,6 +96,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// per version, highest first, the facets list their ids under each, and a response of any other version is
     /// refused (1400). Only 1.1 by default: what the SDK speaks.
     public var acceptedVersions: [String] = ["1.1"]
+    /// Named UAF policies a request's context chooses by `policy` (``NamedPolicy``); the one named `default` serves
+    /// requests that name none. Empty by default: every authenticator the metadata describes.
+    public var policies: [String: NamedPolicy] = [:]
 
     /// ``acceptedVersions`` as versions, highest first.
     public var protocolVersions: [Version] {
@@ -256,6 +259,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             throw ConfigurationError.invalid("database pool size must be 1...200")
         }
         try metadataService?.validate()
+        for (name, policy) in policies.sorted(by: { $0.key < $1.key }) { try policy.validate(name: name) }
         try authorization.validate()
         try tokens.validate()
         try limits.validate()
@@ -266,7 +270,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
-        case zeroCounterAAIDs, metadataService, acceptedVersions
+        case zeroCounterAAIDs, metadataService, acceptedVersions, policies
         case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite
     }
 
@@ -292,6 +296,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         rejectCounterRegression = try c.decodeIfPresent(Bool.self, forKey: .rejectCounterRegression) ?? d.rejectCounterRegression
         zeroCounterAAIDs = try c.decodeIfPresent([String].self, forKey: .zeroCounterAAIDs)
         acceptedVersions = try c.decodeIfPresent([String].self, forKey: .acceptedVersions) ?? d.acceptedVersions
+        policies = try c.decodeIfPresent([String: NamedPolicy].self, forKey: .policies) ?? d.policies
         authorization = try c.decodeIfPresent(Authorization.self, forKey: .authorization) ?? d.authorization
         tokens = try c.decodeIfPresent(Tokens.self, forKey: .tokens) ?? d.tokens
         limits = try c.decodeIfPresent(Limits.self, forKey: .limits) ?? d.limits
@@ -316,6 +321,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(rejectCounterRegression, forKey: .rejectCounterRegression)
         try c.encodeIfPresent(zeroCounterAAIDs, forKey: .zeroCounterAAIDs)
         try c.encode(acceptedVersions, forKey: .acceptedVersions)
+        if !policies.isEmpty { try c.encode(policies, forKey: .policies) }
         try c.encode(authorization, forKey: .authorization)
         try c.encode(tokens, forKey: .tokens)
         try c.encode(limits, forKey: .limits)

@@ -10,7 +10,7 @@ package struct AuthenticationService: Sendable {
     let tokens: ServerConfiguration.Tokens
     private var stores: Stores { environment.stores }
 
-    package struct Context: Decodable { var username: String?; var transaction: [Transaction]? }
+    package struct Context: Decodable { var username: String?; var transaction: [Transaction]?; var policy: String? }
 
     /// A success: the UAF answer and the session cookie to set.
     package struct Outcome: Sendable {
@@ -36,21 +36,30 @@ package struct AuthenticationService: Sendable {
             ChallengeRecord(id: id, operation: .authentication, challenge: challenge, username: context?.username, policy: policy,
                             transactions: transactions, expiresAt: expiresAt)
         }
+        // A named policy that is not configured is refused before anything is stored.
+        let configured = try environment.policies.configured(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
         let record: ChallengeRecord
         if let username = context?.username {
-            // Step-up: the policy accepts exactly the user's registered keys.
+            // Step-up: the policy accepts exactly the user's registered keys (those a configured policy accepts).
             try ServiceEnvironment.validate(username: username)
-            if dispatchedSession == nil {
-                record = try await environment.issueStepUp(username: username, counted: ServiceEnvironment.authorizes(caller, for: username),
-                                                           status: .clientAuthenticating, request: makeRecord)
+            let counted = dispatchedSession == nil && ServiceEnvironment.authorizes(caller, for: username)
+            if dispatchedSession == nil, configured == nil {
+                record = try await environment.issueStepUp(username: username, counted: counted, status: .clientAuthenticating, request: makeRecord)
             } else {
-                guard let policy = try await stores.ceremonies.stepUpPolicy(username: username) else { throw ServiceEnvironment.noAuthenticator }
+                let keys = try await stores.registrations.registrations(username: username)
+                guard !keys.isEmpty else { throw ServiceEnvironment.noAuthenticator }
+                let policy = try configured.map { configured in
+                    guard let policy = PolicyChoice.stepUp(configured, keys: keys, metadata: environment.metadata) else {
+                        throw ServiceFailure(.notFound, "no authenticator of this user is one the policy accepts")
+                    }
+                    return policy
+                } ?? CeremonyStore.stepUpPolicy(keys.map { CeremonyStore.StepUpKey(aaid: $0.aaid, keyID: $0.keyID) })
                 record = makeRecord(policy)
-                // Authentication dispatch is open to anyone, so its requests count against nobody (the token was the unit).
-                try await environment.issue(record, status: .clientAuthenticating, dispatched: true, counted: false)
+                // A dispatched request counts against nobody: authentication dispatch is open to anyone (the token was the unit).
+                try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: counted)
             }
         } else {
-            record = makeRecord(Policy(accepted: environment.metadata.all.map { [MatchCriteria(aaid: [$0.aaid])] }))
+            record = makeRecord(configured ?? PolicyChoice.everyAuthenticator(environment.metadata))
             try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: false)
         }
         // With a transaction, the client is offered only authenticators with a display (an empty policy when none of

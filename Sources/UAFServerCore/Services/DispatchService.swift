@@ -53,6 +53,12 @@ package struct DispatchService: Sendable {
         var username = context?.username
         if let username { try ServiceEnvironment.validate(username: username) }
         if operation == .authentication { try AuthenticationService.validate(transactions: context?.transaction ?? []) }
+        // A named policy that is not configured is refused now, not when the user opens the link.
+        if operation != .deregistration, context?.policy != nil {
+            let transactions = !(context?.transaction ?? []).isEmpty
+            _ = try environment.policies.configured(operation == .registration ? .registration : transactions ? .transaction : .authentication,
+                                                    name: context?.policy)
+        }
 
         var target: DispatchTargetRecord?
         if let id = request.dispatchTargetId {

@@ -31,7 +31,7 @@ package struct RegistrationService: Sendable {
     /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
     package func request(_ request: GetUAFRequest, principal: Principal, dispatchedSession: String? = nil) async throws -> IssuedRequest {
         guard request.op == nil || request.op == .registration else { throw ServiceFailure(.badRequest, "op must be Reg") }
-        guard let username = try ServiceEnvironment.parseContext(Context.self, request.context)?.username else {
+        guard let context = try ServiceEnvironment.parseContext(Context.self, request.context), let username = context.username else {
             throw ServiceFailure(.badRequest, "context.username is required")
         }
         try ServiceEnvironment.validate(username: username)
@@ -40,19 +40,12 @@ package struct RegistrationService: Sendable {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not register \(username)")
         }
         try requireRecentAuthentication(principal)
-        // Every authenticator with metadata is accepted; the user's registered keys are disallowed, as in the
-        // spec's example, so a device does not register the same authenticator twice.
-        let existing = try await stores.registrations.registrations(username: username)
-        let disallowed = Dictionary(grouping: existing, by: \.aaid).map { aaid, records in
-            MatchCriteria(aaid: [aaid], keyIDs: records.map(\.keyID))
-        }.sorted { ($0.aaid?.first ?? "") < ($1.aaid?.first ?? "") }
-        // Each criterion names the algorithms the server's metadata allows for the AAID, so a client whose
-        // authenticator can sign in several ways (the Android profile: ECDSA or RSA) picks one the server accepts.
-        let policy = Policy(accepted: environment.metadata.all.map { statement in
-                                [MatchCriteria(aaid: [statement.aaid],
-                                               authenticationAlgorithms: statement.supportedAlgorithms.map(\.rawValue).sorted())]
-                            },
-                            disallowed: disallowed.isEmpty ? nil : disallowed)
+        // The policy the context names (or the built-in one: every authenticator with metadata); the user's
+        // registered keys are disallowed, as in the spec's example, so a device does not register the same
+        // authenticator twice.
+        let accepted = try environment.policies.configured(.registration, name: context.policy)
+            ?? PolicyChoice.everyAuthenticator(environment.metadata)
+        let policy = PolicyChoice.registration(accepted, existing: try await stores.registrations.registrations(username: username))
         let record = ChallengeRecord(id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
                                      challenge: environment.newChallenge(), username: username, policy: policy, transactions: [],
                                      expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))

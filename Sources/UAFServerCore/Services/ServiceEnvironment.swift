@@ -23,6 +23,8 @@ package struct ServiceEnvironment: Sendable {
     let zeroCounters: RelyingPartyConfiguration.ZeroCounterRule
     /// The protocol versions the server speaks, highest first.
     let versions: [Version]
+    /// The configured policies a request's context may name.
+    let policies: PolicyChoice
     /// The certificate clients' ChannelBindings are checked against, or nil when the check is off.
     let channelBinding: ServerCertificateSource?
     let requestLifetime: TimeInterval
