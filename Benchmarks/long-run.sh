@@ -7,7 +7,8 @@
 # population grows by 1,000 a minute). After each minute it prints one line: flows/s, p50 and p99 of the whole flow,
 # the server's CPU per flow, the SQLite file and its WAL, and the server's resident memory. Flat from the first
 # minutes on means the purge of expired requests and sessions keeps up and nothing grows with time but the
-# registrations.
+# registrations and the audit trail (a row of about 275 bytes per verified login, kept for
+# observability.auditRetentionDays).
 #
 #   swift build -c release --product mauth && Benchmarks/long-run.sh [MINUTES] [SESSION_SECONDS] [MAUTH_BINARY]
 #

@@ -64,11 +64,13 @@ public final class RunningUAFServer: Sendable {
 /// What the server needs besides its configuration; tests substitute the clock.
 public struct ServerDependencies: Sendable {
     public var logger: Logger
+    /// The audit stream: one info line per security decision, with who, from where and the outcome as metadata.
+    public var auditLogger: Logger
     public var clock: @Sendable () -> Date
     public var onDecision: @Sendable (ServerDecision) -> Void
-    public init(logger: Logger = Logger(label: "mauth.server"), clock: @escaping @Sendable () -> Date = { Date() },
-                onDecision: @escaping @Sendable (ServerDecision) -> Void = { _ in }) {
-        self.logger = logger; self.clock = clock; self.onDecision = onDecision
+    public init(logger: Logger = Logger(label: "mauth.server"), auditLogger: Logger = Logger(label: "mauth.audit"),
+                clock: @escaping @Sendable () -> Date = { Date() }, onDecision: @escaping @Sendable (ServerDecision) -> Void = { _ in }) {
+        self.logger = logger; self.auditLogger = auditLogger; self.clock = clock; self.onDecision = onDecision
     }
 }
 
@@ -81,11 +83,12 @@ public enum UAFServerApplication {
     static func buildRouter(configuration: UAFServerCore.ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ServerCertificateSource?,
                             firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics, readiness: Readiness,
-                            dependencies: ServerDependencies, demoPages: DemoPages? = nil) -> Router<ServerRequestContext> {
+                            dependencies: ServerDependencies, audit: AuditTrail? = nil, demoPages: DemoPages? = nil) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
         let router = Router(context: ServerRequestContext.self)
+        let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
         // First, so every request (unmatched ones and errors too) gets an id and is counted.
-        router.add(middleware: RequestObservationMiddleware(metrics: metrics, logger: logger))
+        router.add(middleware: RequestObservationMiddleware(metrics: metrics, logger: logger, clients: clients))
         let routeTable = RouteTable()
         router.add(middleware: RouteRulesMiddleware(routes: routeTable))
         router.add(middleware: UnitOfWorkMiddleware(database: stores.database))
@@ -95,14 +98,23 @@ public enum UAFServerApplication {
         // After the health routes and the facets (a balancer's probes are never refused), before every other route, the
         // not-found answer and authorization, so unknown paths and refused credentials count against the caller too.
         let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
-        let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
         router.add(middleware: RateLimitMiddleware(limiter: limiter, clients: clients))
         let services = DomainServices(
             configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
             channelBinding: channelBinding, firebase: firebase, clock: dependencies.clock,
             onDecision: { decision in
-                logger.info("\(decision.description)", metadata: RequestID.metadata)
+                // Every security decision, with who took it and from where, goes to the audit stream and trail.
+                let caller = RequestCaller.current
+                let client = caller.flatMap { clients.client(peer: $0.peer, hops: $0.forwarded) }
+                let principal = caller?.principal
+                let event = AuditEvent(at: dependencies.clock(), requestID: RequestID.current, clientAddress: client?.address,
+                                       principal: principal?.auditName, operation: decision.operation.rawValue, username: decision.username,
+                                       statusCode: decision.statusCode, detail: decision.detail)
+                dependencies.auditLogger.info("\(decision.description)", metadata: event.logMetadata.mapValues { .string($0) })
                 metrics.decided(decision)
+                // A caller without credentials has a budget of rows; one with credentials, or a proof of a key, is always kept.
+                let budgeted = principal == nil && !decision.provesAKey
+                audit?.record(event, budgetKey: budgeted ? client?.clientKey(ipv6PrefixLength: configuration.limits.ipv6PrefixLength) : nil)
                 dependencies.onDecision(decision)
             })
         let onRejection: @Sendable (OperationName, ServiceFailure) -> Void = { name, failure in
@@ -112,9 +124,10 @@ public enum UAFServerApplication {
                                     sessions: stores.sessions, cookieName: configuration.tokens.cookieName, deviceSignatures: services.signatures,
                                     clock: dependencies.clock, logger: logger)
         let open = router.group()
-        let protected = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer))
+        let refused: @Sendable (String) -> Void = { detail in services.environment.decide("authorization", nil, 401, "credentials refused: \(detail)") }
+        let protected = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer, onRefusal: refused))
         // Open to anyone, but a caller who presents a credential gets the limits of an authorized caller.
-        let identified = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer, required: false))
+        let identified = router.group().add(middleware: AuthorizationMiddleware(authorizer: authorizer, required: false, onRefusal: refused))
         UAFController(registration: services.registration, authentication: services.authentication, deregistration: services.deregistration,
                       onRejection: onRejection).add(open: open, identified: identified, protected: protected)
         let dispatchController = DispatchController(dispatch: services.dispatch, targets: services.targets, devices: services.devices,
@@ -125,6 +138,7 @@ public enum UAFServerApplication {
         if let demoPages {
             DemoSiteController(service: services.authCloud, issuer: issuer, pages: demoPages, onRejection: onRejection).add(open: open)
         }
+        AdminController(admin: services.admin, onRejection: onRejection).add(protected: protected)
         ServerController(status: services.status, issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
         routeTable.fill(routes: router.routes.map { ($0.method, $0.path.description) },
@@ -156,6 +170,8 @@ public enum UAFServerApplication {
         let firebase: FirebaseDispatcher?
         /// The relying party's keys (refreshed from `authorization.jwt.jwksURL` when set).
         let relyingPartyTokens: RelyingPartyTokenVerifier?
+        /// The database side of the audit trail; nil with `observability.auditRetentionDays` 0.
+        package let audit: AuditTrail?
         /// Every method and path the router serves: what the OpenAPI document must describe, no more, no less.
         let routes: [Route]
         struct Route: Hashable { var method: String; var path: String }
@@ -174,6 +190,7 @@ public enum UAFServerApplication {
             var services: [any Service] = [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,
                                                         logger: dependencies.logger)]
             if let firebase { services.append(firebase) }
+            if let audit { services.append(audit) }
             if certificate.paths != nil {
                 services.append(ServerCertificateWatcher(source: certificate, handleSignals: handleSignals, clock: dependencies.clock,
                                                          logger: dependencies.logger))
@@ -240,9 +257,13 @@ public enum UAFServerApplication {
             let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
             let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
             firebase = try configuration.dispatch.firebase.map { try FirebaseDispatcher(configuration: $0, logger: logger, clock: dependencies.clock) }
+            let observability = configuration.observability
+            let audit = observability.auditRetentionDays == 0 ? nil : AuditTrail(
+                store: stores.audit, retention: TimeInterval(observability.auditRetentionDays) * 86_400,
+                anonymousEventsPerMinute: observability.auditAnonymousEventsPerMinute, clock: dependencies.clock, metrics: metrics, logger: logger)
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase,
-                                     metrics: metrics, readiness: readiness, dependencies: dependencies,
+                                     metrics: metrics, readiness: readiness, dependencies: dependencies, audit: audit,
                                      demoPages: configuration.demoSite ? try DemoPages() : nil)
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
@@ -264,7 +285,7 @@ public enum UAFServerApplication {
             return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, metadata: metadata, certificate: tls.certificate,
                          trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
                          readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase,
-                         relyingPartyTokens: relyingPartyTokens,
+                         relyingPartyTokens: relyingPartyTokens, audit: audit,
                          routes: router.routes.map { Built.Route(method: $0.method.rawValue, path: $0.path.description) })
         } catch {
             await firebase?.shutdown()

@@ -14,6 +14,7 @@ package struct DomainServices: Sendable {
     package let devices: DeviceService
     package let authCloud: AuthCloudService
     package let status: StatusService
+    package let admin: AdminService
 
     /// `onDecision` hears every decision a service takes (the HTTP layer logs it with the request's id and counts it).
     package init(configuration: ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource,
@@ -42,5 +43,6 @@ package struct DomainServices: Sendable {
         devices = DeviceService(environment: environment, signatures: signatures, targets: targets)
         authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
         status = StatusService(environment: environment)
+        admin = AdminService(environment: environment)
     }
 }

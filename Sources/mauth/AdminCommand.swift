@@ -7,7 +7,7 @@ import UAFServer
 /// Operator tasks on a server's database, with the server running or not (`mauth admin …`).
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "admin", abstract: "Administer a server's database (users' data, Auth Cloud access keys, token-signing keys).",
-                                                    subcommands: [AdminUserCommand.self, AccessKeyCommand.self, SigningKeyCommand.self])
+                                                    subcommands: [AdminUserCommand.self, AccessKeyCommand.self, SigningKeyCommand.self, AdminAuditCommand.self])
 }
 
 /// Where the database is: the server's configuration file (and MAUTH_* variables), or `--database` alone.
@@ -28,6 +28,18 @@ struct DatabaseOptions: ParsableArguments {
         try await database.close()
         return result
     }
+
+    /// Records an operator's action in the audit trail, as the decisions of the server are: the principal is
+    /// `operator:<login name>` (the account that ran `mauth`, which holds the database's credentials), the client
+    /// `local`. Nothing is stored when the configuration keeps no audit trail (`observability.auditRetentionDays` 0).
+    func record(_ stores: Stores, _ operation: String, username: String?, detail: String) async throws {
+        let retentionDays = try ServerConfiguration.load(path: config).observability.auditRetentionDays
+        guard retentionDays > 0 else { return }
+        let login = getpwuid(geteuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "uid \(geteuid())"
+        try await stores.audit.insert([AuditEvent(at: Date(), requestID: nil, clientAddress: "local", principal: "operator:\(login)",
+                                                  operation: operation, username: username, statusCode: 200, detail: detail)],
+                                      retention: TimeInterval(retentionDays) * 86_400)
+    }
 }
 
 struct AccessKeyCommand: AsyncParsableCommand {
@@ -43,7 +55,11 @@ struct AccessKeyCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard !name.isEmpty, name.utf8.count <= 200 else { throw ValidationError("--name must be 1...200 bytes") }
-            let created = try await options.withStores { try await $0.accessKeys.create(name: name, now: Date()) }
+            let created = try await options.withStores { stores in
+                let created = try await stores.accessKeys.create(name: name, now: Date())
+                try await options.record(stores, "admin access-key create", username: nil, detail: "created access key \(created.record.id) (\(name))")
+                return created
+            }
             if quiet {
                 say(created.key)
             } else {
@@ -72,7 +88,11 @@ struct AccessKeyCommand: AsyncParsableCommand {
         @Argument(help: "The key's id (from list).") var id: String
 
         func run() async throws {
-            let revoked = try await options.withStores { try await $0.accessKeys.revoke(id: id, now: Date()) }
+            let revoked = try await options.withStores { stores in
+                let revoked = try await stores.accessKeys.revoke(id: id, now: Date())
+                if revoked { try await options.record(stores, "admin access-key revoke", username: nil, detail: "revoked access key \(id)") }
+                return revoked
+            }
             guard revoked else { throw ValidationError("no active access key has the id \(id)") }
             say("access key \(id) revoked")
         }
@@ -93,8 +113,14 @@ struct SigningKeyCommand: AsyncParsableCommand {
         subcommands: [List.self, Add.self, Activate.self, Retire.self])
 
     /// Runs one change on the key store; a refused change (unknown kid, wrong state) is a usage error with its reason.
-    static func change(_ options: DatabaseOptions, _ body: @escaping (SigningKeyStore) async throws -> Void) async throws {
-        do { try await options.withStores { try await body($0.signingKeys) } } catch let refusal as SigningKeyStore.ChangeRefusal {
+    static func change(_ options: DatabaseOptions, _ operation: String, detail: String,
+                       _ body: @escaping (SigningKeyStore) async throws -> Void) async throws {
+        do {
+            try await options.withStores { stores in
+                try await body(stores.signingKeys)
+                try await options.record(stores, operation, username: nil, detail: detail)
+            }
+        } catch let refusal as SigningKeyStore.ChangeRefusal {
             throw ValidationError(refusal.description)
         }
     }
@@ -129,7 +155,10 @@ struct SigningKeyCommand: AsyncParsableCommand {
                 key = P256.Signing.PrivateKey()
             }
             let kid = JOSE.JWK(publicKey: key.publicKey).thumbprint
-            try await options.withStores { try await $0.signingKeys.add(kid: kid, pem: key.pemRepresentation, now: Date()) }
+            try await options.withStores { stores in
+                try await stores.signingKeys.add(kid: kid, pem: key.pemRepresentation, now: Date())
+                try await options.record(stores, "admin signing-key add", username: nil, detail: "added signing key \(kid) (pending)")
+            }
             say(quiet ? kid : "signing key \(kid) added (pending); activate it once relying parties have fetched the JWKS again")
         }
     }
@@ -140,7 +169,9 @@ struct SigningKeyCommand: AsyncParsableCommand {
         @Argument(help: "The pending key's kid (from list).") var kid: String
 
         func run() async throws {
-            try await SigningKeyCommand.change(options) { try await $0.activate(kid: kid, now: Date()) }
+            try await SigningKeyCommand.change(options, "admin signing-key activate", detail: "activated signing key \(kid)") {
+                try await $0.activate(kid: kid, now: Date())
+            }
             say("signing key \(kid) activated; the key it replaces verifies until its tokens have expired")
         }
     }
@@ -151,8 +182,42 @@ struct SigningKeyCommand: AsyncParsableCommand {
         @Argument(help: "The key's kid (from list).") var kid: String
 
         func run() async throws {
-            try await SigningKeyCommand.change(options) { try await $0.retire(kid: kid, now: Date()) }
+            try await SigningKeyCommand.change(options, "admin signing-key retire", detail: "retired signing key \(kid)") {
+                try await $0.retire(kid: kid, now: Date())
+            }
             say("signing key \(kid) retired")
+        }
+    }
+}
+
+/// The audit trail as the database keeps it (`mauth admin audit`): the newest security decisions first.
+struct AdminAuditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit", abstract: "Print the audit trail: security decisions (who, from where, what, outcome), newest first.")
+    @OptionGroup var options: DatabaseOptions
+    @Option(help: "Only the decisions about this user.") var username: String?
+    @Option(help: "Only decisions at or after this time (RFC 3339, e.g. 2026-11-26T10:00:00Z).") var since: String?
+    @Option(help: "At most this many (1...100000).") var limit = 100
+    @Flag(help: "Print one JSON object a line (for scripts).") var json = false
+
+    func validate() throws {
+        guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be 1...100000") }
+        if let since, ISO8601DateFormatter().date(from: since) == nil { throw ValidationError("--since \(since) is not an RFC 3339 time") }
+    }
+
+    func run() async throws {
+        let events = try await options.withStores { stores in
+            try await stores.audit.events(username: username, since: since.flatMap { ISO8601DateFormatter().date(from: $0) }, limit: limit)
+        }
+        for event in events {
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                say(String(decoding: try encoder.encode(event), as: UTF8.self))
+            } else {
+                say([AuditEvent.timestamp(event.at), event.clientAddress ?? "-", event.principal ?? "anonymous", "\(event.statusCode)",
+                     event.operation + (event.username.map { " for \($0)" } ?? ""), event.detail].joined(separator: "  "))
+            }
         }
     }
 }

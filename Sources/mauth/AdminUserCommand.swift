@@ -23,12 +23,14 @@ struct AdminUserCommand: AsyncParsableCommand {
         @Flag(help: "Print JSON (for scripts).") var json = false
 
         func run() async throws {
-            let summary = try await options.withStores { try await UserData.summary($0, username: username, now: Date()) }
+            let summary = try await options.withStores { stores in
+                let summary = try await UserData.summary(stores, username: username, now: Date())
+                // Reading a user's data is recorded too: who looked at whose data is part of the trail.
+                try await options.record(stores, "admin user show", username: username, detail: "\(summary.registrations.count) key(s), \(summary.sessions.count) live session(s), \(summary.targets.count) dispatch target(s) shown")
+                return summary
+            }
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                encoder.dateEncodingStrategy = .iso8601
-                say(String(decoding: try encoder.encode(ShownUser(username: username, summary)), as: UTF8.self))
+                say(String(decoding: try UserData.Report(username: username, summary).json(), as: UTF8.self))
                 return
             }
             let formatter = ISO8601DateFormatter()
@@ -48,26 +50,6 @@ struct AdminUserCommand: AsyncParsableCommand {
                     + (target.deviceId.map { "  device \($0)" } ?? ""))
             }
             say("outstanding requests: \(summary.outstandingRequests)")
-        }
-    }
-
-    /// The JSON of `show`: what an operator's script reads. Never a secret (sessions by public id, no tokens).
-    struct ShownUser: Encodable {
-        struct Key: Encodable { var aaid: String; var keyID: String; var registeredAt: Date; var signCounter: UInt32; var deviceId: String? }
-        struct Session: Encodable { var id: String; var aaid: String; var keyID: String; var openedAt: Date; var expiresAt: Date }
-        struct Target: Encodable { var id: String; var name: String; var dispatcher: String; var deviceId: String?; var createdAt: Date }
-        var username: String
-        var keys: [Key]
-        var sessions: [Session]
-        var dispatchTargets: [Target]
-        var outstandingRequests: Int
-
-        init(username: String, _ summary: UserData.Summary) {
-            self.username = username
-            keys = summary.registrations.map { Key(aaid: $0.aaid, keyID: $0.keyID, registeredAt: $0.createdAt, signCounter: $0.signCounter, deviceId: $0.deviceId) }
-            sessions = summary.sessions.map { Session(id: $0.id, aaid: $0.aaid, keyID: $0.keyID, openedAt: $0.createdAt, expiresAt: $0.expiresAt) }
-            dispatchTargets = summary.targets.map { Target(id: $0.id, name: $0.name, dispatcher: $0.dispatcher, deviceId: $0.deviceId, createdAt: $0.createdAt) }
-            outstandingRequests = summary.outstandingRequests
         }
     }
 
@@ -91,8 +73,13 @@ struct AdminUserCommand: AsyncParsableCommand {
         func run() async throws {
             let removed = try await options.withStores { stores in
                 try await stores.database.unitOfWork {
-                    try await UserData.removeRegistrations(stores, username: username, aaids: aaid.isEmpty ? nil : aaid,
-                                                           keyIDs: keyIDs.isEmpty ? nil : keyIDs, now: Date())
+                    let removed = try await UserData.removeRegistrations(stores, username: username, aaids: aaid.isEmpty ? nil : aaid,
+                                                                         keyIDs: keyIDs.isEmpty ? nil : keyIDs, now: Date())
+                    if !removed.isEmpty {
+                        try await options.record(stores, "admin user remove keys", username: username,
+                                                 detail: "removed " + removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", "))
+                    }
+                    return removed
                 }
             }
             guard !removed.isEmpty else { throw ValidationError("\(username) has no key that matches") }
@@ -111,10 +98,16 @@ struct AdminUserCommand: AsyncParsableCommand {
         func run() async throws {
             let ended = try await options.withStores { stores -> Int in
                 let now = Date()
-                guard let session else { return try await stores.sessions.revokeAll(username: username, now: now) }
-                // Only a session of this user: an id mistyped into another user's must not end hers.
-                guard let record = try await stores.sessions.session(id: session, now: now), record.username == username else { return 0 }
-                return try await stores.sessions.revoke(id: session, now: now) ? 1 : 0
+                let ended: Int
+                if let session {
+                    // Only a session of this user: an id mistyped into another user's must not end hers.
+                    guard let record = try await stores.sessions.session(id: session, now: now), record.username == username else { return 0 }
+                    ended = try await stores.sessions.revoke(id: session, now: now) ? 1 : 0
+                } else {
+                    ended = try await stores.sessions.revokeAll(username: username, now: now)
+                }
+                try await options.record(stores, "admin user end sessions", username: username, detail: "ended \(ended) session(s)")
+                return ended
             }
             if session != nil, ended == 0 { throw ValidationError("\(username) has no live session \(session!)") }
             say("ended \(ended) session(s) of \(username)")
@@ -130,8 +123,10 @@ struct AdminUserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let removed = try await options.withStores { stores -> Bool in
-                guard let target = try await stores.dispatchTargets.target(id: id), target.username == username else { return false }
-                return try await stores.dispatchTargets.delete(id: id)
+                guard let target = try await stores.dispatchTargets.target(id: id), target.username == username,
+                      try await stores.dispatchTargets.delete(id: id) else { return false }
+                try await options.record(stores, "admin user remove target", username: username, detail: "removed dispatch target \(id)")
+                return true
             }
             guard removed else { throw ValidationError("\(username) has no dispatch target \(id)") }
             say("removed dispatch target \(id) of \(username)")
@@ -146,12 +141,10 @@ struct AdminUserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (erased, cloudUser) = try await options.withStores { stores in
-                try await stores.database.unitOfWork {
-                    let erased = try await UserData.erase(stores, username: username, now: Date())
-                    let cloudUser = try await stores.authCloudUsers.user(username: username)
-                    if let cloudUser { _ = try await stores.authCloudUsers.delete(id: cloudUser.userId) }
-                    return (erased, cloudUser != nil)
-                }
+                let (erased, cloudUser) = try await UserData.eraseWithCloudUser(stores, username: username, now: Date())
+                try await options.record(stores, "admin user erase", username: username,
+                                         detail: "erased \(erased.registrations) key(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s)")
+                return (erased, cloudUser)
             }
             say("erased \(username): \(erased.registrations) key(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s), "
                 + "\(erased.dispatchTokens) unredeemed dispatch token(s), \(erased.requests) outstanding request(s)"

@@ -15,6 +15,8 @@ struct ServerOptions: ParsableArguments {
     var regenerateCertificate = false
     @Option(help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
     var logLevel: String?
+    @Option(help: "Log format: text (default) or json (one JSON object a line). MAUTH_LOG_FORMAT sets it too.")
+    var logFormat: String?
 
     /// The configuration from the file, the environment and these options.
     func configuration() throws -> ServerConfiguration {
@@ -24,6 +26,12 @@ struct ServerOptions: ParsableArguments {
         if let database { configuration.database = .init(text: database) }
         if developmentMode { configuration.authorization.developmentMode = true }
         if regenerateCertificate { configuration.tls.regenerateDevelopmentCertificate = true }
+        if let logFormat {
+            guard let format = ServerConfiguration.Observability.LogFormat(rawValue: logFormat) else {
+                throw ValidationError("unknown log format \(logFormat): text or json")
+            }
+            configuration.observability.logFormat = format
+        }
         return configuration
     }
 
@@ -33,10 +41,26 @@ struct ServerOptions: ParsableArguments {
         try configuration.validate()
         let levelText = logLevel ?? ProcessInfo.processInfo.environment["MAUTH_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else { throw ValidationError("unknown log level \(levelText)") }
+        let format = configuration.observability.logFormat
+        // The audit stream's own file, when configured: JSON lines at info whatever the general level, since an
+        // operator who asks for an audit file wants every decision in it.
+        let auditSink = try configuration.observability.auditLogPath.map { path in
+            do { return try LogSink.appending(to: path) } catch {
+                throw ServerConfiguration.ConfigurationError.invalid("observability.auditLogPath: \(error)")
+            }
+        }
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            if label == "mauth.audit", let auditSink { return JSONLogHandler(label: label, sink: auditSink) }
+            switch format {
+            case .json:
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
         if let writeCertificate {
             // Checked before the server starts, so a path that cannot be written fails the start instead of

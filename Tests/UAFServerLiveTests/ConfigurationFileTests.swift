@@ -28,7 +28,9 @@ final class ConfigurationFileTests: XCTestCase {
              "authorization": {"developmentMode": false, "trustedProxy": {"header": "X-User", "addresses": ["10.0.0.1"]}},
              "tokens": {"cookieName": "s"}, "limits": {"anonymousContextBytes": 2048, "qrRenderingsAtOnce": 1},
              "clientAddress": {"header": "X-Forwarded-For", "trustedProxies": ["10.0.0.0/8"]},
-             "dispatch": {"qrModuleSize": 4}, "observability": {"metrics": true}}
+             "dispatch": {"qrModuleSize": 4}, "policies": {"strong": {"registration": {"accepted": [[{"aaid": ["F1D0#1002"]}]]}}},
+             "observability": {"metrics": true, "logFormat": "json", "auditRetentionDays": 7, "auditAnonymousEventsPerMinute": 10,
+                               "auditLogPath": "/var/log/mauth/audit.log"}}
             """#
         XCTAssertNil(try Self.refusal(json))
     }

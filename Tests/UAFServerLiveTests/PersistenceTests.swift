@@ -701,6 +701,31 @@ final class StoreContractTests: XCTestCase {
         }
     }
 
+    func testAuditEventsAreWrittenInBatchesReadNewestFirstAndPurgedAfterTheirRetention() async throws {
+        try await onEveryEngine { stores in
+            let start = Date(timeIntervalSince1970: 1_790_000_000)
+            // More than one statement's rows, and text JSON and SQL both treat specially.
+            let events: [AuditEvent] = (0..<1_200).map { (i: Int) -> AuditEvent in
+                let even = i % 2 == 0
+                let principal: String? = i % 3 == 0 ? nil : "relying-party:o'neil"
+                return AuditEvent(at: start.addingTimeInterval(Double(i)), requestID: "r\(i)", clientAddress: even ? "192.0.2.1" : "2001:db8::1",
+                                  principal: principal, operation: "authentication", username: even ? "alice" : "bob\"; --",
+                                  statusCode: 1200, detail: "line\nbreak \u{1F511}")
+            }
+            try await stores.audit.insert(events, retention: 3600)
+            let alices = try await stores.audit.events(username: "alice", limit: 2000)
+            XCTAssertEqual(alices.count, 600)
+            XCTAssertEqual(alices.first, events[1198])
+            let bobs = try await stores.audit.events(username: "bob\"; --", since: start.addingTimeInterval(1_100), limit: 10)
+            XCTAssertEqual(bobs.map(\.requestID), (0..<10).map { "r\(1199 - 2 * $0)" })
+            XCTAssertEqual(bobs.first?.principal, "relying-party:o'neil")
+            let purged = try await stores.audit.purge(expiredBefore: start.addingTimeInterval(3600 + 600), batch: 250)
+            XCTAssertEqual(purged, 600)
+            let left = try await stores.audit.events(limit: 2000)
+            XCTAssertEqual(left.count, 600)
+        }
+    }
+
     func testAnAuthCloudUserIsCreatedOnceUnderConcurrency() async throws {
         try await onEveryEngine { stores in
             let now = Date()
@@ -906,7 +931,7 @@ final class PostgresStoreTests: XCTestCase {
         let stores = Stores(database: try await StoreDatabase.open(.postgres(url: url, poolSize: 8)))
         try await stores.database.run { sql in
             for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
-                          "device_requests", "auth_cloud_users", "access_keys"] {
+                          "device_requests", "auth_cloud_users", "access_keys", "audit_events"] {
                 try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
             }
         }

@@ -97,6 +97,7 @@ struct AccessKeyMiddleware: RouterMiddleware {
         }
         var context = context
         context.principal = Principal(source: .accessKey(id: key.id), subject: nil, isAdmin: true)
+        RequestCaller.current?.principal = context.principal
         return try await next(request, context)
     }
 }

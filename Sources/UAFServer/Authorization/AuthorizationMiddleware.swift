@@ -22,6 +22,8 @@ struct AuthorizationMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let authorizer: Authorizer
     var required = true
+    /// Hears every refused credential (the audit trail records it as a decision).
+    var onRefusal: @Sendable (String) -> Void = { _ in }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -38,9 +40,10 @@ struct AuthorizationMiddleware: RouterMiddleware {
             context.principal = required ? try await authorizer.principal(for: request, peerIP: context.peerIP, signed: signed)
                                           : try await authorizer.presentedPrincipal(for: request, peerIP: context.peerIP, signed: signed)
         } catch {
-            authorizer.logger.notice("401 \(request.method) \(request.uri.path.prefix(160)): \(error.detail)")
+            onRefusal("\(request.method) \(request.uri.path.prefix(160)): \(error.detail)")
             return error.response
         }
+        RequestCaller.current?.principal = context.principal
         return try await next(request, context)
     }
 }

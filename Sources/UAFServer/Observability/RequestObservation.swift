@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOConcurrencyHelpers
 import Primitives
 import UAFServerCore
 
@@ -30,6 +31,24 @@ public enum RequestID {
     static var metadata: Logger.Metadata? { current.map { ["request_id": .string($0)] } }
 }
 
+/// Who the current request's caller is, for the audit trail: the peer and the values of the client-address header
+/// (resolved to the client only when a decision is audited), and the principal once authorization established one.
+final class RequestCaller: Sendable {
+    @TaskLocal static var current: RequestCaller?
+
+    let peer: String?
+    let forwarded: [String]
+    private let presented = NIOLockedValueBox<Principal?>(nil)
+
+    init(peer: String?, forwarded: [String]) { self.peer = peer; self.forwarded = forwarded }
+
+    /// The credential the caller presented and the server accepted, if any.
+    var principal: Principal? {
+        get { presented.withLockedValue { $0 } }
+        set { presented.withLockedValue { $0 = newValue } }
+    }
+}
+
 /// First in the chain for every request: assigns the request id, counts the request by route and status, times
 /// it, and writes one access line at debug level (info would cost a line per request at full load; the decisions
 /// that matter are logged at info by the services).
@@ -37,6 +56,8 @@ struct RequestObservationMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let metrics: ServerMetrics
     let logger: Logger
+    /// Names the header whose values ``RequestCaller`` keeps.
+    let clients: ClientAddressResolver
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let id = RequestID.accept(request.headers[RequestID.header]) ?? RequestID.generate()
@@ -46,7 +67,10 @@ struct RequestObservationMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         var response: Response
         do {
-            response = try await RequestID.$current.withValue(id) { try await next(request, context) }
+            let caller = RequestCaller(peer: context.peerIP, forwarded: clients.header.map { request.headers[values: $0] } ?? [])
+            response = try await RequestID.$current.withValue(id) {
+                try await RequestCaller.$current.withValue(caller) { try await next(request, context) }
+            }
         } catch let error as any HTTPResponseError {
             // Turn the error into its response here, so it too carries the id and is counted with its status.
             response = try error.response(from: request, context: context)

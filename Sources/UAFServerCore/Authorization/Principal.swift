@@ -80,6 +80,25 @@ public struct Principal: Sendable, Equatable {
         }
     }
 
+    /// How the audit trail names this principal: the kind of credential and whom it speaks for, e.g.
+    /// `relying-party:alice`, `relying-party:ops+admin`, `device:<target id>:alice`, `access-key:<key id>`. No secret
+    /// goes in (a session is named by its user, not its id).
+    public var auditName: String {
+        let kind: String
+        switch source {
+        case .relyingPartyToken: kind = "relying-party"
+        case .session: kind = "session"
+        case .registration: kind = "registration"
+        case .trustedProxy: kind = "trusted-proxy"
+        case .dispatchToken: kind = "dispatch-token"
+        case .deviceSignature(let scope): kind = "device:\(scope.dispatchTargetId)"
+        case .accessKey(let id): kind = "access-key:\(id)"
+        case .demoSite: kind = "demo-site"
+        case .development: kind = "development"
+        }
+        return kind + (subject.map { ":\($0)" } ?? "") + (isAdmin ? "+admin" : "")
+    }
+
     /// Whether this principal may create a dispatch target of `deviceId` for `username`: whoever may register for
     /// the user, or the registration token of that user's device.
     public func mayCreateDispatchTarget(for username: String, deviceId: String?) -> Bool {

@@ -58,6 +58,18 @@ package struct IPNetwork: Sendable, Equatable {
         }
     }
 
+    /// The address as text (IPv4 dotted, IPv6 in its RFC 5952 short form), without the prefix length.
+    package var address: String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        var raw = in6_addr()
+        withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes) }
+        guard inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)) != nil else {
+            return bytes.map { String($0, radix: 16) }.joined(separator: ":")
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The budget key of a client at this address: an IPv4 address as itself, an IPv6 address as its first
     /// `ipv6PrefixLength` bits (hex) with the length, so every address of one subscriber's prefix shares one budget.
     package func clientKey(ipv6PrefixLength: Int) -> String {

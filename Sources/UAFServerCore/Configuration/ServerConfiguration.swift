@@ -213,6 +213,11 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             configuration.authorization.jwt = jwt
         }
         if let key = environment["MAUTH_TOKEN_SIGNING_KEY"] { configuration.tokens.signingKeyPath = key }
+        if let format = environment["MAUTH_LOG_FORMAT"] {
+            guard let value = Observability.LogFormat(rawValue: format) else { throw ConfigurationError.invalid("MAUTH_LOG_FORMAT=\(format): text or json") }
+            configuration.observability.logFormat = value
+        }
+        if let path = environment["MAUTH_AUDIT_LOG"] { configuration.observability.auditLogPath = path }
         if let demo = environment["MAUTH_DEMO_SITE"] {
             guard demo == "true" || demo == "false" else { throw ConfigurationError.invalid("MAUTH_DEMO_SITE=\(demo)") }
             configuration.demoSite = demo == "true"

@@ -71,6 +71,12 @@ public final class ServerMetrics: Sendable {
         Metrics.Counter(label: "mauth_tls_reloads_total", dimensions: [("outcome", outcome)], factory: factory).increment()
     }
 
+    /// Audit events not written to the database: `over_budget` (a caller without credentials past its per-minute
+    /// budget; one summary row stands for them) or `queue_full` (the database fell behind).
+    package func auditNotStored(reason: String, count: Int) {
+        Metrics.Counter(label: "mauth_audit_events_not_stored_total", dimensions: [("reason", reason)], factory: factory).increment(by: Int64(count))
+    }
+
     package func requestStarted() { requestsInFlight.increment() }
 
     /// A connection closed on arrival because the connection cap was reached.

@@ -127,6 +127,18 @@ enum Migrations {
             "UPDATE signing_keys SET activated_at = created_at WHERE kid = (SELECT kid FROM signing_keys ORDER BY created_at, kid LIMIT 1)",
             "UPDATE signing_keys SET retired_at = created_at WHERE activated_at IS NULL",
         ]),
+        // The audit trail (`AuditTrail`): one row per security decision, kept until `expires_at` (its time plus the
+        // retention in force when it was written), read by user and newest first, purged through `expires_at`.
+        Migration(version: 11, name: "the audit trail", statements: [
+            """
+            CREATE TABLE audit_events (
+                at BIGINT NOT NULL, expires_at BIGINT NOT NULL, request_id TEXT, client_address TEXT, principal TEXT,
+                operation TEXT NOT NULL, username TEXT, status_code BIGINT NOT NULL, detail TEXT NOT NULL)
+            """,
+            "CREATE INDEX audit_events_by_expiry ON audit_events(expires_at)",
+            "CREATE INDEX audit_events_by_at ON audit_events(at)",
+            "CREATE INDEX audit_events_by_username_at ON audit_events(username, at)",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

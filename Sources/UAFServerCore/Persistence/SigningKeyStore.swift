@@ -140,5 +140,6 @@ public struct Stores: Sendable {
     public var authCloudUsers: AuthCloudUserStore { AuthCloudUserStore(database: database) }
     public var accessKeys: AccessKeyStore { AccessKeyStore(database: database) }
     public var ceremonies: CeremonyStore { CeremonyStore(database: database) }
+    public var audit: AuditStore { AuditStore(database: database) }
     public init(database: StoreDatabase) { self.database = database }
 }

@@ -13,6 +13,35 @@ package enum UserData {
         package var isEmpty: Bool { registrations.isEmpty && sessions.isEmpty && targets.isEmpty && outstandingRequests == 0 }
     }
 
+    /// A summary as an operator reads it (`mauth admin user show --json`, `GET /nevisfido/admin/user`). Never a
+    /// secret: sessions by their public id, no tokens, no keys' private parts.
+    package struct Report: Encodable, Sendable {
+        struct Key: Encodable { var aaid: String; var keyID: String; var registeredAt: Date; var signCounter: UInt32; var deviceId: String? }
+        struct Session: Encodable { var id: String; var aaid: String; var keyID: String; var openedAt: Date; var expiresAt: Date }
+        struct Target: Encodable { var id: String; var name: String; var dispatcher: String; var deviceId: String?; var createdAt: Date }
+        var username: String
+        var keys: [Key]
+        var sessions: [Session]
+        var dispatchTargets: [Target]
+        var outstandingRequests: Int
+
+        package init(username: String, _ summary: Summary) {
+            self.username = username
+            keys = summary.registrations.map { Key(aaid: $0.aaid, keyID: $0.keyID, registeredAt: $0.createdAt, signCounter: $0.signCounter, deviceId: $0.deviceId) }
+            sessions = summary.sessions.map { Session(id: $0.id, aaid: $0.aaid, keyID: $0.keyID, openedAt: $0.createdAt, expiresAt: $0.expiresAt) }
+            dispatchTargets = summary.targets.map { Target(id: $0.id, name: $0.name, dispatcher: $0.dispatcher, deviceId: $0.deviceId, createdAt: $0.createdAt) }
+            outstandingRequests = summary.outstandingRequests
+        }
+
+        /// The JSON both ways in write: members sorted, dates in ISO 8601.
+        package func json() throws -> Data {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            return try encoder.encode(self)
+        }
+    }
+
     package static func summary(_ stores: Stores, username: String, now: Date) async throws -> Summary {
         Summary(registrations: try await stores.registrations.registrations(username: username),
                 sessions: try await stores.sessions.live(username: username, now: now),
@@ -35,7 +64,7 @@ package enum UserData {
     }
 
     /// What ``erase(_:username:now:)`` removed or ended.
-    package struct Erased: Sendable, Equatable {
+    package struct Erased: Sendable, Equatable, Encodable {
         package var registrations: Int
         package var sessions: Int
         package var targets: Int
@@ -57,5 +86,16 @@ package enum UserData {
         let tokens = try await stores.dispatchTokens.expireUnredeemed(username: username, now: now)
         let requests = try await stores.requests.deleteCounted(username: username)
         return Erased(registrations: registrations, sessions: sessions, targets: targets, dispatchTokens: tokens, requests: requests)
+    }
+
+    /// An operator's erasure (`mauth admin user erase`, `DELETE /nevisfido/admin/user`): ``erase(_:username:now:)`` and the
+    /// Auth Cloud user of that name, in one unit of work; whether there was such a user.
+    package static func eraseWithCloudUser(_ stores: Stores, username: String, now: Date) async throws -> (erased: Erased, cloudUser: Bool) {
+        try await stores.database.unitOfWork {
+            let erased = try await erase(stores, username: username, now: now)
+            guard let cloudUser = try await stores.authCloudUsers.user(username: username) else { return (erased, false) }
+            _ = try await stores.authCloudUsers.delete(id: cloudUser.userId)
+            return (erased, true)
+        }
     }
 }

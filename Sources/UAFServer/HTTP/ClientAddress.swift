@@ -28,16 +28,21 @@ struct ClientAddressResolver: Sendable {
     /// left were written by the client and prove nothing. An entry that is not an address ends the walk at the hop
     /// before it. Nil when there is no peer (in-process tests).
     func clientKey(peer: String?, headers: HTTPFields) -> String? {
+        client(peer: peer, hops: header.map { headers[values: $0] } ?? [])?.clientKey(ipv6PrefixLength: ipv6PrefixLength)
+    }
+
+    /// The client as ``clientKey(peer:headers:)`` finds it, from the peer and the values of the configured header.
+    func client(peer: String?, hops values: [String]) -> IPNetwork? {
         guard let peer, var client = IPNetwork(peer) else { return nil }
-        if isTrustedProxy(client), let header {
-            let hops = headers[values: header].flatMap { $0.split(separator: ",") }
+        if isTrustedProxy(client), header != nil {
+            let hops = values.flatMap { $0.split(separator: ",") }
             for hop in hops.reversed() {
                 guard let address = IPNetwork(Self.address(of: hop)) else { break }
                 client = address
                 if !isTrustedProxy(address) { break }
             }
         }
-        return client.clientKey(ipv6PrefixLength: ipv6PrefixLength)
+        return client
     }
 
     /// The address of one header entry: trimmed, without an IPv6 entry's brackets or an IPv4 entry's port.

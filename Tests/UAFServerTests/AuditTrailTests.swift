@@ -1,0 +1,185 @@
+import Foundation
+import Logging
+import Primitives
+import UAF
+import UAFSimulation
+import UAFServerTesting
+import XCTest
+@testable import UAFServer
+@testable import UAFServerCore
+
+/// The audit trail: every security decision with who, from where and the outcome, in the database (bounded for
+/// callers without credentials, purged after its retention) and in the `mauth.audit` log stream; the operator's
+/// endpoints that read it and act on one user's data.
+final class AuditTrailTests: XCTestCase {
+    // MARK: - The writer's rules
+
+    static func trail(_ stores: Stores, budget: Int = 3, clock: TestClock) -> AuditTrail {
+        AuditTrail(store: stores.audit, retention: 86_400, anonymousEventsPerMinute: budget, clock: { clock.now }, metrics: nil,
+                   logger: Logger(label: "test"))
+    }
+
+    static func event(_ clock: TestClock, principal: String? = nil, client: String = "192.0.2.1", username: String? = "alice") -> AuditEvent {
+        AuditEvent(at: clock.now, requestID: "r", clientAddress: client, principal: principal, operation: "authentication request",
+                   username: username, statusCode: 1200, detail: "issued")
+    }
+
+    func testAnAnonymousCallerPastItsBudgetLeavesOneSummaryRowForTheMinute() async throws {
+        let database = try await StoreDatabase.open(.sqliteInMemory)
+        let stores = Stores(database: database)
+        let clock = TestClock()
+        // Start at the beginning of a minute, so the ten events share one.
+        clock.advance(60 - clock.now.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) + 1)
+        let trail = Self.trail(stores, clock: clock)
+        for _ in 0..<10 { trail.record(Self.event(clock), budgetKey: "192.0.2.1") }
+        trail.record(Self.event(clock, client: "198.51.100.7"), budgetKey: "198.51.100.7")
+        for _ in 0..<5 { trail.record(Self.event(clock, principal: "relying-party:alice"), budgetKey: nil) }
+        await trail.flush()
+        let stored = try await stores.audit.events(limit: 100)
+        XCTAssertEqual(stored.filter { $0.clientAddress == "192.0.2.1" && $0.principal == nil }.count, 3, "the budget")
+        XCTAssertEqual(stored.filter { $0.clientAddress == "198.51.100.7" }.count, 1, "another address has its own budget")
+        XCTAssertEqual(stored.filter { $0.principal != nil }.count, 5, "callers with credentials are always kept")
+
+        clock.advance(60)
+        await trail.flush()
+        let afterMinute = try await stores.audit.events(limit: 100)
+        let summary = try XCTUnwrap(afterMinute.first { $0.operation == "audit budget" })
+        XCTAssertEqual(summary.clientAddress, "192.0.2.1")
+        XCTAssertEqual(summary.statusCode, 429)
+        XCTAssertTrue(summary.detail.hasPrefix("7 further decision(s)"), summary.detail)
+        try await database.close()
+    }
+
+    func testTheQueueIsBoundedAndNeverWaitedFor() async throws {
+        let database = try await StoreDatabase.open(.sqliteInMemory)
+        let stores = Stores(database: database)
+        let clock = TestClock()
+        let trail = Self.trail(stores, clock: clock)
+        for _ in 0..<(AuditTrail.capacity + 5) { trail.record(Self.event(clock, principal: "relying-party:alice"), budgetKey: nil) }
+        await trail.flush()
+        let stored = try await stores.audit.events(limit: AuditTrail.capacity + 10)
+        XCTAssertEqual(stored.count, AuditTrail.capacity)
+        try await database.close()
+    }
+
+    func testAnEventIsPurgedAfterItsRetention() async throws {
+        let database = try await StoreDatabase.open(.sqliteInMemory)
+        let stores = Stores(database: database)
+        let clock = TestClock()
+        try await stores.audit.insert([Self.event(clock, principal: "relying-party:alice")], retention: 86_400)
+        let early = try await stores.audit.purge(expiredBefore: clock.now.addingTimeInterval(3600))
+        XCTAssertEqual(early, 0)
+        let late = try await stores.audit.purge(expiredBefore: clock.now.addingTimeInterval(86_401))
+        XCTAssertEqual(late, 1)
+        let left = try await stores.audit.events(limit: 10)
+        XCTAssertEqual(left.count, 0)
+        try await database.close()
+    }
+
+    func testEventsAreReadNewestFirstByUserAndSince() async throws {
+        let database = try await StoreDatabase.open(.sqliteInMemory)
+        let stores = Stores(database: database)
+        let clock = TestClock()
+        let first = Self.event(clock)
+        clock.advance(10)
+        let second = Self.event(clock, username: "bob")
+        clock.advance(10)
+        let third = Self.event(clock)
+        try await stores.audit.insert([first, second, third], retention: 86_400)
+        let alices = try await stores.audit.events(username: "alice", limit: 10)
+        XCTAssertEqual(alices.map(\.at.epochMillis), [third.at.epochMillis, first.at.epochMillis])
+        let since = try await stores.audit.events(since: second.at, limit: 10)
+        XCTAssertEqual(since.count, 2)
+        let newest = try await stores.audit.events(limit: 1)
+        XCTAssertEqual(newest.first?.at.epochMillis, third.at.epochMillis)
+        try await database.close()
+    }
+
+    func testThePrincipalsAuditNameCarriesNoSecret() {
+        XCTAssertEqual(Principal(source: .relyingPartyToken, subject: "alice", isAdmin: false).auditName, "relying-party:alice")
+        XCTAssertEqual(Principal(source: .relyingPartyToken, subject: "ops", isAdmin: true).auditName, "relying-party:ops+admin")
+        XCTAssertEqual(Principal(source: .session(id: "secret-session-id"), subject: "alice", isAdmin: false).auditName, "session:alice")
+        XCTAssertEqual(Principal(source: .accessKey(id: "k1"), subject: nil, isAdmin: true).auditName, "access-key:k1+admin")
+    }
+
+    // MARK: - The operator's endpoints
+
+    func adminHeaders(_ server: InProcessServer) async throws -> [(String, String)] {
+        var claims = server.relyingParty.claims(subject: "ops", now: server.clock.now)
+        claims.scope = "mauth:admin"
+        return [("Authorization", "Bearer \(try await server.relyingParty.sign(claims))")]
+    }
+
+    func register(_ server: InProcessServer, _ username: String, aaid: String = "F1D0#1001") async throws -> SoftwareAuthenticator {
+        var authenticator = SoftwareAuthenticator()
+        authenticator.aaid = aaid
+        let request = try await server.registrationRequest(username: username)
+        let answer = try await server.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: server.appID))
+        XCTAssertEqual(answer.statusCode, 1200)
+        return authenticator
+    }
+
+    func testAUsersOwnTokenCannotReachTheAdminEndpoints() async throws {
+        try await InProcessServer.with { server in
+            _ = try await self.register(server, "alice")
+            let shown = try await server.exchange(.GET, "/nevisfido/admin/user?username=alice", body: nil, headers: try await server.bearer("alice"))
+            XCTAssertEqual(shown.status, 403)
+            let anonymous = try await server.exchange(.GET, "/nevisfido/admin/audit", body: nil)
+            XCTAssertEqual(anonymous.status, 401)
+        }
+    }
+
+    func testAnAdminSeesAndRemovesAUsersKeysAndEveryStepIsAudited() async throws {
+        try await InProcessServer.with { server in
+            let pin = try await self.register(server, "alice")
+            _ = try await self.register(server, "alice", aaid: "F1D0#1002")
+            let admin = try await self.adminHeaders(server)
+            let shown = try await server.exchange(.GET, "/nevisfido/admin/user?username=alice", body: nil, headers: admin)
+            XCTAssertEqual(shown.status, 200)
+            let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: shown.body) as? [String: Any])
+            XCTAssertEqual((report["keys"] as? [Any])?.count, 2)
+
+            let unselected = try await server.exchange(.DELETE, "/nevisfido/admin/user/keys?username=alice", body: nil, headers: admin)
+            XCTAssertEqual(unselected.status, 400, "no selection never means every key")
+            let removed = try await server.exchange(.DELETE, "/nevisfido/admin/user/keys?username=alice&aaid=F1D0%231001", body: nil, headers: admin)
+            XCTAssertEqual(removed.status, 200, String(decoding: removed.body, as: UTF8.self))
+            XCTAssertTrue(String(decoding: removed.body, as: UTF8.self).contains(Base64URL.encode(pin.keyID)))
+            let left = try await server.server.stores.registrations.registrations(username: "alice")
+            XCTAssertEqual(left.map(\.aaid), ["F1D0#1002"])
+            let again = try await server.exchange(.DELETE, "/nevisfido/admin/user/keys?username=alice&aaid=F1D0%231001", body: nil, headers: admin)
+            XCTAssertEqual(again.status, 404)
+            let missingTarget = try await server.exchange(.DELETE, "/nevisfido/admin/user/dispatch-targets/nope?username=alice", body: nil, headers: admin)
+            XCTAssertEqual(missingTarget.status, 404)
+            let ended = try await server.exchange(.DELETE, "/nevisfido/admin/user/sessions?username=alice", body: nil, headers: admin)
+            XCTAssertEqual(ended.status, 200)
+            let erased = try await server.exchange(.DELETE, "/nevisfido/admin/user?username=alice", body: nil, headers: admin)
+            XCTAssertEqual(erased.status, 200)
+            let none = try await server.server.stores.registrations.registrations(username: "alice")
+            XCTAssertEqual(none.count, 0)
+
+            await server.server.audit?.flush()
+            let audit = try await server.exchange(.GET, "/nevisfido/admin/audit?username=alice&limit=50", body: nil, headers: admin)
+            XCTAssertEqual(audit.status, 200)
+            let events = try XCTUnwrap((try JSONSerialization.jsonObject(with: audit.body) as? [String: Any])?["events"] as? [[String: Any]])
+            let operations = events.compactMap { $0["operation"] as? String }
+            for operation in ["admin user show", "admin user remove keys", "admin user end sessions", "admin user erase", "registration"] {
+                XCTAssertTrue(operations.contains(operation), "\(operation) in \(operations)")
+            }
+            let erase = try XCTUnwrap(events.first { $0["operation"] as? String == "admin user erase" })
+            XCTAssertEqual(erase["principal"] as? String, "relying-party:ops+admin")
+            let badLimit = try await server.exchange(.GET, "/nevisfido/admin/audit?limit=5000", body: nil, headers: admin)
+            XCTAssertEqual(badLimit.status, 400)
+        }
+    }
+
+    // MARK: - Configuration
+
+    func testAuditSettingsOutsideTheirRangesAreRefused() {
+        for json in [#"{"observability": {"auditRetentionDays": 4000}}"#, #"{"observability": {"auditAnonymousEventsPerMinute": -1}}"#,
+                     #"{"observability": {"logFormat": "xml"}}"#] {
+            XCTAssertThrowsError(try JSONDecoder().decode(ServerConfiguration.self, from: Data(json.utf8)).validate(), json)
+        }
+        XCTAssertThrowsError(try ServerConfiguration.load(path: nil, environment: ["MAUTH_LOG_FORMAT": "xml"]))
+        XCTAssertEqual(try ServerConfiguration.load(path: nil, environment: ["MAUTH_LOG_FORMAT": "json"]).observability.logFormat, .json)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+import XCTest
+@testable import UAFServer
+@testable import UAFServerCore
+
+/// `observability.logFormat` `json`: each line one JSON object, read back by Foundation's JSONSerialization (an
+/// independent reader), whatever the message and metadata hold.
+final class JSONLogHandlerTests: XCTestCase {
+    func object(_ line: [UInt8]) throws -> [String: Any] {
+        XCTAssertFalse(line.contains(UInt8(ascii: "\n")), "one line")
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+    }
+
+    func testALineCarriesTheFieldsAndTheMetadataAsMembers() throws {
+        let time = Date(timeIntervalSince1970: 1_795_000_000.25)
+        let line = JSONLogHandler.line(time: time, level: .info, label: "mauth.audit", message: "registration request for alice: 1200 issued",
+                                       source: "UAFServer", metadata: ["request_id": "r1", "client": "192.0.2.1", "tags": ["a", "b"], "nested": ["k": "v"]])
+        let object = try object(line)
+        XCTAssertEqual(object["time"] as? String, "2026-11-18T11:06:40.250Z")
+        XCTAssertEqual(object["level"] as? String, "info")
+        XCTAssertEqual(object["label"] as? String, "mauth.audit")
+        XCTAssertEqual(object["message"] as? String, "registration request for alice: 1200 issued")
+        XCTAssertEqual(object["source"] as? String, "UAFServer")
+        XCTAssertEqual(object["request_id"] as? String, "r1")
+        XCTAssertEqual(object["tags"] as? [String], ["a", "b"])
+        XCTAssertEqual(object["nested"] as? [String: String], ["k": "v"])
+    }
+
+    func testQuotesNewlinesAndControlCharactersCannotBreakALineOrForgeAMember() throws {
+        let hostile = "alice\"}\n{\"level\":\"critical\u{0}\u{1b}[31m"
+        let object = try object(JSONLogHandler.line(time: Date(), level: .notice, label: "mauth.server", message: hostile, source: "s",
+                                                    metadata: ["username": .string(hostile)]))
+        XCTAssertEqual(object["message"] as? String, hostile)
+        XCTAssertEqual(object["username"] as? String, hostile)
+        XCTAssertEqual(object["level"] as? String, "notice")
+    }
+
+    func testMetadataNamedLikeAFieldIsKeptApart() throws {
+        let object = try object(JSONLogHandler.line(time: Date(), level: .info, label: "l", message: "m", source: "s",
+                                                    metadata: ["level": "forged", "message": "forged"]))
+        XCTAssertEqual(object["level"] as? String, "info")
+        XCTAssertEqual(object["metadata.level"] as? String, "forged")
+        XCTAssertEqual(object["metadata.message"] as? String, "forged")
+    }
+
+    func testTheTimestampIsWhatFoundationsISO8601FormatterWrites() {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var generator = SystemRandomNumberGenerator()
+        // 1970 to 2100, and the edges of days, months, leap days and the millisecond.
+        let fixed: [TimeInterval] = [0, 0.999, 86_399.999, 951_782_400, 951_868_799.5, 1_709_164_800, 4_102_444_799.999]
+        for seconds in fixed + (0..<2000).map({ _ in TimeInterval(Int64.random(in: 0...4_102_444_799_999, using: &generator)) / 1000 }) {
+            let date = Date(timeIntervalSince1970: seconds)
+            XCTAssertEqual(AuditEvent.timestamp(date), formatter.string(from: date), "\(seconds)")
+        }
+    }
+
+    func testAnAppendedFileGetsWholeLines() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-audit-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let sink = try LogSink.appending(to: path)
+        let logger = Logger(label: "mauth.audit") { label in JSONLogHandler(label: label, sink: sink) }
+        logger.info("first", metadata: ["username": "alice"])
+        logger.info("second")
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        XCTAssertEqual(try object(Array(lines[0].utf8))["username"] as? String, "alice")
+        XCTAssertThrowsError(try LogSink.appending(to: "/nonexistent-directory/audit.log")) { error in
+            XCTAssertTrue("\(error)".contains("cannot open /nonexistent-directory/audit.log"), "\(error)")
+        }
+    }
+}
