@@ -19,4 +19,15 @@ final class NevisAuthenticatorMetadataTests: XCTestCase {
         XCTAssertEqual(try MetadataStore.statements(fromJSON: NevisAuthenticatorMetadata.json).map(\.aaid),
                        NevisAuthenticatorMetadata.statements.map(\.aaid))
     }
+
+    func testTheAndroidStatementsAcceptFullBasicToGooglesRoots() throws {
+        for statement in NevisAuthenticatorMetadata.statements {
+            let android = statement.aaid.hasPrefix("F1D0#000")
+            XCTAssertEqual(statement.attestationTypes, android ? [15879, 15880] : [15880], statement.aaid)
+            XCTAssertEqual(statement.vendorRootKeys?.count, android ? 2 : nil, statement.aaid)
+        }
+        let keys = try XCTUnwrap(NevisAuthenticatorMetadata.statements.first?.vendorRootKeys).map { Data(base64Encoded: $0) }
+        // DER SubjectPublicKeyInfo: RSA-4096 (550 bytes) and ECDSA P-384 (120 bytes).
+        XCTAssertEqual(keys.map { $0?.count }, [550, 120])
+    }
 }

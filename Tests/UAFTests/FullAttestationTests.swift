@@ -14,7 +14,7 @@ final class FullAttestationTests: XCTestCase {
         var der: [UInt8] { var s = DER.Serializer(); try! s.serialize(certificate); return s.serializedBytes }
     }
 
-    static func makeRoot(name: String) throws -> Authority {
+    static func makeRoot(name: String, maxPathLength: Int = 1) throws -> Authority {
         let key = P256.Signing.PrivateKey()
         let dn = try DistinguishedName { CommonName(name) }
         let certificate = try Certificate(
@@ -22,7 +22,7 @@ final class FullAttestationTests: XCTestCase {
             notValidBefore: Date().addingTimeInterval(-3600), notValidAfter: Date().addingTimeInterval(365 * 86400),
             issuer: dn, subject: dn, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try .init {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 1))
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: maxPathLength))
                 Critical(KeyUsage(keyCertSign: true))
             }, issuerPrivateKey: .init(key))
         return Authority(key: key, certificate: certificate)
@@ -41,9 +41,9 @@ final class FullAttestationTests: XCTestCase {
         return (key, serializer.serializedBytes)
     }
 
-    static func response(attestationKey: P256.Signing.PrivateKey, chain: [[UInt8]]) throws -> RegistrationResponse {
+    /// A registration of `uauth` (a fresh key by default) whose attestation `attestationKey` signs, with `chain`.
+    static func response(attestationKey: P256.Signing.PrivateKey, chain: [[UInt8]], uauth: P256.Signing.PrivateKey = P256.Signing.PrivateKey()) throws -> RegistrationResponse {
         let fc = try FinalChallengeParams(appID: testAppID, challenge: "Y2hhbGxlbmdl", facetID: testFacetID).encodedFCParams()
-        let uauth = P256.Signing.PrivateKey()
         let krd = KeyRegistrationData(aaid: "F1D0#2001", authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
                                       publicKeyEncoding: .eccX962DER, finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
                                       keyID: Array(repeating: 4, count: 32), signCounter: 0, registrationCounter: 1,

@@ -29,6 +29,17 @@ public struct MetadataStatement: Codable, Hashable, Sendable {
     public var publicKeyAlgAndEncodings: [UInt16]?
     public var tcDisplay: UInt16
     public var tcDisplayContentType: String?
+    /// Vendor root public keys (base64 DER SubjectPublicKeyInfo) for full basic attestation through Android key
+    /// attestation: the Nevis extension `nevis.auth.fido.uaf.google-attestation-root-keys`, tried before
+    /// `attestationRootCertificates` (server-api E.1). Google publishes its hardware attestation roots' keys.
+    public var vendorRootKeys: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case aaid, description, assertionScheme, attestationRootCertificates, attestationTypes, upv, userVerificationDetails
+        case attachmentHint, authenticationAlgorithm, authenticationAlgorithms, authenticatorVersion, isSecondFactorOnly
+        case keyProtection, matcherProtection, publicKeyAlgAndEncoding, publicKeyAlgAndEncodings, tcDisplay, tcDisplayContentType
+        case vendorRootKeys = "nevis.auth.fido.uaf.google-attestation-root-keys"
+    }
 
     public init(aaid: String, description: String, assertionScheme: String = AssertionScheme.uafV1TLV,
                 attestationRootCertificates: [String] = [], attestationTypes: [UInt16], upv: [Version] = [.uaf11],
@@ -36,7 +47,7 @@ public struct MetadataStatement: Codable, Hashable, Sendable {
                 authenticationAlgorithm: UInt16, authenticationAlgorithms: [UInt16]? = nil, authenticatorVersion: UInt16 = 1,
                 isSecondFactorOnly: Bool = false, keyProtection: UInt16, matcherProtection: UInt16,
                 publicKeyAlgAndEncoding: UInt16, publicKeyAlgAndEncodings: [UInt16]? = nil, tcDisplay: UInt16 = 1,
-                tcDisplayContentType: String? = "text/plain") {
+                tcDisplayContentType: String? = "text/plain", vendorRootKeys: [String]? = nil) {
         self.aaid = aaid; self.description = description; self.assertionScheme = assertionScheme
         self.attestationRootCertificates = attestationRootCertificates; self.attestationTypes = attestationTypes
         self.upv = upv; self.userVerificationDetails = userVerificationDetails; self.attachmentHint = attachmentHint
@@ -44,7 +55,7 @@ public struct MetadataStatement: Codable, Hashable, Sendable {
         self.authenticatorVersion = authenticatorVersion; self.isSecondFactorOnly = isSecondFactorOnly
         self.keyProtection = keyProtection; self.matcherProtection = matcherProtection
         self.publicKeyAlgAndEncoding = publicKeyAlgAndEncoding; self.publicKeyAlgAndEncodings = publicKeyAlgAndEncodings
-        self.tcDisplay = tcDisplay; self.tcDisplayContentType = tcDisplayContentType
+        self.tcDisplay = tcDisplay; self.tcDisplayContentType = tcDisplayContentType; self.vendorRootKeys = vendorRootKeys
     }
 
     /// Every signature algorithm this authenticator may use.

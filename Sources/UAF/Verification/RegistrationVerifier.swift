@@ -137,7 +137,76 @@ public struct RegistrationVerifier: Sendable {
                   SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: key) else {
                 throw UAFVerificationError(.attestationSignatureInvalid)
             }
+            // Vendor root keys first (the Nevis extension; server-api E.1), then the metadata's root certificates.
+            if try await validateAndroidKeyAttestation(certificates, krd: assertion.keyRegistrationData, uafKey: publicKey,
+                                                       attestationKey: key, statement: statement, now: now) {
+                return
+            }
             try await validateChain(certificates, leaf: leaf, statement: statement, now: now)
+        }
+    }
+
+    /// Full basic attestation through Android key attestation (our contract, after nevisFIDO's "Android Full Basic"
+    /// with Google's roots): the chain's top certificate is, or is signed by, one of the statement's vendor root keys
+    /// and the chain below it is a valid RFC 5280 path; its leaf is the Keystore certificate of the registered key
+    /// itself, whose key attestation extension (``AndroidKeyDescription``) says the secure hardware (TEE or StrongBox)
+    /// generated it for signing, bound to this registration by an `attestationChallenge` equal to the KRD's final
+    /// challenge hash (the authenticator passes it to `setAttestationChallenge`). Without that binding a chain copied
+    /// from any Android key would pass. Returns false when the statement lists no vendor key or the chain does not
+    /// lead to one (the root certificates are tried next); throws when it leads to one and a check fails.
+    private func validateAndroidKeyAttestation(_ certificates: [[UInt8]], krd: KeyRegistrationData, uafKey: UAFPublicKey, attestationKey: UAFPublicKey,
+                                               statement: MetadataStatement, now: Date) async throws(UAFVerificationError) -> Bool {
+        let vendorKeys = (statement.vendorRootKeys ?? []).compactMap { Data(base64Encoded: $0) }
+            .compactMap { try? Certificate.PublicKey(derEncoded: [UInt8]($0)) }
+        guard !vendorKeys.isEmpty else { return false }
+        let chain = certificates.compactMap { try? Certificate(derEncoded: $0) }
+        guard chain.count == certificates.count, let leaf = chain.first, let top = chain.last else { return false }
+        // The top certificate is a vendor root itself (devices send Google's root last) or is signed by one.
+        guard vendorKeys.contains(top.publicKey) || vendorKeys.contains(where: { $0.isValidSignature(top.signature, for: top) }) else {
+            return false
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore([top])) { RFC5280Policy(fixedExpiryValidationTime: now) }
+        guard case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(chain.dropFirst().dropLast()))) else {
+            throw UAFVerificationError(.attestationCertificateInvalid("no valid chain to a vendor root key"))
+        }
+        guard now >= top.notValidBefore, now <= top.notValidAfter else {
+            throw UAFVerificationError(.attestationCertificateInvalid("the vendor root certificate is outside its validity period"))
+        }
+        // Only the secure hardware writes the extension, into the certificate of the key it made: the first one
+        // from the root that carries it. One above the leaf would mean the leaf was issued by an attested key, not
+        // by the hardware (Android's key attestation guide), so the leaf's own would be made up.
+        guard !chain.dropFirst().contains(where: { $0.extensions.contains { $0.oid == AndroidKeyDescription.oid } }) else {
+            throw UAFVerificationError(.attestationCertificateInvalid("a certificate above the leaf carries the key attestation extension"))
+        }
+        guard let value = leaf.extensions.first(where: { $0.oid == AndroidKeyDescription.oid })?.value,
+              let description = try? AndroidKeyDescription(derEncoded: value) else {
+            throw UAFVerificationError(.attestationCertificateInvalid("the leaf has no readable Android key attestation extension"))
+        }
+        // The attested key is the registered key: the attestation is about the key the server will trust.
+        guard Self.spki(attestationKey) == Self.spki(uafKey) else {
+            throw UAFVerificationError(.attestationCertificateInvalid("the attested key is not the registered key"))
+        }
+        guard description.attestationChallenge == krd.finalChallengeHash else {
+            throw UAFVerificationError(.attestationCertificateInvalid("the attestation challenge is not this registration's final challenge hash"))
+        }
+        // A key only software vouches for is no better than a surrogate: full basic means secure hardware.
+        guard description.attestationSecurityLevel != .software else {
+            throw UAFVerificationError(.attestationCertificateInvalid("the key is attested by software, not secure hardware"))
+        }
+        guard description.hardwareOrigin == AndroidKeyDescription.originGenerated else {
+            throw UAFVerificationError(.attestationCertificateInvalid("the secure hardware does not say it generated the key"))
+        }
+        guard description.hardwarePurposes.contains(AndroidKeyDescription.purposeSign) else {
+            throw UAFVerificationError(.attestationCertificateInvalid("the secure hardware does not list signing among the key's purposes"))
+        }
+        return true
+    }
+
+    /// A key's DER SubjectPublicKeyInfo, to compare keys whatever form they arrived in.
+    private static func spki(_ key: UAFPublicKey) -> [UInt8] {
+        switch key {
+        case .p256(let key): return Array(key.derRepresentation)
+        case .rsa(let key): return Array(key.derRepresentation)
         }
     }
 
