@@ -268,9 +268,14 @@ public enum UAFServerApplication {
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let deadline = TimeAmount.seconds(Int64(configuration.limits.requestDeadlineSeconds))
-            let cap = ConnectionCap(maximum: connectionCap(configuration.limits.maximumConnections, logger: logger),
-                                    onRefusal: { metrics.connectionRefused() })
-            http1.additionalChannelHandlers = { [cap.handler(), RequestDeadline.handler(deadline: deadline)] }
+            let handshakeDeadline = TimeAmount.seconds(Int64(configuration.limits.handshakeDeadlineSeconds))
+            let maximum = connectionCap(configuration.limits.maximumConnections, logger: logger)
+            let cap = ConnectionCap(maximum: maximum, perAddress: min(configuration.limits.maximumConnectionsPerAddress, maximum),
+                                    onRefusal: { metrics.connectionRefused() }, onEviction: { metrics.connectionEvicted() })
+            let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
+            http1.additionalChannelHandlers = {
+                [cap.handler(clients: clients), RequestDeadline.handler(deadline: deadline, handshakeDeadline: handshakeDeadline)]
+            }
             let application = Application(
                 responder: AppPathResponder(base: router.buildResponder()),
                 server: try .tls(.http1(configuration: http1), tlsConfiguration: tls.certificate.tlsConfiguration()),

@@ -87,8 +87,9 @@ struct LoadCommand: AsyncParsableCommand {
                 host: "127.0.0.1", port: 0, facets: [facetId],
                 database: database.map { .init(text: $0) } ?? .sqlite(path: folder.appendingPathComponent("load.sqlite").path))
             configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience)
-            // All load comes from one address: the per-address limit would measure the limiter, not the server.
+            // All load comes from one address: the per-address limits would measure the limiter, not the server.
             configuration.limits.requestsPerMinutePerAddress = 0
+            configuration.limits.maximumConnectionsPerAddress = configuration.limits.maximumConnections
             var logger = Logger(label: "mauth.load.server")
             logger.logLevel = .error
             for _ in 0..<instances {

@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
+import NIOTLS
 import UAFServerCore
 
 /// A deadline for receiving a whole request: from its first byte on the wire (the TLS handshake's, for a new
@@ -11,12 +12,17 @@ import UAFServerCore
 /// the whole request bounds how long any anonymous caller holds a connection before the server has its request:
 /// at most `deadline` per request, after which the idle timeout governs the wait for the next one.
 ///
+/// A connection must also finish its TLS handshake within `handshakeDeadline` of being accepted, whether or not
+/// it sent a byte: a TCP connection that never sends one would otherwise live until the idle timeout.
+///
 /// Two handlers share one state on the connection's event loop: ``RequestPartsWatcher`` sits after the HTTP codec
 /// (it sees when a request's body ends and when its response ends); on being added it puts a ``WireWatcher`` at the
 /// very front of the pipeline, which sees the first raw byte of each request.
 enum RequestDeadline {
     /// The handler to add after the HTTP codec (`HTTP1Channel.Configuration.additionalChannelHandlers`).
-    static func handler(deadline: TimeAmount) -> any RemovableChannelHandler { RequestPartsWatcher(deadline: deadline) }
+    static func handler(deadline: TimeAmount, handshakeDeadline: TimeAmount) -> any RemovableChannelHandler {
+        RequestPartsWatcher(deadline: deadline, handshakeDeadline: handshakeDeadline)
+    }
 
     /// Where the connection is in its request/response cycle.
     enum Phase {
@@ -36,17 +42,35 @@ enum RequestDeadline {
         typealias OutboundOut = HTTPResponsePart
 
         let deadline: TimeAmount
+        let handshakeDeadline: TimeAmount
         private(set) var phase = Phase.waiting
         private var timer: Scheduled<Void>?
+        private var handshakeTimer: Scheduled<Void>?
 
-        init(deadline: TimeAmount) { self.deadline = deadline }
+        init(deadline: TimeAmount, handshakeDeadline: TimeAmount) { self.deadline = deadline; self.handshakeDeadline = handshakeDeadline }
 
         func handlerAdded(context: ChannelHandlerContext) {
             // At the front, before TLS: the first byte of the handshake starts the first request's deadline.
             try? context.pipeline.syncOperations.addHandler(WireWatcher(owner: self), position: .first)
+            // Added when the connection is accepted: the handshake's deadline runs from now.
+            let channel = context.channel
+            handshakeTimer = context.eventLoop.scheduleTask(in: handshakeDeadline) { channel.close(promise: nil) }
         }
 
-        func handlerRemoved(context: ChannelHandlerContext) { stopTimer() }
+        func handlerRemoved(context: ChannelHandlerContext) {
+            stopTimer()
+            stopHandshakeTimer()
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if let tls = event as? TLSUserEvent, case .handshakeCompleted = tls { stopHandshakeTimer() }
+            context.fireUserInboundEventTriggered(event)
+        }
+
+        private func stopHandshakeTimer() {
+            handshakeTimer?.cancel()
+            handshakeTimer = nil
+        }
 
         /// A byte arrived on the wire.
         func bytesArrived(context: ChannelHandlerContext) {
@@ -75,6 +99,7 @@ enum RequestDeadline {
 
         func channelInactive(context: ChannelHandlerContext) {
             stopTimer()
+            stopHandshakeTimer()
             context.fireChannelInactive()
         }
 

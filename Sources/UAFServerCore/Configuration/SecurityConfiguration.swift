@@ -188,9 +188,15 @@ extension ServerConfiguration {
         /// Seconds a caller has to send a whole request, from its first byte to the end of its body; then the
         /// connection is closed.
         public var requestDeadlineSeconds: Int
-        /// Connections open at once; at the cap the server accepts no more until one closes (it keeps serving the ones
+        /// Connections open at once. At the cap a newcomer takes the place of the longest-idle connection of the
+        /// address that holds the most; when none is idle it is closed on arrival (the server keeps serving the ones
         /// it has). Lowered at start-up to stay below the process's descriptor limit.
         public var maximumConnections: Int
+        /// Connections one client address (IPv6: its prefix) holds at once; past it its newcomer takes the place of
+        /// its own longest-idle connection, or is closed on arrival. A trusted proxy is held to the global cap only.
+        public var maximumConnectionsPerAddress: Int
+        /// Seconds a new connection has, from its accept, to finish its TLS handshake; then it is closed.
+        public var handshakeDeadlineSeconds: Int
         /// How long status records are kept after their last change, in seconds.
         public var statusRetentionSeconds: Int
         /// The longest `context` (UTF-8 bytes) a caller without credentials may send to an open endpoint
@@ -207,11 +213,13 @@ extension ServerConfiguration {
         public init(requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
                     idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
                     statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096,
-                    qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64, dispatchesPerTargetPerMinute: Int = 10) {
+                    qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64, dispatchesPerTargetPerMinute: Int = 10,
+                    maximumConnectionsPerAddress: Int = 64, handshakeDeadlineSeconds: Int = 10) {
             self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.ipv6PrefixLength = ipv6PrefixLength
             self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
             self.idleTimeoutSeconds = idleTimeoutSeconds; self.requestDeadlineSeconds = requestDeadlineSeconds
             self.maximumConnections = maximumConnections; self.statusRetentionSeconds = statusRetentionSeconds
+            self.maximumConnectionsPerAddress = maximumConnectionsPerAddress; self.handshakeDeadlineSeconds = handshakeDeadlineSeconds
             self.anonymousContextBytes = anonymousContextBytes
             self.qrRenderingsAtOnce = qrRenderingsAtOnce; self.qrRenderingsWaiting = qrRenderingsWaiting
             self.dispatchesPerTargetPerMinute = dispatchesPerTargetPerMinute
@@ -220,7 +228,7 @@ extension ServerConfiguration {
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case requestsPerMinutePerAddress, ipv6PrefixLength, outstandingRequestsPerUsername, idleTimeoutSeconds, requestDeadlineSeconds
             case maximumConnections, statusRetentionSeconds, anonymousContextBytes, qrRenderingsAtOnce, qrRenderingsWaiting
-            case dispatchesPerTargetPerMinute
+            case dispatchesPerTargetPerMinute, maximumConnectionsPerAddress, handshakeDeadlineSeconds
         }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
@@ -236,7 +244,9 @@ extension ServerConfiguration {
                       anonymousContextBytes: try c.decodeIfPresent(Int.self, forKey: .anonymousContextBytes) ?? d.anonymousContextBytes,
                       qrRenderingsAtOnce: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsAtOnce) ?? d.qrRenderingsAtOnce,
                       qrRenderingsWaiting: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsWaiting) ?? d.qrRenderingsWaiting,
-                      dispatchesPerTargetPerMinute: try c.decodeIfPresent(Int.self, forKey: .dispatchesPerTargetPerMinute) ?? d.dispatchesPerTargetPerMinute)
+                      dispatchesPerTargetPerMinute: try c.decodeIfPresent(Int.self, forKey: .dispatchesPerTargetPerMinute) ?? d.dispatchesPerTargetPerMinute,
+                      maximumConnectionsPerAddress: try c.decodeIfPresent(Int.self, forKey: .maximumConnectionsPerAddress) ?? d.maximumConnectionsPerAddress,
+                      handshakeDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .handshakeDeadlineSeconds) ?? d.handshakeDeadlineSeconds)
         }
 
         func validate() throws {
@@ -248,6 +258,10 @@ extension ServerConfiguration {
             guard (1...3600).contains(idleTimeoutSeconds) else { throw ConfigurationError.invalid("limits.idleTimeoutSeconds must be 1...3600") }
             guard (1...300).contains(requestDeadlineSeconds) else { throw ConfigurationError.invalid("limits.requestDeadlineSeconds must be 1...300") }
             guard (1...1_000_000).contains(maximumConnections) else { throw ConfigurationError.invalid("limits.maximumConnections must be 1...1000000") }
+            guard (1...1_000_000).contains(maximumConnectionsPerAddress) else {
+                throw ConfigurationError.invalid("limits.maximumConnectionsPerAddress must be 1...1000000")
+            }
+            guard (1...300).contains(handshakeDeadlineSeconds) else { throw ConfigurationError.invalid("limits.handshakeDeadlineSeconds must be 1...300") }
             guard (60...604_800).contains(statusRetentionSeconds) else {
                 throw ConfigurationError.invalid("limits.statusRetentionSeconds must be 60...604800")
             }

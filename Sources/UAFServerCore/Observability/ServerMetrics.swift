@@ -17,6 +17,7 @@ import Prometheus
 ///   the wait for a pooled connection, so a saturated pool shows as latency here first);
 /// - `process_resident_memory_bytes`, read at each scrape;
 /// - `connections_refused_total`: connections closed on arrival at the connection cap;
+/// - `connections_evicted_total`: idle connections closed to make room for a newcomer at a cap;
 /// - with a Metadata Service: `metadata_blob_number` and `metadata_blob_next_update_timestamp_seconds` (the BLOB in
 ///   force; alert when the time passes the second by a day), and `metadata_reloads_total{outcome}` (`installed`,
 ///   `not_newer`, `refused`).
@@ -31,6 +32,7 @@ public final class ServerMetrics: Sendable {
     private let databasePoolSize: Metrics.Gauge
     private let residentMemory: Metrics.Gauge
     private let connectionsRefused: Metrics.Counter
+    private let connectionsEvicted: Metrics.Counter
     private let metadataBLOBNumber: Metrics.Gauge
     private let metadataNextUpdate: Metrics.Gauge
     private let tlsNotAfter: Metrics.Gauge
@@ -51,6 +53,7 @@ public final class ServerMetrics: Sendable {
         databasePoolSize = Metrics.Gauge(label: "mauth_database_pool_size", factory: factory)
         residentMemory = Metrics.Gauge(label: "mauth_process_resident_memory_bytes", factory: factory)
         connectionsRefused = Metrics.Counter(label: "mauth_connections_refused_total", factory: factory)
+        connectionsEvicted = Metrics.Counter(label: "mauth_connections_evicted_total", factory: factory)
         metadataBLOBNumber = Metrics.Gauge(label: "mauth_metadata_blob_number", factory: factory)
         metadataNextUpdate = Metrics.Gauge(label: "mauth_metadata_blob_next_update_timestamp_seconds", factory: factory)
         tlsNotAfter = Metrics.Gauge(label: "mauth_tls_certificate_not_after_timestamp_seconds", factory: factory)
@@ -81,6 +84,8 @@ public final class ServerMetrics: Sendable {
 
     /// A connection closed on arrival because the connection cap was reached.
     package func connectionRefused() { connectionsRefused.increment() }
+    /// An idle connection closed to make room for a newcomer at a connection cap.
+    package func connectionEvicted() { connectionsEvicted.increment() }
 
     package func requestFinished(method: String, route: String, status: Int, duration: Duration) {
         requestsInFlight.decrement()

@@ -19,20 +19,46 @@ final class RawTLSConnection: @unchecked Sendable {
         }
     }
 
-    init(port: Int, trusting pem: String) async throws {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
-        let context = try NIOSSLContext(configuration: tls)
+    /// A connection from `source` (any address of 127.0.0.0/8: each is another client to the server) to the server
+    /// on 127.0.0.1; with `pem` nil a bare TCP connection that never starts TLS.
+    init(port: Int, trusting pem: String?, from source: String = "127.0.0.1") async throws {
+        let context = try pem.map { pem in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))
+            return try NIOSSLContext(configuration: tls)
+        }
         let received = Received()
         self.received = received
         channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(to: try SocketAddress(ipAddress: source, port: 0))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+                    if let context {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLClientHandler(context: context, serverHostname: "localhost"))
+                    }
                     try channel.pipeline.syncOperations.addHandler(received)
                 }
             }
             .connect(host: "127.0.0.1", port: port).get()
+    }
+
+    /// The status codes of the answers received so far, in order.
+    var statuses: [Int] {
+        text.components(separatedBy: "\r\n").compactMap { line in
+            line.hasPrefix("HTTP/1.1 ") ? Int(line.dropFirst(9).prefix(3)) : nil
+        }
+    }
+
+    /// Sends `request` and waits up to `seconds` for its answer: the status of the `count`-th answer on this
+    /// connection, nil if it did not come.
+    func answer(_ request: String, count: Int, within seconds: Double = 5) async throws -> Int? {
+        try await send(request)
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if statuses.count >= count { return statuses[count - 1] }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
     }
 
     func send(_ text: String) async throws {
