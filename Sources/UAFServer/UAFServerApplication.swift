@@ -89,16 +89,17 @@ public enum UAFServerApplication {
         let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
         // First, so every request (unmatched ones and errors too) gets an id and is counted.
         router.add(middleware: RequestObservationMiddleware(metrics: metrics, logger: logger, clients: clients))
+        // Second, before every rule that may answer (406, 405, 404, 401), so every request a caller makes is counted;
+        // only a balancer's probes, the scraper and the facets, which answer from memory, are never refused.
+        let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
+        router.add(middleware: RateLimitMiddleware(limiter: limiter, clients: clients,
+                                                   exempt: HealthController.paths.union([UAFController.facetsPath])))
         let routeTable = RouteTable()
         router.add(middleware: RouteRulesMiddleware(routes: routeTable))
         router.add(middleware: UnitOfWorkMiddleware(database: stores.database))
         HealthController(readiness: readiness, database: stores.database, metrics: configuration.observability.metrics ? metrics : nil)
             .add(to: router)
         UAFController.addFacets(to: router, versions: configuration.protocolVersions, facets: { facets.facets })
-        // After the health routes and the facets (a balancer's probes are never refused), before every other route, the
-        // not-found answer and authorization, so unknown paths and refused credentials count against the caller too.
-        let limiter = RateLimiter(limit: configuration.limits.requestsPerMinutePerAddress, clock: dependencies.clock)
-        router.add(middleware: RateLimitMiddleware(limiter: limiter, clients: clients))
         let services = DomainServices(
             configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
             channelBinding: channelBinding, firebase: firebase, clock: dependencies.clock,

@@ -43,14 +43,17 @@ struct HealthController {
     let database: StoreDatabase
     let metrics: ServerMetrics?
 
+    static let livePath = "/health/live", readyPaths = ["/health/ready", "/health"], metricsPath = "/metrics"
+    /// The paths this controller serves: the rate limit never refuses them (a balancer's probes, the scraper).
+    static let paths = Set([livePath, metricsPath] + readyPaths)
+
     func add(to router: Router<ServerRequestContext>) {
-        router.get("/health/live") { _, _ in
+        router.get(RouterPath(Self.livePath)) { _, _ in
             Wire.json(Answer(status: "UP", checks: [:]), contentType: Wire.jsonContentType)
         }
-        router.get("/health/ready") { _, _ in await ready() }
-        router.get("/health") { _, _ in await ready() }
+        for path in Self.readyPaths { router.get(RouterPath(path)) { _, _ in await ready() } }
         if let metrics {
-            router.get("/metrics") { _, _ in
+            router.get(RouterPath(Self.metricsPath)) { _, _ in
                 Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                          body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
             }

@@ -3,9 +3,10 @@ import Hummingbird
 import NIOConcurrencyHelpers
 import UAFServerCore
 
-/// A per-client limit on every route but health, metrics and the facets: at most `limit` requests per minute window,
-/// then 429 with `Retry-After` until the window ends. It runs before authorization, so answers of 401 and 403 count
-/// too: an anonymous caller cannot try credentials faster than anyone else may call. A client is what
+/// A per-client limit on every request but those to health, metrics and the facets (`exempt`): at most `limit`
+/// requests per minute window, then 429 with `Retry-After` until the window ends. It runs before every rule that may
+/// answer a request (406, 405, 404, authorization's 401 and 403), so each of those counts too: an anonymous caller
+/// cannot try credentials, or make the server parse headers, faster than anyone else may call. A client is what
 /// ``ClientAddressResolver`` makes of the peer (an IPv6 client by prefix, behind a trusted proxy the client it names).
 /// The counts live in this instance's memory, one entry per client seen in the current minute: a limit guards one
 /// process's capacity, so it need not be shared (several instances behind a balancer each enforce their own).
@@ -14,10 +15,12 @@ struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
     let limiter: RateLimiter
     let clients: ClientAddressResolver
+    /// Paths never limited, whatever the method (each answers from memory).
+    let exempt: Set<String>
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // The client is worked out only when a limit is on (load tests turn it off).
-        if limiter.limit > 0, let client = clients.clientKey(peer: context.peerIP, headers: request.headers),
+        if limiter.limit > 0, !exempt.contains(request.uri.path), let client = clients.clientKey(peer: context.peerIP, headers: request.headers),
            let retryAfter = limiter.admit(client, now: limiter.clock()) {
             return ErrorBody.response(.tooManyRequests, error: "rate_limited", message: "Too many requests from this client; retry later.",
                                       headers: [.retryAfter: String(retryAfter)])

@@ -13,6 +13,7 @@ import WireJSON
 /// 415. Rejection details go to the log; the client gets the status code and its generic reason phrase.
 struct UAFController {
     static let base = "/nevisfido/uaf/1.1"
+    static let facetsPath = "\(base)/facets"
     /// The Identity Suite's authentication paths (nevisAuth in front of nevisFIDO, server-api §A.1 6a/6b): the SDK's
     /// `Configuration(idSuiteHostname:)` sends its authentication there. The same handlers answer them.
     static let identitySuiteAuthentication = (request: "/auth/fidouaf", response: "/auth/fidouaf/authenticationresponse")
@@ -54,7 +55,7 @@ struct UAFController {
     /// operation, and the answer is a small document held in memory. The same ids are listed under every version the
     /// server speaks.
     static func addFacets(to router: Router<ServerRequestContext>, versions: [Version], facets: @escaping @Sendable () -> [String]) {
-        router.get("\(Self.base)/facets") { _, _ in
+        router.get(RouterPath(Self.facetsPath)) { _, _ in
             let ids = facets()
             return Wire.json(TrustedFacets(trustedFacets: versions.map { .init(version: $0, ids: ids) }), contentType: Wire.facetsContentType)
         }

@@ -92,4 +92,39 @@ final class HostileClientRateLimitTests: XCTestCase {
             Self.assertLimited(statuses, allowed: 2)
         }
     }
+
+    /// The statuses of `count` requests naming `accept`, each on a connection of its own (the server closes one
+    /// whose request it refused before reading the body).
+    static func acceptStatuses(_ loopback: LoopbackServer, _ count: Int, accept: String) async throws -> [Int] {
+        var statuses: [Int] = []
+        for _ in 0..<count {
+            let connection = try await RawTLSConnection(port: loopback.server.port, trusting: loopback.server.certificatePEM)
+            let status = try await connection.answer("POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
+                                                      + "Accept: \(accept)\r\nContent-Type: application/fido+uaf\r\nContent-Length: 2\r\n\r\n{}",
+                                                      count: 1)
+            statuses.append(status ?? 0)
+            await connection.close()
+        }
+        return statuses
+    }
+
+    func testARequestRefusedForItsAcceptHeaderCountsAgainstTheBudget() async throws {
+        try await LoopbackServer.with(Self.limited(3)) { loopback in
+            let statuses = try await Self.acceptStatuses(loopback, 6, accept: "text/html")
+            XCTAssertEqual(statuses.first, 406)
+            Self.assertLimited(statuses, allowed: 3)
+        }
+    }
+
+    func testAnAcceptHeaderLongerThanTheCapIsDisregardedNotParsed() async throws {
+        try await LoopbackServer.with(Self.limited(100)) { loopback in
+            // 2 KB of ranges that name no JSON: read, they would refuse the request; past the cap they are not read.
+            let long = Array(repeating: "text/html;q=0.9", count: 128).joined(separator: ", ")
+            XCTAssertGreaterThan(long.utf8.count, 1024)
+            let statuses = try await Self.acceptStatuses(loopback, 1, accept: long)
+            XCTAssertEqual(statuses.count, 1)
+            XCTAssertNotEqual(statuses.first, 406, "the long header was parsed")
+            XCTAssertNotEqual(statuses.first, 0, "no answer")
+        }
+    }
 }
