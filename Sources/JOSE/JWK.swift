@@ -86,7 +86,8 @@ public struct JOSEError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch reason {
         case .malformed(let d): return "malformed JOSE object: \(d)"
-        case .unsupportedAlgorithm(let a): return "unsupported algorithm \"\(a)\" (JWS: only ES256; JWE: only ECDH-ES with A256GCM)"
+        // The header's text is the sender's, read before anything is verified: quoted, escaped and capped.
+        case .unsupportedAlgorithm(let a): return "unsupported algorithm \(UntrustedText.quoted(a, limit: 32)) (JWS: only ES256; JWE: only ECDH-ES with A256GCM)"
         case .invalidKey(let d): return "invalid key: \(d)"
         case .signatureInvalid: return "the signature does not verify"
         case .decryptionFailed: return "the JWE does not decrypt with this key (tampered, or for another recipient)"

@@ -111,11 +111,11 @@ public enum UAFServerApplication {
                 let event = AuditEvent(at: dependencies.clock(), requestID: RequestID.current, clientAddress: client?.address,
                                        principal: principal?.auditName, operation: decision.operation.rawValue, username: decision.username,
                                        statusCode: decision.statusCode, detail: decision.detail)
-                dependencies.auditLogger.info("\(decision.description)", metadata: event.logMetadata.mapValues { .string($0) })
+                // The event's escaped fields, never the decision's raw text: a detail may carry a caller's text.
+                dependencies.auditLogger.info("\(event.message)", metadata: event.logMetadata.mapValues { .string($0) })
                 metrics.decided(decision)
-                // A caller without credentials has a budget of rows; one with credentials, or a proof of a key, is always kept.
-                let budgeted = principal == nil && !decision.provesAKey
-                audit?.record(event, budgetKey: budgeted ? client?.clientKey(ipv6PrefixLength: configuration.limits.ipv6PrefixLength) : nil)
+                audit?.record(event, budgetKeys: AuditTrail.budgetKeys(
+                    principal: principal, client: client?.clientKey(ipv6PrefixLength: configuration.limits.ipv6PrefixLength), decision: decision))
                 dependencies.onDecision(decision)
             })
         let onRejection: @Sendable (OperationName, ServiceFailure) -> Void = { name, failure in
@@ -261,7 +261,7 @@ public enum UAFServerApplication {
             let observability = configuration.observability
             let audit = observability.auditRetentionDays == 0 ? nil : AuditTrail(
                 store: stores.audit, retention: TimeInterval(observability.auditRetentionDays) * 86_400,
-                anonymousEventsPerMinute: observability.auditAnonymousEventsPerMinute, clock: dependencies.clock, metrics: metrics, logger: logger)
+                eventsPerMinute: observability.auditAnonymousEventsPerMinute, clock: dependencies.clock, metrics: metrics, logger: logger)
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase,
                                      metrics: metrics, readiness: readiness, dependencies: dependencies, audit: audit,

@@ -215,6 +215,8 @@ struct AdminAuditCommand: AsyncParsableCommand {
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 say(String(decoding: try encoder.encode(event), as: UTF8.self))
             } else {
+                // Every field is escaped by `AuditEvent` itself, also in rows an older version wrote raw: a caller's
+                // newline or escape sequence never reaches the operator's terminal.
                 say([AuditEvent.timestamp(event.at), event.clientAddress ?? "-", event.principal ?? "anonymous", "\(event.statusCode)",
                      event.operation + (event.username.map { " for \($0)" } ?? ""), event.detail].joined(separator: "  "))
             }

@@ -50,17 +50,10 @@ struct ServerOptions: ParsableArguments {
             }
         }
         LoggingSystem.bootstrap { label in
-            if label == "mauth.audit", let auditSink { return JSONLogHandler(label: label, sink: auditSink) }
-            switch format {
-            case .json:
-                var handler = JSONLogHandler(label: label)
-                handler.logLevel = level
-                return handler
-            case .text:
-                var handler = StreamLogHandler.standardError(label: label)
-                handler.logLevel = level
-                return handler
-            }
+            if label == "mauth.audit", let auditSink { return ServerLogHandler(label: label, format: .json, sink: auditSink) }
+            var handler = ServerLogHandler(label: label, format: format)
+            handler.logLevel = level
+            return handler
         }
         if let writeCertificate {
             // Checked before the server starts, so a path that cannot be written fails the start instead of

@@ -15,7 +15,7 @@ final class AuditTrailTests: XCTestCase {
     // MARK: - The writer's rules
 
     static func trail(_ stores: Stores, budget: Int = 3, clock: TestClock) -> AuditTrail {
-        AuditTrail(store: stores.audit, retention: 86_400, anonymousEventsPerMinute: budget, clock: { clock.now }, metrics: nil,
+        AuditTrail(store: stores.audit, retention: 86_400, eventsPerMinute: budget, clock: { clock.now }, metrics: nil,
                    logger: Logger(label: "test"))
     }
 
@@ -31,9 +31,9 @@ final class AuditTrailTests: XCTestCase {
         // Start at the beginning of a minute, so the ten events share one.
         clock.advance(60 - clock.now.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) + 1)
         let trail = Self.trail(stores, clock: clock)
-        for _ in 0..<10 { trail.record(Self.event(clock), budgetKey: "192.0.2.1") }
-        trail.record(Self.event(clock, client: "198.51.100.7"), budgetKey: "198.51.100.7")
-        for _ in 0..<5 { trail.record(Self.event(clock, principal: "relying-party:alice"), budgetKey: nil) }
+        for _ in 0..<10 { trail.record(Self.event(clock), budgetKeys: [.address("192.0.2.1")]) }
+        trail.record(Self.event(clock, client: "198.51.100.7"), budgetKeys: [.address("198.51.100.7")])
+        for _ in 0..<5 { trail.record(Self.event(clock, principal: "relying-party:alice"), budgetKeys: []) }
         await trail.flush()
         let stored = try await stores.audit.events(limit: 100)
         XCTAssertEqual(stored.filter { $0.clientAddress == "192.0.2.1" && $0.principal == nil }.count, 3, "the budget")
@@ -55,7 +55,7 @@ final class AuditTrailTests: XCTestCase {
         let stores = Stores(database: database)
         let clock = TestClock()
         let trail = Self.trail(stores, clock: clock)
-        for _ in 0..<(AuditTrail.capacity + 5) { trail.record(Self.event(clock, principal: "relying-party:alice"), budgetKey: nil) }
+        for _ in 0..<(AuditTrail.capacity + 5) { trail.record(Self.event(clock, principal: "relying-party:alice"), budgetKeys: []) }
         await trail.flush()
         let stored = try await stores.audit.events(limit: AuditTrail.capacity + 10)
         XCTAssertEqual(stored.count, AuditTrail.capacity)

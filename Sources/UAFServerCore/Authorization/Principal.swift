@@ -80,6 +80,18 @@ public struct Principal: Sendable, Equatable {
         }
     }
 
+    /// Whether the audit trail budgets this principal's rows (``AuditTrail/budgetKeys(principal:client:decision:)``):
+    /// every principal but the relying party's own (its JWT, an access key, an admin), since any user holds a
+    /// session or a device key.
+    package var isAuditBudgeted: Bool {
+        switch source {
+        case .relyingPartyToken, .accessKey: return false
+        // The demo site acts as an admin for anyone who opens its pages, and development mode for anyone at all.
+        case .demoSite, .development: return true
+        case .session, .registration, .trustedProxy, .dispatchToken, .deviceSignature: return !isAdmin
+        }
+    }
+
     /// How the audit trail names this principal: the kind of credential and whom it speaks for, e.g.
     /// `relying-party:alice`, `relying-party:ops+admin`, `device:<target id>:alice`, `access-key:<key id>`. No secret
     /// goes in (a session is named by its user, not its id).

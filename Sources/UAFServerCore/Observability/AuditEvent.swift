@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// One security decision as the audit trail keeps it: when, which request, from where, who, what, and the outcome.
 /// Written to the `mauth.audit` log stream and (`AuditTrail`) to the database.
@@ -17,10 +18,28 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
     public var statusCode: Int
     public var detail: String
 
+    /// The longest detail kept, in characters; a username or principal is cut at ``usernameLimit``.
+    public static let detailLimit = 1000
+    public static let usernameLimit = 256
+
+    /// Every text field is escaped here (`UntrustedText.escaped(_:limit:)`), whoever wrote it: a detail or a
+    /// username can carry a caller's text, and neither the log line, the database row nor an operator's terminal
+    /// may receive a newline, an escape sequence or a bidirectional override from it.
     public init(at: Date, requestID: String?, clientAddress: String?, principal: String?, operation: String, username: String?,
                 statusCode: Int, detail: String) {
-        self.at = at; self.requestID = requestID; self.clientAddress = clientAddress; self.principal = principal
-        self.operation = operation; self.username = username; self.statusCode = statusCode; self.detail = detail
+        self.at = at
+        self.requestID = requestID.map { UntrustedText.escaped($0, limit: 128) }
+        self.clientAddress = clientAddress.map { UntrustedText.escaped($0, limit: 64) }
+        self.principal = principal.map { UntrustedText.escaped($0, limit: Self.usernameLimit) }
+        self.operation = UntrustedText.escaped(operation, limit: 64)
+        self.username = username.map { UntrustedText.escaped($0, limit: Self.usernameLimit) }
+        self.statusCode = statusCode
+        self.detail = UntrustedText.escaped(detail, limit: Self.detailLimit)
+    }
+
+    /// The line's text in the `mauth.audit` stream: `operation for username: code detail`, from the escaped fields.
+    public var message: String {
+        "\(operation)\(username.map { " for \($0)" } ?? ""): \(statusCode) \(detail)"
     }
 
     enum CodingKeys: String, CodingKey { case time, requestID = "request_id", client, principal, operation, username, code, detail }

@@ -5,15 +5,18 @@ import ServiceLifecycle
 
 /// The database side of the audit trail: every security decision becomes an `audit_events` row, kept for
 /// `observability.auditRetentionDays`. Decisions are taken on the request path, which must not wait for the
-/// database, so ``record(_:budgetKey:)`` only queues the event and ``run()`` writes the queue every second in
+/// database, so ``record(_:budgetKeys:)`` only queues the event and ``run()`` writes the queue every second in
 /// multi-row statements.
 ///
-/// Bounded cost per caller: a caller without credentials (``record(_:budgetKey:)`` with its address as
-/// `budgetKey`; a verified registration or authentication is exempt, see `ServerDecision.provesAKey`) gets at most
-/// `anonymousEventsPerMinute` rows a minute; past that its events are counted, and when
-/// the minute ends one summary row says how many were not stored. With the default 60 that is at most 61 rows
-/// (about 16.7 KB on disk) per address a minute, while the `mauth.audit` log stream still carries every event. The
-/// queue holds at most ``capacity`` events; past it (the database fell behind) events are counted in
+/// Bounded cost per caller: every caller that is not the relying party's own has a budget of
+/// `eventsPerMinute` rows a minute for its address (IPv6: its prefix) and, when it presents a user's credential (a
+/// session, a registration token, a device signature, a trusted proxy's user, a redeemed dispatch token, the demo
+/// site), another for that principal (``budgetKeys(principal:client:decision:)``); an event is stored while both have
+/// room. Past that its events are counted, and when the minute ends one summary row per budget says how many were
+/// not stored. With the default 60 that is at most 61 rows (about 16.7 KB on disk) a minute per address and per
+/// user's principal, about 24 MB a day, while the `mauth.audit` log stream still carries every event. The relying
+/// party's JWT, access keys, admins and verified registrations and logins (`ServerDecision.provesAKey`) are never
+/// budgeted. The queue holds at most ``capacity`` events; past it (the database fell behind) events are counted in
 /// `mauth_audit_events_not_stored_total{reason="queue_full"}` and logged, never waited for.
 package final class AuditTrail: Service, Sendable {
     /// Events waiting for the database at most: about 5 MB at some 250 bytes each.
@@ -21,7 +24,7 @@ package final class AuditTrail: Service, Sendable {
 
     let store: AuditStore
     let retention: TimeInterval
-    let anonymousEventsPerMinute: Int
+    let eventsPerMinute: Int
     let clock: @Sendable () -> Date
     let metrics: ServerMetrics?
     let logger: Logger
@@ -30,27 +33,46 @@ package final class AuditTrail: Service, Sendable {
     private struct State {
         var pending: [AuditEvent] = []
         var minute: Int64 = 0
-        var anonymous: [String: Int] = [:]
+        var counts: [BudgetKey: Int] = [:]
         var dropped = 0
     }
     private let state = NIOLockedValueBox(State())
 
-    package init(store: AuditStore, retention: TimeInterval, anonymousEventsPerMinute: Int, clock: @escaping @Sendable () -> Date,
+    package init(store: AuditStore, retention: TimeInterval, eventsPerMinute: Int, clock: @escaping @Sendable () -> Date,
                  metrics: ServerMetrics?, logger: Logger, interval: Duration = .seconds(1)) {
-        self.store = store; self.retention = retention; self.anonymousEventsPerMinute = anonymousEventsPerMinute
+        self.store = store; self.retention = retention; self.eventsPerMinute = eventsPerMinute
         self.clock = clock; self.metrics = metrics; self.logger = logger; self.interval = interval
     }
 
-    /// Queues `event`. `budgetKey` is the address (IPv6: prefix) of a caller without credentials, nil for one with
-    /// credentials, whose events are always kept.
-    package func record(_ event: AuditEvent, budgetKey: String?) {
+    /// A budget of rows: one client address (IPv6: prefix), or one principal (``Principal/auditName``).
+    package enum BudgetKey: Hashable, Sendable, Comparable {
+        case address(String)
+        case principal(String)
+    }
+
+    /// The budgets an event is counted against: none for the relying party's own callers (its JWT, an access key,
+    /// an admin) and for a decision that proves a key; else the client's address, and the principal when the
+    /// caller presented a user's credential. Why: any registered user holds a session or a device key, so a
+    /// credential alone must not buy unbounded rows; one user from many addresses is held by the principal's
+    /// budget, many users from one address by the address's.
+    package static func budgetKeys(principal: Principal?, client: String?, decision: ServerDecision) -> [BudgetKey] {
+        if decision.provesAKey { return [] }
+        if let principal, !principal.isAuditBudgeted { return [] }
+        return (client.map { [.address($0)] } ?? []) + (principal.map { [.principal($0.auditName)] } ?? [])
+    }
+
+    /// Queues `event`, counted against `budgetKeys` (``budgetKeys(principal:client:decision:)``); with none it is
+    /// always kept.
+    package func record(_ event: AuditEvent, budgetKeys: [BudgetKey]) {
         let overBudget = state.withLockedValue { state -> Bool in
             rollMinute(&state, now: event.at)
-            if let budgetKey {
-                let count = state.anonymous[budgetKey, default: 0] + 1
-                state.anonymous[budgetKey] = count
-                if count > anonymousEventsPerMinute { return true }
+            var over = false
+            for key in budgetKeys {
+                let count = state.counts[key, default: 0] + 1
+                state.counts[key] = count
+                if count > eventsPerMinute { over = true }
             }
+            if over { return true }
             guard state.pending.count < Self.capacity else { state.dropped += 1; return false }
             state.pending.append(event)
             return false
@@ -58,18 +80,21 @@ package final class AuditTrail: Service, Sendable {
         if overBudget { metrics?.auditNotStored(reason: "over_budget", count: 1) }
     }
 
-    /// A new minute: one summary row for each address that went over its budget in the last one, and new budgets.
+    /// A new minute: one summary row for each budget that was exceeded in the last one, and new budgets.
     private func rollMinute(_ state: inout State, now: Date) {
         let minute = Int64(now.timeIntervalSince1970) / 60
         guard minute != state.minute else { return }
         let ended = Date(timeIntervalSince1970: TimeInterval(state.minute * 60 + 60))
-        for (address, count) in state.anonymous.sorted(by: { $0.key < $1.key }) where count > anonymousEventsPerMinute
-        && state.pending.count < Self.capacity {
+        for (key, count) in state.counts.sorted(by: { $0.key < $1.key }) where count > eventsPerMinute && state.pending.count < Self.capacity {
+            let (address, principal, noun): (String?, String?, String) = switch key {
+            case .address(let address): (address, nil, "client address")
+            case .principal(let name): (nil, name, "principal")
+            }
             state.pending.append(AuditEvent(
-                at: ended, requestID: nil, clientAddress: address, principal: nil, operation: "audit budget", username: nil, statusCode: 429,
-                detail: "\(count - anonymousEventsPerMinute) further decision(s) for this client without credentials in the minute before were not stored (budget \(anonymousEventsPerMinute) a minute); the mauth.audit log has them"))
+                at: ended, requestID: nil, clientAddress: address, principal: principal, operation: "audit budget", username: nil, statusCode: 429,
+                detail: "\(count - eventsPerMinute) further decision(s) for this \(noun) in the minute before were not stored (budget \(eventsPerMinute) a minute); the mauth.audit log has them"))
         }
-        state.anonymous = [:]
+        state.counts = [:]
         state.minute = minute
     }
 

@@ -125,6 +125,7 @@ package struct DeviceSignatureVerifier: Sendable {
         }
         let verified: JWS.Verified
         do { verified = try JWS.verify(compact, key: try JWK(json: target.signatureKey).p256SigningKey()) } catch {
+            // JOSE quotes what it repeats of the header (`alg`); the audit trail escapes the rest.
             throw DeviceSignatureRefusal(detail: "signature: \(error)")
         }
         guard let claims = try? JSONDecoder().decode(DeviceSignature.Claims.self, from: Data(verified.payload)),
@@ -166,9 +167,12 @@ package struct SignedRequest: Sendable {
     }
 
     func check(_ claims: DeviceSignature.Claims) throws {
-        guard claims.htm == method else { throw DeviceSignatureRefusal(detail: "signed for method \(claims.htm ?? "none"), used with \(method)") }
+        // The claims are the caller's text: quoted, escaped and capped before they reach a decision.
+        guard claims.htm == method else {
+            throw DeviceSignatureRefusal(detail: "signed for method \(claims.htm.map { UntrustedText.quoted($0, limit: 16) } ?? "none"), used with \(UntrustedText.quoted(method, limit: 16))")
+        }
         guard claims.htu == path else {
-            throw DeviceSignatureRefusal(detail: "signed for path \(claims.htu?.prefix(160) ?? "none"), used on \(path.prefix(160))")
+            throw DeviceSignatureRefusal(detail: "signed for path \(claims.htu.map { UntrustedText.quoted($0, limit: 160) } ?? "none"), used on \(UntrustedText.quoted(path, limit: 160))")
         }
         if let body, claims.bodyHash != DeviceSignature.bodyHash(body) {
             throw DeviceSignatureRefusal(detail: claims.bodyHash == nil ? "no bodyHash" : "signed for another body")

@@ -6,7 +6,7 @@ import XCTest
 
 /// `observability.logFormat` `json`: each line one JSON object, read back by Foundation's JSONSerialization (an
 /// independent reader), whatever the message and metadata hold.
-final class JSONLogHandlerTests: XCTestCase {
+final class JSONLogLineTests: XCTestCase {
     func object(_ line: [UInt8]) throws -> [String: Any] {
         XCTAssertFalse(line.contains(UInt8(ascii: "\n")), "one line")
         return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
@@ -14,7 +14,7 @@ final class JSONLogHandlerTests: XCTestCase {
 
     func testALineCarriesTheFieldsAndTheMetadataAsMembers() throws {
         let time = Date(timeIntervalSince1970: 1_795_000_000.25)
-        let line = JSONLogHandler.line(time: time, level: .info, label: "mauth.audit", message: "registration request for alice: 1200 issued",
+        let line = LogLine.json(time: time, level: .info, label: "mauth.audit", message: "registration request for alice: 1200 issued",
                                        source: "UAFServer", metadata: ["request_id": "r1", "client": "192.0.2.1", "tags": ["a", "b"], "nested": ["k": "v"]])
         let object = try object(line)
         XCTAssertEqual(object["time"] as? String, "2026-11-18T11:06:40.250Z")
@@ -29,7 +29,7 @@ final class JSONLogHandlerTests: XCTestCase {
 
     func testQuotesNewlinesAndControlCharactersCannotBreakALineOrForgeAMember() throws {
         let hostile = "alice\"}\n{\"level\":\"critical\u{0}\u{1b}[31m"
-        let object = try object(JSONLogHandler.line(time: Date(), level: .notice, label: "mauth.server", message: hostile, source: "s",
+        let object = try object(LogLine.json(time: Date(), level: .notice, label: "mauth.server", message: hostile, source: "s",
                                                     metadata: ["username": .string(hostile)]))
         XCTAssertEqual(object["message"] as? String, hostile)
         XCTAssertEqual(object["username"] as? String, hostile)
@@ -37,7 +37,7 @@ final class JSONLogHandlerTests: XCTestCase {
     }
 
     func testMetadataNamedLikeAFieldIsKeptApart() throws {
-        let object = try object(JSONLogHandler.line(time: Date(), level: .info, label: "l", message: "m", source: "s",
+        let object = try object(LogLine.json(time: Date(), level: .info, label: "l", message: "m", source: "s",
                                                     metadata: ["level": "forged", "message": "forged"]))
         XCTAssertEqual(object["level"] as? String, "info")
         XCTAssertEqual(object["metadata.level"] as? String, "forged")
@@ -60,7 +60,7 @@ final class JSONLogHandlerTests: XCTestCase {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-audit-\(UUID().uuidString).log").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let sink = try LogSink.appending(to: path)
-        let logger = Logger(label: "mauth.audit") { label in JSONLogHandler(label: label, sink: sink) }
+        let logger = Logger(label: "mauth.audit") { label in ServerLogHandler(label: label, format: .json, sink: sink) }
         logger.info("first", metadata: ["username": "alice"])
         logger.info("second")
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
