@@ -37,7 +37,7 @@ public struct LocalRelyingParty: Sendable {
     }
 
     /// Signs `claims` with the relying party's key (ES256, `kid` in the header).
-    public func sign(_ claims: Claims) async throws -> String {
+    public func sign(_ claims: some JWTPayload) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: try ES256PrivateKey(backing: key), kid: JWKIdentifier(string: kid))
         return try await keys.sign(claims, kid: JWKIdentifier(string: kid))

@@ -59,7 +59,7 @@ struct AuthCloudController {
         }
         api.get("\(Self.apiBase)/users") { request, _ in
             try await DispatchController.respond(name: "auth cloud user lookup", onRejection: onRejection) {
-                Wire.json(try await service.user(id: nil, username: request.uri.queryParameters.get("username")), contentType: Wire.jsonContentType)
+                Wire.json(try await service.user(id: nil, username: try FormQuery(request.uri.query).get("username")), contentType: Wire.jsonContentType)
             }
         }
         api.delete("\(Self.apiBase)/users/:userId") { _, context in

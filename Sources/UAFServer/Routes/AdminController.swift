@@ -3,8 +3,8 @@ import Hummingbird
 import UAFServerCore
 
 /// The operator's HTTP endpoints (``AdminService``), for a relying-party token with the admin scope. The user is named
-/// by the `username` query parameter (a username may hold any character, a path segment may not), as the dispatch
-/// target listing does. Our contract (nevisFIDO documents none): JSON answers, `ErrorBody` errors, 404 when the user
+/// by the `username` query parameter (a username may hold any character, a path segment may not), read as a form
+/// (``FormQuery``: `+` is a space), as the dispatch target listing does. Our contract (nevisFIDO documents none): JSON answers, `ErrorBody` errors, 404 when the user
 /// has nothing that matches.
 struct AdminController {
     let admin: AdminService
@@ -31,8 +31,8 @@ struct AdminController {
         }
         protected.delete("\(Self.base)/user/keys") { request, context in
             try await respond("admin user remove keys") {
-                let query = request.uri.queryParameters
-                let removed = try await admin.removeKeys(try Self.username(request), aaids: query.getAll("aaid"),
+                let query = try FormQuery(request.uri.query)
+                let removed = try await admin.removeKeys(try Self.username(query), aaids: query.getAll("aaid"),
                                                          keyIDs: query.getAll("keyID"), all: query.get("all") == "true",
                                                          principal: try context.requirePrincipal())
                 return Wire.json(Removed(removed: removed.map { .init(aaid: $0.aaid, keyID: $0.keyID) }), contentType: Wire.jsonContentType)
@@ -52,7 +52,7 @@ struct AdminController {
         }
         protected.get("\(Self.base)/audit") { request, context in
             try await respond("admin audit") {
-                let query = request.uri.queryParameters
+                let query = try FormQuery(request.uri.query)
                 var since: Date?
                 if let text = query.get("since") {
                     guard let date = ISO8601DateFormatter().date(from: text) else {
@@ -67,8 +67,10 @@ struct AdminController {
         }
     }
 
-    static func username(_ request: Request) throws -> String {
-        guard let username = request.uri.queryParameters.get("username") else { throw ServiceFailure(.badRequest, "the username query parameter is required") }
+    static func username(_ request: Request) throws -> String { try username(try FormQuery(request.uri.query)) }
+
+    static func username(_ query: FormQuery) throws -> String {
+        guard let username = query.get("username") else { throw ServiceFailure(.badRequest, "the username query parameter is required") }
         return username
     }
 

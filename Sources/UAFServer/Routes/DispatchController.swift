@@ -44,7 +44,7 @@ struct DispatchController {
         }
         protected.get("\(Self.tokenBase)/dispatch/targets") { request, context in
             try await Self.respond(name: "list dispatch targets", onRejection: onRejection) {
-                Wire.json(try await targets.list(username: request.uri.queryParameters.get("username"), principal: try context.requirePrincipal()),
+                Wire.json(try await targets.list(username: try FormQuery(request.uri.query).get("username"), principal: try context.requirePrincipal()),
                           contentType: Wire.jsonContentType)
             }
         }

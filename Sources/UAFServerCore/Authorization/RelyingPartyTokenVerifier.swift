@@ -173,6 +173,18 @@ package final class RelyingPartyTokenVerifier: Sendable {
         }
     }
 
+    /// The scopes a token grants: `scope` and `scp` read alike, each a space-delimited string (RFC 9068 §2.2.3) or an
+    /// array of such strings (as some issuers write `scp`). Why alike: when one spelling grants a scope that another
+    /// does not, whether a token is an admin's depends on the issuer's habits, not on what it says. A claim of any
+    /// other type grants nothing.
+    static func scopes(_ values: [String: JSONValue]) -> Set<String> {
+        var scopes: Set<String> = []
+        for name in ["scope", "scp"] {
+            for text in values[name]?.strings ?? [] { scopes.formUnion(text.split(separator: " ").map(String.init)) }
+        }
+        return scopes
+    }
+
     /// The principal a valid token speaks for.
     package func principal(token: String, now: Date) async throws(AuthorizationFailure) -> Principal {
         let claims: Claims
@@ -194,12 +206,11 @@ package final class RelyingPartyTokenVerifier: Sendable {
         guard values["aud"]?.strings?.contains(configuration.audience) == true else {
             throw .unauthenticated("relying-party JWT has the wrong audience")
         }
-        let subject = values[configuration.subjectClaim]?.string
-        let scopes = (values["scope"]?.string?.split(separator: " ").map(String.init) ?? []) + (values["scp"]?.strings ?? [])
-        let isAdmin = configuration.adminScope.map(scopes.contains) ?? false
-        guard subject?.isEmpty == false || isAdmin else {
+        // Every token names its subject, an admin's too: the audit trail must name who acted for another user.
+        guard let subject = values[configuration.subjectClaim]?.string, !subject.isEmpty else {
             throw .unauthenticated("relying-party JWT has no \(configuration.subjectClaim) claim")
         }
+        let isAdmin = configuration.adminScope.map(Self.scopes(values).contains) ?? false
         return Principal(source: .relyingPartyToken, subject: subject, isAdmin: isAdmin)
     }
 }
