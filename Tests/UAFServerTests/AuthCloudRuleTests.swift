@@ -39,6 +39,21 @@ final class AuthCloudRuleTests: XCTestCase {
         XCTAssertEqual(refusal(String(repeating: "a", count: limit + 1)), .tooLong(limit: limit))
     }
     func testAControlCharacterIsRefused() { XCTAssertEqual(refusal("Pay\u{7}CHF 1"), .controlCharacter) }
+    func testABidirectionalOverrideIsRefusedWrittenOrReferenced() {
+        for message in ["Pay CHF \u{202E}001", "Pay CHF &#x202E;001", "Pay CHF &#8238;001", "Pay \u{2066}CHF 1", "Pay CHF 1\u{200F}"] {
+            XCTAssertEqual(refusal(message), .controlCharacter, message)
+        }
+    }
+    func testAReferenceToNULEscapeASurrogateOrANonCharacterIsRefused() {
+        for message in ["Pay&#0;", "Pay&#27;[2J", "Pay&#x1B;", "Pay&#xD800;", "Pay&#xFFFE;", "Pay&#x10FFFF;", "Pay&#1114112;", "Pay&#xFDD0;"] {
+            XCTAssertEqual(refusal(message), .controlCharacter, message)
+        }
+    }
+    func testOrdinaryReferencesAndLineFeedsStayAllowed() {
+        for message in ["Pay &#8364;1", "Pay &#x20AC;1", "Line one&#10;line two", "Line one\nline two", "Zürich &amp; Genève"] {
+            XCTAssertNil(refusal(message), message)
+        }
+    }
     func testATagOutsideTheSubsetIsRefused() { XCTAssertEqual(refusal("Pay <script>CHF 1</script>"), .unsupportedTag("script")) }
     func testAnImageTagIsRefused() { XCTAssertEqual(refusal("Pay <img>"), .unsupportedTag("img")) }
     func testAnAttributeIsRefused() { XCTAssertEqual(refusal("Pay <b onclick=\"x()\">CHF 1</b>"), .attributesNotAllowed("b")) }

@@ -5,7 +5,9 @@ import Primitives
 /// give a 400"), bare or in the documented wrapper `<html>…</html>` around the whole message, once.
 /// Our contract: the tags `b strong i em u br p ul ol li`, without attributes, properly nested
 /// (`br` stands alone, as `<br>` or `<br/>`); `&` only as an entity (`&amp; &lt; &gt; &quot; &apos; &#39; &nbsp;`
-/// or a numeric one); no comments, no other markup, no control characters but line feeds. The message is what the
+/// or a numeric one); no comments, no other markup; no control character but the line feed, no bidirectional
+/// formatting character, line separator, byte order mark or non-character (`UntrustedText.isUnsafe(_:)`), neither
+/// written nor referenced (`&#0;`, `&#x202E;`, a surrogate or a number past U+10FFFF). The message is what the
 /// device shows and the user confirms, so everything outside this subset is refused rather than cleaned: a
 /// silently changed text would be signed as something the relying party did not send.
 enum LimitedHTML {
@@ -27,7 +29,7 @@ enum LimitedHTML {
             switch self {
             case .empty: return "message is empty"
             case .tooLong(let limit): return "message is longer than \(limit) characters"
-            case .controlCharacter: return "message contains control characters"
+            case .controlCharacter: return "message contains a control, bidirectional formatting or non-character, written or referenced"
             case .unsupportedTag(let tag): return "the tag <\(tag)> is not supported"
             case .attributesNotAllowed(let tag): return "attributes are not allowed (on <\(tag)>)"
             case .unbalanced(let tag): return "the tag <\(tag)> is not closed or not opened"
@@ -43,7 +45,8 @@ enum LimitedHTML {
     static func validate(_ message: String, limit: Int) throws(Refusal) {
         guard !message.isEmpty else { throw .empty }
         guard message.count <= limit else { throw .tooLong(limit: limit) }
-        guard !message.unicodeScalars.contains(where: { $0 != "\n" && ($0.properties.generalCategory == .control) }) else {
+        // A bidirectional override would make the device show the words in another order than they are signed in.
+        guard !message.unicodeScalars.contains(where: { $0 != "\n" && UntrustedText.isUnsafe($0) }) else {
             throw .controlCharacter
         }
         // The documented form `<html>…</html>` (server-api §B.10): the wrapper around the whole message, once, is
@@ -88,12 +91,23 @@ enum LimitedHTML {
                 guard let end = scalars[index...].prefix(12).firstIndex(of: ";") else { throw .malformedEntity }
                 let entity = String(String.UnicodeScalarView(scalars[(index + 1)..<end]))
                 guard Self.isEntity(entity) else { throw .malformedEntity }
+                if let referenced = Self.referencedScalar(entity) {
+                    guard let scalar = Unicode.Scalar(referenced), scalar == "\n" || !UntrustedText.isUnsafe(scalar) else { throw .controlCharacter }
+                }
                 index = end + 1
             default:
                 index += 1
             }
         }
         if let unclosed = open.last { throw .unbalanced(unclosed) }
+    }
+
+    /// The code point a numeric reference names (`#65`, `#x41`), nil for a named entity.
+    private static func referencedScalar(_ name: String) -> UInt32? {
+        guard name.hasPrefix("#") else { return nil }
+        let digits = name.dropFirst()
+        if digits.hasPrefix("x") || digits.hasPrefix("X") { return UInt32(digits.dropFirst(), radix: 16) ?? UInt32.max }
+        return UInt32(digits) ?? UInt32.max
     }
 
     private static func isEntity(_ name: String) -> Bool {
