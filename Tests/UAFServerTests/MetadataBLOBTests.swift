@@ -114,12 +114,24 @@ final class MetadataBLOBTests: XCTestCase {
         XCTAssertEqual(blob.statusReports["ABCD#0003"]?.map(\.status), [.fidoCertified])
     }
 
-    func testAnEntryWithAnUnreadableStatusReportIsSkipped() async throws {
+    func testARevocationWithAnUnreadableDateIsKeptInForceFromTheStart() async throws {
         let broken = TestMetadataService.entry(aaid: "ABCD#0004", statement: TestMetadataService.pinStatement(aaid: "ABCD#0004"),
-                                               reports: [("REVOKED", "yesterday")])
+                                               reports: [("FIDO_CERTIFIED", "2025-01-01"), ("REVOKED", "yesterday")])
         let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries + [broken]))
-        XCTAssertFalse(blob.statements.contains { $0.aaid == "ABCD#0004" })
-        XCTAssertEqual(blob.skipped, [#"ABCD#0004: effectiveDate "yesterday" is not a YYYY-MM-DD date"#])
+        let reports = try XCTUnwrap(blob.statusReports["ABCD#0004"], "the entry's reports were dropped")
+        XCTAssertEqual(reports.map(\.status), [.fidoCertified, .revoked])
+        XCTAssertNil(reports[1].effectiveDate)
+        XCTAssertTrue(reports[1].isInForce(at: Date(timeIntervalSince1970: 0)))
+        XCTAssertEqual(blob.skipped, [#"ABCD#0004: REVOKED: effectiveDate "yesterday" is not a YYYY-MM-DD date; in force from the start"#])
+    }
+
+    func testAReportWithoutAReadableStatusIsLeftOutAndTheOthersKept() async throws {
+        let entry = #"{"aaid":"ABCD#0007","statusReports":[{"status":7},{"status":"REVOKED","certificate":"%%"}],"timeOfLastStatusChange":"2026-01-01"}"#
+        let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries + [entry]))
+        let reports = try XCTUnwrap(blob.statusReports["ABCD#0007"])
+        XCTAssertEqual(reports.map(\.status), [.revoked])
+        XCTAssertNil(reports[0].certificate, "a certificate that cannot be read makes the revocation cover every key")
+        XCTAssertEqual(blob.skipped.count, 3, "\(blob.skipped)")
     }
 
     func testAStatementUnderAnotherEntrysAAIDIsSkipped() async throws {

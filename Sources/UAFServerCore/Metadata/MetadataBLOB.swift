@@ -65,8 +65,9 @@ package struct MetadataBLOB: Sendable {
             switch entry.content {
             case .otherFamily: continue
             case .unreadable(let name, let reason): blob.skipped.append("\(name): \(reason)")
-            case .uaf(let aaid, let statement, let reports):
+            case .uaf(let aaid, let statement, let reports, let notes):
                 if !reports.isEmpty { blob.statusReports[aaid, default: []] += reports }
+                blob.skipped += notes.map { "\(aaid): \($0)" }
                 do {
                     if let statement = try statement?.statement() {
                         guard AAID.equal(statement.aaid, aaid) else {
@@ -123,10 +124,13 @@ package struct MetadataBLOB: Sendable {
     }
 
     /// `MetadataBLOBPayloadEntry`. A UAF entry (one with an `aaid`) that cannot be read is kept as the reason, so
-    /// one entry with a value this server does not know costs that authenticator only, never the whole BLOB.
+    /// one entry with a value this server does not know costs that authenticator only, never the whole BLOB. Its
+    /// status reports are read apart from its statement, and each report field by field (``Report``): an unreadable
+    /// statement or a malformed date never drops a revocation.
     struct Entry: Decodable {
         enum Content {
-            case uaf(aaid: String, statement: MetadataStore.DecodedStatement?, reports: [StatusReport])
+            /// `notes`: what of the entry could not be read, though its reports were.
+            case uaf(aaid: String, statement: MetadataStore.DecodedStatement?, reports: [StatusReport], notes: [String])
             case unreadable(String, String)
             case otherFamily
         }
@@ -138,38 +142,67 @@ package struct MetadataBLOB: Sendable {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             guard let aaid = try? c.decodeIfPresent(String.self, forKey: .aaid) else { content = .otherFamily; return }
             guard AAID.isValid(aaid) else { content = .unreadable(aaid, "not an AAID"); return }
-            do {
-                let reports = try c.decode([Report].self, forKey: .statusReports)
-                content = .uaf(aaid: aaid, statement: try c.decodeIfPresent(MetadataStore.DecodedStatement.self, forKey: .metadataStatement),
-                               reports: try reports.map { try $0.report() })
-            } catch let error as ReportError {
-                content = .unreadable(aaid, error.reason)
-            } catch {
-                content = .unreadable(aaid, "\(error)")
+            let reports: [Report]
+            do { reports = try c.decode([Report].self, forKey: .statusReports) } catch {
+                content = .unreadable(aaid, "statusReports: \(error)")
+                return
             }
+            var notes: [String] = []
+            var read: [StatusReport] = []
+            for report in reports {
+                let (statusReport, problems) = report.report()
+                if let statusReport { read.append(statusReport) }
+                notes += problems
+            }
+            var statement: MetadataStore.DecodedStatement?
+            do { statement = try c.decodeIfPresent(MetadataStore.DecodedStatement.self, forKey: .metadataStatement) } catch {
+                notes.append("its statement: \(error)")
+            }
+            content = .uaf(aaid: aaid, statement: statement, reports: read, notes: notes)
         }
     }
 
-    struct ReportError: Error { var reason: String }
-
-    /// `StatusReport`: the fields a relying party acts on.
+    /// `StatusReport`: the fields a relying party acts on, each read on its own, so a report whose status can be read
+    /// is never lost to another field. Why, and which way each doubt falls (closed): a date that cannot be read makes
+    /// the report in force from the start (a revocation then counts at once); a certificate that cannot be read makes
+    /// the report apply to every key of the authenticator, not to none. A report without a readable status is left
+    /// out, with its reason.
     struct Report: Decodable {
-        var status: String
+        var status: String?
         var effectiveDate: String?
         var certificate: String?
+        /// The fields present but not strings.
+        var unreadable: [String] = []
 
-        func report() throws(ReportError) -> StatusReport {
+        enum CodingKeys: String, CodingKey, CaseIterable { case status, effectiveDate, certificate }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            func text(_ key: CodingKeys) -> String? {
+                guard c.contains(key) else { return nil }
+                if let value = try? c.decode(String.self, forKey: key) { return value }
+                unreadable.append(key.rawValue)
+                return nil
+            }
+            status = text(.status); effectiveDate = text(.effectiveDate); certificate = text(.certificate)
+        }
+
+        func report() -> (StatusReport?, [String]) {
+            var problems = unreadable.map { "a status report's \($0) is not a string" }
+            guard let status else { return (nil, problems + ["a status report without a status was left out"]) }
             var effective: Date?
             if let effectiveDate {
-                guard let day = MetadataBLOB.day(effectiveDate) else { throw ReportError(reason: "effectiveDate \"\(effectiveDate)\" is not a YYYY-MM-DD date") }
-                effective = day
+                effective = MetadataBLOB.day(effectiveDate)
+                if effective == nil { problems.append("\(status): effectiveDate \"\(effectiveDate)\" is not a YYYY-MM-DD date; in force from the start") }
+            } else if unreadable.contains("effectiveDate") {
+                problems.append("\(status): in force from the start")
             }
             var der: [UInt8]?
             if let certificate {
-                guard let data = Data(base64Encoded: certificate) else { throw ReportError(reason: "a status report's certificate is not base64") }
-                der = [UInt8](data)
+                der = Data(base64Encoded: certificate).map { [UInt8]($0) }
+                if der == nil { problems.append("\(status): its certificate is not base64; applies to every key") }
             }
-            return StatusReport(status: AuthenticatorStatus(rawValue: status), effectiveDate: effective, certificate: der)
+            return (StatusReport(status: AuthenticatorStatus(rawValue: status), effectiveDate: effective, certificate: der), problems)
         }
     }
 }
