@@ -147,6 +147,32 @@ final class TLSReloadTests: XCTestCase {
         }
     }
 
+    func testACertificateRenewedByASymlinkSwapAsKubernetesDoesReachesNewConnections() async throws {
+        // As a Kubernetes secret volume: server.pem -> ..data/server.pem, ..data -> a dated directory, renewed by
+        // writing a new directory and swapping the ..data link in one rename.
+        let first = try authority.issue(), second = try authority.issue()
+        let manager = FileManager.default
+        for (name, issued) in [("..2026_01", first), ("..2026_02", second)] {
+            let folder = directory.appendingPathComponent(name)
+            try manager.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(issued.chainPEM.utf8).write(to: folder.appendingPathComponent("server.pem"))
+            try Data(issued.keyPEM.utf8).write(to: folder.appendingPathComponent("server.key"))
+        }
+        try manager.createSymbolicLink(atPath: directory.appendingPathComponent("..data").path, withDestinationPath: "..2026_01")
+        for file in ["server.pem", "server.key"] {
+            try manager.createSymbolicLink(atPath: directory.appendingPathComponent(file).path, withDestinationPath: "..data/\(file)")
+        }
+        try await LoopbackServer.with(configuration()) { loopback in
+            let before = try await Self.presentedLeaf(port: loopback.server.port)
+            XCTAssertEqual(before, first.leafDER)
+            let swap = directory.appendingPathComponent("..data_tmp").path
+            try manager.createSymbolicLink(atPath: swap, withDestinationPath: "..2026_02")
+            XCTAssertEqual(rename(swap, directory.appendingPathComponent("..data").path), 0)
+            let renewed = try await eventually { try await Self.presentedLeaf(port: loopback.server.port) == second.leafDER }
+            XCTAssertTrue(renewed, "the server still presents the first certificate after the link swap")
+        }
+    }
+
     func testARenewalWrittenCertificateFirstWaitsForItsKey() async throws {
         let first = try authority.issue(), second = try authority.issue()
         try write(first)

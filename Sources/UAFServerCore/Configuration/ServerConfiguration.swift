@@ -157,10 +157,16 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// (``UnknownConfigurationKey``), but for keys that begin with `_`.
     /// The contents of a file a setting names; refused with the setting, the path and the reason
     /// (``ConfigurationError/unreadable(_:)``: "cannot read authorization.jwt.jwksPath /etc/jwks.json: no such file").
-    /// What tells that a file a watcher reloads has changed: its modification time and size (zeros when unreadable).
+    /// What tells that a file a watcher reloads has changed: the file it resolves to, its inode, modification time and
+    /// size (zeros when unreadable).
     package static func fileStamp(_ path: String) -> [String] {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        return ["\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)", "\(attributes?[.size] ?? 0)"]
+        // Through every symbolic link to the file itself: Kubernetes mounts a secret or ConfigMap as links into a
+        // `..data` directory and renews it by swapping one link, which leaves the named path's own stamp as it was.
+        // The resolved path and the inode tell a swap even when the new file has the old one's size and time.
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let attributes = try? FileManager.default.attributesOfItem(atPath: resolved)
+        return [resolved, "\(attributes?[.systemFileNumber] ?? 0)",
+                "\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)", "\(attributes?[.size] ?? 0)"]
     }
 
     package static func readFile(_ path: String, setting: String) throws -> Data {
