@@ -37,6 +37,18 @@ public final class TestHTTPSHost: Sendable {
         router.get(RouterPath(path)) { _, _ -> String in
             state.withLockedValue { state in state.fetches += 1; return state.body }
         }
+        // The same document at `path` + `/trickle`, one byte every 300 ms: a body that never quite ends, as a slow
+        // or hostile host sends it (at most 100 bytes, so the host stops by itself).
+        router.get(RouterPath(path + "/trickle")) { _, _ -> Response in
+            let body = state.withLockedValue { state in state.fetches += 1; return Array(state.body.utf8.prefix(100)) }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody { writer in
+                for byte in body {
+                    try await writer.write(ByteBuffer(bytes: [byte]))
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+                try await writer.finish(nil)
+            })
+        }
         var logger = Logger(label: "test.https-host")
         logger.logLevel = .warning
         let (started, continuation) = AsyncStream<Int>.makeStream()
