@@ -10,6 +10,9 @@ Standard library only. Each measurement starts its own server on a fresh SQLite 
   disk   bytes stored per anonymous dispatch at the limits, and after 10,000 of them, before and after expiry
   flood  a slow-body flood of 700 connections against a server whose descriptor limit is 512
   qr     /health/live latency while 4 and then 16 clients hammer QR dispatch with the largest anonymous code
+  share  new clients served while one address holds bare connections past the cap (100), re-opening them as they close
+  accept requests counted with a hostile Accept, and the server's CPU per request with a 67 KB one
+  audit  audit rows and bytes one ordinary user's refused calls leave in a minute (a trusted proxy's user)
 """
 import http.client
 import json
@@ -256,6 +259,123 @@ def flood(mauth):
         server.stop()
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def share(mauth):
+    server = Server(mauth, {"limits": {"maximumConnections": 100}})
+    try:
+        held = []
+
+        def refill():
+            # One address (127.0.0.2) keeps 150 connections that never send a byte, re-opened as they close.
+            for sock in list(held):
+                try:
+                    if sock.recv(1) == b"":
+                        held.remove(sock)
+                        sock.close()
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    held.remove(sock)
+                    sock.close()
+            while len(held) < 150:
+                sock = socket.create_connection((HOST, server.port), timeout=2, source_address=("127.0.0.2", 0))
+                sock.setblocking(False)
+                held.append(sock)
+
+        refill()
+        time.sleep(0.5)
+        served = tried = 0
+        started = time.monotonic()
+        while tried < 30 and time.monotonic() - started < 60:
+            refill()
+            tried += 1
+            try:
+                client = http.client.HTTPSConnection(HOST, server.port, context=server.context(), timeout=5,
+                                                      source_address=("127.0.0.3", 0))
+                client.request("GET", "/health/live")
+                served += client.getresponse().status == 200
+                client.close()
+            except (OSError, ssl.SSLError, http.client.HTTPException):
+                pass
+            time.sleep(1)
+        _, body = server.request("GET", "/metrics")
+        counters = [line for line in body.decode().splitlines() if line.startswith("mauth_connections_")]
+        print(f"share: one address holding 150 bare connections against a cap of 100: {served} of {tried} new clients "
+              f"from another address served; {'; '.join(counters)}")
+        for sock in held:
+            sock.close()
+    finally:
+        server.stop()
+
+
+def accept(mauth):
+    body = json.dumps({"op": "Auth", "context": json.dumps({"username": "alice"})})
+    headers = {"Content-Type": "application/fido+uaf", "Accept": "text/html"}
+    server = Server(mauth, {})
+    try:
+        statuses = {}
+        started = time.monotonic()
+        for _ in range(1300):
+            if time.monotonic() - started > 55:
+                break
+            status = server.request("POST", "/nevisfido/uaf/1.1/request/authentication", body=body, headers=headers)[0]
+            statuses[status] = statuses.get(status, 0) + 1
+        print(f"accept: {sum(statuses.values())} requests with Accept: text/html from one address within "
+              f"{time.monotonic() - started:.0f} s (limit 1,200 a minute): {dict(sorted(statuses.items()))}")
+    finally:
+        server.stop()
+    server = Server(mauth, {"limits": {"requestsPerMinutePerAddress": 0}})
+    try:
+        hostile = {**headers, "Accept": ", ".join(["text/html;q=0.9"] * 4200)[:67_000]}
+        connection = server.connection()
+        for _ in range(20):
+            server.request("GET", "/health/live", connection=connection)
+        before = cpu_seconds(server.process.pid)
+        count, statuses = 300, {}
+        for _ in range(count):
+            status = server.request("POST", "/nevisfido/uaf/1.1/request/authentication", body=body, headers=hostile)[0]
+            statuses[status] = statuses.get(status, 0) + 1
+        used = cpu_seconds(server.process.pid) - before
+        print(f"accept: {count} requests with a {len(hostile['Accept']):,}-byte Accept header, each on a new TLS connection: "
+              f"{used * 1000 / count:.2f} ms of server CPU each (handshake included); answers {dict(sorted(statuses.items()))}")
+    finally:
+        server.stop()
+
+
+def audit(mauth):
+    server = Server(mauth, {"authorization": {"trustedProxy": {"header": "X-Authenticated-User", "addresses": ["127.0.0.1"]}}})
+    try:
+        # Start just after a minute begins, so the calls fall into one audit minute.
+        time.sleep(61 - time.time() % 60)
+        body = json.dumps({"op": "Auth", "context": json.dumps({"username": "alice", "policy": "no-such-policy"})})
+        headers = {"Content-Type": "application/fido+uaf", "X-Authenticated-User": "alice"}
+        connection = server.connection()
+        statuses = {}
+        started = time.monotonic()
+        for _ in range(1200):
+            if time.monotonic() - started > 50:
+                break
+            status, answer = server.request("POST", "/nevisfido/uaf/1.1/request/authentication", body=body, headers=headers,
+                                            connection=connection)
+            code = json.loads(answer).get("statusCode") if status == 200 else status
+            statuses[code] = statuses.get(code, 0) + 1
+        time.sleep(62 - time.time() % 60)  # the minute ends; its summary rows are written within a second
+        with sqlite3.connect(f"file:{server.database}?mode=ro", uri=True) as db:
+            rows = db.execute("SELECT count(*), sum(length(coalesce(detail, '')) + length(coalesce(principal, '')) + "
+                              "length(coalesce(operation, '')) + length(coalesce(client_address, ''))) FROM audit_events "
+                              "WHERE principal LIKE 'trusted-proxy:alice%' OR operation = 'audit budget'").fetchone()
+        print(f"audit: {sum(statuses.values())} refused step-ups by one user in a minute (answers {statuses}): "
+              f"{rows[0]} audit rows stored, {rows[1] or 0:,} bytes of their text columns; at 274 bytes a row on disk "
+              f"{rows[0] * 274 / 1000:.1f} KB a minute, {rows[0] * 274 * 1440 / 1e6:.0f} MB a day")
+    finally:
+        server.stop()
+
+
 def qr_body(data_bytes):
     return json.dumps({"dispatcher": "png-qr-code", "dispatchInformation": json.dumps({"data": "q" * data_bytes}),
                        "getUafRequest": {"op": "Auth"}})
@@ -329,6 +449,6 @@ def qr(mauth):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
-    chosen = sys.argv[2:] or ["rss", "disk", "flood", "qr"]
+    chosen = sys.argv[2:] or ["rss", "disk", "flood", "qr", "share", "accept", "audit"]
     for name in chosen:
-        {"rss": rss, "disk": disk, "flood": flood, "qr": qr}[name](sys.argv[1])
+        {"rss": rss, "disk": disk, "flood": flood, "qr": qr, "share": share, "accept": accept, "audit": audit}[name](sys.argv[1])
