@@ -103,7 +103,7 @@ package struct DispatchService: Sendable {
         }
 
         let token = RandomToken.make(32)
-        let sessionID = environment.newRequestID()
+        let sessionID = environment.newSessionID(dispatchedBy: principal)
         let dispatchInformation = DispatchInformation(request.dispatchInformation)
         let content = DispatchPayload.Content(token: token, redeemURL: redeemURL(operation), data: dispatchInformation.appData)
         // Encrypted whenever the device's key is known: a QR code, link or push read by anyone else is useless to them.

@@ -158,6 +158,23 @@ package struct ServiceEnvironment: Sendable {
     /// A request's id (its serverData and the session id of its status record): time-ordered (``OrderedToken``),
     /// with 192 random bits, as unguessable as before.
     func newRequestID() -> String { OrderedToken.make(24, now: clock()) }
+
+    /// What ends the session id of an operation started with an access key (the Auth Cloud API, the demo site):
+    /// `~` is in neither the time part (hex) nor the random part (base64url) of an ``OrderedToken``.
+    static let accessKeyOperationMark = "~k"
+
+    /// A session id for an operation `principal` dispatches: marked when the principal is an access key's.
+    /// Why: the Auth Cloud hands that id to the relying party's front end inside the status token, which may poll
+    /// but not cancel; only the access key may (``StatusService/cancel(_:)`` refuses such ids).
+    func newSessionID(dispatchedBy principal: Principal?) -> String {
+        switch principal?.source {
+        case .accessKey?, .demoSite?: return newRequestID() + Self.accessKeyOperationMark
+        default: return newRequestID()
+        }
+    }
+
+    /// Whether `sessionID` names an operation started with an access key.
+    static func isAccessKeyOperation(_ sessionID: String) -> Bool { sessionID.hasSuffix(accessKeyOperationMark) }
     func newChallenge() -> String { RandomToken.make(32) }
 
     /// Consumes the request named by serverData (uaf-spec §5 step 2): unknown, expired, already used or for

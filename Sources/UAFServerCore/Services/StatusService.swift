@@ -46,7 +46,12 @@ package struct StatusService: Sendable {
     /// the point of no return: its token unredeemed, or its UAF request unanswered (both removed here, so a redeem
     /// answers "expired" and an answer 1491). If the device's answer already took the request, that answer decides,
     /// and the status says how it ended; cancelling again changes nothing.
+    /// An operation started with an access key is cancelled only through the Auth Cloud API, with that key: its
+    /// front end holds its session id (in the status token) and may poll it, not end it (403).
     package func cancel(_ query: Query) async throws -> Answer {
+        guard !ServiceEnvironment.isAccessKeyOperation(query.sessionId) else {
+            throw AuthorizationFailure.forbidden("an operation started with an access key is cancelled with it: POST /api/v1/status/cancel")
+        }
         if query.sessionId.utf8.count <= 128 { try await withdraw(sessionId: query.sessionId) }
         return try await status(query)
     }

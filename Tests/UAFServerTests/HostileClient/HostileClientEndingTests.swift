@@ -1,5 +1,6 @@
 import Foundation
 import NevisProtocol
+import Primitives
 import UAF
 import UAFSimulation
 import UAFServerTesting
@@ -49,6 +50,17 @@ final class HostileClientEndingTests: XCTestCase {
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         let decoded = try JSONDecoder().decode(Answer.self, from: answer.body)
         return (decoded.token, decoded.sessionId)
+    }
+
+    /// An Auth Cloud approval for a registered alice, made with a new access key: the key and the status token.
+    static func authCloudApproval(_ loopback: InProcessServer) async throws -> (key: String, statusToken: String) {
+        let key = try await loopback.server.stores.accessKeys.create(name: "backend", now: Date()).key
+        _ = try await registeredAlice(loopback)
+        struct Approval: Decodable { var statusToken: String }
+        let approval = try await loopback.exchange(.POST, "/api/v1/approval", body: Data(#"{"channel":"app","message":"Pay CHF 10","username":"alice"}"#.utf8),
+                                                   contentType: "application/json", headers: [("Authorization", "Bearer \(key)")])
+        XCTAssertEqual(approval.status, 200, String(decoding: approval.body, as: UTF8.self))
+        return (key, try JSONDecoder().decode(Approval.self, from: approval.body).statusToken)
     }
 
     static func redeem(_ loopback: InProcessServer, _ token: String) async throws -> ReturnUAFRequest {
@@ -140,13 +152,7 @@ final class HostileClientEndingTests: XCTestCase {
 
     func testAnAuthCloudApprovalCanBeCancelledWithTheAccessKey() async throws {
         try await InProcessServer.with { loopback in
-            let key = try await loopback.server.stores.accessKeys.create(name: "backend", now: Date()).key
-            _ = try await Self.registeredAlice(loopback)
-            struct Approval: Decodable { var statusToken: String }
-            let approval = try await loopback.exchange(.POST, "/api/v1/approval", body: Data(#"{"channel":"app","message":"Pay CHF 10","username":"alice"}"#.utf8),
-                                                       contentType: "application/json", headers: [("Authorization", "Bearer \(key)")])
-            XCTAssertEqual(approval.status, 200, String(decoding: approval.body, as: UTF8.self))
-            let statusToken = try JSONDecoder().decode(Approval.self, from: approval.body).statusToken
+            let (key, statusToken) = try await Self.authCloudApproval(loopback)
             let body = try JSONEncoder().encode(["statusToken": statusToken])
             let anonymous = try await loopback.exchange(.POST, "/api/v1/status/cancel", body: body, contentType: "application/json")
             XCTAssertEqual(anonymous.status, 401)
@@ -156,6 +162,26 @@ final class HostileClientEndingTests: XCTestCase {
             XCTAssertEqual(try JSONDecoder().decode([String: JSONValue].self, from: cancelled.body)["status"]?.string, "cancelled")
             let polled = try await loopback.exchange(.POST, "/api/v1/status", body: body, contentType: "application/json")
             XCTAssertEqual(try JSONDecoder().decode([String: JSONValue].self, from: polled.body)["status"]?.string, "cancelled")
+        }
+    }
+
+    func testTheFrontEndOfAnAuthCloudApprovalCannotCancelItWithTheSessionIdInItsStatusToken() async throws {
+        try await InProcessServer.with { loopback in
+            let (_, statusToken) = try await Self.authCloudApproval(loopback)
+            // The front end reads the session id out of its status token (a JWT it can decode) ...
+            let payload = try XCTUnwrap(Base64URL.decodeBytes(String(statusToken.split(separator: ".")[1])))
+            let sessionId = try XCTUnwrap(try JSONDecoder().decode([String: JSONValue].self, from: Data(payload))["sub"]?.string)
+            // ... and tries the nevisFIDO cancel, which needs no credential but the session id.
+            let refused = try await loopback.exchange(.POST, "/nevisfido/status/cancel", body: try JSONEncoder().encode(["sessionId": sessionId]),
+                                                      contentType: "application/json")
+            XCTAssertEqual(refused.status, 403, String(decoding: refused.body, as: UTF8.self))
+            let polled = try await loopback.exchange(.POST, "/api/v1/status", body: try JSONEncoder().encode(["statusToken": statusToken]),
+                                                     contentType: "application/json")
+            XCTAssertEqual(try JSONDecoder().decode([String: JSONValue].self, from: polled.body)["status"]?.string, "pending")
+            // A nevisFIDO dispatch keeps its cancel for whoever holds its session id.
+            let (_, dispatched) = try await Self.dispatchedLogin(loopback)
+            let cancelled = try await Self.cancel(loopback, dispatched)
+            XCTAssertEqual(cancelled.status, "cancelled")
         }
     }
 }
