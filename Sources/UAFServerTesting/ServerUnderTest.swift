@@ -96,9 +96,12 @@ extension ServerUnderTest {
         return try UAFMessageCodec.decode(RegistrationRequest.self, from: request)[0]
     }
 
-    public func authenticationRequest(username: String?, transaction: [Transaction]? = nil, policy: String? = nil) async throws -> (ReturnUAFRequest, AuthenticationRequest?) {
+    /// An authentication request, by a caller without credentials unless `headers` carry some.
+    public func authenticationRequest(username: String?, transaction: [Transaction]? = nil, policy: String? = nil,
+                                      headers: [(String, String)] = []) async throws -> (ReturnUAFRequest, AuthenticationRequest?) {
         let context = try UAFMessageCodec.encodeObject(AuthenticationContext(username: username, transaction: transaction, policy: policy))
-        let answer = try await post("/nevisfido/uaf/1.1/request/authentication", GetUAFRequest(op: .authentication, context: context), as: ReturnUAFRequest.self)
+        let answer = try await post("/nevisfido/uaf/1.1/request/authentication", GetUAFRequest(op: .authentication, context: context),
+                                    as: ReturnUAFRequest.self, headers: headers)
         return (answer, try answer.uafRequest.map { try UAFMessageCodec.decode(AuthenticationRequest.self, from: $0)[0] })
     }
 

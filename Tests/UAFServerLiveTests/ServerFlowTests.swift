@@ -31,7 +31,8 @@ final class ServerFlowTests: XCTestCase {
         let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: appID))
         XCTAssertEqual(registered.statusCode, 1200, registered.description ?? "")
 
-        let (answer, auth) = try await loopback.authenticationRequest(username: "alice")
+        // Asked for by the relying party, the step-up names her key (an anonymous caller gets no key IDs).
+        let (answer, auth) = try await loopback.authenticationRequest(username: "alice", headers: try await loopback.bearer("alice"))
         XCTAssertEqual(answer.statusCode, 1200)
         XCTAssertEqual(answer.lifetimeMillis, 300_000)
         let policy = try XCTUnwrap(auth?.policy)
@@ -140,8 +141,8 @@ final class ServerFlowTests: XCTestCase {
         XCTAssertNil(answer.uafRequest)
     }
 
-    func testAuthenticationRequestForAnUnknownUserIs1404() async throws {
-        let (answer, _) = try await loopback.authenticationRequest(username: "nobody")
+    func testTheRelyingPartysAuthenticationRequestForAnUnknownUserIs1404() async throws {
+        let (answer, _) = try await loopback.authenticationRequest(username: "nobody", headers: try await loopback.bearer("nobody"))
         XCTAssertEqual(answer.statusCode, 1404)
     }
 

@@ -115,9 +115,9 @@ final class DispatchTests: XCTestCase {
         }
     }
 
-    func testAuthenticationDispatchForAUserWithoutAuthenticatorsIsUserNotFound() async throws {
+    func testTheRelyingPartysAuthenticationDispatchForAUserWithoutAuthenticatorsIsUserNotFound() async throws {
         try await InProcessServer.with { loopback in
-            let value6 = try self.result(try await self.dispatch(loopback, .authentication, username: "nobody"))
+            let value6 = try self.result(try await self.dispatch(loopback, .authentication, username: "nobody", headers: try await loopback.bearer("nobody")))
             XCTAssertEqual(value6, "userNotFound")
         }
     }

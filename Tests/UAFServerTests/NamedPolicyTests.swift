@@ -213,19 +213,21 @@ final class NamedPolicyTests: XCTestCase {
             let registeredBob = try await server.send("/nevisfido/uaf/1.1/registration", try bobsPIN.register(request, serverAppID: server.appID))
             XCTAssertEqual(registeredBob.statusCode, 1200)
 
-            let (_, offered) = try await server.authenticationRequest(username: "alice", policy: "strong")
+            // Asked for by the relying party: an anonymous caller is offered the policy itself, without key IDs.
+            let (_, offered) = try await server.authenticationRequest(username: "alice", policy: "strong", headers: try await server.bearer("alice"))
             let stepUp = try XCTUnwrap(offered)
             XCTAssertEqual(stepUp.policy.accepted, [[MatchCriteria(aaid: ["F1D0#1002"], keyIDs: [Base64URL.encode(fingerprint.keyID)])]])
             let byPIN = try await server.send("/nevisfido/uaf/1.1/authentication", try pin.authenticate(stepUp, serverAppID: server.appID))
             XCTAssertEqual(byPIN.statusCode, 1492, "the PIN is alice's, but not one the policy accepts")
-            let (_, again) = try await server.authenticationRequest(username: "alice", policy: "strong")
+            let (_, again) = try await server.authenticationRequest(username: "alice", policy: "strong", headers: try await server.bearer("alice"))
             let byFingerprint = try await server.send("/nevisfido/uaf/1.1/authentication", try fingerprint.authenticate(try XCTUnwrap(again), serverAppID: server.appID))
             XCTAssertEqual(byFingerprint.statusCode, 1200, byFingerprint.description ?? "")
 
             // Bob has no fingerprint key: nothing to offer.
             let context = try UAFMessageCodec.encodeObject(["username": "bob", "policy": "strong"])
             let (_, body, _) = try await server.post("/nevisfido/uaf/1.1/request/authentication",
-                                                     body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: context)))
+                                                     body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: context)),
+                                                     headers: try await server.bearer("bob"))
             XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: body).statusCode, 1404)
         }
     }

@@ -38,12 +38,22 @@ package struct AuthenticationService: Sendable {
         }
         // A named policy that is not configured is refused before anything is stored.
         let configured = try environment.policies.configured(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
+        if let username = context?.username { try ServiceEnvironment.validate(username: username) }
+        // The named user's keys are offered only to a caller who may act for her (for a redeemed dispatch token: who
+        // dispatched it may). Anyone else gets the policy a login without a username gets, whether she has keys or
+        // not: her key IDs, or a 1404 for a user without any, would tell anyone which usernames are registered
+        // (WebAuthn §14.6.2 makes the same point). The response is still verified against the user named: another
+        // user's key is refused (1401), an unknown key too (1481).
+        let stepUpUser = context?.username.flatMap { username in
+            (dispatchedSession.map { !ServiceEnvironment.isAnonymousDispatch($0) } ?? ServiceEnvironment.authorizes(caller, for: username)) ? username : nil
+        }
         let record: ChallengeRecord
-        if let username = context?.username {
-            // Step-up: the policy accepts exactly the user's registered keys (those a configured policy accepts).
-            try ServiceEnvironment.validate(username: username)
-            let counted = dispatchedSession == nil && ServiceEnvironment.authorizes(caller, for: username)
+        if let username = stepUpUser {
+            // Counted against her cap only when asked for in band: a dispatched request counts against nobody
+            // (authentication dispatch is open to anyone; the token was the unit).
+            let counted = dispatchedSession == nil
             if dispatchedSession == nil, configured == nil {
+                // Step-up: the policy accepts exactly the user's registered keys (those a configured policy accepts).
                 record = try await environment.issueStepUp(username: username, counted: counted, status: .clientAuthenticating, request: makeRecord)
             } else {
                 let keys = try await stores.registrations.registrations(username: username)
@@ -55,7 +65,6 @@ package struct AuthenticationService: Sendable {
                     return policy
                 } ?? CeremonyStore.stepUpPolicy(keys.map { CeremonyStore.StepUpKey(aaid: $0.aaid, keyID: $0.keyID) })
                 record = makeRecord(policy)
-                // A dispatched request counts against nobody: authentication dispatch is open to anyone (the token was the unit).
                 try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: counted)
             }
         } else {

@@ -94,7 +94,10 @@ package struct DispatchService: Sendable {
         }
         // A deregistration asked for with a device signature stays within its device once the token is redeemed.
         let confinedDevice = operation == .deregistration ? try principal?.confinedDeviceId() : nil
-        if operation != .registration, let username, try await stores.registrations.registrations(username: username).isEmpty {
+        // Only a caller who may act for the user learns that she has no key: to anyone else, an unknown user is
+        // dispatched like a known one (an enumeration oracle otherwise; the redeemed request names no keys either).
+        if operation != .registration, let username, ServiceEnvironment.authorizes(principal, for: username),
+           try await stores.registrations.registrations(username: username).isEmpty {
             return TokenAnswer(dispatchResult: .userNotFound)
         }
         guard let dispatcherName = request.dispatcher ?? target?.dispatcher,
@@ -103,7 +106,7 @@ package struct DispatchService: Sendable {
         }
 
         let token = RandomToken.make(32)
-        let sessionID = environment.newSessionID(dispatchedBy: principal)
+        let sessionID = environment.newSessionID(dispatchedBy: principal, for: username)
         let dispatchInformation = DispatchInformation(request.dispatchInformation)
         let content = DispatchPayload.Content(token: token, redeemURL: redeemURL(operation), data: dispatchInformation.appData)
         // Encrypted whenever the device's key is known: a QR code, link or push read by anyone else is useless to them.

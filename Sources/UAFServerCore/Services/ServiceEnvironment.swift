@@ -163,18 +163,28 @@ package struct ServiceEnvironment: Sendable {
     /// `~` is in neither the time part (hex) nor the random part (base64url) of an ``OrderedToken``.
     static let accessKeyOperationMark = "~k"
 
-    /// A session id for an operation `principal` dispatches: marked when the principal is an access key's.
-    /// Why: the Auth Cloud hands that id to the relying party's front end inside the status token, which may poll
-    /// but not cancel; only the access key may (``StatusService/cancel(_:)`` refuses such ids).
-    func newSessionID(dispatchedBy principal: Principal?) -> String {
+    /// What ends the session id of an operation dispatched by a caller without credentials for its user.
+    static let anonymousDispatchMark = "~a"
+
+    /// A session id for an operation `principal` dispatches for `username`, marked in two cases:
+    /// - the principal is an access key's. Why: the Auth Cloud hands that id to the relying party's front end inside
+    ///   the status token, which may poll but not cancel; only the access key may (``StatusService/cancel(_:)``
+    ///   refuses such ids);
+    /// - the caller may not act for the user (open authentication dispatch). Why: whoever redeems the token gets
+    ///   the request an anonymous step-up gets, without the user's key IDs (``AuthenticationService``), or the
+    ///   dispatcher could redeem its own token to learn them.
+    func newSessionID(dispatchedBy principal: Principal?, for username: String?) -> String {
         switch principal?.source {
         case .accessKey?, .demoSite?: return newRequestID() + Self.accessKeyOperationMark
-        default: return newRequestID()
+        default: return newRequestID() + (username != nil && !Self.authorizes(principal, for: username) ? Self.anonymousDispatchMark : "")
         }
     }
 
     /// Whether `sessionID` names an operation started with an access key.
     static func isAccessKeyOperation(_ sessionID: String) -> Bool { sessionID.hasSuffix(accessKeyOperationMark) }
+
+    /// Whether `sessionID` names an operation dispatched by a caller without credentials for its user.
+    static func isAnonymousDispatch(_ sessionID: String) -> Bool { sessionID.hasSuffix(anonymousDispatchMark) }
     func newChallenge() -> String { RandomToken.make(32) }
 
     /// Consumes the request named by serverData (uaf-spec §5 step 2): unknown, expired, already used or for
