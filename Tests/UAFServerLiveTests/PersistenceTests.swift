@@ -60,7 +60,8 @@ final class StoreContractTests: XCTestCase {
 
     func testARequestRoundTripsEveryField() async throws {
         try await onEveryEngine { stores in
-            let original = record("fields", expiresAt: Date(epochMillis: 1_900_000_000_123))
+            var original = record("fields", expiresAt: Date(epochMillis: 1_900_000_000_123))
+            original.policyName = "strong"
             try await stores.requests.insert(original)
             let back = try await stores.requests.consume(id: "fields")
             XCTAssertEqual(back, original)

@@ -32,6 +32,10 @@ public struct IssuedTokenClaims: JWTPayload, Equatable {
     /// The device a `registration` token was issued to, when the registration named one: the only device it may
     /// create a dispatch target for.
     public var device_id: String?
+    /// The configured policy set a login was verified against (`context.policy`, or `default` when the context named
+    /// none and a `default` set serves the operation); absent under the built-in policy. Why: the app chooses
+    /// `context.policy`, so a relying party that needs a strong login checks this claim rather than trusting the app.
+    public var policy: String?
 
     /// The values of `token_use`.
     public enum Use: String, Sendable { case authentication, registration }
@@ -139,12 +143,13 @@ public final class TokenIssuer: Sendable {
     private var current: (kid: String, keys: JWTKeyCollection) { ring.withLockedValue { ($0.active, $0.keys) } }
 
     func issue(session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8], use: IssuedTokenClaims.Use = .authentication,
-               deviceId: String? = nil) async throws -> String {
+               deviceId: String? = nil, policy: String? = nil) async throws -> String {
         let now = authenticatedAt.timeIntervalSince1970
         let claims = IssuedTokenClaims(
             iss: issuer, sub: session.username, aud: audience, iat: Int64(now), exp: Int64(now + min(lifetime, session.expiresAt.timeIntervalSince(authenticatedAt))),
             auth_time: Int64(now), sid: session.id, aaid: session.aaid, keyid: session.keyID,
-            txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash), token_use: use.rawValue, device_id: deviceId)
+            txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash), token_use: use.rawValue, device_id: deviceId,
+            policy: policy)
         return try await sign(claims)
     }
 

@@ -139,6 +139,11 @@ enum Migrations {
             "CREATE INDEX audit_events_by_at ON audit_events(at)",
             "CREATE INDEX audit_events_by_username_at ON audit_events(username, at)",
         ]),
+        // The configured policy set a request was issued under (`ChallengeRecord.policyName`), NULL for the built-in
+        // policy: a login's token names it, so that the relying party sees which policy the login satisfied.
+        Migration(version: 12, name: "requests remember their policy's name", statements: [
+            "ALTER TABLE uaf_requests ADD COLUMN policy_name TEXT",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

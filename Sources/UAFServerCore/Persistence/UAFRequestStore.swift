@@ -14,10 +14,14 @@ public struct ChallengeRecord: Sendable, Equatable {
     public var policy: Policy
     public var transactions: [Transaction]
     public var expiresAt: Date
+    /// The configured policy set the policy came from (``ServerConfiguration/NamedPolicy``); nil for the built-in
+    /// policy. A login names it in its token (`policy`), so the relying party knows what the login was held to.
+    public var policyName: String?
 
-    public init(id: String, operation: UAFOperation, challenge: String, username: String?, policy: Policy, transactions: [Transaction], expiresAt: Date) {
+    public init(id: String, operation: UAFOperation, challenge: String, username: String?, policy: Policy, transactions: [Transaction], expiresAt: Date,
+                policyName: String? = nil) {
         self.id = id; self.operation = operation; self.challenge = challenge; self.username = username
-        self.policy = policy; self.transactions = transactions; self.expiresAt = expiresAt
+        self.policy = policy; self.transactions = transactions; self.expiresAt = expiresAt; self.policyName = policyName
     }
 }
 
@@ -105,7 +109,7 @@ public struct UAFRequestStore: Sendable {
         let transactions = try JSONCoding.string(record.transactions)
         return """
             \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username), \
-            \(policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis), \(bind: counted)
+            \(policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis), \(bind: record.policyName), \(bind: counted)
             """
     }
 
@@ -121,7 +125,7 @@ public struct UAFRequestStore: Sendable {
     static func removal(id: String) -> SQLQueryString { "DELETE FROM uaf_requests WHERE id = \(bind: id)" }
 
     /// The columns a consumed request is read back from (its id is known), as a list and as SQL text.
-    static let returnedColumns = ["operation", "challenge", "username", "policy", "transactions", "expires_at"]
+    static let returnedColumns = ["operation", "challenge", "username", "policy", "transactions", "expires_at", "policy_name"]
     static let returned = returnedColumns.joined(separator: ", ")
 
     /// The request `id` read from `row`, whose columns are ``returned``, each named with `prefix` before it.
@@ -134,7 +138,8 @@ public struct UAFRequestStore: Sendable {
             username: try row.decode(column: prefix + "username", as: String?.self),
             policy: try JSONCoding.value(Policy.self, try row.decode(column: prefix + "policy", as: String.self)),
             transactions: try JSONCoding.value([Transaction].self, try row.decode(column: prefix + "transactions", as: String.self)),
-            expiresAt: Date(epochMillis: try row.decode(column: prefix + "expires_at", as: Int64.self)))
+            expiresAt: Date(epochMillis: try row.decode(column: prefix + "expires_at", as: Int64.self)),
+            policyName: try row.decode(column: prefix + "policy_name", as: String?.self))
     }
 
     /// Removes the requests that count against `username` (the user is being deleted); returns how many. Every

@@ -32,12 +32,13 @@ package struct AuthenticationService: Sendable {
         }
         let (id, challenge) = (dispatchedSession ?? environment.newRequestID(), environment.newChallenge())
         let expiresAt = environment.clock().addingTimeInterval(environment.requestLifetime)
+        // A named policy that is not configured is refused before anything is stored.
+        let configuredSet = try environment.policies.configuredSet(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
+        let configured = configuredSet?.policy
         let makeRecord = { (policy: Policy) in
             ChallengeRecord(id: id, operation: .authentication, challenge: challenge, username: context?.username, policy: policy,
-                            transactions: transactions, expiresAt: expiresAt)
+                            transactions: transactions, expiresAt: expiresAt, policyName: configuredSet?.name)
         }
-        // A named policy that is not configured is refused before anything is stored.
-        let configured = try environment.policies.configured(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
         if let username = context?.username { try ServiceEnvironment.validate(username: username) }
         // The named user's keys are offered only to a caller who may act for her (for a redeemed dispatch token: who
         // dispatched it may). Anyone else gets the policy a login without a username gets, whether she has keys or
@@ -147,7 +148,8 @@ package struct AuthenticationService: Sendable {
                                                             lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
             let confirmed = verified.first { $0.mode == .transactionConfirmed }
             // Signed before anything is written: the JWT and the cookie leave only if all of the login's writes happen.
-            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: confirmed?.transactionContentHash ?? [])
+            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: confirmed?.transactionContentHash ?? [],
+                                             policy: record.policyName)
             let cookie = Self.cookie(name: tokens.cookieName, value: sessionToken, maxAge: tokens.sessionLifetimeSeconds)
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
             let completion = CeremonyStore.Authentication(

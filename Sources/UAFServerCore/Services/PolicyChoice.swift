@@ -14,19 +14,24 @@ struct PolicyChoice: Sendable {
     /// built-in policy applies. A name that is not configured is the caller's error, refused rather than served with
     /// the default: a relying party that asks for a strict policy must never silently get a looser one.
     func configured(_ operation: Operation, name: String?) throws -> Policy? {
-        var sets: [ServerConfiguration.NamedPolicy] = []
+        try configuredSet(operation, name: name)?.policy
+    }
+
+    /// ``configured(_:name:)`` with the name of the set it came from (`name`, or `default` when it fell back).
+    func configuredSet(_ operation: Operation, name: String?) throws -> (name: String, policy: Policy)? {
+        var sets: [(String, ServerConfiguration.NamedPolicy)] = []
         if let name {
             guard let set = named[name] else {
                 throw ServiceFailure(.badRequest, "context.policy names no configured policy")
             }
-            sets.append(set)
+            sets.append((name, set))
         }
-        if let fallback = named["default"] { sets.append(fallback) }
-        for set in sets {
+        if let fallback = named["default"] { sets.append(("default", fallback)) }
+        for (name, set) in sets {
             switch operation {
-            case .registration: if let policy = set.registration { return policy }
-            case .authentication: if let policy = set.authentication { return policy }
-            case .transaction: if let policy = set.transaction ?? set.authentication { return policy }
+            case .registration: if let policy = set.registration { return (name, policy) }
+            case .authentication: if let policy = set.authentication { return (name, policy) }
+            case .transaction: if let policy = set.transaction ?? set.authentication { return (name, policy) }
             }
         }
         return nil

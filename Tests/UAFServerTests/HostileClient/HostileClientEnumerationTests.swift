@@ -1,5 +1,6 @@
 import Foundation
 import NevisProtocol
+import Primitives
 import UAF
 import UAFSimulation
 import UAFServerTesting
