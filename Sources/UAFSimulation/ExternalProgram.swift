@@ -26,13 +26,28 @@ public enum ExternalProgram {
         let input = Pipe()
         process.standardInput = input
         try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin)) }
-        try input.fileHandleForWriting.close()
-        // Read before waiting, so a large output cannot fill the pipe and block the child.
+        // Input is written, and standard error read, on their own threads while standard output is read here: a child
+        // that answers line by line fills its output pipe long before it has read a large input, and would block
+        // (and us with it) if we wrote all of the input first.
+        let writer = input.fileHandleForWriting
+        let wrote = DispatchGroup()
+        DispatchQueue.global().async(group: wrote) {
+            if let stdin { writer.write(Data(stdin)) }
+            try? writer.close()
+        }
+        let errors = ErrorOutput()
+        let errorReader = err.fileHandleForReading
+        DispatchQueue.global().async(group: wrote) { errors.data = errorReader.readDataToEndOfFile() }
         let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
+        wrote.wait()
+        let stderrData = errors.data
         process.waitUntilExit()
         return Output(status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
                       stderr: String(decoding: stderrData, as: UTF8.self))
     }
+}
+
+/// Standard error as read on its own thread (read only after that thread is done).
+private final class ErrorOutput: @unchecked Sendable {
+    var data = Data()
 }
