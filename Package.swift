@@ -26,6 +26,7 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "Primitives", targets: ["Primitives"]),
+        .library(name: "CBOR", targets: ["CBOR"]),
         .library(name: "UAF", targets: ["UAF"]),
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "NevisProtocol", targets: ["NevisProtocol"]),
@@ -66,6 +67,9 @@ let package = Package(
     targets: [
         // Byte-level helpers every module needs (base64url, secure random); knows no protocol.
         .target(name: "Primitives"),
+        // CBOR (RFC 8949) as WebAuthn and CTAP2 use it: definite lengths, canonical or well-formed, depth and size
+        // limits, typed errors. No CBOR package is on our list; cbor2 (Python) checks it in CBORTests. Knows no protocol.
+        .target(name: "CBOR"),
         // The JSON codec of UAF messages and bodies: Foundation's bytes, faster; a stricter reader. Knows no protocol.
         .target(name: "WireJSON"),
         .target(
@@ -302,7 +306,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFSimulation", "UAFTesting",
+                "CBOR", "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFSimulation", "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -325,6 +329,7 @@ let package = Package(
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
+        .testTarget(name: "CBORTests", dependencies: ["CBOR", "UAFTesting"]),
         .testTarget(name: "WireJSONTests", dependencies: ["WireJSON", "Primitives", "UAF", "UAFTesting"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),

@@ -1,3 +1,4 @@
+import CBOR
 import Crypto
 import Foundation
 
@@ -23,6 +24,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case secureStorageFile = "secure-storage-file"
     /// The wire JSON codec (every UAF message and body goes through it), checked against Foundation's coders.
     case wireJSON = "wire-json"
+    /// The CBOR decoder under both rule sets, and the canonical encoder.
+    case cbor
 
     /// Runs one input. Returns whether the target's parser accepted it (what a seed must be, so that mutations start
     /// deep), for every input the code handles as it must; throws a ``FuzzFinding`` when an invariant breaks.
@@ -36,6 +39,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .oobPayload: try OOBPayloadTarget.run(input)
         case .secureStorageFile: try SecureStorageFileTarget.run(input)
         case .wireJSON: try WireJSONTarget.run(input)
+        case .cbor: try CBORTarget.run(input)
         }
     }
 }

@@ -1,3 +1,4 @@
+import CBOR
 import Crypto
 import Foundation
 import JOSE
@@ -81,6 +82,21 @@ public enum FuzzSeeds {
             "nested": Array(#"{"z":[[],[{}],[[1,[2,[3]]]]],"a":{"b":{"c":{"d":null}}},"m":[{"k":1,"j":2}]}"#.utf8),
         ]
         seeds[.secureStorageFile] = ["store-resealed": [0] + store, "store-as-is": [1] + store, "empty-store": [0] + empty]
+        // A COSE EC2 key and an attestation object's shape (fmt "none"), and every kind of item.
+        let coseKey = CBOR.map(CBORMap([.init(.int(1), .int(2)), .init(.int(3), .int(-7)), .init(.int(-1), .int(1)),
+                                        .init(.int(-2), .bytes(Array(repeating: 0x11, count: 32))),
+                                        .init(.int(-3), .bytes(Array(repeating: 0x22, count: 32)))]))
+        let attestationObject = CBOR.map(CBORMap([.init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map(CBORMap())),
+                                                  .init(.text("authData"), .bytes(Array(repeating: 0x33, count: 37) + CBOREncoder.encode(coseKey)))]))
+        let everything = CBOR.array([.unsigned(0), .unsigned(.max), .negative(.max), .int(-24), .bytes([]), .text("é😀"),
+                                     .tagged(1000, .array([])), .simple(16), .simple(255), .bool(true), .null, .undefined,
+                                     .float(1.5), .float(100000), .float(1.1), .float(.nan), .float(-.infinity)])
+        seeds[.cbor] = [
+            "cose-key": CBOREncoder.encode(coseKey),
+            "attestation-object": CBOREncoder.encode(attestationObject),
+            "every-kind": CBOREncoder.encode(everything),
+            "not-canonical": [0xa2, 0x03, 0x18, 0x04, 0x01, 0xfb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0],
+        ]
         return seeds
     }
 }
