@@ -27,6 +27,7 @@ let package = Package(
     products: [
         .library(name: "Primitives", targets: ["Primitives"]),
         .library(name: "CBOR", targets: ["CBOR"]),
+        .library(name: "WebAuthn", targets: ["WebAuthn"]),
         .library(name: "UAF", targets: ["UAF"]),
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "NevisProtocol", targets: ["NevisProtocol"]),
@@ -70,6 +71,16 @@ let package = Package(
         // CBOR (RFC 8949) as WebAuthn and CTAP2 use it: definite lengths, canonical or well-formed, depth and size
         // limits, typed errors. No CBOR package is on our list; cbor2 (Python) checks it in CBORTests. Knows no protocol.
         .target(name: "CBOR"),
+        // The WebAuthn protocol core beside `UAF` (they share only `Primitives`): COSE keys and authenticator data so
+        // far. Knows no HTTP and no database.
+        .target(
+            name: "WebAuthn",
+            dependencies: [
+                "CBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         // The JSON codec of UAF messages and bodies: Foundation's bytes, faster; a stricter reader. Knows no protocol.
         .target(name: "WireJSON"),
         .target(
@@ -306,7 +317,7 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "CBOR", "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFSimulation", "UAFTesting",
+                "CBOR", "WebAuthn", "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFSimulation", "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -330,6 +341,10 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "UAFTesting"]),
+        .testTarget(name: "WebAuthnTests", dependencies: [
+            "WebAuthn", "CBOR", "UAFTesting",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ], resources: [.copy("Vectors")]),
         .testTarget(name: "WireJSONTests", dependencies: ["WireJSON", "Primitives", "UAF", "UAFTesting"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),

@@ -26,6 +26,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case wireJSON = "wire-json"
     /// The CBOR decoder under both rule sets, and the canonical encoder.
     case cbor
+    /// WebAuthn's authenticator data, with the COSE credential key inside it.
+    case webAuthn = "webauthn"
 
     /// Runs one input. Returns whether the target's parser accepted it (what a seed must be, so that mutations start
     /// deep), for every input the code handles as it must; throws a ``FuzzFinding`` when an invariant breaks.
@@ -40,6 +42,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .secureStorageFile: try SecureStorageFileTarget.run(input)
         case .wireJSON: try WireJSONTarget.run(input)
         case .cbor: try CBORTarget.run(input)
+        case .webAuthn: try WebAuthnTarget.run(input)
         }
     }
 }

@@ -1,4 +1,5 @@
 import CBOR
+import WebAuthn
 import Crypto
 import Foundation
 import JOSE
@@ -96,6 +97,26 @@ public enum FuzzSeeds {
             "attestation-object": CBOREncoder.encode(attestationObject),
             "every-kind": CBOREncoder.encode(everything),
             "not-canonical": [0xa2, 0x03, 0x18, 0x04, 0x01, 0xfb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0],
+        ]
+        // Authenticator data: an assertion's 37 bytes; registrations with an EC2, an OKP and an RSA key, one with
+        // extensions.
+        let rpIDHash = Array(SHA256.hash(data: Data("example.org".utf8)))
+        let okp = CBOR.map(CBORMap([.init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)),
+                                    .init(.int(-2), .bytes(Array(try Curve25519.Signing.PrivateKey(rawRepresentation: Array(repeating: 7, count: 32)).publicKey.rawRepresentation)))]))
+        let rsa = CBOR.map(CBORMap([.init(.int(1), .int(3)), .init(.int(3), .int(-257)),
+                                    .init(.int(-1), .bytes([0xc1] + Array(repeating: 0x5b, count: 254) + [0x01])), .init(.int(-2), .bytes([1, 0, 1]))]))
+        let p256 = Array(FuzzKeys.signing.publicKey.x963Representation)
+        let ec2 = CBOR.map(CBORMap([.init(.int(1), .int(2)), .init(.int(3), .int(-7)), .init(.int(-1), .int(1)),
+                                    .init(.int(-2), .bytes(Array(p256[1..<33]))), .init(.int(-3), .bytes(Array(p256[33...])))]))
+        func authenticatorData(_ key: CBOR, flags: UInt8 = 0x5d, extensions: [UInt8] = []) -> [UInt8] {
+            rpIDHash + [flags, 0, 0, 0, 3] + Array(repeating: 0xAA, count: 16) + [0, 4, 1, 2, 3, 4] + CBOREncoder.encode(key) + extensions
+        }
+        seeds[.webAuthn] = [
+            "assertion": rpIDHash + [0x05, 0, 0, 0, 9],
+            "registration-ec2": authenticatorData(ec2),
+            "registration-okp": authenticatorData(okp),
+            "registration-rsa": authenticatorData(rsa),
+            "registration-extensions": authenticatorData(ec2, flags: 0xdd, extensions: CBOREncoder.encode(.map(CBORMap([.init(.text("credProtect"), .unsigned(2))])))),
         ]
         return seeds
     }

@@ -1,4 +1,5 @@
 import CBOR
+import WebAuthn
 import Crypto
 import Foundation
 import JOSE
@@ -234,3 +235,30 @@ enum CBORTarget {
     static func same(_ a: CBOR, _ b: CBOR) -> Bool { CBOREncoder.encode(a) == CBOREncoder.encode(b) }
 }
 
+enum WebAuthnTarget {
+    /// Accepted authenticator data is exactly its parts: the 37 fixed bytes, the attested credential data (AAGUID,
+    /// length, ID, the key's bytes as received), then the extensions, which read again to the same map; an accepted
+    /// credential key reads again from its own bytes to the same algorithm and verifies no signature made of the input.
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        guard let data = try? AuthenticatorData(bytes: input) else { return false }
+        let shown = input.prefix(64).map { String($0, radix: 16) }.joined(separator: " ")
+        var rebuilt = data.rpIDHash + [data.flags.rawValue] + (0..<4).map { UInt8(truncatingIfNeeded: data.signCount >> (24 - 8 * $0)) }
+        if let attested = data.attestedCredentialData {
+            rebuilt += attested.aaguid + [UInt8(attested.credentialID.count >> 8), UInt8(attested.credentialID.count & 0xff)]
+            rebuilt += attested.credentialID + attested.publicKey.encoded
+            let again = try? COSEKey(bytes: attested.publicKey.encoded)
+            try require(again?.algorithm == attested.publicKey.algorithm, .webAuthn, "a credential key does not read again from its bytes: \(shown)")
+            try require(!attested.publicKey.isValidSignature(Array(input.suffix(64)), for: input), .webAuthn, "a signature made of the input verified: \(shown)")
+        }
+        try require(input.starts(with: rebuilt), .webAuthn, "the parts are not the input's bytes: \(shown)")
+        let rest = Array(input[rebuilt.count...])
+        if let extensions = data.extensions {
+            let again = try? CBORDecoder(rules: .wellFormed).decode(rest)
+            try require(again.map { CBORTarget.same($0, .map(extensions)) } == true, .webAuthn,
+                        "the extensions do not read again to themselves: \(shown)")
+        } else {
+            try require(rest.isEmpty, .webAuthn, "bytes after the parts: \(shown)")
+        }
+        return true
+    }
+}

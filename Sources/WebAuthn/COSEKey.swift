@@ -1,0 +1,185 @@
+import CBOR
+import Crypto
+import _CryptoExtras
+
+/// The COSE algorithms (IANA "COSE Algorithms") a credential key may name.
+public enum COSEAlgorithm: Int64, Sendable, CaseIterable {
+    case es256 = -7, es384 = -35, es512 = -36
+    case rs256 = -257, rs384 = -258, rs512 = -259
+    case ps256 = -37, ps384 = -38, ps512 = -39
+    case edDSA = -8
+
+    /// Registered algorithms that this module recognises but cannot verify: Ed448 (swift-crypto has no Ed448),
+    /// RS1 (SHA-1), and the fully specified RFC 9864 identifiers WebAuthn says not to offer yet.
+    public static let unavailable: Set<Int64> = [-53, -65535, -9, -51, -52, -19]
+
+    /// The COSE key type the algorithm's keys have (kty: 1 OKP, 2 EC2, 3 RSA).
+    var keyType: Int64 {
+        switch self {
+        case .es256, .es384, .es512: return 2
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: return 3
+        case .edDSA: return 1
+        }
+    }
+}
+
+/// Why a COSE key was refused.
+public struct COSEKeyError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Reason: Sendable, Equatable {
+        /// The key is not CBOR, or not one item.
+        case malformed(CBORError)
+        /// The key is not a CBOR map.
+        case notAMap
+        /// A required label (1 kty, 3 alg, -1, -2, -3) is missing or of the wrong CBOR type.
+        case missingParameter(label: Int64)
+        /// `alg` names no COSE algorithm this module knows.
+        case unknownAlgorithm(Int64)
+        /// `alg` is a registered algorithm this module cannot verify (Ed448 among them).
+        case algorithmUnavailable(Int64)
+        /// `kty` is not the key type `alg` needs.
+        case keyTypeMismatch(keyType: Int64, algorithm: Int64)
+        /// `crv` is not the curve `alg` needs (ES256 P-256, ES384 P-384, ES512 P-521, EdDSA Ed25519).
+        case curveMismatch(curve: Int64, algorithm: Int64)
+        /// A coordinate of the wrong length for its curve.
+        case coordinateLength(label: Int64, length: Int)
+        /// A compressed EC point (`y` as a boolean), which WebAuthn does not allow.
+        case compressedPoint
+        /// The coordinates are not a point on the curve (or not a valid Ed25519 key).
+        case invalidPoint
+        /// An RSA modulus outside 2048…8192 bits, or a key swift-crypto refuses.
+        case rsaKeySize(bits: Int)
+        case invalidRSAKey
+        /// The key carries private key material (an EC2 or OKP `d`, RSA's private parameters).
+        case privateKeyMaterial
+    }
+
+    public var reason: Reason
+    public init(_ reason: Reason) { self.reason = reason }
+
+    public var description: String {
+        switch reason {
+        case .malformed(let error): return "COSE key: \(error)"
+        case .notAMap: return "COSE key: not a CBOR map"
+        case .missingParameter(let label): return "COSE key: parameter \(label) is missing or of the wrong type"
+        case .unknownAlgorithm(let alg): return "COSE key: unknown algorithm \(alg)"
+        case .algorithmUnavailable(let alg): return "COSE key: algorithm \(alg) cannot be verified here\(alg == -53 ? " (Ed448: swift-crypto has none)" : "")"
+        case .keyTypeMismatch(let kty, let alg): return "COSE key: key type \(kty) does not fit algorithm \(alg)"
+        case .curveMismatch(let crv, let alg): return "COSE key: curve \(crv) does not fit algorithm \(alg)"
+        case .coordinateLength(let label, let length): return "COSE key: parameter \(label) has \(length) bytes"
+        case .compressedPoint: return "COSE key: compressed points are not allowed"
+        case .invalidPoint: return "COSE key: the point is not on the curve"
+        case .rsaKeySize(let bits): return "COSE key: an RSA key of \(bits) bits (2048…8192 allowed)"
+        case .invalidRSAKey: return "COSE key: not a valid RSA public key"
+        case .privateKeyMaterial: return "COSE key: it carries private key material"
+        }
+    }
+}
+
+/// A credential public key in COSE_Key form (RFC 9052 §7, WebAuthn §5.8.5), checked and ready to verify signatures.
+///
+/// Checked as WebAuthn asks: `alg` is required and decides everything else; the key type and curve must be the ones
+/// the algorithm uses; EC points are uncompressed, of their curve's size and on the curve (swift-crypto checks);
+/// RSA moduli are 2048 to 8192 bits (the upper bound caps the CPU one registration can cost). Labels this module
+/// does not read are ignored, except private key parameters, which no public key may carry.
+public struct COSEKey: Sendable {
+    public let algorithm: COSEAlgorithm
+    /// The key's CBOR bytes as received: what a relying party stores.
+    public let encoded: [UInt8]
+    private let material: Material
+
+    private enum Material: Sendable {
+        case p256(P256.Signing.PublicKey), p384(P384.Signing.PublicKey), p521(P521.Signing.PublicKey)
+        case rsa(_RSA.Signing.PublicKey)
+        case ed25519(Curve25519.Signing.PublicKey)
+    }
+
+    /// The key in `bytes`, one CBOR item, read under the well-formed rules (see the module's documentation).
+    public init(bytes: [UInt8]) throws(COSEKeyError) {
+        let value: CBOR
+        do { value = try CBORDecoder(rules: .wellFormed, maximumDepth: 4, maximumBytes: 4096).decode(bytes) } catch {
+            throw COSEKeyError(.malformed(error))
+        }
+        try self.init(value, encoded: bytes)
+    }
+
+    /// The key `value`, decoded from `encoded`.
+    init(_ value: CBOR, encoded: [UInt8]) throws(COSEKeyError) {
+        guard let map = value.map else { throw COSEKeyError(.notAMap) }
+        guard let kty = map[int: 1]?.int else { throw COSEKeyError(.missingParameter(label: 1)) }
+        guard let alg = map[int: 3]?.int else { throw COSEKeyError(.missingParameter(label: 3)) }
+        guard let algorithm = COSEAlgorithm(rawValue: alg) else {
+            throw COSEKeyError(COSEAlgorithm.unavailable.contains(alg) ? .algorithmUnavailable(alg) : .unknownAlgorithm(alg))
+        }
+        guard kty == algorithm.keyType else { throw COSEKeyError(.keyTypeMismatch(keyType: kty, algorithm: alg)) }
+        // A private parameter: EC2 and OKP `d` (-4); RSA d, p, q, dP, dQ, qInv (-3 … -8).
+        let privateLabels: [Int64] = kty == 3 ? [-3, -4, -5, -6, -7, -8] : [-4]
+        guard !privateLabels.contains(where: { map[int: $0] != nil }) else { throw COSEKeyError(.privateKeyMaterial) }
+
+        self.algorithm = algorithm
+        self.encoded = encoded
+        switch algorithm {
+        case .es256, .es384, .es512:
+            guard let crv = map[int: -1]?.int else { throw COSEKeyError(.missingParameter(label: -1)) }
+            let (wanted, size): (Int64, Int) = algorithm == .es256 ? (1, 32) : algorithm == .es384 ? (2, 48) : (3, 66)
+            guard crv == wanted else { throw COSEKeyError(.curveMismatch(curve: crv, algorithm: alg)) }
+            guard let x = map[int: -2]?.bytes else { throw COSEKeyError(.missingParameter(label: -2)) }
+            if case .bool? = map[int: -3] { throw COSEKeyError(.compressedPoint) }
+            guard let y = map[int: -3]?.bytes else { throw COSEKeyError(.missingParameter(label: -3)) }
+            guard x.count == size else { throw COSEKeyError(.coordinateLength(label: -2, length: x.count)) }
+            guard y.count == size else { throw COSEKeyError(.coordinateLength(label: -3, length: y.count)) }
+            let point = [0x04] + x + y
+            do {
+                switch algorithm {
+                case .es256: material = .p256(try P256.Signing.PublicKey(x963Representation: point))
+                case .es384: material = .p384(try P384.Signing.PublicKey(x963Representation: point))
+                default: material = .p521(try P521.Signing.PublicKey(x963Representation: point))
+                }
+            } catch { throw COSEKeyError(.invalidPoint) }
+        case .edDSA:
+            guard let crv = map[int: -1]?.int else { throw COSEKeyError(.missingParameter(label: -1)) }
+            guard crv == 6 else {
+                throw COSEKeyError(crv == 7 ? .algorithmUnavailable(-53) : .curveMismatch(curve: crv, algorithm: alg))
+            }
+            guard let x = map[int: -2]?.bytes else { throw COSEKeyError(.missingParameter(label: -2)) }
+            guard x.count == 32 else { throw COSEKeyError(.coordinateLength(label: -2, length: x.count)) }
+            do { material = .ed25519(try Curve25519.Signing.PublicKey(rawRepresentation: x)) } catch { throw COSEKeyError(.invalidPoint) }
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512:
+            guard let n = map[int: -1]?.bytes else { throw COSEKeyError(.missingParameter(label: -1)) }
+            guard let e = map[int: -2]?.bytes else { throw COSEKeyError(.missingParameter(label: -2)) }
+            let significant = n.drop { $0 == 0 }
+            let bits = significant.first.map { significant.count * 8 - $0.leadingZeroBitCount } ?? 0
+            guard (2048...8192).contains(bits) else { throw COSEKeyError(.rsaKeySize(bits: bits)) }
+            do { material = .rsa(try _RSA.Signing.PublicKey(n: Array(significant), e: e)) } catch { throw COSEKeyError(.invalidRSAKey) }
+        }
+    }
+
+    /// Whether `signature` is this key's signature of `data` under its algorithm: ECDSA signatures are ASN.1 DER,
+    /// RSA and EdDSA raw (WebAuthn §6.5.5). PSS uses MGF1 with the same hash and a salt of the hash's length.
+    public func isValidSignature(_ signature: [UInt8], for data: [UInt8]) -> Bool {
+        switch material {
+        case .p256(let key):
+            guard let parsed = try? P256.Signing.ECDSASignature(derRepresentation: signature) else { return false }
+            return key.isValidSignature(parsed, for: data)
+        case .p384(let key):
+            guard let parsed = try? P384.Signing.ECDSASignature(derRepresentation: signature) else { return false }
+            return key.isValidSignature(parsed, for: data)
+        case .p521(let key):
+            guard let parsed = try? P521.Signing.ECDSASignature(derRepresentation: signature) else { return false }
+            return key.isValidSignature(parsed, for: data)
+        case .ed25519(let key):
+            return key.isValidSignature(signature, for: data)
+        case .rsa(let key):
+            let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
+            let padding: _RSA.Signing.Padding
+            switch algorithm {
+            case .ps256, .ps384, .ps512: padding = .PSS
+            default: padding = .insecurePKCS1v1_5
+            }
+            switch algorithm {
+            case .rs256, .ps256: return key.isValidSignature(parsed, for: SHA256.hash(data: data), padding: padding)
+            case .rs384, .ps384: return key.isValidSignature(parsed, for: SHA384.hash(data: data), padding: padding)
+            default: return key.isValidSignature(parsed, for: SHA512.hash(data: data), padding: padding)
+            }
+        }
+    }
+}
