@@ -71,12 +71,12 @@ let package = Package(
         // CBOR (RFC 8949) as WebAuthn and CTAP2 use it: definite lengths, canonical or well-formed, depth and size
         // limits, typed errors. No CBOR package is on our list; cbor2 (Python) checks it in CBORTests. Knows no protocol.
         .target(name: "CBOR"),
-        // The WebAuthn protocol core beside `UAF` (they share only `Primitives`): COSE keys and authenticator data so
-        // far. Knows no HTTP and no database.
+        // The WebAuthn protocol core beside `UAF`, which it does not import: COSE keys, authenticator data, client data
+        // and the authentication ceremony so far. Knows no HTTP and no database.
         .target(
             name: "WebAuthn",
             dependencies: [
-                "CBOR",
+                "CBOR", "Primitives", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]

@@ -26,14 +26,22 @@ final class WebAuthnVectorTests: XCTestCase {
         static func bytes(_ hex: String) -> [UInt8]? { Hex.decode(hex) }
     }
 
-    static func vectors() throws -> [Vector] {
+    static func vectors() throws -> [Vector] { try Vector.all() }
+}
+
+extension WebAuthnVectorTests.Vector {
+    /// The ceremony vectors (not the CA certificate and the PRF set), by name.
+    static func all() throws -> [Self] {
         let directory = try XCTUnwrap(Bundle.module.url(forResource: "Vectors", withExtension: nil))
         return try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }.sorted().compactMap { file in
             let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(file))) as? [String: Any])
             guard json["registration"] != nil else { return nil } // the CA certificate and the PRF set
-            return Vector(name: String(file.dropLast(5)), json: json)
+            return Self(name: String(file.dropLast(5)), json: json)
         }
     }
+}
+
+extension WebAuthnVectorTests {
 
     /// The attestation object's authenticator data (read under the well-formed rules, as the server will).
     static func authData(_ attestationObject: [UInt8]) throws -> [UInt8] {

@@ -1,0 +1,91 @@
+import Primitives
+
+/// Why a ceremony failed, with the step of WebAuthn §7.1 (registration) or §7.2 (authentication) that refused it.
+public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Ceremony: String, Sendable { case registration, authentication }
+
+    public enum Reason: Sendable, Equatable {
+        /// §7.2 step 5: the credential is not one of `allowCredentials`.
+        case credentialNotAllowed
+        /// §7.2 step 6: the response's credential is not the stored one, or its user handle is missing or another user's.
+        case credentialMismatch
+        case userHandleMismatch
+        /// §7.1 step 6, §7.2 step 9: `clientDataJSON` is not a JSON object with the members it must have.
+        case clientDataMalformed
+        /// §7.1 step 7, §7.2 step 10.
+        case typeMismatch(String)
+        /// §7.1 step 8, §7.2 step 11.
+        case challengeMismatch
+        /// §7.1 step 9, §7.2 step 12: an origin not configured.
+        case originNotAllowed(String)
+        /// §7.1 step 10, §7.2 step 13: a cross-origin iframe the relying party does not allow.
+        case crossOriginNotAllowed
+        /// §7.1 step 11, §7.2 step 14: a top-level origin not configured, or one without `crossOrigin`.
+        case topOriginNotAllowed(String)
+        /// The authenticator data does not parse (§6.1); BS without BE is §7.1 step 17, §7.2 step 18.
+        case authenticatorDataMalformed(AuthenticatorDataError.Reason)
+        /// §7.1 step 14, §7.2 step 15.
+        case rpIDHashMismatch
+        /// §7.1 step 15, §7.2 step 16.
+        case userNotPresent
+        /// §7.1 step 16, §7.2 step 17.
+        case userNotVerified
+        /// §7.2 step 19: the backup eligibility differs from the one stored at registration.
+        case backupEligibilityChanged
+        /// §7.2 step 21.
+        case signatureInvalid
+        /// §7.2 step 22: the counter did not increase though the authenticator counts.
+        case signCounterNotIncreased(stored: UInt32, received: UInt32)
+    }
+
+    public let ceremony: Ceremony
+    public let reason: Reason
+
+    public init(_ ceremony: Ceremony, _ reason: Reason) { self.ceremony = ceremony; self.reason = reason }
+
+    /// The numbered step of §7.1 or §7.2 that refused.
+    public var step: Int {
+        let registration = ceremony == .registration
+        switch reason {
+        case .credentialNotAllowed: return 5
+        case .credentialMismatch, .userHandleMismatch: return 6
+        case .clientDataMalformed: return registration ? 6 : 9
+        case .typeMismatch: return registration ? 7 : 10
+        case .challengeMismatch: return registration ? 8 : 11
+        case .originNotAllowed: return registration ? 9 : 12
+        case .crossOriginNotAllowed: return registration ? 10 : 13
+        case .topOriginNotAllowed: return registration ? 11 : 14
+        case .authenticatorDataMalformed(.backupStateWithoutEligibility): return registration ? 17 : 18
+        case .authenticatorDataMalformed: return registration ? 13 : 15
+        case .rpIDHashMismatch: return registration ? 14 : 15
+        case .userNotPresent: return registration ? 15 : 16
+        case .userNotVerified: return registration ? 16 : 17
+        case .backupEligibilityChanged: return 19
+        case .signatureInvalid: return 21
+        case .signCounterNotIncreased: return 22
+        }
+    }
+
+    public var description: String {
+        let what: String
+        switch reason {
+        case .credentialNotAllowed: what = "the credential is not one the options allowed"
+        case .credentialMismatch: what = "the credential is not the stored one"
+        case .userHandleMismatch: what = "the user handle is missing or another user's"
+        case .clientDataMalformed: what = "clientDataJSON is not a JSON object with type, challenge and origin"
+        case .typeMismatch(let type): what = "clientDataJSON type is \(UntrustedText.quoted(type))"
+        case .challengeMismatch: what = "the challenge is not the one issued"
+        case .originNotAllowed(let origin): what = "origin \(UntrustedText.quoted(origin)) is not allowed"
+        case .crossOriginNotAllowed: what = "a cross-origin iframe is not allowed"
+        case .topOriginNotAllowed(let origin): what = "top origin \(UntrustedText.quoted(origin)) is not allowed"
+        case .authenticatorDataMalformed(let reason): what = "\(AuthenticatorDataError(reason))"
+        case .rpIDHashMismatch: what = "the authenticator data is for another RP ID"
+        case .userNotPresent: what = "the user was not present (UP is clear)"
+        case .userNotVerified: what = "the user was not verified (UV is clear) and verification is required"
+        case .backupEligibilityChanged: what = "the backup eligibility differs from the one registered"
+        case .signatureInvalid: what = "the signature does not verify with the credential's key"
+        case .signCounterNotIncreased(let stored, let received): what = "the signature counter went from \(stored) to \(received)"
+        }
+        return "\(ceremony.rawValue) (WebAuthn §7.\(ceremony == .registration ? 1 : 2) step \(step)): \(what)"
+    }
+}
