@@ -27,8 +27,7 @@ public struct RelyingParty: Sendable {
         guard client.type == type else { throw WebAuthnError(ceremony, .typeMismatch(client.type)) }
         // The challenge is compared as bytes after decoding: a client that pads, or writes another base64url form of
         // the same bytes, is no attacker; bytes that differ are.
-        guard let received = Base64URL.decodeBytes(client.challenge), received.count == challenge.count,
-              zip(received, challenge).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else {
+        guard let received = Base64URL.decodeBytes(client.challenge), ConstantTime.equal(received, challenge) else {
             throw WebAuthnError(ceremony, .challengeMismatch)
         }
         guard origins.contains(client.origin) else { throw WebAuthnError(ceremony, .originNotAllowed(client.origin)) }

@@ -69,8 +69,7 @@ package struct KnowledgeVerifierStore: Sendable {
             default: break
             }
             let candidate = try Self.hash(secret, salt: record.salt, cost: record.cost)
-            // Constant-time comparison.
-            let matches = candidate.count == record.hash.count && zip(candidate, record.hash).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+            let matches = ConstantTime.equal(candidate, record.hash)
             if matches {
                 guard record.failures != 0 else { return (nil, .verified) }
                 record.failures = 0; record.lastFailure = nil
