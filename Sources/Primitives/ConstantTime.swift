@@ -1,8 +1,17 @@
 /// Comparisons whose time does not depend on where two secrets differ.
 public enum ConstantTime {
     /// Whether `a` and `b` hold the same bytes, looking at every byte whatever it finds (only the lengths may end it
-    /// early, and lengths are not secret here).
+    /// early, and lengths are not secret here). Inlinable, so each caller gets a loop specialised to its collections:
+    /// left generic, it cost a quarter of a WebAuthn authentication's own work.
+    @inlinable
     public static func equal(_ a: some Collection<UInt8>, _ b: some Collection<UInt8>) -> Bool {
-        a.count == b.count && zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        var other = b.startIndex
+        for byte in a {
+            difference |= byte ^ b[other]
+            b.formIndex(after: &other)
+        }
+        return difference == 0
     }
 }
