@@ -3,7 +3,7 @@ import PackageDescription
 
 /// What the server's two test targets (in-process and live) use.
 let serverTestDependencies: [Target.Dependency] = [
-    "UAFServer", "UAFServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
+    "UAFServer", "UAFServerCore", "EmbeddedSQLite", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
     "UAFServerTesting", "DevelopmentStandIns",
     .product(name: "JWTKit", package: "jwt-kit"),
     .product(name: "X509", package: "swift-certificates"),
@@ -27,6 +27,7 @@ let package = Package(
     products: [
         .library(name: "Primitives", targets: ["Primitives"]),
         .library(name: "CBOR", targets: ["CBOR"]),
+        .library(name: "FIDOAttestation", targets: ["FIDOAttestation"]),
         .library(name: "WebAuthn", targets: ["WebAuthn"]),
         .library(name: "UAF", targets: ["UAF"]),
         .library(name: "JOSE", targets: ["JOSE"]),
@@ -71,6 +72,12 @@ let package = Package(
         // CBOR (RFC 8949) as WebAuthn and CTAP2 use it: definite lengths, canonical or well-formed, depth and size
         // limits, typed errors. No CBOR package is on our list; cbor2 (Python) checks it in CBORTests. Knows no protocol.
         .target(name: "CBOR"),
+        // What UAF and WebAuthn attestation share, so each has one home: the Metadata Service's statuses, status
+        // reports and FIDO2 entries, and Android's key attestation extension. Knows neither protocol's messages.
+        .target(
+            name: "FIDOAttestation",
+            dependencies: [.product(name: "SwiftASN1", package: "swift-asn1")]
+        ),
         // The WebAuthn protocol core beside `UAF`, which it does not import: COSE keys, authenticator data, client data
         // and the authentication ceremony so far. Knows no HTTP and no database.
         .target(
@@ -86,7 +93,7 @@ let package = Package(
         .target(
             name: "UAF",
             dependencies: [
-                "Primitives", "WireJSON",
+                "FIDOAttestation", "Primitives", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -165,7 +172,7 @@ let package = Package(
         .target(
             name: "UAFServerCore",
             dependencies: [
-                "EmbeddedSQLite", "WireJSON",
+                "EmbeddedSQLite", "FIDOAttestation", "WireJSON",
                 "Primitives", "UAF", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -335,7 +342,7 @@ let package = Package(
             path: "Benchmarks/mauth-bench"
         ),
         .testTarget(name: "UAFTests", dependencies: [
-            "Primitives", "UAF", "UAFSimulation", "UAFTesting",
+            "FIDOAttestation", "Primitives", "UAF", "UAFSimulation", "UAFTesting",
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),

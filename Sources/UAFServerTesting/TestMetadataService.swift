@@ -96,7 +96,7 @@ public struct TestMetadataService: Sendable {
         return #"{"aaid":"\#(aaid)",\#(statement.map { #""metadataStatement":\#($0),"# } ?? "")"statusReports":[\#(list)],"timeOfLastStatusChange":"2026-01-01"}"#
     }
 
-    /// A FIDO2 entry (an AAGUID, no AAID): a UAF relying party skips it.
+    /// A FIDO2 entry (an AAGUID, no AAID): kept by AAGUID, beside the UAF statements.
     public static let fido2Entry = #"{"aaguid":"0132d110-bf4e-4208-a403-ab4f5f12efe5","metadataStatement":{"aaguid":"0132d110-bf4e-4208-a403-ab4f5f12efe5","description":"A FIDO2 key","protocolFamily":"fido2","authenticationAlgorithms":["secp256r1_ecdsa_sha256_raw"]},"statusReports":[{"status":"FIDO_CERTIFIED"}],"timeOfLastStatusChange":"2026-01-01"}"#
 
     /// An MDS3 statement for a PIN authenticator like the virtual device's (ECDSA DER keys, surrogate attestation).

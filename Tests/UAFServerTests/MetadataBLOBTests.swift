@@ -1,3 +1,4 @@
+import FIDOAttestation
 import Foundation
 import Logging
 import Primitives
@@ -48,7 +49,28 @@ final class MetadataBLOBTests: XCTestCase {
         XCTAssertEqual(blob.statements.map(\.aaid), ["ABCD#0002"])
         XCTAssertEqual(blob.statusReports["F1D0#1001"]?.map(\.status), [.fidoCertified, .revoked])
         XCTAssertEqual(blob.statusReports["F1D0#1001"]?.last?.effectiveDate, MetadataBLOB.day("2026-03-01"))
+        XCTAssertEqual(blob.fido2.map { AAGUID.text($0.aaguid) }, ["0132d110-bf4e-4208-a403-ab4f5f12efe5"])
+        XCTAssertEqual(blob.fido2.first?.description, "A FIDO2 key")
+        XCTAssertEqual(blob.fido2.first?.statusReports.map(\.status), [.fidoCertified])
         XCTAssertEqual(blob.skipped, [])
+    }
+
+    func testAFIDO2EntryKeepsItsRootsAndItsReportsEvenWhenItsStatementCannotBeRead() async throws {
+        let root = Data([0x30, 0x03, 0x02, 0x01, 0x01]).base64EncodedString()
+        let readable = #"{"aaguid":"11111111-2222-3333-4444-555555555555","metadataStatement":{"aaguid":"11111111-2222-3333-4444-555555555555","description":"A key","attestationTypes":["basic_full"],"attestationRootCertificates":["\#(root)","%%"]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
+        let unreadable = #"{"aaguid":"66666666-2222-3333-4444-555555555555","metadataStatement":{"description":7},"statusReports":[{"status":"REVOKED"}]}"#
+        let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: [readable, unreadable]))
+        XCTAssertEqual(blob.fido2.count, 2)
+        XCTAssertEqual(blob.fido2[0].attestationTypes, ["basic_full"])
+        XCTAssertEqual(blob.fido2[0].attestationRootCertificates, [[0x30, 0x03, 0x02, 0x01, 0x01]])
+        XCTAssertEqual(blob.fido2[1].statusReports.map(\.status), [.revoked], "an unreadable statement dropped a revocation")
+        XCTAssertEqual(blob.fido2[1].attestationRootCertificates, [])
+        XCTAssertEqual(blob.skipped.count, 2)
+        XCTAssertTrue(blob.skipped[0].hasPrefix("11111111-2222-3333-4444-555555555555: attestationRootCertificates[1] is not base64"), blob.skipped[0])
+        XCTAssertTrue(blob.skipped[1].hasPrefix("66666666-2222-3333-4444-555555555555: its statement:"), blob.skipped[1])
+        let store = try MetadataStore([], fido2: blob.fido2)
+        XCTAssertEqual(store.fido2Metadata(aaguid: try XCTUnwrap(AAGUID.bytes("66666666-2222-3333-4444-555555555555")))?.statusReports.map(\.status), [.revoked])
+        XCTAssertNil(store.fido2Metadata(aaguid: AAGUID.zero))
     }
 
     func testAnRS256BLOBVerifies() async throws {
@@ -142,7 +164,7 @@ final class MetadataBLOBTests: XCTestCase {
     }
 
     func testALateBLOBIsStaleOnlyAfterItsNextUpdateDay() throws {
-        let blob = MetadataBLOB(number: 1, nextUpdate: try XCTUnwrap(MetadataBLOB.day("2026-12-01")), statements: [], statusReports: [:], skipped: [])
+        let blob = MetadataBLOB(number: 1, nextUpdate: try XCTUnwrap(MetadataBLOB.day("2026-12-01")), statements: [], statusReports: [:], fido2: [], skipped: [])
         XCTAssertFalse(blob.isStale(at: try XCTUnwrap(MetadataBLOB.day("2026-12-01")).addingTimeInterval(86399)))
         XCTAssertTrue(blob.isStale(at: try XCTUnwrap(MetadataBLOB.day("2026-12-02"))))
     }

@@ -1,5 +1,6 @@
 import Primitives
 import Crypto
+import FIDOAttestation
 import Foundation
 import SwiftASN1
 import X509

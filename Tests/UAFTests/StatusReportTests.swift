@@ -1,5 +1,6 @@
 import Primitives
 import Crypto
+import FIDOAttestation
 import Foundation
 import XCTest
 @testable import UAF

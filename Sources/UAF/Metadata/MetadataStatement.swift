@@ -1,3 +1,4 @@
+import FIDOAttestation
 import Foundation
 
 /// One entry of `userVerificationDetails` (numeric metadata form).
@@ -84,7 +85,8 @@ public struct MetadataStatement: Codable, Hashable, Sendable {
     }
 }
 
-/// A set of metadata statements indexed by AAID (compared case-insensitively).
+/// A set of metadata statements indexed by AAID (compared case-insensitively), and the Metadata Service's FIDO2
+/// entries indexed by AAGUID: one home for what the server knows about authenticators of either protocol.
 public struct MetadataStore: Sendable {
     public enum LoadError: Error, Equatable, CustomStringConvertible {
         case invalidJSON(String)
@@ -108,12 +110,17 @@ public struct MetadataStore: Sendable {
     }
 
     private var statements: [String: Entry] = [:]
-    /// The Metadata Service's status reports by normalized AAID (``StatusReport``); empty without a BLOB.
+    /// The Metadata Service's status reports by normalized AAID (`StatusReport`); empty without a BLOB.
     private var reports: [String: [StatusReport]] = [:]
 
-    /// A store of `statements`, and the status reports the Metadata Service gave for AAIDs (which may name
-    /// authenticators no statement describes: they are kept, and still refuse).
-    public init(_ statements: [MetadataStatement], statusReports: [String: [StatusReport]] = [:]) throws(LoadError) {
+    /// The FIDO2 entries by AAGUID (16 bytes).
+    private var fido2: [[UInt8]: FIDO2Metadata] = [:]
+
+    /// A store of `statements`, the status reports the Metadata Service gave for AAIDs (which may name
+    /// authenticators no statement describes: they are kept, and still refuse), and its FIDO2 entries (the first
+    /// entry for an AAGUID is kept).
+    public init(_ statements: [MetadataStatement], statusReports: [String: [StatusReport]] = [:], fido2: [FIDO2Metadata] = []) throws(LoadError) {
+        for entry in fido2 where self.fido2[entry.aaguid] == nil { self.fido2[entry.aaguid] = entry }
         for (aaid, list) in statusReports where !list.isEmpty {
             guard AAID.isValid(aaid) else { throw LoadError.invalidAAID(aaid) }
             reports[AAID.normalized(aaid), default: []].append(contentsOf: list)
@@ -227,4 +234,6 @@ public struct MetadataStore: Sendable {
     /// The status reports the Metadata Service gave for `aaid`, in its order.
     public func statusReports(for aaid: String) -> [StatusReport] { reports.isEmpty ? [] : reports[AAID.normalized(aaid)] ?? [] }
     public var all: [MetadataStatement] { statements.values.map(\.statement).sorted { $0.aaid < $1.aaid } }
+    /// The Metadata Service's entry for a FIDO2 authenticator model, by its AAGUID (16 bytes).
+    public func fido2Metadata(aaguid: [UInt8]) -> FIDO2Metadata? { fido2[aaguid] }
 }

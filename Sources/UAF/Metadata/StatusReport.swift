@@ -1,66 +1,16 @@
+import FIDOAttestation
 import Foundation
-
-/// An authenticator status of the FIDO Metadata Service (MDS3 §3.1.4, `AuthenticatorStatus`), kept as the string the
-/// service writes, so a status added to the registry later loads and is ignored rather than refused.
-public struct AuthenticatorStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-
-    public static let notFIDOCertified = AuthenticatorStatus(rawValue: "NOT_FIDO_CERTIFIED")
-    public static let fidoCertified = AuthenticatorStatus(rawValue: "FIDO_CERTIFIED")
-    public static let userVerificationBypass = AuthenticatorStatus(rawValue: "USER_VERIFICATION_BYPASS")
-    public static let attestationKeyCompromise = AuthenticatorStatus(rawValue: "ATTESTATION_KEY_COMPROMISE")
-    public static let userKeyRemoteCompromise = AuthenticatorStatus(rawValue: "USER_KEY_REMOTE_COMPROMISE")
-    public static let userKeyPhysicalCompromise = AuthenticatorStatus(rawValue: "USER_KEY_PHYSICAL_COMPROMISE")
-    public static let updateAvailable = AuthenticatorStatus(rawValue: "UPDATE_AVAILABLE")
-    public static let revoked = AuthenticatorStatus(rawValue: "REVOKED")
-
-    /// Whether a report of this status in force refuses new registrations (1493). Each of these says the
-    /// authenticator's promises no longer hold: its attestation can be forged, its user verification bypassed, or
-    /// its keys used by someone else.
-    public var refusesRegistration: Bool {
-        self == .revoked || self == .userVerificationBypass || self == .attestationKeyCompromise
-            || self == .userKeyRemoteCompromise || self == .userKeyPhysicalCompromise
-    }
-
-    /// Whether a report of this status in force refuses authentication with keys already registered (1493). A
-    /// compromised attestation key does not: it lets someone forge new registrations, but the keys registered
-    /// before stay the users' own.
-    public var refusesAuthentication: Bool { refusesRegistration && self != .attestationKeyCompromise }
-
-    public var description: String { rawValue }
-}
-
-/// One entry of an MDS3 metadata entry's `statusReports` (MDS3 §3.1.3): what the relying party acts on.
-public struct StatusReport: Hashable, Sendable {
-    public var status: AuthenticatorStatus
-    /// When the status took effect; a report without one has always been in force.
-    public var effectiveDate: Date?
-    /// The DER attestation certificate the report concerns (for ATTESTATION_KEY_COMPROMISE: the compromised one);
-    /// nil when the report concerns every attestation key of the authenticator.
-    public var certificate: [UInt8]?
-
-    public init(status: AuthenticatorStatus, effectiveDate: Date? = nil, certificate: [UInt8]? = nil) {
-        self.status = status; self.effectiveDate = effectiveDate; self.certificate = certificate
-    }
-
-    /// Whether the report is in force at `now`.
-    public func isInForce(at now: Date) -> Bool { effectiveDate.map { $0 <= now } ?? true }
-}
 
 extension MetadataStore {
     /// The report in force that refuses registering a key of `aaid` attested by `attestationCertificates` (the
     /// full attestation's chain; empty for surrogate attestation), or nil. A report naming a certificate refuses
     /// only attestations that carry that certificate.
     public func registrationRefusal(aaid: String, attestationCertificates: [[UInt8]], at now: Date) -> StatusReport? {
-        statusReports(for: aaid).first { report in
-            report.status.refusesRegistration && report.isInForce(at: now)
-                && report.certificate.map { attestationCertificates.contains($0) } ?? true
-        }
+        StatusReport.registrationRefusal(in: statusReports(for: aaid), attestationCertificates: attestationCertificates, at: now)
     }
 
     /// The report in force that refuses authenticating with a registered key of `aaid`, or nil.
     public func authenticationRefusal(aaid: String, at now: Date) -> StatusReport? {
-        statusReports(for: aaid).first { $0.status.refusesAuthentication && $0.isInForce(at: now) }
+        StatusReport.authenticationRefusal(in: statusReports(for: aaid), at: now)
     }
 }

@@ -1,3 +1,4 @@
+import FIDOAttestation
 import Primitives
 import Crypto
 import _CryptoExtras
@@ -149,7 +150,7 @@ public struct RegistrationVerifier: Sendable {
     /// Full basic attestation through Android key attestation (our contract, after nevisFIDO's "Android Full Basic"
     /// with Google's roots): the chain's top certificate is, or is signed by, one of the statement's vendor root keys
     /// and the chain below it is a valid RFC 5280 path; its leaf is the Keystore certificate of the registered key
-    /// itself, whose key attestation extension (``AndroidKeyDescription``) says the secure hardware (TEE or StrongBox)
+    /// itself, whose key attestation extension (`AndroidKeyDescription`) says the secure hardware (TEE or StrongBox)
     /// generated it for signing, bound to this registration by an `attestationChallenge` equal to the KRD's final
     /// challenge hash (the authenticator passes it to `setAttestationChallenge`). Without that binding a chain copied
     /// from any Android key would pass. Returns false when the statement lists no vendor key or the chain does not

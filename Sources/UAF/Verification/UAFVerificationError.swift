@@ -1,3 +1,5 @@
+import FIDOAttestation
+
 /// Why the relying party rejected a UAF response. Callers match on ``reason`` or use ``statusCode``; the module
 /// can add reasons without breaking them.
 public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -39,7 +41,7 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case duplicateAssertion
         /// A transaction confirmed by an authenticator whose metadata names no transaction display.
         case transactionNotDisplayable(String)
-        /// The Metadata Service reports the authenticator revoked or compromised (a ``StatusReport`` in force).
+        /// The Metadata Service reports the authenticator revoked or compromised (a `StatusReport` in force).
         case authenticatorRevoked(aaid: String, status: AuthenticatorStatus)
     }
 

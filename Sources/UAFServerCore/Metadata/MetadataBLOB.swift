@@ -1,3 +1,4 @@
+import FIDOAttestation
 import Foundation
 import JWTKit
 import UAF
@@ -5,8 +6,9 @@ import X509
 
 /// A FIDO Metadata Service BLOB (MDS3 §3.1.6, `MetadataBLOBPayload`) whose signature has been verified: a JWT
 /// signed by the key of the first `x5c` certificate, whose chain leads to a configured root at the time given.
-/// What it keeps is what a UAF relying party uses: the serial number, `nextUpdate`, the UAF statements and the
-/// status reports by AAID. FIDO2 and U2F entries (no `aaid`) are skipped.
+/// What it keeps is what a relying party uses: the serial number, `nextUpdate`, the UAF statements and the status
+/// reports by AAID, and the FIDO2 entries by AAGUID (their roots, attestation types and status reports). U2F entries
+/// (attestation certificate key identifiers only) are skipped.
 ///
 /// Not checked: the certificate revocation lists the chain names (fetching them is left to the operator's
 /// network policy; the chain is still validated in full, validity periods included).
@@ -18,6 +20,8 @@ package struct MetadataBLOB: Sendable {
     package var nextUpdate: Date
     package var statements: [MetadataStatement]
     package var statusReports: [String: [StatusReport]]
+    /// The FIDO2 entries, one per AAGUID.
+    package var fido2: [FIDO2Metadata]
     /// Entries left out, with the reason, for the operator's log.
     package var skipped: [String]
 
@@ -60,10 +64,15 @@ package struct MetadataBLOB: Sendable {
             throw .untrusted("\(error)")
         }
         guard let nextUpdate = Self.day(payload.nextUpdate) else { throw .malformed("nextUpdate \"\(payload.nextUpdate)\" is not a YYYY-MM-DD date") }
-        var blob = MetadataBLOB(number: payload.no, nextUpdate: nextUpdate, statements: [], statusReports: [:], skipped: [])
+        var blob = MetadataBLOB(number: payload.no, nextUpdate: nextUpdate, statements: [], statusReports: [:], fido2: [], skipped: [])
         for entry in payload.entries {
             switch entry.content {
             case .otherFamily: continue
+            case .fido2(let entry, let notes):
+                let name = AAGUID.text(entry.aaguid)
+                blob.skipped += notes.map { "\(name): \($0)" }
+                guard !blob.fido2.contains(where: { $0.aaguid == entry.aaguid }) else { blob.skipped.append("\(name): listed twice; the first entry is used"); continue }
+                blob.fido2.append(entry)
             case .unreadable(let name, let reason): blob.skipped.append("\(name): \(reason)")
             case .uaf(let aaid, let statement, let reports, let notes):
                 if !reports.isEmpty { blob.statusReports[aaid, default: []] += reports }
@@ -131,22 +140,39 @@ package struct MetadataBLOB: Sendable {
         enum Content {
             /// `notes`: what of the entry could not be read, though its reports were.
             case uaf(aaid: String, statement: MetadataStore.DecodedStatement?, reports: [StatusReport], notes: [String])
+            /// A FIDO2 entry: its reports always, its statement's roots and types when they could be read.
+            case fido2(FIDO2Metadata, notes: [String])
             case unreadable(String, String)
             case otherFamily
         }
         var content: Content
 
-        enum CodingKeys: String, CodingKey { case aaid, metadataStatement, statusReports }
+        enum CodingKeys: String, CodingKey { case aaid, aaguid, metadataStatement, statusReports }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            guard let aaid = try? c.decodeIfPresent(String.self, forKey: .aaid) else { content = .otherFamily; return }
-            guard AAID.isValid(aaid) else { content = .unreadable(aaid, "not an AAID"); return }
-            let reports: [Report]
-            do { reports = try c.decode([Report].self, forKey: .statusReports) } catch {
-                content = .unreadable(aaid, "statusReports: \(error)")
+            guard let aaid = try? c.decodeIfPresent(String.self, forKey: .aaid) else {
+                guard let aaguid = try? c.decodeIfPresent(String.self, forKey: .aaguid) else { content = .otherFamily; return }
+                content = Self.fido2(aaguid, c)
                 return
             }
+            guard AAID.isValid(aaid) else { content = .unreadable(aaid, "not an AAID"); return }
+            guard let (read, reportNotes) = Self.reports(c) else {
+                content = .unreadable(aaid, "statusReports is not an array of reports")
+                return
+            }
+            var notes = reportNotes
+            var statement: MetadataStore.DecodedStatement?
+            do { statement = try c.decodeIfPresent(MetadataStore.DecodedStatement.self, forKey: .metadataStatement) } catch {
+                notes.append("its statement: \(error)")
+            }
+            content = .uaf(aaid: aaid, statement: statement, reports: read, notes: notes)
+        }
+
+        /// The entry's status reports, each read on its own (``Report``), and what could not be read; nil when
+        /// `statusReports` is not an array.
+        private static func reports(_ c: KeyedDecodingContainer<CodingKeys>) -> ([StatusReport], [String])? {
+            guard let reports = try? c.decode([Report].self, forKey: .statusReports) else { return nil }
             var notes: [String] = []
             var read: [StatusReport] = []
             for report in reports {
@@ -154,11 +180,41 @@ package struct MetadataBLOB: Sendable {
                 if let statusReport { read.append(statusReport) }
                 notes += problems
             }
-            var statement: MetadataStore.DecodedStatement?
-            do { statement = try c.decodeIfPresent(MetadataStore.DecodedStatement.self, forKey: .metadataStatement) } catch {
+            return (read, notes)
+        }
+
+        /// A FIDO2 entry. As for UAF, its reports are read apart from its statement: a statement that cannot be read
+        /// leaves the model without roots (no attestation of it is trusted) but never drops a revocation.
+        private static func fido2(_ aaguid: String, _ c: KeyedDecodingContainer<CodingKeys>) -> Content {
+            guard let bytes = AAGUID.bytes(aaguid) else { return .unreadable(aaguid, "not an AAGUID") }
+            guard let (reports, reportNotes) = reports(c) else { return .unreadable(aaguid, "statusReports is not an array of reports") }
+            var notes = reportNotes
+            var entry = FIDO2Metadata(aaguid: bytes, description: "", statusReports: reports)
+            do {
+                if let statement = try c.decodeIfPresent(FIDO2Statement.self, forKey: .metadataStatement) {
+                    if let named = statement.aaguid, AAGUID.bytes(named) != bytes {
+                        notes.append("its statement describes \(named); the statement is left out")
+                    } else {
+                        entry.description = statement.description
+                        entry.attestationTypes = statement.attestationTypes ?? []
+                        for (index, text) in (statement.attestationRootCertificates ?? []).enumerated() {
+                            guard let der = Data(base64Encoded: text) else { notes.append("attestationRootCertificates[\(index)] is not base64; left out"); continue }
+                            entry.attestationRootCertificates.append(Array(der))
+                        }
+                    }
+                }
+            } catch {
                 notes.append("its statement: \(error)")
             }
-            content = .uaf(aaid: aaid, statement: statement, reports: read, notes: notes)
+            return .fido2(entry, notes: notes)
+        }
+
+        /// What a WebAuthn relying party reads of a FIDO2 metadata statement.
+        private struct FIDO2Statement: Decodable {
+            var aaguid: String?
+            var description: String
+            var attestationTypes: [String]?
+            var attestationRootCertificates: [String]?
         }
     }
 

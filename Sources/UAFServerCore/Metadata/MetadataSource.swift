@@ -118,7 +118,8 @@ public final class MetadataSource: Sendable {
         let revoked = store.all.count(where: { store.registrationRefusal(aaid: $0.aaid, attestationCertificates: [], at: now) != nil })
         logger.notice("""
             metadata BLOB no \(blob.number) in force (nextUpdate \(Self.dayText(blob.nextUpdate))): \(blob.statements.count) UAF \
-            statement(s), status reports for \(blob.statusReports.count) AAID(s), \(revoked) statement(s) refused by a report
+            statement(s), status reports for \(blob.statusReports.count) AAID(s), \(revoked) statement(s) refused by a report, \
+            \(blob.fido2.count) FIDO2 model(s)
             """)
         return .installed(blob.number)
     }
@@ -135,7 +136,7 @@ public final class MetadataSource: Sendable {
             }
             statements.append(statement)
         }
-        return try MetadataStore(statements, statusReports: blob.statusReports)
+        return try MetadataStore(statements, statusReports: blob.statusReports, fido2: blob.fido2)
     }
 
     /// The BLOB's bytes, from its file or its https URL, at most ``MetadataBLOB/maximumBytes``.

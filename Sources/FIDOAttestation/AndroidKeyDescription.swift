@@ -25,13 +25,21 @@ public struct AndroidKeyDescription: Sendable, Equatable {
     /// Where the key came from, as the secure hardware enforces it (KeyOrigin: 0 GENERATED, 2 IMPORTED…); nil when
     /// the hardware list does not say.
     public var hardwareOrigin: Int?
+    /// The same two, as the Android system (software) enforces them.
+    public var softwarePurposes: Set<Int>
+    public var softwareOrigin: Int?
+    /// Whether either list holds `allApplications` [600]: a key every app on the device may use, which cannot be
+    /// bound to one relying party (WebAuthn §8.4 refuses it).
+    public var allApplications: Bool
 
     public static let purposeSign = 2
     public static let originGenerated = 0
 
-    public init(attestationSecurityLevel: SecurityLevel, attestationChallenge: [UInt8], hardwarePurposes: Set<Int>, hardwareOrigin: Int?) {
+    public init(attestationSecurityLevel: SecurityLevel, attestationChallenge: [UInt8], hardwarePurposes: Set<Int>, hardwareOrigin: Int?,
+                softwarePurposes: Set<Int> = [], softwareOrigin: Int? = nil, allApplications: Bool = false) {
         self.attestationSecurityLevel = attestationSecurityLevel; self.attestationChallenge = attestationChallenge
         self.hardwarePurposes = hardwarePurposes; self.hardwareOrigin = hardwareOrigin
+        self.softwarePurposes = softwarePurposes; self.softwareOrigin = softwareOrigin; self.allApplications = allApplications
     }
 
     /// Reads the extension's value (the DER of a `KeyDescription`).
@@ -47,11 +55,20 @@ public struct AndroidKeyDescription: Sendable, Equatable {
         }
         attestationSecurityLevel = securityLevel
         attestationChallenge = Array(try ASN1OctetString(derEncoded: fields[4]).bytes)
-        guard case .constructed(let hardware) = fields[7].content else {
-            throw ASN1Error.invalidASN1Object(reason: "hardwareEnforced is not a SEQUENCE")
+        let software = try Self.authorizationList(fields[6], name: "softwareEnforced")
+        let hardware = try Self.authorizationList(fields[7], name: "hardwareEnforced")
+        (softwarePurposes, softwareOrigin) = (software.purposes, software.origin)
+        (hardwarePurposes, hardwareOrigin) = (hardware.purposes, hardware.origin)
+        allApplications = software.allApplications || hardware.allApplications
+    }
+
+    /// The members of one AuthorizationList this type reads: purpose [1], allApplications [600], origin [702].
+    private static func authorizationList(_ node: ASN1Node, name: String) throws -> (purposes: Set<Int>, origin: Int?, allApplications: Bool) {
+        guard case .constructed(let entries) = node.content else {
+            throw ASN1Error.invalidASN1Object(reason: "\(name) is not a SEQUENCE")
         }
-        var purposes = Set<Int>(), origin: Int?
-        for entry in hardware {
+        var purposes = Set<Int>(), origin: Int?, allApplications = false
+        for entry in entries {
             guard entry.identifier.tagClass == .contextSpecific, case .constructed(let inner) = entry.content,
                   let value = inner.first(where: { _ in true }) else { continue }
             switch entry.identifier.tagNumber {
@@ -60,18 +77,19 @@ public struct AndroidKeyDescription: Sendable, Equatable {
                     throw ASN1Error.invalidASN1Object(reason: "purpose is not a SET OF INTEGER")
                 }
                 for member in members { purposes.insert(try Int(derEncoded: member)) }
+            case 600:
+                allApplications = true
             case 702:
                 origin = try Int(derEncoded: value)
             default:
                 continue
             }
         }
-        hardwarePurposes = purposes
-        hardwareOrigin = origin
+        return (purposes, origin, allApplications)
     }
 
     /// The DER of this description, as a device writes it (for tests and stand-in devices): version 4, the same
-    /// security level for KeyMint, an empty unique id and software list.
+    /// security level for KeyMint, an empty unique id; `allApplications`, when set, in the hardware list.
     public func derEncoded() throws -> [UInt8] {
         var serializer = DER.Serializer()
         try serializer.appendConstructedNode(identifier: .sequence) { s in
@@ -81,22 +99,31 @@ public struct AndroidKeyDescription: Sendable, Equatable {
             try attestationSecurityLevel.rawValue.serialize(into: &s, withIdentifier: .enumerated)
             try s.serialize(ASN1OctetString(contentBytes: ArraySlice(attestationChallenge)))
             try s.serialize(ASN1OctetString(contentBytes: []))
-            s.appendConstructedNode(identifier: .sequence) { _ in }
-            try s.appendConstructedNode(identifier: .sequence) { list in
-                if !hardwarePurposes.isEmpty {
-                    try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)) { tagged in
-                        try tagged.appendConstructedNode(identifier: .set) { set in
-                            for purpose in hardwarePurposes.sorted() { try set.serialize(purpose) }
-                        }
-                    }
-                }
-                if let hardwareOrigin {
-                    try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 702, tagClass: .contextSpecific)) { tagged in
-                        try tagged.serialize(hardwareOrigin)
+            try Self.serializeList(into: &s, purposes: softwarePurposes, origin: softwareOrigin, allApplications: false)
+            try Self.serializeList(into: &s, purposes: hardwarePurposes, origin: hardwareOrigin, allApplications: allApplications)
+        }
+        return serializer.serializedBytes
+    }
+
+    private static func serializeList(into s: inout DER.Serializer, purposes: Set<Int>, origin: Int?, allApplications: Bool) throws {
+        try s.appendConstructedNode(identifier: .sequence) { list in
+            if !purposes.isEmpty {
+                try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)) { tagged in
+                    try tagged.appendConstructedNode(identifier: .set) { set in
+                        for purpose in purposes.sorted() { try set.serialize(purpose) }
                     }
                 }
             }
+            if allApplications {
+                list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 600, tagClass: .contextSpecific)) { tagged in
+                    tagged.appendPrimitiveNode(identifier: .null) { _ in }
+                }
+            }
+            if let origin {
+                try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 702, tagClass: .contextSpecific)) { tagged in
+                    try tagged.serialize(origin)
+                }
+            }
         }
-        return serializer.serializedBytes
     }
 }
