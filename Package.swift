@@ -78,14 +78,17 @@ let package = Package(
             name: "FIDOAttestation",
             dependencies: [.product(name: "SwiftASN1", package: "swift-asn1")]
         ),
-        // The WebAuthn protocol core beside `UAF`, which it does not import: COSE keys, authenticator data, client data
-        // and the authentication ceremony so far. Knows no HTTP and no database.
+        // The WebAuthn protocol core beside `UAF`, which it does not import: COSE keys, authenticator and client data,
+        // both ceremonies, every attestation statement format and the relying party's attestation policy. Knows no
+        // HTTP and no database.
         .target(
             name: "WebAuthn",
             dependencies: [
-                "CBOR", "Primitives", "WireJSON",
+                "CBOR", "FIDOAttestation", "Primitives", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         // The JSON codec of UAF messages and bodies: Foundation's bytes, faster; a stricter reader. Knows no protocol.
@@ -349,8 +352,11 @@ let package = Package(
         ], resources: [.copy("Vectors")]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "UAFTesting"]),
         .testTarget(name: "WebAuthnTests", dependencies: [
-            "WebAuthn", "CBOR", "UAFTesting",
+            "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "UAFTesting",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
         .testTarget(name: "WireJSONTests", dependencies: ["WireJSON", "Primitives", "UAF", "UAFTesting"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),

@@ -30,9 +30,12 @@ public struct AssertionResponse: Sendable {
     }
 }
 
+/// `userVerification` in the options of either ceremony.
+public enum UserVerificationRequirement: String, Sendable { case required, preferred, discouraged }
+
 /// What the relying party asked for in `PublicKeyCredentialRequestOptions`.
 public struct AssertionExpectation: Sendable {
-    public enum UserVerification: String, Sendable { case required, preferred, discouraged }
+    public typealias UserVerification = UserVerificationRequirement
 
     public var challenge: [UInt8]
     /// The credential IDs offered; empty for a sign-in without a username (discoverable credentials, autofill).

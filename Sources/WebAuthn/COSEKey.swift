@@ -1,5 +1,7 @@
 import CBOR
 import Crypto
+import SwiftASN1
+import X509
 import _CryptoExtras
 
 /// The COSE algorithms (IANA "COSE Algorithms") a credential key may name.
@@ -150,6 +152,84 @@ public struct COSEKey: Sendable {
             let bits = significant.first.map { significant.count * 8 - $0.leadingZeroBitCount } ?? 0
             guard (2048...8192).contains(bits) else { throw COSEKeyError(.rsaKeySize(bits: bits)) }
             do { material = .rsa(try _RSA.Signing.PublicKey(n: Array(significant), e: e)) } catch { throw COSEKeyError(.invalidRSAKey) }
+        }
+    }
+
+    /// The COSE_Key of a P-256 public key for ES256, encoded canonically (CTAP2): what an authenticator sends.
+    public init(_ key: P256.Signing.PublicKey) {
+        let point = Array(key.x963Representation)
+        algorithm = .es256
+        material = .p256(key)
+        encoded = CBOREncoder.encode(.map(CBORMap([
+            .init(.int(1), .int(2)), .init(.int(3), .int(COSEAlgorithm.es256.rawValue)), .init(.int(-1), .int(1)),
+            .init(.int(-2), .bytes(Array(point[1...32]))), .init(.int(-3), .bytes(Array(point[33...]))),
+        ])))
+    }
+
+    /// The COSE_Key of an Ed25519 public key for EdDSA, encoded canonically (CTAP2).
+    public init(_ key: Curve25519.Signing.PublicKey) {
+        algorithm = .edDSA
+        material = .ed25519(key)
+        encoded = CBOREncoder.encode(.map(CBORMap([
+            .init(.int(1), .int(1)), .init(.int(3), .int(COSEAlgorithm.edDSA.rawValue)), .init(.int(-1), .int(6)),
+            .init(.int(-2), .bytes(Array(key.rawRepresentation))),
+        ])))
+    }
+
+    /// A certificate's key used with `algorithm` (an attestation statement's `alg`): the key must be the kind the
+    /// algorithm needs (an ES256 signature from a P-384 key is refused), and an RSA key 2048 to 8192 bits long.
+    init(certificateKey key: Certificate.PublicKey, algorithm alg: Int64) throws(COSEKeyError) {
+        guard let algorithm = COSEAlgorithm(rawValue: alg) else {
+            throw COSEKeyError(COSEAlgorithm.unavailable.contains(alg) ? .algorithmUnavailable(alg) : .unknownAlgorithm(alg))
+        }
+        self.algorithm = algorithm
+        self.encoded = []
+        switch algorithm {
+        case .es256:
+            guard let inner = P256.Signing.PublicKey(key) else { throw COSEKeyError(.keyTypeMismatch(keyType: 2, algorithm: alg)) }
+            material = .p256(inner)
+        case .es384:
+            guard let inner = P384.Signing.PublicKey(key) else { throw COSEKeyError(.keyTypeMismatch(keyType: 2, algorithm: alg)) }
+            material = .p384(inner)
+        case .es512:
+            guard let inner = P521.Signing.PublicKey(key) else { throw COSEKeyError(.keyTypeMismatch(keyType: 2, algorithm: alg)) }
+            material = .p521(inner)
+        case .edDSA:
+            guard let inner = Curve25519.Signing.PublicKey(key) else { throw COSEKeyError(.keyTypeMismatch(keyType: 1, algorithm: alg)) }
+            material = .ed25519(inner)
+        case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512:
+            guard let inner = _RSA.Signing.PublicKey(key) else { throw COSEKeyError(.keyTypeMismatch(keyType: 3, algorithm: alg)) }
+            guard (2048...8192).contains(inner.keySizeInBits) else { throw COSEKeyError(.rsaKeySize(bits: inner.keySizeInBits)) }
+            material = .rsa(inner)
+        }
+    }
+
+    /// The key as a certificate holds it: to compare with an attestation certificate's subject key.
+    var certificatePublicKey: Certificate.PublicKey {
+        switch material {
+        case .p256(let key): return Certificate.PublicKey(key)
+        case .p384(let key): return Certificate.PublicKey(key)
+        case .p521(let key): return Certificate.PublicKey(key)
+        case .rsa(let key): return Certificate.PublicKey(key)
+        case .ed25519(let key): return Certificate.PublicKey(key)
+        }
+    }
+
+    /// The DER SubjectPublicKeyInfo of the key: the form most libraries and databases store keys in.
+    public var subjectPublicKeyInfo: [UInt8] {
+        var serializer = DER.Serializer()
+        // Serialising a key swift-crypto accepted cannot fail.
+        try! serializer.serialize(certificatePublicKey)
+        return serializer.serializedBytes
+    }
+
+    /// An EC key's uncompressed point (`0x04 ‖ x ‖ y`), nil for other keys.
+    var uncompressedPoint: [UInt8]? {
+        switch material {
+        case .p256(let key): return Array(key.x963Representation)
+        case .p384(let key): return Array(key.x963Representation)
+        case .p521(let key): return Array(key.x963Representation)
+        default: return nil
         }
     }
 

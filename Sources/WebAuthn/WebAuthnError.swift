@@ -36,6 +36,28 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case signatureInvalid
         /// §7.2 step 22: the counter did not increase though the authenticator counts.
         case signCounterNotIncreased(stored: UInt32, received: UInt32)
+        /// §7.1 step 13: the attestation object is not a CBOR map of `fmt`, `attStmt` and `authData`.
+        case attestationObjectMalformed(String)
+        /// §7.1 step 13: a registration's authenticator data without attested credential data (AT clear).
+        case attestedCredentialDataMissing
+        /// §7.1 step 13: `rawId` is not the credential ID the authenticator data attests.
+        case credentialIDMismatch
+        /// §7.1 step 20: the credential key's algorithm is not one of `pubKeyCredParams`.
+        case algorithmNotOffered(Int64)
+        /// §7.1 step 21: a statement format this module does not verify.
+        case attestationFormatUnsupported(String)
+        /// §7.1 step 22: the statement's verification procedure refused it.
+        case attestationInvalid(AttestationStatementError)
+        /// §7.1 step 23: the Metadata Service reports the model with this status (revoked, compromised…).
+        case authenticatorRevoked(String)
+        /// §7.1 step 23: the policy needs metadata, and the Metadata Service has none for the AAGUID.
+        case metadataMissing
+        /// §7.1 step 24: the policy does not accept this attestation type.
+        case attestationTypeNotAllowed(AttestationType)
+        /// §7.1 step 24: the policy needs an attestation that chains to an accepted root, and this one does not.
+        case attestationNotTrusted
+        /// §7.1 step 24: the policy lists the models it accepts, and the AAGUID is not one.
+        case authenticatorNotAllowed
     }
 
     public let ceremony: Ceremony
@@ -56,6 +78,7 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case .crossOriginNotAllowed: return registration ? 10 : 13
         case .topOriginNotAllowed: return registration ? 11 : 14
         case .authenticatorDataMalformed(.backupStateWithoutEligibility): return registration ? 17 : 18
+        case .authenticatorDataMalformed(.credentialIDTooLong): return registration ? 25 : 15
         case .authenticatorDataMalformed: return registration ? 13 : 15
         case .rpIDHashMismatch: return registration ? 14 : 15
         case .userNotPresent: return registration ? 15 : 16
@@ -63,6 +86,12 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case .backupEligibilityChanged: return 19
         case .signatureInvalid: return 21
         case .signCounterNotIncreased: return 22
+        case .attestationObjectMalformed, .attestedCredentialDataMissing, .credentialIDMismatch: return 13
+        case .algorithmNotOffered: return 20
+        case .attestationFormatUnsupported: return 21
+        case .attestationInvalid: return 22
+        case .authenticatorRevoked, .metadataMissing: return 23
+        case .attestationTypeNotAllowed, .attestationNotTrusted, .authenticatorNotAllowed: return 24
         }
     }
 
@@ -85,6 +114,17 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case .backupEligibilityChanged: what = "the backup eligibility differs from the one registered"
         case .signatureInvalid: what = "the signature does not verify with the credential's key"
         case .signCounterNotIncreased(let stored, let received): what = "the signature counter went from \(stored) to \(received)"
+        case .attestationObjectMalformed(let detail): what = "the attestation object is malformed: \(detail)"
+        case .attestedCredentialDataMissing: what = "the authenticator data attests no credential (AT is clear)"
+        case .credentialIDMismatch: what = "rawId is not the credential ID the authenticator data attests"
+        case .algorithmNotOffered(let alg): what = "the credential key's algorithm \(alg) was not offered"
+        case .attestationFormatUnsupported(let format): what = "attestation format \(UntrustedText.quoted(format)) is not supported"
+        case .attestationInvalid(let error): what = "\(error)"
+        case .authenticatorRevoked(let status): what = "the Metadata Service reports this authenticator model \(status)"
+        case .metadataMissing: what = "the Metadata Service has no entry for this authenticator model, and the policy needs one"
+        case .attestationTypeNotAllowed(let type): what = "attestation type \(type.rawValue) is not allowed by the policy"
+        case .attestationNotTrusted: what = "the attestation does not chain to an accepted root"
+        case .authenticatorNotAllowed: what = "the authenticator model is not one the policy allows"
         }
         return "\(ceremony.rawValue) (WebAuthn §7.\(ceremony == .registration ? 1 : 2) step \(step)): \(what)"
     }

@@ -25,6 +25,28 @@ final class COSEKeyTests: XCTestCase {
         } catch { return error.reason }
     }
 
+    // MARK: - Keys made from swift-crypto keys
+
+    func testAP256KeyIsEncodedAsTheCanonicalES256Map() throws {
+        let key = COSEKey(Self.p256.publicKey)
+        XCTAssertEqual(key.encoded, Self.ec2())
+        XCTAssertEqual(try COSEKey(bytes: key.encoded).algorithm, .es256)
+        let data = Array("signed".utf8)
+        XCTAssertTrue(key.isValidSignature(Array(try Self.p256.signature(for: data).derRepresentation), for: data))
+    }
+
+    func testAnEd25519KeyIsEncodedAsTheCanonicalEdDSAMap() throws {
+        let private25519 = Curve25519.Signing.PrivateKey()
+        let key = COSEKey(private25519.publicKey)
+        let expected = CBOREncoder.encode(.map(CBORMap([
+            .init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)), .init(.int(-2), .bytes(Array(private25519.publicKey.rawRepresentation))),
+        ])))
+        XCTAssertEqual(key.encoded, expected)
+        XCTAssertEqual(try COSEKey(bytes: key.encoded).algorithm, .edDSA)
+        let data = Array("signed".utf8)
+        XCTAssertTrue(key.isValidSignature(Array(try private25519.signature(for: data)), for: data))
+    }
+
     // MARK: - Every algorithm verifies
 
     func testES256ES384AndES512VerifyDERSignatures() throws {

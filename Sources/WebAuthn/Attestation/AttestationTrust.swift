@@ -1,0 +1,79 @@
+@_spi(FixedExpiryValidationTime) import X509
+import FIDOAttestation
+import Foundation
+import SwiftASN1
+
+/// Where attestation trust comes from (WebAuthn §7.1 step 23): roots the relying party configured for every
+/// authenticator, and the FIDO Metadata Service's entry for the authenticator's AAGUID, with its own roots and its
+/// status reports.
+public struct AttestationTrust: Sendable {
+    /// Roots accepted for any authenticator (the operator's own, a vendor's).
+    public let roots: [Certificate]
+    /// The metadata for an AAGUID (16 bytes), or nil when the service has none.
+    public let metadata: @Sendable ([UInt8]) -> FIDO2Metadata?
+
+    public init(roots: [Certificate] = [], metadata: @escaping @Sendable ([UInt8]) -> FIDO2Metadata? = { _ in nil }) {
+        self.roots = roots; self.metadata = metadata
+    }
+
+    /// The root of `roots` that `certificates` (leaf first) chain to at `now`, or nil. A chain that ends in a root
+    /// reaches it; expired certificates, broken signatures and a CA leaf break the chain (RFC 5280).
+    static func anchor(of certificates: [Certificate], among roots: [Certificate], at now: Date) async -> Certificate? {
+        guard let leaf = certificates.first, !roots.isEmpty else { return nil }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
+            RFC5280Policy(fixedExpiryValidationTime: now)
+            AttestationCertificatePolicy()
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(certificates.dropFirst())))
+        if case .validCertificate(let chain) = result { return chain.last }
+        return nil
+    }
+}
+
+/// The extensions the attestation formats read themselves, so a chain is not refused for marking them critical: a TPM
+/// AIK certificate's subject alternative name must be critical (its subject is empty), and the TPM procedure checks it.
+struct AttestationCertificatePolicy: VerifierPolicy {
+    let verifyingCriticalExtensions: [ASN1ObjectIdentifier] = [.X509ExtensionID.subjectAlternativeName, .X509ExtensionID.extendedKeyUsage]
+
+    func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult { .meetsPolicy }
+}
+
+/// What a relying party accepts as a new credential's attestation (WebAuthn §7.1 steps 16, 23 and 24).
+///
+/// The default, ``passkeys``, is what a bank that wants passkeys picks: synced passkeys (iCloud Keychain, Google
+/// Password Manager, password managers) send `none` or self attestation and have no metadata, so requiring trusted
+/// attestation would turn most customers away; the user must be verified (a passkey replaces a password and a second
+/// factor, so it must be something the user has and something they are or know); a model the Metadata Service
+/// reports compromised or revoked is refused whatever it sends. An attestation that verifies but does not chain to a
+/// root is registered as unverified (``VerifiedRegistration/trustAnchor`` is nil): refusing it would only make the
+/// client send `none` instead. ``enterprise(allowedAAGUIDs:)`` is for staff with issued security keys.
+public struct AttestationPolicy: Sendable {
+    /// The credential's attestation must chain to a configured root or one of its model's metadata roots.
+    public var requireTrustedAttestation: Bool
+    /// The attestation types accepted.
+    public var allowedTypes: Set<AttestationType>
+    /// The models accepted, by AAGUID (16 bytes); nil accepts any. A list implies trusted attestation: without it the
+    /// AAGUID is only the client's word.
+    public var allowedAAGUIDs: Set<[UInt8]>?
+    /// Whether an authenticator whose AAGUID the Metadata Service does not know may register (most synced passkeys).
+    public var allowsAuthenticatorsWithoutMetadata: Bool
+    /// The user must be verified (UV) at registration, whatever the options asked.
+    public var requiresUserVerification: Bool
+
+    public init(requireTrustedAttestation: Bool, allowedTypes: Set<AttestationType> = Set(AttestationType.allCases),
+                allowedAAGUIDs: Set<[UInt8]>? = nil, allowsAuthenticatorsWithoutMetadata: Bool, requiresUserVerification: Bool) {
+        self.requireTrustedAttestation = requireTrustedAttestation || allowedAAGUIDs != nil
+        self.allowedTypes = allowedTypes; self.allowedAAGUIDs = allowedAAGUIDs
+        self.allowsAuthenticatorsWithoutMetadata = allowsAuthenticatorsWithoutMetadata; self.requiresUserVerification = requiresUserVerification
+    }
+
+    /// The default: consumer passkeys, user verification required (see the type's documentation).
+    public static let passkeys = AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: true)
+
+    /// Issued security keys: trusted attestation from one of `allowedAAGUIDs` (any model with metadata when nil),
+    /// never `none` or self, user verification required.
+    public static func enterprise(allowedAAGUIDs: Set<[UInt8]>?) -> AttestationPolicy {
+        AttestationPolicy(requireTrustedAttestation: true, allowedTypes: [.basic, .attCA, .anonCA], allowedAAGUIDs: allowedAAGUIDs,
+                          allowsAuthenticatorsWithoutMetadata: false, requiresUserVerification: true)
+    }
+}
