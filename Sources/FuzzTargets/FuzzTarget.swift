@@ -28,6 +28,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case cbor
     /// WebAuthn's authenticator data, with the COSE credential key inside it.
     case webAuthn = "webauthn"
+    /// WebAuthn attestation objects through every statement format's procedure (TPM structures, certificates, JWS).
+    case attestation
 
     /// Runs one input. Returns whether the target's parser accepted it (what a seed must be, so that mutations start
     /// deep), for every input the code handles as it must; throws a ``FuzzFinding`` when an invariant breaks.
@@ -43,6 +45,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .wireJSON: try WireJSONTarget.run(input)
         case .cbor: try CBORTarget.run(input)
         case .webAuthn: try WebAuthnTarget.run(input)
+        case .attestation: try AttestationTarget.run(input)
         }
     }
 }
@@ -57,6 +60,9 @@ public struct FuzzFinding: Error, CustomStringConvertible, Sendable {
 func require(_ condition: Bool, _ target: FuzzTarget, _ message: @autoclosure () -> String) throws(FuzzFinding) {
     guard condition else { throw FuzzFinding(target: target.rawValue, message: message()) }
 }
+
+/// The first 64 bytes of a binary input in hex: how a finding's message shows it.
+func hexPrefix(_ input: [UInt8]) -> String { input.prefix(64).map { String($0, radix: 16) }.joined(separator: " ") }
 
 /// Fixed keys, so that seeds made with them reach past signature and decryption checks and a run is repeatable.
 /// They protect nothing: they exist only here.

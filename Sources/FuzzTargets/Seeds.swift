@@ -101,15 +101,12 @@ public enum FuzzSeeds {
         // Authenticator data: an assertion's 37 bytes; registrations with an EC2, an OKP and an RSA key, one with
         // extensions.
         let rpIDHash = Array(SHA256.hash(data: Data("example.org".utf8)))
-        let okp = CBOR.map(CBORMap([.init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)),
-                                    .init(.int(-2), .bytes(Array(try Curve25519.Signing.PrivateKey(rawRepresentation: Array(repeating: 7, count: 32)).publicKey.rawRepresentation)))]))
-        let rsa = CBOR.map(CBORMap([.init(.int(1), .int(3)), .init(.int(3), .int(-257)),
-                                    .init(.int(-1), .bytes([0xc1] + Array(repeating: 0x5b, count: 254) + [0x01])), .init(.int(-2), .bytes([1, 0, 1]))]))
-        let p256 = Array(FuzzKeys.signing.publicKey.x963Representation)
-        let ec2 = CBOR.map(CBORMap([.init(.int(1), .int(2)), .init(.int(3), .int(-7)), .init(.int(-1), .int(1)),
-                                    .init(.int(-2), .bytes(Array(p256[1..<33]))), .init(.int(-3), .bytes(Array(p256[33...])))]))
-        func authenticatorData(_ key: CBOR, flags: UInt8 = 0x5d, extensions: [UInt8] = []) -> [UInt8] {
-            rpIDHash + [flags, 0, 0, 0, 3] + Array(repeating: 0xAA, count: 16) + [0, 4, 1, 2, 3, 4] + CBOREncoder.encode(key) + extensions
+        let okp = COSEKey(try Curve25519.Signing.PrivateKey(rawRepresentation: Array(repeating: 7, count: 32)).publicKey).encoded
+        let rsa = CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(3)), .init(.int(3), .int(-257)),
+                                                   .init(.int(-1), .bytes([0xc1] + Array(repeating: 0x5b, count: 254) + [0x01])), .init(.int(-2), .bytes([1, 0, 1]))])))
+        let ec2 = COSEKey(FuzzKeys.signing.publicKey).encoded
+        func authenticatorData(_ key: [UInt8], flags: UInt8 = 0x5d, extensions: [UInt8] = []) -> [UInt8] {
+            rpIDHash + [flags, 0, 0, 0, 3] + Array(repeating: 0xAA, count: 16) + [0, 4, 1, 2, 3, 4] + key + extensions
         }
         seeds[.webAuthn] = [
             "assertion": rpIDHash + [0x05, 0, 0, 0, 9],
@@ -117,6 +114,22 @@ public enum FuzzSeeds {
             "registration-okp": authenticatorData(okp),
             "registration-rsa": authenticatorData(rsa),
             "registration-extensions": authenticatorData(ec2, flags: 0xdd, extensions: CBOREncoder.encode(.map(CBORMap([.init(.text("credProtect"), .unsigned(2))])))),
+        ]
+        // Attestation: a client data hash, then the object. The W3C vectors' objects (every other format) are committed
+        // beside these, made by Fuzz/make-attestation-seeds.py.
+        let clientDataHash = Array(SHA256.hash(data: Array("mauth-fuzz/clientData".utf8)))
+        let registered = authenticatorData(ec2, flags: 0x45)
+        let selfSignature = Array(try FuzzKeys.signing.signature(for: registered + clientDataHash).derRepresentation)
+        let packedSelf = CBOR.map(CBORMap([.init(.text("alg"), .int(-7)), .init(.text("sig"), .bytes(selfSignature))]))
+        func object(_ format: String, _ statement: CBOR) -> [UInt8] {
+            clientDataHash + CBOREncoder.encode(.map(CBORMap([.init(.text("fmt"), .text(format)), .init(.text("attStmt"), statement),
+                                                              .init(.text("authData"), .bytes(registered))])))
+        }
+        func entry(_ format: String, _ statement: CBOR) -> CBOR { .map(CBORMap([.init(.text("fmt"), .text(format)), .init(.text("attStmt"), statement)])) }
+        seeds[.attestation] = [
+            "none": object("none", .map(CBORMap())),
+            "packed-self": object("packed", packedSelf),
+            "compound": object("compound", .array([entry("packed", packedSelf), entry("none", .map(CBORMap()))])),
         ]
         return seeds
     }

@@ -215,7 +215,7 @@ enum CBORTarget {
     /// other reads to the same value or (the well-formed reader) accepts where the canonical one refuses; a value
     /// read under the well-formed rules, encoded, reads back to itself under the canonical rules.
     static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
-        let shown = input.prefix(64).map { String($0, radix: 16) }.joined(separator: " ")
+        let shown = hexPrefix(input)
         let canonical = try? CBORDecoder(rules: .canonical).decode(input)
         let lenient = try? CBORDecoder(rules: .wellFormed).decode(input)
         if let canonical {
@@ -241,7 +241,7 @@ enum WebAuthnTarget {
     /// credential key reads again from its own bytes to the same algorithm and verifies no signature made of the input.
     static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
         guard let data = try? AuthenticatorData(bytes: input) else { return false }
-        let shown = input.prefix(64).map { String($0, radix: 16) }.joined(separator: " ")
+        let shown = hexPrefix(input)
         var rebuilt = data.rpIDHash + [data.flags.rawValue] + (0..<4).map { UInt8(truncatingIfNeeded: data.signCount >> (24 - 8 * $0)) }
         if let attested = data.attestedCredentialData {
             rebuilt += attested.aaguid + [UInt8(attested.credentialID.count >> 8), UInt8(attested.credentialID.count & 0xff)]
@@ -258,6 +258,34 @@ enum WebAuthnTarget {
                         "the extensions do not read again to themselves: \(shown)")
         } else {
             try require(rest.isEmpty, .webAuthn, "bytes after the parts: \(shown)")
+        }
+        return true
+    }
+}
+
+enum AttestationTarget {
+    /// When the statements are judged: inside the validity of the seeds' certificates (the W3C vectors', 2024 to 3024).
+    static let now = Date(timeIntervalSince1970: 1_790_000_000)
+
+    /// The input is a client data hash (32 bytes) and an attestation object. An object that verifies is of a
+    /// supported format, its type fits its format, and its trust path is exactly the certificates its statement carries
+    /// (for SafetyNet, those of the JWS header, which the fuzzer rarely reaches intact).
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        guard input.count > 32 else { return false }
+        let clientDataHash = Array(input[..<32])
+        guard let object = try? AttestationObject(bytes: Array(input[32...])),
+              let verified = try? object.verify(clientDataHash: clientDataHash, now: now) else { return false }
+        let shown = hexPrefix(input)
+        try require(verified.format == object.format, .attestation, "verified as \(verified.format), sent as \(object.format): \(shown)")
+        switch verified.type {
+        // A compound takes its type from its statements.
+        case .none: try require(["none", "compound"].contains(object.format) && verified.trustPath.isEmpty, .attestation, "a none type from \(object.format): \(shown)")
+        case .self: try require(["packed", "compound"].contains(object.format) && verified.trustPath.isEmpty, .attestation, "a self type from \(object.format) or with a trust path: \(shown)")
+        default: try require(!verified.trustPath.isEmpty, .attestation, "a \(verified.type) attestation without a trust path: \(shown)")
+        }
+        if object.format != "compound", object.format != "android-safetynet", !verified.trustPath.isEmpty {
+            let x5c = object.statement.map?[text: "x5c"]?.array?.compactMap(\.bytes)
+            try require(x5c == verified.trustPath, .attestation, "the trust path is not the statement's x5c: \(shown)")
         }
         return true
     }
