@@ -336,7 +336,7 @@ let package = Package(
         .executableTarget(
             name: "mauth-bench",
             dependencies: [
-                "Primitives", "WireJSON", "UAF", "NevisProtocol", "SecureStorage", "MobileAuthentication", "MobileAuthenticationSimulator",
+                "CBOR", "Primitives", "WebAuthn", "WireJSON", "UAF", "NevisProtocol", "SecureStorage", "MobileAuthentication", "MobileAuthenticationSimulator",
                 "UAFServer", "UAFSimulation",
                 "UAFTesting",
                 .product(name: "Crypto", package: "swift-crypto"),

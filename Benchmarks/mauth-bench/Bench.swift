@@ -3,7 +3,7 @@ import Foundation
 import SecureStorage
 import UAF
 
-/// `swift run -c release mauth-bench [storage|verify|client|messages|all]`
+/// `swift run -c release mauth-bench [storage|verify|webauthn|client|messages|all]`
 ///
 /// Medians over many repetitions, measured with the monotonic clock, one operation at a time (one core).
 @main
@@ -15,6 +15,7 @@ struct Bench {
         #endif
         if which == "storage" || which == "all" { try await StorageBench.run() }
         if which == "verify" || which == "all" { try await VerificationBench.run() }
+        if which == "webauthn" || which == "all" { try await WebAuthnBench.run() }
         if which == "client" || which == "all" { try await ClientBench.run() }
         if which == "messages" || which == "all" { try await MessageBench.run() }
         if which == "profile" { try await VerificationProfile.run() }
