@@ -244,7 +244,7 @@ let package = Package(
         .target(
             name: "UAFSimulation",
             dependencies: [
-                "Primitives", "UAF",
+                "CBOR", "Primitives", "UAF", "WebAuthn", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
@@ -352,7 +352,7 @@ let package = Package(
         ], resources: [.copy("Vectors")]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "UAFTesting"]),
         .testTarget(name: "WebAuthnTests", dependencies: [
-            "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "UAFTesting",
+            "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "UAFSimulation", "UAFTesting",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),

@@ -1,0 +1,160 @@
+import CBOR
+import Crypto
+import Foundation
+import Primitives
+import WebAuthn
+import WireJSON
+
+/// A passkey authenticator and the browser in front of it, in software: it makes credentials and signs in with
+/// them the way a platform authenticator does through `navigator.credentials`, for tests and tools that drive a
+/// WebAuthn relying party (QA, load). It writes what a browser hands the page: `clientDataJSON`, the attestation
+/// object (`none` or `packed` self attestation), the authenticator data and the signature, with P-256 (ES256) or
+/// Ed25519 (EdDSA) keys. It holds its keys in memory only.
+public struct SoftwarePasskeyAuthenticator: Sendable {
+    /// The credential key types it makes.
+    public enum Algorithm: Int64, Sendable, CaseIterable {
+        case es256 = -7
+        case edDSA = -8
+    }
+
+    /// The attestation it writes.
+    public enum Attestation: String, Sendable, CaseIterable {
+        /// `none`: what synced passkeys send, and what a relying party that asks for no attestation gets.
+        case none
+        /// `packed` self attestation: the credential key signs.
+        case packedSelf
+    }
+
+    /// Why it refused to act, as a browser would.
+    public enum Failure: Error, Equatable, Sendable {
+        /// None of the relying party's `pubKeyCredParams` is one it makes.
+        case noSupportedAlgorithm
+        /// It holds no credential for the RP ID among the ones allowed (`NotAllowedError` in a browser).
+        case noCredential
+    }
+
+    public struct Credential: Sendable {
+        public let id: [UInt8]
+        public let rpID: String
+        public let userHandle: [UInt8]
+        public let algorithm: Algorithm
+        /// The counter it last signed with; stays 0 for an authenticator that does not count.
+        public fileprivate(set) var signCount: UInt32
+        fileprivate let key: Key
+    }
+
+    fileprivate enum Key: Sendable {
+        case p256(P256.Signing.PrivateKey)
+        case ed25519(Curve25519.Signing.PrivateKey)
+
+        func sign(_ data: [UInt8]) throws -> [UInt8] {
+            switch self {
+            case .p256(let key): return Array(try key.signature(for: data).derRepresentation)
+            case .ed25519(let key): return Array(try key.signature(for: data))
+            }
+        }
+
+        /// The COSE_Key of the public key (WebAuthn §5.8.5), in CTAP2 canonical form.
+        var cose: [UInt8] {
+            switch self {
+            case .p256(let key): return COSEKey(key.publicKey).encoded
+            case .ed25519(let key): return COSEKey(key.publicKey).encoded
+            }
+        }
+    }
+
+    /// What `navigator.credentials.create()` hands the page.
+    public struct Registration: Sendable {
+        public let credentialID: [UInt8]
+        public let clientDataJSON: [UInt8]
+        public let attestationObject: [UInt8]
+        public let transports: [String]
+    }
+
+    /// What `navigator.credentials.get()` hands the page.
+    public struct Assertion: Sendable {
+        public let credentialID: [UInt8]
+        public let clientDataJSON: [UInt8]
+        public let authenticatorData: [UInt8]
+        public let signature: [UInt8]
+        public let userHandle: [UInt8]
+    }
+
+    /// The page's origin, written into the client data.
+    public var origin: String
+    /// The model it names; all zero by default, as synced passkeys send.
+    public var aaguid: [UInt8]
+    /// Whether it verifies the user (UV), whether its credentials are synced (BE) and backed up (BS).
+    public var verifiesUser: Bool
+    public var backupEligible: Bool
+    public var backedUp: Bool
+    /// Whether it counts signatures (hardware keys do; synced passkeys send 0 every time).
+    public var counts: Bool
+    public private(set) var credentials: [Credential] = []
+
+    public init(origin: String, aaguid: [UInt8] = [UInt8](repeating: 0, count: 16), verifiesUser: Bool = true, backupEligible: Bool = true,
+                backedUp: Bool = true, counts: Bool = false) {
+        self.origin = origin; self.aaguid = aaguid; self.verifiesUser = verifiesUser
+        self.backupEligible = backupEligible; self.backedUp = backedUp && backupEligible; self.counts = counts
+    }
+
+    /// Makes a credential for `userHandle` at `rpID`, of the first of `algorithms` (COSE identifiers, the relying
+    /// party's `pubKeyCredParams` in its order) it can make, and answers as `create()` would.
+    public mutating func create(rpID: String, challenge: [UInt8], userHandle: [UInt8], algorithms: [Int64] = [-8, -7, -257],
+                                attestation: Attestation = .none) throws -> Registration {
+        guard let algorithm = algorithms.lazy.compactMap(Algorithm.init(rawValue:)).first else { throw Failure.noSupportedAlgorithm }
+        let key: Key = algorithm == .es256 ? .p256(P256.Signing.PrivateKey()) : .ed25519(Curve25519.Signing.PrivateKey())
+        let id = SecureRandom.bytes(32)
+        let credential = Credential(id: id, rpID: rpID, userHandle: userHandle, algorithm: algorithm, signCount: counts ? 1 : 0, key: key)
+        let clientDataJSON = try Self.clientData(type: "webauthn.create", challenge: challenge, origin: origin)
+        var data = authenticatorData(rpID: rpID, signCount: credential.signCount, attested: true)
+        data += aaguid + [UInt8(id.count >> 8), UInt8(id.count & 0xff)] + id + key.cose
+        let statement: CBOR
+        switch attestation {
+        case .none:
+            statement = .map(CBORMap())
+        case .packedSelf:
+            let signature = try key.sign(data + SHA256.hash(data: clientDataJSON))
+            statement = .map(CBORMap([.init(.text("alg"), .int(algorithm.rawValue)), .init(.text("sig"), .bytes(signature))]))
+        }
+        let object = CBOREncoder.encode(.map(CBORMap([
+            .init(.text("fmt"), .text(attestation == .none ? "none" : "packed")), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(data)),
+        ])))
+        credentials.append(credential)
+        return Registration(credentialID: id, clientDataJSON: clientDataJSON, attestationObject: object, transports: ["internal", "hybrid"])
+    }
+
+    /// Signs in at `rpID` with the newest credential among `allowCredentials` (any of its credentials for the RP ID
+    /// when empty: a discoverable credential, as for a sign-in without a username), as `get()` would.
+    public mutating func get(rpID: String, challenge: [UInt8], allowCredentials: [[UInt8]] = []) throws -> Assertion {
+        guard let index = credentials.lastIndex(where: { $0.rpID == rpID && (allowCredentials.isEmpty || allowCredentials.contains($0.id)) }) else {
+            throw Failure.noCredential
+        }
+        if counts { credentials[index].signCount += 1 }
+        let credential = credentials[index]
+        let clientDataJSON = try Self.clientData(type: "webauthn.get", challenge: challenge, origin: origin)
+        let data = authenticatorData(rpID: rpID, signCount: credential.signCount, attested: false)
+        let signature = try credential.key.sign(data + SHA256.hash(data: clientDataJSON))
+        return Assertion(credentialID: credential.id, clientDataJSON: clientDataJSON, authenticatorData: data, signature: signature,
+                         userHandle: credential.userHandle)
+    }
+
+    /// Forgets a credential, as a user deleting a passkey from their phone does.
+    public mutating func remove(credentialID: [UInt8]) { credentials.removeAll { $0.id == credentialID } }
+
+    /// The 37 fixed bytes: RP ID hash, flags (UP always; UV, BE, BS as configured; AT when attesting), counter.
+    private func authenticatorData(rpID: String, signCount: UInt32, attested: Bool) -> [UInt8] {
+        var flags: UInt8 = 0x01
+        if verifiesUser { flags |= 0x04 }
+        if backupEligible { flags |= 0x08 }
+        if backedUp { flags |= 0x10 }
+        if attested { flags |= 0x40 }
+        return Array(SHA256.hash(data: Array(rpID.utf8))) + [flags] + withUnsafeBytes(of: signCount.bigEndian) { Array($0) }
+    }
+
+    /// `clientDataJSON` as Chromium writes it: type, challenge, origin, crossOrigin, in that order.
+    static func clientData(type: String, challenge: [UInt8], origin: String) throws -> [UInt8] {
+        let text = #"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":\#(try WireJSONEncoder().encodeToString(origin)),"crossOrigin":false}"#
+        return Array(text.utf8)
+    }
+}
