@@ -4,6 +4,7 @@ import PackageDescription
 /// What the server's two test targets (in-process and live) use.
 let serverTestDependencies: [Target.Dependency] = [
     "UAFServer", "UAFServerCore", "EmbeddedSQLite", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
+    "WebAuthn", "WireJSON",
     "UAFServerTesting", "DevelopmentStandIns",
     .product(name: "JWTKit", package: "jwt-kit"),
     .product(name: "X509", package: "swift-certificates"),
@@ -116,7 +117,7 @@ let package = Package(
         .target(
             name: "NevisProtocol",
             dependencies: [
-                "Primitives", "JOSE", "UAF",
+                "Primitives", "JOSE", "UAF", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.embedInCode("NevisAuthenticatorMetadata.json")]
@@ -176,7 +177,7 @@ let package = Package(
             name: "UAFServerCore",
             dependencies: [
                 "EmbeddedSQLite", "FIDOAttestation", "WireJSON",
-                "Primitives", "UAF", "JOSE", "NevisProtocol",
+                "Primitives", "UAF", "WebAuthn", "CBOR", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -276,7 +277,7 @@ let package = Package(
         .target(
             name: "UAFServerTesting",
             dependencies: [
-                "UAFServer", "UAF", "UAFSimulation", "Primitives",
+                "UAFServer", "UAF", "UAFSimulation", "Primitives", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -83,7 +83,8 @@ public enum UAFServerApplication {
     static func buildRouter(configuration: UAFServerCore.ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource, identity: AppIdentity,
                             issuer: TokenIssuer, relyingPartyTokens: RelyingPartyTokenVerifier?, channelBinding: ServerCertificateSource?,
                             firebase: FirebaseDispatcher? = nil, metrics: ServerMetrics, readiness: Readiness,
-                            dependencies: ServerDependencies, audit: AuditTrail? = nil, demoPages: DemoPages? = nil) -> Router<ServerRequestContext> {
+                            dependencies: ServerDependencies, audit: AuditTrail? = nil, demoPages: DemoPages? = nil,
+                            passkeys: PasskeySettings? = nil) -> Router<ServerRequestContext> {
         let logger = dependencies.logger
         let router = Router(context: ServerRequestContext.self)
         let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
@@ -102,7 +103,7 @@ public enum UAFServerApplication {
         UAFController.addFacets(to: router, versions: configuration.protocolVersions, facets: { facets.facets })
         let services = DomainServices(
             configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
-            channelBinding: channelBinding, firebase: firebase, clock: dependencies.clock,
+            channelBinding: channelBinding, firebase: firebase, passkeys: passkeys, clock: dependencies.clock,
             onDecision: { decision in
                 // Every security decision, with who took it and from where, goes to the audit stream and trail.
                 let caller = RequestCaller.current
@@ -140,6 +141,10 @@ public enum UAFServerApplication {
             DemoSiteController(service: services.authCloud, issuer: issuer, pages: demoPages, onRejection: onRejection).add(open: open)
         }
         AdminController(admin: services.admin, onRejection: onRejection).add(protected: protected)
+        if let passkeys = services.passkeys {
+            FIDO2Controller(passkeys: passkeys, relatedOrigins: passkeys.settings.configuration.relatedOrigins, onRejection: onRejection)
+                .add(router: router, open: open, identified: identified, protected: protected)
+        }
         ServerController(status: services.status, issuer: issuer, sessions: stores.sessions,
                          clock: dependencies.clock, onRejection: onRejection).add(open: open, protected: protected, router: router)
         routeTable.fill(routes: router.routes.map { ($0.method, $0.path.description) },
@@ -244,6 +249,7 @@ public enum UAFServerApplication {
         let metadata = try await MetadataSource.load(configuration, clock: dependencies.clock, metrics: metrics, logger: logger)
         let facets = try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
             ?? TrustedFacetsSource(facets: configuration.facets)
+        let passkeys = try configuration.fido2.map(PasskeySettings.init)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt, logger: logger) }
         let readiness = Readiness()
@@ -265,7 +271,7 @@ public enum UAFServerApplication {
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase,
                                      metrics: metrics, readiness: readiness, dependencies: dependencies, audit: audit,
-                                     demoPages: configuration.demoSite ? try DemoPages() : nil)
+                                     demoPages: configuration.demoSite ? try DemoPages() : nil, passkeys: passkeys)
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let deadline = TimeAmount.seconds(Int64(configuration.limits.requestDeadlineSeconds))

@@ -15,11 +15,13 @@ package struct DomainServices: Sendable {
     package let authCloud: AuthCloudService
     package let status: StatusService
     package let admin: AdminService
+    /// Passkeys (nevisFIDO's FIDO2 API), when `fido2` is configured.
+    package let passkeys: PasskeyService?
 
     /// `onDecision` hears every decision a service takes (the HTTP layer logs it with the request's id and counts it).
     package init(configuration: ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource,
                  identity: AppIdentity, issuer: TokenIssuer, channelBinding: ServerCertificateSource?,
-                 firebase: FirebaseDispatcher?, clock: @escaping @Sendable () -> Date,
+                 firebase: FirebaseDispatcher?, passkeys: PasskeySettings? = nil, clock: @escaping @Sendable () -> Date,
                  onDecision: @escaping @Sendable (ServerDecision) -> Void) {
         environment = ServiceEnvironment(
             identity: identity, facets: facets, stores: stores, metadataSource: metadata,
@@ -44,5 +46,11 @@ package struct DomainServices: Sendable {
         authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
         status = StatusService(environment: environment)
         admin = AdminService(environment: environment)
+        if let passkeys {
+            self.passkeys = PasskeyService(environment: environment, settings: passkeys, registration: registration, issuer: issuer,
+                                           tokens: configuration.tokens)
+        } else {
+            self.passkeys = nil
+        }
     }
 }

@@ -77,7 +77,9 @@ public final class InProcessServer: ServerUnderTest, @unchecked Sendable {
         if body != nil { fields[.contentType] = contentType }
         fields[.accept] = "application/fido+uaf"
         for (name, value) in headers {
-            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+            // A test's own Content-Type or Accept replaces the default one.
+            guard let field = HTTPField.Name(name) else { continue }
+            if field == .accept || field == .contentType { fields[field] = value } else { fields.append(HTTPField(name: field, value: value)) }
         }
         let response = try await client.executeRequest(uri: path, method: HTTPRequest.Method(rawValue: method.rawValue) ?? .post,
                                                        headers: fields, body: body.map { ByteBuffer(bytes: $0) })

@@ -44,7 +44,12 @@ public final class LoopbackServer: ServerUnderTest {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         request.headers.add(name: "Accept", value: "application/fido+uaf")
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        // A test's own Content-Type or Accept replaces the default one.
+        for (name, value) in headers {
+            if ["content-type", "accept"].contains(name.lowercased()) { request.headers.replaceOrAdd(name: name, value: value) } else {
+                request.headers.add(name: name, value: value)
+            }
+        }
         let response = try await client.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 1 << 20)
         return TestAnswer(status: Int(response.status.code), body: Data(bytes.readableBytesView), headers: response.headers)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Primitives
 import UAF
 import UAFServer
 
@@ -8,16 +9,16 @@ import UAFServer
 /// server running (every instance sees the change at once) or stopped.
 struct AdminUserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Show or remove a user's keys, sessions and dispatch targets.",
+        commandName: "user", abstract: "Show or remove a user's keys, passkeys, sessions and dispatch targets.",
         discussion: """
             Usernames are compared byte for byte, as the server does. Removing keys ends the sessions they opened (all of \
             the user's sessions with her last key); the device learns of it at its next authentication, which the server \
             refuses. `erase` removes everything that could act for the user.
             """,
-        subcommands: [Show.self, RemoveKeys.self, EndSessions.self, RemoveTarget.self, Erase.self])
+        subcommands: [Show.self, RemoveKeys.self, RemovePasskeys.self, EndSessions.self, RemoveTarget.self, Erase.self])
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the user's registered keys, live sessions, dispatch targets and outstanding requests.")
+        static let configuration = CommandConfiguration(abstract: "List the user's registered keys, passkeys, live sessions, dispatch targets and outstanding requests.")
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The username.") var username: String
         @Flag(help: "Print JSON (for scripts).") var json = false
@@ -26,7 +27,7 @@ struct AdminUserCommand: AsyncParsableCommand {
             let summary = try await options.withStores { stores in
                 let summary = try await UserData.summary(stores, username: username, now: Date())
                 // Reading a user's data is recorded too: who looked at whose data is part of the trail.
-                try await options.record(stores, "admin user show", username: username, detail: "\(summary.registrations.count) key(s), \(summary.sessions.count) live session(s), \(summary.targets.count) dispatch target(s) shown")
+                try await options.record(stores, "admin user show", username: username, detail: "\(summary.registrations.count) key(s), \(summary.passkeys.count) passkey(s), \(summary.sessions.count) live session(s), \(summary.targets.count) dispatch target(s) shown")
                 return summary
             }
             if json {
@@ -39,6 +40,12 @@ struct AdminUserCommand: AsyncParsableCommand {
             for key in summary.registrations {
                 say("  \(key.aaid)  key \(key.keyID)  registered \(formatter.string(from: key.createdAt))  counter \(key.signCounter)"
                     + (key.deviceId.map { "  device \($0)" } ?? ""))
+            }
+            say("passkeys (\(summary.passkeys.count)):")
+            for passkey in summary.passkeys {
+                say("  \(passkey.credentialID)  \(passkey.aaguid)  \(passkey.attestationFormat) (\(passkey.attestationType))  registered \(formatter.string(from: passkey.createdAt))"
+                    + (passkey.lastUsedAt.map { "  last used \(formatter.string(from: $0))" } ?? "  never used") + "  counter \(passkey.signCount)"
+                    + (passkey.name.map { "  \(UntrustedText.quoted($0))" } ?? ""))
             }
             say("live sessions (\(summary.sessions.count)):")
             for session in summary.sessions {
@@ -84,6 +91,36 @@ struct AdminUserCommand: AsyncParsableCommand {
             }
             guard !removed.isEmpty else { throw ValidationError("\(username) has no key that matches") }
             say("removed \(removed.count) key(s) of \(username): " + removed.map { "\($0.aaid) key \($0.keyID)" }.joined(separator: ", ")
+                + "; the sessions they opened are ended")
+        }
+    }
+
+    struct RemovePasskeys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-passkeys", abstract: "Remove the user's passkeys (those of --id, or --all) and end the sessions they opened.")
+        @OptionGroup var options: DatabaseOptions
+        @Argument(help: "The username.") var username: String
+        @Option(help: "Remove the passkey with this credential ID, base64url as `show` prints it (repeatable).") var id: [String] = []
+        @Flag(help: "Remove every passkey of the user.") var all = false
+
+        func validate() throws {
+            // Exactly one selection: a forgotten option must never widen into "every passkey".
+            guard all != !id.isEmpty else { throw ValidationError("say which passkeys: --id or --all (one of them)") }
+        }
+
+        func run() async throws {
+            let removed = try await options.withStores { stores in
+                try await stores.database.unitOfWork {
+                    let removed = try await UserData.removePasskeys(stores, username: username, ids: all ? nil : id, now: Date())
+                    if !removed.isEmpty {
+                        try await options.record(stores, "admin user remove passkeys", username: username,
+                                                 detail: "removed passkey " + removed.map { "\($0.credentialID.prefix(10))…" }.joined(separator: ", "))
+                    }
+                    return removed
+                }
+            }
+            guard !removed.isEmpty else { throw ValidationError("\(username) has no passkey that matches") }
+            say("removed \(removed.count) passkey(s) of \(username): " + removed.map(\.credentialID).joined(separator: ", ")
                 + "; the sessions they opened are ended")
         }
     }
@@ -135,7 +172,7 @@ struct AdminUserCommand: AsyncParsableCommand {
 
     struct Erase: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove everything that could act for the user: keys, sessions, dispatch targets, unredeemed dispatch tokens, outstanding requests, and the Auth Cloud user.")
+            abstract: "Remove everything that could act for the user: keys, passkeys, sessions, dispatch targets, unredeemed dispatch tokens, outstanding requests, and the Auth Cloud user.")
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The username.") var username: String
 
@@ -143,10 +180,10 @@ struct AdminUserCommand: AsyncParsableCommand {
             let (erased, cloudUser) = try await options.withStores { stores in
                 let (erased, cloudUser) = try await UserData.eraseWithCloudUser(stores, username: username, now: Date())
                 try await options.record(stores, "admin user erase", username: username,
-                                         detail: "erased \(erased.registrations) key(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s)")
+                                         detail: "erased \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s)")
                 return (erased, cloudUser)
             }
-            say("erased \(username): \(erased.registrations) key(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s), "
+            say("erased \(username): \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s), "
                 + "\(erased.dispatchTokens) unredeemed dispatch token(s), \(erased.requests) outstanding request(s)"
                 + (cloudUser ? ", the Auth Cloud user" : ""))
         }

@@ -19,7 +19,7 @@ final class StoreContractTests: XCTestCase {
     private var engine: String?
 
     /// Runs `check` on a fresh SQLite store, then on the emptied PostgreSQL store.
-    private func onEveryEngine(_ check: (Stores) async throws -> Void) async throws {
+    func onEveryEngine(_ check: (Stores) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-store-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         try await on("SQLite", Stores(database: try await StoreDatabase.open(.sqlite(path: directory.appendingPathComponent("s.sqlite").path))), check)
@@ -932,7 +932,7 @@ final class PostgresStoreTests: XCTestCase {
         let stores = Stores(database: try await StoreDatabase.open(.postgres(url: url, poolSize: 8)))
         try await stores.database.run { sql in
             for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
-                          "device_requests", "auth_cloud_users", "access_keys", "audit_events"] {
+                          "device_requests", "auth_cloud_users", "access_keys", "audit_events", "passkeys", "webauthn_ceremonies"] {
                 try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
             }
         }

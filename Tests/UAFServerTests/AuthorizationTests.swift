@@ -7,6 +7,7 @@ import NIOCore
 import UAF
 import UAFSimulation
 import UAFServerTesting
+import WireJSON
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

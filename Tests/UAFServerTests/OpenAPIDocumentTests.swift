@@ -28,7 +28,10 @@ final class OpenAPIDocumentTests: XCTestCase {
     }
 
     func testDocumentDescribesEveryRouteTheServerServesAndNoOther() async throws {
-        let built = try await UAFServerApplication.buildApplication(configuration: ServerConfiguration(port: 0, facets: [testFacet], database: .sqliteInMemory))
+        var configuration = ServerConfiguration(port: 0, facets: [testFacet], database: .sqliteInMemory)
+        // Passkeys on, with related origins: every route the server can serve.
+        configuration.fido2 = .init(rpId: "bank.example", origins: ["https://bank.example"], relatedOrigins: ["https://bank.example.co.uk"])
+        let built = try await UAFServerApplication.buildApplication(configuration: configuration)
         let served = Set(built.routes.map { route in
             // Hummingbird writes a capture as `:name`, OpenAPI as `{name}`.
             let path = route.path.split(separator: "/", omittingEmptySubsequences: false)

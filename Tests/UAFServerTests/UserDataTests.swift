@@ -64,7 +64,7 @@ final class UserDataTests: XCTestCase {
 
             let erased = try await UserData.erase(stores, username: "alice", now: server.clock.now)
             // Two sessions: the registration's and the login's.
-            XCTAssertEqual(erased, UserData.Erased(registrations: 1, sessions: 2, targets: 1, dispatchTokens: 0, requests: 1))
+            XCTAssertEqual(erased, UserData.Erased(registrations: 1, passkeys: 0, sessions: 2, targets: 1, dispatchTokens: 0, requests: 1))
             let left = try await UserData.summary(stores, username: "alice", now: server.clock.now)
             XCTAssertTrue(left.isEmpty, "\(left)")
             // The registration request issued before the erasure enrols nothing now.

@@ -13,6 +13,7 @@ struct AdminController {
     static let base = "/nevisfido/admin"
 
     struct Removed: Encodable { var removed: [Key]; struct Key: Encodable { var aaid: String; var keyID: String } }
+    struct RemovedPasskeys: Encodable { var removed: [String] }
     struct Ended: Encodable { var ended: Int }
     struct Events: Encodable { var events: [AuditEvent] }
 
@@ -36,6 +37,14 @@ struct AdminController {
                                                          keyIDs: query.getAll("keyID"), all: query.get("all") == "true",
                                                          principal: try context.requirePrincipal())
                 return Wire.json(Removed(removed: removed.map { .init(aaid: $0.aaid, keyID: $0.keyID) }), contentType: Wire.jsonContentType)
+            }
+        }
+        protected.delete("\(Self.base)/user/passkeys") { request, context in
+            try await respond("admin user remove passkeys") {
+                let query = try FormQuery(request.uri.query)
+                let removed = try await admin.removePasskeys(try Self.username(query), ids: query.getAll("id"), all: query.get("all") == "true",
+                                                             principal: try context.requirePrincipal())
+                return Wire.json(RemovedPasskeys(removed: removed.map(\.credentialID)), contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/sessions") { request, context in

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WireJSON
 import JWTKit
 import NevisProtocol
 import Primitives

@@ -1,6 +1,7 @@
 import Primitives
 import _CryptoExtras
 import Foundation
+import WireJSON
 import JWTKit
 import Logging
 import NIOConcurrencyHelpers

@@ -122,6 +122,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// Serve the relying-party web demo at `/demo` (off by default; never in production: its pages enroll any
     /// username and send approvals to any user without a credential).
     public var demoSite: Bool = false
+    /// Passkeys beside UAF (nevisFIDO's FIDO2 API); off when absent.
+    public var fido2: FIDO2?
 
     public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
                 facets: [String] = [], metadataPath: String? = nil,
@@ -277,12 +279,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try clientAddress.validate()
         try dispatch.validate()
         try observability.validate()
+        try fido2?.validate(developmentMode: authorization.developmentMode)
     }
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
         case zeroCounterAAIDs, metadataService, acceptedVersions, policies
-        case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite
+        case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite, fido2
     }
 
     public init(from decoder: any Decoder) throws {
@@ -316,6 +319,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         dispatch = try c.decodeIfPresent(Dispatch.self, forKey: .dispatch) ?? d.dispatch
         observability = try c.decodeIfPresent(Observability.self, forKey: .observability) ?? d.observability
         demoSite = try c.decodeIfPresent(Bool.self, forKey: .demoSite) ?? d.demoSite
+        fido2 = try c.decodeIfPresent(FIDO2.self, forKey: .fido2)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -341,6 +345,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(dispatch, forKey: .dispatch)
         try c.encode(observability, forKey: .observability)
         try c.encode(demoSite, forKey: .demoSite)
+        try c.encodeIfPresent(fido2, forKey: .fido2)
     }
 
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a

@@ -144,6 +144,27 @@ enum Migrations {
         Migration(version: 12, name: "requests remember their policy's name", statements: [
             "ALTER TABLE uaf_requests ADD COLUMN policy_name TEXT",
         ]),
+        // Passkeys (WebAuthn credential records, §7.1 step 27) and the ceremonies awaiting their answer. A ceremony is
+        // found by its challenge, which the browser's answer carries in clientDataJSON, and consumed by one
+        // `DELETE … RETURNING`, so it is answered once across every instance. The user handle is random and kept
+        // on each of the user's passkeys (never the username: it is stored on the authenticator and may be shown).
+        Migration(version: 13, name: "passkeys and WebAuthn ceremonies", statements: [
+            """
+            CREATE TABLE passkeys (
+                credential_id TEXT PRIMARY KEY, username TEXT NOT NULL, user_handle TEXT NOT NULL, public_key TEXT NOT NULL,
+                sign_count BIGINT NOT NULL, uv_initialized BIGINT NOT NULL, backup_eligible BIGINT NOT NULL, backup_state BIGINT NOT NULL,
+                transports TEXT NOT NULL, aaguid TEXT NOT NULL, attestation_format TEXT NOT NULL, attestation_type TEXT NOT NULL,
+                discoverable BIGINT, name TEXT, created_at BIGINT NOT NULL, last_used_at BIGINT)
+            """,
+            "CREATE INDEX passkeys_by_username ON passkeys(username)",
+            """
+            CREATE TABLE webauthn_ceremonies (
+                challenge TEXT PRIMARY KEY, session_id TEXT NOT NULL, kind TEXT NOT NULL, username TEXT, user_handle TEXT,
+                user_verification TEXT NOT NULL, counted_username TEXT, expires_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX webauthn_ceremonies_by_expiry ON webauthn_ceremonies(expires_at)",
+            "CREATE INDEX webauthn_ceremonies_by_counted_username_expiry ON webauthn_ceremonies(counted_username, expires_at)",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

@@ -141,5 +141,7 @@ public struct Stores: Sendable {
     public var accessKeys: AccessKeyStore { AccessKeyStore(database: database) }
     public var ceremonies: CeremonyStore { CeremonyStore(database: database) }
     public var audit: AuditStore { AuditStore(database: database) }
+    public var passkeys: PasskeyStore { PasskeyStore(database: database) }
+    public var webAuthnCeremonies: WebAuthnCeremonyStore { WebAuthnCeremonyStore(database: database) }
     public init(database: StoreDatabase) { self.database = database }
 }

@@ -24,7 +24,7 @@ package struct AdminService: Sendable {
         try requireAdmin(principal)
         try ServiceEnvironment.validate(username: username)
         let summary = try await UserData.summary(stores, username: username, now: environment.clock())
-        environment.decide("admin user show", username, 200, "\(summary.registrations.count) key(s), \(summary.sessions.count) live session(s), \(summary.targets.count) dispatch target(s) shown")
+        environment.decide("admin user show", username, 200, "\(summary.registrations.count) key(s), \(summary.passkeys.count) passkey(s), \(summary.sessions.count) live session(s), \(summary.targets.count) dispatch target(s) shown")
         return UserData.Report(username: username, summary)
     }
 
@@ -44,6 +44,20 @@ package struct AdminService: Sendable {
         guard !removed.isEmpty else { throw ServiceFailure(.notFound, "\(username) has no key that matches") }
         environment.decide("admin user remove keys", username, 200,
                            "removed " + removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ") + "; their sessions ended")
+        return removed
+    }
+
+    /// Removes the user's passkeys of `ids`, or all with `all` (exactly one selection), and ends their sessions.
+    package func removePasskeys(_ username: String, ids: [String], all: Bool, principal: Principal) async throws -> [PasskeyRecord] {
+        try requireAdmin(principal)
+        try ServiceEnvironment.validate(username: username)
+        guard all != !ids.isEmpty else { throw ServiceFailure(.badRequest, "say which passkeys: id or all=true (one of them)") }
+        let removed = try await stores.database.unitOfWork {
+            try await UserData.removePasskeys(stores, username: username, ids: all ? nil : ids, now: environment.clock())
+        }
+        guard !removed.isEmpty else { throw ServiceFailure(.notFound, "\(username) has no passkey that matches") }
+        environment.decide("admin user remove passkeys", username, 200,
+                           "removed passkey " + removed.map { "\($0.credentialID.prefix(10))…" }.joined(separator: ", ") + "; their sessions ended")
         return removed
     }
 
@@ -71,7 +85,7 @@ package struct AdminService: Sendable {
         try ServiceEnvironment.validate(username: username)
         let erased = try await UserData.eraseWithCloudUser(stores, username: username, now: environment.clock()).erased
         environment.decide("admin user erase", username, 200,
-                           "erased \(erased.registrations) key(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s)")
+                           "erased \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s)")
         return erased
     }
 

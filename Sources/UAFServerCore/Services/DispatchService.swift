@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WireJSON
 import JOSE
 import NevisProtocol
 import Primitives

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Removes expired UAF requests, sessions, status records, dispatch tokens, device request ids and audit events every ``interval``, so
+/// Removes expired UAF requests, WebAuthn ceremonies, sessions, status records, dispatch tokens, device request ids and audit events every ``interval``, so
 /// they do not accumulate. (Expired rows are already refused when read; this only reclaims the space.)
 package struct ExpiryPurger: Service {
     /// How often the purge runs. Every second rather than every minute: on SQLite a purge holds the one writer while
@@ -49,8 +49,9 @@ package struct ExpiryPurger: Service {
             let tokens = try await stores.dispatchTokens.purge(expiredBefore: now, retention: Self.tokenRetention)
             let deviceRequests = try await stores.deviceRequests.purge(expiredBefore: now)
             let audit = try await stores.audit.purge(expiredBefore: now)
-            if requests + sessions + statuses + emptied + tokens + deviceRequests + audit > 0 {
-                logger.debug("purged \(requests) UAF request(s), \(sessions) session(s), \(statuses) status record(s), \(emptied) dispatch token payload(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s), \(audit) audit event(s)")
+            let ceremonies = try await stores.webAuthnCeremonies.purge(expiredBefore: now)
+            if requests + sessions + statuses + emptied + tokens + deviceRequests + audit + ceremonies > 0 {
+                logger.debug("purged \(requests) UAF request(s), \(ceremonies) WebAuthn ceremony record(s), \(sessions) session(s), \(statuses) status record(s), \(emptied) dispatch token payload(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s), \(audit) audit event(s)")
             }
             return now
         } catch {

@@ -3,24 +3,30 @@ import Foundation
 /// What the server holds about one user, and what removing part or all of it means. One rule for every way in: UAF
 /// deregistration, the Auth Cloud API's user deletion, and an operator's `mauth admin user`.
 package enum UserData {
-    /// The user's registrations, live sessions, dispatch targets and outstanding UAF requests.
+    /// The user's registrations, passkeys, live sessions, dispatch targets and outstanding UAF requests.
     package struct Summary: Sendable {
         package var registrations: [RegistrationRecord]
+        package var passkeys: [PasskeyRecord]
         package var sessions: [SessionRecord]
         package var targets: [DispatchTargetRecord]
         /// Unexpired requests that count against the user's cap (``ServerConfiguration/Limits/outstandingRequestsPerUsername``).
         package var outstandingRequests: Int
-        package var isEmpty: Bool { registrations.isEmpty && sessions.isEmpty && targets.isEmpty && outstandingRequests == 0 }
+        package var isEmpty: Bool { registrations.isEmpty && passkeys.isEmpty && sessions.isEmpty && targets.isEmpty && outstandingRequests == 0 }
     }
 
     /// A summary as an operator reads it (`mauth admin user show --json`, `GET /nevisfido/admin/user`). Never a
     /// secret: sessions by their public id, no tokens, no keys' private parts.
     package struct Report: Encodable, Sendable {
         struct Key: Encodable { var aaid: String; var keyID: String; var registeredAt: Date; var signCounter: UInt32; var deviceId: String? }
+        struct Passkey: Encodable {
+            var credentialID: String; var name: String?; var aaguid: String; var attestation: String; var registeredAt: Date; var lastUsedAt: Date?
+            var signCounter: UInt32; var backedUp: Bool; var discoverable: Bool?
+        }
         struct Session: Encodable { var id: String; var aaid: String; var keyID: String; var openedAt: Date; var expiresAt: Date }
         struct Target: Encodable { var id: String; var name: String; var dispatcher: String; var deviceId: String?; var createdAt: Date }
         var username: String
         var keys: [Key]
+        var passkeys: [Passkey]
         var sessions: [Session]
         var dispatchTargets: [Target]
         var outstandingRequests: Int
@@ -28,6 +34,10 @@ package enum UserData {
         package init(username: String, _ summary: Summary) {
             self.username = username
             keys = summary.registrations.map { Key(aaid: $0.aaid, keyID: $0.keyID, registeredAt: $0.createdAt, signCounter: $0.signCounter, deviceId: $0.deviceId) }
+            passkeys = summary.passkeys.map {
+                Passkey(credentialID: $0.credentialID, name: $0.name, aaguid: $0.aaguid, attestation: "\($0.attestationFormat) (\($0.attestationType))",
+                        registeredAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, signCounter: $0.signCount, backedUp: $0.backupState, discoverable: $0.discoverable)
+            }
             sessions = summary.sessions.map { Session(id: $0.id, aaid: $0.aaid, keyID: $0.keyID, openedAt: $0.createdAt, expiresAt: $0.expiresAt) }
             dispatchTargets = summary.targets.map { Target(id: $0.id, name: $0.name, dispatcher: $0.dispatcher, deviceId: $0.deviceId, createdAt: $0.createdAt) }
             outstandingRequests = summary.outstandingRequests
@@ -44,6 +54,7 @@ package enum UserData {
 
     package static func summary(_ stores: Stores, username: String, now: Date) async throws -> Summary {
         Summary(registrations: try await stores.registrations.registrations(username: username),
+                passkeys: try await stores.passkeys.passkeys(username: username),
                 sessions: try await stores.sessions.live(username: username, now: now),
                 targets: try await stores.dispatchTargets.targets(username: username),
                 outstandingRequests: try await stores.requests.outstanding(username: username, now: now))
@@ -63,21 +74,32 @@ package enum UserData {
         return removed
     }
 
+    /// Removes the user's passkeys (all, or those of `ids`) and ends the sessions they opened. Returns what was removed.
+    package static func removePasskeys(_ stores: Stores, username: String, ids: [String]? = nil, now: Date) async throws -> [PasskeyRecord] {
+        let removed = try await stores.passkeys.delete(username: username, ids: ids)
+        // A passkey session names its credential as its key ID: the session of a removed (perhaps stolen) passkey ends.
+        _ = try await stores.sessions.revoke(username: username, keyIDs: removed.map(\.credentialID), now: now)
+        return removed
+    }
+
     /// What ``erase(_:username:now:)`` removed or ended.
     package struct Erased: Sendable, Equatable, Encodable {
         package var registrations: Int
+        package var passkeys: Int
         package var sessions: Int
         package var targets: Int
         package var dispatchTokens: Int
         package var requests: Int
     }
 
-    /// Removes everything the server holds that could act for the user: registrations, sessions, dispatch targets,
+    /// Removes everything the server holds that could act for the user: registrations, passkeys, sessions, dispatch targets,
     /// unredeemed dispatch tokens and outstanding requests. An enrollment link or a registration request issued
     /// before must not enrol a key for a user who no longer exists (or for the next user given the same name).
     /// Status records and expired rows go with the purge.
     package static func erase(_ stores: Stores, username: String, now: Date) async throws -> Erased {
         let registrations = try await stores.registrations.delete(username: username).count
+        let passkeys = try await stores.passkeys.delete(username: username).count
+        _ = try await stores.webAuthnCeremonies.deleteCounted(username: username)
         let sessions = try await stores.sessions.revokeAll(username: username, now: now)
         var targets = 0
         for target in try await stores.dispatchTargets.targets(username: username) {
@@ -85,7 +107,7 @@ package enum UserData {
         }
         let tokens = try await stores.dispatchTokens.expireUnredeemed(username: username, now: now)
         let requests = try await stores.requests.deleteCounted(username: username)
-        return Erased(registrations: registrations, sessions: sessions, targets: targets, dispatchTokens: tokens, requests: requests)
+        return Erased(registrations: registrations, passkeys: passkeys, sessions: sessions, targets: targets, dispatchTokens: tokens, requests: requests)
     }
 
     /// An operator's erasure (`mauth admin user erase`, `DELETE /nevisfido/admin/user`): ``erase(_:username:now:)`` and the

@@ -51,6 +51,20 @@ final class HostileClientRateLimitTests: XCTestCase {
         }
     }
 
+    func testAnonymousPasskeyOptionsCountAgainstTheBudgetAndStoreNothingPastIt() async throws {
+        var configuration = Self.limited(3)
+        configuration.fido2 = .init(rpId: "bank.example", origins: ["https://bank.example"])
+        try await LoopbackServer.with(configuration) { loopback in
+            let statuses = try await Self.statuses(loopback, 6, path: "/nevisfido/fido2/assertion/options",
+                                                   body: Data(#"{"username":"alice"}"#.utf8), headers: [("Content-Type", "application/json")])
+            XCTAssertEqual(statuses.first, 200)
+            Self.assertLimited(statuses, allowed: 3)
+            // A refused call stores nothing: one ceremony per accepted call.
+            let stored = try await loopback.server.stores.webAuthnCeremonies.purge(expiredBefore: .distantFuture)
+            XCTAssertEqual(stored, statuses.filter { $0 == 200 }.count)
+        }
+    }
+
     func testHealthAndFacetsAreNeverLimited() async throws {
         try await LoopbackServer.with(Self.limited(1)) { loopback in
             var statuses = try await Self.statuses(loopback, 3, path: "/health/live", method: .GET, body: nil)

@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import UAFServerTesting
 import UAFSimulation
+import WireJSON
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

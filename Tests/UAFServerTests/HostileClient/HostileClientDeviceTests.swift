@@ -5,6 +5,7 @@ import NIOHTTP1
 import NevisProtocol
 import UAF
 import UAFServerTesting
+import WireJSON
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

@@ -4,6 +4,7 @@ import Primitives
 import UAF
 import UAFSimulation
 import UAFServerTesting
+import WireJSON
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore

@@ -1,0 +1,169 @@
+import WireJSON
+
+/// nevisFIDO's FIDO2 HTTP API (the FIDO conformance server API with nevisFIDO's members): the bodies of
+/// `POST /nevisfido/fido2/attestation/options|result` and `/assertion/options|result`. Binary values are base64url
+/// text; the server reads them with or without padding and writes them without. Members a browser's `toJSON()` adds
+/// and this API does not name are ignored.
+public enum FIDO2API {
+    public static let base = "/nevisfido/fido2"
+    public static let attestationOptionsPath = "\(base)/attestation/options"
+    public static let attestationResultPath = "\(base)/attestation/result"
+    public static let assertionOptionsPath = "\(base)/assertion/options"
+    public static let assertionResultPath = "\(base)/assertion/result"
+    /// Related origins (WebAuthn §5.11), served from the RP ID's host.
+    public static let relatedOriginsPath = "/.well-known/webauthn"
+
+    /// `authenticatorSelection` of a registration options request and answer.
+    public struct AuthenticatorSelection: Codable, Sendable, Equatable {
+        public var authenticatorAttachment: String?
+        public var residentKey: String?
+        public var requireResidentKey: Bool?
+        public var userVerification: String?
+        public init(authenticatorAttachment: String? = nil, residentKey: String? = nil, requireResidentKey: Bool? = nil, userVerification: String? = nil) {
+            self.authenticatorAttachment = authenticatorAttachment; self.residentKey = residentKey
+            self.requireResidentKey = requireResidentKey; self.userVerification = userVerification
+        }
+    }
+
+    /// The body of both options endpoints. On `/attestation/options` a registration names `displayName`,
+    /// `authenticatorSelection` or `attestation`; without them it asks for authentication options, as the
+    /// conformance API's own example does. `username` empty asks for a sign-in without a username.
+    public struct OptionsRequest: Codable, Sendable, Equatable {
+        public var username: String
+        public var displayName: String?
+        public var authenticatorSelection: AuthenticatorSelection?
+        public var attestation: String?
+        public var userVerification: String?
+        public var extensions: [String: JSONValue]?
+        public init(username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelection? = nil, attestation: String? = nil,
+                    userVerification: String? = nil, extensions: [String: JSONValue]? = nil) {
+            self.username = username; self.displayName = displayName; self.authenticatorSelection = authenticatorSelection
+            self.attestation = attestation; self.userVerification = userVerification; self.extensions = extensions
+        }
+        /// Whether the body asks for registration options.
+        public var isRegistration: Bool { displayName != nil || authenticatorSelection != nil || attestation != nil }
+    }
+
+    public struct RelyingPartyEntity: Codable, Sendable, Equatable {
+        public var id: String
+        public var name: String
+        public init(id: String, name: String) { self.id = id; self.name = name }
+    }
+
+    public struct UserEntity: Codable, Sendable, Equatable {
+        public var name: String
+        /// base64url of the user handle (at most 64 bytes, never the username).
+        public var id: String
+        public var displayName: String
+        public init(name: String, id: String, displayName: String) { self.name = name; self.id = id; self.displayName = displayName }
+    }
+
+    public struct CredentialParameters: Codable, Sendable, Equatable {
+        public var type: String
+        public var alg: Int64
+        public init(alg: Int64) { type = "public-key"; self.alg = alg }
+    }
+
+    public struct CredentialDescriptor: Codable, Sendable, Equatable {
+        public var type: String
+        /// base64url of the credential ID.
+        public var id: String
+        public var transports: [String]?
+        public init(id: String, transports: [String]?) { type = "public-key"; self.id = id; self.transports = transports }
+    }
+
+    /// The answer of registration options: `PublicKeyCredentialCreationOptions` as JSON, with `status`.
+    public struct CreationOptions: Codable, Sendable, Equatable {
+        public var status: String
+        public var errorMessage: String
+        public var fido2SessionId: String
+        public var rp: RelyingPartyEntity
+        public var user: UserEntity
+        public var challenge: String
+        public var pubKeyCredParams: [CredentialParameters]
+        public var timeout: Int
+        public var excludeCredentials: [CredentialDescriptor]
+        public var authenticatorSelection: AuthenticatorSelection
+        public var attestation: String
+        public var extensions: [String: JSONValue]?
+        public init(fido2SessionId: String, rp: RelyingPartyEntity, user: UserEntity, challenge: String, pubKeyCredParams: [CredentialParameters],
+                    timeout: Int, excludeCredentials: [CredentialDescriptor], authenticatorSelection: AuthenticatorSelection, attestation: String,
+                    extensions: [String: JSONValue]?) {
+            status = "ok"; errorMessage = ""
+            self.fido2SessionId = fido2SessionId; self.rp = rp; self.user = user; self.challenge = challenge
+            self.pubKeyCredParams = pubKeyCredParams; self.timeout = timeout; self.excludeCredentials = excludeCredentials
+            self.authenticatorSelection = authenticatorSelection; self.attestation = attestation; self.extensions = extensions
+        }
+    }
+
+    /// The answer of authentication options: `PublicKeyCredentialRequestOptions` as JSON, with `status`.
+    public struct RequestOptions: Codable, Sendable, Equatable {
+        public var status: String
+        public var errorMessage: String
+        public var fido2SessionId: String
+        public var challenge: String
+        public var timeout: Int
+        public var rpId: String
+        public var allowCredentials: [CredentialDescriptor]
+        public var userVerification: String
+        public var extensions: [String: JSONValue]?
+        public init(fido2SessionId: String, challenge: String, timeout: Int, rpId: String, allowCredentials: [CredentialDescriptor],
+                    userVerification: String, extensions: [String: JSONValue]?) {
+            status = "ok"; errorMessage = ""
+            self.fido2SessionId = fido2SessionId; self.challenge = challenge; self.timeout = timeout; self.rpId = rpId
+            self.allowCredentials = allowCredentials; self.userVerification = userVerification; self.extensions = extensions
+        }
+    }
+
+    /// `response` of a credential: an attestation (`clientDataJSON`, `attestationObject`, `transports`) or an
+    /// assertion (`clientDataJSON`, `authenticatorData`, `signature`, `userHandle`).
+    public struct AuthenticatorResponse: Codable, Sendable, Equatable {
+        public var clientDataJSON: String
+        public var attestationObject: String?
+        public var transports: [String]?
+        public var authenticatorData: String?
+        public var signature: String?
+        public var userHandle: String?
+        public init(clientDataJSON: String, attestationObject: String? = nil, transports: [String]? = nil, authenticatorData: String? = nil,
+                    signature: String? = nil, userHandle: String? = nil) {
+            self.clientDataJSON = clientDataJSON; self.attestationObject = attestationObject; self.transports = transports
+            self.authenticatorData = authenticatorData; self.signature = signature; self.userHandle = userHandle
+        }
+    }
+
+    /// The body of both result endpoints (`ServerPublicKeyCredential`).
+    public struct Credential: Codable, Sendable, Equatable {
+        public var id: String
+        public var rawId: String?
+        public var type: String
+        public var response: AuthenticatorResponse
+        public var clientExtensionResults: [String: JSONValue]?
+        /// nevisFIDO's name for the authenticator, kept with a new passkey.
+        public var userFriendlyName: String?
+        public var userAgent: String?
+        public init(id: String, response: AuthenticatorResponse, clientExtensionResults: [String: JSONValue]? = nil, userFriendlyName: String? = nil) {
+            self.id = id; rawId = id; type = "public-key"; self.response = response
+            self.clientExtensionResults = clientExtensionResults; self.userFriendlyName = userFriendlyName
+        }
+    }
+
+    /// The answer of both result endpoints, and every refusal's body (`status` `failed`, a non-empty `errorMessage`).
+    public struct ServerResponse: Codable, Sendable, Equatable {
+        public var status: String
+        public var errorMessage: String
+        public var fido2SessionId: String?
+        /// Ours, beside nevisFIDO's members: the session JWT of a successful sign-in (the one a UAF login hands out in
+        /// `additionalTokens`, with `method` `passkey`); the session cookie comes in `Set-Cookie`.
+        public var token: String?
+        public init(status: String, errorMessage: String, fido2SessionId: String? = nil) {
+            self.status = status; self.errorMessage = errorMessage; self.fido2SessionId = fido2SessionId
+        }
+        public static func failed(_ message: String) -> ServerResponse { ServerResponse(status: "failed", errorMessage: message) }
+    }
+
+    /// The document at ``relatedOriginsPath``.
+    public struct RelatedOrigins: Codable, Sendable, Equatable {
+        public var origins: [String]
+        public init(origins: [String]) { self.origins = origins }
+    }
+}

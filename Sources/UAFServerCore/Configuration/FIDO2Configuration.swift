@@ -1,0 +1,146 @@
+import FIDOAttestation
+import Foundation
+
+extension ServerConfiguration {
+    /// Passkeys (FIDO2 / WebAuthn) beside UAF: nevisFIDO's FIDO2 API under `/nevisfido/fido2/`. Off unless the
+    /// `fido2` section is present; then `rpId` and `origins` are required and everything else has a default a bank
+    /// can keep.
+    public struct FIDO2: Codable, Sendable, Equatable {
+        /// The relying party ID: a domain (no scheme, no port) that every origin is, or ends with after a dot.
+        /// Passkeys are bound to it for ever: changing it orphans every passkey registered under the old one.
+        public var rpId: String
+        /// The name browsers show while a passkey is created (`rp.name`); the RP ID when absent.
+        public var rpName: String?
+        /// The origins (`scheme://host[:port]`) whose pages may use the passkeys, and native apps' origins
+        /// (`android:apk-key-hash:…`). Only `https://` origins, but `http://localhost` under development mode.
+        public var origins: [String]
+        /// Origins of other domains that share this RP ID (WebAuthn §5.11): accepted like `origins` and served at
+        /// `/.well-known/webauthn`, which browsers fetch from `https://<rpId>`.
+        public var relatedOrigins: [String]
+        /// The least user verification a ceremony gets (`required`, `preferred`, `discouraged`): a request may
+        /// ask for more, never for less.
+        public var userVerification: String
+        /// Whether a passkey must be discoverable (`required`, the default, so that sign-in without a username
+        /// works), `preferred` or `discouraged`: what registration options ask for when the request says nothing.
+        public var residentKey: String
+        /// The algorithms a new passkey may use, in the order offered (`ES256`, `EdDSA`, `ES384`, `ES512`, `RS256`).
+        public var algorithms: [String]
+        /// How long a ceremony's challenge lives, in seconds (the browser's `timeout`).
+        public var timeoutSeconds: Int
+        /// What a registration's attestation must show: `passkeys` (any authenticator the Metadata Service does not
+        /// refuse, attested or not) or `enterprise` (attestation that chains to a trusted root, from the AAGUIDs in
+        /// `allowedAAGUIDs` when it is set).
+        public var attestationPolicy: String
+        /// Under `enterprise`: the authenticator models (AAGUIDs, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`) allowed.
+        public var allowedAAGUIDs: [String]?
+        /// PEM roots that attestation chains may end at, besides the Metadata Service's roots for each model.
+        public var attestationRootsPath: String?
+        /// Whether a caller without credentials who names a user gets that user's credential IDs in
+        /// `allowCredentials`. Off by default: the list would tell anyone which usernames have passkeys and which
+        /// authenticators they use (WebAuthn §14.6.2). Discoverable passkeys need no list; security keys whose
+        /// credentials are not discoverable need it for a sign-in that starts with a username.
+        public var allowCredentialsForAnyCaller: Bool
+
+        public init(rpId: String, rpName: String? = nil, origins: [String], relatedOrigins: [String] = [], userVerification: String = "required",
+                    residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
+                    attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
+                    allowCredentialsForAnyCaller: Bool = false) {
+            self.rpId = rpId; self.rpName = rpName; self.origins = origins; self.relatedOrigins = relatedOrigins
+            self.userVerification = userVerification; self.residentKey = residentKey; self.algorithms = algorithms
+            self.timeoutSeconds = timeoutSeconds; self.attestationPolicy = attestationPolicy; self.allowedAAGUIDs = allowedAAGUIDs
+            self.attestationRootsPath = attestationRootsPath; self.allowCredentialsForAnyCaller = allowCredentialsForAnyCaller
+        }
+
+        package enum CodingKeys: String, CodingKey, CaseIterable {
+            case rpId, rpName, origins, relatedOrigins, userVerification, residentKey, algorithms, timeoutSeconds
+            case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentialsForAnyCaller
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            let d = FIDO2(rpId: "", origins: [])
+            self.init(rpId: try c.decode(String.self, forKey: .rpId), rpName: try c.decodeIfPresent(String.self, forKey: .rpName),
+                      origins: try c.decode([String].self, forKey: .origins),
+                      relatedOrigins: try c.decodeIfPresent([String].self, forKey: .relatedOrigins) ?? d.relatedOrigins,
+                      userVerification: try c.decodeIfPresent(String.self, forKey: .userVerification) ?? d.userVerification,
+                      residentKey: try c.decodeIfPresent(String.self, forKey: .residentKey) ?? d.residentKey,
+                      algorithms: try c.decodeIfPresent([String].self, forKey: .algorithms) ?? d.algorithms,
+                      timeoutSeconds: try c.decodeIfPresent(Int.self, forKey: .timeoutSeconds) ?? d.timeoutSeconds,
+                      attestationPolicy: try c.decodeIfPresent(String.self, forKey: .attestationPolicy) ?? d.attestationPolicy,
+                      allowedAAGUIDs: try c.decodeIfPresent([String].self, forKey: .allowedAAGUIDs),
+                      attestationRootsPath: try c.decodeIfPresent(String.self, forKey: .attestationRootsPath),
+                      allowCredentialsForAnyCaller: try c.decodeIfPresent(Bool.self, forKey: .allowCredentialsForAnyCaller)
+                          ?? d.allowCredentialsForAnyCaller)
+        }
+
+        /// The algorithm names this server accepts, with their COSE identifiers.
+        package static let algorithmIdentifiers: [String: Int64] = ["ES256": -7, "EdDSA": -8, "ES384": -35, "ES512": -36, "RS256": -257]
+        static let requirements = ["required", "preferred", "discouraged"]
+        static let attestationPolicies = ["passkeys", "enterprise"]
+
+        func validate(developmentMode: Bool) throws {
+            func invalid(_ detail: String) -> ConfigurationError { .invalid("fido2.\(detail)") }
+            guard Self.isDomain(rpId) else {
+                throw invalid("rpId \"\(rpId.prefix(80))\" must be a domain name (letters, digits, dots and hyphens; no scheme or port)")
+            }
+            guard !origins.isEmpty else { throw invalid("origins must list at least one origin (https://\(rpId))") }
+            for origin in origins {
+                if origin.hasPrefix("android:apk-key-hash:") {
+                    guard origin.utf8.count > "android:apk-key-hash:".utf8.count + 20 else { throw invalid("origins: \"\(origin.prefix(80))\" has no key hash") }
+                    continue
+                }
+                guard let host = Self.host(of: origin, developmentMode: developmentMode) else {
+                    throw invalid("origins: \"\(origin.prefix(80))\" is not an origin (https://host[:port], nothing after it\(developmentMode ? "; http://localhost allowed in development mode" : ""))")
+                }
+                // The RP ID must be the origin's host or a registrable suffix of it (WebAuthn §5.1.3), or browsers
+                // refuse every ceremony from that page.
+                guard host == rpId || host.hasSuffix("." + rpId) else {
+                    throw invalid("origins: \(origin) is not on \(rpId) or a subdomain of it; list other domains under relatedOrigins")
+                }
+            }
+            for origin in relatedOrigins where Self.host(of: origin, developmentMode: false) == nil {
+                throw invalid("relatedOrigins: \"\(origin.prefix(80))\" is not an https:// origin")
+            }
+            guard Self.requirements.contains(userVerification) else { throw invalid("userVerification must be required, preferred or discouraged") }
+            guard Self.requirements.contains(residentKey) else { throw invalid("residentKey must be required, preferred or discouraged") }
+            guard !algorithms.isEmpty, Set(algorithms).count == algorithms.count, algorithms.allSatisfy({ Self.algorithmIdentifiers[$0] != nil }) else {
+                throw invalid("algorithms must list each of ES256, EdDSA, ES384, ES512, RS256 at most once, at least one")
+            }
+            guard (10...3600).contains(timeoutSeconds) else { throw invalid("timeoutSeconds must be 10...3600") }
+            guard Self.attestationPolicies.contains(attestationPolicy) else { throw invalid("attestationPolicy must be passkeys or enterprise") }
+            if let allowed = allowedAAGUIDs {
+                guard attestationPolicy == "enterprise" else { throw invalid("allowedAAGUIDs needs attestationPolicy enterprise") }
+                if let bad = allowed.first(where: { AAGUID.bytes($0) == nil }) {
+                    throw invalid("allowedAAGUIDs: \"\(bad.prefix(80))\" is not an AAGUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)")
+                }
+            }
+            if let rpName, rpName.isEmpty || rpName.utf8.count > 256 { throw invalid("rpName must be 1...256 bytes") }
+        }
+
+        static func isDomain(_ text: String) -> Bool {
+            let labels = text.split(separator: ".", omittingEmptySubsequences: false)
+            return !text.isEmpty && text.utf8.count <= 253 && labels.allSatisfy { label in
+                !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                    && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+            }
+        }
+
+        /// The host of an origin `https://host[:port]` (lower case, nothing after the port), or nil. `http://` only for
+        /// `localhost` and only under development mode (browsers treat it as a secure context).
+        static func host(of origin: String, developmentMode: Bool) -> String? {
+            let rest: Substring
+            if origin.hasPrefix("https://") { rest = origin.dropFirst(8) } else if developmentMode, origin.hasPrefix("http://") {
+                rest = origin.dropFirst(7)
+            } else { return nil }
+            let parts = rest.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            let host = String(parts[0])
+            if parts.count == 2 {
+                guard let port = Int(parts[1]), (1...65535).contains(port), String(port) == parts[1] else { return nil }
+            }
+            guard isDomain(host) else { return nil }
+            if origin.hasPrefix("http://"), host != "localhost" { return nil }
+            return host
+        }
+    }
+}

@@ -1,0 +1,299 @@
+import FIDOAttestation
+import Foundation
+import NevisProtocol
+import Primitives
+import WebAuthn
+import WireJSON
+
+/// Passkeys behind the same door as UAF (nevisFIDO's FIDO2 API): registration options for a caller who may register
+/// keys for the user (the same rule as a UAF registration request), authentication options for anyone, and the two
+/// results, bound to their options by the challenge the browser signs. A sign-in opens the same session, JWT and
+/// cookie as a UAF login, with `method` `passkey`. Every WebAuthn check is the `WebAuthn` module's; this orchestrates
+/// and stores.
+package struct PasskeyService: Sendable {
+    let environment: ServiceEnvironment
+    package let settings: PasskeySettings
+    let registration: RegistrationService
+    let issuer: TokenIssuer
+    let tokens: ServerConfiguration.Tokens
+    private var stores: Stores { environment.stores }
+
+    /// Random bytes in a challenge (WebAuthn §13.4.3 asks for at least 16).
+    static let challengeBytes = 32
+    /// Random bytes in a new user handle (at most 64 allowed; never the username, which the authenticator stores).
+    static let userHandleBytes = 32
+    /// Members of `extensions` an options request may carry; they are echoed, never stored.
+    static let maximumExtensions = 16
+    /// The longest display name and passkey name, in UTF-8 bytes.
+    static let maximumNameBytes = 256
+    /// Transports kept per passkey, each a short token (`usb`, `internal`, `hybrid`…).
+    static let maximumTransports = 8
+
+    /// The answer of a sign-in: the API's response with the session's JWT, and the cookie to set.
+    package struct SignIn: Sendable {
+        package var response: FIDO2API.ServerResponse
+        package var jwt: String
+        package var setCookie: String
+    }
+
+    // MARK: Registration
+
+    /// Registration options for `request.username`, if `principal` may register keys for her (the same rule as a UAF
+    /// registration request: her own credential, the relying party's token or proxy, and a recent login for a
+    /// session). Her passkeys are excluded, so an authenticator does not register twice.
+    package func registrationOptions(_ request: FIDO2API.OptionsRequest, principal: Principal) async throws -> FIDO2API.CreationOptions {
+        let username = request.username
+        try ServiceEnvironment.validate(username: username)
+        let displayName = request.displayName.flatMap { $0.isEmpty ? nil : $0 } ?? username
+        try Self.validate(name: displayName, member: "displayName")
+        guard principal.mayRegisterFor(username) else {
+            throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not register a passkey for \(username)")
+        }
+        try registration.requireRecentAuthentication(principal)
+        let selection = request.authenticatorSelection ?? FIDO2API.AuthenticatorSelection()
+        let userVerification = try settings.userVerification(asked: selection.userVerification)
+        let residentKey = selection.residentKey ?? (selection.requireResidentKey == true ? "required" : settings.configuration.residentKey)
+        guard ServerConfiguration.FIDO2.requirements.contains(residentKey) else {
+            throw Refusal(.badRequest, "bad_request", "authenticatorSelection.residentKey must be required, preferred or discouraged")
+        }
+        if let attachment = selection.authenticatorAttachment, !["platform", "cross-platform"].contains(attachment) {
+            throw Refusal(.badRequest, "bad_request", "authenticatorSelection.authenticatorAttachment must be platform or cross-platform")
+        }
+        let attestation = request.attestation ?? "none"
+        guard ["none", "indirect", "direct", "enterprise"].contains(attestation) else {
+            throw Refusal(.badRequest, "bad_request", "attestation must be none, indirect, direct or enterprise")
+        }
+        let extensions = try Self.echoed(request.extensions, adding: ["credProps": .bool(true)])
+        let existing = try await stores.passkeys.passkeys(username: username)
+        let userHandle = existing.first?.userHandle ?? Base64URL.encode(SecureRandom.bytes(Self.userHandleBytes))
+        let record = newCeremony(.registration, username: username, userHandle: userHandle, userVerification: userVerification)
+        // Counted against her cap, like a UAF registration request: only a caller who may act for her asks for one.
+        let cap = UAFRequestStore.Cap(username: username, limit: environment.limits.outstandingRequestsPerUsername, now: environment.clock())
+        guard try await stores.webAuthnCeremonies.open(record, cap: cap) else {
+            environment.decide("passkey registration options", username, 429, "refused: \(cap.limit) ceremonies unanswered")
+            throw Refusal(.tooManyRequests, "too_many_requests",
+                          "\(environment.limits.outstandingRequestsPerUsername) ceremonies of this user are unanswered; answer or let them expire",
+                          retryAfterSeconds: Int(settings.timeout))
+        }
+        environment.decide("passkey registration options", username, 200,
+                           "issued challenge \(record.challenge.prefix(10))… valid \(settings.configuration.timeoutSeconds) s (authorized by \(principal.source))")
+        return FIDO2API.CreationOptions(
+            fido2SessionId: record.sessionID, rp: .init(id: settings.configuration.rpId, name: settings.rpName),
+            user: .init(name: username, id: userHandle, displayName: displayName), challenge: record.challenge,
+            pubKeyCredParams: settings.algorithms.map { .init(alg: $0.rawValue) }, timeout: settings.configuration.timeoutSeconds * 1000,
+            excludeCredentials: existing.map { .init(id: $0.credentialID, transports: $0.transports.isEmpty ? nil : $0.transports) },
+            authenticatorSelection: .init(authenticatorAttachment: selection.authenticatorAttachment, residentKey: residentKey,
+                                          requireResidentKey: residentKey == "required", userVerification: userVerification.rawValue),
+            attestation: attestation, extensions: extensions)
+    }
+
+    /// Verifies a new passkey (WebAuthn §7.1) against the ceremony its challenge names and stores it.
+    package func registrationResult(_ credential: FIDO2API.Credential) async throws -> FIDO2API.ServerResponse {
+        let (credentialID, clientDataJSON) = try Self.readCommon(credential)
+        guard let attestationObject = credential.response.attestationObject.flatMap(Base64URL.decodeBytes), !attestationObject.isEmpty else {
+            throw Refusal(.badRequest, "bad_request", "response.attestationObject must be non-empty base64url")
+        }
+        let name = try credential.userFriendlyName.map { name in try Self.validate(name: name, member: "userFriendlyName"); return name }
+        let ceremony = try await consume(clientDataJSON, kind: .registration)
+        guard let username = ceremony.username, let userHandle = ceremony.userHandle else {
+            throw Refusal(.badRequest, "bad_request", "the challenge was issued for another ceremony")
+        }
+        let transports = Array((credential.response.transports ?? []).filter(Self.isTransport).prefix(Self.maximumTransports))
+        let verified: VerifiedRegistration
+        do {
+            let metadata = environment.metadataSource
+            let ceremonyRules = RegistrationCeremony(relyingParty: settings.relyingParty, policy: settings.policy,
+                                                     trust: AttestationTrust(roots: settings.roots, metadata: { metadata.store.fido2Metadata(aaguid: $0) }))
+            verified = try await ceremonyRules.verify(
+                RegistrationResponse(credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestationObject, transports: transports),
+                expected: RegistrationExpectation(challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],
+                                                  userVerification: UserVerificationRequirement(rawValue: ceremony.userVerification) ?? .required,
+                                                  algorithms: settings.algorithms),
+                now: environment.clock())
+        } catch {
+            environment.decide("passkey registration", username, 400, "refused: \(error)")
+            throw Refusal(.badRequest, "registration_refused", error.description)
+        }
+        let record = PasskeyRecord(
+            credentialID: Base64URL.encode(verified.credentialID), username: username, userHandle: userHandle, publicKey: verified.publicKey.encoded,
+            signCount: verified.signCount, userVerifiedAtRegistration: verified.userVerified, backupEligible: verified.backupEligible,
+            backupState: verified.backupState, transports: transports, aaguid: AAGUID.text(verified.aaguid),
+            attestationFormat: verified.attestation.format, attestationType: verified.attestation.type.rawValue,
+            discoverable: Self.residentKey(credential.clientExtensionResults), name: name, createdAt: environment.clock())
+        // §7.1 step 26: a credential ID registered before (to anyone) is refused; the primary key decides, on every instance.
+        guard try await stores.passkeys.insert(record) else {
+            environment.decide("passkey registration", username, 400, "refused: credential \(record.credentialID.prefix(10))… is already registered")
+            throw Refusal(.badRequest, "registration_refused", "this credential is already registered")
+        }
+        environment.decide("passkey registration", username, 200,
+                           "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid), \(record.attestationFormat), \(record.attestationType)\(verified.trustAnchor == nil ? "" : ", trusted"))")
+        return FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
+    }
+
+    // MARK: Authentication
+
+    /// Authentication options. Open to anyone (a sign-in page asks before anyone is known). With a username, the
+    /// answer must come from one of that user's passkeys; without one (`""`), from any discoverable passkey, whose
+    /// user handle names its user. The user's credential IDs are listed only for a caller who may act for her (or
+    /// when ``ServerConfiguration/FIDO2/allowCredentialsForAnyCaller`` says so): anyone else gets the same empty list
+    /// whether the user exists or not.
+    package func authenticationOptions(_ request: FIDO2API.OptionsRequest, caller: Principal?) async throws -> FIDO2API.RequestOptions {
+        let username = request.username.isEmpty ? nil : request.username
+        if let username { try ServiceEnvironment.validate(username: username) }
+        let userVerification = try settings.userVerification(asked: request.userVerification)
+        let extensions = try Self.echoed(request.extensions, adding: [:])
+        var allow: [FIDO2API.CredentialDescriptor] = []
+        if let username, settings.configuration.allowCredentialsForAnyCaller || ServiceEnvironment.authorizes(caller, for: username) {
+            let passkeys = try await stores.passkeys.passkeys(username: username)
+            // For a caller who may act for her, a user without passkeys is told as such (a step-up cannot work).
+            guard !passkeys.isEmpty else {
+                environment.decide("passkey authentication options", username, 404, "refused: no passkey registered")
+                throw Refusal(.notFound, "no_passkey", "no passkey is registered for this user")
+            }
+            allow = passkeys.map { .init(id: $0.credentialID, transports: $0.transports.isEmpty ? nil : $0.transports) }
+        }
+        let record = newCeremony(.authentication, username: username, userHandle: nil, userVerification: userVerification)
+        // Not counted against the user: anyone may name any user, and counted ceremonies would let them lock her out.
+        // The per-address rate limit and the lifetime bound what an anonymous caller makes the server store.
+        _ = try await stores.webAuthnCeremonies.open(record, cap: nil)
+        environment.decide("passkey authentication options", username, 200,
+                           "issued challenge \(record.challenge.prefix(10))…\(username == nil ? " for a sign-in without a username" : "")")
+        return FIDO2API.RequestOptions(fido2SessionId: record.sessionID, challenge: record.challenge, timeout: settings.configuration.timeoutSeconds * 1000,
+                                       rpId: settings.configuration.rpId, allowCredentials: allow, userVerification: userVerification.rawValue,
+                                       extensions: extensions)
+    }
+
+    /// Verifies a sign-in (WebAuthn §7.2), advances the passkey's counter by compare-and-set, and opens a session.
+    package func authenticationResult(_ credential: FIDO2API.Credential) async throws -> SignIn {
+        let (credentialID, clientDataJSON) = try Self.readCommon(credential)
+        guard let authenticatorData = credential.response.authenticatorData.flatMap(Base64URL.decodeBytes), !authenticatorData.isEmpty else {
+            throw Refusal(.badRequest, "bad_request", "response.authenticatorData must be non-empty base64url")
+        }
+        guard let signature = credential.response.signature.flatMap(Base64URL.decodeBytes), !signature.isEmpty else {
+            throw Refusal(.badRequest, "bad_request", "response.signature must be non-empty base64url")
+        }
+        var userHandle: [UInt8]?
+        if let text = credential.response.userHandle, !text.isEmpty {
+            guard let bytes = Base64URL.decodeBytes(text), bytes.count <= 64 else {
+                throw Refusal(.badRequest, "bad_request", "response.userHandle must be base64url of at most 64 bytes")
+            }
+            userHandle = bytes
+        }
+        let ceremony = try await consume(clientDataJSON, kind: .authentication)
+        let id = Base64URL.encode(credentialID)
+        // One answer for a credential that is unknown, removed, or another user's than the one named: which of them
+        // it is would tell an anonymous caller who owns which credential.
+        guard let passkey = try await stores.passkeys.passkey(id: id), ceremony.username == nil || ceremony.username == passkey.username else {
+            environment.decide("passkey authentication", ceremony.username, 400, "refused: credential \(id.prefix(10))… is not registered\(ceremony.username == nil ? "" : " for this user")")
+            throw Refusal(.badRequest, "authentication_refused", "the credential is not registered for this relying party and user")
+        }
+        let verified: VerifiedAssertion
+        do {
+            let stored = StoredCredential(id: credentialID, publicKey: try COSEKey(bytes: passkey.publicKey), userHandle: Base64URL.decodeBytes(passkey.userHandle) ?? [],
+                                          signCount: passkey.signCount, backupEligible: passkey.backupEligible)
+            // With a username the credential was checked to be hers above: it is the one allowed credential, and a
+            // missing user handle (a credential that is not discoverable) is fine. Without one, the user handle must
+            // be there and be the passkey's (§7.2 step 6).
+            verified = try AuthenticationCeremony(relyingParty: settings.relyingParty).verify(
+                AssertionResponse(credentialID: credentialID, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
+                                  userHandle: userHandle),
+                expected: AssertionExpectation(challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],
+                                               allowCredentials: ceremony.username == nil ? [] : [credentialID],
+                                               userVerification: UserVerificationRequirement(rawValue: ceremony.userVerification) ?? .required),
+                credential: stored)
+        } catch {
+            environment.decide("passkey authentication", passkey.username, 400, "refused: \(error)")
+            throw Refusal(.badRequest, "authentication_refused", "\(error)")
+        }
+        let now = environment.clock()
+        // Compare-and-set from the counter verified against: a concurrent sign-in that moved it first makes this one a replay.
+        guard try await stores.passkeys.recordUse(id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState, at: now) else {
+            environment.decide("passkey authentication", passkey.username, 400, "refused: the counter of \(id.prefix(10))… moved during the sign-in")
+            throw Refusal(.badRequest, "authentication_refused", "the signature counter did not increase")
+        }
+        let (sessionToken, session) = SessionStore.make(username: passkey.username, aaid: "", keyID: id, now: now,
+                                                        lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
+        // Signed before the session is written: the JWT and the cookie leave only if the writes happen.
+        let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], method: .passkey)
+        try await stores.sessions.insert(token: sessionToken, session)
+        environment.decide("passkey authentication", passkey.username, 200,
+                           "\(verified.userVerified ? "user verified" : "user present") with passkey \(id.prefix(10))… (\(passkey.aaguid)), counter \(verified.signCount); session \(session.id.prefix(8))… opened")
+        var response = FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
+        response.token = jwt
+        return SignIn(response: response, jwt: jwt, setCookie: AuthenticationService.cookie(name: tokens.cookieName, value: sessionToken,
+                                                                                          maxAge: tokens.sessionLifetimeSeconds))
+    }
+
+    // MARK: Shared
+
+    private func newCeremony(_ kind: WebAuthnCeremonyRecord.Kind, username: String?, userHandle: String?,
+                             userVerification: UserVerificationRequirement) -> WebAuthnCeremonyRecord {
+        let now = environment.clock()
+        return WebAuthnCeremonyRecord(challenge: Base64URL.encode(SecureRandom.bytes(Self.challengeBytes)), sessionID: environment.newRequestID(),
+                                      kind: kind, username: username, userHandle: userHandle, userVerification: userVerification.rawValue,
+                                      expiresAt: now.addingTimeInterval(settings.timeout))
+    }
+
+    /// The ceremony whose challenge `clientDataJSON` carries, consumed: unknown, answered, expired or of the other
+    /// kind are all refused, and the challenge is spent either way.
+    private func consume(_ clientDataJSON: [UInt8], kind: WebAuthnCeremonyRecord.Kind) async throws -> WebAuthnCeremonyRecord {
+        let operation: OperationName = kind == .registration ? "passkey registration" : "passkey authentication"
+        guard let client = CollectedClientData(bytes: clientDataJSON), let challenge = Base64URL.decodeBytes(client.challenge),
+              challenge.count == Self.challengeBytes else {
+            throw Refusal(.badRequest, "bad_request", "clientDataJSON is not client data with a challenge this server issued")
+        }
+        // The canonical text (unpadded base64url) is the key, whatever form of the same bytes the client wrote.
+        guard let ceremony = try await stores.webAuthnCeremonies.consume(challenge: Base64URL.encode(challenge)) else {
+            environment.decide(operation, nil, 400, "refused: unknown or already answered challenge")
+            throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
+        }
+        guard ceremony.kind == kind else {
+            environment.decide(operation, ceremony.username, 400, "refused: the challenge was issued for \(ceremony.kind.rawValue)")
+            throw Refusal(.badRequest, "unknown_challenge", "the challenge was issued for \(ceremony.kind.rawValue)")
+        }
+        guard ceremony.expiresAt >= environment.clock() else {
+            environment.decide(operation, ceremony.username, 400, "refused: the challenge expired")
+            throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
+        }
+        return ceremony
+    }
+
+    /// The members both results share: `type`, `id` (and `rawId`, the same bytes) and `clientDataJSON`.
+    private static func readCommon(_ credential: FIDO2API.Credential) throws -> (id: [UInt8], clientDataJSON: [UInt8]) {
+        guard credential.type == "public-key" else { throw Refusal(.badRequest, "bad_request", "type must be public-key") }
+        guard let id = Base64URL.decodeBytes(credential.id), !id.isEmpty, id.count <= 1023 else {
+            throw Refusal(.badRequest, "bad_request", "id must be base64url of 1...1023 bytes")
+        }
+        if let rawId = credential.rawId, Base64URL.decodeBytes(rawId) != id { throw Refusal(.badRequest, "bad_request", "rawId is not id") }
+        guard let clientDataJSON = Base64URL.decodeBytes(credential.response.clientDataJSON), !clientDataJSON.isEmpty else {
+            throw Refusal(.badRequest, "bad_request", "response.clientDataJSON must be non-empty base64url")
+        }
+        return (id, clientDataJSON)
+    }
+
+    static func validate(name: String, member: String) throws {
+        guard !name.isEmpty, name.utf8.count <= maximumNameBytes, !Text.hasControlCharacters(name) else {
+            throw Refusal(.badRequest, "bad_request", "\(member) must be 1...\(maximumNameBytes) bytes without control characters")
+        }
+    }
+
+    static func isTransport(_ text: String) -> Bool {
+        (1...32).contains(text.utf8.count) && text.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "-") }
+    }
+
+    /// The request's extensions, echoed (the conformance tools check that), with `adding` set; at most
+    /// ``maximumExtensions`` members, so an anonymous caller's echo stays small.
+    static func echoed(_ extensions: [String: JSONValue]?, adding: [String: JSONValue]) throws -> [String: JSONValue]? {
+        guard (extensions?.count ?? 0) <= maximumExtensions else {
+            throw Refusal(.badRequest, "bad_request", "at most \(maximumExtensions) extensions")
+        }
+        let merged = (extensions ?? [:]).merging(adding) { first, _ in first }
+        return merged.isEmpty ? nil : merged
+    }
+
+    /// `credProps.rk` of the client's extension results (WebAuthn §10.1.3): whether the passkey is discoverable.
+    static func residentKey(_ results: [String: JSONValue]?) -> Bool? {
+        guard case .object(let properties)? = results?["credProps"], case .bool(let rk)? = properties["rk"] else { return nil }
+        return rk
+    }
+}

@@ -1,0 +1,58 @@
+import FIDOAttestation
+import Foundation
+import SwiftASN1
+import WebAuthn
+import X509
+
+/// The relying party's passkey settings, read once when the server is built from `fido2` (``ServerConfiguration/FIDO2``):
+/// the RP ID and origins as the WebAuthn core takes them, the attestation policy, the attestation roots (parsed once,
+/// not per registration) and the algorithms offered.
+package struct PasskeySettings: Sendable {
+    package let configuration: ServerConfiguration.FIDO2
+    let relyingParty: RelyingParty
+    let policy: AttestationPolicy
+    let roots: [Certificate]
+    let algorithms: [COSEAlgorithm]
+    let minimumUserVerification: UserVerificationRequirement
+    var rpName: String { configuration.rpName ?? configuration.rpId }
+    var timeout: TimeInterval { TimeInterval(configuration.timeoutSeconds) }
+
+    package init(_ configuration: ServerConfiguration.FIDO2) throws {
+        self.configuration = configuration
+        relyingParty = RelyingParty(id: configuration.rpId, origins: Set(configuration.origins + configuration.relatedOrigins))
+        algorithms = configuration.algorithms.compactMap { ServerConfiguration.FIDO2.algorithmIdentifiers[$0].flatMap(COSEAlgorithm.init(rawValue:)) }
+        minimumUserVerification = UserVerificationRequirement(rawValue: configuration.userVerification) ?? .required
+        // The user verification the configuration asks for holds at registration too: a passkey made without it
+        // would later sign in under `required` and fail every time.
+        let verifies = minimumUserVerification == .required
+        switch configuration.attestationPolicy {
+        case "enterprise":
+            var policy = AttestationPolicy.enterprise(allowedAAGUIDs: configuration.allowedAAGUIDs.map { Set($0.compactMap(AAGUID.bytes)) })
+            policy.requiresUserVerification = verifies
+            self.policy = policy
+        default:
+            policy = AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: verifies)
+        }
+        if let path = configuration.attestationRootsPath {
+            let text = String(decoding: try ServerConfiguration.readFile(path, setting: "fido2.attestationRootsPath"), as: UTF8.self)
+            do {
+                roots = try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) }
+            } catch {
+                throw ServerConfiguration.ConfigurationError.invalid("fido2.attestationRootsPath \(path): not PEM certificates (\(error))")
+            }
+            guard !roots.isEmpty else { throw ServerConfiguration.ConfigurationError.invalid("fido2.attestationRootsPath \(path): no certificate") }
+        } else {
+            roots = []
+        }
+    }
+
+    /// The stronger of the configured minimum and what a request asks for; a request never lowers it.
+    func userVerification(asked: String?) throws -> UserVerificationRequirement {
+        guard let asked else { return minimumUserVerification }
+        guard let requested = UserVerificationRequirement(rawValue: asked) else {
+            throw Refusal(.badRequest, "bad_request", "userVerification must be required, preferred or discouraged")
+        }
+        let order: [UserVerificationRequirement] = [.discouraged, .preferred, .required]
+        return order.firstIndex(of: requested)! > order.firstIndex(of: minimumUserVerification)! ? requested : minimumUserVerification
+    }
+}
