@@ -299,7 +299,7 @@ let package = Package(
         .target(
             name: "LoadGenerator",
             dependencies: [
-                "Primitives", "WireJSON", "UAF", "UAFSimulation",
+                "Primitives", "WireJSON", "UAF", "UAFSimulation", "NevisProtocol",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -47,9 +47,11 @@ actor LoadClient {
             let connection = try await connection(to: target)
             var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
             head.headers.add(name: "Host", value: target.hostHeader)
+            // The UAF media types unless `headers` name their own (the FIDO2 API's JSON).
+            let json = headers.contains { $0.0 == "Content-Type" && $0.1 == "application/json" }
             if let body {
-                head.headers.add(name: "Content-Type", value: "application/fido+uaf;charset=UTF-8")
-                head.headers.add(name: "Accept", value: "application/fido+uaf")
+                if !json { head.headers.add(name: "Content-Type", value: "application/fido+uaf;charset=UTF-8") }
+                head.headers.add(name: "Accept", value: json ? "application/json" : "application/fido+uaf")
                 head.headers.add(name: "Content-Length", value: String(body.readableBytes))
             }
             for (name, value) in headers { head.headers.add(name: name, value: value) }

@@ -9,6 +9,10 @@ public struct LoadPlan: Sendable {
         case authentication
         /// Registration request plus signed registration response, each by a new user.
         case registration
+        /// A passkey sign-in by username (nevisFIDO's FIDO2 API: authentication options, then the signed assertion), by
+        /// users who registered a passkey beforehand (the population, registered over the same API): the passkey
+        /// counterpart of ``authentication``, with the software passkey authenticator (P-256, `none` attestation).
+        case passkey
         /// Two `GET /health/live` per flow: the HTTP/1.1 and TLS round trips of a login over the same connections, with
         /// none of its work. What this reaches is the ceiling the server's stack, the generator and the machine allow
         /// any two-request flow, so it says how much of a login's cost is its UAF work and how much the plumbing.
@@ -32,6 +36,10 @@ public struct LoadPlan: Sendable {
     public var stop: Stop
     /// Users registered before an authentication run (each connection authenticates its share in turn).
     public var population: Int
+    /// The origin the virtual passkeys sign for (in clientDataJSON); the servers' `fido2.origins` must list it.
+    public var passkeyOrigin: String = "https://localhost"
+    /// Whether the flow signs in users registered beforehand (the population).
+    public var hasPopulation: Bool { flow == .authentication || flow == .passkey }
     /// A transaction text every authentication confirms (`text/plain`), or nil for plain logins.
     public var transactionText: String?
     /// Mints the bearer JWT that authorizes each registration, or nil to send none (a server in development mode).
@@ -96,7 +104,7 @@ public struct LoadPlan: Sendable {
         case .duration(let seconds): guard seconds > 0, seconds <= 86_400 else { throw PlanError.invalid("duration must be in (0, 86400] s") }
         case .flows(let count): guard count > 0 else { throw PlanError.invalid("flows must be positive") }
         }
-        if flow == .authentication {
+        if hasPopulation {
             guard population >= connections else {
                 throw PlanError.invalid("the population (\(population)) must be at least the connections (\(connections)): one user is never signed for on two connections at once, since its counter must rise")
             }

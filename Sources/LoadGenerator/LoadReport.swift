@@ -172,7 +172,7 @@ public struct LoadReport: Codable, Sendable {
     public var flow: LoadPlan.Flow
     public var transactions: Bool
     public var population: Int
-    /// Registration of the population (authentication runs only).
+    /// Registration of the population (authentication and passkey runs only).
     public var setup: Phase?
     public var measured: Phase
     /// `--verify`: every user the measured phase registered (answered 1200) authenticates once more afterwards.
@@ -188,7 +188,7 @@ public struct LoadReport: Codable, Sendable {
         var lines: [String] = []
         lines.append("targets     \(targets.joined(separator: ", "))")
         lines.append("flow        \(flow.rawValue)\(transactions ? " with a transaction text" : ""), \(connections) connections"
-                     + (flow == .authentication ? ", \(population) users" : ""))
+                     + (flow == .authentication || flow == .passkey ? ", \(population) users" : ""))
         if let generatorScheduling { lines.append("generator   \(generatorScheduling)") }
         for phase in [setup, measured, verification].compactMap({ $0 }) {
             lines.append("")

@@ -1,4 +1,5 @@
 import Foundation
+import NevisProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
@@ -37,7 +38,7 @@ public enum LoadRunner {
         var devices: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
         if plan.flow == .authentication, let write = plan.writeRegistrations {
             devices = try await writeDirectly(plan, write: write, progress: progress)
-        } else if plan.flow == .authentication {
+        } else if plan.hasPopulation {
             // Connection i registers (and later authenticates) users i, i + C, i + 2C, ...
             let (report, registered) = try await phase("setup: registering \(plan.population) users", plan: plan, http: http,
                                                        budget: .flows(plan.population), progressInterval: progressInterval,
@@ -46,10 +47,11 @@ public enum LoadRunner {
                 var index = loop.connection
                 while index < plan.population, budget.claim() {
                     var user = VirtualUser(member: index, of: plan)
-                    if await loop.register(&user, target: targets[loop.connection % targets.count], plan: plan, client: client,
-                                           recorder: &recorder) {
-                        mine.append(user)
-                    }
+                    let target = targets[loop.connection % targets.count]
+                    let registered = plan.flow == .passkey
+                        ? await loop.registerPasskey(&user, target: target, plan: plan, client: client, recorder: &recorder)
+                        : await loop.register(&user, target: target, plan: plan, client: client, recorder: &recorder)
+                    if registered { mine.append(user) }
                     index += plan.connections
                 }
                 return mine
@@ -77,6 +79,13 @@ public enum LoadRunner {
                 var next = 0
                 while budget.claim() {
                     _ = await loop.authenticate(&users[next], target: target, plan: plan, client: client, recorder: &recorder)
+                    next = (next + 1) % users.count
+                }
+            case .passkey:
+                guard !users.isEmpty else { return [] }
+                var next = 0
+                while budget.claim() {
+                    _ = await loop.signInWithPasskey(&users[next], target: target, plan: plan, client: client, recorder: &recorder)
                     next = (next + 1) % users.count
                 }
             case .registration:
@@ -118,7 +127,7 @@ public enum LoadRunner {
             }
         }
         return LoadReport(targets: plan.targets.map(\.absoluteString), connections: plan.connections, flow: plan.flow,
-                          transactions: plan.transactionText != nil, population: plan.flow == .authentication ? plan.population : 0,
+                          transactions: plan.transactionText != nil, population: plan.hasPopulation ? plan.population : 0,
                           setup: setup, measured: measured, verification: verification, replayChecked: plan.replayCheck,
                           serverMemory: plan.serverPIDs.compactMap { pid in
                               ProcFS.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }
@@ -270,20 +279,26 @@ final class SharedBudget: Sendable {
 struct VirtualUser: Sendable {
     var username: String
     var authenticator: SoftwareAuthenticator
+    /// The user's passkeys (a passkey run).
+    var passkeys: SoftwarePasskeyAuthenticator
+    /// The body of this user's passkey sign-in options request, built once as ``authenticationRequestBody`` is.
+    var passkeyOptionsBody: ByteBuffer?
     /// The body of this user's authentication requests: the same for every login of a run (username and the plan's
     /// transaction), so it is built once. That JSON is the generator's own work, which would otherwise take CPU from
     /// the server it measures on the same cores.
     var authenticationRequestBody: ByteBuffer?
 
-    init(username: String, facetID: String) {
+    init(username: String, facetID: String, passkeyOrigin: String = "https://localhost") {
         self.username = username
         authenticator = SoftwareAuthenticator()
         authenticator.facetID = facetID
+        // A hardware key's behaviour: it counts, so the server's compare-and-set on the counter is measured too.
+        passkeys = SoftwarePasskeyAuthenticator(origin: passkeyOrigin, backupEligible: false, counts: true)
     }
 
     /// User `index` of the plan's population (registered over HTTP or written to the database: the same name).
     init(member index: Int, of plan: LoadPlan) {
-        self.init(username: "\(plan.usernamePrefix)-\(index)", facetID: plan.facetID)
+        self.init(username: "\(plan.usernamePrefix)-\(index)", facetID: plan.facetID, passkeyOrigin: plan.passkeyOrigin)
     }
 }
 
@@ -344,6 +359,10 @@ struct ConnectionLoop: Sendable {
         static let registration = Endpoint(path: "/nevisfido/uaf/1.1/registration")
         static let requestAuthentication = Endpoint(path: "/nevisfido/uaf/1.1/request/authentication")
         static let authentication = Endpoint(path: "/nevisfido/uaf/1.1/authentication")
+        static let passkeyCreationOptions = Endpoint(path: FIDO2API.attestationOptionsPath)
+        static let passkeyRegistration = Endpoint(path: FIDO2API.attestationResultPath)
+        static let passkeyRequestOptions = Endpoint(path: FIDO2API.assertionOptionsPath)
+        static let passkeySignIn = Endpoint(path: FIDO2API.assertionResultPath)
         /// The baseline flow's endpoint, reported as `GET /health/live`.
         static let liveness = Endpoint(path: "/health/live", method: .GET)
     }
@@ -398,6 +417,88 @@ struct ConnectionLoop: Sendable {
             await failed(error, recorder: &recorder, client: client)
             return false
         }
+    }
+
+    /// Registers a passkey for `user` over nevisFIDO's FIDO2 API; true when the server answered `ok`.
+    func registerPasskey(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
+                         recorder: inout PhaseRecorder) async -> Bool {
+        let start = ContinuousClock.now
+        do {
+            var headers = [("Content-Type", "application/json")]
+            if let relyingParty = plan.relyingParty {
+                do { headers.append(("Authorization", "Bearer " + (try await relyingParty.token(for: user.username)))) } catch {
+                    throw LoadFailure.malformed(endpoint: Endpoint.passkeyCreationOptions.name, detail: "minting the JWT: \(LoadHTTP.short(error))")
+                }
+            }
+            let body = try encode(.passkeyCreationOptions) {
+                ByteBuffer(bytes: try WireJSONEncoder().encode(FIDO2API.OptionsRequest(username: user.username, displayName: user.username)))
+            }
+            let options = try await fido2(body, as: FIDO2API.CreationOptions.self, endpoint: .passkeyCreationOptions, target: target, headers: headers,
+                                          client: client, recorder: &recorder)
+            let made = try encode(.passkeyRegistration) {
+                try user.passkeys.create(rpID: options.rp.id, challenge: Base64URL.decodeBytes(options.challenge) ?? [],
+                                         userHandle: Base64URL.decodeBytes(options.user.id) ?? [], algorithms: options.pubKeyCredParams.map(\.alg))
+            }
+            let credential = FIDO2API.Credential(id: Base64URL.encode(made.credentialID), response: .init(
+                clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject), transports: made.transports))
+            try await finish(credential, endpoint: .passkeyRegistration, target: target, start: start, plan: plan, client: client, recorder: &recorder)
+            return true
+        } catch {
+            await failed(error, recorder: &recorder, client: client)
+            return false
+        }
+    }
+
+    /// One passkey sign-in by `user`'s username; true when the server answered `ok`.
+    func signInWithPasskey(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
+                           recorder: inout PhaseRecorder) async -> Bool {
+        let start = ContinuousClock.now
+        do {
+            let body: ByteBuffer
+            if let built = user.passkeyOptionsBody { body = built } else {
+                body = try encode(.passkeyRequestOptions) { ByteBuffer(bytes: try WireJSONEncoder().encode(FIDO2API.OptionsRequest(username: user.username))) }
+                user.passkeyOptionsBody = body
+            }
+            let options = try await fido2(body, as: FIDO2API.RequestOptions.self, endpoint: .passkeyRequestOptions, target: target,
+                                          headers: [("Content-Type", "application/json")], client: client, recorder: &recorder)
+            let signed = try encode(.passkeySignIn) {
+                try user.passkeys.get(rpID: options.rpId, challenge: Base64URL.decodeBytes(options.challenge) ?? [],
+                                      allowCredentials: options.allowCredentials.compactMap { Base64URL.decodeBytes($0.id) })
+            }
+            let credential = FIDO2API.Credential(id: Base64URL.encode(signed.credentialID), response: .init(
+                clientDataJSON: Base64URL.encode(signed.clientDataJSON), authenticatorData: Base64URL.encode(signed.authenticatorData),
+                signature: Base64URL.encode(signed.signature), userHandle: Base64URL.encode(signed.userHandle)))
+            try await finish(credential, endpoint: .passkeySignIn, target: target, start: start, plan: plan, client: client, recorder: &recorder)
+            return true
+        } catch {
+            await failed(error, recorder: &recorder, client: client)
+            return false
+        }
+    }
+
+    /// Posts a FIDO2 options request and decodes a 200 answer.
+    private func fido2<Answer: Decodable>(_ body: ByteBuffer, as: Answer.Type, endpoint: Endpoint, target: LoadTarget, headers: [(String, String)],
+                                          client: isolated LoadClient, recorder: inout PhaseRecorder) async throws -> Answer {
+        let (status, answer) = try await timed(endpoint, target: target, body: body, headers: headers, client: client, recorder: &recorder)
+        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
+        return try decode(endpoint) { try WireJSONDecoder().decode(Answer.self, from: answer.readableBytesView) }
+    }
+
+    /// Posts a FIDO2 result and requires `ok`; with `--replay-check` sends it again to the next server, where it must be
+    /// refused; then counts the flow as completed.
+    private func finish(_ credential: FIDO2API.Credential, endpoint: Endpoint, target: LoadTarget, start: ContinuousClock.Instant, plan: LoadPlan,
+                        client: isolated LoadClient, recorder: inout PhaseRecorder) async throws {
+        let bytes = try encode(endpoint) { ByteBuffer(bytes: try WireJSONEncoder().encode(credential)) }
+        let headers = [("Content-Type", "application/json")]
+        let (status, _) = try await timed(endpoint, target: target, body: bytes, headers: headers, client: client, recorder: &recorder)
+        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
+        let elapsed = (ContinuousClock.now - start).microseconds
+        if plan.replayCheck,
+           let (status, _) = try? await client.post(replayTarget, path: endpoint.path, endpoint: endpoint.name, body: bytes, headers: headers), status == 200 {
+            throw LoadFailure.replayAccepted(endpoint: endpoint.name)
+        }
+        recorder.completed(flowMicroseconds: elapsed)
+        shared.finished(success: true)
     }
 
     /// One baseline flow (see ``LoadPlan/Flow/baseline``): two liveness probes, each of which must answer 200.

@@ -9,7 +9,7 @@ import UAFSimulation
 struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "load",
-        abstract: "Drive a FIDO UAF server with many virtual devices and report flows/s and latency percentiles.",
+        abstract: "Drive a FIDO server with many virtual devices or passkeys and report flows/s and latency percentiles.",
         discussion: """
         Without --url, starts --instances embedded servers on loopback (a temporary SQLite file, or --database \
         postgres://… which they share) and loads them. With --url, loads running servers: trust their certificate \
@@ -27,7 +27,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Concurrent connections (one closed loop of virtual devices each).") var connections = 32
     @Option(help: "Length of the measured phase, in seconds (ignored with --flows).") var duration: Double = 10
     @Option(help: "Stop the measured phase after this many flows instead of after --duration.") var flows: Int?
-    @Option(help: "authentication, registration, or baseline (two GET /health/live per flow: the stack's ceiling, no UAF work).") var flow: LoadPlan.Flow = .authentication
+    @Option(help: "authentication, registration, passkey (sign-ins with passkeys registered first, over the FIDO2 API), or baseline (two GET /health/live per flow: the stack's ceiling, no UAF work).") var flow: LoadPlan.Flow = .authentication
+    @Option(help: "The origin the virtual passkeys sign for; a --url server's fido2.origins must list it.") var passkeyOrigin = "https://localhost"
     @Option(help: "Users registered before an authentication run.") var users = 1000
     @Flag(help: "Write the --users registrations straight into the embedded servers' database (keys made here) instead of registering each over HTTP: for populations of millions.")
     var fillDatabase = false
@@ -71,6 +72,7 @@ struct LoadCommand: AsyncParsableCommand {
                             stop: flows.map { .flows($0) } ?? .duration(seconds: duration), population: users,
                             transactionText: transaction, facetID: facetId)
         plan.replayCheck = replayCheck
+        plan.passkeyOrigin = passkeyOrigin
         plan.requestTimeoutSeconds = timeout
         plan.verify = verify
         plan.serverPIDs = serverPIDs
@@ -87,6 +89,7 @@ struct LoadCommand: AsyncParsableCommand {
                 host: "127.0.0.1", port: 0, facets: [facetId],
                 database: database.map { .init(text: $0) } ?? .sqlite(path: folder.appendingPathComponent("load.sqlite").path))
             configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience)
+            configuration.fido2 = .init(rpId: URL(string: passkeyOrigin)?.host ?? "localhost", origins: [passkeyOrigin])
             // All load comes from one address: the per-address limits would measure the limiter, not the server.
             configuration.limits.requestsPerMinutePerAddress = 0
             configuration.limits.maximumConnectionsPerAddress = configuration.limits.maximumConnections

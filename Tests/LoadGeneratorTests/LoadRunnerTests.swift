@@ -25,6 +25,7 @@ final class LoadRunnerTests: XCTestCase {
         configuration.authorization.jwt = .init(jwksPath: directory.appendingPathComponent("jwks.json").path, issuer: relyingParty.issuer,
                                                 audience: relyingParty.audience)
         configuration.limits.requestsPerMinutePerAddress = 0
+        configuration.fido2 = .init(rpId: "localhost", origins: ["https://localhost"])
         var logger = Logger(label: "load-test")
         logger.logLevel = .error
         return try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger))
@@ -112,6 +113,27 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertEqual(report.measured.flows, 10)
         XCTAssertTrue(report.transactions)
         XCTAssertEqual(decisions("authentication", 1200), 10)
+    }
+
+    func testAPasskeyRunSignsInEveryFlowOnceAndItsReplaysAreRefused() async throws {
+        var plan = plan(.passkey, flows: 80)
+        plan.replayCheck = true
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.setup?.flows, 8)
+        XCTAssertEqual(report.measured.flows, 80)
+        XCTAssertEqual(report.measured.failedFlows, 0)
+        XCTAssertEqual(report.measured.endpoints.map(\.name),
+                       ["POST /nevisfido/fido2/assertion/options", "POST /nevisfido/fido2/assertion/result"])
+        XCTAssertEqual(report.measured.timeline.reduce(0) { $0 + $1.replaysAccepted }, 0)
+        // The server's count agrees: 8 passkeys, 80 sign-ins, and every replay refused.
+        XCTAssertEqual(decisions("passkey registration", 200), 8)
+        XCTAssertEqual(decisions("passkey authentication", 200), 80)
+        XCTAssertEqual(decisions("passkey authentication", 400), 80)
+        // The virtual passkeys count: each user's counter rose once per sign-in, after the 1 of its registration.
+        let total = try await server.stores.database.run { sql in
+            try await sql.raw("SELECT SUM(sign_count) AS total FROM passkeys").first(decoding: Total.self)
+        }
+        XCTAssertEqual(total?.total, 80 + 8)
     }
 
     func testARegistrationRunRegistersNewUsers() async throws {
