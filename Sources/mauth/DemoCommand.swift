@@ -37,13 +37,15 @@ struct DemoTour: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { if !keep { try? FileManager.default.removeItem(at: work) } }
 
-        narrator.step("Start the embedded FIDO UAF server, trusting the relying party's JWT key")
+        narrator.step("Start the embedded FIDO server (UAF for the app, passkeys for the web), trusting the relying party's JWT key")
         let relyingParty = LocalRelyingParty(issuer: "https://rp.demo.example", audience: "mauth-demo")
         let jwksPath = work.appendingPathComponent("relying-party-jwks.json").path
         try relyingParty.writeJWKS(to: jwksPath)
         let database = work.appendingPathComponent("server.sqlite").path
         var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: .sqlite(path: database))
         configuration.authorization.jwt = .init(jwksPath: jwksPath, issuer: relyingParty.issuer, audience: relyingParty.audience)
+        // Passkeys for the bank's web pages beside the app's UAF keys, on the same server.
+        configuration.fido2 = .init(rpId: "localhost", rpName: "Example Bank", origins: [Self.passkeyOrigin])
         // Push goes to a local stand-in for Google's OAuth and FCM endpoints: a real Firebase project needs its
         // service-account key file and outbound HTTPS to oauth2.googleapis.com and fcm.googleapis.com.
         let firebase = try await FirebaseStandIn.start(directory: work.appendingPathComponent("firebase"))
@@ -58,6 +60,7 @@ struct DemoTour: AsyncParsableCommand {
         var failed = false
         do {
             try await runDevice(server: server, relyingParty: relyingParty, firebase: firebase, storage: work.appendingPathComponent("device"), narrator: narrator)
+            try await runPasskeys(server: server, relyingParty: relyingParty, narrator: narrator)
         } catch {
             narrator.line("demo", "FAILED: \(error)")
             failed = true
@@ -65,7 +68,7 @@ struct DemoTour: AsyncParsableCommand {
         try await server.stop()
         try await firebase.stop()
         if failed { throw ExitCode.failure }
-        narrator.step("Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band and by encrypted push), pending operations, PIN change, token verification and deregistration behaved as they must")
+        narrator.step("Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band and by encrypted push), pending operations, PIN change, token verification, deregistration and a passkey for the web (registration, sign-in with and without a username, a phishing origin refused) behaved as they must")
     }
 
     static var quietLogger: Logger {
