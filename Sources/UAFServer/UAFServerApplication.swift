@@ -138,7 +138,8 @@ public enum UAFServerApplication {
         dispatchController.addDeviceService(open: open)
         AuthCloudController(service: services.authCloud, accessKeys: stores.accessKeys, onRejection: onRejection).add(router: router, open: open)
         if let demoPages {
-            DemoSiteController(service: services.authCloud, issuer: issuer, pages: demoPages, onRejection: onRejection).add(open: open)
+            DemoSiteController(service: services.authCloud, issuer: issuer, pages: demoPages, passkeys: services.passkeys, onRejection: onRejection)
+                .add(open: open)
         }
         AdminController(admin: services.admin, onRejection: onRejection).add(protected: protected)
         if let passkeys = services.passkeys {
@@ -271,7 +272,7 @@ public enum UAFServerApplication {
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase,
                                      metrics: metrics, readiness: readiness, dependencies: dependencies, audit: audit,
-                                     demoPages: configuration.demoSite ? try DemoPages() : nil, passkeys: passkeys)
+                                     demoPages: configuration.demoSite ? try DemoPages(passkeys: passkeys != nil) : nil, passkeys: passkeys)
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let deadline = TimeAmount.seconds(Int64(configuration.limits.requestDeadlineSeconds))

@@ -26,6 +26,11 @@ struct DemoWeb: AsyncParsableCommand {
         if configuration.facets.isEmpty && configuration.facetsPath == nil {
             configuration.facets = [SoftwareAuthenticator.virtualDeviceFacetID, SoftwareAuthenticator.virtualAndroidDeviceFacetID]
         }
+        // Passkeys for the bank's pages at https://localhost:PORT (an IP address cannot have passkeys: WebAuthn needs a
+        // domain as its RP ID), unless the configuration names its own.
+        if configuration.fido2 == nil, configuration.port != 0 {
+            configuration.fido2 = .init(rpId: "localhost", rpName: "Example Bank", origins: ["https://localhost:\(configuration.port)"])
+        }
         guard configuration.dispatch.firebase == nil else {
             throw ValidationError("mauth demo web sends push to its own stand-in: remove dispatch.firebase from the configuration")
         }
@@ -37,7 +42,7 @@ struct DemoWeb: AsyncParsableCommand {
         do {
             try await options.serve(configuration, beside: [
                 "push: FCM stand-in at \(standIn.baseURL) (nothing reaches a phone; devices fetch pending operations)",
-            ])
+            ] + (configuration.fido2.map { ["passkeys: open \($0.origins[0])/demo (rpId \($0.rpId))"] } ?? []))
             served = .success(())
         } catch {
             served = .failure(error)

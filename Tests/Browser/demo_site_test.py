@@ -4,6 +4,8 @@ headless phone (`mauth device`) that scans the QR code the page shows and confir
 Run by .ci/browser-test, which starts `mauth demo web` (push to a local stand-in) and creates the device; the
 environment says where everything is:
   MAUTH_DEMO_URL       the demo's start page (https://127.0.0.1:PORT/demo)
+  MAUTH_PASSKEY_URL    the same page at https://localhost:PORT/demo, where passkeys work (WebAuthn needs a domain)
+  MAUTH_DATABASE       the server's SQLite file, for `mauth admin`
   MAUTH_SPKI_HASH      base64 SHA-256 of the server's public key: the only certificate Chromium accepts besides its roots
   MAUTH_BIN            the mauth executable
   MAUTH_DEVICE_DIR     the headless phone's directory
@@ -25,6 +27,8 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 DEMO = os.environ["MAUTH_DEMO_URL"]
+PASSKEY_DEMO = os.environ["MAUTH_PASSKEY_URL"]
+DATABASE = os.environ["MAUTH_DATABASE"]
 MAUTH = os.environ["MAUTH_BIN"]
 SHOTS = os.environ["SCREENSHOT_DIR"]
 STRANGER = os.environ["MAUTH_STRANGER_DIR"]
@@ -56,6 +60,36 @@ def device(*arguments, directory=None, succeed=True):
     if result.returncode != 0:
         raise AssertionError(f"mauth device {' '.join(arguments)} failed: {result.stdout} {result.stderr}")
     return json.loads(result.stdout)
+
+
+def admin(*arguments):
+    """Runs `mauth admin ARGUMENTS --database DATABASE` as an operator would, while the server runs."""
+    result = subprocess.run([MAUTH, "admin", *arguments, "--database", DATABASE], capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise AssertionError(f"mauth admin {' '.join(arguments)} failed: {result.stdout} {result.stderr}")
+    return result.stdout
+
+
+class VirtualAuthenticator:
+    """Chromium's virtual authenticator through the DevTools Protocol's WebAuthn domain: a platform authenticator
+    (CTAP 2.1, internal transport) with resident keys and user verification, answering without a person."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        driver.execute_cdp_cmd("WebAuthn.enable", {"enableUI": False})
+        self.id = driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": {
+            "protocol": "ctap2", "ctap2Version": "ctap2_1", "transport": "internal", "hasResidentKey": True,
+            "hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True}})["authenticatorId"]
+
+    def credentials(self):
+        return self.driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": self.id})["credentials"]
+
+    def clear(self):
+        self.driver.execute_cdp_cmd("WebAuthn.clearCredentials", {"authenticatorId": self.id})
+
+    def override(self, **bits):
+        """The next answers' flags and signature as `bits` say (isBogusSignature, isBadUV, isBadUP); none resets them."""
+        self.driver.execute_cdp_cmd("WebAuthn.setResponseOverrideBits", dict(authenticatorId=self.id, **bits))
 
 
 def zbar(png_path):
@@ -115,6 +149,26 @@ class Steps:
 
     def wait_outcome(self, expected):
         self.wait.until(EC.text_to_be_present_in_element((By.ID, "outcome"), expected))
+
+    def passkey_page(self, username=""):
+        """The start page at the passkeys' origin, with `username` in the passkey field set without focusing it (focus
+        starts the autofill request, which the virtual authenticator would answer at once)."""
+        self.driver.get(PASSKEY_DEMO)
+        self.wait.until(EC.presence_of_element_located((By.ID, "passkey-card")))
+        self.driver.execute_script("document.getElementById('passkey-username').value = arguments[0];", username)
+
+    def passkey_status(self, states=("registered", "error")):
+        """The passkey card's status once it is one of `states`: (state, text)."""
+        element = self.driver.find_element(By.ID, "passkey-status")
+        self.wait.until(lambda _: element.get_attribute("data-state") in states)
+        return element.get_attribute("data-state"), element.text
+
+    def signed_in_with_passkey(self, username):
+        """Waits for the passkey result page and checks the session token it verified."""
+        self.wait_outcome("Signed in with a passkey")
+        claims = self.text("claims")
+        for expected in (f"sub {username}", "method passkey", "token_use authentication"):
+            assert expected in claims, f"{expected} not in {claims}"
 
 
 def main():
@@ -266,6 +320,109 @@ def main():
             assert "expired" in refused.lower(), refused
             steps.shot("13-expired.png")
         steps.step("expiry: nobody answers; the page says it expired and the code no longer works", expired)
+
+        authenticator = VirtualAuthenticator(driver)
+
+        def passkey_sign_up():
+            steps.passkey_page("dave")
+            steps.shot("14-passkey-home.png")
+            driver.find_element(By.ID, "passkey-signup").click()
+            state, text = steps.passkey_status()
+            assert state == "registered", text
+            steps.shot("15-passkey-created.png")
+            stored = authenticator.credentials()
+            assert len(stored) == 1 and stored[0]["isResidentCredential"], stored
+            shown = json.loads(admin("user", "show", "dave", "--json"))
+            assert len(shown["passkeys"]) == 1 and shown["passkeys"][0]["discoverable"] is True, shown
+        steps.step("passkey sign-up: Chromium's authenticator makes a discoverable passkey the server stores", passkey_sign_up)
+
+        def passkey_sign_in():
+            steps.passkey_page("dave")
+            driver.find_element(By.ID, "passkey-signin").click()
+            steps.signed_in_with_passkey("dave")
+            steps.shot("16-passkey-signed-in.png")
+            driver.set_window_size(390, 844)
+            steps.shot("17-passkey-signed-in-phone.png")
+            driver.get(PASSKEY_DEMO)
+            driver.execute_script("document.getElementById('passkey-card').scrollIntoView();")
+            steps.shot("18-passkey-home-phone.png")
+            driver.set_window_size(1280, 900)
+        steps.step("passkey sign-in by username: the page shows the verified session token", passkey_sign_in)
+
+        def passkey_without_username():
+            steps.passkey_page("")
+            driver.find_element(By.ID, "passkey-signin").click()
+            steps.signed_in_with_passkey("dave")
+        steps.step("passkey sign-in without a username: the passkey's user handle names dave", passkey_without_username)
+
+        def passkey_autofill():
+            steps.passkey_page("")
+            # Focus starts the conditional request; the virtual authenticator answers it as a person picking the
+            # passkey from the field's autofill would.
+            driver.find_element(By.ID, "passkey-username").click()
+            steps.signed_in_with_passkey("dave")
+        steps.step("passkey autofill: conditional mediation signs dave in from the username field", passkey_autofill)
+
+        def refused(expected, name):
+            steps.passkey_page("dave")
+            driver.find_element(By.ID, "passkey-signin").click()
+            state, text = steps.passkey_status(("error",))
+            # A sentence for the person, then the server's reason in small print.
+            assert text.startswith("Your passkey did not sign you in."), text
+            assert expected in text, text
+            assert "/demo/passkey/result" not in driver.current_url
+            steps.shot(name)
+
+        def missing_verification():
+            authenticator.override(isBadUV=True)
+            try:
+                refused("not verified", "19-passkey-no-uv.png")
+            finally:
+                authenticator.override()
+        steps.step("passkey without user verification: refused where it is required", missing_verification)
+
+        def bogus_signature():
+            authenticator.override(isBogusSignature=True)
+            try:
+                refused("signature does not verify", "20-passkey-bogus-signature.png")
+            finally:
+                authenticator.override()
+        steps.step("passkey with a bogus signature: refused", bogus_signature)
+
+        def excluded():
+            steps.passkey_page("dave")
+            driver.find_element(By.ID, "passkey-signup").click()
+            state, text = steps.passkey_status()
+            assert state == "error" and "already has a passkey" in text, text
+            assert len([c for c in authenticator.credentials() if c["userName"] == "dave"]) == 1
+        steps.step("a second passkey for dave on the same authenticator: excluded by the options", excluded)
+
+        def removed_by_admin():
+            removed = admin("user", "remove-passkeys", "dave", "--all")
+            assert "removed 1 passkey(s) of dave" in removed, removed
+            refused("not registered", "22-passkey-removed.png")
+        steps.step("a passkey the admin removed: the sign-in is refused", removed_by_admin)
+
+        def passkey_then_phone():
+            # Dave deletes the passkey the bank removed from his device: each sign-in below has one passkey to offer,
+            # as a person would pick one from the browser's list.
+            authenticator.clear()
+            steps.passkey_page("carol")
+            driver.find_element(By.ID, "passkey-signup").click()
+            state, text = steps.passkey_status()
+            assert state == "registered", text
+            steps.passkey_page("carol")
+            driver.find_element(By.ID, "passkey-signin").click()
+            steps.signed_in_with_passkey("carol")
+            driver.find_element(By.ID, "step-up").click()
+            assert driver.find_element(By.ID, "login-username").get_attribute("value") == "carol"
+            driver.find_element(By.ID, "login-submit").click()
+            steps.wait.until(EC.visibility_of_element_located((By.ID, "status")))
+            approved = device("approve", "--pin", PIN)
+            assert approved["approved"] is True and approved["transaction"] == MESSAGE, approved
+            steps.wait_outcome("Transaction confirmed")
+            steps.shot("23-passkey-then-phone.png")
+        steps.step("step-up: carol signs in with a passkey, then confirms a payment on her phone", passkey_then_phone)
     finally:
         driver.quit()
     print(f"browser test: {steps.passed} passed, {steps.failed} failed (screenshots in {SHOTS})")

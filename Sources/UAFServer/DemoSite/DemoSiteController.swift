@@ -20,6 +20,8 @@ struct DemoSiteController {
     let service: AuthCloudService
     let issuer: TokenIssuer
     let pages: DemoPages
+    /// Passkeys, when the server has `fido2` configured: the start page then offers them beside the phone.
+    let passkeys: PasskeyService?
     let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     /// What the demo site acts as when it calls the Auth Cloud service: a relying party's backend with a key.
@@ -38,10 +40,14 @@ struct DemoSiteController {
         var trimmedUsername: String { (username ?? "").trimmingCharacters(in: .whitespaces) }
     }
     struct ResultForm: Decodable, Sendable { var statusToken: String?; var message: String? }
+    struct PasskeyResultForm: Decodable, Sendable { var token: String? }
 
     func add(open: RouterGroup<ServerRequestContext>) {
-        open.get(RouterPath(stringLiteral: Self.base)) { _, _ in
-            page(pages.home(error: nil, signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage))
+        open.get(RouterPath(stringLiteral: Self.base)) { request, _ in
+            // A link from a passkey sign-in's result names the user, so the step-up with the phone is one click.
+            // Escaped by the template like every other value; cut to the field's length.
+            let username = String(((try? FormQuery(request.uri.query))?.get("username") ?? "").prefix(64))
+            return page(pages.home(error: nil, signupUsername: "", loginUsername: username, loginMessage: Self.defaultMessage))
         }
         open.get("\(Self.base)/static/demo.css") { _, _ in
             asset(DemoPages.styleSheet, contentType: "text/css; charset=utf-8")
@@ -77,6 +83,7 @@ struct DemoSiteController {
             let outcome = try await service.outcome(.init(statusToken: form.statusToken ?? ""))
             return pages.result(try await result(outcome, statusToken: form.statusToken ?? "", message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
         }
+        if let passkeys { addPasskeys(open, passkeys) }
         // The waiting page's Cancel: the bank withdraws what it asked the phone for, so the phone can no longer
         // approve it, and shows how it ended (an answer that came first decides).
         postForm(open, "cancel", as: ResultForm.self, name: "demo cancel",
@@ -85,6 +92,77 @@ struct DemoSiteController {
             return pages.result(try await result(try await service.cancel(request), statusToken: request.statusToken,
                                                  message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
         }
+    }
+
+    /// The passkey part of the bank: the browser's script asks `passkey/signup` for registration options (the site
+    /// acts as the relying party's backend, for a username it created or creates now), then talks to the FIDO2 API
+    /// itself (`/nevisfido/fido2/…`, open, bound by the challenge); a sign-in's token comes back through the
+    /// `passkey/result` form, whose page shows it verified as a backend would.
+    private func addPasskeys(_ open: RouterGroup<ServerRequestContext>, _ passkeys: PasskeyService) {
+        open.post(RouterPath(stringLiteral: "\(Self.base)/passkey/signup")) { request, _ in
+            guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
+                return FIDO2Controller.failed(.unsupportedMediaType, "Content-Type must be application/json")
+            }
+            struct SignUp: Decodable { var username: String }
+            do {
+                let body = try await request.body.collect(upTo: Self.maximumFormBytes)
+                guard let signUp = try? JSONDecoder().decode(SignUp.self, from: body) else { return FIDO2Controller.failed(.badRequest, "Send a username.") }
+                let username = signUp.username.trimmingCharacters(in: .whitespaces)
+                let user = try await service.demoUser(username: username)
+                let options = try await passkeys.registrationOptions(.init(username: user.username, displayName: user.username), principal: Self.principal)
+                return Wire.json(options, contentType: Wire.jsonContentType)
+            } catch let refusal as Refusal {
+                onRejection("demo passkey sign-up", ServiceFailure(.badRequest, refusal.message))
+                return FIDO2Controller.failed(refusal.status, refusal.message)
+            } catch let failure as ServiceFailure where failure.status != .internalServerError {
+                onRejection("demo passkey sign-up", failure)
+                return FIDO2Controller.failed(.badRequest, failure.detail)
+            } catch {
+                onRejection("demo passkey sign-up", ServiceFailure(.internalServerError, "\(error)"))
+                return FIDO2Controller.failed(.internalServerError, "Something went wrong on our side. Try again.")
+            }
+        }
+        postForm(open, "passkey/result", as: PasskeyResultForm.self, name: "demo passkey result",
+                 home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
+            pages.result(try await passkeyResult(form.token ?? ""))
+        }
+    }
+
+    /// The claims of this server's session JWT that the passkey result shows. Verified with JWTKit's own claim types,
+    /// as an outside backend would.
+    struct SessionTokenClaims: JWTPayload {
+        var iss: IssuerClaim
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim
+        var sid: String
+        var keyid: String
+        var method: String?
+        var token_use: String?
+        func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
+    }
+
+    private func passkeyResult(_ token: String) async throws -> DemoPages.Result {
+        let keys = JWTKeyCollection()
+        try await keys.add(jwksJSON: String(decoding: try JSONEncoder().encode(issuer.jwks), as: UTF8.self))
+        guard token.utf8.count <= 4096, let claims = try? await keys.verify(token, as: SessionTokenClaims.self),
+              claims.iss.value == issuer.issuer, claims.method == "passkey", claims.token_use == "authentication" else {
+            throw Refusal(.badRequest, "bad_token", "That sign-in could not be verified. Sign in again.")
+        }
+        let formatter = ISO8601DateFormatter()
+        var result = DemoPages.Result(
+            outcome: "succeeded", heading: "Signed in with a passkey",
+            summary: "Welcome back, \(claims.sub.value). Your passkey proved it is you; no phone and no password were needed.",
+            message: nil, transactionCheck: nil, transactionCheckClass: nil,
+            claims: [("iss", claims.iss.value), ("sub", claims.sub.value), ("method", claims.method ?? "–"), ("token_use", claims.token_use ?? "–"),
+                     ("keyid (credential)", claims.keyid), ("sid", claims.sid), ("iat", formatter.string(from: claims.iat.value)),
+                     ("exp", formatter.string(from: claims.exp.value))].map { DemoPages.Claim(name: $0.0, value: $0.1) },
+            pending: false, statusToken: "")
+        result.hasClaims = true
+        result.tokenKind = "session token"
+        result.checks = "issuer, expiry, what proved the user (method) and what the token is for (token_use)"
+        result.stepUpUsername = claims.sub.value
+        return result
     }
 
     /// A form endpoint: decodes the form and renders the page `body` returns, or the start page (filled in by
@@ -254,15 +332,6 @@ struct DemoPages: Sendable {
     static let styleSheet = String(decoding: PackageResources.demo_css, as: UTF8.self)
     static let script = String(decoding: PackageResources.demo_js, as: UTF8.self)
 
-    init() throws {
-        var library = MustacheLibrary()
-        for (name, bytes) in [("layout", PackageResources.layout_mustache), ("home", PackageResources.home_mustache),
-                              ("waiting", PackageResources.waiting_mustache), ("result", PackageResources.result_mustache)] {
-            try library.register(String(decoding: bytes, as: UTF8.self), named: name)
-        }
-        self.library = library
-    }
-
     struct Waiting {
         var heading: String
         var instructions: String
@@ -288,6 +357,12 @@ struct DemoPages: Sendable {
         var ending = ""
         /// Stored, not computed: templates see stored properties only (they render through `Mirror`).
         var hasClaims: Bool = false
+        /// What the verified token is: the Auth Cloud result token, or this server's session token after a passkey.
+        var tokenKind = "result token"
+        /// The claims this site checks besides the signature.
+        var checks = "issuer, audience and expiry"
+        /// After a passkey sign-in: the user whose payment the phone may confirm next (a link to the log-in form).
+        var stepUpUsername: String?
     }
 
     struct Home {
@@ -295,11 +370,26 @@ struct DemoPages: Sendable {
         var signupUsername: String
         var loginUsername: String
         var loginMessage: String
+        /// Whether the server has passkeys (`fido2`): the start page then shows their card.
+        var passkeys: Bool
+    }
+
+    /// Whether the start page offers passkeys.
+    let passkeys: Bool
+
+    init(passkeys: Bool = false) throws {
+        var library = MustacheLibrary()
+        for (name, bytes) in [("layout", PackageResources.layout_mustache), ("home", PackageResources.home_mustache),
+                              ("waiting", PackageResources.waiting_mustache), ("result", PackageResources.result_mustache)] {
+            try library.register(String(decoding: bytes, as: UTF8.self), named: name)
+        }
+        self.library = library
+        self.passkeys = passkeys
     }
 
     /// The start page; `error` is shown above the forms.
     func home(error: String?, signupUsername: String, loginUsername: String, loginMessage: String) -> String {
-        render(Home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage), "home")
+        render(Home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage, passkeys: passkeys), "home")
     }
 
     /// The start page with its fields filled in, waiting for the error a refusal shows.

@@ -174,16 +174,8 @@ package struct AuthCloudService: Sendable {
         } else {
             guard let username = request.username else { throw Refusal(.badRequest, "bad_request", "username or userId is required.") }
             try Self.validate(username: username)
-            if principal.source == .demoSite {
-                // The demo enrols new usernames only: anyone who opens it would otherwise add a key to a real user.
-                let existing = try await stores.authCloudUsers.user(username: username)
-                let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
-                guard existing.map({ Self.mayReach($0, principal) }) ?? !registered else {
-                    throw Refusal(.conflict, "username_taken", "This username is taken; choose another.")
-                }
-            }
-            let createdBy = principal.source == .demoSite ? AuthCloudUserRecord.demoSite : nil
-            user = try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock(), createdBy: createdBy).record
+            user = principal.source == .demoSite ? try await demoUser(username: username)
+                : try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
         }
         let context = try JSONCoding.string(["username": user.username])
         let answer = try await dispatch.dispatch(
@@ -400,6 +392,21 @@ package struct AuthCloudService: Sendable {
     }
 
     /// Whether `principal` may act for `user`: an access key for every user, the web demo for the users it created.
+    /// The user the web demo enrols a key or a passkey for: one it created, or a new one it creates now. The demo enrols
+    /// new usernames only: anyone who opens it would otherwise add a key to a real user (one with UAF keys or passkeys
+    /// and no Auth Cloud user of the demo's).
+    package func demoUser(username: String) async throws -> AuthCloudUserRecord {
+        try Self.validate(username: username)
+        let existing = try await stores.authCloudUsers.user(username: username)
+        let keys = try await stores.registrations.registrations(username: username)
+        let passkeys = try await stores.passkeys.passkeys(username: username)
+        let registered = !keys.isEmpty || !passkeys.isEmpty
+        guard existing.map({ $0.createdBy == AuthCloudUserRecord.demoSite }) ?? !registered else {
+            throw Refusal(.conflict, "username_taken", "This username is taken; choose another.")
+        }
+        return try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock(), createdBy: AuthCloudUserRecord.demoSite).record
+    }
+
     static func mayReach(_ user: AuthCloudUserRecord, _ principal: Principal) -> Bool {
         principal.source != .demoSite || user.createdBy == AuthCloudUserRecord.demoSite
     }
