@@ -121,4 +121,45 @@ extension StoreContractTests {
             XCTAssertEqual(purged, 1)
         }
     }
+
+    func testAPasskeyCeremonyIsConsumedOnceWithThePasskeyItsAnswerNames() async throws {
+        try await onEveryEngine { stores in
+            let record = passkey("cred-read")
+            _ = try await stores.passkeys.insert(record)
+            _ = try await stores.webAuthnCeremonies.open(ceremony("with-passkey"), cap: nil)
+            _ = try await stores.webAuthnCeremonies.open(ceremony("unknown-credential", username: nil), cap: nil)
+            let consumed = try await stores.ceremonies.consumePasskeyCeremony(challenge: "with-passkey", credentialID: "cred-read")
+            XCTAssertEqual(consumed?.ceremony.sessionID, "session-with-passkey")
+            XCTAssertEqual(consumed?.ceremony.username, "alice")
+            XCTAssertEqual(consumed?.passkey, record)
+            let again = try await stores.ceremonies.consumePasskeyCeremony(challenge: "with-passkey", credentialID: "cred-read")
+            XCTAssertNil(again)
+            let unknown = try await stores.ceremonies.consumePasskeyCeremony(challenge: "unknown-credential", credentialID: "nobody's")
+            XCTAssertNotNil(unknown?.ceremony)
+            XCTAssertNil(unknown?.ceremony.username)
+            XCTAssertNil(unknown?.passkey)
+        }
+    }
+
+    func testACompletedPasskeySignInOpensItsSessionOnlyIfTheCounterMoved() async throws {
+        try await onEveryEngine { stores in
+            _ = try await stores.passkeys.insert(passkey("cred-sign", signCount: 4))
+            let now = Date(epochMillis: 1_790_000_200_000)
+            let first = SessionStore.make(username: "alice", aaid: "", keyID: "cred-sign", now: now, lifetime: 600)
+            let completed = try await stores.ceremonies.completePasskeySignIn(id: "cred-sign", from: 4, to: 5, backupState: true, at: now,
+                                                                              sessionToken: first.token, session: first.record)
+            XCTAssertTrue(completed)
+            let stale = SessionStore.make(username: "alice", aaid: "", keyID: "cred-sign", now: now, lifetime: 600)
+            let replayed = try await stores.ceremonies.completePasskeySignIn(id: "cred-sign", from: 4, to: 6, backupState: true, at: now,
+                                                                             sessionToken: stale.token, session: stale.record)
+            XCTAssertFalse(replayed)
+            let opened = try await stores.sessions.session(token: first.token, now: now)
+            XCTAssertEqual(opened?.keyID, "cred-sign")
+            let notOpened = try await stores.sessions.session(token: stale.token, now: now)
+            XCTAssertNil(notOpened)
+            let read = try await stores.passkeys.passkey(id: "cred-sign")
+            XCTAssertEqual(read?.signCount, 5)
+            XCTAssertEqual(read?.lastUsedAt, now)
+        }
+    }
 }

@@ -223,4 +223,45 @@ public struct CeremonyStore: Sendable {
                 """).first()?.decode(column: "advanced", as: Int64.self) == 1
         }
     }
+
+    // MARK: Passkeys
+
+    /// A passkey sign-in's answer, read: consumes the ceremony of `challenge` (once only, expired or not) and reads the
+    /// passkey `credentialID` names (nil when none has it). Nil when no ceremony has that challenge, and then no
+    /// passkey is read.
+    func consumePasskeyCeremony(challenge: String, credentialID: String) async throws -> (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?)? {
+        guard database.engine == .postgres else {
+            guard let ceremony = try await stores.webAuthnCeremonies.consume(challenge: challenge) else { return nil }
+            return (ceremony, try await stores.passkeys.passkey(id: credentialID))
+        }
+        let row = try await database.run { sql in
+            try await sql.raw("""
+                WITH consumed AS (DELETE FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) RETURNING *)
+                SELECT \(unsafeRaw: WebAuthnCeremonyStore.prefixedColumns(from: "consumed")), passkeys.*
+                FROM consumed LEFT JOIN passkeys ON passkeys.credential_id = \(bind: credentialID)
+                """).first()
+        }
+        guard let row else { return nil }
+        let ceremony = try WebAuthnCeremonyStore.record(row, prefix: WebAuthnCeremonyStore.prefix)
+        let passkey = try row.decode(column: "credential_id", as: String?.self) == nil ? nil : try PasskeyStore.record(row)
+        return (ceremony, passkey)
+    }
+
+    /// A verified passkey sign-in, written: the counter moves by compare-and-set (``PasskeyStore/recordUse(id:from:to:backupState:at:)``)
+    /// and, only if it moved, the session opens. False when another sign-in moved the counter first: nothing is written.
+    func completePasskeySignIn(id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date, sessionToken: String,
+                               session: SessionRecord) async throws -> Bool {
+        guard database.engine == .postgres else {
+            guard try await stores.passkeys.recordUse(id: id, from: from, to: to, backupState: backupState, at: at) else { return false }
+            try await stores.sessions.insert(token: sessionToken, session)
+            return true
+        }
+        return try await database.run { sql in
+            try await sql.raw("""
+                WITH used AS (\(PasskeyStore.use(id: id, from: from, to: to, backupState: backupState, at: at)) RETURNING credential_id)
+                INSERT INTO sessions (\(unsafeRaw: SessionStore.columns)) SELECT \(SessionStore.values(token: sessionToken, session)) FROM used
+                RETURNING id
+                """).first() != nil
+        }
+    }
 }

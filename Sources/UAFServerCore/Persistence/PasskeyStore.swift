@@ -92,11 +92,16 @@ public struct PasskeyStore: Sendable {
     /// the backup state and the time. False when another sign-in moved it first (or the passkey is gone).
     public func recordUse(id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("""
-                UPDATE passkeys SET sign_count = \(bind: Int64(to)), backup_state = \(bind: Self.flag(backupState)), last_used_at = \(bind: at.epochMillis)
-                WHERE credential_id = \(bind: id) AND sign_count = \(bind: Int64(from)) RETURNING credential_id
-                """).first() != nil
+            try await sql.raw("\(Self.use(id: id, from: from, to: to, backupState: backupState, at: at)) RETURNING credential_id").first() != nil
         }
+    }
+
+    /// The compare-and-set of ``recordUse(id:from:to:backupState:at:)`` without its `RETURNING`.
+    static func use(id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date) -> SQLQueryString {
+        """
+        UPDATE passkeys SET sign_count = \(bind: Int64(to)), backup_state = \(bind: flag(backupState)), last_used_at = \(bind: at.epochMillis)
+        WHERE credential_id = \(bind: id) AND sign_count = \(bind: Int64(from))
+        """
     }
 
     /// Removes the user's passkeys (all, or those of `ids`); returns what was removed. Another user's passkey is never
@@ -187,7 +192,7 @@ public struct WebAuthnCeremonyStore: Sendable {
     public func consume(challenge: String) async throws -> WebAuthnCeremonyRecord? {
         try await database.run { sql in
             try await sql.raw("DELETE FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) RETURNING *").first()
-        }.map(Self.record)
+        }.map { try Self.record($0) }
     }
 
     /// Removes the unanswered ceremonies counted against `username` (her erasure); returns how many.
@@ -202,13 +207,26 @@ public struct WebAuthnCeremonyStore: Sendable {
         try await database.deleteExpired(from: "webauthn_ceremonies", before: date.epochMillis, batch: batch)
     }
 
-    static func record(_ row: any SQLRow) throws -> WebAuthnCeremonyRecord {
-        let kind = try row.decode(column: "kind", as: String.self)
+    /// The columns a ceremony is read from.
+    static let columns = ["challenge", "session_id", "kind", "username", "user_handle", "user_verification", "expires_at"]
+    /// What a ceremony's columns are renamed to when a statement also returns a passkey's (which has its own
+    /// `username` and `user_handle`).
+    static let prefix = "ceremony_"
+
+    /// `source`'s ceremony columns, each as ``prefix`` and its name.
+    static func prefixedColumns(from source: String) -> String {
+        columns.map { "\(source).\($0) AS \(prefix)\($0)" }.joined(separator: ", ")
+    }
+
+    static func record(_ row: any SQLRow, prefix: String = "") throws -> WebAuthnCeremonyRecord {
+        func column(_ name: String) -> String { prefix + name }
+        let kind = try row.decode(column: column("kind"), as: String.self)
         guard let parsed = WebAuthnCeremonyRecord.Kind(rawValue: kind) else { throw StoreError.malformedRow("WebAuthn ceremony kind \(kind)") }
         return WebAuthnCeremonyRecord(
-            challenge: try row.decode(column: "challenge", as: String.self), sessionID: try row.decode(column: "session_id", as: String.self),
-            kind: parsed, username: try row.decode(column: "username", as: String?.self), userHandle: try row.decode(column: "user_handle", as: String?.self),
-            userVerification: try row.decode(column: "user_verification", as: String.self),
-            expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)))
+            challenge: try row.decode(column: column("challenge"), as: String.self), sessionID: try row.decode(column: column("session_id"), as: String.self),
+            kind: parsed, username: try row.decode(column: column("username"), as: String?.self),
+            userHandle: try row.decode(column: column("user_handle"), as: String?.self),
+            userVerification: try row.decode(column: column("user_verification"), as: String.self),
+            expiresAt: Date(epochMillis: try row.decode(column: column("expires_at"), as: Int64.self)))
     }
 }

@@ -94,7 +94,7 @@ package struct PasskeyService: Sendable {
             throw Refusal(.badRequest, "bad_request", "response.attestationObject must be non-empty base64url")
         }
         let name = try credential.userFriendlyName.map { name in try Self.validate(name: name, member: "userFriendlyName"); return name }
-        let ceremony = try await consume(clientDataJSON, kind: .registration)
+        let ceremony = try await consume(clientDataJSON, kind: .registration).ceremony
         guard let username = ceremony.username, let userHandle = ceremony.userHandle else {
             throw Refusal(.badRequest, "bad_request", "the challenge was issued for another ceremony")
         }
@@ -179,11 +179,11 @@ package struct PasskeyService: Sendable {
             }
             userHandle = bytes
         }
-        let ceremony = try await consume(clientDataJSON, kind: .authentication)
         let id = Base64URL.encode(credentialID)
+        let (ceremony, found) = try await consume(clientDataJSON, kind: .authentication, passkey: id)
         // One answer for a credential that is unknown, removed, or another user's than the one named: which of them
         // it is would tell an anonymous caller who owns which credential.
-        guard let passkey = try await stores.passkeys.passkey(id: id), ceremony.username == nil || ceremony.username == passkey.username else {
+        guard let passkey = found, ceremony.username == nil || ceremony.username == passkey.username else {
             environment.decide("passkey authentication", ceremony.username, 400, "refused: credential \(id.prefix(10))… is not registered\(ceremony.username == nil ? "" : " for this user")")
             throw Refusal(.badRequest, "authentication_refused", "the credential is not registered for this relying party and user")
         }
@@ -206,16 +206,17 @@ package struct PasskeyService: Sendable {
             throw Refusal(.badRequest, "authentication_refused", "\(error)")
         }
         let now = environment.clock()
-        // Compare-and-set from the counter verified against: a concurrent sign-in that moved it first makes this one a replay.
-        guard try await stores.passkeys.recordUse(id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState, at: now) else {
+        let (sessionToken, session) = SessionStore.make(username: passkey.username, aaid: "", keyID: id, now: now,
+                                                        lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
+        // Signed before anything is written: the JWT and the cookie leave only if the writes happen.
+        let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], method: .passkey)
+        // Compare-and-set from the counter verified against, and the session only if it moved: a concurrent sign-in
+        // that moved it first makes this one a replay.
+        guard try await stores.ceremonies.completePasskeySignIn(id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState,
+                                                                at: now, sessionToken: sessionToken, session: session) else {
             environment.decide("passkey authentication", passkey.username, 400, "refused: the counter of \(id.prefix(10))… moved during the sign-in")
             throw Refusal(.badRequest, "authentication_refused", "the signature counter did not increase")
         }
-        let (sessionToken, session) = SessionStore.make(username: passkey.username, aaid: "", keyID: id, now: now,
-                                                        lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
-        // Signed before the session is written: the JWT and the cookie leave only if the writes happen.
-        let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], method: .passkey)
-        try await stores.sessions.insert(token: sessionToken, session)
         environment.decide("passkey authentication", passkey.username, 200,
                            "\(verified.userVerified ? "user verified" : "user present") with passkey \(id.prefix(10))… (\(passkey.aaguid)), counter \(verified.signCount); session \(session.id.prefix(8))… opened")
         var response = FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
@@ -236,14 +237,24 @@ package struct PasskeyService: Sendable {
 
     /// The ceremony whose challenge `clientDataJSON` carries, consumed: unknown, answered, expired or of the other
     /// kind are all refused, and the challenge is spent either way.
-    private func consume(_ clientDataJSON: [UInt8], kind: WebAuthnCeremonyRecord.Kind) async throws -> WebAuthnCeremonyRecord {
+    /// With `passkey`, the passkey of that credential ID comes back too (nil when none has it), in the same statement
+    /// on PostgreSQL (``CeremonyStore/consumePasskeyCeremony(challenge:credentialID:)``).
+    private func consume(_ clientDataJSON: [UInt8], kind: WebAuthnCeremonyRecord.Kind,
+                         passkey id: String? = nil) async throws -> (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?) {
         let operation: OperationName = kind == .registration ? "passkey registration" : "passkey authentication"
         guard let client = CollectedClientData(bytes: clientDataJSON), let challenge = Base64URL.decodeBytes(client.challenge),
               challenge.count == Self.challengeBytes else {
             throw Refusal(.badRequest, "bad_request", "clientDataJSON is not client data with a challenge this server issued")
         }
         // The canonical text (unpadded base64url) is the key, whatever form of the same bytes the client wrote.
-        guard let ceremony = try await stores.webAuthnCeremonies.consume(challenge: Base64URL.encode(challenge)) else {
+        let key = Base64URL.encode(challenge)
+        let consumed: (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?)?
+        if let id {
+            consumed = try await stores.ceremonies.consumePasskeyCeremony(challenge: key, credentialID: id)
+        } else {
+            consumed = try await stores.webAuthnCeremonies.consume(challenge: key).map { ($0, nil) }
+        }
+        guard let (ceremony, passkey) = consumed else {
             environment.decide(operation, nil, 400, "refused: unknown or already answered challenge")
             throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
         }
@@ -255,7 +266,7 @@ package struct PasskeyService: Sendable {
             environment.decide(operation, ceremony.username, 400, "refused: the challenge expired")
             throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
         }
-        return ceremony
+        return (ceremony, passkey)
     }
 
     /// The members both results share: `type`, `id` (and `rawId`, the same bytes) and `clientDataJSON`.
