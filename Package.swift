@@ -245,7 +245,7 @@ let package = Package(
         .target(
             name: "UAFSimulation",
             dependencies: [
-                "CBOR", "Primitives", "UAF", "WebAuthn", "WireJSON",
+                "CBOR", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]

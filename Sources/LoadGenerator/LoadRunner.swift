@@ -372,13 +372,7 @@ struct ConnectionLoop: Sendable {
                   recorder: inout PhaseRecorder) async -> Bool {
         let start = ContinuousClock.now
         do {
-            var headers: [(String, String)] = []
-            if let relyingParty = plan.relyingParty {
-                // The relying party's token is its own work, minted before the flow's first request.
-                do { headers.append(("Authorization", "Bearer " + (try await relyingParty.token(for: user.username)))) } catch {
-                    throw LoadFailure.malformed(endpoint: Endpoint.requestRegistration.name, detail: "minting the JWT: \(LoadHTTP.short(error))")
-                }
-            }
+            let headers = try await authorization(for: user.username, plan: plan, endpoint: .requestRegistration)
             let context = try encode(.requestRegistration) { try UAFMessageCodec.encodeObject(["username": user.username]) }
             let request = try await uafRequest(try requestBody(.registration, context: context, endpoint: .requestRegistration), as: RegistrationRequest.self,
                                                endpoint: .requestRegistration, target: target, headers: headers, client: client, recorder: &recorder)
@@ -419,28 +413,28 @@ struct ConnectionLoop: Sendable {
         }
     }
 
+    /// The relying party's bearer token for `username` as a header (none without a relying party): its own work,
+    /// minted before the flow's first request.
+    private func authorization(for username: String, plan: LoadPlan, endpoint: Endpoint) async throws(LoadFailure) -> [(String, String)] {
+        guard let relyingParty = plan.relyingParty else { return [] }
+        do { return [("Authorization", "Bearer " + (try await relyingParty.token(for: username)))] } catch {
+            throw LoadFailure.malformed(endpoint: endpoint.name, detail: "minting the JWT: \(LoadHTTP.short(error))")
+        }
+    }
+
     /// Registers a passkey for `user` over nevisFIDO's FIDO2 API; true when the server answered `ok`.
     func registerPasskey(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
                          recorder: inout PhaseRecorder) async -> Bool {
         let start = ContinuousClock.now
         do {
-            var headers = [("Content-Type", "application/json")]
-            if let relyingParty = plan.relyingParty {
-                do { headers.append(("Authorization", "Bearer " + (try await relyingParty.token(for: user.username)))) } catch {
-                    throw LoadFailure.malformed(endpoint: Endpoint.passkeyCreationOptions.name, detail: "minting the JWT: \(LoadHTTP.short(error))")
-                }
-            }
+            let headers = [("Content-Type", "application/json")]
+                + (try await authorization(for: user.username, plan: plan, endpoint: .passkeyCreationOptions))
             let body = try encode(.passkeyCreationOptions) {
                 ByteBuffer(bytes: try WireJSONEncoder().encode(FIDO2API.OptionsRequest(username: user.username, displayName: user.username)))
             }
             let options = try await fido2(body, as: FIDO2API.CreationOptions.self, endpoint: .passkeyCreationOptions, target: target, headers: headers,
                                           client: client, recorder: &recorder)
-            let made = try encode(.passkeyRegistration) {
-                try user.passkeys.create(rpID: options.rp.id, challenge: Base64URL.decodeBytes(options.challenge) ?? [],
-                                         userHandle: Base64URL.decodeBytes(options.user.id) ?? [], algorithms: options.pubKeyCredParams.map(\.alg))
-            }
-            let credential = FIDO2API.Credential(id: Base64URL.encode(made.credentialID), response: .init(
-                clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject), transports: made.transports))
+            let credential = try encode(.passkeyRegistration) { try user.passkeys.create(for: options) }
             try await finish(credential, endpoint: .passkeyRegistration, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
         } catch {
@@ -461,13 +455,7 @@ struct ConnectionLoop: Sendable {
             }
             let options = try await fido2(body, as: FIDO2API.RequestOptions.self, endpoint: .passkeyRequestOptions, target: target,
                                           headers: [("Content-Type", "application/json")], client: client, recorder: &recorder)
-            let signed = try encode(.passkeySignIn) {
-                try user.passkeys.get(rpID: options.rpId, challenge: Base64URL.decodeBytes(options.challenge) ?? [],
-                                      allowCredentials: options.allowCredentials.compactMap { Base64URL.decodeBytes($0.id) })
-            }
-            let credential = FIDO2API.Credential(id: Base64URL.encode(signed.credentialID), response: .init(
-                clientDataJSON: Base64URL.encode(signed.clientDataJSON), authenticatorData: Base64URL.encode(signed.authenticatorData),
-                signature: Base64URL.encode(signed.signature), userHandle: Base64URL.encode(signed.userHandle)))
+            let credential = try encode(.passkeySignIn) { try user.passkeys.get(for: options) }
             try await finish(credential, endpoint: .passkeySignIn, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
         } catch {

@@ -1,6 +1,5 @@
 import Foundation
 import NevisProtocol
-import Primitives
 import UAFServer
 import UAFSimulation
 
@@ -29,13 +28,7 @@ extension ServerUnderTest {
     /// What `authenticator` answers to `options`, as the browser's `toJSON()` sends it.
     public static func attestation(_ authenticator: inout SoftwarePasskeyAuthenticator, for options: FIDO2API.CreationOptions,
                                    attestation: SoftwarePasskeyAuthenticator.Attestation = .none) throws -> FIDO2API.Credential {
-        let made = try authenticator.create(rpID: options.rp.id, challenge: Base64URL.decodeBytes(options.challenge) ?? [],
-                                            userHandle: Base64URL.decodeBytes(options.user.id) ?? [], algorithms: options.pubKeyCredParams.map(\.alg),
-                                            attestation: attestation)
-        return FIDO2API.Credential(id: Base64URL.encode(made.credentialID),
-                                   response: .init(clientDataJSON: Base64URL.encode(made.clientDataJSON),
-                                                   attestationObject: Base64URL.encode(made.attestationObject), transports: made.transports),
-                                   clientExtensionResults: ["credProps": .object(["rk": .bool(true)])])
+        try authenticator.create(for: options, attestation: attestation)
     }
 
     /// Registers a passkey of `authenticator` for `username`; the answer of `/attestation/result`.
@@ -57,12 +50,7 @@ extension ServerUnderTest {
 
     /// What `authenticator` answers to `options`.
     public static func assertion(_ authenticator: inout SoftwarePasskeyAuthenticator, for options: FIDO2API.RequestOptions) throws -> FIDO2API.Credential {
-        let signed = try authenticator.get(rpID: options.rpId, challenge: Base64URL.decodeBytes(options.challenge) ?? [],
-                                           allowCredentials: options.allowCredentials.compactMap { Base64URL.decodeBytes($0.id) })
-        return FIDO2API.Credential(id: Base64URL.encode(signed.credentialID),
-                                   response: .init(clientDataJSON: Base64URL.encode(signed.clientDataJSON),
-                                                   authenticatorData: Base64URL.encode(signed.authenticatorData),
-                                                   signature: Base64URL.encode(signed.signature), userHandle: Base64URL.encode(signed.userHandle)))
+        try authenticator.get(for: options)
     }
 
     /// Signs in with `authenticator` (by `username`, or without one when it is empty); the answer of `/assertion/result`.

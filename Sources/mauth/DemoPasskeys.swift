@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import NevisProtocol
 import NIOCore
-import Primitives
 import UAFServer
 import UAFSimulation
 
@@ -21,13 +20,8 @@ extension DemoTour {
                                                                     FIDO2API.OptionsRequest(username: username, displayName: username.capitalized),
                                                                     bearer: token, narrator: narrator)
             narrator.line("browser", "rp \(creation.rp.id), user handle \(creation.user.id.prefix(10))… (random, not the username), algorithms \(creation.pubKeyCredParams.map(\.alg))")
-            let made = try browser.create(rpID: creation.rp.id, challenge: Base64URL.decodeBytes(creation.challenge) ?? [],
-                                          userHandle: Base64URL.decodeBytes(creation.user.id) ?? [], algorithms: creation.pubKeyCredParams.map(\.alg))
-            let registered: FIDO2API.ServerResponse = try await post(http, server, FIDO2API.attestationResultPath, FIDO2API.Credential(
-                id: Base64URL.encode(made.credentialID), response: .init(clientDataJSON: Base64URL.encode(made.clientDataJSON),
-                                                                        attestationObject: Base64URL.encode(made.attestationObject),
-                                                                        transports: made.transports),
-                clientExtensionResults: ["credProps": .object(["rk": .bool(true)])]), narrator: narrator)
+            let registered: FIDO2API.ServerResponse = try await post(http, server, FIDO2API.attestationResultPath,
+                                                                     try browser.create(for: creation), narrator: narrator)
             guard registered.status == "ok" else { throw DemoFailure("the passkey was not registered: \(registered.errorMessage)") }
 
             for name in [username, ""] {
@@ -35,11 +29,8 @@ extension DemoTour {
                                            : "Sign in to the web with the passkey, by username")
                 let options: FIDO2API.RequestOptions = try await post(http, server, FIDO2API.assertionOptionsPath,
                                                                       FIDO2API.OptionsRequest(username: name), narrator: narrator)
-                let signed = try browser.get(rpID: options.rpId, challenge: Base64URL.decodeBytes(options.challenge) ?? [])
-                let answer: FIDO2API.ServerResponse = try await post(http, server, FIDO2API.assertionResultPath, FIDO2API.Credential(
-                    id: Base64URL.encode(signed.credentialID), response: .init(
-                        clientDataJSON: Base64URL.encode(signed.clientDataJSON), authenticatorData: Base64URL.encode(signed.authenticatorData),
-                        signature: Base64URL.encode(signed.signature), userHandle: Base64URL.encode(signed.userHandle))), narrator: narrator)
+                let answer: FIDO2API.ServerResponse = try await post(http, server, FIDO2API.assertionResultPath,
+                                                                     try browser.get(for: options), narrator: narrator)
                 guard answer.status == "ok", let jwt = answer.token else { throw DemoFailure("the passkey sign-in failed: \(answer.errorMessage)") }
                 let claims = try await verifyWithPublishedKeys(jwt, server: server, narrator: narrator)
                 guard claims.sub == username, claims.method == "passkey" else { throw DemoFailure("the token names \(claims.sub) by \(claims.method ?? "?")") }
@@ -51,11 +42,8 @@ extension DemoTour {
             phishing.origin = "https://bank-login.example"
             let options: FIDO2API.RequestOptions = try await post(http, server, FIDO2API.assertionOptionsPath,
                                                                   FIDO2API.OptionsRequest(username: username), narrator: narrator)
-            let signed = try phishing.get(rpID: options.rpId, challenge: Base64URL.decodeBytes(options.challenge) ?? [])
-            let refused: FIDO2API.ServerResponse = try await post(http, server, FIDO2API.assertionResultPath, FIDO2API.Credential(
-                id: Base64URL.encode(signed.credentialID), response: .init(
-                    clientDataJSON: Base64URL.encode(signed.clientDataJSON), authenticatorData: Base64URL.encode(signed.authenticatorData),
-                    signature: Base64URL.encode(signed.signature), userHandle: Base64URL.encode(signed.userHandle))), expecting: 400, narrator: narrator)
+            let refused: FIDO2API.ServerResponse = try await post(http, server, FIDO2API.assertionResultPath,
+                                                                  try phishing.get(for: options), expecting: 400, narrator: narrator)
             guard refused.status == "failed" else { throw DemoFailure("the phished sign-in was accepted") }
         }
     }
