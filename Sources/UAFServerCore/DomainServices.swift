@@ -31,7 +31,7 @@ package struct DomainServices: Sendable {
             requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: clock,
             onDecision: onDecision)
         signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
-                                             clock: clock)
+                                             acceptUnbound: configuration.dispatch.acceptUnboundDeviceSignatures, clock: clock)
         registration = RegistrationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
         authentication = AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
         deregistration = DeregistrationService(environment: environment)

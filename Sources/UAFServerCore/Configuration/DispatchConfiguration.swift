@@ -17,6 +17,13 @@ extension ServerConfiguration {
         /// clock; request ids are remembered for twice as long, so a replay is refused for as long as it could be
         /// accepted (server-api §C.3 suggests 5 minutes).
         public var deviceSignatureSkewSeconds: Int
+        /// Accept a device signature that names no request (no `htm`, `htu` or `bodyHash`): the shape the Nevis SDKs
+        /// send (`dispatchTargetId`, `requestId`, `creationTimeInEpochMillis` only), for a bank whose apps in the field
+        /// use them. Off by default. The trade-off: such a signature is bound to its device and its request id only, so
+        /// one captured on its way (a proxy's log, a compromised TLS terminator) authorizes any other device-signed
+        /// call of that device, within the skew, if it arrives before the genuine request. A signature that carries
+        /// any of the three members is still held to all of them.
+        public var acceptUnboundDeviceSignatures: Bool
         /// The `firebase-cloud-messaging` dispatcher; nil turns push off (dispatching with it answers `dispatcherNotFound`).
         public var firebase: Firebase?
 
@@ -66,12 +73,15 @@ extension ServerConfiguration {
         }
 
         public init(tokenLifetimeSeconds: Int = 300, redeemBaseURL: String? = nil, linkBaseURL: String = "mauth://oob",
-                    qrModuleSize: Int = 6, deviceSignatureSkewSeconds: Int = 300, firebase: Firebase? = nil) {
+                    qrModuleSize: Int = 6, deviceSignatureSkewSeconds: Int = 300, acceptUnboundDeviceSignatures: Bool = false, firebase: Firebase? = nil) {
             self.tokenLifetimeSeconds = tokenLifetimeSeconds; self.redeemBaseURL = redeemBaseURL; self.linkBaseURL = linkBaseURL
-            self.qrModuleSize = qrModuleSize; self.deviceSignatureSkewSeconds = deviceSignatureSkewSeconds; self.firebase = firebase
+            self.qrModuleSize = qrModuleSize; self.deviceSignatureSkewSeconds = deviceSignatureSkewSeconds
+            self.acceptUnboundDeviceSignatures = acceptUnboundDeviceSignatures; self.firebase = firebase
         }
 
-        package enum CodingKeys: String, CodingKey, CaseIterable { case tokenLifetimeSeconds, redeemBaseURL, linkBaseURL, qrModuleSize, deviceSignatureSkewSeconds, firebase }
+        package enum CodingKeys: String, CodingKey, CaseIterable {
+            case tokenLifetimeSeconds, redeemBaseURL, linkBaseURL, qrModuleSize, deviceSignatureSkewSeconds, acceptUnboundDeviceSignatures, firebase
+        }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -81,6 +91,8 @@ extension ServerConfiguration {
                       linkBaseURL: try c.decodeIfPresent(String.self, forKey: .linkBaseURL) ?? d.linkBaseURL,
                       qrModuleSize: try c.decodeIfPresent(Int.self, forKey: .qrModuleSize) ?? d.qrModuleSize,
                       deviceSignatureSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .deviceSignatureSkewSeconds) ?? d.deviceSignatureSkewSeconds,
+                      acceptUnboundDeviceSignatures: try c.decodeIfPresent(Bool.self, forKey: .acceptUnboundDeviceSignatures)
+                          ?? d.acceptUnboundDeviceSignatures,
                       firebase: try c.decodeIfPresent(Firebase.self, forKey: .firebase))
         }
 

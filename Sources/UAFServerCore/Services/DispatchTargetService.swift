@@ -110,6 +110,8 @@ package struct DispatchTargetService: Sendable {
 package struct DeviceSignatureVerifier: Sendable {
     let stores: Stores
     let skew: TimeInterval
+    /// Whether a signature that names no request is accepted (``ServerConfiguration/Dispatch/acceptUnboundDeviceSignatures``).
+    var acceptUnbound = false
     let clock: @Sendable () -> Date
 
     /// Every refusal is 401 with one generic message; the log gets the reason.
@@ -135,7 +137,7 @@ package struct DeviceSignatureVerifier: Sendable {
         guard !claims.requestId.isEmpty, claims.requestId.utf8.count <= DeviceSignature.maximumRequestIDLength else {
             throw DeviceSignatureRefusal(detail: "requestId must be 1...\(DeviceSignature.maximumRequestIDLength) characters")
         }
-        try signed.check(claims)
+        try signed.check(claims, acceptUnbound: acceptUnbound)
         let now = clock()
         let created = Date(epochMillis: claims.creationTimeInEpochMillis)
         guard abs(created.timeIntervalSince(now)) <= skew else { throw DeviceSignatureRefusal(detail: "created \(Int(created.timeIntervalSince(now))) s from now, outside ±\(Int(skew)) s") }
@@ -166,7 +168,11 @@ package struct SignedRequest: Sendable {
         self.body = body
     }
 
-    func check(_ claims: DeviceSignature.Claims) throws {
+    func check(_ claims: DeviceSignature.Claims, acceptUnbound: Bool = false) throws {
+        // The Nevis SDKs' shape, when the operator accepts it: bound to the device and the request id only. A signature
+        // with any binding member comes from a client that binds, and is held to all of them: a partly bound one is
+        // never read as "unbound where it says nothing".
+        if acceptUnbound, claims.htm == nil, claims.htu == nil, claims.bodyHash == nil { return }
         // The claims are the caller's text: quoted, escaped and capped before they reach a decision.
         guard claims.htm == method else {
             throw DeviceSignatureRefusal(detail: "signed for method \(claims.htm.map { UntrustedText.quoted($0, limit: 16) } ?? "none"), used with \(UntrustedText.quoted(method, limit: 16))")
