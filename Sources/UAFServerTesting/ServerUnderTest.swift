@@ -111,10 +111,12 @@ extension ServerUnderTest {
 }
 
 /// The test servers' relying party: its JWKS is written to a file the server trusts, unless the configuration sets
-/// its own authorization.
+/// its own credentials (internal dispatch networks are no credential, and keep it).
 func trustingRelyingParty(_ configuration: ServerConfiguration, _ relyingParty: LocalRelyingParty, in directory: URL) throws -> ServerConfiguration {
     var configuration = configuration
-    if configuration.authorization == ServerConfiguration.Authorization() {
+    var unset = configuration.authorization
+    unset.internalDispatchNetworks = []
+    if unset == ServerConfiguration.Authorization() {
         let jwks = directory.appendingPathComponent("jwks.json").path
         try relyingParty.writeJWKS(to: jwks)
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")

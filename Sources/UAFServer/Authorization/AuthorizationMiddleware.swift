@@ -11,7 +11,8 @@ import UAFServerCore
 ///    must be live) or a relying-party token (verified against the configured keys);
 /// 2. the session cookie from a prior UAF authentication;
 /// 3. a `Device-Signature` (``DeviceSignatureVerifier``): the user of the dispatch target that signed it;
-/// 4. the trusted proxy's header, only from the configured peer addresses.
+/// 4. the trusted proxy's header, only from the configured peer addresses;
+/// 5. without any of them, a peer in `authorization.internalDispatchNetworks` (the bank's own services, as nevisAuth).
 /// A credential that is present but invalid is refused outright, never skipped in favour of the next one, so a
 /// forged token cannot fall through to a weaker check. Whether the principal may act for the username in the
 /// body is the handler's decision (403), since only it has read the body.
@@ -56,6 +57,8 @@ struct Authorizer: Sendable {
     let sessions: SessionStore
     let cookieName: String
     let deviceSignatures: DeviceSignatureVerifier
+    /// `authorization.internalDispatchNetworks`, parsed once.
+    var internalNetworks: [IPNetwork] = []
     let clock: @Sendable () -> Date
     let logger: Logger
 
@@ -106,6 +109,11 @@ struct Authorizer: Sendable {
             }
             guard !value.isEmpty else { throw .unauthenticated("\(proxy.header) is empty") }
             return Principal(source: .trustedProxy, subject: value, isAdmin: false)
+        }
+        // The bank's own services, by the TCP peer (a forwarded header is the client's word), only when they present
+        // no credential: a presented one is checked as any other.
+        if let peerIP, !internalNetworks.isEmpty, let peer = IPNetwork(peerIP), internalNetworks.contains(where: { $0.contains(peer) }) {
+            return Principal(source: .internalNetwork(address: peer.address), subject: nil, isAdmin: false)
         }
         return nil
     }

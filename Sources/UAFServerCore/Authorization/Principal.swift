@@ -24,6 +24,9 @@ public struct Principal: Sendable, Equatable {
         case accessKey(id: String)
         /// The built-in relying-party demo site (`mauth server --demo-site`), which acts like an access-key holder.
         case demoSite
+        /// A service of the bank's own network (`authorization.internalDispatchNetworks`), as nevisAuth is in a nevisFIDO
+        /// deployment: it may list dispatch targets and dispatch an authentication to one, and acts for no user.
+        case internalNetwork(address: String)
         /// Development mode: nobody was checked.
         case development
     }
@@ -85,7 +88,8 @@ public struct Principal: Sendable, Equatable {
     /// session or a device key.
     package var isAuditBudgeted: Bool {
         switch source {
-        case .relyingPartyToken, .accessKey: return false
+        // The bank's own services, as its backend's token is.
+        case .relyingPartyToken, .accessKey, .internalNetwork: return false
         // The demo site acts as an admin for anyone who opens its pages, and development mode for anyone at all.
         case .demoSite, .development: return true
         case .session, .registration, .trustedProxy, .dispatchToken, .deviceSignature: return !isAdmin
@@ -106,9 +110,24 @@ public struct Principal: Sendable, Equatable {
         case .deviceSignature(let scope): kind = "device:\(scope.dispatchTargetId)"
         case .accessKey(let id): kind = "access-key:\(id)"
         case .demoSite: kind = "demo-site"
+        case .internalNetwork(let address): kind = "internal-network:\(address)"
         case .development: kind = "development"
         }
         return kind + (subject.map { ":\($0)" } ?? "") + (isAdmin ? "+admin" : "")
+    }
+
+    /// Whether this principal may dispatch an authentication to `target` (push it, hand out its link): a principal
+    /// that reaches the target (``mayReach(_:)``), or a service of the bank's own network, as nevisAuth is.
+    func mayDispatchAuthentication(to target: DispatchTargetRecord) -> Bool {
+        if case .internalNetwork = source { return true }
+        return mayReach(target)
+    }
+
+    /// Whether this principal may list `username`'s dispatch targets, and which: its own reach, or every target for
+    /// a service of the bank's own network (nevisAuth picks the one to push to).
+    func mayList(_ target: DispatchTargetRecord) -> Bool {
+        if case .internalNetwork = source { return true }
+        return mayReach(target)
     }
 
     /// Whether this principal may create a dispatch target of `deviceId` for `username`: whoever may register for

@@ -10,7 +10,7 @@ import Foundation
 /// An IPv4 or IPv6 address as its bytes (4 or 16), with a prefix length: one address (the full length) or a network.
 package struct IPNetwork: Sendable, Equatable {
     let bytes: [UInt8]
-    let prefixLength: Int
+    package let prefixLength: Int
 
     /// `a.b.c.d`, an IPv6 address, or either with `/prefix`. An IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) is its
     /// IPv4 address, so one client is one budget whichever socket family it arrived on.

@@ -10,9 +10,16 @@ extension ServerConfiguration {
         public var jwt: JWT?
         /// A header set by a trusted reverse proxy (off unless configured).
         public var trustedProxy: TrustedProxy?
+        /// Addresses or networks (`10.20.0.5`, `10.20.0.0/24`) of the bank's own services that may, without a
+        /// credential, do what nevisAuth does in a nevisFIDO deployment: list a user's dispatch targets and dispatch an
+        /// authentication to one (a push). Nothing else: every other endpoint still needs a credential, and these
+        /// callers act for no user. Matched against the TCP peer, never a forwarded header; a network holding a trusted
+        /// proxy (which carries other clients' requests) is refused. Empty by default.
+        public var internalDispatchNetworks: [String]
 
-        public init(developmentMode: Bool = false, jwt: JWT? = nil, trustedProxy: TrustedProxy? = nil) {
+        public init(developmentMode: Bool = false, jwt: JWT? = nil, trustedProxy: TrustedProxy? = nil, internalDispatchNetworks: [String] = []) {
             self.developmentMode = developmentMode; self.jwt = jwt; self.trustedProxy = trustedProxy
+            self.internalDispatchNetworks = internalDispatchNetworks
         }
 
         public struct JWT: Codable, Sendable, Equatable {
@@ -80,13 +87,14 @@ extension ServerConfiguration {
             }
         }
 
-        package enum CodingKeys: String, CodingKey, CaseIterable { case developmentMode, jwt, trustedProxy }
+        package enum CodingKeys: String, CodingKey, CaseIterable { case developmentMode, jwt, trustedProxy, internalDispatchNetworks }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(developmentMode: try c.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? false,
                       jwt: try c.decodeIfPresent(JWT.self, forKey: .jwt),
-                      trustedProxy: try c.decodeIfPresent(TrustedProxy.self, forKey: .trustedProxy))
+                      trustedProxy: try c.decodeIfPresent(TrustedProxy.self, forKey: .trustedProxy),
+                      internalDispatchNetworks: try c.decodeIfPresent([String].self, forKey: .internalDispatchNetworks) ?? [])
         }
 
         func validate() throws {
@@ -111,6 +119,19 @@ extension ServerConfiguration {
             if let proxy = trustedProxy {
                 guard !proxy.header.isEmpty, !proxy.addresses.isEmpty else {
                     throw ConfigurationError.invalid("authorization.trustedProxy needs a header and at least one address")
+                }
+            }
+            for network in internalDispatchNetworks where IPNetwork(network) == nil {
+                throw ConfigurationError.invalid("authorization.internalDispatchNetworks: \(network) is not an IP address or network (address/prefix)")
+            }
+        }
+
+        /// Refuses an internal network that holds a proxy: every request through a proxy comes from its address, so
+        /// the outside world would dispatch without a credential. `proxies` are the trusted proxies' addresses.
+        func checkInternalNetworks(against proxies: [String]) throws {
+            for network in internalDispatchNetworks.compactMap(IPNetwork.init) {
+                if let proxy = proxies.first(where: { IPNetwork($0).map { network.contains($0) || $0.contains(network) } ?? false }) {
+                    throw ConfigurationError.invalid("authorization.internalDispatchNetworks: \(network.address)/\(network.prefixLength) holds the proxy \(proxy), whose connections carry other clients' requests")
                 }
             }
         }

@@ -274,6 +274,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try metadataService?.validate()
         for (name, policy) in policies.sorted(by: { $0.key < $1.key }) { try policy.validate(name: name) }
         try authorization.validate()
+        try authorization.checkInternalNetworks(against: clientAddress.trustedProxies + (authorization.trustedProxy?.addresses ?? []))
         try tokens.validate()
         try limits.validate()
         try clientAddress.validate()

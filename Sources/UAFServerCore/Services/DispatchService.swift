@@ -72,7 +72,7 @@ package struct DispatchService: Sendable {
             // A target of another user (or of another device, for a device signature) is "not found": the answer
             // does not tell which ids exist.
             guard id.utf8.count <= 128, let found = try await stores.dispatchTargets.target(id: id), username == nil || found.username == username,
-                  principal.mayReach(found) else {
+                  operation == .authentication ? principal.mayDispatchAuthentication(to: found) : principal.mayReach(found) else {
                 environment.decide(.dispatch(operation), username, 1404, "dispatch target not found")
                 return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
             }
