@@ -113,14 +113,14 @@ public enum UAFServerApplication {
                                        principal: principal?.auditName, operation: decision.operation.rawValue, username: decision.username,
                                        statusCode: decision.statusCode, detail: decision.detail)
                 // The event's escaped fields, never the decision's raw text: a detail may carry a caller's text.
-                dependencies.auditLogger.info("\(event.message)", metadata: event.logMetadata.mapValues { .string($0) })
+                dependencies.auditLogger.info("\(event.message)", metadata: event.logMetadataValues)
                 metrics.decided(decision)
                 audit?.record(event, budgetKeys: AuditTrail.budgetKeys(
                     principal: principal, client: client?.clientKey(ipv6PrefixLength: configuration.limits.ipv6PrefixLength), decision: decision))
                 dependencies.onDecision(decision)
             })
         let onRejection: @Sendable (OperationName, ServiceFailure) -> Void = { name, failure in
-            services.environment.decide(name, nil, failure.status.rawValue, "rejected: \(failure.detail)")
+            services.environment.decide(name, failure.username, failure.status.rawValue, "rejected: \(failure.detail)")
         }
         let authorizer = Authorizer(configuration: configuration.authorization, relyingParty: relyingPartyTokens, issuer: issuer,
                                     sessions: stores.sessions, cookieName: configuration.tokens.cookieName, deviceSignatures: services.signatures,

@@ -172,6 +172,28 @@ final class AuditTrailTests: XCTestCase {
         }
     }
 
+    /// A refused login names the user the server knows (the step-up request's), so `mauth admin audit --username`
+    /// finds it beside her successful ones.
+    func testARefusedLoginIsAuditedWithItsUser() async throws {
+        try await InProcessServer.with { server in
+            var authenticator = try await self.register(server, "alice")
+            let (_, request) = try await server.authenticationRequest(username: "alice", headers: try await server.bearer("alice"))
+            var response = try authenticator.authenticate(try XCTUnwrap(request), serverAppID: server.appID)
+            response.assertions[0].assertion = String(response.assertions[0].assertion.dropLast(8)) + "AAAAAAAA"
+            let refused = try await server.send("/nevisfido/uaf/1.1/authentication", response)
+            XCTAssertNotEqual(refused.statusCode, 1200)
+            let (_, late) = try await server.authenticationRequest(username: "alice", headers: try await server.bearer("alice"))
+            server.clock.advance(301)
+            let expired = try await server.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(late), serverAppID: server.appID))
+            XCTAssertEqual(expired.statusCode, 1491)
+            await server.server.audit?.flush()
+            let audit = try await server.exchange(.GET, "/nevisfido/admin/audit?username=alice&limit=50", body: nil, headers: try await self.adminHeaders(server))
+            let events = try XCTUnwrap((try JSONSerialization.jsonObject(with: audit.body) as? [String: Any])?["events"] as? [[String: Any]])
+            let refusals = events.filter { $0["operation"] as? String == "authentication" && ($0["statusCode"] as? Int ?? $0["code"] as? Int) != 1200 }
+            XCTAssertEqual(refusals.count, 2, "\(events)")
+        }
+    }
+
     // MARK: - Configuration
 
     func testAuditSettingsOutsideTheirRangesAreRefused() {

@@ -27,6 +27,22 @@ final class JSONLogLineTests: XCTestCase {
         XCTAssertEqual(object["nested"] as? [String: String], ["k": "v"])
     }
 
+    /// The audit file (`observability.auditLogPath`) and `mauth admin audit --json` write the same event the same way:
+    /// `code` is a number in both.
+    func testAnAuditEventsCodeIsANumberAsInTheAdminAuditJSON() throws {
+        let event = AuditEvent(at: Date(timeIntervalSince1970: 1_795_000_000), requestID: "r1", clientAddress: "192.0.2.1", principal: nil,
+                               operation: "authentication", username: "alice", statusCode: 1401, detail: "refused")
+        let line = try object(LogLine.json(time: event.at, level: .info, label: "mauth.audit", message: event.message, source: "UAFServer",
+                                           metadata: event.logMetadataValues))
+        XCTAssertEqual(line["code"] as? Int, 1401)
+        XCTAssertFalse(line["code"] is String)
+        let stored = try XCTUnwrap(try JSONSerialization.jsonObject(with: try JSONEncoder().encode(event)) as? [String: Any])
+        XCTAssertEqual(stored["code"] as? Int, 1401)
+        XCTAssertEqual(line["username"] as? String, "alice")
+        XCTAssertTrue(LogLine.text(time: event.at, level: .info, label: "mauth.audit", message: event.message,
+                                   metadata: event.logMetadataValues).contains(#"code="1401""#))
+    }
+
     func testQuotesNewlinesAndControlCharactersCannotBreakALineOrForgeAMember() throws {
         let hostile = "alice\"}\n{\"level\":\"critical\u{0}\u{1b}[31m"
         let object = try object(LogLine.json(time: Date(), level: .notice, label: "mauth.server", message: hostile, source: "s",

@@ -32,16 +32,18 @@ enum LogLine {
         return (try? WireJSONEncoder().encode(object)) ?? Array("{}".utf8)
     }
 
-    /// A metadata value as JSON: strings, arrays and objects as they are.
+    /// A metadata value as JSON: strings, arrays and objects as they are; a whole number given as one (an audit event's
+    /// `code`) as a number.
     enum Value: Encodable {
         case string(String)
+        case number(Int)
         case array([Value])
         case object([String: Value])
 
         init(_ value: Logger.Metadata.Value) {
             switch value {
             case .string(let text): self = .string(text)
-            case .stringConvertible(let convertible): self = .string(convertible.description)
+            case .stringConvertible(let convertible): self = (convertible as? Int).map(Value.number) ?? .string(convertible.description)
             case .array(let values): self = .array(values.map(Value.init))
             case .dictionary(let members): self = .object(members.mapValues(Value.init))
             }
@@ -51,6 +53,7 @@ enum LogLine {
             var container = encoder.singleValueContainer()
             switch self {
             case .string(let text): try container.encode(text)
+            case .number(let number): try container.encode(number)
             case .array(let values): try container.encode(values)
             case .object(let members): try container.encode(members)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Primitives
 
 /// One security decision as the audit trail keeps it: when, which request, from where, who, what, and the outcome.
@@ -55,6 +56,14 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
         try c.encodeIfPresent(username, forKey: .username)
         try c.encode(statusCode, forKey: .code)
         try c.encode(detail, forKey: .detail)
+    }
+
+    /// The event's fields as the `mauth.audit` stream's metadata: ``logMetadata``, with `code` a number, as
+    /// `mauth admin audit --json` writes it, so a JSON audit file and the database's events read the same.
+    public var logMetadataValues: Logger.Metadata {
+        var metadata = logMetadata.mapValues { Logger.MetadataValue.string($0) }
+        metadata["code"] = .stringConvertible(statusCode)
+        return metadata
     }
 
     /// The event's fields as log metadata (the message is the decision's text).

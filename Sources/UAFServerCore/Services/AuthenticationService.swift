@@ -167,7 +167,7 @@ package struct AuthenticationService: Sendable {
                 setCookie: cookie)
         } catch let error as UAFVerificationError {
             try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
-            throw ServiceFailure(error.statusCode, error.description)
+            throw ServiceFailure(error.statusCode, error.description, username: record.username)
         }
     }
 

@@ -108,7 +108,7 @@ package struct RegistrationService: Sendable {
                                   additionalTokens: [Token(type: .jwt, value: jwt)])
         } catch let error as UAFVerificationError {
             try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
-            throw ServiceFailure(error.statusCode, error.description)
+            throw ServiceFailure(error.statusCode, error.description, username: username)
         }
     }
 }

@@ -198,10 +198,12 @@ package struct ServiceEnvironment: Sendable {
             throw ServiceFailure(.requestInvalid, "unknown or already used request")
         }
         let record = consumed.request
-        guard record.operation == operation else { throw ServiceFailure(.requestInvalid, "request was issued for \(record.operation.rawValue)") }
+        guard record.operation == operation else {
+            throw ServiceFailure(.requestInvalid, "request was issued for \(record.operation.rawValue)", username: record.username)
+        }
         guard record.expiresAt >= clock() else {
             try await finish(record, .failed, code: .requestInvalid, report: .none, authenticators: [])
-            throw ServiceFailure(.requestInvalid, "request expired")
+            throw ServiceFailure(.requestInvalid, "request expired", username: record.username)
         }
         return consumed
     }
