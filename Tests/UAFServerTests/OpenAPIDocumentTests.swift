@@ -69,6 +69,20 @@ final class OpenAPIDocumentTests: XCTestCase {
         }
     }
 
+    /// The route rules' answers are part of every negotiated operation's contract: 405 (another method, with `Allow`)
+    /// on all of them, 406 on those that answer with a body (RouteRules refuses no empty answer).
+    func testEveryNegotiatedOperationDocumentsItsRouteRuleAnswers() throws {
+        for (path, item) in try XCTUnwrap(try document()["paths"] as? [String: [String: Any]])
+        where RouteTable.negotiated.contains(where: path.hasPrefix) {
+            for (method, value) in item {
+                let responses = try XCTUnwrap((value as? [String: Any])?["responses"] as? [String: Any])
+                XCTAssertNotNil(responses["405"], "\(method) \(path) documents no 405")
+                let answersABody = responses.contains { code, answer in code.hasPrefix("2") && (answer as? [String: Any])?["content"] != nil }
+                if answersABody { XCTAssertNotNil(responses["406"], "\(method) \(path) documents no 406") }
+            }
+        }
+    }
+
     func testServerServesTheCommittedDocument() async throws {
         try await InProcessServer.with { loopback in
             let answer = try await loopback.exchange(.GET, "/openapi.json", body: nil)
