@@ -194,6 +194,53 @@ final class AuditTrailTests: XCTestCase {
         }
     }
 
+    /// With an operator scope of its own, acting for users and the operator's endpoints are two privileges: the
+    /// backend's admin token registers for anyone but reads no trail and erases nobody; the operator's token does
+    /// those and acts for no user.
+    func testAnOperatorScopeSeparatesTheOperatorsEndpointsFromActingForUsers() async throws {
+        let relyingParty = LocalRelyingParty()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-operator-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let jwks = directory.appendingPathComponent("jwks.json").path
+        try relyingParty.writeJWKS(to: jwks)
+        var configuration = InProcessServer.configuration()
+        configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience,
+                                                adminScope: "mauth:admin", operatorScope: "mauth:operator")
+        let server = try await InProcessServer(configuration: configuration, relyingParty: relyingParty)
+        do {
+            func bearer(_ scope: String) async throws -> [(String, String)] {
+                var claims = relyingParty.claims(subject: "ops", now: server.clock.now)
+                claims.scope = scope
+                return [("Authorization", "Bearer \(try await relyingParty.sign(claims))")]
+            }
+            let backend = try await bearer("mauth:admin"), operatorToken = try await bearer("mauth:operator")
+            let registered = try await server.registrationRequest(username: "alice", headers: backend)
+            XCTAssertFalse(registered.challenge.isEmpty)
+            let trailByBackend = try await server.exchange(.GET, "/nevisfido/admin/audit", body: nil, headers: backend)
+            XCTAssertEqual(trailByBackend.status, 403)
+            let eraseByBackend = try await server.exchange(.DELETE, "/nevisfido/admin/user?username=alice", body: nil, headers: backend)
+            XCTAssertEqual(eraseByBackend.status, 403)
+            let trailByOperator = try await server.exchange(.GET, "/nevisfido/admin/audit", body: nil, headers: operatorToken)
+            XCTAssertEqual(trailByOperator.status, 200)
+            let registerByOperator = try await server.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
+                                                               body: try InProcessServer.registrationBody("alice"), headers: operatorToken)
+            XCTAssertEqual(registerByOperator.status, 403)
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+        try await server.shutdown()
+    }
+
+    func testAnOperatorScopeThatIsTheAdminScopeIsRefused() throws {
+        var configuration = InProcessServer.configuration()
+        configuration.authorization.jwt = .init(jwksPath: "/dev/null", issuer: "i", audience: "a", adminScope: "s", operatorScope: "s")
+        XCTAssertThrowsError(try configuration.validate()) { error in
+            XCTAssertTrue("\(error)".contains("authorization.jwt.operatorScope must be a scope of its own"), "\(error)")
+        }
+    }
+
     // MARK: - Configuration
 
     func testAuditSettingsOutsideTheirRangesAreRefused() {

@@ -38,9 +38,13 @@ public struct Principal: Sendable, Equatable {
     public var isAdmin: Bool
     /// When the user last verified on an authenticator, for a session (a recent authentication is needed to add one).
     public var authenticatedAt: Date?
+    /// May use the operator's endpoints (a relying-party token with the operator scope, or with the admin scope
+    /// when no operator scope is configured). Acting for users is ``isAdmin``'s alone.
+    public var isOperator: Bool
 
-    public init(source: Source, subject: String?, isAdmin: Bool, authenticatedAt: Date? = nil) {
+    public init(source: Source, subject: String?, isAdmin: Bool, authenticatedAt: Date? = nil, isOperator: Bool? = nil) {
         self.source = source; self.subject = subject; self.isAdmin = isAdmin; self.authenticatedAt = authenticatedAt
+        self.isOperator = isOperator ?? isAdmin
     }
 
     /// Whether this principal may act for `username`. Usernames compare byte for byte: no case folding or
@@ -113,7 +117,7 @@ public struct Principal: Sendable, Equatable {
         case .internalNetwork(let address): kind = "internal-network:\(address)"
         case .development: kind = "development"
         }
-        return kind + (subject.map { ":\($0)" } ?? "") + (isAdmin ? "+admin" : "")
+        return kind + (subject.map { ":\($0)" } ?? "") + (isAdmin ? "+admin" : "") + (isOperator && !isAdmin ? "+operator" : "")
     }
 
     /// Whether this principal may dispatch an authentication to `target` (push it, hand out its link): a principal

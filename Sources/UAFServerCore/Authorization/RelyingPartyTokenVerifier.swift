@@ -211,8 +211,11 @@ package final class RelyingPartyTokenVerifier: Sendable {
         guard let subject = values[configuration.subjectClaim]?.string, !subject.isEmpty else {
             throw .unauthenticated("relying-party JWT has no \(configuration.subjectClaim) claim")
         }
-        let isAdmin = configuration.adminScope.map(Self.scopes(values).contains) ?? false
-        return Principal(source: .relyingPartyToken, subject: subject, isAdmin: isAdmin)
+        let scopes = Self.scopes(values)
+        let isAdmin = configuration.adminScope.map(scopes.contains) ?? false
+        // Without an operator scope of its own, the admin scope reaches the operator's endpoints, as before.
+        let isOperator = configuration.operatorScope.map(scopes.contains) ?? isAdmin
+        return Principal(source: .relyingPartyToken, subject: subject, isAdmin: isAdmin, isOperator: isOperator)
     }
 }
 

@@ -43,19 +43,24 @@ extension ServerConfiguration {
             public var subjectClaim: String
             /// A scope (in `scope`, space-separated, or `scp`) that lets the token act for any username.
             public var adminScope: String?
+            /// The scope of the operator's endpoints (`/nevisfido/admin/…`: a user's data, removing it, erasing a user,
+            /// the audit trail). Unset, `adminScope` reaches them too; set it so that a backend that acts for users
+            /// cannot also erase them or read the trail, and an operator's token acts for no user.
+            public var operatorScope: String?
             /// Leeway for `exp` and `nbf`, in seconds (0...300).
             public var clockSkewSeconds: Int
 
             public init(jwksPath: String? = nil, publicKeyPaths: [String] = [], issuer: String, audience: String,
-                        subjectClaim: String = "sub", adminScope: String? = nil, clockSkewSeconds: Int = 60,
+                        subjectClaim: String = "sub", adminScope: String? = nil, operatorScope: String? = nil, clockSkewSeconds: Int = 60,
                         jwksURL: String? = nil, jwksRefreshSeconds: Int = 300, jwksTrustedCertificatesPath: String? = nil) {
                 self.jwksPath = jwksPath; self.publicKeyPaths = publicKeyPaths; self.issuer = issuer; self.audience = audience
-                self.subjectClaim = subjectClaim; self.adminScope = adminScope; self.clockSkewSeconds = clockSkewSeconds
+                self.subjectClaim = subjectClaim; self.adminScope = adminScope; self.operatorScope = operatorScope
+                self.clockSkewSeconds = clockSkewSeconds
                 self.jwksURL = jwksURL; self.jwksRefreshSeconds = jwksRefreshSeconds; self.jwksTrustedCertificatesPath = jwksTrustedCertificatesPath
             }
 
             package enum CodingKeys: String, CodingKey, CaseIterable {
-                case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, clockSkewSeconds, jwksURL, jwksRefreshSeconds
+                case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, operatorScope, clockSkewSeconds, jwksURL, jwksRefreshSeconds
                 case jwksTrustedCertificatesPath
             }
             public init(from decoder: any Decoder) throws {
@@ -66,6 +71,7 @@ extension ServerConfiguration {
                           issuer: try c.decode(String.self, forKey: .issuer), audience: try c.decode(String.self, forKey: .audience),
                           subjectClaim: try c.decodeIfPresent(String.self, forKey: .subjectClaim) ?? "sub",
                           adminScope: try c.decodeIfPresent(String.self, forKey: .adminScope),
+                          operatorScope: try c.decodeIfPresent(String.self, forKey: .operatorScope),
                           clockSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .clockSkewSeconds) ?? 60,
                           jwksURL: try c.decodeIfPresent(String.self, forKey: .jwksURL),
                           jwksRefreshSeconds: try c.decodeIfPresent(Int.self, forKey: .jwksRefreshSeconds) ?? 300,
@@ -108,6 +114,9 @@ extension ServerConfiguration {
                 }
                 guard (60...86_400).contains(jwt.jwksRefreshSeconds) else {
                     throw ConfigurationError.invalid("authorization.jwt.jwksRefreshSeconds must be 60...86400")
+                }
+                if let operatorScope = jwt.operatorScope, operatorScope.isEmpty || operatorScope == jwt.adminScope {
+                    throw ConfigurationError.invalid("authorization.jwt.operatorScope must be a scope of its own, not empty and not adminScope")
                 }
                 guard !jwt.issuer.isEmpty, !jwt.audience.isEmpty, !jwt.subjectClaim.isEmpty else {
                     throw ConfigurationError.invalid("authorization.jwt.issuer, audience and subjectClaim must not be empty")

@@ -11,12 +11,12 @@ package struct AdminService: Sendable {
     /// Events one audit query returns at most.
     package static let maximumAuditEvents = 1_000
 
-    /// Only a credential that may act for every user reaches another user's data: a relying-party token with the
-    /// configured admin scope (or development mode). A user's own token is not enough: these endpoints are for
-    /// operators, and a user already has her own ways to see and remove what is hers.
+    /// Only an operator's credential reaches another user's data: a relying-party token with the configured operator
+    /// scope (the admin scope when none is configured), or development mode. A user's own token is not enough: these
+    /// endpoints are for operators, and a user already has her own ways to see and remove what is hers.
     func requireAdmin(_ principal: Principal) throws {
-        guard principal.isAdmin || principal.source == .development else {
-            throw AuthorizationFailure.forbidden("\(principal.auditName) has no admin scope; the admin endpoints need a relying-party token with it")
+        guard principal.isOperator || principal.source == .development else {
+            throw AuthorizationFailure.forbidden("\(principal.auditName) has no operator scope; the admin endpoints need a relying-party token with it")
         }
     }
 
