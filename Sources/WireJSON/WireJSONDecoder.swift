@@ -16,7 +16,8 @@ import Foundation
 ///   `Float` refuse a number too large for them or that rounds a non-zero value to zero (as `JSONDecoder`);
 /// - default strategies of `JSONDecoder`: Date from seconds since 2001, Data from base64, URL from its string;
 /// - unknown members are ignored; `null` or a missing member decodes as `nil` for an optional;
-/// - `codingPath` is empty, and an error names only the member or element it is about.
+/// - `codingPath` is empty, and an error names only the member or element it is about (a value that fails as a
+///   whole, such as an unknown raw value or `null` for an object, is named by the member that holds it).
 public struct WireJSONDecoder: Sendable {
     public static let maximumDepth = 512
 
@@ -175,7 +176,27 @@ final class JSONDocument {
             }
             return unsafeBitCast(decimal, to: T.self)
         }
-        return try T(from: WireDecoderImpl(document: self, index: index))
+        do {
+            return try T(from: WireDecoderImpl(document: self, index: index))
+        } catch let error as DecodingError {
+            // A value that failed as a whole (null, not an object, an unknown raw value) is named by its member.
+            throw Self.naming(error, key)
+        }
+    }
+
+    /// `error`, with `key` as its path if it names no member of its own.
+    static func naming(_ error: DecodingError, _ key: (any CodingKey)?) -> DecodingError {
+        guard let key else { return error }
+        switch error {
+        case .valueNotFound(let type, let context) where context.codingPath.isEmpty:
+            return .valueNotFound(type, .init(codingPath: [key], debugDescription: context.debugDescription, underlyingError: context.underlyingError))
+        case .typeMismatch(let type, let context) where context.codingPath.isEmpty:
+            return .typeMismatch(type, .init(codingPath: [key], debugDescription: context.debugDescription, underlyingError: context.underlyingError))
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            return .dataCorrupted(.init(codingPath: [key], debugDescription: context.debugDescription, underlyingError: context.underlyingError))
+        default:
+            return error
+        }
     }
 
     func decodeString<T>(_ node: JSONNode, _ type: T.Type, _ key: (any CodingKey)?) throws -> String {

@@ -224,7 +224,7 @@ final class RegistrationVerificationTests: XCTestCase {
     func testRegistrationFailsIfFCParamsIsNotJSON() async throws {
         var response = try TestRegistrationBuilder().build()
         response.fcParams = "not-json"
-        await assertRejected(.malformedFinalChallengeParams, status: .badRequest) {
+        await assertRejected(.malformedFinalChallengeParams, status: .unacceptableContent) {
             _ = try await self.verifier.verify(response, issued: TestRegistrationBuilder().issued, isRegistered: { _, _ in false })
         }
     }
@@ -232,7 +232,7 @@ final class RegistrationVerificationTests: XCTestCase {
     func testRegistrationFailsWithNoAssertions() async throws {
         var response = try TestRegistrationBuilder().build()
         response.assertions = []
-        await assertRejected(.noAssertions, status: .badRequest) {
+        await assertRejected(.noAssertions, status: .unacceptableContent) {
             _ = try await self.verifier.verify(response, issued: TestRegistrationBuilder().issued, isRegistered: { _, _ in false })
         }
     }

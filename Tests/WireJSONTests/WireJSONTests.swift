@@ -464,6 +464,18 @@ final class WireJSONTests: XCTestCase {
         }
     }
 
+    func testDecoderNamesTheMemberOfAValueThatFailsAsAWhole() {
+        // An unknown raw value and null for an object fail inside their own decoder, which knows no key.
+        XCTAssertThrowsError(try WireJSONDecoder().decode(OperationHeader.self, from: #"{"upv":{"major":1,"minor":1},"op":"Register"}"#)) { error in
+            guard case DecodingError.dataCorrupted(let context) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.codingPath.map(\.stringValue), ["op"])
+        }
+        XCTAssertThrowsError(try WireJSONDecoder().decode(OperationHeader.self, from: #"{"upv":null,"op":"Reg"}"#)) { error in
+            guard case DecodingError.valueNotFound(_, let context) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.codingPath.map(\.stringValue), ["upv"])
+        }
+    }
+
     func testDecoderRefusesNullForAValueThatIsNotOptional() {
         XCTAssertThrowsError(try WireJSONDecoder().decode(Version.self, from: #"{"major":1,"minor":null}"#)) { error in
             guard case DecodingError.valueNotFound = error else { return XCTFail("\(error)") }

@@ -114,9 +114,13 @@ enum CommonChecks {
         // Step 1. The element's upv must be one this server speaks.
         guard configuration.supportedVersions.contains(header.upv) else { throw UAFVerificationError(.unsupportedVersion(header.upv)) }
         guard header.op == expectedOp else { throw UAFVerificationError(.operationMismatch) }
+        if let appID = header.appID, appID.utf8.count > OperationHeader.maximumAppIDLength {
+            throw UAFVerificationError(.malformedHeader("appID is longer than \(OperationHeader.maximumAppIDLength) characters"))
+        }
         try checkExtensions(header.exts, configuration: configuration)
-        // Step 3. Decode fcParams and check each member.
-        guard let params = FinalChallengeParams.decode(fcParams: fcParams) else {
+        // Step 3. Decode fcParams and check each member. An empty challenge is malformed content (1498), as the
+        // conformance tool expects, not a challenge this server issued and lost (1491).
+        guard let params = FinalChallengeParams.decode(fcParams: fcParams), !params.challenge.isEmpty else {
             throw UAFVerificationError(.malformedFinalChallengeParams)
         }
         // An exact match is deliberate: appIDs are URLs and any normalisation would open look-alike attacks.

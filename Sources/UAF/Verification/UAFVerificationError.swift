@@ -5,6 +5,14 @@ import FIDOAttestation
 public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConvertible {
     public enum Reason: Hashable, Sendable {
         case unsupportedVersion(Version)
+        /// `uafResponse` is not a JSON array of at least one message: the envelope did not parse.
+        case notAMessageArray
+        /// A message whose structure is wrong once the envelope parsed: a member missing or of the wrong JSON type.
+        case malformedMessage(String)
+        /// `header.serverData` is missing, empty or longer than ``OperationHeader/maximumServerDataLength``.
+        case malformedServerData
+        /// A header member out of its bounds, or a header extension this server reads that is malformed.
+        case malformedHeader(String)
         case operationMismatch
         case malformedFinalChallengeParams
         case appIDMismatch(String)
@@ -52,7 +60,9 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
     /// is the closest one, documented in the server DocC ("Status codes").
     public var statusCode: UAFStatusCode {
         switch reason {
-        case .unsupportedVersion, .operationMismatch, .malformedFinalChallengeParams, .noAssertions: return .badRequest
+        // The envelope and the version (uaf-spec §5 step 1) are 1400; past them, the conformance tool's rule: a
+        // message whose structure is wrong is 1498 ("Status codes" in the server's DocC).
+        case .unsupportedVersion, .notAMessageArray: return .badRequest
         case .challengeMismatch: return .requestInvalid
         case .channelBindingMismatch: return .channelBindingRefused
         case .unknownAAID: return .unknownAAID
@@ -64,7 +74,8 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .unknownKeyID: return .unknownKeyID
         case .authenticatorRevoked: return .revokedAuthenticator
         case .keyIDBelongsToAnotherUser: return .unauthorized
-        case .appIDMismatch, .untrustedFacetID, .unsupportedAssertionScheme, .malformedAssertion, .finalChallengeHashMismatch,
+        case .operationMismatch, .malformedMessage, .malformedServerData, .malformedHeader, .malformedFinalChallengeParams, .noAssertions,
+             .appIDMismatch, .untrustedFacetID, .unsupportedAssertionScheme, .malformedAssertion, .finalChallengeHashMismatch,
              .invalidAuthenticationMode, .signatureInvalid, .counterRegression, .counterNotKept, .unknownRequiredExtension,
              .nonceTooShort, .transactionMismatch, .duplicateAssertion:
             return .unacceptableContent
@@ -75,7 +86,11 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         switch reason {
         case .unsupportedVersion(let v): return "protocol version \(v) is not supported"
         case .operationMismatch: return "the response is for a different operation"
-        case .malformedFinalChallengeParams: return "fcParams is not base64url JSON FinalChallengeParams"
+        case .notAMessageArray: return "uafResponse is not a JSON array of messages"
+        case .malformedMessage(let why): return "the message is malformed: \(why)"
+        case .malformedServerData: return "header.serverData is missing, empty or longer than \(OperationHeader.maximumServerDataLength) characters"
+        case .malformedHeader(let why): return "the header is malformed: \(why)"
+        case .malformedFinalChallengeParams: return "fcParams is not base64url JSON FinalChallengeParams with a non-empty challenge"
         case .appIDMismatch(let appID): return "appID \"\(appID)\" is not this server's appID"
         case .untrustedFacetID(let facet): return "facetID \"\(facet)\" is not a trusted facet"
         case .challengeMismatch: return "the challenge is not the one this server issued"

@@ -10,4 +10,9 @@ package struct ServiceFailure: Error {
     package init(_ status: UAFStatusCode, _ detail: String, username: String? = nil) {
         self.status = status; self.detail = detail; self.username = username
     }
+
+    /// A UAF rejection, answered with its status code and its words.
+    package init(_ rejection: UAFVerificationError, username: String? = nil) {
+        self.init(rejection.statusCode, rejection.description, username: username)
+    }
 }

@@ -68,7 +68,8 @@ package struct RegistrationService: Sendable {
         guard let value = values.first else { return nil }
         guard values.count == 1, !value.isEmpty, value.utf8.count <= DeviceServiceWire.maximumDeviceIDLength,
               !Text.hasControlCharacters(value) else {
-            throw ServiceFailure(.badRequest, "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters")
+            throw ServiceFailure(UAFVerificationError(.malformedHeader(
+                "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters")))
         }
         return value
     }

@@ -191,8 +191,10 @@ package struct ServiceEnvironment: Sendable {
     /// another operation is 1491. With `registrationsOfItsUser`, the registrations of the request's user come back
     /// with it where that saves a round trip (``CeremonyStore/consume(id:registrationsOfItsUser:)``).
     func consume(serverData: String?, operation: UAFOperation, registrationsOfItsUser: Bool = false) async throws -> CeremonyStore.Consumed {
+        // A serverData that is not there at all is a malformed header (1498), not a request this server issued
+        // and lost (1491): the conformance tool's rule.
         guard let serverData, !serverData.isEmpty, serverData.utf8.count <= OperationHeader.maximumServerDataLength else {
-            throw ServiceFailure(.requestInvalid, "serverData is missing")
+            throw ServiceFailure(UAFVerificationError(.malformedServerData))
         }
         guard let consumed = try await stores.ceremonies.consume(id: serverData, registrationsOfItsUser: registrationsOfItsUser) else {
             throw ServiceFailure(.requestInvalid, "unknown or already used request")
@@ -212,11 +214,10 @@ package struct ServiceEnvironment: Sendable {
     /// consumes the request its serverData names (step 2).
     func receive<T: Decodable>(_ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation, registrationsOfItsUser: Bool = false,
                                header: (T) -> OperationHeader) async throws -> (T, CeremonyStore.Consumed) {
-        guard let messages = try? UAFMessageCodec.decode(T.self, from: send.uafResponse) else {
-            throw ServiceFailure(.badRequest, "uafResponse is not a \(T.self) array")
-        }
+        let messages: [T]
+        do { messages = try UAFMessageCodec.decodeResponses(T.self, from: send.uafResponse) } catch { throw ServiceFailure(error) }
         guard let message = messages.first(where: { relyingParty.supportedVersions.contains(header($0).upv) }) else {
-            throw ServiceFailure(.badRequest, "no response in a supported protocol version")
+            throw ServiceFailure(UAFVerificationError(.unsupportedVersion(header(messages[0]).upv)))
         }
         return (message, try await consume(serverData: header(message).serverData, operation: operation,
                                            registrationsOfItsUser: registrationsOfItsUser))
