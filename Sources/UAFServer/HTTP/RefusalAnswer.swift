@@ -10,6 +10,7 @@ extension Refusal {
         case .badRequest: return .badRequest
         case .unauthorized: return .unauthorized
         case .notFound: return .notFound
+        case .notAcceptable: return .notAcceptable
         case .conflict: return .conflict
         case .contentTooLarge: return .contentTooLarge
         case .unsupportedMediaType: return .unsupportedMediaType

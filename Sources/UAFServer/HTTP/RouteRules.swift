@@ -108,8 +108,8 @@ final class RouteTable: Sendable {
 /// - **406** when the request's `Accept` names no media type the route answers with (RFC 9110 §15.5.7), before
 ///   the handler runs, so a refused request changes nothing. Lenient where clients differ: a missing or empty
 ///   `Accept` and a wildcard pass; the JSON family (`application/json`, `application/fido+uaf`, `…+json`) is one
-///   type, since clients name it differently for the same body; and the Device Service's answers pass
-///   `application/jose`, which the Nevis SDK asks for (server-api #17). So 406 means a client of the API that wants
+///   type, since clients name it differently for the same body; the Device Service's reads also answer
+///   `application/jose`, which the Nevis SDK asks for (server-api #17), as the OpenAPI document says. So 406 means a client of the API that wants
 ///   something else altogether (HTML, XML, an image) from a route that answers JSON. Answers without a body (204)
 ///   and the operational endpoints (``RouteTable/negotiated``) are never refused.
 /// - **405 with `Allow`** instead of the router's 404 when the path is routed for other methods.
@@ -123,8 +123,7 @@ struct RouteRulesMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let accept = request.headers[.accept] {
             let path = request.uri.path
-            var produced = routes.produces(request.method, at: path)
-            if !produced.isEmpty, path.hasPrefix("/nevisfido/devices/") { produced.append(MediaType.jose) }
+            let produced = routes.produces(request.method, at: path)
             if !produced.isEmpty, !MediaType.accepts(accept, anyOf: produced) {
                 return ErrorBody.response(.notAcceptable, error: "not_acceptable",
                                           message: "Accept must allow \(produced.map(\.description).joined(separator: " or ")).")
@@ -157,6 +156,26 @@ struct MediaType: Equatable, CustomStringConvertible {
     }
 
     static let jose = MediaType("application/jose")!
+    static let json = MediaType("application/json")!
+
+    /// The weight `header` gives `type` (RFC 9110 §12.5.1): its most specific matching range's, the JSON family
+    /// as one type; 1 for a header that is absent in effect (see ``accepts(_:anyOf:)``), 0 where nothing matches.
+    static func weight(in header: String, of type: MediaType) -> Double {
+        guard header.utf8.count <= longestAccept else { return 1 }
+        let ranges = MediaRange.parse(header)
+        guard !ranges.isEmpty else { return 1 }
+        let json = isJSON(type.type, type.subtype)
+        func specificity(_ range: MediaRange) -> Int? {
+            if range.type == type.type && range.subtype == type.subtype { return 3 }
+            if json && isJSON(range.type, range.subtype) { return 3 }
+            if range.type == type.type && range.subtype == "*" { return 2 }
+            if range.type == "*" && range.subtype == "*" { return 1 }
+            return nil
+        }
+        let matching = ranges.compactMap { range in specificity(range).map { ($0, range.weight) } }
+        guard let best = matching.map(\.0).max() else { return 0 }
+        return matching.filter { $0.0 == best }.map(\.1).max() ?? 0
+    }
     var description: String { "\(type)/\(subtype)" }
 
     /// The JSON family: JSON under its own name, UAF's name for its JSON messages, and RFC 6839's `+json` suffix.

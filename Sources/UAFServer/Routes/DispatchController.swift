@@ -70,8 +70,8 @@ struct DispatchController {
         let credentials = RouterPath(stringLiteral: DeviceServiceWire.basePath + DeviceServiceWire.credentialsComponent + "/:deviceId")
         open.get(credentials) { request, context in
             try await Self.respond(name: "device credentials", onRejection: onRejection) {
-                Wire.json(try await devices.credentials(deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context)),
-                          contentType: Wire.jsonContentType)
+                try Self.deviceAnswer(request, try await devices.credentials(deviceId: try context.parameters.require("deviceId"),
+                                                                              signed: try await Self.signed(request, context: context)))
             }
         }
         open.patch(credentials) { request, context in
@@ -88,13 +88,29 @@ struct DispatchController {
         }
         open.get(RouterPath(stringLiteral: DeviceServiceWire.basePath + DeviceServiceWire.operationsComponent + "/:deviceId")) { request, context in
             try await Self.respond(name: "device operations", onRejection: onRejection) {
-                Wire.json(try await devices.pendingOperations(deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context)),
-                          contentType: Wire.jsonContentType)
+                try Self.deviceAnswer(request, try await devices.pendingOperations(deviceId: try context.parameters.require("deviceId"),
+                                                                                    signed: try await Self.signed(request, context: context)))
             }
         }
     }
 
     struct RedeemBody: Decodable { var token: String }
+
+    /// A Device Service answer in the media type the device asks for (our contract; what nevisFIDO answers here is
+    /// not published): JSON, unless `Accept` weighs `application/jose` above JSON, as the Nevis SDK's
+    /// `Accept: application/jose;charset=UTF-8` does; then the same JSON as a JWE to the signing target's
+    /// encryption key (``DeviceService/Answer/encrypted()``), or 406 if that target registered none.
+    static func deviceAnswer<Body>(_ request: Request, _ answer: DeviceService.Answer<Body>) throws -> Response {
+        guard let accept = request.headers[.accept], MediaType.weight(in: accept, of: .jose) > MediaType.weight(in: accept, of: .json) else {
+            return Wire.json(answer.body, contentType: Wire.jsonContentType)
+        }
+        guard let jwe = try answer.encrypted() else {
+            throw Refusal(.notAcceptable, "not_acceptable",
+                          "This dispatch target registered no encryption key to encrypt the answer to: ask for application/json.")
+        }
+        return Response(status: .ok, headers: [.contentType: DeviceService.Answer<Body>.joseContentType, .cacheControl: "no-store"],
+                        body: .init(byteBuffer: ByteBuffer(string: jwe)))
+    }
 
     func dispatchRoute(_ request: Request, _ operation: UAFOperation, principal: Principal?) async throws -> Response {
         try await Self.jsonEndpoint(request, as: DispatchService.TokenRequest.self, name: .dispatch(operation), onRejection: onRejection) { body in

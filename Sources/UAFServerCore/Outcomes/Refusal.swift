@@ -4,7 +4,7 @@
 /// HTTP.
 package struct Refusal: Error, Sendable {
     package enum Kind: Sendable {
-        case badRequest, unauthorized, notFound, conflict, contentTooLarge, unsupportedMediaType, unprocessableContent
+        case badRequest, unauthorized, notFound, notAcceptable, conflict, contentTooLarge, unsupportedMediaType, unprocessableContent
         case tooManyRequests, serviceUnavailable
     }
 

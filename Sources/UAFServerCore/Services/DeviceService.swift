@@ -1,6 +1,8 @@
 import Foundation
+import JOSE
 import NevisProtocol
 import UAF
+import WireJSON
 
 /// The Device Service (server-api §A.5, §B.9; our contract in ``DeviceServiceWire``): a device, proving itself with a
 /// `Device-Signature`, reads and changes what the server knows about it.
@@ -16,13 +18,34 @@ package struct DeviceService: Sendable {
     let targets: DispatchTargetService
     private var stores: Stores { environment.stores }
 
+    /// What the Device Service answers a device, and the dispatch target that signed for it.
+    package struct Answer<Body: Encodable & Sendable>: Sendable {
+        package let body: Body
+        package let signer: DispatchTargetRecord
+
+        /// The media type of ``encrypted()``.
+        package static var joseContentType: String { "application/jose;charset=UTF-8" }
+
+        /// The body as a compact JWE (ECDH-ES, A256GCM; `kid` the signing target's id, `cty` `application/json`)
+        /// to the signing target's encryption key: what a device that asks for `application/jose` gets (the Nevis
+        /// SDK does, server-api #17). Nil when the target registered no encryption key. Why encrypted rather than
+        /// signed: the device holds no key of the server's to check a signature with, but it holds the private half
+        /// of the key it registered, so the listing is readable by that device alone.
+        package func encrypted() throws -> String? {
+            guard let jwk = signer.encryptionKey else { return nil }
+            return try JWE.encrypt(try WireJSONEncoder().encode(body), to: try JWK(json: jwk).p256KeyAgreementKey(), keyID: signer.id,
+                                   contentType: "application/json")
+        }
+    }
+
     /// Verifies the signature and answers the device's targets.
-    private func device<Payload: Decodable>(_ deviceId: String, signed: SignedRequest, as type: Payload.Type) async throws -> (targets: [DispatchTargetRecord], payload: Payload) {
+    private func device<Payload: Decodable>(_ deviceId: String, signed: SignedRequest, as type: Payload.Type) async throws
+        -> (targets: [DispatchTargetRecord], payload: Payload, signer: DispatchTargetRecord) {
         let (signer, payload) = try await signatures.verify(signed, targetID: nil, as: Payload.self)
         // The signing target must be one of the device the path names: a key of one device never reads another.
         guard signer.deviceId == deviceId else { throw DeviceSignatureRefusal(detail: "signed by a dispatch target of another device") }
         let targets = try await stores.dispatchTargets.targets(deviceId: deviceId).filter(DeviceScope(signer: signer).holds)
-        return (targets, payload)
+        return (targets, payload, signer)
     }
 
     /// The credentials the device registered, of the users it has targets for (a label alone shows nothing).
@@ -31,19 +54,20 @@ package struct DeviceService: Sendable {
     }
 
     /// GET credentials.
-    package func credentials(deviceId: String, signed: SignedRequest) async throws -> DeviceServiceWire.Credentials {
-        let (targets, _) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
+    package func credentials(deviceId: String, signed: SignedRequest) async throws -> Answer<DeviceServiceWire.Credentials> {
+        let (targets, _, signer) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
         let registrations = try await credentials(of: deviceId, targets: targets)
         environment.decide("device credentials", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s)")
-        return DeviceServiceWire.Credentials(
+        return Answer(body: DeviceServiceWire.Credentials(
             deviceId: deviceId,
             dispatchTargets: targets.map { .init(id: $0.id, extId: $0.extId, username: $0.username, name: $0.name, dispatcher: $0.dispatcher, target: $0.target) },
-            credentials: registrations.map { .init(username: $0.username, aaid: $0.aaid, keyId: $0.keyID, creationTimeInEpochMillis: $0.createdAt.epochMillis) })
+            credentials: registrations.map { .init(username: $0.username, aaid: $0.aaid, keyId: $0.keyID, creationTimeInEpochMillis: $0.createdAt.epochMillis) }),
+            signer: signer)
     }
 
     /// PATCH credentials: renames the device or changes its push address on every one of its targets.
     package func modify(deviceId: String, signed: SignedRequest) async throws {
-        let (devices, change) = try await device(deviceId, signed: signed, as: DeviceServiceWire.Modification.self)
+        let (devices, change, _) = try await device(deviceId, signed: signed, as: DeviceServiceWire.Modification.self)
         for target in devices {
             switch try await targets.apply(to: target, name: change.name, pushToken: change.fcmRegistrationToken,
                                            disablePush: change.disablePushNotifications == true) {
@@ -56,7 +80,7 @@ package struct DeviceService: Sendable {
 
     /// DELETE credentials: removes the device's targets and the credentials it registered for their users.
     package func delete(deviceId: String, signed: SignedRequest) async throws {
-        let (targets, _) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
+        let (targets, _, _) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
         let registrations = try await credentials(of: deviceId, targets: targets)
         for registration in registrations { _ = try await stores.registrations.delete(aaid: registration.aaid, keyID: registration.keyID) }
         // The sessions the device's keys opened end with them: one statement per user.
@@ -68,8 +92,8 @@ package struct DeviceService: Sendable {
     }
 
     /// GET operations: what was dispatched to the device's targets and is neither redeemed nor expired.
-    package func pendingOperations(deviceId: String, signed: SignedRequest) async throws -> DeviceServiceWire.PendingOperations {
-        let (targets, _) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
+    package func pendingOperations(deviceId: String, signed: SignedRequest) async throws -> Answer<DeviceServiceWire.PendingOperations> {
+        let (targets, _, signer) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
         let now = environment.clock()
         var operations: [DeviceServiceWire.PendingOperations.Operation] = []
         for target in targets {
@@ -82,6 +106,6 @@ package struct DeviceService: Sendable {
         }
         operations.sort { ($0.creationTimeInEpochMillis, $0.payload) < ($1.creationTimeInEpochMillis, $1.payload) }
         environment.decide("device operations", nil, 1200, "device \(deviceId.prefix(8))…: \(operations.count) pending operation(s)")
-        return DeviceServiceWire.PendingOperations(operations: operations)
+        return Answer(body: DeviceServiceWire.PendingOperations(operations: operations), signer: signer)
     }
 }
