@@ -19,6 +19,16 @@ final class TransportSecurityTests: XCTestCase {
         }
     }
 
+    /// A trust failure never heals by waiting: it ends the operation at once, not after the network timeout.
+    func testAnUntrustedCertificateFailsWithoutWaitingOutTheTimeout() async throws {
+        let configuration = Configuration(baseUrl: env.server.baseURL, networkTimeoutInSeconds: 60, facetId: env.platform.applicationFacetId)
+        let client = try await env.client(configuration: configuration)
+        let started = ContinuousClock.now
+        let error = await captureError { try await client.register("alice") }
+        XCTAssertEqual(fidoCode(try XCTUnwrap(error)), .insecureTransport)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(20), "the 60 s timeout must not be waited out")
+    }
+
     func testPlainHTTPIsRefusedInEveryFlavor() async throws {
         let url = URL(string: "http://127.0.0.1:\(env.server.port)")!
         for security in [TransportSecurity.release, .debug(trustedCertificatesPEM: [env.server.certificatePEM])] {

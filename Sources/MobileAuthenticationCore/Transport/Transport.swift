@@ -4,6 +4,7 @@ import NevisProtocol
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 
 /// Why an HTTP exchange did not happen.
@@ -72,8 +73,9 @@ package protocol ClientTransport: Sendable {
 /// The media type of UAF requests and responses (nevisFIDO's HTTP API).
 let uafContentType = "application/fido+uaf;charset=UTF-8"
 
-/// HTTPS to the server with AsyncHTTPClient. TLS only: the release flavor uses the system trust store; the
-/// debug flavor additionally trusts given certificates. There is no flag to accept an arbitrary certificate.
+/// HTTPS to the server with AsyncHTTPClient on NIOSSL, on every platform. TLS only: the release flavor uses the
+/// system trust store; the debug flavor additionally trusts given certificates. There is no flag to accept an
+/// arbitrary certificate.
 package final class HTTPTransport: ClientTransport {
     static let maximumResponseSize = 1 << 20
     private let client: HTTPClient
@@ -95,7 +97,11 @@ package final class HTTPTransport: ClientTransport {
         // A failed connection (refused, or a certificate the flavor does not trust) fails the request at once
         // instead of being retried with back-off until the network timeout: a trust failure never heals by waiting.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        // One TLS stack on every platform: NIOSSL on NIOPosix. AsyncHTTPClient's own default on Apple platforms is
+        // Network.framework, which ignores `additionalTrustRoots` (the debug flavor's development certificate) and
+        // waits for connectivity on a certificate it does not trust instead of failing. NIOSSL checks the system
+        // trust store there through Security.framework, with the additional roots as extra anchors.
+        client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: clientConfiguration)
         timeout = .seconds(Int64(configuration.networkTimeoutInSeconds))
     }
 
@@ -142,12 +148,8 @@ package final class HTTPTransport: ClientTransport {
     static func tlsFailure(_ error: any Error) -> String? {
         let text = String(describing: error)
         if text.contains("CERTIFICATE_VERIFY_FAILED") { return "the server's certificate is not trusted" }
-        var tls = error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || text.contains("handshakeFailed")
-        #if canImport(Network)
-        // Apple platforms: AsyncHTTPClient runs on Network.framework there, whose TLS failures (an untrusted
-        // certificate is errSSLXCertChainInvalid) arrive as NWTLSError, not as NIOSSL's errors.
-        tls = tls || error is HTTPClient.NWTLSError
-        #endif
+        // NIOSSL's errors on every platform: the transport never runs on Network.framework (see `init`).
+        let tls = error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || text.contains("handshakeFailed")
         return tls ? "the server's TLS is not acceptable" : nil
     }
 }
