@@ -24,6 +24,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     private var prompts: [OSVerificationRequest] = []
     private let protector: SoftwareKeyProtector
     private var secureEnclave: SimulatedHardwareKeyStore?
+    private var excludedFromBackup: [URL] = []
 
     /// A device of `profile` with its usual sensor (Face ID on iOS, a Class 3 sensor on Android), biometrics
     /// enrolled and a device lock set.
@@ -107,4 +108,8 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     }
 
     public func makeKeyProtector() throws -> any KeyProtector { protector }
+
+    /// The folders the SDK asked to keep out of backups, in order (a simulated device makes no backups).
+    public var foldersExcludedFromBackup: [URL] { lock.withLock { excludedFromBackup } }
+    public func excludeFromBackup(_ directory: URL) throws { lock.withLock { excludedFromBackup.append(directory) } }
 }

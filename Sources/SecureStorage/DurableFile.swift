@@ -92,6 +92,13 @@ enum DurableFile {
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Renames `path` to `target` (replacing it), atomically; nothing to do if `path` does not exist.
+    static func move(_ path: String, to target: String) throws {
+        if rename(path, target) != 0 && errno != ENOENT {
+            throw SecureStorageError.unreadable(path: path, reason: errnoText())
+        }
+    }
+
     /// Removes temporary files that a writer killed mid-commit left behind for `path`. Call it only while
     /// holding the store's lock: every writer creates its temporary file under that lock.
     static func removeStaleTemporaries(of path: String) {

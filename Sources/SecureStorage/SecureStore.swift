@@ -36,6 +36,13 @@ public actor SecureStore {
         }
     }
 
+    /// Moves the store at `location` aside, with its rollback anchor, so that a new store can be created there: for
+    /// a store this device cannot unlock (``SecureStorageError/fingerprintMismatch``), such as a file restored
+    /// from another device's backup whose key secret stayed on that device. The file becomes
+    /// `<name>.mauthstore.unreadable`, replacing an earlier one, so at most one set-aside copy is kept. Nothing
+    /// to do if there is no store.
+    public static func setAside(at location: StoreLocation) throws { try StoreEngine.setAside(location) }
+
     /// Whether a store file exists at `location`.
     public static func exists(at location: StoreLocation) -> Bool { StoreEngine.exists(location) }
 

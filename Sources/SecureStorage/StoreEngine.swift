@@ -18,6 +18,9 @@ public struct StoreLocation: Sendable, Equatable {
 
     var filePath: String { directory.appendingPathComponent("\(name).mauthstore").path }
     var lockPath: String { directory.appendingPathComponent("\(name).lock").path }
+    /// Where ``SecureStore/setAside(at:)`` moves the store file.
+    var setAsidePath: String { filePath + Self.setAsideSuffix }
+    static let setAsideSuffix = ".unreadable"
     var anchorPath: String? {
         if case .directory(let dir) = anchor { return dir.appendingPathComponent("\(name).anchor").path }
         return nil
@@ -346,4 +349,14 @@ final class StoreEngine: @unchecked Sendable {
     }
 
     static func exists(_ location: StoreLocation) -> Bool { DurableFile.exists(location.filePath) }
+
+    /// Moves the store file and its anchor aside (``SecureStore/setAside(at:)``), under the store's lock.
+    static func setAside(_ location: StoreLocation) throws {
+        try location.validate()
+        try StoreFileLock.withLock(path: location.lockPath) {
+            try DurableFile.move(location.filePath, to: location.setAsidePath)
+            if let path = location.anchorPath { try DurableFile.move(path, to: path + StoreLocation.setAsideSuffix) }
+            try DurableFile.syncDirectory(location.directory.path)
+        }
+    }
 }

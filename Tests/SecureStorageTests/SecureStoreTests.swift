@@ -373,3 +373,38 @@ final class SecureStoreTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.appendingPathComponent("app.mauthstore").path))
     }
 }
+
+/// `SecureStore.setAside(at:)`: a store this device cannot unlock makes room for a new one, and one copy is kept.
+final class SetAsideTests: XCTestCase {
+    func testAStoreSetAsideLeavesRoomForANewOneAndKeepsItsBytes() async throws {
+        let location = try temporaryLocation()
+        let old = try await SecureStore.create(at: location, fingerprint: "other-device", protector: testProtector)
+        try await old.set("theirs", for: "k")
+        try await old.write()
+        let bytes = try fileBytes(location)
+        try SecureStore.setAside(at: location)
+        XCTAssertFalse(SecureStore.exists(at: location))
+        XCTAssertEqual([UInt8](try Data(contentsOf: URL(fileURLWithPath: location.setAsidePath))), bytes)
+        let fresh = try await SecureStore.openOrCreate(at: location, fingerprint: "this-device", protector: testProtector)
+        let value = try await fresh.string(for: "k")
+        XCTAssertNil(value)
+    }
+
+    func testSettingAsideNothingIsNoError() throws {
+        let location = try temporaryLocation()
+        XCTAssertNoThrow(try SecureStore.setAside(at: location))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: location.setAsidePath))
+    }
+
+    func testASecondSetAsideReplacesTheFirstCopy() async throws {
+        let location = try temporaryLocation()
+        _ = try await SecureStore.create(at: location, fingerprint: "first", protector: testProtector)
+        try SecureStore.setAside(at: location)
+        _ = try await SecureStore.create(at: location, fingerprint: "second", protector: testProtector)
+        let second = try fileBytes(location)
+        try SecureStore.setAside(at: location)
+        XCTAssertEqual([UInt8](try Data(contentsOf: URL(fileURLWithPath: location.setAsidePath))), second)
+        let copies = try FileManager.default.contentsOfDirectory(atPath: location.directory.path).filter { $0.hasSuffix(".mauthstore.unreadable") }
+        XCTAssertEqual(copies, ["store.mauthstore.unreadable"])
+    }
+}

@@ -44,6 +44,26 @@ public struct ServerStatusError: Error, Sendable, Equatable, CustomStringConvert
     }
 }
 
+/// The SDK's storage could not be unlocked on this device, so it was set aside and the next initialization starts
+/// with empty storage. It happens after a backup of another device is restored onto this one: the storage's key
+/// secret is a `…ThisDeviceOnly` Keychain item, which no backup carries, and the authenticator keys stayed on the
+/// other device too, so nothing in the old storage could be used here. (A reset Keychain does the same.)
+///
+/// ``InitializationError/Unknown(cause:)`` carries it once, as its `cause`; show ``description`` and initialize
+/// again, then let the user register this device:
+/// ```swift
+/// if case .Unknown(let cause as StorageResetError) = error { show(cause.description); initializeAgain() }
+/// ```
+/// The Nevis SDK's iOS `InitializationError` has no case of its own for it, so its three cases stay as they are.
+public struct StorageResetError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The set-aside file (`….mauthstore.unreadable`, one copy kept, replaced by a later reset).
+    public let setAsidePath: String
+    package init(setAsidePath: String) { self.setAsidePath = setAsidePath }
+    public var description: String {
+        "This app's sign-in data came from another device (a restored backup) and cannot be used on this one. It was cleared: register this device again."
+    }
+}
+
 /// Errors of the client initializer.
 public enum InitializationError: MobileAuthenticationClientError {
     /// The device's integrity checks failed (debugger attached, tampering).

@@ -77,7 +77,18 @@ package actor LocalState {
 
     package static func open(platform: any Platform) async throws -> LocalState {
         let location = StoreLocation(directory: platform.storageDirectory, name: "mobile-authentication")
-        let store = try await SecureStore.openOrCreate(at: location, fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
+        // Out of backups: its key secret never is in one, so a restored copy could never be opened (see below).
+        try platform.excludeFromBackup(platform.storageDirectory)
+        let store: SecureStore
+        do {
+            store = try await SecureStore.openOrCreate(at: location, fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
+        } catch SecureStorageError.fingerprintMismatch {
+            // This device cannot unlock the file: a backup of another device restored here (or a reset Keychain).
+            // Failing on every start would leave the app no way forward, and nothing in the file is usable here (its
+            // authenticator keys are device-bound too): set it aside, say so once, start clean next time.
+            try SecureStore.setAside(at: location)
+            throw StorageResetError(setAsidePath: location.directory.appendingPathComponent("\(location.name).mauthstore.unreadable").path)
+        }
         let data = try await store.value(LocalStateData.self, for: stateKey) ?? LocalStateData()
         return LocalState(store: store, data: data)
     }

@@ -39,6 +39,15 @@ public struct ApplePlatform: Platform {
     public var deviceFingerprint: String { "apple|\(applicationFacetId)" }
     public func now() -> Date { Date() }
     public func makeKeyProtector() throws -> any KeyProtector { KeychainKeyProtector() }
+
+    /// Application Support is backed up by default; the storage folder is not (its Keychain secret never is).
+    public func excludeFromBackup(_ directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var values = URLResourceValues()
+        values.isExcludedFromBackup = true
+        var folder = directory
+        try folder.setResourceValues(values)
+    }
     public var deviceProfile: DeviceProfile { .ios }
 
     /// A debugger can read keys and PINs from memory (Apple QA1361: the `P_TRACED` flag of the process).

@@ -91,6 +91,10 @@ public protocol Platform: Sendable {
     func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult
     /// The hardware keystore for authenticator keys, if the device has one.
     var hardwareKeyStore: (any HardwareKeyStore)? { get }
+    /// Keeps `directory` (the storage folder, created if missing) out of the device's backups; called before the
+    /// storage opens. The storage's key protection is device-bound, so a backed-up copy could never be opened on
+    /// another device. Where the system makes no backups of the folder, nothing to do.
+    func excludeFromBackup(_ directory: URL) throws
 }
 
 extension Platform {
@@ -101,6 +105,7 @@ extension Platform {
     public var biometricsLockedOut: Bool { false }
     public var hasDeviceLock: Bool { false }
     public var deviceLockGeneration: Int { 0 }
+    public func excludeFromBackup(_ directory: URL) throws {}
     public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
         .notAvailable("this platform has no operating-system user verification")
     }
