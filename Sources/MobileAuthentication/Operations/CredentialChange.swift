@@ -28,8 +28,8 @@ public final class PinChange: Operation {
         let fields = state.value
         guard let username = fields.username, !username.isEmpty else { throw .Unknown(cause: SDKMessage("username is required")) }
         guard let changer = fields.changer else { throw .Unknown(cause: SDKMessage("a pinChanger is required")) }
-        let policy = changer.pinPolicy()
         let interaction = core.interaction
+        let policy = await interaction.read { changer.pinPolicy() }
         do {
             try await CredentialChanger(core: core, factor: .pin, username: username).run(
                 ask: { state, lastError throws(OperationError) in
@@ -73,8 +73,8 @@ public final class PasswordChange: Operation {
         let fields = state.value
         guard let username = fields.username, !username.isEmpty else { throw .Unknown(cause: SDKMessage("username is required")) }
         guard let changer = fields.changer else { throw .Unknown(cause: SDKMessage("a passwordChanger is required")) }
-        let policy = changer.passwordPolicy()
         let interaction = core.interaction
+        let policy = await interaction.read { changer.passwordPolicy() }
         do {
             try await CredentialChanger(core: core, factor: .password, username: username).run(
                 ask: { state, lastError throws(OperationError) in

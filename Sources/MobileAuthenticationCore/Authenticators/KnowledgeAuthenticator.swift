@@ -30,7 +30,7 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
     /// Asks the enroller until it gives a PIN that satisfies its policy (a bad one is a recoverable error).
     private func enrollPin(username: Username, session: VerificationSession) async throws(OperationError) -> String {
         guard let enroller = session.objects.pinEnroller else { throw .Unknown(cause: SDKMessage("the PIN authenticator needs a pinEnroller")) }
-        let policy = enroller.pinPolicy()
+        let policy = await session.interaction.read { enroller.pinPolicy() }
         let pin = try await Self.askUntilValid(session: session, ask: { (lastError: PinEnrollmentError?, gate: InteractionGate<String>) in
             enroller.enrollPin(context: PinEnrollmentContextValue(username: username, lastRecoverableError: lastError),
                                handler: TextAnswerHandler(gate: gate))
@@ -44,7 +44,7 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
         guard let enroller = session.objects.passwordEnroller else {
             throw .Unknown(cause: SDKMessage("the password authenticator needs a passwordEnroller"))
         }
-        let policy = enroller.passwordPolicy()
+        let policy = await session.interaction.read { enroller.passwordPolicy() }
         let password = try await Self.askUntilValid(session: session, ask: { (lastError: PasswordEnrollmentError?, gate: InteractionGate<String>) in
             enroller.enrollPassword(context: PasswordEnrollmentContextValue(username: username, lastRecoverableError: lastError),
                                     handler: TextAnswerHandler(gate: gate))

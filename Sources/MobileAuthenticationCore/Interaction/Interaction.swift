@@ -25,6 +25,14 @@ package struct Interaction: Sendable {
     /// Tells the app something that needs no answer (`onValidCredentialsProvided()`), on the callback queue.
     package func tell(_ body: @escaping @Sendable () -> Void) { callbacks.run(body) }
 
+    /// Reads a value from the app's object (a policy) on the callback queue, where every call into the app is made:
+    /// a `@MainActor` type that adopts a protocol with `@preconcurrency` is checked at run time to be on the main
+    /// actor, even for a getter.
+    package func read<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        guard callbacks.queue != nil else { return body() }
+        return await withCheckedContinuation { continuation in callbacks.run { continuation.resume(returning: body()) } }
+    }
+
     /// Hands a handler to the app through `ask`, on the callback queue, and waits. `extraTime` extends the timeout,
     /// for a prompt shown during a cool-down (seed 000: the user must be able to wait it out without the operation
     /// timing out).
