@@ -127,7 +127,9 @@ let package = Package(
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]
+            ],
+            // Apple's privacy manifest: `fstat` (the store file's size) is a required-reason API.
+            resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         // The SDK's runtime: the vocabulary (models, errors, configuration, interaction), the platform, the
         // authenticators (the ASM layer), local state, transport and the operation runner. It knows no builder:
