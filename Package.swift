@@ -378,7 +378,9 @@ let package = Package(
         .testTarget(
             name: "ApplePlatformTests",
             dependencies: ["AppleFrameworksShim", "MobileAuthenticationCore", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: [.define("APPLE_FRAMEWORKS_SHIM", .when(platforms: [.linux]))]
+            // The links in AppleSources compile here against the shim on Linux, and to nothing elsewhere: on an
+            // Apple platform their home modules compile them against the real frameworks.
+            swiftSettings: [.define("APPLE_FRAMEWORKS_SHIM", .when(platforms: [.linux])), .define("APPLE_SOURCES_LINKED")]
         ),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         // In-process tests of the server: units and route rules on a router (HummingbirdTesting).

@@ -1,4 +1,6 @@
-#if canImport(Security) || APPLE_FRAMEWORKS_SHIM
+// Compiled in SecureStorage where Security exists, and in the test target ApplePlatformTests (a link to this file)
+// only against its shim on Linux: on an Apple platform the test module is not this file's home (APPLE_SOURCES_LINKED).
+#if APPLE_FRAMEWORKS_SHIM || (canImport(Security) && !APPLE_SOURCES_LINKED)
 import Crypto
 import Foundation
 #if APPLE_FRAMEWORKS_SHIM

@@ -1,4 +1,6 @@
-#if (canImport(LocalAuthentication) && canImport(Security)) || APPLE_FRAMEWORKS_SHIM
+// Compiled in MobileAuthenticationCore where the frameworks exist, and in the test target ApplePlatformTests (a link
+// to this file) only against its shim on Linux: on an Apple platform the test module is not this file's home.
+#if APPLE_FRAMEWORKS_SHIM || (canImport(LocalAuthentication) && canImport(Security) && !APPLE_SOURCES_LINKED)
 import Foundation
 #if APPLE_FRAMEWORKS_SHIM
 // Linux: the test target `ApplePlatformTests` compiles this file against a scripted stand-in of the frameworks,
