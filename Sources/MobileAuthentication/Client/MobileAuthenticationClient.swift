@@ -95,7 +95,9 @@ public final class MobileAuthenticationClientInitializer: Operation {
     public init() {}
 
     @discardableResult public func configuration(_ configuration: Configuration) -> Self { state.update { $0.configuration = configuration }; return self }
-    /// The platform services; defaults to `SoftwarePlatform` in the user's data directory.
+    /// The platform services. Without one: `ApplePlatform` on Apple platforms (the Secure Enclave, the Keychain,
+    /// LocalAuthentication; no Secure Enclave in the Simulator), `SoftwarePlatform` elsewhere, each with its storage
+    /// in the user's data folder.
     @discardableResult public func platform(_ platform: any Platform) -> Self { state.update { $0.platform = platform }; return self }
     /// Reports every HTTP exchange (for the virtual device, QA tooling and debugging). The SDK never sends a
     /// PIN or a private key, so the bodies hold only protocol messages. Tokens, session cookies and encrypted payloads
