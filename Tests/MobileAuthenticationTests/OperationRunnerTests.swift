@@ -211,13 +211,23 @@ final class OperationRunnerTests: XCTestCase {
         }
     }
 
+    /// The app's headers go with every exchange of an operation: the UAF ones, the dispatch target's creation and
+    /// the Device Service's. The paths are listed, so an exchange that is not made cannot pass for one with headers.
     func testRequestHeadersReachEveryExchange() async throws {
         let (client, party, _) = try await makeClient()
+        let headers = ["X-Tenant", "blue", "X-Trace", "7"]
         try await client.operations.registration.username("erin").deviceInformation(DeviceInformation(name: "unit"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#1001")).pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
-            .requestHeaders(["X-Tenant", "blue", "X-Trace", "7"]).executeAsync()
+            .requestHeaders(headers).executeAsync()
+        _ = await client.operations.deviceInformationCheck.requestHeaders(headers).executeAsync()
+        _ = await client.operations.pendingOutOfBandOperations.requestHeaders(headers).executeAsync()
+        let paths = party.sent.map { $0.url.path }
+        for expected in ["/uaf/1.1/request/registration", "/uaf/1.1/registration", "/token/dispatch/targets", "/devices/credentials/", "/devices/operations/"] {
+            XCTAssertTrue(paths.contains { $0.contains(expected) }, "no exchange with \(expected) in \(paths)")
+        }
         for request in party.sent {
-            XCTAssertTrue(request.headers.contains { $0 == ("X-Tenant", "blue") } && request.headers.contains { $0 == ("X-Trace", "7") })
+            XCTAssertTrue(request.headers.contains { $0 == ("X-Tenant", "blue") } && request.headers.contains { $0 == ("X-Trace", "7") },
+                          "\(request.method) \(request.url.path) went without the app's headers")
         }
     }
 
@@ -316,8 +326,21 @@ final class PlatformAndDescriptorTests: XCTestCase {
         XCTAssertFalse(cache.isTrusted(appID: "https://other.example/facets", now: now))
     }
 
-    func testMetaDataNamesTheVersionAndTheFacet() {
-        XCTAssertTrue(MetaData.mobileAuthenticationVersion.descriptionWithBuild.contains("FIDO UAF 1.1"))
-        XCTAssertTrue(MetaData.applicationFacetId.hasPrefix("linux:") || MetaData.applicationFacetId.hasPrefix("ios:bundle-id:"))
+    func testTheSDKsVersionIsTheProductVersionWithItsProtocolAndPlatform() {
+        let version = MetaData.mobileAuthenticationVersion
+        XCTAssertEqual([version.major, version.minor, version.patch], [ProductVersion.major, ProductVersion.minor, ProductVersion.patch])
+        #if os(Linux)
+        XCTAssertEqual(version.descriptionWithBuild, "\(ProductVersion.text) (FIDO UAF 1.1, Linux)")
+        #else
+        XCTAssertEqual(version.descriptionWithBuild, "\(ProductVersion.text) (FIDO UAF 1.1, Apple)")
+        #endif
+    }
+
+    func testTheDefaultFacetNamesTheRunningProgram() {
+        #if canImport(Darwin)
+        XCTAssertEqual(MetaData.applicationFacetId, Bundle.main.bundleIdentifier.map { "ios:bundle-id:\($0)" } ?? "linux:\(ProcessInfo.processInfo.processName)")
+        #else
+        XCTAssertEqual(MetaData.applicationFacetId, "linux:\(ProcessInfo.processInfo.processName)")
+        #endif
     }
 }

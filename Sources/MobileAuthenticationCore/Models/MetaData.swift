@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// The SDK's version.
 public struct MobileAuthenticationVersion: Sendable, Equatable, CustomStringConvertible {
@@ -13,7 +14,9 @@ public struct MobileAuthenticationVersion: Sendable, Equatable, CustomStringConv
 
 /// Facts about the SDK, available without a client (seed 002, "SDK MetaData").
 public enum MetaData {
-    public static let mobileAuthenticationVersion = MobileAuthenticationVersion(major: 0, minor: 8, patch: 0, build: "FIDO UAF 1.1, \(platformName)")
+    /// The project's `ProductVersion` (module Primitives), with the UAF version the SDK speaks and the platform family.
+    public static let mobileAuthenticationVersion = MobileAuthenticationVersion(
+        major: ProductVersion.major, minor: ProductVersion.minor, patch: ProductVersion.patch, build: "FIDO UAF 1.1, \(platformName)")
 
     /// The FacetID the SDK uses when the configuration names none: `ios:bundle-id:<bundle id>` on Apple platforms
     /// (as nevisFIDO expects for iOS apps), `linux:<executable name>` elsewhere.
