@@ -158,7 +158,8 @@ final class AuthenticatorFlowTests: XCTestCase {
         let error = await captureError {
             try await self.register(client, "both", aaid: "F1D0#1003") { $0.allowDevicePasscodeAsFallback(true) }
         }
-        guard case .Unknown? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+        guard case .Unknown(let cause as SDKMessage)? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(cause.message, "allowDevicePasscodeAsFallback and invalidateOnNewOsBiometrics cannot both be enabled")
     }
 
     func testASecondAuthenticatorOfTheSameTypeIsRefused() async throws {
@@ -237,7 +238,8 @@ final class AuthenticatorFlowTests: XCTestCase {
                 .pinEnroller(ScriptedPinEnroller(pins: ["123456"])).authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#1001"))
                 .executeAsync()
         }
-        guard case .Unknown? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+        guard case .Unknown(let cause as SDKMessage)? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(cause.message, "the first registration needs deviceInformation(_:) (a DeviceInformation with the device's name)")
     }
 
     func testWithASimulatedSecureEnclaveBiometricKeysLiveInHardwareAndFollowItsRules() async throws {

@@ -26,7 +26,7 @@ final class DeregistrationFlowTests: XCTestCase {
         XCTAssertEqual(stored, [])
         // Nothing left to authenticate with on the device.
         let error = await captureError { try await client.authenticate("alice", verifier: ScriptedPinUserVerifier(pins: ["123456"])) }
-        XCTAssertNotNil(error)
+        XCTAssertEqual(fidoCode(try XCTUnwrap(error)), .noSuitableAuthenticator, "\(String(describing: error))")
     }
 
     func testDeregistrationByAAIDRemovesThatAuthenticator() async throws {

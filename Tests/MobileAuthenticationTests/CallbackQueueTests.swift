@@ -89,12 +89,23 @@ final class CallbackQueueTests: XCTestCase {
         XCTAssertEqual(witness.names, [], "the selector was called after its operation had timed out")
     }
 
-    func testTheDefaultQueueIsMainOnApplePlatformsAndTheSDKsExecutorElsewhere() {
+    /// A client made without `callbackQueue(_:)` asks the app on the main thread on Apple platforms and on the SDK's
+    /// task elsewhere (a tool on Linux has no main run loop that would drain the main queue).
+    func testWithoutAQueueTheAppIsAskedOnMainOnApplePlatformsAndOnTheSDKsTaskElsewhere() async throws {
+        let platform = SimulatedPlatform(storageDirectory: directory, deviceProfile: .ios)
+        let party = InMemoryRelyingParty(facetID: platform.applicationFacetId)
+        let configuration = Configuration(baseUrl: URL(string: "https://rp.example")!, userInteractionTimeoutInSeconds: 5, facetId: platform.applicationFacetId)
+        let client = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(platform).transport(party).executeAsync()
+        let witness = ThreadWitness()
+        try await client.operations.registration.username("alice").deviceInformation(DeviceInformation(name: "unit"))
+            .authenticatorSelector(ThreadNotingSelector(witness)).pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
+            .executeAsync()
         #if canImport(Darwin)
-        XCTAssertTrue(CallbackQueue.platformDefault === DispatchQueue.main)
+        XCTAssertEqual(witness.onMain, [true])
         #else
-        XCTAssertNil(CallbackQueue.platformDefault, "no main run loop on Linux: callbacks come from the SDK's task")
+        XCTAssertEqual(witness.onMain, [false])
         #endif
+        await client.shutdown()
     }
 }
 
@@ -128,3 +139,4 @@ private final class ThreadNotingSelector: AuthenticatorSelector, @unchecked Send
         threads.note(); handler.aaid("F1D0#1001")
     }
 }
+
