@@ -41,7 +41,8 @@ final class Environment {
     /// The local Firebase stand-in push goes to, when the environment was made `withPush`.
     private(set) var firebase: FirebaseStandIn?
 
-    init(profile: DeviceProfile = .ios, metadataJSON: String? = nil, withPush: Bool = false, acceptedVersions: [String]? = nil) async throws {
+    init(profile: DeviceProfile = .ios, metadataJSON: String? = nil, withPush: Bool = false, acceptedVersions: [String]? = nil,
+         limits: ServerConfiguration.Limits? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let jwks = directory.appendingPathComponent("relying-party-jwks.json").path
@@ -52,6 +53,7 @@ final class Environment {
                                                 audience: EndToEndRelyingParty.shared.audience, adminScope: "mauth:admin")
         if let metadataJSON { configuration.metadataJSON = metadataJSON }
         if let acceptedVersions { configuration.acceptedVersions = acceptedVersions }
+        if let limits { configuration.limits = limits }
         if withPush {
             let firebase = try await FirebaseStandIn.start(directory: directory.appendingPathComponent("firebase"))
             configuration.dispatch.firebase = firebase.configuration

@@ -12,7 +12,7 @@ import UAF
 /// A relying party that answers in memory, verifying what the client sends with `UAF`'s verifiers: the operation
 /// runner is tested without HTTP.
 final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
-    enum Fault { case network, status(Int) }
+    enum Fault { case network, status(Int), http(Int, [(String, String)]) }
     private let lock = NSLock()
     let facetID: String
     private var challenges: [String: (username: String?, policy: Policy)] = [:]
@@ -41,6 +41,9 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
         switch fault {
         case .network?: throw .network(URLError(.cannotConnectToHost))
         case .status(let code)?: return HTTPExchange(status: 200, body: try! JSONEncoder().encode(ServerResponse(statusCode: code)))
+        case .http(let status, let headers)?:
+            return HTTPExchange(status: status, body: Data(#"{"error":"rate_limited","message":"Too many requests from this client; retry later."}"#.utf8),
+                                headers: headers)
         case nil: break
         }
         if request.url.path.contains("dispatch/targets") {

@@ -20,6 +20,8 @@ public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible, Fi
         case notSupported
         /// 422: a name another dispatch target of the user has.
         case nameTaken
+        /// 429: too many requests; send again after the error's `retryAfterSeconds`.
+        case rateLimited(RateLimitError)
         /// The device has no dispatch target on that server to sign with.
         case noDispatchTarget
         /// Anything else: an unexpected answer or a local failure.
@@ -97,6 +99,10 @@ struct DeviceServiceClient: Sendable {
                 }
                 return .failure(failure(.notSupported, server, exchange.status, "the server has no Device Service at \(url.path)", http))
             case 422: return .failure(failure(.nameTaken, server, 422, "another dispatch target of the user has this name", http))
+            case 429:
+                let limited = RateLimitError(exchange, now: core.platform.now(), httpError: http)
+                return .failure(failure(.rateLimited(limited), server, 429,
+                                        "too many requests" + (limited.retryAfterSeconds.map { "; try again in \($0) s" } ?? "; try again later"), http))
             default: return .failure(failure(.other, server, exchange.status, http.body.map { String($0.prefix(200)) } ?? "", http))
             }
         }

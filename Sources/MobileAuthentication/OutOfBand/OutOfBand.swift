@@ -151,6 +151,8 @@ public final class OutOfBandOperation: HttpOperation {
             }
         }
         let http = HttpError(request: request, server: server, exchange: exchange, underlying: nil)
+        // Too many redeems from this address: the token is still good; say when to try again.
+        if exchange.status == 429 { throw .NetworkError(cause: RateLimitError(exchange, now: core.platform.now(), httpError: http)) }
         guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
             throw .NetworkError(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status, message: "the redeem answer is not a ReturnUAFRequest",
                                                          httpError: http))

@@ -65,6 +65,7 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
         switch failure.kind {
         case .clockSkew: self = .ClockSkewTooBig(cause: failure)
         case .network, .insecure: self = .NetworkError(cause: failure)
+        case .rateLimited(let limit): self = .NetworkError(cause: limit)
         case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
         case .refused, .nameTaken, .noDispatchTarget, .other: self = .Unknown(cause: failure)
         }
@@ -108,6 +109,7 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError {
         switch failure.kind {
         case .clockSkew: self = .ClockSkewTooBig(cause: failure)
         case .network, .insecure: self = .NetworkError(cause: failure)
+        case .rateLimited(let limit): self = .NetworkError(cause: limit)
         case .nameTaken: self = .NameAlreadyExists(cause: failure)
         case .refused, .noDispatchTarget, .notSupported: self = .NotFound(cause: failure)
         case .other: self = .Unknown(cause: failure)
@@ -152,6 +154,7 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError {
         switch failure.kind {
         case .clockSkew: self = .ClockSkewTooBig(cause: failure)
         case .network, .insecure: self = .NetworkError(cause: failure)
+        case .rateLimited(let limit): self = .NetworkError(cause: limit)
         case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
         case .refused, .noDispatchTarget: self = .Forbidden(cause: failure)
         case .nameTaken, .other: self = .Unknown(cause: failure)
@@ -194,6 +197,7 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError {
         switch failure.kind {
         case .clockSkew: self = .ClockSkewTooBig(cause: failure)
         case .network, .insecure: self = .NetworkError(cause: failure)
+        case .rateLimited(let limit): self = .NetworkError(cause: limit)
         case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
         case .refused, .nameTaken, .noDispatchTarget, .other: self = .Unknown(cause: failure)
         }

@@ -228,6 +228,9 @@ package protocol FidoCodedCause: Error {
 
 package func networkErrorDescription(_ cause: (any Error)?) -> String {
     if let code = carriedFidoErrorCode(cause), let cause { return code.errorDescription + " (\(cause))" }
+    if let limited = cause as? RateLimitError {
+        return "The server is busy with too many requests" + (limited.retryAfterSeconds.map { ": try again in \($0) s." } ?? ": try again later.")
+    }
     if let status = cause as? ServerStatusError, status.httpStatus == 401 || status.httpStatus == 403 {
         return "The server refused the request's authorization (HTTP \(status.httpStatus))\(status.message.map { ": \($0)" } ?? "")."
     }

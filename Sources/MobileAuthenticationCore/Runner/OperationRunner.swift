@@ -67,10 +67,10 @@ package struct OperationRunner: Sendable {
                                                             httpError: HttpError(request: request, server: server, exchange: exchange, underlying: nil)))
         }
         guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
-            throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server)
+            throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server, now: core.platform.now())
         }
         guard exchange.status == 200, answer.statusCode == UAFStatusCode.ok.rawValue, let message = answer.uafRequest else {
-            throw Self.serverFailure(exchange, statusCode: answer.statusCode, request: request, server: server)
+            throw Self.serverFailure(exchange, statusCode: answer.statusCode, request: request, server: server, now: core.platform.now())
         }
         return message
     }
@@ -95,23 +95,27 @@ package struct OperationRunner: Sendable {
         let request = HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers)
         do { exchange = try await core.transport.send(request) } catch { throw map(error, request: request, server: server) }
         guard let answer = try? JSONDecoder().decode(ServerResponse.self, from: exchange.body) else {
-            throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server)
+            throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server, now: core.platform.now())
         }
         guard exchange.status == 200, answer.statusCode == UAFStatusCode.ok.rawValue else {
-            throw Self.serverFailure(exchange, statusCode: answer.statusCode, message: answer.description, request: request, server: server)
+            throw Self.serverFailure(exchange, statusCode: answer.statusCode, message: answer.description, request: request, server: server, now: core.platform.now())
         }
         return answer
     }
 
     /// The operation's error for an answer that is not a success; each cause carries the request and the answer.
     static func serverFailure(_ exchange: HTTPExchange, statusCode: Int, message: String? = nil, request: HTTPRequest? = nil,
-                              server: Server? = nil) -> OperationError {
+                              server: Server? = nil, now: Date = Date()) -> OperationError {
         let http = request.map { HttpError(request: $0, server: server, exchange: exchange, underlying: nil) }
         if exchange.status == 404 || exchange.status == 405, statusCode == 0 {
             // No UAF answer and no such endpoint: a server without this operation (an older backend, or one that
             // does not offer it). A UAF error sent with 404 is the operation's answer and stays a FIDO error.
             return .OperationNotSupportedByBackend(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status,
                                                                             message: "no endpoint for this operation", httpError: http))
+        }
+        if exchange.status == 429 {
+            // Too many requests: not a protocol violation, and nothing the user did wrong. Say when to try again.
+            return .NetworkError(cause: RateLimitError(exchange, now: now, httpError: http))
         }
         if exchange.status == 401 || exchange.status == 403 {
             // The server refused the credentials (or their absence): say so, whatever the body holds.
