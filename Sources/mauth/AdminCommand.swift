@@ -14,11 +14,18 @@ struct AdminCommand: AsyncParsableCommand {
 struct DatabaseOptions: ParsableArguments {
     @Option(help: "The server's configuration file (JSON); MAUTH_* environment variables override it.") var config: String?
     @Option(help: "SQLite database file or a postgres:// URL (overrides the configuration).") var database: String?
+    @Flag(help: "Create the SQLite database if there is none yet (before the server's first start).") var create = false
 
     /// Opens the database (running its migrations), runs `body` on its stores, and closes it, also when `body` fails.
     func withStores<T>(_ body: (Stores) async throws -> T) async throws -> T {
         var configuration = try ServerConfiguration.load(path: config)
         if let database { configuration.database = .init(text: database) }
+        // A mistyped path, or a working directory other than the server's, would otherwise make a new empty database
+        // without a word: keys created there are refused by the server, and a user with keys shows none.
+        if case .sqlite(let path) = configuration.database, !create, !FileManager.default.fileExists(atPath: path) {
+            throw ValidationError("no database at \(path): name the server's with --config FILE (its configuration) or --database PATH, "
+                                  + "or pass --create to make a new one")
+        }
         let database = try await StoreDatabase.open(configuration.database)
         let result: T
         do { result = try await body(Stores(database: database)) } catch {
