@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import NevisProtocol
 import UAFServerTesting
 import XCTest
 @testable import UAFServer
