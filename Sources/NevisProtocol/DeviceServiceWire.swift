@@ -87,9 +87,19 @@ public enum DeviceServiceWire {
             public var payload: String
             /// The `dispatchInformation` JSON text of the dispatch request (for push, the notification), if any.
             public var dispatchInformation: String?
-            public init(creationTimeInEpochMillis: Int64, dispatcher: String, dispatchTargetId: String, payload: String, dispatchInformation: String?) {
+            /// What the operation is for, so that a device can list it before it opens one (our contract; a server
+            /// that leaves them out is read as before): the UAF operation (`Reg`, `Auth`, `Dereg`), the user it was
+            /// dispatched for, and the text/plain transaction text it asks to confirm, exactly as dispatched. Only the
+            /// device the operation was dispatched to reads them (the request is device-signed), and it would read
+            /// them on redeeming anyway; the text it confirms is the one the redeemed request carries.
+            public var operation: String?
+            public var username: String?
+            public var transactionText: String?
+            public init(creationTimeInEpochMillis: Int64, dispatcher: String, dispatchTargetId: String, payload: String, dispatchInformation: String?,
+                        operation: String? = nil, username: String? = nil, transactionText: String? = nil) {
                 self.creationTimeInEpochMillis = creationTimeInEpochMillis; self.dispatcher = dispatcher; self.dispatchTargetId = dispatchTargetId
                 self.payload = payload; self.dispatchInformation = dispatchInformation
+                self.operation = operation; self.username = username; self.transactionText = transactionText
             }
         }
         public var operations: [Operation]

@@ -75,13 +75,18 @@ final class PushFlowTests: BackendTestCase {
     func testAPushThatNeverArrivesIsFoundByPendingOperationsAndCompleted() async throws {
         let client = try await environment.client()
         let target = try await registerWithPush(client, "carol")
-        let dispatched = try await backend.dispatch(.authentication, username: "carol", dispatcher: "firebase-cloud-messaging", targetID: target)
+        let dispatched = try await backend.dispatch(.authentication, username: "carol", dispatcher: "firebase-cloud-messaging", targetID: target,
+                                                    transaction: "Pay CHF 12.00 to Example Shop")
         XCTAssertEqual(dispatched.dispatchResult, "dispatched")
         // The message reached FCM but never the phone: the app fetches what is pending when it comes to the foreground.
         let result = await client.operations.pendingOutOfBandOperations.executeAsync()
         XCTAssertTrue(result.errors.isEmpty, "\(result.errors)")
         let operation = try XCTUnwrap(result.operations.first)
         XCTAssertEqual(operation.dispatcherName, "firebase-cloud-messaging")
+        // The list can say whom and what it is for before anything is redeemed.
+        XCTAssertEqual(operation.operationKind, .authentication)
+        XCTAssertEqual(operation.username, "carol")
+        XCTAssertEqual(operation.transactionText, "Pay CHF 12.00 to Example Shop")
         XCTAssertEqual(operation.payload.redeemData.token, dispatched.token)
         guard case .authentication(let authentication) = try await client.operations.outOfBandOperation.payload(operation.payload).executeAsync() else {
             return XCTFail("the pending operation is an authentication")

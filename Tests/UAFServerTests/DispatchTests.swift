@@ -4,6 +4,7 @@ import JOSE
 import NIOHTTP1
 import DevelopmentStandIns
 import NevisProtocol
+import Primitives
 import UAF
 import UAFServerTesting
 import XCTest
@@ -34,9 +35,11 @@ final class DispatchTests: XCTestCase {
     }
 
     private func dispatch(_ loopback: InProcessServer, _ op: UAFOperation, username: String?, dispatcher: String = "link", targetID: String? = nil,
-                          headers: [(String, String)] = [], policy: String? = nil) async throws -> TestAnswer {
+                          headers: [(String, String)] = [], policy: String? = nil, transaction: String? = nil) async throws -> TestAnswer {
         struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String?; var getUafRequest: GetUAFRequest }
-        let context = try username.map { try UAFMessageCodec.encodeObject(["username": $0, "policy": policy]) }
+        struct Context: Encodable { var username: String; var policy: String?; var transaction: [Transaction]? }
+        let transactions = transaction.map { [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))] }
+        let context = try username.map { try UAFMessageCodec.encodeObject(Context(username: $0, policy: policy, transaction: transactions)) }
         let path = op == .registration ? "registration" : op == .authentication ? "authentication" : "deregistration"
         return try await loopback.exchange(.POST, "/nevisfido/token/dispatch/\(path)", body: try json(Body(dispatcher: dispatcher, dispatchTargetId: targetID,
                                            getUafRequest: GetUAFRequest(op: op, context: context))), contentType: "application/json", headers: headers)
@@ -407,6 +410,25 @@ final class DispatchTests: XCTestCase {
             let content = try DispatchPayload.parse(json: try XCTUnwrap(operations.first?.payload)).open { self.encryptionKey }
             XCTAssertEqual(content.token, pending)
             XCTAssertEqual(operations.first?.dispatcher, "link")
+        }
+    }
+
+    func testPendingOperationsSayWhomAndWhatTheyAreFor() async throws {
+        try await InProcessServer.with { loopback in
+            let id = try await self.targetID(loopback)
+            try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
+            let text = "<html>Transfer <b>EUR 10.00</b><br>to Example Shop</html>"
+            _ = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id,
+                                                       headers: try await loopback.bearer("alice"), transaction: text))
+            loopback.clock.advance(1)
+            _ = try self.token(try await self.dispatch(loopback, .deregistration, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
+            let answer = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent,
+                                                   signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
+            XCTAssertEqual(answer.status, 200)
+            let operations = try JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: answer.body).operations
+            XCTAssertEqual(operations.map(\.operation), ["Auth", "Dereg"])
+            XCTAssertEqual(operations.map(\.username), ["alice", "alice"])
+            XCTAssertEqual(operations.map(\.transactionText), [text, nil], "the text exactly as dispatched, markup and all")
         }
     }
 

@@ -12,6 +12,19 @@ public struct PendingOutOfBandOperation: Sendable {
     /// The dispatch request's `dispatchInformation` JSON (for push, the notification), if any.
     public let dispatchInformation: String?
     public let server: Server
+    /// What the server says the operation is for, so that a list can show it before the operation is opened (this
+    /// SDK's addition; nil from a server that does not say): the user it was dispatched for and the transaction
+    /// text it asks to confirm, as dispatched. The text the user confirms is the one the operation itself shows to
+    /// the verifier, after the payload is redeemed.
+    public let username: String?
+    public let transactionText: String?
+    /// Whether it is a registration, an authentication or a deregistration, if the server says.
+    public let operationKind: OutOfBandOperationKind?
+}
+
+/// The kinds of out-of-band operation a pending operation can stand for.
+public enum OutOfBandOperationKind: String, Sendable {
+    case registration = "Reg", authentication = "Auth", deregistration = "Dereg"
 }
 
 public struct PendingOutOfBandOperationsResult: Sendable {
@@ -61,7 +74,9 @@ public final class PendingOutOfBandOperations: HttpOperation {
                         let payload = try await core.open(try DispatchPayload.parse(json: operation.payload))
                         operations.append(PendingOutOfBandOperation(
                             creationTime: Date(timeIntervalSince1970: TimeInterval(operation.creationTimeInEpochMillis) / 1000),
-                            dispatcherName: operation.dispatcher, payload: payload, dispatchInformation: operation.dispatchInformation, server: server))
+                            dispatcherName: operation.dispatcher, payload: payload, dispatchInformation: operation.dispatchInformation, server: server,
+                            username: operation.username, transactionText: operation.transactionText,
+                            operationKind: operation.operation.flatMap(OutOfBandOperationKind.init(rawValue:))))
                     } catch {
                         errors.append(.Unknown(cause: client.failure(.other, server, 200, "a pending operation cannot be opened: \(error)")))
                     }

@@ -59,6 +59,13 @@ public struct Transaction: Codable, Hashable, Sendable {
     /// content (nil if it is not base64url).
     public var contentHash: [UInt8]? { Base64URL.decode(content).map(Self.contentHash(of:)) }
 
+    /// The text of a `text/plain` transaction, nil for another content type or content that is not base64url of
+    /// UTF-8.
+    public var plainText: String? {
+        guard contentType == "text/plain", let bytes = Base64URL.decodeBytes(content) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
     /// The TransactionContentHash of decoded transaction content (uaf-spec §2.4, TAG_TRANSACTION_CONTENT_HASH).
     public static func contentHash(of content: some DataProtocol) -> [UInt8] { Array(SHA256.hash(data: content)) }
 }

@@ -100,8 +100,12 @@ package struct DeviceService: Sendable {
             for token in try await stores.dispatchTokens.pending(dispatchTargetId: target.id, now: now) {
                 // Only a payload encrypted to the target is kept (a plain one would be a redeemable token at rest).
                 guard let payload = token.payload else { continue }
+                let context = try? JSONCoding.value(GetUAFRequest.self, token.getUAFRequest).context
+                    .flatMap { try ServiceEnvironment.parseContext(AuthenticationService.Context.self, $0) }
                 operations.append(.init(creationTimeInEpochMillis: token.createdAt.epochMillis, dispatcher: token.dispatcher,
-                                        dispatchTargetId: target.id, payload: payload, dispatchInformation: token.dispatchInformation))
+                                        dispatchTargetId: target.id, payload: payload, dispatchInformation: token.dispatchInformation,
+                                        operation: token.operation, username: token.username ?? context?.username,
+                                        transactionText: context?.transaction?.lazy.compactMap(\.plainText).first))
             }
         }
         operations.sort { ($0.creationTimeInEpochMillis, $0.payload) < ($1.creationTimeInEpochMillis, $1.payload) }
