@@ -24,7 +24,7 @@ struct DeviceAuthenticate: AsyncParsableCommand {
                 var report = DeviceReport()
                 report["username"] = username; report["aaid"] = selector.chosenAaid ?? ""
                 report.line("authenticated \(username) with \(DeviceAuthenticatorKind.of(selector.chosenAaid ?? "?")) (\(selector.chosenAaid ?? "?"))")
-                if let transaction { report["transaction"] = transaction; report.line("transaction confirmed: \(transaction)") }
+                if let transaction { report["transaction"] = transaction; report.line("transaction confirmed: \(DeviceScreen.oneLine(transaction))") }
                 if let jwt = provider as? JwtAuthorizationProvider {
                     report["token"] = jwt.jwt
                     report.line("token: \(jwt.jwt)")

@@ -90,7 +90,7 @@ struct OutOfBandRunner {
     private func reportAuthentication(approved: Bool, report: inout DeviceReport) {
         let username = selector.shownUsername ?? "?"
         report["operation"] = "authentication"; report["username"] = username; report["approved"] = approved
-        if let text = selector.shownTransaction { report["transaction"] = text; report.line("transaction shown: \(text)") }
+        if let text = selector.shownTransaction { report["transaction"] = text; report.line("transaction shown: \(DeviceScreen.oneLine(text))") }
         if approved {
             report["aaid"] = selector.chosenAaid ?? ""
             report.line("approved for \(username) with \(DeviceAuthenticatorKind.of(selector.chosenAaid ?? "?"))")

@@ -17,12 +17,20 @@ struct DevicePending: AsyncParsableCommand {
                 let operations = pending.operations.sorted { $0.creationTime < $1.creationTime }
                 var report = DeviceReport()
                 report["operations"] = operations.enumerated().map { index, operation in
-                    ["index": index + 1, "createdAt": formatter.string(from: operation.creationTime), "dispatcher": operation.dispatcherName,
-                     "server": operation.server.baseUrl.absoluteString] as [String: Any]
+                    var entry: [String: Any] = ["index": index + 1, "createdAt": formatter.string(from: operation.creationTime),
+                                                "dispatcher": operation.dispatcherName, "server": operation.server.baseUrl.absoluteString]
+                    entry["operation"] = operation.operationKind?.rawValue
+                    entry["username"] = operation.username
+                    entry["transaction"] = operation.transactionText
+                    return entry
                 }
                 report.line(operations.isEmpty ? "no pending operation" : "\(operations.count) pending operation(s):")
+                // Each as the phone's list shows it: when and how it came, then whom and what it is for, the
+                // transaction rendered as the approval will show it.
                 for (index, operation) in operations.enumerated() {
-                    report.line("  \(index + 1). \(formatter.string(from: operation.creationTime)) by \(operation.dispatcherName)")
+                    let screen = DeviceScreen.lines(username: operation.username, operation: operation.operationKind, transaction: operation.transactionText)
+                    report.line("  \(index + 1). \(formatter.string(from: operation.creationTime)) by \(operation.dispatcherName): \(screen[0])")
+                    screen.dropFirst().forEach { report.line("     \($0)") }
                 }
                 return report
             }

@@ -3,6 +3,8 @@ import Foundation
 import MobileAuthentication
 import MobileAuthenticationCore
 import MobileAuthenticationSimulator
+import NevisProtocol
+import Primitives
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,9 +33,10 @@ enum DeviceAuthenticatorKind: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// The device's "screen": picks the requested authenticator (or the first registered and allowed one), or
-/// declines, and remembers the transaction text it was shown, which the command prints. When nothing can be
-/// chosen it says why, so the command does not report the SDK's "cancelled".
+/// The device's "screen": shows the user, the operation and the transaction text (``DeviceScreen``) before any
+/// question is asked, then picks the requested authenticator (or the first registered and allowed one), or
+/// declines. It remembers what it showed, which the command reports. When nothing can be chosen it says why, so the
+/// command does not report the SDK's "cancelled".
 final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
     private let lock = NSLock()
     private let kind: DeviceAuthenticatorKind?
@@ -60,10 +63,16 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
                 && (kind?.matches(authenticator.aaid) ?? true)
         }
         let choice = candidates.first?.aaid
+        let transaction = context.transactionConfirmationData.map { String(decoding: $0, as: UTF8.self) }
         lock.withLock {
-            shown = (username, context.transactionConfirmationData.map { String(decoding: $0, as: UTF8.self) }, approve ? choice : nil)
+            shown = (username, transaction, approve ? choice : nil)
             if approve && choice == nil { noChoice = Self.whyNoChoice(context, username: username, kind: kind, registering: registering) }
         }
+        // The person reads what they are about to sign before anything asks for a PIN, a password or a finger: the
+        // SDK selects first and verifies after, so this is the last moment before the first question.
+        // On standard error, so that standard output keeps only the report.
+        DeviceScreen.lines(username: username, operation: registering ? .registration : .authentication, transaction: transaction, approve: approve)
+            .forEach(note)
         if approve, let choice { handler.aaid(choice) } else { handler.cancel() }
     }
 
@@ -86,6 +95,39 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
         return "the server's policy does not allow \(name) of \(username) here"
     }
 }
+
+/// What the headless phone's screen shows before it asks anything: the user, the operation and, for a transaction
+/// confirmation, the whole text as a phone renders it (``LimitedHTML/displayText(_:)``), each line escaped so that
+/// a relying party's text cannot drive the terminal.
+enum DeviceScreen {
+    /// The lines for one operation; `username` nil when the server did not say (a pending operation of another server).
+    static func lines(username: String?, operation: OutOfBandOperationKind?, transaction: String?, approve: Bool = true) -> [String] {
+        let user = username.map { UntrustedText.quoted($0) } ?? "an account"
+        let heading: String
+        switch (operation, transaction, approve) {
+        case (.registration, _, _): heading = "register \(user) on this device"
+        case (.deregistration, _, _): heading = "deregister \(user) from this device"
+        case (nil, nil, _): heading = "an operation for \(user)"
+        case (.authentication, nil, true): heading = "log in as \(user)"
+        case (_, nil, false): heading = "declining a login as \(user)"
+        case (_, .some, true): heading = "confirm this transaction for \(user):"
+        case (_, .some, false): heading = "declining this transaction for \(user):"
+        }
+        guard let transaction else { return [heading] }
+        return [heading] + textLines(transaction).map { "  │ " + $0 }
+    }
+
+    /// A transaction text as the screen shows it, on one line of a report (its lines joined with ` / `), quoted.
+    static func oneLine(_ transaction: String) -> String {
+        "\"" + textLines(transaction).joined(separator: " / ") + "\""
+    }
+
+    /// The rendered lines of a transaction text, each escaped.
+    private static func textLines(_ transaction: String) -> [String] {
+        LimitedHTML.displayText(transaction).split(separator: "\n", omittingEmptySubsequences: false).map { UntrustedText.escaped(String($0)) }
+    }
+}
+
 
 /// A PIN or password as the command line gives it: the one from the option or environment first; then, with a
 /// terminal, the user is asked again after a wrong one and waits out a cool-down that counts down on screen, as an
@@ -119,10 +161,7 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
         let attempt = lock.withLock { defer { asked += 1 }; return asked }
         let coolDown = state.remainingCoolDown, lockedOut = state == .lockedOut
         let name = secret.name
-        let left: String = {
-            guard case .lastAttemptFailed(let tries, _) = state else { return "" }
-            return " (\(tries) attempt\(tries == 1 ? "" : "s") left before the \(name) locks)"
-        }()
+        let left = secret.attemptsLeft(state)
         let stop = { @Sendable (reason: String) in
             self.lock.withLock { self.refusal = reason }
             cancel()
@@ -158,6 +197,14 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
         }
         Thread.sleep(forTimeInterval: 1)
         noteInline("\(label): over\n")
+    }
+}
+
+extension ChangedSecret {
+    /// ` (N attempts left before the PIN locks)` after a wrong attempt, or nothing.
+    func attemptsLeft(_ state: ProtectionState) -> String {
+        guard case .lastAttemptFailed(let tries, _) = state else { return "" }
+        return " (\(tries) attempt\(tries == 1 ? "" : "s") left before the \(name) locks)"
     }
 }
 
