@@ -10,6 +10,9 @@ import Darwin
 /// each line when it happens, not when the process exits.
 func say(_ line: String) { OutputLine.emit(line, to: STDOUT_FILENO) }
 
+/// Whether a person can be asked: standard input is a terminal (not a pipe, a file or nothing, as in a script or CI).
+var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
 /// A line on standard error (progress and notes), so standard output carries only the report.
 func note(_ line: String) { OutputLine.emit(line, to: STDERR_FILENO) }
 

@@ -72,6 +72,17 @@ final class DefaultMobileAuthenticationClient: MobileAuthenticationClient {
 }
 
 extension MobileAuthenticationClient {
+    /// Checks a PIN or password of `username` as its authenticator does before it signs (a wrong one counted, an
+    /// attempt during a cool-down refused uncounted), outside any operation. Not the Nevis SDK's API: for a device
+    /// without a person that holds the secret before it opens an operation (`mauth device approve --pin`), so that a
+    /// wrong secret leaves the operation unopened, as a person who mistyped and walked away would. Nil for a client
+    /// this SDK did not make.
+    package func checkKnowledge(_ factor: KnowledgeVerifierStore.Factor, username: Username, secret: String) async throws
+        -> KnowledgeVerifierStore.Outcome? {
+        guard let core = (self as? DefaultMobileAuthenticationClient)?.core else { return nil }
+        return try await core.knowledgeStore(factor).verify(username: username, secret: secret, now: core.platform.now())
+    }
+
     /// Releases the client's network resources (servers and tests that create many clients call this).
     public func shutdown() async {
         await (self as? DefaultMobileAuthenticationClient)?.core.transport.shutdown()

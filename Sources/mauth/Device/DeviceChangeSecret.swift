@@ -77,7 +77,7 @@ final class HeadlessSecretChanger: PinChanger, PasswordChanger, @unchecked Senda
     private var pair: (old: String, new: String)
     private var stopped: DeviceCommandError?
 
-    init(_ secret: ChangedSecret, old: String, new: String, interactive: Bool = isatty(STDIN_FILENO) == 1) {
+    init(_ secret: ChangedSecret, old: String, new: String, interactive: Bool = standardInputIsTerminal) {
         self.secret = secret; self.interactive = interactive; pair = (old, new)
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
+import MobileAuthenticationCore
 import NevisProtocol
 import UAFSimulation
 
@@ -141,8 +142,39 @@ struct OutOfBandDecision {
             let position = index ?? operations.count
             guard (1...operations.count).contains(position) else { throw DeviceCommandError("--index must be 1...\(operations.count)") }
             report["pending"] = operations.count
-            try await runner.run(operations[position - 1].payload, report: &report)
+            let operation = operations[position - 1]
+            if approve { try await checkSecretFirst(client: client, answers: answers, kind: kind, operation: operation) }
+            try await runner.run(operation.payload, report: &report)
             return report
         } }
+    }
+
+    /// Without a terminal nobody can be asked again, and the SDK would end a redeemed operation as "cancelled" on a
+    /// wrong PIN: the relying party would read a decline that nobody made. So a PIN or password given for a pending
+    /// operation is checked on the device first, as the authenticator checks it (a wrong one counted, a cool-down
+    /// honoured); a wrong one stops the command before the operation is opened, and it stays pending while it
+    /// lives. On a terminal the person is asked again instead, as a phone does.
+    private func checkSecretFirst(client: any MobileAuthenticationClient, answers: HeadlessAnswers, kind: DeviceAuthenticatorKind?,
+                                  operation: PendingOutOfBandOperation) async throws {
+        guard !standardInputIsTerminal, let username = operation.username, operation.operationKind == .authentication else { return }
+        let secret: ChangedSecret, given: String
+        switch (kind, answers.pin, answers.password) {
+        case (.pin, let pin?, _), (nil, let pin?, _): (secret, given) = (.pin, pin)
+        case (.password, _, let password?), (nil, nil, let password?): (secret, given) = (.password, password)
+        default: return
+        }
+        let name = secret.name
+        let stillPending = "nothing was sent: the operation stays pending until it expires, approve it again with the right \(name)"
+        switch try await client.checkKnowledge(secret.factor, username: username, secret: given) {
+        case .rejected(let state):
+            let left = secret.attemptsLeft(state)
+            let wait = state.remainingCoolDown > 0 ? "; the next attempt is possible in \(state.remainingCoolDown) s" : ""
+            throw DeviceCommandError("wrong \(name)\(left)\(wait); \(stillPending)")
+        case .coolingDown(let state):
+            throw DeviceCommandError("the \(name) is cooling down after wrong attempts: try again in \(state.remainingCoolDown) s; \(stillPending)")
+        case .verified, .lockedOut, .notEnrolled, nil:
+            // Right, or nothing a retry could mend: the operation runs, and the SDK tells the server what happened.
+            return
+        }
     }
 }

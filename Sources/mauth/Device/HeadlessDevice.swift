@@ -169,7 +169,7 @@ enum DeviceFailureText {
 func deviceSecret(_ flag: String?, environment variable: String, prompt: String) throws -> String {
     if let flag { return flag }
     if let value = ProcessInfo.processInfo.environment[variable] { return value }
-    guard isatty(STDIN_FILENO) == 1 else {
+    guard standardInputIsTerminal else {
         throw DeviceCommandError("no \(prompt.lowercased()): pass it as an option, set \(variable), or run in a terminal to be asked")
     }
     guard let typed = getpass("\(prompt): ") else { throw DeviceCommandError("no \(prompt.lowercased()) was typed") }

@@ -141,7 +141,7 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
     private var asked = 0
     private var refusal: String?
 
-    init(_ secret: ChangedSecret, given: String?, interactive: Bool = isatty(STDIN_FILENO) == 1) {
+    init(_ secret: ChangedSecret, given: String?, interactive: Bool = standardInputIsTerminal) {
         self.secret = secret; self.given = given; self.interactive = interactive
     }
 
@@ -201,6 +201,9 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
 }
 
 extension ChangedSecret {
+    /// The SDK's verifier of this secret.
+    var factor: KnowledgeVerifierStore.Factor { self == .pin ? .pin : .password }
+
     /// ` (N attempts left before the PIN locks)` after a wrong attempt, or nothing.
     func attemptsLeft(_ state: ProtectionState) -> String {
         guard case .lastAttemptFailed(let tries, _) = state else { return "" }
@@ -218,7 +221,7 @@ final class HeadlessSecretEnroller: PinEnroller, PasswordEnroller, @unchecked Se
     private let lock = NSLock()
     private var refusal: String?
 
-    init(_ secret: ChangedSecret, given: String?, interactive: Bool = isatty(STDIN_FILENO) == 1) {
+    init(_ secret: ChangedSecret, given: String?, interactive: Bool = standardInputIsTerminal) {
         self.secret = secret; self.given = given; self.interactive = interactive
     }
 
