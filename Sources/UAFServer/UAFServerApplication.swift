@@ -6,6 +6,7 @@ import HummingbirdTLS
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 @_exported import UAFServerCore
@@ -228,6 +229,8 @@ public enum UAFServerApplication {
                                         onServerRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Built {
         try configuration.validate()
         try configuration.checkTrustedFacets()
+        // Before anything is written (the development certificate beside the database file, the database itself).
+        try StoreDatabase.checkExistingFile(configuration.database)
         let logger = dependencies.logger
         if configuration.authorization.developmentMode {
             logger.warning("DEVELOPMENT MODE: protected endpoints accept every caller; anyone can register keys for any username. Never use this in production.")
@@ -326,9 +329,35 @@ public enum UAFServerApplication {
         return budget.maximumConnections
     }
 
+    /// Why the listening socket could not be opened, in words: NIO's own text reads
+    /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)".
+    static func listenFailure(_ error: any Error) -> String {
+        guard let io = error as? IOError else { return "\(error)" }
+        switch io.errnoCode {
+        case EADDRINUSE: return "the port is already in use by another program: stop it, or choose another port"
+        case EACCES: return "permission denied: a port below 1024 needs privileges, or choose a port from 1024 up"
+        case EADDRNOTAVAIL: return "the address is not one of this machine's: choose one of its addresses, or 0.0.0.0 for all"
+        default: return String(cString: strerror(io.errnoCode)).lowercased()
+        }
+    }
+
     /// Starts the server and returns once it listens. With port 0 the kernel picks a free port.
     public static func start(configuration: UAFServerCore.ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
                              handleSignals: Bool = false) async throws -> RunningUAFServer {
+        // A taken port is found before anything is written (the database, the development certificate beside it),
+        // not after: the socket is bound and closed at once. Another program may still take the port in between;
+        // then the bind below fails with the same words.
+        if configuration.port != 0 {
+            do {
+                let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .bind(host: configuration.host, port: configuration.port).get()
+                try await channel.close()
+            } catch {
+                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid(
+                    "cannot listen on \(configuration.host):\(configuration.port): \(Self.listenFailure(error))")
+            }
+        }
         let (started, continuation) = AsyncStream<Int>.makeStream()
         let built = try await buildApplication(configuration: configuration, dependencies: dependencies) { port in
             continuation.yield(port); continuation.finish()
@@ -346,7 +375,7 @@ public enum UAFServerApplication {
             // The server stopped before it ever ran (e.g. the port is taken): surface its error, with the address.
             do { try await task.value } catch {
                 try? await built.stores.database.close()
-                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("cannot listen on \(configuration.host):\(configuration.port) (host, port): \(error)")
+                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("cannot listen on \(configuration.host):\(configuration.port): \(Self.listenFailure(error))")
             }
             try? await built.stores.database.close()
             throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")

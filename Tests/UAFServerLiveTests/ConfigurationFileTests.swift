@@ -55,6 +55,41 @@ final class ConfigurationFileTests: XCTestCase {
         XCTAssertTrue(refusal.contains("unknown key limits.somethingElseEntirely; keys that begin with _ are ignored"), refusal)
     }
 
+    func testASyntaxErrorIsNamedWithItsLineAndColumn() throws {
+        let refusal = try XCTUnwrap(try Self.refusal("{\n  \"port\": 9443\n  \"host\": \"127.0.0.1\"\n}\n"))
+        XCTAssertTrue(refusal.hasSuffix("not valid JSON at line 3, column 3: expected ',' or '}'"), refusal)
+    }
+
+    func testAColumnCountsCharactersNotBytes() throws {
+        let refusal = try XCTUnwrap(try Self.refusal("{\"_note\": \"Zürich\" \"port\": 1}"))
+        XCTAssertTrue(refusal.contains("line 1, column 20:"), refusal)  // byte 21: "ü" is two bytes
+    }
+
+    func testASettingNamedTwiceIsRefused() throws {
+        let refusal = try XCTUnwrap(try Self.refusal(#"{"port": 9443, "port": 8443}"#))
+        XCTAssertTrue(refusal.contains("not valid JSON at line 1, column"), refusal)
+        XCTAssertTrue(refusal.contains("names member \"port\" twice"), refusal)
+    }
+
+    func testAMissingSettingIsNamedByItsPath() throws {
+        let refusal = try XCTUnwrap(try Self.refusal(#"{"authorization": {"jwt": {"publicKeyPaths": ["k.pem"], "audience": "a"}}}"#))
+        XCTAssertTrue(refusal.hasSuffix(": authorization.jwt.issuer is missing"), refusal)
+        XCTAssertFalse(refusal.contains("CodingKeys") || refusal.contains("DecodingError"), refusal)
+    }
+
+    func testASettingOfTheWrongKindSaysTheKindItNeeds() throws {
+        XCTAssertTrue(try XCTUnwrap(try Self.refusal(#"{"port": "9443"}"#)).hasSuffix(": port must be a whole number"))
+        XCTAssertTrue(try XCTUnwrap(try Self.refusal(#"{"facets": ["a", 3]}"#)).hasSuffix(": facets[1] must be a string"))
+        XCTAssertTrue(try XCTUnwrap(try Self.refusal(#"{"facets": "a"}"#)).hasSuffix(": facets must be a list ([…])"))
+        XCTAssertTrue(try XCTUnwrap(try Self.refusal(#"{"facets": [null]}"#)).hasSuffix(": facets[0] must have a value, not null"))
+    }
+
+    func testAValueOutsideAFixedSetIsNamed() throws {
+        let refusal = try XCTUnwrap(try Self.refusal(#"{"observability": {"logFormat": "xml"}}"#))
+        XCTAssertTrue(refusal.contains("observability.logFormat"), refusal)
+        XCTAssertTrue(refusal.contains("xml is not one of the allowed values"), refusal)
+    }
+
     func testKeysThatBeginWithAnUnderscoreAreIgnored() throws {
         XCTAssertNil(try Self.refusal(#"{"_comment": "staging", "limits": {"_note": "raised for the launch", "maximumConnections": 100}}"#))
     }
@@ -90,14 +125,54 @@ final class StartupErrorTests: XCTestCase {
         XCTAssertTrue(error.hasPrefix("invalid configuration: tls.certificatePath \(path) is not a PEM certificate chain"), error)
     }
 
+    /// A folder with one file in it; removed afterwards by the caller.
+    static func folder(with name: String, contents: Data) throws -> (folder: URL, file: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-startup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let file = folder.appendingPathComponent(name)
+        try contents.write(to: file)
+        return (folder, file.path)
+    }
+
+    func testAFileThatIsNotADatabaseIsRefusedBeforeAnythingIsWritten() async throws {
+        let (folder, path) = try Self.folder(with: "notes.sqlite", contents: Data("these are my notes, not a database\n".utf8))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let error = await Self.startError(LoopbackServer.configuration(database: .sqlite(path: path)))
+        XCTAssertEqual(error, "invalid configuration: database \(path): not an SQLite database (another kind of file): name the server's database file, or a new path")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["notes.sqlite"], "nothing is written beside it")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data("these are my notes, not a database\n".utf8))
+    }
+
+    func testADatabaseFolderAFileStandsInIsNamed() async throws {
+        let (folder, file) = try Self.folder(with: "mauth-data", contents: Data("a file, not a folder".utf8))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = file + "/mauth.sqlite"
+        let error = await Self.startError(LoopbackServer.configuration(database: .sqlite(path: path)))
+        XCTAssertEqual(error, "invalid configuration: database \(path): cannot make its folder \(file): a file of that name is in the way")
+    }
+
+    func testADamagedDatabaseIsNamedWithItsPath() async throws {
+        let damaged = Data("SQLite format 3\0".utf8) + Data(repeating: 0xA5, count: 4096)
+        let (folder, path) = try Self.folder(with: "mauth.sqlite", contents: damaged)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let refusal = await Self.startError(LoopbackServer.configuration(database: .sqlite(path: path)))
+        let error = try XCTUnwrap(refusal)
+        XCTAssertTrue(error.hasPrefix("invalid configuration: database \(path): "), error)
+        XCTAssertFalse(error.contains("SQLite error"), "the reason in words: \(error)")
+    }
+
     func testATakenPortIsNamedInTheStartError() async throws {
+        let (folder, _) = try Self.folder(with: "keep", contents: Data())
+        defer { try? FileManager.default.removeItem(at: folder) }
         try await LoopbackServer.with { loopback in
-            var configuration = LoopbackServer.configuration()
+            var configuration = LoopbackServer.configuration(database: .sqlite(path: folder.appendingPathComponent("mauth.sqlite").path))
             configuration.port = loopback.server.port
             let refusal = await Self.startError(configuration)
             let error = try XCTUnwrap(refusal)
             XCTAssertTrue(error.contains("cannot listen on 127.0.0.1:\(loopback.server.port)"), error)
-            XCTAssertTrue(error.contains("Address already in use"), error)
+            XCTAssertTrue(error.hasSuffix(": the port is already in use by another program: stop it, or choose another port"), error)
+            XCTAssertFalse(error.contains("errno") || error.contains("descriptor"), error)
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["keep"], "no database, no certificate written")
         }
     }
 }

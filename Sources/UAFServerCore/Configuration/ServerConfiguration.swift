@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import NevisProtocol
 import UAF
 
@@ -173,9 +174,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     package static func readFile(_ path: String, setting: String) throws -> Data {
         do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            let posix = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).flatMap { $0.domain == NSPOSIXErrorDomain ? $0.code : nil }
-            let reason = posix.map { String(cString: strerror(Int32($0))) } ?? (FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file")
-            throw ConfigurationError.unreadable("\(setting) \(path): \(reason)")
+            throw ConfigurationError.unreadable("\(setting) \(path): \(FileErrorText.reason(error))")
         }
     }
 
@@ -183,9 +182,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         var configuration = ServerConfiguration()
         if let path {
             let data = try readFile(path, setting: "the configuration file")
-            do { configuration = try JSONDecoder().decode(ServerConfiguration.self, from: data) } catch {
-                throw ConfigurationError.invalid("\(path): \(error)")
-            }
+            configuration = try ConfigurationFileDecoding.decode(ServerConfiguration.self, from: data, file: path)
         }
         if let host = environment["MAUTH_HOST"] { configuration.host = host }
         if let port = environment["MAUTH_PORT"] {

@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import PostgresKit
 import PostgresNIO
+import Primitives
 import SQLKit
 import SQLiteKit
 
@@ -38,6 +39,43 @@ public final class StoreDatabase: Sendable {
     /// ends the start with an error that names it instead of a wait without end.
     public static func open(_ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
                             metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard) async throws -> StoreDatabase {
+        do {
+            return try await openNamingNothing(configuration, logger: logger, metrics: metrics, startup: startup)
+        } catch let error as SQLiteEngineError {
+            guard case .sqlite(let path) = configuration else { throw error }
+            throw ServerConfiguration.ConfigurationError.invalid("database \(path): \(sqliteReason(error))")
+        }
+    }
+
+    /// Refuses an existing file that is not an SQLite database before anything is written: the server writes its
+    /// development certificate beside the database file, and SQLite itself says only "file is not a database" (error
+    /// 26), and only once it reads. Reads the first 16 bytes; a missing or empty file is a new database.
+    public static func checkExistingFile(_ configuration: ServerConfiguration.Database) throws {
+        guard case .sqlite(let path) = configuration, let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        guard header.isEmpty || header == Data("SQLite format 3\0".utf8) else {
+            throw ServerConfiguration.ConfigurationError.invalid(
+                "database \(path): not an SQLite database (another kind of file): name the server's database file, or a new path")
+        }
+    }
+
+    /// SQLite's result codes an operator can act on, in words.
+    static func sqliteReason(_ error: SQLiteEngineError) -> String {
+        switch error.code & 0xFF {
+        case 26: return "not an SQLite database (another kind of file, or encrypted)"
+        case 11: return "the database file is damaged (SQLite: \(error.message))"
+        case 14: return "cannot be opened: check that its folder exists and may be written by this user"
+        case 8: return "the database is read-only for this user"
+        case 13: return "the disk is full"
+        case 5, 6: return "the database is locked by another program (another server on the same file?)"
+        case 23: return "permission denied"
+        default: return "SQLite error \(error.code): \(error.message)"
+        }
+    }
+
+    private static func openNamingNothing(_ configuration: ServerConfiguration.Database, logger: Logger, metrics: ServerMetrics?,
+                                          startup: StartupAttempts) async throws -> StoreDatabase {
         let database: StoreDatabase
         var postgresStarting: PostgresStartupLogFilter.Flag?
         switch configuration {
@@ -200,7 +238,10 @@ public final class StoreDatabase: Sendable {
     /// Creates the directory a file of `path` goes in, if it is missing (the SQLite file and what is kept beside it).
     package static func createDirectory(containing path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        guard !directory.isEmpty else { return }
+        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+            throw ServerConfiguration.ConfigurationError.invalid("database \(path): cannot make its folder \(directory): \(FileErrorText.reason(error))")
+        }
     }
 
     /// A `postgres://` URL parsed, or the configuration error that says it is not one.

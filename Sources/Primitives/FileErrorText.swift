@@ -1,0 +1,41 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a file or folder could not be read, written or made, in words a person can act on. Foundation's own text
+/// reads `Error Domain=NSCocoaErrorDomain Code=516 "A file with the same name already exists." UserInfo={…}`.
+public enum FileErrorText {
+    /// The reason of `error`: the operating system's, where Foundation carries one, else Foundation's code in words.
+    public static func reason(_ error: any Error) -> String {
+        let error = error as NSError
+        // On Linux the underlying error is kept as a Swift error, not bridged: read it as one.
+        let underlying = (error.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+        let posix = error.domain == NSPOSIXErrorDomain ? error.code
+            : underlying.flatMap { $0.domain == NSPOSIXErrorDomain ? $0.code : nil }
+        if let posix {
+            switch Int32(posix) {
+            case EEXIST: return "a file of that name is in the way"
+            case ENOTDIR: return "a part of the path is a file, not a folder"
+            case ENOENT: return "no such file"
+            case EACCES, EPERM: return "permission denied"
+            case ENOSPC: return "the disk is full"
+            case EROFS: return "the file system is read-only"
+            default: return String(cString: strerror(Int32(posix))).lowercased()
+            }
+        }
+        guard error.domain == NSCocoaErrorDomain else { return error.localizedDescription }
+        switch error.code {
+        case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "no such file"
+        case NSFileWriteFileExistsError: return "a file of that name is in the way"
+        case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: return "permission denied"
+        case NSFileWriteOutOfSpaceError: return "the disk is full"
+        case NSFileWriteVolumeReadOnlyError: return "the file system is read-only"
+        default: return error.localizedDescription
+        }
+    }
+}
