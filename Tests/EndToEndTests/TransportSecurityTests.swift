@@ -60,6 +60,11 @@ final class TransportSecurityTests: XCTestCase {
         let client = try await env.client(configuration: configuration)
         let error = await captureError { try await client.register("alice") }
         guard case .NetworkError? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
+        // Said in words a person can act on, not the socket layer's "connection reset (error set): … (errno: 111)".
+        let description = try XCTUnwrap((error as? OperationError)?.errorDescription)
+        XCTAssertTrue(description.contains("POST https://127.0.0.1:1/nevisfido/uaf/1.1/request/registration/: nothing answers at 127.0.0.1:1 (connection refused)"),
+                      description)
+        XCTAssertFalse(description.contains("errno") || description.contains("error set"), description)
     }
 }
 

@@ -1,4 +1,13 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One failed HTTP request of an operation, for diagnostics: what was asked, and what came back, if anything. The
 /// Nevis SDK's newer platforms hang it on every network-type error (`httpError`, with `server`); here every error
@@ -36,8 +45,29 @@ public struct HttpError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let outcome = statusCode.map { "HTTP \($0)" } ?? underlying.map { "\($0)" } ?? "no answer"
+        let outcome = statusCode.map { "HTTP \($0)" } ?? underlying.map { Self.reason($0, url: requestUrl) } ?? "no answer"
         return "\(method) \(requestUrl.absoluteString): \(outcome)"
+    }
+
+    /// Why no answer came, in words a person can act on: the socket layer's own text reads "connection reset (error
+    /// set): Connection refused) (errno: 111)".
+    package static func reason(_ error: any Error, url: URL) -> String {
+        let place = url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } ?? "the server"
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout, .deadlineExceeded, .readTimeout, .writeTimeout: return "\(place) did not answer in time"
+            case .remoteConnectionClosed: return "\(place) closed the connection before it answered"
+            default: return "\(error)"
+            }
+        }
+        guard let io = error as? IOError else { return "\(error)" }
+        switch io.errnoCode {
+        case ECONNREFUSED: return "nothing answers at \(place) (connection refused)"
+        case ETIMEDOUT: return "\(place) did not answer in time"
+        case ECONNRESET, EPIPE: return "\(place) cut the connection off"
+        case ENETUNREACH, EHOSTUNREACH: return "the network cannot reach \(place)"
+        default: return "\(place): " + String(cString: strerror(io.errnoCode)).lowercased()
+        }
     }
 }
 

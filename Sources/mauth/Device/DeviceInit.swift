@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Primitives
 import MobileAuthentication
 import UAFSimulation
 
@@ -29,7 +30,9 @@ struct DeviceInit: AsyncParsableCommand {
             let device = HeadlessDeviceProfile(version: HeadlessDeviceProfile.currentVersion, server: server.hasSuffix("/") ? String(server.dropLast()) : server,
                                                trustedCertificatesPEM: pem, facetId: facet, profile: profile, name: name,
                                                fingerprint: UUID().uuidString.lowercased(), pushToken: pushToken)
-            try FileManager.default.createDirectory(at: directory.appendingPathComponent("storage"), withIntermediateDirectories: true)
+            do { try FileManager.default.createDirectory(at: directory.appendingPathComponent("storage"), withIntermediateDirectories: true) } catch {
+                throw DeviceCommandError("cannot make the device's folder \(directory.path): \(FileErrorText.reason(error))")
+            }
             try HeadlessDevice.write(device, to: directory)
             var report = DeviceReport()
             report["directory"] = directory.path; report["server"] = device.server; report["profile"] = profile; report["name"] = name
