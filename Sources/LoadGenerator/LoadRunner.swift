@@ -59,7 +59,8 @@ public enum LoadRunner {
             setup = report
             devices = registered
             guard devices.contains(where: { !$0.isEmpty }) else {
-                throw LoadRunnerError.setupFailed(report.errors.first?.kind ?? "no user was registered")
+                let first = report.errors.first?.kind ?? "no user was registered"
+                throw LoadRunnerError.setupFailed(first, hint: LoadRunnerError.hint(first, plan: plan))
             }
         }
         let budget: Budget = switch plan.stop {
@@ -230,9 +231,32 @@ public enum LoadRunner {
 }
 
 public enum LoadRunnerError: Error, CustomStringConvertible {
-    case setupFailed(String)
+    /// The first failure's key, and what the person running `mauth load` can do about it.
+    case setupFailed(String, hint: String? = nil)
     public var description: String {
-        switch self { case .setupFailed(let detail): "no user of the population could be registered: \(detail)" }
+        switch self {
+        case .setupFailed(let detail, let hint): "no user of the population could be registered: \(detail)" + (hint.map { ". \($0)" } ?? "")
+        }
+    }
+
+    /// What to do about the first failure of a setup that registered nobody, in the command line's terms.
+    static func hint(_ failure: String, plan: LoadPlan) -> String? {
+        if failure.contains(LoadHTTP.untrusted) {
+            return "Trust the server's certificate with --ca-file FILE (mauth server --write-certificate FILE writes a development one)"
+        }
+        if failure.contains(LoadHTTP.refused) { return "Is the server running, at the --url given?" }
+        if failure.hasPrefix("HTTP 401 ") || failure.hasPrefix("HTTP 403 ") {
+            guard plan.relyingParty != nil else {
+                return "Registrations need the relying party's JWT: pass --relying-party-key KEY.pem, the private key whose public key the "
+                    + "server's authorization.jwt trusts (with --issuer and --audience as it expects), or run the server in development mode"
+            }
+            return "The server refused the JWTs signed with --relying-party-key: its authorization.jwt must trust that key's public key "
+                + "and expect the --issuer and --audience given"
+        }
+        if failure.hasPrefix("HTTP 429 ") {
+            return "The server rate-limits this address: set limits.requestsPerMinutePerAddress to 0 on the server for a load test"
+        }
+        return nil
     }
 }
 
@@ -338,9 +362,16 @@ final class LoadHTTP: Sendable {
 
     /// A short, stable description, so the same failure is counted under one key.
     static func short(_ error: any Error) -> String {
+        if let error = error as? NIOConnectionError, let first = error.connectionErrors.first?.error { return short(first) }
+        if let io = error as? IOError, io.errnoCode == ECONNREFUSED { return refused }
         let text = String(describing: error)
+        // BoringSSL's text of an untrusted certificate is long and cut off mid-word; say what it means.
+        if error is NIOSSLError, text.contains("CERTIFICATE_VERIFY_FAILED") { return untrusted }
         return text.count > 80 ? String(text.prefix(80)) + "…" : text
     }
+
+    static let refused = "nothing answers there (connection refused)"
+    static let untrusted = "the server's certificate is not trusted (the TLS handshake refused it)"
 }
 
 /// One connection's closed loop: the UAF flows, each step timed per endpoint.

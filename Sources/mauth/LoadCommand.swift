@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import LoadGenerator
 import Logging
+import Primitives
 import UAFServer
 import UAFSimulation
 
@@ -123,9 +124,22 @@ struct LoadCommand: AsyncParsableCommand {
                 guard let url = URL(string: text) else { throw ValidationError("not a URL: \(text)") }
                 return url
             }
-            if let caFile { plan.trustedCertificatesPEM = try String(contentsOfFile: caFile, encoding: .utf8) }
+            if let caFile {
+                let pem: String
+                do { pem = try String(contentsOfFile: caFile, encoding: .utf8) } catch {
+                    throw ValidationError("--ca-file \(caFile): \(FileErrorText.reason(error))")
+                }
+                guard pem.contains("-----BEGIN CERTIFICATE-----") else { throw ValidationError("--ca-file \(caFile): not a PEM certificate file") }
+                plan.trustedCertificatesPEM = pem
+            }
             if let relyingPartyKey {
-                let key = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: relyingPartyKey, encoding: .utf8))
+                let text: String
+                do { text = try String(contentsOfFile: relyingPartyKey, encoding: .utf8) } catch {
+                    throw ValidationError("--relying-party-key \(relyingPartyKey): \(FileErrorText.reason(error))")
+                }
+                guard let key = try? P256.Signing.PrivateKey(pemRepresentation: text) else {
+                    throw ValidationError("--relying-party-key \(relyingPartyKey): not a PEM P-256 private key")
+                }
                 plan.relyingParty = LocalRelyingParty(issuer: issuer, audience: audience, key: key)
             }
         }

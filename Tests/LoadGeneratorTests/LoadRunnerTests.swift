@@ -226,6 +226,31 @@ final class LoadRunnerTests: XCTestCase {
             XCTFail("expected the setup to fail")
         } catch let error as LoadRunnerError {
             XCTAssertTrue(error.description.contains("HTTP 401"), error.description)
+            XCTAssertTrue(error.description.contains("Registrations need the relying party's JWT: pass --relying-party-key KEY.pem"), error.description)
+        }
+    }
+
+    func testASetupAgainstAnUntrustedCertificateSaysHowToTrustIt() async throws {
+        var plan = plan(flows: 5)
+        plan.trustedCertificatesPEM = nil  // the system's roots, which do not hold the test server's development CA
+        do {
+            _ = try await LoadRunner.run(plan)
+            XCTFail("expected the setup to fail")
+        } catch let error as LoadRunnerError {
+            XCTAssertTrue(error.description.hasSuffix("the server's certificate is not trusted (the TLS handshake refused it). "
+                + "Trust the server's certificate with --ca-file FILE (mauth server --write-certificate FILE writes a development one)"), error.description)
+        }
+    }
+
+    func testASetupAgainstAClosedPortAsksWhetherTheServerRuns() async throws {
+        var plan = plan(flows: 5)
+        plan.targets = [URL(string: "https://127.0.0.1:1")!]
+        do {
+            _ = try await LoadRunner.run(plan)
+            XCTFail("expected the setup to fail")
+        } catch let error as LoadRunnerError {
+            XCTAssertTrue(error.description.hasSuffix("nothing answers there (connection refused). Is the server running, at the --url given?"),
+                          error.description)
         }
     }
 
