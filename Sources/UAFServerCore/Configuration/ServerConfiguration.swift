@@ -183,6 +183,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if let path {
             let data = try readFile(path, setting: "the configuration file")
             configuration = try ConfigurationFileDecoding.decode(ServerConfiguration.self, from: data, file: path)
+            configuration.resolvePaths(against: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
         if let host = environment["MAUTH_HOST"] { configuration.host = host }
         if let port = environment["MAUTH_PORT"] {
@@ -229,6 +230,45 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         }
         try configuration.validate()
         return configuration
+    }
+
+    /// Makes every relative file path the configuration file names absolute against the file's folder, so that a
+    /// file means the same wherever the server starts (systemd starts it in `/`, a container in the image's folder).
+    /// Paths from the environment and the command line stay relative to the working directory, as a shell's are;
+    /// the database's default (`mauth-data/mauth.sqlite`) too, when the file does not name one.
+    mutating func resolvePaths(against folder: String) {
+        func resolve(_ path: inout String) {
+            guard !path.isEmpty, !path.hasPrefix("/"), !path.hasPrefix("~") else { return }
+            path = URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: folder, isDirectory: true)).standardizedFileURL.path
+        }
+        func resolve(_ path: inout String?) {
+            guard var value = path else { return }
+            resolve(&value)
+            path = value
+        }
+        resolve(&tls.certificatePath); resolve(&tls.privateKeyPath)
+        resolve(&facetsPath); resolve(&metadataPath)
+        if case .sqlite(var file) = database, database != ServerConfiguration().database {
+            resolve(&file)
+            database = .sqlite(path: file)
+        }
+        if var jwt = authorization.jwt {
+            resolve(&jwt.jwksPath); resolve(&jwt.jwksTrustedCertificatesPath)
+            for index in jwt.publicKeyPaths.indices { resolve(&jwt.publicKeyPaths[index]) }
+            authorization.jwt = jwt
+        }
+        resolve(&tokens.signingKeyPath)
+        if var firebase = dispatch.firebase {
+            resolve(&firebase.serviceAccountPath); resolve(&firebase.trustedCertificatesPath)
+            dispatch.firebase = firebase
+        }
+        if var service = metadataService {
+            if !service.blob.lowercased().hasPrefix("https://") { resolve(&service.blob) }
+            resolve(&service.rootCertificatesPath); resolve(&service.trustedCertificatesPath)
+            metadataService = service
+        }
+        resolve(&observability.auditLogPath)
+        if var fido2 { resolve(&fido2.attestationRootsPath); self.fido2 = fido2 }
     }
 
     /// Refuses a server that would trust no app: without `facets` or `facetsPath` every response fails the facet
