@@ -37,6 +37,16 @@ final class SampleConfigurationTests: XCTestCase {
         guard case .postgres = configuration.database else { return XCTFail("the production sample shares PostgreSQL") }
     }
 
+    func testMauthConfigNamesTheFileWhenNoOptionDoes() throws {
+        let sample = Self.samples.appendingPathComponent("mauth.production.json").path
+        let configuration = try ServerConfiguration.load(path: nil, environment: ["MAUTH_CONFIG": sample])
+        XCTAssertEqual(configuration.appID, "https://login.bank.example/nevisfido/uaf/1.1/facets")
+        let given = try ServerConfiguration.load(path: Self.samples.appendingPathComponent("mauth.development.json").path,
+                                                 environment: ["MAUTH_CONFIG": sample])
+        XCTAssertEqual(given.port, 8443)
+        XCTAssertTrue(given.authorization.developmentMode, "--config wins over MAUTH_CONFIG")
+    }
+
     func testRelativePathsAreReadFromTheFilesFolderAndTheEnvironmentsFromTheWorkingDirectory() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-paths-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

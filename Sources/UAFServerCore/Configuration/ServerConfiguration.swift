@@ -180,7 +180,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     public static func load(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
-        if let path {
+        // MAUTH_CONFIG names the file when no --config does: set once for the server's account, `mauth server` and
+        // `mauth admin` then read the same file, so an operator's command finds the server's database.
+        if let path = path ?? environment["MAUTH_CONFIG"] {
             let data = try readFile(path, setting: "the configuration file")
             configuration = try ConfigurationFileDecoding.decode(ServerConfiguration.self, from: data, file: path)
             configuration.resolvePaths(against: URL(fileURLWithPath: path).deletingLastPathComponent().path)
