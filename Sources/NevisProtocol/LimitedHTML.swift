@@ -173,6 +173,41 @@ public enum LimitedHTML {
         return lines.joined(separator: "\n")
     }
 
+    /// A transaction text as HTML for a page: a text that follows the rules above becomes the subset's own tags (no
+    /// attribute can exist) around its text, every character escaped; any other text is escaped whole and shown as
+    /// it is. Built from the tokens, never from the text, so nothing of the relying party's text reaches the page as
+    /// markup except those tags.
+    public static func htmlText(_ text: String) -> String {
+        guard let tokens = try? tokens(text) else { return escapedHTML(text) }
+        var html = ""
+        for token in tokens {
+            switch token {
+            case .text(let words): html += escapedHTML(words).replacingOccurrences(of: "\n", with: "<br>")
+            case .open(let tag): html += "<\(tag)>"
+            case .close(let tag): html += "</\(tag)>"
+            case .lineBreak: html += "<br>"
+            }
+        }
+        return html
+    }
+
+    /// `text` with `& < > " '` as entities, safe inside an element or a quoted attribute.
+    public static func escapedHTML(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
     /// The character an entity names (`amp`, `#65`, `#x41`), nil when the name is not a supported entity.
     private static func entity(_ name: String) -> Unicode.Scalar? {
         if let scalar = namedEntities[name] { return scalar }

@@ -276,7 +276,8 @@ public enum UAFServerApplication {
             let router = buildRouter(configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
                                      relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase,
                                      metrics: metrics, readiness: readiness, dependencies: dependencies, audit: audit,
-                                     demoPages: configuration.demoSite ? try DemoPages(passkeys: passkeys != nil) : nil, passkeys: passkeys)
+                                     demoPages: configuration.demoSite ? try DemoPages(passkeys: passkeys != nil, developmentCertificate: tls.generated) : nil,
+                                     passkeys: passkeys)
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let deadline = TimeAmount.seconds(Int64(configuration.limits.requestDeadlineSeconds))

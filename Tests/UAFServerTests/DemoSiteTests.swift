@@ -126,6 +126,65 @@ final class DemoSiteTests: XCTestCase {
         }
     }
 
+    func testTheServersAddressLeadsToTheDemo() async throws {
+        try await Self.withDemo { client in
+            let response = try await client.execute(uri: "/", method: .get)
+            XCTAssertEqual(response.status, .seeOther)
+            XCTAssertEqual(response.headers[.location], "/demo")
+        }
+        try await Self.withDemo(enabled: false) { client in
+            let response = try await client.execute(uri: "/", method: .get)
+            XCTAssertEqual(response.status, .notFound, "without the demo the address has nothing to show")
+        }
+    }
+
+    func testAFormAddressOpenedInABrowserLeadsToTheStartPage() async throws {
+        try await Self.withDemo { client in
+            for path in ["signup", "login", "result", "cancel"] {
+                let response = try await client.execute(uri: "/demo/\(path)", method: .get)
+                XCTAssertEqual(response.status, .seeOther, path)
+                XCTAssertEqual(response.headers[.location], "/demo", path)
+            }
+        }
+    }
+
+    func testATransactionsAllowedMarkupIsRenderedAndNothingElse() async throws {
+        try await Self.withDemo { client in
+            let page = try await Self.post(client, "/demo/signup", "username=gus")
+            let token = try XCTUnwrap(Self.attribute("data-status-token", ofElement: "status", in: page.html))
+            func shown(_ message: String) async throws -> String {
+                let encoded = try XCTUnwrap(message.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+                let result = try await Self.post(client, "/demo/result", "statusToken=\(token)&message=\(encoded)")
+                let start = try XCTUnwrap(result.html.range(of: #"<blockquote class="transaction" id="transaction">"#))
+                let end = try XCTUnwrap(result.html.range(of: "</blockquote>", range: start.upperBound..<result.html.endIndex))
+                return String(result.html[start.upperBound..<end.lowerBound])
+            }
+            var html = try await shown("<html>Pay <b>CHF 5</b><br>to Anna &amp; Co</html>")
+            XCTAssertEqual(html, "Pay <b>CHF 5</b><br>to Anna &amp; Co", "the subset rendered as the phone shows it")
+            html = try await shown("<script>alert(1)</script>")
+            XCTAssertEqual(html, "&lt;script&gt;alert(1)&lt;/script&gt;", "outside the subset: shown as text, never markup")
+            html = try await shown("<b onclick=\"x()\">Pay</b>")
+            XCTAssertEqual(html, "&lt;b onclick=&quot;x()&quot;&gt;Pay&lt;/b&gt;")
+        }
+    }
+
+    func testTheStartPageSaysHowToTrustTheDevelopmentCertificateOnlyWhenItIsServed() throws {
+        let development = try DemoPages(developmentCertificate: true)
+            .home(error: nil, signupUsername: "", loginUsername: "", loginMessage: "")
+        XCTAssertTrue(development.contains(#"id="trust-note""#) && development.contains("dev-trust.pem"), development)
+        let production = try DemoPages(developmentCertificate: false).home(error: nil, signupUsername: "", loginUsername: "", loginMessage: "")
+        XCTAssertFalse(production.contains("trust-note"))
+    }
+
+    func testAChannelChosenBeforeARefusalStaysChosen() async throws {
+        try await Self.withDemo { client in
+            let page = try await Self.post(client, "/demo/login", "username=nobody&channel=app")
+            XCTAssertEqual(page.status, .notFound)
+            XCTAssertTrue(page.html.contains(#"id="channel-app" name="channel" value="app" checked"#), page.html)
+            XCTAssertFalse(page.html.contains(#"value="push" checked"#), page.html)
+        }
+    }
+
     func testWhatTheUserTypedIsEscapedInThePage() async throws {
         try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/login", "username=%3Cscript%3Ealert(1)%3C%2Fscript%3E&message=x")

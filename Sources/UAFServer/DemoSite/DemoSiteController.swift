@@ -1,4 +1,5 @@
 import Foundation
+import NevisProtocol
 import HTTPTypes
 import Hummingbird
 import JWTKit
@@ -43,6 +44,13 @@ struct DemoSiteController {
     struct PasskeyResultForm: Decodable, Sendable { var token: String? }
 
     func add(open: RouterGroup<ServerRequestContext>) {
+        // A browser opening the server's address finds the demo, not a bare 404.
+        open.get("/") { _, _ in Self.seeOther(Self.base) }
+        // The form endpoints are POSTs; a browser that opens one (a reload, a bookmark, the address bar) is sent to
+        // the start page, not answered with the API's JSON refusal.
+        for path in ["signup", "login", "result", "cancel"] + (passkeys == nil ? [] : ["passkey/signup", "passkey/result"]) {
+            open.get(RouterPath(stringLiteral: "\(Self.base)/\(path)")) { _, _ in Self.seeOther(Self.base) }
+        }
         open.get(RouterPath(stringLiteral: Self.base)) { request, _ in
             // A link from a passkey sign-in's result names the user, so the step-up with the phone is one click.
             // Escaped by the template like every other value; cut to the field's length.
@@ -65,7 +73,8 @@ struct DemoSiteController {
                 message: nil, qrCode: enrollment.qrCode, appLinkUri: enrollment.appLinkUri, statusToken: enrollment.statusToken))
         }
         postForm(open, "login", as: LogInForm.self, name: "demo log-in",
-                 home: { form in pages.home(signupUsername: "", loginUsername: form.trimmedUsername, loginMessage: form.message ?? "") }) { form in
+                 home: { form in pages.home(signupUsername: "", loginUsername: form.trimmedUsername, loginMessage: form.message ?? "",
+                                            loginByApp: form.channel == "app") }) { form in
             let username = form.trimmedUsername
             let message = form.message.flatMap { $0.isEmpty ? nil : $0 }
             let channel = form.channel == "app" ? "app" : "push"
@@ -163,6 +172,11 @@ struct DemoSiteController {
         result.checks = "issuer, expiry, what proved the user (method) and what the token is for (token_use)"
         result.stepUpUsername = claims.sub.value
         return result
+    }
+
+    /// 303 to `location` on this server: a browser follows it with a GET.
+    static func seeOther(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }
 
     /// A form endpoint: decodes the form and renders the page `body` returns, or the start page (filled in by
@@ -336,6 +350,9 @@ struct DemoPages: Sendable {
         var heading: String
         var instructions: String
         var message: String?
+        /// The transaction as the phone shows it (the limited HTML subset rendered, everything else escaped), set
+        /// when the page is rendered.
+        var messageHTML: String? = nil
         var qrCode: AuthCloudService.QRCodeImage?
         var appLinkUri: String?
         var statusToken: String
@@ -348,6 +365,9 @@ struct DemoPages: Sendable {
         var heading: String
         var summary: String
         var message: String?
+        /// The transaction as the phone shows it (the limited HTML subset rendered, everything else escaped), set
+        /// when the page is rendered.
+        var messageHTML: String? = nil
         var transactionCheck: String?
         var transactionCheckClass: String?
         var claims: [Claim]
@@ -370,14 +390,20 @@ struct DemoPages: Sendable {
         var signupUsername: String
         var loginUsername: String
         var loginMessage: String
+        /// The channel chosen before a refusal brought the form back: a QR code stays chosen.
+        var loginByApp: Bool
         /// Whether the server has passkeys (`fido2`): the start page then shows their card.
         var passkeys: Bool
+        /// Whether the page is served with the development certificate: the start page then says how to trust it.
+        var developmentCertificate: Bool
     }
 
     /// Whether the start page offers passkeys.
     let passkeys: Bool
+    /// Whether the server uses its development certificate, which a browser warns about until it is trusted.
+    let developmentCertificate: Bool
 
-    init(passkeys: Bool = false) throws {
+    init(passkeys: Bool = false, developmentCertificate: Bool = false) throws {
         var library = MustacheLibrary()
         for (name, bytes) in [("layout", PackageResources.layout_mustache), ("home", PackageResources.home_mustache),
                               ("waiting", PackageResources.waiting_mustache), ("result", PackageResources.result_mustache)] {
@@ -385,20 +411,31 @@ struct DemoPages: Sendable {
         }
         self.library = library
         self.passkeys = passkeys
+        self.developmentCertificate = developmentCertificate
     }
 
     /// The start page; `error` is shown above the forms.
-    func home(error: String?, signupUsername: String, loginUsername: String, loginMessage: String) -> String {
-        render(Home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage, passkeys: passkeys), "home")
+    func home(error: String?, signupUsername: String, loginUsername: String, loginMessage: String, loginByApp: Bool = false) -> String {
+        render(Home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage,
+                    loginByApp: loginByApp, passkeys: passkeys, developmentCertificate: developmentCertificate), "home")
     }
 
     /// The start page with its fields filled in, waiting for the error a refusal shows.
-    func home(signupUsername: String, loginUsername: String, loginMessage: String) -> (String?) -> String {
-        { error in home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage) }
+    func home(signupUsername: String, loginUsername: String, loginMessage: String, loginByApp: Bool = false) -> (String?) -> String {
+        { error in home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage, loginByApp: loginByApp) }
     }
 
-    func waiting(_ page: Waiting) -> String { render(page, "waiting") }
-    func result(_ page: Result) -> String { render(page, "result") }
+    func waiting(_ page: Waiting) -> String {
+        var page = page
+        page.messageHTML = page.message.map(LimitedHTML.htmlText)
+        return render(page, "waiting")
+    }
+
+    func result(_ page: Result) -> String {
+        var page = page
+        page.messageHTML = page.message.map(LimitedHTML.htmlText)
+        return render(page, "result")
+    }
 
     private func render(_ object: Any, _ name: String) -> String {
         // Every template is registered in init, so a nil here is a programming error caught by the tests.
