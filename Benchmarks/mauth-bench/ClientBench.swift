@@ -20,9 +20,12 @@ enum ClientBench {
         var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
         configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")
         configuration.limits.requestsPerMinutePerAddress = 0   // One client address makes every request: no rate limit.
+        // A benchmark prints its figures only: the server's log and its audit stream (one line per decision) stay quiet.
         var logger = Logger(label: "mauth.bench.server")
         logger.logLevel = .error
-        let server = try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger))
+        var audit = Logger(label: "mauth.bench.audit")
+        audit.logLevel = .error
+        let server = try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger, auditLogger: audit))
         let platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"))
         let client = try await MobileAuthenticationClientInitializer()
             .configuration(Configuration(baseUrl: server.baseURL, facetId: platform.applicationFacetId)
