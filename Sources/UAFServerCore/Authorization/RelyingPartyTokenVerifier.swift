@@ -192,7 +192,7 @@ package final class RelyingPartyTokenVerifier: Sendable {
         do {
             claims = try await verifySignature(token, now: now)
         } catch {
-            throw .unauthenticated("relying-party JWT rejected: \(error)")
+            throw .unauthenticated("relying-party JWT rejected: \(TokenRefusal.reason(error))")
         }
         let values = claims.values
         let skew = TimeInterval(configuration.clockSkewSeconds)

@@ -164,7 +164,7 @@ public final class TokenIssuer: Sendable {
     package func verify(_ token: String, now: Date) async throws(AuthorizationFailure) -> IssuedTokenClaims {
         let claims: IssuedTokenClaims
         do { claims = try await current.keys.verify(token, as: IssuedTokenClaims.self) } catch {
-            throw .unauthenticated("server token rejected: \(error)")
+            throw .unauthenticated("server token rejected: \(TokenRefusal.reason(error))")
         }
         guard claims.iss == issuer else { throw .unauthenticated("server token has the wrong issuer") }
         guard Double(claims.exp) > now.timeIntervalSince1970 else { throw .unauthenticated("server token expired") }
