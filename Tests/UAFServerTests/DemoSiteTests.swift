@@ -176,6 +176,18 @@ final class DemoSiteTests: XCTestCase {
         XCTAssertFalse(production.contains("trust-note"))
     }
 
+    func testAnAppLinkOpenedInABrowserSaysWhatToDoOnAPhoneAndOnAComputer() async throws {
+        try await Self.withDemo { client in
+            let response = try await client.execute(uri: "/open?dispatchTokenResponse=e30", method: .get)
+            XCTAssertEqual(response.status, .ok)
+            XCTAssertEqual(response.headers[.contentType], "text/html; charset=utf-8")
+            let html = String(buffer: response.body)
+            XCTAssertTrue(html.contains("On a phone:") && html.contains("On a computer:"), html)
+            XCTAssertFalse(html.contains("Open this link on your phone"), "a phone reading that is already on its phone")
+            XCTAssertFalse(html.contains("e30"), "the payload stays in the link")
+        }
+    }
+
     func testAChannelChosenBeforeARefusalStaysChosen() async throws {
         try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/login", "username=nobody&channel=app")

@@ -75,9 +75,13 @@ struct AuthCloudController {
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
         <title>Open in the app</title>
         <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5;color:#1d2433}</style>
-        </head><body><h1>Open this link on your phone</h1>
-        <p>This link continues a sign-in or an enrollment in the authenticator app. Open it on the phone where the app is
-        installed, or scan the QR code shown next to it with the app.</p></body></html>
+        </head><body><h1>Open this in the authenticator app</h1>
+        <p>This link continues a sign-in or an enrollment in the authenticator app, which opens such links by itself
+        where it is installed.</p>
+        <p><strong>On a phone:</strong> the app is not installed here, or not set up for this link. Install it, then open
+        the link again, or scan the QR code shown next to the link with the app.</p>
+        <p><strong>On a computer:</strong> scan the QR code shown next to the link with the app on your phone.</p>
+        </body></html>
         """
 }
 
