@@ -147,6 +147,18 @@ class Steps:
         assert zbar(sent) == scanned, "the rendered QR code and the one the server sent differ"
         return path, scanned
 
+    def log_in(self, username, message=None, by_app=False):
+        """Fills the start page's log-in form (its transaction replaced when `message` is given) and submits it."""
+        self.driver.get(DEMO)
+        self.driver.find_element(By.ID, "login-username").send_keys(username)
+        if message is not None:
+            field = self.driver.find_element(By.ID, "login-message")
+            field.clear()
+            field.send_keys(message)
+        if by_app:
+            self.driver.find_element(By.ID, "channel-app").click()
+        self.driver.find_element(By.ID, "login-submit").click()
+
     def wait_outcome(self, expected):
         self.wait.until(EC.text_to_be_present_in_element((By.ID, "outcome"), expected))
 
@@ -233,13 +245,7 @@ def main():
         steps.step("push log-in: the phone shows the transaction, confirms, the page shows the verified token", push_login)
 
         def qr_login():
-            driver.get(DEMO)
-            driver.find_element(By.ID, "login-username").send_keys("carol")
-            message = driver.find_element(By.ID, "login-message")
-            message.clear()
-            message.send_keys("Transfer EUR 75.00 to Dave")
-            driver.find_element(By.ID, "channel-app").click()
-            driver.find_element(By.ID, "login-submit").click()
+            steps.log_in("carol", "Transfer EUR 75.00 to Dave", by_app=True)
             path, _ = steps.scan_qr("qr-login.png")
             steps.shot("07-qr-login.png")
             approved = device("approve", "--qr-image", path, "--pin", PIN)
@@ -249,19 +255,26 @@ def main():
             steps.shot("08-qr-confirmed.png")
         steps.step("QR log-in: the phone scans the code from the page and confirms", qr_login)
 
+        def rendered_markup():
+            steps.log_in("carol", "<html>Transfer <b>EUR 12.00</b><br>to Dave</html>")
+            steps.wait.until(EC.visibility_of_element_located((By.ID, "status")))
+            quote = driver.find_element(By.ID, "transaction")
+            assert quote.text == "Transfer EUR 12.00\nto Dave", repr(quote.text)
+            assert quote.find_element(By.TAG_NAME, "b").text == "EUR 12.00"
+            steps.shot("08a-markup-waiting.png")
+            driver.set_window_size(390, 844)
+            steps.shot("08b-markup-waiting-phone.png")
+            driver.set_window_size(1280, 900)
+            driver.find_element(By.ID, "cancel").click()
+            steps.wait_outcome("Cancelled")
+        steps.step("markup: the transaction's allowed HTML is rendered on the page, not shown as tags", rendered_markup)
+
         def refusals():
-            driver.get(DEMO)
-            driver.find_element(By.ID, "login-username").send_keys("nobody")
-            driver.find_element(By.ID, "login-submit").click()
+            steps.log_in("nobody")
             error = steps.error_text()
             assert "no such user" in error.lower(), error
             steps.shot("09-unknown-user.png")
-            driver.get(DEMO)
-            driver.find_element(By.ID, "login-username").send_keys("carol")
-            message = driver.find_element(By.ID, "login-message")
-            message.clear()
-            message.send_keys("<script>alert(1)</script>")
-            driver.find_element(By.ID, "login-submit").click()
+            steps.log_in("carol", "<script>alert(1)</script>")
             error = steps.error_text()
             assert "message" in error, error
             assert not device("pending")["operations"], "a refused message was dispatched"
@@ -274,9 +287,7 @@ def main():
             assert "claims" not in driver.page_source.split('id="result"', 1)[1], "no result token for an operation that did not succeed"
 
         def push_waiting():
-            driver.get(DEMO)
-            driver.find_element(By.ID, "login-username").send_keys("carol")
-            driver.find_element(By.ID, "login-submit").click()
+            steps.log_in("carol")
             steps.wait.until(EC.visibility_of_element_located((By.ID, "status")))
 
         def declined():
@@ -287,12 +298,30 @@ def main():
             steps.shot("10-declined.png")
         steps.step("decline: the phone declines, the page says so by itself", declined)
 
+        def outage():
+            push_waiting()
+            # The status endpoint stops answering (as when the server is down): the page says so, keeps asking, and
+            # goes on waiting once it answers again; the phone's decline then reaches it as usual.
+            driver.execute_cdp_cmd("Network.enable", {})
+            driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/v1/status*"]})
+            try:
+                steps.wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "does not answer"))
+                assert driver.find_element(By.ID, "status").get_attribute("data-state") == "unreachable"
+                steps.shot("10a-outage.png")
+                driver.set_window_size(390, 844)
+                steps.shot("10b-outage-phone.png")
+                driver.set_window_size(1280, 900)
+            finally:
+                driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+            steps.wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "Waiting for your phone"))
+            denied = device("deny")
+            assert denied["approved"] is False, denied
+            ending("Declined on the phone", "declined")
+        steps.step("outage: the waiting page says the server does not answer, then carries on", outage)
+
         def qr_waiting(name):
             """Asks carol to confirm by QR code and returns the scanned code's image."""
-            driver.get(DEMO)
-            driver.find_element(By.ID, "login-username").send_keys("carol")
-            driver.find_element(By.ID, "channel-app").click()
-            driver.find_element(By.ID, "login-submit").click()
+            steps.log_in("carol", by_app=True)
             path, _ = steps.scan_qr(name)
             return path
 

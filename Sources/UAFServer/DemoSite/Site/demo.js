@@ -7,8 +7,11 @@
   var form = document.getElementById("result-form");
   if (!status || !form) { return; }
   var token = status.getAttribute("data-status-token");
+  var waiting = status.innerHTML;
   var words = { succeeded: "Confirmed on your phone.", failed: "Not confirmed: declined, failed or expired.", cancelled: "Cancelled.",
-                unknown: "This request is unknown or has expired." };
+                unknown: "This request is unknown or has expired.",
+                unreachable: "The bank's server does not answer right now. Still trying; your phone's answer is not lost.",
+                busy: "The bank's server is busy. Still trying…" };
   function show(state) {
     status.setAttribute("data-state", state);
     if (words[state]) { status.textContent = words[state]; }
@@ -16,15 +19,25 @@
   function poll() {
     fetch("/api/v1/status", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ statusToken: token }) })
       .then(function (response) {
-        if (response.status === 429) { throw new Error("rate limited"); }
+        if (response.status === 429 || response.status === 503) { throw new Error("busy"); }
+        if (!response.ok && response.status >= 500) { throw new TypeError("server error"); }
         return response.json();
       })
       .then(function (answer) {
-        if (answer.status === "pending") { setTimeout(poll, 1000); return; }
+        if (answer.status === "pending") {
+          // Back after an outage: say so by showing the waiting line again.
+          if (status.getAttribute("data-state") !== "pending") { status.setAttribute("data-state", "pending"); status.innerHTML = waiting; }
+          setTimeout(poll, 1000);
+          return;
+        }
         show(answer.status || "unknown");
         form.submit();
       })
-      .catch(function () { setTimeout(poll, 3000); });
+      .catch(function (error) {
+        // A person waiting must not stare at a spinner while the server is gone: say it, and keep asking.
+        show(error && error.message === "busy" ? "busy" : "unreachable");
+        setTimeout(poll, 3000);
+      });
   }
   poll();
 })();
