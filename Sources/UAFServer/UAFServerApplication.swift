@@ -330,16 +330,18 @@ public enum UAFServerApplication {
         return budget.maximumConnections
     }
 
-    /// Why the listening socket could not be opened, in words: NIO's own text reads
+    /// The start-up error of a listening socket that could not be opened, its reason in words: NIO's own text reads
     /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)".
-    static func listenFailure(_ error: any Error) -> String {
-        guard let io = error as? IOError else { return "\(error)" }
-        switch io.errnoCode {
-        case EADDRINUSE: return "the port is already in use by another program: stop it, or choose another port"
-        case EACCES: return "permission denied: a port below 1024 needs privileges, or choose a port from 1024 up"
-        case EADDRNOTAVAIL: return "the address is not one of this machine's: choose one of its addresses, or 0.0.0.0 for all"
-        default: return String(cString: strerror(io.errnoCode)).lowercased()
+    static func cannotListen(_ configuration: UAFServerCore.ServerConfiguration, _ error: any Error) -> UAFServerCore.ServerConfiguration.ConfigurationError {
+        let reason: String
+        switch (error as? IOError)?.errnoCode {
+        case nil: reason = "\(error)"
+        case EADDRINUSE: reason = "the port is already in use by another program: stop it, or choose another port"
+        case EACCES: reason = "permission denied: a port below 1024 needs privileges, or choose a port from 1024 up"
+        case EADDRNOTAVAIL: reason = "the address is not one of this machine's: choose one of its addresses, or 0.0.0.0 for all"
+        case let code?: reason = SystemErrorText.reason(errno: code)
         }
+        return .invalid("cannot listen on \(configuration.host):\(configuration.port): \(reason)")
     }
 
     /// Starts the server and returns once it listens. With port 0 the kernel picks a free port.
@@ -355,8 +357,7 @@ public enum UAFServerApplication {
                     .bind(host: configuration.host, port: configuration.port).get()
                 try await channel.close()
             } catch {
-                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid(
-                    "cannot listen on \(configuration.host):\(configuration.port): \(Self.listenFailure(error))")
+                throw Self.cannotListen(configuration, error)
             }
         }
         let (started, continuation) = AsyncStream<Int>.makeStream()
@@ -376,7 +377,7 @@ public enum UAFServerApplication {
             // The server stopped before it ever ran (e.g. the port is taken): surface its error, with the address.
             do { try await task.value } catch {
                 try? await built.stores.database.close()
-                throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("cannot listen on \(configuration.host):\(configuration.port): \(Self.listenFailure(error))")
+                throw Self.cannotListen(configuration, error)
             }
             try? await built.stores.database.close()
             throw UAFServerCore.ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")

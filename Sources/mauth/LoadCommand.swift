@@ -127,7 +127,7 @@ struct LoadCommand: AsyncParsableCommand {
             if let caFile {
                 let pem: String
                 do { pem = try String(contentsOfFile: caFile, encoding: .utf8) } catch {
-                    throw ValidationError("--ca-file \(caFile): \(FileErrorText.reason(error))")
+                    throw ValidationError("--ca-file \(caFile): \(SystemErrorText.reason(error))")
                 }
                 guard pem.contains("-----BEGIN CERTIFICATE-----") else { throw ValidationError("--ca-file \(caFile): not a PEM certificate file") }
                 plan.trustedCertificatesPEM = pem
@@ -135,7 +135,7 @@ struct LoadCommand: AsyncParsableCommand {
             if let relyingPartyKey {
                 let text: String
                 do { text = try String(contentsOfFile: relyingPartyKey, encoding: .utf8) } catch {
-                    throw ValidationError("--relying-party-key \(relyingPartyKey): \(FileErrorText.reason(error))")
+                    throw ValidationError("--relying-party-key \(relyingPartyKey): \(SystemErrorText.reason(error))")
                 }
                 guard let key = try? P256.Signing.PrivateKey(pemRepresentation: text) else {
                     throw ValidationError("--relying-party-key \(relyingPartyKey): not a PEM P-256 private key")

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Primitives
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -66,7 +67,7 @@ public struct HttpError: Error, Sendable, CustomStringConvertible {
         case ETIMEDOUT: return "\(place) did not answer in time"
         case ECONNRESET, EPIPE: return "\(place) cut the connection off"
         case ENETUNREACH, EHOSTUNREACH: return "the network cannot reach \(place)"
-        default: return "\(place): " + String(cString: strerror(io.errnoCode)).lowercased()
+        default: return "\(place): " + SystemErrorText.reason(errno: io.errnoCode)
         }
     }
 }

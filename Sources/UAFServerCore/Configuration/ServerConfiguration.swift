@@ -174,7 +174,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     package static func readFile(_ path: String, setting: String) throws -> Data {
         do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw ConfigurationError.unreadable("\(setting) \(path): \(FileErrorText.reason(error))")
+            throw ConfigurationError.unreadable("\(setting) \(path): \(SystemErrorText.reason(error))")
         }
     }
 

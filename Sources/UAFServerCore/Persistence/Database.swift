@@ -240,7 +240,7 @@ public final class StoreDatabase: Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         guard !directory.isEmpty else { return }
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("database \(path): cannot make its folder \(directory): \(FileErrorText.reason(error))")
+            throw ServerConfiguration.ConfigurationError.invalid("database \(path): cannot make its folder \(directory): \(SystemErrorText.reason(error))")
         }
     }
 

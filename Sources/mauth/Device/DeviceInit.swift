@@ -31,7 +31,7 @@ struct DeviceInit: AsyncParsableCommand {
                                                trustedCertificatesPEM: pem, facetId: facet, profile: profile, name: name,
                                                fingerprint: UUID().uuidString.lowercased(), pushToken: pushToken)
             do { try FileManager.default.createDirectory(at: directory.appendingPathComponent("storage"), withIntermediateDirectories: true) } catch {
-                throw DeviceCommandError("cannot make the device's folder \(directory.path): \(FileErrorText.reason(error))")
+                throw DeviceCommandError("cannot make the device's folder \(directory.path): \(SystemErrorText.reason(error))")
             }
             try HeadlessDevice.write(device, to: directory)
             var report = DeviceReport()

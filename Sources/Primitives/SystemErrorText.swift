@@ -7,9 +7,10 @@ import Musl
 import Darwin
 #endif
 
-/// Why a file or folder could not be read, written or made, in words a person can act on. Foundation's own text
-/// reads `Error Domain=NSCocoaErrorDomain Code=516 "A file with the same name already exists." UserInfo={…}`.
-public enum FileErrorText {
+/// Why the operating system refused something, in words a person can act on: a file or folder that could not be
+/// read, written or made (Foundation's own text reads `Error Domain=NSCocoaErrorDomain Code=516 "A file with the
+/// same name already exists." UserInfo={…}`), or a socket call's `errno`.
+public enum SystemErrorText {
     /// The reason of `error`: the operating system's, where Foundation carries one, else Foundation's code in words.
     public static func reason(_ error: any Error) -> String {
         let error = error as NSError
@@ -17,17 +18,7 @@ public enum FileErrorText {
         let underlying = (error.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
         let posix = error.domain == NSPOSIXErrorDomain ? error.code
             : underlying.flatMap { $0.domain == NSPOSIXErrorDomain ? $0.code : nil }
-        if let posix {
-            switch Int32(posix) {
-            case EEXIST: return "a file of that name is in the way"
-            case ENOTDIR: return "a part of the path is a file, not a folder"
-            case ENOENT: return "no such file"
-            case EACCES, EPERM: return "permission denied"
-            case ENOSPC: return "the disk is full"
-            case EROFS: return "the file system is read-only"
-            default: return String(cString: strerror(Int32(posix))).lowercased()
-            }
-        }
+        if let posix { return reason(errno: Int32(posix)) }
         guard error.domain == NSCocoaErrorDomain else { return error.localizedDescription }
         switch error.code {
         case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "no such file"
@@ -36,6 +27,19 @@ public enum FileErrorText {
         case NSFileWriteOutOfSpaceError: return "the disk is full"
         case NSFileWriteVolumeReadOnlyError: return "the file system is read-only"
         default: return error.localizedDescription
+        }
+    }
+
+    /// The reason an `errno` stands for: the common file cases in plain words, any other as the system says it.
+    public static func reason(errno code: Int32) -> String {
+        switch code {
+        case EEXIST: return "a file of that name is in the way"
+        case ENOTDIR: return "a part of the path is a file, not a folder"
+        case ENOENT: return "no such file"
+        case EACCES, EPERM: return "permission denied"
+        case ENOSPC: return "the disk is full"
+        case EROFS: return "the file system is read-only"
+        default: return String(cString: strerror(code)).lowercased()
         }
     }
 }
