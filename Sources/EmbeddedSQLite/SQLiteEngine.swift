@@ -80,6 +80,16 @@ public final class SQLiteEngine: @unchecked Sendable {
         self.handle = handle
     }
 
+    /// Reads an existing database file's schema on a read-only connection, without creating or changing anything:
+    /// throws SQLite's reason when the file is not a database or its first pages are damaged. The server calls it
+    /// before it writes anything beside the file; reading the schema costs a few pages, whatever the file's size.
+    public static func checkReadable(path: String) throws {
+        _ = Self.libraryInitialized
+        let handle = try connect(path, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX)
+        defer { sqlite_nio_sqlite3_close(handle) }
+        try check(sqlite_nio_sqlite3_exec(handle, "SELECT count(*) FROM sqlite_schema", nil, nil, nil), handle)
+    }
+
     /// Opens a connection to `path` with `flags` (and extended result codes), or throws SQLite's reason; the engine's
     /// and the checkpointer's connections. `context` is added to the message after the path.
     static func connect(_ path: String, flags: Int32, context: String = "") throws -> OpaquePointer {
@@ -133,7 +143,7 @@ public final class SQLiteEngine: @unchecked Sendable {
             sqlite_nio_sqlite3_clear_bindings(pointer)
         }
         for (offset, value) in binds.enumerated() {
-            try check(bind(value, at: Int32(offset + 1), in: pointer), handle)
+            try Self.check(bind(value, at: Int32(offset + 1), in: pointer), handle)
         }
         var rows: [SQLiteResultRow] = []
         while true {
@@ -151,7 +161,7 @@ public final class SQLiteEngine: @unchecked Sendable {
 
     /// Runs a statement without results outside the cache (transaction control).
     private func run(_ sql: String, _ handle: OpaquePointer) throws {
-        try check(sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil), handle)
+        try Self.check(sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil), handle)
     }
 
     /// Runs a statement whose rows are not needed, outside any unit of work: the settings (pragmas) a database file
@@ -329,7 +339,7 @@ public final class SQLiteEngine: @unchecked Sendable {
         }
     }
 
-    private func check(_ status: Int32, _ handle: OpaquePointer) throws {
+    private static func check(_ status: Int32, _ handle: OpaquePointer) throws {
         guard status == SQLITE_OK else { throw SQLiteEngineError(code: status, message: Self.message(handle)) }
     }
 

@@ -159,6 +159,10 @@ final class StartupErrorTests: XCTestCase {
         let error = try XCTUnwrap(refusal)
         XCTAssertTrue(error.hasPrefix("invalid configuration: database \(path): "), error)
         XCTAssertFalse(error.contains("SQLite error"), "the reason in words: \(error)")
+        XCTAssertTrue(error.hasSuffix(": the database file is damaged (it starts as SQLite, but its schema cannot be read): restore it from a backup"), error)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["mauth.sqlite"],
+                       "no development certificate written beside a damaged database")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), damaged, "the damaged file is left as it was")
     }
 
     func testATakenPortIsNamedInTheStartError() async throws {

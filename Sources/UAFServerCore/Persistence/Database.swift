@@ -47,16 +47,27 @@ public final class StoreDatabase: Sendable {
         }
     }
 
-    /// Refuses an existing file that is not an SQLite database before anything is written: the server writes its
-    /// development certificate beside the database file, and SQLite itself says only "file is not a database" (error
-    /// 26), and only once it reads. Reads the first 16 bytes; a missing or empty file is a new database.
+    /// Refuses an existing file that is not an SQLite database, or whose schema cannot be read, before anything is
+    /// written: the server writes its development certificate beside the database file, and SQLite itself says only
+    /// "file is not a database" (error 26), and only once it reads. Reads the first 16 bytes, then (for a file that
+    /// says it is SQLite) the schema on a read-only connection; a missing or empty file is a new database.
     public static func checkExistingFile(_ configuration: ServerConfiguration.Database) throws {
         guard case .sqlite(let path) = configuration, let handle = FileHandle(forReadingAtPath: path) else { return }
         defer { try? handle.close() }
         let header = (try? handle.read(upToCount: 16)) ?? Data()
-        guard header.isEmpty || header == Data("SQLite format 3\0".utf8) else {
+        if header.isEmpty { return }
+        guard header == Data("SQLite format 3\0".utf8) else {
             throw ServerConfiguration.ConfigurationError.invalid(
                 "database \(path): not an SQLite database (another kind of file): name the server's database file, or a new path")
+        }
+        do {
+            try SQLiteEngine.checkReadable(path: path)
+        } catch let error as SQLiteEngineError {
+            // The header says SQLite, so "not a database" (26) here means its first page is damaged.
+            let reason = [11, 26].contains(error.code & 0xFF)
+                ? "the database file is damaged (it starts as SQLite, but its schema cannot be read): restore it from a backup"
+                : sqliteReason(error)
+            throw ServerConfiguration.ConfigurationError.invalid("database \(path): \(reason)")
         }
     }
 
