@@ -363,14 +363,14 @@ final class LoadHTTP: Sendable {
     /// A short, stable description, so the same failure is counted under one key.
     static func short(_ error: any Error) -> String {
         if let error = error as? NIOConnectionError, let first = error.connectionErrors.first?.error { return short(first) }
-        if let io = error as? IOError, io.errnoCode == ECONNREFUSED { return refused }
+        if let io = error as? IOError { return SystemErrorText.connectionReason(errno: io.errnoCode, place: nil) }
         let text = String(describing: error)
         // BoringSSL's text of an untrusted certificate is long and cut off mid-word; say what it means.
         if error is NIOSSLError, text.contains("CERTIFICATE_VERIFY_FAILED") { return untrusted }
         return text.count > 80 ? String(text.prefix(80)) + "…" : text
     }
 
-    static let refused = "nothing answers there (connection refused)"
+    static let refused = SystemErrorText.connectionReason(errno: ECONNREFUSED, place: nil)
     static let untrusted = "the server's certificate is not trusted (the TLS handshake refused it)"
 }
 

@@ -42,4 +42,18 @@ public enum SystemErrorText {
         default: return String(cString: strerror(code)).lowercased()
         }
     }
+
+    /// Why a connection to `place` ("127.0.0.1:5432"; nil: the place the reader just named) failed, from the socket
+    /// call's `errno`: the words every client of ours uses (the SDK, `mauth load`, the server's database), where the
+    /// socket layer's own text reads "connection reset (error set): Connection refused) (errno: 111)".
+    public static func connectionReason(errno code: Int32, place: String?) -> String {
+        let subject = place ?? "it"
+        switch code {
+        case ECONNREFUSED: return "nothing answers \(place.map { "at \($0)" } ?? "there") (connection refused)"
+        case ETIMEDOUT: return "\(subject) did not answer in time"
+        case ECONNRESET, EPIPE: return "\(subject) cut the connection off"
+        case ENETUNREACH, EHOSTUNREACH: return "the network cannot reach \(place ?? "it")"
+        default: return (place.map { "\($0): " } ?? "") + reason(errno: code)
+        }
+    }
 }

@@ -29,12 +29,27 @@ final class DatabaseStartupTests: XCTestCase {
         } catch let error as StoreDatabase.UnreachableDatabase {
             XCTAssertEqual(error.attempts, 3)
             XCTAssertTrue(error.description.contains("127.0.0.1:\(port), database mauthdb"), error.description)
-            XCTAssertTrue(error.description.contains("refused"), error.description)
+            XCTAssertTrue(error.description.hasSuffix(": nothing answers at 127.0.0.1:\(port) (connection refused)"), error.description)
             XCTAssertFalse(error.description.contains("secretpw"))
         }
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(20))
         let warnings = records.messages(atLeast: .warning)
         XCTAssertEqual(warnings.count, 2, "\(warnings)")
         XCTAssertTrue(warnings.allSatisfy { $0.contains("attempt") && !$0.contains("secretpw") }, "\(warnings)")
+    }
+
+    /// PostgreSQL answers but refuses the database: its words, not `PSQLError`'s or NIO's.
+    func testADatabaseThatDoesNotExistIsNamedInWords() async throws {
+        let url = try PostgresStoreTests.postgresURL()
+        var components = try XCTUnwrap(URLComponents(string: url))
+        components.path = "/no_such_database"
+        do {
+            _ = try await StoreDatabase.open(.postgres(url: try XCTUnwrap(components.string), poolSize: 1),
+                                             startup: .init(count: 1, pause: .milliseconds(20), connectTimeout: .seconds(2)))
+            XCTFail("the start went on without its database")
+        } catch let error as StoreDatabase.UnreachableDatabase {
+            XCTAssertTrue(error.description.hasSuffix(": the database no_such_database does not exist on that server: create it, or name another"),
+                          error.description)
+        }
     }
 }

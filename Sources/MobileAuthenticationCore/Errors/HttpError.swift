@@ -62,13 +62,7 @@ public struct HttpError: Error, Sendable, CustomStringConvertible {
             }
         }
         guard let io = error as? IOError else { return "\(error)" }
-        switch io.errnoCode {
-        case ECONNREFUSED: return "nothing answers at \(place) (connection refused)"
-        case ETIMEDOUT: return "\(place) did not answer in time"
-        case ECONNRESET, EPIPE: return "\(place) cut the connection off"
-        case ENETUNREACH, EHOSTUNREACH: return "the network cannot reach \(place)"
-        default: return "\(place): " + SystemErrorText.reason(errno: io.errnoCode)
-        }
+        return SystemErrorText.connectionReason(errno: io.errnoCode, place: place)
     }
 }
 

@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresKit
 import PostgresNIO
 import Primitives
@@ -213,7 +214,8 @@ public final class StoreDatabase: Sendable {
                 if attempt > 1 { logger.notice("PostgreSQL at \(target) answers (attempt \(attempt))") }
                 return
             } catch {
-                let reason = Self.reason(error)
+                let reason = Self.reason(error, host: "\(core.host ?? "?"):\(core.port ?? 5432)", database: core.database ?? core.username,
+                                         user: core.username)
                 guard attempt < attempts.count else {
                     let seconds = Int((ContinuousClock.now - started).components.seconds)
                     throw UnreachableDatabase(target: target, attempts: attempt, seconds: seconds, reason: reason)
@@ -225,20 +227,37 @@ public final class StoreDatabase: Sendable {
         }
     }
 
-    /// Why a connection attempt failed, for the log: PostgreSQL's own message (a refused login, an unknown
-    /// database) or the network error, at most 300 characters. (`PSQLError`'s description is deliberately generic.)
-    static func reason(_ error: any Error) -> String {
-        var text = String(describing: error)
-        if let psql = error as? PSQLError {
-            if let message = psql.serverInfo?[.message] {
-                text = message
-            } else if let underlying = psql.underlying {
-                text = String(describing: underlying)
-            } else {
-                text = "\(psql.code)"
+    /// Why a connection attempt to `target` ("host:port, database name") failed, in words an operator can act on:
+    /// PostgreSQL's refusals by their SQLSTATE, the network's by their errno, at most 300 characters. (`PSQLError`'s
+    /// description is deliberately generic; NIO's reads "SingleConnectionFailure(target: …) (errno: 111)".)
+    static func reason(_ error: any Error, host: String, database: String, user: String) -> String {
+        let text = words(error, host: host, database: database, user: user)
+        return text.count <= 300 ? text : String(text.prefix(300)) + "…"
+    }
+
+    private static func words(_ error: any Error, host: String, database: String, user: String) -> String {
+        if let error = error as? NIOConnectionError {
+            if let dns = error.dnsAAAAError ?? error.dnsAError { return words(dns, host: host, database: database, user: user) }
+            if let first = error.connectionErrors.first?.error { return words(first, host: host, database: database, user: user) }
+        }
+        if let io = error as? IOError { return SystemErrorText.connectionReason(errno: io.errnoCode, place: host) }
+        if error is SocketAddressError.UnknownHost { return "the host name in the URL is unknown (DNS found no address for it)" }
+        if let error = error as? ChannelError, case .connectTimeout = error { return "\(host) did not answer in time" }
+        if error is NIOSSLError { return "the TLS handshake failed (\(error)): check sslmode and the server's certificate" }
+        guard let psql = error as? PSQLError else { return String(describing: error) }
+        if let state = psql.serverInfo?[.sqlState] {
+            switch state {
+            case "3D000": return "the database \(database) does not exist on that server: create it, or name another"
+            case "28P01": return "the password of user \(user) is wrong"
+            case "28000": return "user \(user) may not connect to database \(database) from here (pg_hba.conf)"
+            case "53300": return "the server has no connection left (max_connections reached)"
+            case "57P03": return "the server is starting up or shutting down"
+            default: break
             }
         }
-        return text.count <= 300 ? text : String(text.prefix(300)) + "…"
+        if let message = psql.serverInfo?[.message] { return message }
+        if let underlying = psql.underlying { return words(underlying, host: host, database: database, user: user) }
+        return "\(psql.code)"
     }
 
     static func postgresClient(url: String, poolSize: Int, logger: Logger) throws -> PostgresClient {
