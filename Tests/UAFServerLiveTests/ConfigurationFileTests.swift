@@ -122,7 +122,29 @@ final class StartupErrorTests: XCTestCase {
         configuration.tls = .init(certificatePath: path, privateKeyPath: path)
         let refusal = await Self.startError(configuration)
         let error = try XCTUnwrap(refusal)
-        XCTAssertTrue(error.hasPrefix("invalid configuration: tls.certificatePath \(path) is not a PEM certificate chain"), error)
+        XCTAssertEqual(error, "invalid configuration: tls.certificatePath \(path) is not a PEM certificate chain (BEGIN CERTIFICATE blocks, the server's first)")
+    }
+
+    func testACertificateNamedAsTheKeyIsNamedInWords() async throws {
+        let development = try DevelopmentCertificate.generate()
+        let (folder, path) = try Self.folder(with: "server.pem", contents: Data(development.certificatePEM.utf8))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var configuration = LoopbackServer.configuration()
+        configuration.tls = .init(certificatePath: path, privateKeyPath: path)
+        let error = await Self.startError(configuration)
+        XCTAssertEqual(error, "invalid configuration: tls.privateKeyPath \(path) holds a certificate, not a private key: name the key's PEM file")
+    }
+
+    func testAKeyFileThatIsNotPEMSaysWhatItShouldHold() async throws {
+        let development = try DevelopmentCertificate.generate()
+        let (folder, certificate) = try Self.folder(with: "server.pem", contents: Data(development.certificatePEM.utf8))
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let key = folder.appendingPathComponent("server.key").path
+        try Data("not a key\n".utf8).write(to: URL(fileURLWithPath: key))
+        var configuration = LoopbackServer.configuration()
+        configuration.tls = .init(certificatePath: certificate, privateKeyPath: key)
+        let error = await Self.startError(configuration)
+        XCTAssertEqual(error, "invalid configuration: tls.privateKeyPath \(key) is not a PEM private key (a BEGIN PRIVATE KEY or BEGIN EC PRIVATE KEY block)")
     }
 
     /// A folder with one file in it; removed afterwards by the caller.

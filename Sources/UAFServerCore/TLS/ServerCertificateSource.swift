@@ -139,12 +139,18 @@ public final class ServerCertificateSource: Sendable {
         // NIOSSL's errors name neither the file nor the setting ("failedToLoadCertificate").
         let chain: [NIOSSLCertificate]
         do { chain = try NIOSSLCertificate.fromPEMBytes(Array(files[0])) } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) is not a PEM certificate chain: \(error)")
+            throw ServerConfiguration.ConfigurationError.invalid(
+                "tls.certificatePath \(certificatePath) is not a PEM certificate chain (BEGIN CERTIFICATE blocks, the server's first)")
         }
         guard !chain.isEmpty else { throw ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) holds no certificate") }
         let key: NIOSSLPrivateKey
         do { key = try NIOSSLPrivateKey(bytes: Array(files[1]), format: .pem) } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) is not a PEM private key: \(error)")
+            let text = String(decoding: files[1], as: UTF8.self)
+            let reason = text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED")
+                ? "is encrypted: the server reads its key without a passphrase (openssl pkey -in it -out a new file)"
+                : text.contains("-----BEGIN CERTIFICATE-----") ? "holds a certificate, not a private key: name the key's PEM file"
+                : "is not a PEM private key (a BEGIN PRIVATE KEY or BEGIN EC PRIVATE KEY block)"
+            throw ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) \(reason)")
         }
         // BoringSSL refuses a key that is not the leaf's when both go into one context: the same check every
         // handshake would otherwise fail on.
