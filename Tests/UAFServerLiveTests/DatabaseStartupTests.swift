@@ -52,4 +52,28 @@ final class DatabaseStartupTests: XCTestCase {
                           error.description)
         }
     }
+
+    /// A PostgreSQL that goes away after the start: the outage's warning says why in words. (It takes the pool's
+    /// minute before it gives up on new connections; PostgresNIO does not let that be shortened.)
+    func testALostPostgreSQLIsWarnedInWords() async throws {
+        let port = try await Self.closedPort()
+        let url = "postgres://mauth@127.0.0.1:\(port)/mauthdb?sslmode=disable&connect_timeout=2"
+        let records = RecordedLogs()
+        let logger = Logger(label: "test") { _ in RecordingLogHandler(records) }
+        let client = try StoreDatabase.postgresClient(url: url, poolSize: 1, logger: Logger(label: "test.quiet") { _ in SwiftLogNoOpLogHandler() })
+        let run = Task { await client.run() }
+        let target = StoreDatabase.PostgresTarget(try StoreDatabase.parsedURL(url).coreConfiguration)
+        let connections = PostgresConnections(client: client, size: 1, logger: logger, describe: { StoreDatabase.reason($0, target: target) })
+        connections.start()
+        do {
+            let connection = try await connections.acquire()
+            connections.release(connection)
+            XCTFail("a connection to a closed port")
+        } catch {}
+        await connections.close()
+        run.cancel()
+        await run.value
+        let warnings = records.messages(atLeast: .warning)
+        XCTAssertEqual(warnings, ["no PostgreSQL connection: no connection to 127.0.0.1:\(port) could be opened for a minute: is PostgreSQL running, and reachable from here?"])
+    }
 }

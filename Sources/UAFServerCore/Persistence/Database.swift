@@ -132,7 +132,8 @@ public final class StoreDatabase: Sendable {
                 await client.run()
             }
             for await _ in started {}
-            let connections = PostgresConnections(client: client, size: poolSize, logger: logger)
+            let target = PostgresTarget(try parsedURL(url).coreConfiguration)
+            let connections = PostgresConnections(client: client, size: poolSize, logger: logger, describe: { reason($0, target: target) })
             connections.start()
             database = StoreDatabase(engine: .postgres, backing: .postgres(connections, task, PostgresStatementCache()), logger: logger,
                                      metrics: metrics)
@@ -200,7 +201,7 @@ public final class StoreDatabase: Sendable {
     static func waitUntilReachable(url: String, attempts: StartupAttempts, logger: Logger) async throws {
         var core = try parsedURL(url).coreConfiguration
         core.options.connectTimeout = TimeAmount(attempts.connectTimeout)
-        let target = "\(core.host ?? "?"):\(core.port ?? 5432), database \(core.database ?? core.username)"
+        let target = PostgresTarget(core)
         let started = ContinuousClock.now
         var pause = attempts.pause
         // The probe's own logs (a refused connection at `info`) would repeat each warning below.
@@ -214,11 +215,10 @@ public final class StoreDatabase: Sendable {
                 if attempt > 1 { logger.notice("PostgreSQL at \(target) answers (attempt \(attempt))") }
                 return
             } catch {
-                let reason = Self.reason(error, host: "\(core.host ?? "?"):\(core.port ?? 5432)", database: core.database ?? core.username,
-                                         user: core.username)
+                let reason = Self.reason(error, target: target)
                 guard attempt < attempts.count else {
                     let seconds = Int((ContinuousClock.now - started).components.seconds)
-                    throw UnreachableDatabase(target: target, attempts: attempt, seconds: seconds, reason: reason)
+                    throw UnreachableDatabase(target: target.description, attempts: attempt, seconds: seconds, reason: reason)
                 }
                 logger.warning("PostgreSQL at \(target) does not answer (attempt \(attempt) of \(attempts.count)): \(reason); retrying in \(pause.components.seconds) s")
                 try await Task.sleep(for: pause)
@@ -230,9 +230,18 @@ public final class StoreDatabase: Sendable {
     /// Why a connection attempt to `target` ("host:port, database name") failed, in words an operator can act on:
     /// PostgreSQL's refusals by their SQLSTATE, the network's by their errno, at most 300 characters. (`PSQLError`'s
     /// description is deliberately generic; NIO's reads "SingleConnectionFailure(target: …) (errno: 111)".)
-    static func reason(_ error: any Error, host: String, database: String, user: String) -> String {
-        let text = words(error, host: host, database: database, user: user)
+    static func reason(_ error: any Error, target: PostgresTarget) -> String {
+        let text = words(error, host: target.place, database: target.database, user: target.user)
         return text.count <= 300 ? text : String(text.prefix(300)) + "…"
+    }
+
+    /// Where a `postgres://` URL points, as the operator's messages name it (never with the password).
+    struct PostgresTarget: Sendable, CustomStringConvertible {
+        var place: String, database: String, user: String
+        init(_ core: PostgresConnection.Configuration) {
+            place = "\(core.host ?? "?"):\(core.port ?? 5432)"; database = core.database ?? core.username; user = core.username
+        }
+        var description: String { "\(place), database \(database)" }
     }
 
     private static func words(_ error: any Error, host: String, database: String, user: String) -> String {
@@ -244,6 +253,11 @@ public final class StoreDatabase: Sendable {
         if error is SocketAddressError.UnknownHost { return "the host name in the URL is unknown (DNS found no address for it)" }
         if let error = error as? ChannelError, case .connectTimeout = error { return "\(host) did not answer in time" }
         if error is NIOSSLError { return "the TLS handshake failed (\(error)): check sslmode and the server's certificate" }
+        // The pool's own error type is internal to PostgresNIO: read by its text. It fails waiting leases once
+        // connections could not be opened for a minute.
+        if String(describing: error).contains("connectionCreationCircuitBreakerTripped") {
+            return "no connection to \(host) could be opened for a minute: is PostgreSQL running, and reachable from here?"
+        }
         guard let psql = error as? PSQLError else { return String(describing: error) }
         if let state = psql.serverInfo?[.sqlState] {
             switch state {

@@ -34,6 +34,7 @@ final class PostgresConnections: Sendable {
     private let client: PostgresClient
     private let size: Int
     private let logger: Logger
+    private let describe: @Sendable (any Error) -> String
     let keepAliveInterval: Duration
     let keepAliveTimeout: Duration
     /// The keep-alive's statement; `SELECT 1` but in tests.
@@ -86,11 +87,12 @@ final class PostgresConnections: Sendable {
         }
     }
 
-    init(client: PostgresClient, size: Int, logger: Logger,
+    /// `describe`: a failure in the operator's words (``StoreDatabase/reason(_:target:)``).
+    init(client: PostgresClient, size: Int, logger: Logger, describe: @escaping @Sendable (any Error) -> String = { String(describing: $0) },
          keepAliveInterval: Duration = .seconds(30), keepAliveTimeout: Duration = .seconds(10), keepAliveQuery: String = "SELECT 1",
          setupQuery: String = PostgresConnections.sessionSetup) {
         precondition(size > 0, "a set of PostgreSQL connections holds at least one")
-        self.client = client; self.size = size; self.logger = logger
+        self.client = client; self.size = size; self.logger = logger; self.describe = describe
         self.keepAliveInterval = keepAliveInterval; self.keepAliveTimeout = keepAliveTimeout; self.keepAliveQuery = keepAliveQuery
         self.setupQuery = setupQuery
     }
@@ -244,8 +246,8 @@ final class PostgresConnections: Sendable {
                     return (state.waiters, warn, state.closing)
                 }
                 if !closing {
-                    logger.log(level: warn ? .warning : .debug, "no PostgreSQL connection",
-                               metadata: ["error": .string(String(describing: error)), "waiting runs failed": .stringConvertible(waiters.count)])
+                    logger.log(level: warn ? .warning : .debug, "no PostgreSQL connection: \(describe(error))",
+                               metadata: ["waiting runs failed": .stringConvertible(waiters.count)])
                 }
                 for waiter in waiters { waiter.continuation.resume(throwing: error) }
                 do { try await Task.sleep(for: .milliseconds(100 * (1 << min(failures - 1, 4)))) } catch { return }
@@ -260,8 +262,7 @@ final class PostgresConnections: Sendable {
         switch await answer(setupQuery, on: connection) {
         case .answered, .closed: break
         case .failed(let error):
-            logger.info("a PostgreSQL connection runs without its session setting",
-                        metadata: ["setting": .string(setupQuery), "error": .string(String(describing: error))])
+            logger.info("a PostgreSQL connection runs without its session setting: \(describe(error))", metadata: ["setting": .string(setupQuery)])
         case .timedOut:
             logger.warning("a new PostgreSQL connection did not answer its session setting; closing it")
         }
@@ -363,7 +364,7 @@ final class PostgresConnections: Sendable {
                     logger.warning("a PostgreSQL connection did not answer its keep-alive; closing it")
                     try? await connection.close()
                 case .failed(let error):
-                    logger.info("a PostgreSQL connection failed its keep-alive", metadata: ["error": .string(String(describing: error))])
+                    logger.info("a PostgreSQL connection failed its keep-alive: \(describe(error))")
                     try? await connection.close()
                 case .closed:
                     logger.info("a PostgreSQL connection closed during its keep-alive")
