@@ -14,7 +14,7 @@ struct FirebaseServiceAccount: Decodable, Sendable {
     }
 
     static func load(path: String) throws -> FirebaseServiceAccount {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ServerConfiguration.ConfigurationError.invalid("dispatch.firebase.serviceAccountPath: cannot read \(path)") }
+        let data = try ServerConfiguration.readFile(path, setting: "dispatch.firebase.serviceAccountPath")
         let account: FirebaseServiceAccount
         do { account = try JSONDecoder().decode(FirebaseServiceAccount.self, from: data) } catch {
             throw ServerConfiguration.ConfigurationError.invalid("dispatch.firebase.serviceAccountPath: not a service-account key file (\(error))")

@@ -27,7 +27,7 @@ struct PayloadOptions: ParsableArguments {
         if qrImage != nil && payload != nil { throw DeviceCommandError("give either --qr-image or --payload, not both") }
         if let payload { return payload.trimmingCharacters(in: .whitespacesAndNewlines) }
         guard let qrImage else { return nil }
-        guard let png = FileManager.default.contents(atPath: qrImage) else { throw DeviceCommandError("cannot read \(qrImage)") }
+        let png = try DeviceCommandError.readFile(qrImage)
         guard QRCodeReader.isInstalled else { throw DeviceCommandError("reading a QR image needs zbarimg (Debian: apt-get install zbar-tools)") }
         return try QRCodeReader.read(png: Array(png))
     }

@@ -32,7 +32,7 @@ struct DeviceTrust: AsyncParsableCommand {
 
 /// The certificates of a PEM file, or why the file is not one.
 func readCertificatePEM(_ path: String) throws -> String {
-    guard let data = FileManager.default.contents(atPath: path) else { throw DeviceCommandError("cannot read \(path)") }
+    let data = try DeviceCommandError.readFile(path)
     guard let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN CERTIFICATE-----") else {
         throw DeviceCommandError("\(path) is not a PEM certificate file (no BEGIN CERTIFICATE block)")
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Primitives
 import MobileAuthentication
 import MobileAuthenticationSimulator
 #if canImport(Glibc)
@@ -30,6 +31,13 @@ struct HeadlessDeviceProfile: Codable, Equatable {
 struct DeviceCommandError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+
+    /// The bytes of a file the command was given, or the error that names it and says why it cannot be read.
+    static func readFile(_ path: String) throws -> Data {
+        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw DeviceCommandError("cannot read \(path): \(SystemErrorText.reason(error))")
+        }
+    }
 }
 
 /// Options every subcommand shares.
@@ -61,7 +69,7 @@ struct HeadlessDevice {
         }
         let profile: HeadlessDeviceProfile
         do { profile = try JSONDecoder().decode(HeadlessDeviceProfile.self, from: data) } catch {
-            throw DeviceCommandError("\(file.path) is not a device profile: \(error)")
+            throw DeviceCommandError("\(file.path) is damaged (not a device profile): make the device again with mauth device init")
         }
         guard profile.version == HeadlessDeviceProfile.currentVersion else {
             throw DeviceCommandError("\(file.path) has version \(profile.version); this mauth reads version \(HeadlessDeviceProfile.currentVersion)")
