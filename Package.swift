@@ -1,26 +1,8 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// What the server's two test targets (in-process and live) use.
-let serverTestDependencies: [Target.Dependency] = [
-    "UAFServer", "UAFServerCore", "EmbeddedSQLite", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
-    "WebAuthn", "WireJSON",
-    "UAFServerTesting", "DevelopmentStandIns",
-    .product(name: "JWTKit", package: "jwt-kit"),
-    .product(name: "X509", package: "swift-certificates"),
-    .product(name: "SwiftASN1", package: "swift-asn1"),
-    .product(name: "Logging", package: "swift-log"),
-    .product(name: "Crypto", package: "swift-crypto"),
-    .product(name: "_CryptoExtras", package: "swift-crypto"),
-    .product(name: "HummingbirdTesting", package: "hummingbird"),
-    .product(name: "Hummingbird", package: "hummingbird"),
-    .product(name: "HummingbirdTLS", package: "hummingbird"),
-    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-    .product(name: "SQLiteNIO", package: "sqlite-nio"),
-    .product(name: "SQLiteKit", package: "sqlite-kit"),
-    .product(name: "AsyncHTTPClient", package: "async-http-client"),
-    .product(name: "NIOSSL", package: "swift-nio-ssl"),
-]
+/// A product of swift-nio by name (most targets take several).
+func nio(_ name: String) -> Target.Dependency { .product(name: name, package: "swift-nio") }
 
 let package = Package(
     name: "mauth",
@@ -46,6 +28,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Hummingbird's HTTP vocabulary, which the HTTP layer names directly (HTTPTypes, NIOHTTPTypes).
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -146,13 +131,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "MobileAuthentication",
             dependencies: [
-                "MobileAuthenticationCore", "Primitives", "UAF", "JOSE", "NevisProtocol",
+                "MobileAuthenticationCore", "UAF", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -180,7 +164,7 @@ let package = Package(
             name: "UAFServerCore",
             dependencies: [
                 "EmbeddedSQLite", "FIDOAttestation", "WireJSON",
-                "Primitives", "UAF", "WebAuthn", "CBOR", "JOSE", "NevisProtocol",
+                "Primitives", "UAF", "WebAuthn", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -208,9 +192,9 @@ let package = Package(
             name: "UAFServer",
             dependencies: [
                 "UAFServerCore", "WireJSON", "Primitives", "UAF", "NevisProtocol",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -295,6 +279,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // `mauth load`: many virtual devices (software authenticators, no storage) driving a server over HTTPS (its own
@@ -316,8 +302,8 @@ let package = Package(
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFServer", "MobileAuthentication", "MobileAuthenticationSimulator", "SecureStorage",
-                "UAFSimulation", "DevelopmentStandIns", "LoadGenerator",
+                "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFServer", "MobileAuthentication", "MobileAuthenticationCore",
+                "MobileAuthenticationSimulator", "UAFSimulation", "DevelopmentStandIns", "LoadGenerator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -326,6 +312,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // The parsers that take outside bytes, as fuzz targets with their invariants, and the seed corpus maker.
@@ -350,12 +337,13 @@ let package = Package(
             path: "Benchmarks/mauth-bench"
         ),
         .testTarget(name: "UAFTests", dependencies: [
-            "FIDOAttestation", "Primitives", "UAF", "UAFSimulation", "UAFTesting",
+            "FIDOAttestation", "Primitives", "UAF", "UAFSimulation",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
-        .testTarget(name: "CBORTests", dependencies: ["CBOR", "UAFTesting"]),
+        .testTarget(name: "CBORTests", dependencies: ["CBOR", "UAFSimulation", "UAFTesting"]),
         .testTarget(name: "WebAuthnTests", dependencies: [
             "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "UAFSimulation", "UAFTesting",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -364,10 +352,10 @@ let package = Package(
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
         .testTarget(name: "WireJSONTests", dependencies: ["WireJSON", "Primitives", "UAF", "UAFTesting"]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "NevisProtocol", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage"]),
-        .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets", "SecureStorage", "Primitives", "UAF"]),
+        .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets"]),
         // Test only, Linux: the subset of LocalAuthentication, Security and Darwin that `ApplePlatform` calls, with
         // Apple's signatures, answered by a scripted device. `ApplePlatformTests` compiles the Apple path's own source
         // files (symbolic links to them) against it, so its decisions run in `swift test` without an Apple toolchain.
@@ -383,11 +371,40 @@ let package = Package(
             // Apple platform their home modules compile them against the real frameworks.
             swiftSettings: [.define("APPLE_FRAMEWORKS_SHIM", .when(platforms: [.linux])), .define("APPLE_SOURCES_LINKED")]
         ),
-        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "JOSE", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         // In-process tests of the server: units and route rules on a router (HummingbirdTesting).
-        .testTarget(name: "UAFServerTests", dependencies: serverTestDependencies),
+        .testTarget(name: "UAFServerTests", dependencies: [
+            "UAFServer", "UAFServerCore", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
+            "WireJSON", "UAFServerTesting", "DevelopmentStandIns",
+            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            nio("NIOCore"), nio("NIOHTTP1"), nio("NIOPosix"),
+        ]),
         // Tests that need the real thing: a server on loopback over TLS, PostgreSQL, the SQLite engine's internals.
-        .testTarget(name: "UAFServerLiveTests", dependencies: serverTestDependencies),
+        .testTarget(name: "UAFServerLiveTests", dependencies: [
+            "UAFServer", "UAFServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "WireJSON",
+            "UAFServerTesting",
+            .product(name: "JWTKit", package: "jwt-kit"),
+            .product(name: "X509", package: "swift-certificates"),
+            .product(name: "SwiftASN1", package: "swift-asn1"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "SQLiteNIO", package: "sqlite-nio"),
+            .product(name: "SQLiteKit", package: "sqlite-kit"),
+            .product(name: "SQLKit", package: "sql-kit"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            nio("NIOCore"), nio("NIOHTTP1"), nio("NIOPosix"), nio("NIOConcurrencyHelpers"),
+        ]),
         .testTarget(name: "EmbeddedSQLiteTests", dependencies: [
             "EmbeddedSQLite",
             .product(name: "SQLiteNIO", package: "sqlite-nio"),
@@ -400,10 +417,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "UAFServer", "UAFServerCore", "MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "NevisProtocol",
+            "UAFServer", "MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "NevisProtocol",
             "SecureStorage", "UAFSimulation", "UAFTesting", "DevelopmentStandIns",
-            .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "Crypto", package: "swift-crypto"),
+            nio("NIOCore"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
