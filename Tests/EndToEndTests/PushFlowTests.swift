@@ -25,8 +25,11 @@ final class PushFlowTests: BackendTestCase {
         let json = String(decoding: try JSONEncoder().encode(message.data), as: UTF8.self)
         let payload = try await client.operations.outOfBandPayloadDecode.json(json).executeAsync()
         XCTAssertEqual(payload.contentType, "application/jose")
-        guard case .authentication(let authentication) = try await client.operations.outOfBandOperation.payload(payload).executeAsync() else {
-            throw XCTSkip("the push stands for an authentication")
+        let operation = try await client.operations.outOfBandOperation.payload(payload).executeAsync()
+        guard case .authentication(let authentication) = operation else {
+            struct NotAnAuthentication: Error {}
+            XCTFail("the push stands for an authentication, not \(operation)")
+            throw NotAnAuthentication()
         }
         return authentication
     }

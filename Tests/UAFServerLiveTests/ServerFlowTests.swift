@@ -170,14 +170,16 @@ final class ServerFlowTests: XCTestCase {
         XCTAssertEqual(facets.trustedFacets, [.init(version: .uaf11, ids: [testFacet])])
     }
 
+    /// A plain-HTTP request on the TLS port gets no HTTP answer: the server reads it as a broken handshake, answers at
+    /// most a TLS alert record (content type 21), and closes the connection.
     func testPlainHTTPIsNotServed() async throws {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(loopback.server.port)/nevisfido/uaf/1.1/facets")
-        request.method = .GET
-        do {
-            let response = try await loopback.client.execute(request, timeout: .seconds(5))
-            XCTAssertNotEqual(response.status.code, 200, "a plain-HTTP request must not get an answer")
-        } catch {
-            // The TLS server drops a plain-HTTP client: the expected outcome.
-        }
+        let connection = try await RawTLSConnection(port: loopback.server.port, trusting: nil)
+        try await connection.send("GET /nevisfido/uaf/1.1/facets HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let closed = await connection.closed(within: 5)
+        await connection.close()
+        XCTAssertTrue(closed, "the server kept a plain-HTTP connection open")
+        let bytes = connection.bytes
+        XCTAssertFalse(connection.text.contains("HTTP/"), "a plain-HTTP request got an HTTP answer: \(connection.text)")
+        XCTAssertTrue(bytes.isEmpty || bytes.first == 21, "the server sent something other than a TLS alert: \(bytes.prefix(8))")
     }
 }

@@ -65,6 +65,9 @@ final class RawTLSConnection: @unchecked Sendable {
         try await channel.writeAndFlush(ByteBuffer(string: text)).get()
     }
 
+    /// What the server sent so far.
+    var bytes: [UInt8] { received.bytes.withLockedValue { $0 } }
+
     /// What the server sent so far, as text.
     var text: String { String(decoding: received.bytes.withLockedValue { $0 }, as: UTF8.self) }
 
