@@ -51,15 +51,6 @@ final class MetadataServiceTests: XCTestCase {
         return try await loopback.send("/nevisfido/uaf/1.1/authentication", response).statusCode
     }
 
-    /// Waits (at most 10 s) until `condition` holds.
-    func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<50 {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        return try await condition()
-    }
-
     func testARevokedAuthenticatorRegistersNoKeyAndTheBLOBsOwnAuthenticatorDoes() async throws {
         try Data(try blob(number: 1, revoking: ["F1D0#1001"]).utf8).write(to: URL(fileURLWithPath: blobPath))
         try await LoopbackServer.with(configuration(blob: blobPath)) { loopback in
@@ -82,7 +73,7 @@ final class MetadataServiceTests: XCTestCase {
             XCTAssertEqual(before, 1200)
 
             try Data(try self.blob(number: 2, revoking: [Self.testAuthenticator]).utf8).write(to: URL(fileURLWithPath: self.blobPath))
-            let reloaded = try await self.eventually {
+            let reloaded = try await eventually {
                 try await self.authenticate(loopback, &authenticator) == 1493
             }
             XCTAssertTrue(reloaded, "the revocation never took effect")
@@ -118,7 +109,7 @@ final class MetadataServiceTests: XCTestCase {
                 XCTAssertEqual(host.fetches, 1)
                 // The next fetch is due refreshSeconds after the last, on the server's clock: move it instead of waiting.
                 loopback.clock.advance(61)
-                let reloaded = try await self.eventually {
+                let reloaded = try await eventually {
                     try await self.authenticate(loopback, &authenticator) == 1493
                 }
                 XCTAssertTrue(reloaded, "the newer BLOB was never fetched")

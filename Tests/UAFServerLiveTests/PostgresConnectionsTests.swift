@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import SQLKit
+import UAFServerTesting
 import XCTest
 @testable import UAFServer
 @testable import UAFServerCore
@@ -57,6 +58,19 @@ final class PostgresConnectionsTests: XCTestCase {
         throw TimedOut()
     }
 
+    /// Runs on `database` and holds the connection until `release` is set, after setting `holding`: what orders a
+    /// second run after the first has its connection, without guessing how long that takes.
+    private static func hold(_ database: StoreDatabase, holding: Flag, release: Flag) async throws -> Int64 {
+        try await database.run { sql in
+            holding.set()
+            _ = try await eventually(within: .seconds(10)) { release.isSet }
+            return try await sql.raw("SELECT pg_backend_pid()::BIGINT AS pid").first()!.decode(column: "pid", as: Int64.self)
+        }
+    }
+
+    /// Runs waiting for a connection of `database`'s set.
+    private static func waiting(_ database: StoreDatabase) -> Int { database.postgresConnections?.counts.waiting ?? 0 }
+
     /// Fails instead of hanging when `body` waits for a connection that never comes back.
     private func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
@@ -88,22 +102,26 @@ final class PostgresConnectionsTests: XCTestCase {
             let first = try await pid()
             // Another run needs the set's only connection: it must wait until this run is over.
             Task.detached { _ = try await Self.backend(database); outsider.set() }
-            try await Task.sleep(for: .milliseconds(300))
+            let queued = try await eventually { Self.waiting(database) == 1 }
+            XCTAssertTrue(queued, "the second run did not ask for the connection")
             return ([first, try await pid(), try await pid()], outsider.isSet)
         }
         XCTAssertEqual(Set(backends).count, 1, "\(backends)")
         XCTAssertFalse(outsiderDoneDuringRun, "the run kept its connection between its statements")
-        for _ in 0..<50 where !outsider.isSet { try await Task.sleep(for: .milliseconds(100)) }
-        XCTAssertTrue(outsider.isSet, "the waiting run got the connection when the first one ended")
+        let served = try await eventually(within: .seconds(5)) { outsider.isSet }
+        XCTAssertTrue(served, "the waiting run got the connection when the first one ended")
     }
 
     func testTwoRunsAtOnceNeverShareAConnection() async throws {
         let database = try await open(poolSize: 2)
-        async let slow = Self.backend(database, sleeping: 0.4)
-        try await Task.sleep(for: .milliseconds(100))
-        async let quick = Self.backend(database)
-        let (first, second) = (try await slow, try await quick)
-        XCTAssertNotEqual(first, second)
+        let holding = Flag(), release = Flag()
+        async let first = Self.hold(database, holding: holding, release: release)
+        let held = try await eventually { holding.isSet }
+        XCTAssertTrue(held)
+        let second = try await Self.backend(database)
+        release.set()
+        let firstBackend = try await first
+        XCTAssertNotEqual(firstBackend, second)
     }
 
     func testConsecutiveRunsReuseTheSameHeldConnections() async throws {
@@ -115,13 +133,17 @@ final class PostgresConnectionsTests: XCTestCase {
 
     func testARunCancelledWhileWaitingStopsWaiting() async throws {
         let database = try await open(poolSize: 1)
-        let holder = Task.detached { @Sendable () async throws -> Int64 in try await Self.backend(database, sleeping: 2) }
-        try await Task.sleep(for: .milliseconds(300))
+        let holding = Flag(), release = Flag()
+        let holder = Task.detached { @Sendable () async throws -> Int64 in try await Self.hold(database, holding: holding, release: release) }
+        let held = try await eventually { holding.isSet }
+        XCTAssertTrue(held)
         let waiting = Task { @Sendable () async throws -> Int64 in try await Self.backend(database) }
-        try await Task.sleep(for: .milliseconds(200))
+        let queued = try await eventually { Self.waiting(database) == 1 }
+        XCTAssertTrue(queued)
         waiting.cancel()
         let outcome = try await within(1.0) { await waiting.result }
         XCTAssertThrowsError(try outcome.get()) { XCTAssertTrue($0 is CancellationError, "\($0)") }
+        release.set()
         _ = try await holder.value
         _ = try await within(5) { try await Self.backend(database) }
     }
@@ -143,26 +165,26 @@ final class PostgresConnectionsTests: XCTestCase {
         do {
             try await database.run { sql in try await sql.raw("SELECT pg_terminate_backend(pg_backend_pid())").run() }
         } catch {}  // the statement dies with its session
-        let after = try await within(10) { () -> Int64 in
-            while true {
-                if let pid = try? await Self.backend(database) { return pid }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+        var after: Int64?
+        _ = try await eventually(every: .milliseconds(100)) {
+            after = try? await Self.backend(database)
+            return after != nil
         }
-        XCTAssertNotEqual(before, after, "a new session replaced the ended one")
+        XCTAssertNotEqual(before, try XCTUnwrap(after), "a new session replaced the ended one")
     }
 
     func testCloseFailsTheWaitingRunsAndReturnsOnceTheRunningOneEnds() async throws {
         let connections = try connections(size: 1, keepAliveInterval: .seconds(30))
         let busy = try await connections.acquire()
         let waiting = Task { try await connections.acquire() }
-        try await Task.sleep(for: .milliseconds(200))
+        let queued = try await eventually { connections.counts.waiting == 1 }
+        XCTAssertTrue(queued)
         let closed = Flag()
         let closing = Task { await connections.close(); closed.set() }
         let outcome = try await within(2) { await waiting.result }
         XCTAssertThrowsError(try outcome.get()) { XCTAssertEqual($0 as? PostgresConnections.Failure, .closed) }
-        try await Task.sleep(for: .milliseconds(200))
-        XCTAssertFalse(closed.isSet, "the connection in use goes back only when its run ends")
+        let closedEarly = try await eventually(within: .milliseconds(300)) { closed.isSet }
+        XCTAssertFalse(closedEarly, "the connection in use goes back only when its run ends")
         connections.release(busy)
         _ = try await within(5) { await closing.value }
         XCTAssertEqual(connections.counts.alive, 0, "every connection went back to the pool")
@@ -199,14 +221,13 @@ final class PostgresConnectionsTests: XCTestCase {
         let connections = try connections(size: 1, keepAliveInterval: .milliseconds(300))
         let pid = try await Self.backend(connections)
         let observer = try await open(poolSize: 1)
-        let query = try await within(5) { () -> String in
-            while true {
-                try await Task.sleep(for: .milliseconds(100))
-                let row = try await observer.run { sql in
-                    try await sql.raw("SELECT query FROM pg_stat_activity WHERE pid::BIGINT = \(bind: Int64(pid))").first()
-                }
-                if let text = try row?.decode(column: "query", as: String.self), text != "SELECT pg_backend_pid()" { return text }
+        var query: String?
+        _ = try await eventually(within: .seconds(5), every: .milliseconds(100)) {
+            let row = try await observer.run { sql in
+                try await sql.raw("SELECT query FROM pg_stat_activity WHERE pid::BIGINT = \(bind: Int64(pid))").first()
             }
+            query = try row?.decode(column: "query", as: String.self)
+            return query != nil && query != "SELECT pg_backend_pid()"
         }
         XCTAssertEqual(query, "SELECT 1")
         let later = try await Self.backend(connections)
@@ -218,25 +239,41 @@ final class PostgresConnectionsTests: XCTestCase {
         let connections = try connections(size: 1, keepAliveInterval: .milliseconds(300), keepAliveTimeout: .milliseconds(300),
                                            keepAliveQuery: "SELECT pg_sleep(5)")
         let pid = try await Self.backend(connections)
-        // Left idle (a run would count as use) until the keep-alive has started and given up on it.
-        try await Task.sleep(for: .seconds(1))
+        // Left idle (a run would count as use) until the keep-alive has started on it: its session is no longer idle.
+        // A run asked then waits for the keep-alive, which gives up on the silent connection and replaces it.
+        let observer = try await open(poolSize: 1)
+        let started = try await eventually(within: .seconds(5), every: .milliseconds(100)) {
+            try await observer.run { sql in
+                try await sql.raw("SELECT count(*)::BIGINT AS n FROM pg_stat_activity WHERE pid::BIGINT = \(bind: Int64(pid)) AND state = 'idle'")
+                    .first()!.decode(column: "n", as: Int64.self) == 0
+            }
+        }
+        XCTAssertTrue(started, "the keep-alive never started")
         let replaced = try await within(5) { try await Self.backend(connections) }
         XCTAssertNotEqual(replaced, pid)
     }
     func testEveryConnectionOfTheSetPlansPreparedStatementsGenerically() async throws {
         let database = try await open(poolSize: 2)
-        @Sendable func setting(sleeping seconds: Double) async throws -> (Int64, String) {
+        /// The connection's backend and plan mode; with `hold`, after `hold.holding` is set and until `hold.release` is.
+        @Sendable func setting(hold: (holding: Flag, release: Flag)? = nil) async throws -> (Int64, String) {
             try await database.run { sql in
-                try await sql.raw("SELECT pg_sleep(\(literal: seconds))").run()
+                if let hold {
+                    hold.holding.set()
+                    _ = try await eventually { hold.release.isSet }
+                }
                 let pid = try await sql.raw("SELECT pg_backend_pid()::BIGINT AS pid").first()!.decode(column: "pid", as: Int64.self)
                 let mode = try await sql.raw("SELECT current_setting('plan_cache_mode') AS mode").first()!.decode(column: "mode", as: String.self)
                 return (pid, mode)
             }
         }
-        async let slow = setting(sleeping: 0.4)
-        try await Task.sleep(for: .milliseconds(100))
-        async let quick = setting(sleeping: 0)
-        let (first, second) = (try await slow, try await quick)
+        // Two runs at once, so that two connections answer: the first holds its connection until the second has one.
+        let holding = Flag(), release = Flag()
+        async let held = setting(hold: (holding, release))
+        let started = try await eventually { holding.isSet }
+        XCTAssertTrue(started)
+        let second = try await setting()
+        release.set()
+        let first = try await held
         XCTAssertNotEqual(first.0, second.0, "two connections were asked")
         XCTAssertEqual([first.1, second.1], ["force_generic_plan", "force_generic_plan"])
     }
@@ -268,7 +305,14 @@ final class PostgresConnectionsTests: XCTestCase {
         // The setting's statement stands in for a connection that went silent: it answers only after 30 s.
         let connections = try connections(size: 1, keepAliveInterval: .seconds(30), keepAliveTimeout: .milliseconds(300),
                                            setupQuery: "SELECT pg_sleep(30)")
-        try await Task.sleep(for: .milliseconds(200))
+        let observer = try await open(poolSize: 1)
+        let hanging = try await eventually(within: .seconds(5)) {
+            try await observer.run { sql in
+                try await sql.raw("SELECT count(*)::BIGINT AS n FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'")
+                    .first()!.decode(column: "n", as: Int64.self) > 0
+            }
+        }
+        XCTAssertTrue(hanging, "the session setting never started")
         _ = try await within(5) { await connections.close(); return true }
     }
 }

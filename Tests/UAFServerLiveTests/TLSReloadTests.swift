@@ -106,15 +106,6 @@ final class TLSReloadTests: XCTestCase {
         return try await seen.futureResult.get()
     }
 
-    /// Polls `condition` every 200 ms for up to 10 s (the watcher checks the files every 2 s).
-    func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<50 {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        return try await condition()
-    }
-
     func register(_ loopback: LoopbackServer, username: String, reporting certificate: [UInt8]) async throws -> Int {
         let binding = ServerCertificateSource.channelBinding(leafDER: certificate, certificate: try Certificate(derEncoded: certificate))
         var authenticator = SoftwareAuthenticator()

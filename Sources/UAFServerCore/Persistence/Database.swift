@@ -31,6 +31,12 @@ public final class StoreDatabase: Sendable {
         case postgres(PostgresConnections, Task<Void, Never>, PostgresStatementCache)
     }
 
+    /// The PostgreSQL connection set, for the tests that watch it (runs waiting for a connection).
+    var postgresConnections: PostgresConnections? {
+        if case .postgres(let connections, _, _) = backing { return connections }
+        return nil
+    }
+
     private init(engine: Engine, backing: Backing, logger: Logger, metrics: ServerMetrics?) {
         self.engine = engine; self.backing = backing; self.logger = logger; self.metrics = metrics
     }

@@ -220,7 +220,7 @@ final class PostgresConnections: Sendable {
     }
 
     /// Connections alive in the set and how many of them are idle (tests).
-    var counts: (alive: Int, idle: Int) { state.withLockedValue { ($0.members.count, $0.idle.count) } }
+    var counts: (alive: Int, idle: Int, waiting: Int) { state.withLockedValue { ($0.members.count, $0.idle.count, $0.waiters.count) } }
 
     /// One holder: leases a connection from the pool, lends it through the set until it closes (or the set closes),
     /// gives it back, and leases the next; after a failed lease it waits 0.1 s, doubling each time up to 1.6 s.

@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import UAFServerTesting
 
 /// A TLS connection that writes raw bytes and reads raw bytes, for callers that misbehave on purpose (a body sent a
 /// byte at a time, a connection that never sends). Only ever pointed at a server the test started on loopback.
@@ -53,12 +54,8 @@ final class RawTLSConnection: @unchecked Sendable {
     /// connection, nil if it did not come.
     func answer(_ request: String, count: Int, within seconds: Double = 5) async throws -> Int? {
         try await send(request)
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if statuses.count >= count { return statuses[count - 1] }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return nil
+        guard try await eventually(within: .seconds(seconds), every: .milliseconds(10), { statuses.count >= count }) else { return nil }
+        return statuses[count - 1]
     }
 
     func send(_ text: String) async throws {
@@ -73,22 +70,17 @@ final class RawTLSConnection: @unchecked Sendable {
 
     /// Waits up to `seconds` for an HTTP status line; nil if none came.
     func statusLine(within seconds: Double) async -> String? {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if let line = text.split(separator: "\r\n").first, line.hasPrefix("HTTP/1.1 ") { return String(line) }
-            try? await Task.sleep(for: .milliseconds(20))
+        var line: String?
+        _ = try? await eventually(within: .seconds(seconds)) {
+            line = text.split(separator: "\r\n").first.map(String.init).flatMap { $0.hasPrefix("HTTP/1.1 ") ? $0 : nil }
+            return line != nil
         }
-        return nil
+        return line
     }
 
     /// Whether the server closed the connection within `seconds`.
     func closed(within seconds: Double) async -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if !channel.isActive { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return !channel.isActive
+        (try? await eventually(within: .seconds(seconds)) { !channel.isActive }) ?? !channel.isActive
     }
 
     /// Sends `piece(n)` every 300 ms, at most `rounds` times, and says whether the server closed the connection
