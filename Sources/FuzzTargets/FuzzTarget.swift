@@ -6,7 +6,7 @@ import Foundation
 /// with `-sanitize=fuzzer,address` by `Fuzz/run`) and the regression tests feed them the same way.
 ///
 /// A target must never trap on any input, and checks the invariants a crash-only fuzzer would miss: what parses,
-/// re-encodes to something that parses to the same value; the hand-written fcParams parser agrees with Foundation's
+/// re-encodes to something that parses to the same value; fcParams, read by the wire's JSON reader, agree with Foundation's
 /// JSON parser; nothing verifies or decrypts under a key it was not made for. A broken invariant is a
 /// ``FuzzFinding``, which the harness turns into a crash so that libFuzzer saves the input.
 public enum FuzzTarget: String, CaseIterable, Sendable {
@@ -14,7 +14,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case tlv
     /// The UAF protocol messages (stringified JSON arrays), down to the assertions and fcParams they carry.
     case uafMessage = "uaf-message"
-    /// The strict fcParams JSON parser, checked against Foundation's.
+    /// fcParams as the verifier reads them (WireJSONDecoder), checked against Foundation's reading.
     case fcParams = "fcparams"
     /// Compact JWS (ES256) verification and compact JWE (ECDH-ES, A256GCM) decryption.
     case jose

@@ -571,6 +571,16 @@ struct JSONParser {
             while position < bytes.count, isDigit(bytes[position]) { position += 1 }
         }
         if position < bytes.count, isDigit(bytes[position]) { throw failure("invalid number (a leading zero)") }
+        // A number no Double can hold (1e309) is refused wherever it stands, in a member nobody reads too, as
+        // Foundation's parsers refuse it: a message one reader accepts and another refuses would be read differently
+        // by a client and a relying party. Only an exponent or more than 308 digits can reach that far.
+        if (fractional && bytes[start..<position].contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }))
+            || position - start > 308 {
+            guard let value = Double(String(decoding: bytes[start..<position], as: UTF8.self)), value.isFinite else {
+                position = start
+                throw failure("a number beyond the range of a Double")
+            }
+        }
         nodes.append(JSONNode(kind: .number, flag: fractional, start: start, end: position, count: 0))
     }
 

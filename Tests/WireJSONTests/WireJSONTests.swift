@@ -376,6 +376,20 @@ final class WireJSONTests: XCTestCase {
         }
     }
 
+    /// Foundation refuses a number beyond Double's range anywhere in a document; so does the wire reader, even in a
+    /// member nobody reads (a message the two read differently). What only underflows, or fits, stays accepted.
+    func testDecoderRefusesANumberBeyondDoubleRangeInAnIgnoredMember() throws {
+        struct Named: Decodable { var name: String }
+        assertRefused(Named.self, #"{"x":1e309,"name":"a"}"#)
+        assertRefused(Named.self, #"{"x":[1,-2.5e+3244444],"name":"a"}"#)
+        assertRefused(Named.self, #"{"x":"# + String(repeating: "9", count: 400) + #","name":"a"}"#)
+        for fits in ["1e308", "1e-400", "123456789012345678901234567890", "-2.5E+3"] {
+            XCTAssertEqual(try WireJSONDecoder().decode(Named.self, from: #"{"x":"# + fits + #","name":"a"}"#).name, "a", fits)
+            XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data((#"{"x":"# + fits + "}").utf8)), "Foundation reads \(fits)")
+        }
+        XCTAssertThrowsError(try JSONSerialization.jsonObject(with: Data(#"{"x":1e309}"#.utf8)), "Foundation refuses 1e309")
+    }
+
     func testDecoderRefusesNestingDeeperThanItsLimit() throws {
         let depth = WireJSONDecoder.maximumDepth
         let allowed = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)

@@ -37,7 +37,13 @@ public struct FinalChallengeParams: Codable, Hashable, Sendable {
     /// Decodes an fcParams string; nil if it is not base64url of strict JSON of this shape.
     public static func decode(fcParams: String) -> FinalChallengeParams? {
         guard let json = Base64URL.decodeBytes(fcParams) else { return nil }
-        return FinalChallengeParamsParser.parse(json)
+        return decode(json: json)
+    }
+
+    /// The params in `json`, read by the wire's one JSON reader (`WireJSONDecoder`: strict RFC 8259, no member named
+    /// twice, unknown members skipped); nil for anything else.
+    static func decode(json: [UInt8]) -> FinalChallengeParams? {
+        try? WireJSONDecoder().decode(FinalChallengeParams.self, from: json)
     }
 
     /// FinalChallengeHash = SHA-256 over the ASCII bytes of the fcParams string **as received**, not over the

@@ -3,8 +3,9 @@ import Foundation
 import XCTest
 @testable import UAF
 
-final class FinalChallengeParamsParserTests: XCTestCase {
-    func parse(_ json: String) -> FinalChallengeParams? { FinalChallengeParamsParser.parse(Array(json.utf8)) }
+/// fcParams read by the wire's JSON reader: what it takes and what it refuses.
+final class FinalChallengeParamsDecodingTests: XCTestCase {
+    func parse(_ json: String) -> FinalChallengeParams? { FinalChallengeParams.decode(json: Array(json.utf8)) }
 
     let valid = #"{"appID":"https://a.example/facets","challenge":"Y2g","channelBinding":{},"facetID":"ios:bundle-id:x"}"#
 
@@ -39,6 +40,7 @@ final class FinalChallengeParamsParserTests: XCTestCase {
     func testAMissingMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","facetID":"f"}"#)) }
     func testADuplicateKnownMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","appID":"b","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
     func testADuplicateChannelBindingMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","channelBinding":{"tlsUnique":"1","tlsUnique":"2"},"facetID":"f"}"#)) }
+    func testAnUnknownMemberNamedTwiceIsRejected() { XCTAssertNil(parse(#"{"x":1,"x":2,"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
     func testTrailingContentIsRejected() { XCTAssertNil(parse(valid + "x")) }
     func testATrailingCommaIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","channelBinding":{},"facetID":"f",}"#)) }
     func testANonStringMemberIsRejected() { XCTAssertNil(parse(#"{"appID":1,"challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
@@ -56,17 +58,18 @@ final class FinalChallengeParamsParserTests: XCTestCase {
     }
     func testAnUnterminatedStringIsRejected() { XCTAssertNil(parse(#"{"appID":"a"#)) }
     func testDeepNestingIsRejected() {
-        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        // Deeper than the wire reader's limit (WireJSONDecoder.maximumDepth, 512).
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
         XCTAssertNil(parse(#"{"n":"# + deep + #","appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#))
     }
     func testInvalidUTF8IsRejected() {
         var bytes = Array(valid.utf8)
         bytes[10] = 0xFF
-        XCTAssertNil(FinalChallengeParamsParser.parse(bytes))
+        XCTAssertNil(FinalChallengeParams.decode(json: bytes))
     }
     func testEveryTruncationIsRejectedWithoutCrashing() {
         let bytes = Array(valid.utf8)
-        for length in 0..<bytes.count { XCTAssertNil(FinalChallengeParamsParser.parse(Array(bytes.prefix(length)))) }
+        for length in 0..<bytes.count { XCTAssertNil(FinalChallengeParams.decode(json: Array(bytes.prefix(length)))) }
     }
     func testNonCanonicalBase64URLIsRejected() {
         XCTAssertEqual(Base64URL.decodeBytes("QQ"), [0x41])
