@@ -1,0 +1,32 @@
+import Foundation
+import NIOCore
+import UAF
+import UAFSimulation
+
+/// A virtual device's account: its username and its software authenticator (key, key id, counter). No storage,
+/// no key derivation: the load tool measures the server, not the phone.
+struct VirtualUser: Sendable {
+    var username: String
+    var authenticator: SoftwareAuthenticator
+    /// The user's passkeys (a passkey run).
+    var passkeys: SoftwarePasskeyAuthenticator
+    /// The body of this user's passkey sign-in options request, built once as ``authenticationRequestBody`` is.
+    var passkeyOptionsBody: ByteBuffer?
+    /// The body of this user's authentication requests: the same for every login of a run (username and the plan's
+    /// transaction), so it is built once. That JSON is the generator's own work, which would otherwise take CPU from
+    /// the server it measures on the same cores.
+    var authenticationRequestBody: ByteBuffer?
+
+    init(username: String, facetID: String, passkeyOrigin: String = "https://localhost") {
+        self.username = username
+        authenticator = SoftwareAuthenticator()
+        authenticator.facetID = facetID
+        // A hardware key's behaviour: it counts, so the server's compare-and-set on the counter is measured too.
+        passkeys = SoftwarePasskeyAuthenticator(origin: passkeyOrigin, backupEligible: false, counts: true)
+    }
+
+    /// User `index` of the plan's population (registered over HTTP or written to the database: the same name).
+    init(member index: Int, of plan: LoadPlan) {
+        self.init(username: "\(plan.usernamePrefix)-\(index)", facetID: plan.facetID, passkeyOrigin: plan.passkeyOrigin)
+    }
+}
