@@ -29,6 +29,13 @@ public struct VerifiedRegistration: Sendable, Hashable {
     public var authenticatorVersion: UInt16
     public var attestationType: AttestationType
     public var username: String
+
+    public init(aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding, signatureAlgorithm: SignatureAlgorithm,
+                signCounter: UInt32, registrationCounter: UInt32, authenticatorVersion: UInt16, attestationType: AttestationType, username: String) {
+        self.aaid = aaid; self.keyID = keyID; self.publicKey = publicKey; self.publicKeyEncoding = publicKeyEncoding
+        self.signatureAlgorithm = signatureAlgorithm; self.signCounter = signCounter; self.registrationCounter = registrationCounter
+        self.authenticatorVersion = authenticatorVersion; self.attestationType = attestationType; self.username = username
+    }
 }
 
 /// Verifies RegistrationResponses (uaf-spec §5 "Both operations" and "Registration").

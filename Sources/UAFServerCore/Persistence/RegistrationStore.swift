@@ -3,43 +3,40 @@ import Foundation
 import SQLKit
 import UAF
 
-/// A stored registration (uaf-spec §5, Registration step 4).
+/// A stored registration (uaf-spec §5, Registration step 4): the key as verification established it, one declaration
+/// of its fields (`UAF.VerifiedRegistration`, read through this record as `record.aaid`), and what the server adds.
+@dynamicMemberLookup
 public struct RegistrationRecord: Sendable, Equatable {
-    public var username: String
-    public var aaid: String
-    public var keyID: String
-    public var publicKey: [UInt8]
-    public var publicKeyEncoding: PublicKeyEncoding
-    public var signatureAlgorithm: SignatureAlgorithm
-    public var signCounter: UInt32
-    public var registrationCounter: UInt32
-    public var authenticatorVersion: UInt16
-    public var attestationType: AttestationType
+    /// The key, with its AAID in its normalized form.
+    public var key: VerifiedRegistration
     public var createdAt: Date
     /// The device that registered it, as its registration response named it (`NevisProtocol/DeviceServiceWire/deviceIDExtension`);
     /// nil when it did not. Only the Device Service reads it.
     public var deviceId: String?
 
     public init(_ verified: VerifiedRegistration, createdAt: Date, deviceId: String? = nil) {
-        username = verified.username; aaid = AAID.normalized(verified.aaid); keyID = verified.keyID
-        publicKey = verified.publicKey; publicKeyEncoding = verified.publicKeyEncoding
-        signatureAlgorithm = verified.signatureAlgorithm; signCounter = verified.signCounter
-        registrationCounter = verified.registrationCounter; authenticatorVersion = verified.authenticatorVersion
-        attestationType = verified.attestationType; self.createdAt = createdAt; self.deviceId = deviceId
+        key = verified
+        key.aaid = AAID.normalized(verified.aaid)
+        self.createdAt = createdAt; self.deviceId = deviceId
     }
 
     public init(username: String, aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding,
                 signatureAlgorithm: SignatureAlgorithm, signCounter: UInt32, registrationCounter: UInt32,
                 authenticatorVersion: UInt16, attestationType: AttestationType, createdAt: Date, deviceId: String? = nil) {
-        self.username = username; self.aaid = aaid; self.keyID = keyID; self.publicKey = publicKey
-        self.publicKeyEncoding = publicKeyEncoding; self.signatureAlgorithm = signatureAlgorithm
-        self.signCounter = signCounter; self.registrationCounter = registrationCounter
-        self.authenticatorVersion = authenticatorVersion; self.attestationType = attestationType; self.createdAt = createdAt
-        self.deviceId = deviceId
+        key = VerifiedRegistration(aaid: aaid, keyID: keyID, publicKey: publicKey, publicKeyEncoding: publicKeyEncoding,
+                                   signatureAlgorithm: signatureAlgorithm, signCounter: signCounter, registrationCounter: registrationCounter,
+                                   authenticatorVersion: authenticatorVersion, attestationType: attestationType, username: username)
+        self.createdAt = createdAt; self.deviceId = deviceId
+    }
+
+    public subscript<Value>(dynamicMember field: WritableKeyPath<VerifiedRegistration, Value>) -> Value {
+        get { key[keyPath: field] }
+        set { key[keyPath: field] = newValue }
     }
 
     var registeredKey: RegisteredKey {
-        RegisteredKey(aaid: aaid, keyID: keyID, username: username, publicKey: publicKey, publicKeyEncoding: publicKeyEncoding, signCounter: signCounter)
+        RegisteredKey(aaid: key.aaid, keyID: key.keyID, username: key.username, publicKey: key.publicKey, publicKeyEncoding: key.publicKeyEncoding,
+                      signCounter: key.signCounter)
     }
 }
 
