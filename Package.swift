@@ -122,7 +122,7 @@ let package = Package(
         .target(
             name: "MobileAuthenticationCore",
             dependencies: [
-                "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage",
+                "Primitives", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -136,7 +136,7 @@ let package = Package(
         .target(
             name: "MobileAuthentication",
             dependencies: [
-                "MobileAuthenticationCore", "UAF", "JOSE", "NevisProtocol",
+                "MobileAuthenticationCore", "UAF", "JOSE", "NevisProtocol", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

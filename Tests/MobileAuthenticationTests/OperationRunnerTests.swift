@@ -12,7 +12,8 @@ import UAF
 /// A relying party that answers in memory, verifying what the client sends with `UAF`'s verifiers: the operation
 /// runner is tested without HTTP.
 final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
-    enum Fault { case network, status(Int), http(Int, [(String, String)]) }
+    /// `namingAMemberTwice`: the genuine answer, with its `statusCode` written a second time (same value).
+    enum Fault { case network, status(Int), http(Int, [(String, String)]), namingAMemberTwice }
     private let lock = NSLock()
     let facetID: String
     private var challenges: [String: (username: String?, policy: Policy)] = [:]
@@ -44,6 +45,10 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
         case .http(let status, let headers)?:
             return HTTPExchange(status: status, body: Data(#"{"error":"rate_limited","message":"Too many requests from this client; retry later."}"#.utf8),
                                 headers: headers)
+        case .namingAMemberTwice?:
+            var body = (try? await answer(request)) ?? Data()
+            body.removeLast()  // the closing brace
+            return HTTPExchange(status: 200, body: body + Data(#","statusCode":1200}"#.utf8))
         case nil: break
         }
         if request.url.path.contains("dispatch/targets") {
@@ -152,6 +157,19 @@ final class OperationRunnerTests: XCTestCase {
         XCTAssertEqual(after, before + 2, "the registration's write, then the dispatch target's once the server created it")
         XCTAssertEqual(party.registeredKeys.map(\.aaid), ["F1D0#1001"])
         XCTAssertEqual(client.localData.deviceInformation?.idUsernamePairs.map(\.username), ["alice"])
+    }
+
+    /// The client reads the server's envelopes with the wire's reader, as the server reads the client's: a body that
+    /// names a member twice (which two readers may read differently) is refused, and nothing is signed or sent.
+    func testAnAnswerThatNamesAMemberTwiceIsRefusedBeforeAnythingIsSigned() async throws {
+        let (client, party, _) = try await makeClient()
+        party.fail("request/registration", with: [.namingAMemberTwice])
+        do {
+            try await register(client, "alice")
+            XCTFail("a registration request naming statusCode twice was taken")
+        } catch {}
+        XCTAssertFalse(party.sent.contains { $0.url.path.hasSuffix("uaf/1.1/registration") }, "a registration response was sent")
+        XCTAssertTrue(party.registeredKeys.isEmpty)
     }
 
     func testARefusedRegistrationWritesNothing() async throws {

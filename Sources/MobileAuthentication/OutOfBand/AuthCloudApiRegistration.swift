@@ -1,4 +1,5 @@
 import Foundation
+import WireJSON
 import NevisProtocol
 
 /// Registration from an Authentication Cloud enroll: the relying party's backend called `POST /api/v1/users/enroll`
@@ -81,7 +82,7 @@ public final class AuthCloudApiRegistration: RegistrationCeremonyBuilder, HttpOp
         case (let json?, nil):
             guard !json.isEmpty else { throw .MalformedPayload(cause: SDKMessage("enrollResponse is empty")) }
             struct EnrollResponse: Decodable { struct Enrollment: Decodable { var appLinkUri: String }; var enrollment: Enrollment }
-            guard json.utf8.count <= 1 << 20, let response = try? JSONDecoder().decode(EnrollResponse.self, from: Data(json.utf8)),
+            guard json.utf8.count <= 1 << 20, let response = try? WireJSONDecoder().decode(EnrollResponse.self, from: Data(json.utf8)),
                   !response.enrollment.appLinkUri.isEmpty else {
                 throw .MalformedPayload(cause: SDKMessage("enrollResponse is not an enroll answer with enrollment.appLinkUri"))
             }

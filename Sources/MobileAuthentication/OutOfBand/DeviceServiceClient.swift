@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WireJSON
 import JOSE
 import NevisProtocol
 import UAF
@@ -128,7 +129,7 @@ struct DeviceServiceClient: Sendable {
         switch await send(.GET, url(server: server, component, deviceId: deviceId), server: server, signers: signers, payload: { $0 }) {
         case .failure(let failure): return .failure(failure)
         case .success(let exchange):
-            guard let answer = try? JSONDecoder().decode(T.self, from: exchange.body) else {
+            guard let answer = try? WireJSONDecoder().decode(T.self, from: exchange.body) else {
                 return .failure(failure(.other, server, exchange.status, "the \(component) answer cannot be read"))
             }
             return .success(answer)

@@ -1,4 +1,5 @@
 import Foundation
+import WireJSON
 import NevisProtocol
 import UAF
 
@@ -153,7 +154,7 @@ public final class OutOfBandOperation: HttpOperation {
         let http = HttpError(request: request, server: server, exchange: exchange, underlying: nil)
         // Too many redeems from this address: the token is still good; say when to try again.
         if exchange.status == 429 { throw .NetworkError(cause: RateLimitError(exchange, now: core.platform.now(), httpError: http)) }
-        guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
+        guard let answer = try? WireJSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
             throw .NetworkError(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status, message: "the redeem answer is not a ReturnUAFRequest",
                                                          httpError: http))
         }

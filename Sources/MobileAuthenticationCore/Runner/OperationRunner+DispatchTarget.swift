@@ -1,4 +1,5 @@
 import Foundation
+import WireJSON
 import JOSE
 import NevisProtocol
 import UAF
@@ -25,7 +26,7 @@ extension OperationRunner {
               let exchange = try? await core.transport.send(HTTPRequest(
                   method: .POST, url: core.configuration.url(core.configuration.dispatchTargetResourcePath, base: server.baseUrl), body: body,
                   headers: authorization, accept: "application/json", contentType: "application/json")),
-              exchange.status == 201, let created = try? JSONDecoder().decode(DispatchTargetWire.Created.self, from: exchange.body) else { return false }
+              exchange.status == 201, let created = try? WireJSONDecoder().decode(DispatchTargetWire.Created.self, from: exchange.body) else { return false }
         do {
             try await core.commit { data in
                 data.dispatchTargets.append(LocalDispatchTarget(server: server, username: username, id: created.id, extId: created.extId))

@@ -1,4 +1,5 @@
 import Foundation
+import WireJSON
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -66,7 +67,7 @@ package struct OperationRunner: Sendable {
             throw .ClockSkewTooBig(cause: ServerStatusError(statusCode: 0, httpStatus: 401, message: "the device clock is \(Int(offset)) s off the server's",
                                                             httpError: HttpError(request: request, server: server, exchange: exchange, underlying: nil)))
         }
-        guard let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
+        guard let answer = try? WireJSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
             throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server, now: core.platform.now())
         }
         guard exchange.status == 200, answer.statusCode == UAFStatusCode.ok.rawValue, let message = answer.uafRequest else {
@@ -94,7 +95,7 @@ package struct OperationRunner: Sendable {
         let exchange: HTTPExchange
         let request = HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers)
         do { exchange = try await core.transport.send(request) } catch { throw map(error, request: request, server: server) }
-        guard let answer = try? JSONDecoder().decode(ServerResponse.self, from: exchange.body) else {
+        guard let answer = try? WireJSONDecoder().decode(ServerResponse.self, from: exchange.body) else {
             throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server, now: core.platform.now())
         }
         guard exchange.status == 200, answer.statusCode == UAFStatusCode.ok.rawValue else {
@@ -140,7 +141,7 @@ package struct OperationRunner: Sendable {
         if appID == facetID { return appID }
         if core.facetCache.isTrusted(appID: appID, now: core.platform.now()) { return appID }
         let exchange = try await send(HTTPRequest(method: .GET, url: url, body: nil, headers: [], accept: "application/fido.trusted-apps+json"), server: nil)
-        guard exchange.status == 200, let list = try? JSONDecoder().decode(TrustedFacets.self, from: exchange.body) else {
+        guard exchange.status == 200, let list = try? WireJSONDecoder().decode(TrustedFacets.self, from: exchange.body) else {
             throw .FidoError(errorCode: .untrustedFacetID, cause: SDKMessage("the trusted facet list at \(appID) cannot be read"))
         }
         let ids = list.trustedFacets.filter { $0.version == .uaf11 }.flatMap(\.ids)
