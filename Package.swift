@@ -254,7 +254,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // What only tests (and the fuzz and benchmark tools) need: independent programs to check against, Foundation's
+        // What only tests (and the fuzz tool) need: independent programs to check against, Foundation's
         // JSON as the wire codec's reference. No product links it; `.ci/run` checks the manifest for that.
         .target(
             name: "UAFTesting",
@@ -325,17 +325,6 @@ let package = Package(
         ),
         // libFuzzer harness when built by Fuzz/run; otherwise replays saved inputs and writes the seeds.
         .executableTarget(name: "mauth-fuzz", dependencies: ["FuzzTargets"]),
-        .executableTarget(
-            name: "mauth-bench",
-            dependencies: [
-                "CBOR", "Primitives", "WebAuthn", "WireJSON", "UAF", "NevisProtocol", "SecureStorage", "MobileAuthentication", "MobileAuthenticationSimulator",
-                "UAFServer", "UAFSimulation",
-                "UAFTesting",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Benchmarks/mauth-bench"
-        ),
         .testTarget(name: "UAFTests", dependencies: [
             "FIDOAttestation", "Primitives", "UAF", "UAFSimulation",
             .product(name: "Crypto", package: "swift-crypto"),

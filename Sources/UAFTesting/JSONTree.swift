@@ -1,8 +1,8 @@
 import Foundation
 
 /// Foundation's `JSONEncoder` as the wire JSON encoder (`WireJSONEncoder`) must match it byte for byte: sorted keys,
-/// slashes unescaped, default strategies. The one definition the tests, the `wire-json` fuzz target and
-/// `mauth-bench messages` compare against.
+/// slashes unescaped, default strategies. The one definition the tests and the `wire-json` fuzz target compare
+/// against.
 public func foundationWireEncoder() -> JSONEncoder {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
