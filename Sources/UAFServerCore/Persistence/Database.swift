@@ -83,7 +83,7 @@ public final class StoreDatabase: Sendable {
             }
             try engine.startBackgroundCheckpoints(path: path)
         case .postgres(let url, let poolSize):
-            try await waitUntilReachable(url: url, attempts: startup, logger: logger)
+            let target = try await waitUntilReachable(url: url, attempts: startup, logger: logger)
             // The pool serves no connection before `run()` has begun, and PostgresNIO logs a warning ("run() hasn't
             // been called yet") for a lease asked earlier. The migrations below lease right after the task that
             // calls `run()` starts, and on a busy machine that thread can be preempted before `run()` marks the
@@ -100,7 +100,6 @@ public final class StoreDatabase: Sendable {
                 await client.run()
             }
             for await _ in started {}
-            let target = PostgresTarget(try parsedURL(url).coreConfiguration)
             let connections = PostgresConnections(client: client, size: poolSize, logger: logger, describe: { reason($0, target: target) })
             connections.start()
             database = StoreDatabase(engine: .postgres, backing: .postgres(connections, task, PostgresStatementCache()), logger: logger,

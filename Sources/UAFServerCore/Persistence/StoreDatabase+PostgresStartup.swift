@@ -36,7 +36,8 @@ extension StoreDatabase {
     }
 
     /// Opens and closes one connection until one succeeds (see ``StartupAttempts``); each failure is a warning.
-    static func waitUntilReachable(url: String, attempts: StartupAttempts, logger: Logger) async throws {
+    /// Returns where the URL points, which the running set's messages name too.
+    static func waitUntilReachable(url: String, attempts: StartupAttempts, logger: Logger) async throws -> PostgresTarget {
         var core = try parsedURL(url).coreConfiguration
         core.options.connectTimeout = TimeAmount(attempts.connectTimeout)
         let target = PostgresTarget(core)
@@ -51,7 +52,7 @@ extension StoreDatabase {
                                                                       id: 0, logger: quiet)
                 try? await connection.close()
                 if attempt > 1 { logger.notice("PostgreSQL at \(target) answers (attempt \(attempt))") }
-                return
+                return target
             } catch {
                 let reason = Self.reason(error, target: target)
                 guard attempt < attempts.count else {
@@ -63,13 +64,14 @@ extension StoreDatabase {
                 pause = min(pause * 2, .seconds(8))
             }
         }
+        return target
     }
 
     /// Why a connection attempt to `target` ("host:port, database name") failed, in words an operator can act on:
     /// PostgreSQL's refusals by their SQLSTATE, the network's by their errno, at most 300 characters. (`PSQLError`'s
     /// description is deliberately generic; NIO's reads "SingleConnectionFailure(target: …) (errno: 111)".)
     static func reason(_ error: any Error, target: PostgresTarget) -> String {
-        let text = words(error, host: target.place, database: target.database, user: target.user)
+        let text = words(error, target)
         return text.count <= 300 ? text : String(text.prefix(300)) + "…"
     }
 
@@ -82,10 +84,11 @@ extension StoreDatabase {
         var description: String { "\(place), database \(database)" }
     }
 
-    private static func words(_ error: any Error, host: String, database: String, user: String) -> String {
+    private static func words(_ error: any Error, _ target: PostgresTarget) -> String {
+        let (host, database, user) = (target.place, target.database, target.user)
         if let error = error as? NIOConnectionError {
-            if let dns = error.dnsAAAAError ?? error.dnsAError { return words(dns, host: host, database: database, user: user) }
-            if let first = error.connectionErrors.first?.error { return words(first, host: host, database: database, user: user) }
+            if let dns = error.dnsAAAAError ?? error.dnsAError { return words(dns, target) }
+            if let first = error.connectionErrors.first?.error { return words(first, target) }
         }
         if let io = error as? IOError { return SystemErrorText.connectionReason(errno: io.errnoCode, place: host) }
         if error is SocketAddressError.UnknownHost { return "the host name in the URL is unknown (DNS found no address for it)" }
@@ -108,7 +111,7 @@ extension StoreDatabase {
             }
         }
         if let message = psql.serverInfo?[.message] { return message }
-        if let underlying = psql.underlying { return words(underlying, host: host, database: database, user: user) }
+        if let underlying = psql.underlying { return words(underlying, target) }
         return "\(psql.code)"
     }
 
