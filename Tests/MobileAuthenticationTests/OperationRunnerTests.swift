@@ -86,7 +86,7 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
         let send = try JSONDecoder().decode(SendUAFResponse.self, from: request.body ?? Data())
         if path.contains("registration") {
             let response = try UAFMessageCodec.decode(RegistrationResponse.self, from: send.uafResponse)[0]
-            guard let issued = lock.withLock({ challenges.removeValue(forKey: response.header.serverData ?? "") }) else { throw UAFVerificationError(.challengeMismatch) }
+            guard let issued = lock.withLock({ challenges.removeValue(forKey: response.header.serverData ?? "") }) else { throw UAFVerificationError.challengeMismatch }
             let verified = try await RegistrationVerifier(configuration: configuration, metadata: metadata).verify(
                 response, issued: IssuedRegistration(challenge: response.header.serverData ?? "", username: issued.username ?? "", policy: issued.policy),
                 isRegistered: { aaid, keyID in self.lock.withLock { self.keys[aaid + keyID] != nil } })
@@ -98,7 +98,7 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
             }
         } else {
             let response = try UAFMessageCodec.decode(AuthenticationResponse.self, from: send.uafResponse)[0]
-            guard let issued = lock.withLock({ challenges.removeValue(forKey: response.header.serverData ?? "") }) else { throw UAFVerificationError(.challengeMismatch) }
+            guard let issued = lock.withLock({ challenges.removeValue(forKey: response.header.serverData ?? "") }) else { throw UAFVerificationError.challengeMismatch }
             let verified = try await AuthenticationVerifier(configuration: configuration, metadata: metadata).verify(
                 response, issued: IssuedAuthentication(challenge: response.header.serverData ?? "", policy: issued.policy),
                 lookup: { aaid, keyID in self.lock.withLock { self.keys[aaid + keyID] } })

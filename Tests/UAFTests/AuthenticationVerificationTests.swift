@@ -136,7 +136,7 @@ final class AuthenticationVerificationTests: XCTestCase {
 
     func testAuthenticationFailsIfTLVIsOverLong() async {
         var builder = TestAuthenticationBuilder(key: key); builder.mutateAssertion = { $0 += [1, 2, 3] }
-        await assertRejected(.malformedAssertion(TLVError(.trailingBytes(count: 3))), status: .unacceptableContent) { _ = try await self.verify(builder) }
+        await assertRejected(.malformedAssertion(TLVError.trailingBytes(count: 3)), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testAuthenticationFailsIfAnUnknownCriticalTagIsPresent() async {
@@ -146,7 +146,7 @@ final class AuthenticationVerificationTests: XCTestCase {
             func bump(_ at: Int) { let v = Int(bytes[at]) | Int(bytes[at + 1]) << 8 + 4; bytes[at] = UInt8(v & 0xFF); bytes[at + 1] = UInt8(v >> 8) }
             bump(2); bump(6)
         }
-        await assertRejected(.malformedAssertion(TLVError(.unknownCriticalTag(TLVTag(0x2E77)))), status: .unacceptableContent) {
+        await assertRejected(.malformedAssertion(TLVError.unknownCriticalTag(TLVTag(0x2E77))), status: .unacceptableContent) {
             _ = try await self.verify(builder)
         }
     }

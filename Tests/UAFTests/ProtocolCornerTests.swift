@@ -170,7 +170,7 @@ final class AttestationBlockParsingTests: XCTestCase {
         let length = Int(bytes[2]) | Int(bytes[3]) << 8 + ecdaa.count
         bytes[2] = UInt8(length & 0xFF); bytes[3] = UInt8(length >> 8)
         XCTAssertThrowsError(try RegistrationAssertion(bytes: bytes)) { error in
-            XCTAssertEqual(error as? TLVError, TLVError(.duplicateTag(.attestationECDAA)))
+            XCTAssertEqual(error as? TLVError, TLVError.duplicateTag(.attestationECDAA))
         }
     }
 
@@ -180,7 +180,7 @@ final class AttestationBlockParsingTests: XCTestCase {
         let length = bytes.count - 4
         bytes[2] = UInt8(length & 0xFF); bytes[3] = UInt8(length >> 8)
         XCTAssertThrowsError(try RegistrationAssertion(bytes: bytes)) { error in
-            XCTAssertEqual(error as? TLVError, TLVError(.missingTag(.attestationBasicSurrogate)))
+            XCTAssertEqual(error as? TLVError, TLVError.missingTag(.attestationBasicSurrogate))
         }
     }
 }

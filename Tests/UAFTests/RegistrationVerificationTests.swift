@@ -204,7 +204,7 @@ final class RegistrationVerificationTests: XCTestCase {
 
     func testRegistrationFailsIfTLVIsOverLong() async throws {
         var builder = TestRegistrationBuilder(); builder.mutateAssertion = { $0.append(0) }
-        await assertRejected(.malformedAssertion(TLVError(.trailingBytes(count: 1))), status: .unacceptableContent) { _ = try await self.verify(builder) }
+        await assertRejected(.malformedAssertion(TLVError.trailingBytes(count: 1)), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfAnUnknownCriticalTagIsPresent() async throws {
@@ -216,7 +216,7 @@ final class RegistrationVerificationTests: XCTestCase {
             func bump(_ at: Int) { let v = Int(bytes[at]) | Int(bytes[at + 1]) << 8 + extra.count; bytes[at] = UInt8(v & 0xFF); bytes[at + 1] = UInt8(v >> 8) }
             bump(2); bump(6)
         }
-        await assertRejected(.malformedAssertion(TLVError(.unknownCriticalTag(TLVTag(0x2EFF)))), status: .unacceptableContent) {
+        await assertRejected(.malformedAssertion(TLVError.unknownCriticalTag(TLVTag(0x2EFF))), status: .unacceptableContent) {
             _ = try await self.verify(builder)
         }
     }

@@ -3,8 +3,8 @@ import XCTest
 
 /// `UAFMessageCodec.decodeResponses`: the envelope against the contents, and the contents' fault in words.
 final class ResponseEnvelopeTests: XCTestCase {
-    func reason(_ text: String) -> UAFVerificationError.Reason? {
-        do { _ = try UAFMessageCodec.decodeResponses(RegistrationResponse.self, from: text); return nil } catch { return error.reason }
+    func reason(_ text: String) -> UAFVerificationError? {
+        do { _ = try UAFMessageCodec.decodeResponses(RegistrationResponse.self, from: text); return nil } catch { return error }
     }
 
     func testTextThatIsNotJSONIsNotAMessageArray() {
@@ -38,8 +38,8 @@ final class ResponseEnvelopeTests: XCTestCase {
     }
 
     func testTheEnvelopeIs1400AndTheContents1498() {
-        XCTAssertEqual(UAFVerificationError(.notAMessageArray).statusCode, .badRequest)
-        XCTAssertEqual(UAFVerificationError(.malformedMessage("x")).statusCode, .unacceptableContent)
-        XCTAssertEqual(UAFVerificationError(.malformedServerData).statusCode, .unacceptableContent)
+        XCTAssertEqual(UAFVerificationError.notAMessageArray.statusCode, .badRequest)
+        XCTAssertEqual(UAFVerificationError.malformedMessage("x").statusCode, .unacceptableContent)
+        XCTAssertEqual(UAFVerificationError.malformedServerData.statusCode, .unacceptableContent)
     }
 }

@@ -59,20 +59,20 @@ final class TLVTests: XCTestCase {
             try a.leaf(.signature, [1])
             try a.leaf(.signature, [2])
         }
-        XCTAssertThrowsError(try AuthenticationAssertion(bytes: e.bytes)) { XCTAssertEqual($0 as? TLVError, TLVError(.duplicateTag(.signature))) }
+        XCTAssertThrowsError(try AuthenticationAssertion(bytes: e.bytes)) { XCTAssertEqual($0 as? TLVError, TLVError.duplicateTag(.signature)) }
     }
 
     func testMissingMandatoryTagIsRejected() throws {
         var e = TLVEncoder()
         try e.composite(.authAssertion) { (a: inout TLVEncoder) throws(TLVError) in try a.leaf(.signature, [1]) }
-        XCTAssertThrowsError(try AuthenticationAssertion(bytes: e.bytes)) { XCTAssertEqual($0 as? TLVError, TLVError(.missingTag(.signedData))) }
+        XCTAssertThrowsError(try AuthenticationAssertion(bytes: e.bytes)) { XCTAssertEqual($0 as? TLVError, TLVError.missingTag(.signedData)) }
     }
 
     func testWrongOuterTagIsRejected() throws {
         var e = TLVEncoder()
         try e.leaf(.signature, [1])
         XCTAssertThrowsError(try RegistrationAssertion(bytes: e.bytes)) {
-            XCTAssertEqual($0 as? TLVError, TLVError(.unexpectedTag(expected: .regAssertion, found: .signature)))
+            XCTAssertEqual($0 as? TLVError, TLVError.unexpectedTag(expected: .regAssertion, found: .signature))
         }
     }
 
@@ -88,7 +88,7 @@ final class TLVTests: XCTestCase {
         }
         let assertion = try builder.build().assertions[0].assertion
         XCTAssertThrowsError(try RegistrationAssertion(bytes: Array(Base64URL.decode(assertion)!))) {
-            XCTAssertEqual($0 as? TLVError, TLVError(.invalidLength(tag: .counters, length: 4)))
+            XCTAssertEqual($0 as? TLVError, TLVError.invalidLength(tag: .counters, length: 4))
         }
     }
 
@@ -101,7 +101,7 @@ final class TLVTests: XCTestCase {
             let bytes = try AssertionBuilder.registration(krd) { _ in [0] }
             if critical {
                 XCTAssertThrowsError(try RegistrationAssertion(bytes: bytes)) {
-                    XCTAssertEqual($0 as? TLVError, TLVError(.unknownCriticalExtension(id: "ext.example")))
+                    XCTAssertEqual($0 as? TLVError, TLVError.unknownCriticalExtension(id: "ext.example"))
                 }
             } else {
                 XCTAssertEqual(try RegistrationAssertion(bytes: bytes).keyRegistrationData.extensions.first?.id, "ext.example")

@@ -109,14 +109,14 @@ struct TestAuthenticationBuilder {
 }
 
 extension XCTestCase {
-    func assertRejected(_ expected: UAFVerificationError.Reason? = nil, status: UAFStatusCode,
+    func assertRejected(_ expected: UAFVerificationError? = nil, status: UAFStatusCode,
                         file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void) async {
         do {
             try await body()
             XCTFail("expected rejection with \(status.rawValue)", file: file, line: line)
         } catch let error as UAFVerificationError {
             XCTAssertEqual(error.statusCode, status, "\(error)", file: file, line: line)
-            if let expected { XCTAssertEqual(error.reason, expected, file: file, line: line) }
+            if let expected { XCTAssertEqual(error, expected, file: file, line: line) }
         } catch {
             XCTFail("unexpected error \(error)", file: file, line: line)
         }

@@ -36,7 +36,7 @@ public struct SignedData: Sendable, Equatable {
         transactionContentHash = try fields.bytes(.transactionContentHash, length: 0...64)
         keyID = try fields.bytes(.keyID, length: KeyID.lengths)
         let counters = try fields.required(.counters)
-        guard counters.value.count == 4 else { throw TLVError(.invalidLength(tag: .counters, length: counters.value.count)) }
+        guard counters.value.count == 4 else { throw TLVError.invalidLength(tag: .counters, length: counters.value.count) }
         var c = LittleEndianReader(counters.value)
         signCounter = c.u32()
         extensions = try AssertionExtension.parse(fields)

@@ -41,7 +41,7 @@ public struct KeyRegistrationData: Sendable, Equatable {
         finalChallengeHash = try fields.bytes(.finalChallengeHash, length: 1...64)
         keyID = try fields.bytes(.keyID, length: KeyID.lengths)
         let counters = try fields.required(.counters)
-        guard counters.value.count == 8 else { throw TLVError(.invalidLength(tag: .counters, length: counters.value.count)) }
+        guard counters.value.count == 8 else { throw TLVError.invalidLength(tag: .counters, length: counters.value.count) }
         var c = LittleEndianReader(counters.value)
         signCounter = c.u32()
         registrationCounter = c.u32()

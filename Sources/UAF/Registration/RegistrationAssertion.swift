@@ -50,13 +50,13 @@ public struct RegistrationAssertion: Sendable, Equatable {
         let blocks = [TLVTag.attestationBasicFull, .attestationBasicSurrogate, .attestationECDAA].compactMap { tag in
             fields.optional(tag).map { (tag, $0) }
         }
-        guard let (tag, block) = blocks.first else { throw TLVError(.missingTag(.attestationBasicSurrogate)) }
-        guard blocks.count == 1 else { throw TLVError(.duplicateTag(blocks[1].0)) }
+        guard let (tag, block) = blocks.first else { throw TLVError.missingTag(.attestationBasicSurrogate) }
+        guard blocks.count == 1 else { throw TLVError.duplicateTag(blocks[1].0) }
         switch tag {
         case .attestationBasicFull:
             let inner = try TLVFields(block, known: [.signature], repeatable: [.attestationCert])
             let certificates = (inner.repeated[.attestationCert] ?? []).map { Array($0.value) }
-            guard !certificates.isEmpty else { throw TLVError(.missingTag(.attestationCert)) }
+            guard !certificates.isEmpty else { throw TLVError.missingTag(.attestationCert) }
             attestation = .basicFull(signature: try inner.bytes(.signature, length: 1...1024), certificates: certificates)
         case .attestationBasicSurrogate:
             let inner = try TLVFields(block, known: [.signature])

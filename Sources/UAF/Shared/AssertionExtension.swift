@@ -21,11 +21,11 @@ public struct AssertionExtension: Sendable, Equatable {
                 let inner = try TLVFields(element, known: [.extensionID, .extensionData])
                 let idBytes = try inner.bytes(.extensionID, length: 1...32)
                 guard let id = String(bytes: idBytes, encoding: .utf8) else {
-                    throw TLVError(.invalidValue(tag: .extensionID, detail: "not UTF-8"))
+                    throw TLVError.invalidValue(tag: .extensionID, detail: "not UTF-8")
                 }
                 let data = inner.optional(.extensionData).map { Array($0.value) } ?? []
                 let ext = AssertionExtension(id: id, data: data, isCritical: tag == .extensionCritical)
-                if ext.isCritical && !understood.contains(id) { throw TLVError(.unknownCriticalExtension(id: id)) }
+                if ext.isCritical && !understood.contains(id) { throw TLVError.unknownCriticalExtension(id: id) }
                 result.append(ext)
             }
         }
@@ -82,10 +82,10 @@ struct AssertionHeader {
     init(_ fields: TLVFields, infoLength: Int) throws(TLVError) {
         let aaidBytes = try fields.bytes(.aaid, length: 9...9)
         guard let aaid = String(bytes: aaidBytes, encoding: .utf8), AAID.isValid(aaid) else {
-            throw TLVError(.invalidValue(tag: .aaid, detail: "not an AAID"))
+            throw TLVError.invalidValue(tag: .aaid, detail: "not an AAID")
         }
         let info = try fields.required(.assertionInfo)
-        guard info.value.count == infoLength else { throw TLVError(.invalidLength(tag: .assertionInfo, length: info.value.count)) }
+        guard info.value.count == infoLength else { throw TLVError.invalidLength(tag: .assertionInfo, length: info.value.count) }
         var r = LittleEndianReader(info.value)
         self.aaid = aaid
         authenticatorVersion = r.u16()

@@ -15,16 +15,16 @@ public enum TLVDecoder {
 
     /// Decodes a sequence of TLVs that must fill `bytes` exactly.
     public static func decodeSequence(_ bytes: ArraySlice<UInt8>, depth: Int = 0) throws(TLVError) -> [TLVElement] {
-        guard depth <= maximumDepth else { throw TLVError(.nestingTooDeep) }
+        guard depth <= maximumDepth else { throw TLVError.nestingTooDeep }
         var elements: [TLVElement] = []
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
-            guard bytes.endIndex - offset >= 4 else { throw TLVError(.truncatedHeader(offset: offset - bytes.startIndex)) }
+            guard bytes.endIndex - offset >= 4 else { throw TLVError.truncatedHeader(offset: offset - bytes.startIndex) }
             let tag = TLVTag(UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8)
             let length = Int(UInt16(bytes[offset + 2]) | UInt16(bytes[offset + 3]) << 8)
             let valueStart = offset + 4
             guard bytes.endIndex - valueStart >= length else {
-                throw TLVError(.lengthExceedsInput(tag: tag, length: length, available: bytes.endIndex - valueStart))
+                throw TLVError.lengthExceedsInput(tag: tag, length: length, available: bytes.endIndex - valueStart)
             }
             let value = bytes[valueStart..<(valueStart + length)]
             let children = tag.isComposite ? try decodeSequence(value, depth: depth + 1) : []
@@ -36,14 +36,14 @@ public enum TLVDecoder {
 
     /// Decodes exactly one outermost element with tag `expected`.
     public static func decodeSingle(_ bytes: [UInt8], expected: TLVTag) throws(TLVError) -> TLVElement {
-        guard bytes.count >= 4 else { throw TLVError(.truncatedHeader(offset: 0)) }
+        guard bytes.count >= 4 else { throw TLVError.truncatedHeader(offset: 0) }
         let tag = TLVTag(UInt16(bytes[0]) | UInt16(bytes[1]) << 8)
-        guard tag == expected else { throw TLVError(.unexpectedTag(expected: expected, found: tag)) }
+        guard tag == expected else { throw TLVError.unexpectedTag(expected: expected, found: tag) }
         let length = Int(UInt16(bytes[2]) | UInt16(bytes[3]) << 8)
         guard bytes.count - 4 >= length else {
-            throw TLVError(.lengthExceedsInput(tag: tag, length: length, available: bytes.count - 4))
+            throw TLVError.lengthExceedsInput(tag: tag, length: length, available: bytes.count - 4)
         }
-        guard bytes.count - 4 == length else { throw TLVError(.trailingBytes(count: bytes.count - 4 - length)) }
+        guard bytes.count - 4 == length else { throw TLVError.trailingBytes(count: bytes.count - 4 - length) }
         let elements = try decodeSequence(bytes[...])
         return elements[0]
     }
@@ -65,10 +65,10 @@ public struct TLVFields: Sendable {
             if repeatable.contains(child.tag) {
                 repeatedElements.append(child)
             } else if known.contains(child.tag) {
-                guard !single.contains(where: { $0.tag == child.tag }) else { throw TLVError(.duplicateTag(child.tag)) }
+                guard !single.contains(where: { $0.tag == child.tag }) else { throw TLVError.duplicateTag(child.tag) }
                 single.append(child)
             } else if child.tag.isCritical {
-                throw TLVError(.unknownCriticalTag(child.tag))
+                throw TLVError.unknownCriticalTag(child.tag)
             }
         }
     }
@@ -79,13 +79,13 @@ public struct TLVFields: Sendable {
     public func optional(_ tag: TLVTag) -> TLVElement? { single.first { $0.tag == tag } }
 
     public func required(_ tag: TLVTag) throws(TLVError) -> TLVElement {
-        guard let element = optional(tag) else { throw TLVError(.missingTag(tag)) }
+        guard let element = optional(tag) else { throw TLVError.missingTag(tag) }
         return element
     }
 
     public func bytes(_ tag: TLVTag, length: ClosedRange<Int>) throws(TLVError) -> [UInt8] {
         let element = try required(tag)
-        guard length.contains(element.value.count) else { throw TLVError(.invalidLength(tag: tag, length: element.value.count)) }
+        guard length.contains(element.value.count) else { throw TLVError.invalidLength(tag: tag, length: element.value.count) }
         return Array(element.value)
     }
 }

@@ -6,7 +6,7 @@ public struct TLVEncoder: Sendable {
 
     /// Appends a leaf element.
     public mutating func leaf<C: Collection>(_ tag: TLVTag, _ value: C) throws(TLVError) where C.Element == UInt8 {
-        guard value.count <= Int(UInt16.max) else { throw TLVError(.valueTooLong(tag: tag, length: value.count)) }
+        guard value.count <= Int(UInt16.max) else { throw TLVError.valueTooLong(tag: tag, length: value.count) }
         appendHeader(tag, value.count)
         bytes.append(contentsOf: value)
     }

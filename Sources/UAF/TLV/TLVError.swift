@@ -1,34 +1,50 @@
 /// A UAFV1TLV message could not be decoded or does not have the structure its assertion type requires.
+///
+/// Compare with the static values (`error == .missingTag(.signature)`). The reasons behind them are internal, so the
+/// module can add one without breaking a caller's `switch`.
 public struct TLVError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Reason: Hashable, Sendable {
-        /// Fewer than 4 bytes were left for a tag and length.
+    enum Reason: Hashable, Sendable {
         case truncatedHeader(offset: Int)
-        /// A length field claims more bytes than are left.
         case lengthExceedsInput(tag: TLVTag, length: Int, available: Int)
-        /// Bytes follow the outermost element.
         case trailingBytes(count: Int)
-        /// Composite tags nest deeper than allowed.
         case nestingTooDeep
-        /// A critical tag this parser does not understand, or one not allowed at this place.
         case unknownCriticalTag(TLVTag)
-        /// A mandatory tag is absent.
         case missingTag(TLVTag)
-        /// A tag that may appear once appears again.
         case duplicateTag(TLVTag)
-        /// A fixed-size field has the wrong length.
         case invalidLength(tag: TLVTag, length: Int)
-        /// The outermost tag is not the expected one.
         case unexpectedTag(expected: TLVTag, found: TLVTag)
-        /// A field's value is outside its allowed range or encoding.
         case invalidValue(tag: TLVTag, detail: String)
-        /// A value is too long to be encoded in 16 bits.
         case valueTooLong(tag: TLVTag, length: Int)
-        /// A critical extension whose id this implementation does not know.
         case unknownCriticalExtension(id: String)
     }
 
-    public let reason: Reason
-    public init(_ reason: Reason) { self.reason = reason }
+    let reason: Reason
+    init(_ reason: Reason) { self.reason = reason }
+
+    /// Fewer than 4 bytes were left for a tag and length.
+    public static func truncatedHeader(offset: Int) -> Self { Self(.truncatedHeader(offset: offset)) }
+    /// A length field claims more bytes than are left.
+    public static func lengthExceedsInput(tag: TLVTag, length: Int, available: Int) -> Self { Self(.lengthExceedsInput(tag: tag, length: length, available: available)) }
+    /// Bytes follow the outermost element.
+    public static func trailingBytes(count: Int) -> Self { Self(.trailingBytes(count: count)) }
+    /// Composite tags nest deeper than allowed.
+    public static let nestingTooDeep = Self(.nestingTooDeep)
+    /// A critical tag this parser does not understand, or one not allowed at this place.
+    public static func unknownCriticalTag(_ tag: TLVTag) -> Self { Self(.unknownCriticalTag(tag)) }
+    /// A mandatory tag is absent.
+    public static func missingTag(_ tag: TLVTag) -> Self { Self(.missingTag(tag)) }
+    /// A tag that may appear once appears again.
+    public static func duplicateTag(_ tag: TLVTag) -> Self { Self(.duplicateTag(tag)) }
+    /// A fixed-size field has the wrong length.
+    public static func invalidLength(tag: TLVTag, length: Int) -> Self { Self(.invalidLength(tag: tag, length: length)) }
+    /// The outermost tag is not the expected one.
+    public static func unexpectedTag(expected: TLVTag, found: TLVTag) -> Self { Self(.unexpectedTag(expected: expected, found: found)) }
+    /// A field's value is outside its allowed range or encoding.
+    public static func invalidValue(tag: TLVTag, detail: String) -> Self { Self(.invalidValue(tag: tag, detail: detail)) }
+    /// A value is too long to be encoded in 16 bits.
+    public static func valueTooLong(tag: TLVTag, length: Int) -> Self { Self(.valueTooLong(tag: tag, length: length)) }
+    /// A critical extension whose id this implementation does not know.
+    public static func unknownCriticalExtension(id: String) -> Self { Self(.unknownCriticalExtension(id: id)) }
 
     public var description: String {
         switch reason {

@@ -83,7 +83,7 @@ public struct AuthenticationVerifier: Sendable {
             try CommonChecks.checkExtensions(item.exts, configuration: configuration)
             let bytes = try CommonChecks.assertionBytes(scheme: item.assertionScheme, assertion: item.assertion)
             let assertion: AuthenticationAssertion
-            do { assertion = try AuthenticationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
+            do { assertion = try AuthenticationAssertion(bytes: bytes) } catch { throw UAFVerificationError.malformedAssertion(error) }
             let signed = assertion.signedData
             // Steps 5 and 6. Metadata, algorithm, version, final challenge hash.
             let entry = try CommonChecks.checkAuthenticator(
@@ -92,36 +92,36 @@ public struct AuthenticationVerifier: Sendable {
             // A revoked authenticator, or one whose user keys are compromised, authenticates no one (1493). Its
             // status is public (the Metadata Service's), so deciding it before the key's lookup tells a caller nothing.
             if let report = metadata.authenticationRefusal(aaid: signed.aaid, at: now) {
-                throw UAFVerificationError(.authenticatorRevoked(aaid: signed.aaid, status: report.status))
+                throw UAFVerificationError.authenticatorRevoked(aaid: signed.aaid, status: report.status)
             }
             // Authentication step 1. The key must be registered (1481).
             let keyID = Base64URL.encode(signed.keyID)
-            guard let registered = try await lookup(signed.aaid, keyID) else { throw UAFVerificationError(.unknownKeyID) }
+            guard let registered = try await lookup(signed.aaid, keyID) else { throw UAFVerificationError.unknownKeyID }
             // Authentication step 2. Signature over the whole SIGNED_DATA TLV with the stored key. It comes before
             // the owner check of step 1, so that only the key's holder learns the key belongs to someone else: a
             // caller replaying or guessing KeyIDs gets 1498 for each, never 1401 as a sign that the key exists.
             guard let key = UAFPublicKey(bytes: registered.publicKey, encoding: registered.publicKeyEncoding),
                   SignatureSuite.isCompatible(signed.signatureAlgorithm, with: key),
                   SignatureSuite.verify(signature: assertion.signature, over: assertion.signedBytes, algorithm: signed.signatureAlgorithm, key: key) else {
-                throw UAFVerificationError(.signatureInvalid)
+                throw UAFVerificationError.signatureInvalid
             }
             // Authentication step 1, the owner: the user the request was for, and one user across assertions (1401).
             if let expected = issued.username ?? username, registered.username != expected {
-                throw UAFVerificationError(.keyIDBelongsToAnotherUser)
+                throw UAFVerificationError.keyIDBelongsToAnotherUser
             }
             username = registered.username
             // Authentication step 3. Counter check: 0 means "no counter" where the relying party allows it for this
             // authenticator; otherwise it must increase.
             if signed.signCounter == 0, !configuration.zeroCounters.allows(aaid: signed.aaid) {
-                throw UAFVerificationError(.counterNotKept)
+                throw UAFVerificationError.counterNotKept
             }
             if configuration.counterPolicy == .reject, signed.signCounter != 0 || registered.signCounter != 0,
                signed.signCounter <= registered.signCounter {
-                throw UAFVerificationError(.counterRegression(stored: registered.signCounter, received: signed.signCounter))
+                throw UAFVerificationError.counterRegression(stored: registered.signCounter, received: signed.signCounter)
             }
             // Authentication step 4. Nonce length.
             guard signed.authenticatorNonce.count >= configuration.minimumNonceLength else {
-                throw UAFVerificationError(.nonceTooShort(signed.authenticatorNonce.count))
+                throw UAFVerificationError.nonceTooShort(signed.authenticatorNonce.count)
             }
             // Authentication step 5. Transaction: mode 0x02 with the hash of one transaction sent, else mode 0x01
             // with an empty hash.
@@ -129,10 +129,10 @@ public struct AuthenticationVerifier: Sendable {
             // A confirmation must come from an authenticator that can show the transaction: its metadata names a
             // display (tcDisplay), whatever policy the client was sent.
             if mode == .transactionConfirmed, entry.statement.tcDisplay == 0 {
-                throw UAFVerificationError(.transactionNotDisplayable(signed.aaid))
+                throw UAFVerificationError.transactionNotDisplayable(signed.aaid)
             }
             guard !results.contains(where: { AAID.equal($0.aaid, signed.aaid) }) else {
-                throw UAFVerificationError(.duplicateAssertion)
+                throw UAFVerificationError.duplicateAssertion
             }
             var capabilities = entry.capabilities
             capabilities.keyIDs = [keyID]
@@ -142,27 +142,27 @@ public struct AuthenticationVerifier: Sendable {
                                                   mode: mode, transactionContentHash: signed.transactionContentHash))
         }
         // Authentication step 6. The authenticators used satisfy the policy sent.
-        guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError(.policyNotSatisfied) }
+        guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError.policyNotSatisfied }
         return results
     }
 
     private func checkTransaction(_ signed: SignedData, issued: IssuedAuthentication) throws(UAFVerificationError) -> AuthenticationMode {
         if issued.transactions.isEmpty {
             guard signed.authenticationMode == AuthenticationMode.userVerified.rawValue else {
-                throw UAFVerificationError(.transactionMismatch("mode \(signed.authenticationMode) without a transaction"))
+                throw UAFVerificationError.transactionMismatch("mode \(signed.authenticationMode) without a transaction")
             }
             guard signed.transactionContentHash.isEmpty else {
-                throw UAFVerificationError(.transactionMismatch("a content hash without a transaction"))
+                throw UAFVerificationError.transactionMismatch("a content hash without a transaction")
             }
             return .userVerified
         }
         guard signed.authenticationMode == AuthenticationMode.transactionConfirmed.rawValue else {
-            throw UAFVerificationError(.transactionMismatch("a transaction was sent but mode is \(signed.authenticationMode)"))
+            throw UAFVerificationError.transactionMismatch("a transaction was sent but mode is \(signed.authenticationMode)")
         }
         // TransactionContentHash = SHA-256 over the base64url-decoded content (uaf-spec §1.3).
         let hashes = issued.transactions.compactMap(\.contentHash)
         guard hashes.contains(signed.transactionContentHash) else {
-            throw UAFVerificationError(.transactionMismatch("the content hash matches no transaction sent"))
+            throw UAFVerificationError.transactionMismatch("the content hash matches no transaction sent")
         }
         return .transactionConfirmed
     }

@@ -69,7 +69,7 @@ public struct RegistrationVerifier: Sendable {
             try CommonChecks.checkExtensions(item.exts, configuration: configuration)
             let bytes = try CommonChecks.assertionBytes(scheme: item.assertionScheme, assertion: item.assertion)
             let assertion: RegistrationAssertion
-            do { assertion = try RegistrationAssertion(bytes: bytes) } catch { throw UAFVerificationError(.malformedAssertion(error)) }
+            do { assertion = try RegistrationAssertion(bytes: bytes) } catch { throw UAFVerificationError.malformedAssertion(error) }
             let krd = assertion.keyRegistrationData
             // Steps 5 and 6. Metadata, algorithm, version, final challenge hash.
             let entry = try CommonChecks.checkAuthenticator(
@@ -78,31 +78,31 @@ public struct RegistrationVerifier: Sendable {
             let statement = entry.statement
             // A revoked or compromised authenticator registers no new key (1493), whatever its attestation says.
             if let report = metadata.registrationRefusal(aaid: krd.aaid, attestationCertificates: assertion.attestation.certificates, at: now) {
-                throw UAFVerificationError(.authenticatorRevoked(aaid: krd.aaid, status: report.status))
+                throw UAFVerificationError.authenticatorRevoked(aaid: krd.aaid, status: report.status)
             }
             guard entry.keyEncodings.contains(krd.publicKeyEncoding) else {
-                throw UAFVerificationError(.keyEncodingNotAllowed(krd.publicKeyEncoding))
+                throw UAFVerificationError.keyEncodingNotAllowed(krd.publicKeyEncoding)
             }
             // KRD AuthenticationMode must be 0x01 for registration.
             guard krd.authenticationMode == AuthenticationMode.userVerified.rawValue else {
-                throw UAFVerificationError(.invalidAuthenticationMode(krd.authenticationMode))
+                throw UAFVerificationError.invalidAuthenticationMode(krd.authenticationMode)
             }
             guard let publicKey = UAFPublicKey(bytes: krd.publicKey, encoding: krd.publicKeyEncoding) else {
-                throw UAFVerificationError(.unacceptablePublicKey)
+                throw UAFVerificationError.unacceptablePublicKey
             }
             // Registration step 1. Attestation, of a type the metadata allows.
             guard statement.attestationTypes.contains(assertion.attestation.type.rawValue) else {
-                throw UAFVerificationError(.attestationTypeNotAllowed(assertion.attestation.type))
+                throw UAFVerificationError.attestationTypeNotAllowed(assertion.attestation.type)
             }
             try await verifyAttestation(assertion, publicKey: publicKey, statement: statement, now: now)
             // Registration step 3. (AAID, KeyID) must not be registered already.
             let keyID = Base64URL.encode(krd.keyID)
             guard !verified.contains(where: { AAID.equal($0.aaid, krd.aaid) && $0.keyID == keyID }) else {
-                throw UAFVerificationError(.keyIDAlreadyRegistered)
+                throw UAFVerificationError.keyIDAlreadyRegistered
             }
-            guard try await !isRegistered(krd.aaid, keyID) else { throw UAFVerificationError(.keyIDAlreadyRegistered) }
+            guard try await !isRegistered(krd.aaid, keyID) else { throw UAFVerificationError.keyIDAlreadyRegistered }
             guard !used.contains(where: { AAID.equal($0.aaid, krd.aaid) }) else {
-                throw UAFVerificationError(.duplicateAssertion)
+                throw UAFVerificationError.duplicateAssertion
             }
             // The matcher sees the new KeyID too, so a `disallowed` entry naming keys takes effect (step 2).
             var capabilities = entry.capabilities
@@ -114,7 +114,7 @@ public struct RegistrationVerifier: Sendable {
                 authenticatorVersion: krd.authenticatorVersion, attestationType: assertion.attestation.type, username: issued.username))
         }
         // Registration step 2. The authenticators used satisfy the policy sent, including `disallowed`.
-        guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError(.policyNotSatisfied) }
+        guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError.policyNotSatisfied }
         return verified
     }
 
@@ -124,26 +124,26 @@ public struct RegistrationVerifier: Sendable {
         case .basicSurrogate(let signature):
             // Surrogate: the new key signs its own KRD (self attestation; proves possession only).
             guard SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: publicKey) else {
-                throw UAFVerificationError(.attestationSignatureInvalid)
+                throw UAFVerificationError.attestationSignatureInvalid
             }
         case .ecdaa:
             // ECDAA needs the metadata's ecdaaTrustAnchors and pairing-friendly curves; without them the attestation
             // is unverified, and an unverified attestation is refused as one (1496), never accepted as surrogate.
-            throw UAFVerificationError(.attestationTypeNotSupported(.ecdaa))
+            throw UAFVerificationError.attestationTypeNotSupported(.ecdaa)
         case .basicFull(let signature, let certificates):
             // Full: the first certificate's key signs the KRD, and the chain leads to a metadata root.
             let leaf: AttestationCertificate
             do { leaf = try AttestationCertificate(der: certificates[0]) } catch {
-                throw UAFVerificationError(.attestationCertificateInvalid("the attestation certificate is not DER X.509"))
+                throw UAFVerificationError.attestationCertificateInvalid("the attestation certificate is not DER X.509")
             }
             let spki = leaf.subjectPublicKeyInfo
             guard let key = (try? P256.Signing.PublicKey(derRepresentation: spki)).map(UAFPublicKey.p256)
                     ?? (try? _RSA.Signing.PublicKey(derRepresentation: spki)).map(UAFPublicKey.rsa) else {
-                throw UAFVerificationError(.attestationCertificateInvalid("unsupported attestation key type"))
+                throw UAFVerificationError.attestationCertificateInvalid("unsupported attestation key type")
             }
             guard SignatureSuite.isCompatible(algorithm, with: key),
                   SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: key) else {
-                throw UAFVerificationError(.attestationSignatureInvalid)
+                throw UAFVerificationError.attestationSignatureInvalid
             }
             // Vendor root keys first (the Nevis extension; server-api E.1), then the metadata's root certificates.
             if try await validateAndroidKeyAttestation(certificates, krd: assertion.keyRegistrationData, uafKey: publicKey,
@@ -175,37 +175,37 @@ public struct RegistrationVerifier: Sendable {
         }
         var verifier = Verifier(rootCertificates: CertificateStore([top])) { RFC5280Policy(fixedExpiryValidationTime: now) }
         guard case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(chain.dropFirst().dropLast()))) else {
-            throw UAFVerificationError(.attestationCertificateInvalid("no valid chain to a vendor root key"))
+            throw UAFVerificationError.attestationCertificateInvalid("no valid chain to a vendor root key")
         }
         guard now >= top.notValidBefore, now <= top.notValidAfter else {
-            throw UAFVerificationError(.attestationCertificateInvalid("the vendor root certificate is outside its validity period"))
+            throw UAFVerificationError.attestationCertificateInvalid("the vendor root certificate is outside its validity period")
         }
         // Only the secure hardware writes the extension, into the certificate of the key it made: the first one
         // from the root that carries it. One above the leaf would mean the leaf was issued by an attested key, not
         // by the hardware (Android's key attestation guide), so the leaf's own would be made up.
         guard !chain.dropFirst().contains(where: { $0.extensions.contains { $0.oid == AndroidKeyDescription.oid } }) else {
-            throw UAFVerificationError(.attestationCertificateInvalid("a certificate above the leaf carries the key attestation extension"))
+            throw UAFVerificationError.attestationCertificateInvalid("a certificate above the leaf carries the key attestation extension")
         }
         guard let value = leaf.extensions.first(where: { $0.oid == AndroidKeyDescription.oid })?.value,
               let description = try? AndroidKeyDescription(derEncoded: value) else {
-            throw UAFVerificationError(.attestationCertificateInvalid("the leaf has no readable Android key attestation extension"))
+            throw UAFVerificationError.attestationCertificateInvalid("the leaf has no readable Android key attestation extension")
         }
         // The attested key is the registered key: the attestation is about the key the server will trust.
         guard Self.spki(attestationKey) == Self.spki(uafKey) else {
-            throw UAFVerificationError(.attestationCertificateInvalid("the attested key is not the registered key"))
+            throw UAFVerificationError.attestationCertificateInvalid("the attested key is not the registered key")
         }
         guard description.attestationChallenge == krd.finalChallengeHash else {
-            throw UAFVerificationError(.attestationCertificateInvalid("the attestation challenge is not this registration's final challenge hash"))
+            throw UAFVerificationError.attestationCertificateInvalid("the attestation challenge is not this registration's final challenge hash")
         }
         // A key only software vouches for is no better than a surrogate: full basic means secure hardware.
         guard description.attestationSecurityLevel != .software else {
-            throw UAFVerificationError(.attestationCertificateInvalid("the key is attested by software, not secure hardware"))
+            throw UAFVerificationError.attestationCertificateInvalid("the key is attested by software, not secure hardware")
         }
         guard description.hardwareOrigin == AndroidKeyDescription.originGenerated else {
-            throw UAFVerificationError(.attestationCertificateInvalid("the secure hardware does not say it generated the key"))
+            throw UAFVerificationError.attestationCertificateInvalid("the secure hardware does not say it generated the key")
         }
         guard description.hardwarePurposes.contains(AndroidKeyDescription.purposeSign) else {
-            throw UAFVerificationError(.attestationCertificateInvalid("the secure hardware does not list signing among the key's purposes"))
+            throw UAFVerificationError.attestationCertificateInvalid("the secure hardware does not list signing among the key's purposes")
         }
         return true
     }
@@ -220,12 +220,12 @@ public struct RegistrationVerifier: Sendable {
 
     private func validateChain(_ certificates: [[UInt8]], leaf: AttestationCertificate, statement: MetadataStatement, now: Date) async throws(UAFVerificationError) {
         let roots = statement.attestationRootCertificates.compactMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
-        guard !roots.isEmpty else { throw UAFVerificationError(.attestationCertificateInvalid("the metadata lists no attestation root")) }
+        guard !roots.isEmpty else { throw UAFVerificationError.attestationCertificateInvalid("the metadata lists no attestation root") }
         // The attestation certificate may itself be the trust anchor the metadata lists (as in the spec example,
         // whose self-signed certificate uses ecdsa-with-SHA1): then only its validity period is left to check.
         if roots.contains(certificates[0]) {
             guard leaf.notBefore <= now, now <= leaf.notAfter else {
-                throw UAFVerificationError(.attestationCertificateInvalid("outside its validity period at \(now)"))
+                throw UAFVerificationError.attestationCertificateInvalid("outside its validity period at \(now)")
             }
             return
         }
@@ -233,7 +233,7 @@ public struct RegistrationVerifier: Sendable {
         let rootCertificates = roots.compactMap { try? Certificate(derEncoded: $0) }
         let chain = certificates.compactMap { try? Certificate(derEncoded: $0) }
         guard chain.count == certificates.count, let leafCertificate = chain.first else {
-            throw UAFVerificationError(.attestationCertificateInvalid("a certificate of the chain cannot be parsed"))
+            throw UAFVerificationError.attestationCertificateInvalid("a certificate of the chain cannot be parsed")
         }
         var verifier = Verifier(rootCertificates: CertificateStore(rootCertificates)) {
             // Validity is checked at the verification time the caller passes (the server clock; tests fix it).
@@ -241,7 +241,7 @@ public struct RegistrationVerifier: Sendable {
         }
         let result = await verifier.validate(leaf: leafCertificate, intermediates: CertificateStore(Array(chain.dropFirst())))
         guard case .validCertificate = result else {
-            throw UAFVerificationError(.attestationCertificateInvalid("no valid chain to a metadata root"))
+            throw UAFVerificationError.attestationCertificateInvalid("no valid chain to a metadata root")
         }
     }
 }

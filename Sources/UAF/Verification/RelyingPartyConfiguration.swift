@@ -93,7 +93,7 @@ public struct ExpectedChannelBinding: Sendable, Hashable {
     func check(_ binding: ChannelBinding?) throws(UAFVerificationError) {
         guard let binding else { return }
         guard describes(binding) || previous.contains(where: { $0.describes(binding) }) else {
-            throw UAFVerificationError(.channelBindingMismatch)
+            throw UAFVerificationError.channelBindingMismatch
         }
     }
 
@@ -112,25 +112,25 @@ enum CommonChecks {
     static func checkHeaderAndFinalChallenge(header: OperationHeader, expectedOp: UAFOperation, fcParams: String, assertionCount: Int,
                                              issuedChallenge: String, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> [UInt8] {
         // Step 1. The element's upv must be one this server speaks.
-        guard configuration.supportedVersions.contains(header.upv) else { throw UAFVerificationError(.unsupportedVersion(header.upv)) }
-        guard header.op == expectedOp else { throw UAFVerificationError(.operationMismatch) }
+        guard configuration.supportedVersions.contains(header.upv) else { throw UAFVerificationError.unsupportedVersion(header.upv) }
+        guard header.op == expectedOp else { throw UAFVerificationError.operationMismatch }
         if let appID = header.appID, appID.utf8.count > OperationHeader.maximumAppIDLength {
-            throw UAFVerificationError(.malformedHeader("appID is longer than \(OperationHeader.maximumAppIDLength) characters"))
+            throw UAFVerificationError.malformedHeader("appID is longer than \(OperationHeader.maximumAppIDLength) characters")
         }
         try checkExtensions(header.exts, configuration: configuration)
         // Step 3. Decode fcParams and check each member. An empty challenge is malformed content (1498), as the
         // conformance tool expects, not a challenge this server issued and lost (1491).
         guard let params = FinalChallengeParams.decode(fcParams: fcParams), !params.challenge.isEmpty else {
-            throw UAFVerificationError(.malformedFinalChallengeParams)
+            throw UAFVerificationError.malformedFinalChallengeParams
         }
         // An exact match is deliberate: appIDs are URLs and any normalisation would open look-alike attacks.
-        guard params.appID == configuration.appID else { throw UAFVerificationError(.appIDMismatch(params.appID)) }
-        guard configuration.isTrusted(facetID: params.facetID) else { throw UAFVerificationError(.untrustedFacetID(params.facetID)) }
+        guard params.appID == configuration.appID else { throw UAFVerificationError.appIDMismatch(params.appID) }
+        guard configuration.isTrusted(facetID: params.facetID) else { throw UAFVerificationError.untrustedFacetID(params.facetID) }
         // Step 3, channel binding: what the client saw of the TLS channel must be what this server presented.
         try configuration.channelBinding?.check(params.channelBinding)
         // Step 3, challenge: this exact issued value (the caller has already consumed it once-only).
-        guard params.challenge == issuedChallenge else { throw UAFVerificationError(.challengeMismatch) }
-        guard assertionCount > 0 else { throw UAFVerificationError(.noAssertions) }
+        guard params.challenge == issuedChallenge else { throw UAFVerificationError.challengeMismatch }
+        guard assertionCount > 0 else { throw UAFVerificationError.noAssertions }
         return FinalChallengeParams.hash(fcParams: fcParams)
     }
 
@@ -138,7 +138,7 @@ enum CommonChecks {
     /// sender said that ignoring it would change what the message means.
     static func checkExtensions(_ extensions: [Extension]?, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) {
         for ext in extensions ?? [] where ext.failIfUnknown && !configuration.understoodExtensions.contains(ext.id) {
-            throw UAFVerificationError(.unknownRequiredExtension(ext.id))
+            throw UAFVerificationError.unknownRequiredExtension(ext.id)
         }
     }
 
@@ -146,27 +146,27 @@ enum CommonChecks {
     static func checkAuthenticator(aaid: String, algorithm: SignatureAlgorithm, version: UInt16, finalChallengeHash: [UInt8],
                                    expectedHash: [UInt8], metadata: MetadataStore, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> MetadataStore.Entry {
         // Step 5. AAID known in metadata.
-        guard let entry = metadata.entry(for: aaid) else { throw UAFVerificationError(.unknownAAID(aaid)) }
+        guard let entry = metadata.entry(for: aaid) else { throw UAFVerificationError.unknownAAID(aaid) }
         let statement = entry.statement
         // Step 5. The algorithm must be listed in the metadata and accepted by this server.
         guard entry.algorithms.contains(algorithm), configuration.acceptedAlgorithms.contains(algorithm),
               SignatureSuite.supportedAlgorithms.contains(algorithm) else {
-            throw UAFVerificationError(.algorithmNotAllowed(algorithm))
+            throw UAFVerificationError.algorithmNotAllowed(algorithm)
         }
         // Step 5. authenticatorVersion >= metadata.authenticatorVersion.
         guard version >= statement.authenticatorVersion else {
-            throw UAFVerificationError(.authenticatorVersionTooLow(found: version, minimum: statement.authenticatorVersion))
+            throw UAFVerificationError.authenticatorVersionTooLow(found: version, minimum: statement.authenticatorVersion)
         }
         // Step 6. FinalChallengeHash == SHA-256(fcParams as received).
-        guard finalChallengeHash == expectedHash else { throw UAFVerificationError(.finalChallengeHashMismatch) }
+        guard finalChallengeHash == expectedHash else { throw UAFVerificationError.finalChallengeHashMismatch }
         return entry
     }
 
     /// Step 4: only UAFV1TLV is understood; a base64url-decodable assertion is required.
     static func assertionBytes(scheme: String, assertion: String) throws(UAFVerificationError) -> [UInt8] {
-        guard scheme == AssertionScheme.uafV1TLV else { throw UAFVerificationError(.unsupportedAssertionScheme(scheme)) }
+        guard scheme == AssertionScheme.uafV1TLV else { throw UAFVerificationError.unsupportedAssertionScheme(scheme) }
         guard let bytes = Base64URL.decode(assertion) else {
-            throw UAFVerificationError(.malformedAssertion(TLVError(.invalidValue(tag: .regAssertion, detail: "not base64url"))))
+            throw UAFVerificationError.malformedAssertion(TLVError(.invalidValue(tag: .regAssertion, detail: "not base64url")))
         }
         return Array(bytes)
     }

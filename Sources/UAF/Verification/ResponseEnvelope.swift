@@ -6,10 +6,10 @@ import WireJSON
 extension UAFMessageCodec {
     /// Decodes the `uafResponse` of a SendUAFResponse under the rule the FIDO conformance tool holds a server to:
     /// - the envelope, a JSON array with at least one element, must parse, or the message is not understood
-    ///   (``UAFVerificationError/Reason/notAMessageArray``, 1400);
+    ///   (``UAFVerificationError/notAMessageArray``, 1400);
     /// - past it, any structural error (an element that is not an object, a member missing or of the wrong JSON type
     ///   at any level, an unknown operation) is a problem with the message's contents
-    ///   (``UAFVerificationError/Reason/malformedMessage(_:)``, 1498).
+    ///   (``UAFVerificationError/malformedMessage(_:)``, 1498).
     public static func decodeResponses<T: Decodable>(_ type: T.Type, from string: String) throws(UAFVerificationError) -> [T] {
         let messages: [T]
         do {
@@ -17,11 +17,11 @@ extension UAFMessageCodec {
         } catch {
             // Read again only on this path, as a bare array: whether the envelope or the contents failed.
             guard let count = try? WireJSONDecoder().decode(ArrayCount.self, from: string).count, count > 0 else {
-                throw UAFVerificationError(.notAMessageArray)
+                throw UAFVerificationError.notAMessageArray
             }
-            throw UAFVerificationError(.malformedMessage(Self.describe(error)))
+            throw UAFVerificationError.malformedMessage(Self.describe(error))
         }
-        guard !messages.isEmpty else { throw UAFVerificationError(.notAMessageArray) }
+        guard !messages.isEmpty else { throw UAFVerificationError.notAMessageArray }
         return messages
     }
 

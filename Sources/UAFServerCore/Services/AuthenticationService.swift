@@ -140,7 +140,7 @@ package struct AuthenticationService: Sendable {
             for result in verified.dropLast() {
                 guard try await stores.registrations.updateSignCounter(aaid: result.aaid, keyID: result.keyID,
                                                                        from: result.previousSignCounter, to: result.signCounter) else {
-                    throw UAFVerificationError(.counterRegression(stored: result.previousSignCounter, received: result.signCounter))
+                    throw UAFVerificationError.counterRegression(stored: result.previousSignCounter, received: result.signCounter)
                 }
             }
             let now = environment.clock()
@@ -157,7 +157,7 @@ package struct AuthenticationService: Sendable {
                 sessionToken: sessionToken, session: session,
                 status: environment.outcome(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username))
             guard try await stores.ceremonies.completeAuthentication(completion) else {
-                throw UAFVerificationError(.counterRegression(stored: last.previousSignCounter, received: last.signCounter))
+                throw UAFVerificationError.counterRegression(stored: last.previousSignCounter, received: last.signCounter)
             }
             environment.decide("authentication", first.username, 1200,
                                "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(session.id.prefix(8))… opened")

@@ -68,8 +68,8 @@ package struct RegistrationService: Sendable {
         guard let value = values.first else { return nil }
         guard values.count == 1, !value.isEmpty, value.utf8.count <= DeviceServiceWire.maximumDeviceIDLength,
               !Text.hasControlCharacters(value) else {
-            throw ServiceFailure(UAFVerificationError(.malformedHeader(
-                "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters")))
+            throw ServiceFailure(UAFVerificationError.malformedHeader(
+                "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters"))
         }
         return value
     }
@@ -89,7 +89,7 @@ package struct RegistrationService: Sendable {
                 try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId) })
             } catch StoreError.duplicateRegistration {
                 // Another response registered the same key between the check and the insert.
-                throw UAFVerificationError(.keyIDAlreadyRegistered)
+                throw UAFVerificationError.keyIDAlreadyRegistered
             }
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
             try await environment.finish(record, .succeeded, code: .ok, report: report, authenticators: references)

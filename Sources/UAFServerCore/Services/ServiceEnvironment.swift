@@ -194,7 +194,7 @@ package struct ServiceEnvironment: Sendable {
         // A serverData that is not there at all is a malformed header (1498), not a request this server issued
         // and lost (1491): the conformance tool's rule.
         guard let serverData, !serverData.isEmpty, serverData.utf8.count <= OperationHeader.maximumServerDataLength else {
-            throw ServiceFailure(UAFVerificationError(.malformedServerData))
+            throw ServiceFailure(UAFVerificationError.malformedServerData)
         }
         guard let consumed = try await stores.ceremonies.consume(id: serverData, registrationsOfItsUser: registrationsOfItsUser) else {
             throw ServiceFailure(.requestInvalid, "unknown or already used request")
@@ -217,7 +217,7 @@ package struct ServiceEnvironment: Sendable {
         let messages: [T]
         do { messages = try UAFMessageCodec.decodeResponses(T.self, from: send.uafResponse) } catch { throw ServiceFailure(error) }
         guard let message = messages.first(where: { relyingParty.supportedVersions.contains(header($0).upv) }) else {
-            throw ServiceFailure(UAFVerificationError(.unsupportedVersion(header(messages[0]).upv)))
+            throw ServiceFailure(UAFVerificationError.unsupportedVersion(header(messages[0]).upv))
         }
         return (message, try await consume(serverData: header(message).serverData, operation: operation,
                                            registrationsOfItsUser: registrationsOfItsUser))
