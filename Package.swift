@@ -18,8 +18,8 @@ let package = Package(
         .library(name: "SecureStorage", targets: ["SecureStorage"]),
         .library(name: "MobileAuthentication", targets: ["MobileAuthentication"]),
         .library(name: "MobileAuthenticationSimulator", targets: ["MobileAuthenticationSimulator"]),
-        .library(name: "UAFServer", targets: ["UAFServer"]),
-        .library(name: "UAFSimulation", targets: ["UAFSimulation"]),
+        .library(name: "FIDOServer", targets: ["FIDOServer"]),
+        .library(name: "FIDOSimulation", targets: ["FIDOSimulation"]),
         .executable(name: "mauth", targets: ["mauth"]),
     ],
     dependencies: [
@@ -158,10 +158,10 @@ let package = Package(
             ]
         ),
         // The server's domain: services (one per ceremony or resource), stores, configuration, dispatch, tokens and
-        // metrics. It knows no HTTP: UAFServer, above it, routes requests to it and turns its answers and refusals
+        // metrics. It knows no HTTP: FIDOServer, above it, routes requests to it and turns its answers and refusals
         // into HTTP, and re-exports it.
         .target(
-            name: "UAFServerCore",
+            name: "FIDOServerCore",
             dependencies: [
                 "EmbeddedSQLite", "FIDOAttestation", "WireJSON",
                 "Primitives", "UAF", "WebAuthn", "JOSE", "NevisProtocol",
@@ -189,9 +189,9 @@ let package = Package(
             ]
         ),
         .target(
-            name: "UAFServer",
+            name: "FIDOServer",
             dependencies: [
-                "UAFServerCore", "WireJSON", "Primitives", "UAF", "NevisProtocol",
+                "FIDOServerCore", "WireJSON", "Primitives", "UAF", "NevisProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -224,14 +224,14 @@ let package = Package(
         .target(
             name: "MobileAuthenticationSimulator",
             dependencies: [
-                "MobileAuthenticationCore", "SecureStorage", "UAFSimulation",
+                "MobileAuthenticationCore", "SecureStorage", "FIDOSimulation",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The parties of a UAF exchange in software (authenticator, relying party's token signer, QR camera) for the
         // tools that drive a server: `mauth device`, `mauth load`, `mauth demo`, benchmarks and tests. A product.
         .target(
-            name: "UAFSimulation",
+            name: "FIDOSimulation",
             dependencies: [
                 "CBOR", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -242,7 +242,7 @@ let package = Package(
         .target(
             name: "DevelopmentStandIns",
             dependencies: [
-                "UAFServer",
+                "FIDOServer",
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -257,15 +257,15 @@ let package = Package(
         // What only tests (and the fuzz tool) need: independent programs to check against, Foundation's
         // JSON as the wire codec's reference. No product links it; `.ci/run` checks the manifest for that.
         .target(
-            name: "UAFTesting",
-            dependencies: ["UAFSimulation"]
+            name: "TestSupport",
+            dependencies: ["FIDOSimulation"]
         ),
         // The server under test for the server's tests: in process (its router, HummingbirdTesting) or on loopback over
         // TLS, with one request API. Test-only: no product links it.
         .target(
-            name: "UAFServerTesting",
+            name: "FIDOServerTesting",
             dependencies: [
-                "UAFServer", "UAF", "UAFSimulation", "Primitives", "NevisProtocol",
+                "FIDOServer", "UAF", "FIDOSimulation", "Primitives", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -289,7 +289,7 @@ let package = Package(
         .target(
             name: "LoadGenerator",
             dependencies: [
-                "Primitives", "WireJSON", "UAF", "UAFSimulation", "NevisProtocol",
+                "Primitives", "WireJSON", "UAF", "FIDOSimulation", "NevisProtocol",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -302,8 +302,8 @@ let package = Package(
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFServer", "MobileAuthentication", "MobileAuthenticationCore",
-                "MobileAuthenticationSimulator", "UAFSimulation", "DevelopmentStandIns", "LoadGenerator",
+                "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOServer", "MobileAuthentication", "MobileAuthenticationCore",
+                "MobileAuthenticationSimulator", "FIDOSimulation", "DevelopmentStandIns", "LoadGenerator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -319,29 +319,29 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "CBOR", "WebAuthn", "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "UAFSimulation", "UAFTesting",
+                "CBOR", "WebAuthn", "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "FIDOSimulation", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // libFuzzer harness when built by Fuzz/run; otherwise replays saved inputs and writes the seeds.
         .executableTarget(name: "mauth-fuzz", dependencies: ["FuzzTargets"]),
         .testTarget(name: "UAFTests", dependencies: [
-            "FIDOAttestation", "Primitives", "UAF", "UAFSimulation",
+            "FIDOAttestation", "Primitives", "UAF", "FIDOSimulation",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
-        .testTarget(name: "CBORTests", dependencies: ["CBOR", "UAFSimulation", "UAFTesting"]),
+        .testTarget(name: "CBORTests", dependencies: ["CBOR", "FIDOSimulation", "TestSupport"]),
         .testTarget(name: "WebAuthnTests", dependencies: [
-            "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "UAFSimulation", "UAFTesting",
+            "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "FIDOSimulation", "TestSupport",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
         ], resources: [.copy("Vectors")]),
-        .testTarget(name: "WireJSONTests", dependencies: ["WireJSON", "Primitives", "UAF", "UAFTesting"]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "Primitives", "UAFSimulation", "UAFTesting", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "WireJSONTests", dependencies: ["WireJSON", "Primitives", "UAF", "TestSupport"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "Primitives", "FIDOSimulation", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets"]),
@@ -362,9 +362,9 @@ let package = Package(
         ),
         .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         // In-process tests of the server: units and route rules on a router (HummingbirdTesting).
-        .testTarget(name: "UAFServerTests", dependencies: [
-            "UAFServer", "UAFServerCore", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "UAFTesting",
-            "WireJSON", "UAFServerTesting", "DevelopmentStandIns",
+        .testTarget(name: "FIDOServerTests", dependencies: [
+            "FIDOServer", "FIDOServerCore", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "TestSupport",
+            "WireJSON", "FIDOServerTesting", "DevelopmentStandIns",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -377,9 +377,9 @@ let package = Package(
             nio("NIOCore"), nio("NIOHTTP1"), nio("NIOPosix"),
         ]),
         // Tests that need the real thing: a server on loopback over TLS, PostgreSQL, the SQLite engine's internals.
-        .testTarget(name: "UAFServerLiveTests", dependencies: [
-            "UAFServer", "UAFServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "UAFSimulation", "WireJSON",
-            "UAFServerTesting",
+        .testTarget(name: "FIDOServerLiveTests", dependencies: [
+            "FIDOServer", "FIDOServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "WireJSON",
+            "FIDOServerTesting",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -402,12 +402,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LoadGeneratorTests", dependencies: [
-            "LoadGenerator", "UAFServer", "UAFSimulation",
+            "LoadGenerator", "FIDOServer", "FIDOSimulation",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [
-            "UAFServer", "MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "NevisProtocol",
-            "SecureStorage", "UAFSimulation", "UAFTesting", "DevelopmentStandIns",
+            "FIDOServer", "MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "NevisProtocol",
+            "SecureStorage", "FIDOSimulation", "TestSupport", "DevelopmentStandIns",
             .product(name: "Crypto", package: "swift-crypto"),
             nio("NIOCore"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,3 +1,4 @@
+import FIDOServer
 import Foundation
 import Hummingbird
 import HummingbirdTLS
@@ -7,7 +8,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
-import UAFServer
 import _CryptoExtras
 
 /// A local stand-in for Google's OAuth 2.0 token endpoint and the FCM HTTP v1 `messages:send` endpoint, over HTTPS

@@ -1,4 +1,5 @@
 import CBOR
+import FIDOSimulation
 import WebAuthn
 import Crypto
 import Foundation
@@ -7,7 +8,6 @@ import NevisProtocol
 import Primitives
 @_spi(Fuzzing) import SecureStorage
 import UAF
-import UAFSimulation
 import WireJSON
 
 /// The committed seed corpus (`Fuzz/corpus/<target>/`), made from real messages: what `mauth-fuzz seeds` writes.

@@ -1,4 +1,5 @@
 import CBOR
+import TestSupport
 import WebAuthn
 import Crypto
 import Foundation
@@ -7,7 +8,6 @@ import NevisProtocol
 import Primitives
 @_spi(Fuzzing) import SecureStorage
 import UAF
-import UAFTesting
 import WireJSON
 
 enum TLVTarget {

@@ -1,3 +1,4 @@
+import FIDOSimulation
 import Foundation
 import NevisProtocol
 import NIOConcurrencyHelpers
@@ -8,7 +9,6 @@ import NIOPosix
 import NIOSSL
 import Primitives
 import UAF
-import UAFSimulation
 import WireJSON
 
 /// One connection's closed loop: the UAF flows, each step timed per endpoint.

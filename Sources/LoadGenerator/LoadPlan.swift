@@ -1,5 +1,5 @@
+import FIDOSimulation
 import Foundation
-import UAFSimulation
 
 /// What one `mauth load` run does: against which servers, with how many connections, which flow, for how long.
 public struct LoadPlan: Sendable {

@@ -1,3 +1,4 @@
+import FIDOSimulation
 import Foundation
 import NevisProtocol
 import NIOConcurrencyHelpers
@@ -8,7 +9,6 @@ import NIOPosix
 import NIOSSL
 import Primitives
 import UAF
-import UAFSimulation
 import WireJSON
 
 /// What a progress line shows while a phase runs.

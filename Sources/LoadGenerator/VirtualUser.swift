@@ -1,7 +1,7 @@
+import FIDOSimulation
 import Foundation
 import NIOCore
 import UAF
-import UAFSimulation
 
 /// A virtual device's account: its username and its software authenticator (key, key id, counter). No storage,
 /// no key derivation: the load tool measures the server, not the phone.

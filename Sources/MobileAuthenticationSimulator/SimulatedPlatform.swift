@@ -1,7 +1,7 @@
+import FIDOSimulation
 import Foundation
 import MobileAuthenticationCore
 import SecureStorage
-import UAFSimulation
 
 /// A scriptable platform for tests and the virtual device: it can move the clock, attach a debugger, remove the
 /// device lock, enrol or change biometrics, remove sensors, and script how the OS prompts end, as real devices do.

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Crypto
+import FIDOServer
 import Foundation
 import JOSE
-import UAFServer
 
 /// Operator tasks on a server's database, with the server running or not (`mauth admin …`).
 struct AdminCommand: AsyncParsableCommand {

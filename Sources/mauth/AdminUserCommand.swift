@@ -1,8 +1,8 @@
 import ArgumentParser
+import FIDOServer
 import Foundation
 import Primitives
 import UAF
-import UAFServer
 
 /// One user's data on a server, for support calls and erasure requests (`mauth admin user …`): what the server holds
 /// about a username, and removing part or all of it with the rules the API applies (`UserData`). Works with the

@@ -1,3 +1,5 @@
+import FIDOServer
+import FIDOSimulation
 import Primitives
 import ArgumentParser
 import DevelopmentStandIns
@@ -6,8 +8,6 @@ import Logging
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import UAF
-import UAFServer
-import UAFSimulation
 import JWTKit
 import AsyncHTTPClient
 import NIOSSL
@@ -50,7 +50,7 @@ struct DemoTour: AsyncParsableCommand {
         // service-account key file and outbound HTTPS to oauth2.googleapis.com and fcm.googleapis.com.
         let firebase = try await FirebaseStandIn.start(directory: work.appendingPathComponent("firebase"))
         configuration.dispatch.firebase = firebase.configuration
-        let server = try await UAFServerApplication.start(
+        let server = try await FIDOServerApplication.start(
             configuration: configuration,
             dependencies: ServerDependencies(logger: Self.quietLogger, onDecision: { narrator.line("server", $0.description) }))
         narrator.line("server", "listening on \(server.baseURL.absoluteString) with TLS (self-signed development certificate), SQLite \(database)")
@@ -78,7 +78,7 @@ struct DemoTour: AsyncParsableCommand {
     }
 
     /// Runs `body` with a client of `platform`, and shuts the client down afterwards whether `body` succeeded or not.
-    func withClient(server: RunningUAFServer, platform: SimulatedPlatform, narrator: Narrator,
+    func withClient(server: RunningFIDOServer, platform: SimulatedPlatform, narrator: Narrator,
                     _ body: (any MobileAuthenticationClient) async throws -> Void) async throws {
         let configuration = Configuration(baseUrl: server.baseURL, facetId: platform.applicationFacetId)
             .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
@@ -90,7 +90,7 @@ struct DemoTour: AsyncParsableCommand {
         await client.shutdown()
     }
 
-    func runDevice(server: RunningUAFServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, narrator: Narrator) async throws {
+    func runDevice(server: RunningFIDOServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, narrator: Narrator) async throws {
         narrator.step("Create a virtual device")
         let platform = SimulatedPlatform(storageDirectory: storage)
         // A copy of the device taken after registration, to show later that the server, not the device, decides.
@@ -111,7 +111,7 @@ struct DemoTour: AsyncParsableCommand {
 
     /// The device's own steps: refused registration, registration with the relying party's JWT, authentication,
     /// token verification, deregistration. A copy of its storage is taken after registration.
-    func runDevice(_ client: any MobileAuthenticationClient, platform: SimulatedPlatform, server: RunningUAFServer,
+    func runDevice(_ client: any MobileAuthenticationClient, platform: SimulatedPlatform, server: RunningFIDOServer,
                    relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, copy: URL, narrator: Narrator) async throws {
         narrator.line("device", "facet \(platform.applicationFacetId), storage \(storage.path) (encrypted, device-bound)")
 
@@ -237,7 +237,7 @@ struct DemoTour: AsyncParsableCommand {
     }
 
     /// Fetches `/.well-known/jwks.json` over TLS and verifies `token` with it, as a relying party would.
-    func verifyWithPublishedKeys(_ token: String, server: RunningUAFServer, narrator: Narrator) async throws -> IssuedTokenClaims {
+    func verifyWithPublishedKeys(_ token: String, server: RunningFIDOServer, narrator: Narrator) async throws -> IssuedTokenClaims {
         let url = server.baseURL.absoluteString + "/.well-known/jwks.json"
         let (response, body) = try await Self.withRelyingPartyClient(trusting: server) { http in
             let response = try await http.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
@@ -254,7 +254,7 @@ struct DemoTour: AsyncParsableCommand {
 extension DemoTour {
     /// Runs `body` with the relying party backend's HTTPS client, which trusts the server's certificate, and shuts
     /// the client down afterwards whether `body` succeeded or not.
-    static func withRelyingPartyClient<T: Sendable>(trusting server: RunningUAFServer, _ body: (HTTPClient) async throws -> T) async throws -> T {
+    static func withRelyingPartyClient<T: Sendable>(trusting server: RunningFIDOServer, _ body: (HTTPClient) async throws -> T) async throws -> T {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))

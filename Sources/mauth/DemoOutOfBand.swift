@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import DevelopmentStandIns
+import FIDOServer
+import FIDOSimulation
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
@@ -7,14 +9,12 @@ import NIOCore
 import NIOHTTP1
 import Primitives
 import UAF
-import UAFServer
-import UAFSimulation
 
 /// The demo's out-of-band part: the relying party's backend dispatches over HTTPS, the virtual device reads the QR
 /// code or link, redeems and runs the operation, and the backend follows the status.
 extension DemoTour {
     struct Backend {
-        let server: RunningUAFServer
+        let server: RunningFIDOServer
         let relyingParty: LocalRelyingParty
         let http: HTTPClient
 
@@ -51,7 +51,7 @@ extension DemoTour {
         }
     }
 
-    func runOutOfBand(_ client: any MobileAuthenticationClient, server: RunningUAFServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn,
+    func runOutOfBand(_ client: any MobileAuthenticationClient, server: RunningFIDOServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn,
                       work: URL, narrator: Narrator) async throws {
         try await Self.withRelyingPartyClient(trusting: server) { http in
             try await runOutOfBand(client, backend: Backend(server: server, relyingParty: relyingParty, http: http), firebase: firebase, work: work,

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
+import FIDOServer
+import FIDOSimulation
 import Foundation
 import NevisProtocol
 import NIOCore
-import UAFServer
-import UAFSimulation
 
 /// The tour's passkey part: the same server, the same user, a browser's passkey for the web beside the app's UAF keys.
 /// The browser is the software passkey authenticator (P-256, `none` attestation, as synced passkeys send); the web
@@ -11,7 +11,7 @@ import UAFSimulation
 extension DemoTour {
     static let passkeyOrigin = "https://localhost"
 
-    func runPasskeys(server: RunningUAFServer, relyingParty: LocalRelyingParty, narrator: Narrator) async throws {
+    func runPasskeys(server: RunningFIDOServer, relyingParty: LocalRelyingParty, narrator: Narrator) async throws {
         var browser = SoftwarePasskeyAuthenticator(origin: Self.passkeyOrigin)
         try await Self.withRelyingPartyClient(trusting: server) { http in
             narrator.step("The bank's web page registers a passkey for \(username), authorized by the relying party's JWT")
@@ -49,7 +49,7 @@ extension DemoTour {
     }
 
     /// Posts `body` as the browser's page would and decodes the answer, which must have `status` `expecting`.
-    private func post<Answer: Decodable>(_ http: HTTPClient, _ server: RunningUAFServer, _ path: String, _ body: some Encodable, bearer: String? = nil,
+    private func post<Answer: Decodable>(_ http: HTTPClient, _ server: RunningFIDOServer, _ path: String, _ body: some Encodable, bearer: String? = nil,
                                          expecting: UInt = 200, narrator: Narrator) async throws -> Answer {
         var request = HTTPClientRequest(url: server.baseURL.absoluteString + path)
         request.method = .POST

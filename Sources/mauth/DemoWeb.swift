@@ -1,8 +1,8 @@
 import ArgumentParser
 import DevelopmentStandIns
+import FIDOServer
+import FIDOSimulation
 import Foundation
-import UAFServer
-import UAFSimulation
 
 /// `mauth demo web`: a server with the relying party's web demo ("Example Bank") at /demo, whose pushes go to a local
 /// stand-in for Google's OAuth and FCM endpoints, so a headless phone (`mauth device pending` / `approve`) can answer

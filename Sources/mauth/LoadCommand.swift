@@ -1,11 +1,11 @@
 import ArgumentParser
 import Crypto
+import FIDOServer
+import FIDOSimulation
 import Foundation
 import LoadGenerator
 import Logging
 import Primitives
-import UAFServer
-import UAFSimulation
 
 struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -77,7 +77,7 @@ struct LoadCommand: AsyncParsableCommand {
         plan.requestTimeoutSeconds = timeout
         plan.verify = verify
         plan.serverPIDs = serverPIDs
-        var servers: [RunningUAFServer] = []
+        var servers: [RunningFIDOServer] = []
         var directory: URL?
         if urls.isEmpty {
             let relyingParty = LocalRelyingParty(issuer: issuer, audience: audience)
@@ -97,7 +97,7 @@ struct LoadCommand: AsyncParsableCommand {
             var logger = Logger(label: "mauth.load.server")
             logger.logLevel = .error
             for _ in 0..<instances {
-                servers.append(try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger)))
+                servers.append(try await FIDOServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger)))
             }
             plan.targets = servers.map(\.baseURL)
             if fillDatabase {

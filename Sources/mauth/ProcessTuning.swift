@@ -1,10 +1,10 @@
+import FIDOServer
 import Foundation
 import NIOCore
 import NIOPosix
-import UAFServer
 
 /// Process-wide settings made once, before `mauth server` or `mauth load` runs, for a program that serves (or
-/// generates) thousands of requests a second on a few cores; the other commands keep the defaults. Each was measured with `mauth load` (the UAFServer documentation, "Scaling out" and "Load and fault testing").
+/// generates) thousands of requests a second on a few cores; the other commands keep the defaults. Each was measured with `mauth load` (the FIDOServer documentation, "Scaling out" and "Load and fault testing").
 enum ProcessTuning {
     /// Throws when `MAUTH_EVENT_LOOPS` is not a usable count (``EventLoopSetting``); then nothing is set.
     static func apply() throws {

@@ -1,7 +1,7 @@
 import ArgumentParser
+import FIDOServer
 import Foundation
 import Logging
-import UAFServer
 
 /// The options of a running server, shared by `mauth server` and `mauth demo web`.
 struct ServerOptions: ParsableArguments {
@@ -65,7 +65,7 @@ struct ServerOptions: ParsableArguments {
                 throw ServerConfiguration.ConfigurationError.invalid("--write-certificate \(writeCertificate): the directory \(directory) does not exist or is not writable")
             }
         }
-        let server = try await UAFServerApplication.start(configuration: configuration, handleSignals: true)
+        let server = try await FIDOServerApplication.start(configuration: configuration, handleSignals: true)
         say("mauth server listening on \(server.baseURL.absoluteString)")
         say("appID \(server.appID)")
         if configuration.demoSite { say("demo site: \(server.baseURL.absoluteString)/demo") }

@@ -94,7 +94,7 @@ class VirtualAuthenticator:
 
 def zbar(png_path):
     """Decodes a QR code image with zbarimg, an independent decoder. QR codes only: zbarimg otherwise looks for every
-    kind of barcode and can find a linear one in a QR code's modules (QRCodeReader.arguments in UAFSimulation)."""
+    kind of barcode and can find a linear one in a QR code's modules (QRCodeReader.arguments in FIDOSimulation)."""
     result = subprocess.run(["zbarimg", "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", "-Sqrcode.binary", png_path],
                             capture_output=True, timeout=30)
     assert result.returncode == 0, f"zbarimg could not read {png_path}: {result.stderr!r}"

@@ -1,7 +1,7 @@
 import CBOR
+import FIDOSimulation
 import Foundation
-import UAFSimulation
-import UAFTesting
+import TestSupport
 import XCTest
 
 /// Our CBOR decoder and encoder against an independent implementation (Python's cbor2, installed from PyPI by

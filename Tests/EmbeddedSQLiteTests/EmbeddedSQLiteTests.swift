@@ -9,7 +9,7 @@ import XCTest
 
 /// The engine on its own, without the server's schema: what it needs from the SQLite that sqlite-nio vendors, its
 /// background checkpointer, and its conversions of values. The engine's commit rules, seen through the server's
-/// stores, are tested in `UAFServerTests.SQLiteEngineTests`.
+/// stores, are tested in `FIDOServerTests.SQLiteEngineTests`.
 final class EmbeddedSQLiteTests: XCTestCase {
     var directory: URL!
     var path: String { directory.appendingPathComponent("engine.sqlite").path }

@@ -1,12 +1,12 @@
 import Crypto
 import DevelopmentStandIns
+import FIDOServer
 import Foundation
 import JOSE
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import Primitives
 import UAF
-import UAFServer
 import XCTest
 
 /// The Auth Cloud API end to end over loopback TLS: a relying-party backend with an access key enrolls a user, the

@@ -1,9 +1,9 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import NevisProtocol
 import UAF
-import UAFServer
 import XCTest
 
 /// Every authenticator type over loopback TLS against our server: register, authenticate, confirm a transaction,

@@ -1,8 +1,8 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import UAF
-import UAFServer
 import XCTest
 
 /// Every interaction kind can be cancelled by its handler's `cancel()` and by cancelling the task awaiting

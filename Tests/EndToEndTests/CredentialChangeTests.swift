@@ -1,8 +1,8 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import UAF
-import UAFServer
 import XCTest
 
 /// PIN and password change (seed 002): recoverable errors, the cool-down rule, lockout, and that the new secret is

@@ -1,8 +1,8 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import UAF
-import UAFServer
 import XCTest
 
 /// The SDK's deregistration against a real server: authorized by the session a prior authentication returned,

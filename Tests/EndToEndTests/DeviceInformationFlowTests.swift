@@ -1,9 +1,9 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import NevisProtocol
 import UAF
-import UAFServer
 import XCTest
 
 /// The device's own view of the server over loopback TLS: pending out-of-band operations, device information change,

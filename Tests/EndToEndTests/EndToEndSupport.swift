@@ -1,9 +1,9 @@
+import FIDOServer
+import FIDOSimulation
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import UAF
-import UAFServer
-import UAFSimulation
 import DevelopmentStandIns
 import XCTest
 
@@ -30,7 +30,7 @@ class BackendTestCase: XCTestCase {
 
 /// A real server on loopback (TLS, SQLite file) and a virtual device with its own storage directory.
 final class Environment {
-    let server: RunningUAFServer
+    let server: RunningFIDOServer
     let directory: URL
     let platform: SimulatedPlatform
     private(set) var clients: [any MobileAuthenticationClient] = []
@@ -60,7 +60,7 @@ final class Environment {
             self.firebase = firebase
         }
         let clock = self.clock
-        server = try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(clock: { clock.now }))
+        server = try await FIDOServerApplication.start(configuration: configuration, dependencies: ServerDependencies(clock: { clock.now }))
         platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"),
                                      applicationFacetId: SoftwareAuthenticator.virtualDeviceFacetID,
                                      deviceProfile: profile)

@@ -1,7 +1,7 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
-import UAFServer
 import XCTest
 
 /// `httpError` and `server` on network-type errors, over loopback TLS: the request that failed and what came back.

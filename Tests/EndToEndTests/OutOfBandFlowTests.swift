@@ -1,10 +1,10 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import NevisProtocol
 import Primitives
 import UAF
-import UAFServer
 import XCTest
 
 /// Out-of-band flows end to end over loopback TLS: the relying party's backend dispatches, the virtual device reads

@@ -1,9 +1,9 @@
 import DevelopmentStandIns
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import UAF
-import UAFServer
 import XCTest
 
 /// Push end to end over loopback TLS: the relying party dispatches with `firebase-cloud-messaging`, the server goes

@@ -1,7 +1,7 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
-import UAFServer
 import XCTest
 
 /// A real server's rate limit, met by the SDK over TLS: the operation fails as a `NetworkError` that says when to

@@ -1,13 +1,13 @@
 import AsyncHTTPClient
+import FIDOServer
+import FIDOSimulation
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
 import Primitives
+import TestSupport
 import UAF
-import UAFServer
-import UAFSimulation
-import UAFTesting
 import XCTest
 
 /// The relying party's backend in the end-to-end tests: it calls the server's dispatch, dispatch-target and status
@@ -16,7 +16,7 @@ final class RelyingPartyBackend {
     let base: URL
     let client: HTTPClient
 
-    init(_ server: RunningUAFServer) throws {
+    init(_ server: RunningFIDOServer) throws {
         base = server.baseURL
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(server.certificatePEM.utf8)))

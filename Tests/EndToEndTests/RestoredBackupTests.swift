@@ -1,7 +1,7 @@
+import FIDOSimulation
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
-import UAFSimulation
 import XCTest
 
 /// A backup of one phone restored onto another: the SDK's storage comes along, its Keychain secret and its keys do

@@ -1,6 +1,6 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
-import UAFServer
 import XCTest
 
 final class TransportSecurityTests: XCTestCase {

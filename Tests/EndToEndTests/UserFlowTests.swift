@@ -1,8 +1,8 @@
+import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import UAF
-import UAFServer
 import XCTest
 
 final class UserFlowTests: XCTestCase {

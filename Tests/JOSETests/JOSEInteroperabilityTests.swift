@@ -1,9 +1,9 @@
 import Crypto
+import FIDOSimulation
 import Foundation
 import JOSE
 import Primitives
-import UAFSimulation
-import UAFTesting
+import TestSupport
 import XCTest
 
 /// Our JWE and JWS against an independent implementation (Python's jwcrypto, installed from PyPI by `.ci/run`),

@@ -1,13 +1,13 @@
+import FIDOServer
+import FIDOSimulation
 import Foundation
 import LoadGenerator
 import Logging
-import UAFServer
-import UAFSimulation
 import XCTest
 
 /// `mauth load`'s engine against a real server on loopback TLS: what it counts must match what the server saw.
 final class LoadRunnerTests: XCTestCase {
-    var server: RunningUAFServer!
+    var server: RunningFIDOServer!
     var relyingParty: LocalRelyingParty!
     var directory: URL!
 
@@ -20,7 +20,7 @@ final class LoadRunnerTests: XCTestCase {
     }
 
     /// A server trusting the test's relying party, without the per-address limit (all load comes from one address).
-    func startServer(database: ServerConfiguration.Database) async throws -> RunningUAFServer {
+    func startServer(database: ServerConfiguration.Database) async throws -> RunningFIDOServer {
         var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: database)
         configuration.authorization.jwt = .init(jwksPath: directory.appendingPathComponent("jwks.json").path, issuer: relyingParty.issuer,
                                                 audience: relyingParty.audience)
@@ -28,7 +28,7 @@ final class LoadRunnerTests: XCTestCase {
         configuration.fido2 = .init(rpId: "localhost", origins: ["https://localhost"])
         var logger = Logger(label: "load-test")
         logger.logLevel = .error
-        return try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger))
+        return try await FIDOServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger))
     }
 
     override func tearDown() async throws {
@@ -41,7 +41,7 @@ final class LoadRunnerTests: XCTestCase {
                  stop: .flows(flows), population: population, relyingParty: relyingParty)
     }
 
-    func decisions(_ operation: String, _ statusCode: Int, on server: RunningUAFServer? = nil) -> Double {
+    func decisions(_ operation: String, _ statusCode: Int, on server: RunningFIDOServer? = nil) -> Double {
         let text = String(decoding: (server ?? self.server).metrics.exposition(), as: UTF8.self)
         let series = "mauth_uaf_decisions_total{operation=\"\(operation)\",status_code=\"\(statusCode)\"} "
         return text.split(separator: "\n").first { $0.hasPrefix(series) }.flatMap { Double($0.dropFirst(series.count)) } ?? 0

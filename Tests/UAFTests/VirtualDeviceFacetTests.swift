@@ -1,6 +1,6 @@
 import Crypto
+import FIDOSimulation
 import Foundation
-import UAFSimulation
 import XCTest
 
 /// The virtual devices' facets have the form their platform's apps have (uaf-spec, AppID and Facets).

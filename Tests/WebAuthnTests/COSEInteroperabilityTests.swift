@@ -1,6 +1,6 @@
+import FIDOSimulation
 import Foundation
-import UAFSimulation
-import UAFTesting
+import TestSupport
 import WebAuthn
 import XCTest
 

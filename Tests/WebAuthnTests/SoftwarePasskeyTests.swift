@@ -1,11 +1,11 @@
+import FIDOSimulation
 import Foundation
 import Primitives
-import UAFSimulation
-import UAFTesting
+import TestSupport
 import WebAuthn
 import XCTest
 
-/// The software passkey authenticator (UAFSimulation) against our ceremonies, and against an independent verifier
+/// The software passkey authenticator (FIDOSimulation) against our ceremonies, and against an independent verifier
 /// (python-fido2).
 final class SoftwarePasskeyTests: XCTestCase {
     let relyingParty = RelyingParty(id: "example.org", origins: ["https://example.org"])

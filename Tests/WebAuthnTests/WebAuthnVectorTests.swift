@@ -1,7 +1,7 @@
 import CBOR
 import Crypto
 import Foundation
-import UAFTesting
+import TestSupport
 import WebAuthn
 import XCTest
 

@@ -1,7 +1,7 @@
 import Foundation
 import Primitives
+import TestSupport
 import UAF
-import UAFTesting
 import WireJSON
 import XCTest
 

@@ -1,5 +1,7 @@
 import Benchmark
 import Crypto
+import FIDOServer
+import FIDOSimulation
 import Foundation
 import Logging
 import MobileAuthentication
@@ -8,8 +10,6 @@ import NevisProtocol
 import Primitives
 import SecureStorage
 import UAF
-import UAFServer
-import UAFSimulation
 import WebAuthn
 
 /// The gate: allocations per operation, which this two-core machine counts the same in every run (time drifts 10–25 %
@@ -139,7 +139,7 @@ func clientRoundTrip() {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-benchmark-client-\(UUID().uuidString)")
     let relyingParty = LocalRelyingParty(issuer: "https://rp.bench.example", audience: "mauth-benchmarks")
     let rounds = 60
-    nonisolated(unsafe) var server: RunningUAFServer?
+    nonisolated(unsafe) var server: RunningFIDOServer?
     nonisolated(unsafe) var client: (any MobileAuthenticationClient)?
     nonisolated(unsafe) var tokens: [String] = []
     nonisolated(unsafe) var next = 0
@@ -156,7 +156,7 @@ func clientRoundTrip() {
         configuration.observability.auditRetentionDays = 0
         var quiet = Logger(label: "mauth.benchmark")
         quiet.logLevel = .error
-        let running = try await UAFServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: quiet, auditLogger: quiet))
+        let running = try await FIDOServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: quiet, auditLogger: quiet))
         let platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"))
         client = try await MobileAuthenticationClientInitializer()
             .configuration(Configuration(baseUrl: running.baseURL, facetId: platform.applicationFacetId)

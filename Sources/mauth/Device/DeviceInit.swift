@@ -1,8 +1,8 @@
 import ArgumentParser
+import FIDOSimulation
 import Foundation
 import Primitives
 import MobileAuthentication
-import UAFSimulation
 
 struct DeviceInit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a device in a directory.")

@@ -1,9 +1,9 @@
 import ArgumentParser
+import FIDOSimulation
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationCore
 import NevisProtocol
-import UAFSimulation
 
 /// Where an out-of-band payload comes from: a QR code image, the scanned text, or a pending operation.
 struct PayloadOptions: ParsableArguments {

@@ -1,0 +1,32 @@
+import Foundation
+
+extension FIDOServerApplication {
+    /// The TLS set-up: the certificate the server presents, the PEM clients trust, and whether it was generated.
+    struct TLSMaterial {
+        var certificate: ServerCertificateSource
+        var trustPEM: String
+        var generated: Bool
+    }
+
+    static func makeTLS(_ configuration: FIDOServerCore.ServerConfiguration, metrics: ServerMetrics? = nil, note: (String) -> Void = { _ in }) throws -> TLSMaterial {
+        if let certificatePath = configuration.tls.certificatePath, let keyPath = configuration.tls.privateKeyPath {
+            let source = try ServerCertificateSource(certificatePath: certificatePath, keyPath: keyPath,
+                                                     previousCertificateSeconds: configuration.tls.previousCertificateSeconds, metrics: metrics)
+            return TLSMaterial(certificate: source, trustPEM: String(decoding: source.current.fileBytes[0], as: UTF8.self), generated: false)
+        }
+        let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host])).sorted()
+        // Kept beside an SQLite file, so devices that trusted it keep trusting a restarted development server; an
+        // in-memory or PostgreSQL server has no file beside it and makes a new one each start.
+        let development: DevelopmentCertificate
+        if case .sqlite(let path) = configuration.database {
+            try StoreDatabase.createDirectory(containing: path)
+            development = try DevelopmentCertificate.kept(at: path + "-development-tls", hosts: hosts,
+                                                          regenerate: configuration.tls.regenerateDevelopmentCertificate, note: note)
+        } else {
+            development = try DevelopmentCertificate.generate(hosts: hosts)
+        }
+        let identity = try ServerCertificateSource.identity(chainPEM: development.certificatePEM + "\n" + development.trustAnchorPEM,
+                                                            keyPEM: development.privateKeyPEM)
+        return TLSMaterial(certificate: ServerCertificateSource(fixed: identity, metrics: metrics), trustPEM: development.trustAnchorPEM, generated: true)
+    }
+}

@@ -1,0 +1,108 @@
+import FIDOServerCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NevisProtocol
+import WireJSON
+
+/// nevisFIDO's FIDO2 API (passkeys): the four ceremony endpoints and the related-origins document. Every answer is
+/// `application/json` with `status` and `errorMessage`: 200 `ok`, or `failed` with 400 (a body that cannot be read
+/// or a ceremony refused), 404 (a caller with credentials for a user who has no passkey), 415 (`Content-Type` is not
+/// `application/json`), 413 or 429 (too many unanswered ceremonies of one user, with `Retry-After`). 401 and 403 have
+/// the server's error body, as on every endpoint that takes credentials. 405 and 406 come from the route rules.
+struct FIDO2Controller {
+    let passkeys: PasskeyService
+    let relatedOrigins: [String]
+    let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
+
+    /// `/attestation/options` needs the credentials a UAF registration request needs (the relying party's JWT, a
+    /// session's JWT or cookie, the trusted proxy's header), whichever ceremony it serves. `/assertion/options` is open
+    /// but gives a caller with credentials for the user her credential list. The results are open: a result is bound
+    /// to its options by the challenge, which only the options' caller had.
+    func add(router: Router<ServerRequestContext>, open: RouterGroup<ServerRequestContext>, identified: RouterGroup<ServerRequestContext>,
+             protected: RouterGroup<ServerRequestContext>) {
+        protected.post(RouterPath(FIDO2API.attestationOptionsPath)) { request, context in
+            try await handle(request, as: FIDO2API.OptionsRequest.self, name: "passkey options") { options in
+                if options.isRegistration {
+                    return Wire.json(try await passkeys.registrationOptions(options, principal: try context.requirePrincipal()), contentType: Wire.jsonContentType)
+                }
+                return Wire.json(try await passkeys.authenticationOptions(options, caller: context.principal), contentType: Wire.jsonContentType)
+            }
+        }
+        identified.post(RouterPath(FIDO2API.assertionOptionsPath)) { request, context in
+            try await handle(request, as: FIDO2API.OptionsRequest.self, name: "passkey authentication options") { options in
+                Wire.json(try await passkeys.authenticationOptions(options, caller: context.principal), contentType: Wire.jsonContentType)
+            }
+        }
+        open.post(RouterPath(FIDO2API.attestationResultPath)) { request, _ in
+            try await handle(request, as: FIDO2API.Credential.self, name: "passkey registration") { credential in
+                Wire.json(try await passkeys.registrationResult(credential), contentType: Wire.jsonContentType)
+            }
+        }
+        open.post(RouterPath(FIDO2API.assertionResultPath)) { request, _ in
+            try await handle(request, as: FIDO2API.Credential.self, name: "passkey authentication") { credential in
+                let signIn = try await passkeys.authenticationResult(credential)
+                var response = Wire.json(signIn.response, contentType: Wire.jsonContentType)
+                response.headers[.setCookie] = signIn.setCookie
+                return response
+            }
+        }
+        if !relatedOrigins.isEmpty {
+            // Browsers fetch it without credentials from https://<rpId>; it changes only with the configuration.
+            let document = (try? WireJSONEncoder().encode(FIDO2API.RelatedOrigins(origins: relatedOrigins))) ?? []
+            router.get(RouterPath(FIDO2API.relatedOriginsPath)) { _, _ in
+                Response(status: .ok, headers: [.contentType: Wire.jsonContentType, .cacheControl: "public, max-age=300"],
+                         body: .init(byteBuffer: ByteBuffer(bytes: document)))
+            }
+        }
+    }
+
+    /// A failure in this API's shape.
+    static func failed(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
+        var response = Wire.json(FIDO2API.ServerResponse.failed(message), status: status, contentType: Wire.jsonContentType)
+        for field in headers { response.headers.append(field) }
+        return response
+    }
+
+    /// Reads the body (415 unless `Content-Type` is `application/json`, with or without parameters; 413 past the
+    /// body limit; 400 for a body that is not the expected JSON: a missing member, a wrong type at any level, a
+    /// duplicate member), runs `body`, and answers a refusal in this API's shape.
+    func handle<Input: Decodable>(_ request: Request, as type: Input.Type, name: OperationName,
+                                  _ body: (Input) async throws -> Response) async throws -> Response {
+        let mediaType = request.headers[.contentType].flatMap(MediaType.init)
+        guard mediaType == MediaType("application/json") else {
+            return Self.failed(.unsupportedMediaType, "Content-Type must be application/json")
+        }
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: Wire.maximumBodySize) } catch {
+            return Self.failed(.contentTooLarge, "the body is larger than \(Wire.maximumBodySize) bytes")
+        }
+        let input: Input
+        do { input = try WireJSONDecoder().decode(Input.self, from: buffer.readableBytesView) } catch {
+            onRejection(name, ServiceFailure(.badRequest, "body is not a \(Input.self)"))
+            return Self.failed(.badRequest, "the body is not a valid \(Self.bodyName(Input.self))")
+        }
+        do { return try await body(input) } catch let refusal as Refusal {
+            // The service records the refusals of a ceremony, with the user, in the audit trail; a body it could not
+            // use is counted here.
+            if refusal.error == "bad_request" { onRejection(name, ServiceFailure(.badRequest, refusal.message)) }
+            return Self.failed(refusal.status, refusal.message, headers: refusal.headers)
+        } catch let failure as ServiceFailure {
+            // The rules the API shares with UAF (a username's length and characters) say no with a UAF status code.
+            onRejection(name, failure)
+            return Self.failed(failure.status == .notFound ? .notFound : .badRequest, failure.detail)
+        } catch let refusal as AuthorizationFailure {
+            onRejection(name, ServiceFailure(refusal.kind == .forbidden ? .forbidden : .unauthorized, refusal.detail))
+            return refusal.response
+        } catch {
+            onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
+            return Self.failed(.internalServerError, "internal error")
+        }
+    }
+
+    /// The conformance API's name for a body type, for the error message.
+    static func bodyName<Input>(_ type: Input.Type) -> String {
+        type == FIDO2API.Credential.self ? "ServerPublicKeyCredential" : "ServerPublicKeyCredentialOptionsRequest"
+    }
+}

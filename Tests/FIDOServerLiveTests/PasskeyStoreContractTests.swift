@@ -1,0 +1,165 @@
+import Foundation
+import XCTest
+@testable import FIDOServerCore
+
+/// The passkey stores' contract, held on SQLite and on PostgreSQL (``StoreContractTests/onEveryEngine(_:)``): what
+/// lets several instances share passkeys and ceremonies.
+extension StoreContractTests {
+    func passkey(_ id: String, username: String = "alice", signCount: UInt32 = 0) -> PasskeyRecord {
+        PasskeyRecord(credentialID: id, username: username, userHandle: "handle-\(username)", publicKey: [0xA5, 1, 2, 3, 0xFF], signCount: signCount,
+                      userVerifiedAtRegistration: true, backupEligible: true, backupState: false, transports: ["internal", "hybrid"],
+                      aaguid: "fbfc3007-154e-4ecc-8c0b-6e020557d7bd", attestationFormat: "packed", attestationType: "self", discoverable: true,
+                      name: "Alice's phone", createdAt: Date(epochMillis: 1_790_000_000_123), lastUsedAt: nil)
+    }
+
+    func ceremony(_ challenge: String, username: String? = "alice", expiresAt: Date = Date().addingTimeInterval(300)) -> WebAuthnCeremonyRecord {
+        WebAuthnCeremonyRecord(challenge: challenge, sessionID: "session-\(challenge)", kind: .authentication, username: username, userHandle: nil,
+                               userVerification: "required", expiresAt: expiresAt)
+    }
+
+    func testAPasskeyRoundTripsEveryField() async throws {
+        try await onEveryEngine { stores in
+            var record = passkey("cred-1")
+            let outcome22 = try await stores.passkeys.insert(record)
+            XCTAssertTrue(outcome22)
+            let read = try await stores.passkeys.passkey(id: "cred-1")
+            XCTAssertEqual(read, record)
+            record.credentialID = "cred-2"; record.discoverable = nil; record.name = nil; record.transports = []
+            let outcome26 = try await stores.passkeys.insert(record)
+            XCTAssertTrue(outcome26)
+            let second = try await stores.passkeys.passkey(id: "cred-2")
+            XCTAssertEqual(second, record)
+            let handle = try await stores.passkeys.userHandle(username: "alice")
+            XCTAssertEqual(handle, "handle-alice")
+        }
+    }
+
+    func testACredentialIDIsRegisteredOnceUnderConcurrency() async throws {
+        try await onEveryEngine { stores in
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<20 {
+                    let record = passkey("shared", username: "user-\(index)")
+                    group.addTask { try await stores.passkeys.insert(record) }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            XCTAssertEqual(wins, 1)
+        }
+    }
+
+    func testAPasskeyCounterAdvancesOnlyFromTheComparedValue() async throws {
+        try await onEveryEngine { stores in
+            _ = try await stores.passkeys.insert(passkey("counted", signCount: 5))
+            let at = Date(epochMillis: 1_790_000_100_000)
+            let advanced = try await stores.passkeys.recordUse(id: "counted", from: 5, to: 6, backupState: true, at: at)
+            XCTAssertTrue(advanced)
+            let stale = try await stores.passkeys.recordUse(id: "counted", from: 5, to: 7, backupState: false, at: at)
+            XCTAssertFalse(stale)
+            let read = try await stores.passkeys.passkey(id: "counted")
+            XCTAssertEqual(read?.signCount, 6)
+            XCTAssertEqual(read?.backupState, true)
+            XCTAssertEqual(read?.lastUsedAt, at)
+            let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<10 { group.addTask { try await stores.passkeys.recordUse(id: "counted", from: 6, to: 7, backupState: true, at: at) } }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            XCTAssertEqual(wins, 1)
+        }
+    }
+
+    func testPasskeyDeletionNeverReachesAnotherUsersPasskey() async throws {
+        try await onEveryEngine { stores in
+            _ = try await stores.passkeys.insert(passkey("a1"))
+            _ = try await stores.passkeys.insert(passkey("a2"))
+            _ = try await stores.passkeys.insert(passkey("b1", username: "bob"))
+            let none = try await stores.passkeys.delete(username: "alice", ids: ["b1"])
+            XCTAssertEqual(none, [])
+            let one = try await stores.passkeys.delete(username: "alice", ids: ["a1"])
+            XCTAssertEqual(one.map(\.credentialID), ["a1"])
+            let rest = try await stores.passkeys.delete(username: "alice")
+            XCTAssertEqual(rest.map(\.credentialID), ["a2"])
+            let bobs = try await stores.passkeys.passkeys(username: "bob")
+            XCTAssertEqual(bobs.map(\.credentialID), ["b1"])
+        }
+    }
+
+    func testACeremonyIsConsumedExactlyOnceUnderConcurrency() async throws {
+        try await onEveryEngine { stores in
+            let record = ceremony("challenge-once")
+            let outcome83 = try await stores.webAuthnCeremonies.open(record, cap: nil)
+            XCTAssertTrue(outcome83)
+            let wins = try await withThrowingTaskGroup(of: WebAuthnCeremonyRecord?.self) { group in
+                for _ in 0..<20 { group.addTask { try await stores.webAuthnCeremonies.consume(challenge: "challenge-once") } }
+                return try await group.reduce(into: [WebAuthnCeremonyRecord]()) { if let won = $1 { $0.append(won) } }
+            }
+            XCTAssertEqual(wins.count, 1)
+            XCTAssertEqual(wins.first?.sessionID, "session-challenge-once")
+            XCTAssertEqual(wins.first?.expiresAt.epochMillis, record.expiresAt.epochMillis)
+        }
+    }
+
+    func testACappedCeremonyStopsAtTheCapCountingOnlyUnexpiredOnes() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let cap = UAFRequestStore.Cap(username: "alice", limit: 2, now: now)
+            let outcome98 = try await stores.webAuthnCeremonies.open(ceremony("old", expiresAt: now.addingTimeInterval(-1)), cap: cap)
+            XCTAssertTrue(outcome98)
+            let outcome99 = try await stores.webAuthnCeremonies.open(ceremony("c1"), cap: cap)
+            XCTAssertTrue(outcome99)
+            let outcome100 = try await stores.webAuthnCeremonies.open(ceremony("c2"), cap: cap)
+            XCTAssertTrue(outcome100)
+            let outcome101 = try await stores.webAuthnCeremonies.open(ceremony("c3"), cap: cap)
+            XCTAssertFalse(outcome101)
+            // Uncounted ceremonies naming her do not count.
+            let outcome103 = try await stores.webAuthnCeremonies.open(ceremony("anonymous"), cap: nil)
+            XCTAssertTrue(outcome103)
+            let refused = try await stores.webAuthnCeremonies.consume(challenge: "c3")
+            XCTAssertNil(refused)
+            let erased = try await stores.webAuthnCeremonies.deleteCounted(username: "alice")
+            XCTAssertEqual(erased, 3)
+            let purged = try await stores.webAuthnCeremonies.purge(expiredBefore: now.addingTimeInterval(3600))
+            XCTAssertEqual(purged, 1)
+        }
+    }
+
+    func testAPasskeyCeremonyIsConsumedOnceWithThePasskeyItsAnswerNames() async throws {
+        try await onEveryEngine { stores in
+            let record = passkey("cred-read")
+            _ = try await stores.passkeys.insert(record)
+            _ = try await stores.webAuthnCeremonies.open(ceremony("with-passkey"), cap: nil)
+            _ = try await stores.webAuthnCeremonies.open(ceremony("unknown-credential", username: nil), cap: nil)
+            let consumed = try await stores.ceremonies.consumePasskeyCeremony(challenge: "with-passkey", credentialID: "cred-read")
+            XCTAssertEqual(consumed?.ceremony.sessionID, "session-with-passkey")
+            XCTAssertEqual(consumed?.ceremony.username, "alice")
+            XCTAssertEqual(consumed?.passkey, record)
+            let again = try await stores.ceremonies.consumePasskeyCeremony(challenge: "with-passkey", credentialID: "cred-read")
+            XCTAssertNil(again)
+            let unknown = try await stores.ceremonies.consumePasskeyCeremony(challenge: "unknown-credential", credentialID: "nobody's")
+            XCTAssertNotNil(unknown?.ceremony)
+            XCTAssertNil(unknown?.ceremony.username)
+            XCTAssertNil(unknown?.passkey)
+        }
+    }
+
+    func testACompletedPasskeySignInOpensItsSessionOnlyIfTheCounterMoved() async throws {
+        try await onEveryEngine { stores in
+            _ = try await stores.passkeys.insert(passkey("cred-sign", signCount: 4))
+            let now = Date(epochMillis: 1_790_000_200_000)
+            let first = SessionStore.make(username: "alice", aaid: "", keyID: "cred-sign", now: now, lifetime: 600)
+            let completed = try await stores.ceremonies.completePasskeySignIn(id: "cred-sign", from: 4, to: 5, backupState: true, at: now,
+                                                                              sessionToken: first.token, session: first.record)
+            XCTAssertTrue(completed)
+            let stale = SessionStore.make(username: "alice", aaid: "", keyID: "cred-sign", now: now, lifetime: 600)
+            let replayed = try await stores.ceremonies.completePasskeySignIn(id: "cred-sign", from: 4, to: 6, backupState: true, at: now,
+                                                                             sessionToken: stale.token, session: stale.record)
+            XCTAssertFalse(replayed)
+            let opened = try await stores.sessions.session(token: first.token, now: now)
+            XCTAssertEqual(opened?.keyID, "cred-sign")
+            let notOpened = try await stores.sessions.session(token: stale.token, now: now)
+            XCTAssertNil(notOpened)
+            let read = try await stores.passkeys.passkey(id: "cred-sign")
+            XCTAssertEqual(read?.signCount, 5)
+            XCTAssertEqual(read?.lastUsedAt, now)
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import FIDOServerTesting
+import FIDOSimulation
+import Primitives
+import Foundation
+import UAF
+import Logging
+import NIOConcurrencyHelpers
+import SQLiteNIO
+import SQLKit
+import XCTest
+@testable import FIDOServer
+@testable import FIDOServerCore
+
+final class PostgresStoreTests: XCTestCase {
+    var stores: Stores!
+
+    /// The PostgreSQL URL of the test server, or nil locally without one; under `CI=true`, where `.ci/run` provides
+    /// it, a missing URL is a failure.
+    static func postgresURLIfAny() -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["MAUTH_TEST_POSTGRES_URL"], !url.isEmpty { return url }
+        if environment["CI"] == "true" { XCTFail("MAUTH_TEST_POSTGRES_URL is not set under CI=true: .ci/run must start PostgreSQL") }
+        return nil
+    }
+
+    /// The PostgreSQL URL of the test server; a test that needs it is skipped locally without one.
+    static func postgresURL() throws -> String {
+        guard let url = postgresURLIfAny() else {
+            throw XCTSkip("MAUTH_TEST_POSTGRES_URL is not set; run .ci/run, or start PostgreSQL and export it")
+        }
+        return url
+    }
+
+    /// Stores on the shared PostgreSQL database, every table emptied first.
+    static func emptiedStores(url: String) async throws -> Stores {
+        let stores = Stores(database: try await StoreDatabase.open(.postgres(url: url, poolSize: 8)))
+        try await stores.database.run { sql in
+            for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
+                          "device_requests", "auth_cloud_users", "access_keys", "audit_events", "passkeys", "webauthn_ceremonies"] {
+                try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
+            }
+        }
+        return stores
+    }
+
+    override func setUp() async throws {
+        stores = try await Self.emptiedStores(url: try Self.postgresURL())
+    }
+
+    override func tearDown() async throws { try await stores?.database.close() }
+
+    func testTheCapCountNeverReadsTheExpiryIndexEvenWhereThePlannerWouldPreferIt() async throws {
+        // A table whose statistics make the expiry index look best for "this user's requests unexpired at now":
+        // one user, expiries spread out, and now near the end of them. (In production, young statistics on a busy
+        // table led PostgreSQL there on some connections, and each count then walked the expiry index's whole range.)
+        let base = Date(epochMillis: Date().epochMillis)
+        for i in 0..<300 {
+            let inserted = try await stores.requests.insert(record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"),
+                                                            username: "ann", cap: 1000, now: base)
+            XCTAssertTrue(inserted)
+        }
+        let now = base.addingTimeInterval(290)
+        let plan = { (condition: SQLQueryString) async throws -> String in
+            try await self.stores.database.run { sql in
+                try await sql.raw("ANALYZE uaf_requests").run()
+                return try await sql.raw("EXPLAIN SELECT COUNT(*) FROM uaf_requests WHERE \(condition)").all()
+                    .map { try $0.decode(column: "QUERY PLAN", as: String.self) }.joined(separator: "\n")
+            }
+        }
+        let plain = try await plan("counted_username = \(bind: "ann") AND expires_at >= \(bind: now.epochMillis)")
+        XCTAssertTrue(plain.contains("uaf_requests_by_expiry"), "the table does not mislead the planner, so this test proves nothing:\n\(plain)")
+        let capped = try await plan(UAFRequestStore.unexpired(username: "ann", now: now))
+        XCTAssertFalse(capped.contains("uaf_requests_by_expiry"), capped)
+        let count = try await stores.requests.outstanding(username: "ann", now: now)
+        XCTAssertEqual(count, 10)
+    }
+
+    func testTwoInstancesMigratingTogetherBothStart() async throws {
+        let url = try Self.postgresURL()
+        async let a = StoreDatabase.open(.postgres(url: url, poolSize: 2))
+        async let b = StoreDatabase.open(.postgres(url: url, poolSize: 2))
+        let (first, second) = try await (a, b)
+        try await first.close()
+        try await second.close()
+    }
+
+    func testOpeningLogsNoWarning() async throws {
+        // PostgresNIO warned "run() hasn't been called yet" on every start, because the migrations asked for a
+        // connection before the client's run task had begun; operators saw a false alarm each time.
+        let url = try Self.postgresURL()
+        let records = RecordedLogs()
+        for _ in 0..<10 {
+            let database = try await StoreDatabase.open(.postgres(url: url, poolSize: 2),
+                                                        logger: Logger(label: "test") { _ in RecordingLogHandler(records) })
+            try await database.close()
+        }
+        XCTAssertEqual(records.messages(atLeast: .warning), [])
+    }
+}

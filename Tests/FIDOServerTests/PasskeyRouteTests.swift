@@ -1,0 +1,545 @@
+import FIDOServerTesting
+import FIDOSimulation
+import Foundation
+import NevisProtocol
+import Primitives
+import WireJSON
+import XCTest
+@testable import FIDOServer
+@testable import FIDOServerCore
+
+/// nevisFIDO's FIDO2 API in process: each ceremony's rules, its refusals and the route rules, with the software
+/// passkey authenticator in the browser's place. The live tests (`PasskeyLiveTests`) repeat the flows over TLS on both
+/// databases and across instances.
+final class PasskeyRouteTests: XCTestCase {
+    static let origin = "https://bank.example"
+
+    static func configuration(_ change: (inout ServerConfiguration.FIDO2) -> Void = { _ in }) -> ServerConfiguration {
+        var configuration = InProcessServer.configuration()
+        var fido2 = ServerConfiguration.FIDO2(rpId: "bank.example", origins: [origin, "https://www.bank.example"])
+        change(&fido2)
+        configuration.fido2 = fido2
+        return configuration
+    }
+
+    func with(_ configuration: ServerConfiguration = configuration(), _ body: (InProcessServer) async throws -> Void) async throws {
+        try await InProcessServer.with(configuration, body)
+    }
+
+    func text(_ answer: TestAnswer) -> String { String(decoding: answer.body, as: UTF8.self) }
+
+    // MARK: The flows
+
+    func testPasskeySignInOpensTheSessionAUAFLoginOpens() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let registered = try await server.registerPasskey(&phone, username: "alice")
+            XCTAssertEqual(registered.status, 200, text(registered))
+            XCTAssertEqual(try fido2Response(registered).status, "ok")
+            XCTAssertEqual(try fido2Response(registered).errorMessage, "")
+
+            let signedIn = try await server.signInWithPasskey(&phone, username: "alice")
+            XCTAssertEqual(signedIn.status, 200, text(signedIn))
+            let token = try XCTUnwrap(try fido2Response(signedIn).token)
+            let claims = try await server.server.tokenIssuer.verify(token, now: server.clock.now)
+            XCTAssertEqual(claims.sub, "alice")
+            XCTAssertEqual(claims.method, "passkey")
+            XCTAssertEqual(claims.token_use, "authentication")
+            XCTAssertEqual(claims.keyid, Base64URL.encode(phone.credentials[0].id))
+            // The cookie is the UAF login's: it authorizes what a fresh UAF login authorizes, such as enrolling the app.
+            let cookie = try XCTUnwrap(signedIn.headers.first(name: "Set-Cookie"))
+            XCTAssertTrue(cookie.contains("HttpOnly; Secure; SameSite=Strict"))
+            _ = try await server.registrationRequest(username: "alice", headers: [cookieHeader(cookie)])
+            let stored = try await server.server.stores.passkeys.passkeys(username: "alice")
+            XCTAssertEqual(stored.count, 1)
+            XCTAssertNotNil(stored[0].lastUsedAt)
+            XCTAssertEqual(stored[0].discoverable, true)
+            XCTAssertEqual(stored[0].transports, ["internal", "hybrid"])
+        }
+    }
+
+    func testSignInWithoutAUsernameFindsTheUserByTheUserHandle() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "bob")
+            let options = try await server.passkeyRequestOptions(username: "")
+            XCTAssertEqual(options.allowCredentials, [])
+            let answer = try await server.fido2(FIDO2API.assertionResultPath, try InProcessServer.assertion(&phone, for: options))
+            XCTAssertEqual(answer.status, 200, text(answer))
+            let claims = try await server.server.tokenIssuer.verify(try XCTUnwrap(try fido2Response(answer).token), now: server.clock.now)
+            XCTAssertEqual(claims.sub, "bob")
+        }
+    }
+
+    func testSignInWithoutAUsernameNeedsTheUserHandle() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "bob")
+            var credential = try InProcessServer.assertion(&phone, for: try await server.passkeyRequestOptions(username: ""))
+            credential.response.userHandle = nil
+            let answer = try await server.fido2(FIDO2API.assertionResultPath, credential)
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("user handle"), text(answer))
+        }
+    }
+
+    func testEd25519PasskeyRegistersWhenOfferedFirst() async throws {
+        try await with(Self.configuration { $0.algorithms = ["EdDSA", "ES256"] }) { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let answer88 = try await server.registerPasskey(&phone, username: "carol", attestation: .packedSelf)
+            XCTAssertEqual(answer88.status, 200)
+            XCTAssertEqual(phone.credentials[0].algorithm, .edDSA)
+            let answer90 = try await server.signInWithPasskey(&phone, username: "carol")
+            XCTAssertEqual(answer90.status, 200)
+            let answer91 = try await server.server.stores.passkeys.passkeys(username: "carol")
+            XCTAssertEqual(answer91[0].attestationType, "self")
+        }
+    }
+
+    // MARK: Who may ask
+
+    func testRegistrationOptionsWithoutCredentialsAre401() async throws {
+        try await with { server in
+            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"))
+            XCTAssertEqual(answer.status, 401)
+        }
+    }
+
+    func testRegistrationOptionsWithAnotherUsersTokenAre403() async throws {
+        try await with { server in
+            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
+                                                headers: try await server.bearer("mallory"))
+            XCTAssertEqual(answer.status, 403)
+        }
+    }
+
+    func testRegistrationOptionsWithAnOldSessionAre403() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let signedIn = try await server.signInWithPasskey(&phone, username: "alice")
+            let cookie = try XCTUnwrap(signedIn.headers.first(name: "Set-Cookie"))
+            server.clock.advance(301)
+            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
+                                                headers: [cookieHeader(cookie)])
+            XCTAssertEqual(answer.status, 403)
+        }
+    }
+
+    func testAnInvalidCredentialOnTheOpenOptionsIs401NotAnonymous() async throws {
+        try await with { server in
+            let answer = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "alice"),
+                                                headers: [("Authorization", "Bearer not-a-token")])
+            XCTAssertEqual(answer.status, 401)
+        }
+    }
+
+    func testAnonymousCallerGetsNoCredentialListForAUserWithPasskeys() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let anonymous = try await server.passkeyRequestOptions(username: "alice")
+            let unknown = try await server.passkeyRequestOptions(username: "nobody")
+            XCTAssertEqual(anonymous.allowCredentials, [])
+            XCTAssertEqual(unknown.allowCredentials, [])
+            let authorized = try await server.passkeyRequestOptions(username: "alice", headers: try await server.bearer("alice"))
+            XCTAssertEqual(authorized.allowCredentials.map(\.id), [Base64URL.encode(phone.credentials[0].id)])
+            XCTAssertEqual(authorized.allowCredentials[0].transports, ["internal", "hybrid"])
+        }
+    }
+
+    func testAllowCredentialsForAnyCallerListsThemToAnyone() async throws {
+        try await with(Self.configuration { $0.allowCredentialsForAnyCaller = true }) { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let answer150 = try await server.passkeyRequestOptions(username: "alice")
+            XCTAssertEqual(answer150.allowCredentials.count, 1)
+        }
+    }
+
+    func testAuthorizedCallerAskingForAUserWithoutPasskeysGets404() async throws {
+        try await with { server in
+            let answer = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "alice"),
+                                                headers: try await server.bearer("alice"))
+            XCTAssertEqual(answer.status, 404)
+            XCTAssertEqual(try fido2Response(answer).status, "failed")
+        }
+    }
+
+    func testUnansweredRegistrationsAreCappedPerUser() async throws {
+        var configuration = Self.configuration()
+        configuration.limits.outstandingRequestsPerUsername = 2
+        try await with(configuration) { server in
+            _ = try await server.passkeyCreationOptions(username: "alice")
+            _ = try await server.passkeyCreationOptions(username: "alice")
+            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
+                                                headers: try await server.bearer("alice"))
+            XCTAssertEqual(answer.status, 429)
+            XCTAssertEqual(answer.headers.first(name: "Retry-After"), "300")
+            // Anonymous sign-in options naming her are not counted: they cannot lock her out.
+            for _ in 0..<3 { _ = try await server.passkeyRequestOptions(username: "alice") }
+        }
+    }
+
+    // MARK: Challenges
+
+    func testAnsweredChallengeIsRefusedTheSecondTime() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let credential = try InProcessServer.assertion(&phone, for: try await server.passkeyRequestOptions(username: "alice"))
+            let answer185 = try await server.fido2(FIDO2API.assertionResultPath, credential)
+            XCTAssertEqual(answer185.status, 200)
+            let replay = try await server.fido2(FIDO2API.assertionResultPath, credential)
+            XCTAssertEqual(replay.status, 400)
+            XCTAssertEqual(try fido2Response(replay).errorMessage, "the challenge is unknown, expired or already answered")
+        }
+    }
+
+    func testExpiredChallengeIsRefused() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let options = try await server.passkeyCreationOptions(username: "alice")
+            server.clock.advance(301)
+            let answer = try await server.fido2(FIDO2API.attestationResultPath, try InProcessServer.attestation(&phone, for: options))
+            XCTAssertEqual(answer.status, 400)
+            let answer199 = try await server.server.stores.passkeys.passkeys(username: "alice")
+            XCTAssertEqual(answer199.count, 0)
+        }
+    }
+
+    func testAuthenticationChallengeDoesNotRegister() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let sign = try await server.passkeyRequestOptions(username: "alice")
+            let made = try phone.create(rpID: "bank.example", challenge: Base64URL.decodeBytes(sign.challenge)!, userHandle: [1, 2, 3])
+            let answer = try await server.fido2(FIDO2API.attestationResultPath, FIDO2API.Credential(
+                id: Base64URL.encode(made.credentialID), response: .init(clientDataJSON: Base64URL.encode(made.clientDataJSON),
+                                                                        attestationObject: Base64URL.encode(made.attestationObject))))
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertEqual(try fido2Response(answer).errorMessage, "the challenge was issued for authentication")
+        }
+    }
+
+    // MARK: What the ceremonies refuse
+
+    func testOriginNotConfiguredIsRefused() async throws {
+        try await with { server in
+            var phishing = SoftwarePasskeyAuthenticator(origin: "https://bank-example.evil")
+            let answer = try await server.registerPasskey(&phishing, username: "alice")
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("https://bank-example.evil"), text(answer))
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("is not allowed"), text(answer))
+        }
+    }
+
+    func testSecondConfiguredOriginIsAccepted() async throws {
+        try await with { server in
+            var www = SoftwarePasskeyAuthenticator(origin: "https://www.bank.example")
+            let answer231 = try await server.registerPasskey(&www, username: "alice")
+            XCTAssertEqual(answer231.status, 200)
+        }
+    }
+
+    func testCounterRegressionIsRefused() async throws {
+        try await with { server in
+            var key = SoftwarePasskeyAuthenticator(origin: Self.origin, backupEligible: false, counts: true)
+            try await server.registerPasskey(&key, username: "alice")
+            let first = try await server.passkeyRequestOptions(username: "alice")
+            let second = try await server.passkeyRequestOptions(username: "alice")
+            let earlier = try InProcessServer.assertion(&key, for: first)
+            let later = try InProcessServer.assertion(&key, for: second)
+            let answer243 = try await server.fido2(FIDO2API.assertionResultPath, later)
+            XCTAssertEqual(answer243.status, 200)
+            let answer = try await server.fido2(FIDO2API.assertionResultPath, earlier)
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("counter went from 3 to 2"), text(answer))
+        }
+    }
+
+    func testUserVerificationMissingWhenRequiredIsRefused() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            phone.verifiesUser = false
+            let answer = try await server.signInWithPasskey(&phone, username: "alice")
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("not verified"), text(answer))
+        }
+    }
+
+    func testUserVerificationMissingUnderPreferredSignsIn() async throws {
+        try await with(Self.configuration { $0.userVerification = "preferred" }) { server in
+            var key = SoftwarePasskeyAuthenticator(origin: Self.origin, verifiesUser: false)
+            let answer264 = try await server.registerPasskey(&key, username: "alice")
+            XCTAssertEqual(answer264.status, 200)
+            let signedIn = try await server.signInWithPasskey(&key, username: "alice")
+            XCTAssertEqual(signedIn.status, 200, text(signedIn))
+        }
+    }
+
+    func testRequestCannotLowerTheConfiguredUserVerification() async throws {
+        try await with { server in
+            let answer = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "", userVerification: "discouraged"))
+            XCTAssertEqual(try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: answer.body).userVerification, "required")
+        }
+    }
+
+    func testBadSignatureIsRefused() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            var credential = try InProcessServer.assertion(&phone, for: try await server.passkeyRequestOptions(username: "alice"))
+            credential.response.signature = Base64URL.encode([0])
+            let answer = try await server.fido2(FIDO2API.assertionResultPath, credential)
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("signature does not verify"), text(answer))
+        }
+    }
+
+    func testAnotherUsersPasskeyIsRefusedForANamedUser() async throws {
+        try await with { server in
+            var mallory = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&mallory, username: "mallory")
+            let answer = try await server.signInWithPasskey(&mallory, username: "alice")
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertEqual(try fido2Response(answer).errorMessage, "the credential is not registered for this relying party and user")
+        }
+    }
+
+    func testSameCredentialCannotRegisterTwice() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let options = try await server.passkeyCreationOptions(username: "alice")
+            let credential = try InProcessServer.attestation(&phone, for: options)
+            let answer304 = try await server.fido2(FIDO2API.attestationResultPath, credential)
+            XCTAssertEqual(answer304.status, 200)
+            // The same credential for another user, answering a fresh challenge with the same ID.
+            let other = try await server.passkeyCreationOptions(username: "bob")
+            var copy = try InProcessServer.attestation(&phone, for: other)
+            copy = FIDO2API.Credential(id: credential.id, response: copy.response)
+            let answer = try await server.fido2(FIDO2API.attestationResultPath, copy)
+            XCTAssertEqual(answer.status, 400)
+            let answer311 = try await server.server.stores.passkeys.passkeys(username: "bob")
+            XCTAssertEqual(answer311.count, 0)
+        }
+    }
+
+    func testSecondRegistrationExcludesTheFirstAndKeepsTheUserHandle() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let first = try await server.passkeyCreationOptions(username: "alice")
+            let answer319 = try await server.fido2(FIDO2API.attestationResultPath, try InProcessServer.attestation(&phone, for: first))
+            XCTAssertEqual(answer319.status, 200)
+            let second = try await server.passkeyCreationOptions(username: "alice")
+            XCTAssertEqual(second.excludeCredentials.map(\.id), [Base64URL.encode(phone.credentials[0].id)])
+            XCTAssertEqual(second.user.id, first.user.id)
+            XCTAssertNotEqual(second.challenge, first.challenge)
+            XCTAssertEqual(Base64URL.decodeBytes(second.challenge)?.count, 32)
+        }
+    }
+
+    func testEnterprisePolicyRefusesUnattestedPasskeys() async throws {
+        try await with(Self.configuration { $0.attestationPolicy = "enterprise" }) { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let answer = try await server.registerPasskey(&phone, username: "alice", attestation: .packedSelf)
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("step 23"), text(answer))
+        }
+    }
+
+    func testEnterprisePolicyRefusesAnAAGUIDNotAllowed() async throws {
+        try await with(Self.configuration { $0.attestationPolicy = "enterprise"; $0.allowedAAGUIDs = ["cb69481e-8ff7-4039-93ec-0a2729a154a8"] }) { server in
+            var key = SoftwarePasskeyAuthenticator(origin: Self.origin, aaguid: [UInt8](repeating: 7, count: 16))
+            let answer = try await server.registerPasskey(&key, username: "alice")
+            XCTAssertEqual(answer.status, 400)
+            let answer342 = try await server.server.stores.passkeys.passkeys(username: "alice")
+            XCTAssertEqual(answer342.count, 0)
+        }
+    }
+
+    // MARK: The wire
+
+    func testAttestationOptionsWithoutDisplayNameAnswersAuthenticationOptionsToACallerWithCredentials() async throws {
+        try await with { server in
+            let anonymous = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: ""))
+            XCTAssertEqual(anonymous.status, 401)
+            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: ""), headers: try await server.bearer("alice"))
+            XCTAssertEqual(answer.status, 200, text(answer))
+            XCTAssertEqual(try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: answer.body).rpId, "bank.example")
+        }
+    }
+
+    func testOptionsEchoTheRequestsExtensions() async throws {
+        try await with { server in
+            let answer = try await server.fido2(FIDO2API.assertionOptionsPath,
+                                                FIDO2API.OptionsRequest(username: "", extensions: ["example.extension": .bool(true)]))
+            XCTAssertEqual(try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: answer.body).extensions, ["example.extension": .bool(true)])
+        }
+    }
+
+    func testAUsernameTheServerRefusesIs400NotAnInternalError() async throws {
+        try await with { server in
+            let long = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: String(repeating: "u", count: 257)))
+            XCTAssertEqual(long.status, 400, text(long))
+            XCTAssertEqual(try fido2Response(long).errorMessage, "username must be 1...256 UTF-8 bytes")
+            let empty = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "", displayName: ""),
+                                               headers: try await server.bearer("alice"))
+            XCTAssertEqual(empty.status, 400, text(empty))
+        }
+    }
+
+    func testMoreThanSixteenExtensionsAre400() async throws {
+        try await with { server in
+            let extensions = Dictionary(uniqueKeysWithValues: (0..<17).map { ("x\($0)", JSONValue.number(42)) })
+            let answer = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "", extensions: extensions))
+            XCTAssertEqual(answer.status, 400, text(answer))
+        }
+    }
+
+    func testContentTypeOtherThanJSONIs415() async throws {
+        try await with { server in
+            for contentType in ["text/plain", "application/fido+uaf", ""] {
+                let answer = try await server.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: contentType)
+                XCTAssertEqual(answer.status, 415, contentType)
+                XCTAssertEqual(try fido2Response(answer).status, "failed")
+            }
+            let charset = try await server.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8),
+                                                    contentType: "application/json;charset=UTF-8")
+            XCTAssertEqual(charset.status, 200)
+        }
+    }
+
+    func testAcceptWithoutJSONIs406AndGetIs405() async throws {
+        try await with { server in
+            let html = try await server.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: "application/json",
+                                                 headers: [("Accept", "text/html")])
+            XCTAssertEqual(html.status, 406)
+            let get = try await server.exchange(.GET, FIDO2API.assertionResultPath, body: nil, contentType: "application/json")
+            XCTAssertEqual(get.status, 405)
+            XCTAssertEqual(get.headers.first(name: "Allow"), "POST")
+        }
+    }
+
+    func testMalformedResultsAreRefusedWithStatusFailed() async throws {
+        let bodies = [
+            #"{"type":"public-key","response":{"clientDataJSON":"e30"}}"#,                               // no id
+            #"{"id":7,"type":"public-key","response":{"clientDataJSON":"e30"}}"#,                        // id not a string
+            #"{"id":"AAAA","type":"private-key","response":{"clientDataJSON":"e30","signature":"AA","authenticatorData":"AA"}}"#,
+            #"{"id":"AA+A","type":"public-key","response":{"clientDataJSON":"e30","signature":"AA","authenticatorData":"AA"}}"#,
+            #"{"id":"AAAA","type":"public-key","response":"x"}"#,                                        // response not an object
+            #"{"id":"AAAA","type":"public-key","response":{"clientDataJSON":"","signature":"AA","authenticatorData":"AA"}}"#,
+            #"{"id":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","signature":"","authenticatorData":"AA"}}"#,
+            #"{"id":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","signature":"AA","authenticatorData":"AA","userHandle":5}}"#,
+            #"{"id":"AAAA","id":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","signature":"AA","authenticatorData":"AA"}}"#,
+        ]
+        try await with { server in
+            for body in bodies {
+                let answer = try await server.exchange(.POST, FIDO2API.assertionResultPath, body: Data(body.utf8), contentType: "application/json")
+                XCTAssertEqual(answer.status, 400, body)
+                let response = try fido2Response(answer)
+                XCTAssertEqual(response.status, "failed", body)
+                XCTAssertFalse(response.errorMessage.isEmpty, body)
+            }
+        }
+    }
+
+    func testRelatedOriginsAreServedAtTheWellKnownPath() async throws {
+        try await with(Self.configuration { $0.relatedOrigins = ["https://bank.example.co.uk"] }) { server in
+            let answer = try await server.exchange(.GET, FIDO2API.relatedOriginsPath, body: nil, contentType: "application/json")
+            XCTAssertEqual(answer.status, 200)
+            XCTAssertEqual(answer.contentType, "application/json")
+            XCTAssertEqual(try JSONDecoder().decode(FIDO2API.RelatedOrigins.self, from: answer.body).origins, ["https://bank.example.co.uk"])
+            // The related origin may run the ceremonies, as the specification has the relying party check.
+            var uk = SoftwarePasskeyAuthenticator(origin: "https://bank.example.co.uk")
+            let answer419 = try await server.registerPasskey(&uk, username: "alice")
+            XCTAssertEqual(answer419.status, 200)
+        }
+    }
+
+    func testWithoutFIDO2ConfiguredThePathsAreNotServed() async throws {
+        try await InProcessServer.with { server in
+            let answer = try await server.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: "application/json")
+            XCTAssertEqual(answer.status, 404)
+        }
+    }
+
+    // MARK: Operations
+
+    func adminHeaders(_ server: InProcessServer) async throws -> [(String, String)] {
+        var claims = server.relyingParty.claims(subject: "ops", now: server.clock.now)
+        claims.scope = "mauth:admin"
+        return [("Authorization", "Bearer \(try await server.relyingParty.sign(claims))")]
+    }
+
+    func testPasskeyTheAdminRemovedCannotSignInAndItsSessionEnds() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let signedIn = try await server.signInWithPasskey(&phone, username: "alice")
+            let token = try XCTUnwrap(try fido2Response(signedIn).token)
+            let id = Base64URL.encode(phone.credentials[0].id)
+            let shown = try await server.exchange(.GET, "/nevisfido/admin/user?username=alice", body: nil, contentType: "application/json",
+                                                  headers: try await adminHeaders(server))
+            XCTAssertTrue(text(shown).contains(#""passkeys":[{"aaguid":"00000000-0000-0000-0000-000000000000""#), text(shown))
+            let removed = try await server.exchange(.DELETE, "/nevisfido/admin/user/passkeys?username=alice&id=\(id)", body: nil,
+                                                    contentType: "application/json", headers: try await adminHeaders(server))
+            XCTAssertEqual(removed.status, 200, text(removed))
+            XCTAssertEqual(text(removed), #"{"removed":["\#(id)"]}"#)
+            let again = try await server.signInWithPasskey(&phone, username: "alice")
+            XCTAssertEqual(again.status, 400)
+            XCTAssertEqual(try fido2Response(again).errorMessage, "the credential is not registered for this relying party and user")
+            // The session the passkey opened ended with it.
+            let signOut = try await server.exchange(.DELETE, "/nevisfido/session", body: nil, contentType: "application/json",
+                                                    headers: [("Authorization", "Bearer \(token)")])
+            XCTAssertEqual(signOut.status, 401)
+        }
+    }
+
+    func testRemovingPasskeysNeedsOneSelection() async throws {
+        try await with { server in
+            let neither = try await server.exchange(.DELETE, "/nevisfido/admin/user/passkeys?username=alice", body: nil, contentType: "application/json",
+                                                    headers: try await adminHeaders(server))
+            XCTAssertEqual(neither.status, 400)
+            let none = try await server.exchange(.DELETE, "/nevisfido/admin/user/passkeys?username=alice&all=true", body: nil,
+                                                 contentType: "application/json", headers: try await adminHeaders(server))
+            XCTAssertEqual(none.status, 404)
+            let notAdmin = try await server.exchange(.DELETE, "/nevisfido/admin/user/passkeys?username=alice&all=true", body: nil,
+                                                     contentType: "application/json", headers: try await server.bearer("alice"))
+            XCTAssertEqual(notAdmin.status, 403)
+        }
+    }
+
+    func testErasingAUserRemovesHerPasskeys() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let pending = try await server.passkeyCreationOptions(username: "alice")
+            let erased = try await server.exchange(.DELETE, "/nevisfido/admin/user?username=alice", body: nil, contentType: "application/json",
+                                                   headers: try await adminHeaders(server))
+            XCTAssertTrue(text(erased).contains(#""passkeys":1"#), text(erased))
+            let left = try await server.server.stores.passkeys.passkeys(username: "alice")
+            XCTAssertEqual(left.count, 0)
+            // A registration begun before the erasure registers nothing now.
+            var other = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let late = try await server.fido2(FIDO2API.attestationResultPath, try InProcessServer.attestation(&other, for: pending))
+            XCTAssertEqual(late.status, 400)
+        }
+    }
+
+    func testDecisionsReachTheAuditTrailWithTheUser() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            phone.verifiesUser = false
+            _ = try await server.signInWithPasskey(&phone, username: "alice")
+            await server.server.audit?.flush()
+            let audit = try await server.exchange(.GET, "/nevisfido/admin/audit?username=alice", body: nil, contentType: "application/json",
+                                                  headers: try await adminHeaders(server))
+            XCTAssertTrue(text(audit).contains("passkey registration"), text(audit))
+            XCTAssertTrue(text(audit).contains("not verified"), text(audit))
+            let metrics = try await server.exchange(.GET, "/metrics", body: nil, contentType: "text/plain")
+            XCTAssertTrue(text(metrics).contains(#"operation="passkey authentication""#), "metrics lack the passkey decisions")
+        }
+    }
+}
