@@ -255,7 +255,8 @@ let package = Package(
             ]
         ),
         // What only tests (and the fuzz tool) need: independent programs to check against, Foundation's
-        // JSON as the wire codec's reference. No product links it; `.ci/run` checks the manifest for that.
+        // JSON as the wire codec's reference, the one deadline helper tests wait with. No product links it; `.ci/run`
+        // checks the manifest for that.
         .target(
             name: "TestSupport",
             dependencies: ["FIDOSimulation"]
@@ -379,7 +380,7 @@ let package = Package(
         // Tests that need the real thing: a server on loopback over TLS, PostgreSQL, the SQLite engine's internals.
         .testTarget(name: "FIDOServerLiveTests", dependencies: [
             "FIDOServer", "FIDOServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "WireJSON",
-            "FIDOServerTesting",
+            "FIDOServerTesting", "TestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -395,14 +396,14 @@ let package = Package(
             nio("NIOCore"), nio("NIOHTTP1"), nio("NIOPosix"), nio("NIOConcurrencyHelpers"),
         ]),
         .testTarget(name: "EmbeddedSQLiteTests", dependencies: [
-            "EmbeddedSQLite",
+            "EmbeddedSQLite", "TestSupport",
             .product(name: "SQLiteNIO", package: "sqlite-nio"),
             .product(name: "SQLKit", package: "sql-kit"),
             .product(name: "SQLiteKit", package: "sqlite-kit"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LoadGeneratorTests", dependencies: [
-            "LoadGenerator", "FIDOServer", "FIDOSimulation",
+            "LoadGenerator", "FIDOServer", "FIDOServerTesting", "FIDOSimulation",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [

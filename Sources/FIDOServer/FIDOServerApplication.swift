@@ -79,7 +79,8 @@ public enum FIDOServerApplication {
             let handshakeDeadline = TimeAmount.seconds(Int64(configuration.limits.handshakeDeadlineSeconds))
             let maximum = connectionCap(configuration.limits.maximumConnections, logger: logger)
             let cap = ConnectionCap(maximum: maximum, perAddress: min(configuration.limits.maximumConnectionsPerAddress, maximum),
-                                    onRefusal: { metrics.connectionRefused() }, onEviction: { metrics.connectionEvicted() })
+                                    onRefusal: { metrics.connectionRefused() }, onEviction: { metrics.connectionEvicted() },
+                                    onCount: { metrics.connectionsHeld($0) })
             let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
             http1.additionalChannelHandlers = {
                 [cap.handler(clients: clients), RequestDeadline.handler(deadline: deadline, handshakeDeadline: handshakeDeadline)]

@@ -3,6 +3,7 @@ import Logging
 import SQLKit
 import SQLiteKit
 import SQLiteNIO
+import TestSupport
 import VaporCSQLite
 import XCTest
 @testable import EmbeddedSQLite
@@ -44,12 +45,13 @@ final class EmbeddedSQLiteTests: XCTestCase {
         try engine.apply("PRAGMA journal_mode = WAL")
         try engine.apply("CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)")
         let checkpointer = try SQLiteCheckpointer(path: path, interval: 0.01, logger: Logger(label: "test"))
-        try await Task.sleep(for: .milliseconds(100))
+        let ran = try await eventually { checkpointer.progress.passes > 0 }
         checkpointer.stop()
+        XCTAssertTrue(ran, "the thread never ran")
         let passes = checkpointer.progress.passes
-        XCTAssertGreaterThan(passes, 0, "the thread never ran")
-        try await Task.sleep(for: .milliseconds(100))
-        XCTAssertEqual(checkpointer.progress.passes, passes, "the thread went on after stop()")
+        // Ten intervals watched: a thread that went on would have passed again in them.
+        let wentOn = try await eventually(within: .milliseconds(100)) { checkpointer.progress.passes != passes }
+        XCTAssertFalse(wentOn, "the thread went on after stop()")
     }
 }
 

@@ -2,6 +2,7 @@ import FIDOServer
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
+import TestSupport
 import UAF
 import XCTest
 
@@ -31,11 +32,9 @@ final class CancellationTests: XCTestCase {
         reset()
         let started = Date()
         let task = Task { await captureError { try await kind.run(.task) } }
-        while !kind.asked() {
-            if Date().timeIntervalSince(started) > 20 { task.cancel(); return XCTFail("\(kind.name) was never asked", file: file, line: line) }
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
+        let asked = try await eventually(within: .seconds(20), every: .milliseconds(10)) { kind.asked() }
         task.cancel()
+        guard asked else { return XCTFail("\(kind.name) was never asked", file: file, line: line) }
         let byTask = await task.value
         XCTAssertTrue(isCancellation(byTask), "\(kind.name) by task: \(String(describing: byTask))", file: file, line: line)
         XCTAssertLessThan(Date().timeIntervalSince(started), 4.5, "\(kind.name): the pending prompt ended at once, not at the 5 s timeout",

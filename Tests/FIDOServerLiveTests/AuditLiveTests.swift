@@ -1,6 +1,7 @@
 import FIDOServerTesting
 import FIDOSimulation
 import Foundation
+import TestSupport
 import UAF
 import XCTest
 @testable import FIDOServer
@@ -63,10 +64,12 @@ final class AuditLiveTests: XCTestCase {
 
     /// The running server writes its queue every second: waits up to 5 s for an event.
     static func waitForEvent(_ stores: Stores, where matches: (AuditEvent) -> Bool) async throws -> AuditEvent {
-        for _ in 0..<50 {
-            if let event = try await stores.audit.events(limit: 100).first(where: matches) { return event }
-            try await Task.sleep(for: .milliseconds(100))
+        var found: AuditEvent?
+        _ = try await eventually(within: .seconds(5), every: .milliseconds(100)) {
+            found = try await stores.audit.events(limit: 100).first(where: matches)
+            return found != nil
         }
-        throw NoEvent()
+        guard let found else { throw NoEvent() }
+        return found
     }
 }

@@ -2,6 +2,7 @@ import FIDOServerTesting
 import FIDOSimulation
 import Foundation
 import Logging
+import TestSupport
 import UAF
 import XCTest
 @testable import FIDOServer
@@ -80,11 +81,16 @@ final class MetadataServiceTests: XCTestCase {
 
             // The previous BLOB written back (a rollback) is ignored: the revocation stands.
             try Data(try self.blob(number: 1).utf8).write(to: URL(fileURLWithPath: self.blobPath))
-            try await Task.sleep(for: .seconds(3))
+            // What an operator's alerting reads tells when the server has read it: one reload that was not newer.
+            var metrics = ""
+            let readBack = try await eventually {
+                metrics = String(decoding: try await loopback.exchange(.GET, "/metrics", body: nil).body, as: UTF8.self)
+                return metrics.contains(#"mauth_metadata_reloads_total{outcome="not_newer"} 1"#)
+            }
+            XCTAssertTrue(readBack, "the rolled-back file was never read: \(metrics)")
             let after = try await self.authenticate(loopback, &authenticator)
             XCTAssertEqual(after, 1493)
-            // What an operator's alerting reads: the BLOB in force and each reload's outcome.
-            let metrics = String(decoding: try await loopback.exchange(.GET, "/metrics", body: nil).body, as: UTF8.self)
+            // The BLOB in force and each reload's outcome.
             XCTAssertTrue(metrics.contains("mauth_metadata_blob_number 2"), metrics)
             XCTAssertTrue(metrics.contains(#"mauth_metadata_reloads_total{outcome="installed"} 2"#), metrics)
             XCTAssertTrue(metrics.contains(#"mauth_metadata_reloads_total{outcome="not_newer"} 1"#), metrics)
@@ -102,8 +108,10 @@ final class MetadataServiceTests: XCTestCase {
                 XCTAssertEqual(registered, 1200)
                 XCTAssertEqual(host.fetches, 1)
                 host.serve(try self.blob(number: 2, revoking: [Self.testAuthenticator]))
-                // Not due yet: the authenticator still works, and nothing was fetched again.
-                try await Task.sleep(for: .seconds(3))
+                // Not due yet: nothing is fetched again while the server's clock stands (watched for 3 s), and the
+                // authenticator still works.
+                let fetchedEarly = try await eventually(within: .seconds(3)) { host.fetches > 1 }
+                XCTAssertFalse(fetchedEarly, "the BLOB was fetched again before it was due")
                 let notYet = try await self.authenticate(loopback, &authenticator)
                 XCTAssertEqual(notYet, 1200)
                 XCTAssertEqual(host.fetches, 1)

@@ -3,6 +3,8 @@ import FIDOServerTesting
 import FIDOSimulation
 import Foundation
 import NIOCore
+import NIOPosix
+import TestSupport
 import UAF
 import XCTest
 @testable import FIDOServer
@@ -18,12 +20,7 @@ final class ObservabilityTests: XCTestCase {
     }
 
     /// The value of one series line (`name{labels} value`), or nil when the series is absent.
-    func value(_ text: String, _ series: String) -> Double? {
-        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Double(line.dropFirst(series.count + 1))
-        }
-        return nil
-    }
+    func value(_ text: String, _ series: String) -> Double? { ServerMetrics.value(of: series, in: text) }
 
     func testMetricsCountRequestsByRouteAndStatusAndDecisionsByUAFStatusCode() async throws {
         try await LoopbackServer.with { loopback in
@@ -116,23 +113,28 @@ final class ObservabilityTests: XCTestCase {
         let loopback = try await LoopbackServer(configuration: configuration)
         let server = loopback.server
         let stopping = Task { try await server.stop() }
-        var sawNotReady = false
-        for _ in 0..<40 where !sawNotReady {
-            let ready = try await loopback.exchange(.GET, "/health/ready", body: nil)
-            if ready.status == 503 {
-                sawNotReady = true
-                XCTAssertTrue(String(decoding: ready.body, as: UTF8.self).contains(#""shutdown":"in progress""#))
-            } else {
-                try await Task.sleep(for: .milliseconds(50))
-            }
+        var ready: (status: Int, body: String) = (0, "")
+        let sawNotReady = try await eventually(within: .seconds(2), every: .milliseconds(50)) {
+            let answer = try await loopback.exchange(.GET, "/health/ready", body: nil)
+            ready = (answer.status, String(decoding: answer.body, as: UTF8.self))
+            return ready.status == 503
         }
-        XCTAssertTrue(sawNotReady)
+        XCTAssertTrue(sawNotReady, "readiness still answered \(ready.status) within the 2 s drain")
+        XCTAssertTrue(ready.body.contains(#""shutdown":"in progress""#), ready.body)
         // Still serving during the drain window: a real UAF request is answered.
         let (answer, _) = try await loopback.authenticationRequest(username: nil)
         XCTAssertEqual(answer.statusCode, 1200)
         // Closing the client first spares the server's TLS layer its wait for the client's close_notify.
         try await loopback.client.shutdown()
         try await stopping.value
+    }
+
+    /// Whether a TCP connection to `port` on loopback is accepted (the listener is open).
+    static func acceptsConnections(port: Int) async -> Bool {
+        guard let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port).get() else { return false }
+        try? await channel.close()
+        return true
     }
 
     func testGracefulShutdownFinishesARequestUnderWay() async throws {
@@ -152,10 +154,13 @@ final class ObservabilityTests: XCTestCase {
             let bytes = try await response.body.collect(upTo: 1 << 20)
             return (Int(response.status.code), String(buffer: bytes))
         }
-        try await Task.sleep(for: .milliseconds(300))
         let server = loopback.server
+        let underWay = try await eventually { server.metrics.value(of: "mauth_http_requests_in_flight") == 1 }
+        XCTAssertTrue(underWay, "the request never reached the server")
         let stopping = Task { try await server.stop() }
-        try await Task.sleep(for: .milliseconds(300))
+        // Shutdown is under way once the listener is closed: no new connection is taken, the one in progress goes on.
+        let stoppedAccepting = try await eventually { await !Self.acceptsConnections(port: server.port) }
+        XCTAssertTrue(stoppedAccepting, "the server still accepted connections after stop()")
         feed.yield(ByteBuffer(bytes: body[(body.count / 2)...]))
         feed.finish()
         let (status, text) = try await inFlight.value

@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 import SQLKit
+import TestSupport
 import XCTest
 @testable import FIDOServer
 @testable import FIDOServerCore

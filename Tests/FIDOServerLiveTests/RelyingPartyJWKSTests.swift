@@ -1,6 +1,7 @@
 import FIDOServerTesting
 import FIDOSimulation
 import Foundation
+import TestSupport
 import XCTest
 @testable import FIDOServer
 @testable import FIDOServerCore
@@ -66,10 +67,10 @@ final class RelyingPartyJWKSTests: XCTestCase {
                 // The relying party withdraws its first key: refused after the next scheduled refresh.
                 host.serve(self.jwks([second]))
                 loopback.clock.advance(61)
-                var withdrawn = false
-                for index in 0..<50 where !withdrawn {
-                    try await Task.sleep(for: .milliseconds(200))
-                    withdrawn = try await !self.authorizes(loopback, first, "cid-\(index)")
+                var attempt = 0
+                let withdrawn = try await eventually(every: .milliseconds(200)) {
+                    attempt += 1
+                    return try await !self.authorizes(loopback, first, "cid-\(attempt)")
                 }
                 XCTAssertTrue(withdrawn, "the withdrawn key still verified")
                 let secondAfter = try await self.authorizes(loopback, second, "dan")

@@ -3,6 +3,7 @@ import Logging
 import SQLKit
 import SQLiteKit
 import SQLiteNIO
+import TestSupport
 import XCTest
 @testable import EmbeddedSQLite
 @testable import FIDOServer
@@ -255,12 +256,10 @@ final class SQLiteEngineTests: XCTestCase {
         let fileBefore = size("engine.sqlite")
         // 200 rows of 2 KiB: about 100 pages, a hundredth of the threshold at which the engine would checkpoint itself.
         try await Self.insertRows(database, 0..<200, text: String(repeating: "x", count: 2048))
-        var progress = database.checkpointProgress
-        for _ in 0..<100 where !(progress.map { $0.logPages > 0 && $0.checkpointedPages == $0.logPages } ?? false) {
-            try await Task.sleep(for: .milliseconds(50))
-            progress = database.checkpointProgress
+        _ = try await eventually(within: .seconds(5), every: .milliseconds(50)) {
+            database.checkpointProgress.map { $0.logPages > 0 && $0.checkpointedPages == $0.logPages } ?? false
         }
-        let caughtUp = try XCTUnwrap(progress, "a database file has a background checkpointer")
+        let caughtUp = try XCTUnwrap(database.checkpointProgress, "a database file has a background checkpointer")
         XCTAssertGreaterThan(caughtUp.logPages, 50, "the rows were not in the log")
         XCTAssertEqual(caughtUp.checkpointedPages, caughtUp.logPages, "the background thread did not copy the whole log")
         XCTAssertNil(caughtUp.lastFailure)

@@ -4,6 +4,7 @@ import FIDOSimulation
 import Foundation
 import JOSE
 import Primitives
+import TestSupport
 import UAF
 import XCTest
 @testable import FIDOServer
@@ -83,9 +84,7 @@ final class SigningKeyRotationTests: XCTestCase {
         // Until both instances sign with the new key (at most one refresh, 10 s), every token either signs verifies
         // on the other.
         var signedWith: [String: Set<String>] = ["a": [], "b": []]
-        let deadline = Date().addingTimeInterval(3 * TokenIssuer.refreshInterval)
-        var switched = false
-        while Date() < deadline, !switched {
+        let switched = try await eventually(within: .seconds(3 * TokenIssuer.refreshInterval), every: .milliseconds(250)) {
             for (name, signer, other) in [("a", a, b), ("b", b, a)] {
                 let token = try await login(signer, &authenticator, username: username)
                 let signingKid = try kid(token)
@@ -93,8 +92,7 @@ final class SigningKeyRotationTests: XCTestCase {
                 let accepted = await accepts(other, token, username: username)
                 XCTAssertTrue(accepted, "a token \(name) signed with \(signingKid) was refused by the other instance")
             }
-            switched = a.server.tokenIssuer.kid == newKid && b.server.tokenIssuer.kid == newKid
-            try await Task.sleep(for: .milliseconds(250))
+            return a.server.tokenIssuer.kid == newKid && b.server.tokenIssuer.kid == newKid
         }
         XCTAssertTrue(switched, "the instances never both signed with the new key")
         XCTAssertEqual(signedWith.values.reduce(Set<String>()) { $0.union($1) }.subtracting([oldKid, newKid]), [])

@@ -9,6 +9,7 @@ import NIOPosix
 import NIOSSL
 import Primitives
 import SwiftASN1
+import TestSupport
 import UAF
 import X509
 import XCTest
@@ -170,7 +171,9 @@ final class TLSReloadTests: XCTestCase {
         try await LoopbackServer.with(configuration()) { loopback in
             // The new certificate beside the old key: what a renewal looks like between its two writes.
             try Data(second.chainPEM.utf8).write(to: URL(fileURLWithPath: certificatePath))
-            try await Task.sleep(for: .seconds(3))
+            // The server has read the half-written pair once it counts a refused reload.
+            let read = try await eventually { loopback.server.metrics.value(of: #"mauth_tls_reloads_total{outcome="refused"}"#) == 1 }
+            XCTAssertTrue(read, "the new certificate file was never read")
             let during = try await Self.presentedLeaf(port: loopback.server.port)
             XCTAssertEqual(during, first.leafDER, "a certificate without its key was installed")
             let status = try await LoopbackServer.verifiedStatus(port: loopback.server.port, trusting: loopback.server.certificatePEM)

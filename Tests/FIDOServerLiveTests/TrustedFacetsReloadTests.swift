@@ -2,6 +2,7 @@ import FIDOServerTesting
 import FIDOSimulation
 import Foundation
 import Logging
+import TestSupport
 import UAF
 import XCTest
 @testable import FIDOServer
@@ -40,9 +41,9 @@ final class TrustedFacetsReloadTests: XCTestCase {
 
             try write(#"{"trustedFacets": [{"version": {"major": 1, "minor": 1}, "ids": ["ios:bundle-id:com.example.other", "\#(testFacet)"]}]}"#)
             var reloaded: [String] = []
-            for _ in 0..<50 where !reloaded.contains(testFacet) {
-                try await Task.sleep(for: .milliseconds(200))
+            _ = try await eventually(every: .milliseconds(200)) {
                 reloaded = try await facets(loopback)
+                return reloaded.contains(testFacet)
             }
             XCTAssertEqual(reloaded, ["ios:bundle-id:com.example.other", testFacet])
             let again = try await loopback.registrationRequest(username: "alice")

@@ -1,4 +1,5 @@
 import FIDOServer
+import FIDOServerTesting
 import FIDOSimulation
 import Foundation
 import LoadGenerator
@@ -42,9 +43,7 @@ final class LoadRunnerTests: XCTestCase {
     }
 
     func decisions(_ operation: String, _ statusCode: Int, on server: RunningFIDOServer? = nil) -> Double {
-        let text = String(decoding: (server ?? self.server).metrics.exposition(), as: UTF8.self)
-        let series = "mauth_uaf_decisions_total{operation=\"\(operation)\",status_code=\"\(statusCode)\"} "
-        return text.split(separator: "\n").first { $0.hasPrefix(series) }.flatMap { Double($0.dropFirst(series.count)) } ?? 0
+        (server ?? self.server).metrics.value(of: "mauth_uaf_decisions_total{operation=\"\(operation)\",status_code=\"\(statusCode)\"}") ?? 0
     }
 
     func testAnAuthenticationRunCountsExactlyTheFlowsTheServerAccepted() async throws {

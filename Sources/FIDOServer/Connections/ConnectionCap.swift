@@ -22,6 +22,7 @@ final class ConnectionCap: Sendable {
     private let state = NIOLockedValueBox(State())
     private let onRefusal: @Sendable () -> Void
     private let onEviction: @Sendable () -> Void
+    private let onCount: @Sendable (Int) -> Void
 
     private struct Entry {
         let channel: any Channel
@@ -45,11 +46,15 @@ final class ConnectionCap: Sendable {
         }
     }
 
-    init(maximum: Int, perAddress: Int, onRefusal: @escaping @Sendable () -> Void = {}, onEviction: @escaping @Sendable () -> Void = {}) {
+    /// `onCount` hears the number of connections held after each change, under the lock, so the last count it
+    /// hears is the current one.
+    init(maximum: Int, perAddress: Int, onRefusal: @escaping @Sendable () -> Void = {}, onEviction: @escaping @Sendable () -> Void = {},
+         onCount: @escaping @Sendable (Int) -> Void = { _ in }) {
         self.maximum = maximum
         self.perAddress = perAddress
         self.onRefusal = onRefusal
         self.onEviction = onEviction
+        self.onCount = onCount
     }
 
     /// A place for `channel` from `address`, made by closing an idle connection if a cap is reached; false when no
@@ -71,6 +76,7 @@ final class ConnectionCap: Sendable {
             }
             state.byAddress[address, default: [:]][ObjectIdentifier(channel)] = Entry(channel: channel, idleSince: now)
             state.open += 1
+            onCount(state.open)
             return (true, evicted)
         }
         if let evicted = outcome.evicted {
@@ -83,7 +89,9 @@ final class ConnectionCap: Sendable {
 
     /// `channel` is gone (closed, or evicted already: then nothing changes).
     func leave(_ channel: any Channel, address: String) {
-        state.withLockedValue { _ = $0.remove(ObjectIdentifier(channel), of: address) }
+        state.withLockedValue { state in
+            if state.remove(ObjectIdentifier(channel), of: address) != nil { onCount(state.open) }
+        }
     }
 
     /// A request began (`idle` false) or its answer ended (`idle` true) on `channel`.

@@ -16,6 +16,7 @@ import Prometheus
 /// - `database_operations_in_flight`, `database_pool_size`, `database_operation_duration_seconds` (which includes
 ///   the wait for a pooled connection, so a saturated pool shows as latency here first);
 /// - `process_resident_memory_bytes`, read at each scrape;
+/// - `connections_open`: connections held now, against the cap (`limits.maximumConnections`);
 /// - `connections_refused_total`: connections closed on arrival at the connection cap;
 /// - `connections_evicted_total`: idle connections closed to make room for a newcomer at a cap;
 /// - with a Metadata Service: `metadata_blob_number` and `metadata_blob_next_update_timestamp_seconds` (the BLOB in
@@ -31,6 +32,7 @@ public final class ServerMetrics: Sendable {
     private let databaseDuration: Metrics.Timer
     private let databasePoolSize: Metrics.Gauge
     private let residentMemory: Metrics.Gauge
+    private let connectionsOpen: Metrics.Gauge
     private let connectionsRefused: Metrics.Counter
     private let connectionsEvicted: Metrics.Counter
     private let metadataBLOBNumber: Metrics.Gauge
@@ -52,6 +54,7 @@ public final class ServerMetrics: Sendable {
         databaseDuration = Metrics.Timer(label: "mauth_database_operation_duration_seconds", factory: factory)
         databasePoolSize = Metrics.Gauge(label: "mauth_database_pool_size", factory: factory)
         residentMemory = Metrics.Gauge(label: "mauth_process_resident_memory_bytes", factory: factory)
+        connectionsOpen = Metrics.Gauge(label: "mauth_connections_open", factory: factory)
         connectionsRefused = Metrics.Counter(label: "mauth_connections_refused_total", factory: factory)
         connectionsEvicted = Metrics.Counter(label: "mauth_connections_evicted_total", factory: factory)
         metadataBLOBNumber = Metrics.Gauge(label: "mauth_metadata_blob_number", factory: factory)
@@ -82,6 +85,8 @@ public final class ServerMetrics: Sendable {
 
     package func requestStarted() { requestsInFlight.increment() }
 
+    /// The number of connections held, after one was admitted or left.
+    package func connectionsHeld(_ count: Int) { connectionsOpen.record(count) }
     /// A connection closed on arrival because the connection cap was reached.
     package func connectionRefused() { connectionsRefused.increment() }
     /// An idle connection closed to make room for a newcomer at a connection cap.

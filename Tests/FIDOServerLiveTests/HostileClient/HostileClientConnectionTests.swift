@@ -1,5 +1,6 @@
 import FIDOServerTesting
 import Foundation
+import TestSupport
 import XCTest
 @testable import FIDOServer
 @testable import FIDOServerCore
@@ -67,7 +68,8 @@ final class HostileClientConnectionTests: XCTestCase {
                                           + "Content-Type: application/fido+uaf\r\nContent-Length: 2\r\n\r\n{")
                 busy.append(connection)
             }
-            try await Task.sleep(for: .milliseconds(300))
+            let underWay = try await eventually { loopback.server.metrics.value(of: "mauth_http_requests_in_flight") == 3 }
+            XCTAssertTrue(underWay, "the three requests never reached the server")
             let refused = try? await RawTLSConnection(port: port, trusting: pem, from: "127.0.0.5")
             if let refused {
                 try? await refused.send("GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
@@ -130,7 +132,8 @@ final class HostileClientConnectionTests: XCTestCase {
             // One address fills every place with connections that never send a byte.
             var held: [RawTLSConnection] = []
             for _ in 0..<6 { held.append(try await RawTLSConnection(port: port, trusting: nil, from: "127.0.0.2")) }
-            try await Task.sleep(for: .milliseconds(300))
+            let full = try await eventually { loopback.server.metrics.value(of: "mauth_connections_open") == 6 }
+            XCTAssertTrue(full, "the six connections were never all held")
             // Another client opens three connections, each served in the place of one of them.
             var clients: [RawTLSConnection] = []
             for _ in 0..<3 {
@@ -145,6 +148,8 @@ final class HostileClientConnectionTests: XCTestCase {
             let exposition = String(decoding: loopback.server.metrics.exposition(), as: UTF8.self)
             XCTAssertTrue(exposition.contains("mauth_connections_evicted_total 3"), exposition)
             for connection in held + clients { await connection.close() }
+            let released = try await eventually { loopback.server.metrics.value(of: "mauth_connections_open") == 0 }
+            XCTAssertTrue(released, "closed connections are still counted as held")
         }
     }
 
@@ -156,7 +161,9 @@ final class HostileClientConnectionTests: XCTestCase {
             let port = loopback.server.port, pem = loopback.server.certificatePEM
             var held: [RawTLSConnection] = []
             for _ in 0..<10 { held.append(try await RawTLSConnection(port: port, trusting: nil, from: "127.0.0.2")) }
-            try await Task.sleep(for: .milliseconds(300))
+            // All ten have arrived once six have given way.
+            let arrived = try await eventually { loopback.server.metrics.value(of: "mauth_connections_evicted_total") == 6 }
+            XCTAssertTrue(arrived, "the ten connections never all arrived")
             var open = 0
             for connection in held where await !connection.closed(within: 0.05) { open += 1 }
             XCTAssertEqual(open, 4, "one address held more than its share")

@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import TestSupport
 
 /// A TLS connection that writes raw bytes and reads raw bytes, for callers that misbehave on purpose (a body sent a
 /// byte at a time, a connection that never sends). Only ever pointed at a server the test started on loopback.

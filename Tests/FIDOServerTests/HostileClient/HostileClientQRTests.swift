@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import NIOPosix
+import TestSupport
 import UAF
 import XCTest
 @testable import FIDOServer
@@ -48,9 +49,8 @@ final class HostileClientQRTests: XCTestCase {
         let renderer = QRRenderer(moduleSize: 2, limits: .init(atOnce: 1, waiting: 1), pool: pool)
         async let first = renderer.render("first")
         async let second = renderer.render("second")
-        let deadline = ContinuousClock.now + .seconds(10)
-        while renderer.occupancy != (1, 1) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        XCTAssertTrue(renderer.occupancy == (1, 1), "one drawing runs, one waits")
+        let occupied = try await eventually(every: .milliseconds(5)) { renderer.occupancy == (1, 1) }
+        XCTAssertTrue(occupied, "one drawing runs, one waits")
         do {
             _ = try await renderer.render("third")
             XCTFail("a third drawing is refused")
