@@ -94,7 +94,7 @@ public struct DevelopmentCertificate: Sendable {
         guard let chainText = try? String(contentsOfFile: certificatePath, encoding: .utf8),
               let keyText = try? String(contentsOfFile: keyPath, encoding: .utf8) else { return (nil, "none kept yet") }
         guard let documents = try? PEMDocument.parseMultiple(pemString: chainText), documents.count == 2,
-              let leaf = try? Certificate(pemDocument: documents[0]), let anchor = try? Certificate(pemDocument: documents[1]),
+              let leaf = try? Certificate(pemDocument: documents[0]), (try? Certificate(pemDocument: documents[1])) != nil,
               let key = try? P256.Signing.PrivateKey(pemRepresentation: keyText) else { return (nil, "the kept files do not parse") }
         guard leaf.publicKey == Certificate.PublicKey(key.publicKey) else { return (nil, "the kept key is not the certificate's") }
         guard leaf.notValidAfter > now.addingTimeInterval(24 * 3600) else { return (nil, "the kept certificate expires within a day") }
