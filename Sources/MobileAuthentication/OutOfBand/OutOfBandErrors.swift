@@ -52,8 +52,28 @@ public enum OutOfBandOperationError: MobileAuthenticationClientError {
     public var httpError: HttpError? { if case .NetworkError(let cause) = self { carriedHttpError(cause) } else { nil } }
 }
 
+/// The errors of the operations that talk to the Device Service. The failures every one of them meets alike (a
+/// clock too far off, no network or an untrusted server, a server that limits requests) become the same cases here,
+/// once; each error decides what a refusal, a name taken or a server without a Device Service means for its operation.
+protocol DeviceServiceOperationError: MobileAuthenticationClientError {
+    static func ClockSkewTooBig(cause: (any Error)?) -> Self
+    static func NetworkError(cause: (any Error)?) -> Self
+}
+
+extension DeviceServiceOperationError {
+    /// The case of a failure every Device Service operation meets alike, or nil for one the operation decides.
+    static func common(_ failure: DeviceServiceFailure) -> Self? {
+        switch failure.kind {
+        case .clockSkew: .ClockSkewTooBig(cause: failure)
+        case .network, .insecure: .NetworkError(cause: failure)
+        case .rateLimited(let limit): .NetworkError(cause: limit)
+        case .refused, .notSupported, .nameTaken, .noDispatchTarget, .other: nil
+        }
+    }
+}
+
 /// Why the pending out-of-band operations of one server could not be fetched.
-public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
+public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError, DeviceServiceOperationError {
     case ClockSkewTooBig(cause: (any Error)?)
     case DeviceProtectionError(cause: (any Error)?)
     case NetworkError(cause: (any Error)?)
@@ -62,13 +82,8 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
     case Unknown(cause: (any Error)?)
 
     init(_ failure: DeviceServiceFailure) {
-        switch failure.kind {
-        case .clockSkew: self = .ClockSkewTooBig(cause: failure)
-        case .network, .insecure: self = .NetworkError(cause: failure)
-        case .rateLimited(let limit): self = .NetworkError(cause: limit)
-        case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
-        case .refused, .nameTaken, .noDispatchTarget, .other: self = .Unknown(cause: failure)
-        }
+        self = Self.common(failure)
+            ?? (failure.kind == .notSupported ? .OperationNotSupportedByBackend(cause: failure) : .Unknown(cause: failure))
     }
 
     public var errorDescription: String? {
@@ -94,7 +109,7 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError {
 }
 
 /// Why the device information could not be changed.
-public enum DeviceInformationChangeError: MobileAuthenticationClientError {
+public enum DeviceInformationChangeError: MobileAuthenticationClientError, DeviceServiceOperationError {
     case ClockSkewTooBig(cause: (any Error)?)
     case DeviceProtectionError(cause: (any Error)?)
     /// Another device of one of the users already has this name.
@@ -106,14 +121,13 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError {
     case Unknown(cause: (any Error)?)
 
     init(_ failure: DeviceServiceFailure) {
-        switch failure.kind {
-        case .clockSkew: self = .ClockSkewTooBig(cause: failure)
-        case .network, .insecure: self = .NetworkError(cause: failure)
-        case .rateLimited(let limit): self = .NetworkError(cause: limit)
-        case .nameTaken: self = .NameAlreadyExists(cause: failure)
-        case .refused, .noDispatchTarget, .notSupported: self = .NotFound(cause: failure)
-        case .other: self = .Unknown(cause: failure)
-        }
+        self = Self.common(failure) ?? {
+            switch failure.kind {
+            case .nameTaken: .NameAlreadyExists(cause: failure)
+            case .refused, .noDispatchTarget, .notSupported: .NotFound(cause: failure)
+            default: .Unknown(cause: failure)
+            }
+        }()
     }
 
     public var errorDescription: String? {
@@ -140,7 +154,7 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError {
 }
 
 /// Why one server's device information could not be checked.
-public enum DeviceInformationCheckError: MobileAuthenticationClientError {
+public enum DeviceInformationCheckError: MobileAuthenticationClientError, DeviceServiceOperationError {
     case ClockSkewTooBig(cause: (any Error)?)
     case DeviceProtectionError(cause: (any Error)?)
     /// The server refused the device's signature: it knows none of the device's dispatch targets.
@@ -151,14 +165,13 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError {
     case Unknown(cause: (any Error)?)
 
     init(_ failure: DeviceServiceFailure) {
-        switch failure.kind {
-        case .clockSkew: self = .ClockSkewTooBig(cause: failure)
-        case .network, .insecure: self = .NetworkError(cause: failure)
-        case .rateLimited(let limit): self = .NetworkError(cause: limit)
-        case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
-        case .refused, .noDispatchTarget: self = .Forbidden(cause: failure)
-        case .nameTaken, .other: self = .Unknown(cause: failure)
-        }
+        self = Self.common(failure) ?? {
+            switch failure.kind {
+            case .notSupported: .OperationNotSupportedByBackend(cause: failure)
+            case .refused, .noDispatchTarget: .Forbidden(cause: failure)
+            default: .Unknown(cause: failure)
+            }
+        }()
     }
 
     public var errorDescription: String? {
@@ -185,7 +198,7 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError {
 }
 
 /// Why one mismatch could not be resolved.
-public enum DeviceInformationSyncError: MobileAuthenticationClientError {
+public enum DeviceInformationSyncError: MobileAuthenticationClientError, DeviceServiceOperationError {
     case ClockSkewTooBig(cause: (any Error)?)
     case DeviceProtectionError(cause: (any Error)?)
     case NetworkError(cause: (any Error)?)
@@ -194,13 +207,8 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError {
     case Unknown(cause: (any Error)?)
 
     init(_ failure: DeviceServiceFailure) {
-        switch failure.kind {
-        case .clockSkew: self = .ClockSkewTooBig(cause: failure)
-        case .network, .insecure: self = .NetworkError(cause: failure)
-        case .rateLimited(let limit): self = .NetworkError(cause: limit)
-        case .notSupported: self = .OperationNotSupportedByBackend(cause: failure)
-        case .refused, .nameTaken, .noDispatchTarget, .other: self = .Unknown(cause: failure)
-        }
+        self = Self.common(failure)
+            ?? (failure.kind == .notSupported ? .OperationNotSupportedByBackend(cause: failure) : .Unknown(cause: failure))
     }
 
     public var errorDescription: String? {
