@@ -42,8 +42,8 @@ final class ObservabilityTests: XCTestCase {
             XCTAssertEqual(value(text, #"mauth_http_requests_total{method="GET",route="NotFound",status="404"}"#), 1,
                            "an unknown path is one series, whatever the path")
             XCTAssertFalse(text.contains("/no/such/path"))
-            XCTAssertEqual(value(text, #"mauth_uaf_decisions_total{operation="registration",status_code="1200"}"#), 1, text)
-            XCTAssertEqual(value(text, "mauth_uaf_decisions_total{operation=\"authentication\",status_code=\"\(rejected.statusCode)\"}"), 1, text)
+            XCTAssertEqual(value(text, #"mauth_decisions_total{operation="registration",status_code="1200"}"#), 1, text)
+            XCTAssertEqual(value(text, "mauth_decisions_total{operation=\"authentication\",status_code=\"\(rejected.statusCode)\"}"), 1, text)
             XCTAssertEqual(value(text, #"mauth_http_request_duration_seconds_count{method="POST",route="/nevisfido/uaf/1.1/registration"}"#), 1)
             XCTAssertEqual(value(text, "mauth_database_pool_size"), 1)
             XCTAssertEqual(value(text, "mauth_database_operations_in_flight"), 0)
@@ -61,7 +61,7 @@ final class ObservabilityTests: XCTestCase {
         XCTAssertEqual(value(text, #"mauth_http_requests_total{method="POST",route="/r",status="200"}"#), 3, text)
         XCTAssertEqual(value(text, #"mauth_http_requests_total{method="POST",route="/r",status="400"}"#), 1, text)
         XCTAssertEqual(value(text, #"mauth_http_request_duration_seconds_count{method="POST",route="/r"}"#), 4, text)
-        XCTAssertEqual(value(text, #"mauth_uaf_decisions_total{operation="authentication",status_code="1200"}"#), 2, text)
+        XCTAssertEqual(value(text, #"mauth_decisions_total{operation="authentication",status_code="1200"}"#), 2, text)
     }
 
     func testMetricsCanBeTurnedOff() async throws {

@@ -43,7 +43,7 @@ final class LoadRunnerTests: XCTestCase {
     }
 
     func decisions(_ operation: String, _ statusCode: Int, on server: RunningFIDOServer? = nil) -> Double {
-        (server ?? self.server).metrics.value(of: "mauth_uaf_decisions_total{operation=\"\(operation)\",status_code=\"\(statusCode)\"}") ?? 0
+        (server ?? self.server).metrics.value(of: "mauth_decisions_total{operation=\"\(operation)\",status_code=\"\(statusCode)\"}") ?? 0
     }
 
     func testAnAuthenticationRunCountsExactlyTheFlowsTheServerAccepted() async throws {
@@ -102,7 +102,7 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertEqual(report.measured.endpoints.map(\.latency.count), [100])
         let text = String(decoding: server.metrics.exposition(), as: UTF8.self)
         XCTAssertTrue(text.contains(#"mauth_http_requests_total{method="GET",route="/health/live",status="200"} 100"#), text)
-        XCTAssertFalse(text.contains("mauth_uaf_decisions_total{"), "no UAF work was done")
+        XCTAssertFalse(text.contains("mauth_decisions_total{"), "no UAF work was done")
     }
 
     func testATransactionRunConfirmsTheText() async throws {

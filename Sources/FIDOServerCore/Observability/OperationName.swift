@@ -1,7 +1,7 @@
 import UAF
 
 /// The name of a server operation, as it appears in decision logs and as the `operation` label of
-/// `mauth_uaf_decisions_total`.
+/// `mauth_decisions_total`.
 ///
 /// A metric label must come from a bounded set, or a caller creates a new series, kept for the process's life, with
 /// every distinct value it can make us count. So an operation name is either a string literal written in this module

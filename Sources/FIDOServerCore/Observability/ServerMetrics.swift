@@ -11,8 +11,8 @@ import Prometheus
 ///   the matched route template (`/nevisfido/devices/credentials/{deviceId}`), or `NotFound`, so a caller cannot
 ///   create series by inventing paths;
 /// - `http_requests_in_flight`;
-/// - `uaf_decisions_total{operation, status_code}`: every verification and request outcome by UAF status code
-///   (1200 accepted, 1498 bad signature, ...);
+/// - `decisions_total{operation, status_code}`: every decision a service takes, a UAF operation's by its UAF
+///   status code (1200 accepted, 1498 bad signature, ...), a passkey ceremony's or another step's by its HTTP status;
 /// - `database_operations_in_flight`, `database_pool_size`, `database_operation_duration_seconds` (which includes
 ///   the wait for a pooled connection, so a saturated pool shows as latency here first);
 /// - `process_resident_memory_bytes`, read at each scrape;
@@ -105,7 +105,7 @@ public final class ServerMetrics: Sendable {
 
     package func decided(_ decision: ServerDecision) {
         decisionSeries.value(for: DecisionKey(operation: decision.operation, statusCode: decision.statusCode)) {
-            Metrics.Counter(label: "mauth_uaf_decisions_total", dimensions: [("operation", decision.operation.rawValue), ("status_code", String(decision.statusCode))],
+            Metrics.Counter(label: "mauth_decisions_total", dimensions: [("operation", decision.operation.rawValue), ("status_code", String(decision.statusCode))],
                             factory: factory)
         }.increment()
     }
