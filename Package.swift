@@ -403,7 +403,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "LoadGeneratorTests", dependencies: [
-            "LoadGenerator", "FIDOServer", "FIDOServerTesting", "FIDOSimulation",
+            "LoadGenerator", "FIDOServer", "FIDOServerTesting", "FIDOSimulation", nio("NIOCore"), nio("NIOEmbedded"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: [

@@ -123,13 +123,21 @@ enum LoadClientError: Error, CustomStringConvertible {
 final class HTTPExchange: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     private var pending: EventLoopPromise<(Int, ByteBuffer)>?
+    /// What ended the connection, once something has. A TLS handshake fails between the connect and the first
+    /// request, with no request to fail yet; kept here, it fails that request at once instead of leaving it to the
+    /// request timeout, and names the real cause (an untrusted certificate, not "no answer").
+    private var ended: (any Error)?
     private var status = 0
     private var body = ByteBuffer()
 
-    func expect(_ promise: EventLoopPromise<(Int, ByteBuffer)>) { pending = promise }
+    func expect(_ promise: EventLoopPromise<(Int, ByteBuffer)>) {
+        if let ended { promise.fail(ended) } else { pending = promise }
+    }
 
-    /// Fails the request under way, if any (each promise is completed exactly once).
+    /// Ends the connection's exchange with `error` (the first cause is kept) and fails the request under way, if
+    /// any (each promise is completed exactly once).
     func fail(_ error: any Error) {
+        if ended == nil { ended = error }
         let promise = pending
         pending = nil
         promise?.fail(error)
