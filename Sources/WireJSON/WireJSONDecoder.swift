@@ -184,6 +184,36 @@ final class JSONDocument {
         }
     }
 
+    /// The value at `index`, by the kind the parser recorded (``JSONValue``'s reading without trial). A number that
+    /// does not fit a `Double` is refused, as decoding it as `Double` would be.
+    func value(at index: Int) throws -> JSONValue {
+        let node = nodes[index]
+        switch node.kind {
+        case .null: return .null
+        case .bool: return .bool(node.flag)
+        case .string: return .string(string(node))
+        case .number: return .number(try double(node, nil))
+        case .array:
+            var values: [JSONValue] = []
+            values.reserveCapacity(node.count)
+            var child = index + 1
+            for _ in 0..<node.count {
+                values.append(try value(at: child))
+                child = after(child)
+            }
+            return .array(values)
+        case .object:
+            var members: [String: JSONValue] = [:]
+            members.reserveCapacity(node.count)
+            var child = index + 1
+            for _ in 0..<node.count {
+                members[string(nodes[child])] = try value(at: child + 1)
+                child = after(child + 1)
+            }
+            return .object(members)
+        }
+    }
+
     /// `error`, with `key` as its path if it names no member of its own.
     static func naming(_ error: DecodingError, _ key: (any CodingKey)?) -> DecodingError {
         guard let key else { return error }

@@ -29,6 +29,32 @@ final class WireJSONTests: XCTestCase {
         assertRefused(type, Array(json.utf8), file: file, line: line)
     }
 
+    // MARK: - free-form values
+
+    /// `JSONValue` through the wire decoder is read by the parsed kind of each value; through Foundation's decoder it
+    /// is read by trial, an independent path: both give the same values for every kind, nested.
+    func testAFreeFormValueReadsAsFoundationReadsIt() throws {
+        for json in [#"{"a":true,"b":false,"c":null,"d":1.5,"e":-2,"f":"text \u00e9\n","g":[1,"x",[],{}],"h":{"i":{"j":[null]}}}"#,
+                     #"[]"#, #"[1e300,-0,0.1]"#, #"{}"#, #"{"k":""}"#] {
+            try assertSameValue(JSONValue.self, json)
+            try assertSameValue([String: JSONValue]?.self, json.hasPrefix("{") ? json : "null")
+        }
+    }
+
+    /// A number no `Double` holds is refused, as decoding it as `Double` is (by trial it was refused as a whole).
+    func testAFreeFormNumberOutsideDoubleIsRefused() {
+        assertRefused(JSONValue.self, #"{"n":1e400}"#)
+        assertRefused(JSONValue.self, #"[1e-400]"#)
+    }
+
+    /// An object of 30,000 empty objects, the shape of a padded `clientExtensionResults`, reads to the same value.
+    func testAWideFreeFormObjectReadsWhole() throws {
+        let json = "{" + (0..<30_000).map { #""m\#($0)":{}"# }.joined(separator: ",") + "}"
+        guard case .object(let members) = try WireJSONDecoder().decode(JSONValue.self, from: json) else { return XCTFail("not an object") }
+        XCTAssertEqual(members.count, 30_000)
+        XCTAssertEqual(members["m29999"], .object([:]))
+    }
+
     // MARK: - messages
 
     static let appID = "https://rp.example/nevisfido/uaf/1.1/facets"
