@@ -3,8 +3,11 @@ import Foundation
 /// What the FIDO Metadata Service says about one FIDO2 authenticator model (an MDS3 BLOB entry with an `aaguid`):
 /// the part a WebAuthn relying party acts on at registration.
 public struct FIDO2Metadata: Sendable, Equatable {
-    /// The model's AAGUID, 16 bytes.
+    /// The model's AAGUID, 16 bytes; zero for a U2F model, which the service names by
+    /// ``attestationCertificateKeyIdentifiers`` instead.
     public var aaguid: [UInt8]
+    /// A U2F model's attestation certificates, by key identifier (lower-case hex SHA-1 of the subjectPublicKey bits).
+    public var attestationCertificateKeyIdentifiers: [String]
     public var description: String
     /// The statement's `attestationTypes` as MDS3 writes them (`basic_full`, `basic_surrogate`, `attca`, `anonca`, `none`).
     public var attestationTypes: [String]
@@ -14,8 +17,9 @@ public struct FIDO2Metadata: Sendable, Equatable {
     public var statusReports: [StatusReport]
 
     public init(aaguid: [UInt8], description: String, attestationTypes: [String] = [], attestationRootCertificates: [[UInt8]] = [],
-                statusReports: [StatusReport] = []) {
+                statusReports: [StatusReport] = [], attestationCertificateKeyIdentifiers: [String] = []) {
         self.aaguid = aaguid; self.description = description; self.attestationTypes = attestationTypes
+        self.attestationCertificateKeyIdentifiers = attestationCertificateKeyIdentifiers.map { $0.lowercased() }
         self.attestationRootCertificates = attestationRootCertificates; self.statusReports = statusReports
     }
 }

@@ -95,10 +95,14 @@ public struct COSEKey: Sendable {
         case ed25519(Curve25519.Signing.PublicKey)
     }
 
+    /// The longest encoded key accepted, in registration and sign-in alike (one rule, so a key that registers can
+    /// always be read back): an RSA-8192 key takes about 1,050 bytes; the rest is room for labels a key may carry.
+    public static let maximumEncodedBytes = 4096
+
     /// The key in `bytes`, one CBOR item, read under the well-formed rules (see the module's documentation).
     public init(bytes: [UInt8]) throws(COSEKeyError) {
         let value: CBOR
-        do { value = try CBORDecoder(rules: .wellFormed, maximumDepth: 4, maximumBytes: 4096).decode(bytes) } catch {
+        do { value = try CBORDecoder(rules: .wellFormed, maximumDepth: 4, maximumBytes: Self.maximumEncodedBytes).decode(bytes) } catch {
             throw COSEKeyError(.malformed(error))
         }
         try self.init(value, encoded: bytes)
@@ -106,6 +110,9 @@ public struct COSEKey: Sendable {
 
     /// The key `value`, decoded from `encoded`.
     init(_ value: CBOR, encoded: [UInt8]) throws(COSEKeyError) {
+        guard encoded.count <= Self.maximumEncodedBytes else {
+            throw COSEKeyError(.malformed(CBORError(.tooLarge(limit: Self.maximumEncodedBytes), at: 0)))
+        }
         guard let map = value.map else { throw COSEKeyError(.notAMap) }
         guard let kty = map[int: 1]?.int else { throw COSEKeyError(.missingParameter(label: 1)) }
         guard let alg = map[int: 3]?.int else { throw COSEKeyError(.missingParameter(label: 3)) }

@@ -42,12 +42,15 @@ public struct VerifiedRegistration: Sendable {
     public var userVerified: Bool
     public var backupEligible: Bool
     public var backupState: Bool
-    /// The model the authenticator names (16 bytes); the client's word unless ``trustAnchor`` is set.
+    /// The model the authenticator names (16 bytes): the client's word unless ``modelBound``.
     public var aaguid: [UInt8]
+    /// Whether the attestation binds the model (``VerifiedAttestation/ModelBinding``): ``aaguid`` signed by a key
+    /// only its maker holds, or a U2F key whose certificate the Metadata Service knows.
+    public var modelBound: Bool
     public var attestation: VerifiedAttestation
     /// The root the attestation chains to; nil for `none`, self, and an attestation no accepted root vouches for.
     public var trustAnchor: Certificate?
-    /// The Metadata Service's entry for ``aaguid``, when it has one.
+    /// The Metadata Service's entry for the model the attestation binds, when it has one.
     public var metadata: FIDO2Metadata?
     public var transports: [String]
     /// The authenticator extension outputs' identifiers, unprocessed (§7.1 step 28 is the caller's: it knows what it asked for).
@@ -93,26 +96,48 @@ public struct RegistrationCeremony: Sendable {
         guard offered.contains(credential.publicKey.algorithm) else { throw fail(.algorithmNotOffered(credential.publicKey.algorithm.rawValue)) }
         // Steps 21–22.
         let attestation = try object.verify(clientDataHash: clientDataHash, now: now)
-        // Step 23: what the Metadata Service says about the model. A model it reports compromised or revoked is
-        // refused whatever the attestation (a revoked model's `none` is no better than its `packed`).
+        // Step 23: what the Metadata Service says about the model. The model is only what the attestation binds
+        // (``VerifiedAttestation/ModelBinding``): a claimed AAGUID can make the client refused (a model reported
+        // compromised or revoked is refused whatever the attestation: a revoked model's `none` is no better than its
+        // `packed`), but never trusted, allowed or counted as having metadata.
         let named = credential.aaguid != AAGUID.zero
-        let metadata = named ? trust.metadata(credential.aaguid) : nil
-        if let metadata, let report = StatusReport.registrationRefusal(in: metadata.statusReports, attestationCertificates: attestation.trustPath, at: now) {
-            throw fail(.authenticatorRevoked(report.status.rawValue))
+        let claimedMetadata = named ? trust.metadata(credential.aaguid) : nil
+        var keyIdentifierMetadata: FIDO2Metadata?
+        if case .keyIdentifier(let identifier) = attestation.modelBinding { keyIdentifierMetadata = trust.keyIdentifierMetadata(identifier) }
+        for metadata in [claimedMetadata, keyIdentifierMetadata].compactMap({ $0 }) {
+            if let report = StatusReport.registrationRefusal(in: metadata.statusReports, attestationCertificates: attestation.trustPath, at: now) {
+                throw fail(.authenticatorRevoked(report.status.rawValue))
+            }
         }
-        if metadata == nil, !policy.allowsAuthenticatorsWithoutMetadata { throw fail(.metadataMissing) }
         // Step 24: the type the policy accepts, then the chain (every chain of a compound statement) must reach a
         // root the relying party accepts.
         guard policy.allowedTypes.contains(attestation.type) else { throw fail(.attestationTypeNotAllowed(attestation.type)) }
-        let anchor = await trustAnchor(attestation, metadata: metadata, now: now)
+        let anchor = await trustAnchor(attestation, metadata: keyIdentifierMetadata ?? claimedMetadata, now: now)
+        // The model is bound only through a chain that reaches an accepted root: anyone can make a certificate that
+        // names an AAGUID.
+        var boundAAGUID: [UInt8]?
+        var modelMetadata: FIDO2Metadata?
+        if let anchor {
+            switch attestation.modelBinding {
+            case .certificate where named: boundAAGUID = credential.aaguid; modelMetadata = claimedMetadata
+            case .attestationKey where named:
+                // A certificate without the extension binds the model only through a root of that model's own
+                // metadata, which FIDO certifies for that model alone.
+                let roots = (claimedMetadata?.attestationRootCertificates ?? []).compactMap { try? Certificate(derEncoded: $0) }
+                if roots.contains(anchor) { boundAAGUID = credential.aaguid; modelMetadata = claimedMetadata }
+            case .keyIdentifier: modelMetadata = keyIdentifierMetadata
+            default: break
+            }
+        }
         if policy.requireTrustedAttestation, anchor == nil { throw fail(.attestationNotTrusted) }
-        if let allowed = policy.allowedAAGUIDs, !allowed.contains(credential.aaguid) { throw fail(.authenticatorNotAllowed) }
+        if modelMetadata == nil, !policy.allowsAuthenticatorsWithoutMetadata { throw fail(.metadataMissing) }
+        if let allowed = policy.allowedAAGUIDs, !(boundAAGUID.map(allowed.contains) ?? false) { throw fail(.authenticatorNotAllowed) }
 
         return VerifiedRegistration(
             credentialID: credential.credentialID, publicKey: credential.publicKey, signCount: authenticatorData.signCount,
             userVerified: authenticatorData.flags.contains(.userVerified), backupEligible: authenticatorData.flags.contains(.backupEligible),
-            backupState: authenticatorData.flags.contains(.backupState), aaguid: credential.aaguid, attestation: attestation,
-            trustAnchor: anchor, metadata: metadata, transports: response.transports,
+            backupState: authenticatorData.flags.contains(.backupState), aaguid: credential.aaguid, modelBound: boundAAGUID != nil || modelMetadata != nil,
+            attestation: attestation, trustAnchor: anchor, metadata: modelMetadata, transports: response.transports,
             extensions: authenticatorData.extensions?.keys.compactMap(\.text) ?? [])
     }
 

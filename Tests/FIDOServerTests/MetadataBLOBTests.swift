@@ -73,6 +73,20 @@ final class MetadataBLOBTests: XCTestCase {
         XCTAssertNil(store.fido2Metadata(aaguid: AAGUID.zero))
     }
 
+    /// A U2F entry names no AAGUID: it is kept by its attestation certificate key identifiers (MDS3 §3.2), in either case.
+    func testAU2FEntryIsFoundByItsAttestationCertificateKeyIdentifier() async throws {
+        let key = "923881FE2F214EE465484371AEB72E97F5A58E0A"
+        let u2f = #"{"attestationCertificateKeyIdentifiers":["\#(key)"],"metadataStatement":{"attestationCertificateKeyIdentifiers":["\#(key)"],"description":"A U2F key","attestationTypes":["basic_full"],"attestationRootCertificates":[]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
+        let broken = #"{"attestationCertificateKeyIdentifiers":["not hex"],"statusReports":[]}"#
+        let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: [u2f, broken]))
+        XCTAssertEqual(blob.fido2.count, 1)
+        XCTAssertEqual(blob.skipped, ["not hex: attestationCertificateKeyIdentifiers are not 40 hex digits each"])
+        let store = try MetadataStore([], fido2: blob.fido2)
+        XCTAssertEqual(store.fido2Metadata(attestationCertificateKeyIdentifier: key.lowercased())?.description, "A U2F key")
+        XCTAssertEqual(store.fido2Metadata(attestationCertificateKeyIdentifier: key)?.statusReports.map(\.status), [.fidoCertified])
+        XCTAssertNil(store.fido2Metadata(aaguid: AAGUID.zero), "a U2F entry is no model with the zero AAGUID")
+    }
+
     func testAnRS256BLOBVerifies() async throws {
         let rsa = try TestMetadataService(algorithm: .rs256)
         let blob = try await verify(try rsa.blob(number: 1, nextUpdate: "2026-12-01", entries: entries), by: rsa)

@@ -344,7 +344,7 @@ final class PasskeyRouteTests: XCTestCase {
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             let answer = try await server.registerPasskey(&phone, username: "alice", attestation: .packedSelf)
             XCTAssertEqual(answer.status, 400)
-            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("step 23"), text(answer))
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("step 24): attestation type self is not allowed by the policy"), text(answer))
         }
     }
 

@@ -11,11 +11,12 @@ import _CryptoExtras
 
 /// `fido-u2f` (§8.6).
 final class FIDOU2FFormatTests: XCTestCase {
-    var registration = TestRegistration()
+    /// A U2F authenticator names no model: its authenticator data carries the zero AAGUID.
+    var registration: TestRegistration = { var registration = TestRegistration(); registration.aaguid = AAGUID.zero; return registration }()
 
     func u2f(_ registration: TestRegistration, certificateKey: Certificate.PublicKey? = nil, extraCertificate: Bool = false,
-             signer: P256.Signing.PrivateKey? = nil) throws -> CBOR {
-        let ca = try TestCA()
+             signer: P256.Signing.PrivateKey? = nil, ca: TestCA? = nil) throws -> CBOR {
+        let ca = try ca ?? TestCA()
         let key = P256.Signing.PrivateKey()
         let leaf = try ca.issue(certificateKey ?? .init(key.publicKey), subject: try DistinguishedName { CommonName("U2F key") }) {
             Critical(BasicConstraints.notCertificateAuthority)
@@ -31,10 +32,64 @@ final class FIDOU2FFormatTests: XCTestCase {
     }
 
     func testAU2FRegistrationVerifiesAsBasic() async throws {
-        registration.aaguid = AAGUID.zero
         let result = try await verified(registration.response("fido-u2f", try u2f(registration)), registration.expectation)
         XCTAssertEqual(result.attestation.type, .basic)
         XCTAssertEqual(result.attestation.trustPath.count, 1)
+    }
+
+    /// R77: the U2F signature does not cover the AAGUID, so a U2F key that names one claims a model nothing signs.
+    func testANonZeroAAGUIDIsRefused() async throws {
+        registration.aaguid = [UInt8](repeating: 0xAA, count: 16)
+        let reason = await reason(try u2f(registration))
+        XCTAssertEqual(reason, .aaguidNotZero)
+    }
+
+    /// The model of a U2F key is its certificate's key identifier, as the Metadata Service lists it: the SHA-1 of the
+    /// subjectPublicKey bits, computed here from the DER with swift-asn1's parser on its own.
+    func testTheModelIsTheCertificateKeyIdentifier() async throws {
+        let statement = try u2f(registration)
+        let result = try await verified(registration.response("fido-u2f", statement), registration.expectation)
+        let leaf = try XCTUnwrap(result.attestation.trustPath.first)
+        let certificate = try DER.parse(leaf)
+        guard case .constructed(let certificateNodes) = certificate.content, let tbs = Array(certificateNodes).first,
+              case .constructed(let tbsNodes) = tbs.content else { return XCTFail("not a certificate") }
+        // tbsCertificate: [0] version, serial, signature, issuer, validity, subject, subjectPublicKeyInfo.
+        let info = Array(tbsNodes)[6]
+        guard case .constructed(let infoNodes) = info.content, case .primitive(let bits) = Array(infoNodes)[1].content else { return XCTFail("no key") }
+        let expected = Insecure.SHA1.hash(data: Array(bits.dropFirst())).map { String(format: "%02x", $0) }.joined()
+        XCTAssertEqual(result.attestation.modelBinding, .keyIdentifier(expected))
+    }
+
+    /// R77: refused under every policy, whatever roots and metadata vouch for the key.
+    func testANonZeroAAGUIDIsRefusedUnderEveryPolicy() async throws {
+        registration.aaguid = [UInt8](repeating: 0xAA, count: 16)
+        let ca = try TestCA()
+        let statement = try u2f(registration, ca: ca)
+        let aaguid = registration.aaguid
+        let trust = AttestationTrust(roots: [ca.certificate], metadata: { $0 == aaguid ? FIDO2Metadata(aaguid: aaguid, description: "a FIDO2 model") : nil })
+        for policy in [lenientPolicy, .passkeys, .enterprise(allowedAAGUIDs: nil), .enterprise(allowedAAGUIDs: [aaguid])] {
+            let error = await refusal(registration.response("fido-u2f", statement), registration.expectation, policy: policy, trust: trust)
+            XCTAssertEqual(error?.reason, .attestationInvalid(AttestationStatementError("fido-u2f", .aaguidNotZero)))
+        }
+    }
+
+    /// A genuine U2F key is found in the Metadata Service by its certificate's key identifier, and passes `enterprise`.
+    func testAGenuineU2FKeyWithMetadataPassesEnterpriseByItsKeyIdentifier() async throws {
+        let ca = try TestCA()
+        let statement = try u2f(registration, ca: ca)
+        let plain = try await verified(registration.response("fido-u2f", statement), registration.expectation)
+        guard case .keyIdentifier(let identifier) = plain.attestation.modelBinding else { return XCTFail("no key identifier") }
+        let entry = FIDO2Metadata(aaguid: AAGUID.zero, description: "A U2F key", attestationRootCertificates: [TestCA.der(ca.certificate)],
+                                  attestationCertificateKeyIdentifiers: [identifier.uppercased()])
+        let trust = AttestationTrust(keyIdentifierMetadata: { entry.attestationCertificateKeyIdentifiers.contains($0) ? entry : nil })
+        let result = try await verified(registration.response("fido-u2f", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: nil), trust: trust)
+        XCTAssertEqual(result.metadata?.description, "A U2F key")
+        XCTAssertEqual(result.trustAnchor, ca.certificate)
+        XCTAssertTrue(result.modelBound)
+        // Without its metadata, the same key is refused: enterprise needs a known model.
+        let unknown = await refusal(registration.response("fido-u2f", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: nil),
+                                    trust: AttestationTrust(roots: [ca.certificate]))
+        XCTAssertEqual(unknown?.reason, .metadataMissing)
     }
 
     func testTwoCertificatesAreRefused() async throws {
@@ -89,6 +144,12 @@ final class AndroidKeyFormatTests: XCTestCase {
     func testAKeystoreAttestationVerifiesAsBasic() async throws {
         let result = try await verified(registration.response("android-key", try androidKey(description: Self.description(registration))), registration.expectation)
         XCTAssertEqual(result.attestation.type, .basic)
+    }
+
+    /// The credential key signs the authenticator data; its certificate names no model.
+    func testAKeystoreAttestationDoesNotBindTheModel() async throws {
+        let result = try await verified(registration.response("android-key", try androidKey(description: Self.description(registration))), registration.expectation)
+        XCTAssertEqual(result.attestation.modelBinding, .unbound)
     }
 
     func testAKeyOnlyTheSoftwareListDescribesVerifies() async throws {
@@ -168,6 +229,12 @@ final class AppleFormatTests: XCTestCase {
         XCTAssertEqual(result.attestation.type, .anonCA)
     }
 
+    /// Apple's anonymous CA certifies the hash of this authenticator data, for Apple's authenticator only.
+    func testAnAppleAttestationBindsTheModel() async throws {
+        let result = try await verified(registration.response("apple", try apple(nonce: nonce)), registration.expectation)
+        XCTAssertEqual(result.attestation.modelBinding, .certificate)
+    }
+
     func testACertificateWithoutTheNonceIsRefused() async throws {
         let reason = await reason(try apple(nonce: nil))
         XCTAssertEqual(reason, .certificateRequirement("has no nonce extension (1.2.840.113635.100.8.2)"))
@@ -212,6 +279,22 @@ final class NoneAndCompoundFormatTests: XCTestCase {
         XCTAssertEqual(result.attestation.components.map(\.type), [.self, .basic])
         XCTAssertEqual(result.attestation.type, .basic, "the compound takes the type of its first chain")
         XCTAssertEqual(result.trustAnchor, ca.certificate)
+    }
+
+    func testNoneDoesNotBindTheModel() async throws {
+        let result = try await verified(registration.response("none", .map(CBORMap())), registration.expectation)
+        XCTAssertEqual(result.attestation.modelBinding, .unbound)
+    }
+
+    /// A compound binds the model as its strongest statement does: each signs the same authenticator data.
+    func testACompoundBindsTheModelAsItsStrongestStatement() async throws {
+        let ca = try TestCA()
+        let (full, _) = try PackedFormatTests.full(registration, ca: ca, aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
+        let compound = CBOR.array([entry("packed", registration.packedSelf), entry("packed", full)])
+        let result = try await verified(registration.response("compound", compound), registration.expectation, trust: AttestationTrust(roots: [ca.certificate]))
+        XCTAssertEqual(result.attestation.components.map(\.modelBinding), [.unbound, .certificate])
+        XCTAssertEqual(result.attestation.modelBinding, .certificate)
+        XCTAssertTrue(result.modelBound)
     }
 
     func testACompoundOfOneStatementIsRefused() async {

@@ -26,6 +26,23 @@ final class PackedFormatTests: XCTestCase {
         await statementRefusal(registration.response("packed", statement), registration.expectation)
     }
 
+    func testSelfAttestationDoesNotBindTheModel() async throws {
+        let result = try await verified(registration.response("packed", registration.packedSelf), registration.expectation)
+        XCTAssertEqual(result.attestation.modelBinding, .unbound)
+    }
+
+    func testACertificateNamingTheAAGUIDBindsTheModel() async throws {
+        let (statement, _) = try Self.full(registration, ca: try TestCA(), aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
+        let result = try await verified(registration.response("packed", statement), registration.expectation)
+        XCTAssertEqual(result.attestation.modelBinding, .certificate)
+    }
+
+    func testACertificateWithoutTheAAGUIDLeavesTheBindingToItsRoot() async throws {
+        let (statement, _) = try Self.full(registration, ca: try TestCA())
+        let result = try await verified(registration.response("packed", statement), registration.expectation)
+        XCTAssertEqual(result.attestation.modelBinding, .attestationKey)
+    }
+
     func testAFullStatementVerifiesAsBasicWithItsTrustPath() async throws {
         let (statement, leaf) = try Self.full(registration, ca: try TestCA())
         let result = try await verified(registration.response("packed", statement), registration.expectation)

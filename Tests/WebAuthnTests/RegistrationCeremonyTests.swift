@@ -216,9 +216,57 @@ final class RegistrationCeremonyTests: XCTestCase {
         XCTAssertEqual(result?.1, .metadataMissing)
     }
 
-    func testTheMetadataOfTheModelIsReported() async throws {
-        let result = try await verified(registration.response("none", .map(CBORMap())), registration.expectation, trust: metadata())
+    func testTheMetadataOfABoundModelIsReported() async throws {
+        let ca = try TestCA()
+        let (statement, _) = try PackedFormatTests.full(registration, ca: ca, aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
+        let result = try await verified(registration.response("packed", statement), registration.expectation, trust: metadata(roots: [ca.certificate]))
         XCTAssertEqual(result.metadata?.description, "A test key")
+        XCTAssertTrue(result.modelBound)
+    }
+
+    /// `none` names a model nothing signs: its metadata is not the credential's, and cannot satisfy a policy.
+    func testTheMetadataOfAnUnboundModelIsNotReported() async throws {
+        let result = try await verified(registration.response("none", .map(CBORMap())), registration.expectation, trust: metadata())
+        XCTAssertNil(result.metadata)
+        XCTAssertFalse(result.modelBound)
+    }
+
+    func testAnUnboundModelWithMetadataIsStep23WhenThePolicyNeedsMetadata() async {
+        var policy = lenientPolicy
+        policy.allowsAuthenticatorsWithoutMetadata = false
+        let result = await step(registration, format: "packed", statement: registration.packedSelf, policy: policy, trust: metadata())
+        XCTAssertEqual(result?.1, .metadataMissing)
+    }
+
+    /// A certificate without the AAGUID extension under an operator's root (a vendor's root that serves several models)
+    /// does not bind the AAGUID: an allow-list naming it refuses.
+    func testAnAllowListRefusesAModelOnlyAnOperatorRootVouchesForWithoutTheExtension() async throws {
+        let ca = try TestCA()
+        let (statement, _) = try PackedFormatTests.full(registration, ca: ca)
+        let aaguid = registration.aaguid
+        // Metadata not required, so the allow-list is what decides (enterprise would refuse first for metadata).
+        let policy = AttestationPolicy(requireTrustedAttestation: true, allowedAAGUIDs: [aaguid], allowsAuthenticatorsWithoutMetadata: true,
+                                       requiresUserVerification: false)
+        let result = await step(registration, format: "packed", statement: statement, policy: policy,
+                                trust: AttestationTrust(roots: [ca.certificate], metadata: { _ in FIDO2Metadata(aaguid: aaguid, description: "other root") }))
+        XCTAssertEqual(result?.1, .authenticatorNotAllowed)
+    }
+
+    func testAnAllowListAcceptsACertificateNamingTheModelUnderAnOperatorRoot() async throws {
+        let ca = try TestCA()
+        let (statement, _) = try PackedFormatTests.full(registration, ca: ca, aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
+        let aaguid = registration.aaguid
+        let result = try await verified(registration.response("packed", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: [aaguid]),
+                                        trust: AttestationTrust(roots: [ca.certificate], metadata: { $0 == aaguid ? FIDO2Metadata(aaguid: aaguid, description: "k") : nil }))
+        XCTAssertEqual(result.aaguid, aaguid)
+    }
+
+    /// Anyone can make a certificate that names an AAGUID: without a chain to an accepted root it binds nothing.
+    func testACertificateNamingTheModelWithoutATrustedChainDoesNotBindIt() async throws {
+        let (statement, _) = try PackedFormatTests.full(registration, ca: try TestCA(), aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
+        let result = try await verified(registration.response("packed", statement), registration.expectation, trust: metadata())
+        XCTAssertFalse(result.modelBound)
+        XCTAssertNil(result.metadata)
     }
 
     func testAnAttestationTypeThePolicyDoesNotAllowIsStep24() async {
@@ -293,6 +341,25 @@ final class RegistrationCeremonyTests: XCTestCase {
         let result = await step(changed)
         XCTAssertEqual(result?.0, 25)
         XCTAssertEqual(result?.1, .authenticatorDataMalformed(.credentialIDTooLong(length: 1024)))
+    }
+
+    /// One size rule for the stored key: a key over ``COSEKey/maximumEncodedBytes`` is refused at registration, as
+    /// it would be at every sign-in. Before, a padded key registered and could then never sign in.
+    func testACredentialKeyOverTheSizeRuleIsStep13() async throws {
+        var changed = registration
+        let key = changed.credentialKey.publicKey
+        let padding = [UInt8](repeating: 0, count: COSEKey.maximumEncodedBytes)
+        changed.coseKey = CBOREncoder.encode(.map(CBORMap([
+            .init(.int(1), .int(2)), .init(.int(3), .int(-7)), .init(.int(-1), .int(1)),
+            .init(.int(-2), .bytes(Array(key.rawRepresentation.prefix(32)))), .init(.int(-3), .bytes(Array(key.rawRepresentation.suffix(32)))),
+            .init(.int(99), .bytes(padding)),
+        ])))
+        let result = await step(changed)
+        XCTAssertEqual(result?.0, 13)
+        XCTAssertEqual(result?.1, .authenticatorDataMalformed(.credentialPublicKey(.malformed(CBORError(.tooLarge(limit: COSEKey.maximumEncodedBytes), at: 0)))))
+        // The same key without its padding registers, and reads back as the sign-in reads it.
+        let verified = try await verified(registration.response("none", .map(CBORMap())), registration.expectation)
+        XCTAssertNoThrow(try COSEKey(bytes: verified.publicKey.encoded))
     }
 
     func testUnrequestedExtensionOutputsAreReportedNotRefused() async throws {

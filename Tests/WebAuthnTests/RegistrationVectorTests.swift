@@ -1,4 +1,6 @@
+import CBOR
 import Crypto
+import FIDOAttestation
 import Foundation
 import WebAuthn
 import X509
@@ -31,10 +33,25 @@ final class RegistrationVectorTests: XCTestCase {
         return RegistrationCeremony(relyingParty: relyingParty(vector), policy: chosen, trust: AttestationTrust(roots: [try attestationCA()]))
     }
 
-    static func response(_ vector: Vector) throws -> RegistrationResponse {
-        RegistrationResponse(credentialID: try vector.given("registration", "credential_id"),
-                             clientDataJSON: try vector.given("registration", "clientDataJSON"),
-                             attestationObject: try vector.given("registration", "attestationObject"))
+    /// The vector's registration. The `fido-u2f` vector's authenticator data names a random AAGUID, which the U2F
+    /// signature does not cover and this server refuses (a U2F key claiming a model); it is zeroed here, as a client
+    /// writes a U2F authenticator's, and the statement still verifies, for the AAGUID was never signed.
+    /// ``testTheU2FVectorAsWrittenIsRefusedForItsAAGUID`` keeps the vector as written.
+    static func response(_ vector: Vector, asWritten: Bool = false) throws -> RegistrationResponse {
+        var attestationObject: [UInt8] = try vector.given("registration", "attestationObject")
+        if vector.name.hasPrefix("fido-u2f"), !asWritten { attestationObject = try zeroingAAGUID(attestationObject) }
+        return RegistrationResponse(credentialID: try vector.given("registration", "credential_id"),
+                                    clientDataJSON: try vector.given("registration", "clientDataJSON"), attestationObject: attestationObject)
+    }
+
+    /// `object` with the AAGUID of its authenticator data (bytes 37 to 52) all zero.
+    static func zeroingAAGUID(_ object: [UInt8]) throws -> [UInt8] {
+        var map = try XCTUnwrap(try CBORDecoder(rules: .wellFormed).decode(object).map)
+        let index = try XCTUnwrap(map.entries.firstIndex { $0.key == .text("authData") })
+        var data = try XCTUnwrap(map.entries[index].value.bytes)
+        data.replaceSubrange(37..<53, with: AAGUID.zero)
+        map.entries[index] = .init(.text("authData"), .bytes(data))
+        return CBOREncoder.encode(.map(map))
     }
 
     static func expectation(_ vector: Vector) throws -> RegistrationExpectation {
@@ -72,7 +89,7 @@ final class RegistrationVectorTests: XCTestCase {
             XCTAssertEqual(result.backupState, expected["backupState"] as? Bool, vector.name)
             XCTAssertEqual(Int(result.signCount), expected["signCount"] as? Int, vector.name)
             XCTAssertEqual(result.credentialID, try vector.given("registration", "credential_id"), vector.name)
-            XCTAssertEqual(result.aaguid, try vector.given("registration", "aaguid"), vector.name)
+            XCTAssertEqual(result.aaguid, vector.name.hasPrefix("fido-u2f") ? AAGUID.zero : try vector.given("registration", "aaguid"), vector.name)
             let derived = try vector.derived("registration")
             XCTAssertEqual(result.publicKey.encoded, Vector.bytes(try XCTUnwrap(derived["credentialPublicKey_cose_hex"] as? String)), vector.name)
             if let spki = derived["credentialPublicKey_spki_der_hex"] as? String {
@@ -81,6 +98,13 @@ final class RegistrationVectorTests: XCTestCase {
             verified += 1
         }
         XCTAssertEqual(verified, 14)
+    }
+
+    /// R77 on the specification's own vector: its U2F statement verifies, but the AAGUID beside it is signed by nothing.
+    func testTheU2FVectorAsWrittenIsRefusedForItsAAGUID() async throws {
+        let vector = try XCTUnwrap(try WebAuthnVectorTests.vectors().first { $0.name == "fido-u2f-es256" })
+        let error = await Self.refusal(try Self.ceremony(vector), try Self.response(vector, asWritten: true), try Self.expectation(vector))
+        XCTAssertEqual(error?.reason, .attestationInvalid(AttestationStatementError("fido-u2f", .aaguidNotZero)))
     }
 
     func testEveryRegisteredCredentialVerifiesItsAssertion() async throws {

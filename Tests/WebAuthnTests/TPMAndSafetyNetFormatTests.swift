@@ -27,6 +27,7 @@ final class TPMFormatTests: XCTestCase {
         var eku = true
         var signer: P256.Signing.PrivateKey?
         var ca: TestCA?
+        var aaguidExtension: Certificate.Extension?
     }
 
     func parts() -> Parts {
@@ -55,6 +56,7 @@ final class TPMFormatTests: XCTestCase {
             Critical(BasicConstraints.notCertificateAuthority)
             if parts.san { Critical(SubjectAlternativeNames([.directoryName(directory)])) }
             if parts.eku { try ExtendedKeyUsage([ExtendedKeyUsage.Usage(oid: [2, 23, 133, 8, 3])]) }
+            if let aaguidExtension = parts.aaguidExtension { aaguidExtension }
         }
         let signature = try (parts.signer ?? aik).signature(for: certInfo)
         return statement(["ver": .text(parts.ver), "alg": .int(-7), "sig": der(signature), "x5c": .array([.bytes(leaf)]),
@@ -69,6 +71,16 @@ final class TPMFormatTests: XCTestCase {
         let result = try await verified(registration.response("tpm", try tpm(parts())), registration.expectation)
         XCTAssertEqual(result.attestation.type, .attCA)
         XCTAssertEqual(result.attestation.trustPath.count, 1)
+    }
+
+    /// The AIK signs certInfo over the authenticator data; only an AIK certificate that names the AAGUID binds it.
+    func testOnlyAnAIKCertificateNamingTheAAGUIDBindsTheModel() async throws {
+        let unnamed = try await verified(registration.response("tpm", try tpm(parts())), registration.expectation)
+        XCTAssertEqual(unnamed.attestation.modelBinding, .attestationKey)
+        var named = parts()
+        named.aaguidExtension = try TestCA.aaguidExtension(registration.aaguid)
+        let result = try await verified(registration.response("tpm", try tpm(named)), registration.expectation)
+        XCTAssertEqual(result.attestation.modelBinding, .certificate)
     }
 
     func testAnotherVersionIsRefused() async throws {
@@ -213,6 +225,13 @@ final class SafetyNetFormatTests: XCTestCase {
     func testASafetyNetAttestationVerifiesAsBasic() async throws {
         let result = try await verified(registration.response("android-safetynet", try safetyNet(Claims())), registration.expectation)
         XCTAssertEqual(result.attestation.type, .basic)
+    }
+
+    /// Google signs a nonce any app on the device may choose: the AAGUID stays the client's word.
+    func testASafetyNetAttestationDoesNotBindTheModel() async throws {
+        let result = try await verified(registration.response("android-safetynet", try safetyNet(Claims())), registration.expectation)
+        XCTAssertEqual(result.attestation.modelBinding, .unbound)
+        XCTAssertFalse(result.modelBound)
     }
 
     func testAnEmptyVersionIsRefused() async throws {

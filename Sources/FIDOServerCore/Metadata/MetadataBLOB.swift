@@ -69,9 +69,13 @@ package struct MetadataBLOB: Sendable {
             switch entry.content {
             case .otherFamily: continue
             case .fido2(let entry, let notes):
-                let name = AAGUID.text(entry.aaguid)
+                let keys = entry.attestationCertificateKeyIdentifiers
+                let name = keys.isEmpty ? AAGUID.text(entry.aaguid) : "U2F key \(keys[0])"
                 blob.skipped += notes.map { "\(name): \($0)" }
-                guard !blob.fido2.contains(where: { $0.aaguid == entry.aaguid }) else { blob.skipped.append("\(name): listed twice; the first entry is used"); continue }
+                guard !blob.fido2.contains(where: { keys.isEmpty ? $0.aaguid == entry.aaguid && $0.attestationCertificateKeyIdentifiers.isEmpty
+                                                                 : !Set($0.attestationCertificateKeyIdentifiers).isDisjoint(with: keys) }) else {
+                    blob.skipped.append("\(name): listed twice; the first entry is used"); continue
+                }
                 blob.fido2.append(entry)
             case .unreadable(let name, let reason): blob.skipped.append("\(name): \(reason)")
             case .uaf(let aaid, let statement, let reports, let notes):
@@ -147,13 +151,21 @@ package struct MetadataBLOB: Sendable {
         }
         var content: Content
 
-        enum CodingKeys: String, CodingKey { case aaid, aaguid, metadataStatement, statusReports }
+        enum CodingKeys: String, CodingKey { case aaid, aaguid, attestationCertificateKeyIdentifiers, metadataStatement, statusReports }
 
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             guard let aaid = try? c.decodeIfPresent(String.self, forKey: .aaid) else {
-                guard let aaguid = try? c.decodeIfPresent(String.self, forKey: .aaguid) else { content = .otherFamily; return }
-                content = Self.fido2(aaguid, c)
+                if let aaguid = try? c.decodeIfPresent(String.self, forKey: .aaguid) {
+                    guard let bytes = AAGUID.bytes(aaguid) else { content = .unreadable(aaguid, "not an AAGUID"); return }
+                    content = Self.fido2(name: aaguid, aaguid: bytes, keyIdentifiers: [], c)
+                } else if let keys = try? c.decodeIfPresent([String].self, forKey: .attestationCertificateKeyIdentifiers), let first = keys.first {
+                    // A U2F model: no AAGUID, named by its attestation certificates' key identifiers (40 hex digits each).
+                    guard keys.allSatisfy(Self.isKeyIdentifier) else { content = .unreadable(first, "attestationCertificateKeyIdentifiers are not 40 hex digits each"); return }
+                    content = Self.fido2(name: "U2F key \(first)", aaguid: AAGUID.zero, keyIdentifiers: keys.map { $0.lowercased() }, c)
+                } else {
+                    content = .otherFamily
+                }
                 return
             }
             guard AAID.isValid(aaid) else { content = .unreadable(aaid, "not an AAID"); return }
@@ -185,14 +197,13 @@ package struct MetadataBLOB: Sendable {
 
         /// A FIDO2 entry. As for UAF, its reports are read apart from its statement: a statement that cannot be read
         /// leaves the model without roots (no attestation of it is trusted) but never drops a revocation.
-        private static func fido2(_ aaguid: String, _ c: KeyedDecodingContainer<CodingKeys>) -> Content {
-            guard let bytes = AAGUID.bytes(aaguid) else { return .unreadable(aaguid, "not an AAGUID") }
-            guard let (reports, reportNotes) = reports(c) else { return .unreadable(aaguid, "statusReports is not an array of reports") }
+        private static func fido2(name: String, aaguid bytes: [UInt8], keyIdentifiers: [String], _ c: KeyedDecodingContainer<CodingKeys>) -> Content {
+            guard let (reports, reportNotes) = reports(c) else { return .unreadable(name, "statusReports is not an array of reports") }
             var notes = reportNotes
-            var entry = FIDO2Metadata(aaguid: bytes, description: "", statusReports: reports)
+            var entry = FIDO2Metadata(aaguid: bytes, description: "", statusReports: reports, attestationCertificateKeyIdentifiers: keyIdentifiers)
             do {
                 if let statement = try c.decodeIfPresent(FIDO2Statement.self, forKey: .metadataStatement) {
-                    if let named = statement.aaguid, AAGUID.bytes(named) != bytes {
+                    if keyIdentifiers.isEmpty, let named = statement.aaguid, AAGUID.bytes(named) != bytes {
                         notes.append("its statement describes \(named); the statement is left out")
                     } else {
                         entry.description = statement.description
@@ -208,6 +219,8 @@ package struct MetadataBLOB: Sendable {
             }
             return .fido2(entry, notes: notes)
         }
+
+        static func isKeyIdentifier(_ text: String) -> Bool { text.utf8.count == 40 && text.allSatisfy(\.isHexDigit) }
 
         /// What a WebAuthn relying party reads of a FIDO2 metadata statement.
         private struct FIDO2Statement: Decodable {

@@ -115,12 +115,20 @@ public struct MetadataStore: Sendable {
 
     /// The FIDO2 entries by AAGUID (16 bytes).
     private var fido2: [[UInt8]: FIDO2Metadata] = [:]
+    /// The U2F entries (no AAGUID) by attestation certificate key identifier (lower-case hex).
+    private var u2f: [String: FIDO2Metadata] = [:]
 
     /// A store of `statements`, the status reports the Metadata Service gave for AAIDs (which may name
     /// authenticators no statement describes: they are kept, and still refuse), and its FIDO2 entries (the first
-    /// entry for an AAGUID is kept).
+    /// entry for an AAGUID, or for a U2F key identifier, is kept).
     public init(_ statements: [MetadataStatement], statusReports: [String: [StatusReport]] = [:], fido2: [FIDO2Metadata] = []) throws(LoadError) {
-        for entry in fido2 where self.fido2[entry.aaguid] == nil { self.fido2[entry.aaguid] = entry }
+        for entry in fido2 {
+            if entry.attestationCertificateKeyIdentifiers.isEmpty {
+                if self.fido2[entry.aaguid] == nil { self.fido2[entry.aaguid] = entry }
+            } else {
+                for key in entry.attestationCertificateKeyIdentifiers where u2f[key] == nil { u2f[key] = entry }
+            }
+        }
         for (aaid, list) in statusReports where !list.isEmpty {
             guard AAID.isValid(aaid) else { throw LoadError.invalidAAID(aaid) }
             reports[AAID.normalized(aaid), default: []].append(contentsOf: list)
@@ -236,4 +244,6 @@ public struct MetadataStore: Sendable {
     public var all: [MetadataStatement] { statements.values.map(\.statement).sorted { $0.aaid < $1.aaid } }
     /// The Metadata Service's entry for a FIDO2 authenticator model, by its AAGUID (16 bytes).
     public func fido2Metadata(aaguid: [UInt8]) -> FIDO2Metadata? { fido2[aaguid] }
+    /// The Metadata Service's entry for a U2F model, by an attestation certificate key identifier (hex, either case).
+    public func fido2Metadata(attestationCertificateKeyIdentifier identifier: String) -> FIDO2Metadata? { u2f[identifier.lowercased()] }
 }

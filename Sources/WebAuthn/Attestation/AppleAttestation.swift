@@ -20,7 +20,8 @@ enum AppleAttestation {
         guard certified == nonce else { throw members.fail(.nonceMismatch) }
         // Step 4: the certificate is the credential key's.
         guard leaf.publicKey == input.credential.publicKey.certificatePublicKey else { throw members.fail(.credentialKeyMismatch) }
-        return VerifiedAttestation(format: "apple", type: .anonCA, certificates: certificates, trustPath: der)
+        // Apple's anonymous CA certifies the nonce over this authenticator data for Apple's authenticator only.
+        return VerifiedAttestation(format: "apple", type: .anonCA, certificates: certificates, trustPath: der, modelBinding: .certificate)
     }
 
     static func nonce(in value: ArraySlice<UInt8>) -> [UInt8]? {

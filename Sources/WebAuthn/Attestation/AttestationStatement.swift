@@ -29,11 +29,47 @@ public struct VerifiedAttestation: Sendable {
     public var trustPath: [[UInt8]]
     /// For `compound`: each statement it held, in order.
     public var components: [VerifiedAttestation]
+    /// What, if anything, signs the model the authenticator data names.
+    public var modelBinding: ModelBinding
     /// The parsed trust path, for chain validation.
     let certificates: [Certificate]
 
-    init(format: String, type: AttestationType, certificates: [Certificate] = [], trustPath: [[UInt8]] = [], components: [VerifiedAttestation] = []) {
+    init(format: String, type: AttestationType, certificates: [Certificate] = [], trustPath: [[UInt8]] = [], components: [VerifiedAttestation] = [],
+         modelBinding: ModelBinding = .unbound) {
         self.format = format; self.type = type; self.certificates = certificates; self.trustPath = trustPath; self.components = components
+        self.modelBinding = modelBinding
+    }
+
+    /// How an attestation binds the authenticator's model (its AAGUID, or a U2F key's certificate key identifier).
+    /// The AAGUID is a field of the authenticator data: a format that does not sign it with a key only the model's
+    /// maker holds leaves it the client's word, which never satisfies an allow-list or a metadata requirement.
+    public enum ModelBinding: Sendable, Equatable {
+        /// Nothing but the credential's own key signs the AAGUID, or nothing at all: `none`, self attestation,
+        /// `android-key` (the credential key signs; its certificate names no model) and `android-safetynet` (Google
+        /// signs a nonce any app on the device may choose).
+        case unbound
+        /// A certificate names the model: the attestation certificate's id-fido-gen-ce-aaguid extension, checked
+        /// against the authenticator data (`packed`, `tpm`), or Apple's anonymous CA, which certifies the
+        /// authenticator data's hash for Apple's own authenticator only (`apple`).
+        case certificate
+        /// The attestation key signed the authenticator data, AAGUID included, but its certificate names no model:
+        /// bound only when the chain reaches a root of that model's own metadata (FIDO's certification rule: a root
+        /// shared by several models puts the extension in its certificates).
+        case attestationKey
+        /// `fido-u2f`: no AAGUID (it must be zero); the model is the attestation certificate's key identifier, the
+        /// lower-case hex SHA-1 of its subjectPublicKey bits, as the Metadata Service's
+        /// `attestationCertificateKeyIdentifiers` list it.
+        case keyIdentifier(String)
+
+        /// The strongest of several (a `compound` statement's): each component's signature covers the same
+        /// authenticator data, so one that binds the model binds it for all.
+        static func strongest(_ bindings: [ModelBinding]) -> ModelBinding {
+            if bindings.contains(.certificate) { return .certificate }
+            if let identifier = bindings.lazy.compactMap({ if case .keyIdentifier(let id) = $0 { return id }; return nil }).first {
+                return .keyIdentifier(identifier)
+            }
+            return bindings.contains(.attestationKey) ? .attestationKey : .unbound
+        }
     }
 }
 
@@ -58,6 +94,8 @@ public struct AttestationStatementError: Error, Sendable, Equatable, CustomStrin
         case certificateRequirement(String)
         /// The certificate's AAGUID extension (1.3.6.1.4.1.45724.1.1.4) names another model than the authenticator data.
         case aaguidMismatch
+        /// `fido-u2f` with a non-zero AAGUID: the U2F signature does not cover it, so it would be a claim nothing signs.
+        case aaguidNotZero
         /// The signature does not verify with the key the format names.
         case signatureInvalid
         /// The certificate (android-key, apple) or `pubArea` (tpm) holds another key than the credential's.
@@ -91,6 +129,7 @@ public struct AttestationStatementError: Error, Sendable, Equatable, CustomStrin
         case .certificateKeyUnsuitable(let detail): what = "the attestation certificate's key \(detail)"
         case .certificateRequirement(let rule): what = "the attestation certificate \(rule)"
         case .aaguidMismatch: what = "the certificate's AAGUID is not the authenticator data's"
+        case .aaguidNotZero: what = "the authenticator data names an AAGUID, which a U2F signature does not cover (it must be zero)"
         case .signatureInvalid: what = "the signature does not verify"
         case .credentialKeyMismatch: what = "the attested key is not the credential's public key"
         case .nonceMismatch: what = "the attested challenge is not this registration's"
@@ -211,14 +250,16 @@ enum AttestationCertificateRules {
     static let aaguidExtension: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 45724, 1, 1, 4]
 
     /// When the certificate names an AAGUID (an OCTET STRING of 16 bytes inside the extension value), it must be the
-    /// authenticator data's, and the extension must not be critical (§8.2.1, §8.3.1).
-    static func checkAAGUID(_ certificate: Certificate, _ aaguid: [UInt8], format: String) throws(AttestationStatementError) {
-        guard let ext = certificate.extensions[oid: aaguidExtension] else { return }
+    /// authenticator data's, and the extension must not be critical (§8.2.1, §8.3.1). True when it names one.
+    @discardableResult
+    static func checkAAGUID(_ certificate: Certificate, _ aaguid: [UInt8], format: String) throws(AttestationStatementError) -> Bool {
+        guard let ext = certificate.extensions[oid: aaguidExtension] else { return false }
         guard !ext.critical else { throw AttestationStatementError(format, .certificateRequirement("marks its AAGUID extension critical")) }
         guard let inner = try? ASN1OctetString(derEncoded: ext.value), inner.bytes.count == 16 else {
             throw AttestationStatementError(format, .certificateRequirement("has an AAGUID extension that is not a 16-byte OCTET STRING"))
         }
         guard Array(inner.bytes) == aaguid else { throw AttestationStatementError(format, .aaguidMismatch) }
+        return true
     }
 
     /// basicConstraints, when present, must say "not a CA" (both §8.2.1 and §8.3.1 require CA=false).

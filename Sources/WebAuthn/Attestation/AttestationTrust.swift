@@ -11,9 +11,12 @@ public struct AttestationTrust: Sendable {
     public let roots: [Certificate]
     /// The metadata for an AAGUID (16 bytes), or nil when the service has none.
     public let metadata: @Sendable ([UInt8]) -> FIDO2Metadata?
+    /// The metadata of a U2F model, by its attestation certificate key identifier (lower-case hex), or nil.
+    public let keyIdentifierMetadata: @Sendable (String) -> FIDO2Metadata?
 
-    public init(roots: [Certificate] = [], metadata: @escaping @Sendable ([UInt8]) -> FIDO2Metadata? = { _ in nil }) {
-        self.roots = roots; self.metadata = metadata
+    public init(roots: [Certificate] = [], metadata: @escaping @Sendable ([UInt8]) -> FIDO2Metadata? = { _ in nil },
+                keyIdentifierMetadata: @escaping @Sendable (String) -> FIDO2Metadata? = { _ in nil }) {
+        self.roots = roots; self.metadata = metadata; self.keyIdentifierMetadata = keyIdentifierMetadata
     }
 
     /// The root of `roots` that `certificates` (leaf first) chain to at `now`, or nil. A chain that ends in a root
@@ -52,10 +55,11 @@ public struct AttestationPolicy: Sendable {
     public var requireTrustedAttestation: Bool
     /// The attestation types accepted.
     public var allowedTypes: Set<AttestationType>
-    /// The models accepted, by AAGUID (16 bytes); nil accepts any. A list implies trusted attestation: without it the
-    /// AAGUID is only the client's word.
+    /// The models accepted, by AAGUID (16 bytes); nil accepts any. A list implies trusted attestation, and only an
+    /// AAGUID the attestation binds (``VerifiedAttestation/ModelBinding``) can be on it: otherwise it is the client's word.
     public var allowedAAGUIDs: Set<[UInt8]>?
-    /// Whether an authenticator whose AAGUID the Metadata Service does not know may register (most synced passkeys).
+    /// Whether an authenticator whose model the Metadata Service does not know may register (most synced passkeys). A
+    /// model the attestation does not bind counts as unknown, whatever AAGUID it claims.
     public var allowsAuthenticatorsWithoutMetadata: Bool
     /// The user must be verified (UV) at registration, whatever the options asked.
     public var requiresUserVerification: Bool

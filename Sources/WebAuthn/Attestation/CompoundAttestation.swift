@@ -29,6 +29,7 @@ enum CompoundAttestation {
         // The compound's own type and trust path are those of its first statement that has a certificate chain
         // (else its first): that is the chain step 24 judges; every component stays listed.
         let lead = components.first { !$0.certificates.isEmpty } ?? components[0]
-        return VerifiedAttestation(format: "compound", type: lead.type, certificates: lead.certificates, trustPath: lead.trustPath, components: components)
+        return VerifiedAttestation(format: "compound", type: lead.type, certificates: lead.certificates, trustPath: lead.trustPath, components: components,
+                                   modelBinding: .strongest(components.map(\.modelBinding)))
     }
 }

@@ -1,4 +1,6 @@
 import Crypto
+import FIDOAttestation
+import Foundation
 import X509
 
 /// `fido-u2f` (WebAuthn §8.6): a U2F authenticator's registration signature, by its one attestation certificate.
@@ -20,6 +22,16 @@ enum FIDOU2FAttestation {
         let signed = [0x00] + input.authenticatorData.rpIDHash + input.clientDataHash + input.credential.credentialID + point
         let key = try members.signingKey(certificates[0], algorithm: COSEAlgorithm.es256.rawValue)
         guard key.isValidSignature(sig, for: signed) else { throw members.fail(.signatureInvalid) }
-        return VerifiedAttestation(format: "fido-u2f", type: .basic, certificates: certificates, trustPath: der)
+        // A U2F authenticator has no AAGUID and its signature does not cover one: a non-zero AAGUID is a claim nothing
+        // signs, which would let a U2F key register as any FIDO2 model an allow-list names.
+        guard input.credential.aaguid == AAGUID.zero else { throw members.fail(.aaguidNotZero) }
+        return VerifiedAttestation(format: "fido-u2f", type: .basic, certificates: certificates, trustPath: der,
+                                   modelBinding: .keyIdentifier(keyIdentifier(of: certificates[0])))
+    }
+
+    /// The certificate's key identifier as the Metadata Service lists U2F models (`attestationCertificateKeyIdentifiers`):
+    /// the lower-case hex SHA-1 of the subjectPublicKey BIT STRING's bits (RFC 5280 §4.2.1.2, method 1).
+    static func keyIdentifier(of certificate: Certificate) -> String {
+        SubjectKeyIdentifier(hash: certificate.publicKey).keyIdentifier.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -20,12 +20,14 @@ enum PackedAttestation {
         // The signature first: a statement that the certificate's key did not sign says nothing about it.
         let key = try members.signingKey(leaf, algorithm: alg)
         guard key.isValidSignature(sig, for: input.signedData) else { throw members.fail(.signatureInvalid) }
-        try checkCertificate(leaf, aaguid: input.credential.aaguid)
-        return VerifiedAttestation(format: "packed", type: .basic, certificates: certificates, trustPath: der)
+        let namesModel = try checkCertificate(leaf, aaguid: input.credential.aaguid)
+        return VerifiedAttestation(format: "packed", type: .basic, certificates: certificates, trustPath: der,
+                                   modelBinding: namesModel ? .certificate : .attestationKey)
     }
 
-    /// The packed attestation certificate's rules (§8.2.1).
-    static func checkCertificate(_ certificate: Certificate, aaguid: [UInt8]) throws(AttestationStatementError) {
+    /// The packed attestation certificate's rules (§8.2.1); true when it names the model (its AAGUID extension).
+    @discardableResult
+    static func checkCertificate(_ certificate: Certificate, aaguid: [UInt8]) throws(AttestationStatementError) -> Bool {
         try AttestationCertificateRules.checkVersion3(certificate, format: "packed")
         var attributes: [ASN1ObjectIdentifier: [String]] = [:]
         for rdn in certificate.subject {
@@ -41,6 +43,6 @@ enum PackedAttestation {
         }
         guard attributes[.RDNAttributeType.commonName]?.first?.isEmpty == false else { throw fail("has no subject CN") }
         try AttestationCertificateRules.checkNotCA(certificate, format: "packed")
-        try AttestationCertificateRules.checkAAGUID(certificate, aaguid, format: "packed")
+        return try AttestationCertificateRules.checkAAGUID(certificate, aaguid, format: "packed")
     }
 }

@@ -33,7 +33,7 @@ enum TPMAttestation {
         // Step 2 (the AIK certificate's rules) after the signature: an unsigned certInfo says nothing.
         let key = try members.signingKey(aik, algorithm: alg)
         guard key.isValidSignature(sig, for: certInfoBytes) else { throw members.fail(.signatureInvalid) }
-        try checkCertificate(aik, aaguid: input.credential.aaguid)
+        let namesModel = try checkCertificate(aik, aaguid: input.credential.aaguid)
         // Steps 3–6: certInfo is a TPM-generated certification of exactly this pubArea, over this registration.
         guard certInfo.magic == magic else { throw members.fail(.tpm("certInfo.magic is not TPM_GENERATED_VALUE")) }
         guard certInfo.type == attestCertify else { throw members.fail(.tpm("certInfo.type is not TPM_ST_ATTEST_CERTIFY")) }
@@ -43,7 +43,8 @@ enum TPMAttestation {
             throw members.fail(.tpm("certInfo.attested.name is not the name of pubArea"))
         }
         // qualifiedSigner, clockInfo and firmwareVersion are ignored, as §8.3 says (the W3C vector's clockInfo.safe is 0x33).
-        return VerifiedAttestation(format: "tpm", type: .attCA, certificates: certificates, trustPath: der)
+        return VerifiedAttestation(format: "tpm", type: .attCA, certificates: certificates, trustPath: der,
+                                   modelBinding: namesModel ? .certificate : .attestationKey)
     }
 
     /// H_alg of `data`, the hash of the statement's algorithm; nil for EdDSA, which no TPM signs with.
@@ -56,8 +57,9 @@ enum TPMAttestation {
         }
     }
 
-    /// The AIK certificate's rules (§8.3.1).
-    static func checkCertificate(_ certificate: Certificate, aaguid: [UInt8]) throws(AttestationStatementError) {
+    /// The AIK certificate's rules (§8.3.1); true when it names the model (its AAGUID extension).
+    @discardableResult
+    static func checkCertificate(_ certificate: Certificate, aaguid: [UInt8]) throws(AttestationStatementError) -> Bool {
         func fail(_ rule: String) -> AttestationStatementError { AttestationStatementError("tpm", .certificateRequirement(rule)) }
         try AttestationCertificateRules.checkVersion3(certificate, format: "tpm")
         guard certificate.subject.isEmpty else { throw fail("has a subject (an AIK certificate's is empty)") }
@@ -76,7 +78,7 @@ enum TPMAttestation {
             throw fail("has no extended key usage tcg-kp-AIKCertificate (2.23.133.8.3)")
         }
         try AttestationCertificateRules.checkNotCA(certificate, format: "tpm")
-        try AttestationCertificateRules.checkAAGUID(certificate, aaguid, format: "tpm")
+        return try AttestationCertificateRules.checkAAGUID(certificate, aaguid, format: "tpm")
     }
 
     /// Big-endian reads of a TPM structure; every read past the end is the structure's error.
