@@ -32,6 +32,35 @@ final class ProtocolCornerRouteTests: XCTestCase {
         }
     }
 
+    /// `op` is required on every GetUAFRequest (nevisFIDO lists it so): without it each endpoint answers 1400.
+    func testAGetUAFRequestWithoutOpIsRefusedOnEveryEndpoint() async throws {
+        try await InProcessServer.with { loopback in
+            let context = try UAFMessageCodec.encodeObject(["username": "alice"])
+            let body = try JSONEncoder().encode(GetUAFRequest(op: nil, context: context))
+            for path in ["/nevisfido/uaf/1.1/request/registration", "/nevisfido/uaf/1.1/request/authentication", "/nevisfido/uaf/1.1/request/deregistration"] {
+                let (status, data, _) = try await loopback.post(path, body: body, headers: try await loopback.bearer("alice"))
+                XCTAssertEqual(status, 200, path)
+                XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: data).statusCode, 1400, path)
+            }
+        }
+    }
+
+    /// A deregistration without `op`, with the user's own token, removes nothing: she still signs in with her key.
+    func testADeregistrationWithoutOpRemovesNothing() async throws {
+        try await InProcessServer.with { loopback in
+            var authenticator = SoftwareAuthenticator()
+            let registered = try await self.register(loopback, authenticator)
+            XCTAssertEqual(registered, 1200)
+            let body = try JSONEncoder().encode(GetUAFRequest(op: nil, context: try UAFMessageCodec.encodeObject(["username": "alice"])))
+            let (_, data, _) = try await loopback.post("/nevisfido/uaf/1.1/request/deregistration", body: body, headers: try await loopback.bearer("alice"))
+            XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: data).statusCode, 1400)
+            let (_, request) = try await loopback.authenticationRequest(username: "alice")
+            let response = try authenticator.authenticate(try XCTUnwrap(request), serverAppID: loopback.server.appID)
+            let signedIn = try await loopback.send("/nevisfido/uaf/1.1/authentication", response)
+            XCTAssertEqual(signedIn.statusCode, 1200)
+        }
+    }
+
     func testAZeroCounterIsRefusedWhenTheAuthenticatorIsNotListedAsCounterless() async throws {
         var configuration = InProcessServer.configuration()
         configuration.zeroCounterAAIDs = ["ABCD#ABCD"]

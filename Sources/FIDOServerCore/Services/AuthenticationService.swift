@@ -22,7 +22,8 @@ package struct AuthenticationService: Sendable {
     /// `caller` is the principal of the credential the caller presented, if any (the endpoint is open).
     /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
     package func request(_ request: GetUAFRequest, caller: Principal?, dispatchedSession: String? = nil) async throws -> IssuedRequest {
-        guard request.op == nil || request.op == .authentication else { throw ServiceFailure(.badRequest, "op must be Auth") }
+        // Required (nevisFIDO lists it so): a body without it must not run a authentication, least of all a deregistration.
+        guard request.op == .authentication else { throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Auth)" : "op must be Auth") }
         let context = try ServiceEnvironment.parseContext(Context.self, request.context)
         let transactions = context?.transaction ?? []
         try Self.validate(transactions: transactions)

@@ -12,7 +12,8 @@ package struct DeregistrationService: Sendable {
     package struct Context: Decodable { var username: String?; var aaid: [String]?; var keyIDs: [String]? }
 
     package func request(_ request: GetUAFRequest, principal: Principal) async throws -> IssuedRequest {
-        guard request.op == nil || request.op == .deregistration else { throw ServiceFailure(.badRequest, "op must be Dereg") }
+        // Required (nevisFIDO lists it so): a body without it must not run a deregistration, least of all a deregistration.
+        guard request.op == .deregistration else { throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Dereg)" : "op must be Dereg") }
         guard let context = try ServiceEnvironment.parseContext(Context.self, request.context), let username = context.username else {
             throw ServiceFailure(.badRequest, "context.username is required")
         }

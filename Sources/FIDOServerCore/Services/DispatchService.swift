@@ -44,7 +44,7 @@ package struct DispatchService: Sendable {
     /// Endpoints 8–10. `linkBase` replaces the configured app-link base for the `link` dispatchers (the Auth Cloud
     /// API hands out its own `appLinkUri`).
     package func dispatch(_ request: TokenRequest, operation: UAFOperation, principal: Principal?, linkBase: String? = nil) async throws -> TokenAnswer {
-        guard request.getUafRequest.op == nil || request.getUafRequest.op == operation else {
+        guard request.getUafRequest.op == operation else {
             throw ServiceFailure(.badRequest, "getUafRequest.op must be \(operation.rawValue)")
         }
         guard (request.dispatchInformation?.utf8.count ?? 0) <= 4096 else { throw ServiceFailure(.badRequest, "dispatchInformation longer than 4096 bytes") }

@@ -30,7 +30,8 @@ package struct RegistrationService: Sendable {
     /// Endpoint 1: issues a RegistrationRequest for the context's username, if `principal` may act for it.
     /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
     package func request(_ request: GetUAFRequest, principal: Principal, dispatchedSession: String? = nil) async throws -> IssuedRequest {
-        guard request.op == nil || request.op == .registration else { throw ServiceFailure(.badRequest, "op must be Reg") }
+        // Required (nevisFIDO lists it so): a body without it must not run a registration, least of all a deregistration.
+        guard request.op == .registration else { throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Reg)" : "op must be Reg") }
         guard let context = try ServiceEnvironment.parseContext(Context.self, request.context), let username = context.username else {
             throw ServiceFailure(.badRequest, "context.username is required")
         }
