@@ -14,7 +14,7 @@ extension SoftwarePasskeyAuthenticator {
         return FIDO2API.Credential(id: Base64URL.encode(made.credentialID),
                                    response: .init(clientDataJSON: Base64URL.encode(made.clientDataJSON),
                                                    attestationObject: Base64URL.encode(made.attestationObject), transports: made.transports),
-                                   clientExtensionResults: ["credProps": .object(["rk": .bool(true)])])
+                                   clientExtensionResults: .init(credProps: .init(rk: true)))
     }
 
     /// `navigator.credentials.get()` for `options`: the newest credential the allow list names (any discoverable one

@@ -131,17 +131,31 @@ public enum FIDO2API {
         }
     }
 
+    /// `clientExtensionResults` as far as the server reads it: `credProps` (WebAuthn §10.1.3), whether the new
+    /// passkey is discoverable. Every other member a client reports (`prf`, `largeBlob`, an extension not invented
+    /// yet) is skipped unread: the server acts on none of them, and reading a caller's free-form JSON into values
+    /// would make its size the server's cost.
+    public struct ClientExtensionResults: Codable, Sendable, Equatable {
+        /// `credProps`: `rk` is true for a discoverable credential.
+        public struct CredentialProperties: Codable, Sendable, Equatable {
+            public var rk: Bool?
+            public init(rk: Bool?) { self.rk = rk }
+        }
+        public var credProps: CredentialProperties?
+        public init(credProps: CredentialProperties? = nil) { self.credProps = credProps }
+    }
+
     /// The body of both result endpoints (`ServerPublicKeyCredential`).
     public struct Credential: Codable, Sendable, Equatable {
         public var id: String
         public var rawId: String?
         public var type: String
         public var response: AuthenticatorResponse
-        public var clientExtensionResults: [String: JSONValue]?
+        public var clientExtensionResults: ClientExtensionResults?
         /// nevisFIDO's name for the authenticator, kept with a new passkey.
         public var userFriendlyName: String?
         public var userAgent: String?
-        public init(id: String, response: AuthenticatorResponse, clientExtensionResults: [String: JSONValue]? = nil, userFriendlyName: String? = nil) {
+        public init(id: String, response: AuthenticatorResponse, clientExtensionResults: ClientExtensionResults? = nil, userFriendlyName: String? = nil) {
             self.id = id; rawId = id; type = "public-key"; self.response = response
             self.clientExtensionResults = clientExtensionResults; self.userFriendlyName = userFriendlyName
         }

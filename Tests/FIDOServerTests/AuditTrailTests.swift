@@ -50,6 +50,19 @@ final class AuditTrailTests: XCTestCase {
         try await database.close()
     }
 
+    /// A verified passkey sign-in or registration is kept whatever the address spent: only a key's holder causes one.
+    /// Before, it was budgeted as an anonymous event, so 60 cheap requests from the same address kept it out.
+    func testAVerifiedPasskeyCeremonyIsNeverBudgetedAsAnonymous() {
+        for operation: OperationName in ["passkey authentication", "passkey registration"] {
+            let verified = ServerDecision(operation: operation, username: "alice", statusCode: 200, detail: "verified")
+            XCTAssertEqual(AuditTrail.budgetKeys(principal: nil, client: "192.0.2.1", decision: verified), [], "\(operation)")
+            let refused = ServerDecision(operation: operation, username: "alice", statusCode: 400, detail: "refused")
+            XCTAssertEqual(AuditTrail.budgetKeys(principal: nil, client: "192.0.2.1", decision: refused), [.address("192.0.2.1")], "\(operation)")
+        }
+        let options = ServerDecision(operation: "passkey authentication options", username: "alice", statusCode: 200, detail: "issued")
+        XCTAssertEqual(AuditTrail.budgetKeys(principal: nil, client: "192.0.2.1", decision: options), [.address("192.0.2.1")])
+    }
+
     func testTheQueueIsBoundedAndNeverWaitedFor() async throws {
         let database = try await StoreDatabase.open(.sqliteInMemory)
         let stores = Stores(database: database)

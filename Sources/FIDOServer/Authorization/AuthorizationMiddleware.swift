@@ -82,6 +82,11 @@ struct Authorizer: Sendable {
     func presentedPrincipal(for request: Request, peerIP: String?, signed: SignedRequest?, cookie: Bool = false) async throws(AuthorizationFailure) -> Principal? {
         if let authorization = request.headers[.authorization] {
             guard let token = Self.bearerToken(authorization) else { throw .unauthenticated("Authorization header is not a bearer token") }
+            // Refused before any part of it is decoded: the header of an unverified token is a stranger's JSON, and
+            // HTTP allows 80 KB of it. Ours are under 1 KB; a relying party's RS256 token with its claims a few.
+            guard token.utf8.count <= TokenHeader.maximumTokenBytes else {
+                throw .unauthenticated("the bearer token is longer than \(TokenHeader.maximumTokenBytes) bytes")
+            }
             if await issuer.isOurs(token, now: clock()) { return try await sessionPrincipal(jwt: token) }
             guard let relyingParty else { throw .unauthenticated("no relying-party JWT keys are configured") }
             return try await relyingParty.principal(token: token, now: clock())

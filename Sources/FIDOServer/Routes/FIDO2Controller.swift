@@ -8,8 +8,8 @@ import WireJSON
 
 /// nevisFIDO's FIDO2 API (passkeys): the four ceremony endpoints and the related-origins document. Every answer is
 /// `application/json` with `status` and `errorMessage`: 200 `ok`, or `failed` with 400 (a body that cannot be read
-/// or a ceremony refused), 404 (a caller with credentials for a user who has no passkey), 415 (`Content-Type` is not
-/// `application/json`), 413 or 429 (too many unanswered ceremonies of one user, with `Retry-After`). 401 and 403 have
+/// or a ceremony refused), 404 (a caller with credentials for a user who has no passkey), 409 (a user who holds the
+/// most passkeys allowed), 415 (`Content-Type` is not `application/json`), 413 or 429 (too many unanswered ceremonies of one user, with `Retry-After`). 401 and 403 have
 /// the server's error body, as on every endpoint that takes credentials. 405 and 406 come from the route rules.
 struct FIDO2Controller {
     let passkeys: PasskeyService

@@ -201,12 +201,19 @@ public final class TokenIssuer: Sendable {
 }
 
 /// The protected header of a compact JWS, as far as the server reads it before verifying.
-enum TokenHeader {
-    /// The `kid` the token's header names, if any.
-    static func kid(of token: String) -> String? {
-        guard let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
-              let data = Base64URL.decode(String(header)) else { return nil }
-        return (try? JSONDecoder().decode([String: JSONValue].self, from: data))?["kid"]?.string
+package enum TokenHeader {
+    /// The longest bearer token the server reads at all (bytes of the compact form).
+    package static let maximumTokenBytes = 8192
+
+    /// The one member read before the signature is checked.
+    private struct Header: Decodable { var kid: String? }
+
+    /// The `kid` the token's header names, if any. Only `kid` is read (as text; another type reads as none), by the
+    /// wire's decoder, from a token of at most ``maximumTokenBytes``: an unverified header is a stranger's JSON.
+    package static func kid(of token: String) -> String? {
+        guard token.utf8.count <= maximumTokenBytes, let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
+              let data = Base64URL.decodeBytes(String(header)) else { return nil }
+        return (try? WireJSONDecoder().decode(Header.self, from: data))?.kid
     }
 }
 

@@ -239,12 +239,16 @@ extension ServerConfiguration {
         /// Dispatches to one dispatch target (push, or a payload encrypted to it) within a minute; more are answered
         /// 429. Each push lands on a person's phone, and each dispatch is an operation the device lists as pending.
         public var dispatchesPerTargetPerMinute: Int
+        /// Passkeys one user may hold. Registration options and results past it are refused (409) until she removes
+        /// one; with the stored key and credential ID bounded (4,096 and 1,023 bytes),
+        /// it bounds what one user makes the server store and read on every sign-in options request.
+        public var passkeysPerUser: Int
 
         public init(requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
                     idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
                     statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096,
                     qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64, dispatchesPerTargetPerMinute: Int = 10,
-                    maximumConnectionsPerAddress: Int = 64, handshakeDeadlineSeconds: Int = 10) {
+                    maximumConnectionsPerAddress: Int = 64, handshakeDeadlineSeconds: Int = 10, passkeysPerUser: Int = 32) {
             self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.ipv6PrefixLength = ipv6PrefixLength
             self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
             self.idleTimeoutSeconds = idleTimeoutSeconds; self.requestDeadlineSeconds = requestDeadlineSeconds
@@ -253,12 +257,13 @@ extension ServerConfiguration {
             self.anonymousContextBytes = anonymousContextBytes
             self.qrRenderingsAtOnce = qrRenderingsAtOnce; self.qrRenderingsWaiting = qrRenderingsWaiting
             self.dispatchesPerTargetPerMinute = dispatchesPerTargetPerMinute
+            self.passkeysPerUser = passkeysPerUser
         }
 
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case requestsPerMinutePerAddress, ipv6PrefixLength, outstandingRequestsPerUsername, idleTimeoutSeconds, requestDeadlineSeconds
             case maximumConnections, statusRetentionSeconds, anonymousContextBytes, qrRenderingsAtOnce, qrRenderingsWaiting
-            case dispatchesPerTargetPerMinute, maximumConnectionsPerAddress, handshakeDeadlineSeconds
+            case dispatchesPerTargetPerMinute, maximumConnectionsPerAddress, handshakeDeadlineSeconds, passkeysPerUser
         }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
@@ -276,7 +281,8 @@ extension ServerConfiguration {
                       qrRenderingsWaiting: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsWaiting) ?? d.qrRenderingsWaiting,
                       dispatchesPerTargetPerMinute: try c.decodeIfPresent(Int.self, forKey: .dispatchesPerTargetPerMinute) ?? d.dispatchesPerTargetPerMinute,
                       maximumConnectionsPerAddress: try c.decodeIfPresent(Int.self, forKey: .maximumConnectionsPerAddress) ?? d.maximumConnectionsPerAddress,
-                      handshakeDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .handshakeDeadlineSeconds) ?? d.handshakeDeadlineSeconds)
+                      handshakeDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .handshakeDeadlineSeconds) ?? d.handshakeDeadlineSeconds,
+                      passkeysPerUser: try c.decodeIfPresent(Int.self, forKey: .passkeysPerUser) ?? d.passkeysPerUser)
         }
 
         func validate() throws {
@@ -292,6 +298,7 @@ extension ServerConfiguration {
                 throw ConfigurationError.invalid("limits.maximumConnectionsPerAddress must be 1...1000000")
             }
             guard (1...300).contains(handshakeDeadlineSeconds) else { throw ConfigurationError.invalid("limits.handshakeDeadlineSeconds must be 1...300") }
+            guard (1...1000).contains(passkeysPerUser) else { throw ConfigurationError.invalid("limits.passkeysPerUser must be 1...1000") }
             guard (60...604_800).contains(statusRetentionSeconds) else {
                 throw ConfigurationError.invalid("limits.statusRetentionSeconds must be 60...604800")
             }

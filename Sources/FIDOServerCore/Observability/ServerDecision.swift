@@ -9,7 +9,11 @@ public struct ServerDecision: Sendable, CustomStringConvertible {
     /// A verified registration or authentication: only the holder of a registered key (or one a relying party let
     /// register) can cause it, so the audit trail keeps it even from a caller without credentials, whose other
     /// events are budgeted. Many users' logins may share one address (a carrier's NAT).
-    public var provesAKey: Bool { statusCode == 1200 && (operation == "registration" || operation == "authentication") }
+    /// A passkey's registration and sign-in count alike (200: the FIDO2 API answers in HTTP statuses).
+    public var provesAKey: Bool {
+        (statusCode == 1200 && (operation == "registration" || operation == "authentication"))
+            || (statusCode == 200 && (operation == "passkey registration" || operation == "passkey authentication"))
+    }
 
     public var description: String {
         "\(operation)\(username.map { " for \($0)" } ?? ""): \(statusCode) \(detail)"

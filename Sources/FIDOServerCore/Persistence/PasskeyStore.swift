@@ -67,6 +67,13 @@ public struct PasskeyStore: Sendable {
         }
     }
 
+    /// How many passkeys the user holds.
+    public func count(username: String) async throws -> Int {
+        try await database.run { sql in
+            try await sql.raw("SELECT count(*) AS n FROM passkeys WHERE username = \(bind: username)").first()
+        }.map { try $0.decode(column: "n", as: Int.self) } ?? 0
+    }
+
     /// The passkey with credential ID `id` (base64url), whoever's it is.
     public func passkey(id: String) async throws -> PasskeyRecord? {
         try await database.run { sql in

@@ -258,7 +258,7 @@ package struct DispatchService: Sendable {
 
 
     static func context(_ context: String?, addingUsername username: String) throws -> String {
-        var object = ((try? JSONDecoder().decode([String: JSONValue].self, from: Data((context ?? "{}").utf8))) ?? [:])
+        var object = ((try? WireJSONDecoder().decode([String: JSONValue].self, from: (context ?? "{}").utf8)) ?? [:])
         object["username"] = .string(username)
         return try JSONCoding.string(object)
     }
@@ -274,7 +274,7 @@ struct DispatchInformation {
     var notification: (title: String?, body: String?)?
 
     init(_ text: String?) {
-        guard let text, let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)) else { return }
+        guard let text, let object = try? WireJSONDecoder().decode([String: JSONValue].self, from: text.utf8) else { return }
         switch object["data"] {
         case .string(let data)?: appData = data
         case let data?: appData = try? JSONCoding.string(data)

@@ -24,6 +24,9 @@ package struct PasskeyService: Sendable {
     static let userHandleBytes = 32
     /// Members of `extensions` an options request may carry; they are echoed, never stored.
     static let maximumExtensions = 16
+    /// The longest `extensions` an options request may carry, as the server writes it back (JSON bytes): the
+    /// extensions a browser knows take a few hundred (a `prf` salt is 32 bytes).
+    static let maximumExtensionBytes = 4096
     /// The longest display name and passkey name, in UTF-8 bytes.
     static let maximumNameBytes = 256
     /// Transports kept per passkey, each a short token (`usb`, `internal`, `hybrid`…).
@@ -65,6 +68,7 @@ package struct PasskeyService: Sendable {
         }
         let extensions = try Self.echoed(request.extensions, adding: ["credProps": .bool(true)])
         let existing = try await stores.passkeys.passkeys(username: username)
+        try refuseOverCap(username, holding: existing.count, step: "passkey registration options")
         let userHandle = existing.first?.userHandle ?? Base64URL.encode(SecureRandom.bytes(Self.userHandleBytes))
         let record = newCeremony(.registration, username: username, userHandle: userHandle, userVerification: userVerification)
         // Counted against her cap, like a UAF registration request: only a caller who may act for her asks for one.
@@ -121,6 +125,9 @@ package struct PasskeyService: Sendable {
             backupState: verified.backupState, transports: transports, aaguid: AAGUID.text(verified.aaguid),
             attestationFormat: verified.attestation.format, attestationType: verified.attestation.type.rawValue,
             discoverable: Self.residentKey(credential.clientExtensionResults), name: name, createdAt: environment.clock())
+        // Counted again: options issued before she reached the cap may still be answered. Two results of hers that
+        // commit at once on PostgreSQL may both pass; her unanswered ceremonies (a limit of their own) bound that.
+        try refuseOverCap(username, holding: try await stores.passkeys.count(username: username), step: "passkey registration")
         // §7.1 step 26: a credential ID registered before (to anyone) is refused; the primary key decides, on every instance.
         guard try await stores.passkeys.insert(record) else {
             environment.decide("passkey registration", username, 400, "refused: credential \(record.credentialID.prefix(10))… is already registered")
@@ -228,6 +235,15 @@ package struct PasskeyService: Sendable {
 
     // MARK: Shared
 
+    /// Refuses (409) a user who holds ``ServerConfiguration/Limits/passkeysPerUser`` passkeys already: without a cap
+    /// one user with a recent session could store passkeys without end, and every options request reads them all.
+    private func refuseOverCap(_ username: String, holding count: Int, step: OperationName) throws {
+        let limit = environment.limits.passkeysPerUser
+        guard count >= limit else { return }
+        environment.decide(step, username, 409, "refused: the user holds \(count) passkeys (at most \(limit))")
+        throw Refusal(.conflict, "too_many_passkeys", "this user holds \(limit) passkeys, the most allowed: remove one before adding another")
+    }
+
     private func newCeremony(_ kind: WebAuthnCeremonyRecord.Kind, username: String?, userHandle: String?,
                              userVerification: UserVerificationRequirement) -> WebAuthnCeremonyRecord {
         let now = environment.clock()
@@ -294,18 +310,18 @@ package struct PasskeyService: Sendable {
     }
 
     /// The request's extensions, echoed (the conformance tools check that), with `adding` set; at most
-    /// ``maximumExtensions`` members, so an anonymous caller's echo stays small.
+    /// ``maximumExtensions`` members and ``maximumExtensionBytes`` bytes, so an anonymous caller's echo stays small.
     static func echoed(_ extensions: [String: JSONValue]?, adding: [String: JSONValue]) throws -> [String: JSONValue]? {
         guard (extensions?.count ?? 0) <= maximumExtensions else {
             throw Refusal(.badRequest, "bad_request", "at most \(maximumExtensions) extensions")
+        }
+        if let extensions, !extensions.isEmpty, try WireJSONEncoder().encode(extensions).count > maximumExtensionBytes {
+            throw Refusal(.badRequest, "bad_request", "extensions must be at most \(maximumExtensionBytes) bytes of JSON")
         }
         let merged = (extensions ?? [:]).merging(adding) { first, _ in first }
         return merged.isEmpty ? nil : merged
     }
 
     /// `credProps.rk` of the client's extension results (WebAuthn §10.1.3): whether the passkey is discoverable.
-    static func residentKey(_ results: [String: JSONValue]?) -> Bool? {
-        guard case .object(let properties)? = results?["credProps"], case .bool(let rk)? = properties["rk"] else { return nil }
-        return rk
-    }
+    static func residentKey(_ results: FIDO2API.ClientExtensionResults?) -> Bool? { results?.credProps?.rk }
 }
