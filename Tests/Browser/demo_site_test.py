@@ -147,9 +147,9 @@ class Steps:
         assert zbar(sent) == scanned, "the rendered QR code and the one the server sent differ"
         return path, scanned
 
-    def log_in(self, username, message=None, by_app=False):
+    def log_in(self, username, message=None, by_app=False, page=None):
         """Fills the start page's log-in form (its transaction replaced when `message` is given) and submits it."""
-        self.driver.get(DEMO)
+        self.driver.get(page or DEMO)
         self.driver.find_element(By.ID, "login-username").send_keys(username)
         if message is not None:
             field = self.driver.find_element(By.ID, "login-message")
@@ -169,9 +169,9 @@ class Steps:
         self.wait.until(EC.presence_of_element_located((By.ID, "passkey-card")))
         self.driver.execute_script("document.getElementById('passkey-username').value = arguments[0];", username)
 
-    def passkey_status(self, states=("registered", "error")):
-        """The passkey card's status once it is one of `states`: (state, text)."""
-        element = self.driver.find_element(By.ID, "passkey-status")
+    def passkey_status(self, states=("registered", "error"), element_id="passkey-status"):
+        """The passkey card's status (or another passkey status line) once it is one of `states`: (state, text)."""
+        element = self.driver.find_element(By.ID, element_id)
         self.wait.until(lambda _: element.get_attribute("data-state") in states)
         return element.get_attribute("data-state"), element.text
 
@@ -419,11 +419,20 @@ def main():
         steps.step("passkey with a bogus signature: refused", bogus_signature)
 
         def excluded():
+            # Dave signs in and asks to add a passkey from the page that welcomes him: the options exclude the one
+            # this authenticator holds. A sign-up for dave is refused as taken before any options are made.
             steps.passkey_page("dave")
             driver.find_element(By.ID, "passkey-signup").click()
             state, text = steps.passkey_status()
+            assert state == "error" and "log in first" in text, text
+            steps.passkey_page("dave")
+            driver.find_element(By.ID, "passkey-signin").click()
+            steps.signed_in_with_passkey("dave")
+            driver.find_element(By.ID, "add-passkey").click()
+            state, text = steps.passkey_status(element_id="add-passkey-status")
             assert state == "error" and "already has a passkey" in text, text
             assert len([c for c in authenticator.credentials() if c["userName"] == "dave"]) == 1
+            steps.shot("21-passkey-excluded.png")
         steps.step("a second passkey for dave on the same authenticator: excluded by the options", excluded)
 
         def removed_by_admin():
@@ -432,14 +441,33 @@ def main():
             refused("not registered", "22-passkey-removed.png")
         steps.step("a passkey the admin removed: the sign-in is refused", removed_by_admin)
 
-        def passkey_then_phone():
-            # Dave deletes the passkey the bank removed from his device: each sign-in below has one passkey to offer,
-            # as a person would pick one from the browser's list.
+        def stranger_cannot_add_a_passkey():
+            # Carol enrolled her phone: a fresh browser asking for a passkey for her is told to sign in first.
             authenticator.clear()
             steps.passkey_page("carol")
             driver.find_element(By.ID, "passkey-signup").click()
-            state, text = steps.passkey_status()
+            state, text = steps.passkey_status(("error", "registered"))
+            assert state == "error" and text.startswith("No passkey can be made for this username."), text
+            assert "log in first" in text, text
+            assert not authenticator.credentials(), authenticator.credentials()
+            shown = json.loads(admin("user", "show", "carol", "--json"))
+            assert not shown["passkeys"], shown
+            steps.shot("23-passkey-stranger-refused.png")
+        steps.step("takeover refused: a fresh browser cannot add a passkey to carol, who enrolled her phone", stranger_cannot_add_a_passkey)
+
+        def passkey_then_phone():
+            # Carol logs in with her phone at the passkeys' origin, adds a passkey from the page that welcomes her,
+            # signs in with it, and confirms a payment on her phone (the step-up).
+            steps.log_in("carol", page=PASSKEY_DEMO)
+            steps.wait.until(EC.visibility_of_element_located((By.ID, "status")))
+            approved = device("approve", "--pin", PIN)
+            assert approved["approved"] is True, approved
+            steps.wait_outcome("Transaction confirmed")
+            driver.find_element(By.ID, "add-passkey").click()
+            state, text = steps.passkey_status(element_id="add-passkey-status")
             assert state == "registered", text
+            driver.execute_script("document.getElementById('add-passkey-status').scrollIntoView();")
+            steps.shot("24-passkey-added.png")
             steps.passkey_page("carol")
             driver.find_element(By.ID, "passkey-signin").click()
             steps.signed_in_with_passkey("carol")
@@ -450,8 +478,8 @@ def main():
             approved = device("approve", "--pin", PIN)
             assert approved["approved"] is True and approved["transaction"] == MESSAGE, approved
             steps.wait_outcome("Transaction confirmed")
-            steps.shot("23-passkey-then-phone.png")
-        steps.step("step-up: carol signs in with a passkey, then confirms a payment on her phone", passkey_then_phone)
+            steps.shot("25-passkey-then-phone.png")
+        steps.step("carol logs in with her phone, adds a passkey there, signs in with it and confirms a payment on her phone", passkey_then_phone)
     finally:
         driver.quit()
     print(f"browser test: {steps.passed} passed, {steps.failed} failed (screenshots in {SHOTS})")

@@ -6,6 +6,7 @@ import Hummingbird
 import JWTKit
 import Mustache
 import NIOCore
+import WireJSON
 
 /// The relying-party web demo (`mauth server --demo-site`): an "Example Bank" whose sign-up shows an enrollment QR
 /// code and whose log-in asks the phone to confirm a transaction, by push or QR code. It plays the relying party's
@@ -48,7 +49,7 @@ struct DemoSiteController {
         open.get("/") { _, _ in Self.seeOther(Self.base) }
         // The form endpoints are POSTs; a browser that opens one (a reload, a bookmark, the address bar) is sent to
         // the start page, not answered with the API's JSON refusal.
-        for path in ["signup", "login", "result", "cancel"] + (passkeys == nil ? [] : ["passkey/signup", "passkey/result"]) {
+        for path in ["signup", "login", "result", "cancel"] + (passkeys == nil ? [] : ["passkey/signup", "passkey/add", "passkey/result"]) {
             open.get(RouterPath(stringLiteral: "\(Self.base)/\(path)")) { _, _ in Self.seeOther(Self.base) }
         }
         open.get(RouterPath(stringLiteral: Self.base)) { request, _ in
@@ -108,33 +109,70 @@ struct DemoSiteController {
     /// itself (`/nevisfido/fido2/…`, open, bound by the challenge); a sign-in's token comes back through the
     /// `passkey/result` form, whose page shows it verified as a backend would.
     private func addPasskeys(_ open: RouterGroup<ServerRequestContext>, _ passkeys: PasskeyService) {
-        open.post(RouterPath(stringLiteral: "\(Self.base)/passkey/signup")) { request, _ in
-            guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
-                return FIDO2Controller.failed(.unsupportedMediaType, "Content-Type must be application/json")
-            }
-            struct SignUp: Decodable { var username: String }
-            do {
-                let body = try await request.body.collect(upTo: Self.maximumFormBytes)
-                guard let signUp = try? JSONDecoder().decode(SignUp.self, from: body) else { return FIDO2Controller.failed(.badRequest, "Send a username.") }
-                let username = signUp.username.trimmingCharacters(in: .whitespaces)
-                let user = try await service.demoUser(username: username)
-                let options = try await passkeys.registrationOptions(.init(username: user.username, displayName: user.username), principal: Self.principal)
-                return Wire.json(options, contentType: Wire.jsonContentType)
-            } catch let refusal as Refusal {
-                onRejection("demo passkey sign-up", ServiceFailure(.badRequest, refusal.message))
-                return FIDO2Controller.failed(refusal.status, refusal.message)
-            } catch let failure as ServiceFailure where failure.status != .internalServerError {
-                onRejection("demo passkey sign-up", failure)
-                return FIDO2Controller.failed(.badRequest, failure.detail)
-            } catch {
-                onRejection("demo passkey sign-up", ServiceFailure(.internalServerError, "\(error)"))
-                return FIDO2Controller.failed(.internalServerError, "Something went wrong on our side. Try again.")
-            }
+        struct SignUp: Decodable { var username: String }
+        // A new customer: registration options for a username nobody holds (``AuthCloudService/demoUser(username:)``).
+        passkeyOptions(open, "passkey/signup", as: SignUp.self, name: "demo passkey sign-up", missing: "Send a username.") { signUp in
+            let user = try await service.demoUser(username: signUp.username.trimmingCharacters(in: .whitespaces))
+            return try await passkeys.registrationOptions(.init(username: user.username, displayName: user.username), principal: Self.principal)
+        }
+        struct Add: Decodable { var proof: String }
+        // A customer who just signed in adds a passkey to her own account: the proof is the token of that sign-in (a
+        // phone's log-in or a passkey's), verified as the result page verifies it, and no older than
+        // ``stepUpSeconds``. This is the only way the demo adds a factor to an account someone holds.
+        passkeyOptions(open, "passkey/add", as: Add.self, name: "demo passkey add", missing: "Sign in first.") { add in
+            let username = try await signedInUser(add.proof)
+            let user = try await service.demoUserSignedIn(username: username)
+            return try await passkeys.registrationOptions(.init(username: user.username, displayName: user.username), principal: Self.principal)
         }
         postForm(open, "passkey/result", as: PasskeyResultForm.self, name: "demo passkey result",
                  home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
             pages.result(try await passkeyResult(form.token ?? ""))
         }
+    }
+
+    /// How recent a sign-in must be to add a passkey with it (the server's `tokens.recentAuthenticationSeconds` default).
+    static let stepUpSeconds: TimeInterval = 300
+
+    /// A JSON endpoint of the passkey card that answers registration options (or a refusal in the FIDO2 API's shape).
+    private func passkeyOptions<Body: Decodable & Sendable>(_ open: RouterGroup<ServerRequestContext>, _ path: String, as type: Body.Type, name: OperationName,
+                                                            missing: String, _ options: @escaping @Sendable (Body) async throws -> FIDO2API.CreationOptions) {
+        open.post(RouterPath(stringLiteral: "\(Self.base)/\(path)")) { request, _ in
+            guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
+                return FIDO2Controller.failed(.unsupportedMediaType, "Content-Type must be application/json")
+            }
+            do {
+                let body = try await request.body.collect(upTo: Self.maximumFormBytes)
+                guard let decoded = try? WireJSONDecoder().decode(Body.self, from: body.readableBytesView) else { return FIDO2Controller.failed(.badRequest, missing) }
+                return Wire.json(try await options(decoded), contentType: Wire.jsonContentType)
+            } catch let refusal as Refusal {
+                onRejection(name, ServiceFailure(.badRequest, refusal.message))
+                return FIDO2Controller.failed(refusal.status, refusal.message)
+            } catch let failure as ServiceFailure where failure.status != .internalServerError {
+                onRejection(name, failure)
+                return FIDO2Controller.failed(.badRequest, failure.detail)
+            } catch {
+                onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
+                return FIDO2Controller.failed(.internalServerError, "Something went wrong on our side. Try again.")
+            }
+        }
+    }
+
+    /// The user a recent sign-in's token names: a passkey sign-in's session token, or a phone log-in's result token
+    /// (an approval that succeeded). Refused when it does not verify, proves something else, or is older than
+    /// ``stepUpSeconds``.
+    private func signedInUser(_ proof: String) async throws -> String {
+        let refusal = Refusal(.unauthorized, "sign_in_required", "Sign in again first: adding a passkey needs a sign-in of the last five minutes.")
+        let issuedAt: Date, username: String
+        if let session = try? await verifiedSessionToken(proof) {
+            (issuedAt, username) = (session.iat.value, session.sub.value)
+        } else if proof.utf8.count <= 4096, let result = try? await verifyResultToken(proof), result.op == "approval", result.status == "succeeded" {
+            (issuedAt, username) = (result.iat.value, result.username)
+        } else {
+            throw refusal
+        }
+        // Why: a token someone found later (a screenshot, a shared machine) must not add a factor to her account.
+        guard abs(Date().timeIntervalSince(issuedAt)) <= Self.stepUpSeconds else { throw refusal }
+        return username
     }
 
     /// The claims of this server's session JWT that the passkey result shows. Verified with JWTKit's own claim types,
@@ -151,11 +189,17 @@ struct DemoSiteController {
         func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
     }
 
-    private func passkeyResult(_ token: String) async throws -> DemoPages.Result {
+    /// A passkey sign-in's session token, verified with the published JWKS; nil when it is not one.
+    private func verifiedSessionToken(_ token: String) async throws -> SessionTokenClaims? {
         let keys = JWTKeyCollection()
         try await keys.add(jwksJSON: String(decoding: try JSONEncoder().encode(issuer.jwks), as: UTF8.self))
         guard token.utf8.count <= 4096, let claims = try? await keys.verify(token, as: SessionTokenClaims.self),
-              claims.iss.value == issuer.issuer, claims.method == "passkey", claims.token_use == "authentication" else {
+              claims.iss.value == issuer.issuer, claims.method == "passkey", claims.token_use == "authentication" else { return nil }
+        return claims
+    }
+
+    private func passkeyResult(_ token: String) async throws -> DemoPages.Result {
+        guard let claims = try await verifiedSessionToken(token) else {
             throw Refusal(.badRequest, "bad_token", "That sign-in could not be verified. Sign in again.")
         }
         let formatter = ISO8601DateFormatter()
@@ -171,6 +215,7 @@ struct DemoSiteController {
         result.tokenKind = "session token"
         result.checks = "issuer, expiry, what proved the user (method) and what the token is for (token_use)"
         result.stepUpUsername = claims.sub.value
+        (result.passkeyProof, result.passkeyUsername) = (token, claims.sub.value)
         return result
     }
 
@@ -248,6 +293,7 @@ struct DemoSiteController {
                 ("iat", formatter.string(from: claims.iat.value)), ("exp", formatter.string(from: claims.exp.value)),
             ].map { DemoPages.Claim(name: $0.0, value: $0.1) }
             result.hasClaims = true
+            if passkeys != nil, claims.op == "approval" { (result.passkeyProof, result.passkeyUsername) = (token, claims.username) }
         case "pending":
             result.heading = "Still waiting"
             result.summary = "Your phone has not answered yet."
@@ -383,6 +429,10 @@ struct DemoPages: Sendable {
         var checks = "issuer, audience and expiry"
         /// After a passkey sign-in: the user whose payment the phone may confirm next (a link to the log-in form).
         var stepUpUsername: String?
+        /// After a sign-in, when the server has passkeys: the sign-in's token, which lets its owner add a passkey to
+        /// her account (`passkey/add`) for ``DemoSiteController/stepUpSeconds``, and her username.
+        var passkeyProof: String?
+        var passkeyUsername: String?
     }
 
     struct Home {

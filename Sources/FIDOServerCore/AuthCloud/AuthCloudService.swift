@@ -266,11 +266,24 @@ package struct AuthCloudService: Sendable {
         let existing = try await stores.authCloudUsers.user(username: username)
         let keys = try await stores.registrations.registrations(username: username)
         let passkeys = try await stores.passkeys.passkeys(username: username)
-        let registered = !keys.isEmpty || !passkeys.isEmpty
-        guard existing.map({ $0.createdBy == AuthCloudUserRecord.demoSite }) ?? !registered else {
-            throw Refusal(.conflict, "username_taken", "This username is taken; choose another.")
+        // A sign-up is only for a username nobody holds: anyone can open the page, so a sign-up for a user who has a
+        // phone or a passkey would let a stranger add one to her account and sign in as her. Her own new factors
+        // are added after she signed in (the demo's step-up).
+        guard keys.isEmpty, passkeys.isEmpty, existing.map({ $0.createdBy == AuthCloudUserRecord.demoSite }) ?? true else {
+            throw Refusal(.conflict, "username_taken", Self.usernameTaken)
         }
         return try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock(), createdBy: AuthCloudUserRecord.demoSite).record
+    }
+
+    /// What the demo's sign-up says of a username someone holds.
+    package static let usernameTaken = "This username is taken. If it is yours, log in first: then you can add a passkey to your account."
+
+    /// A user the demo created, for adding a factor after she signed in: the caller has verified her recent sign-in.
+    package func demoUserSignedIn(username: String) async throws -> AuthCloudUserRecord {
+        guard let user = try await stores.authCloudUsers.user(username: username), user.createdBy == AuthCloudUserRecord.demoSite else {
+            throw Self.userNotFound
+        }
+        return user
     }
 
     static func mayReach(_ user: AuthCloudUserRecord, _ principal: Principal) -> Bool {

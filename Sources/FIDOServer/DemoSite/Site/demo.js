@@ -42,36 +42,11 @@
   poll();
 })();
 
-// The start page's passkeys: the browser's WebAuthn API against the server's FIDO2 API (nevisFIDO's), with the
-// options and answers in their JSON forms (parseCreationOptionsFromJSON, parseRequestOptionsFromJSON, toJSON). On
-// the username field's first focus the page keeps one sign-in pending for its autofill (conditional mediation); a
-// button aborts it for its own ceremony. A sign-in's session token goes to the result page, which verifies it.
-(function () {
+// What both passkey parts share: the FIDO2 API's JSON answers, a refusal's words, the browser's errors, and a new
+// passkey made from the options one of the site's endpoints gives (a sign-up, or an account's owner adding one).
+var passkeys = (function () {
   "use strict";
-  var card = document.getElementById("passkey-card");
-  if (!card) { return; }
-  var field = document.getElementById("passkey-username");
-  var status = document.getElementById("passkey-status");
-  var resultForm = document.getElementById("passkey-result-form");
-  var pending = null;
-  // What a person reads first; the server's reason, for whoever helps them, below it in small print.
-  function say(state, text, detail) {
-    status.setAttribute("data-state", state);
-    status.textContent = text;
-    if (detail) {
-      var small = document.createElement("span");
-      small.className = "detail";
-      small.textContent = detail;
-      status.appendChild(small);
-    }
-  }
   function Refused(lead, detail) { this.lead = lead; this.detail = detail; }
-  if (!window.PublicKeyCredential || !PublicKeyCredential.parseRequestOptionsFromJSON) {
-    say("error", "This browser cannot use passkeys here.");
-    document.getElementById("passkey-signin").disabled = true;
-    document.getElementById("passkey-signup").disabled = true;
-    return;
-  }
   function post(path, body) {
     return fetch(path, { method: "POST", headers: { "Content-Type": "application/json", "Accept": "application/json" }, body: JSON.stringify(body) })
       .then(function (response) {
@@ -88,13 +63,68 @@
     if (error && error.name === "NotAllowedError") { return "Cancelled, or no passkey for this site was chosen."; }
     return (error && error.message) || "The browser could not use the passkey.";
   }
+  // What a person reads first; the server's reason, for whoever helps them, below it in small print.
+  function say(element, state, text, detail) {
+    element.setAttribute("data-state", state);
+    element.textContent = text;
+    if (detail) {
+      var small = document.createElement("span");
+      small.className = "detail";
+      small.textContent = detail;
+      element.appendChild(small);
+    }
+  }
+  function failing(element) {
+    return function (error) {
+      if (error instanceof Refused) { say(element, "error", error.lead, error.detail); return; }
+      var text = browserError(error);
+      if (text) { say(element, "error", text); }
+    };
+  }
+  function create(optionsPath, body, refusedLead) {
+    return post(optionsPath, body)
+      .then(function (options) {
+        check(options, refusedLead);
+        return navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options) });
+      })
+      .then(function (credential) {
+        var answer = credential.toJSON();
+        answer.userFriendlyName = "Passkey made on the Example Bank site";
+        return post("/nevisfido/fido2/attestation/result", answer);
+      })
+      .then(function (answer) { return check(answer, "The bank did not accept this passkey."); });
+  }
+  var usable = !!(window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON);
+  return { post: post, check: check, say: say, failing: failing, create: create, usable: usable };
+})();
+
+// The start page's passkeys: the browser's WebAuthn API against the server's FIDO2 API (nevisFIDO's), with the
+// options and answers in their JSON forms (parseCreationOptionsFromJSON, parseRequestOptionsFromJSON, toJSON). On
+// the username field's first focus the page keeps one sign-in pending for its autofill (conditional mediation); a
+// button aborts it for its own ceremony. A sign-in's session token goes to the result page, which verifies it.
+// "Create a passkey" is for a new username only: a customer adds one after signing in, from the result page.
+(function () {
+  "use strict";
+  var card = document.getElementById("passkey-card");
+  if (!card) { return; }
+  var field = document.getElementById("passkey-username");
+  var status = document.getElementById("passkey-status");
+  var resultForm = document.getElementById("passkey-result-form");
+  var pending = null;
+  function say(state, text, detail) { passkeys.say(status, state, text, detail); }
+  if (!passkeys.usable) {
+    say("error", "This browser cannot use passkeys here.");
+    document.getElementById("passkey-signin").disabled = true;
+    document.getElementById("passkey-signup").disabled = true;
+    return;
+  }
   function cancelPending() { if (pending) { pending.abort(); pending = null; } }
   function signIn(username, mediation) {
     var controller = new AbortController();
     if (mediation) { pending = controller; }
-    return post("/nevisfido/fido2/assertion/options", { username: username })
+    return passkeys.post("/nevisfido/fido2/assertion/options", { username: username })
       .then(function (options) {
-        check(options, "The bank cannot start a passkey sign-in right now.");
+        passkeys.check(options, "The bank cannot start a passkey sign-in right now.");
         var request = { publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options), signal: controller.signal };
         if (mediation) { request.mediation = mediation; card.setAttribute("data-conditional", "waiting"); }
         return navigator.credentials.get(request);
@@ -102,19 +132,15 @@
       .then(function (credential) {
         if (mediation) { card.setAttribute("data-conditional", "answered"); }
         say("waiting", "Checking your passkey…");
-        return post("/nevisfido/fido2/assertion/result", credential.toJSON());
+        return passkeys.post("/nevisfido/fido2/assertion/result", credential.toJSON());
       })
       .then(function (answer) {
-        check(answer, "Your passkey did not sign you in.");
+        passkeys.check(answer, "Your passkey did not sign you in.");
         document.getElementById("passkey-token").value = answer.token;
         resultForm.submit();
       });
   }
-  function fail(error) {
-    if (error instanceof Refused) { say("error", error.lead, error.detail); return; }
-    var text = browserError(error);
-    if (text) { say("error", text); }
-  }
+  var fail = passkeys.failing(status);
   document.getElementById("passkey-signin").addEventListener("click", function () {
     cancelPending();
     say("waiting", "Use your passkey…");
@@ -125,20 +151,8 @@
     if (!username) { say("error", "Choose a username first."); field.focus(); return; }
     cancelPending();
     say("waiting", "Creating a passkey for " + username + "…");
-    post("/demo/passkey/signup", { username: username })
-      .then(function (options) {
-        check(options, "No passkey can be made for this username.");
-        return navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options) });
-      })
-      .then(function (credential) {
-        var body = credential.toJSON();
-        body.userFriendlyName = "Passkey made on the Example Bank site";
-        return post("/nevisfido/fido2/attestation/result", body);
-      })
-      .then(function (answer) {
-        check(answer, "The bank did not accept this passkey.");
-        say("registered", "Passkey created for " + username + ". Sign in with it.");
-      })
+    passkeys.create("/demo/passkey/signup", { username: username }, "No passkey can be made for this username.")
+      .then(function () { say("registered", "Passkey created for " + username + ". Sign in with it."); })
       .catch(fail);
   });
   // Autofill starts when the field first gets focus, not on load: each pending request is a challenge the server keeps
@@ -150,5 +164,22 @@
     PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
       if (available) { signIn("", "conditional").catch(fail); }
     });
+  });
+})();
+
+// The result page of a sign-in (a phone's log-in or a passkey's): its owner adds a passkey to her own account, with
+// the token of the sign-in she just made as the proof the site checks.
+(function () {
+  "use strict";
+  var button = document.getElementById("add-passkey");
+  if (!button) { return; }
+  var status = document.getElementById("add-passkey-status");
+  if (!passkeys.usable) { passkeys.say(status, "error", "This browser cannot use passkeys here."); button.disabled = true; return; }
+  button.addEventListener("click", function () {
+    var username = button.getAttribute("data-username");
+    passkeys.say(status, "waiting", "Creating a passkey for " + username + "…");
+    passkeys.create("/demo/passkey/add", { proof: button.getAttribute("data-proof") }, "No passkey can be added right now.")
+      .then(function () { passkeys.say(status, "registered", "Passkey added to " + username + "'s account. Sign in with it next time."); })
+      .catch(passkeys.failing(status));
   });
 })();
