@@ -380,7 +380,7 @@ let package = Package(
         // Tests that need the real thing: a server on loopback over TLS, PostgreSQL, the SQLite engine's internals.
         .testTarget(name: "FIDOServerLiveTests", dependencies: [
             "FIDOServer", "FIDOServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "WireJSON",
-            "FIDOServerTesting", "TestSupport",
+            "CBOR", "FIDOServerTesting", "TestSupport",
             .product(name: "JWTKit", package: "jwt-kit"),
             .product(name: "X509", package: "swift-certificates"),
             .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -129,8 +129,12 @@ public struct RegistrationCeremony: Sendable {
             default: break
             }
         }
-        if policy.requireTrustedAttestation, anchor == nil { throw fail(.attestationNotTrusted) }
+        let presentsChain = !attestation.certificates.isEmpty || attestation.components.contains { !$0.certificates.isEmpty }
+        if policy.requireTrustedAttestation || (policy.refusesUntrustedChains && presentsChain), anchor == nil { throw fail(.attestationNotTrusted) }
         if modelMetadata == nil, !policy.allowsAuthenticatorsWithoutMetadata { throw fail(.metadataMissing) }
+        var namesModel = named
+        if case .keyIdentifier = attestation.modelBinding { namesModel = true }
+        if policy.chainsNeedMetadata, presentsChain, namesModel, (claimedMetadata ?? keyIdentifierMetadata) == nil { throw fail(.metadataMissing) }
         if let allowed = policy.allowedAAGUIDs, !(boundAAGUID.map(allowed.contains) ?? false) { throw fail(.authenticatorNotAllowed) }
 
         return VerifiedRegistration(

@@ -10,11 +10,12 @@ final class PackedFormatTests: XCTestCase {
     let registration = TestRegistration()
 
     /// A full packed statement: a batch key certified by `ca` signs; returns the statement and the leaf's DER.
-    static func full(_ registration: TestRegistration, ca: TestCA, notValidAfter: Date = TestCA.end, subject: DistinguishedName? = nil,
-                     isCA: Bool = false, aaguidExtension: Certificate.Extension? = nil, alg: Int64 = -7,
+    static func full(_ registration: TestRegistration, ca: TestCA, notValidBefore: Date = TestCA.start, notValidAfter: Date = TestCA.end,
+                     subject: DistinguishedName? = nil, isCA: Bool = false, aaguidExtension: Certificate.Extension? = nil, alg: Int64 = -7,
                      signer: P256.Signing.PrivateKey? = nil) throws -> (CBOR, [UInt8]) {
         let batch = P256.Signing.PrivateKey()
-        let leaf = try ca.issue(.init(batch.publicKey), subject: subject ?? TestCA.packedSubject(), notValidAfter: notValidAfter) {
+        let leaf = try ca.issue(.init(batch.publicKey), subject: subject ?? TestCA.packedSubject(), notValidBefore: notValidBefore,
+                                notValidAfter: notValidAfter) {
             if isCA { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0)) } else { Critical(BasicConstraints.notCertificateAuthority) }
             if let aaguidExtension { aaguidExtension }
         }

@@ -335,6 +335,75 @@ final class RegistrationCeremonyTests: XCTestCase {
         XCTAssertNil(notCarrying.map { "\($0)" })
     }
 
+    // MARK: The conformance policy: none and self accepted, a presented chain only when trusted
+
+    func testTheConformancePolicyAcceptsNoneAndSelf() async throws {
+        let none = try await verified(registration.response("none", .map(CBORMap())), registration.expectation, policy: .conformance)
+        XCTAssertNil(none.trustAnchor)
+        let selfAttested = try await verified(registration.response("packed", registration.packedSelf), registration.expectation, policy: .conformance)
+        XCTAssertEqual(selfAttested.attestation.type, .self)
+    }
+
+    func testTheConformancePolicyAcceptsAChainToTheModelsMetadataRoot() async throws {
+        let ca = try TestCA()
+        let (statement, _) = try PackedFormatTests.full(registration, ca: ca)
+        let result = try await verified(registration.response("packed", statement), registration.expectation, policy: .conformance,
+                                        trust: metadata(roots: [ca.certificate]))
+        XCTAssertEqual(result.trustAnchor, ca.certificate)
+    }
+
+    func testTheConformancePolicyRefusesARogueRoot() async throws {
+        let (statement, _) = try PackedFormatTests.full(registration, ca: try TestCA(name: "a rogue root"))
+        let result = await step(registration, format: "packed", statement: statement, policy: .conformance, trust: metadata(roots: [try TestCA().certificate]))
+        XCTAssertEqual(result?.1, .attestationNotTrusted)
+    }
+
+    func testTheConformancePolicyRefusesAnExpiredLeaf() async throws {
+        let ca = try TestCA()
+        let (statement, _) = try PackedFormatTests.full(registration, ca: ca, notValidAfter: TestCA.now.addingTimeInterval(-1))
+        let result = await step(registration, format: "packed", statement: statement, policy: .conformance, trust: metadata(roots: [ca.certificate]))
+        XCTAssertEqual(result?.1, .attestationNotTrusted)
+    }
+
+    func testTheConformancePolicyRefusesALeafNotYetValid() async throws {
+        let ca = try TestCA()
+        let (statement, _) = try PackedFormatTests.full(registration, ca: ca, notValidBefore: TestCA.now.addingTimeInterval(60))
+        let result = await step(registration, format: "packed", statement: statement, policy: .conformance, trust: metadata(roots: [ca.certificate]))
+        XCTAssertEqual(result?.1, .attestationNotTrusted)
+    }
+
+    /// Metadata is required only where a chain names a model: a trusted chain for an AAGUID the service does not know.
+    func testTheConformancePolicyNeedsMetadataForTheModelAChainNames() async throws {
+        let ca = try TestCA()
+        let (statement, _) = try PackedFormatTests.full(registration, ca: ca)
+        let result = await step(registration, format: "packed", statement: statement, policy: .conformance, trust: AttestationTrust(roots: [ca.certificate]))
+        XCTAssertEqual(result?.1, .metadataMissing)
+        var unnamed = registration
+        unnamed.aaguid = AAGUID.zero
+        let (anonymous, _) = try PackedFormatTests.full(unnamed, ca: ca)
+        let accepted = await step(unnamed, format: "packed", statement: anonymous, policy: .conformance, trust: AttestationTrust(roots: [ca.certificate]))
+        XCTAssertNil(accepted.map { "\($0)" }, "a chain that names no model needs no metadata")
+    }
+
+    /// GHSA-6hxq-p678-4hr2: a self-signed leaf, alone or with its own "root" in `x5c`, is no trust anchor. Only a
+    /// configured root or a model's metadata root is.
+    func testASelfSignedLeafIsNotItsOwnRoot() async throws {
+        let batch = P256.Signing.PrivateKey()
+        let subject = try TestCA.packedSubject()
+        let leaf = try Certificate(version: .v3, serialNumber: .init(), publicKey: .init(batch.publicKey), notValidBefore: TestCA.start, notValidAfter: TestCA.end,
+                                   issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+                                   extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: .init(batch))
+        let signature = try batch.signature(for: registration.signedData)
+        let rogue = try TestCA(name: "a root the attacker made")
+        for x5c in [[CBOR.bytes(TestCA.der(leaf))], [.bytes(TestCA.der(leaf)), .bytes(TestCA.der(rogue.certificate))]] {
+            let statement = statement(["alg": .int(-7), "sig": der(signature), "x5c": .array(x5c)])
+            let passkeys = try await verified(registration.response("packed", statement), registration.expectation)
+            XCTAssertNil(passkeys.trustAnchor, "x5c of \(x5c.count)")
+            let conformance = await step(registration, format: "packed", statement: statement, policy: .conformance)
+            XCTAssertEqual(conformance?.1, .attestationNotTrusted, "x5c of \(x5c.count)")
+        }
+    }
+
     func testACredentialIDOf1024BytesIsStep25() async {
         var changed = registration
         changed.credentialID = [UInt8](repeating: 7, count: 1024)

@@ -39,10 +39,10 @@ struct TestCA {
     }
 
     /// A certificate for `publicKey`, DER.
-    func issue(_ publicKey: Certificate.PublicKey, subject: DistinguishedName, notValidAfter: Date = end,
+    func issue(_ publicKey: Certificate.PublicKey, subject: DistinguishedName, notValidBefore: Date = start, notValidAfter: Date = end,
                @ExtensionsBuilder extensions: () throws -> Result<Certificate.Extensions, any Error>) throws -> [UInt8] {
         let certificate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: publicKey, notValidBefore: Self.start, notValidAfter: notValidAfter,
+            version: .v3, serialNumber: .init(), publicKey: publicKey, notValidBefore: notValidBefore, notValidAfter: notValidAfter,
             issuer: self.certificate.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions(builder: extensions), issuerPrivateKey: .init(key))
         return Self.der(certificate)

@@ -28,8 +28,9 @@ extension ServerConfiguration {
         /// How long a ceremony's challenge lives, in seconds (the browser's `timeout`).
         public var timeoutSeconds: Int
         /// What a registration's attestation must show: `passkeys` (any authenticator the Metadata Service does not
-        /// refuse, attested or not) or `enterprise` (attestation that chains to a trusted root, from the AAGUIDs in
-        /// `allowedAAGUIDs` when it is set).
+        /// refuse, attested or not), `conformance` (`none` and self accepted, a presented chain only when it reaches a
+        /// trusted root, with metadata for the model it names: what the FIDO2 conformance tool expects) or
+        /// `enterprise` (attestation that chains to a trusted root, from the AAGUIDs in `allowedAAGUIDs` when it is set).
         public var attestationPolicy: String
         /// Under `enterprise`: the authenticator models (AAGUIDs, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`) allowed.
         public var allowedAAGUIDs: [String]?
@@ -77,7 +78,7 @@ extension ServerConfiguration {
         /// The algorithm names this server accepts, with their COSE identifiers.
         package static let algorithmIdentifiers: [String: Int64] = ["ES256": -7, "EdDSA": -8, "ES384": -35, "ES512": -36, "RS256": -257]
         static let requirements = ["required", "preferred", "discouraged"]
-        static let attestationPolicies = ["passkeys", "enterprise"]
+        static let attestationPolicies = ["passkeys", "conformance", "enterprise"]
 
         func validate(developmentMode: Bool) throws {
             func invalid(_ detail: String) -> ConfigurationError { .invalid("fido2.\(detail)") }
@@ -108,7 +109,7 @@ extension ServerConfiguration {
                 throw invalid("algorithms must list each of ES256, EdDSA, ES384, ES512, RS256 at most once, at least one")
             }
             guard (10...3600).contains(timeoutSeconds) else { throw invalid("timeoutSeconds must be 10...3600") }
-            guard Self.attestationPolicies.contains(attestationPolicy) else { throw invalid("attestationPolicy must be passkeys or enterprise") }
+            guard Self.attestationPolicies.contains(attestationPolicy) else { throw invalid("attestationPolicy must be passkeys, conformance or enterprise") }
             if let allowed = allowedAAGUIDs {
                 guard attestationPolicy == "enterprise" else { throw invalid("allowedAAGUIDs needs attestationPolicy enterprise") }
                 if let bad = allowed.first(where: { AAGUID.bytes($0) == nil }) {

@@ -62,10 +62,7 @@ package struct PasskeyService: Sendable {
         if let attachment = selection.authenticatorAttachment, !["platform", "cross-platform"].contains(attachment) {
             throw Refusal(.badRequest, "bad_request", "authenticatorSelection.authenticatorAttachment must be platform or cross-platform")
         }
-        let attestation = request.attestation ?? "none"
-        guard ["none", "indirect", "direct", "enterprise"].contains(attestation) else {
-            throw Refusal(.badRequest, "bad_request", "attestation must be none, indirect, direct or enterprise")
-        }
+        let attestation = try settings.conveyance(asked: request.attestation)
         let extensions = try Self.echoed(request.extensions, adding: ["credProps": .bool(true)])
         let existing = try await stores.passkeys.passkeys(username: username)
         try refuseOverCap(username, holding: existing.count, step: "passkey registration options")
@@ -134,7 +131,7 @@ package struct PasskeyService: Sendable {
             throw Refusal(.badRequest, "registration_refused", "this credential is already registered")
         }
         environment.decide("passkey registration", username, 200,
-                           "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid), \(record.attestationFormat), \(record.attestationType)\(verified.trustAnchor == nil ? "" : ", trusted"))")
+                           "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid)\(verified.modelBound || verified.aaguid == AAGUID.zero ? "" : " unbound"), \(record.attestationFormat), \(record.attestationType), \(verified.trustAnchor == nil ? "untrusted" : "trusted"))")
         return FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
     }
 

@@ -30,6 +30,10 @@ package struct PasskeySettings: Sendable {
             var policy = AttestationPolicy.enterprise(allowedAAGUIDs: configuration.allowedAAGUIDs.map { Set($0.compactMap(AAGUID.bytes)) })
             policy.requiresUserVerification = verifies
             self.policy = policy
+        case "conformance":
+            var policy = AttestationPolicy.conformance
+            policy.requiresUserVerification = verifies
+            self.policy = policy
         default:
             policy = AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: verifies)
         }
@@ -44,6 +48,17 @@ package struct PasskeySettings: Sendable {
         } else {
             roots = []
         }
+    }
+
+    /// The attestation conveyance registration options carry: what the request asks for, or the policy's
+    /// (``AttestationPolicy/conveyance``); under a policy that requires trusted attestation a request for `none` or
+    /// `indirect` is raised to `direct`, since the browser would strip the chain the policy then demands.
+    func conveyance(asked: String?) throws -> String {
+        let asked = asked ?? policy.conveyance
+        guard ["none", "indirect", "direct", "enterprise"].contains(asked) else {
+            throw Refusal(.badRequest, "bad_request", "attestation must be none, indirect, direct or enterprise")
+        }
+        return policy.requireTrustedAttestation && (asked == "none" || asked == "indirect") ? "direct" : asked
     }
 
     /// The stronger of the configured minimum and what a request asks for; a request never lowers it.

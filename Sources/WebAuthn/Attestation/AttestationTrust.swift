@@ -50,6 +50,14 @@ struct AttestationCertificatePolicy: VerifierPolicy {
 /// reports compromised or revoked is refused whatever it sends. An attestation that verifies but does not chain to a
 /// root is registered as unverified (``VerifiedRegistration/trustAnchor`` is nil): refusing it would only make the
 /// client send `none` instead. ``enterprise(allowedAAGUIDs:)`` is for staff with issued security keys.
+/// ``conformance`` is what the FIDO2 conformance tool holds a server to: `none` and self accepted, any chain presented
+/// must be trusted.
+///
+/// | policy | `none`, self | a chain no accepted root vouches for | a chain to an accepted root | metadata |
+/// |---|---|---|---|---|
+/// | ``passkeys`` | registered | registered, untrusted | registered, trusted | never required |
+/// | ``conformance`` | registered | refused | registered, trusted | required for the model a chain names |
+/// | ``enterprise(allowedAAGUIDs:)`` | refused | refused | registered when the model is bound and allowed | required for the bound model |
 public struct AttestationPolicy: Sendable {
     /// The credential's attestation must chain to a configured root or one of its model's metadata roots.
     public var requireTrustedAttestation: Bool
@@ -63,6 +71,19 @@ public struct AttestationPolicy: Sendable {
     public var allowsAuthenticatorsWithoutMetadata: Bool
     /// The user must be verified (UV) at registration, whatever the options asked.
     public var requiresUserVerification: Bool
+    /// A certificate chain, when the attestation presents one, must reach an accepted root at the ceremony's time;
+    /// `none` and self attestation, which present none, are not affected. A chain that fails is a forgery or a broken
+    /// authenticator, never something to store as merely untrusted.
+    public var refusesUntrustedChains: Bool = false
+    /// An attestation that presents a chain and names a model (a non-zero AAGUID, or a U2F key) needs the Metadata
+    /// Service's entry for that model. Only stricter: an unbound claim can refuse, never admit.
+    public var chainsNeedMetadata: Bool = false
+    /// What the registration options ask the browser for (`attestation`): `direct` when the policy checks chains, for
+    /// a browser strips whatever attestation it was not asked for; `none` otherwise, which spares the user a
+    /// browser's prompt about sharing the authenticator's make and model.
+    public var conveyance: String {
+        requireTrustedAttestation || refusesUntrustedChains ? "direct" : "none"
+    }
 
     public init(requireTrustedAttestation: Bool, allowedTypes: Set<AttestationType> = Set(AttestationType.allCases),
                 allowedAAGUIDs: Set<[UInt8]>? = nil, allowsAuthenticatorsWithoutMetadata: Bool, requiresUserVerification: Bool) {
@@ -73,6 +94,16 @@ public struct AttestationPolicy: Sendable {
 
     /// The default: consumer passkeys, user verification required (see the type's documentation).
     public static let passkeys = AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: true)
+
+    /// What the FIDO2 conformance tool expects: `none` and self accepted, a presented chain refused unless it reaches
+    /// an accepted root, and the Metadata Service's entry required for the model such a chain names; user
+    /// verification required.
+    public static let conformance: AttestationPolicy = {
+        var policy = AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: true)
+        policy.refusesUntrustedChains = true
+        policy.chainsNeedMetadata = true
+        return policy
+    }()
 
     /// Issued security keys: trusted attestation from one of `allowedAAGUIDs` (any model with metadata when nil),
     /// never `none` or self, user verification required.

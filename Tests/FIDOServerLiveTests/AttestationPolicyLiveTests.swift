@@ -1,0 +1,158 @@
+import CBOR
+import Crypto
+import FIDOServerTesting
+import FIDOSimulation
+import Foundation
+import NevisProtocol
+import Primitives
+import SwiftASN1
+import TestSupport
+import X509
+import XCTest
+@testable import FIDOServer
+@testable import FIDOServerCore
+
+/// The attestation policies on a real server over TLS, with the operator's root in a PEM file on disk: the
+/// `conformance` policy takes `none` and self attestation and refuses every presented chain that does not reach the
+/// root now (a rogue root, an expired leaf, a leaf not yet valid); every policy's options ask the browser for the
+/// attestation it needs.
+final class AttestationPolicyLiveTests: XCTestCase {
+    static let origin = PasskeyLiveTests.origin
+
+    /// An operator's attestation root, and the packed statements it (or another) issues.
+    struct Root {
+        let key = P256.Signing.PrivateKey()
+        let certificate: Certificate
+
+        init(name: String) throws {
+            let subject = try DistinguishedName { CommonName(name); OrganizationName("mauth tests") }
+            certificate = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: Date().addingTimeInterval(-86_400 * 30),
+                notValidAfter: Date().addingTimeInterval(86_400 * 365), issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try .init { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)); Critical(KeyUsage(keyCertSign: true)) },
+                issuerPrivateKey: .init(key))
+        }
+
+        func pem() throws -> String { try certificate.serializeAsPEM().pemString }
+
+        /// `credential` (a `none` registration) as a packed full attestation by a batch key this root certifies,
+        /// valid from `notBefore` to `notAfter`: the statement signs authData ‖ SHA-256(clientDataJSON) (§8.2).
+        func packed(_ credential: FIDO2API.Credential, notBefore: Date = Date().addingTimeInterval(-86_400), notAfter: Date = Date().addingTimeInterval(86_400)) throws -> FIDO2API.Credential {
+            let batch = P256.Signing.PrivateKey()
+            let subject = try DistinguishedName {
+                CountryName("CH"); OrganizationName("mauth tests"); OrganizationalUnitName("Authenticator Attestation"); CommonName("mauth test key")
+            }
+            let leaf = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(batch.publicKey), notValidBefore: notBefore, notValidAfter: notAfter,
+                issuer: certificate.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: .init(key))
+            var serializer = DER.Serializer()
+            try serializer.serialize(leaf)
+            let object = try XCTUnwrap(try CBORDecoder(rules: .wellFormed).decode(try XCTUnwrap(Base64URL.decodeBytes(try XCTUnwrap(credential.response.attestationObject)))).map)
+            let authData = try XCTUnwrap(object[text: "authData"]?.bytes)
+            let clientData = try XCTUnwrap(Base64URL.decodeBytes(credential.response.clientDataJSON))
+            let signature = try batch.signature(for: authData + Array(SHA256.hash(data: clientData)))
+            let statement = CBOR.map(CBORMap([.init(.text("alg"), .int(-7)), .init(.text("sig"), .bytes(Array(signature.derRepresentation))),
+                                              .init(.text("x5c"), .array([.bytes(serializer.serializedBytes)]))]))
+            var rewritten = credential
+            rewritten.response.attestationObject = Base64URL.encode(CBOREncoder.encode(.map(CBORMap([
+                .init(.text("fmt"), .text("packed")), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(authData)),
+            ]))))
+            return rewritten
+        }
+    }
+
+    /// A server whose `fido2` uses `policy`, with `root` as its attestation roots file.
+    func withServer(policy: String, root: Root, _ body: (LoopbackServer) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-attestation-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let roots = directory.appendingPathComponent("roots.pem")
+        try Data(try root.pem().utf8).write(to: roots)
+        try await LoopbackServer.with(PasskeyLiveTests.configuration { $0.attestationPolicy = policy; $0.attestationRootsPath = roots.path }, body)
+    }
+
+    /// Registers one passkey for `username`, its attestation as `attest` makes it; the answer of `/attestation/result`.
+    func register(_ server: LoopbackServer, _ username: String, self selfAttested: Bool = false,
+                  _ attest: (FIDO2API.Credential) throws -> FIDO2API.Credential = { $0 }) async throws -> TestAnswer {
+        var key = SoftwarePasskeyAuthenticator(origin: Self.origin)
+        let options = try await server.passkeyCreationOptions(username: username)
+        let credential = try LoopbackServer.attestation(&key, for: options, attestation: selfAttested ? .packedSelf : .none)
+        return try await server.fido2(FIDO2API.attestationResultPath, try attest(credential))
+    }
+
+    func testTheConformancePolicyAcceptsNoneSelfAndATrustedChain() async throws {
+        let root = try Root(name: "operator root")
+        try await withServer(policy: "conformance", root: root) { server in
+            let none = try await self.register(server, "alice")
+            XCTAssertEqual(none.status, 200, String(decoding: none.body, as: UTF8.self))
+            let selfAttested = try await self.register(server, "bob", self: true)
+            XCTAssertEqual(selfAttested.status, 200, String(decoding: selfAttested.body, as: UTF8.self))
+            let chained = try await self.register(server, "carol") { try root.packed($0) }
+            XCTAssertEqual(chained.status, 200, String(decoding: chained.body, as: UTF8.self))
+            let stored = try await server.server.stores.passkeys.passkeys(username: "carol")
+            XCTAssertEqual(stored.map(\.attestationFormat), ["packed"])
+        }
+    }
+
+    func testTheConformancePolicyRefusesARogueRootAnExpiredLeafAndALeafNotYetValid() async throws {
+        let root = try Root(name: "operator root")
+        let rogue = try Root(name: "a rogue root")
+        try await withServer(policy: "conformance", root: root) { server in
+            let cases: [(String, (FIDO2API.Credential) throws -> FIDO2API.Credential)] = [
+                ("rogue root", { try rogue.packed($0) }),
+                ("expired leaf", { try root.packed($0, notBefore: Date().addingTimeInterval(-86_400 * 2), notAfter: Date().addingTimeInterval(-60)) }),
+                ("leaf not yet valid", { try root.packed($0, notBefore: Date().addingTimeInterval(3600), notAfter: Date().addingTimeInterval(86_400)) }),
+            ]
+            for (name, attest) in cases {
+                let refused = try await self.register(server, "dave", attest)
+                XCTAssertEqual(refused.status, 400, name)
+                XCTAssertTrue(try fido2Response(refused).errorMessage.contains("step 24): the attestation does not chain to an accepted root"), "\(name): \(String(decoding: refused.body, as: UTF8.self))")
+            }
+            let stored = try await server.server.stores.passkeys.passkeys(username: "dave")
+            XCTAssertEqual(stored.count, 0)
+        }
+    }
+
+    /// Under `passkeys` the same rogue chain registers as untrusted: the trade-off the default makes.
+    func testThePasskeysPolicyRegistersARogueChainAsUntrusted() async throws {
+        let root = try Root(name: "operator root")
+        let rogue = try Root(name: "a rogue root")
+        try await withServer(policy: "passkeys", root: root) { server in
+            let answer = try await self.register(server, "erin") { try rogue.packed($0) }
+            XCTAssertEqual(answer.status, 200)
+            // The audit line says so (a model it named, unbound, would say that too).
+            let stores = server.server.stores
+            let said = try await eventually(within: .seconds(5), every: .milliseconds(100)) {
+                try await stores.audit.events(username: "erin", limit: 10).contains {
+                    $0.operation == "passkey registration" && $0.detail.hasSuffix(", packed, basic, untrusted)")
+                }
+            }
+            let details = try await stores.audit.events(username: "erin", limit: 10).map(\.detail)
+            XCTAssertTrue(said, "\(details)")
+            let trusted = try await self.register(server, "erin") { try root.packed($0) }
+            XCTAssertEqual(trusted.status, 200)
+            let saidTrusted = try await eventually(within: .seconds(5), every: .milliseconds(100)) {
+                try await stores.audit.events(username: "erin", limit: 10).contains { $0.detail.hasSuffix(", packed, basic, trusted)") }
+            }
+            XCTAssertTrue(saidTrusted)
+        }
+    }
+
+    /// The options ask for the attestation the policy needs: a browser strips what it was not asked for, so
+    /// `enterprise` asking for `none` could never see the chain it demands.
+    func testTheOptionsAskForTheConveyanceThePolicyNeeds() async throws {
+        let root = try Root(name: "operator root")
+        for (policy, expected) in [("passkeys", "none"), ("conformance", "direct"), ("enterprise", "direct")] {
+            try await withServer(policy: policy, root: root) { server in
+                let options = try await server.passkeyCreationOptions(username: "frank")
+                XCTAssertEqual(options.attestation, expected, policy)
+                let asked = try await server.fido2(FIDO2API.attestationOptionsPath,
+                                                   FIDO2API.OptionsRequest(username: "frank", displayName: "Frank", attestation: "none"),
+                                                   headers: try await server.bearer("frank"))
+                let echoed = try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: asked.body)
+                XCTAssertEqual(echoed.attestation, policy == "enterprise" ? "direct" : "none", "\(policy): a request for none")
+            }
+        }
+    }
+}
