@@ -49,18 +49,45 @@ public struct StatusReport: Hashable, Sendable {
 }
 
 extension StatusReport {
-    /// The report in force among `reports` that refuses registering a key attested by `attestationCertificates` (the
-    /// attestation's chain; empty without one), or nil. A report naming a certificate refuses only attestations
-    /// that carry that certificate.
+    /// The model's status at `now` as its dated reports tell it: of the reports that concern every key of the model
+    /// (no certificate), the one in force with the latest effective date, whatever order the service listed them
+    /// in (of one date, the last listed). So a refusal a newer report superseded (a model certified again after a
+    /// fix) no longer refuses, and a report not in force yet does not count yet. Nil when no dated report is in force.
+    public static func current(in reports: [StatusReport], at now: Date) -> StatusReport? {
+        // One pass, no intermediate array: this runs on every sign-in.
+        var latest: StatusReport?
+        for report in reports where report.certificate == nil && report.isInForce(at: now) {
+            guard let date = report.effectiveDate else { continue }
+            if let found = latest?.effectiveDate, date < found { continue }
+            latest = report
+        }
+        return latest
+    }
+
+    /// A model-wide report without a date (or with one that could not be read) that refuses by `refuses`: in force
+    /// from the start, at a time nothing can be ordered against, so no later report supersedes it (a doubt falls
+    /// closed).
+    static func undatedRefusal(in reports: [StatusReport], _ refuses: (AuthenticatorStatus) -> Bool) -> StatusReport? {
+        reports.first { $0.certificate == nil && $0.effectiveDate == nil && refuses($0.status) }
+    }
+
+    /// The report among `reports` that refuses registering a key attested by `attestationCertificates` (the
+    /// attestation's chain; empty without one), or nil: an undated model-wide refusal, the model's current status
+    /// (``current(in:at:)``) when it refuses, or a report in force naming a certificate the attestation carries. A
+    /// compromise of one attestation key is never superseded by the model's later status: that key stays compromised.
     public static func registrationRefusal(in reports: [StatusReport], attestationCertificates: [[UInt8]], at now: Date) -> StatusReport? {
-        reports.first { report in
+        if let undated = undatedRefusal(in: reports, \.refusesRegistration) { return undated }
+        if let current = current(in: reports, at: now), current.status.refusesRegistration { return current }
+        return reports.first { report in
             report.status.refusesRegistration && report.isInForce(at: now)
-                && report.certificate.map { attestationCertificates.contains($0) } ?? true
+                && report.certificate.map { attestationCertificates.contains($0) } ?? false
         }
     }
 
-    /// The report in force among `reports` that refuses authenticating with a key already registered, or nil.
+    /// The report that refuses authenticating with a key already registered, or nil: an undated model-wide refusal,
+    /// or the model's current status when it refuses.
     public static func authenticationRefusal(in reports: [StatusReport], at now: Date) -> StatusReport? {
-        reports.first { $0.status.refusesAuthentication && $0.isInForce(at: now) }
+        if let undated = undatedRefusal(in: reports, \.refusesAuthentication) { return undated }
+        return current(in: reports, at: now).flatMap { $0.status.refusesAuthentication ? $0 : nil }
     }
 }

@@ -42,7 +42,8 @@ extension FIDOServerApplication {
         let routeTable = RouteTable()
         router.add(middleware: RouteRulesMiddleware(routes: routeTable))
         router.add(middleware: UnitOfWorkMiddleware(database: stores.database))
-        HealthController(readiness: readiness, database: stores.database, metrics: configuration.observability.metrics ? metrics : nil)
+        HealthController(readiness: readiness, database: stores.database, metrics: configuration.observability.metrics ? metrics : nil,
+                         metadata: metadata)
             .add(to: router)
         UAFController.addFacets(to: router, versions: configuration.protocolVersions, facets: { facets.facets })
         let services = DomainServices(

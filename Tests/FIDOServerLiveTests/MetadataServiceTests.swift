@@ -2,6 +2,7 @@ import FIDOServerTesting
 import FIDOSimulation
 import Foundation
 import Logging
+import NevisProtocol
 import TestSupport
 import UAF
 import XCTest
@@ -94,6 +95,106 @@ final class MetadataServiceTests: XCTestCase {
             XCTAssertTrue(metrics.contains("mauth_metadata_blob_number 2"), metrics)
             XCTAssertTrue(metrics.contains(#"mauth_metadata_reloads_total{outcome="installed"} 2"#), metrics)
             XCTAssertTrue(metrics.contains(#"mauth_metadata_reloads_total{outcome="not_newer"} 1"#), metrics)
+        }
+    }
+
+    // MARK: Passkeys, and a server without its BLOB
+
+    static let fido2Model = "0132d110-bf4e-4208-a403-ab4f5f12efe5"
+
+    /// A BLOB with the FIDO2 model's entry, its reports as given (status, effective date).
+    func fido2BLOB(number: Int, reports: [(String, String?)]) throws -> String {
+        let list = reports.map { #"{"status":"\#($0.0)""# + ($0.1.map { #","effectiveDate":"\#($0)""# } ?? "") + "}" }.joined(separator: ",")
+        let entry = #"{"aaguid":"\#(Self.fido2Model)","metadataStatement":{"aaguid":"\#(Self.fido2Model)","description":"A FIDO2 key"},"statusReports":[\#(list)]}"#
+        return try service.blob(number: number, nextUpdate: TestMetadataService.day(30), entries: [entry])
+    }
+
+    func passkeyConfiguration(blob: String) -> ServerConfiguration {
+        var configuration = PasskeyLiveTests.configuration()
+        configuration.metadataService = .init(blob: blob, rootCertificatesPath: rootPath)
+        return configuration
+    }
+
+    /// Before, a passkey sign-in never looked at the model's status: a model revoked after registration kept signing
+    /// in. Now the newest BLOB's status refuses it, with the reason in the audit trail; a revocation a newer report
+    /// superseded does not.
+    func testAPasskeyModelRevokedAfterRegistrationSignsNoOneIn() async throws {
+        try Data(try fido2BLOB(number: 1, reports: [("FIDO_CERTIFIED", "2024-01-01")]).utf8).write(to: URL(fileURLWithPath: blobPath))
+        try await LoopbackServer.with(passkeyConfiguration(blob: blobPath)) { loopback in
+            var key = SoftwarePasskeyAuthenticator(origin: PasskeyLiveTests.origin, aaguid: withUnsafeBytes(of: try XCTUnwrap(UUID(uuidString: Self.fido2Model)).uuid) { Array($0) })
+            let registered = try await loopback.registerPasskey(&key, username: "alice")
+            XCTAssertEqual(registered.status, 200, String(decoding: registered.body, as: UTF8.self))
+            let before = try await loopback.signInWithPasskey(&key, username: "alice")
+            XCTAssertEqual(before.status, 200)
+            // Revoked, listed before an older certification: the date decides, not the order.
+            try Data(try self.fido2BLOB(number: 2, reports: [("REVOKED", "2025-06-01"), ("FIDO_CERTIFIED", "2024-01-01")]).utf8)
+                .write(to: URL(fileURLWithPath: self.blobPath))
+            var answer: TestAnswer?
+            // Polled slowly: each try is an anonymous audit event, and the address's budget (60 a minute) must keep
+            // room for the refusal this test reads.
+            let refused = try await eventually(within: .seconds(10), every: .milliseconds(500)) {
+                answer = try await loopback.signInWithPasskey(&key, username: "alice")
+                return answer?.status == 400
+            }
+            XCTAssertTrue(refused, "the revocation never took effect")
+            XCTAssertEqual(try fido2Response(try XCTUnwrap(answer)).errorMessage, "the FIDO Metadata Service reports this authenticator model REVOKED")
+            let stores = loopback.server.stores
+            let audited = try await eventually(within: .seconds(5), every: .milliseconds(100)) {
+                try await stores.audit.events(username: "alice", limit: 20).contains { $0.detail.contains("reports model \(Self.fido2Model) REVOKED") }
+            }
+            XCTAssertTrue(audited, "no audit reason")
+            // Certified again after the revocation: she signs in again.
+            try Data(try self.fido2BLOB(number: 3, reports: [("REVOKED", "2025-06-01"), ("FIDO_CERTIFIED", "2025-09-01")]).utf8)
+                .write(to: URL(fileURLWithPath: self.blobPath))
+            let signsInAgain = try await eventually(within: .seconds(10), every: .milliseconds(500)) {
+                try await loopback.signInWithPasskey(&key, username: "alice").status == 200
+            }
+            XCTAssertTrue(signsInAgain, "a superseded revocation still refused")
+        }
+    }
+
+    /// The server starts without its BLOB, serves (a UAF registration on the local statements), says on
+    /// `/health/ready` that metadata is unavailable, and takes the BLOB when it appears.
+    func testTheServerStartsWithoutItsBLOBAndSaysSoOnReady() async throws {
+        try await LoopbackServer.with(configuration(blob: blobPath)) { loopback in
+            let ready = try await loopback.exchange(.GET, "/health/ready", body: nil)
+            XCTAssertEqual(ready.status, 200)
+            XCTAssertTrue(String(decoding: ready.body, as: UTF8.self).contains(#""metadata":"UNAVAILABLE""#), String(decoding: ready.body, as: UTF8.self))
+            let registered = try await self.register(loopback, SoftwareAuthenticator())
+            XCTAssertEqual(registered, 1200)
+            try Data(try self.blob(number: 1).utf8).write(to: URL(fileURLWithPath: self.blobPath))
+            let loaded = try await eventually {
+                String(decoding: try await loopback.exchange(.GET, "/health/ready", body: nil).body, as: UTF8.self).contains(#""metadata":"UP (BLOB no 1)""#)
+            }
+            XCTAssertTrue(loaded, "the BLOB written later was never read")
+        }
+    }
+
+    /// With `cachePath`, a BLOB fetched from the URL is kept on disk; a server started while the service is down
+    /// starts with it in force.
+    func testAServerStartedWhileTheServiceIsDownUsesTheCachedBLOB() async throws {
+        let cache = directory.appendingPathComponent("cache/blob.jwt").path
+        try FileManager.default.createDirectory(atPath: (cache as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let host = try await TestHTTPSHost.start(directory: directory, path: "/blob.jwt", body: try blob(number: 4))
+        var configuration = configuration(blob: host.url, trusting: host.trustedCertificatesPath)
+        configuration.metadataService?.cachePath = cache
+        do {
+            try await LoopbackServer.with(configuration) { loopback in
+                let ready = String(decoding: try await loopback.exchange(.GET, "/health/ready", body: nil).body, as: UTF8.self)
+                XCTAssertTrue(ready.contains(#""metadata":"UP (BLOB no 4)""#), ready)
+            }
+        } catch {
+            try? await host.stop(); throw error
+        }
+        try await host.stop()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: cache), "nothing was cached")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: cache + ".tmp"))
+        try await LoopbackServer.with(configuration) { loopback in
+            let ready = String(decoding: try await loopback.exchange(.GET, "/health/ready", body: nil).body, as: UTF8.self)
+            XCTAssertTrue(ready.contains(#""metadata":"UP (BLOB no 4)""#), "the cached BLOB is not in force: \(ready)")
+            var authenticator = SoftwareAuthenticator(); authenticator.aaid = Self.testAuthenticator
+            let registered = try await self.register(loopback, authenticator)
+            XCTAssertEqual(registered, 1200, "the cached BLOB's statement serves")
         }
     }
 

@@ -251,14 +251,27 @@ final class MetadataSourceTests: XCTestCase {
         }
     }
 
-    func testTheServerDoesNotStartWithABLOBUnderAnotherRoot() async throws {
+    /// A BLOB under another root is as good as none: the server starts on its local statements and says why.
+    func testTheServerStartsWithoutABLOBUnderAnotherRootAndSaysWhy() async throws {
         try write(number: 3, entries: [])
-        await assertDoesNotStart(try configuration(root: try TestMetadataService(rootName: "Other Root")),
-                                 saying: "metadataService: the metadata BLOB's signature does not verify")
+        let source = try await load(try configuration(root: try TestMetadataService(rootName: "Other Root")))
+        XCTAssertNil(source.blob)
+        XCTAssertTrue(source.unavailable?.contains("signature does not verify") ?? false, source.unavailable ?? "")
+        XCTAssertNotNil(source.store.statement(for: "F1D0#1001"), "the local statements serve")
     }
 
-    func testTheServerDoesNotStartWithoutItsBLOB() async throws {
-        await assertDoesNotStart(try configuration(), saying: "metadataService.blob \(blobPath): no such file")
+    /// Before, the server did not start without its BLOB; now it does, on its local metadata, and `requireCurrent`
+    /// keeps the old refusal for an operator who wants it.
+    func testTheServerStartsWithoutItsBLOBUnlessACurrentOneIsRequired() async throws {
+        let source = try await load(try configuration())
+        XCTAssertNil(source.blob)
+        XCTAssertTrue(source.unavailable?.contains("metadataService.blob \(blobPath): no such file") ?? false, source.unavailable ?? "")
+        await assertDoesNotStart(try configuration(requireCurrent: true), saying: "metadataService.blob \(blobPath): no such file")
+        // The BLOB written later is read by the next reload, and the reason is gone.
+        try write(number: 3, entries: [])
+        let installed = await source.reload(logger: logger)
+        XCTAssertEqual(installed, .installed(3))
+        XCTAssertNil(source.unavailable)
     }
 
     func testALateBLOBIsRefusedOnlyWhereACurrentOneIsRequired() async throws {

@@ -60,6 +60,39 @@ final class StatusReportTests: XCTestCase {
         try await register(try metadata(harmless.map { StatusReport(status: $0) }))
     }
 
+    /// Reports are read by effective date, not in the service's order: the latest in force is the model's status.
+    func testARevocationANewerReportSupersededNoLongerRefuses() async throws {
+        let revoked = StatusReport(status: .userVerificationBypass, effectiveDate: now.addingTimeInterval(-86400 * 60))
+        let certifiedAgain = StatusReport(status: .fidoCertified, effectiveDate: now.addingTimeInterval(-86400 * 30))
+        // Listed newest first, as a service may: before, the refusal listed after it still refused.
+        try await register(try metadata([certifiedAgain, revoked]))
+        try await authenticate(try metadata([certifiedAgain, revoked]))
+        try await register(try metadata([revoked, certifiedAgain]))
+    }
+
+    func testARevocationNewerThanTheCertificationRefusesInAnyOrder() async throws {
+        let certified = StatusReport(status: .fidoCertified, effectiveDate: now.addingTimeInterval(-86400 * 60))
+        let revoked = StatusReport(status: .revoked, effectiveDate: now.addingTimeInterval(-86400))
+        for reports in [[certified, revoked], [revoked, certified]] {
+            await assertRejected(status: .revokedAuthenticator) { try await self.register(try self.metadata(reports)) }
+            await assertRejected(status: .revokedAuthenticator) { try await self.authenticate(try self.metadata(reports)) }
+        }
+    }
+
+    /// A certification dated in the future does not supersede a revocation in force today.
+    func testACertificationNotYetInForceDoesNotSupersede() async throws {
+        let revoked = StatusReport(status: .revoked, effectiveDate: now.addingTimeInterval(-86400))
+        let later = StatusReport(status: .fidoCertified, effectiveDate: now.addingTimeInterval(86400))
+        await assertRejected(status: .revokedAuthenticator) { try await self.register(try self.metadata([revoked, later])) }
+    }
+
+    /// An undated refusal (or one whose date could not be read) has no time to order by: nothing supersedes it.
+    func testAnUndatedRevocationIsNeverSuperseded() async throws {
+        let reports = [StatusReport(status: .fidoCertified, effectiveDate: now.addingTimeInterval(-86400)), StatusReport(status: .revoked)]
+        await assertRejected(status: .revokedAuthenticator) { try await self.register(try self.metadata(reports)) }
+        await assertRejected(status: .revokedAuthenticator) { try await self.authenticate(try self.metadata(reports)) }
+    }
+
     func testAReportOnAnotherAuthenticatorDoesNotApply() async throws {
         try await register(try metadata([StatusReport(status: .revoked)], aaid: "ABCD#ABCD"))
     }

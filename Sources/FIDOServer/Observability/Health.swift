@@ -42,6 +42,9 @@ struct HealthController {
     let readiness: Readiness
     let database: StoreDatabase
     let metrics: ServerMetrics?
+    /// The metadata in force: a configured Metadata Service whose BLOB is not loaded is reported, not a failure
+    /// (the instance serves what needs no metadata; the reason is in the log).
+    var metadata: MetadataSource? = nil
 
     static let livePath = "/health/live", readyPaths = ["/health/ready", "/health"], metricsPath = "/metrics"
     /// The paths this controller serves: the rate limit never refuses them (a balancer's probes, the scraper).
@@ -79,6 +82,9 @@ struct HealthController {
             // The detail stays in the log: a probe answer should not describe the database to whoever asks.
             checks["database"] = error is HealthTimeout ? "DOWN (no answer within 2 s)" : "DOWN"
             up = false
+        }
+        if let metadata, metadata.service != nil {
+            checks["metadata"] = metadata.blob.map { "UP (BLOB no \($0.number))" } ?? "UNAVAILABLE"
         }
         return Wire.json(Answer(status: up ? "UP" : "DOWN", checks: checks), status: up ? .ok : .serviceUnavailable,
                          contentType: Wire.jsonContentType)

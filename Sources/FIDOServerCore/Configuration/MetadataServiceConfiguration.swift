@@ -11,8 +11,10 @@ extension ServerConfiguration {
         /// A PEM file of the root certificate(s) the BLOB's signing chain must lead to (FIDO's MDS3 root for the
         /// public service). Required: a BLOB is never trusted for its own certificates.
         public var rootCertificatesPath: String
-        /// Refuse a BLOB whose `nextUpdate` day is over: at start the server does not start, on a reload the BLOB in
-        /// force stays. Off by default: a late BLOB still carries every revocation it had.
+        /// Refuse a BLOB whose `nextUpdate` day is over, and refuse to start without a current BLOB: at start the
+        /// server then does not start, on a reload the BLOB in force stays. Off by default: a late BLOB still carries
+        /// every revocation it had, and without any BLOB the server starts on its local metadata and says so on
+        /// `/health/ready`.
         public var requireCurrent: Bool
         /// How often, in seconds, a URL is fetched again (also on SIGHUP, and hourly once `nextUpdate` has come
         /// without a newer BLOB). A file is re-read when it changes and on SIGHUP.
@@ -20,17 +22,23 @@ extension ServerConfiguration {
         /// PEM certificates trusted for the HTTPS download besides the system's roots (a proxy, a local mirror).
         /// The BLOB's own signature is checked against `rootCertificatesPath` whatever the transport.
         public var trustedCertificatesPath: String?
+        /// A file where the last BLOB installed from the URL is kept (written whole, then renamed over the old one):
+        /// at start it is installed first, verified like any BLOB, so an outage of the service at start costs nothing
+        /// but freshness. None by default.
+        public var cachePath: String?
 
         public init(blob: String, rootCertificatesPath: String, requireCurrent: Bool = false, refreshSeconds: Int = 86400,
-                    trustedCertificatesPath: String? = nil) {
+                    trustedCertificatesPath: String? = nil, cachePath: String? = nil) {
             self.blob = blob; self.rootCertificatesPath = rootCertificatesPath; self.requireCurrent = requireCurrent
-            self.refreshSeconds = refreshSeconds; self.trustedCertificatesPath = trustedCertificatesPath
+            self.refreshSeconds = refreshSeconds; self.trustedCertificatesPath = trustedCertificatesPath; self.cachePath = cachePath
         }
 
         /// The BLOB's URL when `blob` names one.
         public var url: URL? { blob.hasPrefix("https://") ? URL(string: blob) : nil }
 
-        package enum CodingKeys: String, CodingKey, CaseIterable { case blob, rootCertificatesPath, requireCurrent, refreshSeconds, trustedCertificatesPath }
+        package enum CodingKeys: String, CodingKey, CaseIterable {
+            case blob, rootCertificatesPath, requireCurrent, refreshSeconds, trustedCertificatesPath, cachePath
+        }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -39,7 +47,8 @@ extension ServerConfiguration {
             self.init(blob: blob, rootCertificatesPath: root,
                       requireCurrent: try c.decodeIfPresent(Bool.self, forKey: .requireCurrent) ?? d.requireCurrent,
                       refreshSeconds: try c.decodeIfPresent(Int.self, forKey: .refreshSeconds) ?? d.refreshSeconds,
-                      trustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .trustedCertificatesPath))
+                      trustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .trustedCertificatesPath),
+                      cachePath: try c.decodeIfPresent(String.self, forKey: .cachePath))
         }
 
         func validate() throws {
@@ -47,6 +56,7 @@ extension ServerConfiguration {
             if blob.contains("://"), url == nil {
                 throw ConfigurationError.invalid("metadataService.blob must be a file path or an https:// URL, not \(blob)")
             }
+            if cachePath != nil, url == nil { throw ConfigurationError.invalid("metadataService.cachePath needs an https:// blob (a file is its own cache)") }
             guard (60...7 * 86400).contains(refreshSeconds) else {
                 throw ConfigurationError.invalid("metadataService.refreshSeconds must be 60...604800")
             }

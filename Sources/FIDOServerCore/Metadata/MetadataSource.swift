@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import Primitives
 import ServiceLifecycle
 import SwiftASN1
 import UAF
@@ -20,6 +21,8 @@ public final class MetadataSource: Sendable {
     private struct State {
         var store: MetadataStore
         var blob: BLOBStamp?
+        /// Why no BLOB is in force, while none is (the last refusal); nil once one is.
+        var unavailable: String?
     }
 
     private let state: NIOLockedValueBox<State>
@@ -31,32 +34,56 @@ public final class MetadataSource: Sendable {
 
     /// Fixed metadata: no Metadata Service, nothing to reload.
     public init(_ store: MetadataStore) {
-        state = NIOLockedValueBox(State(store: store, blob: nil)); local = store.all; service = nil; roots = []; clock = { Date() }
+        state = NIOLockedValueBox(State(store: store, blob: nil, unavailable: nil)); local = store.all; service = nil; roots = []; clock = { Date() }
         metrics = nil
     }
 
     private init(local: [MetadataStatement], service: ServerConfiguration.MetadataService, roots: [Certificate],
                  clock: @escaping @Sendable () -> Date, metrics: ServerMetrics?) throws {
         self.local = local; self.service = service; self.roots = roots; self.clock = clock; self.metrics = metrics
-        state = NIOLockedValueBox(State(store: try MetadataStore(local), blob: nil))
+        state = NIOLockedValueBox(State(store: try MetadataStore(local), blob: nil, unavailable: "not loaded yet"))
     }
 
     public var store: MetadataStore { state.withLockedValue { $0.store } }
     package var blob: BLOBStamp? { state.withLockedValue { $0.blob } }
+    /// Why the configured Metadata Service's BLOB is not in force, while it is not; nil when it is (or none is
+    /// configured). `/health/ready` reports it.
+    package var unavailable: String? { state.withLockedValue { $0.unavailable } }
 
-    /// The configuration's metadata. With a Metadata Service, its BLOB must load and verify (and be current when
-    /// `requireCurrent`), or the server does not start: a server that silently ran without the revocations it was
-    /// told to honour would accept authenticators the operator meant to refuse.
+    /// The configuration's metadata. With a Metadata Service, the cached BLOB (``ServerConfiguration/MetadataService/cachePath``)
+    /// is installed first, then the service's own is read; a newer one wins. Without either the server still starts,
+    /// on its local statements, serving what needs no metadata: it logs the reason as an error, `/health/ready`
+    /// says `metadata` `UNAVAILABLE`, and the watcher keeps trying. Why not refuse to start: an outage of the service
+    /// (or of the network to it) would otherwise take every instance down at its next restart, while the revocations
+    /// the BLOB carries are one check among many. With `requireCurrent` the server does refuse to start without a
+    /// current BLOB, for an operator who would rather not serve at all.
     package static func load(_ configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date, metrics: ServerMetrics? = nil,
                              logger: Logger) async throws -> MetadataSource {
         let local = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
         guard let service = configuration.metadataService else { return MetadataSource(local) }
         let roots = try rootCertificates(service.rootCertificatesPath)
         let source = try MetadataSource(local: local.all, service: service, roots: roots, clock: clock, metrics: metrics)
-        if case .refused(let reason) = await source.reload(logger: logger) {
-            throw ServerConfiguration.ConfigurationError.invalid("metadataService: \(reason)")
+        if let cache = service.cachePath, FileManager.default.fileExists(atPath: cache) {
+            if case .installed(let number) = await source.reload(logger: logger, from: .cache(cache)) {
+                logger.notice("metadata: the cached BLOB no \(number) is in force until the service's own is read")
+            }
+        }
+        if case .refused(let reason) = await source.reload(logger: logger), source.blob == nil {
+            if service.requireCurrent { throw ServerConfiguration.ConfigurationError.invalid("metadataService: \(reason)") }
+            logger.error("""
+                metadata: starting without the Metadata Service's BLOB (\(reason)); the local statements serve, the revocations \
+                the BLOB would carry are not known until it loads, and /health/ready says metadata UNAVAILABLE
+                """)
         }
         return source
+    }
+
+    /// Where a BLOB is read from.
+    package enum Origin: Sendable {
+        /// The configured file or URL.
+        case service
+        /// The cache file of the last BLOB installed from the URL.
+        case cache(String)
     }
 
     /// What a reload did.
@@ -71,20 +98,26 @@ public final class MetadataSource: Sendable {
 
     /// Reads, verifies and installs the BLOB when its serial number is higher than the one in force.
     @discardableResult
-    package func reload(logger: Logger) async -> ReloadOutcome {
-        let outcome = await attempt(logger: logger)
+    package func reload(logger: Logger, from origin: Origin = .service) async -> ReloadOutcome {
+        let outcome = await attempt(logger: logger, from: origin)
         let name = switch outcome { case .installed: "installed"; case .notNewer: "not_newer"; case .refused: "refused" }
         let blob = self.blob
+        if case .refused(let reason) = outcome { state.withLockedValue { if $0.blob == nil { $0.unavailable = reason } } }
         metrics?.metadataReloaded(outcome: name, number: blob?.number, nextUpdate: blob?.nextUpdate)
         return outcome
     }
 
-    private func attempt(logger: Logger) async -> ReloadOutcome {
+    private func attempt(logger: Logger, from origin: Origin) async -> ReloadOutcome {
         guard let service else { return .refused("no metadata service is configured") }
         let now = clock()
         let blob: MetadataBLOB
+        let data: Data
         do {
-            blob = try await MetadataBLOB.verify(try await Self.read(service), roots: roots, now: now)
+            switch origin {
+            case .service: data = try await Self.read(service)
+            case .cache(let path): data = try ServerConfiguration.readFile(path, setting: "metadataService.cachePath")
+            }
+            blob = try await MetadataBLOB.verify(data, roots: roots, now: now)
         } catch {
             logger.error("metadata BLOB not loaded, keeping the metadata in force: \(error)")
             return .refused("\(error)")
@@ -111,10 +144,11 @@ public final class MetadataSource: Sendable {
         let installed = state.withLockedValue { state -> Bool in
             // Two reloads at once (SIGHUP during a scheduled one): the newer BLOB wins, whichever finishes last.
             if let current = state.blob, blob.number <= current.number { return false }
-            state = State(store: store, blob: BLOBStamp(number: blob.number, nextUpdate: blob.nextUpdate))
+            state = State(store: store, blob: BLOBStamp(number: blob.number, nextUpdate: blob.nextUpdate), unavailable: nil)
             return true
         }
         guard installed else { return .notNewer(blob.number) }
+        if case .service = origin, let cache = service.cachePath { Self.writeCache(data, to: cache, logger: logger) }
         let revoked = store.all.count(where: { store.registrationRefusal(aaid: $0.aaid, attestationCertificates: [], at: now) != nil })
         logger.notice("""
             metadata BLOB no \(blob.number) in force (nextUpdate \(Self.dayText(blob.nextUpdate))): \(blob.statements.count) UAF \
@@ -150,6 +184,22 @@ public final class MetadataSource: Sendable {
         }
         return try await HTTPSDownload.get(url.absoluteString, trustedCertificatesPath: service.trustedCertificatesPath,
                                            maximumBytes: MetadataBLOB.maximumBytes, timeout: .seconds(60))
+    }
+
+    /// Keeps `data` (a BLOB just installed) at `path`: written beside it, then renamed over it, so a reader never
+    /// sees half a BLOB. A failure costs only the cache, and is logged.
+    static func writeCache(_ data: Data, to path: String, logger: Logger) {
+        let temporary = path + ".tmp"
+        do {
+            try data.write(to: URL(fileURLWithPath: temporary))
+        } catch {
+            logger.warning("metadata: the BLOB could not be cached at \(path): \(SystemErrorText.reason(error))")
+            return
+        }
+        if rename(temporary, path) != 0 {
+            logger.warning("metadata: the BLOB could not be cached at \(path): \(SystemErrorText.reason(errno: errno))")
+            try? FileManager.default.removeItem(atPath: temporary)
+        }
     }
 
     /// The PEM certificates of `path`: at least one.
@@ -218,7 +268,8 @@ package struct MetadataWatcher: Service {
     /// most) once `nextUpdate` has come and the BLOB in force is still the old one.
     static func nextFetch(after now: Date, nextUpdate: Date?, refreshSeconds: Int) -> Int {
         let refresh = refreshSeconds
-        guard let nextUpdate else { return min(refresh, 3600) }
+        // Without any BLOB in force (the server started without one), every 5 minutes at most.
+        guard let nextUpdate else { return min(refresh, 300) }
         let untilNext = Int(nextUpdate.timeIntervalSince(now).rounded(.up))
         if untilNext <= 0 { return min(refresh, 3600) }
         return min(refresh, untilNext)

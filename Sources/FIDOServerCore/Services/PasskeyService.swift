@@ -211,6 +211,17 @@ package struct PasskeyService: Sendable {
             throw Refusal(.badRequest, "authentication_refused", "\(error)")
         }
         let now = environment.clock()
+        // The model's status now, not at registration: a model the Metadata Service reports revoked or its user keys
+        // compromised since signs no one in (under every policy), as for UAF (1493). The stored AAGUID may be only
+        // the client's word, which can refuse it but never admit it. Checked after the signature, so only the key's
+        // holder learns it.
+        if let aaguid = AAGUID.bytes(passkey.aaguid), aaguid != AAGUID.zero,
+           let metadata = environment.metadataSource.store.fido2Metadata(aaguid: aaguid),
+           let report = StatusReport.authenticationRefusal(in: metadata.statusReports, at: now) {
+            environment.decide("passkey authentication", passkey.username, 400,
+                               "refused: the Metadata Service reports model \(passkey.aaguid) \(report.status) (passkey \(id.prefix(10))…)")
+            throw Refusal(.badRequest, "authentication_refused", "the FIDO Metadata Service reports this authenticator model \(report.status)")
+        }
         let (sessionToken, session) = SessionStore.make(username: passkey.username, aaid: "", keyID: id, now: now,
                                                         lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
         // Signed before anything is written: the JWT and the cookie leave only if the writes happen.
