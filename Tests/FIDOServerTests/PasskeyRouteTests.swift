@@ -307,6 +307,42 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    /// YSA-2026-02: a credential registered for one user is never accepted for another. The user handle is not
+    /// signed, so mallory can send alice's beside her own credential's signature; with or without a username, the
+    /// user handle, the credential's owner and the user the session is opened for must agree.
+    func testAnotherUsersUserHandleBesideMyCredentialIsRefused() async throws {
+        try await with { server in
+            var alice = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&alice, username: "alice")
+            var mallory = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&mallory, username: "mallory")
+            let alicesHandle = try await server.server.stores.passkeys.passkeys(username: "alice")[0].userHandle
+            for username in ["", "mallory", "alice"] {
+                var credential = try InProcessServer.assertion(&mallory, for: try await server.passkeyRequestOptions(username: username))
+                credential.response.userHandle = alicesHandle
+                let answer = try await server.fido2(FIDO2API.assertionResultPath, credential)
+                XCTAssertEqual(answer.status, 400, "named \(username.isEmpty ? "nobody" : username): \(text(answer))")
+                XCTAssertNil(try fido2Response(answer).token)
+            }
+        }
+    }
+
+    /// The session a passkey opens is its owner's, whoever the options named: mallory's own sign-in gives a token
+    /// for mallory, which may not register a passkey for alice.
+    func testASessionIsTheCredentialOwnersAndActsForNoOneElse() async throws {
+        try await with { server in
+            var mallory = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&mallory, username: "mallory")
+            let answer = try await server.signInWithPasskey(&mallory, username: "")
+            let token = try XCTUnwrap(try fido2Response(answer).token)
+            let claims = try await server.server.tokenIssuer.verify(token, now: server.clock.now)
+            XCTAssertEqual(claims.sub, "mallory")
+            let forAlice = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
+                                                  headers: [("Authorization", "Bearer \(token)")])
+            XCTAssertEqual(forAlice.status, 403)
+        }
+    }
+
     func testSameCredentialCannotRegisterTwice() async throws {
         try await with { server in
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)

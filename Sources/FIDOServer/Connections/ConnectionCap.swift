@@ -10,9 +10,13 @@ import NIOHTTPTypes
 /// one that sends nothing, and with a global cap alone one address that holds every place shuts everyone else out.
 /// So one address holds at most ``perAddress`` connections; past that its newcomer takes the place of that address's
 /// own connection that has been idle longest. At the global cap a newcomer takes the place of the longest-idle
-/// connection of the address that holds the most. Only when no such connection is idle (every one is mid-request,
-/// each bounded by the request deadline) is the newcomer closed on arrival, before its TLS handshake. A trusted
-/// proxy's connections carry many clients: they are held to the global cap only.
+/// connection of the address that holds the most. When no connection is idle (every one is mid-request, each bounded
+/// by the request deadline), the cap is shared fairly: a newcomer from an address that holds less than its fair
+/// share (``maximum`` divided by the addresses holding connections, the newcomer's included) takes the place of a
+/// connection of the address that holds the most, when that address holds more than its share, even mid-request:
+/// otherwise a few addresses keeping requests in progress would hold every place. Only then is the newcomer closed on
+/// arrival, before its TLS handshake. A trusted proxy's connections carry many clients: they are held to the global
+/// cap only, and never closed mid-request for another address.
 ///
 /// A connection is idle from its accept (before its handshake) and between an answer's end and the next request's
 /// head; an idle connection closed here loses no request.
@@ -28,6 +32,8 @@ final class ConnectionCap: Sendable {
         let channel: any Channel
         /// Since when no request is in progress; nil while one is.
         var idleSince: NIODeadline?
+        /// False for a trusted proxy's connection.
+        var limited = true
     }
 
     private struct State {
@@ -36,6 +42,19 @@ final class ConnectionCap: Sendable {
 
         func longestIdle(of address: String) -> (ObjectIdentifier, Entry)? {
             byAddress[address]?.filter { $0.value.idleSince != nil }.min { $0.value.idleSince! < $1.value.idleSince! }.map { ($0.key, $0.value) }
+        }
+
+        /// A connection of the address that holds the most, when it holds more than its fair share and `newcomer`
+        /// holds less (the share: `maximum` over the addresses holding connections, the newcomer's included); nil
+        /// otherwise. Never a trusted proxy's.
+        func overShare(maximum: Int, newcomer: String) -> (address: String, id: ObjectIdentifier)? {
+            let addresses = byAddress.count + (byAddress[newcomer] == nil ? 1 : 0)
+            let share = max(1, maximum / max(1, addresses))
+            guard (byAddress[newcomer]?.count ?? 0) < share,
+                  let (busiest, entries) = byAddress.filter({ $0.value.values.contains(where: \.limited) }).max(by: { $0.value.count < $1.value.count }),
+                  busiest != newcomer, entries.count > share,
+                  let id = entries.first(where: { $0.value.limited })?.key else { return nil }
+            return (busiest, id)
         }
 
         mutating func remove(_ id: ObjectIdentifier, of address: String) -> Entry? {
@@ -71,10 +90,11 @@ final class ConnectionCap: Sendable {
                 for (candidate, _) in state.byAddress.map({ ($0.key, $0.value.count) }).sorted(by: { $0.1 > $1.1 }) {
                     if let (id, _) = state.longestIdle(of: candidate) { victim = (candidate, id); break }
                 }
+                if victim == nil, limited { victim = state.overShare(maximum: maximum, newcomer: address) }
                 guard let victim else { return (false, nil) }
                 evicted = state.remove(victim.id, of: victim.address)?.channel
             }
-            state.byAddress[address, default: [:]][ObjectIdentifier(channel)] = Entry(channel: channel, idleSince: now)
+            state.byAddress[address, default: [:]][ObjectIdentifier(channel)] = Entry(channel: channel, idleSince: now, limited: limited)
             state.open += 1
             onCount(state.open)
             return (true, evicted)

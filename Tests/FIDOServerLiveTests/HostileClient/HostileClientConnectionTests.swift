@@ -54,6 +54,19 @@ final class HostileClientConnectionTests: XCTestCase {
         }
     }
 
+    /// A connection from each of `addresses`, each with a request whose body has not all arrived (`}` ends it):
+    /// none is idle.
+    static func midRequest(port: Int, trusting pem: String, from addresses: [String]) async throws -> [RawTLSConnection] {
+        var busy: [RawTLSConnection] = []
+        for address in addresses {
+            let connection = try await RawTLSConnection(port: port, trusting: pem, from: address)
+            try await connection.send("POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
+                                      + "Content-Type: application/fido+uaf\r\nContent-Length: 2\r\n\r\n{")
+            busy.append(connection)
+        }
+        return busy
+    }
+
     func testAtTheCapWithEveryConnectionMidRequestANewcomerIsRefusedAndTheOthersServed() async throws {
         var configuration = LoopbackServer.configuration()
         configuration.limits.maximumConnections = 3
@@ -61,13 +74,7 @@ final class HostileClientConnectionTests: XCTestCase {
         try await LoopbackServer.with(configuration) { loopback in
             let port = loopback.server.port, pem = loopback.server.certificatePEM
             // Three connections from three addresses, each with a request whose body has not all arrived: none is idle.
-            var busy: [RawTLSConnection] = []
-            for index in 2...4 {
-                let connection = try await RawTLSConnection(port: port, trusting: pem, from: "127.0.0.\(index)")
-                try await connection.send("POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
-                                          + "Content-Type: application/fido+uaf\r\nContent-Length: 2\r\n\r\n{")
-                busy.append(connection)
-            }
+            let busy = try await Self.midRequest(port: port, trusting: pem, from: (2...4).map { "127.0.0.\($0)" })
             let underWay = try await eventually { loopback.server.metrics.value(of: "mauth_http_requests_in_flight") == 3 }
             XCTAssertTrue(underWay, "the three requests never reached the server")
             let refused = try? await RawTLSConnection(port: port, trusting: pem, from: "127.0.0.5")
@@ -87,6 +94,31 @@ final class HostileClientConnectionTests: XCTestCase {
                 XCTAssertNotNil(status, "a held connection was not answered")
                 XCTAssertNotEqual(status, 0)
             }
+            for connection in busy { await connection.close() }
+        }
+    }
+
+    /// Before, three connections of one address and one of another, each mid-request, filled a cap of four, and a
+    /// third address was closed on arrival. Now the address over its fair share (4 / 3 addresses = 1) gives up one.
+    func testAtTheCapAnAddressOverItsFairShareGivesUpABusyConnection() async throws {
+        var configuration = LoopbackServer.configuration()
+        configuration.limits.maximumConnections = 4
+        configuration.limits.requestDeadlineSeconds = 10
+        try await LoopbackServer.with(configuration) { loopback in
+            let port = loopback.server.port, pem = loopback.server.certificatePEM
+            let busy = try await Self.midRequest(port: port, trusting: pem, from: ["127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.3"])
+            let underWay = try await eventually { loopback.server.metrics.value(of: "mauth_http_requests_in_flight") == 4 }
+            XCTAssertTrue(underWay, "the four requests never reached the server")
+            let newcomer = try await RawTLSConnection(port: port, trusting: pem, from: "127.0.0.4")
+            let answered = try await newcomer.answer("GET /health/live HTTP/1.1\r\nHost: localhost\r\n\r\n", count: 1)
+            XCTAssertEqual(answered, 200, "the newcomer below its share was not served")
+            await newcomer.close()
+            let exposition = String(decoding: loopback.server.metrics.exposition(), as: UTF8.self)
+            XCTAssertTrue(exposition.contains("mauth_connections_evicted_total 1"), exposition)
+            XCTAssertTrue(exposition.contains("mauth_connections_refused_total 0") || !exposition.contains("mauth_connections_refused_total"), exposition)
+            // The address at its share keeps its connection: its request is answered.
+            let kept = try await busy[3].answer("}", count: 1)
+            XCTAssertNotNil(kept, "the connection of the address at its share was taken")
             for connection in busy { await connection.close() }
         }
     }
