@@ -15,6 +15,15 @@ final class TextLogLineTests: XCTestCase {
         XCTAssertEqual(line, #"2026-11-18T11:06:40.250Z info mauth.audit: registration: 1200 registered code="401" username="alice code=1200 principal=relying-party:ops+admin""#)
     }
 
+    /// The message part repeated the username unquoted, so `alice code=1200` read as a field the server wrote.
+    func testTheMessageQuotesTheUsername() {
+        let event = AuditEvent(at: Self.time, requestID: "r", clientAddress: "192.0.2.1", principal: nil, operation: "registration request",
+                               username: #"alice code=1200 principal="x""#, statusCode: 1400, detail: "rejected")
+        XCTAssertEqual(event.message, #"registration request for "alice code=1200 principal=\"x\"": 1400 rejected"#)
+        let line = LogLine.text(time: Self.time, level: .info, label: "mauth.audit", message: event.message, metadata: [:])
+        XCTAssertEqual(line, #"2026-11-18T11:06:40.250Z info mauth.audit: registration request for "alice code=1200 principal=\"x\"": 1400 rejected"#)
+    }
+
     func testANewlineOrEscapeInAValueOrTheMessageCannotStartAnotherLine() {
         let line = LogLine.text(time: Self.time, level: .info, label: "mauth.audit", message: "refused\n2026 info forged\u{1B}[2J",
                                        metadata: ["username": "bob\"\n\u{202E}x"])

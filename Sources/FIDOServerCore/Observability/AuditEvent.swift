@@ -38,9 +38,11 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
         self.detail = UntrustedText.escaped(detail, limit: Self.detailLimit)
     }
 
-    /// The line's text in the `mauth.audit` stream: `operation for username: code detail`, from the escaped fields.
+    /// The line's text in the `mauth.audit` stream: `operation for "username": code detail`, from the escaped fields.
+    /// The username is the caller's word until a decision checked it, so it is quoted: `alice code=1200` in a text
+    /// line must read as one value, not as a field the server wrote.
     public var message: String {
-        "\(operation)\(username.map { " for \($0)" } ?? ""): \(statusCode) \(detail)"
+        "\(operation)\(username.map { " for \(UntrustedText.quoted($0, limit: Self.usernameLimit))" } ?? ""): \(statusCode) \(detail)"
     }
 
     enum CodingKeys: String, CodingKey { case time, requestID = "request_id", client, principal, operation, username, code, detail }
