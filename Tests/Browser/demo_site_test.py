@@ -413,7 +413,7 @@ def main():
         def bogus_signature():
             authenticator.override(isBogusSignature=True)
             try:
-                refused("signature does not verify", "20-passkey-bogus-signature.png")
+                refused("not registered for this relying party and user", "20-passkey-bogus-signature.png")
             finally:
                 authenticator.override()
         steps.step("passkey with a bogus signature: refused", bogus_signature)

@@ -285,7 +285,10 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
-    func testBadSignatureIsRefused() async throws {
+    /// A signature that does not verify under the stored key is answered as an unknown credential is: before, the
+    /// reason ("signature does not verify") told a caller holding a credential ID and a username that the credential
+    /// was that user's, since another user's got "not registered". The audit line keeps the reason.
+    func testBadSignatureIsRefusedAsAnUnknownCredentialIs() async throws {
         try await with { server in
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             try await server.registerPasskey(&phone, username: "alice")
@@ -293,7 +296,16 @@ final class PasskeyRouteTests: XCTestCase {
             credential.response.signature = Base64URL.encode([0])
             let answer = try await server.fido2(FIDO2API.assertionResultPath, credential)
             XCTAssertEqual(answer.status, 400)
-            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("signature does not verify"), text(answer))
+            XCTAssertEqual(try fido2Response(answer).errorMessage, "the credential is not registered for this relying party and user", text(answer))
+            var other = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&other, username: "bob")
+            var bobs = try InProcessServer.assertion(&other, for: try await server.passkeyRequestOptions(username: "alice"))
+            bobs.response.signature = Base64URL.encode([0])
+            let notHers = try await server.fido2(FIDO2API.assertionResultPath, bobs)
+            XCTAssertEqual(try fido2Response(notHers).errorMessage, try fido2Response(answer).errorMessage, "the two answers differ")
+            await server.server.audit?.flush()
+            let events = try await server.server.stores.audit.events(username: "alice", limit: 20)
+            XCTAssertTrue(events.contains { $0.detail.contains("signature does not verify") }, "\(events.map(\.detail))")
         }
     }
 

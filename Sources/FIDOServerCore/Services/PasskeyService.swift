@@ -1,3 +1,4 @@
+import Crypto
 import FIDOAttestation
 import Foundation
 import NevisProtocol
@@ -188,13 +189,16 @@ package struct PasskeyService: Sendable {
         let (ceremony, found) = try await consume(clientDataJSON, kind: .authentication, passkey: id)
         // One answer for a credential that is unknown, removed, or another user's than the one named: which of them
         // it is would tell an anonymous caller who owns which credential.
+        let notRegistered = "the credential is not registered for this relying party and user"
         guard let passkey = found, ceremony.username == nil || ceremony.username == passkey.username else {
             environment.decide("passkey authentication", ceremony.username, 400, "refused: credential \(id.prefix(10))… is not registered\(ceremony.username == nil ? "" : " for this user")")
-            throw Refusal(.badRequest, "authentication_refused", "the credential is not registered for this relying party and user")
+            throw Refusal(.badRequest, "authentication_refused", notRegistered)
         }
         let verified: VerifiedAssertion
+        var key: COSEKey?
         do {
-            let stored = StoredCredential(id: credentialID, publicKey: try COSEKey(bytes: passkey.publicKey), userHandle: Base64URL.decodeBytes(passkey.userHandle) ?? [],
+            key = try COSEKey(bytes: passkey.publicKey)
+            let stored = StoredCredential(id: credentialID, publicKey: key!, userHandle: Base64URL.decodeBytes(passkey.userHandle) ?? [],
                                           signCount: passkey.signCount, backupEligible: passkey.backupEligible)
             // With a username the credential was checked to be hers above: it is the one allowed credential, and a
             // missing user handle (a credential that is not discoverable) is fine. Without one, the user handle must
@@ -208,7 +212,11 @@ package struct PasskeyService: Sendable {
                 credential: stored)
         } catch {
             environment.decide("passkey authentication", passkey.username, 400, "refused: \(error)")
-            throw Refusal(.badRequest, "authentication_refused", "\(error)")
+            // Only the key's holder hears why: an answer whose signature does not verify under the stored key gets the
+            // answer an unknown credential gets, so a caller with a credential ID and a username cannot learn from the
+            // reason whether the credential is that user's. The audit line keeps the reason.
+            let holder = key?.isValidSignature(signature, for: authenticatorData + Array(SHA256.hash(data: clientDataJSON))) ?? false
+            throw Refusal(.badRequest, "authentication_refused", holder ? "\(error)" : notRegistered)
         }
         let now = environment.clock()
         // The model's status now, not at registration: a model the Metadata Service reports revoked or its user keys
