@@ -322,6 +322,7 @@ let package = Package(
             dependencies: [
                 "CBOR", "WebAuthn", "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "FIDOSimulation", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         // libFuzzer harness when built by Fuzz/run; otherwise replays saved inputs and writes the seeds.

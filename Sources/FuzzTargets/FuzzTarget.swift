@@ -30,6 +30,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case webAuthn = "webauthn"
     /// WebAuthn attestation objects through every statement format's procedure (TPM structures, certificates, JWS).
     case attestation
+    /// Certificate revocation lists (DER) for attestation chains.
+    case crl
 
     /// Runs one input. Returns whether the target's parser accepted it (what a seed must be, so that mutations start
     /// deep), for every input the code handles as it must; throws a ``FuzzFinding`` when an invariant breaks.
@@ -46,6 +48,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .cbor: try CBORTarget.run(input)
         case .webAuthn: try WebAuthnTarget.run(input)
         case .attestation: try AttestationTarget.run(input)
+        case .crl: try RevocationListTarget.run(input)
         }
     }
 }

@@ -9,6 +9,7 @@ import Primitives
 @_spi(Fuzzing) import SecureStorage
 import UAF
 import WireJSON
+import X509
 
 enum TLVTarget {
     static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
@@ -286,6 +287,34 @@ enum AttestationTarget {
         if object.format != "compound", object.format != "android-safetynet", !verified.trustPath.isEmpty {
             let x5c = object.statement.map?[text: "x5c"]?.array?.compactMap(\.bytes)
             try require(x5c == verified.trustPath, .attestation, "the trust path is not the statement's x5c: \(shown)")
+        }
+        return true
+    }
+}
+
+enum RevocationListTarget {
+    /// An accepted list reads again from the same bytes to the same issuer, dates and serial numbers; every serial
+    /// number is a DER INTEGER's content (not empty, no redundant leading byte); and no certificate made here, for a
+    /// key that never signed the input, verifies it.
+    static let stranger: Certificate? = {
+        let key = P256.Signing.PrivateKey()
+        guard let name = try? DistinguishedName(derEncoded: [0x30, 0x00]) else { return nil }
+        return try? Certificate(version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: Date(timeIntervalSince1970: 0),
+                                notValidAfter: Date(timeIntervalSince1970: 4_000_000_000), issuer: name, subject: name,
+                                signatureAlgorithm: .ecdsaWithSHA256, extensions: Certificate.Extensions(), issuerPrivateKey: .init(key))
+    }()
+
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        guard let list = try? RevocationList(derEncoded: input) else { return false }
+        let shown = hexPrefix(input)
+        let again = try? RevocationList(derEncoded: input)
+        try require(again?.issuer == list.issuer && again?.thisUpdate == list.thisUpdate && again?.nextUpdate == list.nextUpdate
+                        && again?.revokedSerialNumbers == list.revokedSerialNumbers, .crl, "a list does not read again to itself: \(shown)")
+        for serial in list.revokedSerialNumbers {
+            try require(!serial.isEmpty, .crl, "an empty serial number: \(shown)")
+        }
+        if let stranger {
+            try require(!list.isSigned(by: stranger), .crl, "a list verified under a key that never signed it: \(shown)")
         }
         return true
     }

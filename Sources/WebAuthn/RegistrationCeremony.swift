@@ -112,7 +112,7 @@ public struct RegistrationCeremony: Sendable {
         // Step 24: the type the policy accepts, then the chain (every chain of a compound statement) must reach a
         // root the relying party accepts.
         guard policy.allowedTypes.contains(attestation.type) else { throw fail(.attestationTypeNotAllowed(attestation.type)) }
-        let anchor = await trustAnchor(attestation, metadata: keyIdentifierMetadata ?? claimedMetadata, now: now)
+        let anchor = try await trustAnchor(attestation, metadata: keyIdentifierMetadata ?? claimedMetadata, now: now)
         // The model is bound only through a chain that reaches an accepted root: anyone can make a certificate that
         // names an AAGUID.
         var boundAAGUID: [UInt8]?
@@ -146,14 +146,18 @@ public struct RegistrationCeremony: Sendable {
     }
 
     /// The root every certificate chain of `attestation` reaches (the configured roots and the model's metadata
-    /// roots), or nil when there is no chain or one of them reaches none.
-    private func trustAnchor(_ attestation: VerifiedAttestation, metadata: FIDO2Metadata?, now: Date) async -> Certificate? {
+    /// roots), or nil when there is no chain or one of them reaches none. A chain with a certificate a configured
+    /// revocation list revokes is refused (step 24), whatever the policy.
+    private func trustAnchor(_ attestation: VerifiedAttestation, metadata: FIDO2Metadata?, now: Date) async throws(WebAuthnError) -> Certificate? {
         let chains = (attestation.components.isEmpty ? [attestation] : attestation.components).map(\.certificates).filter { !$0.isEmpty }
         guard !chains.isEmpty else { return nil }
         let roots = trust.roots + (metadata?.attestationRootCertificates ?? []).compactMap { try? Certificate(derEncoded: $0) }
         var anchor: Certificate?
         for chain in chains {
-            guard let root = await AttestationTrust.anchor(of: chain, among: roots, at: now) else { return nil }
+            guard let validated = await AttestationTrust.validatedChain(of: chain, among: roots, at: now), let root = validated.last else { return nil }
+            if let revoked = trust.revoked(in: validated, at: now) {
+                throw WebAuthnError(.registration, .attestationCertificateRevoked(revoked.subject.description))
+            }
             anchor = anchor ?? root
         }
         return anchor

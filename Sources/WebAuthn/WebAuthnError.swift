@@ -58,6 +58,8 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case attestationNotTrusted
         /// §7.1 step 24: the policy lists the models it accepts, and the AAGUID is not one.
         case authenticatorNotAllowed
+        /// §7.1 step 24: a configured certificate revocation list revokes a certificate of the chain (its subject).
+        case attestationCertificateRevoked(String)
     }
 
     public let ceremony: Ceremony
@@ -91,7 +93,7 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case .attestationFormatUnsupported: return 21
         case .attestationInvalid: return 22
         case .authenticatorRevoked, .metadataMissing: return 23
-        case .attestationTypeNotAllowed, .attestationNotTrusted, .authenticatorNotAllowed: return 24
+        case .attestationTypeNotAllowed, .attestationNotTrusted, .authenticatorNotAllowed, .attestationCertificateRevoked: return 24
         }
     }
 
@@ -125,6 +127,7 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case .attestationTypeNotAllowed(let type): what = "attestation type \(type.rawValue) is not allowed by the policy"
         case .attestationNotTrusted: what = "the attestation does not chain to an accepted root"
         case .authenticatorNotAllowed: what = "the authenticator model is not one the policy allows"
+        case .attestationCertificateRevoked(let subject): what = "its issuer's revocation list revokes the attestation certificate \(UntrustedText.quoted(subject, limit: 200))"
         }
         return "\(ceremony.rawValue) (WebAuthn §7.\(ceremony == .registration ? 1 : 2) step \(step)): \(what)"
     }

@@ -37,14 +37,15 @@ final class AttestationPolicyLiveTests: XCTestCase {
 
         /// `credential` (a `none` registration) as a packed full attestation by a batch key this root certifies,
         /// valid from `notBefore` to `notAfter`: the statement signs authData ‖ SHA-256(clientDataJSON) (§8.2).
-        func packed(_ credential: FIDO2API.Credential, notBefore: Date = Date().addingTimeInterval(-86_400), notAfter: Date = Date().addingTimeInterval(86_400)) throws -> FIDO2API.Credential {
+        func packed(_ credential: FIDO2API.Credential, notBefore: Date = Date().addingTimeInterval(-86_400), notAfter: Date = Date().addingTimeInterval(86_400),
+                    serial: [UInt8]? = nil) throws -> FIDO2API.Credential {
             let batch = P256.Signing.PrivateKey()
             let subject = try DistinguishedName {
                 CountryName("CH"); OrganizationName("mauth tests"); OrganizationalUnitName("Authenticator Attestation"); CommonName("mauth test key")
             }
             let leaf = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: .init(batch.publicKey), notValidBefore: notBefore, notValidAfter: notAfter,
-                issuer: certificate.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+                version: .v3, serialNumber: serial.map { .init(bytes: $0) } ?? .init(), publicKey: .init(batch.publicKey), notValidBefore: notBefore,
+                notValidAfter: notAfter, issuer: certificate.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
                 extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: .init(key))
             var serializer = DER.Serializer()
             try serializer.serialize(leaf)
@@ -62,15 +63,29 @@ final class AttestationPolicyLiveTests: XCTestCase {
         }
     }
 
-    /// A server whose `fido2` uses `policy`, with `root` as its attestation roots file.
-    func withServer(policy: String, root: Root, _ body: (LoopbackServer) async throws -> Void) async throws {
+    /// A server whose `fido2` uses `policy`, with `root` as its attestation roots file, and `revoking` (serial
+    /// numbers) in a revocation list of that root that Python's cryptography writes.
+    func withServer(policy: String, root: Root, revoking: [[UInt8]]? = nil, _ body: (LoopbackServer) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-attestation-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let roots = directory.appendingPathComponent("roots.pem")
         try Data(try root.pem().utf8).write(to: roots)
-        try await LoopbackServer.with(PasskeyLiveTests.configuration { $0.attestationPolicy = policy; $0.attestationRootsPath = roots.path }, body)
+        var crl: String?
+        if let revoking {
+            let key = directory.appendingPathComponent("root-key.pem"), out = directory.appendingPathComponent("crl.pem")
+            try Data(root.key.pemRepresentation.utf8).write(to: key)
+            let run = try ExternalProgram.run(["python3", Self.crlScript, "write", roots.path, key.path, out.path]
+                                              + revoking.map { $0.map { String(format: "%02x", $0) }.joined() })
+            XCTAssertEqual(run.status, 0, run.stderr)
+            crl = out.path
+        }
+        try await LoopbackServer.with(PasskeyLiveTests.configuration {
+            $0.attestationPolicy = policy; $0.attestationRootsPath = roots.path; $0.attestationRevocationListsPath = crl
+        }, body)
     }
+
+    static let crlScript = ExternalTool.repositoryRoot(fromTestFile: #filePath).appendingPathComponent("Tests/Interop/crl_interop.py").path
 
     /// Registers one passkey for `username`, its attestation as `attest` makes it; the answer of `/attestation/result`.
     func register(_ server: LoopbackServer, _ username: String, self selfAttested: Bool = false,
@@ -111,6 +126,24 @@ final class AttestationPolicyLiveTests: XCTestCase {
             }
             let stored = try await server.server.stores.passkeys.passkeys(username: "dave")
             XCTAssertEqual(stored.count, 0)
+        }
+    }
+
+    /// A chain whose leaf its root's revocation list (written by Python's cryptography) revokes is refused, under
+    /// `conformance` and under `passkeys` alike; a leaf the list does not name registers.
+    func testALeafTheRootsRevocationListRevokesIsRefused() async throws {
+        if case .skipped(let why) = try ExternalTool.require("python3 with cryptography", probe: ["python3", Self.crlScript, "check"]) { throw XCTSkip(why) }
+        let root = try Root(name: "operator root")
+        let revoked: [UInt8] = [0x7A, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07], kept: [UInt8] = [0x11, 0x22, 0x33]
+        for policy in ["conformance", "passkeys"] {
+            try await withServer(policy: policy, root: root, revoking: [revoked, [0x0F, 0xFF]]) { server in
+                let refused = try await self.register(server, "gina") { try root.packed($0, serial: revoked) }
+                XCTAssertEqual(refused.status, 400, policy)
+                XCTAssertTrue(try fido2Response(refused).errorMessage.contains("step 24): its issuer's revocation list revokes the attestation certificate"),
+                              "\(policy): \(String(decoding: refused.body, as: UTF8.self))")
+                let accepted = try await self.register(server, "gina") { try root.packed($0, serial: kept) }
+                XCTAssertEqual(accepted.status, 200, "\(policy): \(String(decoding: accepted.body, as: UTF8.self))")
+            }
         }
     }
 

@@ -36,6 +36,10 @@ extension ServerConfiguration {
         public var allowedAAGUIDs: [String]?
         /// PEM roots that attestation chains may end at, besides the Metadata Service's roots for each model.
         public var attestationRootsPath: String?
+        /// Certificate revocation lists for attestation chains (PEM `X509 CRL` blocks, or one DER list), read at
+        /// start: a chain with a certificate its issuer's list revokes is refused under every policy. Distribution
+        /// points named in certificates are not fetched.
+        public var attestationRevocationListsPath: String?
         /// Whether a caller without credentials who names a user gets that user's credential IDs in
         /// `allowCredentials`. Off by default: the list would tell anyone which usernames have passkeys and which
         /// authenticators they use (WebAuthn §14.6.2). Discoverable passkeys need no list; security keys whose
@@ -45,16 +49,17 @@ extension ServerConfiguration {
         public init(rpId: String, rpName: String? = nil, origins: [String], relatedOrigins: [String] = [], userVerification: String = "required",
                     residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
                     attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
-                    allowCredentialsForAnyCaller: Bool = false) {
+                    allowCredentialsForAnyCaller: Bool = false, attestationRevocationListsPath: String? = nil) {
             self.rpId = rpId; self.rpName = rpName; self.origins = origins; self.relatedOrigins = relatedOrigins
             self.userVerification = userVerification; self.residentKey = residentKey; self.algorithms = algorithms
             self.timeoutSeconds = timeoutSeconds; self.attestationPolicy = attestationPolicy; self.allowedAAGUIDs = allowedAAGUIDs
             self.attestationRootsPath = attestationRootsPath; self.allowCredentialsForAnyCaller = allowCredentialsForAnyCaller
+            self.attestationRevocationListsPath = attestationRevocationListsPath
         }
 
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case rpId, rpName, origins, relatedOrigins, userVerification, residentKey, algorithms, timeoutSeconds
-            case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentialsForAnyCaller
+            case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentialsForAnyCaller, attestationRevocationListsPath
         }
 
         public init(from decoder: any Decoder) throws {
@@ -72,7 +77,8 @@ extension ServerConfiguration {
                       allowedAAGUIDs: try c.decodeIfPresent([String].self, forKey: .allowedAAGUIDs),
                       attestationRootsPath: try c.decodeIfPresent(String.self, forKey: .attestationRootsPath),
                       allowCredentialsForAnyCaller: try c.decodeIfPresent(Bool.self, forKey: .allowCredentialsForAnyCaller)
-                          ?? d.allowCredentialsForAnyCaller)
+                          ?? d.allowCredentialsForAnyCaller,
+                      attestationRevocationListsPath: try c.decodeIfPresent(String.self, forKey: .attestationRevocationListsPath))
         }
 
         /// The algorithm names this server accepts, with their COSE identifiers.

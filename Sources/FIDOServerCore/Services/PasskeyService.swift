@@ -106,7 +106,8 @@ package struct PasskeyService: Sendable {
             let metadata = environment.metadataSource
             let ceremonyRules = RegistrationCeremony(relyingParty: settings.relyingParty, policy: settings.policy,
                                                      trust: AttestationTrust(roots: settings.roots, metadata: { metadata.store.fido2Metadata(aaguid: $0) },
-                                                                             keyIdentifierMetadata: { metadata.store.fido2Metadata(attestationCertificateKeyIdentifier: $0) }))
+                                                                             keyIdentifierMetadata: { metadata.store.fido2Metadata(attestationCertificateKeyIdentifier: $0) },
+                                                                             revocationLists: settings.revocationLists))
             verified = try await ceremonyRules.verify(
                 RegistrationResponse(credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestationObject, transports: transports),
                 expected: RegistrationExpectation(challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],

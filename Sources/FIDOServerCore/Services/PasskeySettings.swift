@@ -12,6 +12,7 @@ package struct PasskeySettings: Sendable {
     let relyingParty: RelyingParty
     let policy: AttestationPolicy
     let roots: [Certificate]
+    let revocationLists: [RevocationList]
     let algorithms: [COSEAlgorithm]
     let minimumUserVerification: UserVerificationRequirement
     var rpName: String { configuration.rpName ?? configuration.rpId }
@@ -47,6 +48,17 @@ package struct PasskeySettings: Sendable {
             guard !roots.isEmpty else { throw ServerConfiguration.ConfigurationError.invalid("fido2.attestationRootsPath \(path): no certificate") }
         } else {
             roots = []
+        }
+        if let path = configuration.attestationRevocationListsPath {
+            let bytes = try ServerConfiguration.readFile(path, setting: "fido2.attestationRevocationListsPath")
+            do { revocationLists = try RevocationList.lists(in: Array(bytes)) } catch {
+                throw ServerConfiguration.ConfigurationError.invalid("fido2.attestationRevocationListsPath \(path): \(error)")
+            }
+            guard !revocationLists.isEmpty else {
+                throw ServerConfiguration.ConfigurationError.invalid("fido2.attestationRevocationListsPath \(path): no revocation list")
+            }
+        } else {
+            revocationLists = []
         }
     }
 

@@ -1,3 +1,4 @@
+import FIDOAttestation
 import Foundation
 import SwiftASN1
 
@@ -26,26 +27,8 @@ struct AttestationCertificate {
         }
         let times = Array(validity)
         guard times.count == 2 else { throw ASN1Error.invalidASN1Object(reason: "bad validity") }
-        notBefore = try Self.date(times[0])
-        notAfter = try Self.date(times[1])
+        notBefore = try CertificateTime.date(times[0])
+        notAfter = try CertificateTime.date(times[1])
         subjectPublicKeyInfo = Array(fields[5].encodedBytes)
-    }
-
-    private static func date(_ node: ASN1Node) throws -> Date {
-        var components = DateComponents()
-        components.timeZone = TimeZone(identifier: "UTC")
-        if node.identifier == .utcTime {
-            let t = try UTCTime(derEncoded: node)
-            (components.year, components.month, components.day) = (t.year, t.month, t.day)
-            (components.hour, components.minute, components.second) = (t.hours, t.minutes, t.seconds)
-        } else {
-            let t = try GeneralizedTime(derEncoded: node)
-            (components.year, components.month, components.day) = (t.year, t.month, t.day)
-            (components.hour, components.minute, components.second) = (t.hours, t.minutes, t.seconds)
-        }
-        guard let date = Calendar(identifier: .gregorian).date(from: components) else {
-            throw ASN1Error.invalidASN1Object(reason: "bad time")
-        }
-        return date
     }
 }

@@ -13,22 +13,35 @@ public struct AttestationTrust: Sendable {
     public let metadata: @Sendable ([UInt8]) -> FIDO2Metadata?
     /// The metadata of a U2F model, by its attestation certificate key identifier (lower-case hex), or nil.
     public let keyIdentifierMetadata: @Sendable (String) -> FIDO2Metadata?
+    /// Certificate revocation lists the operator configured: a chain with a certificate one of them revokes (the
+    /// list of that certificate's issuer, signed by it) is refused under every policy, as a compromised attestation
+    /// key is.
+    public let revocationLists: [RevocationList]
 
     public init(roots: [Certificate] = [], metadata: @escaping @Sendable ([UInt8]) -> FIDO2Metadata? = { _ in nil },
-                keyIdentifierMetadata: @escaping @Sendable (String) -> FIDO2Metadata? = { _ in nil }) {
-        self.roots = roots; self.metadata = metadata; self.keyIdentifierMetadata = keyIdentifierMetadata
+                keyIdentifierMetadata: @escaping @Sendable (String) -> FIDO2Metadata? = { _ in nil }, revocationLists: [RevocationList] = []) {
+        self.roots = roots; self.metadata = metadata; self.keyIdentifierMetadata = keyIdentifierMetadata; self.revocationLists = revocationLists
     }
 
-    /// The root of `roots` that `certificates` (leaf first) chain to at `now`, or nil. A chain that ends in a root
-    /// reaches it; expired certificates, broken signatures and a CA leaf break the chain (RFC 5280).
-    static func anchor(of certificates: [Certificate], among roots: [Certificate], at now: Date) async -> Certificate? {
+    /// The chain, leaf to root of `roots`, that `certificates` (leaf first) build at `now`, or nil. A chain that ends
+    /// in a root reaches it; expired certificates, broken signatures and a CA leaf break the chain (RFC 5280).
+    static func validatedChain(of certificates: [Certificate], among roots: [Certificate], at now: Date) async -> [Certificate]? {
         guard let leaf = certificates.first, !roots.isEmpty else { return nil }
         var verifier = Verifier(rootCertificates: CertificateStore(roots)) {
             RFC5280Policy(fixedExpiryValidationTime: now)
             AttestationCertificatePolicy()
         }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(certificates.dropFirst())))
-        if case .validCertificate(let chain) = result { return chain.last }
+        if case .validCertificate(let chain) = result { return Array(chain) }
+        return nil
+    }
+
+    /// The certificate of `chain` (leaf to root) that a configured list revokes, or nil.
+    func revoked(in chain: [Certificate], at now: Date) -> Certificate? {
+        guard !revocationLists.isEmpty else { return nil }
+        for (certificate, issuer) in zip(chain, chain.dropFirst()) where revocationLists.contains(where: { $0.revokes(certificate, issuedBy: issuer, at: now) }) {
+            return certificate
+        }
         return nil
     }
 }
