@@ -43,7 +43,7 @@ struct AdminUserCommand: AsyncParsableCommand {
             }
             say("passkeys (\(summary.passkeys.count)):")
             for passkey in summary.passkeys {
-                say("  \(passkey.credentialID)  \(passkey.aaguid)  \(passkey.attestationFormat) (\(passkey.attestationType))  registered \(formatter.string(from: passkey.createdAt))"
+                say("  \(passkey.credentialID)  \(passkey.aaguid)  \(passkey.attestationFormat) (\(passkey.attestationType), \(passkey.trust ?? "trust unknown"))  registered \(formatter.string(from: passkey.createdAt))"
                     + (passkey.lastUsedAt.map { "  last used \(formatter.string(from: $0))" } ?? "  never used") + "  counter \(passkey.signCount)"
                     + (passkey.name.map { "  \(UntrustedText.quoted($0))" } ?? ""))
             }

@@ -169,6 +169,14 @@ final class AttestationPolicyLiveTests: XCTestCase {
                 try await stores.audit.events(username: "erin", limit: 10).contains { $0.detail.hasSuffix(", packed, basic, trusted)") }
             }
             XCTAssertTrue(saidTrusted)
+            // The operator's view says which is which.
+            let stored = try await stores.passkeys.passkeys(username: "erin")
+            XCTAssertEqual(stored.map(\.trust), ["untrusted", "trusted"])
+            var claims = server.relyingParty.claims(subject: "ops", now: server.clock.now)
+            claims.scope = "mauth:admin"
+            let admin = [("Authorization", "Bearer \(try await server.relyingParty.sign(claims))")]
+            let view = try await server.exchange(.GET, "/nevisfido/admin/user?username=erin", body: nil, headers: admin)
+            XCTAssertTrue(String(decoding: view.body, as: UTF8.self).contains("packed (basic, untrusted)"), String(decoding: view.body, as: UTF8.self))
         }
     }
 

@@ -165,6 +165,11 @@ enum Migrations {
             "CREATE INDEX webauthn_ceremonies_by_expiry ON webauthn_ceremonies(expires_at)",
             "CREATE INDEX webauthn_ceremonies_by_counted_username_expiry ON webauthn_ceremonies(counted_username, expires_at)",
         ]),
+        // Whether a passkey's attestation chained to an accepted root when it registered (`trusted`, `untrusted`),
+        // for the operator's view; NULL for passkeys registered before it was kept.
+        Migration(version: 14, name: "passkeys remember whether their attestation was trusted", statements: [
+            "ALTER TABLE passkeys ADD COLUMN trust TEXT",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

@@ -29,10 +29,14 @@ public struct PasskeyRecord: Sendable, Equatable {
     public var name: String?
     public var createdAt: Date
     public var lastUsedAt: Date?
+    /// Whether its attestation chained to an accepted root at registration: `trusted`, `untrusted`; nil for a passkey
+    /// registered before the server kept it.
+    public var trust: String?
 
     public init(credentialID: String, username: String, userHandle: String, publicKey: [UInt8], signCount: UInt32, userVerifiedAtRegistration: Bool,
                 backupEligible: Bool, backupState: Bool, transports: [String], aaguid: String, attestationFormat: String, attestationType: String,
-                discoverable: Bool?, name: String?, createdAt: Date, lastUsedAt: Date? = nil) {
+                discoverable: Bool?, name: String?, createdAt: Date, lastUsedAt: Date? = nil, trust: String? = nil) {
+        self.trust = trust
         self.credentialID = credentialID; self.username = username; self.userHandle = userHandle; self.publicKey = publicKey
         self.signCount = signCount; self.userVerifiedAtRegistration = userVerifiedAtRegistration; self.backupEligible = backupEligible
         self.backupState = backupState; self.transports = transports; self.aaguid = aaguid; self.attestationFormat = attestationFormat
@@ -49,7 +53,7 @@ public struct PasskeyStore: Sendable {
 
     static let columns = """
         credential_id, username, user_handle, public_key, sign_count, uv_initialized, backup_eligible, backup_state, transports, aaguid, \
-        attestation_format, attestation_type, discoverable, name, created_at, last_used_at
+        attestation_format, attestation_type, discoverable, name, created_at, last_used_at, trust
         """
 
     /// Stores a new passkey; false when its credential ID is already registered (to anyone).
@@ -61,7 +65,7 @@ public struct PasskeyStore: Sendable {
                 \(bind: Int64(record.signCount)), \(bind: Self.flag(record.userVerifiedAtRegistration)), \(bind: Self.flag(record.backupEligible)),
                 \(bind: Self.flag(record.backupState)), \(bind: record.transports.joined(separator: ",")), \(bind: record.aaguid),
                 \(bind: record.attestationFormat), \(bind: record.attestationType), \(bind: record.discoverable.map(Self.flag)), \(bind: record.name),
-                \(bind: record.createdAt.epochMillis), \(bind: record.lastUsedAt?.epochMillis))
+                \(bind: record.createdAt.epochMillis), \(bind: record.lastUsedAt?.epochMillis), \(bind: record.trust))
                 ON CONFLICT DO NOTHING RETURNING credential_id
                 """).first() != nil
         }
@@ -143,7 +147,8 @@ public struct PasskeyStore: Sendable {
             attestationType: try row.decode(column: "attestation_type", as: String.self),
             discoverable: try row.decode(column: "discoverable", as: Int64?.self).map { $0 != 0 }, name: try row.decode(column: "name", as: String?.self),
             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
-            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(Date.init(epochMillis:)))
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(Date.init(epochMillis:)),
+            trust: try row.decode(column: "trust", as: String?.self))
     }
 }
 

@@ -123,7 +123,8 @@ package struct PasskeyService: Sendable {
             signCount: verified.signCount, userVerifiedAtRegistration: verified.userVerified, backupEligible: verified.backupEligible,
             backupState: verified.backupState, transports: transports, aaguid: AAGUID.text(verified.aaguid),
             attestationFormat: verified.attestation.format, attestationType: verified.attestation.type.rawValue,
-            discoverable: Self.residentKey(credential.clientExtensionResults), name: name, createdAt: environment.clock())
+            discoverable: Self.residentKey(credential.clientExtensionResults), name: name, createdAt: environment.clock(),
+            trust: verified.trustAnchor == nil ? "untrusted" : "trusted")
         // Counted again: options issued before she reached the cap may still be answered. Two results of hers that
         // commit at once on PostgreSQL may both pass; her unanswered ceremonies (a limit of their own) bound that.
         try refuseOverCap(username, holding: try await stores.passkeys.count(username: username), step: "passkey registration")
@@ -133,7 +134,7 @@ package struct PasskeyService: Sendable {
             throw Refusal(.badRequest, "registration_refused", "this credential is already registered")
         }
         environment.decide("passkey registration", username, 200,
-                           "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid)\(verified.modelBound || verified.aaguid == AAGUID.zero ? "" : " unbound"), \(record.attestationFormat), \(record.attestationType), \(verified.trustAnchor == nil ? "untrusted" : "trusted"))")
+                           "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid)\(verified.modelBound || verified.aaguid == AAGUID.zero ? "" : " unbound"), \(record.attestationFormat), \(record.attestationType), \(record.trust ?? "untrusted"))")
         return FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
     }
 

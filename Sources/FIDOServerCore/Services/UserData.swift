@@ -35,7 +35,8 @@ package enum UserData {
             self.username = username
             keys = summary.registrations.map { Key(aaid: $0.aaid, keyID: $0.keyID, registeredAt: $0.createdAt, signCounter: $0.signCounter, deviceId: $0.deviceId) }
             passkeys = summary.passkeys.map {
-                Passkey(credentialID: $0.credentialID, name: $0.name, aaguid: $0.aaguid, attestation: "\($0.attestationFormat) (\($0.attestationType))",
+                Passkey(credentialID: $0.credentialID, name: $0.name, aaguid: $0.aaguid,
+                        attestation: "\($0.attestationFormat) (\($0.attestationType), \($0.trust ?? "trust unknown"))",
                         registeredAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, signCounter: $0.signCount, backedUp: $0.backupState, discoverable: $0.discoverable)
             }
             sessions = summary.sessions.map { Session(id: $0.id, aaid: $0.aaid, keyID: $0.keyID, openedAt: $0.createdAt, expiresAt: $0.expiresAt) }
