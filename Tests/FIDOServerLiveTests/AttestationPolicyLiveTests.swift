@@ -147,6 +147,76 @@ final class AttestationPolicyLiveTests: XCTestCase {
         }
     }
 
+    /// A U2F authenticator's attestation key, certified by `root`: it turns a `none` registration of an ES256 key
+    /// (AAGUID zero) into a `fido-u2f` statement (§8.6: the signature over 0x00 ‖ rpIdHash ‖ clientDataHash ‖
+    /// credentialId ‖ publicKeyU2F).
+    struct U2FKey {
+        let batch = P256.Signing.PrivateKey()
+        let leaf: Certificate
+        /// The certificate's key identifier as the Metadata Service lists U2F models (SHA-1 of the key's bits).
+        var keyIdentifier: String { Insecure.SHA1.hash(data: leaf.publicKey.subjectPublicKeyInfoBytes).map { String(format: "%02x", $0) }.joined() }
+
+        init(root: Root) throws {
+            leaf = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: .init(batch.publicKey), notValidBefore: Date().addingTimeInterval(-86_400),
+                notValidAfter: Date().addingTimeInterval(86_400), issuer: root.certificate.subject, subject: try DistinguishedName { CommonName("U2F key") },
+                signatureAlgorithm: .ecdsaWithSHA256, extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: .init(root.key))
+        }
+
+        func attest(_ credential: FIDO2API.Credential) throws -> FIDO2API.Credential {
+            var serializer = DER.Serializer()
+            try serializer.serialize(leaf)
+            let object = try XCTUnwrap(try CBORDecoder(rules: .wellFormed).decode(try XCTUnwrap(Base64URL.decodeBytes(try XCTUnwrap(credential.response.attestationObject)))).map)
+            let authData = try XCTUnwrap(object[text: "authData"]?.bytes)
+            // authData: rpIdHash (32), flags, counter (4), AAGUID (16), length (2), credential ID, then the COSE key.
+            let idLength = Int(authData[53]) << 8 | Int(authData[54])
+            let credentialID = Array(authData[55..<(55 + idLength)])
+            let cose = try XCTUnwrap(try CBORDecoder(rules: .wellFormed).decodePrefix(authData[(55 + idLength)...]).0.map)
+            let point = [0x04] + (try XCTUnwrap(cose[int: -2]?.bytes)) + (try XCTUnwrap(cose[int: -3]?.bytes))
+            let clientData = try XCTUnwrap(Base64URL.decodeBytes(credential.response.clientDataJSON))
+            let signed = [0x00] + Array(authData[0..<32]) + Array(SHA256.hash(data: clientData)) + credentialID + point
+            let statement = CBOR.map(CBORMap([.init(.text("sig"), .bytes(Array(try batch.signature(for: signed).derRepresentation))),
+                                              .init(.text("x5c"), .array([.bytes(serializer.serializedBytes)]))]))
+            var rewritten = credential
+            rewritten.response.attestationObject = Base64URL.encode(CBOREncoder.encode(.map(CBORMap([
+                .init(.text("fmt"), .text("fido-u2f")), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(authData)),
+            ]))))
+            return rewritten
+        }
+    }
+
+    /// A genuine U2F key passes `enterprise` through the Metadata Service's U2F entry, found by its certificate's key
+    /// identifier, whose roots vouch for its chain; the same key unknown to the service is refused (no root vouches).
+    func testAGenuineU2FKeyPassesEnterpriseThroughItsMetadataEntry() async throws {
+        let root = try Root(name: "U2F vendor root")
+        let u2f = try U2FKey(root: root)
+        let service = try TestMetadataService()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-u2f-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let blobPath = directory.appendingPathComponent("blob.jwt").path, mdsRoot = directory.appendingPathComponent("mds-root.pem").path
+        try Data(try service.rootPEM.utf8).write(to: URL(fileURLWithPath: mdsRoot))
+        var serializer = DER.Serializer()
+        try serializer.serialize(root.certificate)
+        let rootBase64 = Data(serializer.serializedBytes).base64EncodedString()
+        let entry = #"{"attestationCertificateKeyIdentifiers":["\#(u2f.keyIdentifier.uppercased())"],"metadataStatement":{"attestationCertificateKeyIdentifiers":["\#(u2f.keyIdentifier)"],"description":"A U2F key","attestationTypes":["basic_full"],"attestationRootCertificates":["\#(rootBase64)"]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
+        for (known, expected) in [(false, 400), (true, 200)] {
+            try Data(try service.blob(number: 1, nextUpdate: TestMetadataService.day(30), entries: known ? [entry] : []).utf8).write(to: URL(fileURLWithPath: blobPath))
+            var configuration = PasskeyLiveTests.configuration { $0.attestationPolicy = "enterprise"; $0.algorithms = ["ES256"] }
+            configuration.metadataService = .init(blob: blobPath, rootCertificatesPath: mdsRoot)
+            try await LoopbackServer.with(configuration) { server in
+                var key = SoftwarePasskeyAuthenticator(origin: Self.origin)
+                let options = try await server.passkeyCreationOptions(username: "hank")
+                let answer = try await server.fido2(FIDO2API.attestationResultPath, try u2f.attest(try LoopbackServer.attestation(&key, for: options)))
+                XCTAssertEqual(answer.status, expected, "known \(known): \(String(decoding: answer.body, as: UTF8.self))")
+                if !known { XCTAssertTrue(try fido2Response(answer).errorMessage.contains("does not chain to an accepted root"), String(decoding: answer.body, as: UTF8.self)) }
+                let stored = try await server.server.stores.passkeys.passkeys(username: "hank")
+                XCTAssertEqual(stored.map(\.attestationFormat), known ? ["fido-u2f"] : [])
+                XCTAssertEqual(stored.map(\.trust), known ? ["trusted"] : [])
+            }
+        }
+    }
+
     /// Under `passkeys` the same rogue chain registers as untrusted: the trade-off the default makes.
     func testThePasskeysPolicyRegistersARogueChainAsUntrusted() async throws {
         let root = try Root(name: "operator root")
