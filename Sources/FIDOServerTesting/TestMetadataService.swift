@@ -14,6 +14,8 @@ public struct TestMetadataService: Sendable {
     struct Authority: Sendable {
         let key: Certificate.PrivateKey
         let certificate: Certificate
+        /// The key as PEM (PKCS#8), for an independent tool that signs as this authority.
+        var keyPEM: String = ""
     }
 
     let root: Authority
@@ -29,7 +31,7 @@ public struct TestMetadataService: Sendable {
                        notAfter: Date) throws -> Authority {
             let subject = try DistinguishedName { CommonName(name) }
             let certificate = try Certificate(
-                version: .v3, serialNumber: .init(), publicKey: publicKey,
+                version: .v3, serialNumber: Self.serialNumber(), publicKey: publicKey,
                 notValidBefore: Date().addingTimeInterval(-3600), notValidAfter: notAfter,
                 issuer: issuer?.certificate.subject ?? subject, subject: subject,
                 signatureAlgorithm: .ecdsaWithSHA256,
@@ -47,8 +49,10 @@ public struct TestMetadataService: Sendable {
         let rootKey = P256.Signing.PrivateKey(), intermediateKey = P256.Signing.PrivateKey()
         let farFuture = Date().addingTimeInterval(10 * 365 * 86400)
         root = try authority(rootName, key: .init(rootKey), publicKey: .init(rootKey.publicKey), issuer: nil, isCA: true, notAfter: farFuture)
-        intermediate = try authority("\(rootName) Intermediate", key: .init(intermediateKey), publicKey: .init(intermediateKey.publicKey),
-                                     issuer: root, isCA: true, notAfter: farFuture)
+        var intermediate = try authority("\(rootName) Intermediate", key: .init(intermediateKey), publicKey: .init(intermediateKey.publicKey),
+                                         issuer: root, isCA: true, notAfter: farFuture)
+        intermediate.keyPEM = intermediateKey.pemRepresentation
+        self.intermediate = intermediate
         self.algorithm = algorithm
         switch algorithm {
         case .es256:
@@ -62,8 +66,19 @@ public struct TestMetadataService: Sendable {
         }
     }
 
+    /// A random positive serial number of at most 159 bits, as RFC 5280 allows and every CRL writer accepts.
+    static func serialNumber() -> Certificate.SerialNumber {
+        var bytes = SecureRandom.bytes(20)
+        bytes[0] = bytes[0] & 0x7F | 0x01
+        return Certificate.SerialNumber(bytes: bytes)
+    }
+
     /// The root as PEM: what `metadataService.rootCertificatesPath` names.
     public var rootPEM: String { get throws { try root.certificate.serializeAsPEM().pemString } }
+    /// The intermediate CA's certificate and key as PEM: what an independent tool needs to write its revocation list.
+    public var intermediatePEM: (certificate: String, key: String) { get throws { (try intermediate.certificate.serializeAsPEM().pemString, intermediate.keyPEM) } }
+    /// The signing certificate's serial number, as hex.
+    public var signerSerialHex: String { signer.certificate.serialNumber.bytes.map { String(format: "%02x", $0) }.joined() }
 
     static func base64DER(_ certificate: Certificate) throws -> String {
         var serializer = DER.Serializer()

@@ -1,6 +1,8 @@
 import FIDOAttestation
 import FIDOServerTesting
 import Foundation
+import TestSupport
+import FIDOSimulation
 import Logging
 import Primitives
 import UAF
@@ -272,6 +274,32 @@ final class MetadataSourceTests: XCTestCase {
         let installed = await source.reload(logger: logger)
         XCTAssertEqual(installed, .installed(3))
         XCTAssertNil(source.unavailable)
+    }
+
+    /// A configured revocation list of the intermediate CA (Python's cryptography writes it) that revokes the BLOB's
+    /// signing certificate makes the BLOB untrusted; one that revokes another serial number changes nothing.
+    func testABLOBWhoseSigningCertificateItsIssuerRevokedIsUntrusted() async throws {
+        let script = ExternalTool.repositoryRoot(fromTestFile: #filePath).appendingPathComponent("Tests/Interop/crl_interop.py").path
+        if case .skipped(let why) = try ExternalTool.require("python3 with cryptography", probe: ["python3", script, "check"]) { throw XCTSkip(why) }
+        try write(number: 3, entries: [])
+        let (certificate, key) = try service.intermediatePEM
+        let certificatePath = directory.appendingPathComponent("intermediate.pem").path, keyPath = directory.appendingPathComponent("intermediate-key.pem").path
+        try Data(certificate.utf8).write(to: URL(fileURLWithPath: certificatePath))
+        try Data(key.utf8).write(to: URL(fileURLWithPath: keyPath))
+        for (serial, revoked) in [("0a0b0c", false), (service.signerSerialHex, true)] {
+            let crl = directory.appendingPathComponent("crl-\(serial).pem").path
+            let run = try ExternalProgram.run(["python3", script, "write", certificatePath, keyPath, crl, serial])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            var configuration = try configuration()
+            configuration.metadataService?.revocationListsPath = crl
+            let source = try await load(configuration)
+            if revoked {
+                XCTAssertNil(source.blob)
+                XCTAssertTrue(source.unavailable?.contains("its issuer's revocation list revokes the signing chain's certificate") ?? false, source.unavailable ?? "")
+            } else {
+                XCTAssertEqual(source.blob?.number, 3)
+            }
+        }
     }
 
     func testALateBLOBIsRefusedOnlyWhereACurrentOneIsRequired() async throws {

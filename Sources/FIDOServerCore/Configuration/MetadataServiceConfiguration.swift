@@ -26,18 +26,23 @@ extension ServerConfiguration {
         /// at start it is installed first, verified like any BLOB, so an outage of the service at start costs nothing
         /// but freshness. None by default.
         public var cachePath: String?
+        /// Certificate revocation lists (PEM `X509 CRL` blocks, or one DER list) checked against every certificate of
+        /// the BLOB's signing chain, read at start: a BLOB signed by a revoked certificate is refused like one under
+        /// another root. The chain's distribution points are not fetched. None by default.
+        public var revocationListsPath: String?
 
         public init(blob: String, rootCertificatesPath: String, requireCurrent: Bool = false, refreshSeconds: Int = 86400,
-                    trustedCertificatesPath: String? = nil, cachePath: String? = nil) {
+                    trustedCertificatesPath: String? = nil, cachePath: String? = nil, revocationListsPath: String? = nil) {
             self.blob = blob; self.rootCertificatesPath = rootCertificatesPath; self.requireCurrent = requireCurrent
             self.refreshSeconds = refreshSeconds; self.trustedCertificatesPath = trustedCertificatesPath; self.cachePath = cachePath
+            self.revocationListsPath = revocationListsPath
         }
 
         /// The BLOB's URL when `blob` names one.
         public var url: URL? { blob.hasPrefix("https://") ? URL(string: blob) : nil }
 
         package enum CodingKeys: String, CodingKey, CaseIterable {
-            case blob, rootCertificatesPath, requireCurrent, refreshSeconds, trustedCertificatesPath, cachePath
+            case blob, rootCertificatesPath, requireCurrent, refreshSeconds, trustedCertificatesPath, cachePath, revocationListsPath
         }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
@@ -48,7 +53,8 @@ extension ServerConfiguration {
                       requireCurrent: try c.decodeIfPresent(Bool.self, forKey: .requireCurrent) ?? d.requireCurrent,
                       refreshSeconds: try c.decodeIfPresent(Int.self, forKey: .refreshSeconds) ?? d.refreshSeconds,
                       trustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .trustedCertificatesPath),
-                      cachePath: try c.decodeIfPresent(String.self, forKey: .cachePath))
+                      cachePath: try c.decodeIfPresent(String.self, forKey: .cachePath),
+                      revocationListsPath: try c.decodeIfPresent(String.self, forKey: .revocationListsPath))
         }
 
         func validate() throws {

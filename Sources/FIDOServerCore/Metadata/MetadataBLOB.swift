@@ -1,17 +1,21 @@
 import FIDOAttestation
 import Foundation
 import JWTKit
+import Primitives
 import UAF
+import WebAuthn
+import WireJSON
 import X509
 
 /// A FIDO Metadata Service BLOB (MDS3 §3.1.6, `MetadataBLOBPayload`) whose signature has been verified: a JWT
 /// signed by the key of the first `x5c` certificate, whose chain leads to a configured root at the time given.
 /// What it keeps is what a relying party uses: the serial number, `nextUpdate`, the UAF statements and the status
-/// reports by AAID, and the FIDO2 entries by AAGUID (their roots, attestation types and status reports). U2F entries
-/// (attestation certificate key identifiers only) are skipped.
+/// reports by AAID, and the FIDO2 entries by AAGUID and the U2F entries by attestation certificate key identifier
+/// (their roots, attestation types and status reports).
 ///
-/// Not checked: the certificate revocation lists the chain names (fetching them is left to the operator's
-/// network policy; the chain is still validated in full, validity periods included).
+/// Revocation lists: the ones the operator configured (`metadataService.revocationListsPath`) are checked against
+/// every certificate of the signing chain; the distribution points the chain names are not fetched (that is left to
+/// the operator's network policy; the chain is still validated in full, validity periods included).
 package struct MetadataBLOB: Sendable {
     /// The BLOB's serial number (`no`): a reload accepts only a higher one, so an older BLOB served again cannot
     /// take back a revocation.
@@ -41,11 +45,28 @@ package struct MetadataBLOB: Sendable {
         }
     }
 
+    /// The certificate of the verified JWS's `x5c` chain (leaf first, then the root of `roots` that issued the last)
+    /// that a list of its issuer revokes, or nil. Read after the signature and the chain verified, so the header is
+    /// the signer's, not a stranger's.
+    static func revokedCertificate(of jws: [UInt8], roots: [Certificate], lists: [RevocationList], now: Date) -> Certificate? {
+        struct Header: Decodable { var x5c: [String]? }
+        guard let part = jws.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).first,
+              let bytes = Base64URL.decodeBytes(String(decoding: part, as: UTF8.self)),
+              let encoded = (try? WireJSONDecoder().decode(Header.self, from: bytes))?.x5c else { return nil }
+        var chain = encoded.compactMap { Data(base64Encoded: $0).flatMap { try? Certificate(derEncoded: Array($0)) } }
+        if let last = chain.last, let root = roots.first(where: { $0.subject == last.issuer }), root != last { chain.append(root) }
+        for (certificate, issuer) in zip(chain, chain.dropFirst()) where lists.contains(where: { $0.revokes(certificate, issuedBy: issuer, at: now) }) {
+            return certificate
+        }
+        return nil
+    }
+
     /// Whether the `nextUpdate` day is over at `now`: the BLOB is late.
     package func isStale(at now: Date) -> Bool { now >= nextUpdate.addingTimeInterval(86400) }
 
-    /// Verifies `token` (the JWT's compact form) against `roots` at `now` and reads its payload.
-    package static func verify(_ token: Data, roots: [Certificate], now: Date) async throws(Failure) -> MetadataBLOB {
+    /// Verifies `token` (the JWT's compact form) against `roots` at `now` and reads its payload; a certificate of the
+    /// signing chain that one of `revocationLists` revokes (its issuer's list, signed by it) makes it untrusted.
+    package static func verify(_ token: Data, roots: [Certificate], revocationLists: [RevocationList] = [], now: Date) async throws(Failure) -> MetadataBLOB {
         guard token.count <= maximumBytes else { throw .malformed("larger than \(maximumBytes) bytes") }
         // Surrounding white space (a file's trailing newline) is not part of the JWS.
         let trimmed = Array(token.drop { $0 <= 0x20 }.reversed().drop { $0 <= 0x20 }.reversed())
@@ -62,6 +83,9 @@ package struct MetadataBLOB: Sendable {
             throw explain(error, now: now)
         } catch {
             throw .untrusted("\(error)")
+        }
+        if !revocationLists.isEmpty, let revoked = revokedCertificate(of: trimmed, roots: roots, lists: revocationLists, now: now) {
+            throw .untrusted("its issuer's revocation list revokes the signing chain's certificate \(UntrustedText.quoted(revoked.subject.description, limit: 200))")
         }
         guard let nextUpdate = Self.day(payload.nextUpdate) else { throw .malformed("nextUpdate \"\(payload.nextUpdate)\" is not a YYYY-MM-DD date") }
         var blob = MetadataBLOB(number: payload.no, nextUpdate: nextUpdate, statements: [], statusReports: [:], fido2: [], skipped: [])

@@ -6,6 +6,7 @@ import Primitives
 import ServiceLifecycle
 import SwiftASN1
 import UAF
+import WebAuthn
 import X509
 
 /// The metadata in force: the local statements and, with a Metadata Service configured, the newest verified
@@ -29,18 +30,20 @@ public final class MetadataSource: Sendable {
     private let local: [MetadataStatement]
     package let service: ServerConfiguration.MetadataService?
     private let roots: [Certificate]
+    private let revocationLists: [RevocationList]
     private let clock: @Sendable () -> Date
     private let metrics: ServerMetrics?
 
     /// Fixed metadata: no Metadata Service, nothing to reload.
     public init(_ store: MetadataStore) {
-        state = NIOLockedValueBox(State(store: store, blob: nil, unavailable: nil)); local = store.all; service = nil; roots = []; clock = { Date() }
+        state = NIOLockedValueBox(State(store: store, blob: nil, unavailable: nil)); local = store.all; service = nil; roots = []; revocationLists = []
+        clock = { Date() }
         metrics = nil
     }
 
-    private init(local: [MetadataStatement], service: ServerConfiguration.MetadataService, roots: [Certificate],
+    private init(local: [MetadataStatement], service: ServerConfiguration.MetadataService, roots: [Certificate], revocationLists: [RevocationList],
                  clock: @escaping @Sendable () -> Date, metrics: ServerMetrics?) throws {
-        self.local = local; self.service = service; self.roots = roots; self.clock = clock; self.metrics = metrics
+        self.local = local; self.service = service; self.roots = roots; self.revocationLists = revocationLists; self.clock = clock; self.metrics = metrics
         state = NIOLockedValueBox(State(store: try MetadataStore(local), blob: nil, unavailable: "not loaded yet"))
     }
 
@@ -62,7 +65,13 @@ public final class MetadataSource: Sendable {
         let local = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
         guard let service = configuration.metadataService else { return MetadataSource(local) }
         let roots = try rootCertificates(service.rootCertificatesPath)
-        let source = try MetadataSource(local: local.all, service: service, roots: roots, clock: clock, metrics: metrics)
+        var lists: [RevocationList] = []
+        if let path = service.revocationListsPath {
+            do { lists = try RevocationList.lists(in: Array(try ServerConfiguration.readFile(path, setting: "metadataService.revocationListsPath"))) } catch let error as RevocationList.ReadError {
+                throw ServerConfiguration.ConfigurationError.invalid("metadataService.revocationListsPath \(path): \(error)")
+            }
+        }
+        let source = try MetadataSource(local: local.all, service: service, roots: roots, revocationLists: lists, clock: clock, metrics: metrics)
         if let cache = service.cachePath, FileManager.default.fileExists(atPath: cache) {
             if case .installed(let number) = await source.reload(logger: logger, from: .cache(cache)) {
                 logger.notice("metadata: the cached BLOB no \(number) is in force until the service's own is read")
@@ -117,7 +126,7 @@ public final class MetadataSource: Sendable {
             case .service: data = try await Self.read(service)
             case .cache(let path): data = try ServerConfiguration.readFile(path, setting: "metadataService.cachePath")
             }
-            blob = try await MetadataBLOB.verify(data, roots: roots, now: now)
+            blob = try await MetadataBLOB.verify(data, roots: roots, revocationLists: revocationLists, now: now)
         } catch {
             logger.error("metadata BLOB not loaded, keeping the metadata in force: \(error)")
             return .refused("\(error)")
