@@ -40,3 +40,31 @@ r, s = decode_dss_signature(key.sign(f"{header}.{body}".encode(), ec.ECDSA(hashe
 print(f"{header}.{body}.{b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}")
 PY
 }
+
+# Stage times: `stage NAME` ends the running stage and starts NAME; `stage_table` prints each stage's seconds and
+# the total. .ci/run calls stage_table when it exits, whatever happened, so a failed run shows where its time went.
+CI_STAGE_NAMES=()
+CI_STAGE_SECONDS=()
+CI_STAGE_NAME=""
+CI_STAGE_STARTED=0
+stage() {
+    local now=$SECONDS
+    if [ -n "$CI_STAGE_NAME" ]; then
+        CI_STAGE_NAMES+=("$CI_STAGE_NAME")
+        CI_STAGE_SECONDS+=($((now - CI_STAGE_STARTED)))
+        echo "=== stage '$CI_STAGE_NAME': $((now - CI_STAGE_STARTED)) s"
+    fi
+    CI_STAGE_NAME="${1:-}"
+    CI_STAGE_STARTED=$now
+    [ -z "$CI_STAGE_NAME" ] || echo "=== stage '$CI_STAGE_NAME' (at $now s)"
+}
+stage_table() {
+    stage ""
+    local i total=0
+    echo "=== stage times (seconds)"
+    for i in "${!CI_STAGE_NAMES[@]}"; do
+        printf '  %-34s %6d\n' "${CI_STAGE_NAMES[$i]}" "${CI_STAGE_SECONDS[$i]}"
+        total=$((total + CI_STAGE_SECONDS[i]))
+    done
+    printf '  %-34s %6d\n' "total" "$total"
+}
