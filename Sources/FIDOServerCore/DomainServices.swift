@@ -28,12 +28,12 @@ package struct DomainServices: Sendable {
             counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore,
             zeroCounters: configuration.zeroCounterAAIDs.map { .onlyFor(Set($0)) } ?? .any, versions: configuration.protocolVersions,
             policies: PolicyChoice(named: configuration.policies), channelBinding: channelBinding,
-            requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits, clock: clock,
-            onDecision: onDecision)
+            requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits,
+            signIn: SignIn(issuer: issuer, tokens: configuration.tokens, stores: stores, clock: clock), clock: clock, onDecision: onDecision)
         signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
                                              acceptUnbound: configuration.dispatch.acceptUnboundDeviceSignatures, clock: clock)
-        registration = RegistrationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
-        authentication = AuthenticationService(environment: environment, issuer: issuer, tokens: configuration.tokens)
+        registration = RegistrationService(environment: environment)
+        authentication = AuthenticationService(environment: environment)
         deregistration = DeregistrationService(environment: environment)
         targets = DispatchTargetService(environment: environment, signatures: signatures)
         let limits = configuration.limits
@@ -47,8 +47,7 @@ package struct DomainServices: Sendable {
         status = StatusService(environment: environment)
         admin = AdminService(environment: environment)
         if let passkeys {
-            self.passkeys = PasskeyService(environment: environment, settings: passkeys, registration: registration, issuer: issuer,
-                                           tokens: configuration.tokens)
+            self.passkeys = PasskeyService(environment: environment, settings: passkeys)
         } else {
             self.passkeys = nil
         }

@@ -49,7 +49,7 @@ struct AdminUserCommand: AsyncParsableCommand {
             }
             say("live sessions (\(summary.sessions.count)):")
             for session in summary.sessions {
-                say("  \(session.id)  opened \(formatter.string(from: session.createdAt))  expires \(formatter.string(from: session.expiresAt))  key \(session.keyID)")
+                say("  \(session.id)  opened \(formatter.string(from: session.createdAt))  expires \(formatter.string(from: session.expiresAt))  \(session.credential.kind == .passkey ? "passkey" : "key") \(session.credential.id)")
             }
             say("dispatch targets (\(summary.targets.count)):")
             for target in summary.targets {

@@ -1,4 +1,5 @@
 import Foundation
+import SQLKit
 import XCTest
 @testable import FIDOServerCore
 
@@ -145,21 +146,63 @@ extension StoreContractTests {
         try await onEveryEngine { stores in
             _ = try await stores.passkeys.insert(passkey("cred-sign", signCount: 4))
             let now = Date(epochMillis: 1_790_000_200_000)
-            let first = SessionStore.make(username: "alice", aaid: "", keyID: "cred-sign", now: now, lifetime: 600)
+            let first = SessionStore.make(username: "alice", credential: .passkey(credentialID: "cred-sign"), now: now, lifetime: 600)
             let completed = try await stores.ceremonies.completePasskeySignIn(id: "cred-sign", from: 4, to: 5, backupState: true, at: now,
                                                                               sessionToken: first.token, session: first.record)
             XCTAssertTrue(completed)
-            let stale = SessionStore.make(username: "alice", aaid: "", keyID: "cred-sign", now: now, lifetime: 600)
+            let stale = SessionStore.make(username: "alice", credential: .passkey(credentialID: "cred-sign"), now: now, lifetime: 600)
             let replayed = try await stores.ceremonies.completePasskeySignIn(id: "cred-sign", from: 4, to: 6, backupState: true, at: now,
                                                                              sessionToken: stale.token, session: stale.record)
             XCTAssertFalse(replayed)
             let opened = try await stores.sessions.session(token: first.token, now: now)
-            XCTAssertEqual(opened?.keyID, "cred-sign")
+            XCTAssertEqual(opened?.credential, .passkey(credentialID: "cred-sign"))
             let notOpened = try await stores.sessions.session(token: stale.token, now: now)
             XCTAssertNil(notOpened)
             let read = try await stores.passkeys.passkey(id: "cred-sign")
             XCTAssertEqual(read?.signCount, 5)
             XCTAssertEqual(read?.lastUsedAt, now)
+        }
+    }
+
+    func testRemovingAPasskeyEndsItsSessionsAndNoUAFSessionOfTheSameID() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let (_, passkey) = try await stores.sessions.create(username: "kim", credential: .passkey(credentialID: "same-id"), now: now, lifetime: 60)
+            let (_, key) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: "same-id"), now: now, lifetime: 60)
+            let revoked = try await stores.sessions.revoke(username: "kim", .passkey, ids: ["same-id"], now: now)
+            XCTAssertEqual(revoked, 1)
+            let passkeyLive = try await stores.sessions.session(id: passkey.id, now: now)
+            let keyLive = try await stores.sessions.session(id: key.id, now: now)
+            XCTAssertNil(passkeyLive)
+            XCTAssertEqual(keyLive?.credential, .uafKey(aaid: "F1D0#1001", keyID: "same-id"), "a UAF key's session is not a passkey's")
+        }
+    }
+
+    func testMigration15GivesAPasskeySessionItsKindAndNoAAID() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            // The schema as migration 14 left it, with a UAF session and a passkey session as that version stored them;
+            // then migration 15's statements (the start-up runner's transaction is SQLite's grouped commit here).
+            let original = try XCTUnwrap(Migrations.all.first { $0.version == 2 }).statements.filter { $0.contains("sessions") }
+            let migration = try XCTUnwrap(Migrations.all.first { $0.version == 15 }).statements
+            try await stores.database.run { sql in
+                try await sql.raw("DROP TABLE sessions").run()
+                for statement in original { try await sql.raw(SQLQueryString(statement)).run() }
+                try await sql.raw("""
+                    INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at) VALUES
+                    ('h1', 'uaf-session', 'kim', 'F1D0#1001', 'key-1', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000)),
+                    ('h2', 'passkey-session', 'kim', '', 'cred-1', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000))
+                    """).run()
+                for statement in migration { try await sql.raw(SQLQueryString(statement)).run() }
+            }
+            let uaf = try await stores.sessions.session(id: "uaf-session", now: now)
+            let passkey = try await stores.sessions.session(id: "passkey-session", now: now)
+            XCTAssertEqual(uaf?.credential, .uafKey(aaid: "F1D0#1001", keyID: "key-1"))
+            XCTAssertEqual(passkey?.credential, .passkey(credentialID: "cred-1"))
+            let aaid = try await stores.database.run { sql in
+                try await sql.raw("SELECT aaid FROM sessions WHERE id = 'passkey-session'").first()?.decode(column: "aaid", as: String?.self)
+            }
+            XCTAssertNil(aaid, "a passkey session has no AAID, not an empty one")
         }
     }
 }

@@ -281,7 +281,7 @@ final class StoreContractTests: XCTestCase {
             let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "kk")?.signCounter
             XCTAssertEqual(counter, 5)
             let session = try await stores.sessions.session(token: login.sessionToken, now: now)
-            XCTAssertEqual(session, SessionRecord(id: login.session.id, username: "kim", aaid: "F1D0#1001", keyID: "kk",
+            XCTAssertEqual(session, SessionRecord(id: login.session.id, username: "kim", credential: .uafKey(aaid: "F1D0#1001", keyID: "kk"),
                                                   createdAt: Date(epochMillis: now.epochMillis), expiresAt: Date(epochMillis: now.addingTimeInterval(60).epochMillis)))
             let record = try await stores.status.record(sessionId: "a1", now: now)
             XCTAssertEqual(record?.status, .succeeded)
@@ -364,17 +364,17 @@ final class StoreContractTests: XCTestCase {
     func testTheSessionsOfRemovedKeysAreRevokedAndNoOthers() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            let (_, k1) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
-            let (_, k1Again) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
-            let (_, k2) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1005", keyID: "k2", now: now, lifetime: 60)
-            let (_, k3) = try await stores.sessions.create(username: "kim", aaid: "F1D0#1005", keyID: "k3", now: now, lifetime: 60)
-            let (_, other) = try await stores.sessions.create(username: "ann", aaid: "F1D0#1001", keyID: "k1", now: now, lifetime: 60)
-            let revoked = try await stores.sessions.revoke(username: "kim", keyIDs: ["k1", "k3"], now: now)
+            let (_, k1) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: "k1"), now: now, lifetime: 60)
+            let (_, k1Again) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: "k1"), now: now, lifetime: 60)
+            let (_, k2) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1005", keyID: "k2"), now: now, lifetime: 60)
+            let (_, k3) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1005", keyID: "k3"), now: now, lifetime: 60)
+            let (_, other) = try await stores.sessions.create(username: "ann", credential: .uaf(aaid: "F1D0#1001", keyID: "k1"), now: now, lifetime: 60)
+            let revoked = try await stores.sessions.revoke(username: "kim", .uaf, ids: ["k1", "k3"], now: now)
             XCTAssertEqual(revoked, 3)
             var live: [String] = []
-            for session in [k1, k1Again, k2, k3, other] where try await stores.sessions.session(id: session.id, now: now) != nil { live.append(session.keyID) }
+            for session in [k1, k1Again, k2, k3, other] where try await stores.sessions.session(id: session.id, now: now) != nil { live.append(session.credential.id) }
             XCTAssertEqual(live, ["k2", "k1"], "kim's k2 session and ann's session stay")
-            let none = try await stores.sessions.revoke(username: "kim", keyIDs: [], now: now)
+            let none = try await stores.sessions.revoke(username: "kim", .uaf, ids: [], now: now)
             XCTAssertEqual(none, 0)
         }
     }
@@ -382,7 +382,7 @@ final class StoreContractTests: XCTestCase {
     func testASessionIsLiveUntilRevokedOrExpired() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            let (token, session) = try await stores.sessions.create(username: "hal", aaid: "F1D0#1001", keyID: "kh", now: now, lifetime: 60)
+            let (token, session) = try await stores.sessions.create(username: "hal", credential: .uaf(aaid: "F1D0#1001", keyID: "kh"), now: now, lifetime: 60)
             let byToken = try await stores.sessions.session(token: token, now: now)
             XCTAssertEqual(byToken?.id, session.id)
             let wrong = try await stores.sessions.session(token: token + "x", now: now)
@@ -398,7 +398,7 @@ final class StoreContractTests: XCTestCase {
 
     func testASessionTokenIsStoredOnlyAsItsHash() async throws {
         try await onEveryEngine { stores in
-            let (token, _) = try await stores.sessions.create(username: "ivy", aaid: "F1D0#1001", keyID: "ki", now: Date(), lifetime: 60)
+            let (token, _) = try await stores.sessions.create(username: "ivy", credential: .uaf(aaid: "F1D0#1001", keyID: "ki"), now: Date(), lifetime: 60)
             let rows = try await stores.database.run { sql in try await sql.raw("SELECT token_hash FROM sessions").all() }
             let hashes = try rows.map { try $0.decode(column: "token_hash", as: String.self) }
             XCTAssertFalse(hashes.contains(token))
@@ -412,8 +412,8 @@ final class StoreContractTests: XCTestCase {
             let legacy = RandomToken.make(32)
             try await stores.database.run { sql in
                 try await sql.raw("""
-                    INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at)
-                    VALUES (\(bind: SecretHash.of(legacy)), 'legacy-id', 'lee', 'F1D0#1001', 'kl', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000))
+                    INSERT INTO sessions (token_hash, id, username, credential_kind, aaid, credential_id, created_at, expires_at)
+                    VALUES (\(bind: SecretHash.of(legacy)), 'legacy-id', 'lee', 'uaf', 'F1D0#1001', 'kl', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000))
                     """).run()
             }
             let session = try await stores.sessions.session(token: legacy, now: now)
@@ -425,7 +425,7 @@ final class StoreContractTests: XCTestCase {
         try await onEveryEngine { stores in
             let now = Date()
             for (index, offset) in [-50, -40, -30, -20, -10, 60].enumerated() {
-                _ = try await stores.sessions.create(username: "u\(index)", aaid: "F1D0#1001", keyID: "k\(index)", now: now.addingTimeInterval(Double(offset) - 60),
+                _ = try await stores.sessions.create(username: "u\(index)", credential: .uaf(aaid: "F1D0#1001", keyID: "k\(index)"), now: now.addingTimeInterval(Double(offset) - 60),
                                                      lifetime: 60)
                 try await stores.status.create(StatusRecord(sessionId: "s\(index)", status: .succeeded, operation: "Auth", username: nil,
                                                             updatedAt: now.addingTimeInterval(Double(offset) - 60)), retention: 60)

@@ -57,7 +57,7 @@ func stepUpKeys(_ stores: Stores) async throws {
 }
 
 func completion(_ id: String, keyID: String, from: UInt32, to: UInt32, now: Date) -> CeremonyStore.Authentication {
-    let (token, session) = SessionStore.make(username: "kim", aaid: "F1D0#1001", keyID: keyID, now: now, lifetime: 60)
+    let (token, session) = SessionStore.make(username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: keyID), now: now, lifetime: 60)
     return CeremonyStore.Authentication(
         counter: .init(aaid: "f1d0#1001", keyID: keyID, from: from, to: to), sessionToken: token, session: session,
         status: .init(sessionId: id, status: .succeeded, username: "kim", uafStatusCode: 1200, asmStatusCode: 0, clientErrorCode: nil,

@@ -46,6 +46,10 @@ final class PasskeyRouteTests: XCTestCase {
             XCTAssertEqual(claims.method, "passkey")
             XCTAssertEqual(claims.token_use, "authentication")
             XCTAssertEqual(claims.keyid, Base64URL.encode(phone.credentials[0].id))
+            XCTAssertEqual(claims.aaid, "", "the JWT keeps its aaid claim, empty for a passkey (our contract)")
+            // The session names the passkey that opened it, with no AAID.
+            let session = try await server.server.stores.sessions.session(id: claims.sid, now: server.clock.now)
+            XCTAssertEqual(session?.credential, .passkey(credentialID: Base64URL.encode(phone.credentials[0].id)))
             // The cookie is the UAF login's: it authorizes what a fresh UAF login authorizes, such as enrolling the app.
             let cookie = try XCTUnwrap(signedIn.headers.first(name: "Set-Cookie"))
             XCTAssertTrue(cookie.contains("HttpOnly; Secure; SameSite=Strict"))

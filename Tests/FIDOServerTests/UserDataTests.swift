@@ -43,7 +43,7 @@ final class UserDataTests: XCTestCase {
             let summary = try await UserData.summary(stores, username: "alice", now: server.clock.now)
             XCTAssertEqual(summary.registrations.map(\.aaid).sorted(), ["F1D0#1001", "F1D0#1005"])
             // A registration opens a session as a login does: two registrations and a login, none of bob's.
-            XCTAssertEqual(summary.sessions.map(\.keyID), [first, second, first].map { Base64URL.encode($0.keyID) })
+            XCTAssertEqual(summary.sessions.map(\.credential.id), [first, second, first].map { Base64URL.encode($0.keyID) })
             XCTAssertEqual(summary.targets.map(\.id), ["t-alice"])
             XCTAssertEqual(summary.outstandingRequests, 1)
             // An expired session is not live.
@@ -83,7 +83,7 @@ final class UserDataTests: XCTestCase {
             var key = try await register(server, "alice")
             try await logIn(server, "alice", &key)
             // A session opened otherwise than by this key (an Auth Cloud or demo login) ends with her last key too.
-            _ = try await stores.sessions.create(username: "alice", aaid: "F1D0#1005", keyID: "other", now: server.clock.now, lifetime: 600)
+            _ = try await stores.sessions.create(username: "alice", credential: .uaf(aaid: "F1D0#1005", keyID: "other"), now: server.clock.now, lifetime: 600)
             let removed = try await UserData.removeRegistrations(stores, username: "alice", keyIDs: [Base64URL.encode(key.keyID)], now: server.clock.now)
             XCTAssertEqual(removed.count, 1)
             let sessions = try await stores.sessions.live(username: "alice", now: server.clock.now)

@@ -37,14 +37,12 @@ public struct IssuedTokenClaims: JWTPayload, Equatable {
     /// `context.policy`, so a relying party that needs a strong login checks this claim rather than trusting the app.
     public var policy: String?
     /// What proved the user: `uaf` (a UAF authenticator, the app) or `passkey` (a WebAuthn credential, the browser).
-    /// For a passkey, `aaid` is empty and `keyid` is the credential ID (base64url). Absent in tokens of servers
-    /// before the claim, which issued UAF tokens only.
+    /// For a passkey, `aaid` is empty (the claim stays, for relying parties that read it as a string) and `keyid` is
+    /// the credential ID (base64url). Absent in tokens of servers before the claim, which issued UAF tokens only.
     public var method: String?
 
     /// The values of `token_use`.
     public enum Use: String, Sendable { case authentication, registration }
-    /// The values of `method`.
-    public enum Method: String, Sendable { case uaf, passkey }
 
     /// Claims are checked explicitly by `TokenIssuer/verify(_:now:)` with the server's clock.
     public func verify(using algorithm: some JWTAlgorithm) async throws {}
@@ -149,13 +147,13 @@ public final class TokenIssuer: Sendable {
     private var current: (kid: String, keys: JWTKeyCollection) { ring.withLockedValue { ($0.active, $0.keys) } }
 
     func issue(session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8], use: IssuedTokenClaims.Use = .authentication,
-               deviceId: String? = nil, policy: String? = nil, method: IssuedTokenClaims.Method = .uaf) async throws -> String {
+               deviceId: String? = nil, policy: String? = nil) async throws -> String {
         let now = authenticatedAt.timeIntervalSince1970
         let claims = IssuedTokenClaims(
             iss: issuer, sub: session.username, aud: audience, iat: Int64(now), exp: Int64(now + min(lifetime, session.expiresAt.timeIntervalSince(authenticatedAt))),
-            auth_time: Int64(now), sid: session.id, aaid: session.aaid, keyid: session.keyID,
+            auth_time: Int64(now), sid: session.id, aaid: session.credential.aaid ?? "", keyid: session.credential.id,
             txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash), token_use: use.rawValue, device_id: deviceId,
-            policy: policy, method: method.rawValue)
+            policy: policy, method: session.credential.kind.rawValue)
         return try await sign(claims)
     }
 

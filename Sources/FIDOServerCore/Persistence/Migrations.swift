@@ -170,6 +170,26 @@ enum Migrations {
         Migration(version: 14, name: "passkeys remember whether their attestation was trusted", statements: [
             "ALTER TABLE passkeys ADD COLUMN trust TEXT",
         ]),
+        // A session names the kind of credential that opened it (`uaf` or `passkey`) and its id (a UAF KeyID or a
+        // passkey's credential ID); only a UAF key has an AAID (passkey sessions stored an empty one before). Rebuilt,
+        // since SQLite cannot drop NOT NULL from a column; sessions live hours, so the copy is small.
+        Migration(version: 15, name: "sessions name the credential that opened them", statements: [
+            """
+            CREATE TABLE sessions_next (
+                token_hash TEXT PRIMARY KEY, id TEXT NOT NULL UNIQUE, username TEXT NOT NULL, credential_kind TEXT NOT NULL, aaid TEXT,
+                credential_id TEXT NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, revoked_at BIGINT)
+            """,
+            """
+            INSERT INTO sessions_next (token_hash, id, username, credential_kind, aaid, credential_id, created_at, expires_at, revoked_at)
+            SELECT token_hash, id, username, CASE WHEN aaid = '' THEN 'passkey' ELSE 'uaf' END, NULLIF(aaid, ''), key_id, created_at,
+                expires_at, revoked_at
+            FROM sessions
+            """,
+            "DROP TABLE sessions",
+            "ALTER TABLE sessions_next RENAME TO sessions",
+            "CREATE INDEX sessions_by_username ON sessions(username)",
+            "CREATE INDEX sessions_by_expiry ON sessions(expires_at)",
+        ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

@@ -4,13 +4,13 @@ import Foundation
 import SQLKit
 import UAF
 
-/// A session opened by a successful UAF authentication.
+/// A session opened by a sign-in (a UAF login or a passkey), or by a UAF registration for the device's next call.
 public struct SessionRecord: Sendable, Equatable {
     /// Public identifier (the `sid` claim of the issued JWT); not a credential.
     public var id: String
     public var username: String
-    public var aaid: String
-    public var keyID: String
+    /// The UAF key or passkey that opened it.
+    public var credential: SessionCredential
     public var createdAt: Date
     public var expiresAt: Date
     public var revokedAt: Date?
@@ -29,34 +29,34 @@ public struct SessionStore: Sendable {
     let database: StoreDatabase
 
     /// Opens a session and returns its secret token with the record.
-    public func create(username: String, aaid: String, keyID: String, now: Date, lifetime: TimeInterval) async throws -> (token: String, record: SessionRecord) {
-        let (token, record) = Self.make(username: username, aaid: aaid, keyID: keyID, now: now, lifetime: lifetime)
+    public func create(username: String, credential: SessionCredential, now: Date, lifetime: TimeInterval) async throws -> (token: String, record: SessionRecord) {
+        let (token, record) = Self.make(username: username, credential: credential, now: now, lifetime: lifetime)
         try await insert(token: token, record)
         return (token, record)
     }
 
-    /// Stores a session made by ``make(username:aaid:keyID:now:lifetime:)``.
+    /// Stores a session made by ``make(username:credential:now:lifetime:)``.
     func insert(token: String, _ record: SessionRecord) async throws {
         try await database.run { sql in
             try await sql.raw("INSERT INTO sessions (\(unsafeRaw: Self.columns)) VALUES (\(Self.values(token: token, record)))").run()
         }
     }
 
-    /// A new session's secret token and record, not yet stored (``create(username:aaid:keyID:now:lifetime:)`` stores
+    /// A new session's secret token and record, not yet stored (``create(username:credential:now:lifetime:)`` stores
     /// one; ``CeremonyStore/completeAuthentication(_:)`` stores one with the login's other writes).
-    static func make(username: String, aaid: String, keyID: String, now: Date, lifetime: TimeInterval) -> (token: String, record: SessionRecord) {
-        (SessionToken.make(now: now), SessionRecord(id: OrderedToken.make(16, now: now), username: username, aaid: AAID.normalized(aaid), keyID: keyID,
-                                             createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil))
+    static func make(username: String, credential: SessionCredential, now: Date, lifetime: TimeInterval) -> (token: String, record: SessionRecord) {
+        (SessionToken.make(now: now), SessionRecord(id: OrderedToken.make(16, now: now), username: username, credential: credential,
+                                                    createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil))
     }
 
     /// The columns a new session's row fills, in the order of ``values(token:_:)``.
-    static let columns = "token_hash, id, username, aaid, key_id, created_at, expires_at"
+    static let columns = "token_hash, id, username, credential_kind, aaid, credential_id, created_at, expires_at"
 
-    /// A new session's values, in the order of ``columns``: the token only as its hash.
+    /// A new session's values, in the order of ``columns``: the token only as its hash; a passkey's AAID is NULL.
     static func values(token: String, _ record: SessionRecord) -> SQLQueryString {
         """
-        \(bind: SessionToken.storedKey(token)), \(bind: record.id), \(bind: record.username), \(bind: record.aaid), \(bind: record.keyID), \
-        \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis)
+        \(bind: SessionToken.storedKey(token)), \(bind: record.id), \(bind: record.username), \(bind: record.credential.kind.rawValue), \
+        \(bind: record.credential.aaid), \(bind: record.credential.id), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis)
         """
     }
 
@@ -97,16 +97,18 @@ public struct SessionStore: Sendable {
         }
     }
 
-    /// Revokes the live sessions of `username` that were opened with one of `keyIDs` (the keys being removed): a
-    /// session opened with a stolen key must end when the key is deregistered, not only when the user's last key
-    /// goes. Matched by key ID within the user, so a key ID that two of her authenticators share (which only a
-    /// broken or hostile authenticator makes) revokes both: the safe side. Returns how many.
-    public func revoke(username: String, keyIDs: [String], now: Date) async throws -> Int {
-        guard !keyIDs.isEmpty else { return 0 }
+    /// Revokes the live sessions of `username` that were opened with one of the credentials of `kind` whose ids are
+    /// `ids` (the UAF keys or passkeys being removed): a session opened with a stolen key must end when the key is
+    /// removed, not only when the user's last key goes. UAF keys are matched by KeyID within the user, so a KeyID that
+    /// two of her authenticators share (which only a broken or hostile authenticator makes) revokes both: the safe
+    /// side. Returns how many.
+    public func revoke(username: String, _ kind: SessionCredential.Kind, ids: [String], now: Date) async throws -> Int {
+        guard !ids.isEmpty else { return 0 }
         return try await database.run { sql in
             try await sql.raw("""
                 UPDATE sessions SET revoked_at = \(bind: now.epochMillis)
-                WHERE username = \(bind: username) AND key_id IN (\(binds: keyIDs)) AND revoked_at IS NULL RETURNING id
+                WHERE username = \(bind: username) AND credential_kind = \(bind: kind.rawValue) AND credential_id IN (\(binds: ids))
+                AND revoked_at IS NULL RETURNING id
                 """).all().count
         }
     }
@@ -133,9 +135,14 @@ public struct SessionStore: Sendable {
     }
 
     private static func record(_ row: any SQLRow) throws -> SessionRecord {
-        SessionRecord(
+        let kind = try row.decode(column: "credential_kind", as: String.self)
+        guard let credential = SessionCredential(kind: kind, aaid: try row.decode(column: "aaid", as: String?.self),
+                                                 id: try row.decode(column: "credential_id", as: String.self)) else {
+            throw StoreError.malformedRow("a session whose credential (\(kind)) this version does not know")
+        }
+        return SessionRecord(
             id: try row.decode(column: "id", as: String.self), username: try row.decode(column: "username", as: String.self),
-            aaid: try row.decode(column: "aaid", as: String.self), keyID: try row.decode(column: "key_id", as: String.self),
+            credential: credential,
             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
             expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
             revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(epochMillis:)))

@@ -6,8 +6,6 @@ import UAF
 /// In-band authentication and transaction confirmation; a success opens a session and hands out its tokens.
 package struct AuthenticationService: Sendable {
     let environment: ServiceEnvironment
-    let issuer: TokenIssuer
-    let tokens: ServerConfiguration.Tokens
     private var stores: Stores { environment.stores }
 
     package struct Context: Decodable { var username: String?; var transaction: [Transaction]?; var policy: String? }
@@ -144,36 +142,28 @@ package struct AuthenticationService: Sendable {
                     throw UAFVerificationError.counterRegression(stored: result.previousSignCounter, received: result.signCounter)
                 }
             }
-            let now = environment.clock()
-            let (sessionToken, session) = SessionStore.make(username: first.username, aaid: first.aaid, keyID: first.keyID, now: now,
-                                                            lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
             let confirmed = verified.first { $0.mode == .transactionConfirmed }
-            // Signed before anything is written: the JWT and the cookie leave only if all of the login's writes happen.
-            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: confirmed?.transactionContentHash ?? [],
-                                             policy: record.policyName)
-            let cookie = Self.cookie(name: tokens.cookieName, value: sessionToken, maxAge: tokens.sessionLifetimeSeconds)
+            // The sign-in every protocol shares; nothing of it is stored until the store call below.
+            let opened = try await environment.signIn.open(username: first.username, credential: .uaf(aaid: first.aaid, keyID: first.keyID),
+                                                           at: environment.clock(), transactionContentHash: confirmed?.transactionContentHash ?? [],
+                                                           policy: record.policyName)
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
             let completion = CeremonyStore.Authentication(
                 counter: .init(aaid: last.aaid, keyID: last.keyID, from: last.previousSignCounter, to: last.signCounter),
-                sessionToken: sessionToken, session: session,
+                sessionToken: opened.token, session: opened.session,
                 status: environment.outcome(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username))
             guard try await stores.ceremonies.completeAuthentication(completion) else {
                 throw UAFVerificationError.counterRegression(stored: last.previousSignCounter, received: last.signCounter)
             }
             environment.decide("authentication", first.username, 1200,
-                               "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(session.id.prefix(8))… opened")
+                               "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(opened.session.id.prefix(8))… opened")
             return Outcome(
                 response: ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Authenticated \(first.username)",
-                                         additionalTokens: [Token(type: .jwt, value: jwt), Token(type: .httpCookie, value: cookie)]),
-                setCookie: cookie)
+                                         additionalTokens: [Token(type: .jwt, value: opened.jwt), Token(type: .httpCookie, value: opened.cookie)]),
+                setCookie: opened.cookie)
         } catch let error as UAFVerificationError {
             try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description, username: record.username)
         }
-    }
-
-    /// The session cookie: only over HTTPS, invisible to scripts, never sent on cross-site requests.
-    static func cookie(name: String, value: String, maxAge: Int) -> String {
-        "\(name)=\(value); Path=/; Max-Age=\(maxAge); HttpOnly; Secure; SameSite=Strict"
     }
 }

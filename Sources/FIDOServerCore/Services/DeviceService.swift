@@ -85,7 +85,7 @@ package struct DeviceService: Sendable {
         for registration in registrations { _ = try await stores.registrations.delete(aaid: registration.aaid, keyID: registration.keyID) }
         // The sessions the device's keys opened end with them: one statement per user.
         for (username, keys) in Dictionary(grouping: registrations, by: \.username) {
-            _ = try await stores.sessions.revoke(username: username, keyIDs: keys.map(\.keyID), now: environment.clock())
+            _ = try await stores.sessions.revoke(username: username, .uaf, ids: keys.map(\.keyID), now: environment.clock())
         }
         for target in targets { _ = try await stores.dispatchTargets.delete(id: target.id) }
         environment.decide("device delete", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s) deleted")

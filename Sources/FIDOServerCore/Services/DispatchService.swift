@@ -91,7 +91,7 @@ package struct DispatchService: Sendable {
             guard let principal, operation == .registration ? principal.mayRegisterFor(username) : principal.mayActFor(username) else {
                 throw AuthorizationFailure.forbidden("\(principal?.subject ?? "?") may not dispatch \(operation.rawValue) for \(username)")
             }
-            if operation == .registration { try registration.requireRecentAuthentication(principal) }
+            if operation == .registration { try environment.signIn.requireRecentAuthentication(principal) }
         }
         // A deregistration asked for with a device signature stays within its device once the token is redeemed.
         let confinedDevice = operation == .deregistration ? try principal?.confinedDeviceId() : nil

@@ -14,9 +14,6 @@ import WireJSON
 package struct PasskeyService: Sendable {
     let environment: ServiceEnvironment
     package let settings: PasskeySettings
-    let registration: RegistrationService
-    let issuer: TokenIssuer
-    let tokens: ServerConfiguration.Tokens
     private var stores: Stores { environment.stores }
 
     /// Random bytes in a challenge (WebAuthn §13.4.3 asks for at least 16).
@@ -34,7 +31,7 @@ package struct PasskeyService: Sendable {
     static let maximumTransports = 8
 
     /// The answer of a sign-in: the API's response with the session's JWT, and the cookie to set.
-    package struct SignIn: Sendable {
+    package struct SignedIn: Sendable {
         package var response: FIDO2API.ServerResponse
         package var jwt: String
         package var setCookie: String
@@ -53,7 +50,7 @@ package struct PasskeyService: Sendable {
         guard principal.mayRegisterFor(username) else {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not register a passkey for \(username)")
         }
-        try registration.requireRecentAuthentication(principal)
+        try environment.signIn.requireRecentAuthentication(principal)
         let selection = request.authenticatorSelection ?? FIDO2API.AuthenticatorSelection()
         let userVerification = try settings.userVerification(asked: selection.userVerification)
         let residentKey = selection.residentKey ?? (selection.requireResidentKey == true ? "required" : settings.configuration.residentKey)
@@ -172,7 +169,7 @@ package struct PasskeyService: Sendable {
     }
 
     /// Verifies a sign-in (WebAuthn §7.2), advances the passkey's counter by compare-and-set, and opens a session.
-    package func authenticationResult(_ credential: FIDO2API.Credential) async throws -> SignIn {
+    package func authenticationResult(_ credential: FIDO2API.Credential) async throws -> SignedIn {
         let (credentialID, clientDataJSON) = try Self.readCommon(credential)
         guard let authenticatorData = credential.response.authenticatorData.flatMap(Base64URL.decodeBytes), !authenticatorData.isEmpty else {
             throw Refusal(.badRequest, "bad_request", "response.authenticatorData must be non-empty base64url")
@@ -232,23 +229,20 @@ package struct PasskeyService: Sendable {
                                "refused: the Metadata Service reports model \(passkey.aaguid) \(report.status) (passkey \(id.prefix(10))…)")
             throw Refusal(.badRequest, "authentication_refused", "the FIDO Metadata Service reports this authenticator model \(report.status)")
         }
-        let (sessionToken, session) = SessionStore.make(username: passkey.username, aaid: "", keyID: id, now: now,
-                                                        lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
-        // Signed before anything is written: the JWT and the cookie leave only if the writes happen.
-        let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], method: .passkey)
+        // The sign-in every protocol shares; nothing of it is stored until the store call below.
+        let opened = try await environment.signIn.open(username: passkey.username, credential: .passkey(credentialID: id), at: now)
         // Compare-and-set from the counter verified against, and the session only if it moved: a concurrent sign-in
         // that moved it first makes this one a replay.
         guard try await stores.ceremonies.completePasskeySignIn(id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState,
-                                                                at: now, sessionToken: sessionToken, session: session) else {
+                                                                at: now, sessionToken: opened.token, session: opened.session) else {
             environment.decide("passkey authentication", passkey.username, 400, "refused: the counter of \(id.prefix(10))… moved during the sign-in")
             throw Refusal(.badRequest, "authentication_refused", "the signature counter did not increase")
         }
         environment.decide("passkey authentication", passkey.username, 200,
-                           "\(verified.userVerified ? "user verified" : "user present") with passkey \(id.prefix(10))… (\(passkey.aaguid)), counter \(verified.signCount); session \(session.id.prefix(8))… opened")
+                           "\(verified.userVerified ? "user verified" : "user present") with passkey \(id.prefix(10))… (\(passkey.aaguid)), counter \(verified.signCount); session \(opened.session.id.prefix(8))… opened")
         var response = FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
-        response.token = jwt
-        return SignIn(response: response, jwt: jwt, setCookie: AuthenticationService.cookie(name: tokens.cookieName, value: sessionToken,
-                                                                                          maxAge: tokens.sessionLifetimeSeconds))
+        response.token = opened.jwt
+        return SignedIn(response: response, jwt: opened.jwt, setCookie: opened.cookie)
     }
 
     // MARK: Shared

@@ -6,26 +6,9 @@ import UAF
 /// In-band registration: issues RegistrationRequests to authorized callers and verifies RegistrationResponses.
 package struct RegistrationService: Sendable {
     let environment: ServiceEnvironment
-    let issuer: TokenIssuer
-    let tokens: ServerConfiguration.Tokens
-    /// A registration's session lives at most this long: it is for finishing the device's set-up (creating its
-    /// dispatch target), not for signing in.
-    static let maximumSessionSeconds = 300
     private var stores: Stores { environment.stores }
 
     package struct Context: Decodable { var username: String?; var policy: String? }
-
-    /// Adding an authenticator with a session of this server needs a recent authentication
-    /// (`tokens.recentAuthenticationSeconds`, 300 s): a session left open on a shared or stolen device must not enrol
-    /// another key. Other credentials (a relying party's token, the trusted proxy, a dispatch token) carry the
-    /// relying party's own decision. Refused with 403; the app authenticates again and retries.
-    func requireRecentAuthentication(_ principal: Principal) throws {
-        guard case .session = principal.source, let authenticatedAt = principal.authenticatedAt else { return }
-        let age = environment.clock().timeIntervalSince(authenticatedAt)
-        guard age <= TimeInterval(tokens.recentAuthenticationSeconds) else {
-            throw AuthorizationFailure.forbidden("adding an authenticator needs an authentication within the last \(tokens.recentAuthenticationSeconds) s; this session's was \(Int(age)) s ago")
-        }
-    }
 
     /// Endpoint 1: issues a RegistrationRequest for the context's username, if `principal` may act for it.
     /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
@@ -40,7 +23,7 @@ package struct RegistrationService: Sendable {
         guard principal.mayRegisterFor(username) else {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not register \(username)")
         }
-        try requireRecentAuthentication(principal)
+        try environment.signIn.requireRecentAuthentication(principal)
         // The policy the context names (or the built-in one: every authenticator with metadata); the user's
         // registered keys are disallowed, as in the spec's example, so a device does not register the same
         // authenticator twice.
@@ -95,16 +78,10 @@ package struct RegistrationService: Sendable {
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
             try await environment.finish(record, .succeeded, code: .ok, report: report, authenticators: references)
             let summary = verified.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ")
-            // Our answer to server-api §(f).5: a successful registration opens a short session for the new key and
-            // hands its JWT to the device in additionalTokens. The device proved possession of the key and verified
-            // its user to register, and an out-of-band registration has no other credential: the JWT authorizes
-            // the device's next call, the creation of its dispatch target.
-            let now = environment.clock()
+            // The device's short session for its next call, handed out in additionalTokens (``SignIn/openForRegistration``).
             guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
-            let (_, session) = try await stores.sessions.create(username: username, aaid: first.aaid, keyID: first.keyID, now: now,
-                                                                lifetime: TimeInterval(min(tokens.sessionLifetimeSeconds, Self.maximumSessionSeconds)))
-            // `token_use` `registration`: it creates this device's dispatch target and nothing else (not a login).
-            let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], use: .registration, deviceId: deviceId)
+            let jwt = try await environment.signIn.openForRegistration(username: username, credential: .uaf(aaid: first.aaid, keyID: first.keyID),
+                                                                       deviceId: deviceId, at: environment.clock())
             environment.decide("registration", username, 1200, "registered \(summary)")
             return ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)",
                                   additionalTokens: [Token(type: .jwt, value: jwt)])

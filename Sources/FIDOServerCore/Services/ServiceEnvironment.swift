@@ -29,6 +29,8 @@ package struct ServiceEnvironment: Sendable {
     let channelBinding: ServerCertificateSource?
     let requestLifetime: TimeInterval
     let limits: ServerConfiguration.Limits
+    /// Where every sign-in ends: the session, its JWT and cookie (``SignIn``).
+    let signIn: SignIn
     let clock: @Sendable () -> Date
     let onDecision: @Sendable (ServerDecision) -> Void
 

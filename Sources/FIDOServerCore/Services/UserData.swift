@@ -22,7 +22,11 @@ package enum UserData {
             var credentialID: String; var name: String?; var aaguid: String; var attestation: String; var registeredAt: Date; var lastUsedAt: Date?
             var signCounter: UInt32; var backedUp: Bool; var discoverable: Bool?
         }
-        struct Session: Encodable { var id: String; var aaid: String; var keyID: String; var openedAt: Date; var expiresAt: Date }
+        /// A session and the credential that opened it: `method` `uaf` (a key: `aaid`, `keyID`) or `passkey` (`credentialID`),
+        /// as the session's JWT names them.
+        struct Session: Encodable {
+            var id: String; var method: String; var aaid: String?; var keyID: String?; var credentialID: String?; var openedAt: Date; var expiresAt: Date
+        }
         struct Target: Encodable { var id: String; var name: String; var dispatcher: String; var deviceId: String?; var createdAt: Date }
         var username: String
         var keys: [Key]
@@ -39,7 +43,11 @@ package enum UserData {
                         attestation: "\($0.attestationFormat) (\($0.attestationType), \($0.trust ?? "trust unknown"))",
                         registeredAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, signCounter: $0.signCount, backedUp: $0.backupState, discoverable: $0.discoverable)
             }
-            sessions = summary.sessions.map { Session(id: $0.id, aaid: $0.aaid, keyID: $0.keyID, openedAt: $0.createdAt, expiresAt: $0.expiresAt) }
+            sessions = summary.sessions.map {
+                let credential = $0.credential
+                return Session(id: $0.id, method: credential.kind.rawValue, aaid: credential.aaid, keyID: credential.kind == .uaf ? credential.id : nil,
+                               credentialID: credential.kind == .passkey ? credential.id : nil, openedAt: $0.createdAt, expiresAt: $0.expiresAt)
+            }
             dispatchTargets = summary.targets.map { Target(id: $0.id, name: $0.name, dispatcher: $0.dispatcher, deviceId: $0.deviceId, createdAt: $0.createdAt) }
             outstandingRequests = summary.outstandingRequests
         }
@@ -68,7 +76,7 @@ package enum UserData {
                                             deviceId: String? = nil, now: Date) async throws -> [RegistrationRecord] {
         let removed = try await stores.registrations.delete(username: username, aaids: aaids, keyIDs: keyIDs, deviceId: deviceId)
         // A session opened with a removed key ends with it (a stolen key must not keep a session alive).
-        _ = try await stores.sessions.revoke(username: username, keyIDs: removed.map(\.keyID), now: now)
+        _ = try await stores.sessions.revoke(username: username, .uaf, ids: removed.map(\.keyID), now: now)
         if try await stores.registrations.registrations(username: username).isEmpty {
             _ = try await stores.sessions.revokeAll(username: username, now: now)
         }
@@ -78,8 +86,8 @@ package enum UserData {
     /// Removes the user's passkeys (all, or those of `ids`) and ends the sessions they opened. Returns what was removed.
     package static func removePasskeys(_ stores: Stores, username: String, ids: [String]? = nil, now: Date) async throws -> [PasskeyRecord] {
         let removed = try await stores.passkeys.delete(username: username, ids: ids)
-        // A passkey session names its credential as its key ID: the session of a removed (perhaps stolen) passkey ends.
-        _ = try await stores.sessions.revoke(username: username, keyIDs: removed.map(\.credentialID), now: now)
+        // The session of a removed (perhaps stolen) passkey ends with it.
+        _ = try await stores.sessions.revoke(username: username, .passkey, ids: removed.map(\.credentialID), now: now)
         return removed
     }
 
