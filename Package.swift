@@ -303,7 +303,7 @@ let package = Package(
         .executableTarget(
             name: "mauth",
             dependencies: [
-                "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOServer", "MobileAuthentication", "MobileAuthenticationCore",
+                "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOServer", "FIDOServerCore", "MobileAuthentication", "MobileAuthenticationCore",
                 "MobileAuthenticationSimulator", "FIDOSimulation", "DevelopmentStandIns", "LoadGenerator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -45,7 +45,7 @@ package struct DomainServices: Sendable {
         devices = DeviceService(environment: environment, signatures: signatures, targets: targets)
         authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
         status = StatusService(environment: environment)
-        admin = AdminService(environment: environment)
+        admin = AdminService(stores: stores, clock: clock, onDecision: onDecision)
         if let passkeys {
             self.passkeys = PasskeyService(environment: environment, settings: passkeys)
         } else {

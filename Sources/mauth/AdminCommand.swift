@@ -1,6 +1,7 @@
 import ArgumentParser
 import Crypto
 import FIDOServer
+import FIDOServerCore
 import Foundation
 import JOSE
 
@@ -36,17 +37,62 @@ struct DatabaseOptions: ParsableArguments {
         return result
     }
 
-    /// Records an operator's action in the audit trail, as the decisions of the server are: the principal is
-    /// `operator:<login name>` (the account that ran `mauth`, which holds the database's credentials), the client
-    /// `local`. Nothing is stored when the configuration keeps no audit trail (`observability.auditRetentionDays` 0).
-    func record(_ stores: Stores, _ operation: String, username: String?, detail: String) async throws {
-        let retentionDays = try ServerConfiguration.load(path: config).observability.auditRetentionDays
-        guard retentionDays > 0 else { return }
+    /// The operator at the database: the account that ran `mauth`, which holds the database's credentials. The trail
+    /// names it `operator:<login name>`, with the client `local`.
+    static var databaseOperator: Principal {
         let login = getpwuid(geteuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "uid \(geteuid())"
-        try await stores.audit.insert([AuditEvent(at: Date(), requestID: nil, clientAddress: "local", principal: "operator:\(login)",
-                                                  operation: operation, username: username, statusCode: 200, detail: detail)],
-                                      retention: TimeInterval(retentionDays) * 86_400)
+        return Principal(source: .databaseOperator(login: login), subject: nil, isAdmin: false, isOperator: true)
     }
+
+    /// Runs `body` with the operator's service (``AdminService``), the one the HTTP admin endpoints call: the same
+    /// rules, answers, refusals and audit events. Every decision it takes is written to the audit trail, and so is a
+    /// refusal (`operation`, as the server records a rejection); a refusal ends the command with the service's words.
+    func withAdmin<T>(_ operation: OperationName, _ body: (AdminService, Principal) async throws -> T) async throws -> T {
+        let principal = Self.databaseOperator
+        let decisions = DecisionLog()
+        return try await withStores { stores in
+            let admin = AdminService(stores: stores, clock: { Date() }, onDecision: { decisions.append($0) })
+            do {
+                let result = try await body(admin, principal)
+                try await record(stores, decisions.taken, principal: principal)
+                return result
+            } catch let failure as ServiceFailure {
+                decisions.append(ServerDecision(operation: operation, username: failure.username, statusCode: Int(failure.status.rawValue),
+                                                detail: "rejected: \(failure.detail)"))
+                try await record(stores, decisions.taken, principal: principal)
+                throw AdminRefusal(description: failure.detail)
+            }
+        }
+    }
+
+    /// Records an operator's action in the audit trail, as the decisions of the server are. Nothing is stored when
+    /// the configuration keeps no audit trail (`observability.auditRetentionDays` 0).
+    func record(_ stores: Stores, _ operation: OperationName, username: String?, detail: String) async throws {
+        try await record(stores, [ServerDecision(operation: operation, username: username, statusCode: 200, detail: detail)],
+                         principal: Self.databaseOperator)
+    }
+
+    private func record(_ stores: Stores, _ decisions: [ServerDecision], principal: Principal) async throws {
+        let retentionDays = try ServerConfiguration.load(path: config).observability.auditRetentionDays
+        guard retentionDays > 0, !decisions.isEmpty else { return }
+        try await stores.audit.insert(decisions.map { decision in
+            AuditEvent(at: Date(), requestID: nil, clientAddress: "local", principal: principal.auditName, operation: decision.operation.rawValue,
+                       username: decision.username, statusCode: decision.statusCode, detail: decision.detail)
+        }, retention: TimeInterval(retentionDays) * 86_400)
+    }
+}
+
+/// The decisions a command's service call took, in order.
+final class DecisionLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var decisions: [ServerDecision] = []
+    func append(_ decision: ServerDecision) { lock.withLock { decisions.append(decision) } }
+    var taken: [ServerDecision] { lock.withLock { decisions } }
+}
+
+/// A refusal of the operator's service, in its words (the HTTP API answers the same words).
+struct AdminRefusal: Error, CustomStringConvertible {
+    let description: String
 }
 
 struct AccessKeyCommand: AsyncParsableCommand {
@@ -120,7 +166,7 @@ struct SigningKeyCommand: AsyncParsableCommand {
         subcommands: [List.self, Add.self, Activate.self, Retire.self])
 
     /// Runs one change on the key store; a refused change (unknown kid, wrong state) is a usage error with its reason.
-    static func change(_ options: DatabaseOptions, _ operation: String, detail: String,
+    static func change(_ options: DatabaseOptions, _ operation: OperationName, detail: String,
                        _ body: @escaping (SigningKeyStore) async throws -> Void) async throws {
         do {
             try await options.withStores { stores in
@@ -197,24 +243,24 @@ struct SigningKeyCommand: AsyncParsableCommand {
     }
 }
 
-/// The audit trail as the database keeps it (`mauth admin audit`): the newest security decisions first.
+/// The audit trail as the database keeps it (`mauth admin audit`): the newest security decisions first. The operator's
+/// service answers, as for `GET /nevisfido/admin/audit`, and the reading is itself recorded.
 struct AdminAuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit", abstract: "Print the audit trail: security decisions (who, from where, what, outcome), newest first.")
     @OptionGroup var options: DatabaseOptions
     @Option(help: "Only the decisions about this user.") var username: String?
     @Option(help: "Only decisions at or after this time (RFC 3339, e.g. 2026-11-26T10:00:00Z).") var since: String?
-    @Option(help: "At most this many (1...100000).") var limit = 100
+    @Option(help: "At most this many (1...\(AdminService.maximumAuditEvents)).") var limit = 100
     @Flag(help: "Print one JSON object a line (for scripts).") var json = false
 
     func validate() throws {
-        guard (1...100_000).contains(limit) else { throw ValidationError("--limit must be 1...100000") }
         if let since, ISO8601DateFormatter().date(from: since) == nil { throw ValidationError("--since \(since) is not an RFC 3339 time") }
     }
 
     func run() async throws {
-        let events = try await options.withStores { stores in
-            try await stores.audit.events(username: username, since: since.flatMap { ISO8601DateFormatter().date(from: $0) }, limit: limit)
+        let events = try await options.withAdmin("admin audit") { admin, principal in
+            try await admin.audit(username: username, since: since.flatMap { ISO8601DateFormatter().date(from: $0) }, limit: limit, principal: principal)
         }
         for event in events {
             if json {

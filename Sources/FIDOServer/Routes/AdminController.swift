@@ -2,19 +2,17 @@ import FIDOServerCore
 import Foundation
 import Hummingbird
 
-/// The operator's HTTP endpoints (``AdminService``), for a relying-party token with the admin scope. The user is named
-/// by the `username` query parameter (a username may hold any character, a path segment may not), read as a form
-/// (``FormQuery``: `+` is a space), as the dispatch target listing does. Our contract (nevisFIDO documents none): JSON answers, `ErrorBody` errors, 404 when the user
-/// has nothing that matches.
+/// The operator's HTTP endpoints (``AdminService``, which `mauth admin` calls too), for a relying-party token with the
+/// operator scope. The user is named by the `username` query parameter (a username may hold any character, a path
+/// segment may not), read as a form (``FormQuery``: `+` is a space), as the dispatch target listing does. Our contract
+/// (nevisFIDO documents none): JSON answers, `ErrorBody` errors, 404 when the user has nothing that matches, with the
+/// service's words, which `mauth admin` prints for the same request.
 struct AdminController {
     let admin: AdminService
     let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     static let base = "/nevisfido/admin"
 
-    struct Removed: Encodable { var removed: [Key]; struct Key: Encodable { var aaid: String; var keyID: String } }
-    struct RemovedPasskeys: Encodable { var removed: [String] }
-    struct Ended: Encodable { var ended: Int }
     struct Events: Encodable { var events: [AuditEvent] }
 
     func add(protected: RouterGroup<ServerRequestContext>) {
@@ -36,7 +34,7 @@ struct AdminController {
                 let removed = try await admin.removeKeys(try Self.username(query), aaids: query.getAll("aaid"),
                                                          keyIDs: query.getAll("keyID"), all: query.get("all") == "true",
                                                          principal: try context.requirePrincipal())
-                return Wire.json(Removed(removed: removed.map { .init(aaid: $0.aaid, keyID: $0.keyID) }), contentType: Wire.jsonContentType)
+                return Wire.json(removed, contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/passkeys") { request, context in
@@ -44,13 +42,15 @@ struct AdminController {
                 let query = try FormQuery(request.uri.query)
                 let removed = try await admin.removePasskeys(try Self.username(query), ids: query.getAll("id"), all: query.get("all") == "true",
                                                              principal: try context.requirePrincipal())
-                return Wire.json(RemovedPasskeys(removed: removed.map(\.credentialID)), contentType: Wire.jsonContentType)
+                return Wire.json(removed, contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/sessions") { request, context in
             try await respond("admin user end sessions") {
-                Wire.json(Ended(ended: try await admin.endSessions(try Self.username(request), principal: try context.requirePrincipal())),
-                          contentType: Wire.jsonContentType)
+                let query = try FormQuery(request.uri.query)
+                return Wire.json(try await admin.endSessions(try Self.username(query), session: query.get("session"),
+                                                             principal: try context.requirePrincipal()),
+                                 contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/dispatch-targets/:id") { request, context in
@@ -88,7 +88,7 @@ struct AdminController {
     private func respond(_ name: OperationName, _ body: () async throws -> Response) async throws -> Response {
         do { return try await body() } catch let failure as ServiceFailure where failure.status == .notFound {
             onRejection(name, failure)
-            return ErrorBody.response(.notFound, error: "not_found", message: "Nothing of this user matches.")
+            return ErrorBody.response(.notFound, error: "not_found", message: failure.detail)
         } catch {
             return try await DispatchController.respond(name: name, onRejection: onRejection) { throw error }
         }

@@ -29,6 +29,9 @@ public struct Principal: Sendable, Equatable {
         case internalNetwork(address: String)
         /// Development mode: nobody was checked.
         case development
+        /// An operator at the server's database (`mauth admin`), as the account that ran it, which holds the database's
+        /// credentials: never established from a request. It may use the operator's endpoints' service and acts for no user.
+        case databaseOperator(login: String)
     }
 
     public var source: Source
@@ -93,7 +96,7 @@ public struct Principal: Sendable, Equatable {
     package var isAuditBudgeted: Bool {
         switch source {
         // The bank's own services, as its backend's token is.
-        case .relyingPartyToken, .accessKey, .internalNetwork: return false
+        case .relyingPartyToken, .accessKey, .internalNetwork, .databaseOperator: return false
         // The demo site acts as an admin for anyone who opens its pages, and development mode for anyone at all.
         case .demoSite, .development: return true
         case .session, .registration, .trustedProxy, .dispatchToken, .deviceSignature: return !isAdmin
@@ -116,6 +119,8 @@ public struct Principal: Sendable, Equatable {
         case .demoSite: kind = "demo-site"
         case .internalNetwork(let address): kind = "internal-network:\(address)"
         case .development: kind = "development"
+        // What the trail has always called an operator at the database: `operator:<login>`.
+        case .databaseOperator(let login): return "operator:\(login)"
         }
         return kind + (subject.map { ":\($0)" } ?? "") + (isAdmin ? "+admin" : "") + (isOperator && !isAdmin ? "+operator" : "")
     }

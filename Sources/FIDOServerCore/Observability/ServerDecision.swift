@@ -15,6 +15,10 @@ public struct ServerDecision: Sendable, CustomStringConvertible {
             || (statusCode == 200 && (operation == "passkey registration" || operation == "passkey authentication"))
     }
 
+    package init(operation: OperationName, username: String?, statusCode: Int, detail: String) {
+        self.operation = operation; self.username = username; self.statusCode = statusCode; self.detail = detail
+    }
+
     public var description: String {
         "\(operation)\(username.map { " for \($0)" } ?? ""): \(statusCode) \(detail)"
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// What the server holds about one user, and what removing part or all of it means. One rule for every way in: UAF
 /// deregistration, the Auth Cloud API's user deletion, and an operator's `mauth admin user`.
@@ -50,6 +51,35 @@ package enum UserData {
             }
             dispatchTargets = summary.targets.map { Target(id: $0.id, name: $0.name, dispatcher: $0.dispatcher, deviceId: $0.deviceId, createdAt: $0.createdAt) }
             outstandingRequests = summary.outstandingRequests
+        }
+
+        /// The report as lines a person reads (`mauth admin user show`): the JSON's content, one item a line. A name a
+        /// user chose is quoted and escaped (``UntrustedText``), so it never reaches the operator's terminal raw.
+        package var lines: [String] {
+            let formatter = ISO8601DateFormatter()
+            var lines = ["user \(username)", "keys (\(keys.count)):"]
+            lines += keys.map { key in
+                "  \(key.aaid)  key \(key.keyID)  registered \(formatter.string(from: key.registeredAt))  counter \(key.signCounter)"
+                    + (key.deviceId.map { "  device \($0)" } ?? "")
+            }
+            lines.append("passkeys (\(passkeys.count)):")
+            lines += passkeys.map { passkey in
+                "  \(passkey.credentialID)  \(passkey.aaguid)  \(passkey.attestation)  registered \(formatter.string(from: passkey.registeredAt))"
+                    + (passkey.lastUsedAt.map { "  last used \(formatter.string(from: $0))" } ?? "  never used") + "  counter \(passkey.signCounter)"
+                    + (passkey.name.map { "  \(UntrustedText.quoted($0))" } ?? "")
+            }
+            lines.append("live sessions (\(sessions.count)):")
+            lines += sessions.map { session in
+                "  \(session.id)  opened \(formatter.string(from: session.openedAt))  expires \(formatter.string(from: session.expiresAt))  "
+                    + (session.credentialID.map { "passkey \($0)" } ?? "key \(session.keyID ?? "")")
+            }
+            lines.append("dispatch targets (\(dispatchTargets.count)):")
+            lines += dispatchTargets.map { target in
+                "  \(target.id)  \(UntrustedText.quoted(target.name))  \(target.dispatcher)  created \(formatter.string(from: target.createdAt))"
+                    + (target.deviceId.map { "  device \($0)" } ?? "")
+            }
+            lines.append("outstanding requests: \(outstandingRequests)")
+            return lines
         }
 
         /// The JSON both ways in write: members sorted, dates in ISO 8601.
