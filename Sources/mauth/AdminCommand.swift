@@ -8,7 +8,8 @@ import JOSE
 /// Operator tasks on a server's database, with the server running or not (`mauth admin …`).
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "admin", abstract: "Administer a server's database (users' data, Auth Cloud access keys, token-signing keys).",
-                                                    subcommands: [AdminUserCommand.self, AccessKeyCommand.self, SigningKeyCommand.self, AdminAuditCommand.self])
+                                                    subcommands: [AdminUserCommand.self, AccessKeyCommand.self, SigningKeyCommand.self, AdminAuditCommand.self,
+                                                                  AdminTokenCommand.self])
 }
 
 /// Where the database is: the server's configuration file (and MAUTH_* variables), or `--database` alone.

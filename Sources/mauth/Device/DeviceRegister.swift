@@ -47,7 +47,15 @@ struct DeviceRegister: AsyncParsableCommand {
                         }
                         registration = registration.authorizationProvider(CookieAuthorizationProvider([value]))
                     }
-                    try await registration.executeAsync()
+                    do { try await registration.executeAsync() } catch let error as OperationError {
+                        // The SDK names its own API (an authorizationProvider); this command's user needs its flags.
+                        if case .NetworkError(let cause) = error, let refusal = cause as? ServerStatusError, refusal.httpStatus == 401 {
+                            throw DeviceCommandError(jwt == nil && cookie == nil
+                                ? "the server requires a credential to register \(username): pass --jwt TOKEN (the relying party's; for development, mint one with `mauth admin token --key rp.pem --subject \(username)`) or --cookie NAME=VALUE (a session of \(username))"
+                                : "the server refused the credential for \(username): \(refusal.message ?? "HTTP 401")")
+                        }
+                        throw error
+                    }
                     runner.reportRegistration(username: username, report: &report)
                 } else if let scanned {
                     try await runner.run(scanned, enrolling: true, report: &report)
