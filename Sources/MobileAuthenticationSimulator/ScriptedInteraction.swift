@@ -20,15 +20,18 @@ public final class ScriptedAuthenticatorSelector: AuthenticatorSelector, @unchec
 }
 
 /// Answers successive questions with successive scripted values; `nil` cancels; past the end it stays silent
-/// (to exercise the user-interaction timeout and task cancellation).
+/// (to exercise the user-interaction timeout and task cancellation). `onShow` hears each context when it is shown,
+/// before it is answered: what a narrator prints in the order things happen.
 final class Script<Context, Answer>: @unchecked Sendable {
     private let lock = NSLock()
     private var answers: [Answer?]
     private var contexts: [Context] = []
-    init(_ answers: [Answer?]) { self.answers = answers }
+    private let onShow: (@Sendable (Context) -> Void)?
+    init(_ answers: [Answer?], onShow: (@Sendable (Context) -> Void)? = nil) { self.answers = answers; self.onShow = onShow }
 
     /// Records `context` and plays the next scripted step: `answer` it, `cancel`, or nothing once the script ran out.
     func play(_ context: Context, answer: (Answer) -> Void, cancel: () -> Void) {
+        onShow?(context)
         let next: Answer?? = lock.withLock {
             contexts.append(context)
             return answers.isEmpty ? .none : .some(answers.removeFirst())
@@ -47,9 +50,10 @@ public final class ScriptedPinEnroller: PinEnroller, @unchecked Sendable {
     private let script: Script<any PinEnrollmentContext, String>
     private let policy: PinPolicy
 
-    /// Gives the PINs in order (each retry after a recoverable error takes the next one); nil cancels.
-    public init(pins: [String?], policy: PinPolicy = PinPolicy()) {
-        script = Script(pins); self.policy = policy
+    /// Gives the PINs in order (each retry after a recoverable error takes the next one); nil cancels. `onShow` hears
+    /// each context as it is shown.
+    public init(pins: [String?], policy: PinPolicy = PinPolicy(), onShow: (@Sendable (any PinEnrollmentContext) -> Void)? = nil) {
+        script = Script(pins, onShow: onShow); self.policy = policy
     }
 
     public var shownContexts: [any PinEnrollmentContext] { script.shown }
@@ -63,8 +67,9 @@ public final class ScriptedPinEnroller: PinEnroller, @unchecked Sendable {
 public final class ScriptedPinUserVerifier: PinUserVerifier, @unchecked Sendable {
     private let script: Script<any PinUserVerificationContext, String>
 
-    /// Gives the PINs in order (each retry after a wrong PIN takes the next one); nil cancels.
-    public init(pins: [String?]) { script = Script(pins) }
+    /// Gives the PINs in order (each retry after a wrong PIN takes the next one); nil cancels. `onShow` hears each
+    /// context as it is shown.
+    public init(pins: [String?], onShow: (@Sendable (any PinUserVerificationContext) -> Void)? = nil) { script = Script(pins, onShow: onShow) }
 
     public var shownContexts: [any PinUserVerificationContext] { script.shown }
 
@@ -77,9 +82,11 @@ public final class ScriptedPasswordEnroller: PasswordEnroller, @unchecked Sendab
     private let script: Script<any PasswordEnrollmentContext, String>
     private let policy: any PasswordPolicy
 
-    /// Gives the passwords in order (each retry after a recoverable error takes the next one); nil cancels.
-    public init(passwords: [String?], policy: any PasswordPolicy = ScriptedPasswordPolicy()) {
-        script = Script(passwords); self.policy = policy
+    /// Gives the passwords in order (each retry after a recoverable error takes the next one); nil cancels. `onShow`
+    /// hears each context as it is shown.
+    public init(passwords: [String?], policy: any PasswordPolicy = ScriptedPasswordPolicy(),
+                onShow: (@Sendable (any PasswordEnrollmentContext) -> Void)? = nil) {
+        script = Script(passwords, onShow: onShow); self.policy = policy
     }
 
     public var shownContexts: [any PasswordEnrollmentContext] { script.shown }
@@ -127,7 +134,9 @@ public final class ScriptedPasswordUserVerifier: PasswordUserVerifier, @unchecke
 public final class ScriptedPinChanger: PinChanger, @unchecked Sendable {
     private let script: Script<any PinChangeContext, (String, String)>
     private let policy: PinPolicy
-    public init(pins: [(String, String)?], policy: PinPolicy = PinPolicy()) { script = Script(pins); self.policy = policy }
+    public init(pins: [(String, String)?], policy: PinPolicy = PinPolicy(), onShow: (@Sendable (any PinChangeContext) -> Void)? = nil) {
+        script = Script(pins, onShow: onShow); self.policy = policy
+    }
     public var shownContexts: [any PinChangeContext] { script.shown }
     public func pinPolicy() -> PinPolicy { policy }
 

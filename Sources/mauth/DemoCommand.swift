@@ -30,6 +30,8 @@ struct DemoTour: AsyncParsableCommand {
 
     @Option(help: "Username to register.") var username = "alice"
     @Flag(help: "Keep the temporary directory (server database, device storage).") var keep = false
+    @Option(help: "Also write the server's audit stream (mauth.audit, one JSON line per decision) to this file. The tour narrates each decision once on standard output either way.")
+    var auditLog: String?
 
     func run() async throws {
         let narrator = Narrator()
@@ -52,7 +54,8 @@ struct DemoTour: AsyncParsableCommand {
         configuration.dispatch.firebase = firebase.configuration
         let server = try await FIDOServerApplication.start(
             configuration: configuration,
-            dependencies: ServerDependencies(logger: Self.quietLogger, onDecision: { narrator.line("server", $0.description) }))
+            dependencies: ServerDependencies(logger: Self.quietLogger, auditLogger: try Self.auditLogger(path: auditLog),
+                                             onDecision: { narrator.line("server", $0.description) }))
         narrator.line("server", "listening on \(server.baseURL.absoluteString) with TLS (self-signed development certificate), SQLite \(database)")
         narrator.line("rp", "JWKS \(jwksPath) (ES256 key \(relyingParty.kid)); issuer \(relyingParty.issuer), audience \(relyingParty.audience)")
         narrator.line("server", "push: FCM HTTP v1 at \(firebase.baseURL) (a local stand-in), service account \(firebase.clientEmail)")
@@ -75,6 +78,15 @@ struct DemoTour: AsyncParsableCommand {
         var logger = Logger(label: "mauth.demo.server")
         logger.logLevel = .error
         return logger
+    }
+
+    /// The tour narrates every decision itself (`server |` lines), so the audit stream goes to `path` as JSON lines
+    /// when asked, and nowhere otherwise: on a terminal each decision appears once.
+    static func auditLogger(path: String?) throws -> Logger {
+        guard let path else { return Logger(label: "mauth.audit", factory: { _ in SwiftLogNoOpLogHandler() }) }
+        let sink: LogSink
+        do { sink = try LogSink.appending(to: path) } catch { throw ValidationError("--audit-log \(path): \(error)") }
+        return Logger(label: "mauth.audit", factory: { label in ServerLogHandler(label: label, format: .json, sink: sink) })
     }
 
     /// Runs `body` with a client of `platform`, and shuts the client down afterwards whether `body` succeeded or not.
@@ -129,7 +141,9 @@ struct DemoTour: AsyncParsableCommand {
         narrator.step("The relying party signs \(username) in its own way and mints a JWT; register with a PIN")
         let jwt = try await relyingParty.token(for: username)
         narrator.line("rp", "JWT for sub=\(username), valid 300 s: \(jwt.prefix(24))…")
-        let enroller = ScriptedPinEnroller(pins: ["12a4", "123456"])
+        let enroller = ScriptedPinEnroller(pins: ["12a4", "123456"]) { context in
+            narrator.line("app", "PIN enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
+        }
         try await client.operations.registration
             .username(username)
             .deviceInformation(DeviceInformation(name: "mauth virtual device"))
@@ -137,22 +151,18 @@ struct DemoTour: AsyncParsableCommand {
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
             .pinEnroller(enroller)
             .executeAsync()
-        for context in enroller.shownContexts {
-            narrator.line("app", "PIN enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
-        }
         narrator.line("device", "registered; local accounts: \(client.localData.accounts.map(\.username))")
         try FileManager.default.copyItem(at: storage, to: copy)
 
         narrator.step("Authenticate \(username) (first with a wrong PIN)")
-        let verifier = ScriptedPinUserVerifier(pins: ["999999", "123456"])
+        let verifier = ScriptedPinUserVerifier(pins: ["999999", "123456"]) { context in
+            narrator.line("app", "PIN asked, protection status: \(context.authenticatorProtectionStatus)")
+        }
         let authorization = try await client.operations.authentication
             .username(username)
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
             .pinUserVerifier(verifier)
             .executeAsync()
-        for context in verifier.shownContexts {
-            narrator.line("app", "PIN asked, protection status: \(context.authenticatorProtectionStatus)")
-        }
         guard let session = authorization as? JwtAuthorizationProvider else { throw DemoFailure("no JWT in the authentication answer") }
         narrator.line("device", "authenticated; the server handed out a JWT and a session cookie")
 
@@ -162,24 +172,22 @@ struct DemoTour: AsyncParsableCommand {
         narrator.line("rp", "signature valid (kid \(server.tokenIssuer.kid.prefix(10))…); sub=\(claims.sub) aaid=\(claims.aaid) keyid=\(claims.keyid.prefix(10))… auth_time=\(claims.auth_time) sid=\(claims.sid.prefix(8))…")
 
         narrator.step("Change \(username)'s PIN on the device (first with a wrong current PIN)")
-        let changer = ScriptedPinChanger(pins: [("000000", "654321"), ("123456", "654321")])
-        try await client.operations.pinChange.username(username).pinChanger(changer).executeAsync()
-        for context in changer.shownContexts {
+        let changer = ScriptedPinChanger(pins: [("000000", "654321"), ("123456", "654321")]) { context in
             narrator.line("app", "PIN change asked, status: \(context.authenticatorProtectionStatus)"
                           + (context.lastRecoverableError.map { ", after: \($0.localizedDescription)" } ?? ""))
         }
+        try await client.operations.pinChange.username(username).pinChanger(changer).executeAsync()
         narrator.line("device", "PIN changed; the old PIN no longer verifies")
 
         narrator.step("Register a password authenticator for \(username) (the app's policy refuses a weak one first)")
-        let passwordEnroller = ScriptedPasswordEnroller(passwords: ["secret", "blue horse 42"])
+        let passwordEnroller = ScriptedPasswordEnroller(passwords: ["secret", "blue horse 42"]) { context in
+            narrator.line("app", "password enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
+        }
         try await client.operations.registration.username(username)
             .authorizationProvider(JwtAuthorizationProvider(jwt: try await relyingParty.token(for: username)))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Password.rawValue))
             .passwordEnroller(passwordEnroller)
             .executeAsync()
-        for context in passwordEnroller.shownContexts {
-            narrator.line("app", "password enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
-        }
 
         narrator.step("Register Face ID for \(username) and confirm a payment with it")
         let faceID = ScriptedOSVerifier([.verify(reason: "Register Face ID for mauth"), .verify(reason: "Confirm the payment")])
