@@ -7,7 +7,7 @@ struct Mauth: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mauth",
         abstract: "FIDO UAF mobile authentication: server, virtual device and end-to-end demo.",
-        version: ProductVersion.text,
+        version: BuildDescription.text,
         subcommands: [ServerCommand.self, DemoCommand.self, LoadCommand.self, AdminCommand.self, DeviceCommand.self])
 
     /// ArgumentParser's own `main`. The process-wide settings (``ProcessTuning``) come before any task of the command
