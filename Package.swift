@@ -217,6 +217,7 @@ let package = Package(
                 .embedInCode("DemoSite/Site/result.mustache"),
                 .embedInCode("DemoSite/Site/demo.css"),
                 .embedInCode("DemoSite/Site/demo.js"),
+                .embedInCode("DemoSite/Site/favicon.svg"),
             ]
         ),
         // A simulated phone for the SDK (scriptable platform, scripted interaction): `mauth device`, `mauth demo` and the

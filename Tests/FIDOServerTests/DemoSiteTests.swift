@@ -70,6 +70,20 @@ final class DemoSiteTests: XCTestCase {
         }
     }
 
+    func testTheSiteServesItsIconWhereTheLayoutAndABrowserLookForIt() async throws {
+        try await Self.withDemo { client in
+            let home = try await client.execute(uri: "/demo", method: .get)
+            XCTAssertTrue(String(buffer: home.body).contains(#"<link rel="icon" href="/demo/static/favicon.svg" type="image/svg+xml">"#))
+            let icon = try await client.execute(uri: "/demo/static/favicon.svg", method: .get)
+            XCTAssertEqual(icon.status, .ok)
+            XCTAssertEqual(icon.headers[.contentType], "image/svg+xml")
+            XCTAssertTrue(String(buffer: icon.body).hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+            let legacy = try await client.execute(uri: "/favicon.ico", method: .get)
+            XCTAssertEqual(legacy.status, .seeOther)
+            XCTAssertEqual(legacy.headers[.location], "/demo/static/favicon.svg")
+        }
+    }
+
     func testSignUpShowsAQRCodeOfTheAppLinkAndPollsWithTheStatusToken() async throws {
         try await Self.withDemo { client in
             let page = try await Self.post(client, "/demo/signup", "username=dave")

@@ -64,6 +64,11 @@ struct DemoSiteController {
         open.get("\(Self.base)/static/demo.js") { _, _ in
             asset(DemoPages.script, contentType: "text/javascript; charset=utf-8")
         }
+        // The tab's icon (the layout links it); a browser that asks for /favicon.ico anyway is sent to it.
+        open.get("\(Self.base)/static/favicon.svg") { _, _ in
+            asset(DemoPages.icon, contentType: "image/svg+xml")
+        }
+        open.get("/favicon.ico") { _, _ in Self.seeOther("\(Self.base)/static/favicon.svg") }
         postForm(open, "signup", as: SignUpForm.self, name: "demo sign-up",
                  home: { form in pages.home(signupUsername: form.trimmedUsername, loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
             let username = form.trimmedUsername
@@ -391,6 +396,7 @@ struct DemoPages: Sendable {
 
     static let styleSheet = String(decoding: PackageResources.demo_css, as: UTF8.self)
     static let script = String(decoding: PackageResources.demo_js, as: UTF8.self)
+    static let icon = String(decoding: PackageResources.favicon_svg, as: UTF8.self)
 
     struct Waiting {
         var heading: String
