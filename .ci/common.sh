@@ -41,12 +41,15 @@ print(f"{header}.{body}.{b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}")
 PY
 }
 
-# Stage times: `stage NAME` ends the running stage and starts NAME; `stage_table` prints each stage's seconds and
-# the total. .ci/run calls stage_table when it exits, whatever happened, so a failed run shows where its time went.
+# Stage times: `stage NAME` ends the running stage and starts NAME; `background NAME COMMAND...` runs a stage beside
+# the others (at a lower CPU priority, its output kept), and `await_background NAME` waits for it, prints its output
+# and fails when it failed; `stage_table` prints each stage's seconds and the run's (wall-clock) total. .ci/run calls
+# stage_table when it exits, whatever happened, so a failed run shows where its time went.
 CI_STAGE_NAMES=()
 CI_STAGE_SECONDS=()
 CI_STAGE_NAME=""
 CI_STAGE_STARTED=0
+declare -A CI_BACKGROUND_PID=() CI_BACKGROUND_LOG=()
 stage() {
     local now=$SECONDS
     if [ -n "$CI_STAGE_NAME" ]; then
@@ -58,13 +61,44 @@ stage() {
     CI_STAGE_STARTED=$now
     [ -z "$CI_STAGE_NAME" ] || echo "=== stage '$CI_STAGE_NAME' (at $now s)"
 }
+background() {
+    local name="$1"; shift
+    local log; log=$(mktemp)
+    CI_BACKGROUND_LOG[$name]=$log
+    echo "=== background stage '$name' started (at $SECONDS s)"
+    # Each background stage records its own start and end, so the table shows what it took, not when it was awaited.
+    ( started=$(date +%s); status=0; nice -n "${CI_BACKGROUND_NICENESS:-10}" "$@" || status=$?
+      echo "$(( $(date +%s) - started )) $status" >"$log.done" ) >"$log" 2>&1 &
+    CI_BACKGROUND_PID[$name]=$!
+}
+await_background() {
+    local name="$1" log="${CI_BACKGROUND_LOG[$1]}"
+    wait "${CI_BACKGROUND_PID[$name]}" || true
+    unset "CI_BACKGROUND_PID[$name]"
+    cat "$log"
+    local seconds=0 status=1
+    [ -f "$log.done" ] && read -r seconds status <"$log.done"
+    CI_STAGE_NAMES+=("$name (background)")
+    CI_STAGE_SECONDS+=("$seconds")
+    echo "=== background stage '$name': $seconds s, exit $status"
+    [ "$status" = 0 ] || { echo "the background stage '$name' failed"; return 1; }
+}
+# stop_background: ends every background stage still running and what it started (a run that failed early).
+stop_background() {
+    local pid
+    for pid in "${CI_BACKGROUND_PID[@]}"; do kill_tree "$pid"; done
+}
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
 stage_table() {
     stage ""
-    local i total=0
-    echo "=== stage times (seconds)"
+    local i
+    echo "=== stage times (seconds; background stages ran beside the others)"
     for i in "${!CI_STAGE_NAMES[@]}"; do
-        printf '  %-34s %6d\n' "${CI_STAGE_NAMES[$i]}" "${CI_STAGE_SECONDS[$i]}"
-        total=$((total + CI_STAGE_SECONDS[i]))
+        printf '  %-44s %6d\n' "${CI_STAGE_NAMES[$i]}" "${CI_STAGE_SECONDS[$i]}"
     done
-    printf '  %-34s %6d\n' "total" "$total"
+    printf '  %-44s %6d\n' "the whole run (wall clock)" "$SECONDS"
 }
