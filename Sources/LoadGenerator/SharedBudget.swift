@@ -30,6 +30,10 @@ final class SharedBudget: Sendable {
         }
     }
 
-    func finished(success: Bool) { state.withLockedValue { success ? ($0.flows += 1) : ($0.failed += 1) } }
+    func finished(success: Bool) {
+        state.withLockedValue { state in
+            if success { state.flows += 1 } else { state.failed += 1 }
+        }
+    }
     var progress: (Int, Int) { state.withLockedValue { ($0.flows, $0.failed) } }
 }
