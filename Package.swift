@@ -328,24 +328,32 @@ let package = Package(
         ),
         // libFuzzer harness when built by Fuzz/run; otherwise replays saved inputs and writes the seeds.
         .executableTarget(name: "mauth-fuzz", dependencies: ["FuzzTargets"]),
-        .testTarget(name: "UAFTests", dependencies: [
-            "FIDOAttestation", "Primitives", "UAF", "FIDOSimulation",
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "_CryptoExtras", package: "swift-crypto"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-        ], resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "UAFTests",
+            dependencies: [
+                "FIDOAttestation", "Primitives", "UAF", "FIDOSimulation",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ], resources: [.copy("Vectors")]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR", "FIDOSimulation", "TestSupport"]),
-        .testTarget(name: "WebAuthnTests", dependencies: [
-            "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "FIDOSimulation", "TestSupport",
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "_CryptoExtras", package: "swift-crypto"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-        ], resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "WebAuthnTests",
+            dependencies: [
+                "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "FIDOSimulation", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ], resources: [.copy("Vectors")]),
         .testTarget(name: "WireJSONTests", dependencies: ["WireJSON", "Primitives", "UAF", "TestSupport"]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "Primitives", "FIDOSimulation", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "NevisProtocolTests", dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(
+            name: "JOSETests",
+            dependencies: ["JOSE", "Primitives", "FIDOSimulation", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(
+            name: "NevisProtocolTests",
+            dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets"]),
         // Test only, Linux: the subset of LocalAuthentication, Security and Darwin that `ApplePlatform` calls, with
@@ -363,58 +371,73 @@ let package = Package(
             // Apple platform their home modules compile them against the real frameworks.
             swiftSettings: [.define("APPLE_FRAMEWORKS_SHIM", .when(platforms: [.linux])), .define("APPLE_SOURCES_LINKED")]
         ),
-        .testTarget(name: "MobileAuthenticationTests", dependencies: ["MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(
+            name: "MobileAuthenticationTests",
+            dependencies: [
+                "MobileAuthentication", "MobileAuthenticationCore", "MobileAuthenticationSimulator", "NevisProtocol", "Primitives", "UAF",
+                "SecureStorage", .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // In-process tests of the server: units and route rules on a router (HummingbirdTesting).
-        .testTarget(name: "FIDOServerTests", dependencies: [
-            "FIDOServer", "FIDOServerCore", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "TestSupport",
-            "WireJSON", "FIDOServerTesting", "DevelopmentStandIns",
-            .product(name: "JWTKit", package: "jwt-kit"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "_CryptoExtras", package: "swift-crypto"),
-            .product(name: "HummingbirdTesting", package: "hummingbird"),
-            .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "HTTPTypes", package: "swift-http-types"),
-            nio("NIOCore"), nio("NIOHTTP1"), nio("NIOPosix"),
-        ]),
+        .testTarget(
+            name: "FIDOServerTests",
+            dependencies: [
+                "FIDOServer", "FIDOServerCore", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "TestSupport",
+                "WireJSON", "FIDOServerTesting", "DevelopmentStandIns",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                nio("NIOCore"), nio("NIOHTTP1"), nio("NIOPosix"),
+            ]),
         // Tests that need the real thing: a server on loopback over TLS, PostgreSQL, the SQLite engine's internals.
-        .testTarget(name: "FIDOServerLiveTests", dependencies: [
-            "FIDOServer", "FIDOServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "WireJSON",
-            "CBOR", "FIDOServerTesting", "TestSupport",
-            .product(name: "JWTKit", package: "jwt-kit"),
-            .product(name: "X509", package: "swift-certificates"),
-            .product(name: "SwiftASN1", package: "swift-asn1"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "_CryptoExtras", package: "swift-crypto"),
-            .product(name: "SQLiteNIO", package: "sqlite-nio"),
-            .product(name: "SQLiteKit", package: "sqlite-kit"),
-            .product(name: "SQLKit", package: "sql-kit"),
-            .product(name: "PostgresNIO", package: "postgres-nio"),
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            nio("NIOCore"), nio("NIOHTTP1"), nio("NIOPosix"), nio("NIOConcurrencyHelpers"),
-        ]),
-        .testTarget(name: "EmbeddedSQLiteTests", dependencies: [
-            "EmbeddedSQLite", "TestSupport",
-            .product(name: "SQLiteNIO", package: "sqlite-nio"),
-            .product(name: "SQLKit", package: "sql-kit"),
-            .product(name: "SQLiteKit", package: "sqlite-kit"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "LoadGeneratorTests", dependencies: [
-            "LoadGenerator", "FIDOServer", "FIDOServerTesting", "FIDOSimulation", nio("NIOCore"), nio("NIOEmbedded"),
-            .product(name: "Logging", package: "swift-log"),
-        ]),
-        .testTarget(name: "EndToEndTests", dependencies: [
-            "FIDOServer", "MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "NevisProtocol",
-            "SecureStorage", "FIDOSimulation", "TestSupport", "DevelopmentStandIns",
-            .product(name: "Crypto", package: "swift-crypto"),
-            nio("NIOCore"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
-        ]),
+        .testTarget(
+            name: "FIDOServerLiveTests",
+            dependencies: [
+                "FIDOServer", "FIDOServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "WireJSON",
+                "CBOR", "FIDOServerTesting", "TestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                nio("NIOCore"), nio("NIOHTTP1"), nio("NIOPosix"), nio("NIOConcurrencyHelpers"),
+            ]),
+        .testTarget(
+            name: "EmbeddedSQLiteTests",
+            dependencies: [
+                "EmbeddedSQLite", "TestSupport",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "LoadGeneratorTests",
+            dependencies: [
+                "LoadGenerator", "FIDOServer", "FIDOServerTesting", "FIDOSimulation", nio("NIOCore"), nio("NIOEmbedded"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "FIDOServer", "MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "NevisProtocol",
+                "SecureStorage", "FIDOSimulation", "TestSupport", "DevelopmentStandIns",
+                .product(name: "Crypto", package: "swift-crypto"),
+                nio("NIOCore"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
     ]
 )

@@ -39,6 +39,6 @@ let package = Package(
             ],
             path: "Benchmarks/MauthBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        )
     ]
 )

@@ -32,10 +32,22 @@ public indirect enum CBOR: Sendable, Hashable {
         }
     }
 
-    public var bytes: [UInt8]? { if case .bytes(let value) = self { return value }; return nil }
-    public var text: String? { if case .text(let value) = self { return value }; return nil }
-    public var array: [CBOR]? { if case .array(let value) = self { return value }; return nil }
-    public var map: CBORMap? { if case .map(let value) = self { return value }; return nil }
+    public var bytes: [UInt8]? {
+        if case .bytes(let value) = self { return value }
+        return nil
+    }
+    public var text: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+    public var array: [CBOR]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+    public var map: CBORMap? {
+        if case .map(let value) = self { return value }
+        return nil
+    }
 }
 
 /// A CBOR map: its entries in the order they were encoded (or given). Keys are unique in every map the decoder
@@ -44,7 +56,10 @@ public struct CBORMap: Sendable, Hashable {
     public struct Entry: Sendable, Hashable {
         public var key: CBOR
         public var value: CBOR
-        public init(_ key: CBOR, _ value: CBOR) { self.key = key; self.value = value }
+        public init(_ key: CBOR, _ value: CBOR) {
+            self.key = key
+            self.value = value
+        }
     }
 
     public var entries: [Entry]

@@ -32,7 +32,10 @@ public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The offset of the item's first byte in the input (the input's length for `truncated` at its end).
     public var offset: Int
 
-    public init(_ reason: Reason, at offset: Int) { self.reason = reason; self.offset = offset }
+    public init(_ reason: Reason, at offset: Int) {
+        self.reason = reason
+        self.offset = offset
+    }
 
     public var description: String {
         let what: String
@@ -76,7 +79,9 @@ public struct CBORDecoder: Sendable {
     public var maximumBytes: Int
 
     public init(rules: Rules = .canonical, maximumDepth: Int = 16, maximumBytes: Int = 262_144) {
-        self.rules = rules; self.maximumDepth = maximumDepth; self.maximumBytes = maximumBytes
+        self.rules = rules
+        self.maximumDepth = maximumDepth
+        self.maximumBytes = maximumBytes
     }
 
     /// The one item `bytes` holds; trailing bytes are an error.
@@ -129,10 +134,18 @@ private struct Reader {
         let smallest: UInt64
         switch info {
         case 0..<24: return UInt64(info)
-        case 24: value = try bigEndian(1); smallest = 24
-        case 25: value = try bigEndian(2); smallest = 0x100
-        case 26: value = try bigEndian(4); smallest = 0x1_0000
-        case 27: value = try bigEndian(8); smallest = 0x1_0000_0000
+        case 24:
+            value = try bigEndian(1)
+            smallest = 24
+        case 25:
+            value = try bigEndian(2)
+            smallest = 0x100
+        case 26:
+            value = try bigEndian(4)
+            smallest = 0x1_0000
+        case 27:
+            value = try bigEndian(8)
+            smallest = 0x1_0000_0000
         case 31 where (2...5).contains(major): throw CBORError(.indefiniteLength, at: start)
         default: throw CBORError(.reservedAdditionalInformation(info), at: start)
         }
@@ -150,7 +163,8 @@ private struct Reader {
     mutating func item(depth: Int) throws(CBORError) -> CBOR {
         let start = position
         let initial = try byte()
-        let major = initial >> 5, info = initial & 0x1f
+        let major = initial >> 5
+        let info = initial & 0x1f
         switch major {
         case 0: return .unsigned(try argument(info, major: major, start: start))
         case 1: return .negative(try argument(info, major: major, start: start))
@@ -185,7 +199,8 @@ private struct Reader {
                     // Length first, then bytewise.
                     if encodedKey.elementsEqual(previousKey) { throw CBORError(.duplicateMapKey, at: keyStart) }
                     if encodedKey.count < previousKey.count
-                        || (encodedKey.count == previousKey.count && encodedKey.lexicographicallyPrecedes(previousKey)) {
+                        || (encodedKey.count == previousKey.count && encodedKey.lexicographicallyPrecedes(previousKey))
+                    {
                         throw CBORError(.mapKeysOutOfOrder, at: keyStart)
                     }
                 }
@@ -253,7 +268,8 @@ private struct Reader {
 enum HalfFloat {
     static func double(_ bits: UInt16) -> Double {
         let sign: Double = bits & 0x8000 == 0 ? 1 : -1
-        let exponent = Int(bits >> 10 & 0x1f), fraction = Double(bits & 0x3ff)
+        let exponent = Int(bits >> 10 & 0x1f)
+        let fraction = Double(bits & 0x3ff)
         switch exponent {
         case 0: return sign * fraction * 0x1p-24
         case 31: return fraction == 0 ? sign * .infinity : .nan
@@ -276,8 +292,8 @@ enum HalfFloat {
             candidate = UInt16(scaled)
         } else {
             guard magnitude < 65536 else { return nil }
-            let exponent = Int(magnitude.exponent) // −14…15
-            let significand = magnitude * Double(sign: .plus, exponent: 10 - exponent, significand: 1) // 1024…2047.x
+            let exponent = Int(magnitude.exponent)  // −14…15
+            let significand = magnitude * Double(sign: .plus, exponent: 10 - exponent, significand: 1)  // 1024…2047.x
             guard significand == significand.rounded() else { return nil }
             candidate = UInt16(exponent + 15) << 10 | (UInt16(significand) - 1024)
         }

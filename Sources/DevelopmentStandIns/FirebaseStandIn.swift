@@ -49,10 +49,16 @@ public final class FirebaseStandIn: Sendable {
         var refuseAssertions = false
     }
 
-    private init(serviceAccountPath: String, trustedCertificatesPath: String, baseURL: String, state: NIOLockedValueBox<State>,
-                 group: ServiceGroup, task: Task<Void, any Error>) {
-        self.serviceAccountPath = serviceAccountPath; self.trustedCertificatesPath = trustedCertificatesPath; self.baseURL = baseURL
-        self.state = state; self.group = group; self.task = task
+    private init(
+        serviceAccountPath: String, trustedCertificatesPath: String, baseURL: String, state: NIOLockedValueBox<State>,
+        group: ServiceGroup, task: Task<Void, any Error>
+    ) {
+        self.serviceAccountPath = serviceAccountPath
+        self.trustedCertificatesPath = trustedCertificatesPath
+        self.baseURL = baseURL
+        self.state = state
+        self.group = group
+        self.task = task
     }
 
     /// The configuration that points a server at this stand-in.
@@ -93,7 +99,8 @@ public final class FirebaseStandIn: Sendable {
 
         let (started, continuation) = AsyncStream<Int>.makeStream()
         let portBox = NIOLockedValueBox(0)
-        let projectID = "mauth-standin", clientEmail = "dispatcher@mauth-standin.iam.gserviceaccount.com"
+        let projectID = "mauth-standin"
+        let clientEmail = "dispatcher@mauth-standin.iam.gserviceaccount.com"
         let router = Router()
         router.post("/token") { request, _ -> Response in
             let form = String(buffer: try await request.body.collect(upTo: 64 * 1024))
@@ -104,40 +111,56 @@ public final class FirebaseStandIn: Sendable {
             }
             let tokenURL = "https://127.0.0.1:\(portBox.withLockedValue { $0 })/token"
             guard fields["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer", let assertion = fields["assertion"],
-                  !state.withLockedValue({ $0.refuseAssertions }),
-                  let claims = try? await keys.verify(assertion, as: AssertionClaims.self),
-                  claims.iss == clientEmail, claims.aud == tokenURL, claims.scope == "https://www.googleapis.com/auth/firebase.messaging" else {
+                !state.withLockedValue({ $0.refuseAssertions }),
+                let claims = try? await keys.verify(assertion, as: AssertionClaims.self),
+                claims.iss == clientEmail, claims.aud == tokenURL, claims.scope == "https://www.googleapis.com/auth/firebase.messaging"
+            else {
                 return json(.badRequest, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#)
             }
             let token = "ya29.standin-" + UUID().uuidString
-            state.withLockedValue { $0.accessTokens.insert(token); $0.tokenExchanges += 1 }
+            state.withLockedValue {
+                $0.accessTokens.insert(token)
+                $0.tokenExchanges += 1
+            }
             return json(.ok, #"{"access_token":"\#(token)","expires_in":3599,"token_type":"Bearer"}"#)
         }
         router.post("/v1/projects/:project/messages:send") { request, context -> Response in
             let authorization = request.headers[.authorization] ?? ""
             guard authorization.hasPrefix("Bearer "), state.withLockedValue({ $0.accessTokens.contains(String(authorization.dropFirst(7))) }) else {
-                return json(.unauthorized, #"{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}"#)
+                return json(
+                    .unauthorized, #"{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}"#)
             }
             guard context.parameters.get("project") == projectID else {
                 return json(.forbidden, #"{"error":{"code":403,"message":"SenderId mismatch","status":"PERMISSION_DENIED"}}"#)
             }
             struct Body: Decodable {
                 struct Message: Decodable {
-                    struct Notification: Decodable { var title: String?; var body: String? }
-                    var token: String?; var data: [String: String]?; var notification: Notification?
+                    struct Notification: Decodable {
+                        var title: String?
+                        var body: String?
+                    }
+                    var token: String?
+                    var data: [String: String]?
+                    var notification: Notification?
                 }
                 var message: Message
             }
             guard let body = try? JSONDecoder().decode(Body.self, from: Data(buffer: try await request.body.collect(upTo: 64 * 1024))),
-                  let registrationToken = body.message.token, !registrationToken.isEmpty else {
+                let registrationToken = body.message.token, !registrationToken.isEmpty
+            else {
                 return json(.badRequest, #"{"error":{"code":400,"message":"Invalid message","status":"INVALID_ARGUMENT"}}"#)
             }
             if state.withLockedValue({ $0.unregistered.contains(registrationToken) }) {
-                return json(.notFound, #"{"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#)
+                return json(
+                    .notFound,
+                    #"{"error":{"code":404,"message":"Requested entity was not found.","status":"NOT_FOUND","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#
+                )
             }
             let count = state.withLockedValue { state -> Int in
-                state.messages.append(Message(registrationToken: registrationToken, data: body.message.data ?? [:],
-                                              title: body.message.notification?.title, body: body.message.notification?.body))
+                state.messages.append(
+                    Message(
+                        registrationToken: registrationToken, data: body.message.data ?? [:],
+                        title: body.message.notification?.title, body: body.message.notification?.body))
                 return state.messages.count
             }
             return json(.ok, #"{"name":"projects/\#(projectID)/messages/\#(count)"}"#)
@@ -145,28 +168,40 @@ public final class FirebaseStandIn: Sendable {
         let tls = try certificate.serverTLSConfiguration()
         var logger = Logger(label: "mauth.firebase-standin")
         logger.logLevel = .warning
-        let application = Application(router: router, server: try .tls(.http1(), tlsConfiguration: tls),
-                                      configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "firebase-standin"),
-                                      onServerRunning: { channel in
-                                          let port = channel.localAddress?.port ?? 0
-                                          portBox.withLockedValue { $0 = port }
-                                          continuation.yield(port); continuation.finish()
-                                      }, logger: logger)
+        let application = Application(
+            router: router, server: try .tls(.http1(), tlsConfiguration: tls),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: "firebase-standin"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                portBox.withLockedValue { $0 = port }
+                continuation.yield(port)
+                continuation.finish()
+            }, logger: logger)
         let group = ServiceGroup(configuration: .init(services: [application], gracefulShutdownSignals: [], logger: logger))
         let task = Task { try await group.run() }
         var port = 0
-        for await bound in started { port = bound; break }
-        guard port != 0 else { try await task.value; throw StandInError.notStarted }
+        for await bound in started {
+            port = bound
+            break
+        }
+        guard port != 0 else {
+            try await task.value
+            throw StandInError.notStarted
+        }
 
         struct ServiceAccount: Encodable {
             var type = "service_account", project_id: String, private_key_id = "standin-key", private_key: String, client_email: String
             var client_id = "1", auth_uri = "https://accounts.google.com/o/oauth2/auth", token_uri: String
         }
         let accountPath = directory.appendingPathComponent("firebase-service-account.json").path
-        try JSONEncoder().encode(ServiceAccount(project_id: projectID, private_key: rsa.pkcs8PEMRepresentation, client_email: clientEmail,
-                                                token_uri: "https://127.0.0.1:\(port)/token")).write(to: URL(fileURLWithPath: accountPath))
-        return FirebaseStandIn(serviceAccountPath: accountPath, trustedCertificatesPath: caPath, baseURL: "https://127.0.0.1:\(port)",
-                               state: state, group: group, task: task)
+        try JSONEncoder().encode(
+            ServiceAccount(
+                project_id: projectID, private_key: rsa.pkcs8PEMRepresentation, client_email: clientEmail,
+                token_uri: "https://127.0.0.1:\(port)/token")
+        ).write(to: URL(fileURLWithPath: accountPath))
+        return FirebaseStandIn(
+            serviceAccountPath: accountPath, trustedCertificatesPath: caPath, baseURL: "https://127.0.0.1:\(port)",
+            state: state, group: group, task: task)
     }
 
     public func stop() async throws {

@@ -78,7 +78,9 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
     }
 
     var progress: Progress {
-        state.withLockedValue { Progress(passes: $0.passes, logPages: $0.logPages, checkpointedPages: $0.checkpointedPages, lastFailure: $0.lastFailure) }
+        state.withLockedValue {
+            Progress(passes: $0.passes, logPages: $0.logPages, checkpointedPages: $0.checkpointedPages, lastFailure: $0.lastFailure)
+        }
     }
 
     /// Stops the thread (after the pass under way, if any) and closes its connection; returns once both are done.
@@ -108,21 +110,26 @@ public final class SQLiteCheckpointer: @unchecked Sendable {
 
     /// One PASSIVE checkpoint. BUSY only means another checkpoint (the engine's) is running: the next pass goes on.
     private func checkpoint() {
-        var logPages: Int32 = 0, copied: Int32 = 0
+        var logPages: Int32 = 0
+        var copied: Int32 = 0
         let status = sqlite_nio_sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logPages, &copied)
         let failed = status != SQLITE_OK && status & 0xff != SQLITE_BUSY
         let first = state.withLockedValue { state -> Bool in
             state.passes += 1
             if status == SQLITE_OK { (state.logPages, state.checkpointedPages) = (logPages, copied) }
-            guard failed else { state.lastFailure = nil; return false }
+            guard failed else {
+                state.lastFailure = nil
+                return false
+            }
             defer { state.lastFailure = status }
             return state.lastFailure != status
         }
         // A failing checkpoint loses nothing (the log keeps every commit, and the engine's own checkpoint still runs);
         // it is logged once per kind of failure, not ten times a second.
         if failed, first {
-            logger.warning("background checkpoint failed",
-                           metadata: ["code": .stringConvertible(status), "error": .string(SQLiteEngine.message(handle))])
+            logger.warning(
+                "background checkpoint failed",
+                metadata: ["code": .stringConvertible(status), "error": .string(SQLiteEngine.message(handle))])
         }
     }
 }

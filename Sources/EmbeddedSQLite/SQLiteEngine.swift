@@ -1,3 +1,5 @@
+// SQLite's variadic sqlite3_db_config, which Swift cannot call.
+import CSQLiteSettings
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -6,8 +8,6 @@ import NIOPosix
 import SQLKit
 import SQLiteKit
 import SQLiteNIO
-// SQLite's variadic sqlite3_db_config, which Swift cannot call.
-import CSQLiteSettings
 // sqlite-nio's vendored SQLite (the same library SQLiteNIO links, with its `sqlite_nio_` prefix), used directly for
 // what SQLiteNIO's API does not offer: statements kept prepared, and execution without a thread hop.
 import VaporCSQLite
@@ -59,7 +59,10 @@ public final class SQLiteEngine: @unchecked Sendable {
     private final class PreparedStatement {
         let pointer: OpaquePointer
         let columns: SQLiteResultColumns
-        init(pointer: OpaquePointer, columns: SQLiteResultColumns) { self.pointer = pointer; self.columns = columns }
+        init(pointer: OpaquePointer, columns: SQLiteResultColumns) {
+            self.pointer = pointer
+            self.columns = columns
+        }
     }
 
     /// Opens (and creates) the database at `path`, or an in-memory one for `":memory:"`.

@@ -35,11 +35,17 @@ public struct AndroidKeyDescription: Sendable, Equatable {
     public static let purposeSign = 2
     public static let originGenerated = 0
 
-    public init(attestationSecurityLevel: SecurityLevel, attestationChallenge: [UInt8], hardwarePurposes: Set<Int>, hardwareOrigin: Int?,
-                softwarePurposes: Set<Int> = [], softwareOrigin: Int? = nil, allApplications: Bool = false) {
-        self.attestationSecurityLevel = attestationSecurityLevel; self.attestationChallenge = attestationChallenge
-        self.hardwarePurposes = hardwarePurposes; self.hardwareOrigin = hardwareOrigin
-        self.softwarePurposes = softwarePurposes; self.softwareOrigin = softwareOrigin; self.allApplications = allApplications
+    public init(
+        attestationSecurityLevel: SecurityLevel, attestationChallenge: [UInt8], hardwarePurposes: Set<Int>, hardwareOrigin: Int?,
+        softwarePurposes: Set<Int> = [], softwareOrigin: Int? = nil, allApplications: Bool = false
+    ) {
+        self.attestationSecurityLevel = attestationSecurityLevel
+        self.attestationChallenge = attestationChallenge
+        self.hardwarePurposes = hardwarePurposes
+        self.hardwareOrigin = hardwareOrigin
+        self.softwarePurposes = softwarePurposes
+        self.softwareOrigin = softwareOrigin
+        self.allApplications = allApplications
     }
 
     /// Reads the extension's value (the DER of a `KeyDescription`).
@@ -67,10 +73,13 @@ public struct AndroidKeyDescription: Sendable, Equatable {
         guard case .constructed(let entries) = node.content else {
             throw ASN1Error.invalidASN1Object(reason: "\(name) is not a SEQUENCE")
         }
-        var purposes = Set<Int>(), origin: Int?, allApplications = false
+        var purposes = Set<Int>()
+        var origin: Int?
+        var allApplications = false
         for entry in entries {
             guard entry.identifier.tagClass == .contextSpecific, case .constructed(let inner) = entry.content,
-                  let value = inner.first(where: { _ in true }) else { continue }
+                let value = inner.first(where: { _ in true })
+            else { continue }
             switch entry.identifier.tagNumber {
             case 1:
                 guard case .constructed(let members) = value.content else {

@@ -16,11 +16,16 @@ public struct FIDO2Metadata: Sendable, Equatable {
     /// The service's status reports for the model, in its order; they apply even without a statement.
     public var statusReports: [StatusReport]
 
-    public init(aaguid: [UInt8], description: String, attestationTypes: [String] = [], attestationRootCertificates: [[UInt8]] = [],
-                statusReports: [StatusReport] = [], attestationCertificateKeyIdentifiers: [String] = []) {
-        self.aaguid = aaguid; self.description = description; self.attestationTypes = attestationTypes
+    public init(
+        aaguid: [UInt8], description: String, attestationTypes: [String] = [], attestationRootCertificates: [[UInt8]] = [],
+        statusReports: [StatusReport] = [], attestationCertificateKeyIdentifiers: [String] = []
+    ) {
+        self.aaguid = aaguid
+        self.description = description
+        self.attestationTypes = attestationTypes
         self.attestationCertificateKeyIdentifiers = attestationCertificateKeyIdentifiers.map { $0.lowercased() }
-        self.attestationRootCertificates = attestationRootCertificates; self.statusReports = statusReports
+        self.attestationRootCertificates = attestationRootCertificates
+        self.statusReports = statusReports
     }
 }
 

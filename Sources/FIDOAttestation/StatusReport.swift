@@ -41,7 +41,9 @@ public struct StatusReport: Hashable, Sendable {
     public var certificate: [UInt8]?
 
     public init(status: AuthenticatorStatus, effectiveDate: Date? = nil, certificate: [UInt8]? = nil) {
-        self.status = status; self.effectiveDate = effectiveDate; self.certificate = certificate
+        self.status = status
+        self.effectiveDate = effectiveDate
+        self.certificate = certificate
     }
 
     /// Whether the report is in force at `now`.

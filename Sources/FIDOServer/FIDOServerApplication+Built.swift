@@ -31,7 +31,10 @@ extension FIDOServerApplication {
         package let audit: AuditTrail?
         /// Every method and path the router serves: what the OpenAPI document must describe, no more, no less.
         let routes: [Route]
-        struct Route: Hashable { var method: String; var path: String }
+        struct Route: Hashable {
+            var method: String
+            var path: String
+        }
         /// The appID in force (fixed once the port is bound).
         public var appID: String { identity.appID }
         /// Closes what ``FIDOServerApplication/buildApplication(configuration:dependencies:onServerRunning:)`` opened,
@@ -44,16 +47,22 @@ extension FIDOServerApplication {
         /// The background services that belong with the application (expiry purge, facets and metadata watchers, the
         /// token-signing key refresher).
         public func backgroundServices(dependencies: ServerDependencies, handleSignals: Bool) -> [any Service] {
-            var services: [any Service] = [ExpiryPurger(stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,
-                                                        logger: dependencies.logger)]
+            var services: [any Service] = [
+                ExpiryPurger(
+                    stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,
+                    logger: dependencies.logger)
+            ]
             if let firebase { services.append(firebase) }
             if let audit { services.append(audit) }
             if certificate.paths != nil {
-                services.append(ServerCertificateWatcher(source: certificate, handleSignals: handleSignals, clock: dependencies.clock,
-                                                         logger: dependencies.logger))
+                services.append(
+                    ServerCertificateWatcher(
+                        source: certificate, handleSignals: handleSignals, clock: dependencies.clock,
+                        logger: dependencies.logger))
             }
             if facets.path != nil {
-                services.append(TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: dependencies.logger))
+                services.append(
+                    TrustedFacetsWatcher(source: facets, interval: .seconds(2), handleSignals: handleSignals, logger: dependencies.logger))
             }
             if let relyingPartyTokens, relyingPartyTokens.configuration.jwksURL != nil {
                 services.append(RelyingPartyKeyRefresher(verifier: relyingPartyTokens, clock: dependencies.clock))
@@ -62,7 +71,8 @@ extension FIDOServerApplication {
                 services.append(SigningKeyRefresher(issuer: tokenIssuer, clock: dependencies.clock, logger: dependencies.logger))
             }
             if metadata.service != nil {
-                services.append(MetadataWatcher(source: metadata, handleSignals: handleSignals, clock: dependencies.clock, logger: dependencies.logger))
+                services.append(
+                    MetadataWatcher(source: metadata, handleSignals: handleSignals, clock: dependencies.clock, logger: dependencies.logger))
             }
             // Last, so the group shuts it down first: readiness turns 503 before the server stops accepting.
             services.append(DrainService(readiness: readiness, drain: shutdownDrain, logger: dependencies.logger))

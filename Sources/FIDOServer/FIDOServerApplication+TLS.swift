@@ -8,10 +8,13 @@ extension FIDOServerApplication {
         var generated: Bool
     }
 
-    static func makeTLS(_ configuration: FIDOServerCore.ServerConfiguration, metrics: ServerMetrics? = nil, note: (String) -> Void = { _ in }) throws -> TLSMaterial {
+    static func makeTLS(
+        _ configuration: FIDOServerCore.ServerConfiguration, metrics: ServerMetrics? = nil, note: (String) -> Void = { _ in }
+    ) throws -> TLSMaterial {
         if let certificatePath = configuration.tls.certificatePath, let keyPath = configuration.tls.privateKeyPath {
-            let source = try ServerCertificateSource(certificatePath: certificatePath, keyPath: keyPath,
-                                                     previousCertificateSeconds: configuration.tls.previousCertificateSeconds, metrics: metrics)
+            let source = try ServerCertificateSource(
+                certificatePath: certificatePath, keyPath: keyPath,
+                previousCertificateSeconds: configuration.tls.previousCertificateSeconds, metrics: metrics)
             return TLSMaterial(certificate: source, trustPEM: String(decoding: source.current.fileBytes[0], as: UTF8.self), generated: false)
         }
         let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host])).sorted()
@@ -20,13 +23,16 @@ extension FIDOServerApplication {
         let development: DevelopmentCertificate
         if case .sqlite(let path) = configuration.database {
             try StoreDatabase.createDirectory(containing: path)
-            development = try DevelopmentCertificate.kept(at: path + "-development-tls", hosts: hosts,
-                                                          regenerate: configuration.tls.regenerateDevelopmentCertificate, note: note)
+            development = try DevelopmentCertificate.kept(
+                at: path + "-development-tls", hosts: hosts,
+                regenerate: configuration.tls.regenerateDevelopmentCertificate, note: note)
         } else {
             development = try DevelopmentCertificate.generate(hosts: hosts)
         }
-        let identity = try ServerCertificateSource.identity(chainPEM: development.certificatePEM + "\n" + development.trustAnchorPEM,
-                                                            keyPEM: development.privateKeyPEM)
-        return TLSMaterial(certificate: ServerCertificateSource(fixed: identity, metrics: metrics), trustPEM: development.trustAnchorPEM, generated: true)
+        let identity = try ServerCertificateSource.identity(
+            chainPEM: development.certificatePEM + "\n" + development.trustAnchorPEM,
+            keyPEM: development.privateKeyPEM)
+        return TLSMaterial(
+            certificate: ServerCertificateSource(fixed: identity, metrics: metrics), trustPEM: development.trustAnchorPEM, generated: true)
     }
 }

@@ -1,4 +1,4 @@
-import Primitives
+@_exported import FIDOServerCore
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -8,8 +8,8 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Primitives
 import ServiceLifecycle
-@_exported import FIDOServerCore
 import UAF
 
 /// Builds and starts the server from one configuration value.
@@ -19,15 +19,18 @@ public enum FIDOServerApplication {
     /// Builds the server from one configuration value (Hummingbird's pattern): used by ``start(configuration:dependencies:handleSignals:)``
     /// (and so by `mauth server` and the demo) and by in-process router tests. Opens the database (running its
     /// migrations); the caller owns it (`built.stores.database.close()`).
-    public static func buildApplication(configuration: FIDOServerCore.ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
-                                        onServerRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Built {
+    public static func buildApplication(
+        configuration: FIDOServerCore.ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
+        onServerRunning: @escaping @Sendable (Int) -> Void = { _ in }
+    ) async throws -> Built {
         try configuration.validate()
         try configuration.checkTrustedFacets()
         // Before anything is written (the development certificate beside the database file, the database itself).
         try StoreDatabase.checkExistingFile(configuration.database)
         let logger = dependencies.logger
         if configuration.authorization.developmentMode {
-            logger.warning("DEVELOPMENT MODE: protected endpoints accept every caller; anyone can register keys for any username. Never use this in production.")
+            logger.warning(
+                "DEVELOPMENT MODE: protected endpoints accept every caller; anyone can register keys for any username. Never use this in production.")
             if configuration.facets.isEmpty && configuration.facetsPath == nil {
                 logger.warning("no trusted facets: every client will refuse the appID until facets or facetsPath is set")
             }
@@ -35,18 +38,21 @@ public enum FIDOServerApplication {
             logger.notice("no relying-party JWT keys or trusted proxy configured: registration requests need a session from a prior authentication")
         }
         if configuration.demoSite {
-            logger.warning("DEMO SITE at /demo: its pages enroll new usernames and send approvals to them without a credential. Never use this in production.")
+            logger.warning(
+                "DEMO SITE at /demo: its pages enroll new usernames and send approvals to them without a credential. Never use this in production.")
         }
         let metrics = ServerMetrics()
         let tls = try makeTLS(configuration, metrics: metrics, note: { logger.notice("\($0)") })
-        let presented = tls.certificate.current, now = dependencies.clock()
+        let presented = tls.certificate.current
+        let now = dependencies.clock()
         if now < presented.notBefore || now > presented.notAfter {
             logger.warning("the TLS certificate is valid from \(presented.notBefore) to \(presented.notAfter), not now: clients will refuse it")
         }
         // Behind a TLS-terminating proxy clients see the proxy's certificate, not ours: then nothing is compared.
         let channelBinding = configuration.checkChannelBinding ? tls.certificate : nil
         let metadata = try await MetadataSource.load(configuration, clock: dependencies.clock, metrics: metrics, logger: logger)
-        let facets = try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
+        let facets =
+            try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
             ?? TrustedFacetsSource(facets: configuration.facets)
         let passkeys = try configuration.fido2.map(PasskeySettings.init)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
@@ -62,25 +68,32 @@ public enum FIDOServerApplication {
             identity.set(appID(configuration.port), baseURL: baseURL(configuration.port))
             let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
             let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
-            firebase = try configuration.dispatch.firebase.map { try FirebaseDispatcher(configuration: $0, logger: logger, clock: dependencies.clock) }
+            firebase = try configuration.dispatch.firebase.map {
+                try FirebaseDispatcher(configuration: $0, logger: logger, clock: dependencies.clock)
+            }
             let observability = configuration.observability
-            let audit = observability.auditRetentionDays == 0 ? nil : AuditTrail(
-                store: stores.audit, retention: TimeInterval(observability.auditRetentionDays) * 86_400,
-                eventsPerMinute: observability.auditAnonymousEventsPerMinute, clock: dependencies.clock, metrics: metrics, logger: logger)
-            let router = buildRouter(RouterParts(
-                configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
-                relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase, metrics: metrics,
-                readiness: readiness, dependencies: dependencies, audit: audit,
-                demoPages: configuration.demoSite ? try DemoPages(passkeys: passkeys != nil, developmentCertificate: tls.generated) : nil,
-                passkeys: passkeys))
+            let audit =
+                observability.auditRetentionDays == 0
+                ? nil
+                : AuditTrail(
+                    store: stores.audit, retention: TimeInterval(observability.auditRetentionDays) * 86_400,
+                    eventsPerMinute: observability.auditAnonymousEventsPerMinute, clock: dependencies.clock, metrics: metrics, logger: logger)
+            let router = buildRouter(
+                RouterParts(
+                    configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
+                    relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase, metrics: metrics,
+                    readiness: readiness, dependencies: dependencies, audit: audit,
+                    demoPages: configuration.demoSite ? try DemoPages(passkeys: passkeys != nil, developmentCertificate: tls.generated) : nil,
+                    passkeys: passkeys))
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let deadline = TimeAmount.seconds(Int64(configuration.limits.requestDeadlineSeconds))
             let handshakeDeadline = TimeAmount.seconds(Int64(configuration.limits.handshakeDeadlineSeconds))
             let maximum = connectionCap(configuration.limits.maximumConnections, logger: logger)
-            let cap = ConnectionCap(maximum: maximum, perAddress: min(configuration.limits.maximumConnectionsPerAddress, maximum),
-                                    onRefusal: { metrics.connectionRefused() }, onEviction: { metrics.connectionEvicted() },
-                                    onCount: { metrics.connectionsHeld($0) })
+            let cap = ConnectionCap(
+                maximum: maximum, perAddress: min(configuration.limits.maximumConnectionsPerAddress, maximum),
+                onRefusal: { metrics.connectionRefused() }, onEviction: { metrics.connectionEvicted() },
+                onCount: { metrics.connectionsHeld($0) })
             let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
             http1.additionalChannelHandlers = {
                 [cap.handler(clients: clients), RequestDeadline.handler(deadline: deadline, handshakeDeadline: handshakeDeadline)]
@@ -96,11 +109,12 @@ public enum FIDOServerApplication {
                     onServerRunning(port)
                 },
                 logger: logger)
-            return Built(application: application, stores: stores, tokenIssuer: issuer, facets: facets, metadata: metadata, certificate: tls.certificate,
-                         trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
-                         readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase,
-                         relyingPartyTokens: relyingPartyTokens, audit: audit,
-                         routes: router.routes.map { Built.Route(method: $0.method.rawValue, path: $0.path.description) })
+            return Built(
+                application: application, stores: stores, tokenIssuer: issuer, facets: facets, metadata: metadata, certificate: tls.certificate,
+                trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
+                readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase,
+                relyingPartyTokens: relyingPartyTokens, audit: audit,
+                routes: router.routes.map { Built.Route(method: $0.method.rawValue, path: $0.path.description) })
         } catch {
             await firebase?.shutdown()
             try? await database.close()
@@ -116,7 +130,8 @@ public enum FIDOServerApplication {
         }
         let limits = "descriptor limit \(budget.softLimit) (soft), \(budget.hardLimit) (hard)"
         if budget.wasLowered {
-            logger.warning("""
+            logger.warning(
+                """
                 at most \(budget.maximumConnections) connections at once, not limits.maximumConnections (\(configured)): \
                 \(limits), \(ConnectionBudget.reserve) kept for files and the database
                 """)
@@ -128,7 +143,9 @@ public enum FIDOServerApplication {
 
     /// The start-up error of a listening socket that could not be opened, its reason in words: NIO's own text reads
     /// "bind(descriptor:ptr:bytes:): Address already in use) (errno: 98)".
-    static func cannotListen(_ configuration: FIDOServerCore.ServerConfiguration, _ error: any Error) -> FIDOServerCore.ServerConfiguration.ConfigurationError {
+    static func cannotListen(
+        _ configuration: FIDOServerCore.ServerConfiguration, _ error: any Error
+    ) -> FIDOServerCore.ServerConfiguration.ConfigurationError {
         let reason: String
         switch (error as? IOError)?.errnoCode {
         case nil: reason = "\(error)"
@@ -141,8 +158,10 @@ public enum FIDOServerApplication {
     }
 
     /// Starts the server and returns once it listens. With port 0 the kernel picks a free port.
-    public static func start(configuration: FIDOServerCore.ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
-                             handleSignals: Bool = false) async throws -> RunningFIDOServer {
+    public static func start(
+        configuration: FIDOServerCore.ServerConfiguration, dependencies: ServerDependencies = ServerDependencies(),
+        handleSignals: Bool = false
+    ) async throws -> RunningFIDOServer {
         // A taken port is found before anything is written (the database, the development certificate beside it),
         // not after: the socket is bound and closed at once. Another program may still take the port in between;
         // then the bind below fails with the same words.
@@ -158,17 +177,22 @@ public enum FIDOServerApplication {
         }
         let (started, continuation) = AsyncStream<Int>.makeStream()
         let built = try await buildApplication(configuration: configuration, dependencies: dependencies) { port in
-            continuation.yield(port); continuation.finish()
+            continuation.yield(port)
+            continuation.finish()
         }
-        let group = ServiceGroup(configuration: .init(
-            services: [built.application] + built.backgroundServices(dependencies: dependencies, handleSignals: handleSignals),
-            gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: dependencies.logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [built.application] + built.backgroundServices(dependencies: dependencies, handleSignals: handleSignals),
+                gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [], logger: dependencies.logger))
         let task = Task {
             defer { continuation.finish() }
             try await group.run()
         }
         var boundPort: Int?
-        for await port in started { boundPort = port; break }
+        for await port in started {
+            boundPort = port
+            break
+        }
         guard let port = boundPort else {
             // The server stopped before it ever ran (e.g. the port is taken): surface its error, with the address.
             do { try await task.value } catch {
@@ -178,9 +202,10 @@ public enum FIDOServerApplication {
             try? await built.stores.database.close()
             throw FIDOServerCore.ServerConfiguration.ConfigurationError.invalid("the server stopped during start-up")
         }
-        return RunningFIDOServer(port: port, host: configuration.host, appID: built.appID, certificatePEM: built.trustPEM,
-                                usesDevelopmentCertificate: built.usesDevelopmentCertificate, stores: built.stores,
-                                tokenIssuer: built.tokenIssuer, certificate: built.certificate, facets: built.facets,
-                                metrics: built.metrics, group: group, task: task)
+        return RunningFIDOServer(
+            port: port, host: configuration.host, appID: built.appID, certificatePEM: built.trustPEM,
+            usesDevelopmentCertificate: built.usesDevelopmentCertificate, stores: built.stores,
+            tokenIssuer: built.tokenIssuer, certificate: built.certificate, facets: built.facets,
+            metrics: built.metrics, group: group, task: task)
     }
 }

@@ -24,15 +24,23 @@ public final class RunningFIDOServer: Sendable {
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    init(port: Int, host: String, appID: String, certificatePEM: String, usesDevelopmentCertificate: Bool, stores: Stores,
-         tokenIssuer: TokenIssuer, certificate: ServerCertificateSource, facets: TrustedFacetsSource, metrics: ServerMetrics,
-         group: ServiceGroup, task: Task<Void, any Error>) {
+    init(
+        port: Int, host: String, appID: String, certificatePEM: String, usesDevelopmentCertificate: Bool, stores: Stores,
+        tokenIssuer: TokenIssuer, certificate: ServerCertificateSource, facets: TrustedFacetsSource, metrics: ServerMetrics,
+        group: ServiceGroup, task: Task<Void, any Error>
+    ) {
         self.facets = facets
         self.metrics = metrics
         self.certificate = certificate
-        self.port = port; self.host = host; self.appID = appID; self.certificatePEM = certificatePEM
-        self.usesDevelopmentCertificate = usesDevelopmentCertificate; self.stores = stores; self.tokenIssuer = tokenIssuer
-        self.group = group; self.task = task
+        self.port = port
+        self.host = host
+        self.appID = appID
+        self.certificatePEM = certificatePEM
+        self.usesDevelopmentCertificate = usesDevelopmentCertificate
+        self.stores = stores
+        self.tokenIssuer = tokenIssuer
+        self.group = group
+        self.task = task
     }
 
     /// `https://host:port`

@@ -8,8 +8,13 @@ public struct ServerDependencies: Sendable {
     public var auditLogger: Logger
     public var clock: @Sendable () -> Date
     public var onDecision: @Sendable (ServerDecision) -> Void
-    public init(logger: Logger = Logger(label: "mauth.server"), auditLogger: Logger = Logger(label: "mauth.audit"),
-                clock: @escaping @Sendable () -> Date = { Date() }, onDecision: @escaping @Sendable (ServerDecision) -> Void = { _ in }) {
-        self.logger = logger; self.auditLogger = auditLogger; self.clock = clock; self.onDecision = onDecision
+    public init(
+        logger: Logger = Logger(label: "mauth.server"), auditLogger: Logger = Logger(label: "mauth.audit"),
+        clock: @escaping @Sendable () -> Date = { Date() }, onDecision: @escaping @Sendable (ServerDecision) -> Void = { _ in }
+    ) {
+        self.logger = logger
+        self.auditLogger = auditLogger
+        self.clock = clock
+        self.onDecision = onDecision
     }
 }

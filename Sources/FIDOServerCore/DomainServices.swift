@@ -19,10 +19,12 @@ package struct DomainServices: Sendable {
     package let passkeys: PasskeyService?
 
     /// `onDecision` hears every decision a service takes (the HTTP layer logs it with the request's id and counts it).
-    package init(configuration: ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource,
-                 identity: AppIdentity, issuer: TokenIssuer, channelBinding: ServerCertificateSource?,
-                 firebase: FirebaseDispatcher?, passkeys: PasskeySettings? = nil, clock: @escaping @Sendable () -> Date,
-                 onDecision: @escaping @Sendable (ServerDecision) -> Void) {
+    package init(
+        configuration: ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource,
+        identity: AppIdentity, issuer: TokenIssuer, channelBinding: ServerCertificateSource?,
+        firebase: FirebaseDispatcher?, passkeys: PasskeySettings? = nil, clock: @escaping @Sendable () -> Date,
+        onDecision: @escaping @Sendable (ServerDecision) -> Void
+    ) {
         environment = ServiceEnvironment(
             identity: identity, facets: facets, stores: stores, metadataSource: metadata,
             counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore,
@@ -30,18 +32,22 @@ package struct DomainServices: Sendable {
             policies: PolicyChoice(named: configuration.policies), channelBinding: channelBinding,
             requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits,
             signIn: SignIn(issuer: issuer, tokens: configuration.tokens, stores: stores, clock: clock), clock: clock, onDecision: onDecision)
-        signatures = DeviceSignatureVerifier(stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
-                                             acceptUnbound: configuration.dispatch.acceptUnboundDeviceSignatures, clock: clock)
+        signatures = DeviceSignatureVerifier(
+            stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
+            acceptUnbound: configuration.dispatch.acceptUnboundDeviceSignatures, clock: clock)
         registration = RegistrationService(environment: environment)
         authentication = AuthenticationService(environment: environment)
         deregistration = DeregistrationService(environment: environment)
         targets = DispatchTargetService(environment: environment, signatures: signatures)
         let limits = configuration.limits
-        let qr = QRRenderer(moduleSize: configuration.dispatch.qrModuleSize, limits: .init(
-            atOnce: limits.qrRenderingsAtOnce == 0 ? QRRenderer.defaultAtOnce : limits.qrRenderingsAtOnce,
-            waiting: limits.qrRenderingsWaiting))
-        dispatch = DispatchService(environment: environment, registration: registration, authentication: authentication,
-                                   deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase, qr: qr)
+        let qr = QRRenderer(
+            moduleSize: configuration.dispatch.qrModuleSize,
+            limits: .init(
+                atOnce: limits.qrRenderingsAtOnce == 0 ? QRRenderer.defaultAtOnce : limits.qrRenderingsAtOnce,
+                waiting: limits.qrRenderingsWaiting))
+        dispatch = DispatchService(
+            environment: environment, registration: registration, authentication: authentication,
+            deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase, qr: qr)
         devices = DeviceService(environment: environment, signatures: signatures, targets: targets)
         authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
         status = StatusService(environment: environment)

@@ -25,13 +25,17 @@ public final class InProcessServer: ServerUnderTest, @unchecked Sendable {
 
     /// Builds the server (port 8443 in its appID unless the configuration names one; nothing listens) and opens its
     /// router to requests until ``shutdown()``.
-    public convenience init(configuration: ServerConfiguration = InProcessServer.configuration(), relyingParty: LocalRelyingParty = LocalRelyingParty()) async throws {
+    public convenience init(
+        configuration: ServerConfiguration = InProcessServer.configuration(), relyingParty: LocalRelyingParty = LocalRelyingParty()
+    ) async throws {
         try await self.init(configuration: configuration, relyingParty: relyingParty, logger: ServerDependencies().logger)
     }
 
     /// As ``init(configuration:relyingParty:)``, with the server logging to `logger`.
-    public init(configuration: ServerConfiguration = InProcessServer.configuration(), relyingParty: LocalRelyingParty = LocalRelyingParty(),
-                logger: Logger) async throws {
+    public init(
+        configuration: ServerConfiguration = InProcessServer.configuration(), relyingParty: LocalRelyingParty = LocalRelyingParty(),
+        logger: Logger
+    ) async throws {
         let clock = TestClock()
         self.clock = clock
         self.relyingParty = relyingParty
@@ -39,7 +43,8 @@ public final class InProcessServer: ServerUnderTest, @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = try trustingRelyingParty(configuration, relyingParty, in: directory)
         if configuration.port == 0 { configuration.port = 8443 }
-        let built = try await FIDOServerApplication.buildApplication(configuration: configuration, dependencies: ServerDependencies(logger: logger, clock: { clock.now }))
+        let built = try await FIDOServerApplication.buildApplication(
+            configuration: configuration, dependencies: ServerDependencies(logger: logger, clock: { clock.now }))
         server = built
         // HummingbirdTesting hands its client to a closure and tears the router down when the closure returns; the
         // closure here hands the client out and waits until `shutdown()`, so a test keeps the server as long as it
@@ -72,7 +77,9 @@ public final class InProcessServer: ServerUnderTest, @unchecked Sendable {
         try ended.get()
     }
 
-    public func exchange(_ method: HTTPMethod, _ path: String, body: Data?, contentType: String, headers: [(String, String)]) async throws -> TestAnswer {
+    public func exchange(
+        _ method: HTTPMethod, _ path: String, body: Data?, contentType: String, headers: [(String, String)]
+    ) async throws -> TestAnswer {
         var fields = HTTPFields()
         if body != nil { fields[.contentType] = contentType }
         fields[.accept] = "application/fido+uaf"
@@ -81,8 +88,9 @@ public final class InProcessServer: ServerUnderTest, @unchecked Sendable {
             guard let field = HTTPField.Name(name) else { continue }
             if field == .accept || field == .contentType { fields[field] = value } else { fields.append(HTTPField(name: field, value: value)) }
         }
-        let response = try await client.executeRequest(uri: path, method: HTTPRequest.Method(rawValue: method.rawValue) ?? .post,
-                                                       headers: fields, body: body.map { ByteBuffer(bytes: $0) })
+        let response = try await client.executeRequest(
+            uri: path, method: HTTPRequest.Method(rawValue: method.rawValue) ?? .post,
+            headers: fields, body: body.map { ByteBuffer(bytes: $0) })
         var answerHeaders = HTTPHeaders()
         for field in response.headers { answerHeaders.add(name: field.name.rawName, value: field.value) }
         return TestAnswer(status: Int(response.status.code), body: Data(buffer: response.body), headers: answerHeaders)

@@ -17,7 +17,9 @@ public final class LoopbackServer: ServerUnderTest {
 
     public var appID: String { server.appID }
 
-    public init(configuration: ServerConfiguration = LoopbackServer.configuration(), relyingParty: LocalRelyingParty = LocalRelyingParty()) async throws {
+    public init(
+        configuration: ServerConfiguration = LoopbackServer.configuration(), relyingParty: LocalRelyingParty = LocalRelyingParty()
+    ) async throws {
         let clock = TestClock()
         self.clock = clock
         self.relyingParty = relyingParty
@@ -36,7 +38,9 @@ public final class LoopbackServer: ServerUnderTest {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    public func exchange(_ method: HTTPMethod, _ path: String, body: Data?, contentType: String, headers: [(String, String)]) async throws -> TestAnswer {
+    public func exchange(
+        _ method: HTTPMethod, _ path: String, body: Data?, contentType: String, headers: [(String, String)]
+    ) async throws -> TestAnswer {
         var request = HTTPClientRequest(url: server.baseURL.absoluteString + path)
         request.method = method
         if let body {
@@ -46,7 +50,9 @@ public final class LoopbackServer: ServerUnderTest {
         request.headers.add(name: "Accept", value: "application/fido+uaf")
         // A test's own Content-Type or Accept replaces the default one.
         for (name, value) in headers {
-            if ["content-type", "accept"].contains(name.lowercased()) { request.headers.replaceOrAdd(name: name, value: value) } else {
+            if ["content-type", "accept"].contains(name.lowercased()) {
+                request.headers.replaceOrAdd(name: name, value: value)
+            } else {
                 request.headers.add(name: name, value: value)
             }
         }

@@ -12,29 +12,37 @@ extension ServerUnderTest {
     }
 
     /// Registration options for `username`, authorized by the relying party's token (or `headers`).
-    public func passkeyCreationOptions(username: String, displayName: String? = nil, headers: [(String, String)]? = nil,
-                                       selection: FIDO2API.AuthenticatorSelection? = nil) async throws -> FIDO2API.CreationOptions {
+    public func passkeyCreationOptions(
+        username: String, displayName: String? = nil, headers: [(String, String)]? = nil,
+        selection: FIDO2API.AuthenticatorSelection? = nil
+    ) async throws -> FIDO2API.CreationOptions {
         let credentials: [(String, String)]
         if let headers { credentials = headers } else { credentials = try await bearer(username) }
-        let answer = try await fido2(FIDO2API.attestationOptionsPath,
-                                     FIDO2API.OptionsRequest(username: username, displayName: displayName ?? username, authenticatorSelection: selection),
-                                     headers: credentials)
+        let answer = try await fido2(
+            FIDO2API.attestationOptionsPath,
+            FIDO2API.OptionsRequest(username: username, displayName: displayName ?? username, authenticatorSelection: selection),
+            headers: credentials)
         guard answer.status == 200 else {
-            throw UnexpectedAnswer(description: "registration options for \(username): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+            throw UnexpectedAnswer(
+                description: "registration options for \(username): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
         }
         return try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: answer.body)
     }
 
     /// What `authenticator` answers to `options`, as the browser's `toJSON()` sends it.
-    public static func attestation(_ authenticator: inout SoftwarePasskeyAuthenticator, for options: FIDO2API.CreationOptions,
-                                   attestation: SoftwarePasskeyAuthenticator.Attestation = .none) throws -> FIDO2API.Credential {
+    public static func attestation(
+        _ authenticator: inout SoftwarePasskeyAuthenticator, for options: FIDO2API.CreationOptions,
+        attestation: SoftwarePasskeyAuthenticator.Attestation = .none
+    ) throws -> FIDO2API.Credential {
         try authenticator.create(for: options, attestation: attestation)
     }
 
     /// Registers a passkey of `authenticator` for `username`; the answer of `/attestation/result`.
     @discardableResult
-    public func registerPasskey(_ authenticator: inout SoftwarePasskeyAuthenticator, username: String, headers: [(String, String)]? = nil,
-                                attestation: SoftwarePasskeyAuthenticator.Attestation = .none) async throws -> TestAnswer {
+    public func registerPasskey(
+        _ authenticator: inout SoftwarePasskeyAuthenticator, username: String, headers: [(String, String)]? = nil,
+        attestation: SoftwarePasskeyAuthenticator.Attestation = .none
+    ) async throws -> TestAnswer {
         let options = try await passkeyCreationOptions(username: username, headers: headers)
         return try await fido2(FIDO2API.attestationResultPath, try Self.attestation(&authenticator, for: options, attestation: attestation))
     }
@@ -43,19 +51,24 @@ extension ServerUnderTest {
     public func passkeyRequestOptions(username: String, headers: [(String, String)] = []) async throws -> FIDO2API.RequestOptions {
         let answer = try await fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: username), headers: headers)
         guard answer.status == 200 else {
-            throw UnexpectedAnswer(description: "authentication options for \(username): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+            throw UnexpectedAnswer(
+                description: "authentication options for \(username): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
         }
         return try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: answer.body)
     }
 
     /// What `authenticator` answers to `options`.
-    public static func assertion(_ authenticator: inout SoftwarePasskeyAuthenticator, for options: FIDO2API.RequestOptions) throws -> FIDO2API.Credential {
+    public static func assertion(
+        _ authenticator: inout SoftwarePasskeyAuthenticator, for options: FIDO2API.RequestOptions
+    ) throws -> FIDO2API.Credential {
         try authenticator.get(for: options)
     }
 
     /// Signs in with `authenticator` (by `username`, or without one when it is empty); the answer of `/assertion/result`.
-    public func signInWithPasskey(_ authenticator: inout SoftwarePasskeyAuthenticator, username: String,
-                                  headers: [(String, String)] = []) async throws -> TestAnswer {
+    public func signInWithPasskey(
+        _ authenticator: inout SoftwarePasskeyAuthenticator, username: String,
+        headers: [(String, String)] = []
+    ) async throws -> TestAnswer {
         let options = try await passkeyRequestOptions(username: username, headers: headers)
         return try await fido2(FIDO2API.assertionResultPath, try Self.assertion(&authenticator, for: options))
     }

@@ -18,7 +18,11 @@ public struct TestAnswer: Sendable {
     public var body: Data
     public var headers: HTTPHeaders
     public var contentType: String? { headers.first(name: "Content-Type") }
-    public init(status: Int, body: Data, headers: HTTPHeaders) { self.status = status; self.body = body; self.headers = headers }
+    public init(status: Int, body: Data, headers: HTTPHeaders) {
+        self.status = status
+        self.body = body
+        self.headers = headers
+    }
 }
 
 /// An answer that was not the one a UAF step needs (a status other than 200, or no UAF request in it).
@@ -48,24 +52,33 @@ extension ServerUnderTest {
     /// Runs `body` against a fresh server and shuts it down whether `body` succeeds or throws.
     public static func with(_ configuration: ServerConfiguration = Self.configuration(), _ body: (Self) async throws -> Void) async throws {
         let server = try await Self(configuration: configuration, relyingParty: LocalRelyingParty())
-        do { try await body(server) } catch { try? await server.shutdown(); throw error }
+        do { try await body(server) } catch {
+            try? await server.shutdown()
+            throw error
+        }
         try await server.shutdown()
     }
 
-    public func exchange(_ method: HTTPMethod = .POST, _ path: String, body: Data?, contentType: String = "application/fido+uaf;charset=UTF-8",
-                         headers: [(String, String)] = []) async throws -> TestAnswer {
+    public func exchange(
+        _ method: HTTPMethod = .POST, _ path: String, body: Data?, contentType: String = "application/fido+uaf;charset=UTF-8",
+        headers: [(String, String)] = []
+    ) async throws -> TestAnswer {
         try await exchange(method, path, body: body, contentType: contentType, headers: headers)
     }
 
-    public func post(_ path: String, body: Data, contentType: String = "application/fido+uaf;charset=UTF-8",
-                     headers: [(String, String)] = []) async throws -> (Int, Data, String?) {
+    public func post(
+        _ path: String, body: Data, contentType: String = "application/fido+uaf;charset=UTF-8",
+        headers: [(String, String)] = []
+    ) async throws -> (Int, Data, String?) {
         let answer = try await exchange(.POST, path, body: body, contentType: contentType, headers: headers)
         return (answer.status, answer.body, answer.contentType)
     }
 
     /// Posts `body` as JSON and decodes a 200 answer (anything else throws ``UnexpectedAnswer``).
-    public func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, as: Answer.Type,
-                                                         headers: [(String, String)] = []) async throws -> Answer {
+    public func post<Body: Encodable, Answer: Decodable>(
+        _ path: String, _ body: Body, as: Answer.Type,
+        headers: [(String, String)] = []
+    ) async throws -> Answer {
         let (status, data, _) = try await post(path, body: try JSONEncoder().encode(body), headers: headers)
         guard status == 200 else { throw UnexpectedAnswer(description: "\(path) answered \(status): \(String(decoding: data, as: UTF8.self))") }
         return try JSONDecoder().decode(Answer.self, from: data)
@@ -87,9 +100,10 @@ extension ServerUnderTest {
         if let headers { credentials = headers } else { credentials = try await bearer(username) }
         var context = ["username": username]
         if let policy { context["policy"] = policy }
-        let answer = try await post("/nevisfido/uaf/1.1/request/registration",
-                                    GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(context)),
-                                    as: ReturnUAFRequest.self, headers: credentials)
+        let answer = try await post(
+            "/nevisfido/uaf/1.1/request/registration",
+            GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(context)),
+            as: ReturnUAFRequest.self, headers: credentials)
         guard answer.statusCode == 1200, let request = answer.uafRequest else {
             throw UnexpectedAnswer(description: "registration request for \(username): \(answer.statusCode)")
         }
@@ -97,11 +111,14 @@ extension ServerUnderTest {
     }
 
     /// An authentication request, by a caller without credentials unless `headers` carry some.
-    public func authenticationRequest(username: String?, transaction: [Transaction]? = nil, policy: String? = nil,
-                                      headers: [(String, String)] = []) async throws -> (ReturnUAFRequest, AuthenticationRequest?) {
+    public func authenticationRequest(
+        username: String?, transaction: [Transaction]? = nil, policy: String? = nil,
+        headers: [(String, String)] = []
+    ) async throws -> (ReturnUAFRequest, AuthenticationRequest?) {
         let context = try UAFMessageCodec.encodeObject(AuthenticationContext(username: username, transaction: transaction, policy: policy))
-        let answer = try await post("/nevisfido/uaf/1.1/request/authentication", GetUAFRequest(op: .authentication, context: context),
-                                    as: ReturnUAFRequest.self, headers: headers)
+        let answer = try await post(
+            "/nevisfido/uaf/1.1/request/authentication", GetUAFRequest(op: .authentication, context: context),
+            as: ReturnUAFRequest.self, headers: headers)
         return (answer, try answer.uafRequest.map { try UAFMessageCodec.decode(AuthenticationRequest.self, from: $0)[0] })
     }
 
@@ -119,7 +136,8 @@ func trustingRelyingParty(_ configuration: ServerConfiguration, _ relyingParty: 
     if unset == ServerConfiguration.Authorization() {
         let jwks = directory.appendingPathComponent("jwks.json").path
         try relyingParty.writeJWKS(to: jwks)
-        configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")
+        configuration.authorization.jwt = .init(
+            jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")
     }
     return configuration
 }

@@ -1,9 +1,9 @@
-import _CryptoExtras
 import Crypto
 import Foundation
 import Primitives
 import SwiftASN1
 import X509
+import _CryptoExtras
 
 /// A FIDO Metadata Service of the tests' own: a root, an intermediate and a signing certificate (the shape of the
 /// public service's chain), and BLOBs signed as MDS3 §3.2 describes, built here with the certificate and crypto
@@ -26,9 +26,13 @@ public struct TestMetadataService: Sendable {
     let rsaKey: _RSA.Signing.PrivateKey?
 
     /// A chain valid from an hour ago; the signing certificate ends at `signerNotAfter`.
-    public init(rootName: String = "Test MDS Root", algorithm: Algorithm = .es256, signerNotAfter: Date = Date().addingTimeInterval(365 * 86400)) throws {
-        func authority(_ name: String, key: Certificate.PrivateKey, publicKey: Certificate.PublicKey, issuer: Authority?, isCA: Bool,
-                       notAfter: Date) throws -> Authority {
+    public init(
+        rootName: String = "Test MDS Root", algorithm: Algorithm = .es256, signerNotAfter: Date = Date().addingTimeInterval(365 * 86400)
+    ) throws {
+        func authority(
+            _ name: String, key: Certificate.PrivateKey, publicKey: Certificate.PublicKey, issuer: Authority?, isCA: Bool,
+            notAfter: Date
+        ) throws -> Authority {
             let subject = try DistinguishedName { CommonName(name) }
             let certificate = try Certificate(
                 version: .v3, serialNumber: Self.serialNumber(), publicKey: publicKey,
@@ -46,23 +50,29 @@ public struct TestMetadataService: Sendable {
                 }, issuerPrivateKey: issuer?.key ?? key)
             return Authority(key: key, certificate: certificate)
         }
-        let rootKey = P256.Signing.PrivateKey(), intermediateKey = P256.Signing.PrivateKey()
+        let rootKey = P256.Signing.PrivateKey()
+        let intermediateKey = P256.Signing.PrivateKey()
         let farFuture = Date().addingTimeInterval(10 * 365 * 86400)
         root = try authority(rootName, key: .init(rootKey), publicKey: .init(rootKey.publicKey), issuer: nil, isCA: true, notAfter: farFuture)
-        var intermediate = try authority("\(rootName) Intermediate", key: .init(intermediateKey), publicKey: .init(intermediateKey.publicKey),
-                                         issuer: root, isCA: true, notAfter: farFuture)
+        var intermediate = try authority(
+            "\(rootName) Intermediate", key: .init(intermediateKey), publicKey: .init(intermediateKey.publicKey),
+            issuer: root, isCA: true, notAfter: farFuture)
         intermediate.keyPEM = intermediateKey.pemRepresentation
         self.intermediate = intermediate
         self.algorithm = algorithm
         switch algorithm {
         case .es256:
             let key = P256.Signing.PrivateKey()
-            ecKey = key; rsaKey = nil
-            signer = try authority("mds.test", key: .init(key), publicKey: .init(key.publicKey), issuer: intermediate, isCA: false, notAfter: signerNotAfter)
+            ecKey = key
+            rsaKey = nil
+            signer = try authority(
+                "mds.test", key: .init(key), publicKey: .init(key.publicKey), issuer: intermediate, isCA: false, notAfter: signerNotAfter)
         case .rs256:
             let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-            ecKey = nil; rsaKey = key
-            signer = try authority("mds.test", key: .init(key), publicKey: .init(key.publicKey), issuer: intermediate, isCA: false, notAfter: signerNotAfter)
+            ecKey = nil
+            rsaKey = key
+            signer = try authority(
+                "mds.test", key: .init(key), publicKey: .init(key.publicKey), issuer: intermediate, isCA: false, notAfter: signerNotAfter)
         }
     }
 
@@ -76,7 +86,9 @@ public struct TestMetadataService: Sendable {
     /// The root as PEM: what `metadataService.rootCertificatesPath` names.
     public var rootPEM: String { get throws { try root.certificate.serializeAsPEM().pemString } }
     /// The intermediate CA's certificate and key as PEM: what an independent tool needs to write its revocation list.
-    public var intermediatePEM: (certificate: String, key: String) { get throws { (try intermediate.certificate.serializeAsPEM().pemString, intermediate.keyPEM) } }
+    public var intermediatePEM: (certificate: String, key: String) {
+        get throws { (try intermediate.certificate.serializeAsPEM().pemString, intermediate.keyPEM) }
+    }
     /// The signing certificate's serial number, as hex.
     public var signerSerialHex: String { signer.certificate.serialNumber.bytes.map { String(format: "%02x", $0) }.joined() }
 
@@ -104,15 +116,19 @@ public struct TestMetadataService: Sendable {
 
     /// A UAF entry: the AAID, an optional statement (JSON text) and status reports (status, optional
     /// `YYYY-MM-DD` effective date, optional base64 certificate).
-    public static func entry(aaid: String, statement: String? = nil, reports: [(status: String, effectiveDate: String?)] = [("FIDO_CERTIFIED", nil)]) -> String {
+    public static func entry(
+        aaid: String, statement: String? = nil, reports: [(status: String, effectiveDate: String?)] = [("FIDO_CERTIFIED", nil)]
+    ) -> String {
         let list = reports.map { report in
             #"{"status":"\#(report.status)""# + (report.effectiveDate.map { #","effectiveDate":"\#($0)""# } ?? "") + "}"
         }.joined(separator: ",")
-        return #"{"aaid":"\#(aaid)",\#(statement.map { #""metadataStatement":\#($0),"# } ?? "")"statusReports":[\#(list)],"timeOfLastStatusChange":"2026-01-01"}"#
+        return
+            #"{"aaid":"\#(aaid)",\#(statement.map { #""metadataStatement":\#($0),"# } ?? "")"statusReports":[\#(list)],"timeOfLastStatusChange":"2026-01-01"}"#
     }
 
     /// A FIDO2 entry (an AAGUID, no AAID): kept by AAGUID, beside the UAF statements.
-    public static let fido2Entry = #"{"aaguid":"0132d110-bf4e-4208-a403-ab4f5f12efe5","metadataStatement":{"aaguid":"0132d110-bf4e-4208-a403-ab4f5f12efe5","description":"A FIDO2 key","protocolFamily":"fido2","authenticationAlgorithms":["secp256r1_ecdsa_sha256_raw"]},"statusReports":[{"status":"FIDO_CERTIFIED"}],"timeOfLastStatusChange":"2026-01-01"}"#
+    public static let fido2Entry =
+        #"{"aaguid":"0132d110-bf4e-4208-a403-ab4f5f12efe5","metadataStatement":{"aaguid":"0132d110-bf4e-4208-a403-ab4f5f12efe5","description":"A FIDO2 key","protocolFamily":"fido2","authenticationAlgorithms":["secp256r1_ecdsa_sha256_raw"]},"statusReports":[{"status":"FIDO_CERTIFIED"}],"timeOfLastStatusChange":"2026-01-01"}"#
 
     /// An MDS3 statement for a PIN authenticator like the virtual device's (ECDSA DER keys, surrogate attestation).
     public static func pinStatement(aaid: String, algorithm: String = "secp256r1_ecdsa_sha256_der") -> String {

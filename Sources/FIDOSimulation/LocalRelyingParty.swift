@@ -13,9 +13,14 @@ public struct LocalRelyingParty: Sendable {
     public let kid: String
     private let key: P256.Signing.PrivateKey
 
-    public init(issuer: String = "https://rp.example", audience: String = "mauth-server", kid: String = "rp-key-1",
-                key: P256.Signing.PrivateKey = P256.Signing.PrivateKey()) {
-        self.issuer = issuer; self.audience = audience; self.kid = kid; self.key = key
+    public init(
+        issuer: String = "https://rp.example", audience: String = "mauth-server", kid: String = "rp-key-1",
+        key: P256.Signing.PrivateKey = P256.Signing.PrivateKey()
+    ) {
+        self.issuer = issuer
+        self.audience = audience
+        self.kid = kid
+        self.key = key
     }
 
     /// The claims of a minted token; each test changes one.
@@ -51,7 +56,8 @@ public struct LocalRelyingParty: Sendable {
     /// The JWKS (RFC 7517) with the public key.
     public var jwksJSON: String {
         let raw = Array(key.publicKey.rawRepresentation)
-        return #"{"keys":[{"kty":"EC","crv":"P-256","use":"sig","alg":"ES256","kid":"\#(kid)","x":"\#(Base64URL.encode(raw[0..<32]))","y":"\#(Base64URL.encode(raw[32..<64]))"}]}"#
+        return
+            #"{"keys":[{"kty":"EC","crv":"P-256","use":"sig","alg":"ES256","kid":"\#(kid)","x":"\#(Base64URL.encode(raw[0..<32]))","y":"\#(Base64URL.encode(raw[32..<64]))"}]}"#
     }
 
     /// Writes the JWKS to `path`.

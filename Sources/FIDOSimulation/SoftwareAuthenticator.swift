@@ -1,6 +1,6 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import UAF
 
 /// One software authenticator and response builder, shared by the server tests, the benchmarks and the CLI's load
@@ -30,15 +30,19 @@ public struct SoftwareAuthenticator: Sendable {
     /// The final challenge for a request: its appID, or the server's when the request names none.
     public func fcParams(appID: String?, challenge: String, serverAppID: String) -> String {
         // The encoding of fixed, valid strings cannot fail.
-        try! FinalChallengeParams(appID: appID ?? serverAppID, challenge: challenge, facetID: facetID, channelBinding: channelBinding).encodedFCParams()
+        try! FinalChallengeParams(appID: appID ?? serverAppID, challenge: challenge, facetID: facetID, channelBinding: channelBinding)
+            .encodedFCParams()
     }
 
     /// The RegistrationResponse to `request` (surrogate basic attestation).
-    public func register(_ request: RegistrationRequest, serverAppID: String, mutate: (inout KeyRegistrationData) -> Void = { _ in }) throws -> RegistrationResponse {
+    public func register(
+        _ request: RegistrationRequest, serverAppID: String, mutate: (inout KeyRegistrationData) -> Void = { _ in }
+    ) throws -> RegistrationResponse {
         let fc = fcParams(appID: request.header.appID, challenge: request.challenge, serverAppID: serverAppID)
-        var krd = KeyRegistrationData(aaid: aaid, authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
-                                      publicKeyEncoding: .eccX962DER, finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
-                                      keyID: keyID, signCounter: 0, registrationCounter: 1, publicKey: Array(key.publicKey.derRepresentation))
+        var krd = KeyRegistrationData(
+            aaid: aaid, authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
+            publicKeyEncoding: .eccX962DER, finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
+            keyID: keyID, signCounter: 0, registrationCounter: 1, publicKey: Array(key.publicKey.derRepresentation))
         mutate(&krd)
         let assertion = try AssertionBuilder.registration(krd, sign: AssertionBuilder.p256Signer(key, algorithm: .secp256r1ECDSASHA256DER))
         var header = request.header
@@ -47,17 +51,20 @@ public struct SoftwareAuthenticator: Sendable {
     }
 
     /// The AuthenticationResponse to `request`, advancing the counter; a transaction is confirmed (mode 0x02).
-    public mutating func authenticate(_ request: AuthenticationRequest, serverAppID: String,
-                                      mutate: (inout SignedData) -> Void = { _ in }) throws -> AuthenticationResponse {
+    public mutating func authenticate(
+        _ request: AuthenticationRequest, serverAppID: String,
+        mutate: (inout SignedData) -> Void = { _ in }
+    ) throws -> AuthenticationResponse {
         counter += 1
         let fc = fcParams(appID: request.header.appID, challenge: request.challenge, serverAppID: serverAppID)
         let transaction = request.transaction?.first
-        var signed = SignedData(aaid: aaid, authenticatorVersion: 1,
-                                authenticationMode: transaction == nil ? AuthenticationMode.userVerified.rawValue : AuthenticationMode.transactionConfirmed.rawValue,
-                                signatureAlgorithm: .secp256r1ECDSASHA256DER, authenticatorNonce: SecureRandom.bytes(16),
-                                finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
-                                transactionContentHash: transaction?.contentHash ?? [],
-                                keyID: keyID, signCounter: counter)
+        var signed = SignedData(
+            aaid: aaid, authenticatorVersion: 1,
+            authenticationMode: transaction == nil ? AuthenticationMode.userVerified.rawValue : AuthenticationMode.transactionConfirmed.rawValue,
+            signatureAlgorithm: .secp256r1ECDSASHA256DER, authenticatorNonce: SecureRandom.bytes(16),
+            finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
+            transactionContentHash: transaction?.contentHash ?? [],
+            keyID: keyID, signCounter: counter)
         mutate(&signed)
         let assertion = try AssertionBuilder.authentication(signed, sign: AssertionBuilder.p256Signer(key, algorithm: .secp256r1ECDSASHA256DER))
         return AuthenticationResponse(header: request.header, fcParams: fc, assertions: [.init(assertion: Base64URL.encode(assertion))])
@@ -65,7 +72,8 @@ public struct SoftwareAuthenticator: Sendable {
 
     /// What a server stores for this authenticator once registered (for verifier-level tests and benchmarks).
     public func registeredKey(username: String, signCounter: UInt32 = 0) -> RegisteredKey {
-        RegisteredKey(aaid: aaid, keyID: Base64URL.encode(keyID), username: username, publicKey: Array(key.publicKey.derRepresentation),
-                      publicKeyEncoding: .eccX962DER, signCounter: signCounter)
+        RegisteredKey(
+            aaid: aaid, keyID: Base64URL.encode(keyID), username: username, publicKey: Array(key.publicKey.derRepresentation),
+            publicKeyEncoding: .eccX962DER, signCounter: signCounter)
     }
 }

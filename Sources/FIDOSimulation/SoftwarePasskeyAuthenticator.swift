@@ -92,16 +92,24 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
     public var counts: Bool
     public private(set) var credentials: [Credential] = []
 
-    public init(origin: String, aaguid: [UInt8] = [UInt8](repeating: 0, count: 16), verifiesUser: Bool = true, backupEligible: Bool = true,
-                backedUp: Bool = true, counts: Bool = false) {
-        self.origin = origin; self.aaguid = aaguid; self.verifiesUser = verifiesUser
-        self.backupEligible = backupEligible; self.backedUp = backedUp && backupEligible; self.counts = counts
+    public init(
+        origin: String, aaguid: [UInt8] = [UInt8](repeating: 0, count: 16), verifiesUser: Bool = true, backupEligible: Bool = true,
+        backedUp: Bool = true, counts: Bool = false
+    ) {
+        self.origin = origin
+        self.aaguid = aaguid
+        self.verifiesUser = verifiesUser
+        self.backupEligible = backupEligible
+        self.backedUp = backedUp && backupEligible
+        self.counts = counts
     }
 
     /// Makes a credential for `userHandle` at `rpID`, of the first of `algorithms` (COSE identifiers, the relying
     /// party's `pubKeyCredParams` in its order) it can make, and answers as `create()` would.
-    public mutating func create(rpID: String, challenge: [UInt8], userHandle: [UInt8], algorithms: [Int64] = [-8, -7, -257],
-                                attestation: Attestation = .none) throws -> Registration {
+    public mutating func create(
+        rpID: String, challenge: [UInt8], userHandle: [UInt8], algorithms: [Int64] = [-8, -7, -257],
+        attestation: Attestation = .none
+    ) throws -> Registration {
         guard let algorithm = algorithms.lazy.compactMap(Algorithm.init(rawValue:)).first else { throw Failure.noSupportedAlgorithm }
         let key: Key = algorithm == .es256 ? .p256(P256.Signing.PrivateKey()) : .ed25519(Curve25519.Signing.PrivateKey())
         let id = SecureRandom.bytes(32)
@@ -117,9 +125,12 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
             let signature = try key.sign(data + SHA256.hash(data: clientDataJSON))
             statement = .map(CBORMap([.init(.text("alg"), .int(algorithm.rawValue)), .init(.text("sig"), .bytes(signature))]))
         }
-        let object = CBOREncoder.encode(.map(CBORMap([
-            .init(.text("fmt"), .text(attestation == .none ? "none" : "packed")), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(data)),
-        ])))
+        let object = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.text("fmt"), .text(attestation == .none ? "none" : "packed")), .init(.text("attStmt"), statement),
+                    .init(.text("authData"), .bytes(data)),
+                ])))
         credentials.append(credential)
         return Registration(credentialID: id, clientDataJSON: clientDataJSON, attestationObject: object, transports: ["internal", "hybrid"])
     }
@@ -135,8 +146,9 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
         let clientDataJSON = try Self.clientData(type: "webauthn.get", challenge: challenge, origin: origin)
         let data = authenticatorData(rpID: rpID, signCount: credential.signCount, attested: false)
         let signature = try credential.key.sign(data + SHA256.hash(data: clientDataJSON))
-        return Assertion(credentialID: credential.id, clientDataJSON: clientDataJSON, authenticatorData: data, signature: signature,
-                         userHandle: credential.userHandle)
+        return Assertion(
+            credentialID: credential.id, clientDataJSON: clientDataJSON, authenticatorData: data, signature: signature,
+            userHandle: credential.userHandle)
     }
 
     /// Forgets a credential, as a user deleting a passkey from their phone does.
@@ -154,7 +166,8 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
 
     /// `clientDataJSON` as Chromium writes it: type, challenge, origin, crossOrigin, in that order.
     static func clientData(type: String, challenge: [UInt8], origin: String) throws -> [UInt8] {
-        let text = #"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":\#(try WireJSONEncoder().encodeToString(origin)),"crossOrigin":false}"#
+        let text =
+            #"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":\#(try WireJSONEncoder().encodeToString(origin)),"crossOrigin":false}"#
         return Array(text.utf8)
     }
 }

@@ -1,13 +1,13 @@
 import CBOR
-import TestSupport
-import WebAuthn
 import Crypto
 import Foundation
 import JOSE
 import NevisProtocol
 import Primitives
 @_spi(Fuzzing) import SecureStorage
+import TestSupport
 import UAF
+import WebAuthn
 import WireJSON
 import X509
 
@@ -38,8 +38,11 @@ enum TLVTarget {
             try require(element.value.startIndex == offset + 4, .tlv, "value does not follow its header")
             let length = Int(bytes[offset + 2]) | Int(bytes[offset + 3]) << 8
             try require(length == element.value.count, .tlv, "length \(length) but value of \(element.value.count) bytes")
-            if element.tag.isComposite { try checkTree(element.children, covering: element.value) }
-            else { try require(element.children.isEmpty, .tlv, "a leaf with children") }
+            if element.tag.isComposite {
+                try checkTree(element.children, covering: element.value)
+            } else {
+                try require(element.children.isEmpty, .tlv, "a leaf with children")
+            }
             offset = element.encoded.endIndex
         }
         try require(offset == bytes.endIndex, .tlv, "elements end at \(offset), input at \(bytes.endIndex)")
@@ -48,20 +51,24 @@ enum TLVTarget {
     /// An accepted assertion, assembled again from what was parsed (signed bytes kept verbatim), parses to itself.
     private static func checkRoundTrip(_ assertion: RegistrationAssertion) throws(FuzzFinding) {
         try checkRoundTrip(assertion, "registration") {
-            try RegistrationAssertion(bytes: RegistrationAssertion.encode(
-                signedKRD: $0.signedBytes, attestation: $0.attestation, unsignedExtensions: $0.unsignedExtensions))
+            try RegistrationAssertion(
+                bytes: RegistrationAssertion.encode(
+                    signedKRD: $0.signedBytes, attestation: $0.attestation, unsignedExtensions: $0.unsignedExtensions))
         }
     }
 
     private static func checkRoundTrip(_ assertion: AuthenticationAssertion) throws(FuzzFinding) {
         try checkRoundTrip(assertion, "authentication") {
-            try AuthenticationAssertion(bytes: AuthenticationAssertion.encode(
-                signedData: $0.signedBytes, signature: $0.signature, unsignedExtensions: $0.unsignedExtensions))
+            try AuthenticationAssertion(
+                bytes: AuthenticationAssertion.encode(
+                    signedData: $0.signedBytes, signature: $0.signature, unsignedExtensions: $0.unsignedExtensions))
         }
     }
 
-    private static func checkRoundTrip<Assertion: Equatable>(_ assertion: Assertion, _ kind: String,
-                                                             _ reassemble: (Assertion) throws -> Assertion) throws(FuzzFinding) {
+    private static func checkRoundTrip<Assertion: Equatable>(
+        _ assertion: Assertion, _ kind: String,
+        _ reassemble: (Assertion) throws -> Assertion
+    ) throws(FuzzFinding) {
         let again: Assertion
         do { again = try reassemble(assertion) } catch {
             throw FuzzFinding(target: FuzzTarget.tlv.rawValue, message: "an accepted \(kind) assertion does not re-encode: \(error)")
@@ -126,7 +133,8 @@ enum FCParamsTarget {
         let binding = object["channelBinding"] as? [String: Any]
         try require(binding != nil, .fcParams, "channelBinding is not an object for Foundation")
         try require(binding?["serverEndPoint"] as? String == params.channelBinding.serverEndPoint, .fcParams, "serverEndPoint differs")
-        try require(binding?["tlsServerCertificate"] as? String == params.channelBinding.tlsServerCertificate, .fcParams, "tlsServerCertificate differs")
+        try require(
+            binding?["tlsServerCertificate"] as? String == params.channelBinding.tlsServerCertificate, .fcParams, "tlsServerCertificate differs")
         try require(binding?["tlsUnique"] as? String == params.channelBinding.tlsUnique, .fcParams, "tlsUnique differs")
         try require(binding?["cid_pubkey"] as? String == params.channelBinding.cidPubkey, .fcParams, "cid_pubkey differs")
         let encoded: String
@@ -150,8 +158,9 @@ enum JOSETarget {
         }
         if let decrypted = try? JWE.decrypt(text, key: FuzzKeys.agreement) {
             try require((try? JWE.decrypt(text, key: FuzzKeys.otherAgreement)) == nil, .jose, "a JWE decrypts under two keys")
-            try require(decrypted.header.alg == JWE.keyManagementAlgorithm && decrypted.header.enc == JWE.contentEncryption, .jose,
-                        "a JWE decrypted with alg \(decrypted.header.alg) enc \(decrypted.header.enc)")
+            try require(
+                decrypted.header.alg == JWE.keyManagementAlgorithm && decrypted.header.enc == JWE.contentEncryption, .jose,
+                "a JWE decrypted with alg \(decrypted.header.alg) enc \(decrypted.header.enc)")
             accepted = true
         }
         return accepted
@@ -183,8 +192,9 @@ enum SecureStorageFileTarget {
         guard let entries = try? StoreFileParsing.load(file, kek: FuzzKeys.storeKEK) else { return false }
         // Whatever loads, written again, loads to the same entries.
         let again = try? StoreFileParsing.load(
-            StoreFileParsing.file(entries: entries, storeID: Array(repeating: 7, count: 16), generation: 1,
-                                  dataKey: FuzzKeys.storeDataKey, kek: FuzzKeys.storeKEK),
+            StoreFileParsing.file(
+                entries: entries, storeID: Array(repeating: 7, count: 16), generation: 1,
+                dataKey: FuzzKeys.storeDataKey, kek: FuzzKeys.storeKEK),
             kek: FuzzKeys.storeKEK)
         try require(again == entries, .secureStorageFile, "loaded entries do not survive a rewrite")
         return true
@@ -202,8 +212,9 @@ enum WireJSONTarget {
         try require(foundation != nil, .wireJSON, "accepted JSON that Foundation refuses: \(shown)")
         try require(foundation.map(tree.matches) == true, .wireJSON, "read differently from Foundation: \(shown)")
         let written = try? WireJSONEncoder().encode(tree)
-        try require(written != nil && written == (try? foundationWireEncoder().encode(tree)).map { Array($0) }, .wireJSON,
-                    "written otherwise than Foundation writes it: \(shown)")
+        try require(
+            written != nil && written == (try? foundationWireEncoder().encode(tree)).map { Array($0) }, .wireJSON,
+            "written otherwise than Foundation writes it: \(shown)")
         // A whole Double is written without its ".0" (as Foundation writes it) and so reads back as an Int.
         let again = written.flatMap { try? WireJSONDecoder().decode(JSONTree.self, from: $0) }
         try require(again.map(tree.matches) == true, .wireJSON, "changed in a round trip: \(shown)")
@@ -249,14 +260,17 @@ enum WebAuthnTarget {
             rebuilt += attested.credentialID + attested.publicKey.encoded
             let again = try? COSEKey(bytes: attested.publicKey.encoded)
             try require(again?.algorithm == attested.publicKey.algorithm, .webAuthn, "a credential key does not read again from its bytes: \(shown)")
-            try require(!attested.publicKey.isValidSignature(Array(input.suffix(64)), for: input), .webAuthn, "a signature made of the input verified: \(shown)")
+            try require(
+                !attested.publicKey.isValidSignature(Array(input.suffix(64)), for: input), .webAuthn,
+                "a signature made of the input verified: \(shown)")
         }
         try require(input.starts(with: rebuilt), .webAuthn, "the parts are not the input's bytes: \(shown)")
         let rest = Array(input[rebuilt.count...])
         if let extensions = data.extensions {
             let again = try? CBORDecoder(rules: .wellFormed).decode(rest)
-            try require(again.map { CBORTarget.same($0, .map(extensions)) } == true, .webAuthn,
-                        "the extensions do not read again to themselves: \(shown)")
+            try require(
+                again.map { CBORTarget.same($0, .map(extensions)) } == true, .webAuthn,
+                "the extensions do not read again to themselves: \(shown)")
         } else {
             try require(rest.isEmpty, .webAuthn, "bytes after the parts: \(shown)")
         }
@@ -275,13 +289,20 @@ enum AttestationTarget {
         guard input.count > 32 else { return false }
         let clientDataHash = Array(input[..<32])
         guard let object = try? AttestationObject(bytes: Array(input[32...])),
-              let verified = try? object.verify(clientDataHash: clientDataHash, now: now) else { return false }
+            let verified = try? object.verify(clientDataHash: clientDataHash, now: now)
+        else { return false }
         let shown = hexPrefix(input)
         try require(verified.format == object.format, .attestation, "verified as \(verified.format), sent as \(object.format): \(shown)")
         switch verified.type {
         // A compound takes its type from its statements.
-        case .none: try require(["none", "compound"].contains(object.format) && verified.trustPath.isEmpty, .attestation, "a none type from \(object.format): \(shown)")
-        case .self: try require(["packed", "compound"].contains(object.format) && verified.trustPath.isEmpty, .attestation, "a self type from \(object.format) or with a trust path: \(shown)")
+        case .none:
+            try require(
+                ["none", "compound"].contains(object.format) && verified.trustPath.isEmpty, .attestation,
+                "a none type from \(object.format): \(shown)")
+        case .self:
+            try require(
+                ["packed", "compound"].contains(object.format) && verified.trustPath.isEmpty, .attestation,
+                "a self type from \(object.format) or with a trust path: \(shown)")
         default: try require(!verified.trustPath.isEmpty, .attestation, "a \(verified.type) attestation without a trust path: \(shown)")
         }
         if object.format != "compound", object.format != "android-safetynet", !verified.trustPath.isEmpty {
@@ -299,17 +320,19 @@ enum RevocationListTarget {
     static let stranger: Certificate? = {
         let key = P256.Signing.PrivateKey()
         guard let name = try? DistinguishedName(derEncoded: [0x30, 0x00]) else { return nil }
-        return try? Certificate(version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: Date(timeIntervalSince1970: 0),
-                                notValidAfter: Date(timeIntervalSince1970: 4_000_000_000), issuer: name, subject: name,
-                                signatureAlgorithm: .ecdsaWithSHA256, extensions: Certificate.Extensions(), issuerPrivateKey: .init(key))
+        return try? Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: Date(timeIntervalSince1970: 0),
+            notValidAfter: Date(timeIntervalSince1970: 4_000_000_000), issuer: name, subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: Certificate.Extensions(), issuerPrivateKey: .init(key))
     }()
 
     static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
         guard let list = try? RevocationList(derEncoded: input) else { return false }
         let shown = hexPrefix(input)
         let again = try? RevocationList(derEncoded: input)
-        try require(again?.issuer == list.issuer && again?.thisUpdate == list.thisUpdate && again?.nextUpdate == list.nextUpdate
-                        && again?.revokedSerialNumbers == list.revokedSerialNumbers, .crl, "a list does not read again to itself: \(shown)")
+        try require(
+            again?.issuer == list.issuer && again?.thisUpdate == list.thisUpdate && again?.nextUpdate == list.nextUpdate
+                && again?.revokedSerialNumbers == list.revokedSerialNumbers, .crl, "a list does not read again to itself: \(shown)")
         for serial in list.revokedSerialNumbers {
             try require(!serial.isEmpty, .crl, "an empty serial number: \(shown)")
         }

@@ -28,19 +28,24 @@ public enum JWE {
 
     /// Encrypts `plaintext` to `recipient` with a fresh ephemeral key and returns
     /// `header..iv.ciphertext.tag` (the encrypted-key part is empty for direct key agreement).
-    public static func encrypt(_ plaintext: [UInt8], to recipient: P256.KeyAgreement.PublicKey,
-                               keyID: String? = nil, contentType: String? = nil) throws -> String {
+    public static func encrypt(
+        _ plaintext: [UInt8], to recipient: P256.KeyAgreement.PublicKey,
+        keyID: String? = nil, contentType: String? = nil
+    ) throws -> String {
         let ephemeral = P256.KeyAgreement.PrivateKey()
-        let header = JWEHeader(alg: keyManagementAlgorithm, enc: contentEncryption,
-                               epk: JWK(encryptionKey: ephemeral.publicKey).bare, kid: keyID, cty: contentType)
+        let header = JWEHeader(
+            alg: keyManagementAlgorithm, enc: contentEncryption,
+            epk: JWK(encryptionKey: ephemeral.publicKey).bare, kid: keyID, cty: contentType)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let encodedHeader = Base64URL.encode(try encoder.encode(header))
         let key = try contentKey(ephemeral.sharedSecretFromKeyAgreement(with: recipient))
         // RFC 7516 §5.1 step 14: the additional authenticated data is the ASCII of the encoded protected header.
         let sealed = try AES.GCM.seal(plaintext, using: key, nonce: AES.GCM.Nonce(), authenticating: Array(encodedHeader.utf8))
-        return [encodedHeader, "", Base64URL.encode(Array(sealed.nonce)), Base64URL.encode(sealed.ciphertext),
-                Base64URL.encode(sealed.tag)].joined(separator: ".")
+        return [
+            encodedHeader, "", Base64URL.encode(Array(sealed.nonce)), Base64URL.encode(sealed.ciphertext),
+            Base64URL.encode(sealed.tag),
+        ].joined(separator: ".")
     }
 
     /// A decrypted JWE.
@@ -54,7 +59,8 @@ public enum JWE {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 5 else { throw JOSEError(.malformed("a compact JWE has five dot-separated parts")) }
         guard let headerBytes = Base64URL.decodeBytes(parts[0]),
-              let header = try? JSONDecoder().decode(JWEHeader.self, from: Data(headerBytes)) else {
+            let header = try? JSONDecoder().decode(JWEHeader.self, from: Data(headerBytes))
+        else {
             throw JOSEError(.malformed("the protected header is not base64url JSON with alg, enc and epk"))
         }
         guard header.alg == keyManagementAlgorithm else { throw JOSEError(.unsupportedAlgorithm(header.alg)) }
@@ -98,7 +104,9 @@ extension JWK {
     /// The key with only the members RFC 7638 requires (an `epk` carries no `use`, `alg` or `kid`).
     var bare: JWK {
         var key = self
-        key.kid = nil; key.use = nil; key.alg = nil
+        key.kid = nil
+        key.use = nil
+        key.alg = nil
         return key
     }
 }

@@ -25,9 +25,13 @@ public struct JWK: Codable, Hashable, Sendable {
 
     private init(rawPoint raw: [UInt8], kid: String?, use: String?, alg: String?) {
         // X ‖ Y, 32 bytes each
-        kty = "EC"; crv = "P-256"
-        x = Base64URL.encode(raw[0..<32]); y = Base64URL.encode(raw[32..<64])
-        self.kid = kid; self.use = use; self.alg = alg
+        kty = "EC"
+        crv = "P-256"
+        x = Base64URL.encode(raw[0..<32])
+        y = Base64URL.encode(raw[32..<64])
+        self.kid = kid
+        self.use = use
+        self.alg = alg
     }
 
     /// Parses a JWK from its JSON text (dispatch targets carry their keys as JSON strings).
@@ -54,7 +58,9 @@ public struct JWK: Codable, Hashable, Sendable {
     public func p256KeyAgreementKey() throws(JOSEError) -> P256.KeyAgreement.PublicKey {
         if let alg, alg != JWE.keyManagementAlgorithm { throw JOSEError(.unsupportedAlgorithm(alg)) }
         if let use, use != "enc" { throw JOSEError(.invalidKey("the key's use is \"\(use)\", not \"enc\"")) }
-        do { return try P256.KeyAgreement.PublicKey(rawRepresentation: rawPoint()) } catch { throw JOSEError(.invalidKey("the point is not on P-256")) }
+        do { return try P256.KeyAgreement.PublicKey(rawRepresentation: rawPoint()) } catch {
+            throw JOSEError(.invalidKey("the point is not on P-256"))
+        }
     }
 
     private func rawPoint() throws(JOSEError) -> [UInt8] {
@@ -87,7 +93,8 @@ public struct JOSEError: Error, Hashable, Sendable, CustomStringConvertible {
         switch reason {
         case .malformed(let d): return "malformed JOSE object: \(d)"
         // The header's text is the sender's, read before anything is verified: quoted, escaped and capped.
-        case .unsupportedAlgorithm(let a): return "unsupported algorithm \(UntrustedText.quoted(a, limit: 32)) (JWS: only ES256; JWE: only ECDH-ES with A256GCM)"
+        case .unsupportedAlgorithm(let a):
+            return "unsupported algorithm \(UntrustedText.quoted(a, limit: 32)) (JWS: only ES256; JWE: only ECDH-ES with A256GCM)"
         case .invalidKey(let d): return "invalid key: \(d)"
         case .signatureInvalid: return "the signature does not verify"
         case .decryptionFailed: return "the JWE does not decrypt with this key (tampered, or for another recipient)"

@@ -7,7 +7,11 @@ public struct JWSHeader: Codable, Hashable, Sendable {
     public var alg: String
     public var kid: String?
     public var typ: String?
-    public init(alg: String = "ES256", kid: String? = nil, typ: String? = nil) { self.alg = alg; self.kid = kid; self.typ = typ }
+    public init(alg: String = "ES256", kid: String? = nil, typ: String? = nil) {
+        self.alg = alg
+        self.kid = kid
+        self.typ = typ
+    }
 }
 
 /// Compact JWS (RFC 7515) with ES256 only (RFC 7518 §3.4: the signature is R ‖ S, 64 bytes). `alg` is checked
@@ -34,13 +38,15 @@ public enum JWS {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw JOSEError(.malformed("expected three dot-separated parts")) }
         guard let headerBytes = Base64URL.decodeBytes(String(parts[0])),
-              let header = try? JSONDecoder().decode(JWSHeader.self, from: Data(headerBytes)) else {
+            let header = try? JSONDecoder().decode(JWSHeader.self, from: Data(headerBytes))
+        else {
             throw JOSEError(.malformed("the protected header is not base64url JSON"))
         }
         guard header.alg == "ES256" else { throw JOSEError(.unsupportedAlgorithm(header.alg)) }
         guard let payload = Base64URL.decodeBytes(String(parts[1])) else { throw JOSEError(.malformed("the payload is not base64url")) }
         guard let signatureBytes = Base64URL.decodeBytes(String(parts[2])), signatureBytes.count == 64,
-              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes) else {
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+        else {
             throw JOSEError(.malformed("the signature is not a 64-byte ES256 signature"))
         }
         let signingInput = Array("\(parts[0]).\(parts[1])".utf8)

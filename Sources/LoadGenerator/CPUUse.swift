@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -68,9 +69,12 @@ struct CPUWatch: Sendable {
         let perFlow = { (cpu: Double) in flows > 0 ? cpu * 1000 / Double(flows) : 0 }
         let cores = { (cpu: Double) in seconds > 0 ? cpu / seconds : 0 }
         let own = max(0, end.own - start.own)
-        var processes = [CPUUse.Process(pid: ProcessInfo.processInfo.processIdentifier,
-                                        role: embeddedServers ? "load generator and embedded servers" : "load generator",
-                                        cpuSeconds: own, millisecondsPerFlow: perFlow(own), cores: cores(own))]
+        var processes = [
+            CPUUse.Process(
+                pid: ProcessInfo.processInfo.processIdentifier,
+                role: embeddedServers ? "load generator and embedded servers" : "load generator",
+                cpuSeconds: own, millisecondsPerFlow: perFlow(own), cores: cores(own))
+        ]
         for pid in serverPIDs {
             guard let before = start.servers[pid], let after = end.servers[pid] else { continue }
             let cpu = max(0, after - before)
@@ -78,7 +82,8 @@ struct CPUWatch: Sendable {
         }
         var use = CPUUse(processes: processes, machineCores: end.machine?.cores ?? ProcessInfo.processInfo.activeProcessorCount)
         if let before = start.machine, let after = end.machine, after.total > before.total {
-            let busy = Double(after.busy - before.busy), total = Double(after.total - before.total)
+            let busy = Double(after.busy - before.busy)
+            let total = Double(after.total - before.total)
             // /proc/stat counts every core's ticks: busy/total is the busy share of all cores.
             use.machineCoresBusy = busy / total * Double(use.machineCores)
             use.machineMillisecondsPerFlow = perFlow(busy / ProcFS.ticksPerSecond)

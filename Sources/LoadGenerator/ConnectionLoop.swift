@@ -1,12 +1,12 @@
 import FIDOSimulation
 import Foundation
-import NevisProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NevisProtocol
 import Primitives
 import UAF
 import WireJSON
@@ -36,14 +36,17 @@ struct ConnectionLoop: Sendable {
     }
 
     /// Registers `user`; true when the server answered 1200.
-    func register(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
-                  recorder: inout PhaseRecorder) async -> Bool {
+    func register(
+        _ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
+        recorder: inout PhaseRecorder
+    ) async -> Bool {
         let start = ContinuousClock.now
         do {
             let headers = try await authorization(for: user.username, plan: plan, endpoint: .requestRegistration)
             let context = try encode(.requestRegistration) { try UAFMessageCodec.encodeObject(["username": user.username]) }
-            let request = try await uafRequest(try requestBody(.registration, context: context, endpoint: .requestRegistration), as: RegistrationRequest.self,
-                                               endpoint: .requestRegistration, target: target, headers: headers, client: client, recorder: &recorder)
+            let request = try await uafRequest(
+                try requestBody(.registration, context: context, endpoint: .requestRegistration), as: RegistrationRequest.self,
+                endpoint: .requestRegistration, target: target, headers: headers, client: client, recorder: &recorder)
             let response = try encode(.registration) { try user.authenticator.register(request, serverAppID: target.appID) }
             try await respond(response, endpoint: .registration, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
@@ -54,9 +57,14 @@ struct ConnectionLoop: Sendable {
     }
 
     /// One login (with the plan's transaction, if any) by `user`; true when the server answered 1200.
-    func authenticate(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
-                      recorder: inout PhaseRecorder) async -> Bool {
-        struct Context: Encodable { var username: String; var transaction: [Transaction]? }
+    func authenticate(
+        _ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
+        recorder: inout PhaseRecorder
+    ) async -> Bool {
+        struct Context: Encodable {
+            var username: String
+            var transaction: [Transaction]?
+        }
         let start = ContinuousClock.now
         do {
             let body: ByteBuffer
@@ -70,8 +78,9 @@ struct ConnectionLoop: Sendable {
                 body = try requestBody(.authentication, context: context, endpoint: .requestAuthentication)
                 user.authenticationRequestBody = body
             }
-            let request = try await uafRequest(body, as: AuthenticationRequest.self,
-                                               endpoint: .requestAuthentication, target: target, headers: [], client: client, recorder: &recorder)
+            let request = try await uafRequest(
+                body, as: AuthenticationRequest.self,
+                endpoint: .requestAuthentication, target: target, headers: [], client: client, recorder: &recorder)
             let response = try encode(.authentication) { try user.authenticator.authenticate(request, serverAppID: target.appID) }
             try await respond(response, endpoint: .authentication, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
@@ -91,19 +100,24 @@ struct ConnectionLoop: Sendable {
     }
 
     /// Registers a passkey for `user` over nevisFIDO's FIDO2 API; true when the server answered `ok`.
-    func registerPasskey(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
-                         recorder: inout PhaseRecorder) async -> Bool {
+    func registerPasskey(
+        _ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
+        recorder: inout PhaseRecorder
+    ) async -> Bool {
         let start = ContinuousClock.now
         do {
-            let headers = [("Content-Type", "application/json")]
+            let headers =
+                [("Content-Type", "application/json")]
                 + (try await authorization(for: user.username, plan: plan, endpoint: .passkeyCreationOptions))
             let body = try encode(.passkeyCreationOptions) {
                 ByteBuffer(bytes: try WireJSONEncoder().encode(FIDO2API.OptionsRequest(username: user.username, displayName: user.username)))
             }
-            let options = try await fido2(body, as: FIDO2API.CreationOptions.self, endpoint: .passkeyCreationOptions, target: target, headers: headers,
-                                          client: client, recorder: &recorder)
+            let options = try await fido2(
+                body, as: FIDO2API.CreationOptions.self, endpoint: .passkeyCreationOptions, target: target, headers: headers,
+                client: client, recorder: &recorder)
             let credential = try encode(.passkeyRegistration) { try user.passkeys.create(for: options) }
-            try await finish(credential, endpoint: .passkeyRegistration, target: target, start: start, plan: plan, client: client, recorder: &recorder)
+            try await finish(
+                credential, endpoint: .passkeyRegistration, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
         } catch {
             await failed(error, recorder: &recorder, client: client)
@@ -112,17 +126,24 @@ struct ConnectionLoop: Sendable {
     }
 
     /// One passkey sign-in by `user`'s username; true when the server answered `ok`.
-    func signInWithPasskey(_ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
-                           recorder: inout PhaseRecorder) async -> Bool {
+    func signInWithPasskey(
+        _ user: inout VirtualUser, target: LoadTarget, plan: LoadPlan, client: isolated LoadClient,
+        recorder: inout PhaseRecorder
+    ) async -> Bool {
         let start = ContinuousClock.now
         do {
             let body: ByteBuffer
-            if let built = user.passkeyOptionsBody { body = built } else {
-                body = try encode(.passkeyRequestOptions) { ByteBuffer(bytes: try WireJSONEncoder().encode(FIDO2API.OptionsRequest(username: user.username))) }
+            if let built = user.passkeyOptionsBody {
+                body = built
+            } else {
+                body = try encode(.passkeyRequestOptions) {
+                    ByteBuffer(bytes: try WireJSONEncoder().encode(FIDO2API.OptionsRequest(username: user.username)))
+                }
                 user.passkeyOptionsBody = body
             }
-            let options = try await fido2(body, as: FIDO2API.RequestOptions.self, endpoint: .passkeyRequestOptions, target: target,
-                                          headers: [("Content-Type", "application/json")], client: client, recorder: &recorder)
+            let options = try await fido2(
+                body, as: FIDO2API.RequestOptions.self, endpoint: .passkeyRequestOptions, target: target,
+                headers: [("Content-Type", "application/json")], client: client, recorder: &recorder)
             let credential = try encode(.passkeySignIn) { try user.passkeys.get(for: options) }
             try await finish(credential, endpoint: .passkeySignIn, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
@@ -133,8 +154,10 @@ struct ConnectionLoop: Sendable {
     }
 
     /// Posts a FIDO2 options request and decodes a 200 answer.
-    private func fido2<Answer: Decodable>(_ body: ByteBuffer, as: Answer.Type, endpoint: Endpoint, target: LoadTarget, headers: [(String, String)],
-                                          client: isolated LoadClient, recorder: inout PhaseRecorder) async throws -> Answer {
+    private func fido2<Answer: Decodable>(
+        _ body: ByteBuffer, as: Answer.Type, endpoint: Endpoint, target: LoadTarget, headers: [(String, String)],
+        client: isolated LoadClient, recorder: inout PhaseRecorder
+    ) async throws -> Answer {
         let (status, answer) = try await timed(endpoint, target: target, body: body, headers: headers, client: client, recorder: &recorder)
         guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
         return try decode(endpoint) { try WireJSONDecoder().decode(Answer.self, from: answer.readableBytesView) }
@@ -142,15 +165,19 @@ struct ConnectionLoop: Sendable {
 
     /// Posts a FIDO2 result and requires `ok`; with `--replay-check` sends it again to the next server, where it must be
     /// refused; then counts the flow as completed.
-    private func finish(_ credential: FIDO2API.Credential, endpoint: Endpoint, target: LoadTarget, start: ContinuousClock.Instant, plan: LoadPlan,
-                        client: isolated LoadClient, recorder: inout PhaseRecorder) async throws {
+    private func finish(
+        _ credential: FIDO2API.Credential, endpoint: Endpoint, target: LoadTarget, start: ContinuousClock.Instant, plan: LoadPlan,
+        client: isolated LoadClient, recorder: inout PhaseRecorder
+    ) async throws {
         let bytes = try encode(endpoint) { ByteBuffer(bytes: try WireJSONEncoder().encode(credential)) }
         let headers = [("Content-Type", "application/json")]
         let (status, _) = try await timed(endpoint, target: target, body: bytes, headers: headers, client: client, recorder: &recorder)
         guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
         let elapsed = (ContinuousClock.now - start).microseconds
         if plan.replayCheck,
-           let (status, _) = try? await client.post(replayTarget, path: endpoint.path, endpoint: endpoint.name, body: bytes, headers: headers), status == 200 {
+            let (status, _) = try? await client.post(replayTarget, path: endpoint.path, endpoint: endpoint.name, body: bytes, headers: headers),
+            status == 200
+        {
             throw LoadFailure.replayAccepted(endpoint: endpoint.name)
         }
         recorder.completed(flowMicroseconds: elapsed)
@@ -190,9 +217,11 @@ struct ConnectionLoop: Sendable {
 
     /// Posts a GetUAFRequest (its JSON `body`, see ``requestBody(_:context:endpoint:)``) and returns the first message
     /// of a 1200 answer's `uafRequest`.
-    private func uafRequest<Message: Decodable>(_ body: ByteBuffer, as: Message.Type, endpoint: Endpoint, target: LoadTarget,
-                                                headers: [(String, String)], client: isolated LoadClient,
-                                                recorder: inout PhaseRecorder) async throws -> Message {
+    private func uafRequest<Message: Decodable>(
+        _ body: ByteBuffer, as: Message.Type, endpoint: Endpoint, target: LoadTarget,
+        headers: [(String, String)], client: isolated LoadClient,
+        recorder: inout PhaseRecorder
+    ) async throws -> Message {
         let (status, answer) = try await timed(endpoint, target: target, body: body, headers: headers, client: client, recorder: &recorder)
         guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
         let decoded = try decode(endpoint) { try WireJSONDecoder().decode(ReturnUAFRequest.self, from: answer.readableBytesView) }
@@ -206,8 +235,10 @@ struct ConnectionLoop: Sendable {
 
     /// Posts the signed response and requires 1200; with `--replay-check` sends it again to the next server, where it
     /// must be refused; then counts the flow as completed.
-    private func respond(_ response: some Encodable, endpoint: Endpoint, target: LoadTarget, start: ContinuousClock.Instant, plan: LoadPlan,
-                         client: isolated LoadClient, recorder: inout PhaseRecorder) async throws {
+    private func respond(
+        _ response: some Encodable, endpoint: Endpoint, target: LoadTarget, start: ContinuousClock.Instant, plan: LoadPlan,
+        client: isolated LoadClient, recorder: inout PhaseRecorder
+    ) async throws {
         let bytes = try encode(endpoint) {
             ByteBuffer(bytes: try WireJSONEncoder().encode(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response]))))
         }
@@ -220,7 +251,8 @@ struct ConnectionLoop: Sendable {
             // Anything but a refusal is a replay accepted. A replay that gets no answer at all proves nothing either
             // way and is not counted.
             if let (status, answer) = try? await client.post(replayTarget, path: endpoint.path, endpoint: endpoint.name, body: bytes, headers: []),
-               status == 200, (try? WireJSONDecoder().decode(StatusOnly.self, from: answer.readableBytesView))?.statusCode == 1200 {
+                status == 200, (try? WireJSONDecoder().decode(StatusOnly.self, from: answer.readableBytesView))?.statusCode == 1200
+            {
                 throw LoadFailure.replayAccepted(endpoint: endpoint.name)
             }
         }
@@ -232,8 +264,10 @@ struct ConnectionLoop: Sendable {
     private struct StatusOnly: Decodable { var statusCode: Int }
 
     /// Sends `body` (none for a GET) to the endpoint with its method and records how long the answer took.
-    private func timed(_ endpoint: Endpoint, target: LoadTarget, body: ByteBuffer?, headers: [(String, String)], client: isolated LoadClient,
-                       recorder: inout PhaseRecorder) async throws(LoadFailure) -> (Int, ByteBuffer) {
+    private func timed(
+        _ endpoint: Endpoint, target: LoadTarget, body: ByteBuffer?, headers: [(String, String)], client: isolated LoadClient,
+        recorder: inout PhaseRecorder
+    ) async throws(LoadFailure) -> (Int, ByteBuffer) {
         let start = ContinuousClock.now
         let answer = try await client.send(endpoint.method, target, path: endpoint.path, endpoint: endpoint.name, body: body, headers: headers)
         recorder.record(endpoint: endpoint.name, microseconds: (ContinuousClock.now - start).microseconds)

@@ -35,14 +35,18 @@ actor LoadClient {
 
     /// POSTs `body` to `target` and returns the status and body; failures before an answer are
     /// ``LoadFailure/transport``. A connection that failed is dropped; the next request opens a new one.
-    func post(_ target: LoadTarget, path: String, endpoint: String, body: ByteBuffer,
-              headers: [(String, String)]) async throws(LoadFailure) -> (Int, ByteBuffer) {
+    func post(
+        _ target: LoadTarget, path: String, endpoint: String, body: ByteBuffer,
+        headers: [(String, String)]
+    ) async throws(LoadFailure) -> (Int, ByteBuffer) {
         try await send(.POST, target, path: path, endpoint: endpoint, body: body, headers: headers)
     }
 
     /// Sends a request with `method` and `body` (nil: no body and no content headers), as ``post(_:path:endpoint:body:headers:)``.
-    func send(_ method: HTTPMethod, _ target: LoadTarget, path: String, endpoint: String, body: ByteBuffer?,
-                      headers: [(String, String)]) async throws(LoadFailure) -> (Int, ByteBuffer) {
+    func send(
+        _ method: HTTPMethod, _ target: LoadTarget, path: String, endpoint: String, body: ByteBuffer?,
+        headers: [(String, String)]
+    ) async throws(LoadFailure) -> (Int, ByteBuffer) {
         do {
             let connection = try await connection(to: target)
             var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
@@ -57,7 +61,8 @@ actor LoadClient {
             for (name, value) in headers { head.headers.add(name: name, value: value) }
             let promise = eventLoop.makePromise(of: (Int, ByteBuffer).self)
             connection.exchange.value.expect(promise)
-            let channel = connection.channel, exchange = connection.exchange
+            let channel = connection.channel
+            let exchange = connection.exchange
             let timeout = eventLoop.scheduleTask(in: settings.timeout) {
                 // Through the exchange, so the promise is completed once even if an answer or a close follows.
                 exchange.value.fail(LoadClientError.timedOut)
@@ -174,7 +179,8 @@ final class HTTPExchange: ChannelInboundHandler, RemovableChannelHandler {
 extension String {
     /// An IPv4 or IPv6 literal (what SNI must not carry).
     var isIPAddress: Bool {
-        var v4 = in_addr(), v6 = in6_addr()
+        var v4 = in_addr()
+        var v6 = in6_addr()
         return inet_pton(AF_INET, self, &v4) == 1 || inet_pton(AF_INET6, self, &v6) == 1
     }
 }

@@ -67,13 +67,22 @@ public struct LoadPlan: Sendable {
     /// whose database the generator can reach (`mauth load --fill-database`).
     public var writeRegistrations: (@Sendable ([DirectRegistration]) async throws -> Void)?
 
-    public init(targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
-                stop: Stop = .duration(seconds: 10), population: Int = 1000, transactionText: String? = nil,
-                relyingParty: LocalRelyingParty? = nil, facetID: String = SoftwareAuthenticator.virtualDeviceFacetID,
-                usernamePrefix: String = "load-" + String(UUID().uuidString.prefix(8)).lowercased(), requestTimeoutSeconds: Int64 = 30) {
-        self.targets = targets; self.trustedCertificatesPEM = trustedCertificatesPEM; self.connections = connections
-        self.flow = flow; self.stop = stop; self.population = population; self.transactionText = transactionText
-        self.relyingParty = relyingParty; self.facetID = facetID; self.usernamePrefix = usernamePrefix
+    public init(
+        targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
+        stop: Stop = .duration(seconds: 10), population: Int = 1000, transactionText: String? = nil,
+        relyingParty: LocalRelyingParty? = nil, facetID: String = SoftwareAuthenticator.virtualDeviceFacetID,
+        usernamePrefix: String = "load-" + String(UUID().uuidString.prefix(8)).lowercased(), requestTimeoutSeconds: Int64 = 30
+    ) {
+        self.targets = targets
+        self.trustedCertificatesPEM = trustedCertificatesPEM
+        self.connections = connections
+        self.flow = flow
+        self.stop = stop
+        self.population = population
+        self.transactionText = transactionText
+        self.relyingParty = relyingParty
+        self.facetID = facetID
+        self.usernamePrefix = usernamePrefix
         self.requestTimeoutSeconds = requestTimeoutSeconds
     }
 
@@ -90,7 +99,9 @@ public struct LoadPlan: Sendable {
     public enum PlanError: Error, Equatable, CustomStringConvertible {
         case invalid(String)
         public var description: String {
-            switch self { case .invalid(let detail): "invalid load plan: \(detail)" }
+            switch self {
+            case .invalid(let detail): "invalid load plan: \(detail)"
+            }
         }
     }
 
@@ -106,7 +117,9 @@ public struct LoadPlan: Sendable {
         }
         if hasPopulation {
             guard population >= connections else {
-                throw PlanError.invalid("the population (\(population)) must be at least the connections (\(connections)): one user is never signed for on two connections at once, since its counter must rise")
+                throw PlanError.invalid(
+                    "the population (\(population)) must be at least the connections (\(connections)): one user is never signed for on two connections at once, since its counter must rise"
+                )
             }
         }
         guard population <= 10_000_000 else { throw PlanError.invalid("population must be at most 10,000,000") }

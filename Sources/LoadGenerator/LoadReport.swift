@@ -62,11 +62,12 @@ struct PhaseRecorder: Sendable {
     }
 
     func report(name: String, seconds: Double, startedAt: Date) -> LoadReport.Phase {
-        LoadReport.Phase(name: name, startedAtEpochSeconds: startedAt.timeIntervalSince1970, seconds: seconds, flows: flows, failedFlows: failedFlows,
-                         flowsPerSecond: seconds > 0 ? Double(flows) / seconds : 0,
-                         flowLatency: .init(flowLatency),
-                         endpoints: endpoints.keys.sorted().map { LoadReport.Endpoint(name: $0, latency: .init(endpoints[$0]!)) },
-                         errors: errors.keys.sorted().map { LoadReport.ErrorCount(kind: $0, count: errors[$0]!) }, timeline: timeline)
+        LoadReport.Phase(
+            name: name, startedAtEpochSeconds: startedAt.timeIntervalSince1970, seconds: seconds, flows: flows, failedFlows: failedFlows,
+            flowsPerSecond: seconds > 0 ? Double(flows) / seconds : 0,
+            flowLatency: .init(flowLatency),
+            endpoints: endpoints.keys.sorted().map { LoadReport.Endpoint(name: $0, latency: .init(endpoints[$0]!)) },
+            errors: errors.keys.sorted().map { LoadReport.ErrorCount(kind: $0, count: errors[$0]!) }, timeline: timeline)
     }
 }
 
@@ -105,10 +106,16 @@ public struct LoadReport: Codable, Sendable {
             func ms(_ microseconds: UInt64) -> Double { Double(microseconds) / 1000 }
             count = histogram.totalCount
             if count == 0 {
-                p50Milliseconds = 0; p95Milliseconds = 0; p99Milliseconds = 0; maxMilliseconds = 0; meanMilliseconds = 0
+                p50Milliseconds = 0
+                p95Milliseconds = 0
+                p99Milliseconds = 0
+                maxMilliseconds = 0
+                meanMilliseconds = 0
             } else {
-                p50Milliseconds = ms(histogram.valueAtPercentile(50)); p95Milliseconds = ms(histogram.valueAtPercentile(95))
-                p99Milliseconds = ms(histogram.valueAtPercentile(99)); maxMilliseconds = ms(histogram.max)
+                p50Milliseconds = ms(histogram.valueAtPercentile(50))
+                p95Milliseconds = ms(histogram.valueAtPercentile(95))
+                p99Milliseconds = ms(histogram.valueAtPercentile(99))
+                maxMilliseconds = ms(histogram.max)
                 meanMilliseconds = histogram.mean / 1000
             }
         }
@@ -122,7 +129,10 @@ public struct LoadReport: Codable, Sendable {
     public struct ErrorCount: Codable, Sendable, Equatable {
         public var kind: String
         public var count: Int
-        public init(kind: String, count: Int) { self.kind = kind; self.count = count }
+        public init(kind: String, count: Int) {
+            self.kind = kind
+            self.count = count
+        }
     }
 
     /// What happened in one second of a phase.
@@ -139,8 +149,11 @@ public struct LoadReport: Codable, Sendable {
         init(second: Int) { self.second = second }
 
         mutating func add(_ other: Second) {
-            flows += other.flows; failed += other.failed; serverErrors += other.serverErrors
-            connectionErrors += other.connectionErrors; replaysAccepted += other.replaysAccepted
+            flows += other.flows
+            failed += other.failed
+            serverErrors += other.serverErrors
+            connectionErrors += other.connectionErrors
+            replaysAccepted += other.replaysAccepted
         }
     }
 
@@ -164,7 +177,10 @@ public struct LoadReport: Codable, Sendable {
     public struct ProcessMemory: Codable, Sendable {
         public var pid: Int32
         public var peakResidentMiB: Double
-        public init(pid: Int32, peakResidentMiB: Double) { self.pid = pid; self.peakResidentMiB = peakResidentMiB }
+        public init(pid: Int32, peakResidentMiB: Double) {
+            self.pid = pid
+            self.peakResidentMiB = peakResidentMiB
+        }
     }
 
     public var targets: [String]
@@ -187,18 +203,23 @@ public struct LoadReport: Codable, Sendable {
     public var text: String {
         var lines: [String] = []
         lines.append("targets     \(targets.joined(separator: ", "))")
-        lines.append("flow        \(flow.rawValue)\(transactions ? " with a transaction text" : ""), \(connections) connections"
-                     + (flow == .authentication || flow == .passkey ? ", \(population) users" : ""))
+        lines.append(
+            "flow        \(flow.rawValue)\(transactions ? " with a transaction text" : ""), \(connections) connections"
+                + (flow == .authentication || flow == .passkey ? ", \(population) users" : ""))
         if let generatorScheduling { lines.append("generator   \(generatorScheduling)") }
         for phase in [setup, measured, verification].compactMap({ $0 }) {
             lines.append("")
-            lines.append("\(phase.name): \(phase.flows) flows in \(String(format: "%.2f", phase.seconds)) s = \(String(format: "%.0f", phase.flowsPerSecond)) flows/s, \(phase.failedFlows) failed")
+            lines.append(
+                "\(phase.name): \(phase.flows) flows in \(String(format: "%.2f", phase.seconds)) s = \(String(format: "%.0f", phase.flowsPerSecond)) flows/s, \(phase.failedFlows) failed"
+            )
             let width = max(24, phase.endpoints.map(\.name.count).max() ?? 0)
-            lines.append("  " + "latency (ms)".padding(toLength: width, withPad: " ", startingAt: 0) + "    count      p50      p95      p99      max")
+            lines.append(
+                "  " + "latency (ms)".padding(toLength: width, withPad: " ", startingAt: 0) + "    count      p50      p95      p99      max")
             func row(_ name: String, _ latency: Latency) -> String {
                 "  " + name.padding(toLength: width, withPad: " ", startingAt: 0)
-                    + String(format: " %8llu %8.2f %8.2f %8.2f %8.2f", latency.count, latency.p50Milliseconds, latency.p95Milliseconds,
-                             latency.p99Milliseconds, latency.maxMilliseconds)
+                    + String(
+                        format: " %8llu %8.2f %8.2f %8.2f %8.2f", latency.count, latency.p50Milliseconds, latency.p95Milliseconds,
+                        latency.p99Milliseconds, latency.maxMilliseconds)
             }
             lines.append(row("whole flow", phase.flowLatency))
             for endpoint in phase.endpoints { lines.append(row(endpoint.name, endpoint.latency)) }
@@ -234,8 +255,9 @@ public struct LoadReport: Codable, Sendable {
         }
         var lines = ["  CPU per flow (ms): " + parts.joined(separator: ", ")]
         if let server = cpu.serverMillisecondsPerFlow, server > 0 {
-            lines.append("  at \(ms(server)) ms of server CPU per flow, one core of server CPU serves about "
-                         + "\(String(format: "%.0f", 1000 / server)) flows/s")
+            lines.append(
+                "  at \(ms(server)) ms of server CPU per flow, one core of server CPU serves about "
+                    + "\(String(format: "%.0f", 1000 / server)) flows/s")
         }
         return lines
     }

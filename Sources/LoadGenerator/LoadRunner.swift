@@ -1,12 +1,12 @@
 import FIDOSimulation
 import Foundation
-import NevisProtocol
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NevisProtocol
 import Primitives
 import UAF
 import WireJSON
@@ -24,15 +24,19 @@ public struct LoadProgress: Sendable {
 /// Runs a ``LoadPlan``: registers the population (for authentication runs), then drives the measured phase with
 /// one closed loop per connection, each owning its share of the virtual devices so a user's counter only rises.
 public enum LoadRunner {
-    public static func run(_ plan: LoadPlan, progressInterval: Duration = .seconds(1),
-                           progress: @escaping @Sendable (LoadProgress) -> Void = { _ in }) async throws -> LoadReport {
+    public static func run(
+        _ plan: LoadPlan, progressInterval: Duration = .seconds(1),
+        progress: @escaping @Sendable (LoadProgress) -> Void = { _ in }
+    ) async throws -> LoadReport {
         try plan.validate()
         let http = try LoadHTTP(plan: plan)
         return try await run(plan, http: http, progressInterval: progressInterval, progress: progress)
     }
 
-    private static func run(_ plan: LoadPlan, http: LoadHTTP, progressInterval: Duration,
-                            progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> LoadReport {
+    private static func run(
+        _ plan: LoadPlan, http: LoadHTTP, progressInterval: Duration,
+        progress: @escaping @Sendable (LoadProgress) -> Void
+    ) async throws -> LoadReport {
         let targets = plan.targets.map(LoadTarget.init)
         var setup: LoadReport.Phase?
         var devices: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
@@ -40,15 +44,18 @@ public enum LoadRunner {
             devices = try await writeDirectly(plan, write: write, progress: progress)
         } else if plan.hasPopulation {
             // Connection i registers (and later authenticates) users i, i + C, i + 2C, ...
-            let (report, registered) = try await phase("setup: registering \(plan.population) users", plan: plan, http: http,
-                                                       budget: .flows(plan.population), progressInterval: progressInterval,
-                                                       progress: progress) { loop, recorder, budget, client in
+            let (report, registered) = try await phase(
+                "setup: registering \(plan.population) users", plan: plan, http: http,
+                budget: .flows(plan.population), progressInterval: progressInterval,
+                progress: progress
+            ) { loop, recorder, budget, client in
                 var mine: [VirtualUser] = []
                 var index = loop.connection
                 while index < plan.population, budget.claim() {
                     var user = VirtualUser(member: index, of: plan)
                     let target = targets[loop.connection % targets.count]
-                    let registered = plan.flow == .passkey
+                    let registered =
+                        plan.flow == .passkey
                         ? await loop.registerPasskey(&user, target: target, plan: plan, client: client, recorder: &recorder)
                         : await loop.register(&user, target: target, plan: plan, client: client, recorder: &recorder)
                     if registered { mine.append(user) }
@@ -63,15 +70,18 @@ public enum LoadRunner {
                 throw LoadRunnerError.setupFailed(first, hint: LoadRunnerError.hint(first, plan: plan))
             }
         }
-        let budget: Budget = switch plan.stop {
-        case .duration(let seconds): .deadline(ContinuousClock.now + .milliseconds(Int64(seconds * 1000)))
-        case .flows(let count): .flows(count)
-        }
+        let budget: Budget =
+            switch plan.stop {
+            case .duration(let seconds): .deadline(ContinuousClock.now + .milliseconds(Int64(seconds * 1000)))
+            case .flows(let count): .flows(count)
+            }
         let name = plan.flow.rawValue
         let owned = devices
         let watch = CPUWatch(serverPIDs: plan.serverPIDs, embeddedServers: plan.embeddedServers)
-        let (measured, registered) = try await phase(name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
-                                                     progress: progress, watch: watch) { loop, recorder, budget, client in
+        let (measured, registered) = try await phase(
+            name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
+            progress: progress, watch: watch
+        ) { loop, recorder, budget, client in
             var users = owned[loop.connection]
             let target = targets[loop.connection % targets.count]
             switch plan.flow {
@@ -109,8 +119,10 @@ public enum LoadRunner {
         var verification: LoadReport.Phase?
         if plan.verify, plan.flow == .registration {
             let accepted = registered.reduce(0) { $0 + $1.count }
-            (verification, _) = try await phase("verification: authenticating the \(accepted) users answered 1200", plan: plan, http: http,
-                                                budget: .flows(Int.max), progressInterval: progressInterval, progress: progress) { loop, recorder, _, client in
+            (verification, _) = try await phase(
+                "verification: authenticating the \(accepted) users answered 1200", plan: plan, http: http,
+                budget: .flows(Int.max), progressInterval: progressInterval, progress: progress
+            ) { loop, recorder, _, client in
                 var users = registered[loop.connection]
                 for index in users.indices {
                     // The user's own server first, then the others: one that died under load does not count against
@@ -127,28 +139,34 @@ public enum LoadRunner {
                 return []
             }
         }
-        return LoadReport(targets: plan.targets.map(\.absoluteString), connections: plan.connections, flow: plan.flow,
-                          transactions: plan.transactionText != nil, population: plan.hasPopulation ? plan.population : 0,
-                          setup: setup, measured: measured, verification: verification, replayChecked: plan.replayCheck,
-                          serverMemory: plan.serverPIDs.compactMap { pid in
-                              ProcFS.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }
-                          }, generatorScheduling: plan.generatorScheduling)
+        return LoadReport(
+            targets: plan.targets.map(\.absoluteString), connections: plan.connections, flow: plan.flow,
+            transactions: plan.transactionText != nil, population: plan.hasPopulation ? plan.population : 0,
+            setup: setup, measured: measured, verification: verification, replayChecked: plan.replayCheck,
+            serverMemory: plan.serverPIDs.compactMap { pid in
+                ProcFS.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }
+            }, generatorScheduling: plan.generatorScheduling)
     }
 
     /// The population made here and written to the database in batches (``LoadPlan/writeRegistrations``): user i
     /// belongs to connection i mod C, as in a setup over HTTP. Keys are made on every core, the writes one batch at a
     /// time.
-    private static func writeDirectly(_ plan: LoadPlan, write: @Sendable ([LoadPlan.DirectRegistration]) async throws -> Void,
-                                      progress: @escaping @Sendable (LoadProgress) -> Void) async throws -> [[VirtualUser]] {
+    private static func writeDirectly(
+        _ plan: LoadPlan, write: @Sendable ([LoadPlan.DirectRegistration]) async throws -> Void,
+        progress: @escaping @Sendable (LoadProgress) -> Void
+    ) async throws -> [[VirtualUser]] {
         let start = ContinuousClock.now
         let name = "setup: writing \(plan.population) users to the database"
         var devices: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
-        let chunk = 2_000, workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        var written = 0, lastReport = start
+        let chunk = 2_000
+        let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var written = 0
+        var lastReport = start
         for first in stride(from: 0, to: plan.population, by: chunk * workers) {
             let made = await withTaskGroup(of: [(Int, VirtualUser)].self) { group in
                 for worker in 0..<workers {
-                    let low = first + worker * chunk, high = min(low + chunk, plan.population)
+                    let low = first + worker * chunk
+                    let high = min(low + chunk, plan.population)
                     guard low < high else { continue }
                     group.addTask {
                         (low..<high).map { index in (index, VirtualUser(member: index, of: plan)) }
@@ -159,18 +177,22 @@ public enum LoadRunner {
                 return all.sorted { $0.0 < $1.0 }
             }
             for batch in stride(from: 0, to: made.count, by: chunk).map({ made[$0..<min($0 + chunk, made.count)] }) {
-                try await write(batch.map { _, user in
-                    LoadPlan.DirectRegistration(username: user.username, aaid: user.authenticator.aaid, keyID: Base64URL.encode(user.authenticator.keyID),
-                                                publicKeyDER: Array(user.authenticator.key.publicKey.derRepresentation))
-                })
+                try await write(
+                    batch.map { _, user in
+                        LoadPlan.DirectRegistration(
+                            username: user.username, aaid: user.authenticator.aaid, keyID: Base64URL.encode(user.authenticator.keyID),
+                            publicKeyDER: Array(user.authenticator.key.publicKey.derRepresentation))
+                    })
             }
             for (index, user) in made { devices[index % plan.connections].append(user) }
             written += made.count
             if ContinuousClock.now - lastReport >= .seconds(1) || written == plan.population {
                 lastReport = ContinuousClock.now
                 let seconds = (lastReport - start).seconds
-                progress(LoadProgress(phase: name, elapsedSeconds: seconds, flows: written, failedFlows: 0,
-                                      currentFlowsPerSecond: Double(written) / max(seconds, 0.001)))
+                progress(
+                    LoadProgress(
+                        phase: name, elapsedSeconds: seconds, flows: written, failedFlows: 0,
+                        currentFlowsPerSecond: Double(written) / max(seconds, 0.001)))
             }
         }
         return devices
@@ -178,10 +200,13 @@ public enum LoadRunner {
 
     /// Runs `body` on every connection at once until the budget is spent, prints progress, and merges what the
     /// loops recorded.
-    private static func phase(_ name: String, plan: LoadPlan, http: LoadHTTP, budget: Budget, progressInterval: Duration,
-                              progress: @escaping @Sendable (LoadProgress) -> Void, watch: CPUWatch? = nil,
-                              body: @escaping @Sendable (ConnectionLoop, inout PhaseRecorder, SharedBudget, isolated LoadClient) async -> [VirtualUser])
-        async throws -> (LoadReport.Phase, [[VirtualUser]]) {
+    private static func phase(
+        _ name: String, plan: LoadPlan, http: LoadHTTP, budget: Budget, progressInterval: Duration,
+        progress: @escaping @Sendable (LoadProgress) -> Void, watch: CPUWatch? = nil,
+        body: @escaping @Sendable (ConnectionLoop, inout PhaseRecorder, SharedBudget, isolated LoadClient) async -> [VirtualUser]
+    )
+        async throws -> (LoadReport.Phase, [[VirtualUser]])
+    {
         let shared = SharedBudget(budget)
         let cpuAtStart = watch?.read()
         let start = ContinuousClock.now
@@ -192,8 +217,10 @@ public enum LoadRunner {
                 try? await Task.sleep(for: progressInterval)
                 if Task.isCancelled { break }
                 let (flows, failed) = shared.progress
-                progress(LoadProgress(phase: name, elapsedSeconds: (ContinuousClock.now - start).seconds, flows: flows, failedFlows: failed,
-                                      currentFlowsPerSecond: Double(flows - last) / progressInterval.seconds))
+                progress(
+                    LoadProgress(
+                        phase: name, elapsedSeconds: (ContinuousClock.now - start).seconds, flows: flows, failedFlows: failed,
+                        currentFlowsPerSecond: Double(flows - last) / progressInterval.seconds))
                 last = flows
             }
         }
@@ -203,8 +230,9 @@ public enum LoadRunner {
         await withTaskGroup(of: (Int, PhaseRecorder, [VirtualUser]).self) { group in
             for connection in 0..<plan.connections {
                 group.addTask {
-                    let loop = ConnectionLoop(connection: connection, shared: shared,
-                                              replayTarget: LoadTarget(plan.targets[(connection + 1) % plan.targets.count]))
+                    let loop = ConnectionLoop(
+                        connection: connection, shared: shared,
+                        replayTarget: LoadTarget(plan.targets[(connection + 1) % plan.targets.count]))
                     // The loop runs on its connections' event loop (see LoadClient).
                     let client = LoadClient(eventLoop: http.group.next(), settings: http)
                     let (recorder, mine) = await client.perform { client in

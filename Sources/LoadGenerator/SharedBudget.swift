@@ -8,14 +8,22 @@ enum Budget: Sendable {
 
 /// The budget and the progress counters all loops share; one lock per flow.
 final class SharedBudget: Sendable {
-    private struct State { var remaining: Int?; var flows = 0; var failed = 0 }
+    private struct State {
+        var remaining: Int?
+        var flows = 0
+        var failed = 0
+    }
     private let deadline: ContinuousClock.Instant?
     private let state: NIOLockedValueBox<State>
 
     init(_ budget: Budget) {
         switch budget {
-        case .flows(let count): state = NIOLockedValueBox(State(remaining: count)); deadline = nil
-        case .deadline(let instant): state = NIOLockedValueBox(State(remaining: nil)); deadline = instant
+        case .flows(let count):
+            state = NIOLockedValueBox(State(remaining: count))
+            deadline = nil
+        case .deadline(let instant):
+            state = NIOLockedValueBox(State(remaining: nil))
+            deadline = instant
         }
     }
 

@@ -27,7 +27,10 @@ final class Script<Context, Answer>: @unchecked Sendable {
     private var answers: [Answer?]
     private var contexts: [Context] = []
     private let onShow: (@Sendable (Context) -> Void)?
-    init(_ answers: [Answer?], onShow: (@Sendable (Context) -> Void)? = nil) { self.answers = answers; self.onShow = onShow }
+    init(_ answers: [Answer?], onShow: (@Sendable (Context) -> Void)? = nil) {
+        self.answers = answers
+        self.onShow = onShow
+    }
 
     /// Records `context` and plays the next scripted step: `answer` it, `cancel`, or nothing once the script ran out.
     func play(_ context: Context, answer: (Answer) -> Void, cancel: () -> Void) {
@@ -53,7 +56,8 @@ public final class ScriptedPinEnroller: PinEnroller, @unchecked Sendable {
     /// Gives the PINs in order (each retry after a recoverable error takes the next one); nil cancels. `onShow` hears
     /// each context as it is shown.
     public init(pins: [String?], policy: PinPolicy = PinPolicy(), onShow: (@Sendable (any PinEnrollmentContext) -> Void)? = nil) {
-        script = Script(pins, onShow: onShow); self.policy = policy
+        script = Script(pins, onShow: onShow)
+        self.policy = policy
     }
 
     public var shownContexts: [any PinEnrollmentContext] { script.shown }
@@ -84,9 +88,12 @@ public final class ScriptedPasswordEnroller: PasswordEnroller, @unchecked Sendab
 
     /// Gives the passwords in order (each retry after a recoverable error takes the next one); nil cancels. `onShow`
     /// hears each context as it is shown.
-    public init(passwords: [String?], policy: any PasswordPolicy = ScriptedPasswordPolicy(),
-                onShow: (@Sendable (any PasswordEnrollmentContext) -> Void)? = nil) {
-        script = Script(passwords, onShow: onShow); self.policy = policy
+    public init(
+        passwords: [String?], policy: any PasswordPolicy = ScriptedPasswordPolicy(),
+        onShow: (@Sendable (any PasswordEnrollmentContext) -> Void)? = nil
+    ) {
+        script = Script(passwords, onShow: onShow)
+        self.policy = policy
     }
 
     public var shownContexts: [any PasswordEnrollmentContext] { script.shown }
@@ -108,13 +115,17 @@ public struct ScriptedPasswordPolicy: PasswordPolicy {
         return nil
     }
 
-    public func validatePasswordForEnrollment(_ password: String, onSuccess: @escaping @Sendable () -> Void,
-                                              onError: @escaping @Sendable (PasswordEnrollmentValidationError) -> Void) {
+    public func validatePasswordForEnrollment(
+        _ password: String, onSuccess: @escaping @Sendable () -> Void,
+        onError: @escaping @Sendable (PasswordEnrollmentValidationError) -> Void
+    ) {
         if let problem = problem(password) { onError(.InvalidPassword(message: problem, cause: nil)) } else { onSuccess() }
     }
 
-    public func validatePasswordForPasswordChange(_ password: String, onSuccess: @escaping @Sendable () -> Void,
-                                                  onError: @escaping @Sendable (PasswordChangeValidationError) -> Void) {
+    public func validatePasswordForPasswordChange(
+        _ password: String, onSuccess: @escaping @Sendable () -> Void,
+        onError: @escaping @Sendable (PasswordChangeValidationError) -> Void
+    ) {
         if let problem = problem(password) { onError(.InvalidPassword(message: problem, cause: nil)) } else { onSuccess() }
     }
 }
@@ -135,7 +146,8 @@ public final class ScriptedPinChanger: PinChanger, @unchecked Sendable {
     private let script: Script<any PinChangeContext, (String, String)>
     private let policy: PinPolicy
     public init(pins: [(String, String)?], policy: PinPolicy = PinPolicy(), onShow: (@Sendable (any PinChangeContext) -> Void)? = nil) {
-        script = Script(pins, onShow: onShow); self.policy = policy
+        script = Script(pins, onShow: onShow)
+        self.policy = policy
     }
     public var shownContexts: [any PinChangeContext] { script.shown }
     public func pinPolicy() -> PinPolicy { policy }
@@ -149,7 +161,8 @@ public final class ScriptedPasswordChanger: PasswordChanger, @unchecked Sendable
     private let script: Script<any PasswordChangeContext, (String, String)>
     private let policy: any PasswordPolicy
     public init(passwords: [(String, String)?], policy: any PasswordPolicy = ScriptedPasswordPolicy()) {
-        script = Script(passwords); self.policy = policy
+        script = Script(passwords)
+        self.policy = policy
     }
     public var shownContexts: [any PasswordChangeContext] { script.shown }
     public func passwordPolicy() -> any PasswordPolicy { policy }
@@ -189,7 +202,8 @@ public final class ScriptedOSVerifier: BiometricUserVerifier, DevicePasscodeUser
 
     public func verifyBiometric(context: any BiometricUserVerificationContext, handler: any BiometricUserVerificationHandler) {
         switch next(context) {
-        case .verify(let reason): handler.verify(using: BiometricPromptOptions(reason: reason, fallbackButtonTitle: "Enter Passcode", cancelButtonTitle: "Cancel"))
+        case .verify(let reason):
+            handler.verify(using: BiometricPromptOptions(reason: reason, fallbackButtonTitle: "Enter Passcode", cancelButtonTitle: "Cancel"))
         case .cancel: handler.cancel()
         case .silent: break
         }

@@ -21,9 +21,10 @@ final class SimulatedHardwareKeyStore: HardwareKeyStore, @unchecked Sendable {
 
     func createKey(tag: String, access: HardwareKeyAccess) throws(HardwareKeyError) -> [UInt8] {
         if access.requiresDeviceLock && !platform.hasDeviceLock { throw .unavailable("a hardware key needs a device lock") }
-        let entry = Entry(key: P256.Signing.PrivateKey(),
-                          biometricSet: access.boundToCurrentBiometricSet ? platform.biometricSetIdentifier : nil,
-                          lockGeneration: access.requiresDeviceLock ? platform.deviceLockGeneration : nil)
+        let entry = Entry(
+            key: P256.Signing.PrivateKey(),
+            biometricSet: access.boundToCurrentBiometricSet ? platform.biometricSetIdentifier : nil,
+            lockGeneration: access.requiresDeviceLock ? platform.deviceLockGeneration : nil)
         lock.withLock { keys[tag] = entry }
         return Array(entry.key.publicKey.x963Representation)
     }

@@ -28,10 +28,14 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
 
     /// A device of `profile` with its usual sensor (Face ID on iOS, a Class 3 sensor on Android), biometrics
     /// enrolled and a device lock set.
-    public init(storageDirectory: URL, applicationFacetId: String = SoftwareAuthenticator.virtualDeviceFacetID,
-                deviceFingerprint: String = "simulated-device", deviceProfile: DeviceProfile = .ios) {
-        self.storageDirectory = storageDirectory; self.applicationFacetId = applicationFacetId
-        self.deviceFingerprint = deviceFingerprint; self.deviceProfile = deviceProfile
+    public init(
+        storageDirectory: URL, applicationFacetId: String = SoftwareAuthenticator.virtualDeviceFacetID,
+        deviceFingerprint: String = "simulated-device", deviceProfile: DeviceProfile = .ios
+    ) {
+        self.storageDirectory = storageDirectory
+        self.applicationFacetId = applicationFacetId
+        self.deviceFingerprint = deviceFingerprint
+        self.deviceProfile = deviceProfile
         sensors = deviceProfile == .ios ? [.faceID] : [.androidClass3, .androidFingerprint]
         // A fixed, cheap cost: the simulated device's storage key is not what its tests are about.
         protector = try! SoftwareKeyProtector(iterationCount: 1024)
@@ -67,7 +71,9 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
 
     public var biometricSensors: Set<BiometricSensor> { lock.withLock { sensors } }
     public var biometricsEnrolled: Bool { lock.withLock { enrolled && !sensors.isEmpty } }
-    public var biometricSetIdentifier: String? { lock.withLock { enrolled && !sensors.isEmpty && !lockedOut ? "biometric-set-\(biometricSet)" : nil } }
+    public var biometricSetIdentifier: String? {
+        lock.withLock { enrolled && !sensors.isEmpty && !lockedOut ? "biometric-set-\(biometricSet)" : nil }
+    }
     public var biometricsLockedOut: Bool { lock.withLock { lockedOut } }
     public var hasDeviceLock: Bool { lock.withLock { deviceLockPresent } }
     public var deviceLockGeneration: Int { lock.withLock { lockGeneration } }

@@ -35,7 +35,12 @@ public enum DeviceServiceWire {
             /// The push address (FCM registration token); absent when push is off.
             public var target: String?
             public init(id: String, extId: String, username: String, name: String, dispatcher: String, target: String?) {
-                self.id = id; self.extId = extId; self.username = username; self.name = name; self.dispatcher = dispatcher; self.target = target
+                self.id = id
+                self.extId = extId
+                self.username = username
+                self.name = name
+                self.dispatcher = dispatcher
+                self.target = target
             }
         }
         public struct Credential: Codable, Hashable, Sendable {
@@ -45,14 +50,19 @@ public enum DeviceServiceWire {
             public var keyId: String
             public var creationTimeInEpochMillis: Int64
             public init(username: String, aaid: String, keyId: String, creationTimeInEpochMillis: Int64) {
-                self.username = username; self.aaid = aaid; self.keyId = keyId; self.creationTimeInEpochMillis = creationTimeInEpochMillis
+                self.username = username
+                self.aaid = aaid
+                self.keyId = keyId
+                self.creationTimeInEpochMillis = creationTimeInEpochMillis
             }
         }
         public var deviceId: String
         public var dispatchTargets: [Target]
         public var credentials: [Credential]
         public init(deviceId: String, dispatchTargets: [Target], credentials: [Credential]) {
-            self.deviceId = deviceId; self.dispatchTargets = dispatchTargets; self.credentials = credentials
+            self.deviceId = deviceId
+            self.dispatchTargets = dispatchTargets
+            self.credentials = credentials
         }
     }
 
@@ -70,9 +80,15 @@ public enum DeviceServiceWire {
         public var bodyHash: String?
 
         public init(claims: DeviceSignature.Claims, name: String? = nil, fcmRegistrationToken: String? = nil, disablePushNotifications: Bool? = nil) {
-            dispatchTargetId = claims.dispatchTargetId; requestId = claims.requestId; creationTimeInEpochMillis = claims.creationTimeInEpochMillis
-            htm = claims.htm; htu = claims.htu; bodyHash = claims.bodyHash
-            self.name = name; self.fcmRegistrationToken = fcmRegistrationToken; self.disablePushNotifications = disablePushNotifications
+            dispatchTargetId = claims.dispatchTargetId
+            requestId = claims.requestId
+            creationTimeInEpochMillis = claims.creationTimeInEpochMillis
+            htm = claims.htm
+            htu = claims.htu
+            bodyHash = claims.bodyHash
+            self.name = name
+            self.fcmRegistrationToken = fcmRegistrationToken
+            self.disablePushNotifications = disablePushNotifications
         }
     }
 
@@ -95,11 +111,18 @@ public enum DeviceServiceWire {
             public var operation: String?
             public var username: String?
             public var transactionText: String?
-            public init(creationTimeInEpochMillis: Int64, dispatcher: String, dispatchTargetId: String, payload: String, dispatchInformation: String?,
-                        operation: String? = nil, username: String? = nil, transactionText: String? = nil) {
-                self.creationTimeInEpochMillis = creationTimeInEpochMillis; self.dispatcher = dispatcher; self.dispatchTargetId = dispatchTargetId
-                self.payload = payload; self.dispatchInformation = dispatchInformation
-                self.operation = operation; self.username = username; self.transactionText = transactionText
+            public init(
+                creationTimeInEpochMillis: Int64, dispatcher: String, dispatchTargetId: String, payload: String, dispatchInformation: String?,
+                operation: String? = nil, username: String? = nil, transactionText: String? = nil
+            ) {
+                self.creationTimeInEpochMillis = creationTimeInEpochMillis
+                self.dispatcher = dispatcher
+                self.dispatchTargetId = dispatchTargetId
+                self.payload = payload
+                self.dispatchInformation = dispatchInformation
+                self.operation = operation
+                self.username = username
+                self.transactionText = transactionText
             }
         }
         public var operations: [Operation]

@@ -33,7 +33,11 @@ public enum DispatchPayload {
         public var token: String
         public var redeemURL: String
         public var data: String?
-        public init(token: String, redeemURL: String, data: String? = nil) { self.token = token; self.redeemURL = redeemURL; self.data = data }
+        public init(token: String, redeemURL: String, data: String? = nil) {
+            self.token = token
+            self.redeemURL = redeemURL
+            self.data = data
+        }
         enum CodingKeys: String, CodingKey { case token, redeemURL = "redeem_url", data }
     }
 
@@ -48,7 +52,9 @@ public enum DispatchPayload {
             return DispatchPayload.encryptedContentType
         }
         public var version: String {
-            switch self { case .plain(_, let v), .encrypted(_, let v): return v }
+            switch self {
+            case .plain(_, let v), .encrypted(_, let v): return v
+            }
         }
 
         /// The content: as is, or decrypted with the device's encryption key.
@@ -113,11 +119,13 @@ public enum DispatchPayload {
     public static func parse(base64URL text: String) throws(DispatchPayloadError) -> Envelope {
         var encoded = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if encoded.contains("?"), let components = URLComponents(string: encoded),
-           let value = components.queryItems?.first(where: { $0.name == linkParameter })?.value {
+            let value = components.queryItems?.first(where: { $0.name == linkParameter })?.value
+        {
             encoded = value
         }
         guard encoded.utf8.count <= maximumLength * 2, let bytes = Base64URL.decodeBytes(encoded),
-              let json = String(bytes: bytes, encoding: .utf8) else {
+            let json = String(bytes: bytes, encoding: .utf8)
+        else {
             throw .malformed("not base64url-encoded UTF-8")
         }
         return try parse(json: json)

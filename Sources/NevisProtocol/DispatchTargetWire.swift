@@ -36,9 +36,16 @@ public enum DispatchTargetWire {
         /// The P-256 public key, as JWK JSON text, that out-of-band payloads are encrypted to.
         public var encryptionKey: String?
 
-        public init(username: String?, name: String, deviceId: String?, dispatcher: String?, target: String?, signatureKey: String, encryptionKey: String?) {
-            self.username = username; self.name = name; self.deviceId = deviceId; self.dispatcher = dispatcher
-            self.target = target; self.signatureKey = signatureKey; self.encryptionKey = encryptionKey
+        public init(
+            username: String?, name: String, deviceId: String?, dispatcher: String?, target: String?, signatureKey: String, encryptionKey: String?
+        ) {
+            self.username = username
+            self.name = name
+            self.deviceId = deviceId
+            self.dispatcher = dispatcher
+            self.target = target
+            self.signatureKey = signatureKey
+            self.encryptionKey = encryptionKey
         }
     }
 
@@ -46,7 +53,10 @@ public enum DispatchTargetWire {
     public struct Created: Codable, Hashable, Sendable {
         public var id: String
         public var extId: String
-        public init(id: String, extId: String) { self.id = id; self.extId = extId }
+        public init(id: String, extId: String) {
+            self.id = id
+            self.extId = extId
+        }
     }
 
     /// PATCH `/nevisfido/token/dispatch/targets/{id}`: the payload of the compact JWS body, signed with the target's
@@ -63,14 +73,20 @@ public enum DispatchTargetWire {
         public var htu: String?
 
         public init(claims: DeviceSignature.Claims, name: String? = nil, target: String? = nil, disablePushNotifications: Bool? = nil) {
-            dispatchTargetId = claims.dispatchTargetId; requestId = claims.requestId
-            creationTimeInEpochMillis = claims.creationTimeInEpochMillis; htm = claims.htm; htu = claims.htu
-            self.name = name; self.target = target; self.disablePushNotifications = disablePushNotifications
+            dispatchTargetId = claims.dispatchTargetId
+            requestId = claims.requestId
+            creationTimeInEpochMillis = claims.creationTimeInEpochMillis
+            htm = claims.htm
+            htu = claims.htu
+            self.name = name
+            self.target = target
+            self.disablePushNotifications = disablePushNotifications
         }
 
         public var claims: DeviceSignature.Claims {
-            DeviceSignature.Claims(dispatchTargetId: dispatchTargetId, requestId: requestId, creationTimeInEpochMillis: creationTimeInEpochMillis,
-                                   htm: htm, htu: htu)
+            DeviceSignature.Claims(
+                dispatchTargetId: dispatchTargetId, requestId: requestId, creationTimeInEpochMillis: creationTimeInEpochMillis,
+                htm: htm, htu: htu)
         }
     }
 }
@@ -99,17 +115,24 @@ public enum DeviceSignature {
         /// base64url SHA-256 of the request body (of no bytes for an empty one); absent when the JWS is the body.
         public var bodyHash: String?
 
-        public init(dispatchTargetId: String, requestId: String, creationTimeInEpochMillis: Int64,
-                    htm: String? = nil, htu: String? = nil, bodyHash: String? = nil) {
-            self.dispatchTargetId = dispatchTargetId; self.requestId = requestId; self.creationTimeInEpochMillis = creationTimeInEpochMillis
-            self.htm = htm; self.htu = htu; self.bodyHash = bodyHash
+        public init(
+            dispatchTargetId: String, requestId: String, creationTimeInEpochMillis: Int64,
+            htm: String? = nil, htu: String? = nil, bodyHash: String? = nil
+        ) {
+            self.dispatchTargetId = dispatchTargetId
+            self.requestId = requestId
+            self.creationTimeInEpochMillis = creationTimeInEpochMillis
+            self.htm = htm
+            self.htu = htu
+            self.bodyHash = bodyHash
         }
         /// Fresh claims for one request to `path` with `method`, created `now`; `body` for a signature in the
         /// header, nil when the JWS is itself the body.
         public init(dispatchTargetId: String, now: Date, method: String, path: String, body: [UInt8]?) {
-            self.init(dispatchTargetId: dispatchTargetId, requestId: UUID().uuidString.lowercased(),
-                      creationTimeInEpochMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
-                      htm: method, htu: path, bodyHash: body.map(DeviceSignature.bodyHash))
+            self.init(
+                dispatchTargetId: dispatchTargetId, requestId: UUID().uuidString.lowercased(),
+                creationTimeInEpochMillis: Int64((now.timeIntervalSince1970 * 1000).rounded(.down)),
+                htm: method, htu: path, bodyHash: body.map(DeviceSignature.bodyHash))
         }
     }
 
@@ -133,7 +156,8 @@ public enum DeviceSignature {
     public static func unverifiedTargetID(_ compact: String) -> String? {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[1].utf8.count <= 8192, let bytes = Primitives.Base64URL.decodeBytes(String(parts[1])),
-              let claims = try? JSONDecoder().decode(Claims.self, from: Data(bytes)) else { return nil }
+            let claims = try? JSONDecoder().decode(Claims.self, from: Data(bytes))
+        else { return nil }
         return claims.dispatchTargetId
     }
 }

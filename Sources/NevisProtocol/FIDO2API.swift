@@ -19,9 +19,13 @@ public enum FIDO2API {
         public var residentKey: String?
         public var requireResidentKey: Bool?
         public var userVerification: String?
-        public init(authenticatorAttachment: String? = nil, residentKey: String? = nil, requireResidentKey: Bool? = nil, userVerification: String? = nil) {
-            self.authenticatorAttachment = authenticatorAttachment; self.residentKey = residentKey
-            self.requireResidentKey = requireResidentKey; self.userVerification = userVerification
+        public init(
+            authenticatorAttachment: String? = nil, residentKey: String? = nil, requireResidentKey: Bool? = nil, userVerification: String? = nil
+        ) {
+            self.authenticatorAttachment = authenticatorAttachment
+            self.residentKey = residentKey
+            self.requireResidentKey = requireResidentKey
+            self.userVerification = userVerification
         }
     }
 
@@ -35,10 +39,16 @@ public enum FIDO2API {
         public var attestation: String?
         public var userVerification: String?
         public var extensions: [String: JSONValue]?
-        public init(username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelection? = nil, attestation: String? = nil,
-                    userVerification: String? = nil, extensions: [String: JSONValue]? = nil) {
-            self.username = username; self.displayName = displayName; self.authenticatorSelection = authenticatorSelection
-            self.attestation = attestation; self.userVerification = userVerification; self.extensions = extensions
+        public init(
+            username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelection? = nil, attestation: String? = nil,
+            userVerification: String? = nil, extensions: [String: JSONValue]? = nil
+        ) {
+            self.username = username
+            self.displayName = displayName
+            self.authenticatorSelection = authenticatorSelection
+            self.attestation = attestation
+            self.userVerification = userVerification
+            self.extensions = extensions
         }
         /// Whether the body asks for registration options.
         public var isRegistration: Bool { displayName != nil || authenticatorSelection != nil || attestation != nil }
@@ -47,7 +57,10 @@ public enum FIDO2API {
     public struct RelyingPartyEntity: Codable, Sendable, Equatable {
         public var id: String
         public var name: String
-        public init(id: String, name: String) { self.id = id; self.name = name }
+        public init(id: String, name: String) {
+            self.id = id
+            self.name = name
+        }
     }
 
     public struct UserEntity: Codable, Sendable, Equatable {
@@ -55,13 +68,20 @@ public enum FIDO2API {
         /// base64url of the user handle (at most 64 bytes, never the username).
         public var id: String
         public var displayName: String
-        public init(name: String, id: String, displayName: String) { self.name = name; self.id = id; self.displayName = displayName }
+        public init(name: String, id: String, displayName: String) {
+            self.name = name
+            self.id = id
+            self.displayName = displayName
+        }
     }
 
     public struct CredentialParameters: Codable, Sendable, Equatable {
         public var type: String
         public var alg: Int64
-        public init(alg: Int64) { type = "public-key"; self.alg = alg }
+        public init(alg: Int64) {
+            type = "public-key"
+            self.alg = alg
+        }
     }
 
     public struct CredentialDescriptor: Codable, Sendable, Equatable {
@@ -69,7 +89,11 @@ public enum FIDO2API {
         /// base64url of the credential ID.
         public var id: String
         public var transports: [String]?
-        public init(id: String, transports: [String]?) { type = "public-key"; self.id = id; self.transports = transports }
+        public init(id: String, transports: [String]?) {
+            type = "public-key"
+            self.id = id
+            self.transports = transports
+        }
     }
 
     /// The answer of registration options: `PublicKeyCredentialCreationOptions` as JSON, with `status`.
@@ -86,13 +110,23 @@ public enum FIDO2API {
         public var authenticatorSelection: AuthenticatorSelection
         public var attestation: String
         public var extensions: [String: JSONValue]?
-        public init(fido2SessionId: String, rp: RelyingPartyEntity, user: UserEntity, challenge: String, pubKeyCredParams: [CredentialParameters],
-                    timeout: Int, excludeCredentials: [CredentialDescriptor], authenticatorSelection: AuthenticatorSelection, attestation: String,
-                    extensions: [String: JSONValue]?) {
-            status = "ok"; errorMessage = ""
-            self.fido2SessionId = fido2SessionId; self.rp = rp; self.user = user; self.challenge = challenge
-            self.pubKeyCredParams = pubKeyCredParams; self.timeout = timeout; self.excludeCredentials = excludeCredentials
-            self.authenticatorSelection = authenticatorSelection; self.attestation = attestation; self.extensions = extensions
+        public init(
+            fido2SessionId: String, rp: RelyingPartyEntity, user: UserEntity, challenge: String, pubKeyCredParams: [CredentialParameters],
+            timeout: Int, excludeCredentials: [CredentialDescriptor], authenticatorSelection: AuthenticatorSelection, attestation: String,
+            extensions: [String: JSONValue]?
+        ) {
+            status = "ok"
+            errorMessage = ""
+            self.fido2SessionId = fido2SessionId
+            self.rp = rp
+            self.user = user
+            self.challenge = challenge
+            self.pubKeyCredParams = pubKeyCredParams
+            self.timeout = timeout
+            self.excludeCredentials = excludeCredentials
+            self.authenticatorSelection = authenticatorSelection
+            self.attestation = attestation
+            self.extensions = extensions
         }
     }
 
@@ -107,11 +141,19 @@ public enum FIDO2API {
         public var allowCredentials: [CredentialDescriptor]
         public var userVerification: String
         public var extensions: [String: JSONValue]?
-        public init(fido2SessionId: String, challenge: String, timeout: Int, rpId: String, allowCredentials: [CredentialDescriptor],
-                    userVerification: String, extensions: [String: JSONValue]?) {
-            status = "ok"; errorMessage = ""
-            self.fido2SessionId = fido2SessionId; self.challenge = challenge; self.timeout = timeout; self.rpId = rpId
-            self.allowCredentials = allowCredentials; self.userVerification = userVerification; self.extensions = extensions
+        public init(
+            fido2SessionId: String, challenge: String, timeout: Int, rpId: String, allowCredentials: [CredentialDescriptor],
+            userVerification: String, extensions: [String: JSONValue]?
+        ) {
+            status = "ok"
+            errorMessage = ""
+            self.fido2SessionId = fido2SessionId
+            self.challenge = challenge
+            self.timeout = timeout
+            self.rpId = rpId
+            self.allowCredentials = allowCredentials
+            self.userVerification = userVerification
+            self.extensions = extensions
         }
     }
 
@@ -124,10 +166,16 @@ public enum FIDO2API {
         public var authenticatorData: String?
         public var signature: String?
         public var userHandle: String?
-        public init(clientDataJSON: String, attestationObject: String? = nil, transports: [String]? = nil, authenticatorData: String? = nil,
-                    signature: String? = nil, userHandle: String? = nil) {
-            self.clientDataJSON = clientDataJSON; self.attestationObject = attestationObject; self.transports = transports
-            self.authenticatorData = authenticatorData; self.signature = signature; self.userHandle = userHandle
+        public init(
+            clientDataJSON: String, attestationObject: String? = nil, transports: [String]? = nil, authenticatorData: String? = nil,
+            signature: String? = nil, userHandle: String? = nil
+        ) {
+            self.clientDataJSON = clientDataJSON
+            self.attestationObject = attestationObject
+            self.transports = transports
+            self.authenticatorData = authenticatorData
+            self.signature = signature
+            self.userHandle = userHandle
         }
     }
 
@@ -155,9 +203,15 @@ public enum FIDO2API {
         /// nevisFIDO's name for the authenticator, kept with a new passkey.
         public var userFriendlyName: String?
         public var userAgent: String?
-        public init(id: String, response: AuthenticatorResponse, clientExtensionResults: ClientExtensionResults? = nil, userFriendlyName: String? = nil) {
-            self.id = id; rawId = id; type = "public-key"; self.response = response
-            self.clientExtensionResults = clientExtensionResults; self.userFriendlyName = userFriendlyName
+        public init(
+            id: String, response: AuthenticatorResponse, clientExtensionResults: ClientExtensionResults? = nil, userFriendlyName: String? = nil
+        ) {
+            self.id = id
+            rawId = id
+            type = "public-key"
+            self.response = response
+            self.clientExtensionResults = clientExtensionResults
+            self.userFriendlyName = userFriendlyName
         }
     }
 
@@ -170,7 +224,9 @@ public enum FIDO2API {
         /// `additionalTokens`, with `method` `passkey`); the session cookie comes in `Set-Cookie`.
         public var token: String?
         public init(status: String, errorMessage: String, fido2SessionId: String? = nil) {
-            self.status = status; self.errorMessage = errorMessage; self.fido2SessionId = fido2SessionId
+            self.status = status
+            self.errorMessage = errorMessage
+            self.fido2SessionId = fido2SessionId
         }
         public static func failed(_ message: String) -> ServerResponse { ServerResponse(status: "failed", errorMessage: message) }
     }

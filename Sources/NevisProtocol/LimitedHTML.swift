@@ -74,7 +74,10 @@ public enum LimitedHTML {
         var tokens: [Token] = []
         var text = String.UnicodeScalarView()
         func flush() {
-            if !text.isEmpty { tokens.append(.text(String(text))); text = String.UnicodeScalarView() }
+            if !text.isEmpty {
+                tokens.append(.text(String(text)))
+                text = String.UnicodeScalarView()
+            }
         }
         var open: [String] = []
         var index = 0
@@ -151,9 +154,15 @@ public enum LimitedHTML {
                 }
             case .lineBreak: lines.append("")
             case .open("p"), .close("p"): blankLine()
-            case .open("ul"): newLine(); lists.append((false, 0))
-            case .open("ol"): newLine(); lists.append((true, 0))
-            case .close("ul"), .close("ol"): newLine(); if !lists.isEmpty { lists.removeLast() }
+            case .open("ul"):
+                newLine()
+                lists.append((false, 0))
+            case .open("ol"):
+                newLine()
+                lists.append((true, 0))
+            case .close("ul"), .close("ol"):
+                newLine()
+                if !lists.isEmpty { lists.removeLast() }
             case .open("li"):
                 newLine()
                 let indent = String(repeating: "  ", count: max(0, lists.count - 1))

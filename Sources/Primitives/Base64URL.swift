@@ -18,17 +18,22 @@ public enum Base64URL {
         var i = 0
         while i + 3 <= bytes.count {
             let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out.append(alphabet[Int(v >> 18 & 63)]); out.append(alphabet[Int(v >> 12 & 63)])
-            out.append(alphabet[Int(v >> 6 & 63)]); out.append(alphabet[Int(v & 63)])
+            out.append(alphabet[Int(v >> 18 & 63)])
+            out.append(alphabet[Int(v >> 12 & 63)])
+            out.append(alphabet[Int(v >> 6 & 63)])
+            out.append(alphabet[Int(v & 63)])
             i += 3
         }
         let rest = bytes.count - i
         if rest == 1 {
             let v = UInt32(bytes[i]) << 16
-            out.append(alphabet[Int(v >> 18 & 63)]); out.append(alphabet[Int(v >> 12 & 63)])
+            out.append(alphabet[Int(v >> 18 & 63)])
+            out.append(alphabet[Int(v >> 12 & 63)])
         } else if rest == 2 {
             let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out.append(alphabet[Int(v >> 18 & 63)]); out.append(alphabet[Int(v >> 12 & 63)]); out.append(alphabet[Int(v >> 6 & 63)])
+            out.append(alphabet[Int(v >> 18 & 63)])
+            out.append(alphabet[Int(v >> 12 & 63)])
+            out.append(alphabet[Int(v >> 6 & 63)])
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -43,7 +48,10 @@ public enum Base64URL {
     public static func decodeBytes(_ string: String) -> [UInt8]? {
         var input = Array(string.utf8)
         var padding = 0
-        while input.last == UInt8(ascii: "=") && padding < 2 { input.removeLast(); padding += 1 }
+        while input.last == UInt8(ascii: "=") && padding < 2 {
+            input.removeLast()
+            padding += 1
+        }
         guard input.count % 4 != 1, padding == 0 || (input.count + padding) % 4 == 0 else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(input.count * 3 / 4)

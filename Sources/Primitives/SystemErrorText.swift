@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -16,7 +17,9 @@ public enum SystemErrorText {
         let error = error as NSError
         // On Linux the underlying error is kept as a Swift error, not bridged: read it as one.
         let underlying = (error.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
-        let posix = error.domain == NSPOSIXErrorDomain ? error.code
+        let posix =
+            error.domain == NSPOSIXErrorDomain
+            ? error.code
             : underlying.flatMap { $0.domain == NSPOSIXErrorDomain ? $0.code : nil }
         if let posix { return reason(errno: Int32(posix)) }
         guard error.domain == NSCocoaErrorDomain else { return error.localizedDescription }

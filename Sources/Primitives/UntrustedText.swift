@@ -14,9 +14,13 @@ public enum UntrustedText {
     /// `\u{XXXX}`, and cut after `limit` characters, with the number of characters left out: `"abc"…(+12)`.
     public static func quoted(_ value: some StringProtocol, limit: Int = defaultLimit) -> String {
         var result = "\""
-        var kept = 0, omitted = 0
+        var kept = 0
+        var omitted = 0
         for character in value {
-            guard kept < limit else { omitted += 1; continue }
+            guard kept < limit else {
+                omitted += 1
+                continue
+            }
             kept += 1
             for scalar in character.unicodeScalars {
                 if scalar == "\"" || scalar == "\\" { result.append("\\") }
@@ -61,7 +65,10 @@ public enum UntrustedText {
     }
 
     private static func appendEscaped(_ scalar: Unicode.Scalar, to result: inout String) {
-        guard isUnsafe(scalar) else { result.unicodeScalars.append(scalar); return }
+        guard isUnsafe(scalar) else {
+            result.unicodeScalars.append(scalar)
+            return
+        }
         let hex = String(scalar.value, radix: 16, uppercase: true)
         result.append("\\u{" + String(repeating: "0", count: max(0, 2 - hex.count)) + hex + "}")
     }

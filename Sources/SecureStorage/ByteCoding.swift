@@ -12,9 +12,15 @@ struct StoreByteWriter {
     mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func raw<C: Collection>(_ c: C) where C.Element == UInt8 { bytes.append(contentsOf: c) }
     /// 16-bit length prefix then the bytes.
-    mutating func short<C: Collection>(_ c: C) where C.Element == UInt8 { u16(UInt16(c.count)); raw(c) }
+    mutating func short<C: Collection>(_ c: C) where C.Element == UInt8 {
+        u16(UInt16(c.count))
+        raw(c)
+    }
     /// 32-bit length prefix then the bytes.
-    mutating func long<C: Collection>(_ c: C) where C.Element == UInt8 { u32(UInt32(c.count)); raw(c) }
+    mutating func long<C: Collection>(_ c: C) where C.Element == UInt8 {
+        u32(UInt32(c.count))
+        raw(c)
+    }
 }
 
 /// Total reader: every read either returns a value or throws `corrupted`, never traps.
@@ -22,7 +28,10 @@ struct StoreByteReader {
     private let bytes: [UInt8]
     private(set) var offset: Int
 
-    init(_ bytes: [UInt8], offset: Int = 0) { self.bytes = bytes; self.offset = offset }
+    init(_ bytes: [UInt8], offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
 
     var remaining: Int { bytes.count - offset }
 

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -47,7 +48,10 @@ enum DurableFile {
         guard fd >= 0 else { throw SecureStorageError.unreadable(path: tmp, reason: errnoText()) }
         var ok = false
         defer {
-            if !ok { close(fd); unlink(tmp) }
+            if !ok {
+                close(fd)
+                unlink(tmp)
+            }
         }
         var done = 0
         while done < bytes.count {

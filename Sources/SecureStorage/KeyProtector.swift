@@ -1,6 +1,6 @@
 import Crypto
-import _CryptoExtras
 import Foundation
+import _CryptoExtras
 
 /// How a store's data key is protected, as reported to the app (instead of a single boolean).
 public struct KeyProtectionReport: Sendable, Equatable, CustomStringConvertible {
@@ -19,10 +19,17 @@ public struct KeyProtectionReport: Sendable, Equatable, CustomStringConvertible 
     /// Key-derivation function and its cost, if any.
     public var kdf: String
 
-    package init(protector: String, keyLocation: String, isHardwareBacked: Bool, isDeviceBound: Bool, usesPassphrase: Bool,
-                 detectsRollback: Bool, kdf: String) {
-        self.protector = protector; self.keyLocation = keyLocation; self.isHardwareBacked = isHardwareBacked
-        self.isDeviceBound = isDeviceBound; self.usesPassphrase = usesPassphrase; self.detectsRollback = detectsRollback; self.kdf = kdf
+    package init(
+        protector: String, keyLocation: String, isHardwareBacked: Bool, isDeviceBound: Bool, usesPassphrase: Bool,
+        detectsRollback: Bool, kdf: String
+    ) {
+        self.protector = protector
+        self.keyLocation = keyLocation
+        self.isHardwareBacked = isHardwareBacked
+        self.isDeviceBound = isDeviceBound
+        self.usesPassphrase = usesPassphrase
+        self.detectsRollback = detectsRollback
+        self.kdf = kdf
     }
 
     public var description: String {
@@ -95,13 +102,19 @@ public final class SoftwareKeyProtector: KeyProtector, @unchecked Sendable {
 
     public func makeParameters() throws -> [UInt8] {
         var w = StoreByteWriter()
-        w.u32(costFactor); w.u32(blockSize); w.u32(parallelism)
+        w.u32(costFactor)
+        w.u32(blockSize)
+        w.u32(parallelism)
         w.raw(randomBytes(32))
         w.u8(passphrase == nil ? 0 : 1)
         return w.bytes
     }
 
-    private struct Parameters { var n, r, p: UInt32; var salt: [UInt8]; var hasPassphrase: Bool }
+    private struct Parameters {
+        var n, r, p: UInt32
+        var salt: [UInt8]
+        var hasPassphrase: Bool
+    }
 
     private func parse(_ parameters: [UInt8]) throws -> Parameters {
         var r = StoreByteReader(parameters)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -40,10 +41,14 @@ struct RollbackAnchor {
 
     private static func slot(storeID: [UInt8], generation: UInt64, key: SymmetricKey) -> [UInt8] {
         var w = StoreByteWriter()
-        w.raw(Array("anchor".utf8)); w.raw(storeID); w.u64(generation)
+        w.raw(Array("anchor".utf8))
+        w.raw(storeID)
+        w.u64(generation)
         let mac = Array(HMAC<SHA256>.authenticationCode(for: w.bytes, using: key))
         var out = StoreByteWriter()
-        out.raw(storeID); out.u64(generation); out.raw(mac)
+        out.raw(storeID)
+        out.u64(generation)
+        out.raw(mac)
         return out.bytes
     }
 

@@ -57,8 +57,10 @@ final class StoreEngine: @unchecked Sendable {
     private var pendingHeader: StoreFormat.Header?
     private var closed = false
 
-    private init(location: StoreLocation, fingerprint: [UInt8], protector: any KeyProtector, header: StoreFormat.Header,
-                 dataKey: SymmetricKey, records: [[UInt8]: StoreFormat.Record]) {
+    private init(
+        location: StoreLocation, fingerprint: [UInt8], protector: any KeyProtector, header: StoreFormat.Header,
+        dataKey: SymmetricKey, records: [[UInt8]: StoreFormat.Record]
+    ) {
         self.location = location
         self.fingerprint = fingerprint
         self.protector = protector
@@ -72,8 +74,9 @@ final class StoreEngine: @unchecked Sendable {
 
     static func create(location: StoreLocation, fingerprint: [UInt8], protector: any KeyProtector) throws -> StoreEngine {
         try location.validate()
-        try FileManager.default.createDirectory(at: location.directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: location.directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         return try StoreFileLock.withLock(path: location.lockPath) {
             guard !DurableFile.exists(location.filePath) else {
                 throw SecureStorageError.storageAlreadyExists(path: location.filePath)
@@ -85,7 +88,8 @@ final class StoreEngine: @unchecked Sendable {
             let header = StoreFormat.Header(
                 storeID: storeID, generation: 1, protectorKind: protector.kind, protectorParameters: parameters,
                 wrappedDataKey: try StoreFormat.wrap(dataKey: dataKey, kek: kek, storeID: storeID, kind: protector.kind, parameters: parameters))
-            let engine = StoreEngine(location: location, fingerprint: fingerprint, protector: protector, header: header, dataKey: dataKey, records: [:])
+            let engine = StoreEngine(
+                location: location, fingerprint: fingerprint, protector: protector, header: header, dataKey: dataKey, records: [:])
             try DurableFile.replace(location.filePath, with: StoreFormat.encode(header: header, records: [:], keys: engine.keys))
             try engine.anchor?.create(storeID: storeID, generation: 1, key: engine.keys.mac)
             return engine
@@ -106,9 +110,11 @@ final class StoreEngine: @unchecked Sendable {
                 throw SecureStorageError.keyProtectionUnavailable(
                     reason: "the store is protected by protector kind \(file.header.protectorKind), not \(protector.kind)")
             }
-            let kek = try protector.keyEncryptionKey(parameters: file.header.protectorParameters, fingerprint: fingerprint, storeID: file.header.storeID)
+            let kek = try protector.keyEncryptionKey(
+                parameters: file.header.protectorParameters, fingerprint: fingerprint, storeID: file.header.storeID)
             let dataKey = try StoreFormat.unwrap(file.header, kek: kek)
-            let engine = StoreEngine(location: location, fingerprint: fingerprint, protector: protector, header: file.header, dataKey: dataKey, records: file.records)
+            let engine = StoreEngine(
+                location: location, fingerprint: fingerprint, protector: protector, header: file.header, dataKey: dataKey, records: file.records)
             try StoreFormat.verifyMAC(file, keys: engine.keys)
             try engine.checkAnchor(fileGeneration: file.header.generation)
             return engine
@@ -166,7 +172,8 @@ final class StoreEngine: @unchecked Sendable {
                 throw SecureStorageError.invalidParameter("the store already holds \(SecureStoreLimits.maximumEntries) entries")
             }
             let generation = header.generation + 1
-            let sealed = try StoreFormat.seal(name: nameBytes, value: value, nameTag: tag, generation: generation, storeID: header.storeID, keys: keys)
+            let sealed = try StoreFormat.seal(
+                name: nameBytes, value: value, nameTag: tag, generation: generation, storeID: header.storeID, keys: keys)
             records[tag] = .init(generation: generation, sealed: sealed)
             names[tag] = name
             changes[tag] = .set
@@ -225,7 +232,9 @@ final class StoreEngine: @unchecked Sendable {
             try records.map { tag, record in
                 if let name = names[tag] { return name }
                 let opened = try StoreFormat.open(record, nameTag: tag, storeID: header.storeID, keys: keys)
-                guard let name = String(bytes: opened.name, encoding: .utf8) else { throw SecureStorageError.tampered(reason: "key name is not UTF-8") }
+                guard let name = String(bytes: opened.name, encoding: .utf8) else {
+                    throw SecureStorageError.tampered(reason: "key name is not UTF-8")
+                }
                 names[tag] = name
                 return name
             }.sorted()
@@ -237,7 +246,9 @@ final class StoreEngine: @unchecked Sendable {
             var out: [String: [UInt8]] = [:]
             for (tag, record) in records {
                 let opened = try StoreFormat.open(record, nameTag: tag, storeID: header.storeID, keys: keys)
-                guard let name = String(bytes: opened.name, encoding: .utf8) else { throw SecureStorageError.tampered(reason: "key name is not UTF-8") }
+                guard let name = String(bytes: opened.name, encoding: .utf8) else {
+                    throw SecureStorageError.tampered(reason: "key name is not UTF-8")
+                }
                 out[name] = opened.value
             }
             return out
@@ -282,8 +293,10 @@ final class StoreEngine: @unchecked Sendable {
             for (tag, change) in changes where change == .set {
                 guard let record = merged[tag], record.generation != generation else { continue }
                 let opened = try StoreFormat.open(record, nameTag: tag, storeID: header.storeID, keys: keys)
-                merged[tag] = .init(generation: generation, sealed: try StoreFormat.seal(
-                    name: opened.name, value: opened.value, nameTag: tag, generation: generation, storeID: header.storeID, keys: keys))
+                merged[tag] = .init(
+                    generation: generation,
+                    sealed: try StoreFormat.seal(
+                        name: opened.name, value: opened.value, nameTag: tag, generation: generation, storeID: header.storeID, keys: keys))
             }
             try DurableFile.replace(location.filePath, with: StoreFormat.encode(header: newHeader, records: merged, keys: keys))
             // The file is durable; from here on the commit has happened even if the anchor update fails
@@ -307,7 +320,8 @@ final class StoreEngine: @unchecked Sendable {
             var newHeader = header
             newHeader.protectorKind = target.kind
             newHeader.protectorParameters = parameters
-            newHeader.wrappedDataKey = try StoreFormat.wrap(dataKey: dataKey, kek: kek, storeID: header.storeID, kind: target.kind, parameters: parameters)
+            newHeader.wrappedDataKey = try StoreFormat.wrap(
+                dataKey: dataKey, kek: kek, storeID: header.storeID, kind: target.kind, parameters: parameters)
             let previous = (pendingHeader, fingerprint, protector)
             pendingHeader = newHeader
             do {
@@ -336,7 +350,13 @@ final class StoreEngine: @unchecked Sendable {
         }
     }
 
-    func close() { lock.withLock { closed = true; records.removeAll(); names.removeAll() } }
+    func close() {
+        lock.withLock {
+            closed = true
+            records.removeAll()
+            names.removeAll()
+        }
+    }
 
     var generation: UInt64 { lock.withLock { header.generation } }
 

@@ -20,10 +20,13 @@ import Crypto
     }
 
     /// A well-formed file holding `entries`, its data key `dataKey` wrapped with `kek`.
-    public static func file(entries: [[UInt8]: [UInt8]], storeID: [UInt8], generation: UInt64, dataKey: SymmetricKey,
-                            kek: SymmetricKey) throws -> [UInt8] {
+    public static func file(
+        entries: [[UInt8]: [UInt8]], storeID: [UInt8], generation: UInt64, dataKey: SymmetricKey,
+        kek: SymmetricKey
+    ) throws -> [UInt8] {
         let keys = StoreFormat.Keys(dataKey: dataKey, storeID: storeID)
-        let kind: UInt8 = 0, parameters: [UInt8] = []
+        let kind: UInt8 = 0
+        let parameters: [UInt8] = []
         let header = StoreFormat.Header(
             storeID: storeID, generation: generation, protectorKind: kind, protectorParameters: parameters,
             wrappedDataKey: try StoreFormat.wrap(dataKey: dataKey, kek: kek, storeID: storeID, kind: kind, parameters: parameters))
@@ -31,7 +34,8 @@ import Crypto
         for (name, value) in entries {
             let tag = StoreFormat.nameTag(name, keys: keys)
             records[tag] = StoreFormat.Record(
-                generation: generation, sealed: try StoreFormat.seal(name: name, value: value, nameTag: tag, generation: generation, storeID: storeID, keys: keys))
+                generation: generation,
+                sealed: try StoreFormat.seal(name: name, value: value, nameTag: tag, generation: generation, storeID: storeID, keys: keys))
         }
         return StoreFormat.encode(header: header, records: records, keys: keys)
     }

@@ -45,10 +45,13 @@ enum StoreFormat {
 
         init(dataKey: SymmetricKey, storeID: [UInt8]) {
             func derive(_ label: String) -> SymmetricKey {
-                HKDF<SHA256>.deriveKey(inputKeyMaterial: dataKey, salt: storeID,
-                                       info: Array("mauth-securestorage/v1/\(label)".utf8), outputByteCount: 32)
+                HKDF<SHA256>.deriveKey(
+                    inputKeyMaterial: dataKey, salt: storeID,
+                    info: Array("mauth-securestorage/v1/\(label)".utf8), outputByteCount: 32)
             }
-            enc = derive("enc"); name = derive("name"); mac = derive("mac")
+            enc = derive("enc")
+            name = derive("name")
+            mac = derive("mac")
         }
     }
 
@@ -62,13 +65,21 @@ enum StoreFormat {
 
     static func wrapAssociatedData(storeID: [UInt8], kind: UInt8, parameters: [UInt8]) -> [UInt8] {
         var w = StoreByteWriter()
-        w.raw(magic); w.u16(version); w.raw(storeID); w.u8(kind); w.raw(parameters)
+        w.raw(magic)
+        w.u16(version)
+        w.raw(storeID)
+        w.u8(kind)
+        w.raw(parameters)
         return w.bytes
     }
 
     static func entryAssociatedData(storeID: [UInt8], nameTag: [UInt8], generation: UInt64) -> [UInt8] {
         var w = StoreByteWriter(capacity: 64)
-        w.raw(magic); w.u16(version); w.raw(storeID); w.raw(nameTag); w.u64(generation)
+        w.raw(magic)
+        w.u16(version)
+        w.raw(storeID)
+        w.raw(nameTag)
+        w.u64(generation)
         return w.bytes
     }
 
@@ -78,21 +89,27 @@ enum StoreFormat {
 
     static func seal(name: [UInt8], value: [UInt8], nameTag: [UInt8], generation: UInt64, storeID: [UInt8], keys: Keys) throws -> [UInt8] {
         var w = StoreByteWriter(capacity: 2 + name.count + value.count)
-        w.short(name); w.raw(value)
-        let box = try AES.GCM.seal(w.bytes, using: keys.enc,
-                                   authenticating: entryAssociatedData(storeID: storeID, nameTag: nameTag, generation: generation))
+        w.short(name)
+        w.raw(value)
+        let box = try AES.GCM.seal(
+            w.bytes, using: keys.enc,
+            authenticating: entryAssociatedData(storeID: storeID, nameTag: nameTag, generation: generation))
         return Array(box.combined!)
     }
 
     /// Opens a sealed entry and checks that the name inside it is the one its tag claims. When the caller knows
     /// the name (`expectedName`), a byte comparison replaces the second HMAC: the tag is bound by the AEAD's
     /// associated data, so a matching name proves the pairing just as well.
-    static func open(_ record: Record, nameTag: [UInt8], storeID: [UInt8], keys: Keys, expectedName: [UInt8]? = nil) throws -> (name: [UInt8], value: [UInt8]) {
+    static func open(
+        _ record: Record, nameTag: [UInt8], storeID: [UInt8], keys: Keys, expectedName: [UInt8]? = nil
+    ) throws -> (name: [UInt8], value: [UInt8]) {
         let plain: [UInt8]
         do {
             let box = try AES.GCM.SealedBox(combined: record.sealed)
-            plain = Array(try AES.GCM.open(box, using: keys.enc,
-                                           authenticating: entryAssociatedData(storeID: storeID, nameTag: nameTag, generation: record.generation)))
+            plain = Array(
+                try AES.GCM.open(
+                    box, using: keys.enc,
+                    authenticating: entryAssociatedData(storeID: storeID, nameTag: nameTag, generation: record.generation)))
         } catch {
             throw SecureStorageError.tampered(reason: "an entry failed authentication")
         }
@@ -106,12 +123,19 @@ enum StoreFormat {
     static func encode(header: Header, records: [[UInt8]: Record], keys: Keys) -> [UInt8] {
         let payload = records.values.reduce(0) { $0 + $1.sealed.count + 44 }
         var w = StoreByteWriter(capacity: 128 + header.protectorParameters.count + header.wrappedDataKey.count + payload + trailerSize)
-        w.raw(magic); w.u16(version); w.raw(header.storeID); w.u64(header.generation)
-        w.u8(header.protectorKind); w.short(header.protectorParameters); w.short(header.wrappedDataKey)
+        w.raw(magic)
+        w.u16(version)
+        w.raw(header.storeID)
+        w.u64(header.generation)
+        w.u8(header.protectorKind)
+        w.short(header.protectorParameters)
+        w.short(header.wrappedDataKey)
         w.u32(UInt32(records.count))
         for tag in records.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let record = records[tag]!
-            w.raw(tag); w.u64(record.generation); w.long(record.sealed)
+            w.raw(tag)
+            w.u64(record.generation)
+            w.long(record.sealed)
         }
         let mac = HMAC<SHA256>.authenticationCode(for: w.bytes, using: keys.mac)
         w.raw(Array(mac))
@@ -177,8 +201,10 @@ enum StoreFormat {
     static func unwrap(_ header: Header, kek: SymmetricKey) throws -> SymmetricKey {
         do {
             let box = try AES.GCM.SealedBox(combined: header.wrappedDataKey)
-            let raw = try AES.GCM.open(box, using: kek, authenticating: wrapAssociatedData(
-                storeID: header.storeID, kind: header.protectorKind, parameters: header.protectorParameters))
+            let raw = try AES.GCM.open(
+                box, using: kek,
+                authenticating: wrapAssociatedData(
+                    storeID: header.storeID, kind: header.protectorKind, parameters: header.protectorParameters))
             guard raw.count == 32 else { throw SecureStorageError.corrupted(reason: "data key has the wrong size") }
             return SymmetricKey(data: raw)
         } catch let error as SecureStorageError {

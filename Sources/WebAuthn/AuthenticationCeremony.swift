@@ -11,7 +11,11 @@ public struct StoredCredential: Sendable {
     public var backupEligible: Bool
 
     public init(id: [UInt8], publicKey: COSEKey, userHandle: [UInt8], signCount: UInt32, backupEligible: Bool) {
-        self.id = id; self.publicKey = publicKey; self.userHandle = userHandle; self.signCount = signCount; self.backupEligible = backupEligible
+        self.id = id
+        self.publicKey = publicKey
+        self.userHandle = userHandle
+        self.signCount = signCount
+        self.backupEligible = backupEligible
     }
 }
 
@@ -25,8 +29,11 @@ public struct AssertionResponse: Sendable {
     public var userHandle: [UInt8]?
 
     public init(credentialID: [UInt8], clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], userHandle: [UInt8]?) {
-        self.credentialID = credentialID; self.clientDataJSON = clientDataJSON; self.authenticatorData = authenticatorData
-        self.signature = signature; self.userHandle = userHandle
+        self.credentialID = credentialID
+        self.clientDataJSON = clientDataJSON
+        self.authenticatorData = authenticatorData
+        self.signature = signature
+        self.userHandle = userHandle
     }
 }
 
@@ -43,7 +50,9 @@ public struct AssertionExpectation: Sendable {
     public var userVerification: UserVerification
 
     public init(challenge: [UInt8], allowCredentials: [[UInt8]] = [], userVerification: UserVerification = .preferred) {
-        self.challenge = challenge; self.allowCredentials = allowCredentials; self.userVerification = userVerification
+        self.challenge = challenge
+        self.allowCredentials = allowCredentials
+        self.userVerification = userVerification
     }
 }
 
@@ -56,7 +65,10 @@ public struct VerifiedAssertion: Sendable, Equatable {
     public var extensions: [String]
 
     public init(signCount: UInt32, userVerified: Bool, backupState: Bool, extensions: [String]) {
-        self.signCount = signCount; self.userVerified = userVerified; self.backupState = backupState; self.extensions = extensions
+        self.signCount = signCount
+        self.userVerified = userVerified
+        self.backupState = backupState
+        self.extensions = extensions
     }
 }
 
@@ -68,7 +80,9 @@ public struct AuthenticationCeremony: Sendable {
 
     public init(relyingParty: RelyingParty) { self.relyingParty = relyingParty }
 
-    public func verify(_ response: AssertionResponse, expected: AssertionExpectation, credential: StoredCredential) throws(WebAuthnError) -> VerifiedAssertion {
+    public func verify(
+        _ response: AssertionResponse, expected: AssertionExpectation, credential: StoredCredential
+    ) throws(WebAuthnError) -> VerifiedAssertion {
         func fail(_ reason: WebAuthnError.Reason) -> WebAuthnError { WebAuthnError(.authentication, reason) }
         // Step 5.
         if !expected.allowCredentials.isEmpty, !expected.allowCredentials.contains(response.credentialID) {
@@ -102,8 +116,9 @@ public struct AuthenticationCeremony: Sendable {
         if data.signCount != 0 || credential.signCount != 0, data.signCount <= credential.signCount {
             throw fail(.signCounterNotIncreased(stored: credential.signCount, received: data.signCount))
         }
-        return VerifiedAssertion(signCount: data.signCount, userVerified: data.flags.contains(.userVerified),
-                                 backupState: data.flags.contains(.backupState),
-                                 extensions: data.extensions?.keys.compactMap(\.text) ?? [])
+        return VerifiedAssertion(
+            signCount: data.signCount, userVerified: data.flags.contains(.userVerified),
+            backupState: data.flags.contains(.backupState),
+            extensions: data.extensions?.keys.compactMap(\.text) ?? [])
     }
 }

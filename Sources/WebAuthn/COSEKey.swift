@@ -64,7 +64,8 @@ public struct COSEKeyError: Error, Sendable, Equatable, CustomStringConvertible 
         case .notAMap: return "COSE key: not a CBOR map"
         case .missingParameter(let label): return "COSE key: parameter \(label) is missing or of the wrong type"
         case .unknownAlgorithm(let alg): return "COSE key: unknown algorithm \(alg)"
-        case .algorithmUnavailable(let alg): return "COSE key: algorithm \(alg) cannot be verified here\(alg == -53 ? " (Ed448: swift-crypto has none)" : "")"
+        case .algorithmUnavailable(let alg):
+            return "COSE key: algorithm \(alg) cannot be verified here\(alg == -53 ? " (Ed448: swift-crypto has none)" : "")"
         case .keyTypeMismatch(let kty, let alg): return "COSE key: key type \(kty) does not fit algorithm \(alg)"
         case .curveMismatch(let crv, let alg): return "COSE key: curve \(crv) does not fit algorithm \(alg)"
         case .coordinateLength(let label, let length): return "COSE key: parameter \(label) has \(length) bytes"
@@ -167,20 +168,24 @@ public struct COSEKey: Sendable {
         let point = Array(key.x963Representation)
         algorithm = .es256
         material = .p256(key)
-        encoded = CBOREncoder.encode(.map(CBORMap([
-            .init(.int(1), .int(2)), .init(.int(3), .int(COSEAlgorithm.es256.rawValue)), .init(.int(-1), .int(1)),
-            .init(.int(-2), .bytes(Array(point[1...32]))), .init(.int(-3), .bytes(Array(point[33...]))),
-        ])))
+        encoded = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(2)), .init(.int(3), .int(COSEAlgorithm.es256.rawValue)), .init(.int(-1), .int(1)),
+                    .init(.int(-2), .bytes(Array(point[1...32]))), .init(.int(-3), .bytes(Array(point[33...]))),
+                ])))
     }
 
     /// The COSE_Key of an Ed25519 public key for EdDSA, encoded canonically (CTAP2).
     public init(_ key: Curve25519.Signing.PublicKey) {
         algorithm = .edDSA
         material = .ed25519(key)
-        encoded = CBOREncoder.encode(.map(CBORMap([
-            .init(.int(1), .int(1)), .init(.int(3), .int(COSEAlgorithm.edDSA.rawValue)), .init(.int(-1), .int(6)),
-            .init(.int(-2), .bytes(Array(key.rawRepresentation))),
-        ])))
+        encoded = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(1)), .init(.int(3), .int(COSEAlgorithm.edDSA.rawValue)), .init(.int(-1), .int(6)),
+                    .init(.int(-2), .bytes(Array(key.rawRepresentation))),
+                ])))
     }
 
     /// A certificate's key used with `algorithm` (an attestation statement's `alg`): the key must be the kind the

@@ -35,7 +35,10 @@ public struct CollectedClientData: Sendable {
     /// Nil for anything else (``WebAuthnError/Reason/clientDataMalformed``).
     public init?(bytes: [UInt8]) {
         guard let members = try? WireJSONDecoder().decode(Members.self, from: bytes) else { return nil }
-        type = members.type; challenge = members.challenge; origin = members.origin
-        crossOrigin = members.crossOrigin ?? false; topOrigin = members.topOrigin
+        type = members.type
+        challenge = members.challenge
+        origin = members.origin
+        crossOrigin = members.crossOrigin ?? false
+        topOrigin = members.topOrigin
     }
 }

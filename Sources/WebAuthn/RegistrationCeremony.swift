@@ -14,7 +14,10 @@ public struct RegistrationResponse: Sendable {
     public var transports: [String]
 
     public init(credentialID: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8], transports: [String] = []) {
-        self.credentialID = credentialID; self.clientDataJSON = clientDataJSON; self.attestationObject = attestationObject; self.transports = transports
+        self.credentialID = credentialID
+        self.clientDataJSON = clientDataJSON
+        self.attestationObject = attestationObject
+        self.transports = transports
     }
 }
 
@@ -27,9 +30,14 @@ public struct RegistrationExpectation: Sendable {
     /// `mediation: "conditional"` (conditional create): the browser made the passkey without asking, so UP may be clear.
     public var conditional: Bool
 
-    public init(challenge: [UInt8], userVerification: UserVerificationRequirement = .preferred, algorithms: [COSEAlgorithm] = [.edDSA, .es256, .rs256],
-                conditional: Bool = false) {
-        self.challenge = challenge; self.userVerification = userVerification; self.algorithms = algorithms; self.conditional = conditional
+    public init(
+        challenge: [UInt8], userVerification: UserVerificationRequirement = .preferred, algorithms: [COSEAlgorithm] = [.edDSA, .es256, .rs256],
+        conditional: Bool = false
+    ) {
+        self.challenge = challenge
+        self.userVerification = userVerification
+        self.algorithms = algorithms
+        self.conditional = conditional
     }
 }
 
@@ -66,13 +74,17 @@ public struct RegistrationCeremony: Sendable {
     public var trust: AttestationTrust
 
     public init(relyingParty: RelyingParty, policy: AttestationPolicy = .passkeys, trust: AttestationTrust = AttestationTrust()) {
-        self.relyingParty = relyingParty; self.policy = policy; self.trust = trust
+        self.relyingParty = relyingParty
+        self.policy = policy
+        self.trust = trust
     }
 
     /// The client's default `pubKeyCredParams` when the options name none (§5.4).
     static let defaultAlgorithms: [COSEAlgorithm] = [.es256, .rs256]
 
-    public func verify(_ response: RegistrationResponse, expected: RegistrationExpectation, now: Date = Date()) async throws(WebAuthnError) -> VerifiedRegistration {
+    public func verify(
+        _ response: RegistrationResponse, expected: RegistrationExpectation, now: Date = Date()
+    ) async throws(WebAuthnError) -> VerifiedRegistration {
         func fail(_ reason: WebAuthnError.Reason) -> WebAuthnError { WebAuthnError(.registration, reason) }
         // Steps 5–11.
         guard let client = CollectedClientData(bytes: response.clientDataJSON) else { throw fail(.clientDataMalformed) }
@@ -119,12 +131,17 @@ public struct RegistrationCeremony: Sendable {
         var modelMetadata: FIDO2Metadata?
         if let anchor {
             switch attestation.modelBinding {
-            case .certificate where named: boundAAGUID = credential.aaguid; modelMetadata = claimedMetadata
+            case .certificate where named:
+                boundAAGUID = credential.aaguid
+                modelMetadata = claimedMetadata
             case .attestationKey where named:
                 // A certificate without the extension binds the model only through a root of that model's own
                 // metadata, which FIDO certifies for that model alone.
                 let roots = (claimedMetadata?.attestationRootCertificates ?? []).compactMap { try? Certificate(derEncoded: $0) }
-                if roots.contains(anchor) { boundAAGUID = credential.aaguid; modelMetadata = claimedMetadata }
+                if roots.contains(anchor) {
+                    boundAAGUID = credential.aaguid
+                    modelMetadata = claimedMetadata
+                }
             case .keyIdentifier: modelMetadata = keyIdentifierMetadata
             default: break
             }
@@ -140,7 +157,8 @@ public struct RegistrationCeremony: Sendable {
         return VerifiedRegistration(
             credentialID: credential.credentialID, publicKey: credential.publicKey, signCount: authenticatorData.signCount,
             userVerified: authenticatorData.flags.contains(.userVerified), backupEligible: authenticatorData.flags.contains(.backupEligible),
-            backupState: authenticatorData.flags.contains(.backupState), aaguid: credential.aaguid, modelBound: boundAAGUID != nil || modelMetadata != nil,
+            backupState: authenticatorData.flags.contains(.backupState), aaguid: credential.aaguid,
+            modelBound: boundAAGUID != nil || modelMetadata != nil,
             attestation: attestation, trustAnchor: anchor, metadata: modelMetadata, transports: response.transports,
             extensions: authenticatorData.extensions?.keys.compactMap(\.text) ?? [])
     }
@@ -154,7 +172,9 @@ public struct RegistrationCeremony: Sendable {
         let roots = trust.roots + (metadata?.attestationRootCertificates ?? []).compactMap { try? Certificate(derEncoded: $0) }
         var anchor: Certificate?
         for chain in chains {
-            guard let validated = await AttestationTrust.validatedChain(of: chain, among: roots, at: now), let root = validated.last else { return nil }
+            guard let validated = await AttestationTrust.validatedChain(of: chain, among: roots, at: now), let root = validated.last else {
+                return nil
+            }
             if let revoked = trust.revoked(in: validated, at: now) {
                 throw WebAuthnError(.registration, .attestationCertificateRevoked(revoked.subject.description))
             }
@@ -182,13 +202,16 @@ public struct AttestationObject: Sendable {
         do { value = try CBORDecoder(rules: .wellFormed).decode(bytes) } catch { throw fail("\(error)") }
         guard let map = value.map else { throw fail("not a CBOR map") }
         guard let format = map[text: "fmt"]?.text else { throw fail("fmt is missing or not text") }
-        guard let statement = map[text: "attStmt"], statement.map != nil || statement.array != nil else { throw fail("attStmt is missing or not a map") }
+        guard let statement = map[text: "attStmt"], statement.map != nil || statement.array != nil else {
+            throw fail("attStmt is missing or not a map")
+        }
         guard let data = map[text: "authData"]?.bytes else { throw fail("authData is missing or not bytes") }
         guard map.entries.count == 3 else { throw fail("it has members besides fmt, attStmt and authData") }
         do { authenticatorData = try AuthenticatorData(bytes: data) } catch {
             throw WebAuthnError(.registration, .authenticatorDataMalformed(error.reason))
         }
-        self.format = format; self.statement = statement
+        self.format = format
+        self.statement = statement
     }
 
     /// Steps 21 and 22: the format is one this module verifies (matched case-sensitively), and its procedure accepts
@@ -196,8 +219,9 @@ public struct AttestationObject: Sendable {
     public func verify(clientDataHash: [UInt8], now: Date) throws(WebAuthnError) -> VerifiedAttestation {
         guard let credential = authenticatorData.attestedCredentialData else { throw WebAuthnError(.registration, .attestedCredentialDataMissing) }
         guard AttestationFormats.supported.contains(format) else { throw WebAuthnError(.registration, .attestationFormatUnsupported(format)) }
-        let input = AttestationInput(statement: statement, authenticatorData: authenticatorData, credential: credential,
-                                     clientDataHash: clientDataHash, now: now)
+        let input = AttestationInput(
+            statement: statement, authenticatorData: authenticatorData, credential: credential,
+            clientDataHash: clientDataHash, now: now)
         do { return try AttestationFormats.verify(format: format, input) } catch { throw WebAuthnError(.registration, .attestationInvalid(error)) }
     }
 }

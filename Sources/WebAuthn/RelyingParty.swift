@@ -16,7 +16,9 @@ public struct RelyingParty: Sendable {
     public var topOrigins: Set<String>
 
     public init(id: String, origins: Set<String>, topOrigins: Set<String> = []) {
-        self.id = id; self.origins = origins; self.topOrigins = topOrigins
+        self.id = id
+        self.origins = origins
+        self.topOrigins = topOrigins
     }
 
     /// SHA-256 of the RP ID: what authenticator data must start with.

@@ -65,7 +65,10 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
     public let ceremony: Ceremony
     public let reason: Reason
 
-    public init(_ ceremony: Ceremony, _ reason: Reason) { self.ceremony = ceremony; self.reason = reason }
+    public init(_ ceremony: Ceremony, _ reason: Reason) {
+        self.ceremony = ceremony
+        self.reason = reason
+    }
 
     /// The numbered step of §7.1 or §7.2 that refused.
     public var step: Int {
@@ -127,7 +130,8 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case .attestationTypeNotAllowed(let type): what = "attestation type \(type.rawValue) is not allowed by the policy"
         case .attestationNotTrusted: what = "the attestation does not chain to an accepted root"
         case .authenticatorNotAllowed: what = "the authenticator model is not one the policy allows"
-        case .attestationCertificateRevoked(let subject): what = "its issuer's revocation list revokes the attestation certificate \(UntrustedText.quoted(subject, limit: 200))"
+        case .attestationCertificateRevoked(let subject):
+            what = "its issuer's revocation list revokes the attestation certificate \(UntrustedText.quoted(subject, limit: 200))"
         }
         return "\(ceremony.rawValue) (WebAuthn §7.\(ceremony == .registration ? 1 : 2) step \(step)): \(what)"
     }

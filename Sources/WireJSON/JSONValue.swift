@@ -13,12 +13,19 @@ public enum JSONValue: Codable, Sendable, Equatable {
             return
         }
         let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-        else if let v = try? c.decode(Double.self) { self = .number(v) }
-        else if let v = try? c.decode(String.self) { self = .string(v) }
-        else if let v = try? c.decode([JSONValue].self) { self = .array(v) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
+        if c.decodeNil() {
+            self = .null
+        } else if let v = try? c.decode(Bool.self) {
+            self = .bool(v)
+        } else if let v = try? c.decode(Double.self) {
+            self = .number(v)
+        } else if let v = try? c.decode(String.self) {
+            self = .string(v)
+        } else if let v = try? c.decode([JSONValue].self) {
+            self = .array(v)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -33,13 +40,21 @@ public enum JSONValue: Codable, Sendable, Equatable {
         }
     }
 
-    public var string: String? { if case .string(let v) = self { return v }; return nil }
-    public var number: Double? { if case .number(let v) = self { return v }; return nil }
+    public var string: String? {
+        if case .string(let v) = self { return v }
+        return nil
+    }
+    public var number: Double? {
+        if case .number(let v) = self { return v }
+        return nil
+    }
     /// A string, or the strings of an array (how `aud` and `scp` may be written).
     public var strings: [String]? {
         switch self {
         case .string(let v): return [v]
-        case .array(let values): let strings = values.compactMap(\.string); return strings.count == values.count ? strings : nil
+        case .array(let values):
+            let strings = values.compactMap(\.string)
+            return strings.count == values.count ? strings : nil
         default: return nil
         }
     }

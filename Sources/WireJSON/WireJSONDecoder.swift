@@ -76,9 +76,11 @@ final class JSONDocument {
                 let key = nodes[index]
                 if key.flag {
                     if unescaped(key) == Array(wanted) { return index + 1 }
-                } else if key.end - key.start == wanted.count, bytes.withUnsafeBufferPointer({ all in
-                    wanted.count == 0 || memcmp(all.baseAddress! + key.start, wanted.baseAddress!, wanted.count) == 0
-                }) {
+                } else if key.end - key.start == wanted.count,
+                    bytes.withUnsafeBufferPointer({ all in
+                        wanted.count == 0 || memcmp(all.baseAddress! + key.start, wanted.baseAddress!, wanted.count) == 0
+                    })
+                {
                     return index + 1
                 }
                 index = after(index + 1)
@@ -219,7 +221,8 @@ final class JSONDocument {
         guard let key else { return error }
         switch error {
         case .valueNotFound(let type, let context) where context.codingPath.isEmpty:
-            return .valueNotFound(type, .init(codingPath: [key], debugDescription: context.debugDescription, underlyingError: context.underlyingError))
+            return .valueNotFound(
+                type, .init(codingPath: [key], debugDescription: context.debugDescription, underlyingError: context.underlyingError))
         case .typeMismatch(let type, let context) where context.codingPath.isEmpty:
             return .typeMismatch(type, .init(codingPath: [key], debugDescription: context.debugDescription, underlyingError: context.underlyingError))
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
@@ -267,7 +270,8 @@ final class JSONDocument {
         }
         // Significant digits (integer and fraction parts), then the power of ten they are scaled by.
         var digits: [UInt8] = []
-        var fractionDigits = 0, inFraction = false
+        var fractionDigits = 0
+        var inFraction = false
         while index < node.end, bytes[index] != UInt8(ascii: "e"), bytes[index] != UInt8(ascii: "E") {
             if bytes[index] == UInt8(ascii: ".") {
                 inFraction = true
@@ -398,7 +402,8 @@ struct JSONParser {
     private mutating func parseLiteral(_ literal: StaticString, _ kind: JSONNode.Kind, flag: Bool) throws {
         let count = literal.utf8CodeUnitCount
         guard bytes.count - position >= count,
-              literal.withUTF8Buffer({ expected in (0..<count).allSatisfy { bytes[position + $0] == expected[$0] } }) else {
+            literal.withUTF8Buffer({ expected in (0..<count).allSatisfy { bytes[position + $0] == expected[$0] } })
+        else {
             throw failure("invalid literal")
         }
         nodes.append(JSONNode(kind: kind, flag: flag, start: position, end: position + count, count: 0))
@@ -426,7 +431,11 @@ struct JSONParser {
                 count += 1
                 skipWhitespace()
                 guard position < bytes.count else { throw failure("unexpected end of input") }
-                if bytes[position] == UInt8(ascii: ",") { position += 1; skipWhitespace(); continue }
+                if bytes[position] == UInt8(ascii: ",") {
+                    position += 1
+                    skipWhitespace()
+                    continue
+                }
                 guard bytes[position] == UInt8(ascii: "}") else { throw failure("expected ',' or '}'") }
                 position += 1
                 break
@@ -452,7 +461,11 @@ struct JSONParser {
                 count += 1
                 skipWhitespace()
                 guard position < bytes.count else { throw failure("unexpected end of input") }
-                if bytes[position] == UInt8(ascii: ",") { position += 1; skipWhitespace(); continue }
+                if bytes[position] == UInt8(ascii: ",") {
+                    position += 1
+                    skipWhitespace()
+                    continue
+                }
                 guard bytes[position] == UInt8(ascii: "]") else { throw failure("expected ',' or ']'") }
                 position += 1
                 break
@@ -479,8 +492,10 @@ struct JSONParser {
                 for b in (a + 1)..<count {
                     let second = nodes[names[b]]
                     if first.end - first.start == second.end - second.start,
-                       bytes[first.start..<first.end].elementsEqual(bytes[second.start..<second.end]) {
-                        throw failure("an object names member \(String(decoding: bytes[first.start..<first.end], as: UTF8.self).debugDescription) twice")
+                        bytes[first.start..<first.end].elementsEqual(bytes[second.start..<second.end])
+                    {
+                        throw failure(
+                            "an object names member \(String(decoding: bytes[first.start..<first.end], as: UTF8.self).debugDescription) twice")
                     }
                 }
             }
@@ -521,7 +536,7 @@ struct JSONParser {
         guard position + 1 < bytes.count else { throw failure("unterminated string") }
         switch bytes[position + 1] {
         case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-             UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
             position += 2
         case UInt8(ascii: "u"):
             guard let unit = Self.hex4(bytes, position + 2) else { throw failure("invalid \\u escape") }
@@ -529,7 +544,8 @@ struct JSONParser {
             if unit >= 0xDC00, unit < 0xE000 { throw failure("a lone low surrogate escape") }
             if unit >= 0xD800, unit < 0xDC00 {
                 guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u"),
-                      let low = Self.hex4(bytes, position + 2), low >= 0xDC00, low < 0xE000 else {
+                    let low = Self.hex4(bytes, position + 2), low >= 0xDC00, low < 0xE000
+                else {
                     throw failure("a lone high surrogate escape")
                 }
                 position += 6
@@ -559,15 +575,30 @@ struct JSONParser {
     /// One UTF-8 sequence of two to four bytes (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
     private mutating func checkUTF8() throws {
         let lead = bytes[position]
-        let length: Int, secondRange: ClosedRange<UInt8>
+        let length: Int
+        let secondRange: ClosedRange<UInt8>
         switch lead {
-        case 0xC2...0xDF: length = 2; secondRange = 0x80...0xBF
-        case 0xE0: length = 3; secondRange = 0xA0...0xBF
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3; secondRange = 0x80...0xBF
-        case 0xED: length = 3; secondRange = 0x80...0x9F
-        case 0xF0: length = 4; secondRange = 0x90...0xBF
-        case 0xF1...0xF3: length = 4; secondRange = 0x80...0xBF
-        case 0xF4: length = 4; secondRange = 0x80...0x8F
+        case 0xC2...0xDF:
+            length = 2
+            secondRange = 0x80...0xBF
+        case 0xE0:
+            length = 3
+            secondRange = 0xA0...0xBF
+        case 0xE1...0xEC, 0xEE...0xEF:
+            length = 3
+            secondRange = 0x80...0xBF
+        case 0xED:
+            length = 3
+            secondRange = 0x80...0x9F
+        case 0xF0:
+            length = 4
+            secondRange = 0x90...0xBF
+        case 0xF1...0xF3:
+            length = 4
+            secondRange = 0x80...0xBF
+        case 0xF4:
+            length = 4
+            secondRange = 0x80...0x8F
         default: throw failure("invalid UTF-8")
         }
         guard position + length <= bytes.count, secondRange.contains(bytes[position + 1]) else { throw failure("invalid UTF-8") }
@@ -605,7 +636,8 @@ struct JSONParser {
         // Foundation's parsers refuse it: a message one reader accepts and another refuses would be read differently
         // by a client and a relying party. Only an exponent or more than 308 digits can reach that far.
         if (fractional && bytes[start..<position].contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }))
-            || position - start > 308 {
+            || position - start > 308
+        {
             guard let value = Double(String(decoding: bytes[start..<position], as: UTF8.self)), value.isFinite else {
                 position = start
                 throw failure("a number beyond the range of a Double")
@@ -656,7 +688,8 @@ struct WireKeyedDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     private func value(_ key: Key) throws -> Int {
         guard let index = document.member(key.stringValue, of: object) else {
-            throw DecodingError.keyNotFound(key, .init(codingPath: [key], debugDescription: "No value associated with key \(key.stringValue.debugDescription)."))
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: [key], debugDescription: "No value associated with key \(key.stringValue.debugDescription)."))
         }
         return index
     }
@@ -730,7 +763,10 @@ struct WireUnkeyedDecoder: UnkeyedDecodingContainer {
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd else { throw DecodingError.valueNotFound(Any?.self, .init(codingPath: [Position(currentIndex)], debugDescription: "Unkeyed container is at end.")) }
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(
+                Any?.self, .init(codingPath: [Position(currentIndex)], debugDescription: "Unkeyed container is at end."))
+        }
         if document.nodes[cursor].kind == .null {
             _ = try next(Any?.self)
             return true

@@ -54,7 +54,11 @@ final class JSONSink {
     /// A misuse found where the protocol gives no way to throw (asking a value for a second kind of container).
     @exclusivity(unchecked) private var misuse: String?
 
-    struct Member { var key: String; var start: Int; var end: Int }
+    struct Member {
+        var key: String
+        var start: Int
+        var end: Int
+    }
 
     struct Frame {
         enum Kind { case pending, object, array, single }
@@ -128,7 +132,10 @@ final class JSONSink {
             misuse = "a container was asked for after its value ended"
             return
         }
-        do { try reachFrame(frameID) } catch { misuse = "\(error)"; return }
+        do { try reachFrame(frameID) } catch {
+            misuse = "\(error)"
+            return
+        }
         switch (frames[index].kind, kind) {
         case (.pending, .object): bytes.append(UInt8(ascii: "{"))
         case (.pending, .array): bytes.append(UInt8(ascii: "["))
@@ -145,7 +152,8 @@ final class JSONSink {
         let frame = frames.removeLast()
         switch frame.kind {
         case .pending:
-            bytes.append(UInt8(ascii: "{")); bytes.append(UInt8(ascii: "}"))
+            bytes.append(UInt8(ascii: "{"))
+            bytes.append(UInt8(ascii: "}"))
         case .object:
             sortMembers(from: frame.firstMember)
             members.removeSubrange(frame.firstMember...)
@@ -168,7 +176,8 @@ final class JSONSink {
             break
         }
         if ordered { return }
-        let start = members[first].start, end = members[members.count - 1].end
+        let start = members[first].start
+        let end = members[members.count - 1].end
         var sorted = Array(members[first...].enumerated())
         sorted.sort { a, b in
             a.element.key == b.element.key ? a.offset < b.offset : Self.precedes(a.element.key, b.element.key)
@@ -223,28 +232,46 @@ final class JSONSink {
 
     /// Writes `value` if it is a scalar or one of the types `JSONEncoder` writes specially; false otherwise.
     func writeScalar<T: Encodable>(_ value: T) throws -> Bool {
-        if T.self == String.self { writeString(unsafeBitCast(value, to: String.self)) }
-        else if T.self == Int.self { writeInteger(unsafeBitCast(value, to: Int.self)) }
-        else if T.self == Bool.self { writeBool(unsafeBitCast(value, to: Bool.self)) }
-        else if T.self == Int64.self { writeInteger(unsafeBitCast(value, to: Int64.self)) }
-        else if T.self == UInt8.self { writeInteger(unsafeBitCast(value, to: UInt8.self)) }
-        else if T.self == UInt16.self { writeInteger(unsafeBitCast(value, to: UInt16.self)) }
-        else if T.self == UInt32.self { writeInteger(unsafeBitCast(value, to: UInt32.self)) }
-        else if T.self == UInt64.self { writeInteger(unsafeBitCast(value, to: UInt64.self)) }
-        else if T.self == UInt.self { writeInteger(unsafeBitCast(value, to: UInt.self)) }
-        else if T.self == Int8.self { writeInteger(unsafeBitCast(value, to: Int8.self)) }
-        else if T.self == Int16.self { writeInteger(unsafeBitCast(value, to: Int16.self)) }
-        else if T.self == Int32.self { writeInteger(unsafeBitCast(value, to: Int32.self)) }
-        else if T.self == Double.self { try writeDouble(unsafeBitCast(value, to: Double.self)) }
-        else if T.self == Float.self { try writeFloat(unsafeBitCast(value, to: Float.self)) }
-        else if T.self == Data.self { writeString(unsafeBitCast(value, to: Data.self).base64EncodedString()) }
-        else if T.self == Date.self {
+        if T.self == String.self {
+            writeString(unsafeBitCast(value, to: String.self))
+        } else if T.self == Int.self {
+            writeInteger(unsafeBitCast(value, to: Int.self))
+        } else if T.self == Bool.self {
+            writeBool(unsafeBitCast(value, to: Bool.self))
+        } else if T.self == Int64.self {
+            writeInteger(unsafeBitCast(value, to: Int64.self))
+        } else if T.self == UInt8.self {
+            writeInteger(unsafeBitCast(value, to: UInt8.self))
+        } else if T.self == UInt16.self {
+            writeInteger(unsafeBitCast(value, to: UInt16.self))
+        } else if T.self == UInt32.self {
+            writeInteger(unsafeBitCast(value, to: UInt32.self))
+        } else if T.self == UInt64.self {
+            writeInteger(unsafeBitCast(value, to: UInt64.self))
+        } else if T.self == UInt.self {
+            writeInteger(unsafeBitCast(value, to: UInt.self))
+        } else if T.self == Int8.self {
+            writeInteger(unsafeBitCast(value, to: Int8.self))
+        } else if T.self == Int16.self {
+            writeInteger(unsafeBitCast(value, to: Int16.self))
+        } else if T.self == Int32.self {
+            writeInteger(unsafeBitCast(value, to: Int32.self))
+        } else if T.self == Double.self {
+            try writeDouble(unsafeBitCast(value, to: Double.self))
+        } else if T.self == Float.self {
+            try writeFloat(unsafeBitCast(value, to: Float.self))
+        } else if T.self == Data.self {
+            writeString(unsafeBitCast(value, to: Data.self).base64EncodedString())
+        } else if T.self == Date.self {
             let date = unsafeBitCast(value, to: Date.self)
             try writeDouble(dateEncoding == .secondsSince1970 ? date.timeIntervalSince1970 : date.timeIntervalSinceReferenceDate)
+        } else if T.self == URL.self {
+            writeString(unsafeBitCast(value, to: URL.self).absoluteString)
+        } else if T.self == Decimal.self {
+            writeASCII(unsafeBitCast(value, to: Decimal.self).description)
+        } else {
+            return false
         }
-        else if T.self == URL.self { writeString(unsafeBitCast(value, to: URL.self).absoluteString) }
-        else if T.self == Decimal.self { writeASCII(unsafeBitCast(value, to: Decimal.self).description) }
-        else { return false }
         return true
     }
 
@@ -253,7 +280,10 @@ final class JSONSink {
     func writeBool(_ value: Bool) { writeASCII(value ? "true" : "false") }
 
     func writeInteger<I: FixedWidthInteger>(_ value: I) {
-        if value == 0 { bytes.append(UInt8(ascii: "0")); return }
+        if value == 0 {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
         var count = 0
@@ -271,14 +301,18 @@ final class JSONSink {
 
     /// As `JSONEncoder`: the shortest round-tripping form (Swift's `description`), without a trailing ".0".
     func writeDouble(_ value: Double) throws {
-        guard value.isFinite else { throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "Unable to encode \(value) directly in JSON.")) }
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "Unable to encode \(value) directly in JSON."))
+        }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         writeASCII(text)
     }
 
     func writeFloat(_ value: Float) throws {
-        guard value.isFinite else { throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "Unable to encode \(value) directly in JSON.")) }
+        guard value.isFinite else {
+            throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "Unable to encode \(value) directly in JSON."))
+        }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         writeASCII(text)

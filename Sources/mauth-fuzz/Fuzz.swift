@@ -12,14 +12,17 @@ import FuzzTargets
 private let selectedTarget: FuzzTarget = {
     let name = ProcessInfo.processInfo.environment["MAUTH_FUZZ_TARGET"] ?? ""
     guard let target = FuzzTarget(rawValue: name) else {
-        FileHandle.standardError.write(Data("MAUTH_FUZZ_TARGET must be one of: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))\n".utf8))
+        FileHandle.standardError.write(
+            Data("MAUTH_FUZZ_TARGET must be one of: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))\n".utf8))
         exit(2)
     }
     return target
 }()
 
 @_cdecl("LLVMFuzzerInitialize")
-public func fuzzerInitialize(_ argc: UnsafeMutablePointer<Int32>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> Int32 {
+public func fuzzerInitialize(
+    _ argc: UnsafeMutablePointer<Int32>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?
+) -> Int32 {
     _ = selectedTarget
     return 0
 }
@@ -58,22 +61,27 @@ struct MauthFuzz {
     }
 
     static func usage() -> Never {
-        print("""
-        usage: mauth-fuzz replay TARGET PATH...   run saved inputs (files, or folders of them) through a target
-               mauth-fuzz seeds FOLDER            write the seed corpus, one subfolder per target
-               mauth-fuzz list                    name the targets
-        targets: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))
-        Fuzzing itself needs the libFuzzer build: see Fuzz/run.
-        """)
+        print(
+            """
+            usage: mauth-fuzz replay TARGET PATH...   run saved inputs (files, or folders of them) through a target
+                   mauth-fuzz seeds FOLDER            write the seed corpus, one subfolder per target
+                   mauth-fuzz list                    name the targets
+            targets: \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))
+            Fuzzing itself needs the libFuzzer build: see Fuzz/run.
+            """)
         exit(64)
     }
 
     static func replay(_ target: FuzzTarget, paths: [String]) -> Int32 {
-        var count = 0, accepted = 0, findings = 0
+        var count = 0
+        var accepted = 0
+        var findings = 0
         for path in paths {
             for file in inputFiles(at: URL(fileURLWithPath: path)) {
                 guard let data = FileManager.default.contents(atPath: file.path) else {
-                    print("\(file.path): unreadable"); findings += 1; continue
+                    print("\(file.path): unreadable")
+                    findings += 1
+                    continue
                 }
                 count += 1
                 do { if try target.run(Array(data)) { accepted += 1 } } catch {

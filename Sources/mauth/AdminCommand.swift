@@ -7,9 +7,12 @@ import JOSE
 
 /// Operator tasks on a server's database, with the server running or not (`mauth admin …`).
 struct AdminCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "admin", abstract: "Administer a server's database (users' data, Auth Cloud access keys, token-signing keys).",
-                                                    subcommands: [AdminUserCommand.self, AccessKeyCommand.self, SigningKeyCommand.self, AdminAuditCommand.self,
-                                                                  AdminTokenCommand.self])
+    static let configuration = CommandConfiguration(
+        commandName: "admin", abstract: "Administer a server's database (users' data, Auth Cloud access keys, token-signing keys).",
+        subcommands: [
+            AdminUserCommand.self, AccessKeyCommand.self, SigningKeyCommand.self, AdminAuditCommand.self,
+            AdminTokenCommand.self,
+        ])
 }
 
 /// Where the database is: the server's configuration file (and MAUTH_* variables), or `--database` alone.
@@ -25,8 +28,9 @@ struct DatabaseOptions: ParsableArguments {
         // A mistyped path, or a working directory other than the server's, would otherwise make a new empty database
         // without a word: keys created there are refused by the server, and a user with keys shows none.
         if case .sqlite(let path) = configuration.database, !create, !FileManager.default.fileExists(atPath: path) {
-            throw ValidationError("no database at \(path): name the server's with --config FILE (its configuration) or --database PATH, "
-                                  + "or pass --create to make a new one")
+            throw ValidationError(
+                "no database at \(path): name the server's with --config FILE (its configuration) or --database PATH, "
+                    + "or pass --create to make a new one")
         }
         let database = try await StoreDatabase.open(configuration.database)
         let result: T
@@ -58,8 +62,10 @@ struct DatabaseOptions: ParsableArguments {
                 try await record(stores, decisions.taken, principal: principal)
                 return result
             } catch let failure as ServiceFailure {
-                decisions.append(ServerDecision(operation: operation, username: failure.username, statusCode: Int(failure.status.rawValue),
-                                                detail: "rejected: \(failure.detail)"))
+                decisions.append(
+                    ServerDecision(
+                        operation: operation, username: failure.username, statusCode: Int(failure.status.rawValue),
+                        detail: "rejected: \(failure.detail)"))
                 try await record(stores, decisions.taken, principal: principal)
                 throw AdminRefusal(description: failure.detail)
             }
@@ -69,17 +75,20 @@ struct DatabaseOptions: ParsableArguments {
     /// Records an operator's action in the audit trail, as the decisions of the server are. Nothing is stored when
     /// the configuration keeps no audit trail (`observability.auditRetentionDays` 0).
     func record(_ stores: Stores, _ operation: OperationName, username: String?, detail: String) async throws {
-        try await record(stores, [ServerDecision(operation: operation, username: username, statusCode: 200, detail: detail)],
-                         principal: Self.databaseOperator)
+        try await record(
+            stores, [ServerDecision(operation: operation, username: username, statusCode: 200, detail: detail)],
+            principal: Self.databaseOperator)
     }
 
     private func record(_ stores: Stores, _ decisions: [ServerDecision], principal: Principal) async throws {
         let retentionDays = try ServerConfiguration.load(path: config).observability.auditRetentionDays
         guard retentionDays > 0, !decisions.isEmpty else { return }
-        try await stores.audit.insert(decisions.map { decision in
-            AuditEvent(at: Date(), requestID: nil, clientAddress: "local", principal: principal.auditName, operation: decision.operation.rawValue,
-                       username: decision.username, statusCode: decision.statusCode, detail: decision.detail)
-        }, retention: TimeInterval(retentionDays) * 86_400)
+        try await stores.audit.insert(
+            decisions.map { decision in
+                AuditEvent(
+                    at: Date(), requestID: nil, clientAddress: "local", principal: principal.auditName, operation: decision.operation.rawValue,
+                    username: decision.username, statusCode: decision.statusCode, detail: decision.detail)
+            }, retention: TimeInterval(retentionDays) * 86_400)
     }
 }
 
@@ -111,7 +120,8 @@ struct AccessKeyCommand: AsyncParsableCommand {
             guard !name.isEmpty, name.utf8.count <= 200 else { throw ValidationError("--name must be 1...200 bytes") }
             let created = try await options.withStores { stores in
                 let created = try await stores.accessKeys.create(name: name, now: Date())
-                try await options.record(stores, "admin access-key create", username: nil, detail: "created access key \(created.record.id) (\(name))")
+                try await options.record(
+                    stores, "admin access-key create", username: nil, detail: "created access key \(created.record.id) (\(name))")
                 return created
             }
             if quiet {
@@ -131,7 +141,9 @@ struct AccessKeyCommand: AsyncParsableCommand {
             let keys = try await options.withStores { try await $0.accessKeys.list() }
             let formatter = ISO8601DateFormatter()
             for key in keys {
-                say("\(key.id)  \(formatter.string(from: key.createdAt))  \(key.revokedAt.map { "revoked \(formatter.string(from: $0))" } ?? "active")  \(key.name)")
+                say(
+                    "\(key.id)  \(formatter.string(from: key.createdAt))  \(key.revokedAt.map { "revoked \(formatter.string(from: $0))" } ?? "active")  \(key.name)"
+                )
             }
         }
     }
@@ -167,8 +179,10 @@ struct SigningKeyCommand: AsyncParsableCommand {
         subcommands: [List.self, Add.self, Activate.self, Retire.self])
 
     /// Runs one change on the key store; a refused change (unknown kid, wrong state) is a usage error with its reason.
-    static func change(_ options: DatabaseOptions, _ operation: OperationName, detail: String,
-                       _ body: @escaping (SigningKeyStore) async throws -> Void) async throws {
+    static func change(
+        _ options: DatabaseOptions, _ operation: OperationName, detail: String,
+        _ body: @escaping (SigningKeyStore) async throws -> Void
+    ) async throws {
         do {
             try await options.withStores { stores in
                 try await body(stores.signingKeys)
@@ -187,15 +201,18 @@ struct SigningKeyCommand: AsyncParsableCommand {
             let keys = try await options.withStores { try await $0.signingKeys.list() }
             let formatter = ISO8601DateFormatter()
             for key in keys {
-                let dates = ["created \(formatter.string(from: key.createdAt))", key.activatedAt.map { "activated \(formatter.string(from: $0))" },
-                             key.retiredAt.map { "retired \(formatter.string(from: $0))" }].compactMap { $0 }.joined(separator: ", ")
+                let dates = [
+                    "created \(formatter.string(from: key.createdAt))", key.activatedAt.map { "activated \(formatter.string(from: $0))" },
+                    key.retiredAt.map { "retired \(formatter.string(from: $0))" },
+                ].compactMap { $0 }.joined(separator: ", ")
                 say("\(key.kid)  \(key.state.rawValue)  \(dates)")
             }
         }
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a pending key (generated here, or --pem): published at once, signing only once activated.")
+        static let configuration = CommandConfiguration(
+            abstract: "Add a pending key (generated here, or --pem): published at once, signing only once activated.")
         @OptionGroup var options: DatabaseOptions
         @Option(help: "A PEM P-256 private key to add instead of a generated one.") var pem: String?
         @Flag(help: "Print only the kid (for scripts).") var quiet = false
@@ -204,7 +221,9 @@ struct SigningKeyCommand: AsyncParsableCommand {
             let key: P256.Signing.PrivateKey
             if let pem {
                 let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: pem)), as: UTF8.self)
-                do { key = try P256.Signing.PrivateKey(pemRepresentation: text) } catch { throw ValidationError("\(pem) is not a PEM P-256 private key") }
+                do { key = try P256.Signing.PrivateKey(pemRepresentation: text) } catch {
+                    throw ValidationError("\(pem) is not a PEM P-256 private key")
+                }
             } else {
                 key = P256.Signing.PrivateKey()
             }
@@ -218,7 +237,8 @@ struct SigningKeyCommand: AsyncParsableCommand {
     }
 
     struct Activate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make a pending key sign, on every instance within 10 seconds; the active key is retired.")
+        static let configuration = CommandConfiguration(
+            abstract: "Make a pending key sign, on every instance within 10 seconds; the active key is retired.")
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The pending key's kid (from list).") var kid: String
 
@@ -231,7 +251,8 @@ struct SigningKeyCommand: AsyncParsableCommand {
     }
 
     struct Retire: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Retire a pending key that will not be used (the active key is retired by activating another).")
+        static let configuration = CommandConfiguration(
+            abstract: "Retire a pending key that will not be used (the active key is retired by activating another).")
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The key's kid (from list).") var kid: String
 
@@ -261,7 +282,8 @@ struct AdminAuditCommand: AsyncParsableCommand {
 
     func run() async throws {
         let events = try await options.withAdmin("admin audit") { admin, principal in
-            try await admin.audit(username: username, since: since.flatMap { ISO8601DateFormatter().date(from: $0) }, limit: limit, principal: principal)
+            try await admin.audit(
+                username: username, since: since.flatMap { ISO8601DateFormatter().date(from: $0) }, limit: limit, principal: principal)
         }
         for event in events {
             if json {
@@ -271,8 +293,11 @@ struct AdminAuditCommand: AsyncParsableCommand {
             } else {
                 // Every field is escaped by `AuditEvent` itself, also in rows an older version wrote raw: a caller's
                 // newline or escape sequence never reaches the operator's terminal.
-                say([AuditEvent.timestamp(event.at), event.clientAddress ?? "-", event.principal ?? "anonymous", "\(event.statusCode)",
-                     event.operation + (event.username.map { " for \($0)" } ?? ""), event.detail].joined(separator: "  "))
+                say(
+                    [
+                        AuditEvent.timestamp(event.at), event.clientAddress ?? "-", event.principal ?? "anonymous", "\(event.statusCode)",
+                        event.operation + (event.username.map { " for \($0)" } ?? ""), event.detail,
+                    ].joined(separator: "  "))
             }
         }
     }

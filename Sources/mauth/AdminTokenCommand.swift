@@ -37,9 +37,10 @@ struct AdminTokenCommand: AsyncParsableCommand {
     func run() async throws {
         let configured = try config.flatMap { try ServerConfiguration.load(path: $0).authorization.jwt }
         let privateKey = try Self.key(at: key, create: createKey)
-        let relyingParty = LocalRelyingParty(issuer: issuer ?? configured?.issuer ?? "https://rp.example",
-                                             audience: audience ?? configured?.audience ?? "mauth-server",
-                                             kid: JOSE.JWK(publicKey: privateKey.publicKey).thumbprint, key: privateKey)
+        let relyingParty = LocalRelyingParty(
+            issuer: issuer ?? configured?.issuer ?? "https://rp.example",
+            audience: audience ?? configured?.audience ?? "mauth-server",
+            kid: JOSE.JWK(publicKey: privateKey.publicKey).thumbprint, key: privateKey)
         var claims = relyingParty.claims(subject: subject, lifetime: TimeInterval(lifetime))
         claims.scope = scope
         say(try await relyingParty.sign(claims))
@@ -55,7 +56,8 @@ struct AdminTokenCommand: AsyncParsableCommand {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
             try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             // The private key readable by its owner only: whoever reads it can register keys for anyone.
-            guard FileManager.default.createFile(atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600]) else {
+            guard FileManager.default.createFile(atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
+            else {
                 throw ValidationError("cannot write \(path)")
             }
             let relyingParty = LocalRelyingParty(kid: JOSE.JWK(publicKey: key.publicKey).thumbprint, key: key)

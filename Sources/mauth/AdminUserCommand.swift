@@ -19,7 +19,8 @@ struct AdminUserCommand: AsyncParsableCommand {
         subcommands: [Show.self, RemoveKeys.self, RemovePasskeys.self, EndSessions.self, RemoveTarget.self, Erase.self])
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the user's registered keys, passkeys, live sessions, dispatch targets and outstanding requests.")
+        static let configuration = CommandConfiguration(
+            abstract: "List the user's registered keys, passkeys, live sessions, dispatch targets and outstanding requests.")
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The username.") var username: String
         @Flag(help: "Print JSON (for scripts): the answer of GET /nevisfido/admin/user.") var json = false
@@ -40,7 +41,8 @@ struct AdminUserCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The username.") var username: String
         @Option(help: "Remove the keys of this AAID (repeatable).") var aaid: [String] = []
-        @Option(name: .customLong("key-id"), help: "Remove the key with this KeyID, base64url as `show` prints it (repeatable).") var keyIDs: [String] = []
+        @Option(name: .customLong("key-id"), help: "Remove the key with this KeyID, base64url as `show` prints it (repeatable).") var keyIDs:
+            [String] = []
         @Flag(help: "Remove every key of the user.") var all = false
         @Flag(help: "Print JSON (for scripts): the answer of DELETE /nevisfido/admin/user/keys.") var json = false
 
@@ -49,8 +51,10 @@ struct AdminUserCommand: AsyncParsableCommand {
                 try await admin.removeKeys(username, aaids: aaid, keyIDs: keyIDs, all: all, principal: principal)
             }
             if json { return try sayJSON(removed) }
-            say("removed \(removed.removed.count) key(s) of \(username): " + removed.removed.map { "\($0.aaid) key \($0.keyID)" }.joined(separator: ", ")
-                + "; the sessions they opened are ended")
+            say(
+                "removed \(removed.removed.count) key(s) of \(username): "
+                    + removed.removed.map { "\($0.aaid) key \($0.keyID)" }.joined(separator: ", ")
+                    + "; the sessions they opened are ended")
         }
     }
 
@@ -68,14 +72,16 @@ struct AdminUserCommand: AsyncParsableCommand {
                 try await admin.removePasskeys(username, ids: id, all: all, principal: principal)
             }
             if json { return try sayJSON(removed) }
-            say("removed \(removed.removed.count) passkey(s) of \(username): " + removed.removed.joined(separator: ", ")
-                + "; the sessions they opened are ended")
+            say(
+                "removed \(removed.removed.count) passkey(s) of \(username): " + removed.removed.joined(separator: ", ")
+                    + "; the sessions they opened are ended")
         }
     }
 
     struct EndSessions: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "end-sessions", abstract: "End the user's live sessions (or the one of --session): their cookies and tokens stop working at once.")
+            commandName: "end-sessions",
+            abstract: "End the user's live sessions (or the one of --session): their cookies and tokens stop working at once.")
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The username.") var username: String
         @Option(help: "End only this session (its id, as `show` prints it).") var session: String?
@@ -98,14 +104,18 @@ struct AdminUserCommand: AsyncParsableCommand {
         @Argument(help: "The dispatch target's id, as `show` prints it.") var id: String
 
         func run() async throws {
-            try await options.withAdmin("admin user remove target") { admin, principal in try await admin.removeTarget(username, id: id, principal: principal) }
+            try await options.withAdmin("admin user remove target") { admin, principal in
+                try await admin.removeTarget(username, id: id, principal: principal)
+            }
             say("removed dispatch target \(id) of \(username)")
         }
     }
 
     struct Erase: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove everything that could act for the user: keys, passkeys, sessions, dispatch targets, unredeemed dispatch tokens, outstanding requests, and the Auth Cloud user.")
+            abstract:
+                "Remove everything that could act for the user: keys, passkeys, sessions, dispatch targets, unredeemed dispatch tokens, outstanding requests, and the Auth Cloud user."
+        )
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The username.") var username: String
         @Flag(help: "Print JSON (for scripts): the answer of DELETE /nevisfido/admin/user.") var json = false
@@ -113,9 +123,10 @@ struct AdminUserCommand: AsyncParsableCommand {
         func run() async throws {
             let erased = try await options.withAdmin("admin user erase") { admin, principal in try await admin.erase(username, principal: principal) }
             if json { return try sayJSON(erased) }
-            say("erased \(username): \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s), "
-                + "\(erased.dispatchTokens) unredeemed dispatch token(s), \(erased.requests) outstanding request(s)"
-                + (erased.authCloudUser ? ", the Auth Cloud user" : ""))
+            say(
+                "erased \(username): \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s), "
+                    + "\(erased.dispatchTokens) unredeemed dispatch token(s), \(erased.requests) outstanding request(s)"
+                    + (erased.authCloudUser ? ", the Auth Cloud user" : ""))
         }
     }
 }

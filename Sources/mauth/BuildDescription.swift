@@ -67,8 +67,10 @@ enum BuildDescription {
     }
 
     static func commit(in git: URL) -> String? {
-        guard let head = try? String(contentsOf: git.appendingPathComponent("HEAD"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines) else { return nil }
+        guard
+            let head = try? String(contentsOf: git.appendingPathComponent("HEAD"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        else { return nil }
         guard head.hasPrefix("ref: ") else { return short(head) }
         let ref = String(head.dropFirst(5))
         if let loose = try? String(contentsOf: git.appendingPathComponent(ref), encoding: .utf8) { return short(loose) }

@@ -1,17 +1,17 @@
+import ArgumentParser
+import AsyncHTTPClient
+import DevelopmentStandIns
 import FIDOServer
 import FIDOSimulation
-import Primitives
-import ArgumentParser
-import DevelopmentStandIns
 import Foundation
+import JWTKit
 import Logging
 import MobileAuthentication
 import MobileAuthenticationSimulator
-import UAF
-import JWTKit
-import AsyncHTTPClient
-import NIOSSL
 import NIOCore
+import NIOSSL
+import Primitives
+import UAF
 
 /// `mauth demo`: the narrated tour (the default) and the web demo. The development aids they need (a relying party
 /// minting JWTs, a stand-in for Google's push endpoints) are reached from here only, never from `mauth server`.
@@ -30,7 +30,10 @@ struct DemoTour: AsyncParsableCommand {
 
     @Option(help: "Username to register.") var username = "alice"
     @Flag(help: "Keep the temporary directory (server database, device storage).") var keep = false
-    @Option(help: "Also write the server's audit stream (mauth.audit, one JSON line per decision) to this file. The tour narrates each decision once on standard output either way.")
+    @Option(
+        help:
+            "Also write the server's audit stream (mauth.audit, one JSON line per decision) to this file. The tour narrates each decision once on standard output either way."
+    )
     var auditLog: String?
 
     func run() async throws {
@@ -54,15 +57,17 @@ struct DemoTour: AsyncParsableCommand {
         configuration.dispatch.firebase = firebase.configuration
         let server = try await FIDOServerApplication.start(
             configuration: configuration,
-            dependencies: ServerDependencies(logger: Self.quietLogger, auditLogger: try Self.auditLogger(path: auditLog),
-                                             onDecision: { narrator.line("server", $0.description) }))
+            dependencies: ServerDependencies(
+                logger: Self.quietLogger, auditLogger: try Self.auditLogger(path: auditLog),
+                onDecision: { narrator.line("server", $0.description) }))
         narrator.line("server", "listening on \(server.baseURL.absoluteString) with TLS (self-signed development certificate), SQLite \(database)")
         narrator.line("rp", "JWKS \(jwksPath) (ES256 key \(relyingParty.kid)); issuer \(relyingParty.issuer), audience \(relyingParty.audience)")
         narrator.line("server", "push: FCM HTTP v1 at \(firebase.baseURL) (a local stand-in), service account \(firebase.clientEmail)")
 
         var failed = false
         do {
-            try await runDevice(server: server, relyingParty: relyingParty, firebase: firebase, storage: work.appendingPathComponent("device"), narrator: narrator)
+            try await runDevice(
+                server: server, relyingParty: relyingParty, firebase: firebase, storage: work.appendingPathComponent("device"), narrator: narrator)
             try await runPasskeys(server: server, relyingParty: relyingParty, narrator: narrator)
         } catch {
             narrator.line("demo", "FAILED: \(error)")
@@ -71,7 +76,9 @@ struct DemoTour: AsyncParsableCommand {
         try await server.stop()
         try await firebase.stop()
         if failed { throw ExitCode.failure }
-        narrator.step("Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band and by encrypted push), pending operations, PIN change, token verification, deregistration and a passkey for the web (registration, sign-in with and without a username, a phishing origin refused) behaved as they must")
+        narrator.step(
+            "Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band and by encrypted push), pending operations, PIN change, token verification, deregistration and a passkey for the web (registration, sign-in with and without a username, a phishing origin refused) behaved as they must"
+        )
     }
 
     static var quietLogger: Logger {
@@ -90,26 +97,34 @@ struct DemoTour: AsyncParsableCommand {
     }
 
     /// Runs `body` with a client of `platform`, and shuts the client down afterwards whether `body` succeeded or not.
-    func withClient(server: RunningFIDOServer, platform: SimulatedPlatform, narrator: Narrator,
-                    _ body: (any MobileAuthenticationClient) async throws -> Void) async throws {
+    func withClient(
+        server: RunningFIDOServer, platform: SimulatedPlatform, narrator: Narrator,
+        _ body: (any MobileAuthenticationClient) async throws -> Void
+    ) async throws {
         let configuration = Configuration(baseUrl: server.baseURL, facetId: platform.applicationFacetId)
             .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
         let client = try await MobileAuthenticationClientInitializer()
             .configuration(configuration).platform(platform)
             .httpTrace { narrator.trace($0) }
             .executeAsync()
-        do { try await body(client) } catch { await client.shutdown(); throw error }
+        do { try await body(client) } catch {
+            await client.shutdown()
+            throw error
+        }
         await client.shutdown()
     }
 
-    func runDevice(server: RunningFIDOServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, narrator: Narrator) async throws {
+    func runDevice(
+        server: RunningFIDOServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, narrator: Narrator
+    ) async throws {
         narrator.step("Create a virtual device")
         let platform = SimulatedPlatform(storageDirectory: storage)
         // A copy of the device taken after registration, to show later that the server, not the device, decides.
         let copy = storage.deletingLastPathComponent().appendingPathComponent("device-copy")
         try await withClient(server: server, platform: platform, narrator: narrator) { client in
-            try await runDevice(client, platform: platform, server: server, relyingParty: relyingParty, firebase: firebase, storage: storage, copy: copy,
-                                narrator: narrator)
+            try await runDevice(
+                client, platform: platform, server: server, relyingParty: relyingParty, firebase: firebase, storage: storage, copy: copy,
+                narrator: narrator)
         }
         narrator.step("A copy of the device made before deregistration tries to authenticate")
         try await withClient(server: server, platform: SimulatedPlatform(storageDirectory: copy), narrator: narrator) { copyClient in
@@ -123,8 +138,10 @@ struct DemoTour: AsyncParsableCommand {
 
     /// The device's own steps: refused registration, registration with the relying party's JWT, authentication,
     /// token verification, deregistration. A copy of its storage is taken after registration.
-    func runDevice(_ client: any MobileAuthenticationClient, platform: SimulatedPlatform, server: RunningFIDOServer,
-                   relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, copy: URL, narrator: Narrator) async throws {
+    func runDevice(
+        _ client: any MobileAuthenticationClient, platform: SimulatedPlatform, server: RunningFIDOServer,
+        relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, copy: URL, narrator: Narrator
+    ) async throws {
         narrator.line("device", "facet \(platform.applicationFacetId), storage \(storage.path) (encrypted, device-bound)")
 
         narrator.step("Try to register \(username) without credentials (the account-takeover hole stays shut)")
@@ -169,19 +186,25 @@ struct DemoTour: AsyncParsableCommand {
         narrator.step("The relying party verifies the token with the server's published keys")
         let claims = try await verifyWithPublishedKeys(session.jwt, server: server, narrator: narrator)
         guard claims.sub == username else { throw DemoFailure("the token names \(claims.sub), not \(username)") }
-        narrator.line("rp", "signature valid (kid \(server.tokenIssuer.kid.prefix(10))…); sub=\(claims.sub) aaid=\(claims.aaid) keyid=\(claims.keyid.prefix(10))… auth_time=\(claims.auth_time) sid=\(claims.sid.prefix(8))…")
+        narrator.line(
+            "rp",
+            "signature valid (kid \(server.tokenIssuer.kid.prefix(10))…); sub=\(claims.sub) aaid=\(claims.aaid) keyid=\(claims.keyid.prefix(10))… auth_time=\(claims.auth_time) sid=\(claims.sid.prefix(8))…"
+        )
 
         narrator.step("Change \(username)'s PIN on the device (first with a wrong current PIN)")
         let changer = ScriptedPinChanger(pins: [("000000", "654321"), ("123456", "654321")]) { context in
-            narrator.line("app", "PIN change asked, status: \(context.authenticatorProtectionStatus)"
-                          + (context.lastRecoverableError.map { ", after: \($0.localizedDescription)" } ?? ""))
+            narrator.line(
+                "app",
+                "PIN change asked, status: \(context.authenticatorProtectionStatus)"
+                    + (context.lastRecoverableError.map { ", after: \($0.localizedDescription)" } ?? ""))
         }
         try await client.operations.pinChange.username(username).pinChanger(changer).executeAsync()
         narrator.line("device", "PIN changed; the old PIN no longer verifies")
 
         narrator.step("Register a password authenticator for \(username) (the app's policy refuses a weak one first)")
         let passwordEnroller = ScriptedPasswordEnroller(passwords: ["secret", "blue horse 42"]) { context in
-            narrator.line("app", "password enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
+            narrator.line(
+                "app", "password enrollment asked" + (context.lastRecoverableError.map { " again after: \($0.localizedDescription)" } ?? ""))
         }
         try await client.operations.registration.username(username)
             .authorizationProvider(JwtAuthorizationProvider(jwt: try await relyingParty.token(for: username)))
@@ -208,11 +231,16 @@ struct DemoTour: AsyncParsableCommand {
             throw DemoFailure("the transaction was not shown to the app before it was confirmed")
         }
         narrator.line("app", "showed \"\(payment)\" before confirming")
-        for prompt in platform.shownOSPrompts { narrator.line("os", "Face ID prompt: \"\(prompt.reason)\", passcode fallback offered: \(prompt.fallbackButtonTitle != nil)") }
-        narrator.line("device", "authenticators of \(username): \(client.localData.authenticators.filter { $0.registration.isRegistered(username) }.map(\.aaid))")
+        for prompt in platform.shownOSPrompts {
+            narrator.line("os", "Face ID prompt: \"\(prompt.reason)\", passcode fallback offered: \(prompt.fallbackButtonTitle != nil)")
+        }
+        narrator.line(
+            "device",
+            "authenticators of \(username): \(client.localData.authenticators.filter { $0.registration.isRegistered(username) }.map(\.aaid))")
 
-        try await runOutOfBand(client, server: server, relyingParty: relyingParty, firebase: firebase, work: storage.deletingLastPathComponent(),
-                               narrator: narrator)
+        try await runOutOfBand(
+            client, server: server, relyingParty: relyingParty, firebase: firebase, work: storage.deletingLastPathComponent(),
+            narrator: narrator)
 
         narrator.step("Deregister \(username)'s authenticators, authorized by the session")
         try await client.operations.deregistration.username(username).authorizationProvider(session).executeAsync()
@@ -313,16 +341,20 @@ final class Narrator: @unchecked Sendable {
         }
         if let send = try? JSONDecoder().decode(SendUAFResponse.self, from: request) {
             if let reg = try? UAFMessageCodec.decode(RegistrationResponse.self, from: send.uafResponse).first,
-               let bytes = reg.assertions.first.flatMap({ Base64URL.decode($0.assertion) }),
-               let assertion = try? RegistrationAssertion(bytes: Array(bytes)) {
+                let bytes = reg.assertions.first.flatMap({ Base64URL.decode($0.assertion) }),
+                let assertion = try? RegistrationAssertion(bytes: Array(bytes))
+            {
                 let krd = assertion.keyRegistrationData
-                return "  RegistrationResponse: \(krd.aaid), \(krd.signatureAlgorithm), \(krd.publicKeyEncoding), KeyID \(Base64URL.encode(krd.keyID).prefix(10))…, \(assertion.attestation.type) attestation, \(bytes.count)-byte TLV"
+                return
+                    "  RegistrationResponse: \(krd.aaid), \(krd.signatureAlgorithm), \(krd.publicKeyEncoding), KeyID \(Base64URL.encode(krd.keyID).prefix(10))…, \(assertion.attestation.type) attestation, \(bytes.count)-byte TLV"
             }
             if let auth = try? UAFMessageCodec.decode(AuthenticationResponse.self, from: send.uafResponse).first,
-               let bytes = auth.assertions.first.flatMap({ Base64URL.decode($0.assertion) }),
-               let assertion = try? AuthenticationAssertion(bytes: Array(bytes)) {
+                let bytes = auth.assertions.first.flatMap({ Base64URL.decode($0.assertion) }),
+                let assertion = try? AuthenticationAssertion(bytes: Array(bytes))
+            {
                 let signed = assertion.signedData
-                return "  AuthenticationResponse: \(signed.aaid), mode \(signed.authenticationMode), counter \(signed.signCounter), \(signed.authenticatorNonce.count)-byte nonce, \(bytes.count)-byte TLV"
+                return
+                    "  AuthenticationResponse: \(signed.aaid), mode \(signed.authenticationMode), counter \(signed.signCounter), \(signed.authenticatorNonce.count)-byte nonce, \(bytes.count)-byte TLV"
             }
         }
         return "  \(request.count) bytes"
@@ -331,10 +363,12 @@ final class Narrator: @unchecked Sendable {
     private func summary(response: Data) -> String {
         if let answer = try? JSONDecoder().decode(ReturnUAFRequest.self, from: response), answer.uafRequest != nil || answer.op != nil {
             if let reg = answer.uafRequest.flatMap({ try? UAFMessageCodec.decode(RegistrationRequest.self, from: $0).first }) {
-                return "  ReturnUAFRequest \(answer.statusCode): RegistrationRequest for \(reg.username), policy accepts \(reg.policy.accepted.count) authenticator(s), challenge \(reg.challenge.prefix(10))…"
+                return
+                    "  ReturnUAFRequest \(answer.statusCode): RegistrationRequest for \(reg.username), policy accepts \(reg.policy.accepted.count) authenticator(s), challenge \(reg.challenge.prefix(10))…"
             }
             if let auth = answer.uafRequest.flatMap({ try? UAFMessageCodec.decode(AuthenticationRequest.self, from: $0).first }) {
-                return "  ReturnUAFRequest \(answer.statusCode): AuthenticationRequest, policy \(auth.policy.accepted.flatMap { $0.compactMap(\.aaid) }.flatMap { $0 }), challenge \(auth.challenge.prefix(10))…"
+                return
+                    "  ReturnUAFRequest \(answer.statusCode): AuthenticationRequest, policy \(auth.policy.accepted.flatMap { $0.compactMap(\.aaid) }.flatMap { $0 }), challenge \(auth.challenge.prefix(10))…"
             }
             return "  ReturnUAFRequest \(answer.statusCode)"
         }

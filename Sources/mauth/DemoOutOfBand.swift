@@ -33,14 +33,17 @@ extension DemoTour {
             return object
         }
 
-        func dispatch(_ op: UAFOperation, context: [String: Any], dispatcher: String, targetID: String?, as username: String?) async throws -> (sessionID: String, response: String) {
+        func dispatch(
+            _ op: UAFOperation, context: [String: Any], dispatcher: String, targetID: String?, as username: String?
+        ) async throws -> (sessionID: String, response: String) {
             let contextText = String(decoding: try JSONSerialization.data(withJSONObject: context, options: [.sortedKeys]), as: UTF8.self)
             var body: [String: Any] = ["dispatcher": dispatcher, "getUafRequest": ["op": op.rawValue, "context": contextText]]
             if let targetID { body["dispatchTargetId"] = targetID }
             let path = op == .registration ? "registration" : "authentication"
             let answer = try await post("/nevisfido/token/dispatch/\(path)", body, as: username)
             guard answer["dispatchResult"] as? String == "dispatched", let session = answer["sessionId"] as? String,
-                  let response = (answer["dispatcherInformation"] as? [String: Any])?["response"] as? String else {
+                let response = (answer["dispatcherInformation"] as? [String: Any])?["response"] as? String
+            else {
                 throw DemoFailure("dispatch refused: \(answer)")
             }
             return (session, response)
@@ -51,21 +54,28 @@ extension DemoTour {
         }
     }
 
-    func runOutOfBand(_ client: any MobileAuthenticationClient, server: RunningFIDOServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn,
-                      work: URL, narrator: Narrator) async throws {
+    func runOutOfBand(
+        _ client: any MobileAuthenticationClient, server: RunningFIDOServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn,
+        work: URL, narrator: Narrator
+    ) async throws {
         try await Self.withRelyingPartyClient(trusting: server) { http in
-            try await runOutOfBand(client, backend: Backend(server: server, relyingParty: relyingParty, http: http), firebase: firebase, work: work,
-                                   narrator: narrator)
+            try await runOutOfBand(
+                client, backend: Backend(server: server, relyingParty: relyingParty, http: http), firebase: firebase, work: work,
+                narrator: narrator)
         }
     }
 
-    private func runOutOfBand(_ client: any MobileAuthenticationClient, backend: Backend, firebase: FirebaseStandIn, work: URL, narrator: Narrator) async throws {
+    private func runOutOfBand(
+        _ client: any MobileAuthenticationClient, backend: Backend, firebase: FirebaseStandIn, work: URL, narrator: Narrator
+    ) async throws {
         let user = "bob"
         // The camera is zbarimg (Debian's zbar-tools, which .ci/run installs); without it the device opens the link
         // the page would offer on a phone, so the demo still needs nothing but the Swift toolchain.
         let canScan = QRCodeReader.isInstalled
-        narrator.step("On a laptop, \(user) signs up; the relying party shows a \(canScan ? "QR code (link-png-qr-code)" : "link") and polls the status")
-        let qr = try await backend.dispatch(.registration, context: ["username": user], dispatcher: canScan ? "link-png-qr-code" : "link", targetID: nil, as: user)
+        narrator.step(
+            "On a laptop, \(user) signs up; the relying party shows a \(canScan ? "QR code (link-png-qr-code)" : "link") and polls the status")
+        let qr = try await backend.dispatch(
+            .registration, context: ["username": user], dispatcher: canScan ? "link-png-qr-code" : "link", targetID: nil, as: user)
         let scanned: String
         if canScan {
             let pngPath = work.appendingPathComponent("registration-qr.png")
@@ -77,7 +87,9 @@ extension DemoTour {
             narrator.line("device", "camera (zbarimg) read: \(scanned.prefix(60))…")
         } else {
             scanned = qr.response
-            narrator.line("device", "zbarimg is not installed: opening the link instead of scanning (apt-get install zbar-tools to scan): \(scanned.prefix(48))…")
+            narrator.line(
+                "device",
+                "zbarimg is not installed: opening the link instead of scanning (apt-get install zbar-tools to scan): \(scanned.prefix(48))…")
         }
         let payload = try await client.operations.outOfBandPayloadDecode.base64UrlEncoded(scanned).executeAsync()
         narrator.line("device", "payload \(payload.contentType) v\(payload.version): redeem at \(payload.redeemData.redeemUrl.path)")
@@ -90,7 +102,10 @@ extension DemoTour {
             .pinEnroller(ScriptedPinEnroller(pins: ["246810"])).executeAsync()
         let registered = try await backend.status(qr.sessionID)
         guard registered["status"] as? String == "succeeded" else { throw DemoFailure("the status is \(registered)") }
-        narrator.line("rp", "status: succeeded, user \(registered["userId"] ?? "?"), authenticators \((registered["authenticators"] as? [[String: Any]])?.compactMap { $0["aaid"] } ?? [])")
+        narrator.line(
+            "rp",
+            "status: succeeded, user \(registered["userId"] ?? "?"), authenticators \((registered["authenticators"] as? [[String: Any]])?.compactMap { $0["aaid"] } ?? [])"
+        )
         guard let pair = client.localData.deviceInformation?.idUsernamePairs.first(where: { $0.username == user }) else {
             throw DemoFailure("the device created no dispatch target for \(user)")
         }
@@ -98,16 +113,22 @@ extension DemoTour {
 
         narrator.step("The app registers its push token; the device's dispatch targets get it (DeviceInformationChange, device-signed)")
         try await client.operations.deviceInformationChange.fcmRegistrationToken("fcm-demo-phone").executeAsync()
-        narrator.line("device", "push token fcm-demo-phone set on \(client.localData.deviceInformation?.idUsernamePairs.count ?? 0) dispatch target(s)")
+        narrator.line(
+            "device", "push token fcm-demo-phone set on \(client.localData.deviceInformation?.idUsernamePairs.count ?? 0) dispatch target(s)")
 
         narrator.step("The bank pushes \(user) a payment to confirm on the phone: the payload is encrypted to the device (JWE) before it leaves")
         let payment = "Transfer EUR 250.00 to Carol"
-        let push = try await backend.dispatch(.authentication, context: [
-            "username": user, "transaction": [["contentType": "text/plain", "content": Base64URL.encode(Array(payment.utf8))]],
-        ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: user)
+        let push = try await backend.dispatch(
+            .authentication,
+            context: [
+                "username": user, "transaction": [["contentType": "text/plain", "content": Base64URL.encode(Array(payment.utf8))]],
+            ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: user)
         narrator.line("rp", "FCM accepted message \(push.response) (the server exchanged its service-account assertion for an access token)")
         guard let message = await firebase.messages(atLeast: 1).last else { throw DemoFailure("no push arrived") }
-        narrator.line("device", "push for \(message.registrationToken): \(message.data.keys.sorted().joined(separator: ", ")); nma_data \(message.data["nma_data"]?.prefix(32) ?? "")…")
+        narrator.line(
+            "device",
+            "push for \(message.registrationToken): \(message.data.keys.sorted().joined(separator: ", ")); nma_data \(message.data["nma_data"]?.prefix(32) ?? "")…"
+        )
         let pushedJSON = String(decoding: try JSONEncoder().encode(message.data), as: UTF8.self)
         let encrypted = try await client.operations.outOfBandPayloadDecode.json(pushedJSON).executeAsync()
         narrator.line("device", "decrypted a \(encrypted.contentType) payload with its key")
@@ -126,12 +147,15 @@ extension DemoTour {
 
         narrator.step("A second push is lost on the way; back in the foreground the app fetches pending operations, and \(user) declines")
         let lost = "Transfer EUR 9,999.00 to Mallory"
-        let second = try await backend.dispatch(.authentication, context: [
-            "username": user, "transaction": [["contentType": "text/plain", "content": Base64URL.encode(Array(lost.utf8))]],
-        ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: user)
+        let second = try await backend.dispatch(
+            .authentication,
+            context: [
+                "username": user, "transaction": [["contentType": "text/plain", "content": Base64URL.encode(Array(lost.utf8))]],
+            ], dispatcher: "firebase-cloud-messaging", targetID: pair.identifier, as: user)
         let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
         guard pending.errors.isEmpty, let operation = pending.operations.last else { throw DemoFailure("no pending operation: \(pending.errors)") }
-        narrator.line("device", "\(pending.operations.count) pending operation(s), newest by \(operation.dispatcherName) at \(operation.creationTime)")
+        narrator.line(
+            "device", "\(pending.operations.count) pending operation(s), newest by \(operation.dispatcherName) at \(operation.creationTime)")
         guard case .authentication(let declined) = try await client.operations.outOfBandOperation.payload(operation.payload).executeAsync() else {
             throw DemoFailure("the pending operation did not stand for an authentication")
         }

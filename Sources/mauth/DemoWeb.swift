@@ -34,15 +34,18 @@ struct DemoWeb: AsyncParsableCommand {
         guard configuration.dispatch.firebase == nil else {
             throw ValidationError("mauth demo web sends push to its own stand-in: remove dispatch.firebase from the configuration")
         }
-        let directory = pushDirectory.map { URL(fileURLWithPath: $0) }
+        let directory =
+            pushDirectory.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("mauth-push-\(UUID().uuidString.prefix(8))")
         let standIn = try await FirebaseStandIn.start(directory: directory)
         configuration.dispatch.firebase = standIn.configuration
         let served: Result<Void, any Error>
         do {
-            try await options.serve(configuration, beside: [
-                "push: FCM stand-in at \(standIn.baseURL) (nothing reaches a phone; devices fetch pending operations)",
-            ] + (configuration.fido2.map { ["passkeys: open \($0.origins[0])/demo (rpId \($0.rpId))"] } ?? []))
+            try await options.serve(
+                configuration,
+                beside: [
+                    "push: FCM stand-in at \(standIn.baseURL) (nothing reaches a phone; devices fetch pending operations)"
+                ] + (configuration.fido2.map { ["passkeys: open \($0.origins[0])/demo (rpId \($0.rpId))"] } ?? []))
             served = .success(())
         } catch {
             served = .failure(error)

@@ -12,12 +12,12 @@ struct LoadCommand: AsyncParsableCommand {
         commandName: "load",
         abstract: "Drive a FIDO server with many virtual devices or passkeys and report flows/s and latency percentiles.",
         discussion: """
-        Without --url, starts --instances embedded servers on loopback (a temporary SQLite file, or --database \
-        postgres://… which they share) and loads them. With --url, loads running servers: trust their certificate \
-        with --ca-file, authorize registrations with --relying-party-key (the server trusts its public key), or run \
-        the servers in development mode. Servers should set limits.requestsPerMinutePerAddress to 0 for a load test \
-        from one address, or the load is rate-limited (reported as HTTP 429).
-        """)
+            Without --url, starts --instances embedded servers on loopback (a temporary SQLite file, or --database \
+            postgres://… which they share) and loads them. With --url, loads running servers: trust their certificate \
+            with --ca-file, authorize registrations with --relying-party-key (the server trusts its public key), or run \
+            the servers in development mode. Servers should set limits.requestsPerMinutePerAddress to 0 for a load test \
+            from one address, or the load is rate-limited (reported as HTTP 429).
+            """)
 
     @Option(name: .customLong("url"), help: "A server base URL (https://host:port); repeat to spread connections over several servers.")
     var urls: [String] = []
@@ -28,17 +28,25 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Concurrent connections (one closed loop of virtual devices each).") var connections = 32
     @Option(help: "Length of the measured phase, in seconds (ignored with --flows).") var duration: Double = 10
     @Option(help: "Stop the measured phase after this many flows instead of after --duration.") var flows: Int?
-    @Option(help: "authentication, registration, passkey (sign-ins with passkeys registered first, over the FIDO2 API), or baseline (two GET /health/live per flow: the stack's ceiling, no UAF work).") var flow: LoadPlan.Flow = .authentication
+    @Option(
+        help:
+            "authentication, registration, passkey (sign-ins with passkeys registered first, over the FIDO2 API), or baseline (two GET /health/live per flow: the stack's ceiling, no UAF work)."
+    ) var flow: LoadPlan.Flow = .authentication
     @Option(help: "The origin the virtual passkeys sign for; a --url server's fido2.origins must list it.") var passkeyOrigin = "https://localhost"
     @Option(help: "Users registered before an authentication run.") var users = 1000
-    @Flag(help: "Write the --users registrations straight into the embedded servers' database (keys made here) instead of registering each over HTTP: for populations of millions.")
+    @Flag(
+        help:
+            "Write the --users registrations straight into the embedded servers' database (keys made here) instead of registering each over HTTP: for populations of millions."
+    )
     var fillDatabase = false
     @Option(help: "Have every authentication confirm this transaction text.") var transaction: String?
     @Option(help: "PEM P-256 private key whose ES256 JWTs authorize registrations (for --url servers).") var relyingPartyKey: String?
     @Option(help: "iss of the registration JWTs.") var issuer = "https://rp.load.example"
     @Option(help: "aud of the registration JWTs.") var audience = "mauth-server"
     @Option(help: "The facet id the virtual devices report.") var facetId = SoftwareAuthenticator.virtualDeviceFacetID
-    @Option(name: .customLong("server-pid"), help: "Report the peak resident memory and the CPU per flow of this server process (on this machine); repeatable.")
+    @Option(
+        name: .customLong("server-pid"),
+        help: "Report the peak resident memory and the CPU per flow of this server process (on this machine); repeatable.")
     var serverPIDs: [Int32] = []
     @Option(help: "Seconds a request may take before it counts as a connection error.") var timeout: Int64 = 30
     @Flag(help: "Send every accepted response again to the next server: it must be refused (at-most-once across instances).")
@@ -47,8 +55,11 @@ struct LoadCommand: AsyncParsableCommand {
     var verify = false
     @Flag(help: "Print the report as JSON on standard output (progress still goes to standard error).") var json = false
     @Flag(help: "No progress lines.") var quiet = false
-    @Flag(inversion: .prefixedNo,
-          help: "With --url, on Linux: run the generator's threads under SCHED_BATCH, so that a thread woken by an answer never preempts a server sharing the cores. Embedded servers share the generator's threads and keep normal scheduling.")
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "With --url, on Linux: run the generator's threads under SCHED_BATCH, so that a thread woken by an answer never preempts a server sharing the cores. Embedded servers share the generator's threads and keep normal scheduling."
+    )
     var batchScheduling = true
 
     func validate() throws {
@@ -59,7 +70,9 @@ struct LoadCommand: AsyncParsableCommand {
         }
         if verify, flow != .registration { throw ValidationError("--verify checks a registration run (--flow registration)") }
         if !urls.isEmpty, database != nil { throw ValidationError("--database is for embedded servers; a --url server has its own") }
-        if fillDatabase, !urls.isEmpty { throw ValidationError("--fill-database writes into embedded servers' database; a --url server's is its own") }
+        if fillDatabase, !urls.isEmpty {
+            throw ValidationError("--fill-database writes into embedded servers' database; a --url server's is its own")
+        }
         if fillDatabase, flow != .authentication { throw ValidationError("--fill-database prepares the users of an authentication run") }
     }
 
@@ -69,9 +82,10 @@ struct LoadCommand: AsyncParsableCommand {
             handler.logLevel = .error
             return handler
         }
-        var plan = LoadPlan(targets: [], connections: connections, flow: flow,
-                            stop: flows.map { .flows($0) } ?? .duration(seconds: duration), population: users,
-                            transactionText: transaction, facetID: facetId)
+        var plan = LoadPlan(
+            targets: [], connections: connections, flow: flow,
+            stop: flows.map { .flows($0) } ?? .duration(seconds: duration), population: users,
+            transactionText: transaction, facetID: facetId)
         plan.replayCheck = replayCheck
         plan.passkeyOrigin = passkeyOrigin
         plan.requestTimeoutSeconds = timeout
@@ -105,18 +119,21 @@ struct LoadCommand: AsyncParsableCommand {
                 let stores = servers[0].stores
                 plan.writeRegistrations = { batch in
                     let now = Date()
-                    try await stores.registrations.insert(batch.map { user in
-                        RegistrationRecord(username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
-                                           publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
-                                           registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: now)
-                    })
+                    try await stores.registrations.insert(
+                        batch.map { user in
+                            RegistrationRecord(
+                                username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
+                                publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
+                                registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: now)
+                        })
                 }
             }
             plan.trustedCertificatesPEM = servers.map(\.certificatePEM).joined(separator: "\n")
             plan.relyingParty = relyingParty
             plan.embeddedServers = true
-            note("started \(instances) embedded server(s) on \(database.map { $0.hasPrefix("postgres") ? "PostgreSQL" : $0 } ?? "a temporary SQLite file"): "
-                 + plan.targets.map(\.absoluteString).joined(separator: ", "))
+            note(
+                "started \(instances) embedded server(s) on \(database.map { $0.hasPrefix("postgres") ? "PostgreSQL" : $0 } ?? "a temporary SQLite file"): "
+                    + plan.targets.map(\.absoluteString).joined(separator: ", "))
             plan.generatorScheduling = "normal scheduling (its threads run the embedded servers too)"
         } else {
             plan.generatorScheduling = try Self.schedule(batch: batchScheduling)
@@ -146,8 +163,11 @@ struct LoadCommand: AsyncParsableCommand {
         do {
             let report = try await LoadRunner.run(plan) { progress in
                 guard !quiet else { return }
-                note("\(progress.phase) " + String(format: "%5.1f s  %8d flows  %6.0f flows/s  %d failed", progress.elapsedSeconds, progress.flows,
-                                                      progress.currentFlowsPerSecond, progress.failedFlows))
+                note(
+                    "\(progress.phase) "
+                        + String(
+                            format: "%5.1f s  %8d flows  %6.0f flows/s  %d failed", progress.elapsedSeconds, progress.flows,
+                            progress.currentFlowsPerSecond, progress.failedFlows))
             }
             for server in servers { try await server.stop() }
             servers = []

@@ -31,11 +31,13 @@ enum OutputLine {
         var bytes = Array((newline ? line + "\n" : line).utf8)[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if written > 0 { bytes = bytes.dropFirst(written); continue }
+            if written > 0 {
+                bytes = bytes.dropFirst(written)
+                continue
+            }
             if written < 0, errno == EINTR || errno == EAGAIN { continue }
             if written < 0, errno == EPIPE { exit(closedPipeStatus) }
             return  // any other failure: the line is lost, the command goes on
         }
     }
 }
-

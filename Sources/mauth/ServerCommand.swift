@@ -13,7 +13,8 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Write the generated development certificate (PEM) here, for clients to trust.") var writeCertificate: String?
     @Flag(help: "Make a new development certificate even if a good one is kept beside the SQLite file (clients must trust it anew).")
     var regenerateCertificate = false
-    @Option(help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
+    @Option(
+        help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
     var logLevel: String?
     @Option(help: "Log format: text (default) or json (one JSON object a line). MAUTH_LOG_FORMAT sets it too.")
     var logFormat: String?
@@ -61,8 +62,10 @@ struct ServerOptions: ParsableArguments {
             let directory = URL(fileURLWithPath: writeCertificate).deletingLastPathComponent().path
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
-                  FileManager.default.isWritableFile(atPath: directory) else {
-                throw ServerConfiguration.ConfigurationError.invalid("--write-certificate \(writeCertificate): the directory \(directory) does not exist or is not writable")
+                FileManager.default.isWritableFile(atPath: directory)
+            else {
+                throw ServerConfiguration.ConfigurationError.invalid(
+                    "--write-certificate \(writeCertificate): the directory \(directory) does not exist or is not writable")
             }
         }
         let server = try await FIDOServerApplication.start(configuration: configuration, handleSignals: true)

@@ -16,10 +16,13 @@ public struct kinfo_proc {
     public init() {}
 }
 
-public func sysctl(_ name: UnsafeMutablePointer<Int32>!, _ namelen: UInt32, _ oldp: UnsafeMutableRawPointer!,
-                   _ oldlenp: UnsafeMutablePointer<Int>!, _ newp: UnsafeMutableRawPointer!, _ newlen: Int) -> Int32 {
+public func sysctl(
+    _ name: UnsafeMutablePointer<Int32>!, _ namelen: UInt32, _ oldp: UnsafeMutableRawPointer!,
+    _ oldlenp: UnsafeMutablePointer<Int>!, _ newp: UnsafeMutableRawPointer!, _ newlen: Int
+) -> Int32 {
     guard namelen == 4, name[0] == CTL_KERN, name[1] == KERN_PROC, name[2] == KERN_PROC_PID,
-          oldlenp.pointee >= MemoryLayout<kinfo_proc>.stride else { return -1 }
+        oldlenp.pointee >= MemoryLayout<kinfo_proc>.stride
+    else { return -1 }
     var info = kinfo_proc()
     if ScriptedAppleDevice.current.debuggerAttached { info.kp_proc.p_flag |= P_TRACED }
     oldp.storeBytes(of: info, as: kinfo_proc.self)

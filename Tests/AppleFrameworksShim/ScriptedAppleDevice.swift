@@ -14,7 +14,10 @@ public final class ScriptedAppleDevice: @unchecked Sendable {
         public let fallbackTitle: String?
         public let cancelTitle: String?
         public init(policy: LAPolicy, reason: String, fallbackTitle: String?, cancelTitle: String?) {
-            self.policy = policy; self.reason = reason; self.fallbackTitle = fallbackTitle; self.cancelTitle = cancelTitle
+            self.policy = policy
+            self.reason = reason
+            self.fallbackTitle = fallbackTitle
+            self.cancelTitle = cancelTitle
         }
     }
 
@@ -151,7 +154,8 @@ public final class ScriptedAppleDevice: @unchecked Sendable {
             let kind = query[kSecClass as String] as? String
             if kind == kSecClassKey as String {
                 guard let tag = (query[kSecAttrApplicationTag as String] as? Data).map({ String(decoding: $0, as: UTF8.self) }),
-                      keys[tag] != nil else { return errSecItemNotFound }
+                    keys[tag] != nil
+                else { return errSecItemNotFound }
                 result?.pointee = SecKey(tag: tag, isPublic: false, context: query[kSecUseAuthenticationContext as String] as? LAContext)
                 return errSecSuccess
             }
@@ -167,8 +171,9 @@ public final class ScriptedAppleDevice: @unchecked Sendable {
     func add(_ attributes: [String: Any]) -> OSStatus {
         lock.withLock {
             guard attributes[kSecClass as String] as? String == kSecClassGenericPassword as String,
-                  let data = attributes[kSecValueData as String] as? Data,
-                  let accessible = attributes[kSecAttrAccessible as String] as? String else { return -50 }
+                let data = attributes[kSecValueData as String] as? Data,
+                let accessible = attributes[kSecAttrAccessible as String] as? String
+            else { return -50 }
             let key = Self.passwordKey(attributes)
             if passwords[key] != nil { return errSecDuplicateItem }
             passwords[key] = (data, accessible)
@@ -181,7 +186,8 @@ public final class ScriptedAppleDevice: @unchecked Sendable {
             let kind = query[kSecClass as String] as? String
             if kind == kSecClassKey as String {
                 guard let tag = (query[kSecAttrApplicationTag as String] as? Data).map({ String(decoding: $0, as: UTF8.self) }),
-                      keys.removeValue(forKey: tag) != nil else { return errSecItemNotFound }
+                    keys.removeValue(forKey: tag) != nil
+                else { return errSecItemNotFound }
                 return errSecSuccess
             }
             if kind == kSecClassGenericPassword as String {

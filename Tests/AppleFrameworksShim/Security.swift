@@ -64,11 +64,16 @@ public struct SecAccessControlCreateFlags: OptionSet, Sendable, Hashable {
 public final class SecAccessControl: @unchecked Sendable {
     public let protection: String
     public let flags: SecAccessControlCreateFlags
-    init(protection: String, flags: SecAccessControlCreateFlags) { self.protection = protection; self.flags = flags }
+    init(protection: String, flags: SecAccessControlCreateFlags) {
+        self.protection = protection
+        self.flags = flags
+    }
 }
 
-public func SecAccessControlCreateWithFlags(_ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags,
-                                            _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecAccessControl? {
+public func SecAccessControlCreateWithFlags(
+    _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecAccessControl? {
     guard let protection = protection as? String else {
         error?.pointee = Unmanaged.passRetained(NSError(domain: NSOSStatusErrorDomain, code: -50))
         return nil
@@ -87,7 +92,11 @@ public final class SecKey: @unchecked Sendable {
     let tag: String
     let isPublic: Bool
     let context: LAContext?
-    init(tag: String, isPublic: Bool, context: LAContext?) { self.tag = tag; self.isPublic = isPublic; self.context = context }
+    init(tag: String, isPublic: Bool, context: LAContext?) {
+        self.tag = tag
+        self.isPublic = isPublic
+        self.context = context
+    }
 }
 
 public func SecKeyGetTypeID() -> CFTypeID { 0x5EC }
@@ -97,9 +106,10 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
     let attributes = parameters as? [String: Any] ?? [:]
     let privateAttributes = attributes[kSecPrivateKeyAttrs as String] as? [String: Any] ?? [:]
     guard attributes[kSecAttrTokenID as String] as? String == kSecAttrTokenIDSecureEnclave as String,
-          attributes[kSecAttrKeyType as String] as? String == kSecAttrKeyTypeECSECPrimeRandom as String,
-          let tag = privateAttributes[kSecAttrApplicationTag as String] as? Data,
-          let control = privateAttributes[kSecAttrAccessControl as String] as? SecAccessControl else {
+        attributes[kSecAttrKeyType as String] as? String == kSecAttrKeyTypeECSECPrimeRandom as String,
+        let tag = privateAttributes[kSecAttrApplicationTag as String] as? Data,
+        let control = privateAttributes[kSecAttrAccessControl as String] as? SecAccessControl
+    else {
         error?.pointee = Unmanaged.passRetained(NSError(domain: NSOSStatusErrorDomain, code: -50))
         return nil
     }
@@ -121,8 +131,10 @@ public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutab
     return publicKey.x963Representation as CFData
 }
 
-public func SecKeyCreateSignature(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData,
-                                  _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+public func SecKeyCreateSignature(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
     switch ScriptedAppleDevice.current.sign(key, message: dataToSign as Data) {
     case .success(let signature): return signature as CFData
     case .failure(let refusal):

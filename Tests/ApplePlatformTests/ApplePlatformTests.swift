@@ -29,28 +29,35 @@ final class ApplePlatformTests: XCTestCase {
     }
 
     private func signingError(_ tag: String) async -> HardwareKeyError? {
-        do { _ = try await enclave.sign(tag: tag, message: message); return nil } catch { return error }
+        do {
+            _ = try await enclave.sign(tag: tag, message: message)
+            return nil
+        } catch { return error }
     }
 
     // MARK: Access control of each registration (seed 000)
 
     func testABiometricKeyWithoutFallbackNeedsBiometricsOnly() throws {
-        _ = try enclave.createKey(tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: false), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: false), requiresDeviceLock: true))
         XCTAssertEqual(device.enclaveKeys["k"]?.control.flags, [.privateKeyUsage, .biometryAny])
     }
 
     func testABiometricKeyWithFallbackAcceptsThePasscode() throws {
-        _ = try enclave.createKey(tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: true), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: true), requiresDeviceLock: true))
         XCTAssertEqual(device.enclaveKeys["k"]?.control.flags, [.privateKeyUsage, .userPresence])
     }
 
     func testAKeyInvalidatedOnNewBiometricsNeedsTheCurrentSet() throws {
-        _ = try enclave.createKey(tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
         XCTAssertEqual(device.enclaveKeys["k"]?.control.flags, [.privateKeyUsage, .biometryCurrentSet])
     }
 
     func testAKeyInvalidatedOnNewBiometricsWithFallbackTakesTheCurrentSetOrThePasscode() throws {
-        _ = try enclave.createKey(tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: true), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: true), requiresDeviceLock: true))
         XCTAssertEqual(device.enclaveKeys["k"]?.control.flags, [.privateKeyUsage, .biometryCurrentSet, .or, .devicePasscode])
     }
 
@@ -69,8 +76,10 @@ final class ApplePlatformTests: XCTestCase {
     }
 
     func testANewFingerInvalidatesABoundKeyButNotAnAnyKey() async throws {
-        _ = try enclave.createKey(tag: "bound", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
-        _ = try enclave.createKey(tag: "any", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: false), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "bound", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "any", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: false), requiresDeviceLock: true))
         let before = platform.biometricSetIdentifier
         device.changeBiometricSet()
         XCTAssertNotEqual(platform.biometricSetIdentifier, before)
@@ -82,7 +91,8 @@ final class ApplePlatformTests: XCTestCase {
     func testTheEnclaveSignatureVerifiesWithTheReturnedPublicKey() async throws {
         let x963 = try enclave.createKey(tag: "k", access: HardwareKeyAccess(userVerification: .application, requiresDeviceLock: true))
         let der = try await enclave.sign(tag: "k", message: message)
-        XCTAssertTrue(try P256.Signing.PublicKey(x963Representation: x963).isValidSignature(P256.Signing.ECDSASignature(derRepresentation: der), for: message))
+        XCTAssertTrue(
+            try P256.Signing.PublicKey(x963Representation: x963).isValidSignature(P256.Signing.ECDSASignature(derRepresentation: der), for: message))
     }
 
     func testAKeyCannotBeCreatedWithoutAPasscode() throws {
@@ -120,13 +130,15 @@ final class ApplePlatformTests: XCTestCase {
     }
 
     func testALockOutAtKeyUseIsALockOut() async throws {
-        _ = try enclave.createKey(tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
         device.scriptKeyUses([LAError(.biometryLockout).nsError])
         guard case .lockedOut? = await signingError("k") else { return XCTFail("a lock-out at key use read otherwise") }
     }
 
     func testACancelAtKeyUseIsACancel() async throws {
-        _ = try enclave.createKey(tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
         device.scriptKeyUses([LAError(.userCancel).nsError])
         let error = await signingError("k")
         XCTAssertEqual(error, .cancelled)
@@ -137,7 +149,8 @@ final class ApplePlatformTests: XCTestCase {
     func testABiometricPromptWithoutFallbackUsesTheBiometricsOnlyPolicyAndHidesTheButton() async {
         let result = await platform.verifyWithOS(biometricPrompt(fallback: false))
         XCTAssertEqual(result, .verified)
-        XCTAssertEqual(device.prompts, [.init(policy: .deviceOwnerAuthenticationWithBiometrics, reason: "Log in", fallbackTitle: "", cancelTitle: nil)])
+        XCTAssertEqual(
+            device.prompts, [.init(policy: .deviceOwnerAuthenticationWithBiometrics, reason: "Log in", fallbackTitle: "", cancelTitle: nil)])
     }
 
     func testABiometricPromptWithFallbackOffersThePasscode() async {
@@ -147,7 +160,8 @@ final class ApplePlatformTests: XCTestCase {
     }
 
     func testTheKeyUseReusesThePromptsEvaluation() async throws {
-        _ = try enclave.createKey(tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: false), requiresDeviceLock: true))
+        _ = try enclave.createKey(
+            tag: "k", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: false), requiresDeviceLock: true))
         _ = await platform.verifyWithOS(biometricPrompt(fallback: false))
         _ = try await enclave.sign(tag: "k", message: message)
         _ = try await enclave.sign(tag: "k", message: message)
@@ -198,7 +212,9 @@ final class ApplePlatformTests: XCTestCase {
 
     func testAnAttachedDebuggerIsRefused() {
         device.attachDebugger()
-        XCTAssertThrowsError(try platform.checkIntegrity()) { guard case .deviceProtection = $0 as? PlatformIntegrityError else { return XCTFail("\($0)") } }
+        XCTAssertThrowsError(try platform.checkIntegrity()) {
+            guard case .deviceProtection = $0 as? PlatformIntegrityError else { return XCTFail("\($0)") }
+        }
     }
 
     func testADeviceWithoutPasscodeIsRefused() {

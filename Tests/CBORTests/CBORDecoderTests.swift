@@ -37,8 +37,10 @@ final class CBORDecoderTests: XCTestCase {
             ([0x80], .array([])), ([0x83, 0x01, 0x02, 0x03], .array([.unsigned(1), .unsigned(2), .unsigned(3)])),
             ([0xa0], .map(CBORMap())),
             ([0xa2, 0x01, 0x02, 0x03, 0x04], .map(CBORMap([.init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .unsigned(4))]))),
-            ([0xa2, 0x61, 0x61, 0x01, 0x61, 0x62, 0x82, 0x02, 0x03],
-             .map(CBORMap([.init(.text("a"), .unsigned(1)), .init(.text("b"), .array([.unsigned(2), .unsigned(3)]))]))),
+            (
+                [0xa2, 0x61, 0x61, 0x01, 0x61, 0x62, 0x82, 0x02, 0x03],
+                .map(CBORMap([.init(.text("a"), .unsigned(1)), .init(.text("b"), .array([.unsigned(2), .unsigned(3)]))]))
+            ),
         ]
         for (bytes, expected) in examples {
             XCTAssertEqual(try canonical.decode(bytes), expected, "\(bytes)")

@@ -42,7 +42,8 @@ final class CBORInteroperabilityTests: XCTestCase {
         var reordered = 0
         for line in lines {
             let fields = line.split(separator: " ", maxSplits: 2)
-            let canonical = try XCTUnwrap(Hex.decode(fields[0])), other = try XCTUnwrap(Hex.decode(fields[1]))
+            let canonical = try XCTUnwrap(Hex.decode(fields[0]))
+            let other = try XCTUnwrap(Hex.decode(fields[1]))
             let expected = try Rendering.parse(fields[2])
             let value = try Self.decoder.decode(canonical)
             XCTAssertEqual(Rendering(value), expected, "canonical \(fields[0])")
@@ -117,7 +118,9 @@ final class CBORInteroperabilityTests: XCTestCase {
         }
         XCTAssertGreaterThan(bothAccepted, 500)
         XCTAssertGreaterThan(bothRefused, 500)
-        print("mutated CBOR: both accepted \(bothAccepted), both refused \(bothRefused), only cbor2 accepted \(stricter) \(stricterReasons.sorted { $0.key < $1.key })")
+        print(
+            "mutated CBOR: both accepted \(bothAccepted), both refused \(bothRefused), only cbor2 accepted \(stricter) \(stricterReasons.sorted { $0.key < $1.key })"
+        )
     }
 }
 
@@ -132,18 +135,34 @@ indirect enum Rendering: Equatable, Decodable {
 
     init(from decoder: any Decoder) throws {
         let single = try decoder.singleValueContainer()
-        if single.decodeNil() { self = .null; return }
-        if let flag = try? single.decode(Bool.self) { self = .bool(flag); return }
+        if single.decodeNil() {
+            self = .null
+            return
+        }
+        if let flag = try? single.decode(Bool.self) {
+            self = .bool(flag)
+            return
+        }
         let object = try decoder.container(keyedBy: Key.self)
-        if let value = try object.decodeIfPresent(String.self, forKey: .int) { self = .int(value) }
-        else if let value = try object.decodeIfPresent(String.self, forKey: .bytes) { self = .bytes(value) }
-        else if let value = try object.decodeIfPresent(String.self, forKey: .text) { self = .text(value) }
-        else if let value = try object.decodeIfPresent([Rendering].self, forKey: .array) { self = .array(value) }
-        else if let value = try object.decodeIfPresent([[Rendering]].self, forKey: .map) { self = .map(value) }
-        else if let tag = try object.decodeIfPresent(String.self, forKey: .tag) { self = .tag(tag, try object.decode(Rendering.self, forKey: .value)) }
-        else if let value = try object.decodeIfPresent(Int.self, forKey: .simple) { self = .simple(value) }
-        else if try object.decodeIfPresent(Bool.self, forKey: .undefined) != nil { self = .undefined }
-        else { self = .float(try object.decode(String.self, forKey: .float)) }
+        if let value = try object.decodeIfPresent(String.self, forKey: .int) {
+            self = .int(value)
+        } else if let value = try object.decodeIfPresent(String.self, forKey: .bytes) {
+            self = .bytes(value)
+        } else if let value = try object.decodeIfPresent(String.self, forKey: .text) {
+            self = .text(value)
+        } else if let value = try object.decodeIfPresent([Rendering].self, forKey: .array) {
+            self = .array(value)
+        } else if let value = try object.decodeIfPresent([[Rendering]].self, forKey: .map) {
+            self = .map(value)
+        } else if let tag = try object.decodeIfPresent(String.self, forKey: .tag) {
+            self = .tag(tag, try object.decode(Rendering.self, forKey: .value))
+        } else if let value = try object.decodeIfPresent(Int.self, forKey: .simple) {
+            self = .simple(value)
+        } else if try object.decodeIfPresent(Bool.self, forKey: .undefined) != nil {
+            self = .undefined
+        } else {
+            self = .float(try object.decode(String.self, forKey: .float))
+        }
     }
 
     init(_ value: CBOR) {
@@ -180,8 +199,10 @@ enum RandomCBOR {
             let alphabet = Array("abz é€😀\u{0}\"\\\u{202E}")
             return .text(String((0..<Int(random.next() % 10)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }))
         case 4:
-            let choices: [Double] = [0, -0.0, 1, 1.5, -2.75, 65504, 0x1p-24, 0.1, 1e300, .infinity, -.infinity, .nan,
-                                     Double(Float(0.3)), Double(random.next() % 1_000_000) / 7]
+            let choices: [Double] = [
+                0, -0.0, 1, 1.5, -2.75, 65504, 0x1p-24, 0.1, 1e300, .infinity, -.infinity, .nan,
+                Double(Float(0.3)), Double(random.next() % 1_000_000) / 7,
+            ]
             return .float(choices[Int(random.next() % UInt64(choices.count))])
         case 5: return .bool(random.next() % 2 == 0)
         case 6: return random.next() % 2 == 0 ? .null : .undefined
@@ -189,7 +210,8 @@ enum RandomCBOR {
         case 8: return .text("")
         case 9: return .array((0..<[0, 1, 3, 24][Int(random.next() % 4)]).map { _ in value(&random, depth: depth + 1) })
         case 10:
-            var entries: [CBORMap.Entry] = [], keys = Set<CBOR>()
+            var entries: [CBORMap.Entry] = []
+            var keys = Set<CBOR>()
             for _ in 0..<[0, 1, 4, 25][Int(random.next() % 4)] {
                 let key: CBOR = random.next() % 2 == 0 ? .unsigned(random.next() % 300) : .text(String(random.next() % 1000))
                 if keys.insert(key).inserted { entries.append(CBORMap.Entry(key, value(&random, depth: depth + 1))) }

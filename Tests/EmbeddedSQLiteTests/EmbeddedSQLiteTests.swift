@@ -6,6 +6,7 @@ import SQLiteNIO
 import TestSupport
 import VaporCSQLite
 import XCTest
+
 @testable import EmbeddedSQLite
 
 /// The engine on its own, without the server's schema: what it needs from the SQLite that sqlite-nio vendors, its

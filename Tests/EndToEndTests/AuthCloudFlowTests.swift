@@ -24,35 +24,63 @@ final class AuthCloudFlowTests: BackendTestCase {
 
     struct Enrolled: Decodable {
         struct Enrollment: Decodable {
-            struct QR: Decodable { var type: String; var size: Int; var dataUri: String }
-            var transactionId: String; var statusToken: String; var qrCode: QR; var appLinkUri: String
+            struct QR: Decodable {
+                var type: String
+                var size: Int
+                var dataUri: String
+            }
+            var transactionId: String
+            var statusToken: String
+            var qrCode: QR
+            var appLinkUri: String
         }
-        var userId: String; var username: String; var status: String; var enrollment: Enrollment?
+        var userId: String
+        var username: String
+        var status: String
+        var enrollment: Enrollment?
     }
 
     struct Approval: Decodable {
-        var transactionId: String; var statusToken: String; var userId: String?; var username: String?; var dispatchResult: String
+        var transactionId: String
+        var statusToken: String
+        var userId: String?
+        var username: String?
+        var dispatchResult: String
         var appLinkUri: String?
     }
 
     struct Status: Decodable {
-        var transactionId: String; var status: String; var userId: String?; var username: String?; var token: String?
+        var transactionId: String
+        var status: String
+        var userId: String?
+        var username: String?
+        var token: String?
     }
 
     struct User: Decodable {
         struct Authenticator: Decodable {
-            struct Key: Decodable { var aaid: String; var keyId: String }
-            var authenticatorId: String; var name: String?; var pushEnabled: Bool; var uaf: [Key]
+            struct Key: Decodable {
+                var aaid: String
+                var keyId: String
+            }
+            var authenticatorId: String
+            var name: String?
+            var pushEnabled: Bool
+            var uaf: [Key]
         }
-        var userId: String; var username: String; var status: String; var authenticators: [Authenticator]
+        var userId: String
+        var username: String
+        var status: String
+        var authenticators: [Authenticator]
     }
 
     /// The SDK on the Auth Cloud preset for this server (`https://127.0.0.1:<port>/_app`).
     private func authCloudClient() async throws -> any MobileAuthenticationClient {
         let hostname = "\(environment.server.baseURL.host!):\(environment.server.baseURL.port!)"
-        let configuration = try XCTUnwrap(Configuration.authCloudBuilder(hostname: hostname).userInteractionTimeoutInSeconds(5)
-            .facetId(environment.platform.applicationFacetId)
-            .transportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM])).build())
+        let configuration = try XCTUnwrap(
+            Configuration.authCloudBuilder(hostname: hostname).userInteractionTimeoutInSeconds(5)
+                .facetId(environment.platform.applicationFacetId)
+                .transportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM])).build())
         XCTAssertEqual(configuration.baseUrl.path, "/_app")
         return try await environment.client(configuration: configuration)
     }
@@ -96,7 +124,10 @@ final class AuthCloudFlowTests: BackendTestCase {
         let enrollment = try XCTUnwrap(enrolled.enrollment)
         XCTAssertEqual(enrollment.qrCode.type, "image/png")
         XCTAssertTrue(enrollment.appLinkUri.hasPrefix(environment.server.baseURL.absoluteString + "/open?dispatchTokenResponse="))
-        do { let value = try await status(enrollment.statusToken).status; XCTAssertEqual(value, "pending") }
+        do {
+            let value = try await status(enrollment.statusToken).status
+            XCTAssertEqual(value, "pending")
+        }
 
         try await client.operations.authCloudApiRegistration.enrollResponse(text)
             .deviceInformation(DeviceInformation(name: "u12345's phone"))
@@ -141,11 +172,16 @@ final class AuthCloudFlowTests: BackendTestCase {
             .deviceInformation(DeviceInformation(name: "phone"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
             .pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
-        do { let value = try await status(try XCTUnwrap(enrolled.enrollment?.statusToken)).status; XCTAssertEqual(value, "succeeded") }
+        do {
+            let value = try await status(try XCTUnwrap(enrolled.enrollment?.statusToken)).status
+            XCTAssertEqual(value, "succeeded")
+        }
 
-        let other = try await environment.client(platform: SimulatedPlatform(storageDirectory: environment.directory.appendingPathComponent("second"),
-                                                                             applicationFacetId: environment.platform.applicationFacetId,
-                                                                             deviceProfile: .ios))
+        let other = try await environment.client(
+            platform: SimulatedPlatform(
+                storageDirectory: environment.directory.appendingPathComponent("second"),
+                applicationFacetId: environment.platform.applicationFacetId,
+                deviceProfile: .ios))
         do {
             try await other.operations.authCloudApiRegistration.appLinkUri(link).deviceInformation(DeviceInformation(name: "thief"))
                 .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
@@ -160,12 +196,18 @@ final class AuthCloudFlowTests: BackendTestCase {
         let client = try await authCloudClient()
         let enrolled = try await registerFromEnrollResponse(client, "payer")
         let message = "<html>Pay <b>CHF 250.00</b> to Example&nbsp;Shop</html>"  // the documented wrapper, kept as sent
-        let answer = try await backend.call(.POST, "/api/v1/approval", json: try json([
-            "userId": enrolled.userId, "channel": "push", "message": message, "notificationMessage": "Confirm your payment"]), bearer: accessKey)
+        let answer = try await backend.call(
+            .POST, "/api/v1/approval",
+            json: try json([
+                "userId": enrolled.userId, "channel": "push", "message": message, "notificationMessage": "Confirm your payment",
+            ]), bearer: accessKey)
         XCTAssertEqual(answer.status, 200, answer.text)
         let approval = try answer.decode(Approval.self)
         XCTAssertEqual(approval.dispatchResult, "dispatched")
-        do { let value = try await status(approval.statusToken).status; XCTAssertEqual(value, "pending") }
+        do {
+            let value = try await status(approval.statusToken).status
+            XCTAssertEqual(value, "pending")
+        }
 
         let firebase = try XCTUnwrap(environment.firebase)
         let arrived = await firebase.messages(atLeast: 1)
@@ -178,8 +220,9 @@ final class AuthCloudFlowTests: BackendTestCase {
         }
         let selector = ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue)
         _ = try await authentication.authenticatorSelector(selector).pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
-        XCTAssertEqual(selector.shownContexts.compactMap(\.transactionConfirmationData).map { String(decoding: $0, as: UTF8.self) }, [message],
-                       "the device shows the message exactly as the relying party sent it")
+        XCTAssertEqual(
+            selector.shownContexts.compactMap(\.transactionConfirmationData).map { String(decoding: $0, as: UTF8.self) }, [message],
+            "the device shows the message exactly as the relying party sent it")
 
         let polled = try await status(approval.statusToken)
         XCTAssertEqual(polled.status, "succeeded")
@@ -204,7 +247,10 @@ final class AuthCloudFlowTests: BackendTestCase {
 
         let deleted = try await backend.call(.DELETE, "/api/v1/users/\(enrolled.userId)", bearer: accessKey)
         XCTAssertEqual(deleted.status, 204, deleted.text)
-        do { let value = try await backend.call(.GET, "/api/v1/users/\(enrolled.userId)", bearer: accessKey).status; XCTAssertEqual(value, 404) }
+        do {
+            let value = try await backend.call(.GET, "/api/v1/users/\(enrolled.userId)", bearer: accessKey).status
+            XCTAssertEqual(value, 404)
+        }
         let registrations = try await environment.server.stores.registrations.registrations(username: "lookup")
         XCTAssertTrue(registrations.isEmpty, "the user's keys are gone")
         let approval = try await backend.call(.POST, "/api/v1/approval", json: try json(["username": "lookup"]), bearer: accessKey)
@@ -213,22 +259,38 @@ final class AuthCloudFlowTests: BackendTestCase {
 
     func testTheAPIRefusesCallsWithoutAKeyOrWithAWrongOrRevokedKey() async throws {
         let body = try json(["username": "nokey"])
-        do { let value = try await backend.call(.POST, "/api/v1/users/enroll", json: body).status; XCTAssertEqual(value, 401) }
-        do { let value = try await backend.call(.POST, "/api/v1/users/enroll", json: body, bearer: "mak_" + String(repeating: "A", count: 43)).status; XCTAssertEqual(value, 401) }
+        do {
+            let value = try await backend.call(.POST, "/api/v1/users/enroll", json: body).status
+            XCTAssertEqual(value, 401)
+        }
+        do {
+            let value = try await backend.call(.POST, "/api/v1/users/enroll", json: body, bearer: "mak_" + String(repeating: "A", count: 43)).status
+            XCTAssertEqual(value, 401)
+        }
         let relyingPartyJWT = try await backend.call(.POST, "/api/v1/users/enroll", json: body, as: "nokey")
         XCTAssertEqual(relyingPartyJWT.status, 401, "a relying-party JWT is not an access key")
         let created = try await environment.server.stores.accessKeys.create(name: "short-lived", now: Date())
-        do { let value = try await backend.call(.POST, "/api/v1/users/enroll", json: body, bearer: created.key).status; XCTAssertEqual(value, 200) }
-        do { let value = try await environment.server.stores.accessKeys.revoke(id: created.record.id, now: Date()); XCTAssertTrue(value) }
-        do { let value = try await backend.call(.POST, "/api/v1/users/enroll", json: body, bearer: created.key).status; XCTAssertEqual(value, 401) }
+        do {
+            let value = try await backend.call(.POST, "/api/v1/users/enroll", json: body, bearer: created.key).status
+            XCTAssertEqual(value, 200)
+        }
+        do {
+            let value = try await environment.server.stores.accessKeys.revoke(id: created.record.id, now: Date())
+            XCTAssertTrue(value)
+        }
+        do {
+            let value = try await backend.call(.POST, "/api/v1/users/enroll", json: body, bearer: created.key).status
+            XCTAssertEqual(value, 401)
+        }
     }
 
     func testAnApprovalMessageOutsideTheHTMLSubsetIsRefused() async throws {
         let client = try await authCloudClient()
         let enrolled = try await registerFromEnrollResponse(client, "htmluser")
         for message in ["<script>alert(1)</script>", "<b onclick=\"x()\">Pay</b>", "<b>unclosed", "Tom & Jerry", "Pay <html>CHF 1</html>"] {
-            let answer = try await backend.call(.POST, "/api/v1/approval", json: try json(["userId": enrolled.userId, "message": message]),
-                                                bearer: accessKey)
+            let answer = try await backend.call(
+                .POST, "/api/v1/approval", json: try json(["userId": enrolled.userId, "message": message]),
+                bearer: accessKey)
             XCTAssertEqual(answer.status, 400, message)
             XCTAssertTrue(answer.text.contains("invalid_message"), answer.text)
         }
@@ -236,10 +298,22 @@ final class AuthCloudFlowTests: BackendTestCase {
     }
 
     func testUnknownUsersAndForgedStatusTokensAreRefused() async throws {
-        do { let value = try await backend.call(.GET, "/api/v1/users/\(UUID().uuidString.lowercased())", bearer: accessKey).status; XCTAssertEqual(value, 404) }
-        do { let value = try await backend.call(.GET, "/api/v1/users?username=nobody", bearer: accessKey).status; XCTAssertEqual(value, 404) }
-        do { let value = try await backend.call(.DELETE, "/api/v1/users/\(UUID().uuidString.lowercased())", bearer: accessKey).status; XCTAssertEqual(value, 404) }
-        do { let value = try await backend.call(.POST, "/api/v1/approval", json: try json(["username": "nobody"]), bearer: accessKey).status; XCTAssertEqual(value, 404) }
+        do {
+            let value = try await backend.call(.GET, "/api/v1/users/\(UUID().uuidString.lowercased())", bearer: accessKey).status
+            XCTAssertEqual(value, 404)
+        }
+        do {
+            let value = try await backend.call(.GET, "/api/v1/users?username=nobody", bearer: accessKey).status
+            XCTAssertEqual(value, 404)
+        }
+        do {
+            let value = try await backend.call(.DELETE, "/api/v1/users/\(UUID().uuidString.lowercased())", bearer: accessKey).status
+            XCTAssertEqual(value, 404)
+        }
+        do {
+            let value = try await backend.call(.POST, "/api/v1/approval", json: try json(["username": "nobody"]), bearer: accessKey).status
+            XCTAssertEqual(value, 404)
+        }
         let enrolled = try await enroll("statususer").answer
         let notYetRegistered = try await backend.call(.POST, "/api/v1/approval", json: try json(["username": "statususer"]), bearer: accessKey)
         XCTAssertEqual(notYetRegistered.status, 404)
@@ -251,8 +325,9 @@ final class AuthCloudFlowTests: BackendTestCase {
         let refused = try await backend.call(.POST, "/api/v1/status", json: try json(["statusToken": forged]))
         XCTAssertEqual(refused.status, 400, refused.text)
         // A status token is not a session credential.
-        let asSession = try await backend.call(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                               json: try json(["op": "Reg", "context": "{\"username\":\"statususer\"}"]), bearer: token)
+        let asSession = try await backend.call(
+            .POST, "/nevisfido/uaf/1.1/request/registration",
+            json: try json(["op": "Reg", "context": "{\"username\":\"statususer\"}"]), bearer: token)
         XCTAssertEqual(asSession.status, 401, asSession.text)
     }
 
@@ -271,7 +346,12 @@ extension AuthCloudFlowTests {
         try await client.register("inband")
         let byName = try await backend.call(.GET, "/api/v1/users?username=inband", bearer: accessKey)
         XCTAssertEqual(byName.status, 200, byName.text)
-        struct Found: Decodable { struct Authenticator: Decodable { var authenticatorId: String }; var userId: String; var username: String; var authenticators: [Authenticator] }
+        struct Found: Decodable {
+            struct Authenticator: Decodable { var authenticatorId: String }
+            var userId: String
+            var username: String
+            var authenticators: [Authenticator]
+        }
         let found = try JSONDecoder().decode(Found.self, from: byName.body)
         XCTAssertEqual(found.username, "inband")
         XCTAssertEqual(found.authenticators.count, 1, byName.text)

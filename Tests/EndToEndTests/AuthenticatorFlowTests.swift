@@ -13,8 +13,10 @@ final class AuthenticatorFlowTests: XCTestCase {
     override func setUp() async throws { env = try await Environment() }
     override func tearDown() async throws { try await env.shutdown() }
 
-    func register(_ client: any MobileAuthenticationClient, _ username: String, aaid: String, password: String = "correct horse 1",
-                  os: ScriptedOSVerifier = ScriptedOSVerifier(), configure: (Registration) -> Void = { _ in }) async throws {
+    func register(
+        _ client: any MobileAuthenticationClient, _ username: String, aaid: String, password: String = "correct horse 1",
+        os: ScriptedOSVerifier = ScriptedOSVerifier(), configure: (Registration) -> Void = { _ in }
+    ) async throws {
         let builder = try await client.authorizedRegistration(username, choose: aaid)
             .pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
             .passwordEnroller(ScriptedPasswordEnroller(passwords: [password]))
@@ -24,9 +26,11 @@ final class AuthenticatorFlowTests: XCTestCase {
     }
 
     @discardableResult
-    func authenticate(_ client: any MobileAuthenticationClient, _ username: String?, aaid: String, transaction: String? = nil,
-                      selector: ScriptedAuthenticatorSelector? = nil, os: ScriptedOSVerifier = ScriptedOSVerifier(),
-                      pins: [String?] = ["123456"], passwords: [String?] = ["correct horse 1"]) async throws -> (any AuthorizationProvider)? {
+    func authenticate(
+        _ client: any MobileAuthenticationClient, _ username: String?, aaid: String, transaction: String? = nil,
+        selector: ScriptedAuthenticatorSelector? = nil, os: ScriptedOSVerifier = ScriptedOSVerifier(),
+        pins: [String?] = ["123456"], passwords: [String?] = ["correct horse 1"]
+    ) async throws -> (any AuthorizationProvider)? {
         let builder = client.operations.authentication
             .authenticatorSelector(selector ?? ScriptedAuthenticatorSelector(choose: aaid))
             .pinUserVerifier(ScriptedPinUserVerifier(pins: pins)).passwordUserVerifier(ScriptedPasswordUserVerifier(passwords: passwords))
@@ -45,8 +49,9 @@ final class AuthenticatorFlowTests: XCTestCase {
         XCTAssertNotNil(provider)
         let selector = ScriptedAuthenticatorSelector(choose: aaid)
         try await authenticate(client, username, aaid: aaid, transaction: "Pay 100 CHF to Alice", selector: selector)
-        XCTAssertEqual(selector.shownContexts.first?.transactionConfirmationData.map { String(decoding: $0, as: UTF8.self) }, "Pay 100 CHF to Alice",
-                       "the app was shown the transaction before it was signed")
+        XCTAssertEqual(
+            selector.shownContexts.first?.transactionConfirmationData.map { String(decoding: $0, as: UTF8.self) }, "Pay 100 CHF to Alice",
+            "the app was shown the transaction before it was signed")
         let stored = try await env.server.stores.registrations.registrations(username: username)
         XCTAssertEqual(stored.map(\.aaid), [aaid])
         XCTAssertEqual(stored.first?.signCounter, 2)
@@ -64,7 +69,9 @@ final class AuthenticatorFlowTests: XCTestCase {
     func testAndroidProfileAuthenticatorsSignWithECDSAByDefault() async throws {
         try await env.shutdown()
         env = try await Environment(profile: .android)
-        for (aaid, user) in [("F1D0#0001", "a-pin"), ("F1D0#0002", "a-finger"), ("F1D0#0003", "a-bio"), ("F1D0#0004", "a-passcode"), ("F1D0#0005", "a-password")] {
+        for (aaid, user) in [
+            ("F1D0#0001", "a-pin"), ("F1D0#0002", "a-finger"), ("F1D0#0003", "a-bio"), ("F1D0#0004", "a-passcode"), ("F1D0#0005", "a-password"),
+        ] {
             try await roundTrip(aaid, username: user)
         }
     }
@@ -112,7 +119,7 @@ final class AuthenticatorFlowTests: XCTestCase {
         env.platform.setDeviceLock(true)
         let wiped = await captureError { try await self.authenticate(client, "lock", aaid: "F1D0#0004") }
         XCTAssertEqual(fidoCode(wiped!), .keyDisappearedPermanently, "the passcode key went with the lock")
-        try await authenticate(client, "lock", aaid: "F1D0#0001")   // On Android the PIN key is not bound to the lock.
+        try await authenticate(client, "lock", aaid: "F1D0#0001")  // On Android the PIN key is not bound to the lock.
     }
 
     func testACancelledOSPromptFailsWithUserCanceledAndStoresNothing() async throws {
@@ -167,7 +174,7 @@ final class AuthenticatorFlowTests: XCTestCase {
         try await register(client, "twice", aaid: "F1D0#1005")
         let error = await captureError { try await self.register(client, "twice", aaid: "F1D0#1005") }
         XCTAssertEqual(fidoCode(error!), .noSuitableAuthenticator)
-        try await register(client, "twice", aaid: "F1D0#1001")   // Another type is fine.
+        try await register(client, "twice", aaid: "F1D0#1001")  // Another type is fine.
     }
 
     func testWithoutBiometricHardwareTheAuthenticatorIsNotSupported() async throws {
@@ -188,10 +195,13 @@ final class AuthenticatorFlowTests: XCTestCase {
                 .passwordUserVerifier(verifier).executeAsync()
         }
         XCTAssertEqual(fidoCode(cancelled!), .userCanceled)
-        XCTAssertEqual(verifier.shownContexts.map(\.authenticatorProtectionStatus), [
-            .Unlocked, .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0), .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0),
-            .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60),
-        ])
+        XCTAssertEqual(
+            verifier.shownContexts.map(\.authenticatorProtectionStatus),
+            [
+                .Unlocked, .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0),
+                .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0),
+                .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60),
+            ])
         env.platform.advanceClock(by: 61)
         let error = await captureError { try await self.authenticate(client, "pw", aaid: "F1D0#1005", passwords: ["wrong 4", nil]) }
         XCTAssertEqual(fidoCode(error!), .userCanceled)
@@ -296,7 +306,10 @@ final class AuthenticatorFlowTests: XCTestCase {
         let client = try await env.client()
         try await register(client, "local", aaid: "F1D0#1001")
         try await register(client, "local", aaid: "F1D0#1005")
-        do { try await client.localData.deleteAuthenticator(username: "local", aaid: "X#1"); XCTFail() } catch {
+        do {
+            try await client.localData.deleteAuthenticator(username: "local", aaid: "X#1")
+            XCTFail()
+        } catch {
             guard case .InvalidAaid = error else { return XCTFail("\(error)") }
         }
         try await client.localData.deleteAuthenticator(username: "local", aaid: "F1D0#1001")

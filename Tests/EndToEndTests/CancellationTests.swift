@@ -37,8 +37,9 @@ final class CancellationTests: XCTestCase {
         guard asked else { return XCTFail("\(kind.name) was never asked", file: file, line: line) }
         let byTask = await task.value
         XCTAssertTrue(isCancellation(byTask), "\(kind.name) by task: \(String(describing: byTask))", file: file, line: line)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 4.5, "\(kind.name): the pending prompt ended at once, not at the 5 s timeout",
-                          file: file, line: line)
+        XCTAssertLessThan(
+            Date().timeIntervalSince(started), 4.5, "\(kind.name): the pending prompt ended at once, not at the 5 s timeout",
+            file: file, line: line)
     }
 
     func isCancellation(_ error: (any Error)?) -> Bool {
@@ -59,30 +60,47 @@ final class CancellationTests: XCTestCase {
         let passwordEnroller = Box<ScriptedPasswordEnroller?>(nil)
         let os = Box<ScriptedOSVerifier?>(nil)
         let kinds = [
-            Kind(name: "authenticator selector", run: { way in
-                let selector: any AuthenticatorSelector = way == .handler ? ScriptedAuthenticatorSelector(choose: nil) : SilentSelector()
-                selectorWay.value = selector
-                try await self.registration(client, "reg", aaid: "F1D0#1001").authenticatorSelector(selector).executeAsync()
-            }, asked: { (selectorWay.value as? SilentSelector)?.asked ?? false }),
-            Kind(name: "PIN enroller", run: { way in
-                pinEnroller.value = ScriptedPinEnroller(pins: way == .handler ? [nil] : [])
-                try await self.registration(client, "reg", aaid: "F1D0#1001").pinEnroller(pinEnroller.value!).executeAsync()
-            }, asked: { !(pinEnroller.value?.shownContexts.isEmpty ?? true) }),
-            Kind(name: "password enroller", run: { way in
-                passwordEnroller.value = ScriptedPasswordEnroller(passwords: way == .handler ? [nil] : [])
-                try await self.registration(client, "reg", aaid: "F1D0#1005").passwordEnroller(passwordEnroller.value!).executeAsync()
-            }, asked: { !(passwordEnroller.value?.shownContexts.isEmpty ?? true) }),
-            Kind(name: "biometric verifier", run: { way in
-                os.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
-                try await self.registration(client, "reg", aaid: "F1D0#1003").biometricUserVerifier(os.value!).executeAsync()
-            }, asked: { !(os.value?.shownAuthenticators.isEmpty ?? true) }),
-            Kind(name: "device passcode verifier", run: { way in
-                os.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
-                try await self.registration(client, "reg", aaid: "F1D0#1004").devicePasscodeUserVerifier(os.value!).executeAsync()
-            }, asked: { !(os.value?.shownAuthenticators.isEmpty ?? true) }),
+            Kind(
+                name: "authenticator selector",
+                run: { way in
+                    let selector: any AuthenticatorSelector = way == .handler ? ScriptedAuthenticatorSelector(choose: nil) : SilentSelector()
+                    selectorWay.value = selector
+                    try await self.registration(client, "reg", aaid: "F1D0#1001").authenticatorSelector(selector).executeAsync()
+                }, asked: { (selectorWay.value as? SilentSelector)?.asked ?? false }),
+            Kind(
+                name: "PIN enroller",
+                run: { way in
+                    pinEnroller.value = ScriptedPinEnroller(pins: way == .handler ? [nil] : [])
+                    try await self.registration(client, "reg", aaid: "F1D0#1001").pinEnroller(pinEnroller.value!).executeAsync()
+                }, asked: { !(pinEnroller.value?.shownContexts.isEmpty ?? true) }),
+            Kind(
+                name: "password enroller",
+                run: { way in
+                    passwordEnroller.value = ScriptedPasswordEnroller(passwords: way == .handler ? [nil] : [])
+                    try await self.registration(client, "reg", aaid: "F1D0#1005").passwordEnroller(passwordEnroller.value!).executeAsync()
+                }, asked: { !(passwordEnroller.value?.shownContexts.isEmpty ?? true) }),
+            Kind(
+                name: "biometric verifier",
+                run: { way in
+                    os.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
+                    try await self.registration(client, "reg", aaid: "F1D0#1003").biometricUserVerifier(os.value!).executeAsync()
+                }, asked: { !(os.value?.shownAuthenticators.isEmpty ?? true) }),
+            Kind(
+                name: "device passcode verifier",
+                run: { way in
+                    os.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
+                    try await self.registration(client, "reg", aaid: "F1D0#1004").devicePasscodeUserVerifier(os.value!).executeAsync()
+                }, asked: { !(os.value?.shownAuthenticators.isEmpty ?? true) }),
         ]
         for kind in kinds {
-            try await check(kind, reset: { selectorWay.value = nil; pinEnroller.value = nil; passwordEnroller.value = nil; os.value = nil })
+            try await check(
+                kind,
+                reset: {
+                    selectorWay.value = nil
+                    pinEnroller.value = nil
+                    passwordEnroller.value = nil
+                    os.value = nil
+                })
         }
         XCTAssertTrue(client.localData.accounts.isEmpty)
         XCTAssertNil(client.localData.deviceInformation)
@@ -110,44 +128,70 @@ final class CancellationTests: XCTestCase {
         let pinChanger = Box<ScriptedPinChanger?>(nil)
         let passwordChanger = Box<ScriptedPasswordChanger?>(nil)
         let kinds = [
-            Kind(name: "account selector", run: { way in
-                let selector: any AccountSelector = way == .handler ? ScriptedAccountSelector(choose: nil) : SilentAccountSelector()
-                accountSelector.value = selector as AnyObject
-                _ = try await client.operations.authentication.accountSelector(selector).executeAsync()
-            }, asked: { (accountSelector.value as? SilentAccountSelector)?.asked ?? false }),
-            Kind(name: "PIN verifier", run: { way in
-                pinVerifier.value = ScriptedPinUserVerifier(pins: way == .handler ? [nil] : [])
-                _ = try await client.operations.authentication.username("second").pinUserVerifier(pinVerifier.value!).executeAsync()
-            }, asked: { !(pinVerifier.value?.shownContexts.isEmpty ?? true) }),
-            Kind(name: "password verifier", run: { way in
-                passwordVerifier.value = ScriptedPasswordUserVerifier(passwords: way == .handler ? [nil] : [])
-                _ = try await client.operations.authentication.username("first").authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#1005"))
+            Kind(
+                name: "account selector",
+                run: { way in
+                    let selector: any AccountSelector = way == .handler ? ScriptedAccountSelector(choose: nil) : SilentAccountSelector()
+                    accountSelector.value = selector as AnyObject
+                    _ = try await client.operations.authentication.accountSelector(selector).executeAsync()
+                }, asked: { (accountSelector.value as? SilentAccountSelector)?.asked ?? false }),
+            Kind(
+                name: "PIN verifier",
+                run: { way in
+                    pinVerifier.value = ScriptedPinUserVerifier(pins: way == .handler ? [nil] : [])
+                    _ = try await client.operations.authentication.username("second").pinUserVerifier(pinVerifier.value!).executeAsync()
+                }, asked: { !(pinVerifier.value?.shownContexts.isEmpty ?? true) }),
+            Kind(
+                name: "password verifier",
+                run: { way in
+                    passwordVerifier.value = ScriptedPasswordUserVerifier(passwords: way == .handler ? [nil] : [])
+                    _ = try await client.operations.authentication.username("first").authenticatorSelector(
+                        ScriptedAuthenticatorSelector(choose: "F1D0#1005")
+                    )
                     .passwordUserVerifier(passwordVerifier.value!).executeAsync()
-            }, asked: { !(passwordVerifier.value?.shownContexts.isEmpty ?? true) }),
-            Kind(name: "biometric verifier", run: { way in
-                osBox.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
-                _ = try await client.operations.authentication.username("first").authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#1003"))
+                }, asked: { !(passwordVerifier.value?.shownContexts.isEmpty ?? true) }),
+            Kind(
+                name: "biometric verifier",
+                run: { way in
+                    osBox.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
+                    _ = try await client.operations.authentication.username("first").authenticatorSelector(
+                        ScriptedAuthenticatorSelector(choose: "F1D0#1003")
+                    )
                     .biometricUserVerifier(osBox.value!).executeAsync()
-            }, asked: { !(osBox.value?.shownAuthenticators.isEmpty ?? true) }),
-            Kind(name: "device passcode verifier", run: { way in
-                osBox.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
-                _ = try await client.operations.authentication.username("first").authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#1004"))
+                }, asked: { !(osBox.value?.shownAuthenticators.isEmpty ?? true) }),
+            Kind(
+                name: "device passcode verifier",
+                run: { way in
+                    osBox.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
+                    _ = try await client.operations.authentication.username("first").authenticatorSelector(
+                        ScriptedAuthenticatorSelector(choose: "F1D0#1004")
+                    )
                     .devicePasscodeUserVerifier(osBox.value!).executeAsync()
-            }, asked: { !(osBox.value?.shownAuthenticators.isEmpty ?? true) }),
-            Kind(name: "PIN changer", run: { way in
-                pinChanger.value = ScriptedPinChanger(pins: way == .handler ? [nil] : [])
-                try await client.operations.pinChange.username("first").pinChanger(pinChanger.value!).executeAsync()
-            }, asked: { !(pinChanger.value?.shownContexts.isEmpty ?? true) }),
-            Kind(name: "password changer", run: { way in
-                passwordChanger.value = ScriptedPasswordChanger(passwords: way == .handler ? [nil] : [])
-                try await client.operations.passwordChange.username("first").passwordChanger(passwordChanger.value!).executeAsync()
-            }, asked: { !(passwordChanger.value?.shownContexts.isEmpty ?? true) }),
+                }, asked: { !(osBox.value?.shownAuthenticators.isEmpty ?? true) }),
+            Kind(
+                name: "PIN changer",
+                run: { way in
+                    pinChanger.value = ScriptedPinChanger(pins: way == .handler ? [nil] : [])
+                    try await client.operations.pinChange.username("first").pinChanger(pinChanger.value!).executeAsync()
+                }, asked: { !(pinChanger.value?.shownContexts.isEmpty ?? true) }),
+            Kind(
+                name: "password changer",
+                run: { way in
+                    passwordChanger.value = ScriptedPasswordChanger(passwords: way == .handler ? [nil] : [])
+                    try await client.operations.passwordChange.username("first").passwordChanger(passwordChanger.value!).executeAsync()
+                }, asked: { !(passwordChanger.value?.shownContexts.isEmpty ?? true) }),
         ]
         for kind in kinds {
-            try await check(kind, reset: {
-                accountSelector.value = nil; pinVerifier.value = nil; passwordVerifier.value = nil; osBox.value = nil
-                pinChanger.value = nil; passwordChanger.value = nil
-            })
+            try await check(
+                kind,
+                reset: {
+                    accountSelector.value = nil
+                    pinVerifier.value = nil
+                    passwordVerifier.value = nil
+                    osBox.value = nil
+                    pinChanger.value = nil
+                    passwordChanger.value = nil
+                })
         }
         for user in ["first", "second"] {
             let stored = try await env.server.stores.registrations.registrations(username: user)
@@ -177,10 +221,13 @@ extension CancellationTests {
         env = try await Environment(profile: .android)
         let client = try await env.client()
         let os = Box<ScriptedOSVerifier?>(nil)
-        try await check(Kind(name: "fingerprint verifier", run: { way in
-            os.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
-            try await self.registration(client, "finger", aaid: "F1D0#0002").fingerprintUserVerifier(os.value!).executeAsync()
-        }, asked: { !(os.value?.shownAuthenticators.isEmpty ?? true) }), reset: { os.value = nil })
+        try await check(
+            Kind(
+                name: "fingerprint verifier",
+                run: { way in
+                    os.value = ScriptedOSVerifier([way == .handler ? .cancel : .silent])
+                    try await self.registration(client, "finger", aaid: "F1D0#0002").fingerprintUserVerifier(os.value!).executeAsync()
+                }, asked: { !(os.value?.shownAuthenticators.isEmpty ?? true) }), reset: { os.value = nil })
         XCTAssertTrue(client.localData.accounts.isEmpty)
     }
 }

@@ -44,7 +44,9 @@ final class DeregistrationFlowTests: XCTestCase {
         let client = try await env.client()
         try await client.register("carol")
         let error = await captureError { try await client.operations.deregistration.username("carol").executeAsync() }
-        guard case .NetworkError(let cause)? = error as? OperationError else { return XCTFail("expected a 401 NetworkError, got \(String(describing: error))") }
+        guard case .NetworkError(let cause)? = error as? OperationError else {
+            return XCTFail("expected a 401 NetworkError, got \(String(describing: error))")
+        }
         XCTAssertEqual((cause as? ServerStatusError)?.httpStatus, 401)
         XCTAssertEqual(client.localData.accounts.map(\.username), ["carol"])
         let stored = try await env.server.stores.registrations.registrations(username: "carol")
@@ -60,7 +62,9 @@ final class DeregistrationFlowTests: XCTestCase {
                 .authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
                 .pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
         }
-        guard case .NetworkError(let cause)? = error as? OperationError else { return XCTFail("expected NetworkError, got \(String(describing: error))") }
+        guard case .NetworkError(let cause)? = error as? OperationError else {
+            return XCTFail("expected NetworkError, got \(String(describing: error))")
+        }
         XCTAssertEqual((cause as? ServerStatusError)?.httpStatus, 401)
         XCTAssertTrue("\(cause!)".contains("authorizationProvider"))
         XCTAssertEqual(client.localData.accounts.map(\.username), [])

@@ -24,8 +24,9 @@ final class DeviceInformationFlowTests: BackendTestCase {
 
     /// A second device of `username`, named "Tablet".
     private func tablet(registering username: String) async throws -> any MobileAuthenticationClient {
-        let platform = SimulatedPlatform(storageDirectory: environment.directory.appendingPathComponent("tablet"),
-                                         applicationFacetId: environment.platform.applicationFacetId, deviceProfile: .ios)
+        let platform = SimulatedPlatform(
+            storageDirectory: environment.directory.appendingPathComponent("tablet"),
+            applicationFacetId: environment.platform.applicationFacetId, deviceProfile: .ios)
         let tablet = try await environment.client(platform: platform)
         try await tablet.authorizedRegistration(username, choose: AuthenticatorAaid.Pin.rawValue)
             .deviceInformation(DeviceInformation(name: "Tablet")).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
@@ -108,7 +109,9 @@ final class DeviceInformationFlowTests: BackendTestCase {
         XCTAssertEqual(check0.mismatches, [])
         XCTAssertTrue(check0.errors.isEmpty, "\(check0.errors)")
         let server = try XCTUnwrap(client.localData.accounts.first?.server)
-        let aliceTarget = try target(client, "alice"), bobTarget = try target(client, "bob"), carolTarget = try target(client, "carol")
+        let aliceTarget = try target(client, "alice")
+        let bobTarget = try target(client, "bob")
+        let carolTarget = try target(client, "carol")
 
         // Bob's authenticator is deleted on the device only: the server still has his credential and his target.
         let bobKey = try await stores.registrations.registrations(username: "bob")[0].keyID
@@ -123,14 +126,17 @@ final class DeviceInformationFlowTests: BackendTestCase {
 
         let check = await client.operations.deviceInformationCheck.executeAsync()
         XCTAssertTrue(check.errors.isEmpty, "\(check.errors)")
-        XCTAssertEqual(Set(check.mismatches), [
-            .MissingAuthenticatorInMobileDevice(keyId: bobKey, aaid: AuthenticatorAaid.Pin.rawValue, username: "bob", server: server),
-            .MissingAuthenticatorInServer(keyId: alicePassword.keyID, aaid: AuthenticatorAaid.Password.rawValue, username: "alice", server: server),
-            .MissingDeviceInformationInMobileDevice(dispatchTargetId: bobTarget, username: "bob", server: server),
-            .MissingDeviceInformationInServer(idUsernamePair: IdUsernamePair(identifier: carolTarget, username: "carol"), server: server),
-            .DeviceNameMismatch(nameInServer: "Renamed", nameInMobileDevice: "e2e device", server: server),
-            .FcmRegistrationTokenMismatch(tokenInServer: "server-token", tokenInMobileDevice: nil, server: server),
-        ])
+        XCTAssertEqual(
+            Set(check.mismatches),
+            [
+                .MissingAuthenticatorInMobileDevice(keyId: bobKey, aaid: AuthenticatorAaid.Pin.rawValue, username: "bob", server: server),
+                .MissingAuthenticatorInServer(
+                    keyId: alicePassword.keyID, aaid: AuthenticatorAaid.Password.rawValue, username: "alice", server: server),
+                .MissingDeviceInformationInMobileDevice(dispatchTargetId: bobTarget, username: "bob", server: server),
+                .MissingDeviceInformationInServer(idUsernamePair: IdUsernamePair(identifier: carolTarget, username: "carol"), server: server),
+                .DeviceNameMismatch(nameInServer: "Renamed", nameInMobileDevice: "e2e device", server: server),
+                .FcmRegistrationTokenMismatch(tokenInServer: "server-token", tokenInMobileDevice: nil, server: server),
+            ])
 
         let sync = await client.operations.deviceInformationSync.mismatches(check.mismatches).executeAsync()
         XCTAssertTrue(sync.errors.isEmpty, "\(sync.errors)")
@@ -138,7 +144,8 @@ final class DeviceInformationFlowTests: BackendTestCase {
         XCTAssertEqual(bobRegistrations, [], "the credential the device had no key for is deregistered")
         let bobServerTarget = try await stores.dispatchTargets.target(id: bobTarget)
         XCTAssertNil(bobServerTarget, "the target the device did not know is deleted")
-        XCTAssertFalse(client.localData.authenticators.contains { $0.aaid == AuthenticatorAaid.Password.rawValue && $0.registration.isRegistered("alice") })
+        XCTAssertFalse(
+            client.localData.authenticators.contains { $0.aaid == AuthenticatorAaid.Password.rawValue && $0.registration.isRegistered("alice") })
         let alice = try await stores.dispatchTargets.target(id: aliceTarget)
         XCTAssertEqual(alice?.name, "e2e device")
         XCTAssertNil(alice?.target)
@@ -189,10 +196,12 @@ final class DeviceInformationFlowTests: BackendTestCase {
         let phone = try await environment.client()
         try await phone.register("alice")
         await phone.shutdown()
-        let older = Configuration(baseUrl: environment.server.baseURL, authenticationRequestPath: "/nevisfido/uaf/1.0/request/authentication/",
-                                  deregistrationRequestPath: "/nevisfido/uaf/1.0/request/deregistration/",
-                                  userInteractionTimeoutInSeconds: 5, facetId: environment.platform.applicationFacetId)
-            .withTransportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM]))
+        let older = Configuration(
+            baseUrl: environment.server.baseURL, authenticationRequestPath: "/nevisfido/uaf/1.0/request/authentication/",
+            deregistrationRequestPath: "/nevisfido/uaf/1.0/request/deregistration/",
+            userInteractionTimeoutInSeconds: 5, facetId: environment.platform.applicationFacetId
+        )
+        .withTransportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM]))
         let client = try await environment.client(configuration: older)
         let error = await captureError {
             try await client.operations.deregistration.username("alice").authorizationProvider(JwsAuthorizationProvider()).executeAsync()
@@ -201,7 +210,8 @@ final class DeviceInformationFlowTests: BackendTestCase {
         let authentication = await captureError {
             _ = try await client.operations.authentication.username("alice").pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
         }
-        guard case .Unknown(let cause)? = authentication as? AuthenticationError, case .OperationNotSupportedByBackend? = cause as? OperationError else {
+        guard case .Unknown(let cause)? = authentication as? AuthenticationError, case .OperationNotSupportedByBackend? = cause as? OperationError
+        else {
             return XCTFail("authentication has no such case; its cause tells it: \(String(describing: authentication))")
         }
         XCTAssertEqual(client.localData.accounts.map(\.username), ["alice"])
@@ -212,7 +222,8 @@ final class DeviceInformationFlowTests: BackendTestCase {
         try await client.register("alice")
         try await client.register("bob")
         let dispatched = try await backend.dispatch(.deregistration, username: "alice", dispatcher: "link", targetID: try target(client, "alice"))
-        let payload = try await client.operations.outOfBandPayloadDecode.base64UrlEncoded(try XCTUnwrap(dispatched.dispatcherInformation?.response)).executeAsync()
+        let payload = try await client.operations.outOfBandPayloadDecode.base64UrlEncoded(try XCTUnwrap(dispatched.dispatcherInformation?.response))
+            .executeAsync()
         guard case .deregistration(let usernames) = try await client.operations.outOfBandOperation.payload(payload).executeAsync() else {
             return XCTFail("the token stands for a deregistration")
         }

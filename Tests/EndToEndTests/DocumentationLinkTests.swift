@@ -20,7 +20,10 @@ final class DocumentationLinkTests: XCTestCase {
         var targets: [String] = []
         var inCode = false
         for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("```") { inCode.toggle(); continue }
+            if line.hasPrefix("```") {
+                inCode.toggle()
+                continue
+            }
             guard !inCode else { continue }
             var rest = Substring(line)
             while let open = rest.range(of: "](") {
@@ -40,18 +43,21 @@ final class DocumentationLinkTests: XCTestCase {
             for link in relative {
                 let path = String(link.split(separator: "#", maxSplits: 1).first ?? "")
                 let target = document.deletingLastPathComponent().appendingPathComponent(path).standardizedFileURL
-                XCTAssertTrue(target.path.hasPrefix(Self.root.standardizedFileURL.path + "/"), "\(document.lastPathComponent): \(link) leaves the repository")
+                XCTAssertTrue(
+                    target.path.hasPrefix(Self.root.standardizedFileURL.path + "/"), "\(document.lastPathComponent): \(link) leaves the repository")
                 XCTAssertTrue(FileManager.default.fileExists(atPath: target.path), "\(document.lastPathComponent): \(link) does not exist")
             }
         }
     }
 
     func testTheLinkReaderFindsLinksAndSkipsCode() {
-        XCTAssertEqual(Self.links(in: "see [a](docs/A.md) and ![b](x.png)\n```\n[c](nope)\n```\n[d](y.md#part)"), ["docs/A.md", "x.png", "y.md#part"])
+        XCTAssertEqual(
+            Self.links(in: "see [a](docs/A.md) and ![b](x.png)\n```\n[c](nope)\n```\n[d](y.md#part)"), ["docs/A.md", "x.png", "y.md#part"])
     }
 
     func testTheReadmeIsAtMost150Lines() throws {
-        let lines = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
         XCTAssertLessThanOrEqual(lines.count, 150)
     }
 }

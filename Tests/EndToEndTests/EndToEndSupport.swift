@@ -1,10 +1,11 @@
+import DevelopmentStandIns
 import FIDOServer
 import FIDOSimulation
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
+import SecureStorage
 import UAF
-import DevelopmentStandIns
 import XCTest
 
 /// The set-up of the end-to-end classes that drive the server as its relying party does: a fresh ``Environment``
@@ -41,16 +42,20 @@ final class Environment {
     /// The local Firebase stand-in push goes to, when the environment was made `withPush`.
     private(set) var firebase: FirebaseStandIn?
 
-    init(profile: DeviceProfile = .ios, metadataJSON: String? = nil, withPush: Bool = false, acceptedVersions: [String]? = nil,
-         limits: ServerConfiguration.Limits? = nil) async throws {
+    init(
+        profile: DeviceProfile = .ios, metadataJSON: String? = nil, withPush: Bool = false, acceptedVersions: [String]? = nil,
+        limits: ServerConfiguration.Limits? = nil
+    ) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let jwks = directory.appendingPathComponent("relying-party-jwks.json").path
         try EndToEndRelyingParty.shared.writeJWKS(to: jwks)
-        var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID],
-                                                database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
-        configuration.authorization.jwt = .init(jwksPath: jwks, issuer: EndToEndRelyingParty.shared.issuer,
-                                                audience: EndToEndRelyingParty.shared.audience, adminScope: "mauth:admin")
+        var configuration = ServerConfiguration(
+            facets: [SoftwareAuthenticator.virtualDeviceFacetID],
+            database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
+        configuration.authorization.jwt = .init(
+            jwksPath: jwks, issuer: EndToEndRelyingParty.shared.issuer,
+            audience: EndToEndRelyingParty.shared.audience, adminScope: "mauth:admin")
         if let metadataJSON { configuration.metadataJSON = metadataJSON }
         if let acceptedVersions { configuration.acceptedVersions = acceptedVersions }
         if let limits { configuration.limits = limits }
@@ -61,9 +66,10 @@ final class Environment {
         }
         let clock = self.clock
         server = try await FIDOServerApplication.start(configuration: configuration, dependencies: ServerDependencies(clock: { clock.now }))
-        platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"),
-                                     applicationFacetId: SoftwareAuthenticator.virtualDeviceFacetID,
-                                     deviceProfile: profile)
+        platform = SimulatedPlatform(
+            storageDirectory: directory.appendingPathComponent("device"),
+            applicationFacetId: SoftwareAuthenticator.virtualDeviceFacetID,
+            deviceProfile: profile)
     }
 
     var configuration: Configuration {
@@ -74,14 +80,18 @@ final class Environment {
     /// The device's client reopened on `base` with a Device Service path the server does not serve: the server, to
     /// the client, has no Device Service.
     func clientWithoutDeviceService(base: URL) async throws -> any MobileAuthenticationClient {
-        let elsewhere = Configuration(baseUrl: base, deviceResourcePath: "/no-device-service/", userInteractionTimeoutInSeconds: 5,
-                                      facetId: platform.applicationFacetId)
-            .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
+        let elsewhere = Configuration(
+            baseUrl: base, deviceResourcePath: "/no-device-service/", userInteractionTimeoutInSeconds: 5,
+            facetId: platform.applicationFacetId
+        )
+        .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
         return try await client(configuration: elsewhere)
     }
 
-    func client(configuration: Configuration? = nil, platform: SimulatedPlatform? = nil,
-                _ customize: (MobileAuthenticationClientInitializer) -> Void = { _ in }) async throws -> any MobileAuthenticationClient {
+    func client(
+        configuration: Configuration? = nil, platform: SimulatedPlatform? = nil,
+        _ customize: (MobileAuthenticationClientInitializer) -> Void = { _ in }
+    ) async throws -> any MobileAuthenticationClient {
         let initializer = MobileAuthenticationClientInitializer()
             .configuration(configuration ?? self.configuration).platform(platform ?? self.platform)
         customize(initializer)
@@ -145,13 +155,12 @@ func fidoCode(_ error: any Error) -> FidoErrorCode? {
     (error as? any MobileAuthenticationClientError)?.fidoErrorCode
 }
 
-import SecureStorage
-
 /// Direct access to the SDK's storage file, to simulate what happens to a device behind the SDK's back.
 enum SecureStorageAccess {
     static func open(_ platform: SimulatedPlatform) async throws -> SecureStore {
-        try await SecureStore.open(at: StoreLocation(directory: platform.storageDirectory, name: "mobile-authentication"),
-                                   fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
+        try await SecureStore.open(
+            at: StoreLocation(directory: platform.storageDirectory, name: "mobile-authentication"),
+            fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
     }
 }
 
@@ -164,7 +173,10 @@ extension SecureStore {
 
 /// Runs `body` and returns the error it threw (nil if none), erasing typed throws.
 func captureError(_ body: () async throws -> Void) async -> (any Error)? {
-    do { try await body(); return nil } catch { return error }
+    do {
+        try await body()
+        return nil
+    } catch { return error }
 }
 
 /// The Device Service operations of `client` fail with `OperationNotSupportedByBackend`.

@@ -14,7 +14,9 @@ final class HTTPTraceTests: XCTestCase {
     func tracedLogin(secrets: HTTPTraceSecrets?) async throws -> (bodies: String, token: String) {
         let seen = NIOLockedValueBox([String]())
         let record: @Sendable (HTTPTraceEvent) -> Void = { event in
-            seen.withLockedValue { $0.append(String(decoding: event.requestBody ?? Data(), as: UTF8.self) + String(decoding: event.responseBody, as: UTF8.self)) }
+            seen.withLockedValue {
+                $0.append(String(decoding: event.requestBody ?? Data(), as: UTF8.self) + String(decoding: event.responseBody, as: UTF8.self))
+            }
         }
         let client = try await env.client { initializer in
             if let secrets { initializer.httpTrace(secrets: secrets, record) } else { initializer.httpTrace(record) }

@@ -12,9 +12,11 @@ final class IdentitySuitePresetTests: BackendTestCase {
     /// A client on the preset that records the path of every request it sends.
     private func presetClient() async throws -> (any MobileAuthenticationClient, NIOLockedValueBox<[String]>) {
         let base = environment.server.baseURL
-        let configuration = Configuration(idSuiteHostname: "\(base.host!):\(base.port!)", userInteractionTimeoutInSeconds: 5,
-                                          facetId: environment.platform.applicationFacetId)
-            .withTransportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM]))
+        let configuration = Configuration(
+            idSuiteHostname: "\(base.host!):\(base.port!)", userInteractionTimeoutInSeconds: 5,
+            facetId: environment.platform.applicationFacetId
+        )
+        .withTransportSecurity(.debug(trustedCertificatesPEM: [environment.server.certificatePEM]))
         let paths = NIOLockedValueBox([String]())
         let client = try await environment.client(configuration: configuration) { initializer in
             initializer.httpTrace { event in if !event.isResponse { paths.withLockedValue { $0.append(event.url.path) } } }
@@ -30,8 +32,9 @@ final class IdentitySuitePresetTests: BackendTestCase {
         let sent = paths.withLockedValue { $0 }
         XCTAssertTrue(sent.contains("/auth/fidouaf"), "\(sent)")
         XCTAssertTrue(sent.contains("/auth/fidouaf/authenticationresponse"), "\(sent)")
-        XCTAssertFalse(sent.contains { $0.hasPrefix("/nevisfido/uaf/1.1/request/authentication") || $0 == "/nevisfido/uaf/1.1/authentication" },
-                       "the preset's authentication never uses nevisFIDO's own paths: \(sent)")
+        XCTAssertFalse(
+            sent.contains { $0.hasPrefix("/nevisfido/uaf/1.1/request/authentication") || $0 == "/nevisfido/uaf/1.1/authentication" },
+            "the preset's authentication never uses nevisFIDO's own paths: \(sent)")
     }
 
     func testAnOutOfBandApprovalOnThePresetAnswersThroughTheIdentitySuitePath() async throws {
@@ -39,8 +42,10 @@ final class IdentitySuitePresetTests: BackendTestCase {
         try await client.register("bob")
         let targets = try await backend.targets(of: "bob")
         let target = try XCTUnwrap(targets.first?.id)
-        let dispatched = try await backend.dispatch(.authentication, username: "bob", dispatcher: "link", targetID: target, transaction: "Pay CHF 10.00")
-        let payload = try await client.operations.outOfBandPayloadDecode.base64UrlEncoded(try XCTUnwrap(dispatched.dispatcherInformation?.response)).executeAsync()
+        let dispatched = try await backend.dispatch(
+            .authentication, username: "bob", dispatcher: "link", targetID: target, transaction: "Pay CHF 10.00")
+        let payload = try await client.operations.outOfBandPayloadDecode.base64UrlEncoded(try XCTUnwrap(dispatched.dispatcherInformation?.response))
+            .executeAsync()
         guard case .authentication(let authentication) = try await client.operations.outOfBandOperation.payload(payload).executeAsync() else {
             return XCTFail("the token stands for an authentication")
         }
@@ -52,7 +57,10 @@ final class IdentitySuitePresetTests: BackendTestCase {
     }
 
     func testTheIdentitySuitePathsRefuseAsNevisFIDOsOwnDo() async throws {
-        let pairs = [("/auth/fidouaf", "/nevisfido/uaf/1.1/request/authentication"), ("/auth/fidouaf/authenticationresponse", "/nevisfido/uaf/1.1/authentication")]
+        let pairs = [
+            ("/auth/fidouaf", "/nevisfido/uaf/1.1/request/authentication"),
+            ("/auth/fidouaf/authenticationresponse", "/nevisfido/uaf/1.1/authentication"),
+        ]
         for (alias, own) in pairs {
             for body in ["{", #"{"uafResponse":"[]"}"#, #"{"op":"Auth","context":"{\"username\":\"nobody\"}"}"#] {
                 let viaAlias = try await backend.call(.POST, alias, json: Data(body.utf8))
@@ -60,8 +68,9 @@ final class IdentitySuitePresetTests: BackendTestCase {
                 XCTAssertEqual(viaAlias.status, viaOwn.status, "\(alias) \(body)")
                 // Each issued request has its own challenge: the UAF status is what must agree.
                 struct Status: Decodable { var statusCode: Int? }
-                XCTAssertEqual(try? JSONDecoder().decode(Status.self, from: viaAlias.body).statusCode,
-                               try? JSONDecoder().decode(Status.self, from: viaOwn.body).statusCode, "\(alias) \(body): \(viaAlias.text)")
+                XCTAssertEqual(
+                    try? JSONDecoder().decode(Status.self, from: viaAlias.body).statusCode,
+                    try? JSONDecoder().decode(Status.self, from: viaOwn.body).statusCode, "\(alias) \(body): \(viaAlias.text)")
             }
         }
     }

@@ -33,7 +33,8 @@ final class NetworkDiagnosticsTests: XCTestCase {
 
     func testAnUnreachableServerCarriesTheRequestAndWhyNoAnswerCame() async throws {
         let base = URL(string: "https://127.0.0.1:1")!
-        let client = try await env.client(configuration: Configuration(baseUrl: base, networkTimeoutInSeconds: 5, facetId: env.platform.applicationFacetId))
+        let client = try await env.client(
+            configuration: Configuration(baseUrl: base, networkTimeoutInSeconds: 5, facetId: env.platform.applicationFacetId))
         let failed = await captureError { try await client.register("alice") }
         let error = try XCTUnwrap(failed as? OperationError)
         let http = try XCTUnwrap(error.httpError, "\(error)")
@@ -48,7 +49,7 @@ final class NetworkDiagnosticsTests: XCTestCase {
     func testAnAuthenticationNetworkErrorCarriesTheRequestToo() async throws {
         let client = try await env.client()
         try await client.register("alice")
-        try await env.server.stop()   // the account's server goes away; the device keeps trusting it
+        try await env.server.stop()  // the account's server goes away; the device keeps trusting it
         let error = await captureError {
             _ = try await client.operations.authentication.username("alice").pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"]))
                 .retryPolicyObtainingAuthorizationProvider(.noRetry).executeAsync()
@@ -68,8 +69,9 @@ final class NetworkDiagnosticsTests: XCTestCase {
         let pending = await untrusting.operations.pendingOutOfBandOperations.executeAsync()
         let error = try XCTUnwrap(pending.errors.first)
         XCTAssertEqual(error.httpError?.method, "GET")
-        XCTAssertTrue(error.httpError?.requestUrl.absoluteString.hasPrefix(env.server.baseURL.absoluteString + "/nevisfido/devices/") == true,
-                      "\(String(describing: error.httpError))")
+        XCTAssertTrue(
+            error.httpError?.requestUrl.absoluteString.hasPrefix(env.server.baseURL.absoluteString + "/nevisfido/devices/") == true,
+            "\(String(describing: error.httpError))")
         XCTAssertEqual(error.server?.baseUrl, env.server.baseURL)
     }
 

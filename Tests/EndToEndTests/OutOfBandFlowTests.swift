@@ -73,14 +73,16 @@ final class OutOfBandFlowTests: BackendTestCase {
     func testLinkAuthenticationWithATransactionIsEncryptedToTheDeviceAndConfirmed() async throws {
         let client = try await environment.client()
         let target = try await registeredTarget(client, "carol")
-        let dispatched = try await backend.dispatch(.authentication, username: "carol", dispatcher: "link", targetID: target,
-                                                    transaction: "Pay CHF 120.00 to Example Shop")
+        let dispatched = try await backend.dispatch(
+            .authentication, username: "carol", dispatcher: "link", targetID: target,
+            transaction: "Pay CHF 120.00 to Example Shop")
         XCTAssertEqual(dispatched.dispatchResult, "dispatched")
         let link = try XCTUnwrap(dispatched.dispatcherInformation?.response)
         // What the link carries is a JWE: the token is not readable without the device's key.
         let envelope = try DispatchPayload.parse(base64URL: link)
         guard case .encrypted = envelope else { return XCTFail("the payload must be encrypted to the device") }
-        XCTAssertFalse(String(decoding: Base64URL.decodeBytes(String(link.split(separator: "=").last!)) ?? [], as: UTF8.self).contains(dispatched.token!))
+        XCTAssertFalse(
+            String(decoding: Base64URL.decodeBytes(String(link.split(separator: "=").last!)) ?? [], as: UTF8.self).contains(dispatched.token!))
 
         let payload = try await client.operations.outOfBandPayloadDecode.base64UrlEncoded(link).executeAsync()
         XCTAssertEqual(payload.contentType, "application/jose")
@@ -88,7 +90,8 @@ final class OutOfBandFlowTests: BackendTestCase {
             return XCTFail("the token stands for an authentication")
         }
         let selector = ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue)
-        let provider = try await authentication.authenticatorSelector(selector).pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
+        let provider = try await authentication.authenticatorSelector(selector).pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"]))
+            .executeAsync()
         XCTAssertNotNil(provider)
         let shown = selector.shownContexts.compactMap(\.transactionConfirmationData).map { String(decoding: $0, as: UTF8.self) }
         XCTAssertEqual(shown, ["Pay CHF 120.00 to Example Shop"])
@@ -100,7 +103,8 @@ final class OutOfBandFlowTests: BackendTestCase {
     func testTheUserDenyingATransactionFailsTheOperation() async throws {
         let client = try await environment.client()
         let target = try await registeredTarget(client, "dina")
-        let dispatched = try await backend.dispatch(.authentication, username: "dina", dispatcher: "link", targetID: target, transaction: "Pay CHF 9,999.00")
+        let dispatched = try await backend.dispatch(
+            .authentication, username: "dina", dispatcher: "link", targetID: target, transaction: "Pay CHF 9,999.00")
         guard case .authentication(let authentication) = try await redeem(client, link: dispatched.dispatcherInformation!.response!) else {
             return XCTFail("the token stands for an authentication")
         }
@@ -160,8 +164,9 @@ final class OutOfBandFlowTests: BackendTestCase {
         let alicePhone = try await environment.client()
         let target = try await registeredTarget(alicePhone, "hank")
         let dispatched = try await backend.dispatch(.authentication, username: "hank", dispatcher: "link", targetID: target)
-        let otherPlatform = SimulatedPlatform(storageDirectory: environment.directory.appendingPathComponent("other-device"),
-                                             applicationFacetId: environment.platform.applicationFacetId)
+        let otherPlatform = SimulatedPlatform(
+            storageDirectory: environment.directory.appendingPathComponent("other-device"),
+            applicationFacetId: environment.platform.applicationFacetId)
         let otherPhone = try await environment.client(platform: otherPlatform)
         try await otherPhone.register("ivan")  // it has device keys of its own, not hank's
         let error = await captureError {
@@ -172,8 +177,13 @@ final class OutOfBandFlowTests: BackendTestCase {
 
     func testAMalformedPayloadIsMalformedPayload() async throws {
         let client = try await environment.client()
-        for text in ["", "not base64!", Base64URL.encode(Array("{\"nma_data\":1}".utf8)),
-                     Base64URL.encode(Array(#"{"nma_data":{"token":"t","redeem_url":"http://plain.example/r"},"nma_data_content_type":"application/json","nma_data_version":"1"}"#.utf8))] {
+        for text in [
+            "", "not base64!", Base64URL.encode(Array("{\"nma_data\":1}".utf8)),
+            Base64URL.encode(
+                Array(
+                    #"{"nma_data":{"token":"t","redeem_url":"http://plain.example/r"},"nma_data_content_type":"application/json","nma_data_version":"1"}"#
+                        .utf8)),
+        ] {
             let error = await captureError { _ = try await client.operations.outOfBandPayloadDecode.base64UrlEncoded(text).executeAsync() }
             guard case .MalformedPayload? = error as? OutOfBandPayloadError else { return XCTFail("\(text): \(String(describing: error))") }
         }
@@ -187,17 +197,21 @@ final class OutOfBandFlowTests: BackendTestCase {
         let client = try await environment.client()
         let os = ScriptedOSVerifier()
         let registrationLink = try await backend.dispatch(.registration, username: "frank", dispatcher: "link")
-        guard case .registration(let registration) = try await redeem(client, link: try XCTUnwrap(registrationLink.dispatcherInformation?.response)) else {
+        guard case .registration(let registration) = try await redeem(client, link: try XCTUnwrap(registrationLink.dispatcherInformation?.response))
+        else {
             return XCTFail("the token stands for a registration")
         }
         try await registration.deviceInformation(DeviceInformation(name: "Frank's Android"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#0002")).fingerprintUserVerifier(os).executeAsync()
         let target = try XCTUnwrap(client.localData.deviceInformation?.idUsernamePairs.first?.identifier)
-        let dispatched = try await backend.dispatch(.authentication, username: "frank", dispatcher: "link", targetID: target, transaction: "Pay CHF 5.00")
-        guard case .authentication(let authentication) = try await redeem(client, link: try XCTUnwrap(dispatched.dispatcherInformation?.response)) else {
+        let dispatched = try await backend.dispatch(
+            .authentication, username: "frank", dispatcher: "link", targetID: target, transaction: "Pay CHF 5.00")
+        guard case .authentication(let authentication) = try await redeem(client, link: try XCTUnwrap(dispatched.dispatcherInformation?.response))
+        else {
             return XCTFail("the token stands for an authentication")
         }
-        _ = try await authentication.authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#0002")).fingerprintUserVerifier(os).executeAsync()
+        _ = try await authentication.authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#0002")).fingerprintUserVerifier(os)
+            .executeAsync()
         XCTAssertEqual(os.shownAuthenticators, ["F1D0#0002", "F1D0#0002"], "the fingerprint prompt was shown for both")
         let status = try await backend.status(try XCTUnwrap(dispatched.sessionId)).status
         XCTAssertEqual(status, "succeeded")

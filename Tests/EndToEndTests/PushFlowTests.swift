@@ -37,8 +37,9 @@ final class PushFlowTests: BackendTestCase {
     func testAPushedTransactionIsDecryptedShownAndConfirmed() async throws {
         let client = try await environment.client()
         let target = try await registerWithPush(client, "alice")
-        let dispatched = try await backend.dispatch(.authentication, username: "alice", dispatcher: "firebase-cloud-messaging", targetID: target,
-                                                    transaction: "Pay CHF 250.00 to Example Shop")
+        let dispatched = try await backend.dispatch(
+            .authentication, username: "alice", dispatcher: "firebase-cloud-messaging", targetID: target,
+            transaction: "Pay CHF 250.00 to Example Shop")
         XCTAssertEqual(dispatched.dispatchResult, "dispatched")
         let firebase = try XCTUnwrap(environment.firebase)
         let arrived = await firebase.messages(atLeast: 1)
@@ -49,8 +50,9 @@ final class PushFlowTests: BackendTestCase {
         let authentication = try await received(client, message)
         let selector = ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue)
         _ = try await authentication.authenticatorSelector(selector).pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
-        XCTAssertEqual(selector.shownContexts.compactMap(\.transactionConfirmationData).map { String(decoding: $0, as: UTF8.self) },
-                       ["Pay CHF 250.00 to Example Shop"])
+        XCTAssertEqual(
+            selector.shownContexts.compactMap(\.transactionConfirmationData).map { String(decoding: $0, as: UTF8.self) },
+            ["Pay CHF 250.00 to Example Shop"])
         let status = try await backend.status(try XCTUnwrap(dispatched.sessionId))
         XCTAssertEqual(status.status, "succeeded")
         XCTAssertEqual(status.userId, "alice")
@@ -59,8 +61,9 @@ final class PushFlowTests: BackendTestCase {
     func testAPushedTransactionTheUserDeniesIsNotConfirmed() async throws {
         let client = try await environment.client()
         let target = try await registerWithPush(client, "bob")
-        let dispatched = try await backend.dispatch(.authentication, username: "bob", dispatcher: "firebase-cloud-messaging", targetID: target,
-                                                    transaction: "Pay CHF 9,999.00 to Unknown Ltd")
+        let dispatched = try await backend.dispatch(
+            .authentication, username: "bob", dispatcher: "firebase-cloud-messaging", targetID: target,
+            transaction: "Pay CHF 9,999.00 to Unknown Ltd")
         let arrived = await environment.firebase?.messages(atLeast: 1)
         let message = try XCTUnwrap(arrived?.first)
         let authentication = try await received(client, message)
@@ -69,8 +72,9 @@ final class PushFlowTests: BackendTestCase {
             _ = try await authentication.authenticatorSelector(selector).pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
         }
         XCTAssertEqual(fidoCode(try XCTUnwrap(error)), .userCanceled)
-        XCTAssertEqual(selector.shownContexts.compactMap(\.transactionConfirmationData).map { String(decoding: $0, as: UTF8.self) },
-                       ["Pay CHF 9,999.00 to Unknown Ltd"], "the user saw what they denied")
+        XCTAssertEqual(
+            selector.shownContexts.compactMap(\.transactionConfirmationData).map { String(decoding: $0, as: UTF8.self) },
+            ["Pay CHF 9,999.00 to Unknown Ltd"], "the user saw what they denied")
         let status = try await backend.status(try XCTUnwrap(dispatched.sessionId)).status
         XCTAssertEqual(status, "failed", "nothing was signed, and the device reported the decline")
     }
@@ -78,8 +82,9 @@ final class PushFlowTests: BackendTestCase {
     func testAPushThatNeverArrivesIsFoundByPendingOperationsAndCompleted() async throws {
         let client = try await environment.client()
         let target = try await registerWithPush(client, "carol")
-        let dispatched = try await backend.dispatch(.authentication, username: "carol", dispatcher: "firebase-cloud-messaging", targetID: target,
-                                                    transaction: "Pay CHF 12.00 to Example Shop")
+        let dispatched = try await backend.dispatch(
+            .authentication, username: "carol", dispatcher: "firebase-cloud-messaging", targetID: target,
+            transaction: "Pay CHF 12.00 to Example Shop")
         XCTAssertEqual(dispatched.dispatchResult, "dispatched")
         // The message reached FCM but never the phone: the app fetches what is pending when it comes to the foreground.
         let result = await client.operations.pendingOutOfBandOperations.executeAsync()
@@ -91,7 +96,8 @@ final class PushFlowTests: BackendTestCase {
         XCTAssertEqual(operation.username, "carol")
         XCTAssertEqual(operation.transactionText, "Pay CHF 12.00 to Example Shop")
         XCTAssertEqual(operation.payload.redeemData.token, dispatched.token)
-        guard case .authentication(let authentication) = try await client.operations.outOfBandOperation.payload(operation.payload).executeAsync() else {
+        guard case .authentication(let authentication) = try await client.operations.outOfBandOperation.payload(operation.payload).executeAsync()
+        else {
             return XCTFail("the pending operation is an authentication")
         }
         _ = try await authentication.authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))

@@ -16,7 +16,9 @@ final class RateLimitFlowTests: XCTestCase {
             var limited: RateLimitError?
             var description: String?
             for _ in 0..<10 where limited == nil {
-                do throws(AuthenticationError) { _ = try await client.authenticate("alice", verifier: ScriptedPinUserVerifier(pins: ["123456"])) } catch {
+                do throws(AuthenticationError) {
+                    _ = try await client.authenticate("alice", verifier: ScriptedPinUserVerifier(pins: ["123456"]))
+                } catch {
                     guard case .NetworkError(let cause as RateLimitError, _) = error else { throw error }
                     limited = cause
                     description = error.errorDescription

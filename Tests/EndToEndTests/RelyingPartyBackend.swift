@@ -49,7 +49,10 @@ final class RelyingPartyBackend {
     }
 
     struct DispatchAnswer: Decodable {
-        struct Information: Decodable { var name: String; var response: String? }
+        struct Information: Decodable {
+            var name: String
+            var response: String?
+        }
         var token: String?
         var sessionId: String?
         var dispatcherInformation: Information?
@@ -57,27 +60,48 @@ final class RelyingPartyBackend {
     }
 
     /// Dispatches `op` for `username` (and its transaction text) with `dispatcher`, optionally to a target.
-    func dispatch(_ op: UAFOperation, username: String?, dispatcher: String, targetID: String? = nil, transaction: String? = nil,
-                  authorizedAs: String? = nil) async throws -> DispatchAnswer {
-        struct Context: Encodable { var username: String?; var transaction: [Transaction]? }
-        let context = try UAFMessageCodec.encodeObject(Context(username: username, transaction: transaction.map {
-            [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))]
-        }))
-        struct Body: Encodable { var dispatcher: String; var dispatchTargetId: String?; var getUafRequest: GetUAFRequest }
+    func dispatch(
+        _ op: UAFOperation, username: String?, dispatcher: String, targetID: String? = nil, transaction: String? = nil,
+        authorizedAs: String? = nil
+    ) async throws -> DispatchAnswer {
+        struct Context: Encodable {
+            var username: String?
+            var transaction: [Transaction]?
+        }
+        let context = try UAFMessageCodec.encodeObject(
+            Context(
+                username: username,
+                transaction: transaction.map {
+                    [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))]
+                }))
+        struct Body: Encodable {
+            var dispatcher: String
+            var dispatchTargetId: String?
+            var getUafRequest: GetUAFRequest
+        }
         let path = op == .registration ? "registration" : op == .authentication ? "authentication" : "deregistration"
-        let answer = try await call(.POST, "/nevisfido/token/dispatch/\(path)",
-                                    json: try JSONEncoder().encode(Body(dispatcher: dispatcher, dispatchTargetId: targetID,
-                                                                        getUafRequest: GetUAFRequest(op: op, context: context))),
-                                    // The backend presents the user's credential where the server needs one: every operation
-                                    // but an authentication without a target.
-                                    as: authorizedAs ?? (op == .authentication && targetID == nil ? nil : username))
+        let answer = try await call(
+            .POST, "/nevisfido/token/dispatch/\(path)",
+            json: try JSONEncoder().encode(
+                Body(
+                    dispatcher: dispatcher, dispatchTargetId: targetID,
+                    getUafRequest: GetUAFRequest(op: op, context: context))),
+            // The backend presents the user's credential where the server needs one: every operation
+            // but an authentication without a target.
+            as: authorizedAs ?? (op == .authentication && targetID == nil ? nil : username))
         XCTAssertEqual(answer.status, 200, answer.text)
         return try answer.decode(DispatchAnswer.self)
     }
 
     struct Status: Decodable {
-        struct Authenticator: Decodable { var aaid: String; var keyId: String }
-        struct TokenInformation: Decodable { var tokenResult: String?; var dispatchTargetExtId: String? }
+        struct Authenticator: Decodable {
+            var aaid: String
+            var keyId: String
+        }
+        struct TokenInformation: Decodable {
+            var tokenResult: String?
+            var dispatchTargetExtId: String?
+        }
         var status: String
         var userId: String?
         var authenticators: [Authenticator]
@@ -91,7 +115,11 @@ final class RelyingPartyBackend {
     }
 
     struct Targets: Decodable {
-        struct Target: Decodable { var name: String; var id: String; var dispatcher: String }
+        struct Target: Decodable {
+            var name: String
+            var id: String
+            var dispatcher: String
+        }
         var dispatchTargets: [Target]
     }
 

@@ -32,7 +32,8 @@ final class TransportSecurityTests: XCTestCase {
     func testPlainHTTPIsRefusedInEveryFlavor() async throws {
         let url = URL(string: "http://127.0.0.1:\(env.server.port)")!
         for security in [TransportSecurity.release, .debug(trustedCertificatesPEM: [env.server.certificatePEM])] {
-            let client = try await env.client(configuration: Configuration(baseUrl: url, facetId: env.platform.applicationFacetId).withTransportSecurity(security))
+            let client = try await env.client(
+                configuration: Configuration(baseUrl: url, facetId: env.platform.applicationFacetId).withTransportSecurity(security))
             do {
                 try await client.register("alice")
                 XCTFail("plain HTTP must be refused")
@@ -56,14 +57,17 @@ final class TransportSecurityTests: XCTestCase {
     }
 
     func testAnUnreachableServerIsANetworkError() async throws {
-        let configuration = Configuration(baseUrl: URL(string: "https://127.0.0.1:1")!, networkTimeoutInSeconds: 5, facetId: env.platform.applicationFacetId)
+        let configuration = Configuration(
+            baseUrl: URL(string: "https://127.0.0.1:1")!, networkTimeoutInSeconds: 5, facetId: env.platform.applicationFacetId)
         let client = try await env.client(configuration: configuration)
         let error = await captureError { try await client.register("alice") }
         guard case .NetworkError? = error as? OperationError else { return XCTFail("\(String(describing: error))") }
         // Said in words a person can act on, not the socket layer's "connection reset (error set): … (errno: 111)".
         let description = try XCTUnwrap((error as? OperationError)?.errorDescription)
-        XCTAssertTrue(description.contains("POST https://127.0.0.1:1/nevisfido/uaf/1.1/request/registration/: nothing answers at 127.0.0.1:1 (connection refused)"),
-                      description)
+        XCTAssertTrue(
+            description.contains(
+                "POST https://127.0.0.1:1/nevisfido/uaf/1.1/request/registration/: nothing answers at 127.0.0.1:1 (connection refused)"),
+            description)
         XCTAssertFalse(description.contains("errno") || description.contains("error set"), description)
     }
 }

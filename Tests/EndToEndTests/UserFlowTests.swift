@@ -42,9 +42,11 @@ final class UserFlowTests: XCTestCase {
         try await env.shutdown()
         env = try await Environment(acceptedVersions: ["1.0", "1.1", "1.2"])
         let client = try await env.client()
-        try await client.operations.registration.username("alice").authenticatorSelector(ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue))
-            .authorizationProvider(try await relyingPartyAuthorization("alice"))
-            .deviceInformation(DeviceInformation(name: "test phone")).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
+        try await client.operations.registration.username("alice").authenticatorSelector(
+            ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.Pin.rawValue)
+        )
+        .authorizationProvider(try await relyingPartyAuthorization("alice"))
+        .deviceInformation(DeviceInformation(name: "test phone")).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
         try await client.authenticate("alice", verifier: ScriptedPinUserVerifier(pins: ["123456"]))
         let stored = try await env.server.stores.registrations.registrations(username: "alice")
         XCTAssertEqual(stored.first?.signCounter, 1)
@@ -55,9 +57,12 @@ final class UserFlowTests: XCTestCase {
         let enroller = ScriptedPinEnroller(pins: ["12", "abcdef", "654321"])
         try await client.authorizedRegistration("bob", choose: AuthenticatorAaid.Pin.rawValue)
             .pinEnroller(enroller).executeAsync()
-        XCTAssertEqual(enroller.shownContexts.map(\.lastRecoverableError), [
-            nil, .InvalidPinFormat(message: "The PIN must have exactly 6 digits."), .InvalidPinFormat(message: "The PIN must contain digits only."),
-        ])
+        XCTAssertEqual(
+            enroller.shownContexts.map(\.lastRecoverableError),
+            [
+                nil, .InvalidPinFormat(message: "The PIN must have exactly 6 digits."),
+                .InvalidPinFormat(message: "The PIN must contain digits only."),
+            ])
         try await client.authenticate("bob", verifier: ScriptedPinUserVerifier(pins: ["654321"]))
     }
 
@@ -67,9 +72,12 @@ final class UserFlowTests: XCTestCase {
         // Failures 1 and 2 have no cool-down: the verifier is asked again at once.
         let verifier = ScriptedPinUserVerifier(pins: ["000000", "111111", "123456"])
         try await client.authenticate("carol", verifier: verifier)
-        XCTAssertEqual(verifier.shownContexts.map(\.authenticatorProtectionStatus), [
-            .Unlocked, .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0), .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0),
-        ])
+        XCTAssertEqual(
+            verifier.shownContexts.map(\.authenticatorProtectionStatus),
+            [
+                .Unlocked, .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0),
+                .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0),
+            ])
         // A success resets the counter; now fail 3 times: the third failure imposes 60 s.
         let failing = ScriptedPinUserVerifier(pins: ["0", "000001", "000002", "000003", "123456", nil])
         do {
@@ -79,9 +87,13 @@ final class UserFlowTests: XCTestCase {
             XCTAssertEqual(fidoCode(error), .userCanceled, "the scripted user gives up during the cool-down")
         }
         let statuses = failing.shownContexts.map(\.authenticatorProtectionStatus)
-        XCTAssertEqual(statuses.prefix(4), [.Unlocked, .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0),
-                                            .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0),
-                                            .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60)])
+        XCTAssertEqual(
+            statuses.prefix(4),
+            [
+                .Unlocked, .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0),
+                .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0),
+                .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60),
+            ])
         // The correct PIN given during the cool-down was refused without being checked (status unchanged).
         guard case .LastAttemptFailed(2, let coolDown)? = statuses.last, (55...60).contains(coolDown) else {
             return XCTFail("unexpected status \(String(describing: statuses.last))")
@@ -183,7 +195,8 @@ final class UserFlowTests: XCTestCase {
     }
 
     func testAnUntrustedFacetIsRefusedBeforeAnythingIsSigned() async throws {
-        let platform = SimulatedPlatform(storageDirectory: env.directory.appendingPathComponent("other-app"), applicationFacetId: "ios:bundle-id:com.evil.app")
+        let platform = SimulatedPlatform(
+            storageDirectory: env.directory.appendingPathComponent("other-app"), applicationFacetId: "ios:bundle-id:com.evil.app")
         let configuration = Configuration(baseUrl: env.server.baseURL, facetId: platform.applicationFacetId)
             .withTransportSecurity(.debug(trustedCertificatesPEM: [env.server.certificatePEM]))
         let client = try await env.client(configuration: configuration, platform: platform)

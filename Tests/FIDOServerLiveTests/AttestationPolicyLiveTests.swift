@@ -9,6 +9,7 @@ import SwiftASN1
 import TestSupport
 import X509
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -25,11 +26,17 @@ final class AttestationPolicyLiveTests: XCTestCase {
         let certificate: Certificate
 
         init(name: String) throws {
-            let subject = try DistinguishedName { CommonName(name); OrganizationName("mauth tests") }
+            let subject = try DistinguishedName {
+                CommonName(name)
+                OrganizationName("mauth tests")
+            }
             certificate = try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: Date().addingTimeInterval(-86_400 * 30),
                 notValidAfter: Date().addingTimeInterval(86_400 * 365), issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try .init { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)); Critical(KeyUsage(keyCertSign: true)) },
+                extensions: try .init {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                    Critical(KeyUsage(keyCertSign: true))
+                },
                 issuerPrivateKey: .init(key))
         }
 
@@ -37,11 +44,17 @@ final class AttestationPolicyLiveTests: XCTestCase {
 
         /// `credential` (a `none` registration) as a packed full attestation by a batch key this root certifies,
         /// valid from `notBefore` to `notAfter`: the statement signs authData ‖ SHA-256(clientDataJSON) (§8.2).
-        func packed(_ credential: FIDO2API.Credential, notBefore: Date = Date().addingTimeInterval(-86_400), notAfter: Date = Date().addingTimeInterval(86_400),
-                    serial: [UInt8]? = nil) throws -> FIDO2API.Credential {
+        func packed(
+            _ credential: FIDO2API.Credential, notBefore: Date = Date().addingTimeInterval(-86_400),
+            notAfter: Date = Date().addingTimeInterval(86_400),
+            serial: [UInt8]? = nil
+        ) throws -> FIDO2API.Credential {
             let batch = P256.Signing.PrivateKey()
             let subject = try DistinguishedName {
-                CountryName("CH"); OrganizationName("mauth tests"); OrganizationalUnitName("Authenticator Attestation"); CommonName("mauth test key")
+                CountryName("CH")
+                OrganizationName("mauth tests")
+                OrganizationalUnitName("Authenticator Attestation")
+                CommonName("mauth test key")
             }
             let leaf = try Certificate(
                 version: .v3, serialNumber: serial.map { .init(bytes: $0) } ?? .init(), publicKey: .init(batch.publicKey), notValidBefore: notBefore,
@@ -49,16 +62,24 @@ final class AttestationPolicyLiveTests: XCTestCase {
                 extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: .init(key))
             var serializer = DER.Serializer()
             try serializer.serialize(leaf)
-            let object = try XCTUnwrap(try CBORDecoder(rules: .wellFormed).decode(try XCTUnwrap(Base64URL.decodeBytes(try XCTUnwrap(credential.response.attestationObject)))).map)
+            let object = try XCTUnwrap(
+                try CBORDecoder(rules: .wellFormed).decode(try XCTUnwrap(Base64URL.decodeBytes(try XCTUnwrap(credential.response.attestationObject))))
+                    .map)
             let authData = try XCTUnwrap(object[text: "authData"]?.bytes)
             let clientData = try XCTUnwrap(Base64URL.decodeBytes(credential.response.clientDataJSON))
             let signature = try batch.signature(for: authData + Array(SHA256.hash(data: clientData)))
-            let statement = CBOR.map(CBORMap([.init(.text("alg"), .int(-7)), .init(.text("sig"), .bytes(Array(signature.derRepresentation))),
-                                              .init(.text("x5c"), .array([.bytes(serializer.serializedBytes)]))]))
+            let statement = CBOR.map(
+                CBORMap([
+                    .init(.text("alg"), .int(-7)), .init(.text("sig"), .bytes(Array(signature.derRepresentation))),
+                    .init(.text("x5c"), .array([.bytes(serializer.serializedBytes)])),
+                ]))
             var rewritten = credential
-            rewritten.response.attestationObject = Base64URL.encode(CBOREncoder.encode(.map(CBORMap([
-                .init(.text("fmt"), .text("packed")), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(authData)),
-            ]))))
+            rewritten.response.attestationObject = Base64URL.encode(
+                CBOREncoder.encode(
+                    .map(
+                        CBORMap([
+                            .init(.text("fmt"), .text("packed")), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(authData)),
+                        ]))))
             return rewritten
         }
     }
@@ -73,23 +94,30 @@ final class AttestationPolicyLiveTests: XCTestCase {
         try Data(try root.pem().utf8).write(to: roots)
         var crl: String?
         if let revoking {
-            let key = directory.appendingPathComponent("root-key.pem"), out = directory.appendingPathComponent("crl.pem")
+            let key = directory.appendingPathComponent("root-key.pem")
+            let out = directory.appendingPathComponent("crl.pem")
             try Data(root.key.pemRepresentation.utf8).write(to: key)
-            let run = try ExternalProgram.run(["python3", Self.crlScript, "write", roots.path, key.path, out.path]
-                                              + revoking.map { $0.map { String(format: "%02x", $0) }.joined() })
+            let run = try ExternalProgram.run(
+                ["python3", Self.crlScript, "write", roots.path, key.path, out.path]
+                    + revoking.map { $0.map { String(format: "%02x", $0) }.joined() })
             XCTAssertEqual(run.status, 0, run.stderr)
             crl = out.path
         }
-        try await LoopbackServer.with(PasskeyLiveTests.configuration {
-            $0.attestationPolicy = policy; $0.attestationRootsPath = roots.path; $0.attestationRevocationListsPath = crl
-        }, body)
+        try await LoopbackServer.with(
+            PasskeyLiveTests.configuration {
+                $0.attestationPolicy = policy
+                $0.attestationRootsPath = roots.path
+                $0.attestationRevocationListsPath = crl
+            }, body)
     }
 
     static let crlScript = ExternalTool.repositoryRoot(fromTestFile: #filePath).appendingPathComponent("Tests/Interop/crl_interop.py").path
 
     /// Registers one passkey for `username`, its attestation as `attest` makes it; the answer of `/attestation/result`.
-    func register(_ server: LoopbackServer, _ username: String, self selfAttested: Bool = false,
-                  _ attest: (FIDO2API.Credential) throws -> FIDO2API.Credential = { $0 }) async throws -> TestAnswer {
+    func register(
+        _ server: LoopbackServer, _ username: String, self selfAttested: Bool = false,
+        _ attest: (FIDO2API.Credential) throws -> FIDO2API.Credential = { $0 }
+    ) async throws -> TestAnswer {
         var key = SoftwarePasskeyAuthenticator(origin: Self.origin)
         let options = try await server.passkeyCreationOptions(username: username)
         let credential = try LoopbackServer.attestation(&key, for: options, attestation: selfAttested ? .packedSelf : .none)
@@ -116,13 +144,21 @@ final class AttestationPolicyLiveTests: XCTestCase {
         try await withServer(policy: "conformance", root: root) { server in
             let cases: [(String, (FIDO2API.Credential) throws -> FIDO2API.Credential)] = [
                 ("rogue root", { try rogue.packed($0) }),
-                ("expired leaf", { try root.packed($0, notBefore: Date().addingTimeInterval(-86_400 * 2), notAfter: Date().addingTimeInterval(-60)) }),
-                ("leaf not yet valid", { try root.packed($0, notBefore: Date().addingTimeInterval(3600), notAfter: Date().addingTimeInterval(86_400)) }),
+                (
+                    "expired leaf",
+                    { try root.packed($0, notBefore: Date().addingTimeInterval(-86_400 * 2), notAfter: Date().addingTimeInterval(-60)) }
+                ),
+                (
+                    "leaf not yet valid",
+                    { try root.packed($0, notBefore: Date().addingTimeInterval(3600), notAfter: Date().addingTimeInterval(86_400)) }
+                ),
             ]
             for (name, attest) in cases {
                 let refused = try await self.register(server, "dave", attest)
                 XCTAssertEqual(refused.status, 400, name)
-                XCTAssertTrue(try fido2Response(refused).errorMessage.contains("step 24): the attestation does not chain to an accepted root"), "\(name): \(String(decoding: refused.body, as: UTF8.self))")
+                XCTAssertTrue(
+                    try fido2Response(refused).errorMessage.contains("step 24): the attestation does not chain to an accepted root"),
+                    "\(name): \(String(decoding: refused.body, as: UTF8.self))")
             }
             let stored = try await server.server.stores.passkeys.passkeys(username: "dave")
             XCTAssertEqual(stored.count, 0)
@@ -132,15 +168,19 @@ final class AttestationPolicyLiveTests: XCTestCase {
     /// A chain whose leaf its root's revocation list (written by Python's cryptography) revokes is refused, under
     /// `conformance` and under `passkeys` alike; a leaf the list does not name registers.
     func testALeafTheRootsRevocationListRevokesIsRefused() async throws {
-        if case .skipped(let why) = try ExternalTool.require("python3 with cryptography", probe: ["python3", Self.crlScript, "check"]) { throw XCTSkip(why) }
+        if case .skipped(let why) = try ExternalTool.require("python3 with cryptography", probe: ["python3", Self.crlScript, "check"]) {
+            throw XCTSkip(why)
+        }
         let root = try Root(name: "operator root")
-        let revoked: [UInt8] = [0x7A, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07], kept: [UInt8] = [0x11, 0x22, 0x33]
+        let revoked: [UInt8] = [0x7A, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07]
+        let kept: [UInt8] = [0x11, 0x22, 0x33]
         for policy in ["conformance", "passkeys"] {
             try await withServer(policy: policy, root: root, revoking: [revoked, [0x0F, 0xFF]]) { server in
                 let refused = try await self.register(server, "gina") { try root.packed($0, serial: revoked) }
                 XCTAssertEqual(refused.status, 400, policy)
-                XCTAssertTrue(try fido2Response(refused).errorMessage.contains("step 24): its issuer's revocation list revokes the attestation certificate"),
-                              "\(policy): \(String(decoding: refused.body, as: UTF8.self))")
+                XCTAssertTrue(
+                    try fido2Response(refused).errorMessage.contains("step 24): its issuer's revocation list revokes the attestation certificate"),
+                    "\(policy): \(String(decoding: refused.body, as: UTF8.self))")
                 let accepted = try await self.register(server, "gina") { try root.packed($0, serial: kept) }
                 XCTAssertEqual(accepted.status, 200, "\(policy): \(String(decoding: accepted.body, as: UTF8.self))")
             }
@@ -159,14 +199,18 @@ final class AttestationPolicyLiveTests: XCTestCase {
         init(root: Root) throws {
             leaf = try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(batch.publicKey), notValidBefore: Date().addingTimeInterval(-86_400),
-                notValidAfter: Date().addingTimeInterval(86_400), issuer: root.certificate.subject, subject: try DistinguishedName { CommonName("U2F key") },
-                signatureAlgorithm: .ecdsaWithSHA256, extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: .init(root.key))
+                notValidAfter: Date().addingTimeInterval(86_400), issuer: root.certificate.subject,
+                subject: try DistinguishedName { CommonName("U2F key") },
+                signatureAlgorithm: .ecdsaWithSHA256, extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) },
+                issuerPrivateKey: .init(root.key))
         }
 
         func attest(_ credential: FIDO2API.Credential) throws -> FIDO2API.Credential {
             var serializer = DER.Serializer()
             try serializer.serialize(leaf)
-            let object = try XCTUnwrap(try CBORDecoder(rules: .wellFormed).decode(try XCTUnwrap(Base64URL.decodeBytes(try XCTUnwrap(credential.response.attestationObject)))).map)
+            let object = try XCTUnwrap(
+                try CBORDecoder(rules: .wellFormed).decode(try XCTUnwrap(Base64URL.decodeBytes(try XCTUnwrap(credential.response.attestationObject))))
+                    .map)
             let authData = try XCTUnwrap(object[text: "authData"]?.bytes)
             // authData: rpIdHash (32), flags, counter (4), AAGUID (16), length (2), credential ID, then the COSE key.
             let idLength = Int(authData[53]) << 8 | Int(authData[54])
@@ -175,12 +219,18 @@ final class AttestationPolicyLiveTests: XCTestCase {
             let point = [0x04] + (try XCTUnwrap(cose[int: -2]?.bytes)) + (try XCTUnwrap(cose[int: -3]?.bytes))
             let clientData = try XCTUnwrap(Base64URL.decodeBytes(credential.response.clientDataJSON))
             let signed = [0x00] + Array(authData[0..<32]) + Array(SHA256.hash(data: clientData)) + credentialID + point
-            let statement = CBOR.map(CBORMap([.init(.text("sig"), .bytes(Array(try batch.signature(for: signed).derRepresentation))),
-                                              .init(.text("x5c"), .array([.bytes(serializer.serializedBytes)]))]))
+            let statement = CBOR.map(
+                CBORMap([
+                    .init(.text("sig"), .bytes(Array(try batch.signature(for: signed).derRepresentation))),
+                    .init(.text("x5c"), .array([.bytes(serializer.serializedBytes)])),
+                ]))
             var rewritten = credential
-            rewritten.response.attestationObject = Base64URL.encode(CBOREncoder.encode(.map(CBORMap([
-                .init(.text("fmt"), .text("fido-u2f")), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(authData)),
-            ]))))
+            rewritten.response.attestationObject = Base64URL.encode(
+                CBOREncoder.encode(
+                    .map(
+                        CBORMap([
+                            .init(.text("fmt"), .text("fido-u2f")), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(authData)),
+                        ]))))
             return rewritten
         }
     }
@@ -194,22 +244,33 @@ final class AttestationPolicyLiveTests: XCTestCase {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-u2f-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let blobPath = directory.appendingPathComponent("blob.jwt").path, mdsRoot = directory.appendingPathComponent("mds-root.pem").path
+        let blobPath = directory.appendingPathComponent("blob.jwt").path
+        let mdsRoot = directory.appendingPathComponent("mds-root.pem").path
         try Data(try service.rootPEM.utf8).write(to: URL(fileURLWithPath: mdsRoot))
         var serializer = DER.Serializer()
         try serializer.serialize(root.certificate)
         let rootBase64 = Data(serializer.serializedBytes).base64EncodedString()
-        let entry = #"{"attestationCertificateKeyIdentifiers":["\#(u2f.keyIdentifier.uppercased())"],"metadataStatement":{"attestationCertificateKeyIdentifiers":["\#(u2f.keyIdentifier)"],"description":"A U2F key","attestationTypes":["basic_full"],"attestationRootCertificates":["\#(rootBase64)"]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
+        let entry =
+            #"{"attestationCertificateKeyIdentifiers":["\#(u2f.keyIdentifier.uppercased())"],"metadataStatement":{"attestationCertificateKeyIdentifiers":["\#(u2f.keyIdentifier)"],"description":"A U2F key","attestationTypes":["basic_full"],"attestationRootCertificates":["\#(rootBase64)"]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
         for (known, expected) in [(false, 400), (true, 200)] {
-            try Data(try service.blob(number: 1, nextUpdate: TestMetadataService.day(30), entries: known ? [entry] : []).utf8).write(to: URL(fileURLWithPath: blobPath))
-            var configuration = PasskeyLiveTests.configuration { $0.attestationPolicy = "enterprise"; $0.algorithms = ["ES256"] }
+            try Data(try service.blob(number: 1, nextUpdate: TestMetadataService.day(30), entries: known ? [entry] : []).utf8).write(
+                to: URL(fileURLWithPath: blobPath))
+            var configuration = PasskeyLiveTests.configuration {
+                $0.attestationPolicy = "enterprise"
+                $0.algorithms = ["ES256"]
+            }
             configuration.metadataService = .init(blob: blobPath, rootCertificatesPath: mdsRoot)
             try await LoopbackServer.with(configuration) { server in
                 var key = SoftwarePasskeyAuthenticator(origin: Self.origin)
                 let options = try await server.passkeyCreationOptions(username: "hank")
-                let answer = try await server.fido2(FIDO2API.attestationResultPath, try u2f.attest(try LoopbackServer.attestation(&key, for: options)))
+                let answer = try await server.fido2(
+                    FIDO2API.attestationResultPath, try u2f.attest(try LoopbackServer.attestation(&key, for: options)))
                 XCTAssertEqual(answer.status, expected, "known \(known): \(String(decoding: answer.body, as: UTF8.self))")
-                if !known { XCTAssertTrue(try fido2Response(answer).errorMessage.contains("does not chain to an accepted root"), String(decoding: answer.body, as: UTF8.self)) }
+                if !known {
+                    XCTAssertTrue(
+                        try fido2Response(answer).errorMessage.contains("does not chain to an accepted root"),
+                        String(decoding: answer.body, as: UTF8.self))
+                }
                 let stored = try await server.server.stores.passkeys.passkeys(username: "hank")
                 XCTAssertEqual(stored.map(\.attestationFormat), known ? ["fido-u2f"] : [])
                 XCTAssertEqual(stored.map(\.trust), known ? ["trusted"] : [])
@@ -246,7 +307,8 @@ final class AttestationPolicyLiveTests: XCTestCase {
             claims.scope = "mauth:admin"
             let admin = [("Authorization", "Bearer \(try await server.relyingParty.sign(claims))")]
             let view = try await server.exchange(.GET, "/nevisfido/admin/user?username=erin", body: nil, headers: admin)
-            XCTAssertTrue(String(decoding: view.body, as: UTF8.self).contains("packed (basic, untrusted)"), String(decoding: view.body, as: UTF8.self))
+            XCTAssertTrue(
+                String(decoding: view.body, as: UTF8.self).contains("packed (basic, untrusted)"), String(decoding: view.body, as: UTF8.self))
         }
     }
 
@@ -258,9 +320,10 @@ final class AttestationPolicyLiveTests: XCTestCase {
             try await withServer(policy: policy, root: root) { server in
                 let options = try await server.passkeyCreationOptions(username: "frank")
                 XCTAssertEqual(options.attestation, expected, policy)
-                let asked = try await server.fido2(FIDO2API.attestationOptionsPath,
-                                                   FIDO2API.OptionsRequest(username: "frank", displayName: "Frank", attestation: "none"),
-                                                   headers: try await server.bearer("frank"))
+                let asked = try await server.fido2(
+                    FIDO2API.attestationOptionsPath,
+                    FIDO2API.OptionsRequest(username: "frank", displayName: "Frank", attestation: "none"),
+                    headers: try await server.bearer("frank"))
                 let echoed = try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: asked.body)
                 XCTAssertEqual(echoed.attestation, policy == "enterprise" ? "direct" : "none", "\(policy): a request for none")
             }

@@ -4,6 +4,7 @@ import Foundation
 import TestSupport
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -12,9 +13,10 @@ final class AuditLiveTests: XCTestCase {
     func testADecisionIsRecordedWithThePrincipalTheClientAndTheRequestID() async throws {
         try await LoopbackServer.with { server in
             let context = try UAFMessageCodec.encodeObject(["username": "alice"])
-            let answer = try await server.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                   body: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: context)),
-                                                   headers: try await server.bearer("alice") + [("X-Request-Id", "audit-test-1")])
+            let answer = try await server.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/registration",
+                body: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: context)),
+                headers: try await server.bearer("alice") + [("X-Request-Id", "audit-test-1")])
             XCTAssertEqual(answer.status, 200)
             let event = try await Self.waitForEvent(server.server.stores) { $0.requestID == "audit-test-1" }
             XCTAssertEqual(event.principal, "relying-party:alice")
@@ -28,9 +30,10 @@ final class AuditLiveTests: XCTestCase {
     func testARefusedCredentialIsAudited() async throws {
         try await LoopbackServer.with { server in
             let context = try UAFMessageCodec.encodeObject(["username": "alice"])
-            let answer = try await server.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                   body: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: context)),
-                                                   headers: [("Authorization", "Bearer not.a.token"), ("X-Request-Id", "audit-test-2")])
+            let answer = try await server.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/registration",
+                body: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: context)),
+                headers: [("Authorization", "Bearer not.a.token"), ("X-Request-Id", "audit-test-2")])
             XCTAssertEqual(answer.status, 401)
             let event = try await Self.waitForEvent(server.server.stores) { $0.requestID == "audit-test-2" }
             XCTAssertEqual(event.operation, "authorization")
@@ -46,10 +49,12 @@ final class AuditLiveTests: XCTestCase {
         try await LoopbackServer.with(configuration) { server in
             var authenticator = SoftwareAuthenticator()
             let registration = try await server.registrationRequest(username: "alice")
-            let registered = try await server.send("/nevisfido/uaf/1.1/registration", try authenticator.register(registration, serverAppID: server.appID))
+            let registered = try await server.send(
+                "/nevisfido/uaf/1.1/registration", try authenticator.register(registration, serverAppID: server.appID))
             XCTAssertEqual(registered.statusCode, 1200)
             let (_, request) = try await server.authenticationRequest(username: "alice")
-            let answer = try await server.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(request), serverAppID: server.appID))
+            let answer = try await server.send(
+                "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(request), serverAppID: server.appID))
             XCTAssertEqual(answer.statusCode, 1200)
             let login = try await Self.waitForEvent(server.server.stores) { $0.operation == "authentication" }
             XCTAssertNil(login.principal)

@@ -1,13 +1,14 @@
+import Crypto
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
-import Crypto
-import _CryptoExtras
 import Foundation
 import JWTKit
 import NIOCore
+import Primitives
 import UAF
 import XCTest
+import _CryptoExtras
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -23,7 +24,9 @@ final class AuthorizationSourceTests: XCTestCase {
     }
 
     func registration(_ loopback: LoopbackServer, _ username: String, headers: [(String, String)]) async throws -> Int {
-        try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration", body: try LoopbackServer.registrationBody(username), headers: headers).status
+        try await loopback.exchange(
+            .POST, "/nevisfido/uaf/1.1/request/registration", body: try LoopbackServer.registrationBody(username), headers: headers
+        ).status
     }
 
     func testAnRS256TokenVerifiesWithAPEMPublicKey() async throws {

@@ -1,6 +1,7 @@
 import FIDOServerTesting
 import Foundation
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 

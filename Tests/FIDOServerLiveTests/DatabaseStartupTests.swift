@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -22,9 +23,10 @@ final class DatabaseStartupTests: XCTestCase {
         let records = RecordedLogs()
         let started = ContinuousClock.now
         do {
-            _ = try await StoreDatabase.open(.postgres(url: "postgres://mauth:secretpw@127.0.0.1:\(port)/mauthdb?sslmode=disable", poolSize: 2),
-                                             logger: Logger(label: "test") { _ in RecordingLogHandler(records) },
-                                             startup: .init(count: 3, pause: .milliseconds(20), connectTimeout: .seconds(2)))
+            _ = try await StoreDatabase.open(
+                .postgres(url: "postgres://mauth:secretpw@127.0.0.1:\(port)/mauthdb?sslmode=disable", poolSize: 2),
+                logger: Logger(label: "test") { _ in RecordingLogHandler(records) },
+                startup: .init(count: 3, pause: .milliseconds(20), connectTimeout: .seconds(2)))
             XCTFail("the start went on without a database")
         } catch let error as StoreDatabase.UnreachableDatabase {
             XCTAssertEqual(error.attempts, 3)
@@ -44,12 +46,14 @@ final class DatabaseStartupTests: XCTestCase {
         var components = try XCTUnwrap(URLComponents(string: url))
         components.path = "/no_such_database"
         do {
-            _ = try await StoreDatabase.open(.postgres(url: try XCTUnwrap(components.string), poolSize: 1),
-                                             startup: .init(count: 1, pause: .milliseconds(20), connectTimeout: .seconds(2)))
+            _ = try await StoreDatabase.open(
+                .postgres(url: try XCTUnwrap(components.string), poolSize: 1),
+                startup: .init(count: 1, pause: .milliseconds(20), connectTimeout: .seconds(2)))
             XCTFail("the start went on without its database")
         } catch let error as StoreDatabase.UnreachableDatabase {
-            XCTAssertTrue(error.description.hasSuffix(": the database no_such_database does not exist on that server: create it, or name another"),
-                          error.description)
+            XCTAssertTrue(
+                error.description.hasSuffix(": the database no_such_database does not exist on that server: create it, or name another"),
+                error.description)
         }
     }
 
@@ -74,6 +78,10 @@ final class DatabaseStartupTests: XCTestCase {
         run.cancel()
         await run.value
         let warnings = records.messages(atLeast: .warning)
-        XCTAssertEqual(warnings, ["no PostgreSQL connection: no connection to 127.0.0.1:\(port) could be opened for a minute: is PostgreSQL running, and reachable from here?"])
+        XCTAssertEqual(
+            warnings,
+            [
+                "no PostgreSQL connection: no connection to 127.0.0.1:\(port) could be opened for a minute: is PostgreSQL running, and reachable from here?"
+            ])
     }
 }

@@ -1,11 +1,12 @@
+import AsyncHTTPClient
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
-import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -13,23 +14,26 @@ import XCTest
 final class HardeningTests: XCTestCase {
 
     func testTheChannelBindingOfThisServersCertificateIsAccepted() async throws {
-        try await LoopbackServer.with() { loopback in
+        try await LoopbackServer.with { loopback in
             let expected = loopback.server.certificate.current.binding
             var authenticator = SoftwareAuthenticator()
-            authenticator.channelBinding = ChannelBinding(serverEndPoint: expected.serverEndPoint, tlsServerCertificate: expected.tlsServerCertificate)
+            authenticator.channelBinding = ChannelBinding(
+                serverEndPoint: expected.serverEndPoint, tlsServerCertificate: expected.tlsServerCertificate)
             let request = try await loopback.registrationRequest(username: "alice")
-            let result = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+            let result = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(result.statusCode, 1200)
         }
     }
 
     func testAChannelBindingOfAnotherCertificateIs1490() async throws {
-        try await LoopbackServer.with() { loopback in
+        try await LoopbackServer.with { loopback in
             var authenticator = SoftwareAuthenticator()
             // What a client behind an intercepting proxy would report: the proxy's certificate hash.
             authenticator.channelBinding = ChannelBinding(serverEndPoint: Base64URL.encode(Array(repeating: 0xAB, count: 32)))
             let request = try await loopback.registrationRequest(username: "alice")
-            let result = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+            let result = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(result.statusCode, 1490)
             let stored = try await loopback.server.stores.registrations.registrations(username: "alice")
             XCTAssertEqual(stored, [])
@@ -62,8 +66,9 @@ final class HardeningTests: XCTestCase {
         try await LoopbackServer.with(configuration) { loopback in
             _ = try await loopback.registrationRequest(username: "alice")
             _ = try await loopback.registrationRequest(username: "alice")
-            let third = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                    body: try LoopbackServer.registrationBody("alice"), headers: try await loopback.bearer("alice"))
+            let third = try await loopback.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/registration",
+                body: try LoopbackServer.registrationBody("alice"), headers: try await loopback.bearer("alice"))
             // Said as it is: too many outstanding requests, retry once the oldest can have expired.
             XCTAssertEqual(third.status, 429)
             XCTAssertEqual(third.headers.first(name: "Retry-After"), "300")
@@ -73,20 +78,22 @@ final class HardeningTests: XCTestCase {
     }
 
     func testAUsernameIsLimitedInBytesNotCharacters() async throws {
-        try await LoopbackServer.with() { loopback in
+        try await LoopbackServer.with { loopback in
             // 100 characters, 400 bytes: over the 256-byte limit.
             let username = String(repeating: "😀", count: 100)
-            let answer = try await loopback.post("/nevisfido/uaf/1.1/request/registration",
-                                                 GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username])),
-                                                 as: ReturnUAFRequest.self, headers: try await loopback.bearer(username))
+            let answer = try await loopback.post(
+                "/nevisfido/uaf/1.1/request/registration",
+                GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username])),
+                as: ReturnUAFRequest.self, headers: try await loopback.bearer(username))
             XCTAssertEqual(answer.statusCode, 1400)
         }
     }
 
     func testEveryUAFAnswerIsNoStore() async throws {
-        try await LoopbackServer.with() { loopback in
-            let request = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/authentication",
-                                                      body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil)))
+        try await LoopbackServer.with { loopback in
+            let request = try await loopback.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/authentication",
+                body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil)))
             XCTAssertEqual(request.headers.first(name: "Cache-Control"), "no-store")
             let rejected = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/authentication", body: Data("{}".utf8))
             XCTAssertEqual(rejected.headers.first(name: "Cache-Control"), "no-store")
@@ -94,11 +101,12 @@ final class HardeningTests: XCTestCase {
     }
 
     func testRejectionDetailsStayInTheLog() async throws {
-        try await LoopbackServer.with() { loopback in
+        try await LoopbackServer.with { loopback in
             var authenticator = SoftwareAuthenticator()
             authenticator.aaid = "FFFF#0001"
             let request = try await loopback.registrationRequest(username: "alice")
-            let result = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+            let result = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(result.statusCode, 1480)
             // The generic reason phrase of the code, not the server's internal explanation.
             XCTAssertEqual(result.description, UAFStatusCode.unknownAAID.reasonPhrase)

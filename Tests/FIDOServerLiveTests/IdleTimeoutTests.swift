@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -26,8 +27,14 @@ final class IdleTimeoutTests: XCTestCase {
             let started = Date()
             // Send nothing: the server must close the connection by itself, well before this test's own deadline.
             let closed = try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask { try await channel.closeFuture.get(); return true }
-                group.addTask { try await Task.sleep(for: .seconds(10)); return false }
+                group.addTask {
+                    try await channel.closeFuture.get()
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(10))
+                    return false
+                }
                 let first = try await group.next()!
                 group.cancelAll()
                 return first

@@ -6,6 +6,7 @@ import NevisProtocol
 import TestSupport
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -29,8 +30,11 @@ final class MetadataServiceTests: XCTestCase {
     static let testAuthenticator = "ABCD#0002"
 
     func blob(number: Int, revoking revoked: [String] = []) throws -> String {
-        var entries = [TestMetadataService.entry(aaid: Self.testAuthenticator, statement: TestMetadataService.pinStatement(aaid: Self.testAuthenticator),
-                                                 reports: revoked.contains(Self.testAuthenticator) ? [("FIDO_CERTIFIED", "2025-01-01"), ("REVOKED", nil)] : [("FIDO_CERTIFIED", nil)])]
+        var entries = [
+            TestMetadataService.entry(
+                aaid: Self.testAuthenticator, statement: TestMetadataService.pinStatement(aaid: Self.testAuthenticator),
+                reports: revoked.contains(Self.testAuthenticator) ? [("FIDO_CERTIFIED", "2025-01-01"), ("REVOKED", nil)] : [("FIDO_CERTIFIED", nil)])
+        ]
         if revoked.contains("F1D0#1001") { entries.append(TestMetadataService.entry(aaid: "F1D0#1001", reports: [("REVOKED", nil)])) }
         entries.append(TestMetadataService.fido2Entry)
         return try service.blob(number: number, nextUpdate: TestMetadataService.day(30), entries: entries)
@@ -59,7 +63,8 @@ final class MetadataServiceTests: XCTestCase {
             // F1D0#1001's statement is the local Nevis default; the BLOB's report revokes it all the same.
             let revoked = try await self.register(loopback, SoftwareAuthenticator())
             XCTAssertEqual(revoked, 1493)
-            var own = SoftwareAuthenticator(); own.aaid = Self.testAuthenticator
+            var own = SoftwareAuthenticator()
+            own.aaid = Self.testAuthenticator
             let registered = try await self.register(loopback, own)
             XCTAssertEqual(registered, 1200)
         }
@@ -68,7 +73,8 @@ final class MetadataServiceTests: XCTestCase {
     func testARevocationWrittenWhileTheServerRunsStopsAuthentication() async throws {
         try Data(try blob(number: 1).utf8).write(to: URL(fileURLWithPath: blobPath))
         try await LoopbackServer.with(configuration(blob: blobPath)) { loopback in
-            var authenticator = SoftwareAuthenticator(); authenticator.aaid = Self.testAuthenticator
+            var authenticator = SoftwareAuthenticator()
+            authenticator.aaid = Self.testAuthenticator
             let registered = try await self.register(loopback, authenticator)
             XCTAssertEqual(registered, 1200)
             let before = try await self.authenticate(loopback, &authenticator)
@@ -105,7 +111,8 @@ final class MetadataServiceTests: XCTestCase {
     /// A BLOB with the FIDO2 model's entry, its reports as given (status, effective date).
     func fido2BLOB(number: Int, reports: [(String, String?)]) throws -> String {
         let list = reports.map { #"{"status":"\#($0.0)""# + ($0.1.map { #","effectiveDate":"\#($0)""# } ?? "") + "}" }.joined(separator: ",")
-        let entry = #"{"aaguid":"\#(Self.fido2Model)","metadataStatement":{"aaguid":"\#(Self.fido2Model)","description":"A FIDO2 key"},"statusReports":[\#(list)]}"#
+        let entry =
+            #"{"aaguid":"\#(Self.fido2Model)","metadataStatement":{"aaguid":"\#(Self.fido2Model)","description":"A FIDO2 key"},"statusReports":[\#(list)]}"#
         return try service.blob(number: number, nextUpdate: TestMetadataService.day(30), entries: [entry])
     }
 
@@ -121,7 +128,8 @@ final class MetadataServiceTests: XCTestCase {
     func testAPasskeyModelRevokedAfterRegistrationSignsNoOneIn() async throws {
         try Data(try fido2BLOB(number: 1, reports: [("FIDO_CERTIFIED", "2024-01-01")]).utf8).write(to: URL(fileURLWithPath: blobPath))
         try await LoopbackServer.with(passkeyConfiguration(blob: blobPath)) { loopback in
-            var key = SoftwarePasskeyAuthenticator(origin: PasskeyLiveTests.origin, aaguid: withUnsafeBytes(of: try XCTUnwrap(UUID(uuidString: Self.fido2Model)).uuid) { Array($0) })
+            var key = SoftwarePasskeyAuthenticator(
+                origin: PasskeyLiveTests.origin, aaguid: withUnsafeBytes(of: try XCTUnwrap(UUID(uuidString: Self.fido2Model)).uuid) { Array($0) })
             let registered = try await loopback.registerPasskey(&key, username: "alice")
             XCTAssertEqual(registered.status, 200, String(decoding: registered.body, as: UTF8.self))
             let before = try await loopback.signInWithPasskey(&key, username: "alice")
@@ -137,10 +145,13 @@ final class MetadataServiceTests: XCTestCase {
                 return answer?.status == 400
             }
             XCTAssertTrue(refused, "the revocation never took effect")
-            XCTAssertEqual(try fido2Response(try XCTUnwrap(answer)).errorMessage, "the FIDO Metadata Service reports this authenticator model REVOKED")
+            XCTAssertEqual(
+                try fido2Response(try XCTUnwrap(answer)).errorMessage, "the FIDO Metadata Service reports this authenticator model REVOKED")
             let stores = loopback.server.stores
             let audited = try await eventually(within: .seconds(5), every: .milliseconds(100)) {
-                try await stores.audit.events(username: "alice", limit: 20).contains { $0.detail.contains("reports model \(Self.fido2Model) REVOKED") }
+                try await stores.audit.events(username: "alice", limit: 20).contains {
+                    $0.detail.contains("reports model \(Self.fido2Model) REVOKED")
+                }
             }
             XCTAssertTrue(audited, "no audit reason")
             // Certified again after the revocation: she signs in again.
@@ -159,12 +170,14 @@ final class MetadataServiceTests: XCTestCase {
         try await LoopbackServer.with(configuration(blob: blobPath)) { loopback in
             let ready = try await loopback.exchange(.GET, "/health/ready", body: nil)
             XCTAssertEqual(ready.status, 200)
-            XCTAssertTrue(String(decoding: ready.body, as: UTF8.self).contains(#""metadata":"UNAVAILABLE""#), String(decoding: ready.body, as: UTF8.self))
+            XCTAssertTrue(
+                String(decoding: ready.body, as: UTF8.self).contains(#""metadata":"UNAVAILABLE""#), String(decoding: ready.body, as: UTF8.self))
             let registered = try await self.register(loopback, SoftwareAuthenticator())
             XCTAssertEqual(registered, 1200)
             try Data(try self.blob(number: 1).utf8).write(to: URL(fileURLWithPath: self.blobPath))
             let loaded = try await eventually {
-                String(decoding: try await loopback.exchange(.GET, "/health/ready", body: nil).body, as: UTF8.self).contains(#""metadata":"UP (BLOB no 1)""#)
+                String(decoding: try await loopback.exchange(.GET, "/health/ready", body: nil).body, as: UTF8.self).contains(
+                    #""metadata":"UP (BLOB no 1)""#)
             }
             XCTAssertTrue(loaded, "the BLOB written later was never read")
         }
@@ -184,7 +197,8 @@ final class MetadataServiceTests: XCTestCase {
                 XCTAssertTrue(ready.contains(#""metadata":"UP (BLOB no 4)""#), ready)
             }
         } catch {
-            try? await host.stop(); throw error
+            try? await host.stop()
+            throw error
         }
         try await host.stop()
         XCTAssertTrue(FileManager.default.fileExists(atPath: cache), "nothing was cached")
@@ -192,7 +206,8 @@ final class MetadataServiceTests: XCTestCase {
         try await LoopbackServer.with(configuration) { loopback in
             let ready = String(decoding: try await loopback.exchange(.GET, "/health/ready", body: nil).body, as: UTF8.self)
             XCTAssertTrue(ready.contains(#""metadata":"UP (BLOB no 4)""#), "the cached BLOB is not in force: \(ready)")
-            var authenticator = SoftwareAuthenticator(); authenticator.aaid = Self.testAuthenticator
+            var authenticator = SoftwareAuthenticator()
+            authenticator.aaid = Self.testAuthenticator
             let registered = try await self.register(loopback, authenticator)
             XCTAssertEqual(registered, 1200, "the cached BLOB's statement serves")
         }
@@ -204,7 +219,8 @@ final class MetadataServiceTests: XCTestCase {
             var configuration = configuration(blob: host.url, trusting: host.trustedCertificatesPath)
             configuration.metadataService?.refreshSeconds = 60
             try await LoopbackServer.with(configuration) { loopback in
-                var authenticator = SoftwareAuthenticator(); authenticator.aaid = Self.testAuthenticator
+                var authenticator = SoftwareAuthenticator()
+                authenticator.aaid = Self.testAuthenticator
                 let registered = try await self.register(loopback, authenticator)
                 XCTAssertEqual(registered, 1200)
                 XCTAssertEqual(host.fetches, 1)
@@ -225,7 +241,8 @@ final class MetadataServiceTests: XCTestCase {
                 XCTAssertEqual(host.fetches, 2)
             }
         } catch {
-            try? await host.stop(); throw error
+            try? await host.stop()
+            throw error
         }
         try await host.stop()
     }

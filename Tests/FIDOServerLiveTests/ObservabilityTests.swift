@@ -7,6 +7,7 @@ import NIOPosix
 import TestSupport
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -38,9 +39,11 @@ final class ObservabilityTests: XCTestCase {
 
             let text = try await metricsText(loopback)
             XCTAssertEqual(value(text, #"mauth_http_requests_total{method="POST",route="/nevisfido/uaf/1.1/registration",status="200"}"#), 1)
-            XCTAssertEqual(value(text, #"mauth_http_requests_total{method="POST",route="/nevisfido/uaf/1.1/request/authentication",status="200"}"#), 1)
-            XCTAssertEqual(value(text, #"mauth_http_requests_total{method="GET",route="NotFound",status="404"}"#), 1,
-                           "an unknown path is one series, whatever the path")
+            XCTAssertEqual(
+                value(text, #"mauth_http_requests_total{method="POST",route="/nevisfido/uaf/1.1/request/authentication",status="200"}"#), 1)
+            XCTAssertEqual(
+                value(text, #"mauth_http_requests_total{method="GET",route="NotFound",status="404"}"#), 1,
+                "an unknown path is one series, whatever the path")
             XCTAssertFalse(text.contains("/no/such/path"))
             XCTAssertEqual(value(text, #"mauth_decisions_total{operation="registration",status_code="1200"}"#), 1, text)
             XCTAssertEqual(value(text, "mauth_decisions_total{operation=\"authentication\",status_code=\"\(rejected.statusCode)\"}"), 1, text)
@@ -131,8 +134,10 @@ final class ObservabilityTests: XCTestCase {
 
     /// Whether a TCP connection to `port` on loopback is accepted (the listener is open).
     static func acceptsConnections(port: Int) async -> Bool {
-        guard let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connect(host: "127.0.0.1", port: port).get() else { return false }
+        guard
+            let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: port).get()
+        else { return false }
         try? await channel.close()
         return true
     }

@@ -4,6 +4,7 @@ import Foundation
 import NevisProtocol
 import Primitives
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -14,8 +15,10 @@ final class PasskeyLiveTests: XCTestCase {
     static let origin = "https://bank.example"
     let suffix = String(UUID().uuidString.prefix(8))
 
-    static func configuration(_ database: ServerConfiguration.Database = .sqliteInMemory,
-                              _ change: (inout ServerConfiguration.FIDO2) -> Void = { _ in }) -> ServerConfiguration {
+    static func configuration(
+        _ database: ServerConfiguration.Database = .sqliteInMemory,
+        _ change: (inout ServerConfiguration.FIDO2) -> Void = { _ in }
+    ) -> ServerConfiguration {
         var configuration = LoopbackServer.configuration(database: database)
         var fido2 = ServerConfiguration.FIDO2(rpId: "bank.example", origins: [origin])
         change(&fido2)
@@ -67,11 +70,16 @@ final class PasskeyLiveTests: XCTestCase {
         let relyingParty = LocalRelyingParty()
         let first = try await LoopbackServer(configuration: Self.configuration(.postgres(url: url, poolSize: 4)), relyingParty: relyingParty)
         let second: LoopbackServer
-        do { second = try await LoopbackServer(configuration: Self.configuration(.postgres(url: url, poolSize: 4)), relyingParty: relyingParty) } catch {
-            try? await first.shutdown(); throw error
+        do {
+            second = try await LoopbackServer(configuration: Self.configuration(.postgres(url: url, poolSize: 4)), relyingParty: relyingParty)
+        } catch {
+            try? await first.shutdown()
+            throw error
         }
         do { try await body(first, second) } catch {
-            try? await first.shutdown(); try? await second.shutdown(); throw error
+            try? await first.shutdown()
+            try? await second.shutdown()
+            throw error
         }
         try await first.shutdown()
         try await second.shutdown()
@@ -102,7 +110,8 @@ final class PasskeyLiveTests: XCTestCase {
             try await first.registerPasskey(&phone, username: "cy-\(suffix)")
             let late = try LoopbackServer.assertion(&phone, for: try await first.passkeyRequestOptions(username: "cy-\(suffix)"))
             let later = try LoopbackServer.assertion(&phone, for: try await first.passkeyRequestOptions(username: "cy-\(suffix)"))
-            first.clock.advance(301); second.clock.advance(301)
+            first.clock.advance(301)
+            second.clock.advance(301)
             for (server, credential) in [(second, late), (first, later)] {
                 let answer = try await server.fido2(FIDO2API.assertionResultPath, credential)
                 XCTAssertEqual(answer.status, 400)
@@ -139,7 +148,12 @@ final class PasskeyLiveTests: XCTestCase {
 
     func testADisallowedAttestationIsRefusedOverTLS() async throws {
         let allowed = "cb69481e-8ff7-4039-93ec-0a2729a154a8"
-        try await LoopbackServer.with(Self.configuration { $0.attestationPolicy = "enterprise"; $0.allowedAAGUIDs = [allowed] }) { server in
+        try await LoopbackServer.with(
+            Self.configuration {
+                $0.attestationPolicy = "enterprise"
+                $0.allowedAAGUIDs = [allowed]
+            }
+        ) { server in
             var selfAttested = SoftwarePasskeyAuthenticator(origin: Self.origin, aaguid: [UInt8](repeating: 9, count: 16))
             let answer = try await server.registerPasskey(&selfAttested, username: "fay", attestation: .packedSelf)
             XCTAssertEqual(answer.status, 400)
@@ -171,8 +185,10 @@ final class PasskeyLiveTests: XCTestCase {
             // The results are open and bound to their options by the challenge: without one they are refused as such.
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             let made = try phone.create(rpID: "bank.example", challenge: [UInt8](repeating: 1, count: 32), userHandle: [1])
-            let unissued = FIDO2API.Credential(id: Base64URL.encode(made.credentialID), response: .init(
-                clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject)))
+            let unissued = FIDO2API.Credential(
+                id: Base64URL.encode(made.credentialID),
+                response: .init(
+                    clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject)))
             let answer = try await server.fido2(FIDO2API.attestationResultPath, unissued)
             XCTAssertEqual(answer.status, 400)
             XCTAssertEqual(try fido2Response(answer).errorMessage, "the challenge is unknown, expired or already answered")

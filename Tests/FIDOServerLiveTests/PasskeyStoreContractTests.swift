@@ -1,21 +1,24 @@
 import Foundation
 import SQLKit
 import XCTest
+
 @testable import FIDOServerCore
 
 /// The passkey stores' contract, held on SQLite and on PostgreSQL (``StoreContractTests/onEveryEngine(_:)``): what
 /// lets several instances share passkeys and ceremonies.
 extension StoreContractTests {
     func passkey(_ id: String, username: String = "alice", signCount: UInt32 = 0) -> PasskeyRecord {
-        PasskeyRecord(credentialID: id, username: username, userHandle: "handle-\(username)", publicKey: [0xA5, 1, 2, 3, 0xFF], signCount: signCount,
-                      userVerifiedAtRegistration: true, backupEligible: true, backupState: false, transports: ["internal", "hybrid"],
-                      aaguid: "fbfc3007-154e-4ecc-8c0b-6e020557d7bd", attestationFormat: "packed", attestationType: "self", discoverable: true,
-                      name: "Alice's phone", createdAt: Date(epochMillis: 1_790_000_000_123), lastUsedAt: nil)
+        PasskeyRecord(
+            credentialID: id, username: username, userHandle: "handle-\(username)", publicKey: [0xA5, 1, 2, 3, 0xFF], signCount: signCount,
+            userVerifiedAtRegistration: true, backupEligible: true, backupState: false, transports: ["internal", "hybrid"],
+            aaguid: "fbfc3007-154e-4ecc-8c0b-6e020557d7bd", attestationFormat: "packed", attestationType: "self", discoverable: true,
+            name: "Alice's phone", createdAt: Date(epochMillis: 1_790_000_000_123), lastUsedAt: nil)
     }
 
     func ceremony(_ challenge: String, username: String? = "alice", expiresAt: Date = Date().addingTimeInterval(300)) -> WebAuthnCeremonyRecord {
-        WebAuthnCeremonyRecord(challenge: challenge, sessionID: "session-\(challenge)", kind: .authentication, username: username, userHandle: nil,
-                               userVerification: "required", expiresAt: expiresAt)
+        WebAuthnCeremonyRecord(
+            challenge: challenge, sessionID: "session-\(challenge)", kind: .authentication, username: username, userHandle: nil,
+            userVerification: "required", expiresAt: expiresAt)
     }
 
     func testAPasskeyRoundTripsEveryField() async throws {
@@ -25,7 +28,10 @@ extension StoreContractTests {
             XCTAssertTrue(outcome22)
             let read = try await stores.passkeys.passkey(id: "cred-1")
             XCTAssertEqual(read, record)
-            record.credentialID = "cred-2"; record.discoverable = nil; record.name = nil; record.transports = []
+            record.credentialID = "cred-2"
+            record.discoverable = nil
+            record.name = nil
+            record.transports = []
             let outcome26 = try await stores.passkeys.insert(record)
             XCTAssertTrue(outcome26)
             let second = try await stores.passkeys.passkey(id: "cred-2")
@@ -147,12 +153,14 @@ extension StoreContractTests {
             _ = try await stores.passkeys.insert(passkey("cred-sign", signCount: 4))
             let now = Date(epochMillis: 1_790_000_200_000)
             let first = SessionStore.make(username: "alice", credential: .passkey(credentialID: "cred-sign"), now: now, lifetime: 600)
-            let completed = try await stores.ceremonies.completePasskeySignIn(id: "cred-sign", from: 4, to: 5, backupState: true, at: now,
-                                                                              sessionToken: first.token, session: first.record)
+            let completed = try await stores.ceremonies.completePasskeySignIn(
+                id: "cred-sign", from: 4, to: 5, backupState: true, at: now,
+                sessionToken: first.token, session: first.record)
             XCTAssertTrue(completed)
             let stale = SessionStore.make(username: "alice", credential: .passkey(credentialID: "cred-sign"), now: now, lifetime: 600)
-            let replayed = try await stores.ceremonies.completePasskeySignIn(id: "cred-sign", from: 4, to: 6, backupState: true, at: now,
-                                                                             sessionToken: stale.token, session: stale.record)
+            let replayed = try await stores.ceremonies.completePasskeySignIn(
+                id: "cred-sign", from: 4, to: 6, backupState: true, at: now,
+                sessionToken: stale.token, session: stale.record)
             XCTAssertFalse(replayed)
             let opened = try await stores.sessions.session(token: first.token, now: now)
             XCTAssertEqual(opened?.credential, .passkey(credentialID: "cred-sign"))
@@ -167,8 +175,10 @@ extension StoreContractTests {
     func testRemovingAPasskeyEndsItsSessionsAndNoUAFSessionOfTheSameID() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            let (_, passkey) = try await stores.sessions.create(username: "kim", credential: .passkey(credentialID: "same-id"), now: now, lifetime: 60)
-            let (_, key) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: "same-id"), now: now, lifetime: 60)
+            let (_, passkey) = try await stores.sessions.create(
+                username: "kim", credential: .passkey(credentialID: "same-id"), now: now, lifetime: 60)
+            let (_, key) = try await stores.sessions.create(
+                username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: "same-id"), now: now, lifetime: 60)
             let revoked = try await stores.sessions.revoke(username: "kim", .passkey, ids: ["same-id"], now: now)
             XCTAssertEqual(revoked, 1)
             let passkeyLive = try await stores.sessions.session(id: passkey.id, now: now)
@@ -188,11 +198,13 @@ extension StoreContractTests {
             try await stores.database.run { sql in
                 try await sql.raw("DROP TABLE sessions").run()
                 for statement in original { try await sql.raw(SQLQueryString(statement)).run() }
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     INSERT INTO sessions (token_hash, id, username, aaid, key_id, created_at, expires_at) VALUES
                     ('h1', 'uaf-session', 'kim', 'F1D0#1001', 'key-1', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000)),
                     ('h2', 'passkey-session', 'kim', '', 'cred-1', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000))
-                    """).run()
+                    """
+                ).run()
                 for statement in migration { try await sql.raw(SQLQueryString(statement)).run() }
             }
             let uaf = try await stores.sessions.session(id: "uaf-session", now: now)

@@ -8,6 +8,7 @@ import PostgresNIO
 import SQLKit
 import TestSupport
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -24,13 +25,17 @@ final class PostgresConnectionsTests: XCTestCase {
     }
 
     /// A set of its own over a pool of its own, for the rules a StoreDatabase does not expose (keep-alive).
-    private func connections(size: Int, keepAliveInterval: Duration, keepAliveTimeout: Duration = .seconds(10),
-                             keepAliveQuery: String = "SELECT 1", setupQuery: String = PostgresConnections.sessionSetup) throws -> PostgresConnections {
-        let client = try StoreDatabase.postgresClient(url: try PostgresStoreTests.postgresURL(), poolSize: size, logger: Logger(label: "test.postgres"))
+    private func connections(
+        size: Int, keepAliveInterval: Duration, keepAliveTimeout: Duration = .seconds(10),
+        keepAliveQuery: String = "SELECT 1", setupQuery: String = PostgresConnections.sessionSetup
+    ) throws -> PostgresConnections {
+        let client = try StoreDatabase.postgresClient(
+            url: try PostgresStoreTests.postgresURL(), poolSize: size, logger: Logger(label: "test.postgres"))
         let run = Task { await client.run() }
-        let connections = PostgresConnections(client: client, size: size, logger: Logger(label: "test.postgres"),
-                                              keepAliveInterval: keepAliveInterval, keepAliveTimeout: keepAliveTimeout,
-                                              keepAliveQuery: keepAliveQuery, setupQuery: setupQuery)
+        let connections = PostgresConnections(
+            client: client, size: size, logger: Logger(label: "test.postgres"),
+            keepAliveInterval: keepAliveInterval, keepAliveTimeout: keepAliveTimeout,
+            keepAliveQuery: keepAliveQuery, setupQuery: setupQuery)
         connections.start()
         sets.append((connections, run))
         return connections
@@ -76,7 +81,10 @@ final class PostgresConnectionsTests: XCTestCase {
     private func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
-            group.addTask { try await Task.sleep(for: .seconds(seconds)); return nil }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
             guard let first = try await group.next(), let value = first else {
                 group.cancelAll()
                 throw TimedOut()
@@ -102,7 +110,10 @@ final class PostgresConnectionsTests: XCTestCase {
             }
             let first = try await pid()
             // Another run needs the set's only connection: it must wait until this run is over.
-            Task.detached { _ = try await Self.backend(database); outsider.set() }
+            Task.detached {
+                _ = try await Self.backend(database)
+                outsider.set()
+            }
             let queued = try await eventually { Self.waiting(database) == 1 }
             XCTAssertTrue(queued, "the second run did not ask for the connection")
             return ([first, try await pid(), try await pid()], outsider.isSet)
@@ -115,7 +126,8 @@ final class PostgresConnectionsTests: XCTestCase {
 
     func testTwoRunsAtOnceNeverShareAConnection() async throws {
         let database = try await open(poolSize: 2)
-        let holding = Flag(), release = Flag()
+        let holding = Flag()
+        let release = Flag()
         async let first = Self.hold(database, holding: holding, release: release)
         let held = try await eventually { holding.isSet }
         XCTAssertTrue(held)
@@ -134,7 +146,8 @@ final class PostgresConnectionsTests: XCTestCase {
 
     func testARunCancelledWhileWaitingStopsWaiting() async throws {
         let database = try await open(poolSize: 1)
-        let holding = Flag(), release = Flag()
+        let holding = Flag()
+        let release = Flag()
         let holder = Task.detached { @Sendable () async throws -> Int64 in try await Self.hold(database, holding: holding, release: release) }
         let held = try await eventually { holding.isSet }
         XCTAssertTrue(held)
@@ -181,7 +194,10 @@ final class PostgresConnectionsTests: XCTestCase {
         let queued = try await eventually { connections.counts.waiting == 1 }
         XCTAssertTrue(queued)
         let closed = Flag()
-        let closing = Task { await connections.close(); closed.set() }
+        let closing = Task {
+            await connections.close()
+            closed.set()
+        }
         let outcome = try await within(2) { await waiting.result }
         XCTAssertThrowsError(try outcome.get()) { XCTAssertEqual($0 as? PostgresConnections.Failure, .closed) }
         let closedEarly = try await eventually(within: .milliseconds(300)) { closed.isSet }
@@ -189,7 +205,10 @@ final class PostgresConnectionsTests: XCTestCase {
         connections.release(busy)
         _ = try await within(5) { await closing.value }
         XCTAssertEqual(connections.counts.alive, 0, "every connection went back to the pool")
-        do { _ = try await connections.acquire(); XCTFail("a closed set lends nothing") } catch PostgresConnections.Failure.closed {}
+        do {
+            _ = try await connections.acquire()
+            XCTFail("a closed set lends nothing")
+        } catch PostgresConnections.Failure.closed {}
     }
 
     func testEventLoopsInTurnGiveTheNextLoopEvenToACallerOnALoop() throws {
@@ -237,8 +256,9 @@ final class PostgresConnectionsTests: XCTestCase {
 
     func testAConnectionThatDoesNotAnswerItsKeepAliveIsClosedAndReplaced() async throws {
         // The keep-alive's statement stands in for a connection that went silent: it answers only after the timeout.
-        let connections = try connections(size: 1, keepAliveInterval: .milliseconds(300), keepAliveTimeout: .milliseconds(300),
-                                           keepAliveQuery: "SELECT pg_sleep(5)")
+        let connections = try connections(
+            size: 1, keepAliveInterval: .milliseconds(300), keepAliveTimeout: .milliseconds(300),
+            keepAliveQuery: "SELECT pg_sleep(5)")
         let pid = try await Self.backend(connections)
         // Left idle (a run would count as use) until the keep-alive has started on it: its session is no longer idle.
         // A run asked then waits for the keep-alive, which gives up on the silent connection and replaces it.
@@ -268,7 +288,8 @@ final class PostgresConnectionsTests: XCTestCase {
             }
         }
         // Two runs at once, so that two connections answer: the first holds its connection until the second has one.
-        let holding = Flag(), release = Flag()
+        let holding = Flag()
+        let release = Flag()
         async let held = setting(hold: (holding, release))
         let started = try await eventually { holding.isSet }
         XCTAssertTrue(started)
@@ -304,8 +325,9 @@ final class PostgresConnectionsTests: XCTestCase {
 
     func testClosingTheSetDoesNotWaitForASessionSettingThatDoesNotAnswer() async throws {
         // The setting's statement stands in for a connection that went silent: it answers only after 30 s.
-        let connections = try connections(size: 1, keepAliveInterval: .seconds(30), keepAliveTimeout: .milliseconds(300),
-                                           setupQuery: "SELECT pg_sleep(30)")
+        let connections = try connections(
+            size: 1, keepAliveInterval: .seconds(30), keepAliveTimeout: .milliseconds(300),
+            setupQuery: "SELECT pg_sleep(30)")
         let observer = try await open(poolSize: 1)
         let hanging = try await eventually(within: .seconds(5)) {
             try await observer.run { sql in
@@ -314,6 +336,9 @@ final class PostgresConnectionsTests: XCTestCase {
             }
         }
         XCTAssertTrue(hanging, "the session setting never started")
-        _ = try await within(5) { await connections.close(); return true }
+        _ = try await within(5) {
+            await connections.close()
+            return true
+        }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -36,7 +37,8 @@ final class PostgresFlowTests: XCTestCase {
         let response = try authenticator.authenticate(try XCTUnwrap(request), serverAppID: appID)
         let result = try await loopback.send("/nevisfido/uaf/1.1/authentication", response)
         XCTAssertEqual(result.statusCode, 1200, result.description ?? "")
-        let stored = try await loopback.server.stores.registrations.registration(aaid: authenticator.aaid, keyID: Base64URL.encode(authenticator.keyID))
+        let stored = try await loopback.server.stores.registrations.registration(
+            aaid: authenticator.aaid, keyID: Base64URL.encode(authenticator.keyID))
         XCTAssertEqual(stored?.signCounter, 1)
         let replay = try await loopback.send("/nevisfido/uaf/1.1/authentication", response)
         XCTAssertEqual(replay.statusCode, 1491)
@@ -55,7 +57,8 @@ final class PostgresFlowTests: XCTestCase {
         var authenticator = SoftwareAuthenticator()
         try await register(authenticator, username: "cy-\(suffix)")
         let (_, request) = try await loopback.authenticationRequest(username: nil)
-        let result = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(request), serverAppID: appID))
+        let result = try await loopback.send(
+            "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(request), serverAppID: appID))
         XCTAssertEqual(result.statusCode, 1200, result.description ?? "")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import SQLKit
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -43,12 +44,17 @@ final class PostgresStatementTests: XCTestCase {
         let database = try await open()
         for index in 0..<5 {
             try await database.run { sql in
-                try await sql.raw("INSERT INTO statement_test (id, n, note) VALUES (\(bind: "k\(index)"), \(bind: Int64(index)), \(bind: String?.none))").run()
+                try await sql.raw(
+                    "INSERT INTO statement_test (id, n, note) VALUES (\(bind: "k\(index)"), \(bind: Int64(index)), \(bind: String?.none))"
+                ).run()
             }
         }
         let read = try await database.run { sql in
             try await sql.raw("SELECT id, n, note FROM statement_test WHERE n >= \(bind: Int64(3)) ORDER BY n").all().map {
-                (try $0.decode(column: "id", as: String.self), try $0.decode(column: "n", as: Int64.self), try $0.decode(column: "note", as: String?.self))
+                (
+                    try $0.decode(column: "id", as: String.self), try $0.decode(column: "n", as: Int64.self),
+                    try $0.decode(column: "note", as: String?.self)
+                )
             }
         }
         XCTAssertEqual(read.map(\.0), ["k3", "k4"])

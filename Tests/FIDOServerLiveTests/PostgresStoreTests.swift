@@ -1,13 +1,14 @@
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
 import Foundation
-import UAF
 import Logging
 import NIOConcurrencyHelpers
-import SQLiteNIO
+import Primitives
 import SQLKit
+import SQLiteNIO
+import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -35,8 +36,10 @@ final class PostgresStoreTests: XCTestCase {
     static func emptiedStores(url: String) async throws -> Stores {
         let stores = Stores(database: try await StoreDatabase.open(.postgres(url: url, poolSize: 8)))
         try await stores.database.run { sql in
-            for table in ["uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
-                          "device_requests", "auth_cloud_users", "access_keys", "audit_events", "passkeys", "webauthn_ceremonies"] {
+            for table in [
+                "uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
+                "device_requests", "auth_cloud_users", "access_keys", "audit_events", "passkeys", "webauthn_ceremonies",
+            ] {
                 try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
             }
         }
@@ -55,8 +58,9 @@ final class PostgresStoreTests: XCTestCase {
         // table led PostgreSQL there on some connections, and each count then walked the expiry index's whole range.)
         let base = Date(epochMillis: Date().epochMillis)
         for i in 0..<300 {
-            let inserted = try await stores.requests.insert(record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"),
-                                                            username: "ann", cap: 1000, now: base)
+            let inserted = try await stores.requests.insert(
+                record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"),
+                username: "ann", cap: 1000, now: base)
             XCTAssertTrue(inserted)
         }
         let now = base.addingTimeInterval(290)
@@ -90,8 +94,9 @@ final class PostgresStoreTests: XCTestCase {
         let url = try Self.postgresURL()
         let records = RecordedLogs()
         for _ in 0..<10 {
-            let database = try await StoreDatabase.open(.postgres(url: url, poolSize: 2),
-                                                        logger: Logger(label: "test") { _ in RecordingLogHandler(records) })
+            let database = try await StoreDatabase.open(
+                .postgres(url: url, poolSize: 2),
+                logger: Logger(label: "test") { _ in RecordingLogHandler(records) })
             try await database.close()
         }
         XCTAssertEqual(records.messages(atLeast: .warning), [])

@@ -3,6 +3,7 @@ import FIDOSimulation
 import Foundation
 import TestSupport
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -31,8 +32,9 @@ final class RelyingPartyJWKSTests: XCTestCase {
     func configuration(_ host: TestHTTPSHost, refreshSeconds: Int = 60) -> ServerConfiguration {
         var configuration = LoopbackServer.configuration()
         let party = LocalRelyingParty()
-        configuration.authorization.jwt = .init(issuer: party.issuer, audience: party.audience, jwksURL: host.url,
-                                                jwksRefreshSeconds: refreshSeconds, jwksTrustedCertificatesPath: host.trustedCertificatesPath)
+        configuration.authorization.jwt = .init(
+            issuer: party.issuer, audience: party.audience, jwksURL: host.url,
+            jwksRefreshSeconds: refreshSeconds, jwksTrustedCertificatesPath: host.trustedCertificatesPath)
         return configuration
     }
 
@@ -43,7 +45,9 @@ final class RelyingPartyJWKSTests: XCTestCase {
     }
 
     func testTheRelyingPartyRotatesItsKeysWithoutAFailure() async throws {
-        let first = LocalRelyingParty(kid: "rp-key-1"), second = LocalRelyingParty(kid: "rp-key-2"), stranger = LocalRelyingParty(kid: "made-up")
+        let first = LocalRelyingParty(kid: "rp-key-1")
+        let second = LocalRelyingParty(kid: "rp-key-2")
+        let stranger = LocalRelyingParty(kid: "made-up")
         let host = try await TestHTTPSHost.start(directory: directory, path: "/jwks.json", body: jwks([first]))
         do {
             try await LoopbackServer.with(configuration(host)) { loopback in
@@ -77,7 +81,8 @@ final class RelyingPartyJWKSTests: XCTestCase {
                 XCTAssertTrue(secondAfter)
             }
         } catch {
-            try? await host.stop(); throw error
+            try? await host.stop()
+            throw error
         }
         try await host.stop()
     }
@@ -88,7 +93,8 @@ final class RelyingPartyJWKSTests: XCTestCase {
         do {
             try await LoopbackServer.with(configuration) { _ in XCTFail("started") }
         } catch let error as ServerConfiguration.ConfigurationError {
-            XCTAssertTrue(error.description.hasPrefix("invalid configuration: authorization.jwt.jwksURL: https://127.0.0.1:1/jwks.json"), error.description)
+            XCTAssertTrue(
+                error.description.hasPrefix("invalid configuration: authorization.jwt.jwksURL: https://127.0.0.1:1/jwks.json"), error.description)
         }
     }
 
@@ -96,8 +102,9 @@ final class RelyingPartyJWKSTests: XCTestCase {
         var configuration = LoopbackServer.configuration()
         configuration.authorization.jwt = .init(issuer: "https://rp.example", audience: "mauth-server", jwksURL: "http://rp.example/jwks.json")
         XCTAssertThrowsError(try configuration.validate()) { error in
-            XCTAssertEqual(error as? ServerConfiguration.ConfigurationError,
-                           .invalid("authorization.jwt.jwksURL must be an https:// URL, not http://rp.example/jwks.json"))
+            XCTAssertEqual(
+                error as? ServerConfiguration.ConfigurationError,
+                .invalid("authorization.jwt.jwksURL must be an https:// URL, not http://rp.example/jwks.json"))
         }
     }
 }

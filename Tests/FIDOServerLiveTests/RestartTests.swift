@@ -1,13 +1,14 @@
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
 import Foundation
-import UAF
 import Logging
 import NIOConcurrencyHelpers
-import SQLiteNIO
+import Primitives
 import SQLKit
+import SQLiteNIO
+import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -20,7 +21,8 @@ final class RestartTests: XCTestCase {
         let first = try await LoopbackServer(configuration: LoopbackServer.configuration(database: .sqlite(path: path)))
         let authenticator = SoftwareAuthenticator()
         let request = try await first.registrationRequest(username: "carol")
-        let status = try await first.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: first.server.appID)).statusCode
+        let status = try await first.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: first.server.appID))
+            .statusCode
         XCTAssertEqual(status, 1200)
         try await first.shutdown()
 

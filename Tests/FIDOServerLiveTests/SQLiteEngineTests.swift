@@ -5,6 +5,7 @@ import SQLiteKit
 import SQLiteNIO
 import TestSupport
 import XCTest
+
 @testable import EmbeddedSQLite
 @testable import FIDOServer
 @testable import FIDOServerCore
@@ -222,8 +223,10 @@ final class SQLiteEngineTests: XCTestCase {
     func testAnExistingDatabaseKeepsItsPageSizeAndItsRows() async throws {
         // A database created before the page size was set: 4 KiB pages, WAL, one row.
         let old = try SQLiteEngine(path: path, logger: Logger(label: "test"))
-        for statement in ["PRAGMA page_size = 4096", "PRAGMA journal_mode = WAL",
-                          "CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)", "INSERT INTO items (id, n) VALUES ('old', 1)"] {
+        for statement in [
+            "PRAGMA page_size = 4096", "PRAGMA journal_mode = WAL",
+            "CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)", "INSERT INTO items (id, n) VALUES ('old', 1)",
+        ] {
             _ = try old.execute(statement, [])
         }
         old.close()

@@ -1,13 +1,14 @@
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
 import Foundation
-import UAF
 import Logging
 import NIOConcurrencyHelpers
-import SQLiteNIO
+import Primitives
 import SQLKit
+import SQLiteNIO
+import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 

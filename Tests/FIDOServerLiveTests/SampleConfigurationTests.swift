@@ -1,6 +1,7 @@
 import FIDOServerTesting
 import Foundation
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -15,8 +16,9 @@ final class SampleConfigurationTests: XCTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-sample-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         var configuration = try ServerConfiguration.load(path: Self.samples.appendingPathComponent("mauth.development.json").path, environment: [:])
-        XCTAssertEqual(configuration.database, .sqlite(path: Self.samples.deletingLastPathComponent().appendingPathComponent("mauth-data/mauth.sqlite").path),
-                       "the sample's database is read from its folder")
+        XCTAssertEqual(
+            configuration.database, .sqlite(path: Self.samples.deletingLastPathComponent().appendingPathComponent("mauth-data/mauth.sqlite").path),
+            "the sample's database is read from its folder")
         configuration.port = 0
         configuration.database = .sqlite(path: folder.appendingPathComponent("mauth.sqlite").path)
         let server = try await FIDOServerApplication.start(configuration: configuration)
@@ -41,8 +43,9 @@ final class SampleConfigurationTests: XCTestCase {
         let sample = Self.samples.appendingPathComponent("mauth.production.json").path
         let configuration = try ServerConfiguration.load(path: nil, environment: ["MAUTH_CONFIG": sample])
         XCTAssertEqual(configuration.appID, "https://login.bank.example/nevisfido/uaf/1.1/facets")
-        let given = try ServerConfiguration.load(path: Self.samples.appendingPathComponent("mauth.development.json").path,
-                                                 environment: ["MAUTH_CONFIG": sample])
+        let given = try ServerConfiguration.load(
+            path: Self.samples.appendingPathComponent("mauth.development.json").path,
+            environment: ["MAUTH_CONFIG": sample])
         XCTAssertEqual(given.port, 8443)
         XCTAssertTrue(given.authorization.developmentMode, "--config wins over MAUTH_CONFIG")
     }
@@ -52,11 +55,13 @@ final class SampleConfigurationTests: XCTestCase {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("mauth.json")
-        try Data(#"""
+        try Data(
+            #"""
             {"facets": ["https://a.example"], "database": "data/mauth.sqlite", "tls": {"certificatePath": "../certs/chain.pem", "privateKeyPath": "key.pem"},
              "authorization": {"jwt": {"publicKeyPaths": ["keys/rp.pem", "/etc/mauth/rp2.pem"], "issuer": "i", "audience": "a"}},
              "tokens": {"signingKeyPath": "./signing.pem"}}
-            """#.utf8).write(to: file)
+            """#.utf8
+        ).write(to: file)
         let configuration = try ServerConfiguration.load(path: file.path, environment: ["MAUTH_TLS_KEY": "relative/key.pem"])
         let base = folder.standardizedFileURL.path
         XCTAssertEqual(configuration.database, .sqlite(path: base + "/data/mauth.sqlite"))

@@ -1,11 +1,12 @@
+import AsyncHTTPClient
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
-import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -27,7 +28,9 @@ final class ServerFlowTests: XCTestCase {
         let request = try await loopback.registrationRequest(username: "alice")
         XCTAssertEqual(request.username, "alice")
         XCTAssertEqual(request.header.appID, appID)
-        XCTAssertTrue(request.policy.accepted.contains([MatchCriteria(aaid: ["F1D0#1001"])]), "an authenticator whose metadata accepts ECDSA is named by its AAID alone")
+        XCTAssertTrue(
+            request.policy.accepted.contains([MatchCriteria(aaid: ["F1D0#1001"])]),
+            "an authenticator whose metadata accepts ECDSA is named by its AAID alone")
         let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: appID))
         XCTAssertEqual(registered.statusCode, 1200, registered.description ?? "")
 
@@ -78,20 +81,30 @@ final class ServerFlowTests: XCTestCase {
         _ = try await register(authenticator)
         let (_, auth) = try await loopback.authenticationRequest(username: "alice")
         let response = try authenticator.authenticate(auth!, serverAppID: appID)
-        let result = try await loopback.send("/nevisfido/uaf/1.1/registration", RegistrationResponse(header: response.header, fcParams: response.fcParams, assertions: []))
+        let result = try await loopback.send(
+            "/nevisfido/uaf/1.1/registration", RegistrationResponse(header: response.header, fcParams: response.fcParams, assertions: []))
         XCTAssertEqual(result.statusCode, 1491, "the serverData names an authentication request")
     }
 
     func testTheSameKeyIDCannotBeRegisteredTwice() async throws {
         let authenticator = SoftwareAuthenticator()
-        do { let status = try await register(authenticator).statusCode; XCTAssertEqual(status, 1200) }
-        do { let status = try await register(authenticator, username: "mallory").statusCode; XCTAssertEqual(status, 1494) }
+        do {
+            let status = try await register(authenticator).statusCode
+            XCTAssertEqual(status, 1200)
+        }
+        do {
+            let status = try await register(authenticator, username: "mallory").statusCode
+            XCTAssertEqual(status, 1494)
+        }
     }
 
     func testUnknownAAIDIsRejectedWith1480() async throws {
         var authenticator = SoftwareAuthenticator()
         authenticator.aaid = "FFFF#0001"
-        do { let status = try await register(authenticator).statusCode; XCTAssertEqual(status, 1480) }
+        do {
+            let status = try await register(authenticator).statusCode
+            XCTAssertEqual(status, 1480)
+        }
     }
 
     func testUnknownKeyIDIsRejectedWith1481() async throws {
@@ -109,10 +122,18 @@ final class ServerFlowTests: XCTestCase {
         _ = try await register(authenticator)
         let (_, first) = try await loopback.authenticationRequest(username: "alice")
         authenticator.counter = 10
-        do { let status = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(first!, serverAppID: appID)).statusCode; XCTAssertEqual(status, 1200) }
+        do {
+            let status = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(first!, serverAppID: appID))
+                .statusCode
+            XCTAssertEqual(status, 1200)
+        }
         authenticator.counter = 3
         let (_, second) = try await loopback.authenticationRequest(username: "alice")
-        do { let status = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(second!, serverAppID: appID)).statusCode; XCTAssertEqual(status, 1498) }
+        do {
+            let status = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(second!, serverAppID: appID))
+                .statusCode
+            XCTAssertEqual(status, 1498)
+        }
     }
 
     func testTransactionConfirmationRoundTrip() async throws {
@@ -121,10 +142,17 @@ final class ServerFlowTests: XCTestCase {
         let transaction = Transaction(contentType: "text/plain", content: Base64URL.encode(Array("Pay 100 CHF to Bob".utf8)))
         let (_, auth) = try await loopback.authenticationRequest(username: "alice", transaction: [transaction])
         XCTAssertEqual(auth?.transaction, [transaction])
-        do { let status = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(auth!, serverAppID: appID)).statusCode; XCTAssertEqual(status, 1200) }
+        do {
+            let status = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(auth!, serverAppID: appID))
+                .statusCode
+            XCTAssertEqual(status, 1200)
+        }
         let (_, again) = try await loopback.authenticationRequest(username: "alice", transaction: [transaction])
         let wrongHash = try authenticator.authenticate(again!, serverAppID: appID) { $0.transactionContentHash = Array(repeating: 0, count: 32) }
-        do { let status = try await loopback.send("/nevisfido/uaf/1.1/authentication", wrongHash).statusCode; XCTAssertEqual(status, 1498) }
+        do {
+            let status = try await loopback.send("/nevisfido/uaf/1.1/authentication", wrongHash).statusCode
+            XCTAssertEqual(status, 1498)
+        }
     }
 
     func testAnOverlongTransactionTextIsABadRequest() async throws {
@@ -135,8 +163,9 @@ final class ServerFlowTests: XCTestCase {
     }
 
     func testRegistrationRequestWithoutUsernameIsABadRequest() async throws {
-        let answer = try await loopback.post("/nevisfido/uaf/1.1/request/registration", GetUAFRequest(op: .registration, context: "{}"),
-                                             as: ReturnUAFRequest.self, headers: try await loopback.bearer("bob"))
+        let answer = try await loopback.post(
+            "/nevisfido/uaf/1.1/request/registration", GetUAFRequest(op: .registration, context: "{}"),
+            as: ReturnUAFRequest.self, headers: try await loopback.bearer("bob"))
         XCTAssertEqual(answer.statusCode, 1400)
         XCTAssertNil(answer.uafRequest)
     }
@@ -156,7 +185,8 @@ final class ServerFlowTests: XCTestCase {
 
     func testResponsesUseTheUAFContentTypeAndTrailingSlashesWork() async throws {
         let body = try JSONEncoder().encode(GetUAFRequest(op: .registration, context: "{\"username\":\"bob\"}"))
-        let (status, _, contentType) = try await loopback.post("/nevisfido/uaf/1.1/request/registration/", body: body, headers: try await loopback.bearer("bob"))
+        let (status, _, contentType) = try await loopback.post(
+            "/nevisfido/uaf/1.1/request/registration/", body: body, headers: try await loopback.bearer("bob"))
         XCTAssertEqual(status, 200)
         XCTAssertEqual(contentType, "application/fido+uaf;charset=UTF-8")
     }

@@ -7,6 +7,7 @@ import Primitives
 import TestSupport
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -28,7 +29,8 @@ final class SigningKeyRotationTests: XCTestCase {
 
     func login(_ server: LoopbackServer, _ authenticator: inout SoftwareAuthenticator, username: String) async throws -> String {
         let (_, request) = try await server.authenticationRequest(username: username)
-        let answer = try await server.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(request), serverAppID: server.appID))
+        let answer = try await server.send(
+            "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(request), serverAppID: server.appID))
         XCTAssertEqual(answer.statusCode, 1200, answer.description ?? "")
         return try XCTUnwrap(answer.additionalTokens?.first { $0.type == .jwt }?.value)
     }
@@ -36,8 +38,9 @@ final class SigningKeyRotationTests: XCTestCase {
     /// Whether `server` takes `token` as the user's credential (the user's dispatch targets, listed with it: a read
     /// that leaves nothing behind; the user has none, so an accepted credential reads 404, a refused one 401).
     func accepts(_ server: LoopbackServer, _ token: String, username: String) async -> Bool {
-        let answer = try? await server.exchange(.GET, "/nevisfido/token/dispatch/targets?username=\(username)", body: nil,
-                                                headers: [("Authorization", "Bearer \(token)"), ("Accept", "application/json")])
+        let answer = try? await server.exchange(
+            .GET, "/nevisfido/token/dispatch/targets?username=\(username)", body: nil,
+            headers: [("Authorization", "Bearer \(token)"), ("Accept", "application/json")])
         return answer?.status == 404
     }
 
@@ -99,7 +102,8 @@ final class SigningKeyRotationTests: XCTestCase {
         let fresh = try await login(b, &authenticator, username: username)
         XCTAssertEqual(try kid(fresh), newKid)
         // The old key's token still verifies on both, and both publish both keys.
-        let oldOnA = await accepts(a, old, username: username), oldOnB = await accepts(b, old, username: username)
+        let oldOnA = await accepts(a, old, username: username)
+        let oldOnB = await accepts(b, old, username: username)
         XCTAssertTrue(oldOnA && oldOnB)
         let publishedDuring = try await published(a)
         XCTAssertEqual(Set(publishedDuring), [oldKid, newKid])

@@ -1,6 +1,7 @@
 import FIDOServerTesting
 import Foundation
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -31,7 +32,8 @@ final class StartupErrorTests: XCTestCase {
         configuration.tls = .init(certificatePath: path, privateKeyPath: path)
         let refusal = await Self.startError(configuration)
         let error = try XCTUnwrap(refusal)
-        XCTAssertEqual(error, "invalid configuration: tls.certificatePath \(path) is not a PEM certificate chain (BEGIN CERTIFICATE blocks, the server's first)")
+        XCTAssertEqual(
+            error, "invalid configuration: tls.certificatePath \(path) is not a PEM certificate chain (BEGIN CERTIFICATE blocks, the server's first)")
     }
 
     func testACertificateNamedAsTheKeyIsNamedInWords() async throws {
@@ -53,7 +55,8 @@ final class StartupErrorTests: XCTestCase {
         var configuration = LoopbackServer.configuration()
         configuration.tls = .init(certificatePath: certificate, privateKeyPath: key)
         let error = await Self.startError(configuration)
-        XCTAssertEqual(error, "invalid configuration: tls.privateKeyPath \(key) is not a PEM private key (a BEGIN PRIVATE KEY or BEGIN EC PRIVATE KEY block)")
+        XCTAssertEqual(
+            error, "invalid configuration: tls.privateKeyPath \(key) is not a PEM private key (a BEGIN PRIVATE KEY or BEGIN EC PRIVATE KEY block)")
     }
 
     /// A folder with one file in it; removed afterwards by the caller.
@@ -69,7 +72,9 @@ final class StartupErrorTests: XCTestCase {
         let (folder, path) = try Self.folder(with: "notes.sqlite", contents: Data("these are my notes, not a database\n".utf8))
         defer { try? FileManager.default.removeItem(at: folder) }
         let error = await Self.startError(LoopbackServer.configuration(database: .sqlite(path: path)))
-        XCTAssertEqual(error, "invalid configuration: database \(path): not an SQLite database (another kind of file): name the server's database file, or a new path")
+        XCTAssertEqual(
+            error,
+            "invalid configuration: database \(path): not an SQLite database (another kind of file): name the server's database file, or a new path")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["notes.sqlite"], "nothing is written beside it")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data("these are my notes, not a database\n".utf8))
     }
@@ -90,9 +95,11 @@ final class StartupErrorTests: XCTestCase {
         let error = try XCTUnwrap(refusal)
         XCTAssertTrue(error.hasPrefix("invalid configuration: database \(path): "), error)
         XCTAssertFalse(error.contains("SQLite error"), "the reason in words: \(error)")
-        XCTAssertTrue(error.hasSuffix(": the database file is damaged (it starts as SQLite, but its schema cannot be read): restore it from a backup"), error)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.path), ["mauth.sqlite"],
-                       "no development certificate written beside a damaged database")
+        XCTAssertTrue(
+            error.hasSuffix(": the database file is damaged (it starts as SQLite, but its schema cannot be read): restore it from a backup"), error)
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path), ["mauth.sqlite"],
+            "no development certificate written beside a damaged database")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), damaged, "the damaged file is left as it was")
     }
 

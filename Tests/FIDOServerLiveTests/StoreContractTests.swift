@@ -1,13 +1,14 @@
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
 import Foundation
-import UAF
 import Logging
 import NIOConcurrencyHelpers
-import SQLiteNIO
+import Primitives
 import SQLKit
+import SQLiteNIO
+import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -22,7 +23,8 @@ final class StoreContractTests: XCTestCase {
     func onEveryEngine(_ check: (Stores) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-store-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await on("SQLite", Stores(database: try await StoreDatabase.open(.sqlite(path: directory.appendingPathComponent("s.sqlite").path))), check)
+        try await on(
+            "SQLite", Stores(database: try await StoreDatabase.open(.sqlite(path: directory.appendingPathComponent("s.sqlite").path))), check)
         guard let url = PostgresStoreTests.postgresURLIfAny() else { return }
         try await on("PostgreSQL", try await PostgresStoreTests.emptiedStores(url: url), check)
     }
@@ -44,8 +46,9 @@ final class StoreContractTests: XCTestCase {
     }
 
     override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
-        super.recordFailure(withDescription: engine.map { "on \($0): " + description } ?? description, inFile: filePath,
-                            atLine: lineNumber, expected: expected)
+        super.recordFailure(
+            withDescription: engine.map { "on \($0): " + description } ?? description, inFile: filePath,
+            atLine: lineNumber, expected: expected)
     }
     func testARequestIsConsumedExactlyOnceUnderConcurrency() async throws {
         try await onEveryEngine { stores in
@@ -83,9 +86,12 @@ final class StoreContractTests: XCTestCase {
     func testOutstandingRequestsAreCountedPerUsername() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            for (id, username, expiresAt) in [("a1", "ann", now.addingTimeInterval(300)), ("a2", "ann", now.addingTimeInterval(300)),
-                                              ("a3", "ann", now.addingTimeInterval(-5)), ("b1", "ben", now.addingTimeInterval(300))] {
-                let inserted = try await stores.requests.insert(record(id, expiresAt: expiresAt, username: username), username: username, cap: 100, now: now)
+            for (id, username, expiresAt) in [
+                ("a1", "ann", now.addingTimeInterval(300)), ("a2", "ann", now.addingTimeInterval(300)),
+                ("a3", "ann", now.addingTimeInterval(-5)), ("b1", "ben", now.addingTimeInterval(300)),
+            ] {
+                let inserted = try await stores.requests.insert(
+                    record(id, expiresAt: expiresAt, username: username), username: username, cap: 100, now: now)
                 XCTAssertTrue(inserted)
             }
             // Inserted without a cap (an anonymous step-up request): it names ann but counts against nobody.
@@ -149,8 +155,10 @@ final class StoreContractTests: XCTestCase {
 
     func testDeletionSelectsByUsernameAAIDOrKeyID() async throws {
         try await onEveryEngine { stores in
-            try await stores.registrations.insert([registration("fay", keyID: "f1"), registration("fay", aaid: "F1D0#1005", keyID: "f2"),
-                                                   registration("fay", aaid: "F1D0#1003", keyID: "f3"), registration("gus", keyID: "g1")])
+            try await stores.registrations.insert([
+                registration("fay", keyID: "f1"), registration("fay", aaid: "F1D0#1005", keyID: "f2"),
+                registration("fay", aaid: "F1D0#1003", keyID: "f3"), registration("gus", keyID: "g1"),
+            ])
             let byKey = try await stores.registrations.delete(username: "fay", keyIDs: ["f3", "g1"])
             XCTAssertEqual(byKey.map(\.keyID), ["f3"])
             let byAAID = try await stores.registrations.delete(username: "fay", aaids: ["f1d0#1005"])
@@ -171,8 +179,11 @@ final class StoreContractTests: XCTestCase {
             let opened = try await stores.ceremonies.open(request, status: status, retention: 600, cap: nil)
             XCTAssertTrue(opened)
             let record = try await stores.status.record(sessionId: "o1", now: now)
-            XCTAssertEqual(record, StatusRecord(sessionId: "o1", status: .clientAuthenticating, operation: "Auth", username: nil,
-                                                updatedAt: Date(epochMillis: now.epochMillis)))
+            XCTAssertEqual(
+                record,
+                StatusRecord(
+                    sessionId: "o1", status: .clientAuthenticating, operation: "Auth", username: nil,
+                    updatedAt: Date(epochMillis: now.epochMillis)))
             let back = try await stores.requests.consume(id: "o1")
             XCTAssertEqual(back, request)
         }
@@ -184,7 +195,9 @@ final class StoreContractTests: XCTestCase {
             var results: [Bool] = []
             for id in ["c1", "c2", "c3"] {
                 let (request, status) = opening(id, username: "cap", now: now)
-                results.append(try await stores.ceremonies.open(request, status: status, retention: 600, cap: UAFRequestStore.Cap(username: "cap", limit: 2, now: now)))
+                results.append(
+                    try await stores.ceremonies.open(
+                        request, status: status, retention: 600, cap: UAFRequestStore.Cap(username: "cap", limit: 2, now: now)))
             }
             XCTAssertEqual(results, [true, true, false])
             let refusedStatus = try await stores.status.record(sessionId: "c3", now: now)
@@ -201,9 +214,11 @@ final class StoreContractTests: XCTestCase {
             try await stepUpKeys(stores)
             let now = Date()
             guard case .issued(let request) = try await stepUp(stores, "s1", username: "kim", now: now) else { return XCTFail("not issued") }
-            XCTAssertEqual(request.policy, Policy(accepted: [
-                [MatchCriteria(aaid: ["ABCD#0001"], keyIDs: ["k3"])], [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["k1", "k2", "q\"/\\é"])],
-            ]))
+            XCTAssertEqual(
+                request.policy,
+                Policy(accepted: [
+                    [MatchCriteria(aaid: ["ABCD#0001"], keyIDs: ["k3"])], [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["k1", "k2", "q\"/\\é"])],
+                ]))
             // The column holds exactly the text the server writes for that policy (on PostgreSQL, written by SQL).
             let stored = try await stores.database.run { sql in
                 try await sql.raw("SELECT policy FROM uaf_requests WHERE id = \(bind: "s1")").first()?.decode(column: "policy", as: String.self)
@@ -220,7 +235,9 @@ final class StoreContractTests: XCTestCase {
         try await onEveryEngine { stores in
             try await stepUpKeys(stores)
             let now = Date()
-            guard case .noKeys = try await stepUp(stores, "s2", username: "nobody", now: now) else { return XCTFail("issued for a user without keys") }
+            guard case .noKeys = try await stepUp(stores, "s2", username: "nobody", now: now) else {
+                return XCTFail("issued for a user without keys")
+            }
             let status = try await stores.status.record(sessionId: "s2", now: now)
             XCTAssertNil(status)
             let request = try await stores.requests.consume(id: "s2")
@@ -281,8 +298,11 @@ final class StoreContractTests: XCTestCase {
             let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "kk")?.signCounter
             XCTAssertEqual(counter, 5)
             let session = try await stores.sessions.session(token: login.sessionToken, now: now)
-            XCTAssertEqual(session, SessionRecord(id: login.session.id, username: "kim", credential: .uafKey(aaid: "F1D0#1001", keyID: "kk"),
-                                                  createdAt: Date(epochMillis: now.epochMillis), expiresAt: Date(epochMillis: now.addingTimeInterval(60).epochMillis)))
+            XCTAssertEqual(
+                session,
+                SessionRecord(
+                    id: login.session.id, username: "kim", credential: .uafKey(aaid: "F1D0#1001", keyID: "kk"),
+                    createdAt: Date(epochMillis: now.epochMillis), expiresAt: Date(epochMillis: now.addingTimeInterval(60).epochMillis)))
             let record = try await stores.status.record(sessionId: "a1", now: now)
             XCTAssertEqual(record?.status, .succeeded)
             XCTAssertEqual(record?.username, "kim")
@@ -311,8 +331,10 @@ final class StoreContractTests: XCTestCase {
     /// consumes. Either way the request comes back whole, once.
     func testAConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly() async throws {
         try await onEveryEngine { stores in
-            try await stores.registrations.insert([registration("joe", keyID: "j1"), registration("joe", aaid: "ABCD#0001", keyID: "j2"),
-                                                   registration("kat", keyID: "k1")])
+            try await stores.registrations.insert([
+                registration("joe", keyID: "j1"), registration("joe", aaid: "ABCD#0001", keyID: "j2"),
+                registration("kat", keyID: "k1"),
+            ])
             // Whole milliseconds: the store keeps times in epoch milliseconds.
             let original = record("with-keys", expiresAt: Date(epochMillis: 1_900_000_000_123), username: "joe")
             try await stores.requests.insert(original)
@@ -336,7 +358,8 @@ final class StoreContractTests: XCTestCase {
         try await onEveryEngine { stores in
             try await stores.registrations.insert([registration("joe", keyID: "j1")])
             let expiresAt = Date(epochMillis: 1_900_000_000_123)
-            let anonymous = record("nobody", expiresAt: expiresAt, username: nil), unregistered = record("new-user", expiresAt: expiresAt, username: "liv")
+            let anonymous = record("nobody", expiresAt: expiresAt, username: nil)
+            let unregistered = record("new-user", expiresAt: expiresAt, username: "liv")
             try await stores.requests.insert(anonymous)
             try await stores.requests.insert(unregistered)
             for original in [anonymous, unregistered] {
@@ -365,14 +388,18 @@ final class StoreContractTests: XCTestCase {
         try await onEveryEngine { stores in
             let now = Date()
             let (_, k1) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: "k1"), now: now, lifetime: 60)
-            let (_, k1Again) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: "k1"), now: now, lifetime: 60)
+            let (_, k1Again) = try await stores.sessions.create(
+                username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: "k1"), now: now, lifetime: 60)
             let (_, k2) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1005", keyID: "k2"), now: now, lifetime: 60)
             let (_, k3) = try await stores.sessions.create(username: "kim", credential: .uaf(aaid: "F1D0#1005", keyID: "k3"), now: now, lifetime: 60)
-            let (_, other) = try await stores.sessions.create(username: "ann", credential: .uaf(aaid: "F1D0#1001", keyID: "k1"), now: now, lifetime: 60)
+            let (_, other) = try await stores.sessions.create(
+                username: "ann", credential: .uaf(aaid: "F1D0#1001", keyID: "k1"), now: now, lifetime: 60)
             let revoked = try await stores.sessions.revoke(username: "kim", .uaf, ids: ["k1", "k3"], now: now)
             XCTAssertEqual(revoked, 3)
             var live: [String] = []
-            for session in [k1, k1Again, k2, k3, other] where try await stores.sessions.session(id: session.id, now: now) != nil { live.append(session.credential.id) }
+            for session in [k1, k1Again, k2, k3, other] where try await stores.sessions.session(id: session.id, now: now) != nil {
+                live.append(session.credential.id)
+            }
             XCTAssertEqual(live, ["k2", "k1"], "kim's k2 session and ann's session stay")
             let none = try await stores.sessions.revoke(username: "kim", .uaf, ids: [], now: now)
             XCTAssertEqual(none, 0)
@@ -382,7 +409,8 @@ final class StoreContractTests: XCTestCase {
     func testASessionIsLiveUntilRevokedOrExpired() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            let (token, session) = try await stores.sessions.create(username: "hal", credential: .uaf(aaid: "F1D0#1001", keyID: "kh"), now: now, lifetime: 60)
+            let (token, session) = try await stores.sessions.create(
+                username: "hal", credential: .uaf(aaid: "F1D0#1001", keyID: "kh"), now: now, lifetime: 60)
             let byToken = try await stores.sessions.session(token: token, now: now)
             XCTAssertEqual(byToken?.id, session.id)
             let wrong = try await stores.sessions.session(token: token + "x", now: now)
@@ -398,7 +426,8 @@ final class StoreContractTests: XCTestCase {
 
     func testASessionTokenIsStoredOnlyAsItsHash() async throws {
         try await onEveryEngine { stores in
-            let (token, _) = try await stores.sessions.create(username: "ivy", credential: .uaf(aaid: "F1D0#1001", keyID: "ki"), now: Date(), lifetime: 60)
+            let (token, _) = try await stores.sessions.create(
+                username: "ivy", credential: .uaf(aaid: "F1D0#1001", keyID: "ki"), now: Date(), lifetime: 60)
             let rows = try await stores.database.run { sql in try await sql.raw("SELECT token_hash FROM sessions").all() }
             let hashes = try rows.map { try $0.decode(column: "token_hash", as: String.self) }
             XCTAssertFalse(hashes.contains(token))
@@ -411,10 +440,12 @@ final class StoreContractTests: XCTestCase {
             let now = Date()
             let legacy = RandomToken.make(32)
             try await stores.database.run { sql in
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     INSERT INTO sessions (token_hash, id, username, credential_kind, aaid, credential_id, created_at, expires_at)
                     VALUES (\(bind: SecretHash.of(legacy)), 'legacy-id', 'lee', 'uaf', 'F1D0#1001', 'kl', \(bind: now.epochMillis), \(bind: now.epochMillis + 60_000))
-                    """).run()
+                    """
+                ).run()
             }
             let session = try await stores.sessions.session(token: legacy, now: now)
             XCTAssertEqual(session?.id, "legacy-id")
@@ -425,11 +456,15 @@ final class StoreContractTests: XCTestCase {
         try await onEveryEngine { stores in
             let now = Date()
             for (index, offset) in [-50, -40, -30, -20, -10, 60].enumerated() {
-                _ = try await stores.sessions.create(username: "u\(index)", credential: .uaf(aaid: "F1D0#1001", keyID: "k\(index)"), now: now.addingTimeInterval(Double(offset) - 60),
-                                                     lifetime: 60)
-                try await stores.status.create(StatusRecord(sessionId: "s\(index)", status: .succeeded, operation: "Auth", username: nil,
-                                                            updatedAt: now.addingTimeInterval(Double(offset) - 60)), retention: 60)
-                _ = try await stores.deviceRequests.remember(dispatchTargetId: "t", requestId: "r\(index)", until: now.addingTimeInterval(Double(offset)))
+                _ = try await stores.sessions.create(
+                    username: "u\(index)", credential: .uaf(aaid: "F1D0#1001", keyID: "k\(index)"), now: now.addingTimeInterval(Double(offset) - 60),
+                    lifetime: 60)
+                try await stores.status.create(
+                    StatusRecord(
+                        sessionId: "s\(index)", status: .succeeded, operation: "Auth", username: nil,
+                        updatedAt: now.addingTimeInterval(Double(offset) - 60)), retention: 60)
+                _ = try await stores.deviceRequests.remember(
+                    dispatchTargetId: "t", requestId: "r\(index)", until: now.addingTimeInterval(Double(offset)))
             }
             // Two rows per statement: five expired rows take three statements, the last one short.
             let sessions = try await stores.sessions.purge(expiredBefore: now, batch: 2)
@@ -437,10 +472,12 @@ final class StoreContractTests: XCTestCase {
             let requestIDs = try await stores.deviceRequests.purge(expiredBefore: now, batch: 2)
             XCTAssertEqual([sessions, statuses, requestIDs], [5, 5, 5])
             let left = try await stores.database.run { sql in
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     SELECT (SELECT COUNT(*) FROM sessions) AS sessions, (SELECT COUNT(*) FROM status_records) AS statuses,
                     (SELECT COUNT(*) FROM device_requests) AS request_ids
-                    """).first()
+                    """
+                ).first()
             }
             XCTAssertEqual(try ["sessions", "statuses", "request_ids"].map { try left?.decode(column: $0, as: Int.self) }, [1, 1, 1])
             let live = try await stores.status.record(sessionId: "s5", now: now)
@@ -455,8 +492,9 @@ final class StoreContractTests: XCTestCase {
             // earlier `key IN (SELECT key … LIMIT n)` joined against a sequential scan of every status record).
             let database = stores.database
             let cutoff = Date().epochMillis
-            let statement = StoreDatabase.purgeStatement(engine: database.engine, table: "status_records", before: cutoff,
-                                                         batch: StoreDatabase.purgeBatch)
+            let statement = StoreDatabase.purgeStatement(
+                engine: database.engine, table: "status_records", before: cutoff,
+                batch: StoreDatabase.purgeBatch)
             let plan: [String]
             switch database.engine {
             case .sqlite:
@@ -468,11 +506,13 @@ final class StoreContractTests: XCTestCase {
                 plan = try await database.transaction { sql in
                     let text = sql.serialize(statement).sql
                     // Enough rows that reading them all is worth avoiding, and statistics for the planner.
-                    try await sql.raw("""
+                    try await sql.raw(
+                        """
                         INSERT INTO status_records (session_id, status, operation, authenticators, updated_at, expires_at)
                         SELECT 'plan-' || i, 'succeeded', 'Auth', '[]', \(unsafeRaw: String(cutoff)) + i, \(unsafeRaw: String(cutoff)) + i
                         FROM generate_series(-10000, 10000) AS i
-                        """).run()
+                        """
+                    ).run()
                     try await sql.raw("ANALYZE status_records").run()
                     try await sql.raw("SET LOCAL plan_cache_mode = force_generic_plan").run()
                     let name = "purge_plan_\(UInt32.random(in: 0 ... .max))"
@@ -498,12 +538,16 @@ final class StoreContractTests: XCTestCase {
     func testAFinishedStatusRecordIsFinal() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            try await stores.status.create(StatusRecord(sessionId: "s1", status: .clientAuthenticating, operation: "Auth", username: nil,
-                                                        uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [], updatedAt: now), retention: 600)
-            let first = try await stores.status.finish(sessionId: "s1", status: .succeeded, username: "jo", uafStatusCode: 1200, asmStatusCode: 0,
-                                                       authenticators: [.init(aaid: "F1D0#1001", keyId: "kj")], now: now, retention: 600)
-            let second = try await stores.status.finish(sessionId: "s1", status: .failed, username: nil, uafStatusCode: 1498, asmStatusCode: nil,
-                                                        authenticators: [], now: now, retention: 600)
+            try await stores.status.create(
+                StatusRecord(
+                    sessionId: "s1", status: .clientAuthenticating, operation: "Auth", username: nil,
+                    uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [], updatedAt: now), retention: 600)
+            let first = try await stores.status.finish(
+                sessionId: "s1", status: .succeeded, username: "jo", uafStatusCode: 1200, asmStatusCode: 0,
+                authenticators: [.init(aaid: "F1D0#1001", keyId: "kj")], now: now, retention: 600)
+            let second = try await stores.status.finish(
+                sessionId: "s1", status: .failed, username: nil, uafStatusCode: 1498, asmStatusCode: nil,
+                authenticators: [], now: now, retention: 600)
             XCTAssertTrue(first)
             XCTAssertFalse(second)
             let record = try await stores.status.record(sessionId: "s1", now: now)
@@ -548,7 +592,10 @@ final class StoreContractTests: XCTestCase {
             try await stores.signingKeys.bootstrap(candidate: ("kid-a", "pem-a"), now: now)
             try await stores.signingKeys.add(kid: "kid-b", pem: "pem-b", now: now)
             func refusal(_ change: () async throws -> Void) async -> SigningKeyStore.ChangeRefusal? {
-                do { try await change(); return nil } catch { return error as? SigningKeyStore.ChangeRefusal }
+                do {
+                    try await change()
+                    return nil
+                } catch { return error as? SigningKeyStore.ChangeRefusal }
             }
             let activeAgain = await refusal { try await stores.signingKeys.activate(kid: "kid-a", now: now) }
             let unknown = await refusal { try await stores.signingKeys.activate(kid: "kid-x", now: now) }
@@ -623,8 +670,9 @@ final class StoreContractTests: XCTestCase {
         try await onEveryEngine { stores in
             let now = Date()
             try await stores.dispatchTokens.insert(token("c1", expiresAt: now.addingTimeInterval(300)), retention: 600)
-            try await stores.status.create(StatusRecord(sessionId: "s-c1", status: .tokenCreated, operation: "Auth", username: "u", updatedAt: now),
-                                           retention: 600)
+            try await stores.status.create(
+                StatusRecord(sessionId: "s-c1", status: .tokenCreated, operation: "Auth", username: "u", updatedAt: now),
+                retention: 600)
             let withdrawn = try await stores.dispatchTokens.cancel(sessionId: "s-c1", now: now)
             XCTAssertTrue(withdrawn)
             let again = try await stores.dispatchTokens.cancel(sessionId: "s-c1", now: now)
@@ -635,8 +683,9 @@ final class StoreContractTests: XCTestCase {
                 return XCTFail("a cancelled token answers expired, even within the same millisecond")
             }
             let redeemed = try await stores.status.tokenRedeemed(sessionId: "s-c1", status: .failed, result: .tokenTimedOut, now: now, retention: 600)
-            let finished = try await stores.status.finish(sessionId: "s-c1", status: .succeeded, username: nil, uafStatusCode: 1200, asmStatusCode: nil,
-                                                          authenticators: [], now: now, retention: 600)
+            let finished = try await stores.status.finish(
+                sessionId: "s-c1", status: .succeeded, username: nil, uafStatusCode: 1200, asmStatusCode: nil,
+                authenticators: [], now: now, retention: 600)
             XCTAssertFalse(redeemed || finished, "cancelled is final")
             let record = try await stores.status.record(sessionId: "s-c1", now: now)
             XCTAssertEqual(record?.status, .cancelled)
@@ -709,9 +758,10 @@ final class StoreContractTests: XCTestCase {
             let events: [AuditEvent] = (0..<1_200).map { (i: Int) -> AuditEvent in
                 let even = i % 2 == 0
                 let principal: String? = i % 3 == 0 ? nil : "relying-party:o'neil"
-                return AuditEvent(at: start.addingTimeInterval(Double(i)), requestID: "r\(i)", clientAddress: even ? "192.0.2.1" : "2001:db8::1",
-                                  principal: principal, operation: "authentication", username: even ? "alice" : "bob\"; --",
-                                  statusCode: 1200, detail: "line\nbreak \u{1F511}")
+                return AuditEvent(
+                    at: start.addingTimeInterval(Double(i)), requestID: "r\(i)", clientAddress: even ? "192.0.2.1" : "2001:db8::1",
+                    principal: principal, operation: "authentication", username: even ? "alice" : "bob\"; --",
+                    statusCode: 1200, detail: "line\nbreak \u{1F511}")
             }
             try await stores.audit.insert(events, retention: 3600)
             let alices = try await stores.audit.events(username: "alice", limit: 2000)
@@ -770,11 +820,15 @@ final class StoreContractTests: XCTestCase {
     func testAStatusRecordLeavesTokenCreatedOnce() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            let information = StatusRecord.TokenInformation(dispatchTargetExtId: "ext", tokenResult: nil,
-                                                            dispatcherInformation: .init(name: "link", response: "mauth://oob?x"), tokenExpiresAt: 42)
-            try await stores.status.create(StatusRecord(sessionId: "d1", status: .tokenCreated, operation: "Reg", username: "u", updatedAt: now,
-                                                        tokenInformation: information), retention: 600)
-            let moved = try await stores.status.tokenRedeemed(sessionId: "d1", status: .clientRegistering, result: .tokenRedeemed, now: now, retention: 600)
+            let information = StatusRecord.TokenInformation(
+                dispatchTargetExtId: "ext", tokenResult: nil,
+                dispatcherInformation: .init(name: "link", response: "mauth://oob?x"), tokenExpiresAt: 42)
+            try await stores.status.create(
+                StatusRecord(
+                    sessionId: "d1", status: .tokenCreated, operation: "Reg", username: "u", updatedAt: now,
+                    tokenInformation: information), retention: 600)
+            let moved = try await stores.status.tokenRedeemed(
+                sessionId: "d1", status: .clientRegistering, result: .tokenRedeemed, now: now, retention: 600)
             let again = try await stores.status.tokenRedeemed(sessionId: "d1", status: .failed, result: .tokenTimedOut, now: now, retention: 600)
             XCTAssertEqual([moved, again], [true, false])
             let record = try await stores.status.record(sessionId: "d1", now: now)

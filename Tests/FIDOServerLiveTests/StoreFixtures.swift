@@ -1,27 +1,30 @@
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
 import Foundation
-import UAF
 import Logging
 import NIOConcurrencyHelpers
-import SQLiteNIO
+import Primitives
 import SQLKit
+import SQLiteNIO
+import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
 // The records the store suites build their cases from.
 
 func record(_ id: String, expiresAt: Date = Date().addingTimeInterval(300), username: String? = "u") -> ChallengeRecord {
-    ChallengeRecord(id: id, operation: .registration, challenge: "c-\(id)", username: username, policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]),
-                    transactions: [Transaction(contentType: "text/plain", content: "SGk")], expiresAt: expiresAt)
+    ChallengeRecord(
+        id: id, operation: .registration, challenge: "c-\(id)", username: username, policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]),
+        transactions: [Transaction(contentType: "text/plain", content: "SGk")], expiresAt: expiresAt)
 }
 
 func registration(_ username: String, aaid: String = "F1D0#1001", keyID: String, counter: UInt32 = 0) -> RegistrationRecord {
-    RegistrationRecord(username: username, aaid: aaid, keyID: keyID, publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
-                       signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: counter, registrationCounter: 1,
-                       authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date(epochMillis: 1_700_000_000_000))
+    RegistrationRecord(
+        username: username, aaid: aaid, keyID: keyID, publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
+        signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: counter, registrationCounter: 1,
+        authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date(epochMillis: 1_700_000_000_000))
 }
 
 func opening(_ id: String, username: String? = nil, now: Date) -> (ChallengeRecord, StatusRecord) {
@@ -33,13 +36,14 @@ func opening(_ id: String, username: String? = nil, now: Date) -> (ChallengeReco
 /// A step-up request for `username` with the values of ``opening(_:username:now:)`` and the given policy.
 /// A step-up request for `username`; `limit` nil issues it uncounted (an anonymous caller's).
 func stepUp(_ stores: Stores, _ id: String, username: String, limit: Int? = 10, now: Date) async throws -> CeremonyStore.StepUp {
-    try await stores.ceremonies.openStepUp(username: username, cap: limit.map { UAFRequestStore.Cap(username: username, limit: $0, now: now) },
-                                           retention: 600,
-                                           request: { policy in
-                                               var request = opening(id, username: username, now: now).0
-                                               request.policy = policy
-                                               return request
-                                           }, status: { _ in opening(id, username: username, now: now).1 })
+    try await stores.ceremonies.openStepUp(
+        username: username, cap: limit.map { UAFRequestStore.Cap(username: username, limit: $0, now: now) },
+        retention: 600,
+        request: { policy in
+            var request = opening(id, username: username, now: now).0
+            request.policy = policy
+            return request
+        }, status: { _ in opening(id, username: username, now: now).1 })
 }
 
 /// Kim's keys: two under one AAID registered at the same time (ordered by key ID), one under another AAID
@@ -60,8 +64,9 @@ func completion(_ id: String, keyID: String, from: UInt32, to: UInt32, now: Date
     let (token, session) = SessionStore.make(username: "kim", credential: .uaf(aaid: "F1D0#1001", keyID: keyID), now: now, lifetime: 60)
     return CeremonyStore.Authentication(
         counter: .init(aaid: "f1d0#1001", keyID: keyID, from: from, to: to), sessionToken: token, session: session,
-        status: .init(sessionId: id, status: .succeeded, username: "kim", uafStatusCode: 1200, asmStatusCode: 0, clientErrorCode: nil,
-                      authenticators: [.init(aaid: "F1D0#1001", keyId: keyID)], now: now, retention: 600))
+        status: .init(
+            sessionId: id, status: .succeeded, username: "kim", uafStatusCode: 1200, asmStatusCode: 0, clientErrorCode: nil,
+            authenticators: [.init(aaid: "F1D0#1001", keyId: keyID)], now: now, retention: 600))
 }
 
 /// kim's key `keyID` at `counter`, and an authentication request `id` waiting for its response.
@@ -73,11 +78,13 @@ func awaitingLogin(_ stores: Stores, _ id: String, keyID: String, counter: UInt3
 }
 
 func target(_ id: String, username: String = "u", name: String) -> DispatchTargetRecord {
-    DispatchTargetRecord(id: id, extId: "ext-\(id)", username: username, name: name, deviceId: "d", dispatcher: "firebase-cloud-messaging",
-                         target: "push", signatureKey: "{}", encryptionKey: nil, createdAt: Date(epochMillis: 1), updatedAt: Date(epochMillis: 1))
+    DispatchTargetRecord(
+        id: id, extId: "ext-\(id)", username: username, name: name, deviceId: "d", dispatcher: "firebase-cloud-messaging",
+        target: "push", signatureKey: "{}", encryptionKey: nil, createdAt: Date(epochMillis: 1), updatedAt: Date(epochMillis: 1))
 }
 
 func token(_ hash: String, target: String? = "t1", expiresAt: Date) -> DispatchTokenRecord {
-    DispatchTokenRecord(tokenHash: hash, sessionId: "s-\(hash)", operation: "Auth", getUAFRequest: "{}", username: "u", dispatchTargetId: target,
-                        dispatcher: "link", dispatchInformation: nil, payload: "p", createdAt: Date(epochMillis: 1_000), expiresAt: expiresAt, redeemedAt: nil)
+    DispatchTokenRecord(
+        tokenHash: hash, sessionId: "s-\(hash)", operation: "Auth", getUAFRequest: "{}", username: "u", dispatchTargetId: target,
+        dispatcher: "link", dispatchInformation: nil, payload: "p", createdAt: Date(epochMillis: 1_000), expiresAt: expiresAt, redeemedAt: nil)
 }

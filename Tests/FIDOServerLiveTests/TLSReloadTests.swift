@@ -13,6 +13,7 @@ import TestSupport
 import UAF
 import X509
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -49,10 +50,16 @@ final class TLSReloadTests: XCTestCase {
         }
 
         /// A server certificate and its key, as PEM: the chain (leaf, then this CA) and the key.
-        struct Issued { let chainPEM: String; let keyPEM: String; let leafDER: [UInt8] }
+        struct Issued {
+            let chainPEM: String
+            let keyPEM: String
+            let leafDER: [UInt8]
+        }
 
-        func issue(notBefore: Date = Date().addingTimeInterval(-300), notAfter: Date = Date().addingTimeInterval(3600),
-                   key: P256.Signing.PrivateKey = P256.Signing.PrivateKey()) throws -> Issued {
+        func issue(
+            notBefore: Date = Date().addingTimeInterval(-300), notAfter: Date = Date().addingTimeInterval(3600),
+            key: P256.Signing.PrivateKey = P256.Signing.PrivateKey()
+        ) throws -> Issued {
             let leaf = try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: notBefore, notValidAfter: notAfter,
                 issuer: certificate.subject, subject: try DistinguishedName { CommonName("localhost") }, signatureAlgorithm: .ecdsaWithSHA256,
@@ -64,8 +71,9 @@ final class TLSReloadTests: XCTestCase {
                 }, issuerPrivateKey: .init(self.key))
             var serializer = DER.Serializer()
             try serializer.serialize(leaf)
-            return Issued(chainPEM: try leaf.serializeAsPEM().pemString + "\n" + certificate.serializeAsPEM().pemString + "\n",
-                          keyPEM: key.pemRepresentation, leafDER: serializer.serializedBytes)
+            return Issued(
+                chainPEM: try leaf.serializeAsPEM().pemString + "\n" + certificate.serializeAsPEM().pemString + "\n",
+                keyPEM: key.pemRepresentation, leafDER: serializer.serializedBytes)
         }
     }
 
@@ -91,7 +99,11 @@ final class TLSReloadTests: XCTestCase {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handler = try NIOSSLClientHandler(context: context, serverHostname: "localhost") { certificates, verdict in
-                        if !completed.withLockedValue({ done in let was = done; done = true; return was }) {
+                        if !completed.withLockedValue({ done in
+                            let was = done
+                            done = true
+                            return was
+                        }) {
                             seen.succeed((try? certificates[0].toDERBytes()) ?? [])
                         }
                         verdict.succeed(.certificateVerified)
@@ -101,7 +113,13 @@ final class TLSReloadTests: XCTestCase {
             }
             .connect(host: "127.0.0.1", port: port).get()
         channel.closeFuture.whenComplete { _ in
-            if !completed.withLockedValue({ done in let was = done; done = true; return was }) { seen.fail(ChannelError.ioOnClosedChannel) }
+            if !completed.withLockedValue({ done in
+                let was = done
+                done = true
+                return was
+            }) {
+                seen.fail(ChannelError.ioOnClosedChannel)
+            }
         }
         defer { channel.close(promise: nil) }
         return try await seen.futureResult.get()
@@ -112,11 +130,13 @@ final class TLSReloadTests: XCTestCase {
         var authenticator = SoftwareAuthenticator()
         authenticator.channelBinding = ChannelBinding(serverEndPoint: binding.serverEndPoint, tlsServerCertificate: binding.tlsServerCertificate)
         let request = try await loopback.registrationRequest(username: username)
-        return try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID)).statusCode
+        return try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+            .statusCode
     }
 
     func testARenewedCertificateReachesNewConnectionsWithoutARestart() async throws {
-        let first = try authority.issue(), second = try authority.issue()
+        let first = try authority.issue()
+        let second = try authority.issue()
         try write(first)
         try await LoopbackServer.with(configuration()) { loopback in
             let before = try await Self.presentedLeaf(port: loopback.server.port)
@@ -142,7 +162,8 @@ final class TLSReloadTests: XCTestCase {
     func testACertificateRenewedByASymlinkSwapAsKubernetesDoesReachesNewConnections() async throws {
         // As a Kubernetes secret volume: server.pem -> ..data/server.pem, ..data -> a dated directory, renewed by
         // writing a new directory and swapping the ..data link in one rename.
-        let first = try authority.issue(), second = try authority.issue()
+        let first = try authority.issue()
+        let second = try authority.issue()
         let manager = FileManager.default
         for (name, issued) in [("..2026_01", first), ("..2026_02", second)] {
             let folder = directory.appendingPathComponent(name)
@@ -166,7 +187,8 @@ final class TLSReloadTests: XCTestCase {
     }
 
     func testARenewalWrittenCertificateFirstWaitsForItsKey() async throws {
-        let first = try authority.issue(), second = try authority.issue()
+        let first = try authority.issue()
+        let second = try authority.issue()
         try write(first)
         try await LoopbackServer.with(configuration()) { loopback in
             // The new certificate beside the old key: what a renewal looks like between its two writes.
@@ -189,7 +211,8 @@ final class TLSReloadTests: XCTestCase {
     }
 
     func testTheReplacedCertificateIsAcceptedInChannelBindingsForPreviousCertificateSeconds() async throws {
-        let first = try authority.issue(), second = try authority.issue()
+        let first = try authority.issue()
+        let second = try authority.issue()
         try write(first)
         try await LoopbackServer.with(configuration(previousCertificateSeconds: 600)) { loopback in
             try write(second)
@@ -206,7 +229,8 @@ final class TLSReloadTests: XCTestCase {
     }
 
     func testWithPreviousCertificateSecondsZeroTheReplacedCertificateIsRefusedAtOnce() async throws {
-        let first = try authority.issue(), second = try authority.issue()
+        let first = try authority.issue()
+        let second = try authority.issue()
         try write(first)
         try await LoopbackServer.with(configuration(previousCertificateSeconds: 0)) { loopback in
             try write(second)
@@ -271,7 +295,9 @@ final class TLSReloadTests: XCTestCase {
         try Data(first.chainPEM.utf8).write(to: URL(fileURLWithPath: certificatePath))
         try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: keyPath))
         let refusal = await StartupErrorTests.startError(configuration())
-        XCTAssertEqual(refusal, "invalid configuration: tls.privateKeyPath \(keyPath) is not the key of the certificate in tls.certificatePath \(certificatePath)")
+        XCTAssertEqual(
+            refusal,
+            "invalid configuration: tls.privateKeyPath \(keyPath) is not the key of the certificate in tls.certificatePath \(certificatePath)")
     }
 }
 

@@ -5,6 +5,7 @@ import Logging
 import TestSupport
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -36,7 +37,8 @@ final class TrustedFacetsReloadTests: XCTestCase {
             XCTAssertEqual(before, ["ios:bundle-id:com.example.other"])
             // The test authenticator's facet is not trusted yet.
             let request = try await loopback.registrationRequest(username: "alice")
-            let refused = try await loopback.send("/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(request, serverAppID: loopback.server.appID))
+            let refused = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(refused.statusCode, 1498)
 
             try write(#"{"trustedFacets": [{"version": {"major": 1, "minor": 1}, "ids": ["ios:bundle-id:com.example.other", "\#(testFacet)"]}]}"#)
@@ -47,7 +49,8 @@ final class TrustedFacetsReloadTests: XCTestCase {
             }
             XCTAssertEqual(reloaded, ["ios:bundle-id:com.example.other", testFacet])
             let again = try await loopback.registrationRequest(username: "alice")
-            let accepted = try await loopback.send("/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(again, serverAppID: loopback.server.appID))
+            let accepted = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(again, serverAppID: loopback.server.appID))
             XCTAssertEqual(accepted.statusCode, 1200)
         }
     }

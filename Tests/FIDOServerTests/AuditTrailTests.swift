@@ -5,6 +5,7 @@ import Logging
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -15,13 +16,15 @@ final class AuditTrailTests: XCTestCase {
     // MARK: - The writer's rules
 
     static func trail(_ stores: Stores, budget: Int = 3, clock: TestClock) -> AuditTrail {
-        AuditTrail(store: stores.audit, retention: 86_400, eventsPerMinute: budget, clock: { clock.now }, metrics: nil,
-                   logger: Logger(label: "test"))
+        AuditTrail(
+            store: stores.audit, retention: 86_400, eventsPerMinute: budget, clock: { clock.now }, metrics: nil,
+            logger: Logger(label: "test"))
     }
 
     static func event(_ clock: TestClock, principal: String? = nil, client: String = "192.0.2.1", username: String? = "alice") -> AuditEvent {
-        AuditEvent(at: clock.now, requestID: "r", clientAddress: client, principal: principal, operation: "authentication request",
-                   username: username, statusCode: 1200, detail: "issued")
+        AuditEvent(
+            at: clock.now, requestID: "r", clientAddress: client, principal: principal, operation: "authentication request",
+            username: username, statusCode: 1200, detail: "issued")
     }
 
     func testAnAnonymousCallerPastItsBudgetLeavesOneSummaryRowForTheMinute() async throws {
@@ -161,7 +164,8 @@ final class AuditTrailTests: XCTestCase {
             XCTAssertEqual(left.map(\.aaid), ["F1D0#1002"])
             let again = try await server.exchange(.DELETE, "/nevisfido/admin/user/keys?username=alice&aaid=F1D0%231001", body: nil, headers: admin)
             XCTAssertEqual(again.status, 404)
-            let missingTarget = try await server.exchange(.DELETE, "/nevisfido/admin/user/dispatch-targets/nope?username=alice", body: nil, headers: admin)
+            let missingTarget = try await server.exchange(
+                .DELETE, "/nevisfido/admin/user/dispatch-targets/nope?username=alice", body: nil, headers: admin)
             XCTAssertEqual(missingTarget.status, 404)
             let ended = try await server.exchange(.DELETE, "/nevisfido/admin/user/sessions?username=alice", body: nil, headers: admin)
             XCTAssertEqual(ended.status, 200)
@@ -197,12 +201,16 @@ final class AuditTrailTests: XCTestCase {
             XCTAssertNotEqual(refused.statusCode, 1200)
             let (_, late) = try await server.authenticationRequest(username: "alice", headers: try await server.bearer("alice"))
             server.clock.advance(301)
-            let expired = try await server.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(late), serverAppID: server.appID))
+            let expired = try await server.send(
+                "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(late), serverAppID: server.appID))
             XCTAssertEqual(expired.statusCode, 1491)
             await server.server.audit?.flush()
-            let audit = try await server.exchange(.GET, "/nevisfido/admin/audit?username=alice&limit=50", body: nil, headers: try await self.adminHeaders(server))
+            let audit = try await server.exchange(
+                .GET, "/nevisfido/admin/audit?username=alice&limit=50", body: nil, headers: try await self.adminHeaders(server))
             let events = try XCTUnwrap((try JSONSerialization.jsonObject(with: audit.body) as? [String: Any])?["events"] as? [[String: Any]])
-            let refusals = events.filter { $0["operation"] as? String == "authentication" && ($0["statusCode"] as? Int ?? $0["code"] as? Int) != 1200 }
+            let refusals = events.filter {
+                $0["operation"] as? String == "authentication" && ($0["statusCode"] as? Int ?? $0["code"] as? Int) != 1200
+            }
             XCTAssertEqual(refusals.count, 2, "\(events)")
         }
     }
@@ -218,8 +226,9 @@ final class AuditTrailTests: XCTestCase {
         let jwks = directory.appendingPathComponent("jwks.json").path
         try relyingParty.writeJWKS(to: jwks)
         var configuration = InProcessServer.configuration()
-        configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience,
-                                                adminScope: "mauth:admin", operatorScope: "mauth:operator")
+        configuration.authorization.jwt = .init(
+            jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience,
+            adminScope: "mauth:admin", operatorScope: "mauth:operator")
         let server = try await InProcessServer(configuration: configuration, relyingParty: relyingParty)
         do {
             func bearer(_ scope: String) async throws -> [(String, String)] {
@@ -227,7 +236,8 @@ final class AuditTrailTests: XCTestCase {
                 claims.scope = scope
                 return [("Authorization", "Bearer \(try await relyingParty.sign(claims))")]
             }
-            let backend = try await bearer("mauth:admin"), operatorToken = try await bearer("mauth:operator")
+            let backend = try await bearer("mauth:admin")
+            let operatorToken = try await bearer("mauth:operator")
             let registered = try await server.registrationRequest(username: "alice", headers: backend)
             XCTAssertFalse(registered.challenge.isEmpty)
             let trailByBackend = try await server.exchange(.GET, "/nevisfido/admin/audit", body: nil, headers: backend)
@@ -236,8 +246,9 @@ final class AuditTrailTests: XCTestCase {
             XCTAssertEqual(eraseByBackend.status, 403)
             let trailByOperator = try await server.exchange(.GET, "/nevisfido/admin/audit", body: nil, headers: operatorToken)
             XCTAssertEqual(trailByOperator.status, 200)
-            let registerByOperator = try await server.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                               body: try InProcessServer.registrationBody("alice"), headers: operatorToken)
+            let registerByOperator = try await server.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/registration",
+                body: try InProcessServer.registrationBody("alice"), headers: operatorToken)
             XCTAssertEqual(registerByOperator.status, 403)
         } catch {
             try? await server.shutdown()
@@ -257,8 +268,10 @@ final class AuditTrailTests: XCTestCase {
     // MARK: - Configuration
 
     func testAuditSettingsOutsideTheirRangesAreRefused() {
-        for json in [#"{"observability": {"auditRetentionDays": 4000}}"#, #"{"observability": {"auditAnonymousEventsPerMinute": -1}}"#,
-                     #"{"observability": {"logFormat": "xml"}}"#] {
+        for json in [
+            #"{"observability": {"auditRetentionDays": 4000}}"#, #"{"observability": {"auditAnonymousEventsPerMinute": -1}}"#,
+            #"{"observability": {"logFormat": "xml"}}"#,
+        ] {
             XCTAssertThrowsError(try JSONDecoder().decode(ServerConfiguration.self, from: Data(json.utf8)).validate(), json)
         }
         XCTAssertThrowsError(try ServerConfiguration.load(path: nil, environment: ["MAUTH_LOG_FORMAT": "xml"]))

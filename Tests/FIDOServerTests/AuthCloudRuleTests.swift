@@ -6,6 +6,7 @@ import HummingbirdTesting
 import NIOCore
 import NevisProtocol
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -15,7 +16,10 @@ final class AuthCloudRuleTests: XCTestCase {
     let limit = 200
 
     func refusal(_ message: String) -> LimitedHTML.Refusal? {
-        do { try LimitedHTML.validate(message, limit: limit); return nil } catch { return error }
+        do {
+            try LimitedHTML.validate(message, limit: limit)
+            return nil
+        } catch { return error }
     }
 
     func testEveryTagOfTheSubsetIsAcceptedNestedAndWithEntities() {
@@ -85,8 +89,9 @@ final class AuthCloudRuleTests: XCTestCase {
                 let aliased = try await client.execute(uri: "/_app/uaf/1.1/facets", method: .get)
                 XCTAssertEqual(aliased.status, .ok)
                 XCTAssertEqual(aliased.body, direct.body)
-                let status = try await client.execute(uri: "/_app/status", method: .post, headers: [.contentType: "application/json"],
-                                                      body: ByteBuffer(string: #"{"sessionId":"nope"}"#))
+                let status = try await client.execute(
+                    uri: "/_app/status", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"sessionId":"nope"}"#))
                 XCTAssertEqual(status.status, .ok)
                 XCTAssertTrue(String(buffer: status.body).contains("unknown"))
                 let outside = try await client.execute(uri: "/_appx/uaf/1.1/facets", method: .get)

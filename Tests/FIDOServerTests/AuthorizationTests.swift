@@ -1,14 +1,15 @@
+import Crypto
 import FIDOServerTesting
 import FIDOSimulation
-import Primitives
-import Crypto
-import _CryptoExtras
 import Foundation
 import JWTKit
 import NIOCore
+import Primitives
 import UAF
 import WireJSON
 import XCTest
+import _CryptoExtras
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -32,8 +33,10 @@ final class AuthorizationTests: XCTestCase {
     }
 
     /// 401 with the JSON error body, and no UAF request or status record stored for the user.
-    func assertRefused(_ answer: TestAnswer, status: Int = 401, username: String = "alice",
-                       file: StaticString = #filePath, line: UInt = #line) async throws {
+    func assertRefused(
+        _ answer: TestAnswer, status: Int = 401, username: String = "alice",
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws {
         XCTAssertEqual(answer.status, status, String(decoding: answer.body, as: UTF8.self), file: file, line: line)
         let body = try JSONDecoder().decode([String: String].self, from: answer.body)
         XCTAssertEqual(body["error"], status == 401 ? "unauthorized" : "forbidden", file: file, line: line)
@@ -85,7 +88,9 @@ final class AuthorizationTests: XCTestCase {
 
     func testAJWTSignedByAnotherKeyWithTheSameKidIs401() async throws {
         let impostor = LocalRelyingParty(issuer: rp.issuer, audience: rp.audience, kid: rp.kid)
-        try await assertRefused(try await requestRegistration("alice", headers: try await bearer(rp.claims(subject: "alice", now: loopback.clock.now), signedBy: impostor)))
+        try await assertRefused(
+            try await requestRegistration(
+                "alice", headers: try await bearer(rp.claims(subject: "alice", now: loopback.clock.now), signedBy: impostor)))
     }
 
     func testAnUnsignedJWTIs401() async throws {
@@ -104,8 +109,9 @@ final class AuthorizationTests: XCTestCase {
     /// Claims shaped like a session token of this server, for alice, valid for a minute.
     func forgedSessionClaims() -> IssuedTokenClaims {
         let now = Int64(loopback.clock.now.timeIntervalSince1970)
-        return IssuedTokenClaims(iss: "https://127.0.0.1", sub: "alice", aud: nil, iat: now, exp: now + 60, auth_time: now,
-                                 sid: "forged", aaid: "F1D0#1001", keyid: "k", txn_hash: nil)
+        return IssuedTokenClaims(
+            iss: "https://127.0.0.1", sub: "alice", aud: nil, iat: now, exp: now + 60, auth_time: now,
+            sid: "forged", aaid: "F1D0#1001", keyid: "k", txn_hash: nil)
     }
 
     func testATokenNamingTheServersKeyButUnsignedIs401() async throws {
@@ -126,7 +132,8 @@ final class AuthorizationTests: XCTestCase {
     }
 
     func testBobsJWTCannotRegisterAlice() async throws {
-        try await assertRefused(try await requestRegistration("alice", headers: try await bearer(rp.claims(subject: "bob", now: loopback.clock.now))), status: 403)
+        try await assertRefused(
+            try await requestRegistration("alice", headers: try await bearer(rp.claims(subject: "bob", now: loopback.clock.now))), status: 403)
     }
 
     func testAnAdminScopeMayRegisterAnyUser() async throws {
@@ -146,12 +153,14 @@ final class AuthorizationTests: XCTestCase {
     func signIn(_ username: String) async throws -> (jwt: String, cookie: String, authenticator: SoftwareAuthenticator, answer: TestAnswer) {
         var authenticator = SoftwareAuthenticator()
         let request = try await loopback.registrationRequest(username: username)
-        let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+        let registered = try await loopback.send(
+            "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
         XCTAssertEqual(registered.statusCode, 1200)
         let (_, auth) = try await loopback.authenticationRequest(username: username)
         let response = try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID)
-        let answer = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/authentication",
-                                                 body: try JSONEncoder().encode(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response]))))
+        let answer = try await loopback.exchange(
+            .POST, "/nevisfido/uaf/1.1/authentication",
+            body: try JSONEncoder().encode(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response]))))
         let server = try JSONDecoder().decode(ServerResponse.self, from: answer.body)
         XCTAssertEqual(server.statusCode, 1200)
         let jwt = try XCTUnwrap(server.additionalTokens?.first { $0.type == .jwt }?.value)
@@ -185,8 +194,10 @@ final class AuthorizationTests: XCTestCase {
         let request = try await loopback.registrationRequest(username: "alice")
         _ = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
         let text = Array("Pay 100 CHF to Bob".utf8)
-        let (_, auth) = try await loopback.authenticationRequest(username: "alice", transaction: [Transaction(contentType: "text/plain", content: Base64URL.encode(text))])
-        let result = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
+        let (_, auth) = try await loopback.authenticationRequest(
+            username: "alice", transaction: [Transaction(contentType: "text/plain", content: Base64URL.encode(text))])
+        let result = try await loopback.send(
+            "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
         let jwt = try XCTUnwrap(result.additionalTokens?.first { $0.type == .jwt }?.value)
         let claims = try await loopback.server.tokenIssuer.verify(jwt, now: loopback.clock.now)
         XCTAssertEqual(claims.txn_hash, Base64URL.encode(Array(SHA256.hash(data: text))))
@@ -257,7 +268,8 @@ final class AuthorizationTests: XCTestCase {
         var authenticator = SoftwareAuthenticator()
         authenticator.aaid = aaid
         let request = try await loopback.registrationRequest(username: username, headers: headers)
-        let result = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+        let result = try await loopback.send(
+            "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
         XCTAssertEqual(result.statusCode, 1200, result.description ?? "")
         return authenticator
     }
@@ -273,7 +285,8 @@ final class AuthorizationTests: XCTestCase {
         XCTAssertEqual(left, [])
         // The removed key answers a usernameless authentication request: unknown KeyID.
         let (_, auth) = try await loopback.authenticationRequest(username: nil)
-        let result = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
+        let result = try await loopback.send(
+            "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
         XCTAssertEqual(result.statusCode, 1481)
         // Deregistering every key ended the user's sessions too.
         try await assertRefused(try await requestRegistration("alice", headers: session))
@@ -284,12 +297,14 @@ final class AuthorizationTests: XCTestCase {
         let sessionA = [("Authorization", "Bearer \(jwtA)")]
         var authenticatorB = try await registerAnother("alice", headers: sessionA)
         let (_, auth) = try await loopback.authenticationRequest(username: "alice")
-        let login = try await loopback.send("/nevisfido/uaf/1.1/authentication",
-                                            try authenticatorB.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
+        let login = try await loopback.send(
+            "/nevisfido/uaf/1.1/authentication",
+            try authenticatorB.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
         let jwtB = try XCTUnwrap(login.additionalTokens?.first { $0.type == .jwt }?.value)
         let sessionB = [("Authorization", "Bearer \(jwtB)")]
         // Key A is removed (say it was stolen); alice keeps key B.
-        _ = try deregistrationRequest(try await deregister(["keyIDs": [Base64URL.encode(authenticatorA.keyID)]], username: "alice", headers: sessionB))
+        _ = try deregistrationRequest(
+            try await deregister(["keyIDs": [Base64URL.encode(authenticatorA.keyID)]], username: "alice", headers: sessionB))
         try await assertRefused(try await requestRegistration("alice", headers: sessionA))
         let stillSignedIn = try await requestRegistration("alice", headers: sessionB)
         XCTAssertEqual(stillSignedIn.status, 200, String(decoding: stillSignedIn.body, as: UTF8.self))
@@ -336,12 +351,17 @@ final class AuthorizationTests: XCTestCase {
     // MARK: Status
 
     struct Status: Decodable {
-        var status: String; var userId: String?; var uafStatusCode: Int?; var asmStatusCode: Int?; var clientErrorCode: Int?
+        var status: String
+        var userId: String?
+        var uafStatusCode: Int?
+        var asmStatusCode: Int?
+        var clientErrorCode: Int?
         var authenticators: [[String: String]]
     }
 
     func status(_ sessionId: String) async throws -> Status {
-        let answer = try await loopback.exchange(.POST, "/nevisfido/status", body: try JSONEncoder().encode(["sessionId": sessionId]), contentType: "application/json")
+        let answer = try await loopback.exchange(
+            .POST, "/nevisfido/status", body: try JSONEncoder().encode(["sessionId": sessionId]), contentType: "application/json")
         XCTAssertEqual(answer.status, 200)
         return try JSONDecoder().decode(Status.self, from: answer.body)
     }

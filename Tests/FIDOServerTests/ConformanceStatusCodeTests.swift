@@ -105,7 +105,9 @@ final class ConformanceStatusCodeTests: XCTestCase {
     }
 
     func testAServerDataOverItsLengthIs1498() async throws {
-        let code = try await registrationAnswer { $0.header["serverData"] = String(repeating: "A", count: OperationHeader.maximumServerDataLength + 1) }
+        let code = try await registrationAnswer {
+            $0.header["serverData"] = String(repeating: "A", count: OperationHeader.maximumServerDataLength + 1)
+        }
         XCTAssertEqual(code, 1498)
     }
 
@@ -115,7 +117,9 @@ final class ConformanceStatusCodeTests: XCTestCase {
     }
 
     func testAnAppIDOverItsLengthIs1498() async throws {
-        let code = try await registrationAnswer { $0.header["appID"] = "https://" + String(repeating: "a", count: OperationHeader.maximumAppIDLength) }
+        let code = try await registrationAnswer {
+            $0.header["appID"] = "https://" + String(repeating: "a", count: OperationHeader.maximumAppIDLength)
+        }
         XCTAssertEqual(code, 1498)
     }
 
@@ -242,7 +246,8 @@ final class ConformanceStatusCodeTests: XCTestCase {
         try await InProcessServer.with { server in
             var authenticator = SoftwareAuthenticator()
             let registration = try await server.registrationRequest(username: "alice")
-            let registered = try await server.send("/nevisfido/uaf/1.1/registration", try authenticator.register(registration, serverAppID: server.server.appID))
+            let registered = try await server.send(
+                "/nevisfido/uaf/1.1/registration", try authenticator.register(registration, serverAppID: server.server.appID))
             XCTAssertEqual(registered.statusCode, 1200)
             let (_, request) = try await server.authenticationRequest(username: nil)
             let response = try authenticator.authenticate(try XCTUnwrap(request), serverAppID: server.server.appID)
@@ -251,8 +256,10 @@ final class ConformanceStatusCodeTests: XCTestCase {
         return code
     }
 
-    static func answer(_ server: InProcessServer, _ path: String, _ response: some Encodable,
-                       change: (inout Object) throws -> Void, text: (String) -> String) async throws -> Int {
+    static func answer(
+        _ server: InProcessServer, _ path: String, _ response: some Encodable,
+        change: (inout Object) throws -> Void, text: (String) -> String
+    ) async throws -> Int {
         let encoded = try UAFMessageCodec.encode([response])
         var elements = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(encoded.utf8)) as? [Object])
         try change(&elements[0])
@@ -273,9 +280,14 @@ extension Dictionary where Key == String, Value == Any {
     /// Changes one member of the decoded fcParams and encodes them again.
     mutating func changeFinalChallenge(_ change: (inout [String: Any]) -> Void) {
         guard let text = self["fcParams"] as? String, let bytes = Base64URL.decode(text),
-              var params = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
-              let data = try? { change(&params); return try JSONSerialization.data(withJSONObject: params) }() else {
-            XCTFail("the valid response's fcParams did not read"); return
+            var params = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
+            let data = try? {
+                change(&params)
+                return try JSONSerialization.data(withJSONObject: params)
+            }()
+        else {
+            XCTFail("the valid response's fcParams did not read")
+            return
         }
         self["fcParams"] = Base64URL.encode(Array(data))
     }
@@ -283,7 +295,8 @@ extension Dictionary where Key == String, Value == Any {
     /// Changes one member of the first assertion.
     mutating func changeAssertion(_ change: (inout [String: Any]) -> Void) {
         guard var assertions = self["assertions"] as? [[String: Any]], !assertions.isEmpty else {
-            XCTFail("the valid response has no assertion"); return
+            XCTFail("the valid response has no assertion")
+            return
         }
         change(&assertions[0])
         self["assertions"] = assertions

@@ -5,6 +5,7 @@ import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -52,8 +53,9 @@ final class DemoSitePasskeyTests: XCTestCase {
             XCTAssertEqual(registered.status, 200, text(registered))
             let signedIn = try await server.signInWithPasskey(&browser, username: "dave")
             let token = try XCTUnwrap(try fido2Response(signedIn).token)
-            let page = try await server.exchange(.POST, "/demo/passkey/result", body: Data("token=\(token)".utf8),
-                                                 contentType: "application/x-www-form-urlencoded")
+            let page = try await server.exchange(
+                .POST, "/demo/passkey/result", body: Data("token=\(token)".utf8),
+                contentType: "application/x-www-form-urlencoded")
             XCTAssertEqual(page.status, 200)
             XCTAssertTrue(text(page).contains("Signed in with a passkey"), text(page))
             XCTAssertTrue(text(page).contains("<code>passkey</code>"), text(page))
@@ -80,14 +82,16 @@ final class DemoSitePasskeyTests: XCTestCase {
         try await InProcessServer.with(Self.configuration()) { server in
             let first = try await signUp(server, "dave")
             var daves = SoftwarePasskeyAuthenticator(origin: Self.origin)
-            let registered = try await server.fido2(FIDO2API.attestationResultPath,
-                                                    try InProcessServer.attestation(&daves, for: try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: first.body)))
+            let registered = try await server.fido2(
+                FIDO2API.attestationResultPath,
+                try InProcessServer.attestation(&daves, for: try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: first.body)))
             XCTAssertEqual(registered.status, 200)
             let stranger = try await signUp(server, "dave")
             XCTAssertEqual(stranger.status, 409, text(stranger))
             XCTAssertEqual(try fido2Response(stranger).errorMessage, AuthCloudService.usernameTaken)
             // A user the demo enrolled with her phone is held too.
-            let enrolled = try await server.exchange(.POST, "/demo/signup", body: Data("username=carol".utf8), contentType: "application/x-www-form-urlencoded")
+            let enrolled = try await server.exchange(
+                .POST, "/demo/signup", body: Data("username=carol".utf8), contentType: "application/x-www-form-urlencoded")
             XCTAssertEqual(enrolled.status, 200)
             try await HostileClientDemoSiteTests.registerInBand("carol", server.server.stores)
             let phoneUser = try await signUp(server, "carol")
@@ -107,13 +111,16 @@ final class DemoSitePasskeyTests: XCTestCase {
             _ = try await server.fido2(FIDO2API.attestationResultPath, try InProcessServer.attestation(&laptop, for: options))
             let signedIn = try await server.signInWithPasskey(&laptop, username: "dave")
             let token = try XCTUnwrap(try fido2Response(signedIn).token)
-            let page = try await server.exchange(.POST, "/demo/passkey/result", body: Data("token=\(token)".utf8), contentType: "application/x-www-form-urlencoded")
+            let page = try await server.exchange(
+                .POST, "/demo/passkey/result", body: Data("token=\(token)".utf8), contentType: "application/x-www-form-urlencoded")
             XCTAssertTrue(text(page).contains(#"id="add-passkey" data-username="dave" data-proof="\#(token)""#), text(page))
-            let added = try await server.exchange(.POST, "/demo/passkey/add", body: Data(#"{"proof":"\#(token)"}"#.utf8), contentType: "application/json")
+            let added = try await server.exchange(
+                .POST, "/demo/passkey/add", body: Data(#"{"proof":"\#(token)"}"#.utf8), contentType: "application/json")
             XCTAssertEqual(added.status, 200, text(added))
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
-            let second = try await server.fido2(FIDO2API.attestationResultPath,
-                                                try InProcessServer.attestation(&phone, for: try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: added.body)))
+            let second = try await server.fido2(
+                FIDO2API.attestationResultPath,
+                try InProcessServer.attestation(&phone, for: try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: added.body)))
             XCTAssertEqual(second.status, 200, text(second))
             let passkeys = try await server.server.stores.passkeys.passkeys(username: "dave")
             XCTAssertEqual(passkeys.count, 2)
@@ -131,9 +138,11 @@ final class DemoSitePasskeyTests: XCTestCase {
             let signedIn = try await server.signInWithPasskey(&laptop, username: "dave")
             let stale = try XCTUnwrap(try fido2Response(signedIn).token)
             for proof in ["garbage", try await server.relyingParty.token(for: "dave"), stale] {
-                let refused = try await server.exchange(.POST, "/demo/passkey/add", body: Data(#"{"proof":"\#(proof)"}"#.utf8), contentType: "application/json")
+                let refused = try await server.exchange(
+                    .POST, "/demo/passkey/add", body: Data(#"{"proof":"\#(proof)"}"#.utf8), contentType: "application/json")
                 XCTAssertEqual(refused.status, 401, text(refused))
-                XCTAssertEqual(try fido2Response(refused).errorMessage, "Sign in again first: adding a passkey needs a sign-in of the last five minutes.")
+                XCTAssertEqual(
+                    try fido2Response(refused).errorMessage, "Sign in again first: adding a passkey needs a sign-in of the last five minutes.")
             }
             let missing = try await server.exchange(.POST, "/demo/passkey/add", body: Data("{}".utf8), contentType: "application/json")
             XCTAssertEqual(missing.status, 400)
@@ -142,8 +151,9 @@ final class DemoSitePasskeyTests: XCTestCase {
 
     func testASignUpOfAnotherMediaTypeOrWithoutAUsernameIsRefused() async throws {
         try await InProcessServer.with(Self.configuration()) { server in
-            let form = try await server.exchange(.POST, "/demo/passkey/signup", body: Data("username=dave".utf8),
-                                                 contentType: "application/x-www-form-urlencoded")
+            let form = try await server.exchange(
+                .POST, "/demo/passkey/signup", body: Data("username=dave".utf8),
+                contentType: "application/x-www-form-urlencoded")
             XCTAssertEqual(form.status, 415)
             let empty = try await signUp(server, "")
             XCTAssertEqual(empty.status, 400)
@@ -155,8 +165,9 @@ final class DemoSitePasskeyTests: XCTestCase {
     func testAResultWithATokenThatIsNotAPasskeySessionIsRefused() async throws {
         try await InProcessServer.with(Self.configuration()) { server in
             for token in ["garbage", try await server.relyingParty.token(for: "dave")] {
-                let page = try await server.exchange(.POST, "/demo/passkey/result", body: Data("token=\(token)".utf8),
-                                                     contentType: "application/x-www-form-urlencoded")
+                let page = try await server.exchange(
+                    .POST, "/demo/passkey/result", body: Data("token=\(token)".utf8),
+                    contentType: "application/x-www-form-urlencoded")
                 XCTAssertEqual(page.status, 400)
                 XCTAssertTrue(text(page).contains("That sign-in could not be verified."), text(page))
             }

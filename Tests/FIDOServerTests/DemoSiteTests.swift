@@ -7,6 +7,7 @@ import HummingbirdTesting
 import NIOCore
 import TestSupport
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -51,7 +52,8 @@ final class DemoSiteTests: XCTestCase {
             XCTAssertEqual(response.status, .ok)
             XCTAssertEqual(response.headers[.contentType], "text/html; charset=utf-8")
             let policy = try XCTUnwrap(response.headers[HTTPField.Name("Content-Security-Policy")!])
-            XCTAssertTrue(policy.contains("default-src 'none'") && policy.contains("script-src 'self'") && policy.contains("img-src 'self' data:"), policy)
+            XCTAssertTrue(
+                policy.contains("default-src 'none'") && policy.contains("script-src 'self'") && policy.contains("img-src 'self' data:"), policy)
             let html = String(buffer: response.body)
             XCTAssertTrue(html.contains(#"action="/demo/signup""#) && html.contains(#"action="/demo/login""#))
             XCTAssertTrue(html.contains(#"value="Pay CHF 250.00 to Example Shop""#))
@@ -229,8 +231,9 @@ final class DemoSiteTests: XCTestCase {
 
     func testAFormOfAnotherContentTypeIsRefused() async throws {
         try await Self.withDemo { client in
-            let response = try await client.execute(uri: "/demo/signup", method: .post, headers: [.contentType: "application/json"],
-                                                    body: ByteBuffer(string: #"{"username":"dave"}"#))
+            let response = try await client.execute(
+                uri: "/demo/signup", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"username":"dave"}"#))
             XCTAssertEqual(response.status, .unsupportedMediaType)
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import SwiftASN1
 import X509
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -41,7 +42,8 @@ final class KeptDevelopmentCertificateTests: XCTestCase {
 
     /// The trust anchor a server on `database` presents after a start.
     func trustAnchor(host: String = "127.0.0.1", regenerate: Bool = false) async throws -> String {
-        var configuration = ServerConfiguration(host: host, port: 0, facets: [testFacet], database: .sqlite(path: directory.appendingPathComponent("m.sqlite").path))
+        var configuration = ServerConfiguration(
+            host: host, port: 0, facets: [testFacet], database: .sqlite(path: directory.appendingPathComponent("m.sqlite").path))
         configuration.tls.regenerateDevelopmentCertificate = regenerate
         let server = try await FIDOServerApplication.start(configuration: configuration)
         try await server.stop()
@@ -76,9 +78,13 @@ final class KeptDevelopmentCertificateTests: XCTestCase {
         var notes: [String] = []
         let now = Date()
         let first = try DevelopmentCertificate.kept(at: base, hosts: ["localhost"], regenerate: false, now: now) { notes.append($0) }
-        let reused = try DevelopmentCertificate.kept(at: base, hosts: ["localhost"], regenerate: false, now: now.addingTimeInterval(28 * 24 * 3600)) { notes.append($0) }
+        let reused = try DevelopmentCertificate.kept(at: base, hosts: ["localhost"], regenerate: false, now: now.addingTimeInterval(28 * 24 * 3600)) {
+            notes.append($0)
+        }
         XCTAssertEqual(reused.trustAnchorPEM, first.trustAnchorPEM)
-        let replaced = try DevelopmentCertificate.kept(at: base, hosts: ["localhost"], regenerate: false, now: now.addingTimeInterval(29.5 * 24 * 3600)) { notes.append($0) }
+        let replaced = try DevelopmentCertificate.kept(
+            at: base, hosts: ["localhost"], regenerate: false, now: now.addingTimeInterval(29.5 * 24 * 3600)
+        ) { notes.append($0) }
         XCTAssertNotEqual(replaced.trustAnchorPEM, first.trustAnchorPEM)
         XCTAssertEqual(notes.count, 2)
         XCTAssertTrue(notes.last?.contains("expires within a day") ?? false, "\(notes)")

@@ -5,6 +5,7 @@ import JOSE
 import NevisProtocol
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -20,11 +21,13 @@ final class DeviceServiceMediaTypeTests: XCTestCase {
         try await InProcessServer.with { loopback in
             var phone = Phone(deviceId: "device-1")
             let decryption = P256.KeyAgreement.PrivateKey()
-            let creation = DispatchTargetWire.Creation(username: "alice", name: "phone", deviceId: phone.deviceId, dispatcher: nil, target: "fcm-1",
-                                                       signatureKey: JWK(publicKey: phone.key.publicKey).json,
-                                                       encryptionKey: encryption ? JWK(encryptionKey: decryption.publicKey).json : nil)
-            let created = try await loopback.exchange(.POST, "/nevisfido/token/dispatch/targets", body: try JSONEncoder().encode(creation),
-                                                      contentType: "application/json", headers: try await loopback.bearer("alice"))
+            let creation = DispatchTargetWire.Creation(
+                username: "alice", name: "phone", deviceId: phone.deviceId, dispatcher: nil, target: "fcm-1",
+                signatureKey: JWK(publicKey: phone.key.publicKey).json,
+                encryptionKey: encryption ? JWK(encryptionKey: decryption.publicKey).json : nil)
+            let created = try await loopback.exchange(
+                .POST, "/nevisfido/token/dispatch/targets", body: try JSONEncoder().encode(creation),
+                contentType: "application/json", headers: try await loopback.bearer("alice"))
             XCTAssertEqual(created.status, 201, String(decoding: created.body, as: UTF8.self))
             phone.target = try JSONDecoder().decode(DispatchTargetWire.Created.self, from: created.body).id
             try await body(loopback, phone, decryption)
@@ -32,8 +35,10 @@ final class DeviceServiceMediaTypeTests: XCTestCase {
     }
 
     /// A signed GET of the Device Service's `component` for `phone`, with `accept`.
-    static func get(_ loopback: InProcessServer, _ phone: Phone, _ component: String = DeviceServiceWire.credentialsComponent,
-                    accept: String?) async throws -> TestAnswer {
+    static func get(
+        _ loopback: InProcessServer, _ phone: Phone, _ component: String = DeviceServiceWire.credentialsComponent,
+        accept: String?
+    ) async throws -> TestAnswer {
         let path = DeviceServiceWire.basePath + component + "/" + phone.deviceId
         let claims = DeviceSignature.Claims(dispatchTargetId: phone.target, now: loopback.clock.now, method: "GET", path: path, body: [])
         var headers = [(DeviceSignature.headerName, try DeviceSignature.sign(claims, dispatchTargetId: phone.target, key: phone.key))]

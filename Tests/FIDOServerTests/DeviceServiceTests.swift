@@ -1,13 +1,14 @@
 import Crypto
+import DevelopmentStandIns
 import FIDOServerTesting
 import Foundation
 import JOSE
 import NIOHTTP1
-import DevelopmentStandIns
 import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -62,7 +63,8 @@ final class DeviceServiceTests: DispatchTestCase {
     func testADeviceServiceRequestSignedByAnotherKeyIsRefused() async throws {
         try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
-            let value = try await self.deviceCall(loopback, signature: try self.signature(id, at: loopback.clock.now, key: P256.Signing.PrivateKey())).status
+            let value = try await self.deviceCall(loopback, signature: try self.signature(id, at: loopback.clock.now, key: P256.Signing.PrivateKey()))
+                .status
             XCTAssertEqual(value, 401)
         }
     }
@@ -71,8 +73,11 @@ final class DeviceServiceTests: DispatchTestCase {
         try await InProcessServer.with { loopback in
             _ = try await self.targetID(loopback)
             let otherKey = P256.Signing.PrivateKey()
-            let other = try await self.targetID(loopback, username: "mallory", signatureKey: JWK(publicKey: otherKey.publicKey).json, deviceId: "device-2")
-            let value = try await self.deviceCall(loopback, device: "device-1", signature: try self.signature(other, at: loopback.clock.now, key: otherKey)).status
+            let other = try await self.targetID(
+                loopback, username: "mallory", signatureKey: JWK(publicKey: otherKey.publicKey).json, deviceId: "device-2")
+            let value = try await self.deviceCall(
+                loopback, device: "device-1", signature: try self.signature(other, at: loopback.clock.now, key: otherKey)
+            ).status
             XCTAssertEqual(value, 401)
         }
     }
@@ -81,9 +86,11 @@ final class DeviceServiceTests: DispatchTestCase {
         try await InProcessServer.with { loopback in
             let alice = try await self.targetID(loopback)
             let bob = try await self.targetID(loopback, username: "bob")
-            let change = DeviceServiceWire.Modification(claims: DeviceSignature.Claims(dispatchTargetId: alice, now: loopback.clock.now, method: "PATCH",
-                                                                                       path: self.devicePath(), body: []),
-                                                        name: "new name", disablePushNotifications: true)
+            let change = DeviceServiceWire.Modification(
+                claims: DeviceSignature.Claims(
+                    dispatchTargetId: alice, now: loopback.clock.now, method: "PATCH",
+                    path: self.devicePath(), body: []),
+                name: "new name", disablePushNotifications: true)
             let jws = try DeviceSignature.sign(change, dispatchTargetId: alice, key: self.signingKey)
             let value = try await self.deviceCall(loopback, .PATCH, signature: jws).status
             XCTAssertEqual(value, 204)
@@ -113,14 +120,17 @@ final class DeviceServiceTests: DispatchTestCase {
         try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
-            let redeemed = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
+            let redeemed = try self.token(
+                try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
             _ = try await self.redeem(loopback, redeemed, path: "authentication")
             _ = try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice"))
             loopback.clock.advance(200)
-            let pending = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
-            loopback.clock.advance(200) // the second dispatch is now past its 300 s
-            let answer = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent,
-                                                   signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
+            let pending = try self.token(
+                try await self.dispatch(loopback, .authentication, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
+            loopback.clock.advance(200)  // the second dispatch is now past its 300 s
+            let answer = try await self.deviceCall(
+                loopback, .GET, DeviceServiceWire.operationsComponent,
+                signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
             XCTAssertEqual(answer.status, 200)
             let operations = try JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: answer.body).operations
             XCTAssertEqual(operations.count, 1)
@@ -135,12 +145,16 @@ final class DeviceServiceTests: DispatchTestCase {
             let id = try await self.targetID(loopback)
             try await self.storeRegistration(loopback, "alice", keyID: "a-here", deviceId: "device-1")
             let text = "<html>Transfer <b>EUR 10.00</b><br>to Example Shop</html>"
-            _ = try self.token(try await self.dispatch(loopback, .authentication, username: "alice", targetID: id,
-                                                       headers: try await loopback.bearer("alice"), transaction: text))
+            _ = try self.token(
+                try await self.dispatch(
+                    loopback, .authentication, username: "alice", targetID: id,
+                    headers: try await loopback.bearer("alice"), transaction: text))
             loopback.clock.advance(1)
-            _ = try self.token(try await self.dispatch(loopback, .deregistration, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
-            let answer = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent,
-                                                   signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
+            _ = try self.token(
+                try await self.dispatch(loopback, .deregistration, username: "alice", targetID: id, headers: try await loopback.bearer("alice")))
+            let answer = try await self.deviceCall(
+                loopback, .GET, DeviceServiceWire.operationsComponent,
+                signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
             XCTAssertEqual(answer.status, 200)
             let operations = try JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: answer.body).operations
             XCTAssertEqual(operations.map(\.operation), ["Auth", "Dereg"])
@@ -173,7 +187,8 @@ final class DeviceServiceTests: DispatchTestCase {
 
     func testTheRegistrationDeviceIDExtensionIsValidated() throws {
         func header(_ values: [String]) -> OperationHeader {
-            OperationHeader(op: .registration, exts: values.map { Extension(id: DeviceServiceWire.deviceIDExtension, data: $0, failIfUnknown: false) })
+            OperationHeader(
+                op: .registration, exts: values.map { Extension(id: DeviceServiceWire.deviceIDExtension, data: $0, failIfUnknown: false) })
         }
         XCTAssertNil(try RegistrationService.deviceID(OperationHeader(op: .registration)))
         XCTAssertEqual(try RegistrationService.deviceID(header(["device-1"])), "device-1")

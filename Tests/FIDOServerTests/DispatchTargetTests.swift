@@ -1,13 +1,14 @@
 import Crypto
+import DevelopmentStandIns
 import FIDOServerTesting
 import Foundation
 import JOSE
 import NIOHTTP1
-import DevelopmentStandIns
 import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -32,13 +33,18 @@ final class DispatchTargetTests: DispatchTestCase {
 
     func testListingTargetsIsForTheUserOnlyAnd404WhenThereAreNone() async throws {
         try await InProcessServer.with { loopback in
-            let value17 = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("alice")).status
+            let value17 = try await loopback.exchange(
+                .GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("alice")
+            ).status
             XCTAssertEqual(value17, 404)
             _ = try await self.targetID(loopback)
-            let listed = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("alice"))
+            let listed = try await loopback.exchange(
+                .GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("alice"))
             XCTAssertEqual(listed.status, 200)
             XCTAssertTrue(String(decoding: listed.body, as: UTF8.self).contains("\"name\":\"phone\""))
-            let value18 = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("mallory")).status
+            let value18 = try await loopback.exchange(
+                .GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: try await loopback.bearer("mallory")
+            ).status
             XCTAssertEqual(value18, 403)
         }
     }
@@ -97,9 +103,13 @@ final class DispatchTargetTests: DispatchTestCase {
     func testOnlyTheUserDeletesTheirTarget() async throws {
         try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
-            let value26 = try await loopback.exchange(.DELETE, "/nevisfido/token/dispatch/targets/\(id)", body: nil, headers: try await loopback.bearer("mallory")).status
+            let value26 = try await loopback.exchange(
+                .DELETE, "/nevisfido/token/dispatch/targets/\(id)", body: nil, headers: try await loopback.bearer("mallory")
+            ).status
             XCTAssertEqual(value26, 404)
-            let value27 = try await loopback.exchange(.DELETE, "/nevisfido/token/dispatch/targets/\(id)", body: nil, headers: try await loopback.bearer("alice")).status
+            let value27 = try await loopback.exchange(
+                .DELETE, "/nevisfido/token/dispatch/targets/\(id)", body: nil, headers: try await loopback.bearer("alice")
+            ).status
             XCTAssertEqual(value27, 204)
             let value28 = try await loopback.server.stores.dispatchTargets.target(id: id)
             XCTAssertNil(value28)

@@ -1,13 +1,14 @@
 import Crypto
+import DevelopmentStandIns
 import FIDOServerTesting
 import Foundation
 import JOSE
 import NIOHTTP1
-import DevelopmentStandIns
 import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -19,7 +20,8 @@ final class DispatchTokenTests: DispatchTestCase {
             XCTAssertEqual(value1, 401)
             let value2 = try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("mallory")).status
             XCTAssertEqual(value2, 403)
-            let value3 = try self.result(try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice")))
+            let value3 = try self.result(
+                try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice")))
             XCTAssertEqual(value3, "dispatched")
         }
     }
@@ -41,9 +43,11 @@ final class DispatchTokenTests: DispatchTestCase {
     func testAnUnknownDispatcherAndPushWithoutFirebaseAreDispatcherNotFound() async throws {
         try await InProcessServer.with { loopback in
             let bearer = try await loopback.bearer("alice")
-            let value4 = try self.result(try await self.dispatch(loopback, .registration, username: "alice", dispatcher: "carrier-pigeon", headers: bearer))
+            let value4 = try self.result(
+                try await self.dispatch(loopback, .registration, username: "alice", dispatcher: "carrier-pigeon", headers: bearer))
             XCTAssertEqual(value4, "dispatcherNotFound")
-            let value5 = try self.result(try await self.dispatch(loopback, .registration, username: "alice", dispatcher: "firebase-cloud-messaging", headers: bearer))
+            let value5 = try self.result(
+                try await self.dispatch(loopback, .registration, username: "alice", dispatcher: "firebase-cloud-messaging", headers: bearer))
             XCTAssertEqual(value5, "dispatcherNotFound")
         }
     }
@@ -51,21 +55,24 @@ final class DispatchTokenTests: DispatchTestCase {
     func testAnotherUsersDispatchTargetIsNotFound() async throws {
         try await InProcessServer.with { loopback in
             let bobs = try await self.targetID(loopback, username: "bob")
-            let answer = try await self.dispatch(loopback, .registration, username: "alice", targetID: bobs, headers: try await loopback.bearer("alice"))
+            let answer = try await self.dispatch(
+                loopback, .registration, username: "alice", targetID: bobs, headers: try await loopback.bearer("alice"))
             XCTAssertEqual(try self.result(answer), "dispatchTargetNotFound")
         }
     }
 
     func testTheRelyingPartysAuthenticationDispatchForAUserWithoutAuthenticatorsIsUserNotFound() async throws {
         try await InProcessServer.with { loopback in
-            let value6 = try self.result(try await self.dispatch(loopback, .authentication, username: "nobody", headers: try await loopback.bearer("nobody")))
+            let value6 = try self.result(
+                try await self.dispatch(loopback, .authentication, username: "nobody", headers: try await loopback.bearer("nobody")))
             XCTAssertEqual(value6, "userNotFound")
         }
     }
 
     func testATokenIsRedeemedOnceAndOnlyAtItsOwnOperation() async throws {
         try await InProcessServer.with { loopback in
-            let token = try self.token(try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice")))
+            let token = try self.token(
+                try await self.dispatch(loopback, .registration, username: "alice", headers: try await loopback.bearer("alice")))
             let value7 = try await self.redeem(loopback, token, path: "authentication").statusCode
             XCTAssertEqual(value7, 1401, "a registration token is not an authentication token")
             let first = try await self.redeem(loopback, token)
@@ -95,8 +102,13 @@ final class DispatchTokenTests: DispatchTestCase {
     func testAnEncryptedPayloadNeedsTheTargetsKeyToRead() async throws {
         try await InProcessServer.with { loopback in
             let id = try await self.targetID(loopback)
-            let answer = try await self.dispatch(loopback, .registration, username: "alice", targetID: id, headers: try await loopback.bearer("alice"))
-            struct Answer: Decodable { struct Info: Decodable { var response: String }; var token: String; var dispatcherInformation: Info }
+            let answer = try await self.dispatch(
+                loopback, .registration, username: "alice", targetID: id, headers: try await loopback.bearer("alice"))
+            struct Answer: Decodable {
+                struct Info: Decodable { var response: String }
+                var token: String
+                var dispatcherInformation: Info
+            }
             let decoded = try JSONDecoder().decode(Answer.self, from: answer.body)
             let envelope = try DispatchPayload.parse(base64URL: decoded.dispatcherInformation.response)
             XCTAssertEqual(try envelope.open { self.encryptionKey }.token, decoded.token)

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import FIDOServerCore
 
 /// The `fido2` section: a valid one loads with its defaults, and each wrong value (one change to a valid section)
@@ -136,7 +137,8 @@ final class FIDO2ConfigurationTests: XCTestCase {
     }
 
     func testAMalformedAAGUIDIsRefused() {
-        let section = #"{"rpId": "bank.example", "origins": ["https://bank.example"], "attestationPolicy": "enterprise", "allowedAAGUIDs": ["cb69481e"]}"#
+        let section =
+            #"{"rpId": "bank.example", "origins": ["https://bank.example"], "attestationPolicy": "enterprise", "allowedAAGUIDs": ["cb69481e"]}"#
         XCTAssertTrue(refusal(section).contains("is not an AAGUID"))
     }
 

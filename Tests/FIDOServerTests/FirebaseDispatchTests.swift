@@ -1,13 +1,14 @@
 import Crypto
+import DevelopmentStandIns
 import FIDOServerTesting
 import Foundation
 import JOSE
 import NIOHTTP1
-import DevelopmentStandIns
 import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -59,8 +60,9 @@ final class FirebaseDispatchTests: DispatchTestCase {
             let answer = try await self.push(loopback, targetID: id)
             XCTAssertEqual(answer.result, "dispatchError")
             XCTAssertNotNil(answer.token, "the operation can still be fetched by the device")
-            let pending = try await self.deviceCall(loopback, .GET, DeviceServiceWire.operationsComponent,
-                                                   signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
+            let pending = try await self.deviceCall(
+                loopback, .GET, DeviceServiceWire.operationsComponent,
+                signature: try self.signature(id, at: loopback.clock.now, .GET, self.devicePath(DeviceServiceWire.operationsComponent)))
             let operations = try JSONDecoder().decode(DeviceServiceWire.PendingOperations.self, from: pending.body).operations
             XCTAssertEqual(operations.map(\.dispatcher), ["firebase-cloud-messaging"])
         }

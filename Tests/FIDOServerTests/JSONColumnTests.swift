@@ -1,6 +1,7 @@
 import Foundation
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -8,8 +9,9 @@ import XCTest
 /// give, and one policy's text must never stand for another's.
 final class JSONColumnTests: XCTestCase {
     private func policy(disallowing keyID: String?) -> Policy {
-        Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"], authenticationAlgorithms: [1])], [MatchCriteria(aaid: ["F1D0#1002"])]],
-               disallowed: keyID.map { [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: [$0])] })
+        Policy(
+            accepted: [[MatchCriteria(aaid: ["F1D0#1001"], authenticationAlgorithms: [1])], [MatchCriteria(aaid: ["F1D0#1002"])]],
+            disallowed: keyID.map { [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: [$0])] })
     }
 
     private func independentlyEncoded(_ policy: Policy) throws -> String {
@@ -27,8 +29,10 @@ final class JSONColumnTests: XCTestCase {
     }
 
     func testTwoPoliciesNeverShareAText() throws {
-        let one = policy(disallowing: "a2V5LW9uZQ"), other = policy(disallowing: "a2V5LXR3bw")
-        let textOne = try JSONCoding.string(one), textOther = try JSONCoding.string(other)
+        let one = policy(disallowing: "a2V5LW9uZQ")
+        let other = policy(disallowing: "a2V5LXR3bw")
+        let textOne = try JSONCoding.string(one)
+        let textOther = try JSONCoding.string(other)
         XCTAssertNotEqual(textOne, textOther)
         XCTAssertEqual(try JSONCoding.value(Policy.self, textOne), one)
         XCTAssertEqual(try JSONCoding.value(Policy.self, textOther), other)

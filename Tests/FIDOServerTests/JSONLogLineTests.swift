@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -14,8 +15,9 @@ final class JSONLogLineTests: XCTestCase {
 
     func testALineCarriesTheFieldsAndTheMetadataAsMembers() throws {
         let time = Date(timeIntervalSince1970: 1_795_000_000.25)
-        let line = LogLine.json(time: time, level: .info, label: "mauth.audit", message: "registration request for alice: 1200 issued",
-                                       source: "FIDOServer", metadata: ["request_id": "r1", "client": "192.0.2.1", "tags": ["a", "b"], "nested": ["k": "v"]])
+        let line = LogLine.json(
+            time: time, level: .info, label: "mauth.audit", message: "registration request for alice: 1200 issued",
+            source: "FIDOServer", metadata: ["request_id": "r1", "client": "192.0.2.1", "tags": ["a", "b"], "nested": ["k": "v"]])
         let object = try object(line)
         XCTAssertEqual(object["time"] as? String, "2026-11-18T11:06:40.250Z")
         XCTAssertEqual(object["level"] as? String, "info")
@@ -30,31 +32,41 @@ final class JSONLogLineTests: XCTestCase {
     /// The audit file (`observability.auditLogPath`) and `mauth admin audit --json` write the same event the same way:
     /// `code` is a number in both.
     func testAnAuditEventsCodeIsANumberAsInTheAdminAuditJSON() throws {
-        let event = AuditEvent(at: Date(timeIntervalSince1970: 1_795_000_000), requestID: "r1", clientAddress: "192.0.2.1", principal: nil,
-                               operation: "authentication", username: "alice", statusCode: 1401, detail: "refused")
-        let line = try object(LogLine.json(time: event.at, level: .info, label: "mauth.audit", message: event.message, source: "FIDOServer",
-                                           metadata: event.logMetadataValues))
+        let event = AuditEvent(
+            at: Date(timeIntervalSince1970: 1_795_000_000), requestID: "r1", clientAddress: "192.0.2.1", principal: nil,
+            operation: "authentication", username: "alice", statusCode: 1401, detail: "refused")
+        let line = try object(
+            LogLine.json(
+                time: event.at, level: .info, label: "mauth.audit", message: event.message, source: "FIDOServer",
+                metadata: event.logMetadataValues))
         XCTAssertEqual(line["code"] as? Int, 1401)
         XCTAssertFalse(line["code"] is String)
         let stored = try XCTUnwrap(try JSONSerialization.jsonObject(with: try JSONEncoder().encode(event)) as? [String: Any])
         XCTAssertEqual(stored["code"] as? Int, 1401)
         XCTAssertEqual(line["username"] as? String, "alice")
-        XCTAssertTrue(LogLine.text(time: event.at, level: .info, label: "mauth.audit", message: event.message,
-                                   metadata: event.logMetadataValues).contains(#"code="1401""#))
+        XCTAssertTrue(
+            LogLine.text(
+                time: event.at, level: .info, label: "mauth.audit", message: event.message,
+                metadata: event.logMetadataValues
+            ).contains(#"code="1401""#))
     }
 
     func testQuotesNewlinesAndControlCharactersCannotBreakALineOrForgeAMember() throws {
         let hostile = "alice\"}\n{\"level\":\"critical\u{0}\u{1b}[31m"
-        let object = try object(LogLine.json(time: Date(), level: .notice, label: "mauth.server", message: hostile, source: "s",
-                                                    metadata: ["username": .string(hostile)]))
+        let object = try object(
+            LogLine.json(
+                time: Date(), level: .notice, label: "mauth.server", message: hostile, source: "s",
+                metadata: ["username": .string(hostile)]))
         XCTAssertEqual(object["message"] as? String, hostile)
         XCTAssertEqual(object["username"] as? String, hostile)
         XCTAssertEqual(object["level"] as? String, "notice")
     }
 
     func testMetadataNamedLikeAFieldIsKeptApart() throws {
-        let object = try object(LogLine.json(time: Date(), level: .info, label: "l", message: "m", source: "s",
-                                                    metadata: ["level": "forged", "message": "forged"]))
+        let object = try object(
+            LogLine.json(
+                time: Date(), level: .info, label: "l", message: "m", source: "s",
+                metadata: ["level": "forged", "message": "forged"]))
         XCTAssertEqual(object["level"] as? String, "info")
         XCTAssertEqual(object["metadata.level"] as? String, "forged")
         XCTAssertEqual(object["metadata.message"] as? String, "forged")

@@ -1,13 +1,14 @@
 import FIDOAttestation
 import FIDOServerTesting
-import Foundation
-import TestSupport
 import FIDOSimulation
+import Foundation
 import Logging
 import Primitives
+import TestSupport
 import UAF
 import X509
 import XCTest
+
 @testable import FIDOServerCore
 
 /// The FIDO Metadata Service BLOB: a chain the test built itself verifies, and every way a BLOB can be wrong is
@@ -23,8 +24,10 @@ final class MetadataBLOBTests: XCTestCase {
         return try await MetadataBLOB.verify(Data(token.utf8), roots: roots, now: now)
     }
 
-    func assertRefused(_ token: String, by service: TestMetadataService? = nil, now: Date = Date(), file: StaticString = #filePath, line: UInt = #line,
-                       _ check: (MetadataBLOB.Failure) -> Bool) async {
+    func assertRefused(
+        _ token: String, by service: TestMetadataService? = nil, now: Date = Date(), file: StaticString = #filePath, line: UInt = #line,
+        _ check: (MetadataBLOB.Failure) -> Bool
+    ) async {
         do {
             _ = try await verify(token, by: service, now: now)
             XCTFail("the BLOB verified", file: file, line: line)
@@ -39,9 +42,11 @@ final class MetadataBLOBTests: XCTestCase {
     func isMalformed(_ failure: MetadataBLOB.Failure) -> Bool { if case .malformed = failure { return true } else { return false } }
 
     var entries: [String] {
-        [TestMetadataService.entry(aaid: "ABCD#0002", statement: TestMetadataService.pinStatement(aaid: "ABCD#0002")),
-         TestMetadataService.entry(aaid: "F1D0#1001", reports: [("FIDO_CERTIFIED", "2025-01-01"), ("REVOKED", "2026-03-01")]),
-         TestMetadataService.fido2Entry]
+        [
+            TestMetadataService.entry(aaid: "ABCD#0002", statement: TestMetadataService.pinStatement(aaid: "ABCD#0002")),
+            TestMetadataService.entry(aaid: "F1D0#1001", reports: [("FIDO_CERTIFIED", "2025-01-01"), ("REVOKED", "2026-03-01")]),
+            TestMetadataService.fido2Entry,
+        ]
     }
 
     func testABLOBSignedUnderTheConfiguredRootVerifies() async throws {
@@ -59,8 +64,10 @@ final class MetadataBLOBTests: XCTestCase {
 
     func testAFIDO2EntryKeepsItsRootsAndItsReportsEvenWhenItsStatementCannotBeRead() async throws {
         let root = Data([0x30, 0x03, 0x02, 0x01, 0x01]).base64EncodedString()
-        let readable = #"{"aaguid":"11111111-2222-3333-4444-555555555555","metadataStatement":{"aaguid":"11111111-2222-3333-4444-555555555555","description":"A key","attestationTypes":["basic_full"],"attestationRootCertificates":["\#(root)","%%"]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
-        let unreadable = #"{"aaguid":"66666666-2222-3333-4444-555555555555","metadataStatement":{"description":7},"statusReports":[{"status":"REVOKED"}]}"#
+        let readable =
+            #"{"aaguid":"11111111-2222-3333-4444-555555555555","metadataStatement":{"aaguid":"11111111-2222-3333-4444-555555555555","description":"A key","attestationTypes":["basic_full"],"attestationRootCertificates":["\#(root)","%%"]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
+        let unreadable =
+            #"{"aaguid":"66666666-2222-3333-4444-555555555555","metadataStatement":{"description":7},"statusReports":[{"status":"REVOKED"}]}"#
         let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: [readable, unreadable]))
         XCTAssertEqual(blob.fido2.count, 2)
         XCTAssertEqual(blob.fido2[0].attestationTypes, ["basic_full"])
@@ -68,17 +75,20 @@ final class MetadataBLOBTests: XCTestCase {
         XCTAssertEqual(blob.fido2[1].statusReports.map(\.status), [.revoked], "an unreadable statement dropped a revocation")
         XCTAssertEqual(blob.fido2[1].attestationRootCertificates, [])
         XCTAssertEqual(blob.skipped.count, 2)
-        XCTAssertTrue(blob.skipped[0].hasPrefix("11111111-2222-3333-4444-555555555555: attestationRootCertificates[1] is not base64"), blob.skipped[0])
+        XCTAssertTrue(
+            blob.skipped[0].hasPrefix("11111111-2222-3333-4444-555555555555: attestationRootCertificates[1] is not base64"), blob.skipped[0])
         XCTAssertTrue(blob.skipped[1].hasPrefix("66666666-2222-3333-4444-555555555555: its statement:"), blob.skipped[1])
         let store = try MetadataStore([], fido2: blob.fido2)
-        XCTAssertEqual(store.fido2Metadata(aaguid: try XCTUnwrap(AAGUID.bytes("66666666-2222-3333-4444-555555555555")))?.statusReports.map(\.status), [.revoked])
+        XCTAssertEqual(
+            store.fido2Metadata(aaguid: try XCTUnwrap(AAGUID.bytes("66666666-2222-3333-4444-555555555555")))?.statusReports.map(\.status), [.revoked])
         XCTAssertNil(store.fido2Metadata(aaguid: AAGUID.zero))
     }
 
     /// A U2F entry names no AAGUID: it is kept by its attestation certificate key identifiers (MDS3 §3.2), in either case.
     func testAU2FEntryIsFoundByItsAttestationCertificateKeyIdentifier() async throws {
         let key = "923881FE2F214EE465484371AEB72E97F5A58E0A"
-        let u2f = #"{"attestationCertificateKeyIdentifiers":["\#(key)"],"metadataStatement":{"attestationCertificateKeyIdentifiers":["\#(key)"],"description":"A U2F key","attestationTypes":["basic_full"],"attestationRootCertificates":[]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
+        let u2f =
+            #"{"attestationCertificateKeyIdentifiers":["\#(key)"],"metadataStatement":{"attestationCertificateKeyIdentifiers":["\#(key)"],"description":"A U2F key","attestationTypes":["basic_full"],"attestationRootCertificates":[]},"statusReports":[{"status":"FIDO_CERTIFIED"}]}"#
         let broken = #"{"attestationCertificateKeyIdentifiers":["not hex"],"statusReports":[]}"#
         let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: [u2f, broken]))
         XCTAssertEqual(blob.fido2.count, 1)
@@ -105,7 +115,8 @@ final class MetadataBLOBTests: XCTestCase {
 
     func testABLOBSignedUnderAnotherRootIsUntrusted() async throws {
         let other = try TestMetadataService(rootName: "Someone Else's Root")
-        await assertRefused(try other.blob(number: 7, nextUpdate: "2026-12-01", entries: entries), untrusted("its x5c chain does not lead to a configured root"))
+        await assertRefused(
+            try other.blob(number: 7, nextUpdate: "2026-12-01", entries: entries), untrusted("its x5c chain does not lead to a configured root"))
     }
 
     func testAnUnsignedBLOBIsRefused() async throws {
@@ -116,8 +127,9 @@ final class MetadataBLOBTests: XCTestCase {
     }
 
     func testABLOBWithoutItsCertificateChainIsUntrusted() async throws {
-        await assertRefused(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries, header: #"{"alg":"ES256","typ":"JWT"}"#),
-                            untrusted("its header carries no x5c certificate chain"))
+        await assertRefused(
+            try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries, header: #"{"alg":"ES256","typ":"JWT"}"#),
+            untrusted("its header carries no x5c certificate chain"))
     }
 
     func testABLOBPastItsSigningCertificateIsUntrusted() async throws {
@@ -129,7 +141,8 @@ final class MetadataBLOBTests: XCTestCase {
 
     func testAWrongSignatureIsUntrusted() async throws {
         let token = try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries)
-        let forged = try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries, signature: String(token.split(separator: ".")[2].reversed()))
+        let forged = try service.blob(
+            number: 7, nextUpdate: "2026-12-01", entries: entries, signature: String(token.split(separator: ".")[2].reversed()))
         await assertRefused(forged, untrusted("the signature is not the signing certificate's"))
     }
 
@@ -143,7 +156,8 @@ final class MetadataBLOBTests: XCTestCase {
     }
 
     func testAStatementWithAnUnknownAlgorithmCostsOnlyItsAuthenticator() async throws {
-        let unknown = TestMetadataService.entry(aaid: "ABCD#0003", statement: TestMetadataService.pinStatement(aaid: "ABCD#0003", algorithm: "future_pq_sig"))
+        let unknown = TestMetadataService.entry(
+            aaid: "ABCD#0003", statement: TestMetadataService.pinStatement(aaid: "ABCD#0003", algorithm: "future_pq_sig"))
         let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries + [unknown]))
         XCTAssertEqual(blob.statements.map(\.aaid), ["ABCD#0002"])
         XCTAssertEqual(blob.skipped.count, 1)
@@ -153,8 +167,9 @@ final class MetadataBLOBTests: XCTestCase {
     }
 
     func testARevocationWithAnUnreadableDateIsKeptInForceFromTheStart() async throws {
-        let broken = TestMetadataService.entry(aaid: "ABCD#0004", statement: TestMetadataService.pinStatement(aaid: "ABCD#0004"),
-                                               reports: [("FIDO_CERTIFIED", "2025-01-01"), ("REVOKED", "yesterday")])
+        let broken = TestMetadataService.entry(
+            aaid: "ABCD#0004", statement: TestMetadataService.pinStatement(aaid: "ABCD#0004"),
+            reports: [("FIDO_CERTIFIED", "2025-01-01"), ("REVOKED", "yesterday")])
         let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries + [broken]))
         let reports = try XCTUnwrap(blob.statusReports["ABCD#0004"], "the entry's reports were dropped")
         XCTAssertEqual(reports.map(\.status), [.fidoCertified, .revoked])
@@ -164,7 +179,8 @@ final class MetadataBLOBTests: XCTestCase {
     }
 
     func testAReportWithoutAReadableStatusIsLeftOutAndTheOthersKept() async throws {
-        let entry = #"{"aaid":"ABCD#0007","statusReports":[{"status":7},{"status":"REVOKED","certificate":"%%"}],"timeOfLastStatusChange":"2026-01-01"}"#
+        let entry =
+            #"{"aaid":"ABCD#0007","statusReports":[{"status":7},{"status":"REVOKED","certificate":"%%"}],"timeOfLastStatusChange":"2026-01-01"}"#
         let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: entries + [entry]))
         let reports = try XCTUnwrap(blob.statusReports["ABCD#0007"])
         XCTAssertEqual(reports.map(\.status), [.revoked])
@@ -180,7 +196,8 @@ final class MetadataBLOBTests: XCTestCase {
     }
 
     func testALateBLOBIsStaleOnlyAfterItsNextUpdateDay() throws {
-        let blob = MetadataBLOB(number: 1, nextUpdate: try XCTUnwrap(MetadataBLOB.day("2026-12-01")), statements: [], statusReports: [:], fido2: [], skipped: [])
+        let blob = MetadataBLOB(
+            number: 1, nextUpdate: try XCTUnwrap(MetadataBLOB.day("2026-12-01")), statements: [], statusReports: [:], fido2: [], skipped: [])
         XCTAssertFalse(blob.isStale(at: try XCTUnwrap(MetadataBLOB.day("2026-12-01")).addingTimeInterval(86399)))
         XCTAssertTrue(blob.isStale(at: try XCTUnwrap(MetadataBLOB.day("2026-12-02"))))
     }
@@ -227,13 +244,18 @@ final class MetadataSourceTests: XCTestCase {
     }
 
     func testTheBLOBsStatementsJoinTheLocalOnesAndItsReportsApplyToBoth() async throws {
-        try write(number: 3, entries: [TestMetadataService.entry(aaid: "ABCD#0002", statement: TestMetadataService.pinStatement(aaid: "ABCD#0002")),
-                                       TestMetadataService.entry(aaid: "F1D0#1001", reports: [("REVOKED", nil)])])
+        try write(
+            number: 3,
+            entries: [
+                TestMetadataService.entry(aaid: "ABCD#0002", statement: TestMetadataService.pinStatement(aaid: "ABCD#0002")),
+                TestMetadataService.entry(aaid: "F1D0#1001", reports: [("REVOKED", nil)]),
+            ])
         let source = try await load(try configuration())
         let store = source.store
         XCTAssertNotNil(store.statement(for: "ABCD#0002"))
         // The Nevis default's statement is kept, and the BLOB's report still refuses it.
-        XCTAssertEqual(store.statement(for: "F1D0#1001")?.description, try ServerConfiguration().loadMetadata().statement(for: "F1D0#1001")?.description)
+        XCTAssertEqual(
+            store.statement(for: "F1D0#1001")?.description, try ServerConfiguration().loadMetadata().statement(for: "F1D0#1001")?.description)
         XCTAssertEqual(store.registrationRefusal(aaid: "F1D0#1001", attestationCertificates: [], at: Date())?.status, .revoked)
         XCTAssertEqual(source.blob?.number, 3)
     }
@@ -249,7 +271,8 @@ final class MetadataSourceTests: XCTestCase {
             _ = try await load(configuration)
             XCTFail("started", file: file, line: line)
         } catch {
-            XCTAssertTrue((error as? ServerConfiguration.ConfigurationError)?.description.contains(reason) ?? false, "\(error)", file: file, line: line)
+            XCTAssertTrue(
+                (error as? ServerConfiguration.ConfigurationError)?.description.contains(reason) ?? false, "\(error)", file: file, line: line)
         }
     }
 
@@ -283,7 +306,8 @@ final class MetadataSourceTests: XCTestCase {
         if case .skipped(let why) = try ExternalTool.require("python3 with cryptography", probe: ["python3", script, "check"]) { throw XCTSkip(why) }
         try write(number: 3, entries: [])
         let (certificate, key) = try service.intermediatePEM
-        let certificatePath = directory.appendingPathComponent("intermediate.pem").path, keyPath = directory.appendingPathComponent("intermediate-key.pem").path
+        let certificatePath = directory.appendingPathComponent("intermediate.pem").path
+        let keyPath = directory.appendingPathComponent("intermediate-key.pem").path
         try Data(certificate.utf8).write(to: URL(fileURLWithPath: certificatePath))
         try Data(key.utf8).write(to: URL(fileURLWithPath: keyPath))
         for (serial, revoked) in [("0a0b0c", false), (service.signerSerialHex, true)] {
@@ -295,7 +319,9 @@ final class MetadataSourceTests: XCTestCase {
             let source = try await load(configuration)
             if revoked {
                 XCTAssertNil(source.blob)
-                XCTAssertTrue(source.unavailable?.contains("its issuer's revocation list revokes the signing chain's certificate") ?? false, source.unavailable ?? "")
+                XCTAssertTrue(
+                    source.unavailable?.contains("its issuer's revocation list revokes the signing chain's certificate") ?? false,
+                    source.unavailable ?? "")
             } else {
                 XCTAssertEqual(source.blob?.number, 3)
             }
@@ -312,8 +338,13 @@ final class MetadataSourceTests: XCTestCase {
     func testAReloadInstallsANewerBLOBAndNeverAnOlderOne() async throws {
         try write(number: 3, entries: [TestMetadataService.entry(aaid: "ABCD#0002", statement: TestMetadataService.pinStatement(aaid: "ABCD#0002"))])
         let source = try await load(try configuration())
-        try write(number: 4, entries: [TestMetadataService.entry(aaid: "ABCD#0002", statement: TestMetadataService.pinStatement(aaid: "ABCD#0002"),
-                                                                 reports: [("REVOKED", nil)])])
+        try write(
+            number: 4,
+            entries: [
+                TestMetadataService.entry(
+                    aaid: "ABCD#0002", statement: TestMetadataService.pinStatement(aaid: "ABCD#0002"),
+                    reports: [("REVOKED", nil)])
+            ])
         let installed = await source.reload(logger: logger)
         XCTAssertEqual(installed, .installed(4))
         XCTAssertEqual(source.store.authenticationRefusal(aaid: "ABCD#0002", at: Date())?.status, .revoked)
@@ -337,13 +368,15 @@ final class MetadataSourceTests: XCTestCase {
         var configuration = ServerConfiguration()
         configuration.metadataService = .init(blob: "http://mds.example/blob.jwt", rootCertificatesPath: "/root.pem")
         XCTAssertThrowsError(try configuration.validate()) { error in
-            XCTAssertEqual(error as? ServerConfiguration.ConfigurationError,
-                           .invalid("metadataService.blob must be a file path or an https:// URL, not http://mds.example/blob.jwt"))
+            XCTAssertEqual(
+                error as? ServerConfiguration.ConfigurationError,
+                .invalid("metadataService.blob must be a file path or an https:// URL, not http://mds.example/blob.jwt"))
         }
     }
 
     func testTheEnvironmentNamesTheBLOBAndItsRoot() throws {
-        let configuration = try ServerConfiguration.load(path: nil, environment: ["MAUTH_METADATA_BLOB": "/var/mds/blob.jwt", "MAUTH_METADATA_BLOB_ROOT": "/var/mds/root.pem"])
+        let configuration = try ServerConfiguration.load(
+            path: nil, environment: ["MAUTH_METADATA_BLOB": "/var/mds/blob.jwt", "MAUTH_METADATA_BLOB_ROOT": "/var/mds/root.pem"])
         XCTAssertEqual(configuration.metadataService, .init(blob: "/var/mds/blob.jwt", rootCertificatesPath: "/var/mds/root.pem"))
         XCTAssertThrowsError(try ServerConfiguration.load(path: nil, environment: ["MAUTH_METADATA_BLOB": "/var/mds/blob.jwt"]))
     }

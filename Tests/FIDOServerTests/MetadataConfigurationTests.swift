@@ -3,6 +3,7 @@ import FIDOSimulation
 import Foundation
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -10,12 +11,12 @@ import XCTest
 /// statements drive the registration policy and verification.
 final class MetadataConfigurationTests: XCTestCase {
     static let mds3 = """
-    {"aaid": "ABCD#0001", "description": "MDS3 test authenticator", "authenticatorVersion": 1, "protocolFamily": "uaf", "schema": 3,
-     "upv": [{"major": 1, "minor": 1}], "authenticationAlgorithms": ["secp256r1_ecdsa_sha256_der"], "publicKeyAlgAndEncodings": ["ecc_x962_der"],
-     "attestationTypes": ["basic_surrogate"], "userVerificationDetails": [[{"userVerificationMethod": "passcode_internal"}]],
-     "keyProtection": ["software"], "matcherProtection": ["software"], "attachmentHint": ["internal"], "tcDisplay": ["any"],
-     "tcDisplayContentType": "text/plain", "attestationRootCertificates": []}
-    """
+        {"aaid": "ABCD#0001", "description": "MDS3 test authenticator", "authenticatorVersion": 1, "protocolFamily": "uaf", "schema": 3,
+         "upv": [{"major": 1, "minor": 1}], "authenticationAlgorithms": ["secp256r1_ecdsa_sha256_der"], "publicKeyAlgAndEncodings": ["ecc_x962_der"],
+         "attestationTypes": ["basic_surrogate"], "userVerificationDetails": [[{"userVerificationMethod": "passcode_internal"}]],
+         "keyProtection": ["software"], "matcherProtection": ["software"], "attachmentHint": ["internal"], "tcDisplay": ["any"],
+         "tcDisplayContentType": "text/plain", "attestationRootCertificates": []}
+        """
     static let fido2 = #"{"aaguid": "0132d110-bf4e-4208-a403-ab4f5f12efe5", "description": "A FIDO2 key", "protocolFamily": "fido2", "schema": 3}"#
 
     func testMDS3StatementsFromADirectoryDrivePolicyAndVerification() async throws {
@@ -37,7 +38,8 @@ final class MetadataConfigurationTests: XCTestCase {
             XCTAssertEqual(request.policy.accepted, [[MatchCriteria(aaid: ["ABCD#0001"])]])
             var authenticator = SoftwareAuthenticator()
             authenticator.aaid = "ABCD#0001"
-            let accepted = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+            let accepted = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(accepted.statusCode, 1200)
             // An AAID the MDS3 directory does not list is unknown to this server.
             let second = try await loopback.registrationRequest(username: "bob")

@@ -5,6 +5,7 @@ import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -36,7 +37,8 @@ final class NamedPolicyTests: XCTestCase {
         XCTAssertNoThrow(try configuration.validate())
         let strong = try XCTUnwrap(configuration.policies["strong"])
         XCTAssertEqual(strong.registration, Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1002"])]]))
-        XCTAssertEqual(strong.authentication, Policy(accepted: [[MatchCriteria(userVerification: 2)]], disallowed: [MatchCriteria(aaid: ["F1D0#1001"])]))
+        XCTAssertEqual(
+            strong.authentication, Policy(accepted: [[MatchCriteria(userVerification: 2)]], disallowed: [MatchCriteria(aaid: ["F1D0#1001"])]))
         XCTAssertEqual(strong.transaction, Policy(accepted: [[MatchCriteria(vendorID: ["F1D0"], authenticationAlgorithms: [2])]]))
     }
 
@@ -52,8 +54,10 @@ final class NamedPolicyTests: XCTestCase {
     }
 
     func testAlgorithmsBesideAnAAIDAreRefused() throws {
-        let refusal = try XCTUnwrap(Self.refusal(#"{"rsa": {"registration": {"accepted": [[{"aaid": ["F1D0#0001"], "authenticationAlgorithms": [9]}]]}}}"#))
-        XCTAssertTrue(refusal.contains("policies.rsa.registration.accepted[0][0]: authenticationAlgorithms may not accompany aaid (uaf-spec §1.5)"), refusal)
+        let refusal = try XCTUnwrap(
+            Self.refusal(#"{"rsa": {"registration": {"accepted": [[{"aaid": ["F1D0#0001"], "authenticationAlgorithms": [9]}]]}}}"#))
+        XCTAssertTrue(
+            refusal.contains("policies.rsa.registration.accepted[0][0]: authenticationAlgorithms may not accompany aaid (uaf-spec §1.5)"), refusal)
     }
 
     func testConfiguredKeyIDsAreRefused() throws {
@@ -87,7 +91,8 @@ final class NamedPolicyTests: XCTestCase {
     }
 
     func testAnEmptyAlgorithmListIsRefused() throws {
-        let refusal = try XCTUnwrap(Self.refusal(#"{"none": {"registration": {"accepted": [[{"vendorID": ["F1D0"], "authenticationAlgorithms": []}]]}}}"#))
+        let refusal = try XCTUnwrap(
+            Self.refusal(#"{"none": {"registration": {"accepted": [[{"vendorID": ["F1D0"], "authenticationAlgorithms": []}]]}}}"#))
         XCTAssertTrue(refusal.contains("authenticationAlgorithms is empty"), refusal)
     }
 
@@ -131,9 +136,11 @@ final class NamedPolicyTests: XCTestCase {
         android.authenticationAlgorithms = [9]
         android.authenticationAlgorithm = 9
         let criteria = PolicyChoice.criteria(for: android)
-        XCTAssertEqual(criteria, MatchCriteria(vendorID: ["F1D0"], userVerification: android.userVerificationMethods.rawValue, authenticationAlgorithms: [9]))
-        XCTAssertEqual(PolicyChoice.criteria(for: try XCTUnwrap(NevisAuthenticatorMetadata.statements.first { $0.aaid == "F1D0#1001" })),
-                       MatchCriteria(aaid: ["F1D0#1001"]))
+        XCTAssertEqual(
+            criteria, MatchCriteria(vendorID: ["F1D0"], userVerification: android.userVerificationMethods.rawValue, authenticationAlgorithms: [9]))
+        XCTAssertEqual(
+            PolicyChoice.criteria(for: try XCTUnwrap(NevisAuthenticatorMetadata.statements.first { $0.aaid == "F1D0#1001" })),
+            MatchCriteria(aaid: ["F1D0#1001"]))
     }
 
     // MARK: - Named policies on the wire
@@ -154,8 +161,9 @@ final class NamedPolicyTests: XCTestCase {
             XCTAssertEqual(registeredPIN.statusCode, 1200)
             let strong = try await server.registrationRequest(username: "alice", policy: "strong")
             XCTAssertEqual(strong.policy.accepted, [[MatchCriteria(aaid: ["F1D0#1002"])]])
-            XCTAssertEqual(strong.policy.disallowed, [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: [Base64URL.encode(pin.keyID)])],
-                           "the user's registered keys stay disallowed")
+            XCTAssertEqual(
+                strong.policy.disallowed, [MatchCriteria(aaid: ["F1D0#1001"], keyIDs: [Base64URL.encode(pin.keyID)])],
+                "the user's registered keys stay disallowed")
             var fingerprint = SoftwareAuthenticator()
             fingerprint.aaid = "F1D0#1002"
             let registered = try await server.send("/nevisfido/uaf/1.1/registration", try fingerprint.register(strong, serverAppID: server.appID))
@@ -177,14 +185,16 @@ final class NamedPolicyTests: XCTestCase {
     func testAPolicyNameThatIsNotConfiguredIsRefused() async throws {
         try await InProcessServer.with(Self.configuration(["strong": .init(registration: Self.fingerprint)])) { server in
             let context = try UAFMessageCodec.encodeObject(["username": "alice", "policy": "stronger"])
-            let (status, body, _) = try await server.post("/nevisfido/uaf/1.1/request/registration",
-                                                          body: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: context)),
-                                                          headers: try await server.bearer("alice"))
+            let (status, body, _) = try await server.post(
+                "/nevisfido/uaf/1.1/request/registration",
+                body: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: context)),
+                headers: try await server.bearer("alice"))
             XCTAssertEqual(status, 200)
             XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: body).statusCode, 1400, "a looser policy is never served instead")
             let authentication = try UAFMessageCodec.encodeObject(["policy": "stronger"])
-            let (_, authBody, _) = try await server.post("/nevisfido/uaf/1.1/request/authentication",
-                                                         body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: authentication)))
+            let (_, authBody, _) = try await server.post(
+                "/nevisfido/uaf/1.1/request/authentication",
+                body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: authentication)))
             XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: authBody).statusCode, 1400)
         }
     }
@@ -201,11 +211,13 @@ final class NamedPolicyTests: XCTestCase {
 
     func testAStepUpUnderAPolicyOffersOnlyTheUsersKeysItAccepts() async throws {
         try await InProcessServer.with(Self.configuration(["strong": .init(authentication: Self.fingerprint)])) { server in
-            var pin = SoftwareAuthenticator(), fingerprint = SoftwareAuthenticator()
+            var pin = SoftwareAuthenticator()
+            var fingerprint = SoftwareAuthenticator()
             fingerprint.aaid = "F1D0#1002"
             for authenticator in [pin, fingerprint] {
                 let request = try await server.registrationRequest(username: "alice")
-                let registered = try await server.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: server.appID))
+                let registered = try await server.send(
+                    "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: server.appID))
                 XCTAssertEqual(registered.statusCode, 1200)
             }
             let request = try await server.registrationRequest(username: "bob")
@@ -220,14 +232,16 @@ final class NamedPolicyTests: XCTestCase {
             let byPIN = try await server.send("/nevisfido/uaf/1.1/authentication", try pin.authenticate(stepUp, serverAppID: server.appID))
             XCTAssertEqual(byPIN.statusCode, 1492, "the PIN is alice's, but not one the policy accepts")
             let (_, again) = try await server.authenticationRequest(username: "alice", policy: "strong", headers: try await server.bearer("alice"))
-            let byFingerprint = try await server.send("/nevisfido/uaf/1.1/authentication", try fingerprint.authenticate(try XCTUnwrap(again), serverAppID: server.appID))
+            let byFingerprint = try await server.send(
+                "/nevisfido/uaf/1.1/authentication", try fingerprint.authenticate(try XCTUnwrap(again), serverAppID: server.appID))
             XCTAssertEqual(byFingerprint.statusCode, 1200, byFingerprint.description ?? "")
 
             // Bob has no fingerprint key: nothing to offer.
             let context = try UAFMessageCodec.encodeObject(["username": "bob", "policy": "strong"])
-            let (_, body, _) = try await server.post("/nevisfido/uaf/1.1/request/authentication",
-                                                     body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: context)),
-                                                     headers: try await server.bearer("bob"))
+            let (_, body, _) = try await server.post(
+                "/nevisfido/uaf/1.1/request/authentication",
+                body: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: context)),
+                headers: try await server.bearer("bob"))
             XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: body).statusCode, 1404)
         }
     }

@@ -5,6 +5,7 @@ import JOSE
 import NIOHTTP1
 import NevisProtocol
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -41,8 +42,10 @@ final class NevisCompatibilityTests: XCTestCase {
     func rename(_ server: InProcessServer, _ phone: Phone, _ claims: DeviceSignature.Claims) async throws -> Int {
         let change = DispatchTargetWire.Modification(claims: claims, name: "Alice's new phone")
         let jws = try DeviceSignature.sign(change, dispatchTargetId: phone.target, key: phone.key)
-        return try await server.exchange(.PATCH, "/nevisfido/token/dispatch/targets/\(phone.target)", body: Data(jws.utf8),
-                                         contentType: DeviceSignature.joseContentType).status
+        return try await server.exchange(
+            .PATCH, "/nevisfido/token/dispatch/targets/\(phone.target)", body: Data(jws.utf8),
+            contentType: DeviceSignature.joseContentType
+        ).status
     }
 
     func testTheNevisSDKsSignaturesAreRefusedByDefault() async throws {
@@ -90,7 +93,8 @@ final class NevisCompatibilityTests: XCTestCase {
 
     func testABoundSignatureMustStillMatchItsRequest() async throws {
         try await withPhone { server, phone in
-            let forOperations = DeviceSignature.Claims(dispatchTargetId: phone.target, now: server.clock.now, method: "GET", path: operations, body: [])
+            let forOperations = DeviceSignature.Claims(
+                dispatchTargetId: phone.target, now: server.clock.now, method: "GET", path: operations, body: [])
             let elsewhere = try await get(server, credentials, signature: try HostileClientDeviceTests.signature(phone, forOperations))
             XCTAssertEqual(elsewhere, 401)
         }
@@ -110,7 +114,8 @@ final class NevisCompatibilityTests: XCTestCase {
             var other = Phone(deviceId: "other-device")
             try await HostileClientDeviceTests.enrol(&other, server, username: "bob")
             let signature = try HostileClientDeviceTests.signature(phone, nevisClaims(phone, server))
-            let foreign = try await get(server, DeviceServiceWire.basePath + DeviceServiceWire.credentialsComponent + "/other-device", signature: signature)
+            let foreign = try await get(
+                server, DeviceServiceWire.basePath + DeviceServiceWire.credentialsComponent + "/other-device", signature: signature)
             XCTAssertNotEqual(foreign, 200)
         }
     }

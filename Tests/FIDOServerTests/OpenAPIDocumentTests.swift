@@ -2,6 +2,7 @@ import FIDOServerTesting
 import Foundation
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -32,12 +33,13 @@ final class OpenAPIDocumentTests: XCTestCase {
         // Passkeys on, with related origins: every route the server can serve.
         configuration.fido2 = .init(rpId: "bank.example", origins: ["https://bank.example"], relatedOrigins: ["https://bank.example.co.uk"])
         let built = try await FIDOServerApplication.buildApplication(configuration: configuration)
-        let served = Set(built.routes.map { route in
-            // Hummingbird writes a capture as `:name`, OpenAPI as `{name}`.
-            let path = route.path.split(separator: "/", omittingEmptySubsequences: false)
-                .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
-            return "\(route.method) \(path.hasPrefix("/") ? path : "/" + path)"
-        })
+        let served = Set(
+            built.routes.map { route in
+                // Hummingbird writes a capture as `:name`, OpenAPI as `{name}`.
+                let path = route.path.split(separator: "/", omittingEmptySubsequences: false)
+                    .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+                return "\(route.method) \(path.hasPrefix("/") ? path : "/" + path)"
+            })
         try await built.stores.database.close()
         let documented = try documentedOperations()
         XCTAssertGreaterThan(served.count, 20)
@@ -54,7 +56,8 @@ final class OpenAPIDocumentTests: XCTestCase {
         let matches = references.matches(in: text, range: NSRange(text.startIndex..., in: text))
         XCTAssertFalse(matches.isEmpty)
         for match in matches {
-            let kind = String(text[Range(match.range(at: 1), in: text)!]), name = String(text[Range(match.range(at: 2), in: text)!])
+            let kind = String(text[Range(match.range(at: 1), in: text)!])
+            let name = String(text[Range(match.range(at: 2), in: text)!])
             XCTAssertNotNil(components[kind]?[name], "#/components/\(kind)/\(name) does not exist")
         }
         var operationIDs = Set<String>()

@@ -1,6 +1,7 @@
 import Foundation
 import Primitives
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -14,15 +15,18 @@ final class OrderedTokenTests: XCTestCase {
     func testTokensSortByTheirCreationTime() {
         // Across carries the text order is the time order. The times are distinct and at least 2 ms apart: tokens of
         // the same millisecond are ordered by their random part, and a Date may round a millisecond down.
-        let times: [Int64] = [0x0e, 0x10, 0xfe, 0x100, 0xffe, 0x1000, 0x0fff_ffff_fffe, 0x1000_0000_0000, 0xffff_ffff_fffe,
-                              1_795_458_219_353, 1_795_458_219_355]
+        let times: [Int64] = [
+            0x0e, 0x10, 0xfe, 0x100, 0xffe, 0x1000, 0x0fff_ffff_fffe, 0x1000_0000_0000, 0xffff_ffff_fffe,
+            1_795_458_219_353, 1_795_458_219_355,
+        ]
         let tokens = times.sorted().map { OrderedToken.make(16, now: Date(epochMillis: $0)) }
         XCTAssertEqual(tokens.sorted(), tokens)
     }
 
     func testTheRandomPartIsFreshAndAsLongAsItsBytes() {
         let now = Date()
-        let a = OrderedToken.make(24, now: now), b = OrderedToken.make(24, now: now)
+        let a = OrderedToken.make(24, now: now)
+        let b = OrderedToken.make(24, now: now)
         XCTAssertNotEqual(a, b)
         XCTAssertEqual(a.count, OrderedToken.prefixLength + 32)
         XCTAssertEqual(Base64URL.decode(String(a.dropFirst(OrderedToken.prefixLength)))?.count, 24)

@@ -5,6 +5,7 @@ import NevisProtocol
 import Primitives
 import WireJSON
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -111,8 +112,9 @@ final class PasskeyRouteTests: XCTestCase {
 
     func testRegistrationOptionsWithAnotherUsersTokenAre403() async throws {
         try await with { server in
-            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
-                                                headers: try await server.bearer("mallory"))
+            let answer = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
+                headers: try await server.bearer("mallory"))
             XCTAssertEqual(answer.status, 403)
         }
     }
@@ -124,16 +126,18 @@ final class PasskeyRouteTests: XCTestCase {
             let signedIn = try await server.signInWithPasskey(&phone, username: "alice")
             let cookie = try XCTUnwrap(signedIn.headers.first(name: "Set-Cookie"))
             server.clock.advance(301)
-            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
-                                                headers: [cookieHeader(cookie)])
+            let answer = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
+                headers: [cookieHeader(cookie)])
             XCTAssertEqual(answer.status, 403)
         }
     }
 
     func testAnInvalidCredentialOnTheOpenOptionsIs401NotAnonymous() async throws {
         try await with { server in
-            let answer = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "alice"),
-                                                headers: [("Authorization", "Bearer not-a-token")])
+            let answer = try await server.fido2(
+                FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "alice"),
+                headers: [("Authorization", "Bearer not-a-token")])
             XCTAssertEqual(answer.status, 401)
         }
     }
@@ -163,8 +167,9 @@ final class PasskeyRouteTests: XCTestCase {
 
     func testAuthorizedCallerAskingForAUserWithoutPasskeysGets404() async throws {
         try await with { server in
-            let answer = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "alice"),
-                                                headers: try await server.bearer("alice"))
+            let answer = try await server.fido2(
+                FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "alice"),
+                headers: try await server.bearer("alice"))
             XCTAssertEqual(answer.status, 404)
             XCTAssertEqual(try fido2Response(answer).status, "failed")
         }
@@ -176,8 +181,9 @@ final class PasskeyRouteTests: XCTestCase {
         try await with(configuration) { server in
             _ = try await server.passkeyCreationOptions(username: "alice")
             _ = try await server.passkeyCreationOptions(username: "alice")
-            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
-                                                headers: try await server.bearer("alice"))
+            let answer = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
+                headers: try await server.bearer("alice"))
             XCTAssertEqual(answer.status, 429)
             XCTAssertEqual(answer.headers.first(name: "Retry-After"), "300")
             // Anonymous sign-in options naming her are not counted: they cannot lock her out.
@@ -217,9 +223,13 @@ final class PasskeyRouteTests: XCTestCase {
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             let sign = try await server.passkeyRequestOptions(username: "alice")
             let made = try phone.create(rpID: "bank.example", challenge: Base64URL.decodeBytes(sign.challenge)!, userHandle: [1, 2, 3])
-            let answer = try await server.fido2(FIDO2API.attestationResultPath, FIDO2API.Credential(
-                id: Base64URL.encode(made.credentialID), response: .init(clientDataJSON: Base64URL.encode(made.clientDataJSON),
-                                                                        attestationObject: Base64URL.encode(made.attestationObject))))
+            let answer = try await server.fido2(
+                FIDO2API.attestationResultPath,
+                FIDO2API.Credential(
+                    id: Base64URL.encode(made.credentialID),
+                    response: .init(
+                        clientDataJSON: Base64URL.encode(made.clientDataJSON),
+                        attestationObject: Base64URL.encode(made.attestationObject))))
             XCTAssertEqual(answer.status, 400)
             XCTAssertEqual(try fido2Response(answer).errorMessage, "the challenge was issued for authentication")
         }
@@ -353,8 +363,9 @@ final class PasskeyRouteTests: XCTestCase {
             let token = try XCTUnwrap(try fido2Response(answer).token)
             let claims = try await server.server.tokenIssuer.verify(token, now: server.clock.now)
             XCTAssertEqual(claims.sub, "mallory")
-            let forAlice = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
-                                                  headers: [("Authorization", "Bearer \(token)")])
+            let forAlice = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"),
+                headers: [("Authorization", "Bearer \(token)")])
             XCTAssertEqual(forAlice.status, 403)
         }
     }
@@ -396,12 +407,18 @@ final class PasskeyRouteTests: XCTestCase {
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             let answer = try await server.registerPasskey(&phone, username: "alice", attestation: .packedSelf)
             XCTAssertEqual(answer.status, 400)
-            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("step 24): attestation type self is not allowed by the policy"), text(answer))
+            XCTAssertTrue(
+                try fido2Response(answer).errorMessage.contains("step 24): attestation type self is not allowed by the policy"), text(answer))
         }
     }
 
     func testEnterprisePolicyRefusesAnAAGUIDNotAllowed() async throws {
-        try await with(Self.configuration { $0.attestationPolicy = "enterprise"; $0.allowedAAGUIDs = ["cb69481e-8ff7-4039-93ec-0a2729a154a8"] }) { server in
+        try await with(
+            Self.configuration {
+                $0.attestationPolicy = "enterprise"
+                $0.allowedAAGUIDs = ["cb69481e-8ff7-4039-93ec-0a2729a154a8"]
+            }
+        ) { server in
             var key = SoftwarePasskeyAuthenticator(origin: Self.origin, aaguid: [UInt8](repeating: 7, count: 16))
             let answer = try await server.registerPasskey(&key, username: "alice")
             XCTAssertEqual(answer.status, 400)
@@ -416,7 +433,8 @@ final class PasskeyRouteTests: XCTestCase {
         try await with { server in
             let anonymous = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: ""))
             XCTAssertEqual(anonymous.status, 401)
-            let answer = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: ""), headers: try await server.bearer("alice"))
+            let answer = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: ""), headers: try await server.bearer("alice"))
             XCTAssertEqual(answer.status, 200, text(answer))
             XCTAssertEqual(try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: answer.body).rpId, "bank.example")
         }
@@ -424,8 +442,9 @@ final class PasskeyRouteTests: XCTestCase {
 
     func testOptionsEchoTheRequestsExtensions() async throws {
         try await with { server in
-            let answer = try await server.fido2(FIDO2API.assertionOptionsPath,
-                                                FIDO2API.OptionsRequest(username: "", extensions: ["example.extension": .bool(true)]))
+            let answer = try await server.fido2(
+                FIDO2API.assertionOptionsPath,
+                FIDO2API.OptionsRequest(username: "", extensions: ["example.extension": .bool(true)]))
             XCTAssertEqual(try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: answer.body).extensions, ["example.extension": .bool(true)])
         }
     }
@@ -435,8 +454,9 @@ final class PasskeyRouteTests: XCTestCase {
             let long = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: String(repeating: "u", count: 257)))
             XCTAssertEqual(long.status, 400, text(long))
             XCTAssertEqual(try fido2Response(long).errorMessage, "username must be 1...256 UTF-8 bytes")
-            let empty = try await server.fido2(FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "", displayName: ""),
-                                               headers: try await server.bearer("alice"))
+            let empty = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "", displayName: ""),
+                headers: try await server.bearer("alice"))
             XCTAssertEqual(empty.status, 400, text(empty))
         }
     }
@@ -452,20 +472,23 @@ final class PasskeyRouteTests: XCTestCase {
     func testContentTypeOtherThanJSONIs415() async throws {
         try await with { server in
             for contentType in ["text/plain", "application/fido+uaf", ""] {
-                let answer = try await server.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: contentType)
+                let answer = try await server.exchange(
+                    .POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: contentType)
                 XCTAssertEqual(answer.status, 415, contentType)
                 XCTAssertEqual(try fido2Response(answer).status, "failed")
             }
-            let charset = try await server.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8),
-                                                    contentType: "application/json;charset=UTF-8")
+            let charset = try await server.exchange(
+                .POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8),
+                contentType: "application/json;charset=UTF-8")
             XCTAssertEqual(charset.status, 200)
         }
     }
 
     func testAcceptWithoutJSONIs406AndGetIs405() async throws {
         try await with { server in
-            let html = try await server.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: "application/json",
-                                                 headers: [("Accept", "text/html")])
+            let html = try await server.exchange(
+                .POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: "application/json",
+                headers: [("Accept", "text/html")])
             XCTAssertEqual(html.status, 406)
             let get = try await server.exchange(.GET, FIDO2API.assertionResultPath, body: nil, contentType: "application/json")
             XCTAssertEqual(get.status, 405)
@@ -475,11 +498,11 @@ final class PasskeyRouteTests: XCTestCase {
 
     func testMalformedResultsAreRefusedWithStatusFailed() async throws {
         let bodies = [
-            #"{"type":"public-key","response":{"clientDataJSON":"e30"}}"#,                               // no id
-            #"{"id":7,"type":"public-key","response":{"clientDataJSON":"e30"}}"#,                        // id not a string
+            #"{"type":"public-key","response":{"clientDataJSON":"e30"}}"#,  // no id
+            #"{"id":7,"type":"public-key","response":{"clientDataJSON":"e30"}}"#,  // id not a string
             #"{"id":"AAAA","type":"private-key","response":{"clientDataJSON":"e30","signature":"AA","authenticatorData":"AA"}}"#,
             #"{"id":"AA+A","type":"public-key","response":{"clientDataJSON":"e30","signature":"AA","authenticatorData":"AA"}}"#,
-            #"{"id":"AAAA","type":"public-key","response":"x"}"#,                                        // response not an object
+            #"{"id":"AAAA","type":"public-key","response":"x"}"#,  // response not an object
             #"{"id":"AAAA","type":"public-key","response":{"clientDataJSON":"","signature":"AA","authenticatorData":"AA"}}"#,
             #"{"id":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","signature":"","authenticatorData":"AA"}}"#,
             #"{"id":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","signature":"AA","authenticatorData":"AA","userHandle":5}}"#,
@@ -511,7 +534,8 @@ final class PasskeyRouteTests: XCTestCase {
 
     func testWithoutFIDO2ConfiguredThePathsAreNotServed() async throws {
         try await InProcessServer.with { server in
-            let answer = try await server.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: "application/json")
+            let answer = try await server.exchange(
+                .POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":""}"#.utf8), contentType: "application/json")
             XCTAssertEqual(answer.status, 404)
         }
     }
@@ -531,33 +555,39 @@ final class PasskeyRouteTests: XCTestCase {
             let signedIn = try await server.signInWithPasskey(&phone, username: "alice")
             let token = try XCTUnwrap(try fido2Response(signedIn).token)
             let id = Base64URL.encode(phone.credentials[0].id)
-            let shown = try await server.exchange(.GET, "/nevisfido/admin/user?username=alice", body: nil, contentType: "application/json",
-                                                  headers: try await adminHeaders(server))
+            let shown = try await server.exchange(
+                .GET, "/nevisfido/admin/user?username=alice", body: nil, contentType: "application/json",
+                headers: try await adminHeaders(server))
             XCTAssertTrue(text(shown).contains(#""passkeys":[{"aaguid":"00000000-0000-0000-0000-000000000000""#), text(shown))
-            let removed = try await server.exchange(.DELETE, "/nevisfido/admin/user/passkeys?username=alice&id=\(id)", body: nil,
-                                                    contentType: "application/json", headers: try await adminHeaders(server))
+            let removed = try await server.exchange(
+                .DELETE, "/nevisfido/admin/user/passkeys?username=alice&id=\(id)", body: nil,
+                contentType: "application/json", headers: try await adminHeaders(server))
             XCTAssertEqual(removed.status, 200, text(removed))
             XCTAssertEqual(text(removed), #"{"removed":["\#(id)"]}"#)
             let again = try await server.signInWithPasskey(&phone, username: "alice")
             XCTAssertEqual(again.status, 400)
             XCTAssertEqual(try fido2Response(again).errorMessage, "the credential is not registered for this relying party and user")
             // The session the passkey opened ended with it.
-            let signOut = try await server.exchange(.DELETE, "/nevisfido/session", body: nil, contentType: "application/json",
-                                                    headers: [("Authorization", "Bearer \(token)")])
+            let signOut = try await server.exchange(
+                .DELETE, "/nevisfido/session", body: nil, contentType: "application/json",
+                headers: [("Authorization", "Bearer \(token)")])
             XCTAssertEqual(signOut.status, 401)
         }
     }
 
     func testRemovingPasskeysNeedsOneSelection() async throws {
         try await with { server in
-            let neither = try await server.exchange(.DELETE, "/nevisfido/admin/user/passkeys?username=alice", body: nil, contentType: "application/json",
-                                                    headers: try await adminHeaders(server))
+            let neither = try await server.exchange(
+                .DELETE, "/nevisfido/admin/user/passkeys?username=alice", body: nil, contentType: "application/json",
+                headers: try await adminHeaders(server))
             XCTAssertEqual(neither.status, 400)
-            let none = try await server.exchange(.DELETE, "/nevisfido/admin/user/passkeys?username=alice&all=true", body: nil,
-                                                 contentType: "application/json", headers: try await adminHeaders(server))
+            let none = try await server.exchange(
+                .DELETE, "/nevisfido/admin/user/passkeys?username=alice&all=true", body: nil,
+                contentType: "application/json", headers: try await adminHeaders(server))
             XCTAssertEqual(none.status, 404)
-            let notAdmin = try await server.exchange(.DELETE, "/nevisfido/admin/user/passkeys?username=alice&all=true", body: nil,
-                                                     contentType: "application/json", headers: try await server.bearer("alice"))
+            let notAdmin = try await server.exchange(
+                .DELETE, "/nevisfido/admin/user/passkeys?username=alice&all=true", body: nil,
+                contentType: "application/json", headers: try await server.bearer("alice"))
             XCTAssertEqual(notAdmin.status, 403)
         }
     }
@@ -567,8 +597,9 @@ final class PasskeyRouteTests: XCTestCase {
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             try await server.registerPasskey(&phone, username: "alice")
             let pending = try await server.passkeyCreationOptions(username: "alice")
-            let erased = try await server.exchange(.DELETE, "/nevisfido/admin/user?username=alice", body: nil, contentType: "application/json",
-                                                   headers: try await adminHeaders(server))
+            let erased = try await server.exchange(
+                .DELETE, "/nevisfido/admin/user?username=alice", body: nil, contentType: "application/json",
+                headers: try await adminHeaders(server))
             XCTAssertTrue(text(erased).contains(#""passkeys":1"#), text(erased))
             let left = try await server.server.stores.passkeys.passkeys(username: "alice")
             XCTAssertEqual(left.count, 0)
@@ -586,8 +617,9 @@ final class PasskeyRouteTests: XCTestCase {
             phone.verifiesUser = false
             _ = try await server.signInWithPasskey(&phone, username: "alice")
             await server.server.audit?.flush()
-            let audit = try await server.exchange(.GET, "/nevisfido/admin/audit?username=alice", body: nil, contentType: "application/json",
-                                                  headers: try await adminHeaders(server))
+            let audit = try await server.exchange(
+                .GET, "/nevisfido/admin/audit?username=alice", body: nil, contentType: "application/json",
+                headers: try await adminHeaders(server))
             XCTAssertTrue(text(audit).contains("passkey registration"), text(audit))
             XCTAssertTrue(text(audit).contains("not verified"), text(audit))
             let metrics = try await server.exchange(.GET, "/metrics", body: nil, contentType: "text/plain")

@@ -4,6 +4,7 @@ import Foundation
 import NevisProtocol
 import UAF
 import XCTest
+
 @testable import FIDOServerCore
 
 /// The server's reading of the protocol corners: which `fail_if_unknown` extensions it understands, and the
@@ -18,16 +19,18 @@ final class ProtocolCornerRouteTests: XCTestCase {
 
     func testARegistrationWithAnUnknownRequiredExtensionAnswers1498() async throws {
         try await InProcessServer.with { loopback in
-            let status = try await self.register(loopback, SoftwareAuthenticator(),
-                                                 exts: [Extension(id: "com.example.must", data: "AA", failIfUnknown: true)])
+            let status = try await self.register(
+                loopback, SoftwareAuthenticator(),
+                exts: [Extension(id: "com.example.must", data: "AA", failIfUnknown: true)])
             XCTAssertEqual(status, 1498)
         }
     }
 
     func testTheDeviceIDExtensionMarkedRequiredIsUnderstood() async throws {
         try await InProcessServer.with { loopback in
-            let status = try await self.register(loopback, SoftwareAuthenticator(),
-                                                 exts: [Extension(id: DeviceServiceWire.deviceIDExtension, data: "device-1", failIfUnknown: true)])
+            let status = try await self.register(
+                loopback, SoftwareAuthenticator(),
+                exts: [Extension(id: DeviceServiceWire.deviceIDExtension, data: "device-1", failIfUnknown: true)])
             XCTAssertEqual(status, 1200)
         }
     }
@@ -37,7 +40,9 @@ final class ProtocolCornerRouteTests: XCTestCase {
         try await InProcessServer.with { loopback in
             let context = try UAFMessageCodec.encodeObject(["username": "alice"])
             let body = try JSONEncoder().encode(GetUAFRequest(op: nil, context: context))
-            for path in ["/nevisfido/uaf/1.1/request/registration", "/nevisfido/uaf/1.1/request/authentication", "/nevisfido/uaf/1.1/request/deregistration"] {
+            for path in [
+                "/nevisfido/uaf/1.1/request/registration", "/nevisfido/uaf/1.1/request/authentication", "/nevisfido/uaf/1.1/request/deregistration",
+            ] {
                 let (status, data, _) = try await loopback.post(path, body: body, headers: try await loopback.bearer("alice"))
                 XCTAssertEqual(status, 200, path)
                 XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: data).statusCode, 1400, path)
@@ -52,7 +57,8 @@ final class ProtocolCornerRouteTests: XCTestCase {
             let registered = try await self.register(loopback, authenticator)
             XCTAssertEqual(registered, 1200)
             let body = try JSONEncoder().encode(GetUAFRequest(op: nil, context: try UAFMessageCodec.encodeObject(["username": "alice"])))
-            let (_, data, _) = try await loopback.post("/nevisfido/uaf/1.1/request/deregistration", body: body, headers: try await loopback.bearer("alice"))
+            let (_, data, _) = try await loopback.post(
+                "/nevisfido/uaf/1.1/request/deregistration", body: body, headers: try await loopback.bearer("alice"))
             XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: data).statusCode, 1400)
             let (_, request) = try await loopback.authenticationRequest(username: "alice")
             let response = try authenticator.authenticate(try XCTUnwrap(request), serverAppID: loopback.server.appID)
@@ -83,8 +89,9 @@ final class ProtocolCornerRouteTests: XCTestCase {
         var configuration = InProcessServer.configuration()
         configuration.zeroCounterAAIDs = ["F1D0-1001"]
         XCTAssertThrowsError(try configuration.validate()) { error in
-            XCTAssertEqual(error as? ServerConfiguration.ConfigurationError,
-                           .invalid("zeroCounterAAIDs: \"F1D0-1001\" is not an AAID (VVVV#MMMM)"))
+            XCTAssertEqual(
+                error as? ServerConfiguration.ConfigurationError,
+                .invalid("zeroCounterAAIDs: \"F1D0-1001\" is not an AAID (VVVV#MMMM)"))
         }
     }
 

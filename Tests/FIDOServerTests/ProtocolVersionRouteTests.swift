@@ -3,6 +3,7 @@ import FIDOSimulation
 import Foundation
 import UAF
 import XCTest
+
 @testable import FIDOServerCore
 
 /// The protocol versions the server speaks (`acceptedVersions`): one message per version in every request, the
@@ -16,9 +17,10 @@ final class ProtocolVersionRouteTests: XCTestCase {
 
     /// The registration request's messages for alice, as the server wrote them.
     func messages(_ loopback: InProcessServer) async throws -> [RegistrationRequest] {
-        let answer = try await loopback.post("/nevisfido/uaf/1.1/request/registration",
-                                             GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": "alice"])),
-                                             as: ReturnUAFRequest.self, headers: try await loopback.bearer("alice"))
+        let answer = try await loopback.post(
+            "/nevisfido/uaf/1.1/request/registration",
+            GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": "alice"])),
+            as: ReturnUAFRequest.self, headers: try await loopback.bearer("alice"))
         return try UAFMessageCodec.decode(RegistrationRequest.self, from: try XCTUnwrap(answer.uafRequest))
     }
 
@@ -51,7 +53,8 @@ final class ProtocolVersionRouteTests: XCTestCase {
         try await InProcessServer.with(everyVersion()) { loopback in
             let messages = try await self.messages(loopback)
             let uaf10 = try XCTUnwrap(messages.first { $0.header.upv == .uaf10 })
-            let answer = try await loopback.send("/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(uaf10, serverAppID: loopback.server.appID))
+            let answer = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(uaf10, serverAppID: loopback.server.appID))
             XCTAssertEqual(answer.statusCode, 1200)
         }
     }
@@ -61,7 +64,8 @@ final class ProtocolVersionRouteTests: XCTestCase {
             let messages = try await self.messages(loopback)
             var request = try XCTUnwrap(messages.first)
             request.header.upv = .uaf10
-            let answer = try await loopback.send("/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(request, serverAppID: loopback.server.appID))
+            let answer = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(answer.statusCode, 1400)
         }
     }
@@ -71,8 +75,9 @@ final class ProtocolVersionRouteTests: XCTestCase {
             var configuration = InProcessServer.configuration()
             configuration.acceptedVersions = versions
             XCTAssertThrowsError(try configuration.validate(), "\(versions)") { error in
-                XCTAssertEqual(error as? ServerConfiguration.ConfigurationError,
-                               .invalid("acceptedVersions must list 1.0, 1.1 or 1.2, each once, not \(versions)"))
+                XCTAssertEqual(
+                    error as? ServerConfiguration.ConfigurationError,
+                    .invalid("acceptedVersions must list 1.0, 1.1 or 1.2, each once, not \(versions)"))
             }
         }
     }

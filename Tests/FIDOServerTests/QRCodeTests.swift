@@ -1,9 +1,10 @@
 import FIDOSimulation
 import Foundation
-@testable import FIDOServer
-@testable import FIDOServerCore
 import TestSupport
 import XCTest
+
+@testable import FIDOServer
+@testable import FIDOServerCore
 
 /// The QR encoder and PNG writer, checked against the standard's published numbers and decoded by an independent
 /// decoder (zbarimg from Debian's zbar-tools, installed by `.ci/run`).
@@ -76,7 +77,8 @@ final class QRCodeTests: XCTestCase {
     /// right after the QR payload. The reader asks for QR codes only, as a phone's QR scanner does.
     func testZbarReadsOnlyTheQRCodeNotALinearBarcodeItSeesInTheModules() throws {
         try requireZbar()
-        let link = "https://127.0.0.1:43897/open?dispatchTokenResponse=eyJubWFfZGF0YSI6eyJyZWRlZW1fdXJsIjoiaHR0cHM6Ly8xMjcuMC4wLjE6NDM4OTcvbmV2aXNmaWRvL3Rva2VuL3JlZGVlbS9yZWdpc3RyYXRpb24iLCJ0b2tlbiI6IjQtdmo4WmVhcF83aUVDcjVmaU1SWFlNb1M5aE9ENm9NZmR0T1I4THdIb2MifSwibm1hX2RhdGFfY29udGVudF90eXBlIjoiYXBwbGljYXRpb24vanNvbiIsIm5tYV9kYXRhX3ZlcnNpb24iOiIxIn0"
+        let link =
+            "https://127.0.0.1:43897/open?dispatchTokenResponse=eyJubWFfZGF0YSI6eyJyZWRlZW1fdXJsIjoiaHR0cHM6Ly8xMjcuMC4wLjE6NDM4OTcvbmV2aXNmaWRvL3Rva2VuL3JlZGVlbS9yZWdpc3RyYXRpb24iLCJ0b2tlbiI6IjQtdmo4WmVhcF83aUVDcjVmaU1SWFlNb1M5aE9ENm9NZmR0T1I4THdIb2MifSwibm1hX2RhdGFfY29udGVudF90eXBlIjoiYXBwbGljYXRpb24vanNvbiIsIm5tYV9kYXRhX3ZlcnNpb24iOiIxIn0"
         XCTAssertEqual(try decodeWithZbar(try PNGImage.encode(try QRCode(bytes: Array(link.utf8)))), link)
     }
 
@@ -87,7 +89,8 @@ final class QRCodeTests: XCTestCase {
 
     func testZbarDecodesTheOutOfBandPayloadOfARegistration() throws {
         try requireZbar()
-        let payload = #"{"nma_data":{"token":"8a4ba0b2-33ea-4e1f-a6e8-0c8e7f0b3d1a","redeem_url":"https://fido.example.com/nevisfido/token/redeem/registration"},"nma_data_content_type":"application/json","nma_data_version":"1"}"#
+        let payload =
+            #"{"nma_data":{"token":"8a4ba0b2-33ea-4e1f-a6e8-0c8e7f0b3d1a","redeem_url":"https://fido.example.com/nevisfido/token/redeem/registration"},"nma_data_content_type":"application/json","nma_data_version":"1"}"#
         let code = try QRCode(bytes: Array(payload.utf8))
         XCTAssertEqual(try decodeWithZbar(try PNGImage.encode(code)), payload)
     }

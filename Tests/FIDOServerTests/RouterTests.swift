@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -21,15 +22,21 @@ final class RouterTests: XCTestCase {
     }
 
     /// Runs `body` against the router of a server that trusts `relyingParty`'s JWT key, in-process.
-    static func withRouter(relyingParty: LocalRelyingParty, logger: Logger = ServerDependencies().logger,
-                           _ body: @Sendable @escaping (any TestClientProtocol, FIDOServerApplication.Built) async throws -> Void) async throws {
+    static func withRouter(
+        relyingParty: LocalRelyingParty, logger: Logger = ServerDependencies().logger,
+        _ body: @Sendable @escaping (any TestClientProtocol, FIDOServerApplication.Built) async throws -> Void
+    ) async throws {
         let server = try await InProcessServer(relyingParty: relyingParty, logger: logger)
-        do { try await body(server.client, server.server) } catch { try? await server.shutdown(); throw error }
+        do { try await body(server.client, server.server) } catch {
+            try? await server.shutdown()
+            throw error
+        }
         try await server.shutdown()
     }
 
     static func registration(_ username: String) throws -> ByteBuffer {
-        ByteBuffer(bytes: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username]))))
+        ByteBuffer(
+            bytes: try JSONEncoder().encode(GetUAFRequest(op: .registration, context: try UAFMessageCodec.encodeObject(["username": username]))))
     }
 
     func testTheAppIDNamesTheConfiguredPortBeforeTheServerRuns() async throws {
@@ -40,8 +47,10 @@ final class RouterTests: XCTestCase {
 
     func testTheRegistrationRequestRouteIsProtected() async throws {
         try await withRouter { client, _ in
-            try await client.execute(uri: "/nevisfido/uaf/1.1/request/registration", method: .post,
-                                     headers: [.contentType: "application/fido+uaf"], body: try Self.registration("alice")) { response in
+            try await client.execute(
+                uri: "/nevisfido/uaf/1.1/request/registration", method: .post,
+                headers: [.contentType: "application/fido+uaf"], body: try Self.registration("alice")
+            ) { response in
                 XCTAssertEqual(response.status, .unauthorized)
                 XCTAssertEqual(response.headers[.wwwAuthenticate], "Bearer")
                 XCTAssertEqual(response.headers[.contentType], "application/json")
@@ -53,7 +62,8 @@ final class RouterTests: XCTestCase {
 
     func testTheDeregistrationRequestRouteIsProtected() async throws {
         try await withRouter { client, _ in
-            try await client.execute(uri: "/nevisfido/uaf/1.1/request/deregistration", method: .post, body: try Self.registration("alice")) { response in
+            try await client.execute(uri: "/nevisfido/uaf/1.1/request/deregistration", method: .post, body: try Self.registration("alice")) {
+                response in
                 XCTAssertEqual(response.status, .unauthorized)
             }
         }
@@ -94,8 +104,10 @@ final class RouterTests: XCTestCase {
 
     func testTheStatusRouteRefusesABodyOfTheWrongShape() async throws {
         try await withRouter { client, _ in
-            try await client.execute(uri: "/nevisfido/status", method: .post, headers: [.contentType: "application/json"],
-                                     body: ByteBuffer(string: #"{"session":"x"}"#)) { response in
+            try await client.execute(
+                uri: "/nevisfido/status", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: #"{"session":"x"}"#)
+            ) { response in
                 XCTAssertEqual(response.status, .badRequest)
                 XCTAssertEqual(response.headers[.contentType], "application/json")
                 let body = try JSONDecoder().decode(ErrorBody.self, from: Data(buffer: response.body))
@@ -106,8 +118,10 @@ final class RouterTests: XCTestCase {
 
     func testAJSONEndpointAnswersAnUnsupportedMediaTypeWithTheJSONErrorBody() async throws {
         try await withRouter { client, _ in
-            try await client.execute(uri: "/nevisfido/token/dispatch/authentication", method: .post, headers: [.contentType: "text/plain"],
-                                     body: ByteBuffer(string: "{}")) { response in
+            try await client.execute(
+                uri: "/nevisfido/token/dispatch/authentication", method: .post, headers: [.contentType: "text/plain"],
+                body: ByteBuffer(string: "{}")
+            ) { response in
                 XCTAssertEqual(response.status, .unsupportedMediaType)
                 XCTAssertEqual(response.headers[.contentType], "application/json")
                 let body = try JSONDecoder().decode(ErrorBody.self, from: Data(buffer: response.body))
@@ -118,8 +132,10 @@ final class RouterTests: XCTestCase {
 
     func testAUAFEndpointAnswersAnUnreadableBodyWithAUAFServerResponse() async throws {
         try await withRouter { client, _ in
-            try await client.execute(uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
-                                     body: ByteBuffer(string: "not json")) { response in
+            try await client.execute(
+                uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
+                body: ByteBuffer(string: "not json")
+            ) { response in
                 XCTAssertEqual(response.status, .badRequest)
                 XCTAssertEqual(response.headers[.contentType], "application/fido+uaf;charset=UTF-8")
                 let body = try JSONDecoder().decode(ServerResponse.self, from: Data(buffer: response.body))
@@ -131,15 +147,19 @@ final class RouterTests: XCTestCase {
     func testAUAFEndpointRefusesABodyThatNamesAMemberTwice() async throws {
         try await withRouter { client, _ in
             // Valid but for the repeated member: JSONDecoder would have taken the first uafResponse.
-            try await client.execute(uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
-                                     body: ByteBuffer(string: #"{"uafResponse":"[]","uafResponse":"[{}]"}"#)) { response in
+            try await client.execute(
+                uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
+                body: ByteBuffer(string: #"{"uafResponse":"[]","uafResponse":"[{}]"}"#)
+            ) { response in
                 XCTAssertEqual(response.status, .badRequest)
                 let body = try JSONDecoder().decode(ServerResponse.self, from: Data(buffer: response.body))
                 XCTAssertEqual(body.statusCode, 1400)
             }
             // The same body without the repeat is readable: its empty message list is a UAF rejection, HTTP 200.
-            try await client.execute(uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
-                                     body: ByteBuffer(string: #"{"uafResponse":"[]"}"#)) { response in
+            try await client.execute(
+                uri: "/nevisfido/uaf/1.1/authentication", method: .post, headers: [.contentType: "application/fido+uaf"],
+                body: ByteBuffer(string: #"{"uafResponse":"[]"}"#)
+            ) { response in
                 XCTAssertEqual(response.status, .ok)
             }
         }
@@ -220,13 +240,17 @@ final class NotAcceptableTests: XCTestCase {
     func testAnHTMLOnlyAcceptOnAUAFRouteIs406AndNothingIsIssued() async throws {
         try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, built in
             let body = ByteBuffer(bytes: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil)))
-            try await client.execute(uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
-                                     headers: [.contentType: "application/fido+uaf", .accept: "text/html"], body: body) { response in
+            try await client.execute(
+                uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
+                headers: [.contentType: "application/fido+uaf", .accept: "text/html"], body: body
+            ) { response in
                 XCTAssertEqual(response.status, .notAcceptable)
                 XCTAssertTrue(String(buffer: response.body).contains(#""error":"not_acceptable""#))
             }
-            try await client.execute(uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
-                                     headers: [.contentType: "application/fido+uaf", .accept: "application/fido+uaf"], body: body) { response in
+            try await client.execute(
+                uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
+                headers: [.contentType: "application/fido+uaf", .accept: "application/fido+uaf"], body: body
+            ) { response in
                 XCTAssertEqual(response.status, .ok)
             }
             let issued = try await built.stores.requests.purge(expiredBefore: .distantFuture)
@@ -237,10 +261,14 @@ final class NotAcceptableTests: XCTestCase {
     func testTheSDKsAcceptIsServed() async throws {
         try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
             let body = ByteBuffer(bytes: try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: nil)))
-            for accept in ["application/fido+uaf", "application/fido+uaf;charset=UTF-8", "application/json", "*/*",
-                           "text/html, */*;q=0.1", "application/*", ""] {
-                try await client.execute(uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
-                                         headers: [.contentType: "application/fido+uaf", .accept: accept], body: body) { response in
+            for accept in [
+                "application/fido+uaf", "application/fido+uaf;charset=UTF-8", "application/json", "*/*",
+                "text/html, */*;q=0.1", "application/*", "",
+            ] {
+                try await client.execute(
+                    uri: "/nevisfido/uaf/1.1/request/authentication", method: .post,
+                    headers: [.contentType: "application/fido+uaf", .accept: accept], body: body
+                ) { response in
                     XCTAssertEqual(response.status, .ok, accept)
                 }
             }
@@ -260,8 +288,10 @@ final class NotAcceptableTests: XCTestCase {
     func testAnAnswerWithoutABodyIsNeverRefused() async throws {
         try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
             // A device-signed PATCH answers 204; unsigned it is refused by the signature rule, not by Accept.
-            try await client.execute(uri: "/nevisfido/devices/credentials/device-1", method: .patch,
-                                     headers: [.accept: "text/html", .contentType: "application/json"], body: ByteBuffer(string: "{}")) { response in
+            try await client.execute(
+                uri: "/nevisfido/devices/credentials/device-1", method: .patch,
+                headers: [.accept: "text/html", .contentType: "application/json"], body: ByteBuffer(string: "{}")
+            ) { response in
                 XCTAssertNotEqual(response.status, .notAcceptable)
             }
         }
@@ -270,12 +300,16 @@ final class NotAcceptableTests: XCTestCase {
     func testTheDeviceServiceAcceptsTheNevisSDKsJOSE() async throws {
         try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
             // Unsigned, so refused, but by the signature rule (401), not by the media type.
-            try await client.execute(uri: "/nevisfido/devices/credentials/device-1", method: .get,
-                                     headers: [.accept: "application/jose;charset=UTF-8"]) { response in
+            try await client.execute(
+                uri: "/nevisfido/devices/credentials/device-1", method: .get,
+                headers: [.accept: "application/jose;charset=UTF-8"]
+            ) { response in
                 XCTAssertEqual(response.status, .unauthorized)
             }
-            try await client.execute(uri: "/nevisfido/devices/credentials/device-1", method: .get,
-                                     headers: [.accept: "image/png"]) { response in
+            try await client.execute(
+                uri: "/nevisfido/devices/credentials/device-1", method: .get,
+                headers: [.accept: "image/png"]
+            ) { response in
                 XCTAssertEqual(response.status, .notAcceptable)
             }
         }
@@ -283,8 +317,10 @@ final class NotAcceptableTests: XCTestCase {
 
     func testAZeroWeightExcludesTheType() async throws {
         try await RouterTests.withRouter(relyingParty: LocalRelyingParty()) { client, _ in
-            try await client.execute(uri: "/nevisfido/status", method: .post, headers: [.accept: "application/json;q=0, text/html", .contentType: "application/json"],
-                                     body: ByteBuffer(string: #"{"sessionId":"x"}"#)) { response in
+            try await client.execute(
+                uri: "/nevisfido/status", method: .post, headers: [.accept: "application/json;q=0, text/html", .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"sessionId":"x"}"#)
+            ) { response in
                 XCTAssertEqual(response.status, .notAcceptable)
             }
         }
@@ -294,9 +330,12 @@ final class NotAcceptableTests: XCTestCase {
 /// The `Accept` reader (RFC 9110 §12.5.1), one rule per test.
 final class MediaRangeTests: XCTestCase {
     func testRangesAreReadWithTheirWeights() {
-        XCTAssertEqual(MediaRange.parse("text/html, application/json;q=0.5 , */*;q=0"),
-                       [MediaRange(type: "text", subtype: "html", weight: 1), MediaRange(type: "application", subtype: "json", weight: 0.5),
-                        MediaRange(type: "*", subtype: "*", weight: 0)])
+        XCTAssertEqual(
+            MediaRange.parse("text/html, application/json;q=0.5 , */*;q=0"),
+            [
+                MediaRange(type: "text", subtype: "html", weight: 1), MediaRange(type: "application", subtype: "json", weight: 0.5),
+                MediaRange(type: "*", subtype: "*", weight: 0),
+            ])
     }
     func testAMalformedRangeIsSkipped() {
         XCTAssertEqual(MediaRange.parse("json, text/"), [])

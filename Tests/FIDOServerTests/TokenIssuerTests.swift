@@ -4,18 +4,21 @@ import JWTKit
 import Primitives
 import TestSupport
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
 /// The tokens the server signs, whose JSON ``WireJWTEncoder`` writes, read by jwt-kit's default parser (Foundation's
 /// `JSONDecoder`), the independent reader a relying party would use.
 final class TokenIssuerTests: XCTestCase {
-    static let claims = IssuedTokenClaims(iss: "https://fido.example/a/b", sub: "zoë \"the\" user/🚀", aud: "rp", iat: 1_795_502_581,
-                                          exp: 1_795_502_881, auth_time: 1_795_502_581, sid: "019a2b3c4d5e-sid", aaid: "F1D0#1001",
-                                          keyid: "a2V5", txn_hash: nil)
+    static let claims = IssuedTokenClaims(
+        iss: "https://fido.example/a/b", sub: "zoë \"the\" user/🚀", aud: "rp", iat: 1_795_502_581,
+        exp: 1_795_502_881, auth_time: 1_795_502_581, sid: "019a2b3c4d5e-sid", aaid: "F1D0#1001",
+        keyid: "a2V5", txn_hash: nil)
 
     func issuer() async throws -> TokenIssuer {
-        try await TokenIssuer(privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation, issuer: "https://fido.example", audience: "rp", lifetime: 300)
+        try await TokenIssuer(
+            privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation, issuer: "https://fido.example", audience: "rp", lifetime: 300)
     }
 
     /// A relying party's reader: jwt-kit with its defaults, trusting the published JWKS.
@@ -62,7 +65,9 @@ final class TokenIssuerTests: XCTestCase {
             func verify(using algorithm: some JWTAlgorithm) async throws {}
         }
         let issuer = try await issuer()
-        let dated = Dated(exp: ExpirationClaim(value: Date(timeIntervalSince1970: 1_795_502_881)), iat: IssuedAtClaim(value: Date(timeIntervalSince1970: 1_795_502_581)))
+        let dated = Dated(
+            exp: ExpirationClaim(value: Date(timeIntervalSince1970: 1_795_502_881)),
+            iat: IssuedAtClaim(value: Date(timeIntervalSince1970: 1_795_502_581)))
         let token = try await issuer.sign(dated)
         XCTAssertEqual(String(decoding: try segments(token).payload, as: UTF8.self), #"{"exp":1795502881,"iat":1795502581}"#)
         let read = try await verifier(issuer).verify(token, as: Dated.self)

@@ -1,5 +1,6 @@
 import JWTKit
 import XCTest
+
 @testable import FIDOServerCore
 
 /// A refused JWT is named in words in the 401 and the audit trail, never with JWTKit's or Foundation's internals.
@@ -15,7 +16,10 @@ final class TokenRefusalTests: XCTestCase {
     }
 
     func refusal(_ token: String, keys: JWTKeyCollection) async -> String? {
-        do { _ = try await keys.verify(token, as: Claims.self); return nil } catch { return TokenRefusal.reason(error) }
+        do {
+            _ = try await keys.verify(token, as: Claims.self)
+            return nil
+        } catch { return TokenRefusal.reason(error) }
     }
 
     func testATokenThatIsNotAJWTIsSaidSo() async throws {

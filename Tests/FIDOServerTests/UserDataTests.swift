@@ -4,6 +4,7 @@ import Foundation
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -20,13 +21,15 @@ final class UserDataTests: XCTestCase {
 
     func logIn(_ server: InProcessServer, _ username: String, _ authenticator: inout SoftwareAuthenticator) async throws {
         let (_, request) = try await server.authenticationRequest(username: username)
-        let result = try await server.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(request), serverAppID: server.appID))
+        let result = try await server.send(
+            "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(try XCTUnwrap(request), serverAppID: server.appID))
         XCTAssertEqual(result.statusCode, 1200)
     }
 
     static func target(_ id: String, username: String) -> DispatchTargetRecord {
-        DispatchTargetRecord(id: id, extId: "ext-\(id)", username: username, name: "phone \(id)", deviceId: "device-\(id)", dispatcher: "firebase-cloud-messaging",
-                             target: "push", signatureKey: "{}", encryptionKey: nil, createdAt: Date(), updatedAt: Date())
+        DispatchTargetRecord(
+            id: id, extId: "ext-\(id)", username: username, name: "phone \(id)", deviceId: "device-\(id)", dispatcher: "firebase-cloud-messaging",
+            target: "push", signatureKey: "{}", encryptionKey: nil, createdAt: Date(), updatedAt: Date())
     }
 
     func testTheSummaryListsKeysLiveSessionsTargetsAndOutstandingRequestsOfThatUserOnly() async throws {
@@ -68,7 +71,8 @@ final class UserDataTests: XCTestCase {
             let left = try await UserData.summary(stores, username: "alice", now: server.clock.now)
             XCTAssertTrue(left.isEmpty, "\(left)")
             // The registration request issued before the erasure enrols nothing now.
-            let late = try await server.send("/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(pending, serverAppID: server.appID))
+            let late = try await server.send(
+                "/nevisfido/uaf/1.1/registration", try SoftwareAuthenticator().register(pending, serverAppID: server.appID))
             XCTAssertNotEqual(late.statusCode, 1200)
             let after = try await stores.registrations.registrations(username: "alice")
             XCTAssertEqual(after, [])
@@ -83,8 +87,10 @@ final class UserDataTests: XCTestCase {
             var key = try await register(server, "alice")
             try await logIn(server, "alice", &key)
             // A session opened otherwise than by this key (an Auth Cloud or demo login) ends with her last key too.
-            _ = try await stores.sessions.create(username: "alice", credential: .uaf(aaid: "F1D0#1005", keyID: "other"), now: server.clock.now, lifetime: 600)
-            let removed = try await UserData.removeRegistrations(stores, username: "alice", keyIDs: [Base64URL.encode(key.keyID)], now: server.clock.now)
+            _ = try await stores.sessions.create(
+                username: "alice", credential: .uaf(aaid: "F1D0#1005", keyID: "other"), now: server.clock.now, lifetime: 600)
+            let removed = try await UserData.removeRegistrations(
+                stores, username: "alice", keyIDs: [Base64URL.encode(key.keyID)], now: server.clock.now)
             XCTAssertEqual(removed.count, 1)
             let sessions = try await stores.sessions.live(username: "alice", now: server.clock.now)
             XCTAssertEqual(sessions, [])

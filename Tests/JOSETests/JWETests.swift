@@ -49,7 +49,8 @@ final class JWETests: XCTestCase {
     }
 
     func testEachEncryptionUsesAFreshEphemeralKeyAndIV() throws {
-        let a = parts(try token()), b = parts(try token())
+        let a = parts(try token())
+        let b = parts(try token())
         XCTAssertNotEqual(a[0], b[0])
         XCTAssertNotEqual(a[2], b[2])
     }

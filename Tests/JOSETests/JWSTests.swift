@@ -1,7 +1,7 @@
-import Primitives
 import Crypto
 import Foundation
 import JOSE
+import Primitives
 import XCTest
 
 final class JWSTests: XCTestCase {

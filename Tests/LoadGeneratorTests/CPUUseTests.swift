@@ -1,5 +1,6 @@
-@testable import LoadGenerator
 import XCTest
+
+@testable import LoadGenerator
 
 /// The procfs parsers behind `CPU per flow`, on real lines of proc(5)'s format, each rejection by one changed field.
 final class CPUUseTests: XCTestCase {

@@ -49,8 +49,12 @@ final class GeneratorSchedulingTests: XCTestCase {
     }
 
     func testAMovedThreadRunsUnderBatchAndAnotherDoesNot() throws {
-        let moved = ParkedThread(), untouched = ParkedThread()
-        defer { moved.end(); untouched.end() }
+        let moved = ParkedThread()
+        let untouched = ParkedThread()
+        defer {
+            moved.end()
+            untouched.end()
+        }
         XCTAssertEqual(GeneratorScheduling.isBatch(try XCTUnwrap(moved.id)), false)
         XCTAssertEqual(try GeneratorScheduling.moveToBatch([try XCTUnwrap(moved.id)]), 1)
         XCTAssertEqual(GeneratorScheduling.isBatch(try XCTUnwrap(moved.id)), true)
@@ -64,7 +68,10 @@ final class GeneratorSchedulingTests: XCTestCase {
             _ = try? GeneratorScheduling.moveToBatch([GeneratorScheduling.currentThread() ?? -1])
             child.set(ParkedThread())
         }
-        defer { parent.end(); child.thread?.end() }
+        defer {
+            parent.end()
+            child.thread?.end()
+        }
         XCTAssertEqual(GeneratorScheduling.isBatch(try XCTUnwrap(parent.id)), true)
         XCTAssertEqual(GeneratorScheduling.isBatch(try XCTUnwrap(child.thread?.id)), true)
     }

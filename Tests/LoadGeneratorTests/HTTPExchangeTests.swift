@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import XCTest
+
 @testable import LoadGenerator
 
 /// The handler that hands one connection's answers back to `mauth load`'s loop.

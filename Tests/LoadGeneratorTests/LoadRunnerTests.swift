@@ -23,8 +23,9 @@ final class LoadRunnerTests: XCTestCase {
     /// A server trusting the test's relying party, without the per-address limit (all load comes from one address).
     func startServer(database: ServerConfiguration.Database) async throws -> RunningFIDOServer {
         var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: database)
-        configuration.authorization.jwt = .init(jwksPath: directory.appendingPathComponent("jwks.json").path, issuer: relyingParty.issuer,
-                                                audience: relyingParty.audience)
+        configuration.authorization.jwt = .init(
+            jwksPath: directory.appendingPathComponent("jwks.json").path, issuer: relyingParty.issuer,
+            audience: relyingParty.audience)
         configuration.limits.requestsPerMinutePerAddress = 0
         configuration.fido2 = .init(rpId: "localhost", origins: ["https://localhost"])
         var logger = Logger(label: "load-test")
@@ -38,8 +39,9 @@ final class LoadRunnerTests: XCTestCase {
     }
 
     func plan(_ flow: LoadPlan.Flow = .authentication, flows: Int, connections: Int = 4, population: Int = 8) -> LoadPlan {
-        LoadPlan(targets: [server.baseURL], trustedCertificatesPEM: server.certificatePEM, connections: connections, flow: flow,
-                 stop: .flows(flows), population: population, relyingParty: relyingParty)
+        LoadPlan(
+            targets: [server.baseURL], trustedCertificatesPEM: server.certificatePEM, connections: connections, flow: flow,
+            stop: .flows(flows), population: population, relyingParty: relyingParty)
     }
 
     func decisions(_ operation: String, _ statusCode: Int, on server: RunningFIDOServer? = nil) -> Double {
@@ -53,12 +55,14 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertEqual(report.measured.failedFlows, 0)
         XCTAssertEqual(report.measured.errors, [])
         XCTAssertEqual(report.measured.flowLatency.count, 120)
-        XCTAssertEqual(report.measured.endpoints.map(\.name),
-                       ["POST /nevisfido/uaf/1.1/authentication", "POST /nevisfido/uaf/1.1/request/authentication"])
+        XCTAssertEqual(
+            report.measured.endpoints.map(\.name),
+            ["POST /nevisfido/uaf/1.1/authentication", "POST /nevisfido/uaf/1.1/request/authentication"])
         XCTAssertEqual(report.measured.endpoints.map(\.latency.count), [120, 120])
         let latency = report.measured.flowLatency
-        XCTAssertTrue(latency.p50Milliseconds <= latency.p95Milliseconds && latency.p95Milliseconds <= latency.p99Milliseconds
-                      && latency.p99Milliseconds <= latency.maxMilliseconds)
+        XCTAssertTrue(
+            latency.p50Milliseconds <= latency.p95Milliseconds && latency.p95Milliseconds <= latency.p99Milliseconds
+                && latency.p99Milliseconds <= latency.maxMilliseconds)
         // The server's own count agrees: 120 logins and 8 registrations, each accepted once.
         XCTAssertEqual(decisions("authentication", 1200), 120)
         XCTAssertEqual(decisions("registration", 1200), 8)
@@ -75,11 +79,13 @@ final class LoadRunnerTests: XCTestCase {
         var plan = plan(flows: 60, population: 30)
         let stores = server.stores
         plan.writeRegistrations = { batch in
-            try await stores.registrations.insert(batch.map { user in
-                RegistrationRecord(username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
-                                   publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
-                                   registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
-            })
+            try await stores.registrations.insert(
+                batch.map { user in
+                    RegistrationRecord(
+                        username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
+                        publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
+                        registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
+                })
         }
         let report = try await LoadRunner.run(plan)
         XCTAssertNil(report.setup, "nobody registered over HTTP")
@@ -121,8 +127,9 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertEqual(report.setup?.flows, 8)
         XCTAssertEqual(report.measured.flows, 80)
         XCTAssertEqual(report.measured.failedFlows, 0)
-        XCTAssertEqual(report.measured.endpoints.map(\.name),
-                       ["POST /nevisfido/fido2/assertion/options", "POST /nevisfido/fido2/assertion/result"])
+        XCTAssertEqual(
+            report.measured.endpoints.map(\.name),
+            ["POST /nevisfido/fido2/assertion/options", "POST /nevisfido/fido2/assertion/result"])
         XCTAssertEqual(report.measured.timeline.reduce(0) { $0 + $1.replaysAccepted }, 0)
         // The server's count agrees: 8 passkeys, 80 sign-ins, and every replay refused.
         XCTAssertEqual(decisions("passkey registration", 200), 8)
@@ -225,7 +232,8 @@ final class LoadRunnerTests: XCTestCase {
             XCTFail("expected the setup to fail")
         } catch let error as LoadRunnerError {
             XCTAssertTrue(error.description.contains("HTTP 401"), error.description)
-            XCTAssertTrue(error.description.contains("Registrations need the relying party's JWT: pass --relying-party-key KEY.pem"), error.description)
+            XCTAssertTrue(
+                error.description.contains("Registrations need the relying party's JWT: pass --relying-party-key KEY.pem"), error.description)
         }
     }
 
@@ -236,8 +244,11 @@ final class LoadRunnerTests: XCTestCase {
             _ = try await LoadRunner.run(plan)
             XCTFail("expected the setup to fail")
         } catch let error as LoadRunnerError {
-            XCTAssertTrue(error.description.hasSuffix("the server's certificate is not trusted (the TLS handshake refused it). "
-                + "Trust the server's certificate with --ca-file FILE (mauth server --write-certificate FILE writes a development one)"), error.description)
+            XCTAssertTrue(
+                error.description.hasSuffix(
+                    "the server's certificate is not trusted (the TLS handshake refused it). "
+                        + "Trust the server's certificate with --ca-file FILE (mauth server --write-certificate FILE writes a development one)"),
+                error.description)
         }
     }
 
@@ -248,8 +259,9 @@ final class LoadRunnerTests: XCTestCase {
             _ = try await LoadRunner.run(plan)
             XCTFail("expected the setup to fail")
         } catch let error as LoadRunnerError {
-            XCTAssertTrue(error.description.hasSuffix("nothing answers there (connection refused). Is the server running, at the --url given?"),
-                          error.description)
+            XCTAssertTrue(
+                error.description.hasSuffix("nothing answers there (connection refused). Is the server running, at the --url given?"),
+                error.description)
         }
     }
 

@@ -1,16 +1,18 @@
 import Dispatch
 import Foundation
+import MobileAuthenticationSimulator
 import XCTest
+
 @testable import MobileAuthentication
 @testable import MobileAuthenticationCore
-import MobileAuthenticationSimulator
 
 final class CallbackQueueTests: XCTestCase {
     var directory: URL!
     override func setUp() { directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-callbacks-\(UUID().uuidString)") }
     override func tearDown() { try? FileManager.default.removeItem(at: directory) }
 
-    private func makeClient(queue: DispatchQueue?, interactionTimeout: Int = 5) async throws -> (any MobileAuthenticationClient, InMemoryRelyingParty) {
+    private func makeClient(queue: DispatchQueue?, interactionTimeout: Int = 5) async throws -> (any MobileAuthenticationClient, InMemoryRelyingParty)
+    {
         let made = try await makeInMemoryClient(in: directory, callbackQueue: queue, interactionTimeout: interactionTimeout)
         return (made.client, made.party)
     }
@@ -22,8 +24,14 @@ final class CallbackQueueTests: XCTestCase {
         client.operations.registration.username("alice").deviceInformation(DeviceInformation(name: "unit"))
             .authenticatorSelector(WitnessedSelector(witness, choose: "F1D0#1001"))
             .pinEnroller(WitnessedPinEnroller(witness, pins: ["12", "123456"]))
-            .onSuccess { witness.note("registration.onSuccess"); registered.fulfill() }
-            .onError { error in witness.note("registration.onError \(error)"); registered.fulfill() }
+            .onSuccess {
+                witness.note("registration.onSuccess")
+                registered.fulfill()
+            }
+            .onError { error in
+                witness.note("registration.onError \(error)")
+                registered.fulfill()
+            }
             .execute()
         await fulfillment(of: [registered], timeout: 20)
 
@@ -31,14 +39,24 @@ final class CallbackQueueTests: XCTestCase {
         client.operations.authentication.username("alice")
             .authenticatorSelector(WitnessedSelector(witness, choose: "F1D0#1001"))
             .pinUserVerifier(WitnessedPinVerifier(witness, pins: ["654321", "123456"]))
-            .onSuccess { _ in witness.note("authentication.onSuccess"); authenticated.fulfill() }
-            .onError { error in witness.note("authentication.onError \(error)"); authenticated.fulfill() }
+            .onSuccess { _ in
+                witness.note("authentication.onSuccess")
+                authenticated.fulfill()
+            }
+            .onError { error in
+                witness.note("authentication.onError \(error)")
+                authenticated.fulfill()
+            }
             .execute()
         await fulfillment(of: [authenticated], timeout: 20)
 
         // The invalid PIN and the wrong PIN each ask again: every question is on the queue, not only the first.
-        XCTAssertEqual(witness.names, ["selectAuthenticator", "enrollPin", "enrollPin", "valid", "registration.onSuccess",
-                                       "selectAuthenticator", "verifyPin", "verifyPin", "valid", "authentication.onSuccess"])
+        XCTAssertEqual(
+            witness.names,
+            [
+                "selectAuthenticator", "enrollPin", "enrollPin", "valid", "registration.onSuccess",
+                "selectAuthenticator", "verifyPin", "verifyPin", "valid", "authentication.onSuccess",
+            ])
         XCTAssertEqual(witness.offQueue, [])
     }
 
@@ -49,8 +67,14 @@ final class CallbackQueueTests: XCTestCase {
         let failed = expectation(description: "failed")
         client.operations.registration.username("bob").deviceInformation(DeviceInformation(name: "unit"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: "F1D0#1001")).pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
-            .onSuccess { witness.note("onSuccess"); failed.fulfill() }
-            .onError { _ in witness.note("onError"); failed.fulfill() }
+            .onSuccess {
+                witness.note("onSuccess")
+                failed.fulfill()
+            }
+            .onError { _ in
+                witness.note("onError")
+                failed.fulfill()
+            }
             .execute()
         await fulfillment(of: [failed], timeout: 20)
         XCTAssertEqual(witness.names, ["onError"])
@@ -63,8 +87,14 @@ final class CallbackQueueTests: XCTestCase {
         let created = expectation(description: "created")
         MobileAuthenticationClientInitializer().configuration(Configuration(baseUrl: URL(string: "https://rp.example")!))
             .platform(platform).callbackQueue(witness.queue)
-            .onSuccess { _ in witness.note("onSuccess"); created.fulfill() }
-            .onError { _ in witness.note("onError"); created.fulfill() }
+            .onSuccess { _ in
+                witness.note("onSuccess")
+                created.fulfill()
+            }
+            .onError { _ in
+                witness.note("onError")
+                created.fulfill()
+            }
             .execute()
         await fulfillment(of: [created], timeout: 20)
         XCTAssertEqual(witness.names, ["onSuccess"])
@@ -94,7 +124,8 @@ final class CallbackQueueTests: XCTestCase {
     func testWithoutAQueueTheAppIsAskedOnMainOnApplePlatformsAndOnTheSDKsTaskElsewhere() async throws {
         let platform = SimulatedPlatform(storageDirectory: directory, deviceProfile: .ios)
         let party = InMemoryRelyingParty(facetID: platform.applicationFacetId)
-        let configuration = Configuration(baseUrl: URL(string: "https://rp.example")!, userInteractionTimeoutInSeconds: 5, facetId: platform.applicationFacetId)
+        let configuration = Configuration(
+            baseUrl: URL(string: "https://rp.example")!, userInteractionTimeoutInSeconds: 5, facetId: platform.applicationFacetId)
         let client = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(platform).transport(party).executeAsync()
         let witness = ThreadWitness()
         try await client.operations.registration.username("alice").deviceInformation(DeviceInformation(name: "unit"))
@@ -117,8 +148,14 @@ extension CallbackQueueTests {
         let registered = expectation(description: "registered")
         client.operations.registration.username("dave").deviceInformation(DeviceInformation(name: "unit"))
             .authenticatorSelector(ThreadNotingSelector(threads)).pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
-            .onSuccess { threads.note(); registered.fulfill() }
-            .onError { _ in threads.note(); registered.fulfill() }
+            .onSuccess {
+                threads.note()
+                registered.fulfill()
+            }
+            .onError { _ in
+                threads.note()
+                registered.fulfill()
+            }
             .execute()
         await fulfillment(of: [registered], timeout: 20)
         XCTAssertEqual(threads.onMain, [true, true])
@@ -128,7 +165,10 @@ extension CallbackQueueTests {
 private final class ThreadWitness: @unchecked Sendable {
     private let lock = NSLock()
     private var seen: [Bool] = []
-    func note() { let main = Thread.isMainThread; lock.withLock { seen.append(main) } }
+    func note() {
+        let main = Thread.isMainThread
+        lock.withLock { seen.append(main) }
+    }
     var onMain: [Bool] { lock.withLock { seen } }
 }
 
@@ -136,7 +176,7 @@ private final class ThreadNotingSelector: AuthenticatorSelector, @unchecked Send
     let threads: ThreadWitness
     init(_ threads: ThreadWitness) { self.threads = threads }
     func selectAuthenticator(context: any AuthenticatorSelectionContext, handler: any AuthenticatorSelectionHandler) {
-        threads.note(); handler.aaid("F1D0#1001")
+        threads.note()
+        handler.aaid("F1D0#1001")
     }
 }
-

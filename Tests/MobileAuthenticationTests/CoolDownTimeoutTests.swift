@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
+import MobileAuthenticationSimulator
 import XCTest
+
 @testable import MobileAuthentication
 @testable import MobileAuthenticationCore
-import MobileAuthenticationSimulator
 
 /// A PIN prompt shown during a cool-down gives the user the interaction timeout plus the cool-down still to run
 /// (seed 000: the user must be able to wait it out), and only a prompt without one times out at the plain timeout.
@@ -19,11 +20,17 @@ final class CoolDownTimeoutTests: XCTestCase {
         let delay: TimeInterval
         private let lock = NSLock()
         private(set) var statuses: [PinAuthenticatorProtectionStatus] = []
-        init(platform: SimulatedPlatform, delay: TimeInterval) { self.platform = platform; self.delay = delay }
+        init(platform: SimulatedPlatform, delay: TimeInterval) {
+            self.platform = platform
+            self.delay = delay
+        }
 
         func verifyPin(context: any PinUserVerificationContext, handler: any PinUserVerificationHandler) {
             let status = context.authenticatorProtectionStatus
-            let count = lock.withLock { statuses.append(status); return statuses.count }
+            let count = lock.withLock {
+                statuses.append(status)
+                return statuses.count
+            }
             guard count > 3 else { return handler.verify("000000") }
             platform.advanceClock(by: 61)
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) { handler.verify("123456") }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import MobileAuthentication
 @testable import MobileAuthenticationCore
 
@@ -12,11 +13,13 @@ final class FailureReportTests: XCTestCase {
     }
 
     func testALockOutIsReportedAsUserLockout() throws {
-        XCTAssertEqual(OperationRunner.FailureReport(.FidoError(errorCode: .userLockout, cause: nil)), .init(clientErrorCode: 0x10, asmStatusCode: 0x10))
+        XCTAssertEqual(
+            OperationRunner.FailureReport(.FidoError(errorCode: .userLockout, cause: nil)), .init(clientErrorCode: 0x10, asmStatusCode: 0x10))
     }
 
     func testNoFittingAuthenticatorHasNoASMCode() {
-        XCTAssertEqual(OperationRunner.FailureReport(.FidoError(errorCode: .noSuitableAuthenticator, cause: nil)), .init(clientErrorCode: 5, asmStatusCode: nil))
+        XCTAssertEqual(
+            OperationRunner.FailureReport(.FidoError(errorCode: .noSuitableAuthenticator, cause: nil)), .init(clientErrorCode: 5, asmStatusCode: nil))
     }
 
     func testAnUnexpectedFailureIsReportedAsUnknown() {

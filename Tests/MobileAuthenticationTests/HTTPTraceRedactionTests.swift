@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import MobileAuthenticationCore
 
 /// The rules `HTTPTraceEvent.redacted()` applies to a body, one test each.
@@ -7,8 +8,9 @@ final class HTTPTraceRedactionTests: XCTestCase {
     func redact(_ json: String) -> String { String(decoding: HTTPTraceEvent.redacted(Data(json.utf8)), as: UTF8.self) }
 
     func testATokenValueOfAServerResponseIsRedacted() {
-        XCTAssertEqual(redact(#"{"additionalTokens":[{"type":"HTTP_COOKIE","value":"sid=abc; Secure"}],"statusCode":1200}"#),
-                       #"{"additionalTokens":[{"type":"HTTP_COOKIE","value":"[redacted]"}],"statusCode":1200}"#)
+        XCTAssertEqual(
+            redact(#"{"additionalTokens":[{"type":"HTTP_COOKIE","value":"sid=abc; Secure"}],"statusCode":1200}"#),
+            #"{"additionalTokens":[{"type":"HTTP_COOKIE","value":"[redacted]"}],"statusCode":1200}"#)
     }
 
     func testARedeemTokenIsRedacted() {

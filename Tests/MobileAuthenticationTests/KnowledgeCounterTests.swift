@@ -1,6 +1,7 @@
 import Foundation
 import MobileAuthenticationSimulator
 import XCTest
+
 @testable import MobileAuthenticationCore
 
 /// The PIN and password failure counters under parallel attempts: a brute-force limit must never under-count.
@@ -18,8 +19,9 @@ final class KnowledgeCounterTests: XCTestCase {
         let state = try await LocalState.open(platform: SimulatedPlatform(storageDirectory: directory))
         let store = KnowledgeVerifierStore(state: state, factor: .pin)
         let salt = Array(repeating: UInt8(7), count: 16)
-        let record = KnowledgeRecord(salt: salt, hash: try KnowledgeVerifierStore.hash("123456", salt: salt, cost: 1024), cost: 1024,
-                                     failures: 0, lastFailure: nil)
+        let record = KnowledgeRecord(
+            salt: salt, hash: try KnowledgeVerifierStore.hash("123456", salt: salt, cost: 1024), cost: 1024,
+            failures: 0, lastFailure: nil)
         var changes = StateChanges()
         try changes.set(record, store.entry("alice"))
         try await state.commit(changes) { _ in }
@@ -38,8 +40,16 @@ final class KnowledgeCounterTests: XCTestCase {
         // In any order, the first three wrong PINs are counted (the third starts a 60 s cool-down) and the fourth
         // meets the cool-down, which refuses it without counting: as if they had come one after another.
         XCTAssertEqual(failures, 3, "\(outcomes)")
-        XCTAssertEqual(outcomes.filter { if case .rejected = $0 { return true }; return false }.count, 3, "\(outcomes)")
-        XCTAssertEqual(outcomes.filter { if case .coolingDown = $0 { return true }; return false }.count, 1, "\(outcomes)")
+        XCTAssertEqual(
+            outcomes.filter {
+                if case .rejected = $0 { return true }
+                return false
+            }.count, 3, "\(outcomes)")
+        XCTAssertEqual(
+            outcomes.filter {
+                if case .coolingDown = $0 { return true }
+                return false
+            }.count, 1, "\(outcomes)")
     }
 
     func testARightPinAfterParallelWrongOnesDoesNotEraseTheirCount() async throws {

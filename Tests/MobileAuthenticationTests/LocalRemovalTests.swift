@@ -1,6 +1,7 @@
 import Foundation
 import MobileAuthenticationSimulator
 import XCTest
+
 @testable import MobileAuthentication
 @testable import MobileAuthenticationCore
 
@@ -19,10 +20,12 @@ final class LocalRemovalTests: XCTestCase {
         let state = try await LocalState.open(platform: platform)
         let server = Server(baseUrl: URL(string: "https://login.example")!)
         func registration(_ username: String, _ keyID: String) -> LocalRegistration {
-            LocalRegistration(username: username, server: server, aaid: "F1D0#1001", keyID: keyID, keyAlias: "key-\(keyID)", signCounter: 1,
-                              signatureAlgorithm: nil, options: nil, createdAt: Date())
+            LocalRegistration(
+                username: username, server: server, aaid: "F1D0#1001", keyID: keyID, keyAlias: "key-\(keyID)", signCounter: 1,
+                signatureAlgorithm: nil, options: nil, createdAt: Date())
         }
-        let alice = registration("alice", "a"), bob = registration("bob", "b")
+        let alice = registration("alice", "a")
+        let bob = registration("bob", "b")
         try await state.commit(StateChanges()) { $0.registrations = [alice, bob] }
         let configuration = Configuration(baseUrl: server.baseUrl)
         let core = ClientCore(configuration: configuration, platform: platform, transport: NoServer(), state: state, snapshot: await state.snapshot)

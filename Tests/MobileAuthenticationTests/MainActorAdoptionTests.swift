@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
+import MobileAuthenticationSimulator
 import XCTest
+
 @testable import MobileAuthentication
 @testable import MobileAuthenticationCore
-import MobileAuthenticationSimulator
 
 /// A view controller as an iOS app writes it under Swift 6: isolated to the main actor, with state of its own, adopting
 /// the interaction protocols with `@preconcurrency`. That compiles (this file is the proof), and the Swift runtime
@@ -20,28 +21,42 @@ final class ScreenInteraction {
 
 extension ScreenInteraction: @preconcurrency AuthenticatorSelector {
     func selectAuthenticator(context: any AuthenticatorSelectionContext, handler: any AuthenticatorSelectionHandler) {
-        shown.append("select"); handler.aaid("F1D0#1001")
+        shown.append("select")
+        handler.aaid("F1D0#1001")
     }
 }
 
 extension ScreenInteraction: @preconcurrency AccountSelector {
     func selectAccount(context: any AccountSelectionContext, handler: any AccountSelectionHandler) {
-        shown.append("account"); handler.username(context.accounts[0].username)
+        shown.append("account")
+        handler.username(context.accounts[0].username)
     }
 }
 
 extension ScreenInteraction: @preconcurrency PinEnroller {
-    func enrollPin(context: any PinEnrollmentContext, handler: any PinEnrollmentHandler) { shown.append("enrollPin"); handler.pin(next()) }
-    func pinPolicy() -> PinPolicy { shown.append("pinPolicy"); return PinPolicy() }
+    func enrollPin(context: any PinEnrollmentContext, handler: any PinEnrollmentHandler) {
+        shown.append("enrollPin")
+        handler.pin(next())
+    }
+    func pinPolicy() -> PinPolicy {
+        shown.append("pinPolicy")
+        return PinPolicy()
+    }
     func onValidCredentialsProvided() { shown.append("valid") }
 }
 
 extension ScreenInteraction: @preconcurrency PinUserVerifier {
-    func verifyPin(context: any PinUserVerificationContext, handler: any PinUserVerificationHandler) { shown.append("verifyPin"); handler.verify(next()) }
+    func verifyPin(context: any PinUserVerificationContext, handler: any PinUserVerificationHandler) {
+        shown.append("verifyPin")
+        handler.verify(next())
+    }
 }
 
 extension ScreenInteraction: @preconcurrency PinChanger {
-    func changePin(context: any PinChangeContext, handler: any PinChangeHandler) { shown.append("changePin"); handler.pins(next(), next()) }
+    func changePin(context: any PinChangeContext, handler: any PinChangeHandler) {
+        shown.append("changePin")
+        handler.pins(next(), next())
+    }
 }
 
 /// The remaining app-implemented protocols, adopted the same way: that they compile is what this type proves.
@@ -62,7 +77,9 @@ extension EveryOtherScreen: @preconcurrency BiometricUserVerifier {
     func verifyBiometric(context: any BiometricUserVerificationContext, handler: any BiometricUserVerificationHandler) { handler.verify() }
 }
 extension EveryOtherScreen: @preconcurrency DevicePasscodeUserVerifier {
-    func verifyDevicePasscode(context: any DevicePasscodeUserVerificationContext, handler: any DevicePasscodeUserVerificationHandler) { handler.verify() }
+    func verifyDevicePasscode(context: any DevicePasscodeUserVerificationContext, handler: any DevicePasscodeUserVerificationHandler) {
+        handler.verify()
+    }
 }
 extension EveryOtherScreen: @preconcurrency FingerprintUserVerifier {
     func verifyFingerprint(context: any FingerprintUserVerificationContext, handler: any FingerprintUserVerificationHandler) { handler.cancel() }
@@ -81,21 +98,30 @@ final class MainActorAdoptionTests: XCTestCase {
         client.operations.registration.username("alice").deviceInformation(DeviceInformation(name: "unit"))
             .authenticatorSelector(screen).pinEnroller(screen)
             .onSuccess { registered.fulfill() }
-            .onError { XCTFail("\($0)"); registered.fulfill() }
+            .onError {
+                XCTFail("\($0)")
+                registered.fulfill()
+            }
             .execute()
         await fulfillment(of: [registered], timeout: 20)
 
         let authenticated = expectation(description: "authenticated")
         client.operations.authentication.accountSelector(screen).authenticatorSelector(screen).pinUserVerifier(screen)
             .onSuccess { _ in authenticated.fulfill() }
-            .onError { XCTFail("\($0)"); authenticated.fulfill() }
+            .onError {
+                XCTFail("\($0)")
+                authenticated.fulfill()
+            }
             .execute()
         await fulfillment(of: [authenticated], timeout: 20)
 
         let changed = expectation(description: "changed")
         client.operations.pinChange.username("alice").pinChanger(screen)
             .onSuccess { changed.fulfill() }
-            .onError { XCTFail("\($0)"); changed.fulfill() }
+            .onError {
+                XCTFail("\($0)")
+                changed.fulfill()
+            }
             .execute()
         await fulfillment(of: [changed], timeout: 20)
 
@@ -106,8 +132,10 @@ final class MainActorAdoptionTests: XCTestCase {
     @MainActor
     func testEveryInteractionProtocolTakesAMainActorType() {
         let other = EveryOtherScreen()
-        let adopted: [Any] = [other as any PasswordEnroller, other as any PasswordUserVerifier, other as any PasswordChanger,
-                              other as any BiometricUserVerifier, other as any DevicePasscodeUserVerifier, other as any FingerprintUserVerifier]
+        let adopted: [Any] = [
+            other as any PasswordEnroller, other as any PasswordUserVerifier, other as any PasswordChanger,
+            other as any BiometricUserVerifier, other as any DevicePasscodeUserVerifier, other as any FingerprintUserVerifier,
+        ]
         XCTAssertEqual(adopted.count, 6)
     }
 }

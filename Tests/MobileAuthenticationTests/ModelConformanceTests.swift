@@ -1,18 +1,24 @@
 import Foundation
+import XCTest
+
+@testable import MobileAuthenticationCore
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import XCTest
-@testable import MobileAuthenticationCore
 
 /// The Nevis SDK's conformances (sdk-api.md B.4): `Account` is `Hashable`, `Authenticator` and `UserEnrollment` are
 /// `Equatable`, and the authorization and session providers are `Codable`, cookies in our `CodableCookie` form.
 final class ModelConformanceTests: XCTestCase {
     private let server = Server(baseUrl: URL(string: "https://fido.example.com")!)
 
-    private func cookie(name: String = "SESSION", domain: String = "fido.example.com", expires: Date? = Date(timeIntervalSince1970: 1_900_000_000)) -> HTTPCookie {
-        var properties: [HTTPCookiePropertyKey: Any] = [.name: name, .value: "s3cr3t", .domain: domain, .path: "/app", .secure: "TRUE",
-                                                        HTTPCookiePropertyKey("HttpOnly"): "TRUE"]
+    private func cookie(
+        name: String = "SESSION", domain: String = "fido.example.com", expires: Date? = Date(timeIntervalSince1970: 1_900_000_000)
+    ) -> HTTPCookie {
+        var properties: [HTTPCookiePropertyKey: Any] = [
+            .name: name, .value: "s3cr3t", .domain: domain, .path: "/app", .secure: "TRUE",
+            HTTPCookiePropertyKey("HttpOnly"): "TRUE",
+        ]
         if let expires { properties[.expires] = expires }
         return HTTPCookie(properties: properties)!
     }
@@ -20,8 +26,10 @@ final class ModelConformanceTests: XCTestCase {
     private func roundTrip<T: Codable>(_ value: T) throws -> T { try JSONDecoder().decode(T.self, from: try JSONEncoder().encode(value)) }
 
     func testAccountsAreHashable() {
-        let accounts: Set<AccountRecord> = [AccountRecord(username: "alice", server: server), AccountRecord(username: "alice", server: server),
-                                            AccountRecord(username: "bob", server: server)]
+        let accounts: Set<AccountRecord> = [
+            AccountRecord(username: "alice", server: server), AccountRecord(username: "alice", server: server),
+            AccountRecord(username: "bob", server: server),
+        ]
         XCTAssertEqual(accounts.count, 2)
         let any: [any Account] = Array(accounts)
         XCTAssertEqual(Set(any.map { AnyHashable($0) }).count, 2, "an app can key a dictionary by `any Account`")
@@ -29,13 +37,23 @@ final class ModelConformanceTests: XCTestCase {
 
     func testAuthenticatorsAreEqualWhenTheyShowTheSameThing() {
         let alice = AccountRecord(username: "alice", server: server)
-        let pin = AuthenticatorValue(aaid: "F1D0#1001", registeredAccounts: [alice], enrollment: SdkUserEnrollment(accounts: [alice]), isSupportedByHardware: true)
-        XCTAssertEqual(pin, AuthenticatorValue(aaid: "F1D0#1001", registeredAccounts: [alice], enrollment: SdkUserEnrollment(accounts: [alice]),
-                                               isSupportedByHardware: true))
-        XCTAssertNotEqual(pin, AuthenticatorValue(aaid: "F1D0#1001", registeredAccounts: [], enrollment: SdkUserEnrollment(accounts: [alice]),
-                                                  isSupportedByHardware: true))
-        XCTAssertNotEqual(pin, AuthenticatorValue(aaid: "F1D0#1001", registeredAccounts: [alice], enrollment: OsUserEnrollment(enrolled: true),
-                                                  isSupportedByHardware: true), "enrollments of different kinds differ")
+        let pin = AuthenticatorValue(
+            aaid: "F1D0#1001", registeredAccounts: [alice], enrollment: SdkUserEnrollment(accounts: [alice]), isSupportedByHardware: true)
+        XCTAssertEqual(
+            pin,
+            AuthenticatorValue(
+                aaid: "F1D0#1001", registeredAccounts: [alice], enrollment: SdkUserEnrollment(accounts: [alice]),
+                isSupportedByHardware: true))
+        XCTAssertNotEqual(
+            pin,
+            AuthenticatorValue(
+                aaid: "F1D0#1001", registeredAccounts: [], enrollment: SdkUserEnrollment(accounts: [alice]),
+                isSupportedByHardware: true))
+        XCTAssertNotEqual(
+            pin,
+            AuthenticatorValue(
+                aaid: "F1D0#1001", registeredAccounts: [alice], enrollment: OsUserEnrollment(enrolled: true),
+                isSupportedByHardware: true), "enrollments of different kinds differ")
     }
 
     func testACookieProviderKeepsEveryCookieFieldThroughCoding() throws {
@@ -52,14 +70,19 @@ final class ModelConformanceTests: XCTestCase {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let text = String(decoding: try encoder.encode(CookieSessionProvider([cookie()])), as: UTF8.self)
-        XCTAssertEqual(text, #"{"cookies":[{"domain":"fido.example.com","expires":1900000000,"httpOnly":true,"name":"SESSION","path":"/app","secure":true,"value":"s3cr3t"}]}"#)
+        XCTAssertEqual(
+            text,
+            #"{"cookies":[{"domain":"fido.example.com","expires":1900000000,"httpOnly":true,"name":"SESSION","path":"/app","secure":true,"value":"s3cr3t"}]}"#
+        )
     }
 
     /// A valid encoded cookie with one field replaced must not decode.
     private func assertRefused(_ field: String, _ value: String, file: StaticString = #filePath, line: UInt = #line) throws {
         var object: [String: Any] = ["name": "SESSION", "value": "x", "domain": "fido.example.com", "path": "/", "secure": false, "httpOnly": false]
-        XCTAssertNoThrow(try JSONDecoder().decode(CookieAuthorizationProvider.self,
-                                                  from: JSONSerialization.data(withJSONObject: ["cookies": [object]])), file: file, line: line)
+        XCTAssertNoThrow(
+            try JSONDecoder().decode(
+                CookieAuthorizationProvider.self,
+                from: JSONSerialization.data(withJSONObject: ["cookies": [object]])), file: file, line: line)
         object[field] = value
         let json = try JSONSerialization.data(withJSONObject: ["cookies": [object]])
         XCTAssertThrowsError(try JSONDecoder().decode(CookieAuthorizationProvider.self, from: json), file: file, line: line) {

@@ -1,13 +1,14 @@
-import Primitives
 import Crypto
 import Foundation
-import XCTest
-@testable import MobileAuthentication
-@testable import MobileAuthenticationCore
 import MobileAuthenticationSimulator
 import NevisProtocol
+import Primitives
 import SecureStorage
 import UAF
+import XCTest
+
+@testable import MobileAuthentication
+@testable import MobileAuthenticationCore
 
 /// A relying party that answers in memory, verifying what the client sends with `UAF`'s verifiers: the operation
 /// runner is tested without HTTP.
@@ -43,8 +44,9 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
         case .network?: throw .network(URLError(.cannotConnectToHost))
         case .status(let code)?: return HTTPExchange(status: 200, body: try! JSONEncoder().encode(ServerResponse(statusCode: code)))
         case .http(let status, let headers)?:
-            return HTTPExchange(status: status, body: Data(#"{"error":"rate_limited","message":"Too many requests from this client; retry later."}"#.utf8),
-                                headers: headers)
+            return HTTPExchange(
+                status: status, body: Data(#"{"error":"rate_limited","message":"Too many requests from this client; retry later."}"#.utf8),
+                headers: headers)
         case .namingAMemberTwice?:
             var body = (try? await answer(request)) ?? Data()
             body.removeLast()  // the closing brace
@@ -56,7 +58,9 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
             return HTTPExchange(status: 201, body: Data(#"{"id":"\#(UUID().uuidString)","extId":"\#(UUID().uuidString)"}"#.utf8))
         }
         do { return HTTPExchange(status: 200, body: try await answer(request)) } catch {
-            return HTTPExchange(status: 200, body: try! JSONEncoder().encode(ServerResponse(statusCode: (error as? UAFVerificationError)?.statusCode.rawValue ?? 1500)))
+            return HTTPExchange(
+                status: 200,
+                body: try! JSONEncoder().encode(ServerResponse(statusCode: (error as? UAFVerificationError)?.statusCode.rawValue ?? 1500)))
         }
     }
 
@@ -75,7 +79,9 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
             if op == .registration {
                 let policy = Policy(accepted: NevisAuthenticatorMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid])] })
                 lock.withLock { challenges[challenge] = (context.username, policy) }
-                message = try UAFMessageCodec.encode([RegistrationRequest(header: header, challenge: challenge, username: context.username ?? "", policy: policy)])
+                message = try UAFMessageCodec.encode([
+                    RegistrationRequest(header: header, challenge: challenge, username: context.username ?? "", policy: policy)
+                ])
             } else {
                 let policy = Policy(accepted: NevisAuthenticatorMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid])] })
                 lock.withLock { challenges[challenge] = (context.username, policy) }
@@ -86,19 +92,25 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
         let send = try JSONDecoder().decode(SendUAFResponse.self, from: request.body ?? Data())
         if path.contains("registration") {
             let response = try UAFMessageCodec.decode(RegistrationResponse.self, from: send.uafResponse)[0]
-            guard let issued = lock.withLock({ challenges.removeValue(forKey: response.header.serverData ?? "") }) else { throw UAFVerificationError.challengeMismatch }
+            guard let issued = lock.withLock({ challenges.removeValue(forKey: response.header.serverData ?? "") }) else {
+                throw UAFVerificationError.challengeMismatch
+            }
             let verified = try await RegistrationVerifier(configuration: configuration, metadata: metadata).verify(
-                response, issued: IssuedRegistration(challenge: response.header.serverData ?? "", username: issued.username ?? "", policy: issued.policy),
+                response,
+                issued: IssuedRegistration(challenge: response.header.serverData ?? "", username: issued.username ?? "", policy: issued.policy),
                 isRegistered: { aaid, keyID in self.lock.withLock { self.keys[aaid + keyID] != nil } })
             lock.withLock {
                 for key in verified {
-                    keys[key.aaid + key.keyID] = RegisteredKey(aaid: key.aaid, keyID: key.keyID, username: issued.username ?? "", publicKey: key.publicKey,
-                                                               publicKeyEncoding: key.publicKeyEncoding, signCounter: key.signCounter)
+                    keys[key.aaid + key.keyID] = RegisteredKey(
+                        aaid: key.aaid, keyID: key.keyID, username: issued.username ?? "", publicKey: key.publicKey,
+                        publicKeyEncoding: key.publicKeyEncoding, signCounter: key.signCounter)
                 }
             }
         } else {
             let response = try UAFMessageCodec.decode(AuthenticationResponse.self, from: send.uafResponse)[0]
-            guard let issued = lock.withLock({ challenges.removeValue(forKey: response.header.serverData ?? "") }) else { throw UAFVerificationError.challengeMismatch }
+            guard let issued = lock.withLock({ challenges.removeValue(forKey: response.header.serverData ?? "") }) else {
+                throw UAFVerificationError.challengeMismatch
+            }
             let verified = try await AuthenticationVerifier(configuration: configuration, metadata: metadata).verify(
                 response, issued: IssuedAuthentication(challenge: response.header.serverData ?? "", policy: issued.policy),
                 lookup: { aaid, keyID in self.lock.withLock { self.keys[aaid + keyID] } })
@@ -113,17 +125,24 @@ final class OperationRunnerTests: XCTestCase {
     override func setUp() { directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-runner-\(UUID().uuidString)") }
     override func tearDown() { try? FileManager.default.removeItem(at: directory) }
 
-    func makeClient(_ party: InMemoryRelyingParty? = nil, profile: DeviceProfile = .ios,
-                    configuration: Configuration? = nil) async throws -> (any MobileAuthenticationClient, InMemoryRelyingParty, SimulatedPlatform) {
+    func makeClient(
+        _ party: InMemoryRelyingParty? = nil, profile: DeviceProfile = .ios,
+        configuration: Configuration? = nil
+    ) async throws -> (any MobileAuthenticationClient, InMemoryRelyingParty, SimulatedPlatform) {
         let platform = SimulatedPlatform(storageDirectory: directory, deviceProfile: profile)
         let party = party ?? InMemoryRelyingParty(facetID: platform.applicationFacetId)
-        let configuration = configuration ?? Configuration(baseUrl: URL(string: "https://rp.example")!, userInteractionTimeoutInSeconds: 5,
-                                                           facetId: platform.applicationFacetId)
+        let configuration =
+            configuration
+            ?? Configuration(
+                baseUrl: URL(string: "https://rp.example")!, userInteractionTimeoutInSeconds: 5,
+                facetId: platform.applicationFacetId)
         let client = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(platform).transport(party).executeAsync()
         return (client, party, platform)
     }
 
-    func register(_ client: any MobileAuthenticationClient, _ username: String, aaid: String = "F1D0#1001", serverUrl: URL? = nil) async throws(OperationError) {
+    func register(
+        _ client: any MobileAuthenticationClient, _ username: String, aaid: String = "F1D0#1001", serverUrl: URL? = nil
+    ) async throws(OperationError) {
         let builder = client.operations.registration.username(username).deviceInformation(DeviceInformation(name: "unit"))
             .authenticatorSelector(ScriptedAuthenticatorSelector(choose: aaid)).pinEnroller(ScriptedPinEnroller(pins: ["123456"]))
             .biometricUserVerifier(ScriptedOSVerifier())
@@ -132,8 +151,9 @@ final class OperationRunnerTests: XCTestCase {
     }
 
     func storeGeneration(_ platform: SimulatedPlatform) async throws -> UInt64 {
-        let store = try await SecureStore.open(at: StoreLocation(directory: platform.storageDirectory, name: "mobile-authentication"),
-                                               fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
+        let store = try await SecureStore.open(
+            at: StoreLocation(directory: platform.storageDirectory, name: "mobile-authentication"),
+            fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
         return await store.generation
     }
 
@@ -145,8 +165,9 @@ final class OperationRunnerTests: XCTestCase {
         let after = try await storeGeneration(platform)
         XCTAssertEqual(after, before + 1, "key, PIN verifier, registration, account, device information and keys: one durable write")
         XCTAssertEqual(party.registeredKeys.map(\.aaid), ["F1D0#1001"])
-        XCTAssertEqual(client.localData.deviceInformation?.idUsernamePairs.map(\.username), [],
-                       "the dispatch target could not be created: the registration stands, without a pair")
+        XCTAssertEqual(
+            client.localData.deviceInformation?.idUsernamePairs.map(\.username), [],
+            "the dispatch target could not be created: the registration stands, without a pair")
     }
 
     func testTheDispatchTargetTheServerCreatedIsASecondWriteAndNamesTheDevicePair() async throws {
@@ -176,7 +197,10 @@ final class OperationRunnerTests: XCTestCase {
         let (client, party, platform) = try await makeClient()
         let before = try await storeGeneration(platform)
         party.fail("uaf/1.1/registration", with: [.status(1498)])
-        do { try await register(client, "bob"); XCTFail() } catch {
+        do {
+            try await register(client, "bob")
+            XCTFail()
+        } catch {
             XCTAssertEqual(error.fidoErrorCode, .protocolError)
             XCTAssertEqual((error.cause as? ServerStatusError)?.statusCode, 1498)
         }
@@ -189,7 +213,10 @@ final class OperationRunnerTests: XCTestCase {
         let (client, party, platform) = try await makeClient()
         platform.enableHardwareKeyStore()
         party.fail("uaf/1.1/registration", with: [.status(1498)])
-        do { try await register(client, "hana", aaid: "F1D0#1003"); XCTFail() } catch { XCTAssertEqual(error.fidoErrorCode, .protocolError) }
+        do {
+            try await register(client, "hana", aaid: "F1D0#1003")
+            XCTFail()
+        } catch { XCTAssertEqual(error.fidoErrorCode, .protocolError) }
         XCTAssertEqual(platform.hardwareKeyCount, 0, "the key made for the refused registration is gone")
         try await register(client, "hana", aaid: "F1D0#1003")
         XCTAssertEqual(platform.hardwareKeyCount, 1)
@@ -209,7 +236,9 @@ final class OperationRunnerTests: XCTestCase {
             _ = try await client.operations.authentication.username("carol").pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"]))
                 .retryPolicyObtainingAuthorizationProvider(.noRetry).executeAsync()
         }
-        guard case .NetworkError? = noRetry as? AuthenticationError else { return XCTFail("\(String(describing: noRetry)) \(party.sent.map(\.url.path))") }
+        guard case .NetworkError? = noRetry as? AuthenticationError else {
+            return XCTFail("\(String(describing: noRetry)) \(party.sent.map(\.url.path))")
+        }
 
         party.fail("uaf/1.1/authentication", with: [.network])
         let before = party.sent.count
@@ -227,7 +256,10 @@ final class OperationRunnerTests: XCTestCase {
         XCTAssertEqual(Set(party.sent.map { $0.url.host }), ["other.example"])
         _ = try await client.operations.authentication.username("dave").pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
         XCTAssertEqual(Set(party.sent.map { $0.url.host }), ["other.example"])
-        do { try await register(client, "dave"); XCTFail() } catch {
+        do {
+            try await register(client, "dave")
+            XCTFail()
+        } catch {
             guard case .UserAlreadyRegisteredInAnotherServer = error else { return XCTFail("\(error)") }
         }
     }
@@ -243,12 +275,15 @@ final class OperationRunnerTests: XCTestCase {
         _ = await client.operations.deviceInformationCheck.requestHeaders(headers).executeAsync()
         _ = await client.operations.pendingOutOfBandOperations.requestHeaders(headers).executeAsync()
         let paths = party.sent.map { $0.url.path }
-        for expected in ["/uaf/1.1/request/registration", "/uaf/1.1/registration", "/token/dispatch/targets", "/devices/credentials/", "/devices/operations/"] {
+        for expected in [
+            "/uaf/1.1/request/registration", "/uaf/1.1/registration", "/token/dispatch/targets", "/devices/credentials/", "/devices/operations/",
+        ] {
             XCTAssertTrue(paths.contains { $0.contains(expected) }, "no exchange with \(expected) in \(paths)")
         }
         for request in party.sent {
-            XCTAssertTrue(request.headers.contains { $0 == ("X-Tenant", "blue") } && request.headers.contains { $0 == ("X-Trace", "7") },
-                          "\(request.method) \(request.url.path) went without the app's headers")
+            XCTAssertTrue(
+                request.headers.contains { $0 == ("X-Tenant", "blue") } && request.headers.contains { $0 == ("X-Trace", "7") },
+                "\(request.method) \(request.url.path) went without the app's headers")
         }
     }
 
@@ -260,7 +295,10 @@ final class OperationRunnerTests: XCTestCase {
     }
 
     func capture(_ body: () async throws -> Void) async -> (any Error)? {
-        do { try await body(); return nil } catch { return error }
+        do {
+            try await body()
+            return nil
+        } catch { return error }
     }
 }
 
@@ -287,24 +325,38 @@ final class PlatformAndDescriptorTests: XCTestCase {
     }
 
     func testTheSimulatedSecureEnclaveEnforcesItsOwnAccessControl() async throws {
-        let platform = SimulatedPlatform(storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("enclave-\(UUID().uuidString)"))
+        let platform = SimulatedPlatform(
+            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("enclave-\(UUID().uuidString)"))
         platform.enableHardwareKeyStore()
         let enclave = try XCTUnwrap(platform.hardwareKeyStore)
-        let bound = try enclave.createKey(tag: "bound", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
-        let loose = try enclave.createKey(tag: "loose", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: false), requiresDeviceLock: true))
+        let bound = try enclave.createKey(
+            tag: "bound", access: HardwareKeyAccess(userVerification: .biometry(currentSet: true, passcodeFallback: false), requiresDeviceLock: true))
+        let loose = try enclave.createKey(
+            tag: "loose", access: HardwareKeyAccess(userVerification: .biometry(currentSet: false, passcodeFallback: false), requiresDeviceLock: true)
+        )
         let message: [UInt8] = Array("signed data".utf8)
         let signature = try await enclave.sign(tag: "bound", message: message)
-        XCTAssertTrue(try P256.Signing.PublicKey(x963Representation: bound)
-            .isValidSignature(P256.Signing.ECDSASignature(derRepresentation: signature), for: message))
+        XCTAssertTrue(
+            try P256.Signing.PublicKey(x963Representation: bound)
+                .isValidSignature(P256.Signing.ECDSASignature(derRepresentation: signature), for: message))
         platform.changeBiometricSet()
-        do { _ = try await enclave.sign(tag: "bound", message: message); XCTFail() } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
+        do {
+            _ = try await enclave.sign(tag: "bound", message: message)
+            XCTFail()
+        } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
         _ = try await enclave.sign(tag: "loose", message: message)
         platform.setDeviceLock(false)
         platform.setDeviceLock(true)
-        do { _ = try await enclave.sign(tag: "loose", message: message); XCTFail() } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
+        do {
+            _ = try await enclave.sign(tag: "loose", message: message)
+            XCTFail()
+        } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
         XCTAssertEqual(loose.count, 65)
         enclave.deleteKey(tag: "bound")
-        do { _ = try await enclave.sign(tag: "bound", message: message); XCTFail() } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
+        do {
+            _ = try await enclave.sign(tag: "bound", message: message)
+            XCTFail()
+        } catch { guard case .keyGone = error else { return XCTFail("\(error)") } }
     }
 
     func testTheTracerPidOfProcStatusIsRead() {
@@ -319,8 +371,9 @@ final class PlatformAndDescriptorTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let status = directory.appendingPathComponent("status")
         try "Name:\tapp\nTracerPid:\t777\n".write(to: status, atomically: true, encoding: .utf8)
-        let traced = SoftwarePlatform(storageDirectory: directory, applicationFacetId: "linux:test", storageKDFCost: 1024, deviceProfile: .ios,
-                                      processStatusPath: status.path)
+        let traced = SoftwarePlatform(
+            storageDirectory: directory, applicationFacetId: "linux:test", storageKDFCost: 1024, deviceProfile: .ios,
+            processStatusPath: status.path)
         XCTAssertThrowsError(try traced.checkIntegrity()) { error in
             guard case .deviceProtection(let reason) = error as? PlatformIntegrityError else { return XCTFail("\(error)") }
             XCTAssertTrue(reason.contains("777"))
@@ -359,7 +412,8 @@ final class PlatformAndDescriptorTests: XCTestCase {
 
     func testTheDefaultFacetNamesTheRunningProgram() {
         #if canImport(Darwin)
-        XCTAssertEqual(MetaData.applicationFacetId, Bundle.main.bundleIdentifier.map { "ios:bundle-id:\($0)" } ?? "linux:\(ProcessInfo.processInfo.processName)")
+        XCTAssertEqual(
+            MetaData.applicationFacetId, Bundle.main.bundleIdentifier.map { "ios:bundle-id:\($0)" } ?? "linux:\(ProcessInfo.processInfo.processName)")
         #else
         XCTAssertEqual(MetaData.applicationFacetId, "linux:\(ProcessInfo.processInfo.processName)")
         #endif

@@ -1,8 +1,9 @@
 import Foundation
+import MobileAuthenticationSimulator
 import XCTest
+
 @testable import MobileAuthentication
 @testable import MobileAuthenticationCore
-import MobileAuthenticationSimulator
 
 /// A server's 429 is a `NetworkError` whose cause says when to try again, on every path that can meet one: a UAF
 /// operation, the Device Service, a redeem. It is never a protocol violation.
@@ -47,7 +48,9 @@ final class RateLimitTests: XCTestCase {
     func testWithoutRetryAfterTheErrorSaysLater() async throws {
         let (client, party) = try await registered()
         party.fail("request/authentication", with: [.http(429, [])])
-        let error = await captureFailure { _ = try await client.operations.authentication.username("alice").pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync() }
+        let error = await captureFailure {
+            _ = try await client.operations.authentication.username("alice").pinUserVerifier(ScriptedPinUserVerifier(pins: ["123456"])).executeAsync()
+        }
         XCTAssertEqual((error as? AuthenticationError)?.errorDescription, "The server is busy with too many requests: try again later.")
         await client.shutdown()
     }
@@ -57,7 +60,8 @@ final class RateLimitTests: XCTestCase {
         XCTAssertEqual(RateLimitError.seconds("53", now: now), 53)
         XCTAssertEqual(RateLimitError.seconds("0", now: now), 0)
         let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX"); formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         XCTAssertEqual(RateLimitError.seconds(formatter.string(from: now.addingTimeInterval(120)), now: now), 120)
         XCTAssertEqual(RateLimitError.seconds(formatter.string(from: now.addingTimeInterval(-30)), now: now), 0, "a date past is now")
@@ -67,6 +71,9 @@ final class RateLimitTests: XCTestCase {
     }
 
     func captureFailure(_ body: () async throws -> Void) async -> (any Error)? {
-        do { try await body(); return nil } catch { return error }
+        do {
+            try await body()
+            return nil
+        } catch { return error }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import UAF
 import XCTest
+
 @testable import MobileAuthentication
 @testable import MobileAuthenticationCore
-import UAF
 
 final class SDKUnitTests: XCTestCase {
     func testPinPolicyDefaultsToSixDigitsAndReportsViolations() {
@@ -24,27 +25,41 @@ final class SDKUnitTests: XCTestCase {
             XCTAssertTrue(error is DecodingError, "\(error)")
         }
         XCTAssertThrowsError(try JSONDecoder().decode(PinPolicy.self, from: Data(#"{"minLength": 0, "maxLength": 4}"#.utf8)))
-        XCTAssertEqual(try JSONDecoder().decode(PinPolicy.self, from: Data(#"{"minLength": 4, "maxLength": 8}"#.utf8)), PinPolicy(minLength: 4, maxLength: 8))
+        XCTAssertEqual(
+            try JSONDecoder().decode(PinPolicy.self, from: Data(#"{"minLength": 4, "maxLength": 8}"#.utf8)), PinPolicy(minLength: 4, maxLength: 8))
     }
 
     func testCoolDownTableAndLockout() {
         let now = Date()
         XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 0, lastFailure: nil, now: now)), .Unlocked)
-        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 1, lastFailure: now, now: now)), .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0))
-        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 2, lastFailure: now, now: now)), .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0))
-        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 3, lastFailure: now, now: now)), .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60))
-        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 3, lastFailure: now, now: now.addingTimeInterval(45))), .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 15))
-        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 4, lastFailure: now, now: now)), .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 180))
-        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 4, lastFailure: now, now: now.addingTimeInterval(200))), .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 0))
-        XCTAssertEqual(PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 5, lastFailure: now, now: now.addingTimeInterval(1e9))), .LockedOut)
+        XCTAssertEqual(
+            PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 1, lastFailure: now, now: now)),
+            .LastAttemptFailed(remainingTries: 4, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(
+            PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 2, lastFailure: now, now: now)),
+            .LastAttemptFailed(remainingTries: 3, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(
+            PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 3, lastFailure: now, now: now)),
+            .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 60))
+        XCTAssertEqual(
+            PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 3, lastFailure: now, now: now.addingTimeInterval(45))),
+            .LastAttemptFailed(remainingTries: 2, coolDownTimeInSeconds: 15))
+        XCTAssertEqual(
+            PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 4, lastFailure: now, now: now)),
+            .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 180))
+        XCTAssertEqual(
+            PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 4, lastFailure: now, now: now.addingTimeInterval(200))),
+            .LastAttemptFailed(remainingTries: 1, coolDownTimeInSeconds: 0))
+        XCTAssertEqual(
+            PinAuthenticatorProtectionStatus(CoolDownPolicy.state(failures: 5, lastFailure: now, now: now.addingTimeInterval(1e9))), .LockedOut)
     }
 
     func testConfigurationDecodesTheNevisKeysIncludingFoundationsURLForm() throws {
         let json = #"""
-        {"baseUrl": {"relative": "https://example.com"}, "registrationRequestPath": "/nevisfido/uaf/1.1/request/registration/",
-         "authenticationRequestPath": "/auth/fidouaf", "networkTimeoutInSeconds": 30, "userInteractionTimeoutInSeconds": 120,
-         "authenticationMaxRetries": 3, "authenticationRetryIntervalInSeconds": 1}
-        """#
+            {"baseUrl": {"relative": "https://example.com"}, "registrationRequestPath": "/nevisfido/uaf/1.1/request/registration/",
+             "authenticationRequestPath": "/auth/fidouaf", "networkTimeoutInSeconds": 30, "userInteractionTimeoutInSeconds": 120,
+             "authenticationMaxRetries": 3, "authenticationRetryIntervalInSeconds": 1}
+            """#
         let configuration = try JSONDecoder().decode(Configuration.self, from: Data(json.utf8))
         XCTAssertEqual(configuration.baseUrl, URL(string: "https://example.com"))
         XCTAssertEqual(configuration.authenticationRequestPath, "/auth/fidouaf")
@@ -119,7 +134,8 @@ final class AuthCloudApiRegistrationInputTests: XCTestCase {
     let link = "https://x.mauth.nevis.cloud/open?dispatchTokenResponse=eyJ9"
 
     func testTheAppLinkIsTakenFromTheEnrollResponse() throws {
-        let json = #"{"userId":"u","username":"n","status":"new","authenticators":[],"enrollment":{"transactionId":"t","statusToken":"s","appLinkUri":"\#(link)"}}"#
+        let json =
+            #"{"userId":"u","username":"n","status":"new","authenticators":[],"enrollment":{"transactionId":"t","statusToken":"s","appLinkUri":"\#(link)"}}"#
         XCTAssertEqual(try AuthCloudApiRegistration.appLink(enrollResponse: json, appLinkUri: nil), link)
     }
 
@@ -182,7 +198,8 @@ final class ServerAnswerReadingTests: XCTestCase {
     }
     private var serverDate: String {
         let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX"); formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return formatter.string(from: serverTime)
     }
@@ -213,7 +230,9 @@ final class ServerAnswerReadingTests: XCTestCase {
     }
 
     func testA404CarryingAUAFStatusStaysAFidoError() {
-        guard case .FidoError(.protocolError, let cause) = OperationRunner.serverFailure(answer(404, date: nil), statusCode: 1498) else { return XCTFail() }
+        guard case .FidoError(.protocolError, let cause) = OperationRunner.serverFailure(answer(404, date: nil), statusCode: 1498) else {
+            return XCTFail()
+        }
         XCTAssertEqual((cause as? ServerStatusError)?.statusCode, 1498)
     }
 }
@@ -223,8 +242,10 @@ final class TLSFailureTests: XCTestCase {
     private struct Described: Error, CustomStringConvertible { let description: String }
 
     func testAnUnverifiedCertificateIsNotTrusted() {
-        XCTAssertEqual(HTTPTransport.tlsFailure(Described(description: "sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED])")),
-                       "the server's certificate is not trusted")
+        XCTAssertEqual(
+            HTTPTransport.tlsFailure(
+                Described(description: "sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED])")),
+            "the server's certificate is not trusted")
     }
 
     func testAnotherHandshakeFailureIsNotAcceptable() {
@@ -238,12 +259,14 @@ final class TLSFailureTests: XCTestCase {
 
 /// What a failed request's diagnostics keep, and what they never keep.
 final class HttpErrorTests: XCTestCase {
-    private let request = HTTPRequest(method: .POST, url: URL(string: "https://rp.example/nevisfido/uaf/1.1/request/registration/")!,
-                                      body: Data("{}".utf8), headers: [("Authorization", "Bearer secret.jwt.value")])
+    private let request = HTTPRequest(
+        method: .POST, url: URL(string: "https://rp.example/nevisfido/uaf/1.1/request/registration/")!,
+        body: Data("{}".utf8), headers: [("Authorization", "Bearer secret.jwt.value")])
 
     private func capture(_ body: String, headers: [(String, String)] = []) -> HttpError {
-        HttpError(request: request, server: Server(baseUrl: URL(string: "https://rp.example")!),
-                  exchange: HTTPExchange(status: 401, body: Data(body.utf8), headers: headers), underlying: nil)
+        HttpError(
+            request: request, server: Server(baseUrl: URL(string: "https://rp.example")!),
+            exchange: HTTPExchange(status: 401, body: Data(body.utf8), headers: headers), underlying: nil)
     }
 
     func testTheAnswersHeadersAreKeptByLowerCasedName() {

@@ -1,8 +1,9 @@
 import Foundation
+import MobileAuthenticationSimulator
 import XCTest
+
 @testable import MobileAuthentication
 @testable import MobileAuthenticationCore
-import MobileAuthenticationSimulator
 
 /// `onValidCredentialsProvided()`: told once, after the SDK accepted the credential, and never for a refusal.
 final class ValidCredentialsTests: XCTestCase {
@@ -30,7 +31,9 @@ final class ValidCredentialsTests: XCTestCase {
     func testAPinEnrollmentCancelledAfterAnInvalidPinIsNeverTold() async throws {
         let (client, _) = try await makeClient()
         let told = CallWitness()
-        let error = await captureSDKError { try await self.registration(client, .Pin).pinEnroller(WitnessedPinEnroller(told, pins: ["12", nil])).executeAsync() }
+        let error = await captureSDKError {
+            try await self.registration(client, .Pin).pinEnroller(WitnessedPinEnroller(told, pins: ["12", nil])).executeAsync()
+        }
         XCTAssertEqual((error as? OperationError)?.fidoErrorCode, .userCanceled)
         XCTAssertEqual(told.names, ["enrollPin", "enrollPin"])
     }
@@ -39,7 +42,8 @@ final class ValidCredentialsTests: XCTestCase {
         let (client, _) = try await makeClient()
         try await registration(client, .Pin).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
         let told = CallWitness()
-        _ = try await client.operations.authentication.username("alice").pinUserVerifier(WitnessedPinVerifier(told, pins: ["000000", "123456"])).executeAsync()
+        _ = try await client.operations.authentication.username("alice").pinUserVerifier(WitnessedPinVerifier(told, pins: ["000000", "123456"]))
+            .executeAsync()
         XCTAssertEqual(told.names, ["verifyPin", "verifyPin", "valid"])
     }
 
@@ -48,7 +52,8 @@ final class ValidCredentialsTests: XCTestCase {
         try await registration(client, .Pin).pinEnroller(ScriptedPinEnroller(pins: ["123456"])).executeAsync()
         let told = CallWitness()
         let error = await captureSDKError {
-            _ = try await client.operations.authentication.username("alice").pinUserVerifier(WitnessedPinVerifier(told, pins: ["000000", nil])).executeAsync()
+            _ = try await client.operations.authentication.username("alice").pinUserVerifier(WitnessedPinVerifier(told, pins: ["000000", nil]))
+                .executeAsync()
         }
         XCTAssertEqual((error as? AuthenticationError)?.fidoErrorCode, .userCanceled)
         XCTAssertEqual(told.names, ["verifyPin", "verifyPin"])
@@ -57,7 +62,8 @@ final class ValidCredentialsTests: XCTestCase {
     func testPasswordEnrollerAndVerifierAreToldOnAcceptance() async throws {
         let (client, _) = try await makeClient()
         let enrolled = CallWitness()
-        try await registration(client, .Password).passwordEnroller(WitnessedPasswordEnroller(enrolled, passwords: ["short", "correct horse 1"])).executeAsync()
+        try await registration(client, .Password).passwordEnroller(WitnessedPasswordEnroller(enrolled, passwords: ["short", "correct horse 1"]))
+            .executeAsync()
         XCTAssertEqual(enrolled.names, ["enrollPassword", "enrollPassword", "valid"], "the policy refused the first one")
         let verified = CallWitness()
         _ = try await client.operations.authentication.username("alice")
@@ -88,5 +94,8 @@ final class ValidCredentialsTests: XCTestCase {
 }
 
 private func captureSDKError(_ body: () async throws -> Void) async -> (any Error)? {
-    do { try await body(); return nil } catch { return error }
+    do {
+        try await body()
+        return nil
+    } catch { return error }
 }

@@ -26,7 +26,10 @@ final class DispatchPayloadTests: XCTestCase {
 
     func testThePlainFormIsTheSeedsJSON() throws {
         let plain = DispatchPayload.plain(content)
-        XCTAssertEqual(plain, #"{"nma_data":{"data":"app data","redeem_url":"https://fido.example/nevisfido/token/redeem/registration","token":"tok"},"nma_data_content_type":"application/json","nma_data_version":"1"}"#)
+        XCTAssertEqual(
+            plain,
+            #"{"nma_data":{"data":"app data","redeem_url":"https://fido.example/nevisfido/token/redeem/registration","token":"tok"},"nma_data_content_type":"application/json","nma_data_version":"1"}"#
+        )
         XCTAssertEqual(try DispatchPayload.parse(json: plain), .plain(content, version: "1"))
     }
 
@@ -49,7 +52,8 @@ final class DispatchPayloadTests: XCTestCase {
         XCTAssertEqual(try DispatchPayload.parse(base64URL: link), .plain(content, version: "1"))
         let bare = String(link.dropFirst("mauth://oob?dispatchTokenResponse=".count))
         XCTAssertEqual(try DispatchPayload.parse(base64URL: bare), .plain(content, version: "1"))
-        XCTAssertEqual(DispatchPayload.link(base: "https://app.example/oob?x=1", payload: "{}"), "https://app.example/oob?x=1&dispatchTokenResponse=e30")
+        XCTAssertEqual(
+            DispatchPayload.link(base: "https://app.example/oob?x=1", payload: "{}"), "https://app.example/oob?x=1&dispatchTokenResponse=e30")
     }
 
     func testAnotherVersionIsMalformed() throws {
@@ -104,8 +108,9 @@ final class DispatchPayloadTests: XCTestCase {
 
     func testADeviceSignatureNamesItsTargetAndVerifies() throws {
         let key = P256.Signing.PrivateKey()
-        let claims = DeviceSignature.Claims(dispatchTargetId: "t-9", now: Date(timeIntervalSince1970: 1_700_000_000), method: "GET",
-                                            path: "/nevisfido/devices/credentials/d-1", body: [])
+        let claims = DeviceSignature.Claims(
+            dispatchTargetId: "t-9", now: Date(timeIntervalSince1970: 1_700_000_000), method: "GET",
+            path: "/nevisfido/devices/credentials/d-1", body: [])
         XCTAssertEqual(claims.creationTimeInEpochMillis, 1_700_000_000_000)
         XCTAssertEqual(claims.htm, "GET")
         XCTAssertEqual(claims.htu, "/nevisfido/devices/credentials/d-1")

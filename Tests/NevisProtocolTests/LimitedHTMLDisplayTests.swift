@@ -5,8 +5,9 @@ import XCTest
 /// text outside the subset exactly as it is.
 final class LimitedHTMLDisplayTests: XCTestCase {
     func testAWrappedMessageIsShownWithoutItsTags() {
-        XCTAssertEqual(LimitedHTML.displayText("<html>Transfer <b>EUR 10.00</b><br>to Example Shop</html>"),
-                       "Transfer EUR 10.00\nto Example Shop")
+        XCTAssertEqual(
+            LimitedHTML.displayText("<html>Transfer <b>EUR 10.00</b><br>to Example Shop</html>"),
+            "Transfer EUR 10.00\nto Example Shop")
     }
 
     func testBareMarkupIsRenderedToo() {
@@ -25,8 +26,9 @@ final class LimitedHTMLDisplayTests: XCTestCase {
     }
 
     func testEntitiesAreShownAsTheirCharacters() {
-        XCTAssertEqual(LimitedHTML.displayText("Tom &amp; Jerry &lt;3 &quot;x&quot; &apos; &#169; &#xA9; CHF&nbsp;5"),
-                       "Tom & Jerry <3 \"x\" ' © © CHF\u{A0}5")
+        XCTAssertEqual(
+            LimitedHTML.displayText("Tom &amp; Jerry &lt;3 &quot;x&quot; &apos; &#169; &#xA9; CHF&nbsp;5"),
+            "Tom & Jerry <3 \"x\" ' © © CHF\u{A0}5")
     }
 
     func testALineFeedInTheTextIsALine() {
@@ -34,14 +36,17 @@ final class LimitedHTMLDisplayTests: XCTestCase {
     }
 
     func testTextOutsideTheSubsetIsShownExactlyAsItIs() {
-        for text in ["5 < 6 and 7 > 2", "Tom & Jerry", "<script>alert(1)</script>", "<b onclick=x>Pay</b>", "<b>unclosed",
-                     "Pay <html>CHF 1</html>", "&#x202E;reversed", "plain text"] {
+        for text in [
+            "5 < 6 and 7 > 2", "Tom & Jerry", "<script>alert(1)</script>", "<b onclick=x>Pay</b>", "<b>unclosed",
+            "Pay <html>CHF 1</html>", "&#x202E;reversed", "plain text",
+        ] {
             XCTAssertEqual(LimitedHTML.displayText(text), text, text)
         }
     }
 
     func testTokensAreTheTextAndTagsInOrder() throws {
-        XCTAssertEqual(try LimitedHTML.tokens("<html>A <b>B</b><br/>C&amp;</html>"),
-                       [.text("A "), .open("b"), .text("B"), .close("b"), .lineBreak, .text("C&")])
+        XCTAssertEqual(
+            try LimitedHTML.tokens("<html>A <b>B</b><br/>C&amp;</html>"),
+            [.text("A "), .open("b"), .text("B"), .close("b"), .lineBreak, .text("C&")])
     }
 }

@@ -6,8 +6,12 @@ import XCTest
 final class NevisAuthenticatorMetadataTests: XCTestCase {
     func testTheResourceHoldsTheTenNevisAuthenticators() {
         let aaids = NevisAuthenticatorMetadata.statements.map(\.aaid)
-        XCTAssertEqual(aaids, ["F1D0#0001", "F1D0#0002", "F1D0#0003", "F1D0#0004", "F1D0#0005",
-                               "F1D0#1001", "F1D0#1002", "F1D0#1003", "F1D0#1004", "F1D0#1005"])
+        XCTAssertEqual(
+            aaids,
+            [
+                "F1D0#0001", "F1D0#0002", "F1D0#0003", "F1D0#0004", "F1D0#0005",
+                "F1D0#1001", "F1D0#1002", "F1D0#1003", "F1D0#1004", "F1D0#1005",
+            ])
     }
 
     func testTheAndroidStatementsListBothSigningAlgorithms() throws {
@@ -16,8 +20,9 @@ final class NevisAuthenticatorMetadataTests: XCTestCase {
     }
 
     func testTheResourceIsTheJSONTheStatementsWereParsedFrom() throws {
-        XCTAssertEqual(try MetadataStore.statements(fromJSON: NevisAuthenticatorMetadata.json).map(\.aaid),
-                       NevisAuthenticatorMetadata.statements.map(\.aaid))
+        XCTAssertEqual(
+            try MetadataStore.statements(fromJSON: NevisAuthenticatorMetadata.json).map(\.aaid),
+            NevisAuthenticatorMetadata.statements.map(\.aaid))
     }
 
     func testTheAndroidStatementsAcceptFullBasicToGooglesRoots() throws {

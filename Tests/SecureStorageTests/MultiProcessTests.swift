@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import SecureStorage
 
 /// Tests that run real child processes: the test binary re-executes itself with one of the child entry points
@@ -60,9 +61,11 @@ final class MultiProcessTests: XCTestCase {
         let location = try temporaryLocation(name: "shared")
         _ = try StoreEngine.create(location: location, fingerprint: [9], protector: testProtector)
         let children = try ["left", "right"].map {
-            try spawnChild("testChildConcurrentWriter", environment: [
-                Self.modeVariable: "concurrent", "MAUTH_STORAGE_DIR": location.directory.path, "MAUTH_STORAGE_PREFIX": $0,
-            ])
+            try spawnChild(
+                "testChildConcurrentWriter",
+                environment: [
+                    Self.modeVariable: "concurrent", "MAUTH_STORAGE_DIR": location.directory.path, "MAUTH_STORAGE_PREFIX": $0,
+                ])
         }
         for child in children {
             child.waitUntilExit()
@@ -88,9 +91,11 @@ final class MultiProcessTests: XCTestCase {
         var killedMidway = 0
         for round in 0..<12 {
             let pipe = Pipe()
-            let child = try spawnChild("testChildKilledWriter", environment: [
-                Self.modeVariable: "kill", "MAUTH_STORAGE_DIR": location.directory.path,
-            ], output: pipe)
+            let child = try spawnChild(
+                "testChildKilledWriter",
+                environment: [
+                    Self.modeVariable: "kill", "MAUTH_STORAGE_DIR": location.directory.path,
+                ], output: pipe)
             // Wait until the child has opened the store, then kill it at a random moment of its 200 writes.
             var seen = Data()
             while !(String(data: seen, encoding: .utf8) ?? "").contains("started") {

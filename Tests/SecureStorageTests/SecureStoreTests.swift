@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import XCTest
+
 @testable import SecureStorage
 
 final class SecureStoreTests: XCTestCase {
@@ -79,7 +80,11 @@ final class SecureStoreTests: XCTestCase {
         // Truncation at every length is detected too, and never crashes.
         for length in stride(from: 0, to: original.count, by: 7) {
             try writeFileBytes(Array(original[0..<length]), location)
-            assertThrows({ if case .tampered = $0 { return true }; if case .corrupted = $0 { return true }; return false }) {
+            assertThrows({
+                if case .tampered = $0 { return true }
+                if case .corrupted = $0 { return true }
+                return false
+            }) {
                 try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector)
             }
         }
@@ -129,12 +134,14 @@ final class SecureStoreTests: XCTestCase {
         let location = try temporaryLocation()
         let engine = try twoEntryStore(location)
         let keys = Mirror(reflecting: engine).children.first { $0.label == "keys" }!.value as! StoreFormat.Keys
-        try rewrite(location, mutate: { file in
-            let tags = Array(file.records.keys)
-            let first = file.records[tags[0]]!
-            file.records[tags[0]] = file.records[tags[1]]
-            file.records[tags[1]] = first
-        }, macKeys: keys)
+        try rewrite(
+            location,
+            mutate: { file in
+                let tags = Array(file.records.keys)
+                let first = file.records[tags[0]]!
+                file.records[tags[0]] = file.records[tags[1]]
+                file.records[tags[1]] = first
+            }, macKeys: keys)
         let reopened = try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector)
         assertThrows(isTampered) { try reopened.get("a") }
         assertThrows(isTampered) { try reopened.get("b") }
@@ -173,15 +180,15 @@ final class SecureStoreTests: XCTestCase {
 
     func testHidingTheNewestAnchorSlotToReplayTheOlderFileIsRefused() throws {
         let location = try temporaryLocation()
-        let engine = try twoEntryStore(location)   // file generation 2, anchor slots [2, 1]
+        let engine = try twoEntryStore(location)  // file generation 2, anchor slots [2, 1]
         let generation2 = try fileBytes(location)
         try engine.set(Array("newer".utf8), for: "a")
-        try engine.write()                          // file generation 3, anchor slots [2, 3]
+        try engine.write()  // file generation 3, anchor slots [2, 3]
         let anchor = URL(fileURLWithPath: location.anchorPath!)
         var bytes = [UInt8](try Data(contentsOf: anchor))
         bytes[RollbackAnchor.slotSize + 20] ^= 0xFF  // damage the slot holding 3 ...
         try Data(bytes).write(to: anchor)
-        try writeFileBytes(generation2, location)   // ... and put generation 2 back
+        try writeFileBytes(generation2, location)  // ... and put generation 2 back
         assertThrows(isTampered) { try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector) }
     }
 
@@ -207,23 +214,25 @@ final class SecureStoreTests: XCTestCase {
         let location = try temporaryLocation()
         let engine = try twoEntryStore(location)  // slots: [2, 1]
         try engine.set(Array("x".utf8), for: "c")
-        try engine.write()                        // slots: [2, 3]
+        try engine.write()  // slots: [2, 3]
         let anchor = URL(fileURLWithPath: location.anchorPath!)
         var bytes = [UInt8](try Data(contentsOf: anchor))
         bytes[RollbackAnchor.slotSize + 30] ^= 0xFF  // tear the slot holding 3
         try Data(bytes).write(to: anchor)
         let reopened = try StoreEngine.open(location: location, fingerprint: Array("fp".utf8), protector: testProtector)
         XCTAssertEqual(try reopened.get("c"), Array("x".utf8))
-        let repaired = try RollbackAnchor(path: location.anchorPath!).read(storeID: Array(try StoreFormat.parse(fileBytes(location)).header.storeID),
-                                                                            key: Mirror(reflecting: reopened).children.first { $0.label == "keys" }.map { ($0.value as! StoreFormat.Keys).mac }!)
+        let repaired = try RollbackAnchor(path: location.anchorPath!).read(
+            storeID: Array(try StoreFormat.parse(fileBytes(location)).header.storeID),
+            key: Mirror(reflecting: reopened).children.first { $0.label == "keys" }.map { ($0.value as! StoreFormat.Keys).mac }!)
         XCTAssertEqual(repaired, RollbackAnchor.State(generation: 3, damaged: false, nextSlot: 0))
     }
 
     func testWithoutAnAnchorRollbackDetectionIsReportedOff() async throws {
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try await SecureStore.create(at: StoreLocation(directory: dir, name: "s", anchor: RollbackAnchorLocation.none),
-                                                 fingerprint: "fp", protector: testProtector)
+        let store = try await SecureStore.create(
+            at: StoreLocation(directory: dir, name: "s", anchor: RollbackAnchorLocation.none),
+            fingerprint: "fp", protector: testProtector)
         let report = await store.protectionReport
         XCTAssertFalse(report.detectsRollback)
         XCTAssertFalse(report.isHardwareBacked)
@@ -274,25 +283,43 @@ final class SecureStoreTests: XCTestCase {
         let location = try temporaryLocation()
         let engine = try StoreEngine.create(location: location, fingerprint: [1], protector: testProtector)
         assertThrows({ $0 == .invalidKeyName("") }) { try engine.set([1], for: "") }
-        assertThrows({ if case .invalidKeyName = $0 { return true }; return false }) { try engine.set([1], for: String(repeating: "x", count: 1025)) }
-        assertThrows({ if case .invalidKeyName = $0 { return true }; return false }) { try engine.set([1], for: "a\0b") }
+        assertThrows({
+            if case .invalidKeyName = $0 { return true }
+            return false
+        }) { try engine.set([1], for: String(repeating: "x", count: 1025)) }
+        assertThrows({
+            if case .invalidKeyName = $0 { return true }
+            return false
+        }) { try engine.set([1], for: "a\0b") }
         let tooLarge = [UInt8](repeating: 0, count: SecureStoreLimits.maximumValueBytes + 1)
-        assertThrows({ $0 == .valueTooLarge(size: tooLarge.count, limit: SecureStoreLimits.maximumValueBytes) }) { try engine.set(tooLarge, for: "big") }
+        assertThrows({ $0 == .valueTooLarge(size: tooLarge.count, limit: SecureStoreLimits.maximumValueBytes) }) {
+            try engine.set(tooLarge, for: "big")
+        }
         XCTAssertEqual(try engine.count(), 0)
         XCTAssertFalse(engine.hasUncommittedChanges)
     }
 
     func testMissingAndDuplicateStoresHaveTypedErrors() async throws {
         let location = try temporaryLocation()
-        assertThrows({ if case .storageNotFound = $0 { return true }; return false }) {
+        assertThrows({
+            if case .storageNotFound = $0 { return true }
+            return false
+        }) {
             try StoreEngine.open(location: location, fingerprint: [1], protector: testProtector)
         }
         _ = try StoreEngine.create(location: location, fingerprint: [1], protector: testProtector)
-        assertThrows({ if case .storageAlreadyExists = $0 { return true }; return false }) {
+        assertThrows({
+            if case .storageAlreadyExists = $0 { return true }
+            return false
+        }) {
             try StoreEngine.create(location: location, fingerprint: [1], protector: testProtector)
         }
-        assertThrows({ if case .invalidParameter = $0 { return true }; return false }) {
-            try StoreEngine.create(location: StoreLocation(directory: location.directory, name: "../escape"), fingerprint: [1], protector: testProtector)
+        assertThrows({
+            if case .invalidParameter = $0 { return true }
+            return false
+        }) {
+            try StoreEngine.create(
+                location: StoreLocation(directory: location.directory, name: "../escape"), fingerprint: [1], protector: testProtector)
         }
     }
 
@@ -312,7 +339,10 @@ final class SecureStoreTests: XCTestCase {
         let engine = try StoreEngine.create(location: location, fingerprint: [1], protector: testProtector)
         try engine.set([1], for: "k")
         try FileManager.default.removeItem(atPath: location.filePath)
-        assertThrows({ if case .storageNotFound = $0 { return true }; return false }) { try engine.write() }
+        assertThrows({
+            if case .storageNotFound = $0 { return true }
+            return false
+        }) { try engine.write() }
         XCTAssertTrue(engine.hasUncommittedChanges)
         XCTAssertEqual(try engine.get("k"), [1])
     }
@@ -333,7 +363,10 @@ final class SecureStoreTests: XCTestCase {
     }
 
     func testCodableHelpersTransactionAndDelete() async throws {
-        struct Record: Codable, Equatable { var name: String; var attempts: Int }
+        struct Record: Codable, Equatable {
+            var name: String
+            var attempts: Int
+        }
         let location = try temporaryLocation()
         let store = try await SecureStore.openOrCreate(at: location, fingerprint: "fp", protector: testProtector)
         try await store.transaction { store in
@@ -343,10 +376,16 @@ final class SecureStoreTests: XCTestCase {
         let record = try await reopened.value(Record.self, for: "record")
         XCTAssertEqual(record, Record(name: "pin", attempts: 2))
         try await reopened.set([0xFF, 0xFE], for: "binary")
-        do { _ = try await reopened.string(for: "binary"); XCTFail() } catch let e as SecureStorageError { XCTAssertEqual(e, .typeMismatch(key: "binary")) }
+        do {
+            _ = try await reopened.string(for: "binary")
+            XCTFail()
+        } catch let e as SecureStorageError { XCTAssertEqual(e, .typeMismatch(key: "binary")) }
         try await reopened.delete()
         XCTAssertFalse(SecureStore.exists(at: location))
-        do { _ = try await reopened.count(); XCTFail() } catch let e as SecureStorageError { XCTAssertEqual(e, .storeClosed) }
+        do {
+            _ = try await reopened.count()
+            XCTFail()
+        } catch let e as SecureStorageError { XCTAssertEqual(e, .storeClosed) }
     }
 
     func testFacadeInTheShapeOfTheCommercialSDK() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import SecureStorage
 
 /// A fresh temporary directory per test, removed afterwards.
@@ -31,6 +32,9 @@ extension XCTestCase {
     }
 }
 
-func isTampered(_ e: SecureStorageError) -> Bool { if case .tampered = e { return true }; return false }
+func isTampered(_ e: SecureStorageError) -> Bool {
+    if case .tampered = e { return true }
+    return false
+}
 func fileBytes(_ location: StoreLocation) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: location.filePath))) }
 func writeFileBytes(_ bytes: [UInt8], _ location: StoreLocation) throws { try Data(bytes).write(to: URL(fileURLWithPath: location.filePath)) }

@@ -1,10 +1,11 @@
-import Primitives
 import Crypto
 import FIDOAttestation
 import Foundation
+import Primitives
 import SwiftASN1
 import X509
 import XCTest
+
 @testable import UAF
 
 /// Full basic attestation through Android key attestation: a Keystore chain (root → intermediate → the registered
@@ -48,8 +49,9 @@ final class AndroidKeyAttestationTests: XCTestCase {
     static var fcHash: [UInt8] { FinalChallengeParams.hash(fcParams: fc) }
 
     static func valid(challenge: [UInt8] = fcHash) -> AndroidKeyDescription {
-        AndroidKeyDescription(attestationSecurityLevel: .trustedEnvironment, attestationChallenge: challenge, hardwarePurposes: [2],
-                              hardwareOrigin: AndroidKeyDescription.originGenerated)
+        AndroidKeyDescription(
+            attestationSecurityLevel: .trustedEnvironment, attestationChallenge: challenge, hardwarePurposes: [2],
+            hardwareOrigin: AndroidKeyDescription.originGenerated)
     }
 
     /// A registration whose KRD holds `uafKey` and whose attestation `signer` signs, with `chain` (leaf first).
@@ -68,8 +70,10 @@ final class AndroidKeyAttestationTests: XCTestCase {
     }
 
     /// Verifies a registration of a fresh key whose chain is root → intermediate → leaf (with `description`).
-    func verify(description: AndroidKeyDescription? = valid(), includeRoot: Bool = true, vendorKeyOfAnotherRoot: Bool = false,
-                signerIsAnotherKey: Bool = false) async throws -> [VerifiedRegistration] {
+    func verify(
+        description: AndroidKeyDescription? = valid(), includeRoot: Bool = true, vendorKeyOfAnotherRoot: Bool = false,
+        signerIsAnotherKey: Bool = false
+    ) async throws -> [VerifiedRegistration] {
         let root = try FullAttestationTests.makeRoot(name: "Vendor Hardware Attestation Root")
         let batch = try Self.intermediate(issuer: root)
         let uafKey = P256.Signing.PrivateKey()
@@ -78,8 +82,9 @@ final class AndroidKeyAttestationTests: XCTestCase {
         let leaf = try Self.keystoreCertificate(of: attested.publicKey, issuer: batch, description: description)
         let chain = [leaf, batch.der] + (includeRoot ? [root.der] : [])
         let vendor = vendorKeyOfAnotherRoot ? try FullAttestationTests.makeRoot(name: "Other Vendor") : root
-        return try await Self.verifier(vendorKeys: [vendor]).verify(try Self.response(uafKey: uafKey, signer: attested, chain: chain),
-                                                                    issued: FullAttestationTests.issued, isRegistered: { _, _ in false })
+        return try await Self.verifier(vendorKeys: [vendor]).verify(
+            try Self.response(uafKey: uafKey, signer: attested, chain: chain),
+            issued: FullAttestationTests.issued, isRegistered: { _, _ in false })
     }
 
     func testAKeystoreChainToAVendorRootKeyVerifiesAsFullBasic() async throws {
@@ -105,8 +110,10 @@ final class AndroidKeyAttestationTests: XCTestCase {
     }
 
     func testAnAttestationForAnotherChallengeIsRefused() async throws {
-        await assertRejected(.attestationCertificateInvalid("the attestation challenge is not this registration's final challenge hash"),
-                             status: .unacceptableAttestation) {
+        await assertRejected(
+            .attestationCertificateInvalid("the attestation challenge is not this registration's final challenge hash"),
+            status: .unacceptableAttestation
+        ) {
             _ = try await self.verify(description: Self.valid(challenge: Array(repeating: 1, count: 32)))
         }
     }
@@ -114,7 +121,8 @@ final class AndroidKeyAttestationTests: XCTestCase {
     func testAKeyOnlySoftwareVouchesForIsRefused() async throws {
         var description = Self.valid()
         description.attestationSecurityLevel = .software
-        await assertRejected(.attestationCertificateInvalid("the key is attested by software, not secure hardware"), status: .unacceptableAttestation) {
+        await assertRejected(.attestationCertificateInvalid("the key is attested by software, not secure hardware"), status: .unacceptableAttestation)
+        {
             _ = try await self.verify(description: description)
         }
     }
@@ -129,7 +137,9 @@ final class AndroidKeyAttestationTests: XCTestCase {
     func testAnImportedKeyIsRefused() async throws {
         var description = Self.valid()
         description.hardwareOrigin = 2
-        await assertRejected(.attestationCertificateInvalid("the secure hardware does not say it generated the key"), status: .unacceptableAttestation) {
+        await assertRejected(
+            .attestationCertificateInvalid("the secure hardware does not say it generated the key"), status: .unacceptableAttestation
+        ) {
             _ = try await self.verify(description: description)
         }
     }
@@ -137,13 +147,17 @@ final class AndroidKeyAttestationTests: XCTestCase {
     func testAKeyTheHardwareDoesNotLetSignIsRefused() async throws {
         var description = Self.valid()
         description.hardwarePurposes = [3]
-        await assertRejected(.attestationCertificateInvalid("the secure hardware does not list signing among the key's purposes"), status: .unacceptableAttestation) {
+        await assertRejected(
+            .attestationCertificateInvalid("the secure hardware does not list signing among the key's purposes"), status: .unacceptableAttestation
+        ) {
             _ = try await self.verify(description: description)
         }
     }
 
     func testALeafWithoutTheExtensionIsRefused() async throws {
-        await assertRejected(.attestationCertificateInvalid("the leaf has no readable Android key attestation extension"), status: .unacceptableAttestation) {
+        await assertRejected(
+            .attestationCertificateInvalid("the leaf has no readable Android key attestation extension"), status: .unacceptableAttestation
+        ) {
             _ = try await self.verify(description: nil)
         }
     }
@@ -167,8 +181,10 @@ final class AndroidKeyAttestationTests: XCTestCase {
         let attested = Authority(key: deviceKey, certificate: genuine)
         let softwareKey = P256.Signing.PrivateKey()
         let leaf = try Self.keystoreCertificate(of: softwareKey.publicKey, issuer: attested, description: Self.valid())
-        await assertRejected(.attestationCertificateInvalid("a certificate above the leaf carries the key attestation extension"),
-                             status: .unacceptableAttestation) {
+        await assertRejected(
+            .attestationCertificateInvalid("a certificate above the leaf carries the key attestation extension"),
+            status: .unacceptableAttestation
+        ) {
             _ = try await Self.verifier(vendorKeys: [root]).verify(
                 try Self.response(uafKey: softwareKey, signer: softwareKey, chain: [leaf, attested.der, batch.der, root.der]),
                 issued: FullAttestationTests.issued, isRegistered: { _, _ in false })
@@ -188,11 +204,16 @@ final class AndroidKeyAttestationTests: XCTestCase {
             try s.serialize(ASN1OctetString(contentBytes: [9, 9, 9]))
             try s.serialize(ASN1OctetString(contentBytes: []))
             try s.appendConstructedNode(identifier: .sequence) { list in
-                try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 709, tagClass: .contextSpecific)) { try $0.serialize(ASN1OctetString(contentBytes: [1])) }
+                try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 709, tagClass: .contextSpecific)) {
+                    try $0.serialize(ASN1OctetString(contentBytes: [1]))
+                }
             }
             try s.appendConstructedNode(identifier: .sequence) { list in
                 try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)) { tagged in
-                    try tagged.appendConstructedNode(identifier: .set) { try $0.serialize(2); try $0.serialize(3) }
+                    try tagged.appendConstructedNode(identifier: .set) {
+                        try $0.serialize(2)
+                        try $0.serialize(3)
+                    }
                 }
                 try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 2, tagClass: .contextSpecific)) { try $0.serialize(3) }
                 try list.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 3, tagClass: .contextSpecific)) { try $0.serialize(256) }
@@ -203,8 +224,11 @@ final class AndroidKeyAttestationTests: XCTestCase {
             }
         }
         let description = try AndroidKeyDescription(derEncoded: serializer.serializedBytes[...])
-        XCTAssertEqual(description, AndroidKeyDescription(attestationSecurityLevel: .strongBox, attestationChallenge: [9, 9, 9],
-                                                          hardwarePurposes: [2, 3], hardwareOrigin: 0))
+        XCTAssertEqual(
+            description,
+            AndroidKeyDescription(
+                attestationSecurityLevel: .strongBox, attestationChallenge: [9, 9, 9],
+                hardwarePurposes: [2, 3], hardwareOrigin: 0))
         XCTAssertEqual(try AndroidKeyDescription(derEncoded: try Self.valid().derEncoded()[...]), Self.valid())
     }
 

@@ -1,6 +1,7 @@
-import Primitives
 import Foundation
+import Primitives
 import XCTest
+
 @testable import UAF
 
 /// fcParams read by the wire's JSON reader: what it takes and what it refuses.
@@ -14,9 +15,13 @@ final class FinalChallengeParamsDecodingTests: XCTestCase {
     }
 
     func testMemberOrderAndWhitespaceAreFree() {
-        let json = " {\n\t\"facetID\" : \"ios:bundle-id:x\" ,\r\n \"channelBinding\":{ \"cid_pubkey\" : \"unused\" }, \"challenge\":\"Y2g\", \"appID\":\"https:\\/\\/a.example\\/facets\"} \n"
-        XCTAssertEqual(parse(json), FinalChallengeParams(appID: "https://a.example/facets", challenge: "Y2g", facetID: "ios:bundle-id:x",
-                                                         channelBinding: ChannelBinding(cidPubkey: "unused")))
+        let json =
+            " {\n\t\"facetID\" : \"ios:bundle-id:x\" ,\r\n \"channelBinding\":{ \"cid_pubkey\" : \"unused\" }, \"challenge\":\"Y2g\", \"appID\":\"https:\\/\\/a.example\\/facets\"} \n"
+        XCTAssertEqual(
+            parse(json),
+            FinalChallengeParams(
+                appID: "https://a.example/facets", challenge: "Y2g", facetID: "ios:bundle-id:x",
+                channelBinding: ChannelBinding(cidPubkey: "unused")))
     }
 
     func testEscapesIncludingSurrogatePairsDecode() {
@@ -30,24 +35,35 @@ final class FinalChallengeParamsDecodingTests: XCTestCase {
     }
 
     func testTheResultMatchesJSONDecoderOnOurOwnEncoding() throws {
-        let params = FinalChallengeParams(appID: "https://h:1/p?q=\"x\"", challenge: "abc-_", facetID: "android:apk-key-hash:Lir5oIjf552K/XN4bTul0VS3GfM",
-                                          channelBinding: ChannelBinding(serverEndPoint: "s", tlsServerCertificate: "t", tlsUnique: "u", cidPubkey: "unused"))
+        let params = FinalChallengeParams(
+            appID: "https://h:1/p?q=\"x\"", challenge: "abc-_", facetID: "android:apk-key-hash:Lir5oIjf552K/XN4bTul0VS3GfM",
+            channelBinding: ChannelBinding(serverEndPoint: "s", tlsServerCertificate: "t", tlsUnique: "u", cidPubkey: "unused"))
         let encoded = try params.encodedFCParams()
         XCTAssertEqual(FinalChallengeParams.decode(fcParams: encoded), params)
         XCTAssertEqual(try JSONDecoder().decode(FinalChallengeParams.self, from: Base64URL.decode(encoded)!), params)
     }
 
     func testAMissingMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","facetID":"f"}"#)) }
-    func testADuplicateKnownMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","appID":"b","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
-    func testADuplicateChannelBindingMemberIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","channelBinding":{"tlsUnique":"1","tlsUnique":"2"},"facetID":"f"}"#)) }
-    func testAnUnknownMemberNamedTwiceIsRejected() { XCTAssertNil(parse(#"{"x":1,"x":2,"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
+    func testADuplicateKnownMemberIsRejected() {
+        XCTAssertNil(parse(#"{"appID":"a","appID":"b","challenge":"c","channelBinding":{},"facetID":"f"}"#))
+    }
+    func testADuplicateChannelBindingMemberIsRejected() {
+        XCTAssertNil(parse(#"{"appID":"a","challenge":"c","channelBinding":{"tlsUnique":"1","tlsUnique":"2"},"facetID":"f"}"#))
+    }
+    func testAnUnknownMemberNamedTwiceIsRejected() {
+        XCTAssertNil(parse(#"{"x":1,"x":2,"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#))
+    }
     func testTrailingContentIsRejected() { XCTAssertNil(parse(valid + "x")) }
     func testATrailingCommaIsRejected() { XCTAssertNil(parse(#"{"appID":"a","challenge":"c","channelBinding":{},"facetID":"f",}"#)) }
     func testANonStringMemberIsRejected() { XCTAssertNil(parse(#"{"appID":1,"challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
-    func testAnUnescapedControlCharacterIsRejected() { XCTAssertNil(parse("{\"appID\":\"a\u{01}\",\"challenge\":\"c\",\"channelBinding\":{},\"facetID\":\"f\"}")) }
+    func testAnUnescapedControlCharacterIsRejected() {
+        XCTAssertNil(parse("{\"appID\":\"a\u{01}\",\"challenge\":\"c\",\"channelBinding\":{},\"facetID\":\"f\"}"))
+    }
     func testALoneSurrogateIsRejected() { XCTAssertNil(parse(#"{"appID":"\ud83d","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
     func testAnInvalidEscapeIsRejected() { XCTAssertNil(parse(#"{"appID":"\x","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
-    func testAMalformedNumberInAnUnknownMemberIsRejected() { XCTAssertNil(parse(#"{"n":01,"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#)) }
+    func testAMalformedNumberInAnUnknownMemberIsRejected() {
+        XCTAssertNil(parse(#"{"n":01,"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#))
+    }
     /// Fuzz finding (fcparams, CI of ba8af96): an exponent beyond Double's range was accepted, Foundation refuses it.
     func testANumberBeyondDoubleRangeInAnUnknownMemberIsRejected() {
         XCTAssertNil(parse(#"{"x":[1,-2.5e+3244444],"appID":"a","challenge":"c","channelBinding":{},"facetID":"f"}"#))

@@ -1,9 +1,10 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import SwiftASN1
 import X509
 import XCTest
+
 @testable import UAF
 
 /// Full basic attestation with a generated chain: attestation certificate issued by a root the metadata lists.
@@ -11,7 +12,11 @@ final class FullAttestationTests: XCTestCase {
     struct Authority {
         let key: P256.Signing.PrivateKey
         let certificate: Certificate
-        var der: [UInt8] { var s = DER.Serializer(); try! s.serialize(certificate); return s.serializedBytes }
+        var der: [UInt8] {
+            var s = DER.Serializer()
+            try! s.serialize(certificate)
+            return s.serializedBytes
+        }
     }
 
     static func makeRoot(name: String, maxPathLength: Int = 1) throws -> Authority {
@@ -42,36 +47,45 @@ final class FullAttestationTests: XCTestCase {
     }
 
     /// A registration of `uauth` (a fresh key by default) whose attestation `attestationKey` signs, with `chain`.
-    static func response(attestationKey: P256.Signing.PrivateKey, chain: [[UInt8]], uauth: P256.Signing.PrivateKey = P256.Signing.PrivateKey()) throws -> RegistrationResponse {
+    static func response(
+        attestationKey: P256.Signing.PrivateKey, chain: [[UInt8]], uauth: P256.Signing.PrivateKey = P256.Signing.PrivateKey()
+    ) throws -> RegistrationResponse {
         let fc = try FinalChallengeParams(appID: testAppID, challenge: "Y2hhbGxlbmdl", facetID: testFacetID).encodedFCParams()
-        let krd = KeyRegistrationData(aaid: "F1D0#2001", authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
-                                      publicKeyEncoding: .eccX962DER, finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
-                                      keyID: Array(repeating: 4, count: 32), signCounter: 0, registrationCounter: 1,
-                                      publicKey: Array(uauth.publicKey.derRepresentation))
-        let assertion = try AssertionBuilder.registration(krd, attestationCertificates: chain,
-                                                          sign: AssertionBuilder.p256Signer(attestationKey, algorithm: .secp256r1ECDSASHA256DER))
-        return RegistrationResponse(header: OperationHeader(op: .registration, appID: testAppID, serverData: "s"), fcParams: fc,
-                                    assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(assertion))])
+        let krd = KeyRegistrationData(
+            aaid: "F1D0#2001", authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
+            publicKeyEncoding: .eccX962DER, finalChallengeHash: FinalChallengeParams.hash(fcParams: fc),
+            keyID: Array(repeating: 4, count: 32), signCounter: 0, registrationCounter: 1,
+            publicKey: Array(uauth.publicKey.derRepresentation))
+        let assertion = try AssertionBuilder.registration(
+            krd, attestationCertificates: chain,
+            sign: AssertionBuilder.p256Signer(attestationKey, algorithm: .secp256r1ECDSASHA256DER))
+        return RegistrationResponse(
+            header: OperationHeader(op: .registration, appID: testAppID, serverData: "s"), fcParams: fc,
+            assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(assertion))])
     }
 
     static func metadata(roots: [Authority]) throws -> MetadataStore {
-        try MetadataStore([MetadataStatement(
-            aaid: "F1D0#2001", description: "hardware-backed test authenticator",
-            attestationRootCertificates: roots.map { Data($0.der).base64EncodedString() }, attestationTypes: [15879],
-            userVerificationDetails: [[.init(userVerification: 2)]], authenticationAlgorithm: 2, keyProtection: 6,
-            matcherProtection: 2, publicKeyAlgAndEncoding: 257)])
+        try MetadataStore([
+            MetadataStatement(
+                aaid: "F1D0#2001", description: "hardware-backed test authenticator",
+                attestationRootCertificates: roots.map { Data($0.der).base64EncodedString() }, attestationTypes: [15879],
+                userVerificationDetails: [[.init(userVerification: 2)]], authenticationAlgorithm: 2, keyProtection: 6,
+                matcherProtection: 2, publicKeyAlgAndEncoding: 257)
+        ])
     }
 
     func verifier(roots: [Authority]) throws -> RegistrationVerifier {
         RegistrationVerifier(configuration: testConfiguration, metadata: try Self.metadata(roots: roots))
     }
 
-    static let issued = IssuedRegistration(challenge: "Y2hhbGxlbmdl", username: "alice", policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#2001"])]]))
+    static let issued = IssuedRegistration(
+        challenge: "Y2hhbGxlbmdl", username: "alice", policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#2001"])]]))
 
     func testAChainToAMetadataRootVerifies() async throws {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (key, leaf) = try Self.makeAttestation(issuer: root)
-        let result = try await verifier(roots: [root]).verify(try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
+        let result = try await verifier(roots: [root]).verify(
+            try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
         XCTAssertEqual(result.first?.attestationType, .basicFull)
     }
 
@@ -80,7 +94,8 @@ final class FullAttestationTests: XCTestCase {
         let other = try Self.makeRoot(name: "Other Root")
         let (key, leaf) = try Self.makeAttestation(issuer: other)
         await assertRejected(status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
+            _ = try await self.verifier(roots: [root]).verify(
+                try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -88,7 +103,8 @@ final class FullAttestationTests: XCTestCase {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (key, leaf) = try Self.makeAttestation(issuer: root, notAfter: Date().addingTimeInterval(-60))
         await assertRejected(status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
+            _ = try await self.verifier(roots: [root]).verify(
+                try Self.response(attestationKey: key, chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
         }
     }
 
@@ -96,7 +112,8 @@ final class FullAttestationTests: XCTestCase {
         let root = try Self.makeRoot(name: "Vendor Root")
         let (_, leaf) = try Self.makeAttestation(issuer: root)
         await assertRejected(.attestationSignatureInvalid, status: .unacceptableAttestation) {
-            _ = try await self.verifier(roots: [root]).verify(try Self.response(attestationKey: P256.Signing.PrivateKey(), chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
+            _ = try await self.verifier(roots: [root]).verify(
+                try Self.response(attestationKey: P256.Signing.PrivateKey(), chain: [leaf]), issued: Self.issued, isRegistered: { _, _ in false })
         }
     }
 

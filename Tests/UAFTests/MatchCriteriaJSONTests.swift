@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import UAF
 
 /// MatchCriteria's hand-written Codable (only the keys present are visited) must read and write exactly the JSON of
@@ -11,12 +12,14 @@ final class MatchCriteriaJSONTests: XCTestCase {
         attachmentHint: 1, tcDisplay: 1, authenticationAlgorithms: [1, 2], assertionSchemes: ["UAFV1TLV"], attestationTypes: [15880],
         authenticatorVersion: 1, exts: [Extension(id: "x", data: "ZA", failIfUnknown: false)])
 
-    static var everyFieldJSON: [String: Any] { [
-        "aaid": ["F1D0#1001"], "vendorID": ["F1D0"], "keyIDs": ["a2V5"], "userVerification": 2, "keyProtection": 1,
-        "matcherProtection": 1, "attachmentHint": 1, "tcDisplay": 1, "authenticationAlgorithms": [1, 2],
-        "assertionSchemes": ["UAFV1TLV"], "attestationTypes": [15880], "authenticatorVersion": 1,
-        "exts": [["id": "x", "data": "ZA", "fail_if_unknown": false]],
-    ] }
+    static var everyFieldJSON: [String: Any] {
+        [
+            "aaid": ["F1D0#1001"], "vendorID": ["F1D0"], "keyIDs": ["a2V5"], "userVerification": 2, "keyProtection": 1,
+            "matcherProtection": 1, "attachmentHint": 1, "tcDisplay": 1, "authenticationAlgorithms": [1, 2],
+            "assertionSchemes": ["UAFV1TLV"], "attestationTypes": [15880], "authenticatorVersion": 1,
+            "exts": [["id": "x", "data": "ZA", "fail_if_unknown": false]],
+        ]
+    }
 
     private func object(_ criteria: MatchCriteria) throws -> NSDictionary {
         try XCTUnwrap(JSONSerialization.jsonObject(with: JSONEncoder().encode(criteria)) as? NSDictionary)
@@ -27,8 +30,9 @@ final class MatchCriteriaJSONTests: XCTestCase {
     }
 
     func testAbsentFieldsAreLeftOutNotWrittenAsNull() throws {
-        XCTAssertEqual(try object(MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["a2V5"])),
-                       ["aaid": ["F1D0#1001"], "keyIDs": ["a2V5"]] as NSDictionary)
+        XCTAssertEqual(
+            try object(MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["a2V5"])),
+            ["aaid": ["F1D0#1001"], "keyIDs": ["a2V5"]] as NSDictionary)
         XCTAssertEqual(try object(MatchCriteria()), [:] as NSDictionary)
     }
 
@@ -44,26 +48,34 @@ final class MatchCriteriaJSONTests: XCTestCase {
 
     func testAFieldOfTheWrongTypeIsRefused() {
         XCTAssertThrowsError(try JSONDecoder().decode(MatchCriteria.self, from: Data(#"{"userVerification":"fingerprint"}"#.utf8)))
-        XCTAssertThrowsError(try JSONDecoder().decode(MatchCriteria.self, from: Data(#"{"keyProtection":70000}"#.utf8)),
-                             "keyProtection is 16 bits")
+        XCTAssertThrowsError(
+            try JSONDecoder().decode(MatchCriteria.self, from: Data(#"{"keyProtection":70000}"#.utf8)),
+            "keyProtection is 16 bits")
         XCTAssertThrowsError(try JSONDecoder().decode(MatchCriteria.self, from: Data(#"["F1D0#1001"]"#.utf8)))
     }
 
     func testAPolicyRoundTripsThroughTheMessageCodec() throws {
-        let request = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: "https://rp.example", serverData: "s"),
-                                            challenge: "c", policy: Policy(accepted: [[Self.everyField], [MatchCriteria(aaid: ["ABCD#0001"])]],
-                                                                           disallowed: [MatchCriteria(userVerification: 1)]))
+        let request = AuthenticationRequest(
+            header: OperationHeader(op: .authentication, appID: "https://rp.example", serverData: "s"),
+            challenge: "c",
+            policy: Policy(
+                accepted: [[Self.everyField], [MatchCriteria(aaid: ["ABCD#0001"])]],
+                disallowed: [MatchCriteria(userVerification: 1)]))
         XCTAssertEqual(try UAFMessageCodec.decode(AuthenticationRequest.self, from: try UAFMessageCodec.encode([request])), [request])
     }
 
     func testOnlyKeyIDsAttachmentHintVersionAndExtsMayAccompanyAnAAID() {
-        let allowed = MatchCriteria(aaid: ["F1D0#1001"], keyIDs: ["a2V5"], attachmentHint: 1, authenticatorVersion: 1,
-                                    exts: [Extension(id: "x", data: "ZA", failIfUnknown: false)])
+        let allowed = MatchCriteria(
+            aaid: ["F1D0#1001"], keyIDs: ["a2V5"], attachmentHint: 1, authenticatorVersion: 1,
+            exts: [Extension(id: "x", data: "ZA", failIfUnknown: false)])
         XCTAssertEqual(allowed.fieldsNotAllowedBesideAAID, [])
         XCTAssertEqual(MatchCriteria(vendorID: ["F1D0"], authenticationAlgorithms: [9]).fieldsNotAllowedBesideAAID, [], "no aaid, no rule")
-        XCTAssertEqual(Self.everyField.fieldsNotAllowedBesideAAID,
-                       ["vendorID", "userVerification", "keyProtection", "matcherProtection", "tcDisplay", "authenticationAlgorithms",
-                        "assertionSchemes", "attestationTypes"])
+        XCTAssertEqual(
+            Self.everyField.fieldsNotAllowedBesideAAID,
+            [
+                "vendorID", "userVerification", "keyProtection", "matcherProtection", "tcDisplay", "authenticationAlgorithms",
+                "assertionSchemes", "attestationTypes",
+            ])
         XCTAssertEqual(MatchCriteria(aaid: ["F1D0#0001"], authenticationAlgorithms: [2]).fieldsNotAllowedBesideAAID, ["authenticationAlgorithms"])
     }
 }

@@ -1,12 +1,14 @@
 import Foundation
 import XCTest
+
 @testable import UAF
 
 final class PolicyAndMetadataTests: XCTestCase {
     func capabilities(_ aaid: String) -> AuthenticatorCapabilities { testMetadata.statement(for: aaid)!.capabilities }
 
     func testAcceptedIsAnOrOfAnds() {
-        let pin = capabilities("F1D0#1001"), raw = capabilities("ABCD#ABCD")
+        let pin = capabilities("F1D0#1001")
+        let raw = capabilities("ABCD#ABCD")
         let policy = Policy(accepted: [
             [MatchCriteria(aaid: ["F1D0#1001"]), MatchCriteria(aaid: ["ABCD#ABCD"])],
             [MatchCriteria(userVerification: UserVerificationMethods.fingerprint.rawValue)],
@@ -15,8 +17,9 @@ final class PolicyAndMetadataTests: XCTestCase {
         XCTAssertTrue(PolicyMatcher.isSatisfied(policy, by: [raw]))
         XCTAssertFalse(PolicyMatcher.isSatisfied(policy, by: [pin]), "PIN alone satisfies neither combination")
         XCTAssertFalse(PolicyMatcher.isSatisfied(policy, by: [raw, raw]), "each criterion needs a different authenticator")
-        XCTAssertEqual(PolicyMatcher.matchingCombinations(policy, available: [pin, raw]).map { $0.map(\.aaid) },
-                       [["F1D0#1001", "ABCD#ABCD"], ["ABCD#ABCD"]])
+        XCTAssertEqual(
+            PolicyMatcher.matchingCombinations(policy, available: [pin, raw]).map { $0.map(\.aaid) },
+            [["F1D0#1001", "ABCD#ABCD"], ["ABCD#ABCD"]])
     }
 
     func testDisallowedExcludesAnAuthenticator() {
@@ -26,8 +29,9 @@ final class PolicyAndMetadataTests: XCTestCase {
         let raw = capabilities("ABCD#ABCD")
         let pair = [[MatchCriteria(aaid: ["F1D0#1001"]), MatchCriteria(aaid: ["ABCD#ABCD"])]]
         XCTAssertTrue(PolicyMatcher.isSatisfied(Policy(accepted: pair), by: [pin, raw]))
-        XCTAssertFalse(PolicyMatcher.isSatisfied(Policy(accepted: pair, disallowed: [MatchCriteria(aaid: ["F1D0#1001"])]), by: [pin, raw]),
-                       "a disallowed member spoils the combination")
+        XCTAssertFalse(
+            PolicyMatcher.isSatisfied(Policy(accepted: pair, disallowed: [MatchCriteria(aaid: ["F1D0#1001"])]), by: [pin, raw]),
+            "a disallowed member spoils the combination")
         XCTAssertFalse(PolicyMatcher.isSatisfied(Policy(accepted: pair), by: [raw]), "one assertion cannot satisfy a pair")
     }
 
@@ -57,8 +61,9 @@ final class PolicyAndMetadataTests: XCTestCase {
     }
 
     func testMessagesUseTheSpecJSONNames() throws {
-        let request = RegistrationRequest(header: OperationHeader(op: .registration, appID: testAppID, serverData: "s"),
-                                          challenge: "c", username: "u", policy: pinPolicy)
+        let request = RegistrationRequest(
+            header: OperationHeader(op: .registration, appID: testAppID, serverData: "s"),
+            challenge: "c", username: "u", policy: pinPolicy)
         let json = try UAFMessageCodec.encode([request])
         XCTAssertTrue(json.contains("\"op\":\"Reg\""))
         XCTAssertTrue(json.contains("\"upv\":{\"major\":1,\"minor\":1}"))

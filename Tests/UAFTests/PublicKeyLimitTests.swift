@@ -1,6 +1,7 @@
-import _CryptoExtras
 import Foundation
 import XCTest
+import _CryptoExtras
+
 @testable import UAF
 
 /// Authenticator public keys the server accepts (uaf-spec §3.1): RSA keys of 2048...4096 bits only.

@@ -1,13 +1,16 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import XCTest
+
 @testable import UAF
 
 final class RegistrationVerificationTests: XCTestCase {
     let verifier = RegistrationVerifier(configuration: testConfiguration, metadata: testMetadata)
 
-    func verify(_ builder: TestRegistrationBuilder, isRegistered: @escaping (String, String) -> Bool = { _, _ in false }) async throws -> [VerifiedRegistration] {
+    func verify(
+        _ builder: TestRegistrationBuilder, isRegistered: @escaping (String, String) -> Bool = { _, _ in false }
+    ) async throws -> [VerifiedRegistration] {
         try await verifier.verify(try builder.build(), issued: builder.issued, isRegistered: isRegistered)
     }
 
@@ -24,40 +27,49 @@ final class RegistrationVerificationTests: XCTestCase {
 
     func testARawSignatureRegistrationVerifies() async throws {
         var builder = TestRegistrationBuilder()
-        builder.aaid = "ABCD#ABCD"; builder.algorithm = .secp256r1ECDSASHA256Raw; builder.keyEncoding = .eccX962Raw
+        builder.aaid = "ABCD#ABCD"
+        builder.algorithm = .secp256r1ECDSASHA256Raw
+        builder.keyEncoding = .eccX962Raw
         builder.authenticatorVersion = 256
-        let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "bob", policy: Policy(accepted: [[MatchCriteria(aaid: ["abcd#abcd"])]]))
+        let issued = IssuedRegistration(
+            challenge: builder.issued.challenge, username: "bob", policy: Policy(accepted: [[MatchCriteria(aaid: ["abcd#abcd"])]]))
         let result = try await verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
         XCTAssertEqual(result[0].signatureAlgorithm, .secp256r1ECDSASHA256Raw)
     }
 
     func testRegistrationFailsIfAttestationSignatureIsTampered() async throws {
-        var builder = TestRegistrationBuilder(); builder.tamperSignature = true
+        var builder = TestRegistrationBuilder()
+        builder.tamperSignature = true
         await assertRejected(.attestationSignatureInvalid, status: .unacceptableAttestation) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfFinalChallengeHashIsWrong() async throws {
-        var builder = TestRegistrationBuilder(); builder.finalChallengeHash = Array(repeating: 0xAB, count: 32)
+        var builder = TestRegistrationBuilder()
+        builder.finalChallengeHash = Array(repeating: 0xAB, count: 32)
         await assertRejected(.finalChallengeHashMismatch, status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfChallengeIsNotTheIssuedOne() async throws {
-        var builder = TestRegistrationBuilder(); builder.challenge = "b3RoZXItY2hhbGxlbmdl"
+        var builder = TestRegistrationBuilder()
+        builder.challenge = "b3RoZXItY2hhbGxlbmdl"
         await assertRejected(.challengeMismatch, status: .requestInvalid) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfAppIDIsWrong() async throws {
-        var builder = TestRegistrationBuilder(); builder.appID = "https://evil.example.com/facets"
+        var builder = TestRegistrationBuilder()
+        builder.appID = "https://evil.example.com/facets"
         await assertRejected(.appIDMismatch("https://evil.example.com/facets"), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfFacetIDIsNotTrusted() async throws {
-        var builder = TestRegistrationBuilder(); builder.facetID = "ios:bundle-id:com.evil.app"
+        var builder = TestRegistrationBuilder()
+        builder.facetID = "ios:bundle-id:com.evil.app"
         await assertRejected(.untrustedFacetID("ios:bundle-id:com.evil.app"), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfAAIDIsUnknown() async throws {
-        var builder = TestRegistrationBuilder(); builder.aaid = "FFFF#0001"
+        var builder = TestRegistrationBuilder()
+        builder.aaid = "FFFF#0001"
         await assertRejected(.unknownAAID("FFFF#0001"), status: .unknownAAID) { _ = try await self.verify(builder) }
     }
 
@@ -69,29 +81,36 @@ final class RegistrationVerificationTests: XCTestCase {
     }
 
     func testRegistrationFailsIfAlgorithmIsNotInTheMetadata() async throws {
-        var builder = TestRegistrationBuilder(); builder.algorithm = .secp256r1ECDSASHA256Raw
+        var builder = TestRegistrationBuilder()
+        builder.algorithm = .secp256r1ECDSASHA256Raw
         await assertRejected(.algorithmNotAllowed(.secp256r1ECDSASHA256Raw), status: .unacceptableAlgorithm) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfKeyEncodingIsNotInTheMetadata() async throws {
-        var builder = TestRegistrationBuilder(); builder.keyEncoding = .eccX962Raw
+        var builder = TestRegistrationBuilder()
+        builder.keyEncoding = .eccX962Raw
         await assertRejected(.keyEncodingNotAllowed(.eccX962Raw), status: .unacceptableKey) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfModeIsNotUserVerified() async throws {
-        var builder = TestRegistrationBuilder(); builder.mode = 2
+        var builder = TestRegistrationBuilder()
+        builder.mode = 2
         await assertRejected(.invalidAuthenticationMode(2), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfAuthenticatorVersionIsBelowTheMetadata() async throws {
-        var builder = TestRegistrationBuilder(); builder.authenticatorVersion = 0
-        await assertRejected(.authenticatorVersionTooLow(found: 0, minimum: 1), status: .unacceptableAuthenticator) { _ = try await self.verify(builder) }
+        var builder = TestRegistrationBuilder()
+        builder.authenticatorVersion = 0
+        await assertRejected(.authenticatorVersionTooLow(found: 0, minimum: 1), status: .unacceptableAuthenticator) {
+            _ = try await self.verify(builder)
+        }
     }
 
     func testRegistrationFailsIfPolicyIsNotSatisfied() async throws {
         let builder = TestRegistrationBuilder()
-        let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "alice",
-                                        policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1002"])]]))
+        let issued = IssuedRegistration(
+            challenge: builder.issued.challenge, username: "alice",
+            policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1002"])]]))
         await assertRejected(.policyNotSatisfied, status: .unacceptableAuthenticator) {
             _ = try await self.verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
         }
@@ -99,8 +118,9 @@ final class RegistrationVerificationTests: XCTestCase {
 
     func testRegistrationFailsIfTheAuthenticatorIsDisallowed() async throws {
         let builder = TestRegistrationBuilder()
-        let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "alice",
-                                        policy: Policy(accepted: pinPolicy.accepted, disallowed: [MatchCriteria(aaid: ["F1D0#1001"])]))
+        let issued = IssuedRegistration(
+            challenge: builder.issued.challenge, username: "alice",
+            policy: Policy(accepted: pinPolicy.accepted, disallowed: [MatchCriteria(aaid: ["F1D0#1001"])]))
         await assertRejected(.policyNotSatisfied, status: .unacceptableAuthenticator) {
             _ = try await self.verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
         }
@@ -109,8 +129,9 @@ final class RegistrationVerificationTests: XCTestCase {
     func testRegistrationFailsIfTheKeyIDIsDisallowed() async throws {
         let builder = TestRegistrationBuilder()
         let disallowed = MatchCriteria(aaid: ["F1D0#1001"], keyIDs: [Base64URL.encode(builder.keyID)])
-        let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "alice",
-                                        policy: Policy(accepted: pinPolicy.accepted, disallowed: [disallowed]))
+        let issued = IssuedRegistration(
+            challenge: builder.issued.challenge, username: "alice",
+            policy: Policy(accepted: pinPolicy.accepted, disallowed: [disallowed]))
         await assertRejected(.policyNotSatisfied, status: .unacceptableAuthenticator) {
             _ = try await self.verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
         }
@@ -119,14 +140,16 @@ final class RegistrationVerificationTests: XCTestCase {
     func testRegistrationPassesIfOnlyAnotherKeyIDIsDisallowed() async throws {
         let builder = TestRegistrationBuilder()
         let disallowed = MatchCriteria(aaid: ["F1D0#1001"], keyIDs: [Base64URL.encode(Array(repeating: 1, count: 32))])
-        let issued = IssuedRegistration(challenge: builder.issued.challenge, username: "alice",
-                                        policy: Policy(accepted: pinPolicy.accepted, disallowed: [disallowed]))
+        let issued = IssuedRegistration(
+            challenge: builder.issued.challenge, username: "alice",
+            policy: Policy(accepted: pinPolicy.accepted, disallowed: [disallowed]))
         let result = try await verifier.verify(try builder.build(), issued: issued, isRegistered: { _, _ in false })
         XCTAssertEqual(result.count, 1)
     }
 
     func testRegistrationFailsIfTheKeyIDIsShorterThan32Bytes() async throws {
-        var builder = TestRegistrationBuilder(); builder.keyID = Array(repeating: 7, count: 31)
+        var builder = TestRegistrationBuilder()
+        builder.keyID = Array(repeating: 7, count: 31)
         await assertRejected(status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
@@ -142,7 +165,8 @@ final class RegistrationVerificationTests: XCTestCase {
 
     func testRegistrationPassesIfTheChannelBindingMatchesTheServerCertificate() async throws {
         var builder = TestRegistrationBuilder()
-        builder.channelBinding = ChannelBinding(serverEndPoint: Self.observed.serverEndPoint, tlsServerCertificate: Self.observed.tlsServerCertificate)
+        builder.channelBinding = ChannelBinding(
+            serverEndPoint: Self.observed.serverEndPoint, tlsServerCertificate: Self.observed.tlsServerCertificate)
         let result = try await bindingVerifier().verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
         XCTAssertEqual(result.count, 1)
     }
@@ -173,38 +197,48 @@ final class RegistrationVerificationTests: XCTestCase {
 
     func testRegistrationPassesIfTheChannelBindingNamesThePreviousCertificate() async throws {
         var builder = TestRegistrationBuilder()
-        builder.channelBinding = ChannelBinding(serverEndPoint: Self.replaced.serverEndPoint, tlsServerCertificate: Self.replaced.tlsServerCertificate)
-        let result = try await bindingVerifier(previous: [Self.replaced]).verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
+        builder.channelBinding = ChannelBinding(
+            serverEndPoint: Self.replaced.serverEndPoint, tlsServerCertificate: Self.replaced.tlsServerCertificate)
+        let result = try await bindingVerifier(previous: [Self.replaced]).verify(
+            try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
         XCTAssertEqual(result.count, 1)
     }
 
     func testRegistrationFailsIfTheChannelBindingMixesTheCurrentAndThePreviousCertificate() async throws {
         var builder = TestRegistrationBuilder()
         // Each field names a certificate the server accepts, but not the same one: no TLS channel looks like that.
-        builder.channelBinding = ChannelBinding(serverEndPoint: Self.observed.serverEndPoint, tlsServerCertificate: Self.replaced.tlsServerCertificate)
+        builder.channelBinding = ChannelBinding(
+            serverEndPoint: Self.observed.serverEndPoint, tlsServerCertificate: Self.replaced.tlsServerCertificate)
         await assertRejected(.channelBindingMismatch, status: .channelBindingRefused) {
-            _ = try await self.bindingVerifier(previous: [Self.replaced]).verify(try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
+            _ = try await self.bindingVerifier(previous: [Self.replaced]).verify(
+                try builder.build(), issued: builder.issued, isRegistered: { _, _ in false })
         }
     }
 
     func testRegistrationFailsIfVersionIsUnsupported() async throws {
-        var builder = TestRegistrationBuilder(); builder.upv = Version(major: 1, minor: 0)
+        var builder = TestRegistrationBuilder()
+        builder.upv = Version(major: 1, minor: 0)
         await assertRejected(.unsupportedVersion(Version(major: 1, minor: 0)), status: .badRequest) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfAssertionSchemeIsUnknown() async throws {
-        var builder = TestRegistrationBuilder(); builder.assertionScheme = "WAV1CBOR"
+        var builder = TestRegistrationBuilder()
+        builder.assertionScheme = "WAV1CBOR"
         await assertRejected(.unsupportedAssertionScheme("WAV1CBOR"), status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfTLVIsTruncated() async throws {
-        var builder = TestRegistrationBuilder(); builder.mutateAssertion = { $0.removeLast() }
+        var builder = TestRegistrationBuilder()
+        builder.mutateAssertion = { $0.removeLast() }
         await assertRejected(status: .unacceptableContent) { _ = try await self.verify(builder) }
     }
 
     func testRegistrationFailsIfTLVIsOverLong() async throws {
-        var builder = TestRegistrationBuilder(); builder.mutateAssertion = { $0.append(0) }
-        await assertRejected(.malformedAssertion(TLVError.trailingBytes(count: 1)), status: .unacceptableContent) { _ = try await self.verify(builder) }
+        var builder = TestRegistrationBuilder()
+        builder.mutateAssertion = { $0.append(0) }
+        await assertRejected(.malformedAssertion(TLVError.trailingBytes(count: 1)), status: .unacceptableContent) {
+            _ = try await self.verify(builder)
+        }
     }
 
     func testRegistrationFailsIfAnUnknownCriticalTagIsPresent() async throws {
@@ -213,8 +247,13 @@ final class RegistrationVerificationTests: XCTestCase {
             // Insert an unknown critical leaf tag 0x2EFF inside the KRD and fix up both lengths.
             let extra: [UInt8] = [0xFF, 0x2E, 0x01, 0x00, 0x42]
             bytes.insert(contentsOf: extra, at: 8)
-            func bump(_ at: Int) { let v = Int(bytes[at]) | Int(bytes[at + 1]) << 8 + extra.count; bytes[at] = UInt8(v & 0xFF); bytes[at + 1] = UInt8(v >> 8) }
-            bump(2); bump(6)
+            func bump(_ at: Int) {
+                let v = Int(bytes[at]) | Int(bytes[at + 1]) << 8 + extra.count
+                bytes[at] = UInt8(v & 0xFF)
+                bytes[at + 1] = UInt8(v >> 8)
+            }
+            bump(2)
+            bump(6)
         }
         await assertRejected(.malformedAssertion(TLVError.unknownCriticalTag(TLVTag(0x2EFF))), status: .unacceptableContent) {
             _ = try await self.verify(builder)

@@ -4,7 +4,10 @@ import XCTest
 /// `UAFMessageCodec.decodeResponses`: the envelope against the contents, and the contents' fault in words.
 final class ResponseEnvelopeTests: XCTestCase {
     func reason(_ text: String) -> UAFVerificationError? {
-        do { _ = try UAFMessageCodec.decodeResponses(RegistrationResponse.self, from: text); return nil } catch { return error }
+        do {
+            _ = try UAFMessageCodec.decodeResponses(RegistrationResponse.self, from: text)
+            return nil
+        } catch { return error }
     }
 
     func testTextThatIsNotJSONIsNotAMessageArray() {
@@ -24,13 +27,15 @@ final class ResponseEnvelopeTests: XCTestCase {
     }
 
     func testAMemberOfTheWrongTypeIsNamedWithoutSwiftTypes() {
-        XCTAssertEqual(reason(#"[{"header":{"upv":{"major":"1","minor":1},"op":"Reg"},"fcParams":"x","assertions":[]}]"#),
-                       .malformedMessage(#"member "major" is of the wrong JSON type"#))
+        XCTAssertEqual(
+            reason(#"[{"header":{"upv":{"major":"1","minor":1},"op":"Reg"},"fcParams":"x","assertions":[]}]"#),
+            .malformedMessage(#"member "major" is of the wrong JSON type"#))
     }
 
     func testAnUnknownOperationIsAValueTheServerDoesNotKnow() {
-        XCTAssertEqual(reason(#"[{"header":{"upv":{"major":1,"minor":1},"op":"Register"},"fcParams":"x","assertions":[]}]"#),
-                       .malformedMessage(#"member "op" has a value this server does not know"#))
+        XCTAssertEqual(
+            reason(#"[{"header":{"upv":{"major":1,"minor":1},"op":"Register"},"fcParams":"x","assertions":[]}]"#),
+            .malformedMessage(#"member "op" has a value this server does not know"#))
     }
 
     func testANullMemberIsNamed() {

@@ -1,5 +1,6 @@
-@testable import Primitives
 import XCTest
+
+@testable import Primitives
 
 final class SecureRandomTests: XCTestCase {
     func testEveryLengthIsFilledExactly() {

@@ -1,8 +1,9 @@
-import Primitives
 import Crypto
 import FIDOAttestation
 import Foundation
+import Primitives
 import XCTest
+
 @testable import UAF
 
 /// The Metadata Service's status reports: which refuse a registration or an authentication (1493), from when, and
@@ -55,8 +56,10 @@ final class StatusReportTests: XCTestCase {
     }
 
     func testStatusesThatPromiseNothingBadLetTheKeyRegister() async throws {
-        let harmless: [AuthenticatorStatus] = [.fidoCertified, .notFIDOCertified, .updateAvailable, AuthenticatorStatus(rawValue: "FIDO_CERTIFIED_L3"),
-                                               AuthenticatorStatus(rawValue: "A_STATUS_FROM_THE_FUTURE")]
+        let harmless: [AuthenticatorStatus] = [
+            .fidoCertified, .notFIDOCertified, .updateAvailable, AuthenticatorStatus(rawValue: "FIDO_CERTIFIED_L3"),
+            AuthenticatorStatus(rawValue: "A_STATUS_FROM_THE_FUTURE"),
+        ]
         try await register(try metadata(harmless.map { StatusReport(status: $0) }))
     }
 
@@ -102,13 +105,16 @@ final class StatusReportTests: XCTestCase {
         let (compromisedKey, compromised) = try FullAttestationTests.makeAttestation(issuer: root)
         let (soundKey, sound) = try FullAttestationTests.makeAttestation(issuer: root)
         let statement = try FullAttestationTests.metadata(roots: [root]).all
-        let metadata = try metadata([StatusReport(status: .attestationKeyCompromise, certificate: compromised)], aaid: "F1D0#2001", statements: statement)
+        let metadata = try metadata(
+            [StatusReport(status: .attestationKeyCompromise, certificate: compromised)], aaid: "F1D0#2001", statements: statement)
         let verifier = RegistrationVerifier(configuration: testConfiguration, metadata: metadata)
-        _ = try await verifier.verify(try FullAttestationTests.response(attestationKey: soundKey, chain: [sound]), issued: FullAttestationTests.issued,
-                                      now: now, isRegistered: { _, _ in false })
+        _ = try await verifier.verify(
+            try FullAttestationTests.response(attestationKey: soundKey, chain: [sound]), issued: FullAttestationTests.issued,
+            now: now, isRegistered: { _, _ in false })
         await assertRejected(.authenticatorRevoked(aaid: "F1D0#2001", status: .attestationKeyCompromise), status: .revokedAuthenticator) {
-            _ = try await verifier.verify(try FullAttestationTests.response(attestationKey: compromisedKey, chain: [compromised]),
-                                          issued: FullAttestationTests.issued, now: self.now, isRegistered: { _, _ in false })
+            _ = try await verifier.verify(
+                try FullAttestationTests.response(attestationKey: compromisedKey, chain: [compromised]),
+                issued: FullAttestationTests.issued, now: self.now, isRegistered: { _, _ in false })
         }
     }
 

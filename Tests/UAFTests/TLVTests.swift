@@ -1,5 +1,6 @@
 import Primitives
 import XCTest
+
 @testable import UAF
 
 final class TLVTests: XCTestCase {
@@ -46,8 +47,13 @@ final class TLVTests: XCTestCase {
         var builder = TestAuthenticationBuilder(key: .init())
         builder.mutateAssertion = { bytes in
             bytes.insert(contentsOf: [0x04, 0x01, 0x02, 0x00, 0xAA, 0xBB], at: 8)  // TAG_USER_VERIFICATION_INDEX (non-critical)
-            func bump(_ at: Int) { let v = Int(bytes[at]) | Int(bytes[at + 1]) << 8 + 6; bytes[at] = UInt8(v & 0xFF); bytes[at + 1] = UInt8(v >> 8) }
-            bump(2); bump(6)
+            func bump(_ at: Int) {
+                let v = Int(bytes[at]) | Int(bytes[at + 1]) << 8 + 6
+                bytes[at] = UInt8(v & 0xFF)
+                bytes[at + 1] = UInt8(v >> 8)
+            }
+            bump(2)
+            bump(6)
         }
         let assertion = try builder.build().assertions[0].assertion
         XCTAssertNoThrow(try AuthenticationAssertion(bytes: Array(Base64URL.decode(assertion)!)))
@@ -83,8 +89,13 @@ final class TLVTests: XCTestCase {
             let index = (0..<(bytes.count - 1)).first { bytes[$0] == 0x0D && bytes[$0 + 1] == 0x2E }!
             bytes[index + 2] = 4
             bytes.removeSubrange((index + 8)..<(index + 12))
-            func shrink(_ at: Int) { let v = Int(bytes[at]) | Int(bytes[at + 1]) << 8 - 4; bytes[at] = UInt8(v & 0xFF); bytes[at + 1] = UInt8(v >> 8) }
-            shrink(2); shrink(6)
+            func shrink(_ at: Int) {
+                let v = Int(bytes[at]) | Int(bytes[at + 1]) << 8 - 4
+                bytes[at] = UInt8(v & 0xFF)
+                bytes[at + 1] = UInt8(v >> 8)
+            }
+            shrink(2)
+            shrink(6)
         }
         let assertion = try builder.build().assertions[0].assertion
         XCTAssertThrowsError(try RegistrationAssertion(bytes: Array(Base64URL.decode(assertion)!))) {
@@ -94,9 +105,10 @@ final class TLVTests: XCTestCase {
 
     func testUnknownCriticalExtensionIsRejectedAndNonCriticalIsKept() throws {
         for critical in [true, false] {
-            var krd = KeyRegistrationData(aaid: "F1D0#1001", authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
-                                          publicKeyEncoding: .eccX962DER, finalChallengeHash: [1], keyID: Array(repeating: 2, count: 32), signCounter: 0,
-                                          registrationCounter: 0, publicKey: [3])
+            var krd = KeyRegistrationData(
+                aaid: "F1D0#1001", authenticatorVersion: 1, signatureAlgorithm: .secp256r1ECDSASHA256DER,
+                publicKeyEncoding: .eccX962DER, finalChallengeHash: [1], keyID: Array(repeating: 2, count: 32), signCounter: 0,
+                registrationCounter: 0, publicKey: [3])
             krd.extensions = [AssertionExtension(id: "ext.example", data: [9], isCritical: critical)]
             let bytes = try AssertionBuilder.registration(krd) { _ in [0] }
             if critical {

@@ -1,7 +1,8 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import XCTest
+
 @testable import UAF
 
 let testAppID = "https://example.com/nevisfido/uaf/1.1/facets"
@@ -9,12 +10,14 @@ let testFacetID = "ios:bundle-id:com.example.app"
 
 /// Metadata for the iOS PIN authenticator (F1D0#1001) as in the seed, plus a raw-signature test authenticator.
 let testMetadata = try! MetadataStore([
-    MetadataStatement(aaid: "F1D0#1001", description: "iOS PIN", attestationTypes: [15880],
-                      userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
-                      keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257),
-    MetadataStatement(aaid: "ABCD#ABCD", description: "raw test", attestationTypes: [15879, 15880],
-                      userVerificationDetails: [[.init(userVerification: 2)]], authenticationAlgorithm: 1,
-                      authenticatorVersion: 256, keyProtection: 2, matcherProtection: 2, publicKeyAlgAndEncoding: 256),
+    MetadataStatement(
+        aaid: "F1D0#1001", description: "iOS PIN", attestationTypes: [15880],
+        userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
+        keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257),
+    MetadataStatement(
+        aaid: "ABCD#ABCD", description: "raw test", attestationTypes: [15879, 15880],
+        userVerificationDetails: [[.init(userVerification: 2)]], authenticationAlgorithm: 1,
+        authenticatorVersion: 256, keyProtection: 2, matcherProtection: 2, publicKeyAlgAndEncoding: 256),
 ])
 
 let testConfiguration = RelyingPartyConfiguration(appID: testAppID, trustedFacetIDs: [testFacetID])
@@ -40,7 +43,9 @@ struct TestRegistrationBuilder {
     var tamperSignature = false
     var mutateAssertion: ((inout [UInt8]) -> Void)?
 
-    var fcParams: String { try! FinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID, channelBinding: channelBinding).encodedFCParams() }
+    var fcParams: String {
+        try! FinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID, channelBinding: channelBinding).encodedFCParams()
+    }
 
     func build() throws -> RegistrationResponse {
         let fc = fcParams
@@ -94,8 +99,9 @@ struct TestAuthenticationBuilder {
             return sig
         }
         mutateAssertion?(&assertion)
-        return AuthenticationResponse(header: OperationHeader(op: .authentication, appID: appID, serverData: "sd"), fcParams: fc,
-                                      assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
+        return AuthenticationResponse(
+            header: OperationHeader(op: .authentication, appID: appID, serverData: "sd"), fcParams: fc,
+            assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
     }
 
     static func issued(transactions: [Transaction] = []) -> IssuedAuthentication {
@@ -103,14 +109,17 @@ struct TestAuthenticationBuilder {
     }
 
     func registered(counter: UInt32 = 4, username: String = "alice") -> RegisteredKey {
-        RegisteredKey(aaid: aaid, keyID: Base64URL.encode(keyID), username: username,
-                      publicKey: Array(key.publicKey.derRepresentation), publicKeyEncoding: .eccX962DER, signCounter: counter)
+        RegisteredKey(
+            aaid: aaid, keyID: Base64URL.encode(keyID), username: username,
+            publicKey: Array(key.publicKey.derRepresentation), publicKeyEncoding: .eccX962DER, signCounter: counter)
     }
 }
 
 extension XCTestCase {
-    func assertRejected(_ expected: UAFVerificationError? = nil, status: UAFStatusCode,
-                        file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void) async {
+    func assertRejected(
+        _ expected: UAFVerificationError? = nil, status: UAFStatusCode,
+        file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void
+    ) async {
         do {
             try await body()
             XCTFail("expected rejection with \(status.rawValue)", file: file, line: line)

@@ -1,14 +1,17 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import XCTest
+
 @testable import UAF
 
 /// The PNG header reader behind image/png transactions, and what a transaction asks of the authenticator.
 final class TransactionDisplayTests: XCTestCase {
     /// The signature and an IHDR chunk for a 20 × 10 RGBA image (the CRC is not read).
-    static func header(width: UInt32 = 20, height: UInt32 = 10, bitDepth: UInt8 = 8, colorType: UInt8 = 6,
-                       chunkLength: UInt32 = 13, chunkType: String = "IHDR") -> [UInt8] {
+    static func header(
+        width: UInt32 = 20, height: UInt32 = 10, bitDepth: UInt8 = 8, colorType: UInt8 = 6,
+        chunkLength: UInt32 = 13, chunkType: String = "IHDR"
+    ) -> [UInt8] {
         func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
         return DisplayPNGCharacteristicsDescriptor.pngSignature + be(chunkLength) + Array(chunkType.utf8)
             + be(width) + be(height) + [bitDepth, colorType, 0, 0, 0] + [0, 0, 0, 0]
@@ -21,7 +24,8 @@ final class TransactionDisplayTests: XCTestCase {
     }
 
     func testBytesWithoutThePNGSignatureAreNotAPNG() {
-        var bytes = Self.header(); bytes[1] = 0x51
+        var bytes = Self.header()
+        bytes[1] = 0x51
         XCTAssertNil(DisplayPNGCharacteristicsDescriptor(png: bytes))
     }
 
@@ -47,8 +51,10 @@ final class TransactionDisplayTests: XCTestCase {
 
     func testEveryHeaderFieldMustBeAsDeclared() {
         XCTAssertTrue(rgba20x10.describes(rgba20x10))
-        for change in [{ (d: inout DisplayPNGCharacteristicsDescriptor) in d.width = 21 }, { $0.height = 11 }, { $0.bitDepth = 16 },
-                       { $0.colorType = 2 }, { $0.compression = 1 }, { $0.filter = 1 }, { $0.interlace = 1 }] {
+        for change in [
+            { (d: inout DisplayPNGCharacteristicsDescriptor) in d.width = 21 }, { $0.height = 11 }, { $0.bitDepth = 16 },
+            { $0.colorType = 2 }, { $0.compression = 1 }, { $0.filter = 1 }, { $0.interlace = 1 },
+        ] {
             var other = rgba20x10
             change(&other)
             XCTAssertFalse(rgba20x10.describes(other), "\(other)")
@@ -56,12 +62,14 @@ final class TransactionDisplayTests: XCTestCase {
     }
 
     static let mixedMetadata = try! MetadataStore([
-        MetadataStatement(aaid: "F1D0#1001", description: "with a display", attestationTypes: [15880],
-                          userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
-                          keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257, tcDisplay: 1),
-        MetadataStatement(aaid: "ABCD#0001", description: "without a display", attestationTypes: [15880],
-                          userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
-                          keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257, tcDisplay: 0),
+        MetadataStatement(
+            aaid: "F1D0#1001", description: "with a display", attestationTypes: [15880],
+            userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
+            keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257, tcDisplay: 1),
+        MetadataStatement(
+            aaid: "ABCD#0001", description: "without a display", attestationTypes: [15880],
+            userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
+            keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257, tcDisplay: 0),
     ])
 
     func testATransactionPolicyKeepsOnlyAAIDsWithADisplayAndAddsNoFieldNextToThem() {
@@ -84,9 +92,10 @@ final class TransactionDisplayTests: XCTestCase {
 
     func testAConfirmationByAnAuthenticatorWithoutADisplayIs1492() async throws {
         let metadata = try MetadataStore([
-            MetadataStatement(aaid: "F1D0#1001", description: "iOS PIN without a display", attestationTypes: [15880],
-                              userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
-                              keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257, tcDisplay: 0),
+            MetadataStatement(
+                aaid: "F1D0#1001", description: "iOS PIN without a display", attestationTypes: [15880],
+                userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
+                keyProtection: 1, matcherProtection: 1, publicKeyAlgAndEncoding: 257, tcDisplay: 0)
         ])
         let transaction = Transaction(contentType: "text/plain", content: Base64URL.encode(Array("Pay 100 CHF".utf8)))
         var builder = TestAuthenticationBuilder(key: P256.Signing.PrivateKey())

@@ -12,17 +12,24 @@ import _CryptoExtras
 /// `fido-u2f` (§8.6).
 final class FIDOU2FFormatTests: XCTestCase {
     /// A U2F authenticator names no model: its authenticator data carries the zero AAGUID.
-    var registration: TestRegistration = { var registration = TestRegistration(); registration.aaguid = AAGUID.zero; return registration }()
+    var registration: TestRegistration = {
+        var registration = TestRegistration()
+        registration.aaguid = AAGUID.zero
+        return registration
+    }()
 
-    func u2f(_ registration: TestRegistration, certificateKey: Certificate.PublicKey? = nil, extraCertificate: Bool = false,
-             signer: P256.Signing.PrivateKey? = nil, ca: TestCA? = nil) throws -> CBOR {
+    func u2f(
+        _ registration: TestRegistration, certificateKey: Certificate.PublicKey? = nil, extraCertificate: Bool = false,
+        signer: P256.Signing.PrivateKey? = nil, ca: TestCA? = nil
+    ) throws -> CBOR {
         let ca = try ca ?? TestCA()
         let key = P256.Signing.PrivateKey()
         let leaf = try ca.issue(certificateKey ?? .init(key.publicKey), subject: try DistinguishedName { CommonName("U2F key") }) {
             Critical(BasicConstraints.notCertificateAuthority)
         }
         let point = Array(registration.credentialKey.publicKey.x963Representation)
-        let signed = [0x00] + Array(SHA256.hash(data: Array(registration.rpID.utf8))) + registration.clientDataHash + registration.credentialID + point
+        let signed =
+            [0x00] + Array(SHA256.hash(data: Array(registration.rpID.utf8))) + registration.clientDataHash + registration.credentialID + point
         let x5c: [CBOR] = [.bytes(leaf)] + (extraCertificate ? [.bytes(TestCA.der(ca.certificate))] : [])
         return statement(["sig": der(try (signer ?? key).signature(for: signed)), "x5c": .array(x5c)])
     }
@@ -52,10 +59,13 @@ final class FIDOU2FFormatTests: XCTestCase {
         let leaf = try XCTUnwrap(result.attestation.trustPath.first)
         let certificate = try DER.parse(leaf)
         guard case .constructed(let certificateNodes) = certificate.content, let tbs = Array(certificateNodes).first,
-              case .constructed(let tbsNodes) = tbs.content else { return XCTFail("not a certificate") }
+            case .constructed(let tbsNodes) = tbs.content
+        else { return XCTFail("not a certificate") }
         // tbsCertificate: [0] version, serial, signature, issuer, validity, subject, subjectPublicKeyInfo.
         let info = Array(tbsNodes)[6]
-        guard case .constructed(let infoNodes) = info.content, case .primitive(let bits) = Array(infoNodes)[1].content else { return XCTFail("no key") }
+        guard case .constructed(let infoNodes) = info.content, case .primitive(let bits) = Array(infoNodes)[1].content else {
+            return XCTFail("no key")
+        }
         let expected = Insecure.SHA1.hash(data: Array(bits.dropFirst())).map { String(format: "%02x", $0) }.joined()
         XCTAssertEqual(result.attestation.modelBinding, .keyIdentifier(expected))
     }
@@ -66,7 +76,8 @@ final class FIDOU2FFormatTests: XCTestCase {
         let ca = try TestCA()
         let statement = try u2f(registration, ca: ca)
         let aaguid = registration.aaguid
-        let trust = AttestationTrust(roots: [ca.certificate], metadata: { $0 == aaguid ? FIDO2Metadata(aaguid: aaguid, description: "a FIDO2 model") : nil })
+        let trust = AttestationTrust(
+            roots: [ca.certificate], metadata: { $0 == aaguid ? FIDO2Metadata(aaguid: aaguid, description: "a FIDO2 model") : nil })
         for policy in [lenientPolicy, .passkeys, .enterprise(allowedAAGUIDs: nil), .enterprise(allowedAAGUIDs: [aaguid])] {
             let error = await refusal(registration.response("fido-u2f", statement), registration.expectation, policy: policy, trust: trust)
             XCTAssertEqual(error?.reason, .attestationInvalid(AttestationStatementError("fido-u2f", .aaguidNotZero)))
@@ -79,16 +90,19 @@ final class FIDOU2FFormatTests: XCTestCase {
         let statement = try u2f(registration, ca: ca)
         let plain = try await verified(registration.response("fido-u2f", statement), registration.expectation)
         guard case .keyIdentifier(let identifier) = plain.attestation.modelBinding else { return XCTFail("no key identifier") }
-        let entry = FIDO2Metadata(aaguid: AAGUID.zero, description: "A U2F key", attestationRootCertificates: [TestCA.der(ca.certificate)],
-                                  attestationCertificateKeyIdentifiers: [identifier.uppercased()])
+        let entry = FIDO2Metadata(
+            aaguid: AAGUID.zero, description: "A U2F key", attestationRootCertificates: [TestCA.der(ca.certificate)],
+            attestationCertificateKeyIdentifiers: [identifier.uppercased()])
         let trust = AttestationTrust(keyIdentifierMetadata: { entry.attestationCertificateKeyIdentifiers.contains($0) ? entry : nil })
-        let result = try await verified(registration.response("fido-u2f", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: nil), trust: trust)
+        let result = try await verified(
+            registration.response("fido-u2f", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: nil), trust: trust)
         XCTAssertEqual(result.metadata?.description, "A U2F key")
         XCTAssertEqual(result.trustAnchor, ca.certificate)
         XCTAssertTrue(result.modelBound)
         // Without its metadata, the same key is refused: enterprise needs a known model.
-        let unknown = await refusal(registration.response("fido-u2f", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: nil),
-                                    trust: AttestationTrust(roots: [ca.certificate]))
+        let unknown = await refusal(
+            registration.response("fido-u2f", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: nil),
+            trust: AttestationTrust(roots: [ca.certificate]))
         XCTAssertEqual(unknown?.reason, .metadataMissing)
     }
 
@@ -104,7 +118,12 @@ final class FIDOU2FFormatTests: XCTestCase {
 
     func testACredentialKeyThatIsNotP256IsRefused() async throws {
         let ed = Curve25519.Signing.PrivateKey()
-        registration.coseKey = CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)), .init(.int(-2), .bytes(Array(ed.publicKey.rawRepresentation)))])))
+        registration.coseKey = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)),
+                    .init(.int(-2), .bytes(Array(ed.publicKey.rawRepresentation))),
+                ])))
         let reason = await reason(try u2f(registration))
         XCTAssertEqual(reason, .algorithmMismatch(statement: -7, credential: -8))
     }
@@ -121,15 +140,22 @@ final class FIDOU2FFormatTests: XCTestCase {
 final class AndroidKeyFormatTests: XCTestCase {
     let registration = TestRegistration()
 
-    static func description(_ registration: TestRegistration, challenge: [UInt8]? = nil, purposes: Set<Int> = [2], origin: Int? = 0,
-                            allApplications: Bool = false) -> AndroidKeyDescription {
-        AndroidKeyDescription(attestationSecurityLevel: .trustedEnvironment, attestationChallenge: challenge ?? registration.clientDataHash,
-                              hardwarePurposes: purposes, hardwareOrigin: origin, allApplications: allApplications)
+    static func description(
+        _ registration: TestRegistration, challenge: [UInt8]? = nil, purposes: Set<Int> = [2], origin: Int? = 0,
+        allApplications: Bool = false
+    ) -> AndroidKeyDescription {
+        AndroidKeyDescription(
+            attestationSecurityLevel: .trustedEnvironment, attestationChallenge: challenge ?? registration.clientDataHash,
+            hardwarePurposes: purposes, hardwareOrigin: origin, allApplications: allApplications)
     }
 
-    func androidKey(description: AndroidKeyDescription?, certifiedKey: P256.Signing.PublicKey? = nil, signer: P256.Signing.PrivateKey? = nil) throws -> CBOR {
+    func androidKey(
+        description: AndroidKeyDescription?, certifiedKey: P256.Signing.PublicKey? = nil, signer: P256.Signing.PrivateKey? = nil
+    ) throws -> CBOR {
         let value = try description.map { ArraySlice(try $0.derEncoded()) }
-        let leaf = try TestCA().issue(.init(certifiedKey ?? registration.credentialKey.publicKey), subject: try DistinguishedName { CommonName("Android Keystore Key") }) {
+        let leaf = try TestCA().issue(
+            .init(certifiedKey ?? registration.credentialKey.publicKey), subject: try DistinguishedName { CommonName("Android Keystore Key") }
+        ) {
             Critical(BasicConstraints.notCertificateAuthority)
             if let value { Certificate.Extension(oid: AndroidKeyDescription.oid, critical: false, value: value) }
         }
@@ -142,19 +168,22 @@ final class AndroidKeyFormatTests: XCTestCase {
     }
 
     func testAKeystoreAttestationVerifiesAsBasic() async throws {
-        let result = try await verified(registration.response("android-key", try androidKey(description: Self.description(registration))), registration.expectation)
+        let result = try await verified(
+            registration.response("android-key", try androidKey(description: Self.description(registration))), registration.expectation)
         XCTAssertEqual(result.attestation.type, .basic)
     }
 
     /// The credential key signs the authenticator data; its certificate names no model.
     func testAKeystoreAttestationDoesNotBindTheModel() async throws {
-        let result = try await verified(registration.response("android-key", try androidKey(description: Self.description(registration))), registration.expectation)
+        let result = try await verified(
+            registration.response("android-key", try androidKey(description: Self.description(registration))), registration.expectation)
         XCTAssertEqual(result.attestation.modelBinding, .unbound)
     }
 
     func testAKeyOnlyTheSoftwareListDescribesVerifies() async throws {
-        let software = AndroidKeyDescription(attestationSecurityLevel: .software, attestationChallenge: registration.clientDataHash,
-                                             hardwarePurposes: [], hardwareOrigin: nil, softwarePurposes: [2], softwareOrigin: 0)
+        let software = AndroidKeyDescription(
+            attestationSecurityLevel: .software, attestationChallenge: registration.clientDataHash,
+            hardwarePurposes: [], hardwareOrigin: nil, softwarePurposes: [2], softwareOrigin: 0)
         let reason = await reason(try androidKey(description: software))
         XCTAssertNil(reason)
     }
@@ -211,7 +240,9 @@ final class AppleFormatTests: XCTestCase {
             }
             value = ArraySlice(serializer.serializedBytes)
         }
-        let leaf = try TestCA().issue(.init(certifiedKey ?? registration.credentialKey.publicKey), subject: try DistinguishedName { CommonName("Apple credential") }) {
+        let leaf = try TestCA().issue(
+            .init(certifiedKey ?? registration.credentialKey.publicKey), subject: try DistinguishedName { CommonName("Apple credential") }
+        ) {
             Critical(BasicConstraints.notCertificateAuthority)
             if let value { Certificate.Extension(oid: [1, 2, 840, 113635, 100, 8, 2], critical: false, value: value) }
         }
@@ -275,7 +306,8 @@ final class NoneAndCompoundFormatTests: XCTestCase {
         let ca = try TestCA()
         let (full, _) = try PackedFormatTests.full(registration, ca: ca)
         let compound = CBOR.array([entry("packed", registration.packedSelf), entry("packed", full)])
-        let result = try await verified(registration.response("compound", compound), registration.expectation, trust: AttestationTrust(roots: [ca.certificate]))
+        let result = try await verified(
+            registration.response("compound", compound), registration.expectation, trust: AttestationTrust(roots: [ca.certificate]))
         XCTAssertEqual(result.attestation.components.map(\.type), [.self, .basic])
         XCTAssertEqual(result.attestation.type, .basic, "the compound takes the type of its first chain")
         XCTAssertEqual(result.trustAnchor, ca.certificate)
@@ -291,14 +323,16 @@ final class NoneAndCompoundFormatTests: XCTestCase {
         let ca = try TestCA()
         let (full, _) = try PackedFormatTests.full(registration, ca: ca, aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
         let compound = CBOR.array([entry("packed", registration.packedSelf), entry("packed", full)])
-        let result = try await verified(registration.response("compound", compound), registration.expectation, trust: AttestationTrust(roots: [ca.certificate]))
+        let result = try await verified(
+            registration.response("compound", compound), registration.expectation, trust: AttestationTrust(roots: [ca.certificate]))
         XCTAssertEqual(result.attestation.components.map(\.modelBinding), [.unbound, .certificate])
         XCTAssertEqual(result.attestation.modelBinding, .certificate)
         XCTAssertTrue(result.modelBound)
     }
 
     func testACompoundOfOneStatementIsRefused() async {
-        let reason = await statementRefusal(registration.response("compound", .array([entry("packed", registration.packedSelf)])), registration.expectation)
+        let reason = await statementRefusal(
+            registration.response("compound", .array([entry("packed", registration.packedSelf)])), registration.expectation)
         XCTAssertEqual(reason, .compound("it holds 1 statement(s), at least 2 needed"))
     }
 

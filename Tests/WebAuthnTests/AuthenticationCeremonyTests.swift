@@ -25,31 +25,39 @@ final class AuthenticationCeremonyTests: XCTestCase {
         var clientData: [UInt8] {
             if let clientDataJSON { return Array(clientDataJSON.utf8) }
             let top = topOrigin.map { #","topOrigin":"\#($0)""# } ?? ""
-            return Array(#"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":"\#(origin)","crossOrigin":\#(crossOrigin)\#(top)}"#.utf8)
+            return Array(
+                #"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":"\#(origin)","crossOrigin":\#(crossOrigin)\#(top)}"#.utf8)
         }
 
         var response: AssertionResponse {
-            let authenticatorData = Array(SHA256.hash(data: Array(rpID.utf8))) + [flags] + (0..<4).map { UInt8(truncatingIfNeeded: signCount >> (24 - 8 * $0)) }
+            let authenticatorData =
+                Array(SHA256.hash(data: Array(rpID.utf8))) + [flags] + (0..<4).map { UInt8(truncatingIfNeeded: signCount >> (24 - 8 * $0)) }
             let signed = authenticatorData + SHA256.hash(data: clientData)
             let signature = resign?(signed) ?? Array(try! AuthenticationCeremonyTests.key.signature(for: signed).derRepresentation)
-            return AssertionResponse(credentialID: credentialID, clientDataJSON: clientData, authenticatorData: authenticatorData,
-                                     signature: signature, userHandle: userHandle)
+            return AssertionResponse(
+                credentialID: credentialID, clientDataJSON: clientData, authenticatorData: authenticatorData,
+                signature: signature, userHandle: userHandle)
         }
     }
 
-    static let credential = StoredCredential(id: [1, 2, 3], publicKey: try! COSEKey(bytes: COSEKeyTests.ec2(key.publicKey)), userHandle: [9, 9],
-                                             signCount: 4, backupEligible: false)
+    static let credential = StoredCredential(
+        id: [1, 2, 3], publicKey: try! COSEKey(bytes: COSEKeyTests.ec2(key.publicKey)), userHandle: [9, 9],
+        signCount: 4, backupEligible: false)
 
-    func verify(_ assertion: Assertion, expected: AssertionExpectation? = nil, credential: StoredCredential = credential,
-                relyingParty: RelyingParty = relyingParty) throws -> VerifiedAssertion {
+    func verify(
+        _ assertion: Assertion, expected: AssertionExpectation? = nil, credential: StoredCredential = credential,
+        relyingParty: RelyingParty = relyingParty
+    ) throws -> VerifiedAssertion {
         try AuthenticationCeremony(relyingParty: relyingParty).verify(
             assertion.response, expected: expected ?? AssertionExpectation(challenge: assertion.challenge, allowCredentials: [[1, 2, 3]]),
             credential: credential)
     }
 
     /// The step and reason `assertion` is refused with.
-    func refusal(_ assertion: Assertion, expected: AssertionExpectation? = nil, credential: StoredCredential = credential,
-                 relyingParty: RelyingParty = relyingParty, file: StaticString = #filePath, line: UInt = #line) -> (Int, WebAuthnError.Reason)? {
+    func refusal(
+        _ assertion: Assertion, expected: AssertionExpectation? = nil, credential: StoredCredential = credential,
+        relyingParty: RelyingParty = relyingParty, file: StaticString = #filePath, line: UInt = #line
+    ) -> (Int, WebAuthnError.Reason)? {
         do {
             _ = try verify(assertion, expected: expected, credential: credential, relyingParty: relyingParty)
             XCTFail("accepted", file: file, line: line)
@@ -83,12 +91,15 @@ final class AuthenticationCeremonyTests: XCTestCase {
 
     func testUnknownClientDataMembersAndAByteOrderMarkAreAccepted() throws {
         var assertion = Assertion()
-        assertion.clientDataJSON = "\u{FEFF}" + #"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(assertion.challenge))","origin":"https://example.org","other_keys_can_be_added_here":"x","crossOrigin":false}"#
+        assertion.clientDataJSON =
+            "\u{FEFF}"
+            + #"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(assertion.challenge))","origin":"https://example.org","other_keys_can_be_added_here":"x","crossOrigin":false}"#
         XCTAssertNoThrow(try verify(assertion))
     }
 
     func testACounterOfZeroOnBothSidesIsAccepted() throws {
-        var assertion = Assertion(), credential = Self.credential
+        var assertion = Assertion()
+        var credential = Self.credential
         assertion.signCount = 0
         credential.signCount = 0
         XCTAssertEqual(try verify(assertion, credential: credential).signCount, 0)
@@ -133,7 +144,8 @@ final class AuthenticationCeremonyTests: XCTestCase {
 
     func testClientDataWithARepeatedOriginIsStep9() {
         var assertion = Assertion()
-        assertion.clientDataJSON = #"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(assertion.challenge))","origin":"https://evil.example","origin":"https://example.org"}"#
+        assertion.clientDataJSON =
+            #"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(assertion.challenge))","origin":"https://evil.example","origin":"https://example.org"}"#
         XCTAssertEqual(refusal(assertion)?.1, .clientDataMalformed)
     }
 
@@ -157,12 +169,15 @@ final class AuthenticationCeremonyTests: XCTestCase {
 
     func testAnotherChallengeIsStep11() {
         var assertion = Assertion()
-        assertion.clientDataJSON = #"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(Array(repeating: UInt8(8), count: 32)))","origin":"https://example.org"}"#
+        assertion.clientDataJSON =
+            #"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(Array(repeating: UInt8(8), count: 32)))","origin":"https://example.org"}"#
         XCTAssertEqual(refusal(assertion).map { "\($0.0) \($0.1)" }, "11 challengeMismatch")
     }
 
     func testAnotherOriginIsStep12() {
-        for origin in ["https://evil.example", "http://example.org", "https://example.org.evil.example", "https://example.org:8443", "https://EXAMPLE.org"] {
+        for origin in [
+            "https://evil.example", "http://example.org", "https://example.org.evil.example", "https://example.org:8443", "https://EXAMPLE.org",
+        ] {
             var assertion = Assertion()
             assertion.origin = origin
             XCTAssertEqual(refusal(assertion)?.1, .originNotAllowed(origin), origin)
@@ -173,7 +188,9 @@ final class AuthenticationCeremonyTests: XCTestCase {
         var assertion = Assertion()
         assertion.crossOrigin = "true"
         XCTAssertEqual(refusal(assertion)?.0, 13)
-        XCTAssertNoThrow(try verify(assertion, relyingParty: RelyingParty(id: "example.org", origins: ["https://example.org"], topOrigins: ["https://shop.example"])))
+        XCTAssertNoThrow(
+            try verify(
+                assertion, relyingParty: RelyingParty(id: "example.org", origins: ["https://example.org"], topOrigins: ["https://shop.example"])))
     }
 
     func testATopOriginNotConfiguredIsStep14() {
@@ -206,8 +223,12 @@ final class AuthenticationCeremonyTests: XCTestCase {
     func testUserNotVerifiedWhenRequiredIsStep17() {
         var assertion = Assertion()
         assertion.flags = 0x01
-        XCTAssertEqual(refusal(assertion, expected: AssertionExpectation(challenge: assertion.challenge, allowCredentials: [[1, 2, 3]],
-                                                                            userVerification: .required))?.0, 17)
+        XCTAssertEqual(
+            refusal(
+                assertion,
+                expected: AssertionExpectation(
+                    challenge: assertion.challenge, allowCredentials: [[1, 2, 3]],
+                    userVerification: .required))?.0, 17)
     }
 
     func testBackedUpWithoutEligibilityIsStep18() {
@@ -260,19 +281,24 @@ final class AuthenticationCeremonyTests: XCTestCase {
         for vector in try WebAuthnVectorTests.Vector.all() where vector.name != "packed-ed448" {
             let registration = try AuthenticatorData(bytes: try WebAuthnVectorTests.authData(try vector.given("registration", "attestationObject")))
             let attested = try XCTUnwrap(registration.attestedCredentialData)
-            let credential = StoredCredential(id: attested.credentialID, publicKey: attested.publicKey, userHandle: [1],
-                                              signCount: registration.signCount, backupEligible: registration.flags.contains(.backupEligible))
-            let response = AssertionResponse(credentialID: attested.credentialID, clientDataJSON: try vector.given("authentication", "clientDataJSON"),
-                                             authenticatorData: try vector.given("authentication", "authenticatorData"),
-                                             signature: try vector.given("authentication", "signature"), userHandle: nil)
+            let credential = StoredCredential(
+                id: attested.credentialID, publicKey: attested.publicKey, userHandle: [1],
+                signCount: registration.signCount, backupEligible: registration.flags.contains(.backupEligible))
+            let response = AssertionResponse(
+                credentialID: attested.credentialID, clientDataJSON: try vector.given("authentication", "clientDataJSON"),
+                authenticatorData: try vector.given("authentication", "authenticatorData"),
+                signature: try vector.given("authentication", "signature"), userHandle: nil)
             let expected = AssertionExpectation(challenge: try vector.given("authentication", "challenge"), allowCredentials: [attested.credentialID])
             let isFramed = vector.name.hasSuffix("crossOrigin") || vector.name.hasSuffix("topOrigin")
             if isFramed {
-                XCTAssertThrowsError(try AuthenticationCeremony(relyingParty: strict).verify(response, expected: expected, credential: credential), vector.name) { error in
+                XCTAssertThrowsError(
+                    try AuthenticationCeremony(relyingParty: strict).verify(response, expected: expected, credential: credential), vector.name
+                ) { error in
                     XCTAssertEqual((error as? WebAuthnError)?.step, 13, vector.name)
                 }
             }
-            let result = try AuthenticationCeremony(relyingParty: isFramed ? framed : strict).verify(response, expected: expected, credential: credential)
+            let result = try AuthenticationCeremony(relyingParty: isFramed ? framed : strict).verify(
+                response, expected: expected, credential: credential)
             let flags = try XCTUnwrap(vector.derived("authentication")["flags"] as? [String: Bool])
             XCTAssertEqual(result.userVerified, flags["UV"], vector.name)
             XCTAssertEqual(result.backupState, flags["BS"], vector.name)

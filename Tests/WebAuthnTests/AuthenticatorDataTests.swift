@@ -10,8 +10,10 @@ final class AuthenticatorDataTests: XCTestCase {
 
     /// Registration authenticator data: flags, counter, attested credential data with `credentialID` and `key`, then
     /// `extensions` (ED set when given) and `extra` bytes.
-    static func registration(flags: UInt8 = 0x45, signCount: UInt32 = 7, credentialID: [UInt8] = Array(repeating: 0x42, count: 16),
-                             key: [UInt8] = COSEKeyTests.ec2(), extensions: [UInt8]? = nil, extra: [UInt8] = []) -> [UInt8] {
+    static func registration(
+        flags: UInt8 = 0x45, signCount: UInt32 = 7, credentialID: [UInt8] = Array(repeating: 0x42, count: 16),
+        key: [UInt8] = COSEKeyTests.ec2(), extensions: [UInt8]? = nil, extra: [UInt8] = []
+    ) -> [UInt8] {
         let counter = (0..<4).map { UInt8(truncatingIfNeeded: signCount >> (24 - 8 * $0)) }
         let length = [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xff)]
         return rpIDHash + [flags | (extensions == nil ? 0 : 0x80)] + counter + aaguid + length + credentialID + key + (extensions ?? []) + extra
@@ -45,7 +47,9 @@ final class AuthenticatorDataTests: XCTestCase {
     }
 
     func testACredentialIDOf1023BytesIsAccepted() throws {
-        XCTAssertEqual(try AuthenticatorData(bytes: Self.registration(credentialID: Array(repeating: 1, count: 1023))).attestedCredentialData?.credentialID.count, 1023)
+        XCTAssertEqual(
+            try AuthenticatorData(bytes: Self.registration(credentialID: Array(repeating: 1, count: 1023))).attestedCredentialData?.credentialID
+                .count, 1023)
     }
 
     func testFewerThan37BytesAreRefused() { XCTAssertEqual(reason(Self.rpIDHash + [0x01, 0, 0, 0]), .tooShort(length: 36)) }
@@ -62,14 +66,15 @@ final class AuthenticatorDataTests: XCTestCase {
     }
     func testACredentialIDLongerThanTheInputIsRefused() {
         var bytes = Self.registration()
-        bytes[37 + 16] = 0x03 // length 0x0310 = 784: more than what follows
+        bytes[37 + 16] = 0x03  // length 0x0310 = 784: more than what follows
         XCTAssertEqual(reason(bytes), .attestedCredentialDataTruncated)
     }
     func testACredentialIDOver1023BytesIsRefused() {
         XCTAssertEqual(reason(Self.registration(credentialID: Array(repeating: 1, count: 1024))), .credentialIDTooLong(length: 1024))
     }
     func testACredentialKeyCutShortIsRefused() {
-        XCTAssertEqual(reason(Array(Self.registration().dropLast(1))), .credentialPublicKey(.malformed(CBORError(.truncated, at: 37 + 18 + 16 + 77 - 1))))
+        XCTAssertEqual(
+            reason(Array(Self.registration().dropLast(1))), .credentialPublicKey(.malformed(CBORError(.truncated, at: 37 + 18 + 16 + 77 - 1))))
     }
     func testAnInvalidCredentialKeyIsRefusedWithItsReason() {
         XCTAssertEqual(reason(Self.registration(key: COSEKeyTests.ec2 { $0[3] = .int(-53) })), .credentialPublicKey(.algorithmUnavailable(-53)))

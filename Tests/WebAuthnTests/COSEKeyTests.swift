@@ -1,8 +1,8 @@
 import CBOR
 import Crypto
-import _CryptoExtras
 import WebAuthn
 import XCTest
+import _CryptoExtras
 
 /// COSE keys: each algorithm verifies what swift-crypto signs, and each refusal comes from one changed field of a
 /// valid key.
@@ -38,9 +38,12 @@ final class COSEKeyTests: XCTestCase {
     func testAnEd25519KeyIsEncodedAsTheCanonicalEdDSAMap() throws {
         let private25519 = Curve25519.Signing.PrivateKey()
         let key = COSEKey(private25519.publicKey)
-        let expected = CBOREncoder.encode(.map(CBORMap([
-            .init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)), .init(.int(-2), .bytes(Array(private25519.publicKey.rawRepresentation))),
-        ])))
+        let expected = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)),
+                    .init(.int(-2), .bytes(Array(private25519.publicKey.rawRepresentation))),
+                ])))
         XCTAssertEqual(key.encoded, expected)
         XCTAssertEqual(try COSEKey(bytes: key.encoded).algorithm, .edDSA)
         let data = Array("signed".utf8)
@@ -51,11 +54,16 @@ final class COSEKeyTests: XCTestCase {
 
     func testES256ES384AndES512VerifyDERSignatures() throws {
         let message = Array("authData || clientDataHash".utf8)
-        let p384 = P384.Signing.PrivateKey(), p521 = P521.Signing.PrivateKey()
+        let p384 = P384.Signing.PrivateKey()
+        let p521 = P521.Signing.PrivateKey()
         func key(_ alg: Int64, _ crv: Int64, _ point: Data) -> [UInt8] {
             let size = (point.count - 1) / 2
-            return CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(2)), .init(.int(3), .int(alg)), .init(.int(-1), .int(crv)),
-                                                    .init(.int(-2), .bytes(Array(point[1...size]))), .init(.int(-3), .bytes(Array(point[(size + 1)...])))])))
+            return CBOREncoder.encode(
+                .map(
+                    CBORMap([
+                        .init(.int(1), .int(2)), .init(.int(3), .int(alg)), .init(.int(-1), .int(crv)),
+                        .init(.int(-2), .bytes(Array(point[1...size]))), .init(.int(-3), .bytes(Array(point[(size + 1)...]))),
+                    ])))
         }
         let es256 = try COSEKey(bytes: Self.ec2())
         XCTAssertTrue(es256.isValidSignature(Array(try Self.p256.signature(for: message).derRepresentation), for: message))
@@ -64,13 +72,18 @@ final class COSEKeyTests: XCTestCase {
         let es512 = try COSEKey(bytes: key(-36, 3, p521.publicKey.x963Representation))
         XCTAssertEqual(es512.algorithm, .es512)
         XCTAssertTrue(es512.isValidSignature(Array(try p521.signature(for: message).derRepresentation), for: message))
-        XCTAssertFalse(es256.isValidSignature(Array(try Self.p256.signature(for: message).rawRepresentation), for: message), "a raw (not DER) ECDSA signature")
+        XCTAssertFalse(
+            es256.isValidSignature(Array(try Self.p256.signature(for: message).rawRepresentation), for: message), "a raw (not DER) ECDSA signature")
     }
 
     func testEdDSAVerifiesARawEd25519Signature() throws {
         let ed = Curve25519.Signing.PrivateKey()
-        let bytes = CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)),
-                                                     .init(.int(-2), .bytes(Array(ed.publicKey.rawRepresentation)))])))
+        let bytes = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)),
+                    .init(.int(-2), .bytes(Array(ed.publicKey.rawRepresentation))),
+                ])))
         let message = Array("signed".utf8)
         XCTAssertTrue(try COSEKey(bytes: bytes).isValidSignature(Array(try ed.signature(for: message)), for: message))
     }
@@ -80,9 +93,14 @@ final class COSEKeyTests: XCTestCase {
         let primitives = try rsa.publicKey.getKeyPrimitives()
         let message = Array("signed".utf8)
         func key(_ alg: Int64) throws -> COSEKey {
-            try COSEKey(bytes: CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(3)), .init(.int(3), .int(alg)),
-                                                                 .init(.int(-1), .bytes(Array(primitives.modulus))),
-                                                                 .init(.int(-2), .bytes(Array(primitives.publicExponent)))]))))
+            try COSEKey(
+                bytes: CBOREncoder.encode(
+                    .map(
+                        CBORMap([
+                            .init(.int(1), .int(3)), .init(.int(3), .int(alg)),
+                            .init(.int(-1), .bytes(Array(primitives.modulus))),
+                            .init(.int(-2), .bytes(Array(primitives.publicExponent))),
+                        ]))))
         }
         let cases: [(Int64, _RSA.Signing.Padding, any Digest)] = [
             (-257, .insecurePKCS1v1_5, SHA256.hash(data: message)), (-258, .insecurePKCS1v1_5, SHA384.hash(data: message)),
@@ -133,23 +151,39 @@ final class COSEKeyTests: XCTestCase {
         XCTAssertEqual(reason(Self.ec2 { $0[-4] = .bytes(Array(Self.p256.rawRepresentation)) }), .privateKeyMaterial)
     }
     func testAnRSAKeyBelow2048BitsIsRefused() {
-        let bytes = CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(3)), .init(.int(3), .int(-257)),
-                                                     .init(.int(-1), .bytes([0x80] + Array(repeating: 0x01, count: 255))),
-                                                     .init(.int(-2), .bytes([1, 0, 1]))])))
+        let bytes = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(3)), .init(.int(3), .int(-257)),
+                    .init(.int(-1), .bytes([0x80] + Array(repeating: 0x01, count: 255))),
+                    .init(.int(-2), .bytes([1, 0, 1])),
+                ])))
         XCTAssertNoThrow(try COSEKey(bytes: bytes))
-        let short = CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(3)), .init(.int(3), .int(-257)),
-                                                     .init(.int(-1), .bytes([0x7f] + Array(repeating: 0x01, count: 255))),
-                                                     .init(.int(-2), .bytes([1, 0, 1]))])))
+        let short = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(3)), .init(.int(3), .int(-257)),
+                    .init(.int(-1), .bytes([0x7f] + Array(repeating: 0x01, count: 255))),
+                    .init(.int(-2), .bytes([1, 0, 1])),
+                ])))
         XCTAssertEqual(reason(short), .rsaKeySize(bits: 2047))
     }
     func testAnEd25519KeyOfTheWrongLengthIsRefused() {
-        let bytes = CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)),
-                                                     .init(.int(-2), .bytes(Array(repeating: 9, count: 31)))])))
+        let bytes = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(6)),
+                    .init(.int(-2), .bytes(Array(repeating: 9, count: 31))),
+                ])))
         XCTAssertEqual(reason(bytes), .coordinateLength(label: -2, length: 31))
     }
     func testAnOKPKeyOnTheX25519CurveIsRefused() {
-        let bytes = CBOREncoder.encode(.map(CBORMap([.init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(4)),
-                                                     .init(.int(-2), .bytes(Array(repeating: 9, count: 32)))])))
+        let bytes = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(1)), .init(.int(3), .int(-8)), .init(.int(-1), .int(4)),
+                    .init(.int(-2), .bytes(Array(repeating: 9, count: 32))),
+                ])))
         XCTAssertEqual(reason(bytes), .curveMismatch(curve: 4, algorithm: -8))
     }
 }

@@ -10,13 +10,21 @@ final class PackedFormatTests: XCTestCase {
     let registration = TestRegistration()
 
     /// A full packed statement: a batch key certified by `ca` signs; returns the statement and the leaf's DER.
-    static func full(_ registration: TestRegistration, ca: TestCA, notValidBefore: Date = TestCA.start, notValidAfter: Date = TestCA.end,
-                     subject: DistinguishedName? = nil, isCA: Bool = false, aaguidExtension: Certificate.Extension? = nil, alg: Int64 = -7,
-                     signer: P256.Signing.PrivateKey? = nil) throws -> (CBOR, [UInt8]) {
+    static func full(
+        _ registration: TestRegistration, ca: TestCA, notValidBefore: Date = TestCA.start, notValidAfter: Date = TestCA.end,
+        subject: DistinguishedName? = nil, isCA: Bool = false, aaguidExtension: Certificate.Extension? = nil, alg: Int64 = -7,
+        signer: P256.Signing.PrivateKey? = nil
+    ) throws -> (CBOR, [UInt8]) {
         let batch = P256.Signing.PrivateKey()
-        let leaf = try ca.issue(.init(batch.publicKey), subject: subject ?? TestCA.packedSubject(), notValidBefore: notValidBefore,
-                                notValidAfter: notValidAfter) {
-            if isCA { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0)) } else { Critical(BasicConstraints.notCertificateAuthority) }
+        let leaf = try ca.issue(
+            .init(batch.publicKey), subject: subject ?? TestCA.packedSubject(), notValidBefore: notValidBefore,
+            notValidAfter: notValidAfter
+        ) {
+            if isCA {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            } else {
+                Critical(BasicConstraints.notCertificateAuthority)
+            }
             if let aaguidExtension { aaguidExtension }
         }
         let signature = try (signer ?? batch).signature(for: registration.signedData)
@@ -154,7 +162,8 @@ final class PackedFormatTests: XCTestCase {
     }
 
     func testACertificateForAnotherModelIsRefused() async throws {
-        let (statement, _) = try Self.full(registration, ca: try TestCA(), aaguidExtension: try TestCA.aaguidExtension([UInt8](repeating: 0xBB, count: 16)))
+        let (statement, _) = try Self.full(
+            registration, ca: try TestCA(), aaguidExtension: try TestCA.aaguidExtension([UInt8](repeating: 0xBB, count: 16)))
         let reason = await reason(statement)
         XCTAssertEqual(reason, .aaguidMismatch)
     }
@@ -166,7 +175,8 @@ final class PackedFormatTests: XCTestCase {
     }
 
     func testACriticalAAGUIDExtensionIsRefused() async throws {
-        let (statement, _) = try Self.full(registration, ca: try TestCA(), aaguidExtension: try TestCA.aaguidExtension(registration.aaguid, critical: true))
+        let (statement, _) = try Self.full(
+            registration, ca: try TestCA(), aaguidExtension: try TestCA.aaguidExtension(registration.aaguid, critical: true))
         let reason = await reason(statement)
         XCTAssertEqual(reason, .certificateRequirement("marks its AAGUID extension critical"))
     }

@@ -11,9 +11,12 @@ import XCTest
 final class RegistrationCeremonyTests: XCTestCase {
     let registration = TestRegistration()
 
-    func step(_ registration: TestRegistration, format: String = "none", statement: CBOR? = nil, expectation: RegistrationExpectation? = nil,
-              policy: AttestationPolicy = lenientPolicy, trust: AttestationTrust = AttestationTrust()) async -> (Int, WebAuthnError.Reason)? {
-        let error = await refusal(registration.response(format, statement ?? .map(CBORMap())), expectation ?? registration.expectation, policy: policy, trust: trust)
+    func step(
+        _ registration: TestRegistration, format: String = "none", statement: CBOR? = nil, expectation: RegistrationExpectation? = nil,
+        policy: AttestationPolicy = lenientPolicy, trust: AttestationTrust = AttestationTrust()
+    ) async -> (Int, WebAuthnError.Reason)? {
+        let error = await refusal(
+            registration.response(format, statement ?? .map(CBORMap())), expectation ?? registration.expectation, policy: policy, trust: trust)
         return error.map { ($0.step, $0.reason) }
     }
 
@@ -83,10 +86,13 @@ final class RegistrationCeremonyTests: XCTestCase {
 
     func testAnAttestationObjectWithAnExtraMemberIsStep13() async {
         var response = registration.response("none", .map(CBORMap()))
-        response.attestationObject = CBOREncoder.encode(.map(CBORMap([
-            .init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map(CBORMap())), .init(.text("authData"), .bytes(registration.authenticatorData)),
-            .init(.text("epAtt"), .bool(true)),
-        ])))
+        response.attestationObject = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map(CBORMap())),
+                    .init(.text("authData"), .bytes(registration.authenticatorData)),
+                    .init(.text("epAtt"), .bool(true)),
+                ])))
         let error = await refusal(response, registration.expectation)
         XCTAssertEqual(error?.reason, .attestationObjectMalformed("it has members besides fmt, attStmt and authData"))
     }
@@ -193,7 +199,8 @@ final class RegistrationCeremonyTests: XCTestCase {
 
     func metadata(_ reports: [StatusReport] = [], roots: [Certificate] = []) -> AttestationTrust {
         let aaguid = registration.aaguid
-        let entry = FIDO2Metadata(aaguid: aaguid, description: "A test key", attestationRootCertificates: roots.map(TestCA.der), statusReports: reports)
+        let entry = FIDO2Metadata(
+            aaguid: aaguid, description: "A test key", attestationRootCertificates: roots.map(TestCA.der), statusReports: reports)
         return AttestationTrust(metadata: { $0 == aaguid ? entry : nil })
     }
 
@@ -219,7 +226,8 @@ final class RegistrationCeremonyTests: XCTestCase {
     func testTheMetadataOfABoundModelIsReported() async throws {
         let ca = try TestCA()
         let (statement, _) = try PackedFormatTests.full(registration, ca: ca, aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
-        let result = try await verified(registration.response("packed", statement), registration.expectation, trust: metadata(roots: [ca.certificate]))
+        let result = try await verified(
+            registration.response("packed", statement), registration.expectation, trust: metadata(roots: [ca.certificate]))
         XCTAssertEqual(result.metadata?.description, "A test key")
         XCTAssertTrue(result.modelBound)
     }
@@ -245,10 +253,12 @@ final class RegistrationCeremonyTests: XCTestCase {
         let (statement, _) = try PackedFormatTests.full(registration, ca: ca)
         let aaguid = registration.aaguid
         // Metadata not required, so the allow-list is what decides (enterprise would refuse first for metadata).
-        let policy = AttestationPolicy(requireTrustedAttestation: true, allowedAAGUIDs: [aaguid], allowsAuthenticatorsWithoutMetadata: true,
-                                       requiresUserVerification: false)
-        let result = await step(registration, format: "packed", statement: statement, policy: policy,
-                                trust: AttestationTrust(roots: [ca.certificate], metadata: { _ in FIDO2Metadata(aaguid: aaguid, description: "other root") }))
+        let policy = AttestationPolicy(
+            requireTrustedAttestation: true, allowedAAGUIDs: [aaguid], allowsAuthenticatorsWithoutMetadata: true,
+            requiresUserVerification: false)
+        let result = await step(
+            registration, format: "packed", statement: statement, policy: policy,
+            trust: AttestationTrust(roots: [ca.certificate], metadata: { _ in FIDO2Metadata(aaguid: aaguid, description: "other root") }))
         XCTAssertEqual(result?.1, .authenticatorNotAllowed)
     }
 
@@ -256,14 +266,16 @@ final class RegistrationCeremonyTests: XCTestCase {
         let ca = try TestCA()
         let (statement, _) = try PackedFormatTests.full(registration, ca: ca, aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
         let aaguid = registration.aaguid
-        let result = try await verified(registration.response("packed", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: [aaguid]),
-                                        trust: AttestationTrust(roots: [ca.certificate], metadata: { $0 == aaguid ? FIDO2Metadata(aaguid: aaguid, description: "k") : nil }))
+        let result = try await verified(
+            registration.response("packed", statement), registration.expectation, policy: .enterprise(allowedAAGUIDs: [aaguid]),
+            trust: AttestationTrust(roots: [ca.certificate], metadata: { $0 == aaguid ? FIDO2Metadata(aaguid: aaguid, description: "k") : nil }))
         XCTAssertEqual(result.aaguid, aaguid)
     }
 
     /// Anyone can make a certificate that names an AAGUID: without a chain to an accepted root it binds nothing.
     func testACertificateNamingTheModelWithoutATrustedChainDoesNotBindIt() async throws {
-        let (statement, _) = try PackedFormatTests.full(registration, ca: try TestCA(), aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
+        let (statement, _) = try PackedFormatTests.full(
+            registration, ca: try TestCA(), aaguidExtension: try TestCA.aaguidExtension(registration.aaguid))
         let result = try await verified(registration.response("packed", statement), registration.expectation, trust: metadata())
         XCTAssertFalse(result.modelBound)
         XCTAssertNil(result.metadata)
@@ -297,8 +309,9 @@ final class RegistrationCeremonyTests: XCTestCase {
     func testAnAttestationChainingToTheModelsMetadataRootIsTrusted() async throws {
         let ca = try TestCA()
         let (statement, _) = try PackedFormatTests.full(registration, ca: ca)
-        let result = try await verified(registration.response("packed", statement), registration.expectation,
-                                        policy: .enterprise(allowedAAGUIDs: [registration.aaguid]), trust: metadata(roots: [ca.certificate]))
+        let result = try await verified(
+            registration.response("packed", statement), registration.expectation,
+            policy: .enterprise(allowedAAGUIDs: [registration.aaguid]), trust: metadata(roots: [ca.certificate]))
         XCTAssertEqual(result.trustAnchor, ca.certificate)
         XCTAssertEqual(result.attestation.type, .basic)
     }
@@ -320,7 +333,8 @@ final class RegistrationCeremonyTests: XCTestCase {
         let (statement, _) = try PackedFormatTests.full(registration, ca: ca, notValidAfter: TestCA.now.addingTimeInterval(-1))
         var policy = lenientPolicy
         policy.requireTrustedAttestation = true
-        let result = await step(registration, format: "packed", statement: statement, policy: policy, trust: AttestationTrust(roots: [ca.certificate]))
+        let result = await step(
+            registration, format: "packed", statement: statement, policy: policy, trust: AttestationTrust(roots: [ca.certificate]))
         XCTAssertEqual(result?.1, .attestationNotTrusted)
     }
 
@@ -340,21 +354,24 @@ final class RegistrationCeremonyTests: XCTestCase {
     func testTheConformancePolicyAcceptsNoneAndSelf() async throws {
         let none = try await verified(registration.response("none", .map(CBORMap())), registration.expectation, policy: .conformance)
         XCTAssertNil(none.trustAnchor)
-        let selfAttested = try await verified(registration.response("packed", registration.packedSelf), registration.expectation, policy: .conformance)
+        let selfAttested = try await verified(
+            registration.response("packed", registration.packedSelf), registration.expectation, policy: .conformance)
         XCTAssertEqual(selfAttested.attestation.type, .self)
     }
 
     func testTheConformancePolicyAcceptsAChainToTheModelsMetadataRoot() async throws {
         let ca = try TestCA()
         let (statement, _) = try PackedFormatTests.full(registration, ca: ca)
-        let result = try await verified(registration.response("packed", statement), registration.expectation, policy: .conformance,
-                                        trust: metadata(roots: [ca.certificate]))
+        let result = try await verified(
+            registration.response("packed", statement), registration.expectation, policy: .conformance,
+            trust: metadata(roots: [ca.certificate]))
         XCTAssertEqual(result.trustAnchor, ca.certificate)
     }
 
     func testTheConformancePolicyRefusesARogueRoot() async throws {
         let (statement, _) = try PackedFormatTests.full(registration, ca: try TestCA(name: "a rogue root"))
-        let result = await step(registration, format: "packed", statement: statement, policy: .conformance, trust: metadata(roots: [try TestCA().certificate]))
+        let result = await step(
+            registration, format: "packed", statement: statement, policy: .conformance, trust: metadata(roots: [try TestCA().certificate]))
         XCTAssertEqual(result?.1, .attestationNotTrusted)
     }
 
@@ -376,12 +393,14 @@ final class RegistrationCeremonyTests: XCTestCase {
     func testTheConformancePolicyNeedsMetadataForTheModelAChainNames() async throws {
         let ca = try TestCA()
         let (statement, _) = try PackedFormatTests.full(registration, ca: ca)
-        let result = await step(registration, format: "packed", statement: statement, policy: .conformance, trust: AttestationTrust(roots: [ca.certificate]))
+        let result = await step(
+            registration, format: "packed", statement: statement, policy: .conformance, trust: AttestationTrust(roots: [ca.certificate]))
         XCTAssertEqual(result?.1, .metadataMissing)
         var unnamed = registration
         unnamed.aaguid = AAGUID.zero
         let (anonymous, _) = try PackedFormatTests.full(unnamed, ca: ca)
-        let accepted = await step(unnamed, format: "packed", statement: anonymous, policy: .conformance, trust: AttestationTrust(roots: [ca.certificate]))
+        let accepted = await step(
+            unnamed, format: "packed", statement: anonymous, policy: .conformance, trust: AttestationTrust(roots: [ca.certificate]))
         XCTAssertNil(accepted.map { "\($0)" }, "a chain that names no model needs no metadata")
     }
 
@@ -390,9 +409,10 @@ final class RegistrationCeremonyTests: XCTestCase {
     func testASelfSignedLeafIsNotItsOwnRoot() async throws {
         let batch = P256.Signing.PrivateKey()
         let subject = try TestCA.packedSubject()
-        let leaf = try Certificate(version: .v3, serialNumber: .init(), publicKey: .init(batch.publicKey), notValidBefore: TestCA.start, notValidAfter: TestCA.end,
-                                   issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
-                                   extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: .init(batch))
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(batch.publicKey), notValidBefore: TestCA.start, notValidAfter: TestCA.end,
+            issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: .init(batch))
         let signature = try batch.signature(for: registration.signedData)
         let rogue = try TestCA(name: "a root the attacker made")
         for x5c in [[CBOR.bytes(TestCA.der(leaf))], [.bytes(TestCA.der(leaf)), .bytes(TestCA.der(rogue.certificate))]] {
@@ -418,14 +438,18 @@ final class RegistrationCeremonyTests: XCTestCase {
         var changed = registration
         let key = changed.credentialKey.publicKey
         let padding = [UInt8](repeating: 0, count: COSEKey.maximumEncodedBytes)
-        changed.coseKey = CBOREncoder.encode(.map(CBORMap([
-            .init(.int(1), .int(2)), .init(.int(3), .int(-7)), .init(.int(-1), .int(1)),
-            .init(.int(-2), .bytes(Array(key.rawRepresentation.prefix(32)))), .init(.int(-3), .bytes(Array(key.rawRepresentation.suffix(32)))),
-            .init(.int(99), .bytes(padding)),
-        ])))
+        changed.coseKey = CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.int(1), .int(2)), .init(.int(3), .int(-7)), .init(.int(-1), .int(1)),
+                    .init(.int(-2), .bytes(Array(key.rawRepresentation.prefix(32)))),
+                    .init(.int(-3), .bytes(Array(key.rawRepresentation.suffix(32)))),
+                    .init(.int(99), .bytes(padding)),
+                ])))
         let result = await step(changed)
         XCTAssertEqual(result?.0, 13)
-        XCTAssertEqual(result?.1, .authenticatorDataMalformed(.credentialPublicKey(.malformed(CBORError(.tooLarge(limit: COSEKey.maximumEncodedBytes), at: 0)))))
+        XCTAssertEqual(
+            result?.1, .authenticatorDataMalformed(.credentialPublicKey(.malformed(CBORError(.tooLarge(limit: COSEKey.maximumEncodedBytes), at: 0)))))
         // The same key without its padding registers, and reads back as the sign-in reads it.
         let verified = try await verified(registration.response("none", .map(CBORMap())), registration.expectation)
         XCTAssertNoThrow(try COSEKey(bytes: verified.publicKey.encoded))

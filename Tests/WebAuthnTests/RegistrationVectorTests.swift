@@ -29,7 +29,9 @@ final class RegistrationVectorTests: XCTestCase {
     /// The attested formats need their chain to reach the vectors' CA; `none` and self need a policy that takes them.
     static func ceremony(_ vector: Vector, policy: AttestationPolicy? = nil) throws -> RegistrationCeremony {
         let attested = !(vector.name.hasPrefix("none") || vector.name == "packed-self-es256")
-        let chosen = policy ?? AttestationPolicy(requireTrustedAttestation: attested, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: false)
+        let chosen =
+            policy
+            ?? AttestationPolicy(requireTrustedAttestation: attested, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: false)
         return RegistrationCeremony(relyingParty: relyingParty(vector), policy: chosen, trust: AttestationTrust(roots: [try attestationCA()]))
     }
 
@@ -40,8 +42,9 @@ final class RegistrationVectorTests: XCTestCase {
     static func response(_ vector: Vector, asWritten: Bool = false) throws -> RegistrationResponse {
         var attestationObject: [UInt8] = try vector.given("registration", "attestationObject")
         if vector.name.hasPrefix("fido-u2f"), !asWritten { attestationObject = try zeroingAAGUID(attestationObject) }
-        return RegistrationResponse(credentialID: try vector.given("registration", "credential_id"),
-                                    clientDataJSON: try vector.given("registration", "clientDataJSON"), attestationObject: attestationObject)
+        return RegistrationResponse(
+            credentialID: try vector.given("registration", "credential_id"),
+            clientDataJSON: try vector.given("registration", "clientDataJSON"), attestationObject: attestationObject)
     }
 
     /// `object` with the AAGUID of its authenticator data (bytes 37 to 52) all zero.
@@ -62,9 +65,14 @@ final class RegistrationVectorTests: XCTestCase {
     static let now = Date(timeIntervalSince1970: 1_790_000_000)
 
     /// The ceremony's refusal, or nil when it verified.
-    static func refusal(_ ceremony: RegistrationCeremony, _ response: RegistrationResponse, _ expectation: RegistrationExpectation,
-                        now: Date = now) async -> WebAuthnError? {
-        do { _ = try await ceremony.verify(response, expected: expectation, now: now); return nil } catch { return error }
+    static func refusal(
+        _ ceremony: RegistrationCeremony, _ response: RegistrationResponse, _ expectation: RegistrationExpectation,
+        now: Date = now
+    ) async -> WebAuthnError? {
+        do {
+            _ = try await ceremony.verify(response, expected: expectation, now: now)
+            return nil
+        } catch { return error }
     }
 
     static func expected(_ vector: Vector) throws -> [String: Any] {
@@ -78,8 +86,11 @@ final class RegistrationVectorTests: XCTestCase {
             let result = try await Self.ceremony(vector).verify(try Self.response(vector), expected: try Self.expectation(vector), now: Self.now)
             XCTAssertEqual(result.attestation.format, expected["attestationFormat"] as? String, vector.name)
             let type = try XCTUnwrap(expected["attestationType"] as? String)
-            let wanted: AttestationType = type.hasPrefix("Basic or AttCA") ? .basic : try XCTUnwrap(
-                ["None": .none, "Self": .self, "Basic": .basic, "AttCA": .attCA, "AnonCA": .anonCA][type], vector.name)
+            let wanted: AttestationType =
+                type.hasPrefix("Basic or AttCA")
+                ? .basic
+                : try XCTUnwrap(
+                    ["None": .none, "Self": .self, "Basic": .basic, "AttCA": .attCA, "AnonCA": .anonCA][type], vector.name)
             XCTAssertEqual(result.attestation.type, wanted, vector.name)
             let chained = (expected["trustPath"] as? String)?.contains("chains to attestation-ca.json") == true
             XCTAssertEqual(result.attestation.trustPath.count, chained ? 1 : 0, vector.name)
@@ -110,14 +121,19 @@ final class RegistrationVectorTests: XCTestCase {
     func testEveryRegisteredCredentialVerifiesItsAssertion() async throws {
         for vector in try WebAuthnVectorTests.vectors() where vector.name != "packed-ed448" {
             let registered = try await Self.ceremony(vector).verify(try Self.response(vector), expected: try Self.expectation(vector), now: Self.now)
-            let stored = StoredCredential(id: registered.credentialID, publicKey: registered.publicKey, userHandle: [1],
-                                          signCount: registered.signCount, backupEligible: registered.backupEligible)
-            let assertion = AssertionResponse(credentialID: registered.credentialID, clientDataJSON: try vector.given("authentication", "clientDataJSON"),
-                                              authenticatorData: try vector.given("authentication", "authenticatorData"),
-                                              signature: try vector.given("authentication", "signature"), userHandle: nil)
+            let stored = StoredCredential(
+                id: registered.credentialID, publicKey: registered.publicKey, userHandle: [1],
+                signCount: registered.signCount, backupEligible: registered.backupEligible)
+            let assertion = AssertionResponse(
+                credentialID: registered.credentialID, clientDataJSON: try vector.given("authentication", "clientDataJSON"),
+                authenticatorData: try vector.given("authentication", "authenticatorData"),
+                signature: try vector.given("authentication", "signature"), userHandle: nil)
             let result = try AuthenticationCeremony(relyingParty: Self.relyingParty(vector))
-                .verify(assertion, expected: AssertionExpectation(challenge: try vector.given("authentication", "challenge"), allowCredentials: [registered.credentialID]),
-                        credential: stored)
+                .verify(
+                    assertion,
+                    expected: AssertionExpectation(
+                        challenge: try vector.given("authentication", "challenge"), allowCredentials: [registered.credentialID]),
+                    credential: stored)
             let expected = try XCTUnwrap((vector.json["expected"] as? [String: Any])?["authentication"] as? [String: Any])
             XCTAssertEqual(Int(result.signCount), expected["newSignCount"] as? Int, vector.name)
             XCTAssertEqual(result.backupState, expected["backupState"] as? Bool, vector.name)
@@ -133,8 +149,10 @@ final class RegistrationVectorTests: XCTestCase {
 
     func testTheFramedVectorsAreRefusedByARelyingPartyThatIsNotFramed() async throws {
         for vector in try WebAuthnVectorTests.vectors() where vector.name.contains("Origin") {
-            let ceremony = RegistrationCeremony(relyingParty: Self.relyingParty(vector, framed: false),
-                                                policy: AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: false))
+            let ceremony = RegistrationCeremony(
+                relyingParty: Self.relyingParty(vector, framed: false),
+                policy: AttestationPolicy(
+                    requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: false))
             let error = await Self.refusal(ceremony, try Self.response(vector), try Self.expectation(vector))
             XCTAssertEqual(error?.step, 10, "\(vector.name): both say crossOrigin true")
         }
@@ -142,8 +160,9 @@ final class RegistrationVectorTests: XCTestCase {
 
     func testWithoutTheVectorsRootAnAttestedRegistrationIsUnverifiedByDefaultAndRefusedWhenTrustIsRequired() async throws {
         let vector = try XCTUnwrap(try WebAuthnVectorTests.vectors().first { $0.name == "packed-es256" })
-        let lenient = RegistrationCeremony(relyingParty: Self.relyingParty(vector),
-                                           policy: AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: false))
+        let lenient = RegistrationCeremony(
+            relyingParty: Self.relyingParty(vector),
+            policy: AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: false))
         let result = try await lenient.verify(try Self.response(vector), expected: try Self.expectation(vector), now: Self.now)
         XCTAssertNil(result.trustAnchor)
         var strict = lenient

@@ -14,7 +14,9 @@ final class RevocationListTests: XCTestCase {
     var directory: URL!
 
     override func setUpWithError() throws {
-        if case .skipped(let why) = try ExternalTool.require("python3 with cryptography", probe: ["python3", Self.script, "check"]) { throw XCTSkip(why) }
+        if case .skipped(let why) = try ExternalTool.require("python3 with cryptography", probe: ["python3", Self.script, "check"]) {
+            throw XCTSkip(why)
+        }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-crl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -23,11 +25,13 @@ final class RevocationListTests: XCTestCase {
 
     /// Python's list of `ca` revoking `serials`, as the PEM file it writes.
     func written(by ca: TestCA, revoking serials: [[UInt8]]) throws -> [UInt8] {
-        let cert = directory.appendingPathComponent("ca.pem"), key = directory.appendingPathComponent("ca-key.pem")
+        let cert = directory.appendingPathComponent("ca.pem")
+        let key = directory.appendingPathComponent("ca-key.pem")
         let out = directory.appendingPathComponent("crl.pem")
         try Data(try ca.certificate.serializeAsPEM().pemString.utf8).write(to: cert)
         try Data(ca.key.pemRepresentation.utf8).write(to: key)
-        let run = try ExternalProgram.run(["python3", Self.script, "write", cert.path, key.path, out.path] + serials.map { $0.map { String(format: "%02x", $0) }.joined() })
+        let run = try ExternalProgram.run(
+            ["python3", Self.script, "write", cert.path, key.path, out.path] + serials.map { $0.map { String(format: "%02x", $0) }.joined() })
         XCTAssertEqual(run.status, 0, run.stderr)
         return Array(try Data(contentsOf: out))
     }

@@ -11,20 +11,25 @@ final class SoftwarePasskeyTests: XCTestCase {
     let relyingParty = RelyingParty(id: "example.org", origins: ["https://example.org"])
     let challenge = [UInt8](repeating: 0x5A, count: 32)
 
-    func register(_ device: inout SoftwarePasskeyAuthenticator, algorithm: SoftwarePasskeyAuthenticator.Algorithm,
-                  attestation: SoftwarePasskeyAuthenticator.Attestation) async throws -> VerifiedRegistration {
-        let made = try device.create(rpID: "example.org", challenge: challenge, userHandle: [7, 7], algorithms: [algorithm.rawValue], attestation: attestation)
+    func register(
+        _ device: inout SoftwarePasskeyAuthenticator, algorithm: SoftwarePasskeyAuthenticator.Algorithm,
+        attestation: SoftwarePasskeyAuthenticator.Attestation
+    ) async throws -> VerifiedRegistration {
+        let made = try device.create(
+            rpID: "example.org", challenge: challenge, userHandle: [7, 7], algorithms: [algorithm.rawValue], attestation: attestation)
         return try await RegistrationCeremony(relyingParty: relyingParty).verify(
-            RegistrationResponse(credentialID: made.credentialID, clientDataJSON: made.clientDataJSON, attestationObject: made.attestationObject,
-                                 transports: made.transports),
+            RegistrationResponse(
+                credentialID: made.credentialID, clientDataJSON: made.clientDataJSON, attestationObject: made.attestationObject,
+                transports: made.transports),
             expected: RegistrationExpectation(challenge: challenge))
     }
 
     func signIn(_ device: inout SoftwarePasskeyAuthenticator, stored: StoredCredential, allow: [[UInt8]]) throws -> VerifiedAssertion {
         let assertion = try device.get(rpID: "example.org", challenge: challenge, allowCredentials: allow)
         return try AuthenticationCeremony(relyingParty: relyingParty).verify(
-            AssertionResponse(credentialID: assertion.credentialID, clientDataJSON: assertion.clientDataJSON,
-                              authenticatorData: assertion.authenticatorData, signature: assertion.signature, userHandle: assertion.userHandle),
+            AssertionResponse(
+                credentialID: assertion.credentialID, clientDataJSON: assertion.clientDataJSON,
+                authenticatorData: assertion.authenticatorData, signature: assertion.signature, userHandle: assertion.userHandle),
             expected: AssertionExpectation(challenge: challenge, allowCredentials: allow, userVerification: .required), credential: stored)
     }
 
@@ -37,8 +42,9 @@ final class SoftwarePasskeyTests: XCTestCase {
                 XCTAssertEqual(registered.attestation.type, attestation == .none ? AttestationType.none : .self)
                 XCTAssertTrue(registered.backupEligible && registered.backupState && registered.userVerified)
                 XCTAssertEqual(registered.transports, ["internal", "hybrid"])
-                let stored = StoredCredential(id: registered.credentialID, publicKey: registered.publicKey, userHandle: [7, 7],
-                                              signCount: registered.signCount, backupEligible: registered.backupEligible)
+                let stored = StoredCredential(
+                    id: registered.credentialID, publicKey: registered.publicKey, userHandle: [7, 7],
+                    signCount: registered.signCount, backupEligible: registered.backupEligible)
                 let result = try signIn(&device, stored: stored, allow: [registered.credentialID])
                 XCTAssertEqual(result.signCount, 0, "a synced passkey does not count")
             }
@@ -49,8 +55,9 @@ final class SoftwarePasskeyTests: XCTestCase {
         var device = SoftwarePasskeyAuthenticator(origin: "https://example.org", backupEligible: false, counts: true)
         let registered = try await register(&device, algorithm: .es256, attestation: .packedSelf)
         XCTAssertEqual(registered.signCount, 1)
-        var stored = StoredCredential(id: registered.credentialID, publicKey: registered.publicKey, userHandle: [7, 7],
-                                      signCount: registered.signCount, backupEligible: false)
+        var stored = StoredCredential(
+            id: registered.credentialID, publicKey: registered.publicKey, userHandle: [7, 7],
+            signCount: registered.signCount, backupEligible: false)
         for expected in UInt32(2)...4 {
             let result = try signIn(&device, stored: stored, allow: [])
             XCTAssertEqual(result.signCount, expected)
@@ -76,12 +83,14 @@ final class SoftwarePasskeyTests: XCTestCase {
     func testPythonFido2VerifiesItsAttestationsAndSignatures() throws {
         let script = ExternalTool.repositoryRoot(fromTestFile: #filePath).appendingPathComponent("Tests/Interop/webauthn_interop.py").path
         if case .skipped(let why) = try ExternalTool.require("python3 with python-fido2", probe: ["python3", script, "check"]) { throw XCTSkip(why) }
-        var lines: [String] = [], expected: [String] = []
+        var lines: [String] = []
+        var expected: [String] = []
         func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
         for algorithm in SoftwarePasskeyAuthenticator.Algorithm.allCases {
             for attestation in SoftwarePasskeyAuthenticator.Attestation.allCases {
                 var device = SoftwarePasskeyAuthenticator(origin: "https://example.org", counts: true)
-                let made = try device.create(rpID: "example.org", challenge: challenge, userHandle: [1], algorithms: [algorithm.rawValue], attestation: attestation)
+                let made = try device.create(
+                    rpID: "example.org", challenge: challenge, userHandle: [1], algorithms: [algorithm.rawValue], attestation: attestation)
                 lines.append("registration \(hex(made.clientDataJSON)) \(hex(made.attestationObject))")
                 expected.append("ok \(attestation == .none ? "none NONE" : "packed SELF") \(algorithm.rawValue)")
                 let assertion = try device.get(rpID: "example.org", challenge: challenge)

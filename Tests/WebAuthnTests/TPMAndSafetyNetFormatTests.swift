@@ -39,16 +39,21 @@ final class TPMFormatTests: XCTestCase {
     static func sized(_ bytes: [UInt8]) -> [UInt8] { u16(UInt16(bytes.count)) + bytes }
 
     func tpm(_ parts: Parts) throws -> CBOR {
-        let x = Array(parts.point[1...32]), y = Array(parts.point[33...])
-        let pubArea = Self.u16(0x0023) + Self.u16(parts.nameAlg) + Self.u32(0x0006_0472) + Self.sized([])
+        let x = Array(parts.point[1...32])
+        let y = Array(parts.point[33...])
+        let pubArea =
+            Self.u16(0x0023) + Self.u16(parts.nameAlg) + Self.u32(0x0006_0472) + Self.sized([])
             + Self.u16(0x0010) + Self.u16(0x0010) + Self.u16(parts.curve) + Self.u16(0x0010) + Self.sized(x) + Self.sized(y)
         let name = parts.name ?? Self.u16(parts.nameAlg) + SHA256.hash(data: pubArea)
-        let certInfo = Self.u32(parts.magic) + Self.u16(parts.type) + Self.sized([0x00, 0x0B] + [UInt8](repeating: 9, count: 32))
+        let certInfo =
+            Self.u32(parts.magic) + Self.u16(parts.type) + Self.sized([0x00, 0x0B] + [UInt8](repeating: 9, count: 32))
             + Self.sized(parts.extraData) + [UInt8](repeating: 0, count: 17) + [UInt8](repeating: 0, count: 8)
             + Self.sized(name) + Self.sized([0x00, 0x0B] + [UInt8](repeating: 8, count: 32)) + parts.certInfoTrailing
         let aik = P256.Signing.PrivateKey()
         var tpmName: [RelativeDistinguishedName] = []
-        for (oid, value) in [([2, 23, 133, 2, 1] as ASN1ObjectIdentifier, "id:FFFFF1D0"), ([2, 23, 133, 2, 2], "mauth test TPM"), ([2, 23, 133, 2, 3], "id:13")] {
+        for (oid, value) in [
+            ([2, 23, 133, 2, 1] as ASN1ObjectIdentifier, "id:FFFFF1D0"), ([2, 23, 133, 2, 2], "mauth test TPM"), ([2, 23, 133, 2, 3], "id:13"),
+        ] {
             tpmName.append(RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: oid, utf8String: value)))
         }
         let directory = DistinguishedName(tpmName)
@@ -59,8 +64,10 @@ final class TPMFormatTests: XCTestCase {
             if let aaguidExtension = parts.aaguidExtension { aaguidExtension }
         }
         let signature = try (parts.signer ?? aik).signature(for: certInfo)
-        return statement(["ver": .text(parts.ver), "alg": .int(-7), "sig": der(signature), "x5c": .array([.bytes(leaf)]),
-                          "certInfo": .bytes(certInfo), "pubArea": .bytes(pubArea)])
+        return statement([
+            "ver": .text(parts.ver), "alg": .int(-7), "sig": der(signature), "x5c": .array([.bytes(leaf)]),
+            "certInfo": .bytes(certInfo), "pubArea": .bytes(pubArea),
+        ])
     }
 
     func reason(_ parts: Parts) async throws -> AttestationStatementError.Reason? {
@@ -185,8 +192,9 @@ final class TPMFormatTests: XCTestCase {
         let ca = try TestCA()
         changed.ca = ca
         let policy = AttestationPolicy(requireTrustedAttestation: true, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: false)
-        let result = try await verified(registration.response("tpm", try tpm(changed)), registration.expectation, policy: policy,
-                                        trust: AttestationTrust(roots: [ca.certificate]))
+        let result = try await verified(
+            registration.response("tpm", try tpm(changed)), registration.expectation, policy: policy,
+            trust: AttestationTrust(roots: [ca.certificate]))
         XCTAssertEqual(result.trustAnchor, ca.certificate)
     }
 }
@@ -211,7 +219,10 @@ final class SafetyNetFormatTests: XCTestCase {
         }
         let nonce = claims.nonce ?? Data(SHA256.hash(data: registration.signedData)).base64EncodedString()
         let header = Base64URL.encode(Array(#"{"alg":"RS256","x5c":["\#(Data(leaf).base64EncodedString())"]}"#.utf8))
-        let payload = Base64URL.encode(Array(#"{"nonce":"\#(nonce)","timestampMs":\#(claims.timestampMs),"apkPackageName":"com.google.android.gms","ctsProfileMatch":\#(claims.ctsProfileMatch),"basicIntegrity":true}"#.utf8))
+        let payload = Base64URL.encode(
+            Array(
+                #"{"nonce":"\#(nonce)","timestampMs":\#(claims.timestampMs),"apkPackageName":"com.google.android.gms","ctsProfileMatch":\#(claims.ctsProfileMatch),"basicIntegrity":true}"#
+                    .utf8))
         let signingInput = Array("\(header).\(payload)".utf8)
         let signature = try (claims.signer ?? Self.rsa).signature(for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5)
         let jws = "\(header).\(payload).\(Base64URL.encode(signature.rawRepresentation))"
@@ -287,14 +298,16 @@ final class SafetyNetFormatTests: XCTestCase {
         let header = Base64URL.encode(Array(#"{"alg":"RS256","x5c":[\#(Array(repeating: "\"MAA=\"", count: 9).joined(separator: ","))]}"#.utf8))
         let payload = Base64URL.encode(Array(#"{"nonce":"x","timestampMs":0,"ctsProfileMatch":true}"#.utf8))
         let jws = Array("\(header).\(payload).AA".utf8)
-        let reason = await statementRefusal(registration.response("android-safetynet", statement(["ver": .text("1"), "response": .bytes(jws)])),
-                                            registration.expectation)
+        let reason = await statementRefusal(
+            registration.response("android-safetynet", statement(["ver": .text("1"), "response": .bytes(jws)])),
+            registration.expectation)
         XCTAssertEqual(reason, .memberUnexpected("x5c with 9 certificates (8 at most)"))
     }
 
     func testAResponseThatIsNotAJWSIsRefused() async {
-        let reason = await statementRefusal(registration.response("android-safetynet", statement(["ver": .text("1"), "response": .bytes(Array("a.b".utf8))])),
-                                            registration.expectation)
+        let reason = await statementRefusal(
+            registration.response("android-safetynet", statement(["ver": .text("1"), "response": .bytes(Array("a.b".utf8))])),
+            registration.expectation)
         XCTAssertEqual(reason, .safetyNet("the response is not a compact JWS"))
     }
 }

@@ -19,28 +19,42 @@ struct TestCA {
     let certificate: Certificate
 
     init(name: String = "mauth test attestation root") throws {
-        let subject = try DistinguishedName { CommonName(name); OrganizationName("mauth tests") }
+        let subject = try DistinguishedName {
+            CommonName(name)
+            OrganizationName("mauth tests")
+        }
         let key = self.key
         certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: Self.start, notValidAfter: Self.end,
             issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try .init { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)); Critical(KeyUsage(keyCertSign: true)) },
+            extensions: try .init {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true))
+            },
             issuerPrivateKey: .init(key))
     }
 
     /// The subject §8.2.1 asks of a packed attestation certificate.
     static func packedSubject(ou: String = "Authenticator Attestation", country: String? = "AA") throws -> DistinguishedName {
         var rdns: [RelativeDistinguishedName] = []
-        if let country { rdns.append(RelativeDistinguishedName(try RelativeDistinguishedName.Attribute(type: .RDNAttributeType.countryName, printableString: country))) }
-        rdns.append(RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: .RDNAttributeType.organizationName, utf8String: "mauth tests")))
+        if let country {
+            rdns.append(
+                RelativeDistinguishedName(try RelativeDistinguishedName.Attribute(type: .RDNAttributeType.countryName, printableString: country)))
+        }
+        rdns.append(
+            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: .RDNAttributeType.organizationName, utf8String: "mauth tests")))
         rdns.append(RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: .RDNAttributeType.organizationalUnitName, utf8String: ou)))
-        rdns.append(RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: .RDNAttributeType.commonName, utf8String: "mauth test authenticator")))
+        rdns.append(
+            RelativeDistinguishedName(RelativeDistinguishedName.Attribute(type: .RDNAttributeType.commonName, utf8String: "mauth test authenticator"))
+        )
         return DistinguishedName(rdns)
     }
 
     /// A certificate for `publicKey`, DER.
-    func issue(_ publicKey: Certificate.PublicKey, subject: DistinguishedName, notValidBefore: Date = start, notValidAfter: Date = end,
-               @ExtensionsBuilder extensions: () throws -> Result<Certificate.Extensions, any Error>) throws -> [UInt8] {
+    func issue(
+        _ publicKey: Certificate.PublicKey, subject: DistinguishedName, notValidBefore: Date = start, notValidAfter: Date = end,
+        @ExtensionsBuilder extensions: () throws -> Result<Certificate.Extensions, any Error>
+    ) throws -> [UInt8] {
         let certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: publicKey, notValidBefore: notValidBefore, notValidAfter: notValidAfter,
             issuer: self.certificate.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256,
@@ -85,7 +99,8 @@ struct TestRegistration {
 
     var clientDataJSON: [UInt8] {
         let top = topOrigin.map { #","topOrigin":"\#($0)""# } ?? ""
-        return Array(#"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":"\#(origin)","crossOrigin":\#(crossOrigin)\#(top)}"#.utf8)
+        return Array(
+            #"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":"\#(origin)","crossOrigin":\#(crossOrigin)\#(top)}"#.utf8)
     }
 
     var clientDataHash: [UInt8] { Array(SHA256.hash(data: clientDataJSON)) }
@@ -103,9 +118,12 @@ struct TestRegistration {
     var signedData: [UInt8] { authenticatorData + clientDataHash }
 
     func object(_ format: String, _ statement: CBOR, authenticatorData: [UInt8]? = nil) -> [UInt8] {
-        CBOREncoder.encode(.map(CBORMap([
-            .init(.text("fmt"), .text(format)), .init(.text("attStmt"), statement), .init(.text("authData"), .bytes(authenticatorData ?? self.authenticatorData)),
-        ])))
+        CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.text("fmt"), .text(format)), .init(.text("attStmt"), statement),
+                    .init(.text("authData"), .bytes(authenticatorData ?? self.authenticatorData)),
+                ])))
     }
 
     func response(_ format: String, _ statement: CBOR) -> RegistrationResponse {
@@ -134,8 +152,10 @@ let exampleRelyingParty = RelyingParty(id: "example.org", origins: ["https://exa
 let lenientPolicy = AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: false)
 
 /// The ceremony's refusal, or nil when it verified.
-func refusal(_ response: RegistrationResponse, _ expectation: RegistrationExpectation, policy: AttestationPolicy = lenientPolicy,
-             trust: AttestationTrust = AttestationTrust(), relyingParty: RelyingParty = exampleRelyingParty, now: Date = TestCA.now) async -> WebAuthnError? {
+func refusal(
+    _ response: RegistrationResponse, _ expectation: RegistrationExpectation, policy: AttestationPolicy = lenientPolicy,
+    trust: AttestationTrust = AttestationTrust(), relyingParty: RelyingParty = exampleRelyingParty, now: Date = TestCA.now
+) async -> WebAuthnError? {
     do {
         _ = try await RegistrationCeremony(relyingParty: relyingParty, policy: policy, trust: trust).verify(response, expected: expectation, now: now)
         return nil
@@ -143,13 +163,17 @@ func refusal(_ response: RegistrationResponse, _ expectation: RegistrationExpect
 }
 
 /// The format's refusal reason (§7.1 step 22), or nil.
-func statementRefusal(_ response: RegistrationResponse, _ expectation: RegistrationExpectation, now: Date = TestCA.now) async -> AttestationStatementError.Reason? {
+func statementRefusal(
+    _ response: RegistrationResponse, _ expectation: RegistrationExpectation, now: Date = TestCA.now
+) async -> AttestationStatementError.Reason? {
     guard let error = await refusal(response, expectation, now: now) else { return nil }
     guard case .attestationInvalid(let statementError) = error.reason else { return nil }
     return statementError.reason
 }
 
-func verified(_ response: RegistrationResponse, _ expectation: RegistrationExpectation, policy: AttestationPolicy = lenientPolicy,
-              trust: AttestationTrust = AttestationTrust(), now: Date = TestCA.now) async throws -> VerifiedRegistration {
+func verified(
+    _ response: RegistrationResponse, _ expectation: RegistrationExpectation, policy: AttestationPolicy = lenientPolicy,
+    trust: AttestationTrust = AttestationTrust(), now: Date = TestCA.now
+) async throws -> VerifiedRegistration {
     try await RegistrationCeremony(relyingParty: exampleRelyingParty, policy: policy, trust: trust).verify(response, expected: expectation, now: now)
 }

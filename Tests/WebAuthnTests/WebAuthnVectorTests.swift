@@ -34,8 +34,9 @@ extension WebAuthnVectorTests.Vector {
     static func all() throws -> [Self] {
         let directory = try XCTUnwrap(Bundle.module.url(forResource: "Vectors", withExtension: nil))
         return try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }.sorted().compactMap { file in
-            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(file))) as? [String: Any])
-            guard json["registration"] != nil else { return nil } // the CA certificate and the PRF set
+            let json = try XCTUnwrap(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(file))) as? [String: Any])
+            guard json["registration"] != nil else { return nil }  // the CA certificate and the PRF set
             return Self(name: String(file.dropLast(5)), json: json)
         }
     }
@@ -80,11 +81,14 @@ extension WebAuthnVectorTests {
     func testEveryAssertionVerifiesWithItsRegisteredKeyAndNotWithOneByteChanged() throws {
         var verified = 0
         for vector in try Self.vectors() where vector.name != "packed-ed448" {
-            let key = try XCTUnwrap(try AuthenticatorData(bytes: try Self.authData(try vector.given("registration", "attestationObject"))).attestedCredentialData?.publicKey)
+            let key = try XCTUnwrap(
+                try AuthenticatorData(bytes: try Self.authData(try vector.given("registration", "attestationObject"))).attestedCredentialData?
+                    .publicKey)
             let authenticatorData = try vector.given("authentication", "authenticatorData")
             let assertion = try AuthenticatorData(bytes: authenticatorData)
             XCTAssertNil(assertion.attestedCredentialData, vector.name)
-            XCTAssertEqual(String(format: "%02x", assertion.flags.rawValue), try vector.derived("authentication")["flags_hex"] as? String, vector.name)
+            XCTAssertEqual(
+                String(format: "%02x", assertion.flags.rawValue), try vector.derived("authentication")["flags_hex"] as? String, vector.name)
             let signed = authenticatorData + SHA256.hash(data: try vector.given("authentication", "clientDataJSON"))
             let signature = try vector.given("authentication", "signature")
             XCTAssertTrue(key.isValidSignature(signature, for: signed), vector.name)

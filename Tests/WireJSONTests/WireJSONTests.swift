@@ -34,8 +34,10 @@ final class WireJSONTests: XCTestCase {
     /// `JSONValue` through the wire decoder is read by the parsed kind of each value; through Foundation's decoder it
     /// is read by trial, an independent path: both give the same values for every kind, nested.
     func testAFreeFormValueReadsAsFoundationReadsIt() throws {
-        for json in [#"{"a":true,"b":false,"c":null,"d":1.5,"e":-2,"f":"text \u00e9\n","g":[1,"x",[],{}],"h":{"i":{"j":[null]}}}"#,
-                     #"[]"#, #"[1e300,-0,0.1]"#, #"{}"#, #"{"k":""}"#] {
+        for json in [
+            #"{"a":true,"b":false,"c":null,"d":1.5,"e":-2,"f":"text \u00e9\n","g":[1,"x",[],{}],"h":{"i":{"j":[null]}}}"#,
+            #"[]"#, #"[1e300,-0,0.1]"#, #"{}"#, #"{"k":""}"#,
+        ] {
             try assertSameValue(JSONValue.self, json)
             try assertSameValue([String: JSONValue]?.self, json.hasPrefix("{") ? json : "null")
         }
@@ -62,29 +64,43 @@ final class WireJSONTests: XCTestCase {
     /// The UAF specification's example messages, kept once with the UAF tests.
     static let specVectors = ExternalTool.repositoryRoot(fromTestFile: #filePath).appendingPathComponent("Tests/UAFTests/Vectors")
 
-    static func messages() throws -> (AuthenticationRequest, RegistrationRequest, DeregistrationRequest, AuthenticationResponse, RegistrationResponse) {
-        let header = OperationHeader(op: .authentication, appID: appID, serverData: "c2VydmVy",
-                                     exts: [Extension(id: "e/1", data: "ZGF0YQ", failIfUnknown: false)])
-        let policy = Policy(accepted: [[MatchCriteria(aaid: ["ABCD#0001"], keyIDs: ["a2V5"], authenticationAlgorithms: [1, 2])],
-                                       [MatchCriteria(aaid: ["FFFF#FC02"], userVerification: 2, keyProtection: 6, tcDisplay: 1)]],
-                            disallowed: [MatchCriteria(aaid: ["DEAD#BEEF"])])
-        let png = try JSONDecoder().decode(DisplayPNGCharacteristicsDescriptor.self, from: Data(#"""
-            {"width":320,"height":480,"bitDepth":8,"colorType":6,"compression":0,"filter":0,"interlace":0,"plte":[{"r":1,"g":2,"b":65535}]}
-            """#.utf8))
-        let authentication = AuthenticationRequest(header: header, challenge: "Y2hhbGxlbmdl",
-                                                   transaction: [Transaction(contentType: "text/plain", content: "UGF5ICQxMDA"),
-                                                                 Transaction(contentType: "image/png", content: "iVBO", tcDisplayPNGCharacteristics: png)],
-                                                   policy: policy)
+    static func messages() throws -> (AuthenticationRequest, RegistrationRequest, DeregistrationRequest, AuthenticationResponse, RegistrationResponse)
+    {
+        let header = OperationHeader(
+            op: .authentication, appID: appID, serverData: "c2VydmVy",
+            exts: [Extension(id: "e/1", data: "ZGF0YQ", failIfUnknown: false)])
+        let policy = Policy(
+            accepted: [
+                [MatchCriteria(aaid: ["ABCD#0001"], keyIDs: ["a2V5"], authenticationAlgorithms: [1, 2])],
+                [MatchCriteria(aaid: ["FFFF#FC02"], userVerification: 2, keyProtection: 6, tcDisplay: 1)],
+            ],
+            disallowed: [MatchCriteria(aaid: ["DEAD#BEEF"])])
+        let png = try JSONDecoder().decode(
+            DisplayPNGCharacteristicsDescriptor.self,
+            from: Data(
+                #"""
+                {"width":320,"height":480,"bitDepth":8,"colorType":6,"compression":0,"filter":0,"interlace":0,"plte":[{"r":1,"g":2,"b":65535}]}
+                """#.utf8))
+        let authentication = AuthenticationRequest(
+            header: header, challenge: "Y2hhbGxlbmdl",
+            transaction: [
+                Transaction(contentType: "text/plain", content: "UGF5ICQxMDA"),
+                Transaction(contentType: "image/png", content: "iVBO", tcDisplayPNGCharacteristics: png),
+            ],
+            policy: policy)
         var registrationHeader = header
         registrationHeader.op = .registration
         let registration = RegistrationRequest(header: registrationHeader, challenge: "Y2hhbGxlbmdl", username: "zoë \"the\" user/🚀", policy: policy)
         var deregistrationHeader = header
         deregistrationHeader.op = .deregistration
-        let deregistration = DeregistrationRequest(header: deregistrationHeader, authenticators: [DeregisterAuthenticator(aaid: "ABCD#0001", keyID: "a2V5")])
+        let deregistration = DeregistrationRequest(
+            header: deregistrationHeader, authenticators: [DeregisterAuthenticator(aaid: "ABCD#0001", keyID: "a2V5")])
         let decoder = JSONDecoder()
         let vectors = Self.specVectors
-        let authResponse = try decoder.decode([AuthenticationResponse].self, from: Data(contentsOf: vectors.appendingPathComponent("spec-example-auth-response.json")))[0]
-        let regResponse = try decoder.decode([RegistrationResponse].self, from: Data(contentsOf: vectors.appendingPathComponent("spec-example-reg-response.json")))[0]
+        let authResponse = try decoder.decode(
+            [AuthenticationResponse].self, from: Data(contentsOf: vectors.appendingPathComponent("spec-example-auth-response.json")))[0]
+        let regResponse = try decoder.decode(
+            [RegistrationResponse].self, from: Data(contentsOf: vectors.appendingPathComponent("spec-example-reg-response.json")))[0]
         return (authentication, registration, deregistration, authResponse, regResponse)
     }
 
@@ -96,7 +112,9 @@ final class WireJSONTests: XCTestCase {
         try assertSameBytes([authResponse])
         try assertSameBytes([regResponse])
         try assertSameBytes(GetUAFRequest(op: .authentication, context: "{\"username\":\"alice\"}"))
-        try assertSameBytes(ReturnUAFRequest(statusCode: 1200, uafRequest: try UAFMessageCodec.encode([authentication]), op: .authentication, lifetimeMillis: 120_000))
+        try assertSameBytes(
+            ReturnUAFRequest(statusCode: 1200, uafRequest: try UAFMessageCodec.encode([authentication]), op: .authentication, lifetimeMillis: 120_000)
+        )
         try assertSameBytes(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([authResponse])))
         try assertSameBytes(ServerResponse(statusCode: 1200, description: "ok", additionalTokens: [Token(type: .jwt, value: "a.b.c")]))
         try assertSameBytes(FinalChallengeParams(appID: Self.appID, challenge: "Y2hhbGxlbmdl", facetID: Self.appID))
@@ -110,8 +128,10 @@ final class WireJSONTests: XCTestCase {
         try assertSameValue([RegistrationRequest].self, text([registration]))
         try assertSameValue([DeregistrationRequest].self, text([deregistration]))
         let vectors = Self.specVectors
-        try assertSameValue([AuthenticationResponse].self, String(contentsOf: vectors.appendingPathComponent("spec-example-auth-response.json"), encoding: .utf8))
-        try assertSameValue([RegistrationResponse].self, String(contentsOf: vectors.appendingPathComponent("spec-example-reg-response.json"), encoding: .utf8))
+        try assertSameValue(
+            [AuthenticationResponse].self, String(contentsOf: vectors.appendingPathComponent("spec-example-auth-response.json"), encoding: .utf8))
+        try assertSameValue(
+            [RegistrationResponse].self, String(contentsOf: vectors.appendingPathComponent("spec-example-reg-response.json"), encoding: .utf8))
         try assertSameValue([AuthenticationResponse].self, text([authResponse]))
         try assertSameValue([RegistrationResponse].self, text([regResponse]))
         try assertSameValue(ReturnUAFRequest.self, text(ReturnUAFRequest(statusCode: 1200, uafRequest: "[]", op: .registration, lifetimeMillis: 5)))
@@ -155,8 +175,10 @@ final class WireJSONTests: XCTestCase {
     func testEncoderWritesDatesSince1970AsFoundationDoesWhenAsked() throws {
         let foundation = foundationWireEncoder()
         foundation.dateEncodingStrategy = .secondsSince1970
-        let dates = [Date(timeIntervalSince1970: 1_795_502_581), Date(timeIntervalSince1970: 1_795_502_581.515), Date(timeIntervalSince1970: 0),
-                     Date(timeIntervalSince1970: -86_400.25), Date(timeIntervalSinceReferenceDate: 123.25), Date.distantFuture]
+        let dates = [
+            Date(timeIntervalSince1970: 1_795_502_581), Date(timeIntervalSince1970: 1_795_502_581.515), Date(timeIntervalSince1970: 0),
+            Date(timeIntervalSince1970: -86_400.25), Date(timeIntervalSinceReferenceDate: 123.25), Date.distantFuture,
+        ]
         for date in dates {
             let expected = String(decoding: try foundation.encode(["exp": date]), as: UTF8.self)
             XCTAssertEqual(try WireJSONEncoder(dateEncoding: .secondsSince1970).encodeToString(["exp": date]), expected)
@@ -205,7 +227,10 @@ final class WireJSONTests: XCTestCase {
 
     func testEncoderWritesAnEmptyObjectForAValueThatEncodesNothing() throws {
         struct Nothing: Encodable { func encode(to encoder: any Encoder) throws {} }
-        struct Holder: Encodable { var one = Nothing(); var many = [Nothing(), Nothing()] }
+        struct Holder: Encodable {
+            var one = Nothing()
+            var many = [Nothing(), Nothing()]
+        }
         try assertSameBytes(Holder())
         XCTAssertThrowsError(try WireJSONEncoder().encode(Nothing()))
         XCTAssertThrowsError(try foundationWireEncoder().encode(Nothing()))
@@ -295,7 +320,8 @@ final class WireJSONTests: XCTestCase {
                 if let wire {
                     accepted += 1
                     // Equal but for integers Foundation decides through the nearest Double (JSONTree.matches).
-                    XCTAssertTrue(foundation.map(wire.matches) == true, "read differently: \(String(decoding: mutated, as: UTF8.self).debugDescription)")
+                    XCTAssertTrue(
+                        foundation.map(wire.matches) == true, "read differently: \(String(decoding: mutated, as: UTF8.self).debugDescription)")
                 } else if foundation != nil {
                     // Accepted by Foundation only: it must be one of the refusals the decoder documents.
                     XCTAssertTrue(Self.isDocumentedRefusal(mutated), "refused: \(String(decoding: mutated, as: UTF8.self).debugDescription)")
@@ -373,7 +399,9 @@ final class WireJSONTests: XCTestCase {
 
     func testDecoderRefusesInvalidUTF8() {
         XCTAssertEqual(try WireJSONDecoder().decode([String].self, from: [0x5B, 0x22, 0xC3, 0xA9, 0x22, 0x5D]), ["é"])
-        for invalid: [UInt8] in [[0xFF], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC3], [0xE2, 0x82], [0x80]] {
+        for invalid: [UInt8] in [
+            [0xFF], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC3], [0xE2, 0x82], [0x80],
+        ] {
             assertRefused([String].self, [0x5B, 0x22] + invalid + [0x22, 0x5D])
         }
     }
@@ -520,7 +548,8 @@ final class WireJSONTests: XCTestCase {
         XCTAssertThrowsError(try WireJSONDecoder().decode(Version.self, from: #"{"major":1,"minor":null}"#)) { error in
             guard case DecodingError.valueNotFound = error else { return XCTFail("\(error)") }
         }
-        XCTAssertEqual(try WireJSONDecoder().decode(OperationHeader.self, from: #"{"upv":{"major":1,"minor":1},"op":"Auth","appID":null}"#).appID, nil)
+        XCTAssertEqual(
+            try WireJSONDecoder().decode(OperationHeader.self, from: #"{"upv":{"major":1,"minor":1},"op":"Auth","appID":null}"#).appID, nil)
     }
 
     func testDecoderRefusesAValueOfTheWrongType() {
@@ -553,16 +582,23 @@ extension JSONTree {
         switch Int.random(in: 0..<(depth > 3 ? 5 : 7), using: &generator) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &generator))
-        case 2: return .int([Int.random(in: -1000...1000, using: &generator), Int.random(in: Int.min...Int.max, using: &generator)].randomElement(using: &generator)!)
+        case 2:
+            return .int(
+                [Int.random(in: -1000...1000, using: &generator), Int.random(in: Int.min...Int.max, using: &generator)].randomElement(
+                    using: &generator)!)
         case 3:
-            let value = [Double.random(in: -1e6...1e6, using: &generator), Double.random(in: -1...1, using: &generator) * 1e-300,
-                         Double(Int.random(in: -5...5, using: &generator)) + 0.5].randomElement(using: &generator)!
+            let value = [
+                Double.random(in: -1e6...1e6, using: &generator), Double.random(in: -1...1, using: &generator) * 1e-300,
+                Double(Int.random(in: -5...5, using: &generator)) + 0.5,
+            ].randomElement(using: &generator)!
             return .double(value)
         case 4: return .string(randomString(using: &generator))
         case 5: return .array((0..<Int.random(in: 0...4, using: &generator)).map { _ in random(depth: depth + 1, using: &generator) })
         default:
             var object: [String: JSONTree] = [:]
-            for _ in 0..<Int.random(in: 0...5, using: &generator) { object[randomString(using: &generator)] = random(depth: depth + 1, using: &generator) }
+            for _ in 0..<Int.random(in: 0...5, using: &generator) {
+                object[randomString(using: &generator)] = random(depth: depth + 1, using: &generator)
+            }
             return .object(object)
         }
     }

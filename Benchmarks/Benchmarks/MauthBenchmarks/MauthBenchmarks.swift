@@ -40,11 +40,14 @@ func uafVerification() {
     let appID = "https://127.0.0.1:8443/nevisfido/uaf/1.1/facets"
     let challenge = Base64URL.encode((0..<32).map { UInt8($0) })
     let policy = Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]])
-    let request = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: appID, serverData: "bench"), challenge: challenge, policy: policy)
+    let request = AuthenticationRequest(
+        header: OperationHeader(op: .authentication, appID: appID, serverData: "bench"), challenge: challenge, policy: policy)
     guard let response = try? authenticator.authenticate(request, serverAppID: appID),
-          let metadata = try? MetadataStore(NevisAuthenticatorMetadata.statements) else { fatalError("benchmark set-up: no response") }
-    let verifier = AuthenticationVerifier(configuration: RelyingPartyConfiguration(appID: appID, trustedFacetIDs: [authenticator.facetID]),
-                                          metadata: metadata)
+        let metadata = try? MetadataStore(NevisAuthenticatorMetadata.statements)
+    else { fatalError("benchmark set-up: no response") }
+    let verifier = AuthenticationVerifier(
+        configuration: RelyingPartyConfiguration(appID: appID, trustedFacetIDs: [authenticator.facetID]),
+        metadata: metadata)
     let issued = IssuedAuthentication(challenge: challenge, policy: policy)
     let registered = authenticator.registeredKey(username: "bench")
     Benchmark("UAFVerifyAuthentication") { benchmark async throws in
@@ -61,13 +64,16 @@ func webAuthnVerification() {
     let relyingParty = RelyingParty(id: "example.org", origins: ["https://example.org"])
     let challenge = [UInt8](repeating: 0x42, count: 32)
     let credentialID = [UInt8](repeating: 0xC1, count: 16)
-    let clientData = Array(#"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(challenge))","origin":"https://example.org","crossOrigin":false}"#.utf8)
+    let clientData = Array(
+        #"{"type":"webauthn.get","challenge":"\#(Base64URL.encode(challenge))","origin":"https://example.org","crossOrigin":false}"#.utf8)
     let authenticatorData = Array(SHA256.hash(data: Array("example.org".utf8))) + [0x05, 0, 0, 0, 1]  // UP, UV, counter 1
     let message = authenticatorData + SHA256.hash(data: clientData)
     guard let signature = try? Array(key.signature(for: message).derRepresentation),
-          let publicKey = try? COSEKey(bytes: COSEKey(key.publicKey).encoded) else { fatalError("benchmark set-up: no signature") }
-    let assertion = AssertionResponse(credentialID: credentialID, clientDataJSON: clientData, authenticatorData: authenticatorData,
-                                      signature: signature, userHandle: [1])
+        let publicKey = try? COSEKey(bytes: COSEKey(key.publicKey).encoded)
+    else { fatalError("benchmark set-up: no signature") }
+    let assertion = AssertionResponse(
+        credentialID: credentialID, clientDataJSON: clientData, authenticatorData: authenticatorData,
+        signature: signature, userHandle: [1])
     let stored = StoredCredential(id: credentialID, publicKey: publicKey, userHandle: [1], signCount: 0, backupEligible: false)
     let ceremony = AuthenticationCeremony(relyingParty: relyingParty)
     let expected = AssertionExpectation(challenge: challenge, allowCredentials: [credentialID])
@@ -86,11 +92,16 @@ func webAuthnVerification() {
 func wireCodec() {
     var authenticator = SoftwareAuthenticator()
     let appID = "https://bench.example/nevisfido/uaf/1.1/facets"
-    let policy = Policy(accepted: NevisAuthenticatorMetadata.statements.map { [MatchCriteria(aaid: [$0.aaid], authenticationAlgorithms: [$0.authenticationAlgorithm])] })
-    let request = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: appID, serverData: Base64URL.encode((0..<18).map { UInt8($0) })),
-                                        challenge: Base64URL.encode((0..<32).map { UInt8($0) }), policy: policy)
+    let policy = Policy(
+        accepted: NevisAuthenticatorMetadata.statements.map {
+            [MatchCriteria(aaid: [$0.aaid], authenticationAlgorithms: [$0.authenticationAlgorithm])]
+        })
+    let request = AuthenticationRequest(
+        header: OperationHeader(op: .authentication, appID: appID, serverData: Base64URL.encode((0..<18).map { UInt8($0) })),
+        challenge: Base64URL.encode((0..<32).map { UInt8($0) }), policy: policy)
     guard let response = try? authenticator.authenticate(request, serverAppID: appID), let text = try? UAFMessageCodec.encode([response]),
-          let fcParams = response.assertions.isEmpty ? nil : response.fcParams else { fatalError("benchmark set-up: no response") }
+        let fcParams = response.assertions.isEmpty ? nil : response.fcParams
+    else { fatalError("benchmark set-up: no response") }
     Benchmark("WireEncodeAuthenticationRequest") { benchmark in
         for _ in benchmark.scaledIterations { blackHole(try UAFMessageCodec.encode([request])) }
     }
@@ -149,18 +160,23 @@ func clientRoundTrip() {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let jwks = directory.appendingPathComponent("jwks.json").path
         try relyingParty.writeJWKS(to: jwks)
-        var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID],
-                                                database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
-        configuration.authorization.jwt = .init(jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")
+        var configuration = ServerConfiguration(
+            facets: [SoftwareAuthenticator.virtualDeviceFacetID],
+            database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
+        configuration.authorization.jwt = .init(
+            jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")
         configuration.limits.requestsPerMinutePerAddress = 0  // one client address makes every request
         configuration.observability.auditRetentionDays = 0
         var quiet = Logger(label: "mauth.benchmark")
         quiet.logLevel = .error
-        let running = try await FIDOServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: quiet, auditLogger: quiet))
+        let running = try await FIDOServerApplication.start(
+            configuration: configuration, dependencies: ServerDependencies(logger: quiet, auditLogger: quiet))
         let platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"))
         client = try await MobileAuthenticationClientInitializer()
-            .configuration(Configuration(baseUrl: running.baseURL, facetId: platform.applicationFacetId)
-                .withTransportSecurity(.debug(trustedCertificatesPEM: [running.certificatePEM])))
+            .configuration(
+                Configuration(baseUrl: running.baseURL, facetId: platform.applicationFacetId)
+                    .withTransportSecurity(.debug(trustedCertificatesPEM: [running.certificatePEM]))
+            )
             .platform(platform).executeAsync()
         server = running
         // The relying party's tokens are its work, not the round trip's: minted before.
@@ -172,19 +188,22 @@ func clientRoundTrip() {
         try? FileManager.default.removeItem(at: directory)
     }
     // The threads of two HTTP stacks move the count by a few hundred allocations from run to run.
-    let configuration = Benchmark.Configuration(warmupIterations: 10, maxDuration: .seconds(20), maxIterations: rounds,
-                                                thresholds: [.mallocCountTotal: .init(relative: [.p90: 5.0])],
-                                                setup: setUp, teardown: tearDown)
+    let configuration = Benchmark.Configuration(
+        warmupIterations: 10, maxDuration: .seconds(20), maxIterations: rounds,
+        thresholds: [.mallocCountTotal: .init(relative: [.p90: 5.0])],
+        setup: setUp, teardown: tearDown)
     Benchmark("ClientRoundTrip", configuration: configuration) { benchmark async throws in
         guard let client else { return }
         for _ in benchmark.scaledIterations {
-            let username = "user-\(next)", jwt = tokens[next % tokens.count]
+            let username = "user-\(next)"
+            let jwt = tokens[next % tokens.count]
             next += 1
             try await client.operations.registration.username(username).deviceInformation(DeviceInformation(name: "bench"))
                 .authorizationProvider(JwtAuthorizationProvider(jwt: jwt))
                 .authenticatorSelector(selector).biometricUserVerifier(faceID).executeAsync()
-            blackHole(try await client.operations.authentication.username(username).authenticatorSelector(selector)
-                .biometricUserVerifier(faceID).executeAsync())
+            blackHole(
+                try await client.operations.authentication.username(username).authenticatorSelector(selector)
+                    .biometricUserVerifier(faceID).executeAsync())
             // A phone holds a handful of accounts: each round runs against the same small local state.
             try await client.localData.deleteAuthenticator(username: username, aaid: nil)
         }

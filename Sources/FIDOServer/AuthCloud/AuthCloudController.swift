@@ -15,40 +15,50 @@ struct AuthCloudController {
 
     func add(router: Router<ServerRequestContext>, open: RouterGroup<ServerRequestContext>) {
         router.get("/ping") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
-                     body: .init(byteBuffer: ByteBuffer(string: "PONG")))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: "PONG")))
         }
         // Where an app link lands when no app claims it (opened on a laptop, say): a page that says what to do. The
         // payload stays in the link: the page neither reads nor shows it.
         open.get(RouterPath(stringLiteral: AuthCloudService.appLinkPath)) { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                     body: .init(byteBuffer: ByteBuffer(string: Self.landingPage)))
+            Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(string: Self.landingPage)))
         }
         // The status token is the credential: the relying party's front end polls without an access key (the Auth
         // Cloud documentation's example sends none), so a browser never holds a key.
         open.post("\(Self.apiBase)/status") { request, _ in
-            try await DispatchController.jsonEndpoint(request, as: AuthCloudService.StatusRequest.self, name: "auth cloud status",
-                                                      onRejection: onRejection) { body in
+            try await DispatchController.jsonEndpoint(
+                request, as: AuthCloudService.StatusRequest.self, name: "auth cloud status",
+                onRejection: onRejection
+            ) { body in
                 try await service.status(body)
             }
         }
         let api = router.group().add(middleware: AccessKeyMiddleware(keys: accessKeys, onRejection: onRejection))
         api.post("\(Self.apiBase)/users/enroll") { request, context in
-            try await DispatchController.jsonEndpoint(request, as: AuthCloudService.EnrollRequest.self, name: "auth cloud enroll",
-                                                      onRejection: onRejection) { body in
+            try await DispatchController.jsonEndpoint(
+                request, as: AuthCloudService.EnrollRequest.self, name: "auth cloud enroll",
+                onRejection: onRejection
+            ) { body in
                 try await service.enroll(body, principal: try context.requirePrincipal())
             }
         }
         api.post("\(Self.apiBase)/approval") { request, context in
-            try await DispatchController.jsonEndpoint(request, as: AuthCloudService.ApprovalRequest.self, name: "auth cloud approval",
-                                                      onRejection: onRejection) { body in
+            try await DispatchController.jsonEndpoint(
+                request, as: AuthCloudService.ApprovalRequest.self, name: "auth cloud approval",
+                onRejection: onRejection
+            ) { body in
                 try await service.approval(body, principal: try context.requirePrincipal())
             }
         }
         // Cancelling changes what the relying party's backend started, so it needs the access key, unlike the status.
         api.post("\(Self.apiBase)/status/cancel") { request, _ in
-            try await DispatchController.jsonEndpoint(request, as: AuthCloudService.StatusRequest.self, name: "auth cloud cancel",
-                                                      onRejection: onRejection) { body in
+            try await DispatchController.jsonEndpoint(
+                request, as: AuthCloudService.StatusRequest.self, name: "auth cloud cancel",
+                onRejection: onRejection
+            ) { body in
                 try await service.cancel(body).answer
             }
         }
@@ -59,7 +69,8 @@ struct AuthCloudController {
         }
         api.get("\(Self.apiBase)/users") { request, _ in
             try await DispatchController.respond(name: "auth cloud user lookup", onRejection: onRejection) {
-                Wire.json(try await service.user(id: nil, username: try FormQuery(request.uri.query).get("username")), contentType: Wire.jsonContentType)
+                Wire.json(
+                    try await service.user(id: nil, username: try FormQuery(request.uri.query).get("username")), contentType: Wire.jsonContentType)
             }
         }
         api.delete("\(Self.apiBase)/users/:userId") { _, context in
@@ -96,8 +107,9 @@ struct AccessKeyMiddleware: RouterMiddleware {
         let presented = request.headers[.authorization].flatMap(Authorizer.bearerToken)
         guard let presented, let key = try await keys.validate(presented) else {
             onRejection("auth cloud access key", ServiceFailure(.unauthorized, presented == nil ? "no access key" : "unknown or revoked access key"))
-            return ErrorBody.response(.unauthorized, error: "unauthorized", message: "A valid access key is required: Authorization: Bearer <key>.",
-                                      headers: [.wwwAuthenticate: "Bearer"])
+            return ErrorBody.response(
+                .unauthorized, error: "unauthorized", message: "A valid access key is required: Authorization: Bearer <key>.",
+                headers: [.wwwAuthenticate: "Bearer"])
         }
         var context = context
         context.principal = Principal(source: .accessKey(id: key.id), subject: nil, isAdmin: true)

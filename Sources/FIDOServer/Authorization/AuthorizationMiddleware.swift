@@ -38,8 +38,10 @@ struct AuthorizationMiddleware: RouterMiddleware {
             signed = context.signedRequest(request, signature: signature, body: Array(body.readableBytesView))
         }
         do {
-            context.principal = required ? try await authorizer.principal(for: request, peerIP: context.peerIP, signed: signed)
-                                          : try await authorizer.presentedPrincipal(for: request, peerIP: context.peerIP, signed: signed)
+            context.principal =
+                required
+                ? try await authorizer.principal(for: request, peerIP: context.peerIP, signed: signed)
+                : try await authorizer.presentedPrincipal(for: request, peerIP: context.peerIP, signed: signed)
         } catch {
             onRefusal("\(request.method) \(request.uri.path.prefix(160)): \(error.detail)")
             return error.response
@@ -79,7 +81,9 @@ struct Authorizer: Sendable {
     /// stale one must not turn a login into a 401. Development mode makes nobody a principal here: an open endpoint's
     /// anonymous limits hold in development too.
     /// `signed` is the request's `Device-Signature` with what it must name, nil when it has none.
-    func presentedPrincipal(for request: Request, peerIP: String?, signed: SignedRequest?, cookie: Bool = false) async throws(AuthorizationFailure) -> Principal? {
+    func presentedPrincipal(
+        for request: Request, peerIP: String?, signed: SignedRequest?, cookie: Bool = false
+    ) async throws(AuthorizationFailure) -> Principal? {
         if let authorization = request.headers[.authorization] {
             guard let token = Self.bearerToken(authorization) else { throw .unauthenticated("Authorization header is not a bearer token") }
             // Refused before any part of it is decoded: the header of an unverified token is a stranger's JSON, and
@@ -153,4 +157,3 @@ struct Authorizer: Sendable {
         return nil
     }
 }
-

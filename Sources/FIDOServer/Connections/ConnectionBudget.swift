@@ -1,3 +1,5 @@
+import FIDOServerCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import FIDOServerCore
 
 /// How many connections the server holds open at once, and the descriptor limit that bound comes from.
 ///
@@ -41,7 +42,9 @@ struct ConnectionBudget: Sendable, Equatable {
     }
 
     init(soft: UInt64, hard: UInt64, configured: Int) {
-        softLimit = soft; hardLimit = hard; self.configured = configured
+        softLimit = soft
+        hardLimit = hard
+        self.configured = configured
         let available = soft > UInt64(Self.reserve + 1) ? Int(clamping: soft) - Self.reserve : 1
         maximumConnections = max(1, min(configured, available))
     }

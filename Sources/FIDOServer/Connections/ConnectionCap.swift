@@ -51,9 +51,11 @@ final class ConnectionCap: Sendable {
             let addresses = byAddress.count + (byAddress[newcomer] == nil ? 1 : 0)
             let share = max(1, maximum / max(1, addresses))
             guard (byAddress[newcomer]?.count ?? 0) < share,
-                  let (busiest, entries) = byAddress.filter({ $0.value.values.contains(where: \.limited) }).max(by: { $0.value.count < $1.value.count }),
-                  busiest != newcomer, entries.count > share,
-                  let id = entries.first(where: { $0.value.limited })?.key else { return nil }
+                let (busiest, entries) = byAddress.filter({ $0.value.values.contains(where: \.limited) }).max(by: { $0.value.count < $1.value.count }
+                ),
+                busiest != newcomer, entries.count > share,
+                let id = entries.first(where: { $0.value.limited })?.key
+            else { return nil }
             return (busiest, id)
         }
 
@@ -67,8 +69,10 @@ final class ConnectionCap: Sendable {
 
     /// `onCount` hears the number of connections held after each change, under the lock, so the last count it
     /// hears is the current one.
-    init(maximum: Int, perAddress: Int, onRefusal: @escaping @Sendable () -> Void = {}, onEviction: @escaping @Sendable () -> Void = {},
-         onCount: @escaping @Sendable (Int) -> Void = { _ in }) {
+    init(
+        maximum: Int, perAddress: Int, onRefusal: @escaping @Sendable () -> Void = {}, onEviction: @escaping @Sendable () -> Void = {},
+        onCount: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
         self.maximum = maximum
         self.perAddress = perAddress
         self.onRefusal = onRefusal
@@ -88,7 +92,10 @@ final class ConnectionCap: Sendable {
                 // The addresses holding the most first; the first with an idle connection gives up its longest-idle one.
                 var victim: (address: String, id: ObjectIdentifier)?
                 for (candidate, _) in state.byAddress.map({ ($0.key, $0.value.count) }).sorted(by: { $0.1 > $1.1 }) {
-                    if let (id, _) = state.longestIdle(of: candidate) { victim = (candidate, id); break }
+                    if let (id, _) = state.longestIdle(of: candidate) {
+                        victim = (candidate, id)
+                        break
+                    }
                 }
                 if victim == nil, limited { victim = state.overShare(maximum: maximum, newcomer: address) }
                 guard let victim else { return (false, nil) }
@@ -136,7 +143,10 @@ final class ConnectionCap: Sendable {
         private let clients: ClientAddressResolver
         private var held: (channel: any Channel, address: String)?
 
-        init(cap: ConnectionCap, clients: ClientAddressResolver) { self.cap = cap; self.clients = clients }
+        init(cap: ConnectionCap, clients: ClientAddressResolver) {
+            self.cap = cap
+            self.clients = clients
+        }
 
         func handlerAdded(context: ChannelHandlerContext) {
             // Added when the connection is accepted: the peer is the TCP peer (a proxy's clients are not known yet).

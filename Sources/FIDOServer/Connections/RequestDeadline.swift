@@ -47,7 +47,10 @@ enum RequestDeadline {
         private var timer: Scheduled<Void>?
         private var handshakeTimer: Scheduled<Void>?
 
-        init(deadline: TimeAmount, handshakeDeadline: TimeAmount) { self.deadline = deadline; self.handshakeDeadline = handshakeDeadline }
+        init(deadline: TimeAmount, handshakeDeadline: TimeAmount) {
+            self.deadline = deadline
+            self.handshakeDeadline = handshakeDeadline
+        }
 
         func handlerAdded(context: ChannelHandlerContext) {
             // At the front, before TLS: the first byte of the handshake starts the first request's deadline.

@@ -1,11 +1,11 @@
 import FIDOServerCore
 import Foundation
-import NevisProtocol
 import HTTPTypes
 import Hummingbird
 import JWTKit
 import Mustache
 import NIOCore
+import NevisProtocol
 import WireJSON
 
 /// The relying-party web demo (`mauth server --demo-site`): an "Example Bank" whose sign-up shows an enrollment QR
@@ -38,10 +38,15 @@ struct DemoSiteController {
         var trimmedUsername: String { (username ?? "").trimmingCharacters(in: .whitespaces) }
     }
     struct LogInForm: Decodable, Sendable {
-        var username: String?; var message: String?; var channel: String?
+        var username: String?
+        var message: String?
+        var channel: String?
         var trimmedUsername: String { (username ?? "").trimmingCharacters(in: .whitespaces) }
     }
-    struct ResultForm: Decodable, Sendable { var statusToken: String?; var message: String? }
+    struct ResultForm: Decodable, Sendable {
+        var statusToken: String?
+        var message: String?
+    }
     struct PasskeyResultForm: Decodable, Sendable { var token: String? }
 
     func add(open: RouterGroup<ServerRequestContext>) {
@@ -69,43 +74,63 @@ struct DemoSiteController {
             asset(DemoPages.icon, contentType: "image/svg+xml")
         }
         open.get("/favicon.ico") { _, _ in Self.seeOther("\(Self.base)/static/favicon.svg") }
-        postForm(open, "signup", as: SignUpForm.self, name: "demo sign-up",
-                 home: { form in pages.home(signupUsername: form.trimmedUsername, loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
+        postForm(
+            open, "signup", as: SignUpForm.self, name: "demo sign-up",
+            home: { form in pages.home(signupUsername: form.trimmedUsername, loginUsername: "", loginMessage: Self.defaultMessage) }
+        ) { form in
             let username = form.trimmedUsername
             let user = try await service.enroll(.init(username: username, userId: nil, channel: nil), principal: Self.principal)
             guard let enrollment = user.enrollment else { throw ServiceFailure(.internalServerError, "enroll answered no enrollment") }
-            return pages.waiting(.init(
-                heading: "Scan with the app", instructions: "Open the authenticator app on your phone and scan this code to register \(username).",
-                message: nil, qrCode: enrollment.qrCode, appLinkUri: enrollment.appLinkUri, statusToken: enrollment.statusToken))
+            return pages.waiting(
+                .init(
+                    heading: "Scan with the app",
+                    instructions: "Open the authenticator app on your phone and scan this code to register \(username).",
+                    message: nil, qrCode: enrollment.qrCode, appLinkUri: enrollment.appLinkUri, statusToken: enrollment.statusToken))
         }
-        postForm(open, "login", as: LogInForm.self, name: "demo log-in",
-                 home: { form in pages.home(signupUsername: "", loginUsername: form.trimmedUsername, loginMessage: form.message ?? "",
-                                            loginByApp: form.channel == "app") }) { form in
+        postForm(
+            open, "login", as: LogInForm.self, name: "demo log-in",
+            home: { form in
+                pages.home(
+                    signupUsername: "", loginUsername: form.trimmedUsername, loginMessage: form.message ?? "",
+                    loginByApp: form.channel == "app")
+            }
+        ) { form in
             let username = form.trimmedUsername
             let message = form.message.flatMap { $0.isEmpty ? nil : $0 }
             let channel = form.channel == "app" ? "app" : "push"
-            let answer = try await service.approval(.init(username: username, userId: nil, authenticatorId: nil, channel: channel, prompt: nil,
-                                                          message: message, notificationMessage: nil), principal: Self.principal)
-            let instructions = channel == "push"
+            let answer = try await service.approval(
+                .init(
+                    username: username, userId: nil, authenticatorId: nil, channel: channel, prompt: nil,
+                    message: message, notificationMessage: nil), principal: Self.principal)
+            let instructions =
+                channel == "push"
                 ? "We sent a request to \(username)'s phone. Open it and confirm."
                 : "Scan this code with the authenticator app on \(username)'s phone, then confirm."
-            return pages.waiting(.init(
-                heading: message == nil ? "Confirm the log-in" : "Confirm the transaction", instructions: instructions, message: message,
-                qrCode: answer.qrCode, appLinkUri: answer.appLinkUri, statusToken: answer.statusToken))
+            return pages.waiting(
+                .init(
+                    heading: message == nil ? "Confirm the log-in" : "Confirm the transaction", instructions: instructions, message: message,
+                    qrCode: answer.qrCode, appLinkUri: answer.appLinkUri, statusToken: answer.statusToken))
         }
-        postForm(open, "result", as: ResultForm.self, name: "demo result",
-                 home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
+        postForm(
+            open, "result", as: ResultForm.self, name: "demo result",
+            home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }
+        ) { form in
             let outcome = try await service.outcome(.init(statusToken: form.statusToken ?? ""))
-            return pages.result(try await result(outcome, statusToken: form.statusToken ?? "", message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
+            return pages.result(
+                try await result(outcome, statusToken: form.statusToken ?? "", message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
         }
         if let passkeys { addPasskeys(open, passkeys) }
         // The waiting page's Cancel: the bank withdraws what it asked the phone for, so the phone can no longer
         // approve it, and shows how it ended (an answer that came first decides).
-        postForm(open, "cancel", as: ResultForm.self, name: "demo cancel",
-                 home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
+        postForm(
+            open, "cancel", as: ResultForm.self, name: "demo cancel",
+            home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }
+        ) { form in
             let request = AuthCloudService.StatusRequest(statusToken: form.statusToken ?? "")
-            return pages.result(try await result(try await service.cancel(request), statusToken: request.statusToken,
-                                                 message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
+            return pages.result(
+                try await result(
+                    try await service.cancel(request), statusToken: request.statusToken,
+                    message: form.message.flatMap { $0.isEmpty ? nil : $0 }))
         }
     }
 
@@ -129,8 +154,10 @@ struct DemoSiteController {
             let user = try await service.demoUserSignedIn(username: username)
             return try await passkeys.registrationOptions(.init(username: user.username, displayName: user.username), principal: Self.principal)
         }
-        postForm(open, "passkey/result", as: PasskeyResultForm.self, name: "demo passkey result",
-                 home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }) { form in
+        postForm(
+            open, "passkey/result", as: PasskeyResultForm.self, name: "demo passkey result",
+            home: { _ in pages.home(signupUsername: "", loginUsername: "", loginMessage: Self.defaultMessage) }
+        ) { form in
             pages.result(try await passkeyResult(form.token ?? ""))
         }
     }
@@ -139,15 +166,19 @@ struct DemoSiteController {
     static let stepUpSeconds: TimeInterval = 300
 
     /// A JSON endpoint of the passkey card that answers registration options (or a refusal in the FIDO2 API's shape).
-    private func passkeyOptions<Body: Decodable & Sendable>(_ open: RouterGroup<ServerRequestContext>, _ path: String, as type: Body.Type, name: OperationName,
-                                                            missing: String, _ options: @escaping @Sendable (Body) async throws -> FIDO2API.CreationOptions) {
+    private func passkeyOptions<Body: Decodable & Sendable>(
+        _ open: RouterGroup<ServerRequestContext>, _ path: String, as type: Body.Type, name: OperationName,
+        missing: String, _ options: @escaping @Sendable (Body) async throws -> FIDO2API.CreationOptions
+    ) {
         open.post(RouterPath(stringLiteral: "\(Self.base)/\(path)")) { request, _ in
             guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
                 return FIDO2Controller.failed(.unsupportedMediaType, "Content-Type must be application/json")
             }
             do {
                 let body = try await request.body.collect(upTo: Self.maximumFormBytes)
-                guard let decoded = try? WireJSONDecoder().decode(Body.self, from: body.readableBytesView) else { return FIDO2Controller.failed(.badRequest, missing) }
+                guard let decoded = try? WireJSONDecoder().decode(Body.self, from: body.readableBytesView) else {
+                    return FIDO2Controller.failed(.badRequest, missing)
+                }
                 return Wire.json(try await options(decoded), contentType: Wire.jsonContentType)
             } catch let refusal as Refusal {
                 onRejection(name, ServiceFailure(.badRequest, refusal.message))
@@ -167,7 +198,8 @@ struct DemoSiteController {
     /// ``stepUpSeconds``.
     private func signedInUser(_ proof: String) async throws -> String {
         let refusal = Refusal(.unauthorized, "sign_in_required", "Sign in again first: adding a passkey needs a sign-in of the last five minutes.")
-        let issuedAt: Date, username: String
+        let issuedAt: Date
+        let username: String
         if let session = try? await verifiedSessionToken(proof) {
             (issuedAt, username) = (session.iat.value, session.sub.value)
         } else if proof.utf8.count <= 4096, let result = try? await verifyResultToken(proof), result.op == "approval", result.status == "succeeded" {
@@ -199,7 +231,8 @@ struct DemoSiteController {
         let keys = JWTKeyCollection()
         try await keys.add(jwksJSON: String(decoding: try JSONEncoder().encode(issuer.jwks), as: UTF8.self))
         guard token.utf8.count <= 4096, let claims = try? await keys.verify(token, as: SessionTokenClaims.self),
-              claims.iss.value == issuer.issuer, claims.method == "passkey", claims.token_use == "authentication" else { return nil }
+            claims.iss.value == issuer.issuer, claims.method == "passkey", claims.token_use == "authentication"
+        else { return nil }
         return claims
     }
 
@@ -212,9 +245,11 @@ struct DemoSiteController {
             outcome: "succeeded", heading: "Signed in with a passkey",
             summary: "Welcome back, \(claims.sub.value). Your passkey proved it is you; no phone and no password were needed.",
             message: nil, transactionCheck: nil, transactionCheckClass: nil,
-            claims: [("iss", claims.iss.value), ("sub", claims.sub.value), ("method", claims.method ?? "–"), ("token_use", claims.token_use ?? "–"),
-                     ("keyid (credential)", claims.keyid), ("sid", claims.sid), ("iat", formatter.string(from: claims.iat.value)),
-                     ("exp", formatter.string(from: claims.exp.value))].map { DemoPages.Claim(name: $0.0, value: $0.1) },
+            claims: [
+                ("iss", claims.iss.value), ("sub", claims.sub.value), ("method", claims.method ?? "–"), ("token_use", claims.token_use ?? "–"),
+                ("keyid (credential)", claims.keyid), ("sid", claims.sid), ("iat", formatter.string(from: claims.iat.value)),
+                ("exp", formatter.string(from: claims.exp.value)),
+            ].map { DemoPages.Claim(name: $0.0, value: $0.1) },
             pending: false, statusToken: "")
         result.hasClaims = true
         result.tokenKind = "session token"
@@ -231,9 +266,11 @@ struct DemoSiteController {
 
     /// A form endpoint: decodes the form and renders the page `body` returns, or the start page (filled in by
     /// `home` from the form) with the refusal.
-    private func postForm<Form: Decodable & Sendable>(_ group: RouterGroup<ServerRequestContext>, _ path: String, as type: Form.Type, name: OperationName,
-                                                      home: @escaping @Sendable (Form) -> (String?) -> String,
-                                                      _ body: @escaping @Sendable (Form) async throws -> String) {
+    private func postForm<Form: Decodable & Sendable>(
+        _ group: RouterGroup<ServerRequestContext>, _ path: String, as type: Form.Type, name: OperationName,
+        home: @escaping @Sendable (Form) -> (String?) -> String,
+        _ body: @escaping @Sendable (Form) async throws -> String
+    ) {
         group.post(RouterPath(stringLiteral: "\(Self.base)/\(path)")) { request, _ in
             let form: Form
             switch await decodeForm(request, as: Form.self) {
@@ -268,24 +305,29 @@ struct DemoSiteController {
         }
     }
 
-    private func result(_ outcome: (answer: AuthCloudService.StatusAnswer, ending: AuthCloudService.Ending?), statusToken: String,
-                        message: String?) async throws -> DemoPages.Result {
+    private func result(
+        _ outcome: (answer: AuthCloudService.StatusAnswer, ending: AuthCloudService.Ending?), statusToken: String,
+        message: String?
+    ) async throws -> DemoPages.Result {
         let status = outcome.answer
-        var result = DemoPages.Result(outcome: status.status, heading: "", summary: "", message: message, transactionCheck: nil,
-                                      transactionCheckClass: nil, claims: [], pending: false, statusToken: statusToken)
+        var result = DemoPages.Result(
+            outcome: status.status, heading: "", summary: "", message: message, transactionCheck: nil,
+            transactionCheckClass: nil, claims: [], pending: false, statusToken: statusToken)
         switch status.status {
         case "succeeded":
             guard let token = status.token else { throw ServiceFailure(.internalServerError, "succeeded without a result token") }
             let claims = try await verifyResultToken(token)
             let registered = claims.op == "enroll"
             result.heading = registered ? "Registered" : (message == nil ? "Logged in" : "Transaction confirmed")
-            result.summary = registered
+            result.summary =
+                registered
                 ? "\(claims.username)'s phone is registered. Log in with it from the start page."
                 : "Welcome back, \(claims.username). Your phone confirmed \(message == nil ? "the log-in" : "this transaction")."
             if let message {
                 // The token carries the hash of the text the phone signed; compare it with the text this page asked for.
                 let matches = claims.txn_hash == AuthCloudService.transactionHash(of: message)
-                result.transactionCheck = matches
+                result.transactionCheck =
+                    matches
                     ? "✓ The phone confirmed exactly this text: its SHA-256 is the token's txn_hash."
                     : "✗ The token's txn_hash does not match this text."
                 result.transactionCheckClass = matches ? "ok" : "bad"
@@ -339,7 +381,8 @@ struct DemoSiteController {
 
     /// Pages allow their own style sheet and script, `data:` images (the QR code) and fetches to this origin only.
     static let securityHeaders: HTTPFields = [
-        HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        HTTPField.Name("Content-Security-Policy")!:
+            "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
         HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer", .cacheControl: "no-store",
     ]
 
@@ -374,20 +417,31 @@ struct DemoSiteController {
 
     private func decodeForm<Form: Decodable>(_ request: Request, as type: Form.Type) async -> Result<Form, FormRefusal> {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
-            return .failure(FormRefusal(page(pages.home(error: "Send the form from this site.", signupUsername: "", loginUsername: "",
-                                                        loginMessage: Self.defaultMessage), status: .unsupportedMediaType)))
+            return .failure(
+                FormRefusal(
+                    page(
+                        pages.home(
+                            error: "Send the form from this site.", signupUsername: "", loginUsername: "",
+                            loginMessage: Self.defaultMessage), status: .unsupportedMediaType)))
         }
         do {
             let body = try await request.body.collect(upTo: Self.maximumFormBytes)
             return .success(try URLEncodedFormDecoder().decode(Form.self, from: String(buffer: body)))
         } catch {
             onRejection("demo form", ServiceFailure(.badRequest, "unreadable form: \(error)"))
-            return .failure(FormRefusal(page(pages.home(error: "The form could not be read.", signupUsername: "", loginUsername: "",
-                                                        loginMessage: Self.defaultMessage), status: .badRequest)))
+            return .failure(
+                FormRefusal(
+                    page(
+                        pages.home(
+                            error: "The form could not be read.", signupUsername: "", loginUsername: "",
+                            loginMessage: Self.defaultMessage), status: .badRequest)))
         }
     }
 
-    struct FormRefusal: Error { let response: Response; init(_ response: Response) { self.response = response } }
+    struct FormRefusal: Error {
+        let response: Response
+        init(_ response: Response) { self.response = response }
+    }
 }
 
 /// The demo site's templates and assets, compiled into the binary (Package.swift embeds `DemoSite/Site/`).
@@ -410,7 +464,10 @@ struct DemoPages: Sendable {
         var statusToken: String
     }
 
-    struct Claim { var name: String; var value: String }
+    struct Claim {
+        var name: String
+        var value: String
+    }
 
     struct Result {
         var outcome: String
@@ -461,8 +518,10 @@ struct DemoPages: Sendable {
 
     init(passkeys: Bool = false, developmentCertificate: Bool = false) throws {
         var library = MustacheLibrary()
-        for (name, bytes) in [("layout", PackageResources.layout_mustache), ("home", PackageResources.home_mustache),
-                              ("waiting", PackageResources.waiting_mustache), ("result", PackageResources.result_mustache)] {
+        for (name, bytes) in [
+            ("layout", PackageResources.layout_mustache), ("home", PackageResources.home_mustache),
+            ("waiting", PackageResources.waiting_mustache), ("result", PackageResources.result_mustache),
+        ] {
             try library.register(String(decoding: bytes, as: UTF8.self), named: name)
         }
         self.library = library
@@ -472,13 +531,17 @@ struct DemoPages: Sendable {
 
     /// The start page; `error` is shown above the forms.
     func home(error: String?, signupUsername: String, loginUsername: String, loginMessage: String, loginByApp: Bool = false) -> String {
-        render(Home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage,
-                    loginByApp: loginByApp, passkeys: passkeys, developmentCertificate: developmentCertificate), "home")
+        render(
+            Home(
+                error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage,
+                loginByApp: loginByApp, passkeys: passkeys, developmentCertificate: developmentCertificate), "home")
     }
 
     /// The start page with its fields filled in, waiting for the error a refusal shows.
     func home(signupUsername: String, loginUsername: String, loginMessage: String, loginByApp: Bool = false) -> (String?) -> String {
-        { error in home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage, loginByApp: loginByApp) }
+        { error in
+            home(error: error, signupUsername: signupUsername, loginUsername: loginUsername, loginMessage: loginMessage, loginByApp: loginByApp)
+        }
     }
 
     func waiting(_ page: Waiting) -> String {

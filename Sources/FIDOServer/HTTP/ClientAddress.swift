@@ -1,3 +1,7 @@
+import FIDOServerCore
+import Foundation
+import HTTPTypes
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,9 +9,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import FIDOServerCore
-import Foundation
-import HTTPTypes
 
 /// Decides who the client of a request is (`ServerConfiguration.ClientAddress`).
 struct ClientAddressResolver: Sendable {

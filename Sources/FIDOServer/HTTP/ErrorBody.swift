@@ -25,8 +25,9 @@ extension AuthorizationFailure {
     var response: Response {
         switch kind {
         case .unauthenticated:
-            return ErrorBody.response(.unauthorized, error: "unauthorized", message: "Valid credentials are required: a bearer token or a session.",
-                                      headers: [.wwwAuthenticate: "Bearer"])
+            return ErrorBody.response(
+                .unauthorized, error: "unauthorized", message: "Valid credentials are required: a bearer token or a session.",
+                headers: [.wwwAuthenticate: "Bearer"])
         case .forbidden:
             return ErrorBody.response(.forbidden, error: "forbidden", message: "These credentials may not act for this user.")
         }

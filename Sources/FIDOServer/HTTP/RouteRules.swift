@@ -85,7 +85,8 @@ final class RouteTable: Sendable {
     /// written `{}`, read from the OpenAPI document the server serves (its one description of the API).
     static func documentedMediaTypes(_ openAPI: [UInt8]) -> [String: [String]] {
         guard let document = try? JSONSerialization.jsonObject(with: Data(openAPI)) as? [String: Any],
-              let paths = document["paths"] as? [String: [String: Any]] else { return [:] }
+            let paths = document["paths"] as? [String: [String: Any]]
+        else { return [:] }
         let shared = (document["components"] as? [String: Any])?["responses"] as? [String: [String: Any]] ?? [:]
         var result: [String: [String]] = [:]
         for (path, item) in paths {
@@ -125,8 +126,9 @@ struct RouteRulesMiddleware: RouterMiddleware {
             let path = request.uri.path
             let produced = routes.produces(request.method, at: path)
             if !produced.isEmpty, !MediaType.accepts(accept, anyOf: produced) {
-                return ErrorBody.response(.notAcceptable, error: "not_acceptable",
-                                          message: "Accept must allow \(produced.map(\.description).joined(separator: " or ")).")
+                return ErrorBody.response(
+                    .notAcceptable, error: "not_acceptable",
+                    message: "Accept must allow \(produced.map(\.description).joined(separator: " or ")).")
             }
         }
         do {
@@ -136,9 +138,10 @@ struct RouteRulesMiddleware: RouterMiddleware {
             let allowed = routes.methods(at: request.uri.path)
             guard !allowed.isEmpty, !allowed.contains(request.method) else { throw error }
             let names = allowed.map(\.rawValue).sorted()
-            return ErrorBody.response(.methodNotAllowed, error: "method_not_allowed",
-                                      message: "\(request.method.rawValue) is not allowed here; allowed: \(names.joined(separator: ", ")).",
-                                      headers: [.allow: names.joined(separator: ", ")])
+            return ErrorBody.response(
+                .methodNotAllowed, error: "method_not_allowed",
+                message: "\(request.method.rawValue) is not allowed here; allowed: \(names.joined(separator: ", ")).",
+                headers: [.allow: names.joined(separator: ", ")])
         }
     }
 }
@@ -152,7 +155,8 @@ struct MediaType: Equatable, CustomStringConvertible {
         let base = text.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         let halves = base.split(separator: "/")
         guard halves.count == 2, !halves[0].isEmpty, !halves[1].isEmpty else { return nil }
-        type = String(halves[0]); subtype = String(halves[1])
+        type = String(halves[0])
+        subtype = String(halves[1])
     }
 
     static let jose = MediaType("application/jose")!
@@ -197,10 +201,10 @@ struct MediaType: Equatable, CustomStringConvertible {
         return types.contains { produced in
             let json = isJSON(produced.type, produced.subtype)
             return ranges.contains { range in
-                range.weight > 0 && (
-                    (range.type == "*" && range.subtype == "*")
-                    || (range.type == produced.type && (range.subtype == "*" || range.subtype == produced.subtype))
-                    || (json && isJSON(range.type, range.subtype)))
+                range.weight > 0
+                    && ((range.type == "*" && range.subtype == "*")
+                        || (range.type == produced.type && (range.subtype == "*" || range.subtype == produced.subtype))
+                        || (json && isJSON(range.type, range.subtype)))
             }
         }
     }
@@ -218,7 +222,8 @@ struct MediaRange: Equatable {
         header.split(separator: ",").compactMap { element in
             let parts = element.split(separator: ";")
             guard let range = parts.first.map(trimmed), case let halves = range.split(separator: "/"), halves.count == 2,
-                  !halves[0].isEmpty, !halves[1].isEmpty else { return nil }
+                !halves[0].isEmpty, !halves[1].isEmpty
+            else { return nil }
             var weight = 1.0
             for parameter in parts.dropFirst() {
                 let pair = parameter.split(separator: "=", maxSplits: 1).map(trimmed)

@@ -1,9 +1,9 @@
 import FIDOServerCore
 import Foundation
-import Primitives
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Primitives
 import UAF
 import WireJSON
 
@@ -18,8 +18,9 @@ enum Wire {
     /// Every answer is `Cache-Control: no-store`: challenges, tokens and outcomes must never be cached.
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, contentType: String = uafContentType) -> Response {
         let bytes = (try? WireJSONEncoder().encode(value)) ?? Array("{\"statusCode\":1500}".utf8)
-        return Response(status: status, headers: [.contentType: contentType, .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(
+            status: status, headers: [.contentType: contentType, .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     enum Decoded<T> { case success(T), failure(Response) }
@@ -30,8 +31,10 @@ enum Wire {
     enum BodyErrors { case uaf, json }
 
     /// Reads and decodes a body, answering 415/413/400 itself when it cannot.
-    static func decodeBody<T: Decodable>(_ request: Request, as type: T.Type, accepting: [String] = ["application/fido+uaf", "application/json"],
-                                         errors: BodyErrors = .uaf) async -> Decoded<T> {
+    static func decodeBody<T: Decodable>(
+        _ request: Request, as type: T.Type, accepting: [String] = ["application/fido+uaf", "application/json"],
+        errors: BodyErrors = .uaf
+    ) async -> Decoded<T> {
         func refuse(_ status: HTTPResponse.Status, _ error: String, _ message: String) -> Decoded<T> {
             switch errors {
             case .uaf: return .failure(json(ServerResponse(statusCode: 1400, description: message), status: status))
@@ -53,10 +56,12 @@ enum Wire {
     /// Decodes the body, runs `body`, and turns a rejection into the endpoint's own answer shape via `failure`
     /// (given the decoded input, or nil for an internal error, whose details are logged but never sent). An
     /// authorization failure raised inside the service is 401/403 with the JSON error body.
-    static func handle<Input: Decodable>(_ request: Request, as type: Input.Type, name: OperationName,
-                                         bodyErrors: BodyErrors = .uaf, onRejection: (OperationName, ServiceFailure) -> Void,
-                                         _ body: (Input) async throws -> Response,
-                                         failure: (ServiceFailure, Input?) -> Response) async throws -> Response {
+    static func handle<Input: Decodable>(
+        _ request: Request, as type: Input.Type, name: OperationName,
+        bodyErrors: BodyErrors = .uaf, onRejection: (OperationName, ServiceFailure) -> Void,
+        _ body: (Input) async throws -> Response,
+        failure: (ServiceFailure, Input?) -> Response
+    ) async throws -> Response {
         switch await decodeBody(request, as: Input.self, errors: bodyErrors) {
         case .failure(let response): return response
         case .success(let input):

@@ -57,8 +57,9 @@ struct HealthController {
         for path in Self.readyPaths { router.get(RouterPath(path)) { _, _ in await ready() } }
         if let metrics {
             router.get(RouterPath(Self.metricsPath)) { _, _ in
-                Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                         body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+                Response(
+                    status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
             }
         }
     }
@@ -66,7 +67,10 @@ struct HealthController {
     func ready() async -> Response {
         var checks: [String: String] = [:]
         var up = true
-        if !readiness.isAccepting { checks["shutdown"] = "in progress"; up = false }
+        if !readiness.isAccepting {
+            checks["shutdown"] = "in progress"
+            up = false
+        }
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await database.ping() }
@@ -86,8 +90,9 @@ struct HealthController {
         if let metadata, metadata.service != nil {
             checks["metadata"] = metadata.blob.map { "UP (BLOB no \($0.number))" } ?? "UNAVAILABLE"
         }
-        return Wire.json(Answer(status: up ? "UP" : "DOWN", checks: checks), status: up ? .ok : .serviceUnavailable,
-                         contentType: Wire.jsonContentType)
+        return Wire.json(
+            Answer(status: up ? "UP" : "DOWN", checks: checks), status: up ? .ok : .serviceUnavailable,
+            contentType: Wire.jsonContentType)
     }
 
     private struct HealthTimeout: Error {}

@@ -18,10 +18,11 @@ public enum RequestID {
     /// cannot inject log syntax or unbounded text into our logs.
     static func accept(_ value: String?) -> String? {
         guard let value, (1...128).contains(value.utf8.count),
-              value.utf8.allSatisfy({ byte in
-                  (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                      || byte == 0x2E || byte == 0x5F || byte == 0x3A || byte == 0x2D
-              }) else { return nil }
+            value.utf8.allSatisfy({ byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == 0x2E || byte == 0x5F || byte == 0x3A || byte == 0x2D
+            })
+        else { return nil }
         return value
     }
 
@@ -40,7 +41,10 @@ final class RequestCaller: Sendable {
     let forwarded: [String]
     private let presented = NIOLockedValueBox<Principal?>(nil)
 
-    init(peer: String?, forwarded: [String]) { self.peer = peer; self.forwarded = forwarded }
+    init(peer: String?, forwarded: [String]) {
+        self.peer = peer
+        self.forwarded = forwarded
+    }
 
     /// The credential the caller presented and the server accepted, if any.
     var principal: Principal? {
@@ -75,8 +79,9 @@ struct RequestObservationMiddleware: RouterMiddleware {
             // Turn the error into its response here, so it too carries the id and is counted with its status.
             response = try error.response(from: request, context: context)
         } catch {
-            metrics.requestFinished(method: Self.methodLabel(request.method), route: context.endpointPath ?? "NotFound", status: 500,
-                                    duration: ContinuousClock.now - start)
+            metrics.requestFinished(
+                method: Self.methodLabel(request.method), route: context.endpointPath ?? "NotFound", status: 500,
+                duration: ContinuousClock.now - start)
             logger.error("request failed", metadata: ["request_id": .string(id), "error": .string(String(describing: error))])
             throw error
         }
@@ -84,10 +89,12 @@ struct RequestObservationMiddleware: RouterMiddleware {
         let duration = ContinuousClock.now - start
         let route = context.endpointPath ?? "NotFound"
         metrics.requestFinished(method: Self.methodLabel(request.method), route: route, status: Int(response.status.code), duration: duration)
-        logger.debug("request", metadata: [
-            "request_id": .string(id), "method": .string(request.method.rawValue), "route": .string(route),
-            "status": .stringConvertible(response.status.code), "ms": .string(String(format: "%.2f", Double(duration.nanoseconds) / 1e6)),
-        ])
+        logger.debug(
+            "request",
+            metadata: [
+                "request_id": .string(id), "method": .string(request.method.rawValue), "route": .string(route),
+                "status": .stringConvertible(response.status.code), "ms": .string(String(format: "%.2f", Double(duration.nanoseconds) / 1e6)),
+            ])
         return response
     }
 

@@ -1,3 +1,8 @@
+import FIDOServerCore
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,10 +10,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import FIDOServerCore
-import Foundation
-import Logging
-import NIOConcurrencyHelpers
 
 /// Where log lines go: a file descriptor written whole lines at a time under a lock, so lines of concurrent tasks
 /// never interleave.
@@ -71,9 +72,14 @@ public struct ServerLogHandler: LogHandler {
     let format: ServerConfiguration.Observability.LogFormat
     let sink: LogSink
 
-    public init(label: String, format: ServerConfiguration.Observability.LogFormat, sink: LogSink = .standardError,
-                metadataProvider: Logger.MetadataProvider? = nil) {
-        self.label = label; self.format = format; self.sink = sink; self.metadataProvider = metadataProvider
+    public init(
+        label: String, format: ServerConfiguration.Observability.LogFormat, sink: LogSink = .standardError,
+        metadataProvider: Logger.MetadataProvider? = nil
+    ) {
+        self.label = label
+        self.format = format
+        self.sink = sink
+        self.metadataProvider = metadataProvider
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {

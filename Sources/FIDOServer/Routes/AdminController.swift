@@ -19,43 +19,50 @@ struct AdminController {
         protected.get("\(Self.base)/user") { request, context in
             try await respond("admin user show") {
                 let report = try await admin.user(try Self.username(request), principal: try context.requirePrincipal())
-                return Response(status: .ok, headers: [.contentType: Wire.jsonContentType, .cacheControl: "no-store"],
-                                body: .init(byteBuffer: .init(bytes: try report.json())))
+                return Response(
+                    status: .ok, headers: [.contentType: Wire.jsonContentType, .cacheControl: "no-store"],
+                    body: .init(byteBuffer: .init(bytes: try report.json())))
             }
         }
         protected.delete("\(Self.base)/user") { request, context in
             try await respond("admin user erase") {
-                Wire.json(try await admin.erase(try Self.username(request), principal: try context.requirePrincipal()), contentType: Wire.jsonContentType)
+                Wire.json(
+                    try await admin.erase(try Self.username(request), principal: try context.requirePrincipal()), contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/keys") { request, context in
             try await respond("admin user remove keys") {
                 let query = try FormQuery(request.uri.query)
-                let removed = try await admin.removeKeys(try Self.username(query), aaids: query.getAll("aaid"),
-                                                         keyIDs: query.getAll("keyID"), all: query.get("all") == "true",
-                                                         principal: try context.requirePrincipal())
+                let removed = try await admin.removeKeys(
+                    try Self.username(query), aaids: query.getAll("aaid"),
+                    keyIDs: query.getAll("keyID"), all: query.get("all") == "true",
+                    principal: try context.requirePrincipal())
                 return Wire.json(removed, contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/passkeys") { request, context in
             try await respond("admin user remove passkeys") {
                 let query = try FormQuery(request.uri.query)
-                let removed = try await admin.removePasskeys(try Self.username(query), ids: query.getAll("id"), all: query.get("all") == "true",
-                                                             principal: try context.requirePrincipal())
+                let removed = try await admin.removePasskeys(
+                    try Self.username(query), ids: query.getAll("id"), all: query.get("all") == "true",
+                    principal: try context.requirePrincipal())
                 return Wire.json(removed, contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/sessions") { request, context in
             try await respond("admin user end sessions") {
                 let query = try FormQuery(request.uri.query)
-                return Wire.json(try await admin.endSessions(try Self.username(query), session: query.get("session"),
-                                                             principal: try context.requirePrincipal()),
-                                 contentType: Wire.jsonContentType)
+                return Wire.json(
+                    try await admin.endSessions(
+                        try Self.username(query), session: query.get("session"),
+                        principal: try context.requirePrincipal()),
+                    contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/dispatch-targets/:id") { request, context in
             try await respond("admin user remove target") {
-                try await admin.removeTarget(try Self.username(request), id: try context.parameters.require("id"), principal: try context.requirePrincipal())
+                try await admin.removeTarget(
+                    try Self.username(request), id: try context.parameters.require("id"), principal: try context.requirePrincipal())
                 return Response(status: .noContent, headers: [.cacheControl: "no-store"])
             }
         }
@@ -70,7 +77,8 @@ struct AdminController {
                     since = date
                 }
                 guard let limit = Int(query.get("limit") ?? "100") else { throw ServiceFailure(.badRequest, "limit must be a number") }
-                let events = try await admin.audit(username: query.get("username"), since: since, limit: limit, principal: try context.requirePrincipal())
+                let events = try await admin.audit(
+                    username: query.get("username"), since: since, limit: limit, principal: try context.requirePrincipal())
                 return Wire.json(Events(events: events), contentType: Wire.jsonContentType)
             }
         }

@@ -37,15 +37,18 @@ struct DispatchController {
         }
 
         protected.post("\(Self.tokenBase)/dispatch/targets") { request, context in
-            try await Self.jsonEndpoint(request, as: DispatchTargetWire.Creation.self, name: "create dispatch target", status: .created,
-                                        onRejection: onRejection) { body in
+            try await Self.jsonEndpoint(
+                request, as: DispatchTargetWire.Creation.self, name: "create dispatch target", status: .created,
+                onRejection: onRejection
+            ) { body in
                 try await targets.create(body, principal: try context.requirePrincipal())
             }
         }
         protected.get("\(Self.tokenBase)/dispatch/targets") { request, context in
             try await Self.respond(name: "list dispatch targets", onRejection: onRejection) {
-                Wire.json(try await targets.list(username: try FormQuery(request.uri.query).get("username"), principal: try context.requirePrincipal()),
-                          contentType: Wire.jsonContentType)
+                Wire.json(
+                    try await targets.list(username: try FormQuery(request.uri.query).get("username"), principal: try context.requirePrincipal()),
+                    contentType: Wire.jsonContentType)
             }
         }
         // Modify is authorized by the body itself: a JWS signed with the target's key.
@@ -70,26 +73,34 @@ struct DispatchController {
         let credentials = RouterPath(stringLiteral: DeviceServiceWire.basePath + DeviceServiceWire.credentialsComponent + "/:deviceId")
         open.get(credentials) { request, context in
             try await Self.respond(name: "device credentials", onRejection: onRejection) {
-                try Self.deviceAnswer(request, try await devices.credentials(deviceId: try context.parameters.require("deviceId"),
-                                                                              signed: try await Self.signed(request, context: context)))
+                try Self.deviceAnswer(
+                    request,
+                    try await devices.credentials(
+                        deviceId: try context.parameters.require("deviceId"),
+                        signed: try await Self.signed(request, context: context)))
             }
         }
         open.patch(credentials) { request, context in
             try await Self.respond(name: "device modify", onRejection: onRejection) {
-                try await devices.modify(deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context))
+                try await devices.modify(
+                    deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context))
                 return Response(status: .noContent, headers: [.cacheControl: "no-store"])
             }
         }
         open.delete(credentials) { request, context in
             try await Self.respond(name: "device delete", onRejection: onRejection) {
-                try await devices.delete(deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context))
+                try await devices.delete(
+                    deviceId: try context.parameters.require("deviceId"), signed: try await Self.signed(request, context: context))
                 return Response(status: .noContent, headers: [.cacheControl: "no-store"])
             }
         }
         open.get(RouterPath(stringLiteral: DeviceServiceWire.basePath + DeviceServiceWire.operationsComponent + "/:deviceId")) { request, context in
             try await Self.respond(name: "device operations", onRejection: onRejection) {
-                try Self.deviceAnswer(request, try await devices.pendingOperations(deviceId: try context.parameters.require("deviceId"),
-                                                                                    signed: try await Self.signed(request, context: context)))
+                try Self.deviceAnswer(
+                    request,
+                    try await devices.pendingOperations(
+                        deviceId: try context.parameters.require("deviceId"),
+                        signed: try await Self.signed(request, context: context)))
             }
         }
     }
@@ -105,11 +116,13 @@ struct DispatchController {
             return Wire.json(answer.body, contentType: Wire.jsonContentType)
         }
         guard let jwe = try answer.encrypted() else {
-            throw Refusal(.notAcceptable, "not_acceptable",
-                          "This dispatch target registered no encryption key to encrypt the answer to: ask for application/json.")
+            throw Refusal(
+                .notAcceptable, "not_acceptable",
+                "This dispatch target registered no encryption key to encrypt the answer to: ask for application/json.")
         }
-        return Response(status: .ok, headers: [.contentType: DeviceService.Answer<Body>.joseContentType, .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(string: jwe)))
+        return Response(
+            status: .ok, headers: [.contentType: DeviceService.Answer<Body>.joseContentType, .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: jwe)))
     }
 
     func dispatchRoute(_ request: Request, _ operation: UAFOperation, principal: Principal?) async throws -> Response {
@@ -135,7 +148,9 @@ struct DispatchController {
 
     /// Runs a JSON endpoint's body: a refusal is its HTTP status with the `{"error", "message"}` body; a UAF-style
     /// failure (bad input found by a ceremony check) is 400; an internal error 500 without details.
-    static func respond(name: OperationName, onRejection: @Sendable (OperationName, ServiceFailure) -> Void, _ body: () async throws -> Response) async throws -> Response {
+    static func respond(
+        name: OperationName, onRejection: @Sendable (OperationName, ServiceFailure) -> Void, _ body: () async throws -> Response
+    ) async throws -> Response {
         do { return try await body() } catch let failure as Refusal {
             onRejection(name, ServiceFailure(.badRequest, "\(failure.status.code) \(failure.message)"))
             return failure.response
@@ -147,8 +162,9 @@ struct DispatchController {
             return refusal.response
         } catch let failure as ServiceFailure {
             onRejection(name, failure)
-            return ErrorBody.response(failure.status == .internalServerError ? .internalServerError : .badRequest,
-                                      error: "bad_request", message: failure.status.reasonPhrase)
+            return ErrorBody.response(
+                failure.status == .internalServerError ? .internalServerError : .badRequest,
+                error: "bad_request", message: failure.status.reasonPhrase)
         } catch {
             onRejection(name, ServiceFailure(.internalServerError, "\(error)"))
             return ErrorBody.response(.internalServerError, error: "internal_error", message: "The request could not be completed.")

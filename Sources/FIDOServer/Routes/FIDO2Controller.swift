@@ -20,12 +20,15 @@ struct FIDO2Controller {
     /// session's JWT or cookie, the trusted proxy's header), whichever ceremony it serves. `/assertion/options` is open
     /// but gives a caller with credentials for the user her credential list. The results are open: a result is bound
     /// to its options by the challenge, which only the options' caller had.
-    func add(router: Router<ServerRequestContext>, open: RouterGroup<ServerRequestContext>, identified: RouterGroup<ServerRequestContext>,
-             protected: RouterGroup<ServerRequestContext>) {
+    func add(
+        router: Router<ServerRequestContext>, open: RouterGroup<ServerRequestContext>, identified: RouterGroup<ServerRequestContext>,
+        protected: RouterGroup<ServerRequestContext>
+    ) {
         protected.post(RouterPath(FIDO2API.attestationOptionsPath)) { request, context in
             try await handle(request, as: FIDO2API.OptionsRequest.self, name: "passkey options") { options in
                 if options.isRegistration {
-                    return Wire.json(try await passkeys.registrationOptions(options, principal: try context.requirePrincipal()), contentType: Wire.jsonContentType)
+                    return Wire.json(
+                        try await passkeys.registrationOptions(options, principal: try context.requirePrincipal()), contentType: Wire.jsonContentType)
                 }
                 return Wire.json(try await passkeys.authenticationOptions(options, caller: context.principal), contentType: Wire.jsonContentType)
             }
@@ -52,8 +55,9 @@ struct FIDO2Controller {
             // Browsers fetch it without credentials from https://<rpId>; it changes only with the configuration.
             let document = (try? WireJSONEncoder().encode(FIDO2API.RelatedOrigins(origins: relatedOrigins))) ?? []
             router.get(RouterPath(FIDO2API.relatedOriginsPath)) { _, _ in
-                Response(status: .ok, headers: [.contentType: Wire.jsonContentType, .cacheControl: "public, max-age=300"],
-                         body: .init(byteBuffer: ByteBuffer(bytes: document)))
+                Response(
+                    status: .ok, headers: [.contentType: Wire.jsonContentType, .cacheControl: "public, max-age=300"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: document)))
             }
         }
     }
@@ -68,8 +72,10 @@ struct FIDO2Controller {
     /// Reads the body (415 unless `Content-Type` is `application/json`, with or without parameters; 413 past the
     /// body limit; 400 for a body that is not the expected JSON: a missing member, a wrong type at any level, a
     /// duplicate member), runs `body`, and answers a refusal in this API's shape.
-    func handle<Input: Decodable>(_ request: Request, as type: Input.Type, name: OperationName,
-                                  _ body: (Input) async throws -> Response) async throws -> Response {
+    func handle<Input: Decodable>(
+        _ request: Request, as type: Input.Type, name: OperationName,
+        _ body: (Input) async throws -> Response
+    ) async throws -> Response {
         let mediaType = request.headers[.contentType].flatMap(MediaType.init)
         guard mediaType == MediaType("application/json") else {
             return Self.failed(.unsupportedMediaType, "Content-Type must be application/json")

@@ -21,9 +21,11 @@ struct RateLimitMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // The client is worked out only when a limit is on (load tests turn it off).
         if limiter.limit > 0, !exempt.contains(request.uri.path), let client = clients.clientKey(peer: context.peerIP, headers: request.headers),
-           let retryAfter = limiter.admit(client, now: limiter.clock()) {
-            return ErrorBody.response(.tooManyRequests, error: "rate_limited", message: "Too many requests from this client; retry later.",
-                                      headers: [.retryAfter: String(retryAfter)])
+            let retryAfter = limiter.admit(client, now: limiter.clock())
+        {
+            return ErrorBody.response(
+                .tooManyRequests, error: "rate_limited", message: "Too many requests from this client; retry later.",
+                headers: [.retryAfter: String(retryAfter)])
         }
         return try await next(request, context)
     }
@@ -32,10 +34,16 @@ struct RateLimitMiddleware: RouterMiddleware {
 final class RateLimiter: Sendable {
     let limit: Int
     let clock: @Sendable () -> Date
-    private struct Window { var start: Int64; var counts: [String: Int] }
+    private struct Window {
+        var start: Int64
+        var counts: [String: Int]
+    }
     private let state = NIOLockedValueBox(Window(start: 0, counts: [:]))
 
-    init(limit: Int, clock: @escaping @Sendable () -> Date) { self.limit = limit; self.clock = clock }
+    init(limit: Int, clock: @escaping @Sendable () -> Date) {
+        self.limit = limit
+        self.clock = clock
+    }
 
     /// nil when admitted, else the seconds until the window ends.
     func admit(_ address: String, now: Date) -> Int? {

@@ -20,8 +20,9 @@ struct ServerController {
         // The API's OpenAPI 3.1 description (Sources/FIDOServer/OpenAPI/openapi.json, compiled in), public like the
         // facets: it says nothing a client could not learn by calling the endpoints.
         router.get("/openapi.json") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                     body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
+            Response(
+                status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                body: .init(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_json)))
         }
         router.get("/.well-known/jwks.json") { _, _ in
             // Public keys only; caching them briefly is fine for relying parties, but keep one rule for every answer.
@@ -39,14 +40,17 @@ struct ServerController {
     }
 
     /// A JSON endpoint whose body is `{"sessionId": …}` and whose answer is the operation's status.
-    private func sessionEndpoint(_ group: RouterGroup<ServerRequestContext>, _ path: RouterPath, name: OperationName,
-                                 _ body: @escaping @Sendable (StatusService.Query) async throws -> StatusService.Answer) {
+    private func sessionEndpoint(
+        _ group: RouterGroup<ServerRequestContext>, _ path: RouterPath, name: OperationName,
+        _ body: @escaping @Sendable (StatusService.Query) async throws -> StatusService.Answer
+    ) {
         group.post(path) { request, _ in
             try await Wire.handle(request, as: StatusService.Query.self, name: name, bodyErrors: .json, onRejection: onRejection) { query in
                 Wire.json(try await body(query), contentType: Wire.jsonContentType)
             } failure: { failure, _ in
-                ErrorBody.response(failure.status == .internalServerError ? .internalServerError : .badRequest,
-                                   error: "bad_request", message: "The body must be {\"sessionId\": \"…\"}.")
+                ErrorBody.response(
+                    failure.status == .internalServerError ? .internalServerError : .badRequest,
+                    error: "bad_request", message: "The body must be {\"sessionId\": \"…\"}.")
             }
         }
     }

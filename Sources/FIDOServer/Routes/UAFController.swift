@@ -1,9 +1,9 @@
 import FIDOServerCore
 import Foundation
-import Primitives
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Primitives
 import UAF
 import WireJSON
 
@@ -26,10 +26,14 @@ struct UAFController {
     /// but establishes the principal of a credential the caller presents. (All are rate limited.)
     func add(open: RouterGroup<ServerRequestContext>, identified: RouterGroup<ServerRequestContext>, protected: RouterGroup<ServerRequestContext>) {
         protected.post("\(Self.base)/request/registration") { request, context in
-            try await handleRequest(request, name: "registration request") { try await registration.request($0, principal: try context.requirePrincipal()) }
+            try await handleRequest(request, name: "registration request") {
+                try await registration.request($0, principal: try context.requirePrincipal())
+            }
         }
         protected.post("\(Self.base)/request/deregistration") { request, context in
-            try await handleRequest(request, name: "deregistration request") { try await deregistration.request($0, principal: try context.requirePrincipal()) }
+            try await handleRequest(request, name: "deregistration request") {
+                try await deregistration.request($0, principal: try context.requirePrincipal())
+            }
         }
         open.post("\(Self.base)/registration") { request, _ in
             try await handleResponse(request, name: "registration") { Wire.json(try await registration.response($0)) }
@@ -61,7 +65,9 @@ struct UAFController {
         }
     }
 
-    func handleRequest(_ request: Request, name: OperationName, _ body: @escaping (GetUAFRequest) async throws -> IssuedRequest) async throws -> Response {
+    func handleRequest(
+        _ request: Request, name: OperationName, _ body: @escaping (GetUAFRequest) async throws -> IssuedRequest
+    ) async throws -> Response {
         try await Wire.handle(request, as: GetUAFRequest.self, name: name, onRejection: onRejection) { get in
             try await body(get).response
         } failure: { failure, get in
@@ -71,7 +77,9 @@ struct UAFController {
 
     /// A response endpoint: `body` answers the accepted case; a rejection is a ServerResponse with the status code
     /// and its generic reason phrase.
-    func handleResponse(_ request: Request, name: OperationName, _ body: @escaping (SendUAFResponse) async throws -> Response) async throws -> Response {
+    func handleResponse(
+        _ request: Request, name: OperationName, _ body: @escaping (SendUAFResponse) async throws -> Response
+    ) async throws -> Response {
         try await Wire.handle(request, as: SendUAFResponse.self, name: name, onRejection: onRejection, body) { failure, _ in
             Wire.json(ServerResponse(statusCode: failure.status.rawValue, description: failure.status.reasonPhrase))
         }

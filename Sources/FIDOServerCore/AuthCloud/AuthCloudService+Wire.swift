@@ -23,8 +23,10 @@ extension AuthCloudService {
         var prompt: Bool?
         var message: String?
         var notificationMessage: String?
-        package init(username: String?, userId: String?, authenticatorId: String?, channel: String?, prompt: Bool?,
-                     message: String?, notificationMessage: String?) {
+        package init(
+            username: String?, userId: String?, authenticatorId: String?, channel: String?, prompt: Bool?,
+            message: String?, notificationMessage: String?
+        ) {
             self.username = username
             self.userId = userId
             self.authenticatorId = authenticatorId
@@ -41,7 +43,10 @@ extension AuthCloudService {
     }
 
     /// The authentication context an approval dispatches (the members ``AuthenticationService/Context`` reads).
-    package struct AuthenticationContext: Encodable { var username: String?; var transaction: [Transaction]? }
+    package struct AuthenticationContext: Encodable {
+        var username: String?
+        var transaction: [Transaction]?
+    }
 
     package struct QRCodeImage: Codable, Sendable, Equatable {
         var type: String
@@ -57,7 +62,11 @@ extension AuthCloudService {
     }
 
     package struct Authenticator: Codable, Sendable, Equatable {
-        package struct UAFKey: Codable, Sendable, Equatable { var aaid: String; var keyId: String; var enrolledAt: String }
+        package struct UAFKey: Codable, Sendable, Equatable {
+            var aaid: String
+            var keyId: String
+            var enrolledAt: String
+        }
         var authenticatorId: String
         var name: String?
         var authenticatorType: String

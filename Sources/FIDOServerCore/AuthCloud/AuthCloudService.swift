@@ -1,10 +1,10 @@
 import Crypto
 import Foundation
-import WireJSON
 import JWTKit
 import NevisProtocol
 import Primitives
 import UAF
+import WireJSON
 
 /// The Nevis Authentication Cloud API subset (server-api §A.7, §B.10): a relying party's backend enrolls users and
 /// asks for approvals with an access key; its front end polls the status with the status token. Everything runs on
@@ -40,13 +40,16 @@ package struct AuthCloudService: Sendable {
         } else {
             guard let username = request.username else { throw Refusal(.badRequest, "bad_request", "username or userId is required.") }
             try Self.validate(username: username)
-            user = principal.source == .demoSite ? try await demoUser(username: username)
+            user =
+                principal.source == .demoSite
+                ? try await demoUser(username: username)
                 : try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
         }
         let context = try JSONCoding.string(["username": user.username])
         let answer = try await dispatch.dispatch(
-            DispatchService.TokenRequest(dispatcher: DispatchTargetWire.Dispatcher.link.rawValue,
-                                         getUafRequest: GetUAFRequest(op: .registration, context: context)),
+            DispatchService.TokenRequest(
+                dispatcher: DispatchTargetWire.Dispatcher.link.rawValue,
+                getUafRequest: GetUAFRequest(op: .registration, context: context)),
             operation: .registration, principal: principal, linkBase: appLinkBase)
         guard answer.dispatchResult == .dispatched, let sessionID = answer.sessionId, let link = answer.dispatcherInformation?.response else {
             throw ServiceFailure(.internalServerError, "enrollment dispatch answered \(answer.dispatchResult.rawValue)")
@@ -112,12 +115,17 @@ package struct AuthCloudService: Sendable {
             let targets = try await stores.dispatchTargets.targets(username: user.username).filter { $0.target != nil && $0.encryptionKey != nil }
             let target = request.authenticatorId.map { id in targets.first { $0.id == id } } ?? targets.max { $0.createdAt < $1.createdAt }
             guard let target else {
-                throw Refusal(.notFound, "no_push_target", "The user has no device that can receive push notifications\(request.authenticatorId == nil ? "" : " with this authenticatorId").")
+                throw Refusal(
+                    .notFound, "no_push_target",
+                    "The user has no device that can receive push notifications\(request.authenticatorId == nil ? "" : " with this authenticatorId")."
+                )
             }
             tokenRequest.dispatcher = DispatchTargetWire.Dispatcher.firebaseCloudMessaging.rawValue
             tokenRequest.dispatchTargetId = target.id
-            let notification: [String: JSONValue] = ["title": .string("Approval requested"),
-                                                     "body": .string(request.notificationMessage ?? "Open the app to approve or deny.")]
+            let notification: [String: JSONValue] = [
+                "title": .string("Approval requested"),
+                "body": .string(request.notificationMessage ?? "Open the app to approve or deny."),
+            ]
             tokenRequest.dispatchInformation = try JSONCoding.string(["notification": JSONValue.object(notification)])
         default:
             tokenRequest.dispatcher = DispatchTargetWire.Dispatcher.link.rawValue
@@ -134,14 +142,16 @@ package struct AuthCloudService: Sendable {
             }
         }
         let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "approval", transactionHash: messageHash)
-        var result = ApprovalAnswer(transactionId: sessionID, statusToken: statusToken, userId: user?.userId, username: user?.username,
-                                    channel: channel, dispatchResult: answer.dispatchResult.rawValue)
+        var result = ApprovalAnswer(
+            transactionId: sessionID, statusToken: statusToken, userId: user?.userId, username: user?.username,
+            channel: channel, dispatchResult: answer.dispatchResult.rawValue)
         if channel == "app", let link = answer.dispatcherInformation?.response {
             result.appLinkUri = link
             result.qrCode = try await qrCode(link)
         }
-        environment.decide("auth cloud approval", user?.username, 1200,
-                           "authentication dispatched by \(channel)\(transactions.isEmpty ? "" : " with a message to confirm"), transaction \(sessionID.prefix(8))…")
+        environment.decide(
+            "auth cloud approval", user?.username, 1200,
+            "authentication dispatched by \(channel)\(transactions.isEmpty ? "" : " with a message to confirm"), transaction \(sessionID.prefix(8))…")
         return result
     }
 
@@ -187,8 +197,9 @@ package struct AuthCloudService: Sendable {
     private func outcome(_ claims: StatusClaims) async throws -> (answer: StatusAnswer, ending: Ending?) {
         let now = environment.clock()
         let formatter = ISO8601DateFormatter()
-        var answer = StatusAnswer(transactionId: claims.sub, status: "unknown", userId: claims.uid, username: claims.username,
-                                  createdAt: formatter.string(from: Date(timeIntervalSince1970: TimeInterval(claims.iat))))
+        var answer = StatusAnswer(
+            transactionId: claims.sub, status: "unknown", userId: claims.uid, username: claims.username,
+            createdAt: formatter.string(from: Date(timeIntervalSince1970: TimeInterval(claims.iat))))
         guard let record = try await stores.status.record(sessionId: claims.sub, now: now) else { return (answer, nil) }
         answer.lastUpdatedAt = formatter.string(from: record.updatedAt)
         let status = StatusService.effectiveStatus(record, now: now, requestLifetime: environment.requestLifetime)
@@ -202,10 +213,11 @@ package struct AuthCloudService: Sendable {
             answer.userId = user.userId
             answer.username = username
             let first = record.authenticators.first
-            answer.token = try await issuer.sign(ResultClaims(
-                iss: issuer.issuer, aud: ResultClaims.audience, sub: user.userId, username: username, transaction_id: claims.sub, op: claims.op,
-                status: "succeeded", aaid: first?.aaid, keyid: first?.keyId, txn_hash: claims.txn_hash,
-                iat: Int64(now.timeIntervalSince1970), exp: Int64(now.timeIntervalSince1970 + Self.resultTokenLifetime)))
+            answer.token = try await issuer.sign(
+                ResultClaims(
+                    iss: issuer.issuer, aud: ResultClaims.audience, sub: user.userId, username: username, transaction_id: claims.sub, op: claims.op,
+                    status: "succeeded", aaid: first?.aaid, keyid: first?.keyId, txn_hash: claims.txn_hash,
+                    iat: Int64(now.timeIntervalSince1970), exp: Int64(now.timeIntervalSince1970 + Self.resultTokenLifetime)))
         case .failed:
             answer.status = "failed"
             let timedOut = status != record.status || record.tokenInformation?.tokenResult == .tokenTimedOut
@@ -241,8 +253,10 @@ package struct AuthCloudService: Sendable {
         guard let user = try await stores.authCloudUsers.user(id: userId) else { throw Self.userNotFound }
         let erased = try await UserData.erase(stores, username: user.username, now: environment.clock())
         try await stores.authCloudUsers.delete(id: userId)
-        environment.decide("auth cloud delete user", user.username, 1200,
-                           "deleted with \(erased.registrations) registration(s); \(erased.dispatchTokens) unredeemed token(s) expired, \(erased.requests) outstanding request(s) removed")
+        environment.decide(
+            "auth cloud delete user", user.username, 1200,
+            "deleted with \(erased.registrations) registration(s); \(erased.dispatchTokens) unredeemed token(s) expired, \(erased.requests) outstanding request(s) removed"
+        )
     }
 
     // MARK: Helpers
@@ -272,7 +286,8 @@ package struct AuthCloudService: Sendable {
         guard keys.isEmpty, passkeys.isEmpty, existing.map({ $0.createdBy == AuthCloudUserRecord.demoSite }) ?? true else {
             throw Refusal(.conflict, "username_taken", Self.usernameTaken)
         }
-        return try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock(), createdBy: AuthCloudUserRecord.demoSite).record
+        return try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock(), createdBy: AuthCloudUserRecord.demoSite)
+            .record
     }
 
     /// What the demo's sign-up says of a username someone holds.
@@ -292,9 +307,11 @@ package struct AuthCloudService: Sendable {
 
     static func validate(username: String) throws {
         guard !username.isEmpty, username.utf8.count <= ServiceEnvironment.maximumUsernameBytes,
-              username.allSatisfy({ usernameCharacters.contains($0) }) else {
-            throw Refusal(.badRequest, "invalid_username",
-                              "username must be 1...\(ServiceEnvironment.maximumUsernameBytes) of the characters a-z A-Z 0-9 _ - . @")
+            username.allSatisfy({ usernameCharacters.contains($0) })
+        else {
+            throw Refusal(
+                .badRequest, "invalid_username",
+                "username must be 1...\(ServiceEnvironment.maximumUsernameBytes) of the characters a-z A-Z 0-9 _ - . @")
         }
     }
 
@@ -308,8 +325,10 @@ package struct AuthCloudService: Sendable {
         let now = environment.clock().timeIntervalSince1970
         // Valid as long as the status record can exist: the token's lifetime plus the status retention.
         let lifetime = TimeInterval(configuration.tokenLifetimeSeconds) + environment.statusRetention
-        return try await issuer.sign(StatusClaims(iss: issuer.issuer, aud: StatusClaims.audience, sub: transactionId, uid: user?.userId,
-                                                  username: user?.username, op: op, txn_hash: transactionHash, iat: Int64(now), exp: Int64(now + lifetime)))
+        return try await issuer.sign(
+            StatusClaims(
+                iss: issuer.issuer, aud: StatusClaims.audience, sub: transactionId, uid: user?.userId,
+                username: user?.username, op: op, txn_hash: transactionHash, iat: Int64(now), exp: Int64(now + lifetime)))
     }
 
     private func qrCode(_ link: String) async throws -> QRCodeImage {
@@ -323,22 +342,26 @@ package struct AuthCloudService: Sendable {
         let targets = try await stores.dispatchTargets.targets(username: user.username)
         var authenticators: [Authenticator] = targets.map { target in
             let keys = registrations.filter { $0.deviceId != nil && $0.deviceId == target.deviceId }
-            return Authenticator(authenticatorId: target.id, name: target.name, authenticatorType: "app", state: "active",
-                                 pushEnabled: target.target != nil && target.encryptionKey != nil,
-                                 enrolledAt: formatter.string(from: target.createdAt), updatedAt: formatter.string(from: target.updatedAt),
-                                 uaf: keys.map { .init(aaid: $0.aaid, keyId: $0.keyID, enrolledAt: formatter.string(from: $0.createdAt)) })
+            return Authenticator(
+                authenticatorId: target.id, name: target.name, authenticatorType: "app", state: "active",
+                pushEnabled: target.target != nil && target.encryptionKey != nil,
+                enrolledAt: formatter.string(from: target.createdAt), updatedAt: formatter.string(from: target.updatedAt),
+                uaf: keys.map { .init(aaid: $0.aaid, keyId: $0.keyID, enrolledAt: formatter.string(from: $0.createdAt)) })
         }
         // Keys of a device without a dispatch target (registered in band without device information) stand alone.
         let listed = Set(authenticators.flatMap { $0.uaf.map(\.keyId) })
         for registration in registrations where !listed.contains(registration.keyID) {
             let created = formatter.string(from: registration.createdAt)
-            authenticators.append(Authenticator(authenticatorId: "\(registration.aaid):\(registration.keyID)", name: nil, authenticatorType: "app",
-                                                state: "active", pushEnabled: false, enrolledAt: created, updatedAt: created,
-                                                uaf: [.init(aaid: registration.aaid, keyId: registration.keyID, enrolledAt: created)]))
+            authenticators.append(
+                Authenticator(
+                    authenticatorId: "\(registration.aaid):\(registration.keyID)", name: nil, authenticatorType: "app",
+                    state: "active", pushEnabled: false, enrolledAt: created, updatedAt: created,
+                    uaf: [.init(aaid: registration.aaid, keyId: registration.keyID, enrolledAt: created)]))
         }
         let lastLogin = try await stores.sessions.lastCreated(username: user.username)
-        return User(userId: user.userId, username: user.username, status: registrations.isEmpty ? "new" : "active",
-                    createdAt: formatter.string(from: user.createdAt), updatedAt: formatter.string(from: user.updatedAt),
-                    lastLoginDateSuccess: lastLogin.map(formatter.string(from:)), authenticators: authenticators, enrollment: nil)
+        return User(
+            userId: user.userId, username: user.username, status: registrations.isEmpty ? "new" : "active",
+            createdAt: formatter.string(from: user.createdAt), updatedAt: formatter.string(from: user.updatedAt),
+            lastLoginDateSuccess: lastLogin.map(formatter.string(from:)), authenticators: authenticators, enrollment: nil)
     }
 }

@@ -46,7 +46,10 @@ public struct Principal: Sendable, Equatable {
     public var isOperator: Bool
 
     public init(source: Source, subject: String?, isAdmin: Bool, authenticatedAt: Date? = nil, isOperator: Bool? = nil) {
-        self.source = source; self.subject = subject; self.isAdmin = isAdmin; self.authenticatedAt = authenticatedAt
+        self.source = source
+        self.subject = subject
+        self.isAdmin = isAdmin
+        self.authenticatedAt = authenticatedAt
         self.isOperator = isOperator ?? isAdmin
     }
 
@@ -160,7 +163,9 @@ public struct DeviceScope: Sendable, Equatable {
     public var signatureKey: String
 
     package init(signer: DispatchTargetRecord) {
-        dispatchTargetId = signer.id; deviceId = signer.deviceId; signatureKey = signer.signatureKey
+        dispatchTargetId = signer.id
+        deviceId = signer.deviceId
+        signatureKey = signer.signatureKey
     }
 
     /// Whether `target` is this device's.

@@ -1,12 +1,12 @@
-import Primitives
-import _CryptoExtras
 import Foundation
-import WireJSON
 import JWTKit
 import Logging
 import NIOConcurrencyHelpers
+import Primitives
 import ServiceLifecycle
 import UAF
+import WireJSON
+import _CryptoExtras
 
 /// Verifies JWTs that the relying party's backend issues to authorize protected calls (server-api §C.2).
 ///
@@ -44,11 +44,15 @@ package final class RelyingPartyTokenVerifier: Sendable {
     }
 
     private init(configuration: ServerConfiguration.Authorization.JWT, fixed: [FixedKey], fetched: [JWK], logger: Logger) async throws {
-        self.configuration = configuration; self.fixed = fixed; self.logger = logger
+        self.configuration = configuration
+        self.fixed = fixed
+        self.logger = logger
         keys = NIOLockedValueBox(try await Self.collection(fixed: fixed, fetched: fetched, source: "authorization.jwt"))
     }
 
-    package static func load(_ configuration: ServerConfiguration.Authorization.JWT, logger: Logger = Logger(label: "mauth.server")) async throws -> RelyingPartyTokenVerifier {
+    package static func load(
+        _ configuration: ServerConfiguration.Authorization.JWT, logger: Logger = Logger(label: "mauth.server")
+    ) async throws -> RelyingPartyTokenVerifier {
         var fixed: [FixedKey] = []
         if let path = configuration.jwksPath {
             let data = try ServerConfiguration.readFile(path, setting: "authorization.jwt.jwksPath")
@@ -80,7 +84,9 @@ package final class RelyingPartyTokenVerifier: Sendable {
                 throw ServerConfiguration.ConfigurationError.invalid("authorization.jwt.jwksURL: \(error)")
             }
         }
-        guard !fixed.isEmpty || !fetched.isEmpty else { throw ServerConfiguration.ConfigurationError.invalid("authorization.jwt lists no usable key") }
+        guard !fixed.isEmpty || !fetched.isEmpty else {
+            throw ServerConfiguration.ConfigurationError.invalid("authorization.jwt lists no usable key")
+        }
         return try await RelyingPartyTokenVerifier(configuration: configuration, fixed: fixed, fetched: fetched, logger: logger)
     }
 
@@ -111,14 +117,17 @@ package final class RelyingPartyTokenVerifier: Sendable {
     }
 
     static func fetch(_ url: String, configuration: ServerConfiguration.Authorization.JWT) async throws -> [JWK] {
-        let data = try await HTTPSDownload.get(url, trustedCertificatesPath: configuration.jwksTrustedCertificatesPath,
-                                               maximumBytes: maximumJWKSBytes, timeout: .seconds(10))
+        let data = try await HTTPSDownload.get(
+            url, trustedCertificatesPath: configuration.jwksTrustedCertificatesPath,
+            maximumBytes: maximumJWKSBytes, timeout: .seconds(10))
         let keys = try usableKeys(data, source: url)
         guard !keys.isEmpty else { throw HTTPSDownload.Failure(description: "\(url) lists no ES256 or RS256 key") }
         return keys
     }
 
-    private static func collection(fixed: [FixedKey], fetched: [JWK], source: String) async throws -> (collection: JWTKeyCollection, kids: Set<String>) {
+    private static func collection(
+        fixed: [FixedKey], fetched: [JWK], source: String
+    ) async throws -> (collection: JWTKeyCollection, kids: Set<String>) {
         let keys = JWTKeyCollection()
         var kids: Set<String> = []
         for key in fixed {
@@ -169,7 +178,8 @@ package final class RelyingPartyTokenVerifier: Sendable {
             return try await collection.verify(token, as: Claims.self, iteratingKeys: true)
         } catch {
             guard configuration.jwksURL != nil, let kid = TokenHeader.kid(of: token), !keys.withLockedValue({ $0.kids.contains(kid) }),
-                  missFetch.opens(at: now), await refresh() else { throw error }
+                missFetch.opens(at: now), await refresh()
+            else { throw error }
             return try await keys.withLockedValue { $0.collection }.verify(token, as: Claims.self, iteratingKeys: true)
         }
     }
@@ -226,7 +236,8 @@ package struct RelyingPartyKeyRefresher: Service {
     let clock: @Sendable () -> Date
 
     package init(verifier: RelyingPartyTokenVerifier, clock: @escaping @Sendable () -> Date) {
-        self.verifier = verifier; self.clock = clock
+        self.verifier = verifier
+        self.clock = clock
     }
 
     package func run() async throws {

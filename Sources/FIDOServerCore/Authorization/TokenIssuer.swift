@@ -1,11 +1,11 @@
-import Primitives
 import Crypto
 import Foundation
 import JOSE
 import JWTKit
-import ServiceLifecycle
 import Logging
 import NIOConcurrencyHelpers
+import Primitives
+import ServiceLifecycle
 import UAF
 import WireJSON
 
@@ -78,8 +78,11 @@ public final class TokenIssuer: Sendable {
     }
 
     private init(ring: Ring, stores: Stores?, issuer: String, audience: String?, lifetime: TimeInterval) {
-        self.ring = NIOLockedValueBox(ring); self.stores = stores
-        self.issuer = issuer; self.audience = audience; self.lifetime = lifetime
+        self.ring = NIOLockedValueBox(ring)
+        self.stores = stores
+        self.issuer = issuer
+        self.audience = audience
+        self.lifetime = lifetime
     }
 
     /// One fixed key (`tokens.signingKeyPath`, tests).
@@ -89,17 +92,21 @@ public final class TokenIssuer: Sendable {
     }
 
     package static func load(_ configuration: ServerConfiguration.Tokens, issuer: String, stores: Stores, now: Date) async throws -> TokenIssuer {
-        let issuer = configuration.issuer ?? issuer, lifetime = TimeInterval(configuration.tokenLifetimeSeconds)
+        let issuer = configuration.issuer ?? issuer
+        let lifetime = TimeInterval(configuration.tokenLifetimeSeconds)
         if let path = configuration.signingKeyPath {
             let data = try ServerConfiguration.readFile(path, setting: "tokens.signingKeyPath")
-            return try await TokenIssuer(privateKeyPEM: String(decoding: data, as: UTF8.self), issuer: issuer, audience: configuration.audience,
-                                         lifetime: lifetime)
+            return try await TokenIssuer(
+                privateKeyPEM: String(decoding: data, as: UTF8.self), issuer: issuer, audience: configuration.audience,
+                lifetime: lifetime)
         }
         let candidate = P256.Signing.PrivateKey()
-        try await stores.signingKeys.bootstrap(candidate: (JOSE.JWK(publicKey: candidate.publicKey).thumbprint, candidate.pemRepresentation), now: now)
+        try await stores.signingKeys.bootstrap(
+            candidate: (JOSE.JWK(publicKey: candidate.publicKey).thumbprint, candidate.pemRepresentation), now: now)
         let records = try await stores.signingKeys.usable(now: now, keepRetiredFor: keepRetiredFor(lifetime: lifetime))
-        return TokenIssuer(ring: try await ring(records.map { ($0.kid, $0.pem, $0.state) }), stores: stores, issuer: issuer,
-                           audience: configuration.audience, lifetime: lifetime)
+        return TokenIssuer(
+            ring: try await ring(records.map { ($0.kid, $0.pem, $0.state) }), stores: stores, issuer: issuer,
+            audience: configuration.audience, lifetime: lifetime)
     }
 
     /// How long a retired key still verifies: the longest a token it signed can live, plus the time the other
@@ -109,15 +116,17 @@ public final class TokenIssuer: Sendable {
     /// A ring of `keys`, the signing key first. A stored key that is not a P-256 PEM is a configuration error.
     private static func ring(_ keys: [(kid: String?, pem: String, state: SigningKeyRecord.State)]) async throws -> Ring {
         let collection = JWTKeyCollection()
-        var published: [JOSE.JWK] = [], active: String?
+        var published: [JOSE.JWK] = []
+        var active: String?
         for key in keys {
             let privateKey: P256.Signing.PrivateKey
             do { privateKey = try P256.Signing.PrivateKey(pemRepresentation: key.pem) } catch {
                 throw ServerConfiguration.ConfigurationError.invalid("the token signing key \(key.kid ?? "") is not a PEM P-256 private key")
             }
             let kid = key.kid ?? JOSE.JWK(publicKey: privateKey.publicKey).thumbprint
-            await collection.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid),
-                                 serializer: DefaultJWTSerializer(jsonEncoder: WireJWTEncoder()))
+            await collection.add(
+                ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid),
+                serializer: DefaultJWTSerializer(jsonEncoder: WireJWTEncoder()))
             published.append(JOSE.JWK(publicKey: privateKey.publicKey, kid: kid, use: "sig", alg: "ES256"))
             if active == nil, key.state == .active { active = kid }
         }
@@ -146,11 +155,14 @@ public final class TokenIssuer: Sendable {
 
     private var current: (kid: String, keys: JWTKeyCollection) { ring.withLockedValue { ($0.active, $0.keys) } }
 
-    func issue(session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8], use: IssuedTokenClaims.Use = .authentication,
-               deviceId: String? = nil, policy: String? = nil) async throws -> String {
+    func issue(
+        session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8], use: IssuedTokenClaims.Use = .authentication,
+        deviceId: String? = nil, policy: String? = nil
+    ) async throws -> String {
         let now = authenticatedAt.timeIntervalSince1970
         let claims = IssuedTokenClaims(
-            iss: issuer, sub: session.username, aud: audience, iat: Int64(now), exp: Int64(now + min(lifetime, session.expiresAt.timeIntervalSince(authenticatedAt))),
+            iss: issuer, sub: session.username, aud: audience, iat: Int64(now),
+            exp: Int64(now + min(lifetime, session.expiresAt.timeIntervalSince(authenticatedAt))),
             auth_time: Int64(now), sid: session.id, aaid: session.credential.aaid ?? "", keyid: session.credential.id,
             txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash), token_use: use.rawValue, device_id: deviceId,
             policy: policy, method: session.credential.kind.rawValue)
@@ -210,7 +222,8 @@ package enum TokenHeader {
     /// wire's decoder, from a token of at most ``maximumTokenBytes``: an unverified header is a stranger's JSON.
     package static func kid(of token: String) -> String? {
         guard token.utf8.count <= maximumTokenBytes, let header = token.split(separator: ".", omittingEmptySubsequences: false).first,
-              let data = Base64URL.decodeBytes(String(header)) else { return nil }
+            let data = Base64URL.decodeBytes(String(header))
+        else { return nil }
         return (try? WireJSONDecoder().decode(Header.self, from: data))?.kid
     }
 }
@@ -251,7 +264,9 @@ package struct SigningKeyRefresher: Service {
     let logger: Logger
 
     package init(issuer: TokenIssuer, clock: @escaping @Sendable () -> Date, logger: Logger) {
-        self.issuer = issuer; self.clock = clock; self.logger = logger
+        self.issuer = issuer
+        self.clock = clock
+        self.logger = logger
     }
 
     package func run() async throws {
@@ -262,7 +277,9 @@ package struct SigningKeyRefresher: Service {
                     let before = issuer.kid
                     if try await issuer.refresh(now: clock()) {
                         let after = issuer.kid
-                        logger.notice("token-signing keys reloaded: \(issuer.jwks.keys.count) published, signing with \(after)\(after == before ? "" : " (was \(before))")")
+                        logger.notice(
+                            "token-signing keys reloaded: \(issuer.jwks.keys.count) published, signing with \(after)\(after == before ? "" : " (was \(before))")"
+                        )
                     }
                 } catch {
                     logger.error("token-signing keys not reloaded, keeping the keys in force: \(error)")

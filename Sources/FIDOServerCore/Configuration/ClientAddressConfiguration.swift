@@ -11,7 +11,8 @@ extension ServerConfiguration {
         public var trustedProxies: [String]
 
         public init(header: String = "X-Forwarded-For", trustedProxies: [String] = []) {
-            self.header = header; self.trustedProxies = trustedProxies
+            self.header = header
+            self.trustedProxies = trustedProxies
         }
 
         package enum CodingKeys: String, CodingKey, CaseIterable { case header, trustedProxies }
@@ -19,8 +20,9 @@ extension ServerConfiguration {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = ClientAddress()
-            self.init(header: try c.decodeIfPresent(String.self, forKey: .header) ?? d.header,
-                      trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? d.trustedProxies)
+            self.init(
+                header: try c.decodeIfPresent(String.self, forKey: .header) ?? d.header,
+                trustedProxies: try c.decodeIfPresent([String].self, forKey: .trustedProxies) ?? d.trustedProxies)
         }
 
         func validate() throws {

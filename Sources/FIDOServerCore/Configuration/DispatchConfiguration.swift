@@ -43,22 +43,31 @@ extension ServerConfiguration {
             /// PEM certificates trusted besides the system's roots (a TLS-inspecting proxy, or a local stand-in).
             public var trustedCertificatesPath: String?
 
-            public init(serviceAccountPath: String, endpointBaseURL: String = "https://fcm.googleapis.com", tokenURL: String? = nil,
-                        removeUnregisteredClients: Bool = true, dryRun: Bool = false, trustedCertificatesPath: String? = nil) {
-                self.serviceAccountPath = serviceAccountPath; self.endpointBaseURL = endpointBaseURL; self.tokenURL = tokenURL
-                self.removeUnregisteredClients = removeUnregisteredClients; self.dryRun = dryRun; self.trustedCertificatesPath = trustedCertificatesPath
+            public init(
+                serviceAccountPath: String, endpointBaseURL: String = "https://fcm.googleapis.com", tokenURL: String? = nil,
+                removeUnregisteredClients: Bool = true, dryRun: Bool = false, trustedCertificatesPath: String? = nil
+            ) {
+                self.serviceAccountPath = serviceAccountPath
+                self.endpointBaseURL = endpointBaseURL
+                self.tokenURL = tokenURL
+                self.removeUnregisteredClients = removeUnregisteredClients
+                self.dryRun = dryRun
+                self.trustedCertificatesPath = trustedCertificatesPath
             }
 
-            package enum CodingKeys: String, CodingKey, CaseIterable { case serviceAccountPath, endpointBaseURL, tokenURL, removeUnregisteredClients, dryRun, trustedCertificatesPath }
+            package enum CodingKeys: String, CodingKey, CaseIterable {
+                case serviceAccountPath, endpointBaseURL, tokenURL, removeUnregisteredClients, dryRun, trustedCertificatesPath
+            }
             public init(from decoder: any Decoder) throws {
                 try decoder.refuseUnknownKeys(CodingKeys.self)
                 let c = try decoder.container(keyedBy: CodingKeys.self)
-                self.init(serviceAccountPath: try c.decode(String.self, forKey: .serviceAccountPath),
-                          endpointBaseURL: try c.decodeIfPresent(String.self, forKey: .endpointBaseURL) ?? "https://fcm.googleapis.com",
-                          tokenURL: try c.decodeIfPresent(String.self, forKey: .tokenURL),
-                          removeUnregisteredClients: try c.decodeIfPresent(Bool.self, forKey: .removeUnregisteredClients) ?? true,
-                          dryRun: try c.decodeIfPresent(Bool.self, forKey: .dryRun) ?? false,
-                          trustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .trustedCertificatesPath))
+                self.init(
+                    serviceAccountPath: try c.decode(String.self, forKey: .serviceAccountPath),
+                    endpointBaseURL: try c.decodeIfPresent(String.self, forKey: .endpointBaseURL) ?? "https://fcm.googleapis.com",
+                    tokenURL: try c.decodeIfPresent(String.self, forKey: .tokenURL),
+                    removeUnregisteredClients: try c.decodeIfPresent(Bool.self, forKey: .removeUnregisteredClients) ?? true,
+                    dryRun: try c.decodeIfPresent(Bool.self, forKey: .dryRun) ?? false,
+                    trustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .trustedCertificatesPath))
             }
 
             func validate() throws {
@@ -72,11 +81,17 @@ extension ServerConfiguration {
             }
         }
 
-        public init(tokenLifetimeSeconds: Int = 300, redeemBaseURL: String? = nil, linkBaseURL: String = "mauth://oob",
-                    qrModuleSize: Int = 6, deviceSignatureSkewSeconds: Int = 300, acceptUnboundDeviceSignatures: Bool = false, firebase: Firebase? = nil) {
-            self.tokenLifetimeSeconds = tokenLifetimeSeconds; self.redeemBaseURL = redeemBaseURL; self.linkBaseURL = linkBaseURL
-            self.qrModuleSize = qrModuleSize; self.deviceSignatureSkewSeconds = deviceSignatureSkewSeconds
-            self.acceptUnboundDeviceSignatures = acceptUnboundDeviceSignatures; self.firebase = firebase
+        public init(
+            tokenLifetimeSeconds: Int = 300, redeemBaseURL: String? = nil, linkBaseURL: String = "mauth://oob",
+            qrModuleSize: Int = 6, deviceSignatureSkewSeconds: Int = 300, acceptUnboundDeviceSignatures: Bool = false, firebase: Firebase? = nil
+        ) {
+            self.tokenLifetimeSeconds = tokenLifetimeSeconds
+            self.redeemBaseURL = redeemBaseURL
+            self.linkBaseURL = linkBaseURL
+            self.qrModuleSize = qrModuleSize
+            self.deviceSignatureSkewSeconds = deviceSignatureSkewSeconds
+            self.acceptUnboundDeviceSignatures = acceptUnboundDeviceSignatures
+            self.firebase = firebase
         }
 
         package enum CodingKeys: String, CodingKey, CaseIterable {
@@ -86,18 +101,21 @@ extension ServerConfiguration {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Dispatch()
-            self.init(tokenLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds,
-                      redeemBaseURL: try c.decodeIfPresent(String.self, forKey: .redeemBaseURL),
-                      linkBaseURL: try c.decodeIfPresent(String.self, forKey: .linkBaseURL) ?? d.linkBaseURL,
-                      qrModuleSize: try c.decodeIfPresent(Int.self, forKey: .qrModuleSize) ?? d.qrModuleSize,
-                      deviceSignatureSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .deviceSignatureSkewSeconds) ?? d.deviceSignatureSkewSeconds,
-                      acceptUnboundDeviceSignatures: try c.decodeIfPresent(Bool.self, forKey: .acceptUnboundDeviceSignatures)
-                          ?? d.acceptUnboundDeviceSignatures,
-                      firebase: try c.decodeIfPresent(Firebase.self, forKey: .firebase))
+            self.init(
+                tokenLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds,
+                redeemBaseURL: try c.decodeIfPresent(String.self, forKey: .redeemBaseURL),
+                linkBaseURL: try c.decodeIfPresent(String.self, forKey: .linkBaseURL) ?? d.linkBaseURL,
+                qrModuleSize: try c.decodeIfPresent(Int.self, forKey: .qrModuleSize) ?? d.qrModuleSize,
+                deviceSignatureSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .deviceSignatureSkewSeconds) ?? d.deviceSignatureSkewSeconds,
+                acceptUnboundDeviceSignatures: try c.decodeIfPresent(Bool.self, forKey: .acceptUnboundDeviceSignatures)
+                    ?? d.acceptUnboundDeviceSignatures,
+                firebase: try c.decodeIfPresent(Firebase.self, forKey: .firebase))
         }
 
         func validate() throws {
-            guard (10...86_400).contains(tokenLifetimeSeconds) else { throw ConfigurationError.invalid("dispatch.tokenLifetimeSeconds must be 10...86400") }
+            guard (10...86_400).contains(tokenLifetimeSeconds) else {
+                throw ConfigurationError.invalid("dispatch.tokenLifetimeSeconds must be 10...86400")
+            }
             if let redeemBaseURL {
                 // Devices send tokens to this URL: it must be https (the SDK refuses anything else, too).
                 guard let url = URL(string: redeemBaseURL), url.scheme == "https", url.host != nil else {

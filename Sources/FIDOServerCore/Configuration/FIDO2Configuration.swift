@@ -46,14 +46,24 @@ extension ServerConfiguration {
         /// credentials are not discoverable need it for a sign-in that starts with a username.
         public var allowCredentialsForAnyCaller: Bool
 
-        public init(rpId: String, rpName: String? = nil, origins: [String], relatedOrigins: [String] = [], userVerification: String = "required",
-                    residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
-                    attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
-                    allowCredentialsForAnyCaller: Bool = false, attestationRevocationListsPath: String? = nil) {
-            self.rpId = rpId; self.rpName = rpName; self.origins = origins; self.relatedOrigins = relatedOrigins
-            self.userVerification = userVerification; self.residentKey = residentKey; self.algorithms = algorithms
-            self.timeoutSeconds = timeoutSeconds; self.attestationPolicy = attestationPolicy; self.allowedAAGUIDs = allowedAAGUIDs
-            self.attestationRootsPath = attestationRootsPath; self.allowCredentialsForAnyCaller = allowCredentialsForAnyCaller
+        public init(
+            rpId: String, rpName: String? = nil, origins: [String], relatedOrigins: [String] = [], userVerification: String = "required",
+            residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
+            attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
+            allowCredentialsForAnyCaller: Bool = false, attestationRevocationListsPath: String? = nil
+        ) {
+            self.rpId = rpId
+            self.rpName = rpName
+            self.origins = origins
+            self.relatedOrigins = relatedOrigins
+            self.userVerification = userVerification
+            self.residentKey = residentKey
+            self.algorithms = algorithms
+            self.timeoutSeconds = timeoutSeconds
+            self.attestationPolicy = attestationPolicy
+            self.allowedAAGUIDs = allowedAAGUIDs
+            self.attestationRootsPath = attestationRootsPath
+            self.allowCredentialsForAnyCaller = allowCredentialsForAnyCaller
             self.attestationRevocationListsPath = attestationRevocationListsPath
         }
 
@@ -66,19 +76,20 @@ extension ServerConfiguration {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = FIDO2(rpId: "", origins: [])
-            self.init(rpId: try c.decode(String.self, forKey: .rpId), rpName: try c.decodeIfPresent(String.self, forKey: .rpName),
-                      origins: try c.decode([String].self, forKey: .origins),
-                      relatedOrigins: try c.decodeIfPresent([String].self, forKey: .relatedOrigins) ?? d.relatedOrigins,
-                      userVerification: try c.decodeIfPresent(String.self, forKey: .userVerification) ?? d.userVerification,
-                      residentKey: try c.decodeIfPresent(String.self, forKey: .residentKey) ?? d.residentKey,
-                      algorithms: try c.decodeIfPresent([String].self, forKey: .algorithms) ?? d.algorithms,
-                      timeoutSeconds: try c.decodeIfPresent(Int.self, forKey: .timeoutSeconds) ?? d.timeoutSeconds,
-                      attestationPolicy: try c.decodeIfPresent(String.self, forKey: .attestationPolicy) ?? d.attestationPolicy,
-                      allowedAAGUIDs: try c.decodeIfPresent([String].self, forKey: .allowedAAGUIDs),
-                      attestationRootsPath: try c.decodeIfPresent(String.self, forKey: .attestationRootsPath),
-                      allowCredentialsForAnyCaller: try c.decodeIfPresent(Bool.self, forKey: .allowCredentialsForAnyCaller)
-                          ?? d.allowCredentialsForAnyCaller,
-                      attestationRevocationListsPath: try c.decodeIfPresent(String.self, forKey: .attestationRevocationListsPath))
+            self.init(
+                rpId: try c.decode(String.self, forKey: .rpId), rpName: try c.decodeIfPresent(String.self, forKey: .rpName),
+                origins: try c.decode([String].self, forKey: .origins),
+                relatedOrigins: try c.decodeIfPresent([String].self, forKey: .relatedOrigins) ?? d.relatedOrigins,
+                userVerification: try c.decodeIfPresent(String.self, forKey: .userVerification) ?? d.userVerification,
+                residentKey: try c.decodeIfPresent(String.self, forKey: .residentKey) ?? d.residentKey,
+                algorithms: try c.decodeIfPresent([String].self, forKey: .algorithms) ?? d.algorithms,
+                timeoutSeconds: try c.decodeIfPresent(Int.self, forKey: .timeoutSeconds) ?? d.timeoutSeconds,
+                attestationPolicy: try c.decodeIfPresent(String.self, forKey: .attestationPolicy) ?? d.attestationPolicy,
+                allowedAAGUIDs: try c.decodeIfPresent([String].self, forKey: .allowedAAGUIDs),
+                attestationRootsPath: try c.decodeIfPresent(String.self, forKey: .attestationRootsPath),
+                allowCredentialsForAnyCaller: try c.decodeIfPresent(Bool.self, forKey: .allowCredentialsForAnyCaller)
+                    ?? d.allowCredentialsForAnyCaller,
+                attestationRevocationListsPath: try c.decodeIfPresent(String.self, forKey: .attestationRevocationListsPath))
         }
 
         /// The algorithm names this server accepts, with their COSE identifiers.
@@ -94,11 +105,15 @@ extension ServerConfiguration {
             guard !origins.isEmpty else { throw invalid("origins must list at least one origin (https://\(rpId))") }
             for origin in origins {
                 if origin.hasPrefix("android:apk-key-hash:") {
-                    guard origin.utf8.count > "android:apk-key-hash:".utf8.count + 20 else { throw invalid("origins: \"\(origin.prefix(80))\" has no key hash") }
+                    guard origin.utf8.count > "android:apk-key-hash:".utf8.count + 20 else {
+                        throw invalid("origins: \"\(origin.prefix(80))\" has no key hash")
+                    }
                     continue
                 }
                 guard let host = Self.host(of: origin, developmentMode: developmentMode) else {
-                    throw invalid("origins: \"\(origin.prefix(80))\" is not an origin (https://host[:port], nothing after it\(developmentMode ? "; http://localhost allowed in development mode" : ""))")
+                    throw invalid(
+                        "origins: \"\(origin.prefix(80))\" is not an origin (https://host[:port], nothing after it\(developmentMode ? "; http://localhost allowed in development mode" : ""))"
+                    )
                 }
                 // The RP ID must be the origin's host or a registrable suffix of it (WebAuthn §5.1.3), or browsers
                 // refuse every ceremony from that page.
@@ -111,11 +126,14 @@ extension ServerConfiguration {
             }
             guard Self.requirements.contains(userVerification) else { throw invalid("userVerification must be required, preferred or discouraged") }
             guard Self.requirements.contains(residentKey) else { throw invalid("residentKey must be required, preferred or discouraged") }
-            guard !algorithms.isEmpty, Set(algorithms).count == algorithms.count, algorithms.allSatisfy({ Self.algorithmIdentifiers[$0] != nil }) else {
+            guard !algorithms.isEmpty, Set(algorithms).count == algorithms.count, algorithms.allSatisfy({ Self.algorithmIdentifiers[$0] != nil })
+            else {
                 throw invalid("algorithms must list each of ES256, EdDSA, ES384, ES512, RS256 at most once, at least one")
             }
             guard (10...3600).contains(timeoutSeconds) else { throw invalid("timeoutSeconds must be 10...3600") }
-            guard Self.attestationPolicies.contains(attestationPolicy) else { throw invalid("attestationPolicy must be passkeys, conformance or enterprise") }
+            guard Self.attestationPolicies.contains(attestationPolicy) else {
+                throw invalid("attestationPolicy must be passkeys, conformance or enterprise")
+            }
             if let allowed = allowedAAGUIDs {
                 guard attestationPolicy == "enterprise" else { throw invalid("allowedAAGUIDs needs attestationPolicy enterprise") }
                 if let bad = allowed.first(where: { AAGUID.bytes($0) == nil }) {
@@ -127,19 +145,24 @@ extension ServerConfiguration {
 
         static func isDomain(_ text: String) -> Bool {
             let labels = text.split(separator: ".", omittingEmptySubsequences: false)
-            return !text.isEmpty && text.utf8.count <= 253 && labels.allSatisfy { label in
-                !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
-                    && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
-            }
+            return !text.isEmpty && text.utf8.count <= 253
+                && labels.allSatisfy { label in
+                    !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                        && label.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+                }
         }
 
         /// The host of an origin `https://host[:port]` (lower case, nothing after the port), or nil. `http://` only for
         /// `localhost` and only under development mode (browsers treat it as a secure context).
         static func host(of origin: String, developmentMode: Bool) -> String? {
             let rest: Substring
-            if origin.hasPrefix("https://") { rest = origin.dropFirst(8) } else if developmentMode, origin.hasPrefix("http://") {
+            if origin.hasPrefix("https://") {
+                rest = origin.dropFirst(8)
+            } else if developmentMode, origin.hasPrefix("http://") {
                 rest = origin.dropFirst(7)
-            } else { return nil }
+            } else {
+                return nil
+            }
             let parts = rest.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             let host = String(parts[0])
             if parts.count == 2 {

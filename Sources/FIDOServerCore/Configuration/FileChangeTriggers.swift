@@ -21,7 +21,10 @@ package enum FileChangeTriggers {
                     while !Task.isCancelled {
                         do { try await Task.sleep(for: interval) } catch { return }
                         let now = stamp()
-                        if now != last { last = now; await reload() }
+                        if now != last {
+                            last = now
+                            await reload()
+                        }
                     }
                 }
             }

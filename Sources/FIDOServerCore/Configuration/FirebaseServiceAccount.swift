@@ -10,7 +10,8 @@ struct FirebaseServiceAccount: Decodable, Sendable {
     var clientEmail: String
     var tokenURI: String?
     package enum CodingKeys: String, CodingKey {
-        case type, projectID = "project_id", privateKeyID = "private_key_id", privateKey = "private_key", clientEmail = "client_email", tokenURI = "token_uri"
+        case type, projectID = "project_id", privateKeyID = "private_key_id", privateKey = "private_key", clientEmail = "client_email", tokenURI =
+            "token_uri"
     }
 
     static func load(path: String) throws -> FirebaseServiceAccount {
@@ -20,10 +21,12 @@ struct FirebaseServiceAccount: Decodable, Sendable {
             throw ServerConfiguration.ConfigurationError.invalid("dispatch.firebase.serviceAccountPath: not a service-account key file (\(error))")
         }
         guard account.type == "service_account", !account.projectID.isEmpty, !account.clientEmail.isEmpty else {
-            throw ServerConfiguration.ConfigurationError.invalid("dispatch.firebase.serviceAccountPath: type must be service_account, with project_id and client_email")
+            throw ServerConfiguration.ConfigurationError.invalid(
+                "dispatch.firebase.serviceAccountPath: type must be service_account, with project_id and client_email")
         }
         do { _ = try Insecure.RSA.PrivateKey(pem: account.privateKey) } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("dispatch.firebase.serviceAccountPath: private_key is not an RSA key of at least 2048 bits (\(error))")
+            throw ServerConfiguration.ConfigurationError.invalid(
+                "dispatch.firebase.serviceAccountPath: private_key is not an RSA key of at least 2048 bits (\(error))")
         }
         return account
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// An IPv4 or IPv6 address as its bytes (4 or 16), with a prefix length: one address (the full length) or a network.
 package struct IPNetwork: Sendable, Equatable {
@@ -28,9 +29,11 @@ package struct IPNetwork: Sendable, Equatable {
     private init(bytes: [UInt8], prefixLength: Int) {
         let mapped: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
         if bytes.count == 16, Array(bytes.prefix(12)) == mapped {
-            self.bytes = Array(bytes.suffix(4)); self.prefixLength = max(0, prefixLength - 96)
+            self.bytes = Array(bytes.suffix(4))
+            self.prefixLength = max(0, prefixLength - 96)
         } else {
-            self.bytes = bytes; self.prefixLength = prefixLength
+            self.bytes = bytes
+            self.prefixLength = prefixLength
         }
     }
 

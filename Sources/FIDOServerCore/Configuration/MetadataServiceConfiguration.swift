@@ -31,10 +31,16 @@ extension ServerConfiguration {
         /// another root. The chain's distribution points are not fetched. None by default.
         public var revocationListsPath: String?
 
-        public init(blob: String, rootCertificatesPath: String, requireCurrent: Bool = false, refreshSeconds: Int = 86400,
-                    trustedCertificatesPath: String? = nil, cachePath: String? = nil, revocationListsPath: String? = nil) {
-            self.blob = blob; self.rootCertificatesPath = rootCertificatesPath; self.requireCurrent = requireCurrent
-            self.refreshSeconds = refreshSeconds; self.trustedCertificatesPath = trustedCertificatesPath; self.cachePath = cachePath
+        public init(
+            blob: String, rootCertificatesPath: String, requireCurrent: Bool = false, refreshSeconds: Int = 86400,
+            trustedCertificatesPath: String? = nil, cachePath: String? = nil, revocationListsPath: String? = nil
+        ) {
+            self.blob = blob
+            self.rootCertificatesPath = rootCertificatesPath
+            self.requireCurrent = requireCurrent
+            self.refreshSeconds = refreshSeconds
+            self.trustedCertificatesPath = trustedCertificatesPath
+            self.cachePath = cachePath
             self.revocationListsPath = revocationListsPath
         }
 
@@ -47,14 +53,16 @@ extension ServerConfiguration {
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            let blob = try c.decode(String.self, forKey: .blob), root = try c.decode(String.self, forKey: .rootCertificatesPath)
+            let blob = try c.decode(String.self, forKey: .blob)
+            let root = try c.decode(String.self, forKey: .rootCertificatesPath)
             let d = MetadataService(blob: blob, rootCertificatesPath: root)
-            self.init(blob: blob, rootCertificatesPath: root,
-                      requireCurrent: try c.decodeIfPresent(Bool.self, forKey: .requireCurrent) ?? d.requireCurrent,
-                      refreshSeconds: try c.decodeIfPresent(Int.self, forKey: .refreshSeconds) ?? d.refreshSeconds,
-                      trustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .trustedCertificatesPath),
-                      cachePath: try c.decodeIfPresent(String.self, forKey: .cachePath),
-                      revocationListsPath: try c.decodeIfPresent(String.self, forKey: .revocationListsPath))
+            self.init(
+                blob: blob, rootCertificatesPath: root,
+                requireCurrent: try c.decodeIfPresent(Bool.self, forKey: .requireCurrent) ?? d.requireCurrent,
+                refreshSeconds: try c.decodeIfPresent(Int.self, forKey: .refreshSeconds) ?? d.refreshSeconds,
+                trustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .trustedCertificatesPath),
+                cachePath: try c.decodeIfPresent(String.self, forKey: .cachePath),
+                revocationListsPath: try c.decodeIfPresent(String.self, forKey: .revocationListsPath))
         }
 
         func validate() throws {
@@ -62,7 +70,9 @@ extension ServerConfiguration {
             if blob.contains("://"), url == nil {
                 throw ConfigurationError.invalid("metadataService.blob must be a file path or an https:// URL, not \(blob)")
             }
-            if cachePath != nil, url == nil { throw ConfigurationError.invalid("metadataService.cachePath needs an https:// blob (a file is its own cache)") }
+            if cachePath != nil, url == nil {
+                throw ConfigurationError.invalid("metadataService.cachePath needs an https:// blob (a file is its own cache)")
+            }
             guard (60...7 * 86400).contains(refreshSeconds) else {
                 throw ConfigurationError.invalid("metadataService.refreshSeconds must be 60...604800")
             }

@@ -24,10 +24,15 @@ extension ServerConfiguration {
         /// A file the `mauth.audit` log stream is appended to, one JSON object a line, instead of standard error.
         public var auditLogPath: String?
 
-        public init(metrics: Bool = true, shutdownDrainSeconds: Int = 0, logFormat: LogFormat = .text, auditRetentionDays: Int = 30,
-                    auditAnonymousEventsPerMinute: Int = 60, auditLogPath: String? = nil) {
-            self.metrics = metrics; self.shutdownDrainSeconds = shutdownDrainSeconds; self.logFormat = logFormat
-            self.auditRetentionDays = auditRetentionDays; self.auditAnonymousEventsPerMinute = auditAnonymousEventsPerMinute
+        public init(
+            metrics: Bool = true, shutdownDrainSeconds: Int = 0, logFormat: LogFormat = .text, auditRetentionDays: Int = 30,
+            auditAnonymousEventsPerMinute: Int = 60, auditLogPath: String? = nil
+        ) {
+            self.metrics = metrics
+            self.shutdownDrainSeconds = shutdownDrainSeconds
+            self.logFormat = logFormat
+            self.auditRetentionDays = auditRetentionDays
+            self.auditAnonymousEventsPerMinute = auditAnonymousEventsPerMinute
             self.auditLogPath = auditLogPath
         }
 
@@ -38,13 +43,14 @@ extension ServerConfiguration {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Observability()
-            self.init(metrics: try c.decodeIfPresent(Bool.self, forKey: .metrics) ?? d.metrics,
-                      shutdownDrainSeconds: try c.decodeIfPresent(Int.self, forKey: .shutdownDrainSeconds) ?? d.shutdownDrainSeconds,
-                      logFormat: try c.decodeIfPresent(LogFormat.self, forKey: .logFormat) ?? d.logFormat,
-                      auditRetentionDays: try c.decodeIfPresent(Int.self, forKey: .auditRetentionDays) ?? d.auditRetentionDays,
-                      auditAnonymousEventsPerMinute: try c.decodeIfPresent(Int.self, forKey: .auditAnonymousEventsPerMinute)
-                          ?? d.auditAnonymousEventsPerMinute,
-                      auditLogPath: try c.decodeIfPresent(String.self, forKey: .auditLogPath))
+            self.init(
+                metrics: try c.decodeIfPresent(Bool.self, forKey: .metrics) ?? d.metrics,
+                shutdownDrainSeconds: try c.decodeIfPresent(Int.self, forKey: .shutdownDrainSeconds) ?? d.shutdownDrainSeconds,
+                logFormat: try c.decodeIfPresent(LogFormat.self, forKey: .logFormat) ?? d.logFormat,
+                auditRetentionDays: try c.decodeIfPresent(Int.self, forKey: .auditRetentionDays) ?? d.auditRetentionDays,
+                auditAnonymousEventsPerMinute: try c.decodeIfPresent(Int.self, forKey: .auditAnonymousEventsPerMinute)
+                    ?? d.auditAnonymousEventsPerMinute,
+                auditLogPath: try c.decodeIfPresent(String.self, forKey: .auditLogPath))
         }
 
         func validate() throws {

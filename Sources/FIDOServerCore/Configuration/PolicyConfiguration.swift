@@ -17,7 +17,9 @@ extension ServerConfiguration {
         public var transaction: Policy?
 
         public init(registration: Policy? = nil, authentication: Policy? = nil, transaction: Policy? = nil) {
-            self.registration = registration; self.authentication = authentication; self.transaction = transaction
+            self.registration = registration
+            self.authentication = authentication
+            self.transaction = transaction
         }
 
         enum CodingKeys: String, CodingKey, CaseIterable { case registration, authentication, transaction }
@@ -64,14 +66,18 @@ extension ServerConfiguration {
             guard criteria != MatchCriteria() else { throw ConfigurationError.invalid("\(path) is empty: it matches every authenticator") }
             let besideAAID = criteria.fieldsNotAllowedBesideAAID
             guard besideAAID.isEmpty else {
-                throw ConfigurationError.invalid("\(path): \(besideAAID.joined(separator: ", ")) may not accompany aaid (uaf-spec §1.5); name the AAIDs alone, or describe the authenticators without aaid")
+                throw ConfigurationError.invalid(
+                    "\(path): \(besideAAID.joined(separator: ", ")) may not accompany aaid (uaf-spec §1.5); name the AAIDs alone, or describe the authenticators without aaid"
+                )
             }
             guard criteria.keyIDs == nil else {
                 throw ConfigurationError.invalid("\(path): keyIDs are added by the server (the user's own keys), not configured")
             }
             if let aaid = criteria.aaid {
                 guard !aaid.isEmpty else { throw ConfigurationError.invalid("\(path).aaid is empty") }
-                if let bad = aaid.first(where: { !AAID.isValid($0) }) { throw ConfigurationError.invalid("\(path).aaid: \"\(bad)\" is not an AAID (VVVV#MMMM)") }
+                if let bad = aaid.first(where: { !AAID.isValid($0) }) {
+                    throw ConfigurationError.invalid("\(path).aaid: \"\(bad)\" is not an AAID (VVVV#MMMM)")
+                }
             }
             if let vendorID = criteria.vendorID {
                 guard !vendorID.isEmpty else { throw ConfigurationError.invalid("\(path).vendorID is empty") }
@@ -79,8 +85,10 @@ extension ServerConfiguration {
                     throw ConfigurationError.invalid("\(path).vendorID: \"\(bad)\" is not 4 hexadecimal digits")
                 }
             }
-            for (name, list) in [("authenticationAlgorithms", criteria.authenticationAlgorithms.map { $0.map(String.init) }),
-                                 ("assertionSchemes", criteria.assertionSchemes), ("attestationTypes", criteria.attestationTypes.map { $0.map(String.init) })] {
+            for (name, list) in [
+                ("authenticationAlgorithms", criteria.authenticationAlgorithms.map { $0.map(String.init) }),
+                ("assertionSchemes", criteria.assertionSchemes), ("attestationTypes", criteria.attestationTypes.map { $0.map(String.init) }),
+            ] {
                 if let list, list.isEmpty { throw ConfigurationError.invalid("\(path).\(name) is empty: it matches no authenticator") }
             }
         }

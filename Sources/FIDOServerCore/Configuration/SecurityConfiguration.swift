@@ -18,7 +18,9 @@ extension ServerConfiguration {
         public var internalDispatchNetworks: [String]
 
         public init(developmentMode: Bool = false, jwt: JWT? = nil, trustedProxy: TrustedProxy? = nil, internalDispatchNetworks: [String] = []) {
-            self.developmentMode = developmentMode; self.jwt = jwt; self.trustedProxy = trustedProxy
+            self.developmentMode = developmentMode
+            self.jwt = jwt
+            self.trustedProxy = trustedProxy
             self.internalDispatchNetworks = internalDispatchNetworks
         }
 
@@ -50,32 +52,43 @@ extension ServerConfiguration {
             /// Leeway for `exp` and `nbf`, in seconds (0...300).
             public var clockSkewSeconds: Int
 
-            public init(jwksPath: String? = nil, publicKeyPaths: [String] = [], issuer: String, audience: String,
-                        subjectClaim: String = "sub", adminScope: String? = nil, operatorScope: String? = nil, clockSkewSeconds: Int = 60,
-                        jwksURL: String? = nil, jwksRefreshSeconds: Int = 300, jwksTrustedCertificatesPath: String? = nil) {
-                self.jwksPath = jwksPath; self.publicKeyPaths = publicKeyPaths; self.issuer = issuer; self.audience = audience
-                self.subjectClaim = subjectClaim; self.adminScope = adminScope; self.operatorScope = operatorScope
+            public init(
+                jwksPath: String? = nil, publicKeyPaths: [String] = [], issuer: String, audience: String,
+                subjectClaim: String = "sub", adminScope: String? = nil, operatorScope: String? = nil, clockSkewSeconds: Int = 60,
+                jwksURL: String? = nil, jwksRefreshSeconds: Int = 300, jwksTrustedCertificatesPath: String? = nil
+            ) {
+                self.jwksPath = jwksPath
+                self.publicKeyPaths = publicKeyPaths
+                self.issuer = issuer
+                self.audience = audience
+                self.subjectClaim = subjectClaim
+                self.adminScope = adminScope
+                self.operatorScope = operatorScope
                 self.clockSkewSeconds = clockSkewSeconds
-                self.jwksURL = jwksURL; self.jwksRefreshSeconds = jwksRefreshSeconds; self.jwksTrustedCertificatesPath = jwksTrustedCertificatesPath
+                self.jwksURL = jwksURL
+                self.jwksRefreshSeconds = jwksRefreshSeconds
+                self.jwksTrustedCertificatesPath = jwksTrustedCertificatesPath
             }
 
             package enum CodingKeys: String, CodingKey, CaseIterable {
-                case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, operatorScope, clockSkewSeconds, jwksURL, jwksRefreshSeconds
+                case jwksPath, publicKeyPaths, issuer, audience, subjectClaim, adminScope, operatorScope, clockSkewSeconds, jwksURL,
+                    jwksRefreshSeconds
                 case jwksTrustedCertificatesPath
             }
             public init(from decoder: any Decoder) throws {
                 try decoder.refuseUnknownKeys(CodingKeys.self)
                 let c = try decoder.container(keyedBy: CodingKeys.self)
-                self.init(jwksPath: try c.decodeIfPresent(String.self, forKey: .jwksPath),
-                          publicKeyPaths: try c.decodeIfPresent([String].self, forKey: .publicKeyPaths) ?? [],
-                          issuer: try c.decode(String.self, forKey: .issuer), audience: try c.decode(String.self, forKey: .audience),
-                          subjectClaim: try c.decodeIfPresent(String.self, forKey: .subjectClaim) ?? "sub",
-                          adminScope: try c.decodeIfPresent(String.self, forKey: .adminScope),
-                          operatorScope: try c.decodeIfPresent(String.self, forKey: .operatorScope),
-                          clockSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .clockSkewSeconds) ?? 60,
-                          jwksURL: try c.decodeIfPresent(String.self, forKey: .jwksURL),
-                          jwksRefreshSeconds: try c.decodeIfPresent(Int.self, forKey: .jwksRefreshSeconds) ?? 300,
-                          jwksTrustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .jwksTrustedCertificatesPath))
+                self.init(
+                    jwksPath: try c.decodeIfPresent(String.self, forKey: .jwksPath),
+                    publicKeyPaths: try c.decodeIfPresent([String].self, forKey: .publicKeyPaths) ?? [],
+                    issuer: try c.decode(String.self, forKey: .issuer), audience: try c.decode(String.self, forKey: .audience),
+                    subjectClaim: try c.decodeIfPresent(String.self, forKey: .subjectClaim) ?? "sub",
+                    adminScope: try c.decodeIfPresent(String.self, forKey: .adminScope),
+                    operatorScope: try c.decodeIfPresent(String.self, forKey: .operatorScope),
+                    clockSkewSeconds: try c.decodeIfPresent(Int.self, forKey: .clockSkewSeconds) ?? 60,
+                    jwksURL: try c.decodeIfPresent(String.self, forKey: .jwksURL),
+                    jwksRefreshSeconds: try c.decodeIfPresent(Int.self, forKey: .jwksRefreshSeconds) ?? 300,
+                    jwksTrustedCertificatesPath: try c.decodeIfPresent(String.self, forKey: .jwksTrustedCertificatesPath))
             }
         }
 
@@ -84,7 +97,10 @@ extension ServerConfiguration {
             public var header: String
             /// Peer IP addresses the header is honoured from; from anyone else it is ignored.
             public var addresses: [String]
-            public init(header: String, addresses: [String]) { self.header = header; self.addresses = addresses }
+            public init(header: String, addresses: [String]) {
+                self.header = header
+                self.addresses = addresses
+            }
             package enum CodingKeys: String, CodingKey, CaseIterable { case header, addresses }
             public init(from decoder: any Decoder) throws {
                 try decoder.refuseUnknownKeys(CodingKeys.self)
@@ -97,10 +113,11 @@ extension ServerConfiguration {
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            self.init(developmentMode: try c.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? false,
-                      jwt: try c.decodeIfPresent(JWT.self, forKey: .jwt),
-                      trustedProxy: try c.decodeIfPresent(TrustedProxy.self, forKey: .trustedProxy),
-                      internalDispatchNetworks: try c.decodeIfPresent([String].self, forKey: .internalDispatchNetworks) ?? [])
+            self.init(
+                developmentMode: try c.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? false,
+                jwt: try c.decodeIfPresent(JWT.self, forKey: .jwt),
+                trustedProxy: try c.decodeIfPresent(TrustedProxy.self, forKey: .trustedProxy),
+                internalDispatchNetworks: try c.decodeIfPresent([String].self, forKey: .internalDispatchNetworks) ?? [])
         }
 
         func validate() throws {
@@ -131,7 +148,8 @@ extension ServerConfiguration {
                 }
             }
             for network in internalDispatchNetworks where IPNetwork(network) == nil {
-                throw ConfigurationError.invalid("authorization.internalDispatchNetworks: \(network) is not an IP address or network (address/prefix)")
+                throw ConfigurationError.invalid(
+                    "authorization.internalDispatchNetworks: \(network) is not an IP address or network (address/prefix)")
             }
         }
 
@@ -140,7 +158,9 @@ extension ServerConfiguration {
         func checkInternalNetworks(against proxies: [String]) throws {
             for network in internalDispatchNetworks.compactMap(IPNetwork.init) {
                 if let proxy = proxies.first(where: { IPNetwork($0).map { network.contains($0) || $0.contains(network) } ?? false }) {
-                    throw ConfigurationError.invalid("authorization.internalDispatchNetworks: \(network.address)/\(network.prefixLength) holds the proxy \(proxy), whose connections carry other clients' requests")
+                    throw ConfigurationError.invalid(
+                        "authorization.internalDispatchNetworks: \(network.address)/\(network.prefixLength) holds the proxy \(proxy), whose connections carry other clients' requests"
+                    )
                 }
             }
         }
@@ -166,10 +186,16 @@ extension ServerConfiguration {
         /// stolen device must not enrol the thief's key.
         public var recentAuthenticationSeconds: Int
 
-        public init(signingKeyPath: String? = nil, issuer: String? = nil, audience: String? = nil, tokenLifetimeSeconds: Int = 300,
-                    sessionLifetimeSeconds: Int = 3600, cookieName: String = "mauth_session", recentAuthenticationSeconds: Int = 300) {
-            self.signingKeyPath = signingKeyPath; self.issuer = issuer; self.audience = audience
-            self.tokenLifetimeSeconds = tokenLifetimeSeconds; self.sessionLifetimeSeconds = sessionLifetimeSeconds; self.cookieName = cookieName
+        public init(
+            signingKeyPath: String? = nil, issuer: String? = nil, audience: String? = nil, tokenLifetimeSeconds: Int = 300,
+            sessionLifetimeSeconds: Int = 3600, cookieName: String = "mauth_session", recentAuthenticationSeconds: Int = 300
+        ) {
+            self.signingKeyPath = signingKeyPath
+            self.issuer = issuer
+            self.audience = audience
+            self.tokenLifetimeSeconds = tokenLifetimeSeconds
+            self.sessionLifetimeSeconds = sessionLifetimeSeconds
+            self.cookieName = cookieName
             self.recentAuthenticationSeconds = recentAuthenticationSeconds
         }
 
@@ -180,16 +206,19 @@ extension ServerConfiguration {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Tokens()
-            self.init(signingKeyPath: try c.decodeIfPresent(String.self, forKey: .signingKeyPath),
-                      issuer: try c.decodeIfPresent(String.self, forKey: .issuer), audience: try c.decodeIfPresent(String.self, forKey: .audience),
-                      tokenLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds,
-                      sessionLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .sessionLifetimeSeconds) ?? d.sessionLifetimeSeconds,
-                      cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? d.cookieName,
-                      recentAuthenticationSeconds: try c.decodeIfPresent(Int.self, forKey: .recentAuthenticationSeconds) ?? d.recentAuthenticationSeconds)
+            self.init(
+                signingKeyPath: try c.decodeIfPresent(String.self, forKey: .signingKeyPath),
+                issuer: try c.decodeIfPresent(String.self, forKey: .issuer), audience: try c.decodeIfPresent(String.self, forKey: .audience),
+                tokenLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .tokenLifetimeSeconds) ?? d.tokenLifetimeSeconds,
+                sessionLifetimeSeconds: try c.decodeIfPresent(Int.self, forKey: .sessionLifetimeSeconds) ?? d.sessionLifetimeSeconds,
+                cookieName: try c.decodeIfPresent(String.self, forKey: .cookieName) ?? d.cookieName,
+                recentAuthenticationSeconds: try c.decodeIfPresent(Int.self, forKey: .recentAuthenticationSeconds) ?? d.recentAuthenticationSeconds)
         }
 
         func validate() throws {
-            guard (10...86_400).contains(tokenLifetimeSeconds) else { throw ConfigurationError.invalid("tokens.tokenLifetimeSeconds must be 10...86400") }
+            guard (10...86_400).contains(tokenLifetimeSeconds) else {
+                throw ConfigurationError.invalid("tokens.tokenLifetimeSeconds must be 10...86400")
+            }
             guard (10...86_400).contains(recentAuthenticationSeconds) else {
                 throw ConfigurationError.invalid("tokens.recentAuthenticationSeconds must be 10...86400")
             }
@@ -244,18 +273,25 @@ extension ServerConfiguration {
         /// it bounds what one user makes the server store and read on every sign-in options request.
         public var passkeysPerUser: Int
 
-        public init(requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
-                    idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
-                    statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096,
-                    qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64, dispatchesPerTargetPerMinute: Int = 10,
-                    maximumConnectionsPerAddress: Int = 64, handshakeDeadlineSeconds: Int = 10, passkeysPerUser: Int = 32) {
-            self.requestsPerMinutePerAddress = requestsPerMinutePerAddress; self.ipv6PrefixLength = ipv6PrefixLength
+        public init(
+            requestsPerMinutePerAddress: Int = 1200, ipv6PrefixLength: Int = 64, outstandingRequestsPerUsername: Int = 10,
+            idleTimeoutSeconds: Int = 30, requestDeadlineSeconds: Int = 15, maximumConnections: Int = 4096,
+            statusRetentionSeconds: Int = 600, anonymousContextBytes: Int = 4096,
+            qrRenderingsAtOnce: Int = 0, qrRenderingsWaiting: Int = 64, dispatchesPerTargetPerMinute: Int = 10,
+            maximumConnectionsPerAddress: Int = 64, handshakeDeadlineSeconds: Int = 10, passkeysPerUser: Int = 32
+        ) {
+            self.requestsPerMinutePerAddress = requestsPerMinutePerAddress
+            self.ipv6PrefixLength = ipv6PrefixLength
             self.outstandingRequestsPerUsername = outstandingRequestsPerUsername
-            self.idleTimeoutSeconds = idleTimeoutSeconds; self.requestDeadlineSeconds = requestDeadlineSeconds
-            self.maximumConnections = maximumConnections; self.statusRetentionSeconds = statusRetentionSeconds
-            self.maximumConnectionsPerAddress = maximumConnectionsPerAddress; self.handshakeDeadlineSeconds = handshakeDeadlineSeconds
+            self.idleTimeoutSeconds = idleTimeoutSeconds
+            self.requestDeadlineSeconds = requestDeadlineSeconds
+            self.maximumConnections = maximumConnections
+            self.statusRetentionSeconds = statusRetentionSeconds
+            self.maximumConnectionsPerAddress = maximumConnectionsPerAddress
+            self.handshakeDeadlineSeconds = handshakeDeadlineSeconds
             self.anonymousContextBytes = anonymousContextBytes
-            self.qrRenderingsAtOnce = qrRenderingsAtOnce; self.qrRenderingsWaiting = qrRenderingsWaiting
+            self.qrRenderingsAtOnce = qrRenderingsAtOnce
+            self.qrRenderingsWaiting = qrRenderingsWaiting
             self.dispatchesPerTargetPerMinute = dispatchesPerTargetPerMinute
             self.passkeysPerUser = passkeysPerUser
         }
@@ -269,20 +305,24 @@ extension ServerConfiguration {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             let d = Limits()
-            self.init(requestsPerMinutePerAddress: try c.decodeIfPresent(Int.self, forKey: .requestsPerMinutePerAddress) ?? d.requestsPerMinutePerAddress,
-                      ipv6PrefixLength: try c.decodeIfPresent(Int.self, forKey: .ipv6PrefixLength) ?? d.ipv6PrefixLength,
-                      outstandingRequestsPerUsername: try c.decodeIfPresent(Int.self, forKey: .outstandingRequestsPerUsername) ?? d.outstandingRequestsPerUsername,
-                      idleTimeoutSeconds: try c.decodeIfPresent(Int.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds,
-                      requestDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .requestDeadlineSeconds) ?? d.requestDeadlineSeconds,
-                      maximumConnections: try c.decodeIfPresent(Int.self, forKey: .maximumConnections) ?? d.maximumConnections,
-                      statusRetentionSeconds: try c.decodeIfPresent(Int.self, forKey: .statusRetentionSeconds) ?? d.statusRetentionSeconds,
-                      anonymousContextBytes: try c.decodeIfPresent(Int.self, forKey: .anonymousContextBytes) ?? d.anonymousContextBytes,
-                      qrRenderingsAtOnce: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsAtOnce) ?? d.qrRenderingsAtOnce,
-                      qrRenderingsWaiting: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsWaiting) ?? d.qrRenderingsWaiting,
-                      dispatchesPerTargetPerMinute: try c.decodeIfPresent(Int.self, forKey: .dispatchesPerTargetPerMinute) ?? d.dispatchesPerTargetPerMinute,
-                      maximumConnectionsPerAddress: try c.decodeIfPresent(Int.self, forKey: .maximumConnectionsPerAddress) ?? d.maximumConnectionsPerAddress,
-                      handshakeDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .handshakeDeadlineSeconds) ?? d.handshakeDeadlineSeconds,
-                      passkeysPerUser: try c.decodeIfPresent(Int.self, forKey: .passkeysPerUser) ?? d.passkeysPerUser)
+            self.init(
+                requestsPerMinutePerAddress: try c.decodeIfPresent(Int.self, forKey: .requestsPerMinutePerAddress) ?? d.requestsPerMinutePerAddress,
+                ipv6PrefixLength: try c.decodeIfPresent(Int.self, forKey: .ipv6PrefixLength) ?? d.ipv6PrefixLength,
+                outstandingRequestsPerUsername: try c.decodeIfPresent(Int.self, forKey: .outstandingRequestsPerUsername)
+                    ?? d.outstandingRequestsPerUsername,
+                idleTimeoutSeconds: try c.decodeIfPresent(Int.self, forKey: .idleTimeoutSeconds) ?? d.idleTimeoutSeconds,
+                requestDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .requestDeadlineSeconds) ?? d.requestDeadlineSeconds,
+                maximumConnections: try c.decodeIfPresent(Int.self, forKey: .maximumConnections) ?? d.maximumConnections,
+                statusRetentionSeconds: try c.decodeIfPresent(Int.self, forKey: .statusRetentionSeconds) ?? d.statusRetentionSeconds,
+                anonymousContextBytes: try c.decodeIfPresent(Int.self, forKey: .anonymousContextBytes) ?? d.anonymousContextBytes,
+                qrRenderingsAtOnce: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsAtOnce) ?? d.qrRenderingsAtOnce,
+                qrRenderingsWaiting: try c.decodeIfPresent(Int.self, forKey: .qrRenderingsWaiting) ?? d.qrRenderingsWaiting,
+                dispatchesPerTargetPerMinute: try c.decodeIfPresent(Int.self, forKey: .dispatchesPerTargetPerMinute)
+                    ?? d.dispatchesPerTargetPerMinute,
+                maximumConnectionsPerAddress: try c.decodeIfPresent(Int.self, forKey: .maximumConnectionsPerAddress)
+                    ?? d.maximumConnectionsPerAddress,
+                handshakeDeadlineSeconds: try c.decodeIfPresent(Int.self, forKey: .handshakeDeadlineSeconds) ?? d.handshakeDeadlineSeconds,
+                passkeysPerUser: try c.decodeIfPresent(Int.self, forKey: .passkeysPerUser) ?? d.passkeysPerUser)
         }
 
         func validate() throws {
@@ -292,12 +332,18 @@ extension ServerConfiguration {
                 throw ConfigurationError.invalid("limits.outstandingRequestsPerUsername must be 1...1000")
             }
             guard (1...3600).contains(idleTimeoutSeconds) else { throw ConfigurationError.invalid("limits.idleTimeoutSeconds must be 1...3600") }
-            guard (1...300).contains(requestDeadlineSeconds) else { throw ConfigurationError.invalid("limits.requestDeadlineSeconds must be 1...300") }
-            guard (1...1_000_000).contains(maximumConnections) else { throw ConfigurationError.invalid("limits.maximumConnections must be 1...1000000") }
+            guard (1...300).contains(requestDeadlineSeconds) else {
+                throw ConfigurationError.invalid("limits.requestDeadlineSeconds must be 1...300")
+            }
+            guard (1...1_000_000).contains(maximumConnections) else {
+                throw ConfigurationError.invalid("limits.maximumConnections must be 1...1000000")
+            }
             guard (1...1_000_000).contains(maximumConnectionsPerAddress) else {
                 throw ConfigurationError.invalid("limits.maximumConnectionsPerAddress must be 1...1000000")
             }
-            guard (1...300).contains(handshakeDeadlineSeconds) else { throw ConfigurationError.invalid("limits.handshakeDeadlineSeconds must be 1...300") }
+            guard (1...300).contains(handshakeDeadlineSeconds) else {
+                throw ConfigurationError.invalid("limits.handshakeDeadlineSeconds must be 1...300")
+            }
             guard (1...1000).contains(passkeysPerUser) else { throw ConfigurationError.invalid("limits.passkeysPerUser must be 1...1000") }
             guard (60...604_800).contains(statusRetentionSeconds) else {
                 throw ConfigurationError.invalid("limits.statusRetentionSeconds must be 60...604800")

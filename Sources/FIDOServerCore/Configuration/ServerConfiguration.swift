@@ -1,6 +1,6 @@
 import Foundation
-import Primitives
 import NevisProtocol
+import Primitives
 import UAF
 
 /// Everything the server needs, from one JSON file plus `MAUTH_*` environment overrides. The defaults give a
@@ -19,7 +19,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         /// replaced because its key leaked.
         public var previousCertificateSeconds: Int
         public init(certificatePath: String? = nil, privateKeyPath: String? = nil, previousCertificateSeconds: Int = 600) {
-            self.certificatePath = certificatePath; self.privateKeyPath = privateKeyPath
+            self.certificatePath = certificatePath
+            self.privateKeyPath = privateKeyPath
             self.previousCertificateSeconds = previousCertificateSeconds
         }
         /// Without a certificate: make a new development certificate even if a good one is kept beside the SQLite
@@ -29,9 +30,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            self.init(certificatePath: try c.decodeIfPresent(String.self, forKey: .certificatePath),
-                      privateKeyPath: try c.decodeIfPresent(String.self, forKey: .privateKeyPath),
-                      previousCertificateSeconds: try c.decodeIfPresent(Int.self, forKey: .previousCertificateSeconds) ?? TLS().previousCertificateSeconds)
+            self.init(
+                certificatePath: try c.decodeIfPresent(String.self, forKey: .certificatePath),
+                privateKeyPath: try c.decodeIfPresent(String.self, forKey: .privateKeyPath),
+                previousCertificateSeconds: try c.decodeIfPresent(Int.self, forKey: .previousCertificateSeconds) ?? TLS().previousCertificateSeconds)
         }
     }
 
@@ -126,19 +128,29 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// Passkeys beside UAF (nevisFIDO's FIDO2 API); off when absent.
     public var fido2: FIDO2?
 
-    public init(host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
-                facets: [String] = [], metadataPath: String? = nil,
-                database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
-                rejectCounterRegression: Bool = true, authorization: Authorization = Authorization(),
-                tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true, dispatch: Dispatch = Dispatch(),
-                observability: Observability = Observability()) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
+        facets: [String] = [], metadataPath: String? = nil,
+        database: Database = .sqlite(path: "mauth-data/mauth.sqlite"), requestLifetimeSeconds: Int = 300,
+        rejectCounterRegression: Bool = true, authorization: Authorization = Authorization(),
+        tokens: Tokens = Tokens(), limits: Limits = Limits(), checkChannelBinding: Bool = true, dispatch: Dispatch = Dispatch(),
+        observability: Observability = Observability()
+    ) {
         self.dispatch = dispatch
         self.observability = observability
         self.checkChannelBinding = checkChannelBinding
-        self.host = host; self.port = port; self.tls = tls; self.appID = appID; self.facets = facets
-        self.metadataPath = metadataPath; self.database = database; self.requestLifetimeSeconds = requestLifetimeSeconds
-        self.rejectCounterRegression = rejectCounterRegression; self.authorization = authorization
-        self.tokens = tokens; self.limits = limits
+        self.host = host
+        self.port = port
+        self.tls = tls
+        self.appID = appID
+        self.facets = facets
+        self.metadataPath = metadataPath
+        self.database = database
+        self.requestLifetimeSeconds = requestLifetimeSeconds
+        self.rejectCounterRegression = rejectCounterRegression
+        self.authorization = authorization
+        self.tokens = tokens
+        self.limits = limits
     }
 
     public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
@@ -168,8 +180,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         // The resolved path and the inode tell a swap even when the new file has the old one's size and time.
         let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         let attributes = try? FileManager.default.attributesOfItem(atPath: resolved)
-        return [resolved, "\(attributes?[.systemFileNumber] ?? 0)",
-                "\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)", "\(attributes?[.size] ?? 0)"]
+        return [
+            resolved, "\(attributes?[.systemFileNumber] ?? 0)",
+            "\((attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)", "\(attributes?[.size] ?? 0)",
+        ]
     }
 
     package static func readFile(_ path: String, setting: String) throws -> Data {
@@ -203,7 +217,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
                 throw ConfigurationError.invalid("MAUTH_METADATA_BLOB needs MAUTH_METADATA_BLOB_ROOT (the PEM root its signature must lead to)")
             }
             var service = configuration.metadataService ?? MetadataService(blob: blob, rootCertificatesPath: root)
-            service.blob = blob; service.rootCertificatesPath = root
+            service.blob = blob
+            service.rootCertificatesPath = root
             configuration.metadataService = service
         }
         if let facetsPath = environment["MAUTH_FACETS_FILE"] { configuration.facetsPath = facetsPath }
@@ -213,16 +228,21 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         }
         if let jwks = environment["MAUTH_JWT_JWKS"] {
             guard let issuer = environment["MAUTH_JWT_ISSUER"] ?? configuration.authorization.jwt?.issuer,
-                  let audience = environment["MAUTH_JWT_AUDIENCE"] ?? configuration.authorization.jwt?.audience else {
+                let audience = environment["MAUTH_JWT_AUDIENCE"] ?? configuration.authorization.jwt?.audience
+            else {
                 throw ConfigurationError.invalid("MAUTH_JWT_JWKS needs MAUTH_JWT_ISSUER and MAUTH_JWT_AUDIENCE")
             }
             var jwt = configuration.authorization.jwt ?? .init(issuer: issuer, audience: audience)
-            jwt.jwksPath = jwks; jwt.issuer = issuer; jwt.audience = audience
+            jwt.jwksPath = jwks
+            jwt.issuer = issuer
+            jwt.audience = audience
             configuration.authorization.jwt = jwt
         }
         if let key = environment["MAUTH_TOKEN_SIGNING_KEY"] { configuration.tokens.signingKeyPath = key }
         if let format = environment["MAUTH_LOG_FORMAT"] {
-            guard let value = Observability.LogFormat(rawValue: format) else { throw ConfigurationError.invalid("MAUTH_LOG_FORMAT=\(format): text or json") }
+            guard let value = Observability.LogFormat(rawValue: format) else {
+                throw ConfigurationError.invalid("MAUTH_LOG_FORMAT=\(format): text or json")
+            }
             configuration.observability.logFormat = value
         }
         if let path = environment["MAUTH_AUDIT_LOG"] { configuration.observability.auditLogPath = path }
@@ -248,29 +268,37 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             resolve(&value)
             path = value
         }
-        resolve(&tls.certificatePath); resolve(&tls.privateKeyPath)
-        resolve(&facetsPath); resolve(&metadataPath)
+        resolve(&tls.certificatePath)
+        resolve(&tls.privateKeyPath)
+        resolve(&facetsPath)
+        resolve(&metadataPath)
         if case .sqlite(var file) = database, database != ServerConfiguration().database {
             resolve(&file)
             database = .sqlite(path: file)
         }
         if var jwt = authorization.jwt {
-            resolve(&jwt.jwksPath); resolve(&jwt.jwksTrustedCertificatesPath)
+            resolve(&jwt.jwksPath)
+            resolve(&jwt.jwksTrustedCertificatesPath)
             for index in jwt.publicKeyPaths.indices { resolve(&jwt.publicKeyPaths[index]) }
             authorization.jwt = jwt
         }
         resolve(&tokens.signingKeyPath)
         if var firebase = dispatch.firebase {
-            resolve(&firebase.serviceAccountPath); resolve(&firebase.trustedCertificatesPath)
+            resolve(&firebase.serviceAccountPath)
+            resolve(&firebase.trustedCertificatesPath)
             dispatch.firebase = firebase
         }
         if var service = metadataService {
             if !service.blob.lowercased().hasPrefix("https://") { resolve(&service.blob) }
-            resolve(&service.rootCertificatesPath); resolve(&service.trustedCertificatesPath)
+            resolve(&service.rootCertificatesPath)
+            resolve(&service.trustedCertificatesPath)
             metadataService = service
         }
         resolve(&observability.auditLogPath)
-        if var fido2 { resolve(&fido2.attestationRootsPath); self.fido2 = fido2 }
+        if var fido2 {
+            resolve(&fido2.attestationRootsPath)
+            self.fido2 = fido2
+        }
     }
 
     /// Refuses a server that would trust no app: without `facets` or `facetsPath` every response fails the facet
@@ -278,7 +306,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// mode may start without them. Checked when the server is built, after every source of settings applied.
     public func checkTrustedFacets() throws {
         guard facets.isEmpty, facetsPath == nil, !authorization.developmentMode else { return }
-        throw ConfigurationError.invalid("no trusted facets: set facets (MAUTH_FACETS) or facetsPath (MAUTH_FACETS_FILE) to the facet IDs of the apps that may use this server; only authorization.developmentMode starts without them")
+        throw ConfigurationError.invalid(
+            "no trusted facets: set facets (MAUTH_FACETS) or facetsPath (MAUTH_FACETS_FILE) to the facet IDs of the apps that may use this server; only authorization.developmentMode starts without them"
+        )
     }
 
     public func validate() throws {
@@ -303,7 +333,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         let known: Set<Version> = [.uaf10, .uaf11, .uaf12]
         let parsed = acceptedVersions.compactMap { Version($0) }
         guard !acceptedVersions.isEmpty, parsed.count == acceptedVersions.count, Set(parsed).count == parsed.count,
-              parsed.allSatisfy(known.contains), acceptedVersions.allSatisfy({ $0 == Version($0)?.description }) else {
+            parsed.allSatisfy(known.contains), acceptedVersions.allSatisfy({ $0 == Version($0)?.description })
+        else {
             throw ConfigurationError.invalid("acceptedVersions must list 1.0, 1.1 or 1.2, each once, not \(acceptedVersions)")
         }
         if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") }
@@ -323,7 +354,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     }
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
-        case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds, rejectCounterRegression
+        case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds,
+            rejectCounterRegression
         case zeroCounterAAIDs, metadataService, acceptedVersions, policies
         case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite, fido2
     }
@@ -364,8 +396,11 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(host, forKey: .host); try c.encode(port, forKey: .port); try c.encode(tls, forKey: .tls)
-        try c.encodeIfPresent(appID, forKey: .appID); try c.encode(facets, forKey: .facets)
+        try c.encode(host, forKey: .host)
+        try c.encode(port, forKey: .port)
+        try c.encode(tls, forKey: .tls)
+        try c.encodeIfPresent(appID, forKey: .appID)
+        try c.encode(facets, forKey: .facets)
         try c.encodeIfPresent(facetsPath, forKey: .facetsPath)
         try c.encodeIfPresent(metadataPath, forKey: .metadataPath)
         try c.encodeIfPresent(metadataJSON, forKey: .metadataJSON)
@@ -400,8 +435,11 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             guard FileManager.default.fileExists(atPath: metadataPath, isDirectory: &isDirectory) else {
                 throw ConfigurationError.unreadable("metadataPath \(metadataPath): no such file or directory")
             }
-            let files = isDirectory.boolValue
-                ? try FileManager.default.contentsOfDirectory(atPath: metadataPath).filter { !$0.hasPrefix(".") }.sorted().map { "\(metadataPath)/\($0)" }
+            let files =
+                isDirectory.boolValue
+                ? try FileManager.default.contentsOfDirectory(atPath: metadataPath).filter { !$0.hasPrefix(".") }.sorted().map {
+                    "\(metadataPath)/\($0)"
+                }
                 : [metadataPath]
             for file in files {
                 documents.append((file, try Self.readFile(file, setting: "metadataPath")))

@@ -15,12 +15,15 @@ public final class TrustedFacetsSource: Sendable {
 
     /// Fixed facets (no file).
     public init(facets: [String]) {
-        current = NIOLockedValueBox(facets); path = nil; allowWildcards = true
+        current = NIOLockedValueBox(facets)
+        path = nil
+        allowWildcards = true
     }
 
     /// Facets from `path`; fails if the file cannot be loaded at start-up.
     public init(path: String, allowWildcards: Bool) throws {
-        self.path = path; self.allowWildcards = allowWildcards
+        self.path = path
+        self.allowWildcards = allowWildcards
         current = NIOLockedValueBox(try Self.read(path, allowWildcards: allowWildcards))
     }
 
@@ -80,7 +83,8 @@ package struct TrustedFacetsWatcher: Service {
 
     package func run() async throws {
         guard let path = source.path else { return }
-        let source = source, logger = logger
+        let source = source
+        let logger = logger
         // Ends when the service is cancelled at graceful shutdown.
         await cancelWhenGracefulShutdown {
             await FileChangeTriggers.run(paths: [path], interval: interval, handleSignals: handleSignals) { source.reload(logger: logger) }

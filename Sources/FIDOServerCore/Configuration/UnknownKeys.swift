@@ -35,7 +35,8 @@ extension Decoder {
 
     /// Levenshtein distance (insertions, deletions, substitutions), for the suggestion.
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         // previous[j]: the distance between the first i - 1 characters of a and the first j of b.
         var previous = Array(0...b.count)
         for (i, character) in a.enumerated() {

@@ -2,11 +2,11 @@ import AsyncHTTPClient
 import Foundation
 import JWTKit
 import Logging
-import ServiceLifecycle
 import NIOCore
 import NIOFoundationCompat
 import NIOSSL
 import Primitives
+import ServiceLifecycle
 
 /// The Firebase Cloud Messaging HTTP v1 dispatcher (server-api §E.3): an OAuth 2.0 access token from the
 /// service-account flow (an RS256 JWT assertion exchanged at the token endpoint, RFC 7523), cached until shortly
@@ -36,8 +36,10 @@ package actor FirebaseDispatcher {
     private var cached: (token: String, expires: Date)?
     private var keysLoaded = false
 
-    package init(configuration: ServerConfiguration.Dispatch.Firebase, logger: Logger,
-                 clock: @escaping @Sendable () -> Date) throws {
+    package init(
+        configuration: ServerConfiguration.Dispatch.Firebase, logger: Logger,
+        clock: @escaping @Sendable () -> Date
+    ) throws {
         self.configuration = configuration
         account = try FirebaseServiceAccount.load(path: configuration.serviceAccountPath)
         tokenURL = configuration.tokenURL ?? account.tokenURI ?? Self.defaultTokenURL
@@ -49,7 +51,8 @@ package actor FirebaseDispatcher {
         var httpConfiguration = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: .seconds(15)))
         httpConfiguration.redirectConfiguration = .disallow
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
-        self.logger = logger; self.clock = clock
+        self.logger = logger
+        self.clock = clock
     }
 
     package func shutdown() async { try? await client.shutdown() }
@@ -68,23 +71,33 @@ package actor FirebaseDispatcher {
         let now = clock()
         if let cached, cached.expires > now { return cached.token }
         if !keysLoaded {
-            await keys.add(rsa: try Insecure.RSA.PrivateKey(pem: account.privateKey), digestAlgorithm: .sha256,
-                           kid: account.privateKeyID.map { JWKIdentifier(string: $0) })
+            await keys.add(
+                rsa: try Insecure.RSA.PrivateKey(pem: account.privateKey), digestAlgorithm: .sha256,
+                kid: account.privateKeyID.map { JWKIdentifier(string: $0) })
             keysLoaded = true
         }
         var header = JWTHeader()
         header.typ = "JWT"
-        let assertion = try await keys.sign(Assertion(iss: account.clientEmail, scope: Self.scope, aud: tokenURL, iat: .init(value: now),
-                                                      exp: .init(value: now.addingTimeInterval(3600))),
-                                            kid: account.privateKeyID.map { JWKIdentifier(string: $0) }, header: header)
+        let assertion = try await keys.sign(
+            Assertion(
+                iss: account.clientEmail, scope: Self.scope, aud: tokenURL, iat: .init(value: now),
+                exp: .init(value: now.addingTimeInterval(3600))),
+            kid: account.privateKeyID.map { JWKIdentifier(string: $0) }, header: header)
         var request = HTTPClientRequest(url: tokenURL)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: "grant_type=\(Text.percentEncoded("urn:ietf:params:oauth:grant-type:jwt-bearer"))&assertion=\(Text.percentEncoded(assertion))"))
+        request.body = .bytes(
+            ByteBuffer(
+                string: "grant_type=\(Text.percentEncoded("urn:ietf:params:oauth:grant-type:jwt-bearer"))&assertion=\(Text.percentEncoded(assertion))"
+            ))
         let response = try await client.execute(request, timeout: .seconds(15))
         let body = try await response.body.collect(upTo: 64 * 1024)
-        struct Answer: Decodable { var access_token: String; var expires_in: Int? }
-        guard response.status == .ok, let answer = try? JSONDecoder().decode(Answer.self, from: Data(buffer: body)), !answer.access_token.isEmpty else {
+        struct Answer: Decodable {
+            var access_token: String
+            var expires_in: Int?
+        }
+        guard response.status == .ok, let answer = try? JSONDecoder().decode(Answer.self, from: Data(buffer: body)), !answer.access_token.isEmpty
+        else {
             throw FirebaseError.tokenRefused(status: Int(response.status.code), body: String(buffer: body).prefix(300).description)
         }
         // Refreshed a minute early, so a token never expires between this check and FCM's.
@@ -96,17 +109,25 @@ package actor FirebaseDispatcher {
     /// Sends one data message (with an optional notification) to `registrationToken`.
     func send(registrationToken: String, data: [String: String], notification: (title: String?, body: String?)?) async -> Outcome {
         struct Message: Encodable {
-            package struct Notification: Encodable { var title: String?; var body: String? }
+            package struct Notification: Encodable {
+                var title: String?
+                var body: String?
+            }
             package struct Android: Encodable { var priority = "high" }
             var token: String
             var data: [String: String]
             var notification: Notification?
             var android = Android()
         }
-        struct Body: Encodable { var validate_only: Bool?; var message: Message }
-        let message = Message(token: registrationToken, data: data,
-                              notification: notification.map { Message.Notification(title: $0.title, body: $0.body) })
-        let url = configuration.endpointBaseURL.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/v1/projects/\(account.projectID)/messages:send"
+        struct Body: Encodable {
+            var validate_only: Bool?
+            var message: Message
+        }
+        let message = Message(
+            token: registrationToken, data: data,
+            notification: notification.map { Message.Notification(title: $0.title, body: $0.body) })
+        let url =
+            configuration.endpointBaseURL.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/v1/projects/\(account.projectID)/messages:send"
         // One retry with a fresh token when FCM refuses ours (revoked or expired early).
         for attempt in 0..<2 {
             do {
@@ -115,14 +136,18 @@ package actor FirebaseDispatcher {
                 request.method = .POST
                 request.headers.add(name: "Content-Type", value: "application/json")
                 request.headers.add(name: "Authorization", value: "Bearer \(token)")
-                request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(Body(validate_only: configuration.dryRun ? true : nil, message: message))))
+                request.body = .bytes(
+                    ByteBuffer(data: try JSONEncoder().encode(Body(validate_only: configuration.dryRun ? true : nil, message: message))))
                 let response = try await client.execute(request, timeout: .seconds(15))
                 let body = try await response.body.collect(upTo: 64 * 1024)
                 if response.status == .ok {
                     struct Sent: Decodable { var name: String }
                     return .sent((try? JSONDecoder().decode(Sent.self, from: Data(buffer: body)))?.name ?? "")
                 }
-                if response.status == .unauthorized && attempt == 0 { cached = nil; continue }
+                if response.status == .unauthorized && attempt == 0 {
+                    cached = nil
+                    continue
+                }
                 if Self.isUnregistered(status: Int(response.status.code), body: Data(buffer: body)) { return .unregistered }
                 return .failed("FCM answered \(response.status.code): \(String(buffer: body).prefix(300))")
             } catch {
@@ -135,7 +160,11 @@ package actor FirebaseDispatcher {
     /// FCM v1's `UNREGISTERED` error: 404 (or 400) with `details[].errorCode == "UNREGISTERED"`.
     static func isUnregistered(status: Int, body: Data) -> Bool {
         struct Answer: Decodable {
-            package struct GoogleError: Decodable { struct Detail: Decodable { var errorCode: String? }; var status: String?; var details: [Detail]? }
+            package struct GoogleError: Decodable {
+                struct Detail: Decodable { var errorCode: String? }
+                var status: String?
+                var details: [Detail]?
+            }
             var error: GoogleError
         }
         guard status == 404 || status == 400, let answer = try? JSONDecoder().decode(Answer.self, from: body) else { return false }

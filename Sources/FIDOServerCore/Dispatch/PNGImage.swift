@@ -17,7 +17,8 @@ public enum PNGImage {
     public static func encode(_ code: QRCode, moduleSize: Int = 6) throws -> [UInt8] {
         let side = side(of: code, moduleSize: moduleSize)
         return try encode(width: side, height: side) { x, y in
-            let mx = x / moduleSize - quietZone, my = y / moduleSize - quietZone
+            let mx = x / moduleSize - quietZone
+            let my = y / moduleSize - quietZone
             guard (0..<code.size).contains(mx), (0..<code.size).contains(my) else { return false }
             return code.isDark(x: mx, y: my)
         }
@@ -34,7 +35,10 @@ public enum PNGImage {
             for x in 0..<width {
                 // In 1-bit greyscale, 1 is white: light pixels set their bit.
                 if !isDark(x, y) { byte |= 0x80 >> UInt8(x % 8) }
-                if x % 8 == 7 || x == width - 1 { raw.writeInteger(byte); byte = 0 }
+                if x % 8 == 7 || x == width - 1 {
+                    raw.writeInteger(byte)
+                    byte = 0
+                }
             }
         }
         let compressed = try raw.compress(with: .zlib(configuration: .init(compressionLevel: 9)))

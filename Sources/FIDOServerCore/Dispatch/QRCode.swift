@@ -40,8 +40,9 @@ public struct QRCode: Sendable {
         guard let version = (1...40).first(where: { QRCode.fits(data.count, version: $0, level: errorCorrection) }) else {
             throw .dataTooLong(bytes: data.count, capacity: QRCode.byteCapacity(version: 40, level: errorCorrection))
         }
-        let codewords = QRCode.addErrorCorrection(QRCode.dataCodewords(data, version: version, level: errorCorrection),
-                                                  version: version, level: errorCorrection)
+        let codewords = QRCode.addErrorCorrection(
+            QRCode.dataCodewords(data, version: version, level: errorCorrection),
+            version: version, level: errorCorrection)
         var best: (matrix: Matrix, mask: Int, penalty: Int)?
         for mask in 0..<8 {
             var matrix = Matrix(version: version)
@@ -101,7 +102,10 @@ public struct QRCode: Sendable {
         bits.append(0, count: (8 - bits.count % 8) % 8)
         var bytes = bits.bytes
         var pad: UInt8 = 0xEC
-        while bytes.count < capacity / 8 { bytes.append(pad); pad ^= 0xEC ^ 0x11 }
+        while bytes.count < capacity / 8 {
+            bytes.append(pad)
+            pad ^= 0xEC ^ 0x11
+        }
         return bytes
     }
 
@@ -114,7 +118,8 @@ public struct QRCode: Sendable {
         let shortBlocks = blockCount - total % blockCount
         let shortBlockLength = total / blockCount  // data + ecc of a short block; long blocks have one more data word
         let divisor = ReedSolomon.generator(degree: eccLength)
-        var dataBlocks: [[UInt8]] = [], eccBlocks: [[UInt8]] = []
+        var dataBlocks: [[UInt8]] = []
+        var eccBlocks: [[UInt8]] = []
         var offset = 0
         for index in 0..<blockCount {
             let length = shortBlockLength - eccLength + (index < shortBlocks ? 0 : 1)
@@ -137,17 +142,38 @@ public struct QRCode: Sendable {
     // MARK: Tables (ISO/IEC 18004 Table 9), indexed [level][version]; index 0 is unused
 
     static let eccCodewordsPerBlock: [[Int]] = [
-        [0, 7, 10, 15, 20, 26, 18, 20, 24, 30, 18, 20, 24, 26, 30, 22, 24, 28, 30, 28, 28, 28, 28, 30, 30, 26, 28, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30],
-        [0, 10, 16, 26, 18, 24, 16, 18, 22, 22, 26, 30, 22, 22, 24, 24, 28, 28, 26, 26, 26, 26, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28],
-        [0, 13, 22, 18, 26, 18, 24, 18, 22, 20, 24, 28, 26, 24, 20, 30, 24, 28, 28, 26, 30, 28, 30, 30, 30, 30, 28, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30],
-        [0, 17, 28, 22, 16, 22, 28, 26, 26, 24, 28, 24, 28, 22, 24, 24, 30, 28, 28, 26, 28, 30, 24, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30],
+        [
+            0, 7, 10, 15, 20, 26, 18, 20, 24, 30, 18, 20, 24, 26, 30, 22, 24, 28, 30, 28, 28, 28, 28, 30, 30, 26, 28, 30, 30, 30, 30, 30, 30, 30, 30,
+            30, 30, 30, 30, 30, 30,
+        ],
+        [
+            0, 10, 16, 26, 18, 24, 16, 18, 22, 22, 26, 30, 22, 22, 24, 24, 28, 28, 26, 26, 26, 26, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28, 28,
+            28, 28, 28, 28, 28, 28,
+        ],
+        [
+            0, 13, 22, 18, 26, 18, 24, 18, 22, 20, 24, 28, 26, 24, 20, 30, 24, 28, 28, 26, 30, 28, 30, 30, 30, 30, 28, 30, 30, 30, 30, 30, 30, 30, 30,
+            30, 30, 30, 30, 30, 30,
+        ],
+        [
+            0, 17, 28, 22, 16, 22, 28, 26, 26, 24, 28, 24, 28, 22, 24, 24, 30, 28, 28, 26, 28, 30, 24, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30, 30,
+            30, 30, 30, 30, 30, 30,
+        ],
     ]
 
     static let errorCorrectionBlocks: [[Int]] = [
         [0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 4, 4, 4, 4, 4, 6, 6, 6, 6, 7, 8, 8, 9, 9, 10, 12, 12, 12, 13, 14, 15, 16, 17, 18, 19, 19, 20, 21, 22, 24, 25],
-        [0, 1, 1, 1, 2, 2, 4, 4, 4, 5, 5, 5, 8, 9, 9, 10, 10, 11, 13, 14, 16, 17, 17, 18, 20, 21, 23, 25, 26, 28, 29, 31, 33, 35, 37, 38, 40, 43, 45, 47, 49],
-        [0, 1, 1, 2, 2, 4, 4, 6, 6, 8, 8, 8, 10, 12, 16, 12, 17, 16, 18, 21, 20, 23, 23, 25, 27, 29, 34, 34, 35, 38, 40, 43, 45, 48, 51, 53, 56, 59, 62, 65, 68],
-        [0, 1, 1, 2, 4, 4, 4, 5, 6, 8, 8, 11, 11, 16, 16, 18, 16, 19, 21, 25, 25, 25, 34, 30, 32, 35, 37, 40, 42, 45, 48, 51, 54, 57, 60, 63, 66, 70, 74, 77, 81],
+        [
+            0, 1, 1, 1, 2, 2, 4, 4, 4, 5, 5, 5, 8, 9, 9, 10, 10, 11, 13, 14, 16, 17, 17, 18, 20, 21, 23, 25, 26, 28, 29, 31, 33, 35, 37, 38, 40, 43,
+            45, 47, 49,
+        ],
+        [
+            0, 1, 1, 2, 2, 4, 4, 6, 6, 8, 8, 8, 10, 12, 16, 12, 17, 16, 18, 21, 20, 23, 23, 25, 27, 29, 34, 34, 35, 38, 40, 43, 45, 48, 51, 53, 56,
+            59, 62, 65, 68,
+        ],
+        [
+            0, 1, 1, 2, 4, 4, 4, 5, 6, 8, 8, 11, 11, 16, 16, 18, 16, 19, 21, 25, 25, 25, 34, 30, 32, 35, 37, 40, 42, 45, 48, 51, 54, 57, 60, 63, 66,
+            70, 74, 77, 81,
+        ],
     ]
 }
 
@@ -204,7 +230,8 @@ extension QRCode {
         mutating func drawFinder(centerX: Int, centerY: Int) {
             for dy in -4...4 {
                 for dx in -4...4 {
-                    let x = centerX + dx, y = centerY + dy
+                    let x = centerX + dx
+                    let y = centerY + dy
                     guard (0..<size).contains(x), (0..<size).contains(y) else { continue }
                     let distance = max(abs(dx), abs(dy))
                     set(x, y, distance != 2 && distance != 4)
@@ -238,7 +265,8 @@ extension QRCode {
             let bits = version << 12 | remainder
             for i in 0..<18 {
                 let isDark = (bits >> i) & 1 != 0
-                let a = size - 11 + i % 3, b = i / 3
+                let a = size - 11 + i % 3
+                let b = i / 3
                 set(a, b, isDark)
                 set(b, a, isDark)
             }
@@ -294,7 +322,10 @@ extension QRCode {
                     let cells = (0..<size).map { horizontal ? self[$0, line] : self[line, $0] }
                     var run = 1
                     for i in 1...size {
-                        if i < size && cells[i] == cells[i - 1] { run += 1; continue }
+                        if i < size && cells[i] == cells[i - 1] {
+                            run += 1
+                            continue
+                        }
                         if run >= 5 { total += 3 + run - 5 }
                         run = 1
                     }

@@ -64,7 +64,10 @@ package final class QRRenderer: Sendable {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             enum Admission { case run, wait, refuse }
             let admission = state.withLockedValue { state -> Admission in
-                if state.running < limits.atOnce { state.running += 1; return .run }
+                if state.running < limits.atOnce {
+                    state.running += 1
+                    return .run
+                }
                 guard state.waiters.count < limits.waiting else { return .refuse }
                 state.waiters.append(continuation)
                 return .wait
@@ -73,8 +76,10 @@ package final class QRRenderer: Sendable {
             case .run: continuation.resume()
             case .wait: break
             case .refuse:
-                continuation.resume(throwing: Refusal(.serviceUnavailable, "busy", "Too many QR codes are being drawn; retry in a second.",
-                                                      retryAfterSeconds: 1))
+                continuation.resume(
+                    throwing: Refusal(
+                        .serviceUnavailable, "busy", "Too many QR codes are being drawn; retry in a second.",
+                        retryAfterSeconds: 1))
             }
         }
     }
@@ -82,7 +87,10 @@ package final class QRRenderer: Sendable {
     /// Hands the slot to the longest waiter, or frees it.
     private func release() {
         let next = state.withLockedValue { state -> CheckedContinuation<Void, any Error>? in
-            if state.waiters.isEmpty { state.running -= 1; return nil }
+            if state.waiters.isEmpty {
+                state.running -= 1
+                return nil
+            }
             return state.waiters.removeFirst()
         }
         next?.resume()

@@ -51,11 +51,13 @@ package struct MetadataBLOB: Sendable {
     static func revokedCertificate(of jws: [UInt8], roots: [Certificate], lists: [RevocationList], now: Date) -> Certificate? {
         struct Header: Decodable { var x5c: [String]? }
         guard let part = jws.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).first,
-              let bytes = Base64URL.decodeBytes(String(decoding: part, as: UTF8.self)),
-              let encoded = (try? WireJSONDecoder().decode(Header.self, from: bytes))?.x5c else { return nil }
+            let bytes = Base64URL.decodeBytes(String(decoding: part, as: UTF8.self)),
+            let encoded = (try? WireJSONDecoder().decode(Header.self, from: bytes))?.x5c
+        else { return nil }
         var chain = encoded.compactMap { Data(base64Encoded: $0).flatMap { try? Certificate(derEncoded: Array($0)) } }
         if let last = chain.last, let root = roots.first(where: { $0.subject == last.issuer }), root != last { chain.append(root) }
-        for (certificate, issuer) in zip(chain, chain.dropFirst()) where lists.contains(where: { $0.revokes(certificate, issuedBy: issuer, at: now) }) {
+        for (certificate, issuer) in zip(chain, chain.dropFirst()) where lists.contains(where: { $0.revokes(certificate, issuedBy: issuer, at: now) })
+        {
             return certificate
         }
         return nil
@@ -66,7 +68,9 @@ package struct MetadataBLOB: Sendable {
 
     /// Verifies `token` (the JWT's compact form) against `roots` at `now` and reads its payload; a certificate of the
     /// signing chain that one of `revocationLists` revokes (its issuer's list, signed by it) makes it untrusted.
-    package static func verify(_ token: Data, roots: [Certificate], revocationLists: [RevocationList] = [], now: Date) async throws(Failure) -> MetadataBLOB {
+    package static func verify(
+        _ token: Data, roots: [Certificate], revocationLists: [RevocationList] = [], now: Date
+    ) async throws(Failure) -> MetadataBLOB {
         guard token.count <= maximumBytes else { throw .malformed("larger than \(maximumBytes) bytes") }
         // Surrounding white space (a file's trailing newline) is not part of the JWS.
         let trimmed = Array(token.drop { $0 <= 0x20 }.reversed().drop { $0 <= 0x20 }.reversed())
@@ -85,7 +89,9 @@ package struct MetadataBLOB: Sendable {
             throw .untrusted("\(error)")
         }
         if !revocationLists.isEmpty, let revoked = revokedCertificate(of: trimmed, roots: roots, lists: revocationLists, now: now) {
-            throw .untrusted("its issuer's revocation list revokes the signing chain's certificate \(UntrustedText.quoted(revoked.subject.description, limit: 200))")
+            throw .untrusted(
+                "its issuer's revocation list revokes the signing chain's certificate \(UntrustedText.quoted(revoked.subject.description, limit: 200))"
+            )
         }
         guard let nextUpdate = Self.day(payload.nextUpdate) else { throw .malformed("nextUpdate \"\(payload.nextUpdate)\" is not a YYYY-MM-DD date") }
         var blob = MetadataBLOB(number: payload.no, nextUpdate: nextUpdate, statements: [], statusReports: [:], fido2: [], skipped: [])
@@ -96,9 +102,15 @@ package struct MetadataBLOB: Sendable {
                 let keys = entry.attestationCertificateKeyIdentifiers
                 let name = keys.isEmpty ? AAGUID.text(entry.aaguid) : "U2F key \(keys[0])"
                 blob.skipped += notes.map { "\(name): \($0)" }
-                guard !blob.fido2.contains(where: { keys.isEmpty ? $0.aaguid == entry.aaguid && $0.attestationCertificateKeyIdentifiers.isEmpty
-                                                                 : !Set($0.attestationCertificateKeyIdentifiers).isDisjoint(with: keys) }) else {
-                    blob.skipped.append("\(name): listed twice; the first entry is used"); continue
+                guard
+                    !blob.fido2.contains(where: {
+                        keys.isEmpty
+                            ? $0.aaguid == entry.aaguid && $0.attestationCertificateKeyIdentifiers.isEmpty
+                            : !Set($0.attestationCertificateKeyIdentifiers).isDisjoint(with: keys)
+                    })
+                else {
+                    blob.skipped.append("\(name): listed twice; the first entry is used")
+                    continue
                 }
                 blob.fido2.append(entry)
             case .unreadable(let name, let reason): blob.skipped.append("\(name): \(reason)")
@@ -108,7 +120,8 @@ package struct MetadataBLOB: Sendable {
                 do {
                     if let statement = try statement?.statement() {
                         guard AAID.equal(statement.aaid, aaid) else {
-                            blob.skipped.append("\(aaid): its statement describes \(statement.aaid)"); continue
+                            blob.skipped.append("\(aaid): its statement describes \(statement.aaid)")
+                            continue
                         }
                         blob.statements.append(statement)
                     }
@@ -137,8 +150,9 @@ package struct MetadataBLOB: Sendable {
     static func day(_ text: String) -> Date? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-              (1...12).contains(month), (1...31).contains(day) else { return nil }
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let components = DateComponents(year: year, month: month, day: day)
@@ -181,18 +195,27 @@ package struct MetadataBLOB: Sendable {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             guard let aaid = try? c.decodeIfPresent(String.self, forKey: .aaid) else {
                 if let aaguid = try? c.decodeIfPresent(String.self, forKey: .aaguid) {
-                    guard let bytes = AAGUID.bytes(aaguid) else { content = .unreadable(aaguid, "not an AAGUID"); return }
+                    guard let bytes = AAGUID.bytes(aaguid) else {
+                        content = .unreadable(aaguid, "not an AAGUID")
+                        return
+                    }
                     content = Self.fido2(name: aaguid, aaguid: bytes, keyIdentifiers: [], c)
                 } else if let keys = try? c.decodeIfPresent([String].self, forKey: .attestationCertificateKeyIdentifiers), let first = keys.first {
                     // A U2F model: no AAGUID, named by its attestation certificates' key identifiers (40 hex digits each).
-                    guard keys.allSatisfy(Self.isKeyIdentifier) else { content = .unreadable(first, "attestationCertificateKeyIdentifiers are not 40 hex digits each"); return }
+                    guard keys.allSatisfy(Self.isKeyIdentifier) else {
+                        content = .unreadable(first, "attestationCertificateKeyIdentifiers are not 40 hex digits each")
+                        return
+                    }
                     content = Self.fido2(name: "U2F key \(first)", aaguid: AAGUID.zero, keyIdentifiers: keys.map { $0.lowercased() }, c)
                 } else {
                     content = .otherFamily
                 }
                 return
             }
-            guard AAID.isValid(aaid) else { content = .unreadable(aaid, "not an AAID"); return }
+            guard AAID.isValid(aaid) else {
+                content = .unreadable(aaid, "not an AAID")
+                return
+            }
             guard let (read, reportNotes) = Self.reports(c) else {
                 content = .unreadable(aaid, "statusReports is not an array of reports")
                 return
@@ -233,7 +256,10 @@ package struct MetadataBLOB: Sendable {
                         entry.description = statement.description
                         entry.attestationTypes = statement.attestationTypes ?? []
                         for (index, text) in (statement.attestationRootCertificates ?? []).enumerated() {
-                            guard let der = Data(base64Encoded: text) else { notes.append("attestationRootCertificates[\(index)] is not base64; left out"); continue }
+                            guard let der = Data(base64Encoded: text) else {
+                                notes.append("attestationRootCertificates[\(index)] is not base64; left out")
+                                continue
+                            }
                             entry.attestationRootCertificates.append(Array(der))
                         }
                     }
@@ -277,7 +303,9 @@ package struct MetadataBLOB: Sendable {
                 unreadable.append(key.rawValue)
                 return nil
             }
-            status = text(.status); effectiveDate = text(.effectiveDate); certificate = text(.certificate)
+            status = text(.status)
+            effectiveDate = text(.effectiveDate)
+            certificate = text(.certificate)
         }
 
         func report() -> (StatusReport?, [String]) {
@@ -286,7 +314,9 @@ package struct MetadataBLOB: Sendable {
             var effective: Date?
             if let effectiveDate {
                 effective = MetadataBLOB.day(effectiveDate)
-                if effective == nil { problems.append("\(status): effectiveDate \"\(effectiveDate)\" is not a YYYY-MM-DD date; in force from the start") }
+                if effective == nil {
+                    problems.append("\(status): effectiveDate \"\(effectiveDate)\" is not a YYYY-MM-DD date; in force from the start")
+                }
             } else if unreadable.contains("effectiveDate") {
                 problems.append("\(status): in force from the start")
             }

@@ -36,14 +36,25 @@ public final class MetadataSource: Sendable {
 
     /// Fixed metadata: no Metadata Service, nothing to reload.
     public init(_ store: MetadataStore) {
-        state = NIOLockedValueBox(State(store: store, blob: nil, unavailable: nil)); local = store.all; service = nil; roots = []; revocationLists = []
+        state = NIOLockedValueBox(State(store: store, blob: nil, unavailable: nil))
+        local = store.all
+        service = nil
+        roots = []
+        revocationLists = []
         clock = { Date() }
         metrics = nil
     }
 
-    private init(local: [MetadataStatement], service: ServerConfiguration.MetadataService, roots: [Certificate], revocationLists: [RevocationList],
-                 clock: @escaping @Sendable () -> Date, metrics: ServerMetrics?) throws {
-        self.local = local; self.service = service; self.roots = roots; self.revocationLists = revocationLists; self.clock = clock; self.metrics = metrics
+    private init(
+        local: [MetadataStatement], service: ServerConfiguration.MetadataService, roots: [Certificate], revocationLists: [RevocationList],
+        clock: @escaping @Sendable () -> Date, metrics: ServerMetrics?
+    ) throws {
+        self.local = local
+        self.service = service
+        self.roots = roots
+        self.revocationLists = revocationLists
+        self.clock = clock
+        self.metrics = metrics
         state = NIOLockedValueBox(State(store: try MetadataStore(local), blob: nil, unavailable: "not loaded yet"))
     }
 
@@ -60,14 +71,18 @@ public final class MetadataSource: Sendable {
     /// (or of the network to it) would otherwise take every instance down at its next restart, while the revocations
     /// the BLOB carries are one check among many. With `requireCurrent` the server does refuse to start without a
     /// current BLOB, for an operator who would rather not serve at all.
-    package static func load(_ configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date, metrics: ServerMetrics? = nil,
-                             logger: Logger) async throws -> MetadataSource {
+    package static func load(
+        _ configuration: ServerConfiguration, clock: @escaping @Sendable () -> Date, metrics: ServerMetrics? = nil,
+        logger: Logger
+    ) async throws -> MetadataSource {
         let local = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
         guard let service = configuration.metadataService else { return MetadataSource(local) }
         let roots = try rootCertificates(service.rootCertificatesPath)
         var lists: [RevocationList] = []
         if let path = service.revocationListsPath {
-            do { lists = try RevocationList.lists(in: Array(try ServerConfiguration.readFile(path, setting: "metadataService.revocationListsPath"))) } catch let error as RevocationList.ReadError {
+            do {
+                lists = try RevocationList.lists(in: Array(try ServerConfiguration.readFile(path, setting: "metadataService.revocationListsPath")))
+            } catch let error as RevocationList.ReadError {
                 throw ServerConfiguration.ConfigurationError.invalid("metadataService.revocationListsPath \(path): \(error)")
             }
         }
@@ -79,7 +94,8 @@ public final class MetadataSource: Sendable {
         }
         if case .refused(let reason) = await source.reload(logger: logger), source.blob == nil {
             if service.requireCurrent { throw ServerConfiguration.ConfigurationError.invalid("metadataService: \(reason)") }
-            logger.error("""
+            logger.error(
+                """
                 metadata: starting without the Metadata Service's BLOB (\(reason)); the local statements serve, the revocations \
                 the BLOB would carry are not known until it loads, and /health/ready says metadata UNAVAILABLE
                 """)
@@ -109,7 +125,12 @@ public final class MetadataSource: Sendable {
     @discardableResult
     package func reload(logger: Logger, from origin: Origin = .service) async -> ReloadOutcome {
         let outcome = await attempt(logger: logger, from: origin)
-        let name = switch outcome { case .installed: "installed"; case .notNewer: "not_newer"; case .refused: "refused" }
+        let name =
+            switch outcome {
+            case .installed: "installed"
+            case .notNewer: "not_newer"
+            case .refused: "refused"
+            }
         let blob = self.blob
         if case .refused(let reason) = outcome { state.withLockedValue { if $0.blob == nil { $0.unavailable = reason } } }
         metrics?.metadataReloaded(outcome: name, number: blob?.number, nextUpdate: blob?.nextUpdate)
@@ -159,7 +180,8 @@ public final class MetadataSource: Sendable {
         guard installed else { return .notNewer(blob.number) }
         if case .service = origin, let cache = service.cachePath { Self.writeCache(data, to: cache, logger: logger) }
         let revoked = store.all.count(where: { store.registrationRefusal(aaid: $0.aaid, attestationCertificates: [], at: now) != nil })
-        logger.notice("""
+        logger.notice(
+            """
             metadata BLOB no \(blob.number) in force (nextUpdate \(Self.dayText(blob.nextUpdate))): \(blob.statements.count) UAF \
             statement(s), status reports for \(blob.statusReports.count) AAID(s), \(revoked) statement(s) refused by a report, \
             \(blob.fido2.count) FIDO2 model(s)
@@ -187,12 +209,14 @@ public final class MetadataSource: Sendable {
         guard let url = service.url else {
             let size = (try? FileManager.default.attributesOfItem(atPath: service.blob)[.size] as? Int) ?? 0
             guard size <= MetadataBLOB.maximumBytes else {
-                throw ServerConfiguration.ConfigurationError.invalid("metadataService.blob \(service.blob) is larger than \(MetadataBLOB.maximumBytes) bytes")
+                throw ServerConfiguration.ConfigurationError.invalid(
+                    "metadataService.blob \(service.blob) is larger than \(MetadataBLOB.maximumBytes) bytes")
             }
             return try ServerConfiguration.readFile(service.blob, setting: "metadataService.blob")
         }
-        return try await HTTPSDownload.get(url.absoluteString, trustedCertificatesPath: service.trustedCertificatesPath,
-                                           maximumBytes: MetadataBLOB.maximumBytes, timeout: .seconds(60))
+        return try await HTTPSDownload.get(
+            url.absoluteString, trustedCertificatesPath: service.trustedCertificatesPath,
+            maximumBytes: MetadataBLOB.maximumBytes, timeout: .seconds(60))
     }
 
     /// Keeps `data` (a BLOB just installed) at `path`: written beside it, then renamed over it, so a reader never
@@ -224,7 +248,9 @@ public final class MetadataSource: Sendable {
         return certificates
     }
 
-    static func dayText(_ date: Date) -> String { String(ISO8601DateFormatter.string(from: date, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])) }
+    static func dayText(_ date: Date) -> String {
+        String(ISO8601DateFormatter.string(from: date, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate]))
+    }
 }
 
 /// Keeps the Metadata Service's BLOB fresh: a file is re-read when its modification time or size changes, a URL is
@@ -238,33 +264,50 @@ package struct MetadataWatcher: Service {
     let clock: @Sendable () -> Date
     let logger: Logger
 
-    package init(source: MetadataSource, fileInterval: Duration = .seconds(2), handleSignals: Bool, clock: @escaping @Sendable () -> Date, logger: Logger) {
-        self.source = source; self.fileInterval = fileInterval; self.handleSignals = handleSignals; self.clock = clock; self.logger = logger
+    package init(
+        source: MetadataSource, fileInterval: Duration = .seconds(2), handleSignals: Bool, clock: @escaping @Sendable () -> Date, logger: Logger
+    ) {
+        self.source = source
+        self.fileInterval = fileInterval
+        self.handleSignals = handleSignals
+        self.clock = clock
+        self.logger = logger
     }
 
     package func run() async throws {
         guard let service = source.service else { return }
-        let source = source, logger = logger, clock = clock, fileInterval = fileInterval
+        let source = source
+        let logger = logger
+        let clock = clock
+        let fileInterval = fileInterval
         // The loops end when the service is cancelled at graceful shutdown.
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 // A file is watched for changes; a URL is fetched on its schedule below. Both on SIGHUP.
                 group.addTask {
-                    await FileChangeTriggers.run(paths: service.url == nil ? [service.blob] : [], interval: fileInterval,
-                                                 handleSignals: handleSignals) { await source.reload(logger: logger) }
+                    await FileChangeTriggers.run(
+                        paths: service.url == nil ? [service.blob] : [], interval: fileInterval,
+                        handleSignals: handleSignals
+                    ) { await source.reload(logger: logger) }
                 }
                 if service.url != nil {
                     group.addTask {
                         // Due times are read on the server's clock, checked every `fileInterval`.
-                        var due = clock().addingTimeInterval(TimeInterval(Self.nextFetch(after: clock(), nextUpdate: source.blob?.nextUpdate,
-                                                                                         refreshSeconds: service.refreshSeconds)))
+                        var due = clock().addingTimeInterval(
+                            TimeInterval(
+                                Self.nextFetch(
+                                    after: clock(), nextUpdate: source.blob?.nextUpdate,
+                                    refreshSeconds: service.refreshSeconds)))
                         while !Task.isCancelled {
                             do { try await Task.sleep(for: fileInterval) } catch { return }
                             guard clock() >= due else { continue }
                             await source.reload(logger: logger)
                             let now = clock()
-                            due = now.addingTimeInterval(TimeInterval(Self.nextFetch(after: now, nextUpdate: source.blob?.nextUpdate,
-                                                                                     refreshSeconds: service.refreshSeconds)))
+                            due = now.addingTimeInterval(
+                                TimeInterval(
+                                    Self.nextFetch(
+                                        after: now, nextUpdate: source.blob?.nextUpdate,
+                                        refreshSeconds: service.refreshSeconds)))
                         }
                     }
                 }

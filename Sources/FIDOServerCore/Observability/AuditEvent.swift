@@ -26,8 +26,10 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
     /// Every text field is escaped here (`UntrustedText.escaped(_:limit:)`), whoever wrote it: a detail or a
     /// username can carry a caller's text, and neither the log line, the database row nor an operator's terminal
     /// may receive a newline, an escape sequence or a bidirectional override from it.
-    public init(at: Date, requestID: String?, clientAddress: String?, principal: String?, operation: String, username: String?,
-                statusCode: Int, detail: String) {
+    public init(
+        at: Date, requestID: String?, clientAddress: String?, principal: String?, operation: String, username: String?,
+        statusCode: Int, detail: String
+    ) {
         self.at = at
         self.requestID = requestID.map { UntrustedText.escaped($0, limit: 128) }
         self.clientAddress = clientAddress.map { UntrustedText.escaped($0, limit: 64) }
@@ -100,6 +102,7 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis - seconds * 1000, 3))Z"
+        return
+            "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis - seconds * 1000, 3))Z"
     }
 }

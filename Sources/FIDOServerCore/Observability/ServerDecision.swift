@@ -16,7 +16,10 @@ public struct ServerDecision: Sendable, CustomStringConvertible {
     }
 
     package init(operation: OperationName, username: String?, statusCode: Int, detail: String) {
-        self.operation = operation; self.username = username; self.statusCode = statusCode; self.detail = detail
+        self.operation = operation
+        self.username = username
+        self.statusCode = statusCode
+        self.detail = detail
     }
 
     public var description: String {

@@ -95,9 +95,12 @@ public final class ServerMetrics: Sendable {
     package func requestFinished(method: String, route: String, status: Int, duration: Duration) {
         requestsInFlight.decrement()
         let series = requestSeries.value(for: RequestKey(method: method, route: route, status: status)) {
-            (Metrics.Counter(label: "mauth_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))],
-                             factory: factory),
-             Metrics.Timer(label: "mauth_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory))
+            (
+                Metrics.Counter(
+                    label: "mauth_http_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))],
+                    factory: factory),
+                Metrics.Timer(label: "mauth_http_request_duration_seconds", dimensions: [("method", method), ("route", route)], factory: factory)
+            )
         }
         series.requests.increment()
         series.duration.recordNanoseconds(duration.nanoseconds)
@@ -105,8 +108,10 @@ public final class ServerMetrics: Sendable {
 
     package func decided(_ decision: ServerDecision) {
         decisionSeries.value(for: DecisionKey(operation: decision.operation, statusCode: decision.statusCode)) {
-            Metrics.Counter(label: "mauth_decisions_total", dimensions: [("operation", decision.operation.rawValue), ("status_code", String(decision.statusCode))],
-                            factory: factory)
+            Metrics.Counter(
+                label: "mauth_decisions_total",
+                dimensions: [("operation", decision.operation.rawValue), ("status_code", String(decision.statusCode))],
+                factory: factory)
         }.increment()
     }
 
@@ -114,8 +119,15 @@ public final class ServerMetrics: Sendable {
     // the label key each time, which cost more than the count itself on every request. The label sets are bounded
     // (route templates, the HTTP methods the parser knows, status codes, decision names); the memory is bounded anyway,
     // and a handle made again after it starts over counts in the same series (the registry keys series by label set).
-    private struct RequestKey: Hashable { var method: String; var route: String; var status: Int }
-    private struct DecisionKey: Hashable { var operation: OperationName; var statusCode: Int }
+    private struct RequestKey: Hashable {
+        var method: String
+        var route: String
+        var status: Int
+    }
+    private struct DecisionKey: Hashable {
+        var operation: OperationName
+        var statusCode: Int
+    }
     private let requestSeries = BoundedMemory<RequestKey, (requests: Metrics.Counter, duration: Metrics.Timer)>(limit: 4096)
     private let decisionSeries = BoundedMemory<DecisionKey, Metrics.Counter>(limit: 4096)
 

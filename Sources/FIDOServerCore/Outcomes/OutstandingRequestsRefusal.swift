@@ -6,10 +6,13 @@ import Foundation
 package struct OutstandingRequestsRefusal: Error {
     package let limit: Int
     package let retryAfterSeconds: Int
-    package var detail: String { "\(limit) unanswered requests are outstanding for this user, the most allowed; refused until one is answered or expires" }
+    package var detail: String {
+        "\(limit) unanswered requests are outstanding for this user, the most allowed; refused until one is answered or expires"
+    }
     /// What the caller is told: HTTP 429 with `Retry-After`, like every other refusal.
     package var refusal: Refusal {
-        Refusal(.tooManyRequests, "too_many_outstanding_requests",
-                "This user has \(limit) unanswered requests, the most allowed; answer one or retry later.", retryAfterSeconds: retryAfterSeconds)
+        Refusal(
+            .tooManyRequests, "too_many_outstanding_requests",
+            "This user has \(limit) unanswered requests, the most allowed; answer one or retry later.", retryAfterSeconds: retryAfterSeconds)
     }
 }

@@ -15,6 +15,9 @@ package struct Refusal: Error, Sendable {
     package let retryAfterSeconds: Int?
 
     package init(_ kind: Kind, _ error: String, _ message: String, retryAfterSeconds: Int? = nil) {
-        self.kind = kind; self.error = error; self.message = message; self.retryAfterSeconds = retryAfterSeconds
+        self.kind = kind
+        self.error = error
+        self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 }

@@ -8,7 +8,9 @@ package struct ServiceFailure: Error {
     package let detail: String
     package let username: String?
     package init(_ status: UAFStatusCode, _ detail: String, username: String? = nil) {
-        self.status = status; self.detail = detail; self.username = username
+        self.status = status
+        self.detail = detail
+        self.username = username
     }
 
     /// A UAF rejection, answered with its status code and its words.

@@ -10,7 +10,8 @@ public struct AuditStore: Sendable {
 
     /// Inserts `events`, each kept until its time plus `retention`.
     public func insert(_ events: [AuditEvent], retention: TimeInterval) async throws {
-        for chunk in stride(from: 0, to: events.count, by: Self.rowsPerStatement).map({ events[$0..<min($0 + Self.rowsPerStatement, events.count)] }) {
+        for chunk in stride(from: 0, to: events.count, by: Self.rowsPerStatement).map({ events[$0..<min($0 + Self.rowsPerStatement, events.count)] })
+        {
             let rows: [SQLQueryString] = chunk.map { e in
                 """
                 (\(bind: e.at.epochMillis), \(bind: e.at.addingTimeInterval(retention).epochMillis), \(bind: e.requestID), \(bind: e.clientAddress),
@@ -18,10 +19,12 @@ public struct AuditStore: Sendable {
                 """
             }
             try await database.run { sql in
-                try await sql.raw("""
+                try await sql.raw(
+                    """
                     INSERT INTO audit_events (at, expires_at, request_id, client_address, principal, operation, username, status_code, detail)
                     VALUES \(rows.joined(separator: ", "))
-                    """).run()
+                    """
+                ).run()
             }
         }
     }
@@ -31,19 +34,22 @@ public struct AuditStore: Sendable {
         let byUser: SQLQueryString = username.map { "username = \(bind: $0)" } ?? "TRUE"
         let after: SQLQueryString = since.map { "at >= \(bind: $0.epochMillis)" } ?? "TRUE"
         return try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 SELECT at, request_id, client_address, principal, operation, username, status_code, detail FROM audit_events
                 WHERE \(byUser) AND \(after) ORDER BY at DESC LIMIT \(bind: Int64(max(0, limit)))
-                """).all()
+                """
+            ).all()
         }.map { row in
-            AuditEvent(at: Date(epochMillis: try row.decode(column: "at", as: Int64.self)),
-                       requestID: try row.decode(column: "request_id", as: String?.self),
-                       clientAddress: try row.decode(column: "client_address", as: String?.self),
-                       principal: try row.decode(column: "principal", as: String?.self),
-                       operation: try row.decode(column: "operation", as: String.self),
-                       username: try row.decode(column: "username", as: String?.self),
-                       statusCode: Int(try row.decode(column: "status_code", as: Int64.self)),
-                       detail: try row.decode(column: "detail", as: String.self))
+            AuditEvent(
+                at: Date(epochMillis: try row.decode(column: "at", as: Int64.self)),
+                requestID: try row.decode(column: "request_id", as: String?.self),
+                clientAddress: try row.decode(column: "client_address", as: String?.self),
+                principal: try row.decode(column: "principal", as: String?.self),
+                operation: try row.decode(column: "operation", as: String.self),
+                username: try row.decode(column: "username", as: String?.self),
+                statusCode: Int(try row.decode(column: "status_code", as: Int64.self)),
+                detail: try row.decode(column: "detail", as: String.self))
         }
     }
 

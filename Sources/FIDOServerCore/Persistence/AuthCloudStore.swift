@@ -33,11 +33,14 @@ public struct AuthCloudUserStore: Sendable {
     public func findOrCreate(username: String, now: Date, createdBy: String? = nil) async throws -> (record: AuthCloudUserRecord, created: Bool) {
         let candidate = UUID().uuidString.lowercased()
         return try await database.run { sql in
-            let inserted = try await sql.raw("""
-                INSERT INTO auth_cloud_users (user_id, username, created_at, updated_at, created_by)
-                VALUES (\(bind: candidate), \(bind: username), \(bind: now.epochMillis), \(bind: now.epochMillis), \(bind: createdBy))
-                ON CONFLICT DO NOTHING RETURNING user_id
-                """).first() != nil
+            let inserted =
+                try await sql.raw(
+                    """
+                    INSERT INTO auth_cloud_users (user_id, username, created_at, updated_at, created_by)
+                    VALUES (\(bind: candidate), \(bind: username), \(bind: now.epochMillis), \(bind: now.epochMillis), \(bind: createdBy))
+                    ON CONFLICT DO NOTHING RETURNING user_id
+                    """
+                ).first() != nil
             guard let row = try await sql.raw("SELECT * FROM auth_cloud_users WHERE username = \(bind: username)").first() else {
                 throw StoreError.malformedRow("auth_cloud_users has no row for a username just inserted")
             }
@@ -65,10 +68,11 @@ public struct AuthCloudUserStore: Sendable {
     }
 
     private static func record(_ row: any SQLRow) throws -> AuthCloudUserRecord {
-        AuthCloudUserRecord(userId: try row.decode(column: "user_id", as: String.self), username: try row.decode(column: "username", as: String.self),
-                            createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
-                            updatedAt: Date(epochMillis: try row.decode(column: "updated_at", as: Int64.self)),
-                            createdBy: try row.decode(column: "created_by", as: String?.self))
+        AuthCloudUserRecord(
+            userId: try row.decode(column: "user_id", as: String.self), username: try row.decode(column: "username", as: String.self),
+            createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+            updatedAt: Date(epochMillis: try row.decode(column: "updated_at", as: Int64.self)),
+            createdBy: try row.decode(column: "created_by", as: String?.self))
     }
 }
 
@@ -85,10 +89,12 @@ public struct AccessKeyStore: Sendable {
         let key = Self.prefix + RandomToken.make(32)
         let record = AccessKeyRecord(id: RandomToken.make(9), name: name, createdAt: now, revokedAt: nil)
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO access_keys (id, name, key_hash, created_at)
                 VALUES (\(bind: record.id), \(bind: name), \(bind: SecretHash.of(key)), \(bind: now.epochMillis))
-                """).run()
+                """
+            ).run()
         }
         return (key, record)
     }
@@ -110,15 +116,18 @@ public struct AccessKeyStore: Sendable {
     /// Revokes a key by id; false when no live key has that id.
     public func revoke(id: String, now: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE access_keys SET revoked_at = \(bind: now.epochMillis) WHERE id = \(bind: id) AND revoked_at IS NULL RETURNING id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 
     private static func record(_ row: any SQLRow) throws -> AccessKeyRecord {
-        AccessKeyRecord(id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
-                        createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
-                        revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(epochMillis:)))
+        AccessKeyRecord(
+            id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
+            createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+            revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(epochMillis:)))
     }
 }

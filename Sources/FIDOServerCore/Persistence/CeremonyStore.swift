@@ -32,11 +32,13 @@ public struct CeremonyStore: Sendable {
         let insert = try UAFRequestStore.insertion(request, cap: cap)
         let statusValues = try StatusStore.values(status, retention: retention)
         return try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 WITH request AS (\(insert) RETURNING id)
                 INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request
                 RETURNING session_id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 
@@ -60,14 +62,16 @@ public struct CeremonyStore: Sendable {
     /// bytes), each with that AAID's key IDs in the order given. `keys` come in registration order (oldest first,
     /// then by key ID). ``stepUpPolicyColumn`` is its twin in SQL.
     static func stepUpPolicy(_ keys: [StepUpKey]) -> Policy {
-        var order: [String] = [], keyIDs: [String: [String]] = [:]
+        var order: [String] = []
+        var keyIDs: [String: [String]] = [:]
         for key in keys {
             if keyIDs[key.aaid] == nil { order.append(key.aaid) }
             keyIDs[key.aaid, default: []].append(key.keyID)
         }
-        return Policy(accepted: order.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { aaid in
-            [MatchCriteria(aaid: [aaid], keyIDs: keyIDs[aaid])]
-        })
+        return Policy(
+            accepted: order.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { aaid in
+                [MatchCriteria(aaid: [aaid], keyIDs: keyIDs[aaid])]
+            })
     }
 
     /// The step-up policy for `username`'s keys as stored now (``stepUpPolicy(_:)``); nil when the user has none.
@@ -99,8 +103,10 @@ public struct CeremonyStore: Sendable {
     /// them (``stepUpPolicyColumn``), stores the request and its status record, and returns the keys, from which the
     /// policy sent to the client is made. Both come from the same rows of the same snapshot, so the client sees the
     /// policy the response is verified against. SQLite reads the keys and then stores the request (``open``).
-    func openStepUp(username: String, cap: UAFRequestStore.Cap?, retention: TimeInterval,
-                    request: (Policy) -> ChallengeRecord, status: (ChallengeRecord) -> StatusRecord) async throws -> StepUp {
+    func openStepUp(
+        username: String, cap: UAFRequestStore.Cap?, retention: TimeInterval,
+        request: (Policy) -> ChallengeRecord, status: (ChallengeRecord) -> StatusRecord
+    ) async throws -> StepUp {
         guard database.engine == .postgres else {
             guard let policy = try await stepUpPolicy(username: username) else { return .noKeys }
             let record = request(policy)
@@ -115,7 +121,8 @@ public struct CeremonyStore: Sendable {
         let belowCap: SQLQueryString = cap.map(UAFRequestStore.below) ?? "TRUE"
         let statusValues = try StatusStore.values(status(pending), retention: retention)
         let rows = try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 WITH keys AS (SELECT aaid, key_id, created_at FROM registrations WHERE username = \(bind: username)),
                 policy AS (SELECT \(unsafeRaw: Self.stepUpPolicyColumn) AS text),
                 request AS (
@@ -124,11 +131,14 @@ public struct CeremonyStore: Sendable {
                     RETURNING id),
                 opened AS (INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request RETURNING session_id)
                 SELECT aaid, key_id, (SELECT COUNT(*) FROM opened) AS issued FROM keys ORDER BY \(unsafeRaw: Self.stepUpKeyOrder)
-                """).all()
+                """
+            ).all()
         }
         guard let first = rows.first else { return .noKeys }
         guard try first.decode(column: "issued", as: Int64.self) == 1 else { return .capReached }
-        let keys = try rows.map { StepUpKey(aaid: try $0.decode(column: "aaid", as: String.self), keyID: try $0.decode(column: "key_id", as: String.self)) }
+        let keys = try rows.map {
+            StepUpKey(aaid: try $0.decode(column: "aaid", as: String.self), keyID: try $0.decode(column: "key_id", as: String.self))
+        }
         let record = request(Self.stepUpPolicy(keys))
         // Remembers the policy for the text PostgreSQL wrote (the same bytes), so the response reads it back without
         // decoding it.
@@ -162,15 +172,18 @@ public struct CeremonyStore: Sendable {
         // One row per registration of the request's user, or one row without a registration (NULL columns): no
         // user, or none registered.
         let rows = try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 WITH consumed AS (\(UAFRequestStore.removal(id: id)) RETURNING \(unsafeRaw: UAFRequestStore.returned))
                 SELECT \(unsafeRaw: Self.consumedRequestColumns), registrations.*
                 FROM consumed LEFT JOIN registrations ON registrations.username = consumed.username
-                """).all()
+                """
+            ).all()
         }
         guard let first = rows.first else { return nil }
-        return Consumed(request: try UAFRequestStore.record(id: id, first, prefix: Self.consumedRequestPrefix),
-                        registrations: try rows.filter { try !$0.decodeNil(column: "aaid") }.map(RegistrationStore.record))
+        return Consumed(
+            request: try UAFRequestStore.record(id: id, first, prefix: Self.consumedRequestPrefix),
+            registrations: try rows.filter { try !$0.decodeNil(column: "aaid") }.map(RegistrationStore.record))
     }
 
     /// The consumed request's columns, renamed with ``consumedRequestPrefix`` so that they cannot clash with the
@@ -202,7 +215,8 @@ public struct CeremonyStore: Sendable {
     func completeAuthentication(_ authentication: Authentication) async throws -> Bool {
         let counter = authentication.counter
         guard database.engine == .postgres else {
-            guard try await stores.registrations.updateSignCounter(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to) else {
+            guard try await stores.registrations.updateSignCounter(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to)
+            else {
                 return false
             }
             try await stores.sessions.insert(token: authentication.sessionToken, authentication.session)
@@ -212,7 +226,8 @@ public struct CeremonyStore: Sendable {
         let advance = RegistrationStore.counterAdvance(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to)
         let finish = try authentication.status.update()
         return try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 WITH advanced AS (\(advance) RETURNING key_id),
                 opened AS (
                     INSERT INTO sessions (\(unsafeRaw: SessionStore.columns))
@@ -220,7 +235,8 @@ public struct CeremonyStore: Sendable {
                     RETURNING id),
                 finished AS (\(finish) AND EXISTS (SELECT 1 FROM opened) RETURNING session_id)
                 SELECT COUNT(*) AS advanced FROM advanced
-                """).first()?.decode(column: "advanced", as: Int64.self) == 1
+                """
+            ).first()?.decode(column: "advanced", as: Int64.self) == 1
         }
     }
 
@@ -229,17 +245,20 @@ public struct CeremonyStore: Sendable {
     /// A passkey sign-in's answer, read: consumes the ceremony of `challenge` (once only, expired or not) and reads the
     /// passkey `credentialID` names (nil when none has it). Nil when no ceremony has that challenge, and then no
     /// passkey is read.
-    func consumePasskeyCeremony(challenge: String, credentialID: String) async throws -> (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?)? {
+    func consumePasskeyCeremony(challenge: String, credentialID: String) async throws -> (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?)?
+    {
         guard database.engine == .postgres else {
             guard let ceremony = try await stores.webAuthnCeremonies.consume(challenge: challenge) else { return nil }
             return (ceremony, try await stores.passkeys.passkey(id: credentialID))
         }
         let row = try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 WITH consumed AS (DELETE FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) RETURNING *)
                 SELECT \(unsafeRaw: WebAuthnCeremonyStore.prefixedColumns(from: "consumed")), passkeys.*
                 FROM consumed LEFT JOIN passkeys ON passkeys.credential_id = \(bind: credentialID)
-                """).first()
+                """
+            ).first()
         }
         guard let row else { return nil }
         let ceremony = try WebAuthnCeremonyStore.record(row, prefix: WebAuthnCeremonyStore.prefix)
@@ -249,19 +268,23 @@ public struct CeremonyStore: Sendable {
 
     /// A verified passkey sign-in, written: the counter moves by compare-and-set (``PasskeyStore/recordUse(id:from:to:backupState:at:)``)
     /// and, only if it moved, the session opens. False when another sign-in moved the counter first: nothing is written.
-    func completePasskeySignIn(id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date, sessionToken: String,
-                               session: SessionRecord) async throws -> Bool {
+    func completePasskeySignIn(
+        id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date, sessionToken: String,
+        session: SessionRecord
+    ) async throws -> Bool {
         guard database.engine == .postgres else {
             guard try await stores.passkeys.recordUse(id: id, from: from, to: to, backupState: backupState, at: at) else { return false }
             try await stores.sessions.insert(token: sessionToken, session)
             return true
         }
         return try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 WITH used AS (\(PasskeyStore.use(id: id, from: from, to: to, backupState: backupState, at: at)) RETURNING credential_id)
                 INSERT INTO sessions (\(unsafeRaw: SessionStore.columns)) SELECT \(SessionStore.values(token: sessionToken, session)) FROM used
                 RETURNING id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 }

@@ -38,14 +38,19 @@ public final class StoreDatabase: Sendable {
     }
 
     private init(engine: Engine, backing: Backing, logger: Logger, metrics: ServerMetrics?) {
-        self.engine = engine; self.backing = backing; self.logger = logger; self.metrics = metrics
+        self.engine = engine
+        self.backing = backing
+        self.logger = logger
+        self.metrics = metrics
     }
 
     /// Opens the configured database and brings its schema up to date (`Migrations`).
     /// On PostgreSQL, the server first checks that the database answers (``StartupAttempts``), so an unreachable one
     /// ends the start with an error that names it instead of a wait without end.
-    public static func open(_ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
-                            metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard) async throws -> StoreDatabase {
+    public static func open(
+        _ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
+        metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard
+    ) async throws -> StoreDatabase {
         do {
             return try await openNamingNothing(configuration, logger: logger, metrics: metrics, startup: startup)
         } catch let error as SQLiteEngineError {
@@ -54,14 +59,17 @@ public final class StoreDatabase: Sendable {
         }
     }
 
-    private static func openNamingNothing(_ configuration: ServerConfiguration.Database, logger: Logger, metrics: ServerMetrics?,
-                                          startup: StartupAttempts) async throws -> StoreDatabase {
+    private static func openNamingNothing(
+        _ configuration: ServerConfiguration.Database, logger: Logger, metrics: ServerMetrics?,
+        startup: StartupAttempts
+    ) async throws -> StoreDatabase {
         let database: StoreDatabase
         var postgresStarting: PostgresStartupLogFilter.Flag?
         switch configuration {
         case .sqliteInMemory:
-            database = StoreDatabase(engine: .sqlite, backing: .sqlite(try SQLiteEngine(path: ":memory:", logger: logger)), logger: logger,
-                                     metrics: metrics)
+            database = StoreDatabase(
+                engine: .sqlite, backing: .sqlite(try SQLiteEngine(path: ":memory:", logger: logger)), logger: logger,
+                metrics: metrics)
             metrics?.databasePool(size: 1)
         case .sqlite(let path):
             try createDirectory(containing: path)
@@ -76,9 +84,11 @@ public final class StoreDatabase: Sendable {
             // second already copied and synced. The threshold, and why it is where it is: `checkpointPages`.
             // The page size first: SQLite applies it only to a file that has no page yet, so a new database gets
             // `pageSize` and an existing one keeps the size it was created with (in WAL mode SQLite cannot change it).
-            for pragma in ["PRAGMA page_size = \(Self.pageSize)",
-                           "PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
-                           "PRAGMA wal_autocheckpoint = \(Self.checkpointPages)"] {
+            for pragma in [
+                "PRAGMA page_size = \(Self.pageSize)",
+                "PRAGMA busy_timeout = 5000", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL",
+                "PRAGMA wal_autocheckpoint = \(Self.checkpointPages)",
+            ] {
                 try engine.apply(pragma)
             }
             try engine.startBackgroundCheckpoints(path: path)
@@ -92,8 +102,9 @@ public final class StoreDatabase: Sendable {
             // lease before `run()` would be a real mistake and warns again.
             let starting = PostgresStartupLogFilter.Flag()
             postgresStarting = starting
-            let client = try postgresClient(url: url, poolSize: poolSize,
-                                            logger: Logger(label: logger.label) { _ in PostgresStartupLogFilter(upstream: logger.handler, starting: starting) })
+            let client = try postgresClient(
+                url: url, poolSize: poolSize,
+                logger: Logger(label: logger.label) { _ in PostgresStartupLogFilter(upstream: logger.handler, starting: starting) })
             let (started, signal) = AsyncStream<Void>.makeStream()
             let task = Task {
                 signal.finish()
@@ -102,8 +113,9 @@ public final class StoreDatabase: Sendable {
             for await _ in started {}
             let connections = PostgresConnections(client: client, size: poolSize, logger: logger, describe: { reason($0, target: target) })
             connections.start()
-            database = StoreDatabase(engine: .postgres, backing: .postgres(connections, task, PostgresStatementCache()), logger: logger,
-                                     metrics: metrics)
+            database = StoreDatabase(
+                engine: .postgres, backing: .postgres(connections, task, PostgresStatementCache()), logger: logger,
+                metrics: metrics)
             metrics?.databasePool(size: poolSize)
         }
         do {
@@ -162,8 +174,10 @@ public final class StoreDatabase: Sendable {
     /// Several instances may purge at once (PostgreSQL): they may pick the same rows, and one of them then deletes
     /// fewer than it picked and stops early; what is left goes at the next purge (expired rows are already refused
     /// when read, so a purge only reclaims space).
-    func deleteExpired(from table: String, before cutoff: Int64,
-                       batch: Int = StoreDatabase.purgeBatch, pause: Duration = .milliseconds(100)) async throws -> Int {
+    func deleteExpired(
+        from table: String, before cutoff: Int64,
+        batch: Int = StoreDatabase.purgeBatch, pause: Duration = .milliseconds(100)
+    ) async throws -> Int {
         precondition(batch > 0, "a purge deletes at least one row per statement")
         return try await inBatches(Self.purgeStatement(engine: engine, table: table, before: cutoff, batch: batch), batch: batch, pause: pause)
     }
@@ -201,7 +215,8 @@ public final class StoreDatabase: Sendable {
     /// a row updated since it was picked has a new ctid, is skipped, and goes at the next purge. SQLite's `rowid` is
     /// the same idea.
     static func purgeStatement(engine: Engine, table: String, before cutoff: Int64, batch: Int) -> SQLQueryString {
-        let oldest: SQLQueryString = "FROM \(unsafeRaw: table) WHERE expires_at < \(bind: cutoff) ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))"
+        let oldest: SQLQueryString =
+            "FROM \(unsafeRaw: table) WHERE expires_at < \(bind: cutoff) ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))"
         return "DELETE FROM \(unsafeRaw: table) WHERE \(pickedRows(engine: engine, oldest)) RETURNING 1 AS deleted"
     }
 

@@ -26,14 +26,16 @@ public struct DispatchTargetStore: Sendable {
     /// Inserts `record`; false when the user already has a target of that name.
     public func insert(_ record: DispatchTargetRecord) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO dispatch_targets (id, ext_id, username, name, device_id, dispatcher, target, signature_key, encryption_key,
                     created_at, updated_at)
                 VALUES (\(bind: record.id), \(bind: record.extId), \(bind: record.username), \(bind: record.name), \(bind: record.deviceId),
                         \(bind: record.dispatcher), \(bind: record.target), \(bind: record.signatureKey), \(bind: record.encryptionKey),
                         \(bind: record.createdAt.epochMillis), \(bind: record.updatedAt.epochMillis))
                 ON CONFLICT DO NOTHING RETURNING id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 
@@ -62,13 +64,15 @@ public struct DispatchTargetStore: Sendable {
         // The name check answers "taken" (422); the table's UNIQUE (username, name) is the final guard against two
         // concurrent renames to one name.
         let updated = try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE dispatch_targets SET name = \(bind: name), target = \(bind: target), updated_at = \(bind: now.epochMillis)
                 WHERE id = \(bind: id) AND NOT EXISTS (
                     SELECT 1 FROM dispatch_targets other WHERE other.username = dispatch_targets.username
                     AND other.name = \(bind: name) AND other.id <> \(bind: id))
                 RETURNING id
-                """).first() != nil
+                """
+            ).first() != nil
         }
         if updated { return .updated }
         return try await self.target(id: id) == nil ? .notFound : .nameTaken
@@ -120,13 +124,15 @@ public struct DispatchTokenStore: Sendable {
 
     public func insert(_ record: DispatchTokenRecord, retention: TimeInterval) async throws {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO dispatch_tokens (token_hash, session_id, operation, get_uaf_request, username, dispatch_target_id, dispatcher,
                     dispatch_information, payload, created_at, expires_at, device_id)
                 VALUES (\(bind: record.tokenHash), \(bind: record.sessionId), \(bind: record.operation), \(bind: record.getUAFRequest),
                         \(bind: record.username), \(bind: record.dispatchTargetId), \(bind: record.dispatcher), \(bind: record.dispatchInformation),
                         \(bind: record.payload), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis), \(bind: record.deviceId))
-                """).run()
+                """
+            ).run()
         }
     }
 
@@ -141,11 +147,13 @@ public struct DispatchTokenStore: Sendable {
     /// Redeems a token once across every instance: one conditional `UPDATE … RETURNING`.
     public func redeem(tokenHash: String, operation: String, now: Date) async throws -> Redemption {
         let row = try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE dispatch_tokens SET redeemed_at = \(bind: now.epochMillis)
                 WHERE token_hash = \(bind: tokenHash) AND operation = \(bind: operation) AND redeemed_at IS NULL
                 RETURNING *
-                """).first()
+                """
+            ).first()
         }
         guard let row else { return .refused }
         let record = try Self.record(row)
@@ -155,10 +163,12 @@ public struct DispatchTokenStore: Sendable {
     /// The target's tokens that are neither redeemed nor expired, oldest first.
     public func pending(dispatchTargetId: String, now: Date) async throws -> [DispatchTokenRecord] {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 SELECT * FROM dispatch_tokens WHERE dispatch_target_id = \(bind: dispatchTargetId) AND redeemed_at IS NULL
                 AND expires_at > \(bind: now.epochMillis) ORDER BY created_at, session_id
-                """).all()
+                """
+            ).all()
         }.map(Self.record)
     }
 
@@ -166,10 +176,12 @@ public struct DispatchTokenStore: Sendable {
     /// few, bounded by the per-target limit times their retention).
     public func count(dispatchTargetId: String, since: Date) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 SELECT COUNT(*) AS n FROM dispatch_tokens
                 WHERE dispatch_target_id = \(bind: dispatchTargetId) AND created_at > \(bind: since.epochMillis)
-                """).first()?.decode(column: "n", as: Int64.self)
+                """
+            ).first()?.decode(column: "n", as: Int64.self)
         }.map(Int.init) ?? 0
     }
 
@@ -185,7 +197,8 @@ public struct DispatchTokenStore: Sendable {
             FROM dispatch_tokens WHERE expires_at >= \(bind: from.epochMillis) AND expires_at < \(bind: before.epochMillis) \
             AND get_uaf_request <> '' ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))
             """
-        return try await database.inBatches("""
+        return try await database.inBatches(
+            """
             UPDATE dispatch_tokens SET get_uaf_request = '', dispatch_information = NULL, payload = NULL \
             WHERE \(StoreDatabase.pickedRows(engine: database.engine, picked)) RETURNING 1 AS cleared
             """, batch: batch)
@@ -208,11 +221,13 @@ public struct DispatchTokenStore: Sendable {
     /// how many.
     private func expireUnredeemed(where condition: SQLQueryString, now: Date) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE dispatch_tokens SET expires_at = \(bind: now.epochMillis - 1)
                 WHERE \(condition) AND redeemed_at IS NULL AND expires_at > \(bind: now.epochMillis)
                 RETURNING 1 AS expired
-                """).all().count
+                """
+            ).all().count
         }
     }
 
@@ -225,9 +240,12 @@ public struct DispatchTokenStore: Sendable {
     static func record(_ row: any SQLRow) throws -> DispatchTokenRecord {
         DispatchTokenRecord(
             tokenHash: try row.decode(column: "token_hash", as: String.self), sessionId: try row.decode(column: "session_id", as: String.self),
-            operation: try row.decode(column: "operation", as: String.self), getUAFRequest: try row.decode(column: "get_uaf_request", as: String.self),
-            username: try row.decode(column: "username", as: String?.self), dispatchTargetId: try row.decode(column: "dispatch_target_id", as: String?.self),
-            dispatcher: try row.decode(column: "dispatcher", as: String.self), dispatchInformation: try row.decode(column: "dispatch_information", as: String?.self),
+            operation: try row.decode(column: "operation", as: String.self),
+            getUAFRequest: try row.decode(column: "get_uaf_request", as: String.self),
+            username: try row.decode(column: "username", as: String?.self),
+            dispatchTargetId: try row.decode(column: "dispatch_target_id", as: String?.self),
+            dispatcher: try row.decode(column: "dispatcher", as: String.self),
+            dispatchInformation: try row.decode(column: "dispatch_information", as: String?.self),
             payload: try row.decode(column: "payload", as: String?.self),
             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
             expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
@@ -243,11 +261,13 @@ public struct DeviceRequestStore: Sendable {
     /// Records the request id; false when it was already used (a replay).
     public func remember(dispatchTargetId: String, requestId: String, until: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO device_requests (dispatch_target_id, request_id, expires_at)
                 VALUES (\(bind: dispatchTargetId), \(bind: requestId), \(bind: until.epochMillis))
                 ON CONFLICT DO NOTHING RETURNING request_id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 

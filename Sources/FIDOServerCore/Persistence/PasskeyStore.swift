@@ -33,14 +33,27 @@ public struct PasskeyRecord: Sendable, Equatable {
     /// registered before the server kept it.
     public var trust: String?
 
-    public init(credentialID: String, username: String, userHandle: String, publicKey: [UInt8], signCount: UInt32, userVerifiedAtRegistration: Bool,
-                backupEligible: Bool, backupState: Bool, transports: [String], aaguid: String, attestationFormat: String, attestationType: String,
-                discoverable: Bool?, name: String?, createdAt: Date, lastUsedAt: Date? = nil, trust: String? = nil) {
+    public init(
+        credentialID: String, username: String, userHandle: String, publicKey: [UInt8], signCount: UInt32, userVerifiedAtRegistration: Bool,
+        backupEligible: Bool, backupState: Bool, transports: [String], aaguid: String, attestationFormat: String, attestationType: String,
+        discoverable: Bool?, name: String?, createdAt: Date, lastUsedAt: Date? = nil, trust: String? = nil
+    ) {
         self.trust = trust
-        self.credentialID = credentialID; self.username = username; self.userHandle = userHandle; self.publicKey = publicKey
-        self.signCount = signCount; self.userVerifiedAtRegistration = userVerifiedAtRegistration; self.backupEligible = backupEligible
-        self.backupState = backupState; self.transports = transports; self.aaguid = aaguid; self.attestationFormat = attestationFormat
-        self.attestationType = attestationType; self.discoverable = discoverable; self.name = name; self.createdAt = createdAt
+        self.credentialID = credentialID
+        self.username = username
+        self.userHandle = userHandle
+        self.publicKey = publicKey
+        self.signCount = signCount
+        self.userVerifiedAtRegistration = userVerifiedAtRegistration
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.transports = transports
+        self.aaguid = aaguid
+        self.attestationFormat = attestationFormat
+        self.attestationType = attestationType
+        self.discoverable = discoverable
+        self.name = name
+        self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
     }
 }
@@ -59,7 +72,8 @@ public struct PasskeyStore: Sendable {
     /// Stores a new passkey; false when its credential ID is already registered (to anyone).
     public func insert(_ record: PasskeyRecord) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 INSERT INTO passkeys (\(unsafeRaw: Self.columns)) VALUES (
                 \(bind: record.credentialID), \(bind: record.username), \(bind: record.userHandle), \(bind: Base64URL.encode(record.publicKey)),
                 \(bind: Int64(record.signCount)), \(bind: Self.flag(record.userVerifiedAtRegistration)), \(bind: Self.flag(record.backupEligible)),
@@ -67,7 +81,8 @@ public struct PasskeyStore: Sendable {
                 \(bind: record.attestationFormat), \(bind: record.attestationType), \(bind: record.discoverable.map(Self.flag)), \(bind: record.name),
                 \(bind: record.createdAt.epochMillis), \(bind: record.lastUsedAt?.epochMillis), \(bind: record.trust))
                 ON CONFLICT DO NOTHING RETURNING credential_id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 
@@ -121,9 +136,11 @@ public struct PasskeyStore: Sendable {
         if let ids, ids.isEmpty { return [] }
         return try await database.run { sql in
             if let ids {
-                return try await sql.raw("""
+                return try await sql.raw(
+                    """
                     DELETE FROM passkeys WHERE username = \(bind: username) AND credential_id IN (\(binds: ids)) RETURNING *
-                    """).all()
+                    """
+                ).all()
             }
             return try await sql.raw("DELETE FROM passkeys WHERE username = \(bind: username) RETURNING *").all()
         }.map(Self.record)
@@ -143,9 +160,11 @@ public struct PasskeyStore: Sendable {
             backupEligible: try row.decode(column: "backup_eligible", as: Int64.self) != 0,
             backupState: try row.decode(column: "backup_state", as: Int64.self) != 0,
             transports: transports.isEmpty ? [] : transports.split(separator: ",").map(String.init),
-            aaguid: try row.decode(column: "aaguid", as: String.self), attestationFormat: try row.decode(column: "attestation_format", as: String.self),
+            aaguid: try row.decode(column: "aaguid", as: String.self),
+            attestationFormat: try row.decode(column: "attestation_format", as: String.self),
             attestationType: try row.decode(column: "attestation_type", as: String.self),
-            discoverable: try row.decode(column: "discoverable", as: Int64?.self).map { $0 != 0 }, name: try row.decode(column: "name", as: String?.self),
+            discoverable: try row.decode(column: "discoverable", as: Int64?.self).map { $0 != 0 },
+            name: try row.decode(column: "name", as: String?.self),
             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
             lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self).map(Date.init(epochMillis:)),
             trust: try row.decode(column: "trust", as: String?.self))
@@ -169,8 +188,13 @@ public struct WebAuthnCeremonyRecord: Sendable, Equatable {
     public var expiresAt: Date
 
     public init(challenge: String, sessionID: String, kind: Kind, username: String?, userHandle: String?, userVerification: String, expiresAt: Date) {
-        self.challenge = challenge; self.sessionID = sessionID; self.kind = kind; self.username = username; self.userHandle = userHandle
-        self.userVerification = userVerification; self.expiresAt = expiresAt
+        self.challenge = challenge
+        self.sessionID = sessionID
+        self.kind = kind
+        self.username = username
+        self.userHandle = userHandle
+        self.userVerification = userVerification
+        self.expiresAt = expiresAt
     }
 }
 
@@ -189,12 +213,14 @@ public struct WebAuthnCeremonyStore: Sendable {
         let columns = "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at"
         return try await database.run { sql in
             if let cap {
-                return try await sql.raw("""
+                return try await sql.raw(
+                    """
                     INSERT INTO webauthn_ceremonies (\(unsafeRaw: columns)) SELECT \(values)
                     WHERE (SELECT COUNT(*) FROM webauthn_ceremonies WHERE counted_username = \(bind: cap.username)
                            AND +expires_at >= \(bind: cap.now.epochMillis)) < \(bind: Int64(cap.limit))
                     RETURNING challenge
-                    """).first() != nil
+                    """
+                ).first() != nil
             }
             return try await sql.raw("INSERT INTO webauthn_ceremonies (\(unsafeRaw: columns)) VALUES (\(values)) RETURNING challenge").first() != nil
         }
@@ -235,7 +261,8 @@ public struct WebAuthnCeremonyStore: Sendable {
         let kind = try row.decode(column: column("kind"), as: String.self)
         guard let parsed = WebAuthnCeremonyRecord.Kind(rawValue: kind) else { throw StoreError.malformedRow("WebAuthn ceremony kind \(kind)") }
         return WebAuthnCeremonyRecord(
-            challenge: try row.decode(column: column("challenge"), as: String.self), sessionID: try row.decode(column: column("session_id"), as: String.self),
+            challenge: try row.decode(column: column("challenge"), as: String.self),
+            sessionID: try row.decode(column: column("session_id"), as: String.self),
             kind: parsed, username: try row.decode(column: column("username"), as: String?.self),
             userHandle: try row.decode(column: column("user_handle"), as: String?.self),
             userVerification: try row.decode(column: column("user_verification"), as: String.self),

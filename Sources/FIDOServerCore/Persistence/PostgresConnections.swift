@@ -88,12 +88,19 @@ final class PostgresConnections: Sendable {
     }
 
     /// `describe`: a failure in the operator's words (``StoreDatabase/reason(_:target:)``).
-    init(client: PostgresClient, size: Int, logger: Logger, describe: @escaping @Sendable (any Error) -> String = { String(describing: $0) },
-         keepAliveInterval: Duration = .seconds(30), keepAliveTimeout: Duration = .seconds(10), keepAliveQuery: String = "SELECT 1",
-         setupQuery: String = PostgresConnections.sessionSetup) {
+    init(
+        client: PostgresClient, size: Int, logger: Logger, describe: @escaping @Sendable (any Error) -> String = { String(describing: $0) },
+        keepAliveInterval: Duration = .seconds(30), keepAliveTimeout: Duration = .seconds(10), keepAliveQuery: String = "SELECT 1",
+        setupQuery: String = PostgresConnections.sessionSetup
+    ) {
         precondition(size > 0, "a set of PostgreSQL connections holds at least one")
-        self.client = client; self.size = size; self.logger = logger; self.describe = describe
-        self.keepAliveInterval = keepAliveInterval; self.keepAliveTimeout = keepAliveTimeout; self.keepAliveQuery = keepAliveQuery
+        self.client = client
+        self.size = size
+        self.logger = logger
+        self.describe = describe
+        self.keepAliveInterval = keepAliveInterval
+        self.keepAliveTimeout = keepAliveTimeout
+        self.keepAliveQuery = keepAliveQuery
         self.setupQuery = setupQuery
     }
 
@@ -246,8 +253,9 @@ final class PostgresConnections: Sendable {
                     return (state.waiters, warn, state.closing)
                 }
                 if !closing {
-                    logger.log(level: warn ? .warning : .debug, "no PostgreSQL connection: \(describe(error))",
-                               metadata: ["waiting runs failed": .stringConvertible(waiters.count)])
+                    logger.log(
+                        level: warn ? .warning : .debug, "no PostgreSQL connection: \(describe(error))",
+                        metadata: ["waiting runs failed": .stringConvertible(waiters.count)])
                 }
                 for waiter in waiters { waiter.continuation.resume(throwing: error) }
                 do { try await Task.sleep(for: .milliseconds(100 * (1 << min(failures - 1, 4)))) } catch { return }
@@ -291,7 +299,12 @@ final class PostgresConnections: Sendable {
         let answer = await withCheckedContinuation { (done: CheckedContinuation<Answer, Never>) in
             // Whoever claims first ends the wait; claiming before closing means the timer never closes a connection
             // whose answer came first (it may already be lent to a run).
-            let claim: @Sendable () -> Bool = { finished.withLockedValue { state in defer { state = true }; return !state } }
+            let claim: @Sendable () -> Bool = {
+                finished.withLockedValue { state in
+                    defer { state = true }
+                    return !state
+                }
+            }
             connection.closeFuture.whenComplete { _ in if claim() { done.resume(returning: .closed) } }
             Task {
                 let answer: Answer

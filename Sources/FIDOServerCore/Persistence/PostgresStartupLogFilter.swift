@@ -16,7 +16,7 @@ struct PostgresStartupLogFilter: LogHandler {
 
     func log(event: LogEvent) {
         guard event.level == .warning, starting.isStarting,
-              event.message.description.hasPrefix("Trying to lease connection from `PostgresClient`, but `PostgresClient.run()` hasn't been called yet")
+            event.message.description.hasPrefix("Trying to lease connection from `PostgresClient`, but `PostgresClient.run()` hasn't been called yet")
         else { return upstream.log(event: event) }
         var lowered = event
         lowered.level = .debug

@@ -53,7 +53,10 @@ final class PostgresStatementCache: Sendable {
         var values: [PostgresData] = []
         values.reserveCapacity(binds.count)
         for bind in binds {
-            if let optional = bind as? any OptionalValue, optional.isNone { values.append(.null); continue }
+            if let optional = bind as? any OptionalValue, optional.isNone {
+                values.append(.null)
+                continue
+            }
             switch bind {
             case let text as String: values.append(PostgresData(string: text))
             case let number as Int64: values.append(PostgresData(int64: number))
@@ -88,7 +91,8 @@ struct PostgresPreparingDatabase: SQLDatabase {
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let (sql, binds) = serialize(query)
         guard !binds.isEmpty, let values = PostgresStatementCache.values(binds),
-              let statement = await cache.prepared(sql, on: connection) else {
+            let statement = await cache.prepared(sql, on: connection)
+        else {
             return try await connection.sql(queryLogLevel: nil).execute(sql: query, onRow)
         }
         try await statement.execute(values) { row in onRow(PreparedRow(row)) }.get()
@@ -121,7 +125,9 @@ struct PreparedRow: SQLRow {
     }
 
     private static func decode<T: PostgresDecodable, D>(_ cell: PostgresCell, as: T.Type) throws -> D {
-        guard let value = try cell.decode(T.self, context: .default) as? D else { throw PreparedRowError.unsupportedType(cell.columnName, "\(D.self)") }
+        guard let value = try cell.decode(T.self, context: .default) as? D else {
+            throw PreparedRowError.unsupportedType(cell.columnName, "\(D.self)")
+        }
         return value
     }
 

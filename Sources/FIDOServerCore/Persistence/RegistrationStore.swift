@@ -1,5 +1,5 @@
-import Primitives
 import Foundation
+import Primitives
 import SQLKit
 import UAF
 
@@ -17,16 +17,21 @@ public struct RegistrationRecord: Sendable, Equatable {
     public init(_ verified: VerifiedRegistration, createdAt: Date, deviceId: String? = nil) {
         key = verified
         key.aaid = AAID.normalized(verified.aaid)
-        self.createdAt = createdAt; self.deviceId = deviceId
+        self.createdAt = createdAt
+        self.deviceId = deviceId
     }
 
-    public init(username: String, aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding,
-                signatureAlgorithm: SignatureAlgorithm, signCounter: UInt32, registrationCounter: UInt32,
-                authenticatorVersion: UInt16, attestationType: AttestationType, createdAt: Date, deviceId: String? = nil) {
-        key = VerifiedRegistration(aaid: aaid, keyID: keyID, publicKey: publicKey, publicKeyEncoding: publicKeyEncoding,
-                                   signatureAlgorithm: signatureAlgorithm, signCounter: signCounter, registrationCounter: registrationCounter,
-                                   authenticatorVersion: authenticatorVersion, attestationType: attestationType, username: username)
-        self.createdAt = createdAt; self.deviceId = deviceId
+    public init(
+        username: String, aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding,
+        signatureAlgorithm: SignatureAlgorithm, signCounter: UInt32, registrationCounter: UInt32,
+        authenticatorVersion: UInt16, attestationType: AttestationType, createdAt: Date, deviceId: String? = nil
+    ) {
+        key = VerifiedRegistration(
+            aaid: aaid, keyID: keyID, publicKey: publicKey, publicKeyEncoding: publicKeyEncoding,
+            signatureAlgorithm: signatureAlgorithm, signCounter: signCounter, registrationCounter: registrationCounter,
+            authenticatorVersion: authenticatorVersion, attestationType: attestationType, username: username)
+        self.createdAt = createdAt
+        self.deviceId = deviceId
     }
 
     public subscript<Value>(dynamicMember field: WritableKeyPath<VerifiedRegistration, Value>) -> Value {
@@ -35,8 +40,9 @@ public struct RegistrationRecord: Sendable, Equatable {
     }
 
     var registeredKey: RegisteredKey {
-        RegisteredKey(aaid: key.aaid, keyID: key.keyID, username: key.username, publicKey: key.publicKey, publicKeyEncoding: key.publicKeyEncoding,
-                      signCounter: key.signCounter)
+        RegisteredKey(
+            aaid: key.aaid, keyID: key.keyID, username: key.username, publicKey: key.publicKey, publicKeyEncoding: key.publicKeyEncoding,
+            signCounter: key.signCounter)
     }
 }
 
@@ -64,7 +70,9 @@ public struct RegistrationStore: Sendable {
                     sign_counter, registration_counter, authenticator_version, attestation_type, created_at, device_id)
                 VALUES \(rows.joined(separator: ", ")) ON CONFLICT DO NOTHING RETURNING aaid, key_id
                 """
-            return try await sql.raw(query).all().map { (try $0.decode(column: "aaid", as: String.self), try $0.decode(column: "key_id", as: String.self)) }
+            return try await sql.raw(query).all().map {
+                (try $0.decode(column: "aaid", as: String.self), try $0.decode(column: "key_id", as: String.self))
+            }
         }
         guard inserted.count == records.count else {
             for (aaid, keyID) in inserted { _ = try await delete(aaid: aaid, keyID: keyID) }
@@ -88,10 +96,12 @@ public struct RegistrationStore: Sendable {
     public func registrations(deviceId: String, usernames: [String]) async throws -> [RegistrationRecord] {
         guard !usernames.isEmpty else { return [] }
         return try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 SELECT * FROM registrations WHERE device_id = \(bind: deviceId) AND username IN (\(binds: usernames))
                 ORDER BY created_at, aaid, key_id
-                """).all()
+                """
+            ).all()
         }.map(Self.record)
     }
 
@@ -112,16 +122,20 @@ public struct RegistrationStore: Sendable {
     /// Deletes one registration; returns whether it existed.
     public func delete(aaid: String, keyID: String) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 DELETE FROM registrations WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID) RETURNING key_id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 
     /// Deletes `username`'s registrations, all of them or those of the given AAIDs or KeyIDs, in one statement;
     /// returns what was deleted.
     /// With `deviceId`, only registrations that device made.
-    public func delete(username: String, aaids: [String]? = nil, keyIDs: [String]? = nil, deviceId: String? = nil) async throws -> [RegistrationRecord] {
+    public func delete(
+        username: String, aaids: [String]? = nil, keyIDs: [String]? = nil, deviceId: String? = nil
+    ) async throws -> [RegistrationRecord] {
         try await database.run { sql in
             var query: SQLQueryString = "DELETE FROM registrations WHERE username = \(bind: username)"
             if let deviceId { query += " AND device_id = \(bind: deviceId)" }
@@ -134,14 +148,16 @@ public struct RegistrationStore: Sendable {
 
     static func record(_ row: any SQLRow) throws -> RegistrationRecord {
         guard let attestation = AttestationType(rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "attestation_type", as: Int64.self))),
-              let publicKey = Base64URL.decode(try row.decode(column: "public_key", as: String.self)) else {
+            let publicKey = Base64URL.decode(try row.decode(column: "public_key", as: String.self))
+        else {
             throw StoreError.malformedRow("registrations")
         }
         return RegistrationRecord(
             username: try row.decode(column: "username", as: String.self), aaid: try row.decode(column: "aaid", as: String.self),
             keyID: try row.decode(column: "key_id", as: String.self), publicKey: Array(publicKey),
             publicKeyEncoding: PublicKeyEncoding(rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "public_key_encoding", as: Int64.self))),
-            signatureAlgorithm: SignatureAlgorithm(rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "signature_algorithm", as: Int64.self))),
+            signatureAlgorithm: SignatureAlgorithm(
+                rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "signature_algorithm", as: Int64.self))),
             signCounter: UInt32(truncatingIfNeeded: try row.decode(column: "sign_counter", as: Int64.self)),
             registrationCounter: UInt32(truncatingIfNeeded: try row.decode(column: "registration_counter", as: Int64.self)),
             authenticatorVersion: UInt16(truncatingIfNeeded: try row.decode(column: "authenticator_version", as: Int64.self)),

@@ -1,6 +1,6 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import SQLKit
 import UAF
 
@@ -29,7 +29,9 @@ public struct SessionStore: Sendable {
     let database: StoreDatabase
 
     /// Opens a session and returns its secret token with the record.
-    public func create(username: String, credential: SessionCredential, now: Date, lifetime: TimeInterval) async throws -> (token: String, record: SessionRecord) {
+    public func create(
+        username: String, credential: SessionCredential, now: Date, lifetime: TimeInterval
+    ) async throws -> (token: String, record: SessionRecord) {
         let (token, record) = Self.make(username: username, credential: credential, now: now, lifetime: lifetime)
         try await insert(token: token, record)
         return (token, record)
@@ -45,8 +47,12 @@ public struct SessionStore: Sendable {
     /// A new session's secret token and record, not yet stored (``create(username:credential:now:lifetime:)`` stores
     /// one; ``CeremonyStore/completeAuthentication(_:)`` stores one with the login's other writes).
     static func make(username: String, credential: SessionCredential, now: Date, lifetime: TimeInterval) -> (token: String, record: SessionRecord) {
-        (SessionToken.make(now: now), SessionRecord(id: OrderedToken.make(16, now: now), username: username, credential: credential,
-                                                    createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil))
+        (
+            SessionToken.make(now: now),
+            SessionRecord(
+                id: OrderedToken.make(16, now: now), username: username, credential: credential,
+                createdAt: now, expiresAt: now.addingTimeInterval(lifetime), revokedAt: nil)
+        )
     }
 
     /// The columns a new session's row fills, in the order of ``values(token:_:)``.
@@ -73,27 +79,33 @@ public struct SessionStore: Sendable {
     /// The live sessions of `username`, oldest first (for an operator: `mauth admin user show`).
     public func live(username: String, now: Date) async throws -> [SessionRecord] {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 SELECT * FROM sessions WHERE username = \(bind: username) AND revoked_at IS NULL AND expires_at > \(bind: now.epochMillis)
                 ORDER BY created_at, id
-                """).all()
+                """
+            ).all()
         }.map(Self.record)
     }
 
     private func live(where condition: SQLQueryString, now: Date) async throws -> SessionRecord? {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 SELECT * FROM sessions WHERE \(condition) AND revoked_at IS NULL AND expires_at > \(bind: now.epochMillis)
-                """).first()
+                """
+            ).first()
         }.map(Self.record)
     }
 
     /// Revokes one session; returns whether a live one was revoked.
     public func revoke(id: String, now: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE sessions SET revoked_at = \(bind: now.epochMillis) WHERE id = \(bind: id) AND revoked_at IS NULL RETURNING id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 
@@ -105,20 +117,24 @@ public struct SessionStore: Sendable {
     public func revoke(username: String, _ kind: SessionCredential.Kind, ids: [String], now: Date) async throws -> Int {
         guard !ids.isEmpty else { return 0 }
         return try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE sessions SET revoked_at = \(bind: now.epochMillis)
                 WHERE username = \(bind: username) AND credential_kind = \(bind: kind.rawValue) AND credential_id IN (\(binds: ids))
                 AND revoked_at IS NULL RETURNING id
-                """).all().count
+                """
+            ).all().count
         }
     }
 
     /// Revokes every live session of `username` (after deregistration of all keys, or by an administrator).
     public func revokeAll(username: String, now: Date) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE sessions SET revoked_at = \(bind: now.epochMillis) WHERE username = \(bind: username) AND revoked_at IS NULL RETURNING id
-                """).all().count
+                """
+            ).all().count
         }
     }
 
@@ -136,8 +152,11 @@ public struct SessionStore: Sendable {
 
     private static func record(_ row: any SQLRow) throws -> SessionRecord {
         let kind = try row.decode(column: "credential_kind", as: String.self)
-        guard let credential = SessionCredential(kind: kind, aaid: try row.decode(column: "aaid", as: String?.self),
-                                                 id: try row.decode(column: "credential_id", as: String.self)) else {
+        guard
+            let credential = SessionCredential(
+                kind: kind, aaid: try row.decode(column: "aaid", as: String?.self),
+                id: try row.decode(column: "credential_id", as: String.self))
+        else {
             throw StoreError.malformedRow("a session whose credential (\(kind)) this version does not know")
         }
         return SessionRecord(
@@ -178,7 +197,7 @@ enum OrderedToken {
     static func prefix(of token: String) -> Substring? {
         let head = token.utf8.prefix(prefixLength)
         guard head.count == prefixLength, token.utf8.count > prefixLength,
-              head.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) })
+            head.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) })
         else { return nil }
         return token.prefix(prefixLength)
     }

@@ -23,22 +23,26 @@ public struct SigningKeyStore: Sendable {
     let database: StoreDatabase
 
     static func record(_ row: any SQLRow) throws -> SigningKeyRecord {
-        SigningKeyRecord(kid: try row.decode(column: "kid", as: String.self), pem: try row.decode(column: "private_key_pem", as: String.self),
-                         createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
-                         activatedAt: try row.decode(column: "activated_at", as: Int64?.self).map(Date.init(epochMillis:)),
-                         retiredAt: try row.decode(column: "retired_at", as: Int64?.self).map(Date.init(epochMillis:)))
+        SigningKeyRecord(
+            kid: try row.decode(column: "kid", as: String.self), pem: try row.decode(column: "private_key_pem", as: String.self),
+            createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+            activatedAt: try row.decode(column: "activated_at", as: Int64?.self).map(Date.init(epochMillis:)),
+            retiredAt: try row.decode(column: "retired_at", as: Int64?.self).map(Date.init(epochMillis:)))
     }
 
     /// Makes `candidate` the active key when no key is active (the first start). Two instances starting together may
     /// both insert; ``usable(now:keepRetiredFor:)`` orders the active keys the same way on both, so both sign with one.
     public func bootstrap(candidate: (kid: String, pem: String), now: Date) async throws {
         try await database.run { sql in
-            guard try await sql.raw("SELECT kid FROM signing_keys WHERE activated_at IS NOT NULL AND retired_at IS NULL LIMIT 1").first() == nil else { return }
-            try await sql.raw("""
+            guard try await sql.raw("SELECT kid FROM signing_keys WHERE activated_at IS NOT NULL AND retired_at IS NULL LIMIT 1").first() == nil
+            else { return }
+            try await sql.raw(
+                """
                 INSERT INTO signing_keys (kid, private_key_pem, created_at, activated_at)
                 VALUES (\(bind: candidate.kid), \(bind: candidate.pem), \(bind: now.epochMillis), \(bind: now.epochMillis))
                 ON CONFLICT DO NOTHING
-                """).run()
+                """
+            ).run()
         }
     }
 
@@ -68,7 +72,9 @@ public struct SigningKeyStore: Sendable {
     /// Adds a pending key.
     public func add(kid: String, pem: String, now: Date) async throws {
         try await database.run { sql in
-            try await sql.raw("INSERT INTO signing_keys (kid, private_key_pem, created_at) VALUES (\(bind: kid), \(bind: pem), \(bind: now.epochMillis))").run()
+            try await sql.raw(
+                "INSERT INTO signing_keys (kid, private_key_pem, created_at) VALUES (\(bind: kid), \(bind: pem), \(bind: now.epochMillis))"
+            ).run()
         }
     }
 
@@ -91,14 +97,16 @@ public struct SigningKeyStore: Sendable {
     /// ever reads two keys changing apart).
     public func activate(kid: String, now: Date) async throws {
         let changed = try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE signing_keys
                 SET activated_at = CASE WHEN kid = \(bind: kid) THEN \(bind: now.epochMillis) ELSE activated_at END,
                     retired_at = CASE WHEN kid = \(bind: kid) THEN NULL ELSE \(bind: now.epochMillis) END
                 WHERE EXISTS (SELECT 1 FROM signing_keys p WHERE p.kid = \(bind: kid) AND p.activated_at IS NULL AND p.retired_at IS NULL)
                   AND (kid = \(bind: kid) OR (activated_at IS NOT NULL AND retired_at IS NULL))
                 RETURNING kid
-                """).all()
+                """
+            ).all()
         }
         guard changed.isEmpty else { return }
         guard let state = try await state(kid) else { throw ChangeRefusal.unknown(kid) }
@@ -108,10 +116,12 @@ public struct SigningKeyStore: Sendable {
     /// Retires a pending key that will not be used; the active key is retired by activating another.
     public func retire(kid: String, now: Date) async throws {
         let changed = try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE signing_keys SET retired_at = \(bind: now.epochMillis)
                 WHERE kid = \(bind: kid) AND activated_at IS NULL AND retired_at IS NULL RETURNING kid
-                """).all()
+                """
+            ).all()
         }
         guard changed.isEmpty else { return }
         switch try await state(kid) {

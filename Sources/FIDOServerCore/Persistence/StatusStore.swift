@@ -38,11 +38,20 @@ public struct StatusRecord: Codable, Sendable, Equatable {
         public var tokenExpiresAt: Int64?
     }
 
-    public init(sessionId: String, status: Status, operation: String, username: String?, uafStatusCode: Int? = nil, asmStatusCode: Int? = nil,
-                clientErrorCode: Int? = nil, authenticators: [AuthenticatorReference] = [], updatedAt: Date, tokenInformation: TokenInformation? = nil) {
-        self.sessionId = sessionId; self.status = status; self.operation = operation; self.username = username
-        self.uafStatusCode = uafStatusCode; self.asmStatusCode = asmStatusCode; self.clientErrorCode = clientErrorCode
-        self.authenticators = authenticators; self.updatedAt = updatedAt; self.tokenInformation = tokenInformation
+    public init(
+        sessionId: String, status: Status, operation: String, username: String?, uafStatusCode: Int? = nil, asmStatusCode: Int? = nil,
+        clientErrorCode: Int? = nil, authenticators: [AuthenticatorReference] = [], updatedAt: Date, tokenInformation: TokenInformation? = nil
+    ) {
+        self.sessionId = sessionId
+        self.status = status
+        self.operation = operation
+        self.username = username
+        self.uafStatusCode = uafStatusCode
+        self.asmStatusCode = asmStatusCode
+        self.clientErrorCode = clientErrorCode
+        self.authenticators = authenticators
+        self.updatedAt = updatedAt
+        self.tokenInformation = tokenInformation
     }
 }
 
@@ -78,19 +87,23 @@ public struct StatusStore: Sendable {
     /// A dispatched operation's token was redeemed (or found expired): the record moves from `tokenCreated` to
     /// `status` and notes the token's result. Only a `tokenCreated` record changes, so it happens once.
     @discardableResult
-    public func tokenRedeemed(sessionId: String, status: StatusRecord.Status, result: StatusRecord.TokenInformation.TokenResult,
-                              now: Date, retention: TimeInterval) async throws -> Bool {
+    public func tokenRedeemed(
+        sessionId: String, status: StatusRecord.Status, result: StatusRecord.TokenInformation.TokenResult,
+        now: Date, retention: TimeInterval
+    ) async throws -> Bool {
         guard var record = try await record(sessionId: sessionId, now: now), record.status == .tokenCreated else { return false }
         record.tokenInformation = record.tokenInformation ?? .init()
         record.tokenInformation?.tokenResult = result
         let tokenInformation = try record.tokenInformation.map(JSONCoding.string)
         return try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE status_records SET status = \(bind: status.rawValue), token_information = \(bind: tokenInformation),
                     updated_at = \(bind: now.epochMillis), expires_at = \(bind: now.addingTimeInterval(retention).epochMillis)
                 WHERE session_id = \(bind: sessionId) AND status = 'tokenCreated'
                 RETURNING session_id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 
@@ -98,22 +111,28 @@ public struct StatusStore: Sendable {
     /// ended or is unknown.
     public func cancel(sessionId: String, now: Date, retention: TimeInterval) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 UPDATE status_records SET status = 'cancelled', updated_at = \(bind: now.epochMillis),
                     expires_at = \(bind: now.addingTimeInterval(retention).epochMillis)
                 WHERE session_id = \(bind: sessionId) AND status IN ('tokenCreated', 'clientRegistering', 'clientAuthenticating')
                 RETURNING session_id
-                """).first() != nil
+                """
+            ).first() != nil
         }
     }
 
     /// Moves a record to its outcome. Only a record that has not finished yet changes: a `succeeded` or `failed`
     /// record is final, so a late or replayed response cannot rewrite what the relying party already read.
     @discardableResult
-    public func finish(sessionId: String, status: StatusRecord.Status, username: String?, uafStatusCode: Int, asmStatusCode: Int?,
-                       clientErrorCode: Int? = nil, authenticators: [StatusRecord.AuthenticatorReference], now: Date, retention: TimeInterval) async throws -> Bool {
-        try await finish(Outcome(sessionId: sessionId, status: status, username: username, uafStatusCode: uafStatusCode, asmStatusCode: asmStatusCode,
-                                 clientErrorCode: clientErrorCode, authenticators: authenticators, now: now, retention: retention))
+    public func finish(
+        sessionId: String, status: StatusRecord.Status, username: String?, uafStatusCode: Int, asmStatusCode: Int?,
+        clientErrorCode: Int? = nil, authenticators: [StatusRecord.AuthenticatorReference], now: Date, retention: TimeInterval
+    ) async throws -> Bool {
+        try await finish(
+            Outcome(
+                sessionId: sessionId, status: status, username: username, uafStatusCode: uafStatusCode, asmStatusCode: asmStatusCode,
+                clientErrorCode: clientErrorCode, authenticators: authenticators, now: now, retention: retention))
     }
 
     /// Moves a record to `outcome` (see ``finish(sessionId:status:username:uafStatusCode:asmStatusCode:clientErrorCode:authenticators:now:retention:)``).
@@ -153,9 +172,11 @@ public struct StatusStore: Sendable {
 
     public func record(sessionId: String, now: Date) async throws -> StatusRecord? {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 SELECT * FROM status_records WHERE session_id = \(bind: sessionId) AND expires_at > \(bind: now.epochMillis)
-                """).first()
+                """
+            ).first()
         }.map { row in
             guard let status = StatusRecord.Status(rawValue: try row.decode(column: "status", as: String.self)) else {
                 throw StoreError.malformedRow("status_records.status")
@@ -166,7 +187,8 @@ public struct StatusStore: Sendable {
                 uafStatusCode: try row.decode(column: "uaf_status_code", as: Int64?.self).map(Int.init),
                 asmStatusCode: try row.decode(column: "asm_status_code", as: Int64?.self).map(Int.init),
                 clientErrorCode: try row.decode(column: "client_error_code", as: Int64?.self).map(Int.init),
-                authenticators: try JSONCoding.value([StatusRecord.AuthenticatorReference].self, try row.decode(column: "authenticators", as: String.self)),
+                authenticators: try JSONCoding.value(
+                    [StatusRecord.AuthenticatorReference].self, try row.decode(column: "authenticators", as: String.self)),
                 updatedAt: Date(epochMillis: try row.decode(column: "updated_at", as: Int64.self)),
                 tokenInformation: try row.decode(column: "token_information", as: String?.self).map {
                     try JSONCoding.value(StatusRecord.TokenInformation.self, $0)

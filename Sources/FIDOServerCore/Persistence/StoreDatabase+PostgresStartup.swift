@@ -19,7 +19,9 @@ extension StoreDatabase {
         public var pause: Duration
         public var connectTimeout: Duration
         public init(count: Int, pause: Duration, connectTimeout: Duration) {
-            self.count = count; self.pause = pause; self.connectTimeout = connectTimeout
+            self.count = count
+            self.pause = pause
+            self.connectTimeout = connectTimeout
         }
         public static let standard = StartupAttempts(count: 6, pause: .seconds(1), connectTimeout: .seconds(5))
     }
@@ -48,8 +50,9 @@ extension StoreDatabase {
         quiet.logLevel = .critical
         for attempt in 1...max(1, attempts.count) {
             do {
-                let connection = try await PostgresConnection.connect(on: PostgresClient.defaultEventLoopGroup.next(), configuration: core,
-                                                                      id: 0, logger: quiet)
+                let connection = try await PostgresConnection.connect(
+                    on: PostgresClient.defaultEventLoopGroup.next(), configuration: core,
+                    id: 0, logger: quiet)
                 try? await connection.close()
                 if attempt > 1 { logger.notice("PostgreSQL at \(target) answers (attempt \(attempt))") }
                 return target
@@ -59,7 +62,9 @@ extension StoreDatabase {
                     let seconds = Int((ContinuousClock.now - started).components.seconds)
                     throw UnreachableDatabase(target: target.description, attempts: attempt, seconds: seconds, reason: reason)
                 }
-                logger.warning("PostgreSQL at \(target) does not answer (attempt \(attempt) of \(attempts.count)): \(reason); retrying in \(pause.components.seconds) s")
+                logger.warning(
+                    "PostgreSQL at \(target) does not answer (attempt \(attempt) of \(attempts.count)): \(reason); retrying in \(pause.components.seconds) s"
+                )
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(8))
             }
@@ -79,7 +84,9 @@ extension StoreDatabase {
     struct PostgresTarget: Sendable, CustomStringConvertible {
         var place: String, database: String, user: String
         init(_ core: PostgresConnection.Configuration) {
-            place = "\(core.host ?? "?"):\(core.port ?? 5432)"; database = core.database ?? core.username; user = core.username
+            place = "\(core.host ?? "?"):\(core.port ?? 5432)"
+            database = core.database ?? core.username
+            user = core.username
         }
         var description: String { "\(place), database \(database)" }
     }
@@ -118,8 +125,9 @@ extension StoreDatabase {
     /// The pool an instance's PostgreSQL connections come from, opening each on the next event loop in turn
     /// (`EventLoopsInTurn`).
     static func postgresClient(url: String, poolSize: Int, logger: Logger) throws -> PostgresClient {
-        PostgresClient(configuration: try postgresConfiguration(url: url, poolSize: poolSize),
-                       eventLoopGroup: EventLoopsInTurn(PostgresClient.defaultEventLoopGroup), backgroundLogger: logger)
+        PostgresClient(
+            configuration: try postgresConfiguration(url: url, poolSize: poolSize),
+            eventLoopGroup: EventLoopsInTurn(PostgresClient.defaultEventLoopGroup), backgroundLogger: logger)
     }
 
     /// A `postgres://` URL parsed, or the configuration error that says it is not one.
@@ -142,8 +150,9 @@ extension StoreDatabase {
         guard let host = core.host, let port = core.port else {
             throw ServerConfiguration.ConfigurationError.invalid("database URL needs a host")
         }
-        var configuration = PostgresClient.Configuration(host: host, port: port, username: core.username,
-                                                         password: core.password, database: core.database, tls: tls)
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: core.username,
+            password: core.password, database: core.database, tls: tls)
         // Every connection is held by `PostgresConnections` for as long as it lives, so the pool never has an idle
         // one to keep alive or time out: the set runs its own keep-alive.
         configuration.options.maximumConnections = poolSize

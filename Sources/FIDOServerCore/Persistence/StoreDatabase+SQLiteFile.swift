@@ -21,7 +21,8 @@ extension StoreDatabase {
             try SQLiteEngine.checkReadable(path: path)
         } catch let error as SQLiteEngineError {
             // The header says SQLite, so "not a database" (26) here means its first page is damaged.
-            let reason = [11, 26].contains(error.code & 0xFF)
+            let reason =
+                [11, 26].contains(error.code & 0xFF)
                 ? "the database file is damaged (it starts as SQLite, but its schema cannot be read): restore it from a backup"
                 : sqliteReason(error)
             throw ServerConfiguration.ConfigurationError.invalid("database \(path): \(reason)")
@@ -47,7 +48,8 @@ extension StoreDatabase {
         let directory = (path as NSString).deletingLastPathComponent
         guard !directory.isEmpty else { return }
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("database \(path): cannot make its folder \(directory): \(SystemErrorText.reason(error))")
+            throw ServerConfiguration.ConfigurationError.invalid(
+                "database \(path): cannot make its folder \(directory): \(SystemErrorText.reason(error))")
         }
     }
 }

@@ -18,10 +18,18 @@ public struct ChallengeRecord: Sendable, Equatable {
     /// policy. A login names it in its token (`policy`), so the relying party knows what the login was held to.
     public var policyName: String?
 
-    public init(id: String, operation: UAFOperation, challenge: String, username: String?, policy: Policy, transactions: [Transaction], expiresAt: Date,
-                policyName: String? = nil) {
-        self.id = id; self.operation = operation; self.challenge = challenge; self.username = username
-        self.policy = policy; self.transactions = transactions; self.expiresAt = expiresAt; self.policyName = policyName
+    public init(
+        id: String, operation: UAFOperation, challenge: String, username: String?, policy: Policy, transactions: [Transaction], expiresAt: Date,
+        policyName: String? = nil
+    ) {
+        self.id = id
+        self.operation = operation
+        self.challenge = challenge
+        self.username = username
+        self.policy = policy
+        self.transactions = transactions
+        self.expiresAt = expiresAt
+        self.policyName = policyName
     }
 }
 
@@ -154,9 +162,11 @@ public struct UAFRequestStore: Sendable {
     /// How many unexpired requests count against `username`'s cap.
     public func outstanding(username: String, now: Date) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw("""
+            try await sql.raw(
+                """
                 SELECT COUNT(*) AS n FROM uaf_requests WHERE \(Self.unexpired(username: username, now: now))
-                """).first()?.decode(column: "n", as: Int.self) ?? 0
+                """
+            ).first()?.decode(column: "n", as: Int.self) ?? 0
         }
     }
 

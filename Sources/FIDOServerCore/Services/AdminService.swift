@@ -15,7 +15,9 @@ package struct AdminService: Sendable {
     /// `onDecision` hears every decision: the server's audit handler, or the command line's, which writes the same
     /// event with the operator's login as its principal.
     package init(stores: Stores, clock: @escaping @Sendable () -> Date, onDecision: @escaping @Sendable (ServerDecision) -> Void) {
-        self.stores = stores; self.clock = clock; self.onDecision = onDecision
+        self.stores = stores
+        self.clock = clock
+        self.onDecision = onDecision
     }
 
     private func decide(_ operation: OperationName, _ username: String?, _ detail: String) {
@@ -25,7 +27,10 @@ package struct AdminService: Sendable {
     /// The answers, one shape for both ways in (the HTTP body, `mauth admin … --json`).
     package struct RemovedKeys: Sendable, Equatable, Encodable {
         package var removed: [Key]
-        package struct Key: Sendable, Equatable, Encodable { package var aaid: String; package var keyID: String }
+        package struct Key: Sendable, Equatable, Encodable {
+            package var aaid: String
+            package var keyID: String
+        }
     }
     package struct RemovedPasskeys: Sendable, Equatable, Encodable { package var removed: [String] }
     package struct EndedSessions: Sendable, Equatable, Encodable { package var ended: Int }
@@ -38,7 +43,8 @@ package struct AdminService: Sendable {
     /// endpoints are for operators, and a user already has her own ways to see and remove what is hers.
     func requireAdmin(_ principal: Principal) throws {
         guard principal.isOperator || principal.source == .development else {
-            throw AuthorizationFailure.forbidden("\(principal.auditName) has no operator scope; the admin endpoints need a relying-party token with it")
+            throw AuthorizationFailure.forbidden(
+                "\(principal.auditName) has no operator scope; the admin endpoints need a relying-party token with it")
         }
     }
 
@@ -47,7 +53,10 @@ package struct AdminService: Sendable {
         try ServiceEnvironment.validate(username: username)
         let summary = try await UserData.summary(stores, username: username, now: clock())
         // Reading a user's data is recorded too: who looked at whose data is part of the trail.
-        decide("admin user show", username, "\(summary.registrations.count) key(s), \(summary.passkeys.count) passkey(s), \(summary.sessions.count) live session(s), \(summary.targets.count) dispatch target(s) shown")
+        decide(
+            "admin user show", username,
+            "\(summary.registrations.count) key(s), \(summary.passkeys.count) passkey(s), \(summary.sessions.count) live session(s), \(summary.targets.count) dispatch target(s) shown"
+        )
         return UserData.Report(username: username, summary)
     }
 
@@ -64,12 +73,14 @@ package struct AdminService: Sendable {
             throw ServiceFailure(.badRequest, "aaid \(bad.prefix(40)) is not an AAID (VVVV#MMMM)", username: username)
         }
         let removed = try await stores.database.unitOfWork {
-            try await UserData.removeRegistrations(stores, username: username, aaids: aaids.isEmpty ? nil : aaids,
-                                                   keyIDs: keyIDs.isEmpty ? nil : keyIDs, now: clock())
+            try await UserData.removeRegistrations(
+                stores, username: username, aaids: aaids.isEmpty ? nil : aaids,
+                keyIDs: keyIDs.isEmpty ? nil : keyIDs, now: clock())
         }
         guard !removed.isEmpty else { throw ServiceFailure(.notFound, "\(username) has no key that matches", username: username) }
-        decide("admin user remove keys", username,
-               "removed " + removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ") + "; their sessions ended")
+        decide(
+            "admin user remove keys", username,
+            "removed " + removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ") + "; their sessions ended")
         return RemovedKeys(removed: removed.map { .init(aaid: $0.aaid, keyID: $0.keyID) })
     }
 
@@ -82,8 +93,9 @@ package struct AdminService: Sendable {
             try await UserData.removePasskeys(stores, username: username, ids: all ? nil : ids, now: clock())
         }
         guard !removed.isEmpty else { throw ServiceFailure(.notFound, "\(username) has no passkey that matches", username: username) }
-        decide("admin user remove passkeys", username,
-               "removed passkey " + removed.map { "\($0.credentialID.prefix(10))…" }.joined(separator: ", ") + "; their sessions ended")
+        decide(
+            "admin user remove passkeys", username,
+            "removed passkey " + removed.map { "\($0.credentialID.prefix(10))…" }.joined(separator: ", ") + "; their sessions ended")
         return RemovedPasskeys(removed: removed.map(\.credentialID))
     }
 
@@ -96,7 +108,8 @@ package struct AdminService: Sendable {
         let ended: Int
         if let session {
             guard session.utf8.count <= 128, let record = try await stores.sessions.session(id: session, now: now), record.username == username,
-                  try await stores.sessions.revoke(id: session, now: now) else {
+                try await stores.sessions.revoke(id: session, now: now)
+            else {
                 throw ServiceFailure(.notFound, "\(username) has no live session \(session.prefix(128))", username: username)
             }
             ended = 1
@@ -112,7 +125,8 @@ package struct AdminService: Sendable {
         try requireAdmin(principal)
         try ServiceEnvironment.validate(username: username)
         guard id.utf8.count <= 128, let target = try await stores.dispatchTargets.target(id: id), target.username == username,
-              try await stores.dispatchTargets.delete(id: id) else {
+            try await stores.dispatchTargets.delete(id: id)
+        else {
             throw ServiceFailure(.notFound, "\(username) has no dispatch target \(id.prefix(128))", username: username)
         }
         decide("admin user remove target", username, "removed dispatch target \(id)")
@@ -133,10 +147,13 @@ package struct AdminService: Sendable {
         try requireAdmin(principal)
         try ServiceEnvironment.validate(username: username)
         let (erased, cloudUser) = try await UserData.eraseWithCloudUser(stores, username: username, now: clock())
-        decide("admin user erase", username,
-               "erased \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s)")
-        return Erasure(registrations: erased.registrations, passkeys: erased.passkeys, sessions: erased.sessions, targets: erased.targets,
-                       dispatchTokens: erased.dispatchTokens, requests: erased.requests, authCloudUser: cloudUser)
+        decide(
+            "admin user erase", username,
+            "erased \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s)"
+        )
+        return Erasure(
+            registrations: erased.registrations, passkeys: erased.passkeys, sessions: erased.sessions, targets: erased.targets,
+            dispatchTokens: erased.dispatchTokens, requests: erased.requests, authCloudUser: cloudUser)
     }
 
     /// The newest audit events (of `username` when given, since `since` when given), at most

@@ -38,10 +38,17 @@ package final class AuditTrail: Service, Sendable {
     }
     private let state = NIOLockedValueBox(State())
 
-    package init(store: AuditStore, retention: TimeInterval, eventsPerMinute: Int, clock: @escaping @Sendable () -> Date,
-                 metrics: ServerMetrics?, logger: Logger, interval: Duration = .seconds(1)) {
-        self.store = store; self.retention = retention; self.eventsPerMinute = eventsPerMinute
-        self.clock = clock; self.metrics = metrics; self.logger = logger; self.interval = interval
+    package init(
+        store: AuditStore, retention: TimeInterval, eventsPerMinute: Int, clock: @escaping @Sendable () -> Date,
+        metrics: ServerMetrics?, logger: Logger, interval: Duration = .seconds(1)
+    ) {
+        self.store = store
+        self.retention = retention
+        self.eventsPerMinute = eventsPerMinute
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+        self.interval = interval
     }
 
     /// A budget of rows: one client address (IPv6: prefix), or one principal (``Principal/auditName``).
@@ -73,7 +80,10 @@ package final class AuditTrail: Service, Sendable {
                 if count > eventsPerMinute { over = true }
             }
             if over { return true }
-            guard state.pending.count < Self.capacity else { state.dropped += 1; return false }
+            guard state.pending.count < Self.capacity else {
+                state.dropped += 1
+                return false
+            }
             state.pending.append(event)
             return false
         }
@@ -86,13 +96,18 @@ package final class AuditTrail: Service, Sendable {
         guard minute != state.minute else { return }
         let ended = Date(timeIntervalSince1970: TimeInterval(state.minute * 60 + 60))
         for (key, count) in state.counts.sorted(by: { $0.key < $1.key }) where count > eventsPerMinute && state.pending.count < Self.capacity {
-            let (address, principal, noun): (String?, String?, String) = switch key {
-            case .address(let address): (address, nil, "client address")
-            case .principal(let name): (nil, name, "principal")
-            }
-            state.pending.append(AuditEvent(
-                at: ended, requestID: nil, clientAddress: address, principal: principal, operation: "audit budget", username: nil, statusCode: 429,
-                detail: "\(count - eventsPerMinute) further decision(s) for this \(noun) in the minute before were not stored (budget \(eventsPerMinute) a minute); the mauth.audit log has them"))
+            let (address, principal, noun): (String?, String?, String) =
+                switch key {
+                case .address(let address): (address, nil, "client address")
+                case .principal(let name): (nil, name, "principal")
+                }
+            state.pending.append(
+                AuditEvent(
+                    at: ended, requestID: nil, clientAddress: address, principal: principal, operation: "audit budget", username: nil,
+                    statusCode: 429,
+                    detail:
+                        "\(count - eventsPerMinute) further decision(s) for this \(noun) in the minute before were not stored (budget \(eventsPerMinute) a minute); the mauth.audit log has them"
+                ))
         }
         state.counts = [:]
         state.minute = minute
@@ -102,7 +117,10 @@ package final class AuditTrail: Service, Sendable {
     package func flush() async {
         let (events, dropped) = state.withLockedValue { state in
             rollMinute(&state, now: clock())
-            defer { state.pending = []; state.dropped = 0 }
+            defer {
+                state.pending = []
+                state.dropped = 0
+            }
             return (state.pending, state.dropped)
         }
         if dropped > 0 {

@@ -1,6 +1,6 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import UAF
 
 /// In-band authentication and transaction confirmation; a success opens a session and hands out its tokens.
@@ -8,7 +8,11 @@ package struct AuthenticationService: Sendable {
     let environment: ServiceEnvironment
     private var stores: Stores { environment.stores }
 
-    package struct Context: Decodable { var username: String?; var transaction: [Transaction]?; var policy: String? }
+    package struct Context: Decodable {
+        var username: String?
+        var transaction: [Transaction]?
+        var policy: String?
+    }
 
     /// A success: the UAF answer and the session cookie to set.
     package struct Outcome: Sendable {
@@ -21,7 +25,9 @@ package struct AuthenticationService: Sendable {
     /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
     package func request(_ request: GetUAFRequest, caller: Principal?, dispatchedSession: String? = nil) async throws -> IssuedRequest {
         // Required (nevisFIDO lists it so): a body without it must not run a authentication, least of all a deregistration.
-        guard request.op == .authentication else { throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Auth)" : "op must be Auth") }
+        guard request.op == .authentication else {
+            throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Auth)" : "op must be Auth")
+        }
         let context = try ServiceEnvironment.parseContext(Context.self, request.context)
         let transactions = context?.transaction ?? []
         try Self.validate(transactions: transactions)
@@ -35,8 +41,9 @@ package struct AuthenticationService: Sendable {
         let configuredSet = try environment.policies.configuredSet(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
         let configured = configuredSet?.policy
         let makeRecord = { (policy: Policy) in
-            ChallengeRecord(id: id, operation: .authentication, challenge: challenge, username: context?.username, policy: policy,
-                            transactions: transactions, expiresAt: expiresAt, policyName: configuredSet?.name)
+            ChallengeRecord(
+                id: id, operation: .authentication, challenge: challenge, username: context?.username, policy: policy,
+                transactions: transactions, expiresAt: expiresAt, policyName: configuredSet?.name)
         }
         if let username = context?.username { try ServiceEnvironment.validate(username: username) }
         // The named user's keys are offered only to a caller who may act for her (for a redeemed dispatch token: who
@@ -45,7 +52,8 @@ package struct AuthenticationService: Sendable {
         // (WebAuthn §14.6.2 makes the same point). The response is still verified against the user named: another
         // user's key is refused (1401), an unknown key too (1481).
         let stepUpUser = context?.username.flatMap { username in
-            (dispatchedSession.map { !ServiceEnvironment.isAnonymousDispatch($0) } ?? ServiceEnvironment.authorizes(caller, for: username)) ? username : nil
+            (dispatchedSession.map { !ServiceEnvironment.isAnonymousDispatch($0) } ?? ServiceEnvironment.authorizes(caller, for: username))
+                ? username : nil
         }
         let record: ChallengeRecord
         if let username = stepUpUser {
@@ -58,12 +66,13 @@ package struct AuthenticationService: Sendable {
             } else {
                 let keys = try await stores.registrations.registrations(username: username)
                 guard !keys.isEmpty else { throw ServiceEnvironment.noAuthenticator }
-                let policy = try configured.map { configured in
-                    guard let policy = PolicyChoice.stepUp(configured, keys: keys, metadata: environment.metadata) else {
-                        throw ServiceFailure(.notFound, "no authenticator of this user is one the policy accepts")
-                    }
-                    return policy
-                } ?? CeremonyStore.stepUpPolicy(keys.map { CeremonyStore.StepUpKey(aaid: $0.aaid, keyID: $0.keyID) })
+                let policy =
+                    try configured.map { configured in
+                        guard let policy = PolicyChoice.stepUp(configured, keys: keys, metadata: environment.metadata) else {
+                            throw ServiceFailure(.notFound, "no authenticator of this user is one the policy accepts")
+                        }
+                        return policy
+                    } ?? CeremonyStore.stepUpPolicy(keys.map { CeremonyStore.StepUpKey(aaid: $0.aaid, keyID: $0.keyID) })
                 record = makeRecord(policy)
                 try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: counted)
             }
@@ -74,24 +83,34 @@ package struct AuthenticationService: Sendable {
         // With a transaction, the client is offered only authenticators with a display (an empty policy when none of
         // the user's has one: the client then finds no suitable authenticator); the verifier holds the answer to it.
         let policy = transactions.isEmpty ? record.policy : record.policy.askingForTransactionDisplay(metadata: environment.metadata)
-        let message = AuthenticationRequest(header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
-                                            challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
-        environment.decide("authentication request", context?.username, 1200,
-                           "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
-        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \AuthenticationRequest.header),
-                                                      op: .authentication, lifetimeMillis: environment.lifetimeMillis),
-                             sessionID: record.id)
+        let message = AuthenticationRequest(
+            header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
+            challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
+        environment.decide(
+            "authentication request", context?.username, 1200,
+            "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
+        return IssuedRequest(
+            answer: ReturnUAFRequest(
+                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \AuthenticationRequest.header),
+                op: .authentication, lifetimeMillis: environment.lifetimeMillis),
+            sessionID: record.id)
     }
 
     static func validate(transactions: [Transaction]) throws {
         guard transactions.count <= 4 else { throw ServiceFailure(.badRequest, "at most 4 transactions") }
         for transaction in transactions {
-            guard let content = Base64URL.decode(transaction.content) else { throw ServiceFailure(.badRequest, "transaction content is not base64url") }
+            guard let content = Base64URL.decode(transaction.content) else {
+                throw ServiceFailure(.badRequest, "transaction content is not base64url")
+            }
             switch transaction.contentType {
             case "text/plain":
                 guard let text = String(data: content, encoding: .utf8), !text.isEmpty,
-                      content.count <= ServiceEnvironment.maximumTransactionTextBytes, text.count <= Transaction.maximumTextLength else {
-                    throw ServiceFailure(.badRequest, "text/plain transaction must be 1...\(Transaction.maximumTextLength) UTF-8 characters and at most \(ServiceEnvironment.maximumTransactionTextBytes) bytes")
+                    content.count <= ServiceEnvironment.maximumTransactionTextBytes, text.count <= Transaction.maximumTextLength
+                else {
+                    throw ServiceFailure(
+                        .badRequest,
+                        "text/plain transaction must be 1...\(Transaction.maximumTextLength) UTF-8 characters and at most \(ServiceEnvironment.maximumTransactionTextBytes) bytes"
+                    )
                 }
             case "image/png":
                 guard let declared = transaction.tcDisplayPNGCharacteristics else {
@@ -106,7 +125,10 @@ package struct AuthenticationService: Sendable {
                     throw ServiceFailure(.badRequest, "image/png transaction content is not a PNG image")
                 }
                 guard declared.describes(header) else {
-                    throw ServiceFailure(.badRequest, "image/png transaction: the image is \(header.width)×\(header.height), bit depth \(header.bitDepth), colour type \(header.colorType), not what tcDisplayPNGCharacteristics says")
+                    throw ServiceFailure(
+                        .badRequest,
+                        "image/png transaction: the image is \(header.width)×\(header.height), bit depth \(header.bitDepth), colour type \(header.colorType), not what tcDisplayPNGCharacteristics says"
+                    )
                 }
             default:
                 throw ServiceFailure(.badRequest, "transaction content type must be text/plain or image/png")
@@ -118,14 +140,18 @@ package struct AuthenticationService: Sendable {
     /// tokens (a JWT and the session cookie) in `additionalTokens`.
     package func response(_ send: SendUAFResponse) async throws -> Outcome {
         // The registrations of a step-up request's user come back with the request (one round trip on PostgreSQL).
-        let (response, consumed) = try await environment.receive(AuthenticationResponse.self, send, operation: .authentication,
-                                                                 registrationsOfItsUser: true) { $0.header }
+        let (response, consumed) = try await environment.receive(
+            AuthenticationResponse.self, send, operation: .authentication,
+            registrationsOfItsUser: true
+        ) { $0.header }
         let record = consumed.request
         let report = ServiceEnvironment.ClientReport(context: send.context)
         do {
             let verified = try await AuthenticationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
-                response, issued: IssuedAuthentication(challenge: record.challenge, policy: record.policy,
-                                                       transactions: record.transactions, username: record.username),
+                response,
+                issued: IssuedAuthentication(
+                    challenge: record.challenge, policy: record.policy,
+                    transactions: record.transactions, username: record.username),
                 now: environment.clock()
             ) { aaid, keyID in
                 // A key not among them (no user named, or another user's key, which the verifier refuses) is looked up.
@@ -137,16 +163,20 @@ package struct AuthenticationService: Sendable {
             // meanwhile, this one is a replay. Every counter but the last here; the last one with the session and the
             // status record below, which are written only if it advances.
             for result in verified.dropLast() {
-                guard try await stores.registrations.updateSignCounter(aaid: result.aaid, keyID: result.keyID,
-                                                                       from: result.previousSignCounter, to: result.signCounter) else {
+                guard
+                    try await stores.registrations.updateSignCounter(
+                        aaid: result.aaid, keyID: result.keyID,
+                        from: result.previousSignCounter, to: result.signCounter)
+                else {
                     throw UAFVerificationError.counterRegression(stored: result.previousSignCounter, received: result.signCounter)
                 }
             }
             let confirmed = verified.first { $0.mode == .transactionConfirmed }
             // The sign-in every protocol shares; nothing of it is stored until the store call below.
-            let opened = try await environment.signIn.open(username: first.username, credential: .uaf(aaid: first.aaid, keyID: first.keyID),
-                                                           at: environment.clock(), transactionContentHash: confirmed?.transactionContentHash ?? [],
-                                                           policy: record.policyName)
+            let opened = try await environment.signIn.open(
+                username: first.username, credential: .uaf(aaid: first.aaid, keyID: first.keyID),
+                at: environment.clock(), transactionContentHash: confirmed?.transactionContentHash ?? [],
+                policy: record.policyName)
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
             let completion = CeremonyStore.Authentication(
                 counter: .init(aaid: last.aaid, keyID: last.keyID, from: last.previousSignCounter, to: last.signCounter),
@@ -155,11 +185,14 @@ package struct AuthenticationService: Sendable {
             guard try await stores.ceremonies.completeAuthentication(completion) else {
                 throw UAFVerificationError.counterRegression(stored: last.previousSignCounter, received: last.signCounter)
             }
-            environment.decide("authentication", first.username, 1200,
-                               "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(opened.session.id.prefix(8))… opened")
+            environment.decide(
+                "authentication", first.username, 1200,
+                "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(opened.session.id.prefix(8))… opened"
+            )
             return Outcome(
-                response: ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Authenticated \(first.username)",
-                                         additionalTokens: [Token(type: .jwt, value: opened.jwt), Token(type: .httpCookie, value: opened.cookie)]),
+                response: ServerResponse(
+                    statusCode: UAFStatusCode.ok.rawValue, description: "Authenticated \(first.username)",
+                    additionalTokens: [Token(type: .jwt, value: opened.jwt), Token(type: .httpCookie, value: opened.cookie)]),
                 setCookie: opened.cookie)
         } catch let error as UAFVerificationError {
             try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])

@@ -9,11 +9,17 @@ package struct DeregistrationService: Sendable {
 
     /// Our deregistration context: `username`, plus at most one of `aaid` (AAIDs) or `keyIDs` (base64url KeyIDs).
     /// Without a list every registration of the user is removed.
-    package struct Context: Decodable { var username: String?; var aaid: [String]?; var keyIDs: [String]? }
+    package struct Context: Decodable {
+        var username: String?
+        var aaid: [String]?
+        var keyIDs: [String]?
+    }
 
     package func request(_ request: GetUAFRequest, principal: Principal) async throws -> IssuedRequest {
         // Required (nevisFIDO lists it so): a body without it must not run a deregistration, least of all a deregistration.
-        guard request.op == .deregistration else { throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Dereg)" : "op must be Dereg") }
+        guard request.op == .deregistration else {
+            throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Dereg)" : "op must be Dereg")
+        }
         guard let context = try ServiceEnvironment.parseContext(Context.self, request.context), let username = context.username else {
             throw ServiceFailure(.badRequest, "context.username is required")
         }
@@ -26,16 +32,21 @@ package struct DeregistrationService: Sendable {
             throw AuthorizationFailure.forbidden("\(principal.subject ?? "?") (\(principal.source)) may not deregister \(username)")
         }
         let deviceId = try principal.confinedDeviceId()
-        let removed = try await UserData.removeRegistrations(stores, username: username, aaids: context.aaid, keyIDs: context.keyIDs,
-                                                             deviceId: deviceId, now: environment.clock())
+        let removed = try await UserData.removeRegistrations(
+            stores, username: username, aaids: context.aaid, keyIDs: context.keyIDs,
+            deviceId: deviceId, now: environment.clock())
         let authenticators = removed.map { DeregisterAuthenticator(aaid: $0.aaid, keyID: $0.keyID) }
-        let message = DeregistrationRequest(header: OperationHeader(op: .deregistration, appID: environment.appID, serverData: nil),
-                                            authenticators: authenticators)
-        environment.decide("deregistration", username, 1200,
-                           removed.isEmpty ? "nothing matched" : "removed \(removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", "))")
+        let message = DeregistrationRequest(
+            header: OperationHeader(op: .deregistration, appID: environment.appID, serverData: nil),
+            authenticators: authenticators)
+        environment.decide(
+            "deregistration", username, 1200,
+            removed.isEmpty ? "nothing matched" : "removed \(removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", "))")
         // Dereg has no response message, so it opens no status session.
-        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \DeregistrationRequest.header),
-                                                      op: .deregistration, lifetimeMillis: nil),
-                             sessionID: nil)
+        return IssuedRequest(
+            answer: ReturnUAFRequest(
+                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \DeregistrationRequest.header),
+                op: .deregistration, lifetimeMillis: nil),
+            sessionID: nil)
     }
 }

@@ -33,14 +33,18 @@ package struct DeviceService: Sendable {
         /// of the key it registered, so the listing is readable by that device alone.
         package func encrypted() throws -> String? {
             guard let jwk = signer.encryptionKey else { return nil }
-            return try JWE.encrypt(try WireJSONEncoder().encode(body), to: try JWK(json: jwk).p256KeyAgreementKey(), keyID: signer.id,
-                                   contentType: "application/json")
+            return try JWE.encrypt(
+                try WireJSONEncoder().encode(body), to: try JWK(json: jwk).p256KeyAgreementKey(), keyID: signer.id,
+                contentType: "application/json")
         }
     }
 
     /// Verifies the signature and answers the device's targets.
-    private func device<Payload: Decodable>(_ deviceId: String, signed: SignedRequest, as type: Payload.Type) async throws
-        -> (targets: [DispatchTargetRecord], payload: Payload, signer: DispatchTargetRecord) {
+    private func device<Payload: Decodable>(
+        _ deviceId: String, signed: SignedRequest, as type: Payload.Type
+    ) async throws
+        -> (targets: [DispatchTargetRecord], payload: Payload, signer: DispatchTargetRecord)
+    {
         let (signer, payload) = try await signatures.verify(signed, targetID: nil, as: Payload.self)
         // The signing target must be one of the device the path names: a key of one device never reads another.
         guard signer.deviceId == deviceId else { throw DeviceSignatureRefusal(detail: "signed by a dispatch target of another device") }
@@ -57,11 +61,17 @@ package struct DeviceService: Sendable {
     package func credentials(deviceId: String, signed: SignedRequest) async throws -> Answer<DeviceServiceWire.Credentials> {
         let (targets, _, signer) = try await device(deviceId, signed: signed, as: DeviceSignature.Claims.self)
         let registrations = try await credentials(of: deviceId, targets: targets)
-        environment.decide("device credentials", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s)")
-        return Answer(body: DeviceServiceWire.Credentials(
-            deviceId: deviceId,
-            dispatchTargets: targets.map { .init(id: $0.id, extId: $0.extId, username: $0.username, name: $0.name, dispatcher: $0.dispatcher, target: $0.target) },
-            credentials: registrations.map { .init(username: $0.username, aaid: $0.aaid, keyId: $0.keyID, creationTimeInEpochMillis: $0.createdAt.epochMillis) }),
+        environment.decide(
+            "device credentials", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s)")
+        return Answer(
+            body: DeviceServiceWire.Credentials(
+                deviceId: deviceId,
+                dispatchTargets: targets.map {
+                    .init(id: $0.id, extId: $0.extId, username: $0.username, name: $0.name, dispatcher: $0.dispatcher, target: $0.target)
+                },
+                credentials: registrations.map {
+                    .init(username: $0.username, aaid: $0.aaid, keyId: $0.keyID, creationTimeInEpochMillis: $0.createdAt.epochMillis)
+                }),
             signer: signer)
     }
 
@@ -69,9 +79,11 @@ package struct DeviceService: Sendable {
     package func modify(deviceId: String, signed: SignedRequest) async throws {
         let (devices, change, _) = try await device(deviceId, signed: signed, as: DeviceServiceWire.Modification.self)
         for target in devices {
-            switch try await targets.apply(to: target, name: change.name, pushToken: change.fcmRegistrationToken,
-                                           disablePush: change.disablePushNotifications == true) {
-            case .updated, .notFound: continue // a target deleted meanwhile has nothing left to change
+            switch try await targets.apply(
+                to: target, name: change.name, pushToken: change.fcmRegistrationToken,
+                disablePush: change.disablePushNotifications == true)
+            {
+            case .updated, .notFound: continue  // a target deleted meanwhile has nothing left to change
             case .nameTaken: throw Refusal(.unprocessableContent, "name_taken", "A dispatch target of \(target.username) already has this name.")
             }
         }
@@ -88,7 +100,8 @@ package struct DeviceService: Sendable {
             _ = try await stores.sessions.revoke(username: username, .uaf, ids: keys.map(\.keyID), now: environment.clock())
         }
         for target in targets { _ = try await stores.dispatchTargets.delete(id: target.id) }
-        environment.decide("device delete", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s) deleted")
+        environment.decide(
+            "device delete", nil, 1200, "device \(deviceId.prefix(8))…: \(targets.count) target(s), \(registrations.count) credential(s) deleted")
     }
 
     /// GET operations: what was dispatched to the device's targets and is neither redeemed nor expired.
@@ -102,10 +115,12 @@ package struct DeviceService: Sendable {
                 guard let payload = token.payload else { continue }
                 let context = try? JSONCoding.value(GetUAFRequest.self, token.getUAFRequest).context
                     .flatMap { try ServiceEnvironment.parseContext(AuthenticationService.Context.self, $0) }
-                operations.append(.init(creationTimeInEpochMillis: token.createdAt.epochMillis, dispatcher: token.dispatcher,
-                                        dispatchTargetId: target.id, payload: payload, dispatchInformation: token.dispatchInformation,
-                                        operation: token.operation, username: token.username ?? context?.username,
-                                        transactionText: context?.transaction?.lazy.compactMap(\.plainText).first))
+                operations.append(
+                    .init(
+                        creationTimeInEpochMillis: token.createdAt.epochMillis, dispatcher: token.dispatcher,
+                        dispatchTargetId: target.id, payload: payload, dispatchInformation: token.dispatchInformation,
+                        operation: token.operation, username: token.username ?? context?.username,
+                        transactionText: context?.transaction?.lazy.compactMap(\.plainText).first))
             }
         }
         operations.sort { ($0.creationTimeInEpochMillis, $0.payload) < ($1.creationTimeInEpochMillis, $1.payload) }

@@ -1,10 +1,10 @@
 import Crypto
 import Foundation
-import WireJSON
 import JOSE
 import NevisProtocol
 import Primitives
 import UAF
+import WireJSON
 
 /// The Dispatch Token Service and Redeem Token (server-api §B.6, §B.7): a relying party asks for a UAF operation
 /// to be sent to a device (QR code, link, push); the device redeems the single-use token and continues with the
@@ -43,11 +43,15 @@ package struct DispatchService: Sendable {
 
     /// Endpoints 8–10. `linkBase` replaces the configured app-link base for the `link` dispatchers (the Auth Cloud
     /// API hands out its own `appLinkUri`).
-    package func dispatch(_ request: TokenRequest, operation: UAFOperation, principal: Principal?, linkBase: String? = nil) async throws -> TokenAnswer {
+    package func dispatch(
+        _ request: TokenRequest, operation: UAFOperation, principal: Principal?, linkBase: String? = nil
+    ) async throws -> TokenAnswer {
         guard request.getUafRequest.op == operation else {
             throw ServiceFailure(.badRequest, "getUafRequest.op must be \(operation.rawValue)")
         }
-        guard (request.dispatchInformation?.utf8.count ?? 0) <= 4096 else { throw ServiceFailure(.badRequest, "dispatchInformation longer than 4096 bytes") }
+        guard (request.dispatchInformation?.utf8.count ?? 0) <= 4096 else {
+            throw ServiceFailure(.badRequest, "dispatchInformation longer than 4096 bytes")
+        }
         // The members dispatching reads (the authentication context's, a superset of the others'); the full context is
         // the ceremony service's to check at redeem time.
         let context = try ServiceEnvironment.parseContext(AuthenticationService.Context.self, request.getUafRequest.context)
@@ -57,8 +61,9 @@ package struct DispatchService: Sendable {
         // A named policy that is not configured is refused now, not when the user opens the link.
         if operation != .deregistration, context?.policy != nil {
             let transactions = !(context?.transaction ?? []).isEmpty
-            _ = try environment.policies.configured(operation == .registration ? .registration : transactions ? .transaction : .authentication,
-                                                    name: context?.policy)
+            _ = try environment.policies.configured(
+                operation == .registration ? .registration : transactions ? .transaction : .authentication,
+                name: context?.policy)
         }
 
         var target: DispatchTargetRecord?
@@ -72,7 +77,8 @@ package struct DispatchService: Sendable {
             // A target of another user (or of another device, for a device signature) is "not found": the answer
             // does not tell which ids exist.
             guard id.utf8.count <= 128, let found = try await stores.dispatchTargets.target(id: id), username == nil || found.username == username,
-                  operation == .authentication ? principal.mayDispatchAuthentication(to: found) : principal.mayReach(found) else {
+                operation == .authentication ? principal.mayDispatchAuthentication(to: found) : principal.mayReach(found)
+            else {
                 environment.decide(.dispatch(operation), username, 1404, "dispatch target not found")
                 return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
             }
@@ -82,8 +88,9 @@ package struct DispatchService: Sendable {
         }
         if operation == .authentication {
             // After the target: its user is the one the caller's credential has to speak for.
-            try environment.checkOpenRequest(context: request.getUafRequest.context, username: username,
-                                             transactions: context?.transaction ?? [], caller: principal)
+            try environment.checkOpenRequest(
+                context: request.getUafRequest.context, username: username,
+                transactions: context?.transaction ?? [], caller: principal)
         } else {
             // Registration and deregistration dispatch need a caller who may act for the user (the same rule as the
             // in-band request endpoints); authentication needs none, as in nevisFIDO's defaults.
@@ -98,11 +105,13 @@ package struct DispatchService: Sendable {
         // Only a caller who may act for the user learns that she has no key: to anyone else, an unknown user is
         // dispatched like a known one (an enumeration oracle otherwise; the redeemed request names no keys either).
         if operation != .registration, let username, ServiceEnvironment.authorizes(principal, for: username),
-           try await stores.registrations.registrations(username: username).isEmpty {
+            try await stores.registrations.registrations(username: username).isEmpty
+        {
             return TokenAnswer(dispatchResult: .userNotFound)
         }
         guard let dispatcherName = request.dispatcher ?? target?.dispatcher,
-              let dispatcher = DispatchTargetWire.Dispatcher(rawValue: dispatcherName) else {
+            let dispatcher = DispatchTargetWire.Dispatcher(rawValue: dispatcherName)
+        else {
             return TokenAnswer(dispatchResult: .dispatcherNotFound)
         }
 
@@ -138,35 +147,40 @@ package struct DispatchService: Sendable {
                 environment.decide(.dispatch(operation), username, 1404, "push needs a dispatch target with a push token and an encryption key")
                 return TokenAnswer(dispatchResult: .dispatchTargetNotFound)
             }
-            response = nil // the FCM message name, once sent
+            response = nil  // the FCM message name, once sent
         }
 
         var get = request.getUafRequest
         if let username, context?.username == nil { get.context = try Self.context(get.context, addingUsername: username) }
         let now = environment.clock()
         let expiresAt = now.addingTimeInterval(TimeInterval(configuration.tokenLifetimeSeconds))
-        try await stores.dispatchTokens.insert(DispatchTokenRecord(
-            tokenHash: SecretHash.of(token), sessionId: sessionID, operation: operation.rawValue, getUAFRequest: try JSONCoding.string(get),
-            username: username, dispatchTargetId: target?.id, dispatcher: dispatcher.rawValue, dispatchInformation: request.dispatchInformation,
-            payload: encrypted ? payload : nil, createdAt: now, expiresAt: expiresAt, redeemedAt: nil, deviceId: confinedDevice),
+        try await stores.dispatchTokens.insert(
+            DispatchTokenRecord(
+                tokenHash: SecretHash.of(token), sessionId: sessionID, operation: operation.rawValue, getUAFRequest: try JSONCoding.string(get),
+                username: username, dispatchTargetId: target?.id, dispatcher: dispatcher.rawValue, dispatchInformation: request.dispatchInformation,
+                payload: encrypted ? payload : nil, createdAt: now, expiresAt: expiresAt, redeemedAt: nil, deviceId: confinedDevice),
             retention: environment.statusRetention)
         // The status record names the dispatcher but keeps no `response`: for the QR and link dispatchers that is the
         // payload or a picture of it, which carries the token in clear unless the target's key encrypted it, and the
         // status service answers anyone who holds the session id (the Auth Cloud status token leads there too). A
         // redeemable link must leave the server only in the dispatch answer, to the caller who asked for it.
         let information = StatusRecord.TokenInformation.DispatcherInformation(name: dispatcher.rawValue, response: nil)
-        try await stores.status.create(StatusRecord(
-            sessionId: sessionID, status: .tokenCreated, operation: operation.rawValue, username: username, updatedAt: now,
-            tokenInformation: .init(dispatchTargetExtId: target?.extId, tokenResult: nil, dispatcherInformation: information,
-                                    tokenExpiresAt: expiresAt.epochMillis)),
+        try await stores.status.create(
+            StatusRecord(
+                sessionId: sessionID, status: .tokenCreated, operation: operation.rawValue, username: username, updatedAt: now,
+                tokenInformation: .init(
+                    dispatchTargetExtId: target?.extId, tokenResult: nil, dispatcherInformation: information,
+                    tokenExpiresAt: expiresAt.epochMillis)),
             retention: TimeInterval(configuration.tokenLifetimeSeconds) + environment.statusRetention)
         var result = DispatchResult.dispatched
         if dispatcher == .firebaseCloudMessaging, let firebase, let target, let pushToken = target.target {
             // The token and status exist before the push leaves, so a device that answers at once finds them. A push
             // that fails leaves the operation pending: the device can still fetch it (PendingOutOfBandOperations)
             // until it expires, so the answer keeps the token and session with `dispatchError`.
-            switch await firebase.send(registrationToken: pushToken, data: try DispatchPayload.pushData(payload),
-                                       notification: dispatchInformation.notification) {
+            switch await firebase.send(
+                registrationToken: pushToken, data: try DispatchPayload.pushData(payload),
+                notification: dispatchInformation.notification)
+            {
             case .sent(let name):
                 response = name
             case .unregistered:
@@ -174,19 +188,23 @@ package struct DispatchService: Sendable {
                 if firebase.configuration.removeUnregisteredClients {
                     _ = try await stores.dispatchTargets.update(id: target.id, name: target.name, target: nil, now: now)
                 }
-                environment.decide(.dispatch(operation), username, 1500,
-                                   "FCM: the push token is unregistered\(firebase.configuration.removeUnregisteredClients ? "; removed from the target" : "")")
+                environment.decide(
+                    .dispatch(operation), username, 1500,
+                    "FCM: the push token is unregistered\(firebase.configuration.removeUnregisteredClients ? "; removed from the target" : "")")
             case .failed(let reason):
                 result = .dispatchError
                 environment.decide(.dispatch(operation), username, 1500, "FCM: \(reason)")
             }
         }
         if result == .dispatched {
-            environment.decide(.dispatch(operation), username, 1200,
-                               "token dispatched by \(dispatcher.rawValue)\(encrypted ? ", payload encrypted to target \(target!.id.prefix(8))…" : ", payload in clear"), valid \(configuration.tokenLifetimeSeconds) s")
+            environment.decide(
+                .dispatch(operation), username, 1200,
+                "token dispatched by \(dispatcher.rawValue)\(encrypted ? ", payload encrypted to target \(target!.id.prefix(8))…" : ", payload in clear"), valid \(configuration.tokenLifetimeSeconds) s"
+            )
         }
-        return TokenAnswer(token: token, sessionId: sessionID,
-                           dispatcherInformation: .init(name: dispatcher.rawValue, response: response), dispatchResult: result)
+        return TokenAnswer(
+            token: token, sessionId: sessionID,
+            dispatcherInformation: .init(name: dispatcher.rawValue, response: response), dispatchResult: result)
     }
 
     /// Endpoint 11: redeems a token once and answers the UAF request of the dispatched `getUafRequest`.
@@ -201,8 +219,9 @@ package struct DispatchService: Sendable {
         case .refused:
             throw ServiceFailure(.unauthorized, "unknown or already redeemed token")
         case .expired(let record):
-            try await stores.status.tokenRedeemed(sessionId: record.sessionId, status: .failed, result: .tokenTimedOut, now: now,
-                                                  retention: environment.statusRetention)
+            try await stores.status.tokenRedeemed(
+                sessionId: record.sessionId, status: .failed, result: .tokenTimedOut, now: now,
+                retention: environment.statusRetention)
             throw ServiceFailure(.requestTimeout, "token expired")
         case .redeemed(let record):
             let get = try JSONCoding.value(GetUAFRequest.self, record.getUAFRequest)
@@ -216,14 +235,16 @@ package struct DispatchService: Sendable {
                 case .deregistration:
                     // Dereg has no response message: the operation is done when the device has its request.
                     let issued = try await deregistration.request(get, principal: principal)
-                    try await stores.status.tokenRedeemed(sessionId: record.sessionId, status: .succeeded, result: .tokenRedeemed, now: now,
-                                                          retention: environment.statusRetention)
+                    try await stores.status.tokenRedeemed(
+                        sessionId: record.sessionId, status: .succeeded, result: .tokenRedeemed, now: now,
+                        retention: environment.statusRetention)
                     return IssuedRequest(answer: issued.answer, sessionID: record.sessionId)
                 }
             } catch {
                 // The dispatched request could not be issued (e.g. the user has no authenticator any more).
-                _ = try? await stores.status.tokenRedeemed(sessionId: record.sessionId, status: .failed, result: .tokenRedeemed, now: now,
-                                                       retention: environment.statusRetention)
+                _ = try? await stores.status.tokenRedeemed(
+                    sessionId: record.sessionId, status: .failed, result: .tokenRedeemed, now: now,
+                    retention: environment.statusRetention)
                 throw error
             }
         }
@@ -236,8 +257,9 @@ package struct DispatchService: Sendable {
         let limit = environment.limits.dispatchesPerTargetPerMinute
         let recent = try await stores.dispatchTokens.count(dispatchTargetId: target.id, since: environment.clock().addingTimeInterval(-60))
         guard recent < limit else {
-            throw Refusal(.tooManyRequests, "too_many_dispatches", "This dispatch target had \(limit) dispatches within a minute; try again later.",
-                          retryAfterSeconds: 60)
+            throw Refusal(
+                .tooManyRequests, "too_many_dispatches", "This dispatch target had \(limit) dispatches within a minute; try again later.",
+                retryAfterSeconds: 60)
         }
     }
 
@@ -255,7 +277,6 @@ package struct DispatchService: Sendable {
         case .deregistration: return "/nevisfido/token/redeem/deregistration"
         }
     }
-
 
     static func context(_ context: String?, addingUsername username: String) throws -> String {
         var object = ((try? WireJSONDecoder().decode([String: JSONValue].self, from: (context ?? "{}").utf8)) ?? [:])

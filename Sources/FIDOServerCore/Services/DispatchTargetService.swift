@@ -10,7 +10,6 @@ package struct DispatchTargetService: Sendable {
     let signatures: DeviceSignatureVerifier
     private var stores: Stores { environment.stores }
 
-
     /// Endpoint 13: creates a target for the caller's user.
     package func create(_ body: DispatchTargetWire.Creation, principal: Principal) async throws -> DispatchTargetWire.Created {
         guard let username = body.username ?? principal.subject else { throw Refusal(.badRequest, "bad_request", "username is required") }
@@ -26,7 +25,8 @@ package struct DispatchTargetService: Sendable {
             throw Refusal(.unprocessableContent, "unknown_dispatcher", "The dispatcher is not one this server knows.")
         }
         // Both keys must be usable P-256 keys now: a target whose key cannot verify or encrypt is useless later.
-        let signatureKey: JWK, encryptionKey: JWK?
+        let signatureKey: JWK
+        let encryptionKey: JWK?
         do {
             signatureKey = try JWK(json: body.signatureKey)
             _ = try signatureKey.p256SigningKey()
@@ -36,18 +36,25 @@ package struct DispatchTargetService: Sendable {
             throw Refusal(.badRequest, "bad_request", "signatureKey and encryptionKey must be EC P-256 JWKs (\(error))")
         }
         let now = environment.clock()
-        let record = DispatchTargetRecord(id: RandomToken.make(18), extId: UUID().uuidString.lowercased(), username: username, name: body.name,
-                                          deviceId: body.deviceId, dispatcher: dispatcher, target: body.target, signatureKey: signatureKey.json,
-                                          encryptionKey: encryptionKey?.json, createdAt: now, updatedAt: now)
+        let record = DispatchTargetRecord(
+            id: RandomToken.make(18), extId: UUID().uuidString.lowercased(), username: username, name: body.name,
+            deviceId: body.deviceId, dispatcher: dispatcher, target: body.target, signatureKey: signatureKey.json,
+            encryptionKey: encryptionKey?.json, createdAt: now, updatedAt: now)
         guard try await stores.dispatchTargets.insert(record) else {
             throw Refusal(.unprocessableContent, "name_taken", "The user already has a dispatch target with this name.")
         }
-        environment.decide("dispatch target", username, 1200, "created \(record.id.prefix(8))… \"\(record.name)\"\(record.encryptionKey == nil ? "" : " with an encryption key")")
+        environment.decide(
+            "dispatch target", username, 1200,
+            "created \(record.id.prefix(8))… \"\(record.name)\"\(record.encryptionKey == nil ? "" : " with an encryption key")")
         return DispatchTargetWire.Created(id: record.id, extId: record.extId)
     }
 
     package struct Listing: Encodable {
-        package struct Entry: Encodable { var name: String; var id: String; var dispatcher: String }
+        package struct Entry: Encodable {
+            var name: String
+            var id: String
+            var dispatcher: String
+        }
         var dispatchTargets: [Entry]
     }
 
@@ -77,11 +84,14 @@ package struct DispatchTargetService: Sendable {
 
     /// A device's change to one of its targets (PATCH of the target or of the whole device): an absent member stays
     /// as it is, `disablePush` removes the push address. Invalid values are refused before anything is written.
-    func apply(to target: DispatchTargetRecord, name: String?, pushToken: String?, disablePush: Bool) async throws -> DispatchTargetStore.UpdateOutcome {
+    func apply(
+        to target: DispatchTargetRecord, name: String?, pushToken: String?, disablePush: Bool
+    ) async throws -> DispatchTargetStore.UpdateOutcome {
         if let name { try Self.validate(name: name) }
         if let pushToken { try Self.validate(pushToken: pushToken) }
-        return try await stores.dispatchTargets.update(id: target.id, name: name ?? target.name, target: disablePush ? nil : (pushToken ?? target.target),
-                                                       now: environment.clock())
+        return try await stores.dispatchTargets.update(
+            id: target.id, name: name ?? target.name, target: disablePush ? nil : (pushToken ?? target.target),
+            now: environment.clock())
     }
 
     /// Endpoint 16: the user (a session or token for them) or an administrator removes a target.
@@ -118,7 +128,9 @@ package struct DeviceSignatureVerifier: Sendable {
     let clock: @Sendable () -> Date
 
     /// Every refusal is 401 with one generic message; the log gets the reason.
-    package func verify<Payload: Decodable>(_ signed: SignedRequest, targetID: String?, as type: Payload.Type) async throws -> (DispatchTargetRecord, Payload) {
+    package func verify<Payload: Decodable>(
+        _ signed: SignedRequest, targetID: String?, as type: Payload.Type
+    ) async throws -> (DispatchTargetRecord, Payload) {
         guard let compact = signed.signature, !compact.isEmpty else { throw DeviceSignatureRefusal(detail: "no \(DeviceSignature.headerName)") }
         guard compact.utf8.count <= 16 * 1024, let named = DeviceSignature.unverifiedTargetID(compact) else {
             throw DeviceSignatureRefusal(detail: "not a compact JWS whose payload names a dispatchTargetId")
@@ -134,7 +146,8 @@ package struct DeviceSignatureVerifier: Sendable {
             throw DeviceSignatureRefusal(detail: "signature: \(error)")
         }
         guard let claims = try? JSONDecoder().decode(DeviceSignature.Claims.self, from: Data(verified.payload)),
-              let payload = try? JSONDecoder().decode(Payload.self, from: Data(verified.payload)) else {
+            let payload = try? JSONDecoder().decode(Payload.self, from: Data(verified.payload))
+        else {
             throw DeviceSignatureRefusal(detail: "the payload lacks the required members")
         }
         guard !claims.requestId.isEmpty, claims.requestId.utf8.count <= DeviceSignature.maximumRequestIDLength else {
@@ -143,11 +156,16 @@ package struct DeviceSignatureVerifier: Sendable {
         try signed.check(claims, acceptUnbound: acceptUnbound)
         let now = clock()
         let created = Date(epochMillis: claims.creationTimeInEpochMillis)
-        guard abs(created.timeIntervalSince(now)) <= skew else { throw DeviceSignatureRefusal(detail: "created \(Int(created.timeIntervalSince(now))) s from now, outside ±\(Int(skew)) s") }
+        guard abs(created.timeIntervalSince(now)) <= skew else {
+            throw DeviceSignatureRefusal(detail: "created \(Int(created.timeIntervalSince(now))) s from now, outside ±\(Int(skew)) s")
+        }
         // Remembered until the creation time leaves the window on either side, so a replay is refused for as long as
         // its creation time would still be accepted.
-        guard try await stores.deviceRequests.remember(dispatchTargetId: target.id, requestId: claims.requestId,
-                                                       until: created.addingTimeInterval(skew * 2)) else {
+        guard
+            try await stores.deviceRequests.remember(
+                dispatchTargetId: target.id, requestId: claims.requestId,
+                until: created.addingTimeInterval(skew * 2))
+        else {
             throw DeviceSignatureRefusal(detail: "request id already used (replay)")
         }
         return (target, payload)
@@ -178,10 +196,16 @@ package struct SignedRequest: Sendable {
         if acceptUnbound, claims.htm == nil, claims.htu == nil, claims.bodyHash == nil { return }
         // The claims are the caller's text: quoted, escaped and capped before they reach a decision.
         guard claims.htm == method else {
-            throw DeviceSignatureRefusal(detail: "signed for method \(claims.htm.map { UntrustedText.quoted($0, limit: 16) } ?? "none"), used with \(UntrustedText.quoted(method, limit: 16))")
+            throw DeviceSignatureRefusal(
+                detail:
+                    "signed for method \(claims.htm.map { UntrustedText.quoted($0, limit: 16) } ?? "none"), used with \(UntrustedText.quoted(method, limit: 16))"
+            )
         }
         guard claims.htu == path else {
-            throw DeviceSignatureRefusal(detail: "signed for path \(claims.htu.map { UntrustedText.quoted($0, limit: 160) } ?? "none"), used on \(UntrustedText.quoted(path, limit: 160))")
+            throw DeviceSignatureRefusal(
+                detail:
+                    "signed for path \(claims.htu.map { UntrustedText.quoted($0, limit: 160) } ?? "none"), used on \(UntrustedText.quoted(path, limit: 160))"
+            )
         }
         if let body, claims.bodyHash != DeviceSignature.bodyHash(body) {
             throw DeviceSignatureRefusal(detail: claims.bodyHash == nil ? "no bodyHash" : "signed for another body")

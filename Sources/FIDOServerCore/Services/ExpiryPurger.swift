@@ -51,7 +51,9 @@ package struct ExpiryPurger: Service {
             let audit = try await stores.audit.purge(expiredBefore: now)
             let ceremonies = try await stores.webAuthnCeremonies.purge(expiredBefore: now)
             if requests + sessions + statuses + emptied + tokens + deviceRequests + audit + ceremonies > 0 {
-                logger.debug("purged \(requests) UAF request(s), \(ceremonies) WebAuthn ceremony record(s), \(sessions) session(s), \(statuses) status record(s), \(emptied) dispatch token payload(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s), \(audit) audit event(s)")
+                logger.debug(
+                    "purged \(requests) UAF request(s), \(ceremonies) WebAuthn ceremony record(s), \(sessions) session(s), \(statuses) status record(s), \(emptied) dispatch token payload(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s), \(audit) audit event(s)"
+                )
             }
             return now
         } catch {

@@ -70,19 +70,22 @@ package struct PasskeyService: Sendable {
         let cap = UAFRequestStore.Cap(username: username, limit: environment.limits.outstandingRequestsPerUsername, now: environment.clock())
         guard try await stores.webAuthnCeremonies.open(record, cap: cap) else {
             environment.decide("passkey registration options", username, 429, "refused: \(cap.limit) ceremonies unanswered")
-            throw Refusal(.tooManyRequests, "too_many_requests",
-                          "\(environment.limits.outstandingRequestsPerUsername) ceremonies of this user are unanswered; answer or let them expire",
-                          retryAfterSeconds: Int(settings.timeout))
+            throw Refusal(
+                .tooManyRequests, "too_many_requests",
+                "\(environment.limits.outstandingRequestsPerUsername) ceremonies of this user are unanswered; answer or let them expire",
+                retryAfterSeconds: Int(settings.timeout))
         }
-        environment.decide("passkey registration options", username, 200,
-                           "issued challenge \(record.challenge.prefix(10))… valid \(settings.configuration.timeoutSeconds) s (authorized by \(principal.source))")
+        environment.decide(
+            "passkey registration options", username, 200,
+            "issued challenge \(record.challenge.prefix(10))… valid \(settings.configuration.timeoutSeconds) s (authorized by \(principal.source))")
         return FIDO2API.CreationOptions(
             fido2SessionId: record.sessionID, rp: .init(id: settings.configuration.rpId, name: settings.rpName),
             user: .init(name: username, id: userHandle, displayName: displayName), challenge: record.challenge,
             pubKeyCredParams: settings.algorithms.map { .init(alg: $0.rawValue) }, timeout: settings.configuration.timeoutSeconds * 1000,
             excludeCredentials: existing.map { .init(id: $0.credentialID, transports: $0.transports.isEmpty ? nil : $0.transports) },
-            authenticatorSelection: .init(authenticatorAttachment: selection.authenticatorAttachment, residentKey: residentKey,
-                                          requireResidentKey: residentKey == "required", userVerification: userVerification.rawValue),
+            authenticatorSelection: .init(
+                authenticatorAttachment: selection.authenticatorAttachment, residentKey: residentKey,
+                requireResidentKey: residentKey == "required", userVerification: userVerification.rawValue),
             attestation: attestation, extensions: extensions)
     }
 
@@ -92,7 +95,10 @@ package struct PasskeyService: Sendable {
         guard let attestationObject = credential.response.attestationObject.flatMap(Base64URL.decodeBytes), !attestationObject.isEmpty else {
             throw Refusal(.badRequest, "bad_request", "response.attestationObject must be non-empty base64url")
         }
-        let name = try credential.userFriendlyName.map { name in try Self.validate(name: name, member: "userFriendlyName"); return name }
+        let name = try credential.userFriendlyName.map { name in
+            try Self.validate(name: name, member: "userFriendlyName")
+            return name
+        }
         let ceremony = try await consume(clientDataJSON, kind: .registration).ceremony
         guard let username = ceremony.username, let userHandle = ceremony.userHandle else {
             throw Refusal(.badRequest, "bad_request", "the challenge was issued for another ceremony")
@@ -101,15 +107,19 @@ package struct PasskeyService: Sendable {
         let verified: VerifiedRegistration
         do {
             let metadata = environment.metadataSource
-            let ceremonyRules = RegistrationCeremony(relyingParty: settings.relyingParty, policy: settings.policy,
-                                                     trust: AttestationTrust(roots: settings.roots, metadata: { metadata.store.fido2Metadata(aaguid: $0) },
-                                                                             keyIdentifierMetadata: { metadata.store.fido2Metadata(attestationCertificateKeyIdentifier: $0) },
-                                                                             revocationLists: settings.revocationLists))
+            let ceremonyRules = RegistrationCeremony(
+                relyingParty: settings.relyingParty, policy: settings.policy,
+                trust: AttestationTrust(
+                    roots: settings.roots, metadata: { metadata.store.fido2Metadata(aaguid: $0) },
+                    keyIdentifierMetadata: { metadata.store.fido2Metadata(attestationCertificateKeyIdentifier: $0) },
+                    revocationLists: settings.revocationLists))
             verified = try await ceremonyRules.verify(
-                RegistrationResponse(credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestationObject, transports: transports),
-                expected: RegistrationExpectation(challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],
-                                                  userVerification: UserVerificationRequirement(rawValue: ceremony.userVerification) ?? .required,
-                                                  algorithms: settings.algorithms),
+                RegistrationResponse(
+                    credentialID: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestationObject, transports: transports),
+                expected: RegistrationExpectation(
+                    challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],
+                    userVerification: UserVerificationRequirement(rawValue: ceremony.userVerification) ?? .required,
+                    algorithms: settings.algorithms),
                 now: environment.clock())
         } catch {
             environment.decide("passkey registration", username, 400, "refused: \(error)")
@@ -130,8 +140,10 @@ package struct PasskeyService: Sendable {
             environment.decide("passkey registration", username, 400, "refused: credential \(record.credentialID.prefix(10))… is already registered")
             throw Refusal(.badRequest, "registration_refused", "this credential is already registered")
         }
-        environment.decide("passkey registration", username, 200,
-                           "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid)\(verified.modelBound || verified.aaguid == AAGUID.zero ? "" : " unbound"), \(record.attestationFormat), \(record.attestationType), \(record.trust ?? "untrusted"))")
+        environment.decide(
+            "passkey registration", username, 200,
+            "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid)\(verified.modelBound || verified.aaguid == AAGUID.zero ? "" : " unbound"), \(record.attestationFormat), \(record.attestationType), \(record.trust ?? "untrusted"))"
+        )
         return FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
     }
 
@@ -161,11 +173,13 @@ package struct PasskeyService: Sendable {
         // Not counted against the user: anyone may name any user, and counted ceremonies would let them lock her out.
         // The per-address rate limit and the lifetime bound what an anonymous caller makes the server store.
         _ = try await stores.webAuthnCeremonies.open(record, cap: nil)
-        environment.decide("passkey authentication options", username, 200,
-                           "issued challenge \(record.challenge.prefix(10))…\(username == nil ? " for a sign-in without a username" : "")")
-        return FIDO2API.RequestOptions(fido2SessionId: record.sessionID, challenge: record.challenge, timeout: settings.configuration.timeoutSeconds * 1000,
-                                       rpId: settings.configuration.rpId, allowCredentials: allow, userVerification: userVerification.rawValue,
-                                       extensions: extensions)
+        environment.decide(
+            "passkey authentication options", username, 200,
+            "issued challenge \(record.challenge.prefix(10))…\(username == nil ? " for a sign-in without a username" : "")")
+        return FIDO2API.RequestOptions(
+            fido2SessionId: record.sessionID, challenge: record.challenge, timeout: settings.configuration.timeoutSeconds * 1000,
+            rpId: settings.configuration.rpId, allowCredentials: allow, userVerification: userVerification.rawValue,
+            extensions: extensions)
     }
 
     /// Verifies a sign-in (WebAuthn §7.2), advances the passkey's counter by compare-and-set, and opens a session.
@@ -190,24 +204,29 @@ package struct PasskeyService: Sendable {
         // it is would tell an anonymous caller who owns which credential.
         let notRegistered = "the credential is not registered for this relying party and user"
         guard let passkey = found, ceremony.username == nil || ceremony.username == passkey.username else {
-            environment.decide("passkey authentication", ceremony.username, 400, "refused: credential \(id.prefix(10))… is not registered\(ceremony.username == nil ? "" : " for this user")")
+            environment.decide(
+                "passkey authentication", ceremony.username, 400,
+                "refused: credential \(id.prefix(10))… is not registered\(ceremony.username == nil ? "" : " for this user")")
             throw Refusal(.badRequest, "authentication_refused", notRegistered)
         }
         let verified: VerifiedAssertion
         var key: COSEKey?
         do {
             key = try COSEKey(bytes: passkey.publicKey)
-            let stored = StoredCredential(id: credentialID, publicKey: key!, userHandle: Base64URL.decodeBytes(passkey.userHandle) ?? [],
-                                          signCount: passkey.signCount, backupEligible: passkey.backupEligible)
+            let stored = StoredCredential(
+                id: credentialID, publicKey: key!, userHandle: Base64URL.decodeBytes(passkey.userHandle) ?? [],
+                signCount: passkey.signCount, backupEligible: passkey.backupEligible)
             // With a username the credential was checked to be hers above: it is the one allowed credential, and a
             // missing user handle (a credential that is not discoverable) is fine. Without one, the user handle must
             // be there and be the passkey's (§7.2 step 6).
             verified = try AuthenticationCeremony(relyingParty: settings.relyingParty).verify(
-                AssertionResponse(credentialID: credentialID, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
-                                  userHandle: userHandle),
-                expected: AssertionExpectation(challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],
-                                               allowCredentials: ceremony.username == nil ? [] : [credentialID],
-                                               userVerification: UserVerificationRequirement(rawValue: ceremony.userVerification) ?? .required),
+                AssertionResponse(
+                    credentialID: credentialID, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
+                    userHandle: userHandle),
+                expected: AssertionExpectation(
+                    challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],
+                    allowCredentials: ceremony.username == nil ? [] : [credentialID],
+                    userVerification: UserVerificationRequirement(rawValue: ceremony.userVerification) ?? .required),
                 credential: stored)
         } catch {
             environment.decide("passkey authentication", passkey.username, 400, "refused: \(error)")
@@ -223,23 +242,30 @@ package struct PasskeyService: Sendable {
         // the client's word, which can refuse it but never admit it. Checked after the signature, so only the key's
         // holder learns it.
         if let aaguid = AAGUID.bytes(passkey.aaguid), aaguid != AAGUID.zero,
-           let metadata = environment.metadataSource.store.fido2Metadata(aaguid: aaguid),
-           let report = StatusReport.authenticationRefusal(in: metadata.statusReports, at: now) {
-            environment.decide("passkey authentication", passkey.username, 400,
-                               "refused: the Metadata Service reports model \(passkey.aaguid) \(report.status) (passkey \(id.prefix(10))…)")
+            let metadata = environment.metadataSource.store.fido2Metadata(aaguid: aaguid),
+            let report = StatusReport.authenticationRefusal(in: metadata.statusReports, at: now)
+        {
+            environment.decide(
+                "passkey authentication", passkey.username, 400,
+                "refused: the Metadata Service reports model \(passkey.aaguid) \(report.status) (passkey \(id.prefix(10))…)")
             throw Refusal(.badRequest, "authentication_refused", "the FIDO Metadata Service reports this authenticator model \(report.status)")
         }
         // The sign-in every protocol shares; nothing of it is stored until the store call below.
         let opened = try await environment.signIn.open(username: passkey.username, credential: .passkey(credentialID: id), at: now)
         // Compare-and-set from the counter verified against, and the session only if it moved: a concurrent sign-in
         // that moved it first makes this one a replay.
-        guard try await stores.ceremonies.completePasskeySignIn(id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState,
-                                                                at: now, sessionToken: opened.token, session: opened.session) else {
+        guard
+            try await stores.ceremonies.completePasskeySignIn(
+                id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState,
+                at: now, sessionToken: opened.token, session: opened.session)
+        else {
             environment.decide("passkey authentication", passkey.username, 400, "refused: the counter of \(id.prefix(10))… moved during the sign-in")
             throw Refusal(.badRequest, "authentication_refused", "the signature counter did not increase")
         }
-        environment.decide("passkey authentication", passkey.username, 200,
-                           "\(verified.userVerified ? "user verified" : "user present") with passkey \(id.prefix(10))… (\(passkey.aaguid)), counter \(verified.signCount); session \(opened.session.id.prefix(8))… opened")
+        environment.decide(
+            "passkey authentication", passkey.username, 200,
+            "\(verified.userVerified ? "user verified" : "user present") with passkey \(id.prefix(10))… (\(passkey.aaguid)), counter \(verified.signCount); session \(opened.session.id.prefix(8))… opened"
+        )
         var response = FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
         response.token = opened.jwt
         return SignedIn(response: response, jwt: opened.jwt, setCookie: opened.cookie)
@@ -256,23 +282,29 @@ package struct PasskeyService: Sendable {
         throw Refusal(.conflict, "too_many_passkeys", "this user holds \(limit) passkeys, the most allowed: remove one before adding another")
     }
 
-    private func newCeremony(_ kind: WebAuthnCeremonyRecord.Kind, username: String?, userHandle: String?,
-                             userVerification: UserVerificationRequirement) -> WebAuthnCeremonyRecord {
+    private func newCeremony(
+        _ kind: WebAuthnCeremonyRecord.Kind, username: String?, userHandle: String?,
+        userVerification: UserVerificationRequirement
+    ) -> WebAuthnCeremonyRecord {
         let now = environment.clock()
-        return WebAuthnCeremonyRecord(challenge: Base64URL.encode(SecureRandom.bytes(Self.challengeBytes)), sessionID: environment.newRequestID(),
-                                      kind: kind, username: username, userHandle: userHandle, userVerification: userVerification.rawValue,
-                                      expiresAt: now.addingTimeInterval(settings.timeout))
+        return WebAuthnCeremonyRecord(
+            challenge: Base64URL.encode(SecureRandom.bytes(Self.challengeBytes)), sessionID: environment.newRequestID(),
+            kind: kind, username: username, userHandle: userHandle, userVerification: userVerification.rawValue,
+            expiresAt: now.addingTimeInterval(settings.timeout))
     }
 
     /// The ceremony whose challenge `clientDataJSON` carries, consumed: unknown, answered, expired or of the other
     /// kind are all refused, and the challenge is spent either way.
     /// With `passkey`, the passkey of that credential ID comes back too (nil when none has it), in the same statement
     /// on PostgreSQL (``CeremonyStore/consumePasskeyCeremony(challenge:credentialID:)``).
-    private func consume(_ clientDataJSON: [UInt8], kind: WebAuthnCeremonyRecord.Kind,
-                         passkey id: String? = nil) async throws -> (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?) {
+    private func consume(
+        _ clientDataJSON: [UInt8], kind: WebAuthnCeremonyRecord.Kind,
+        passkey id: String? = nil
+    ) async throws -> (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?) {
         let operation: OperationName = kind == .registration ? "passkey registration" : "passkey authentication"
         guard let client = CollectedClientData(bytes: clientDataJSON), let challenge = Base64URL.decodeBytes(client.challenge),
-              challenge.count == Self.challengeBytes else {
+            challenge.count == Self.challengeBytes
+        else {
             throw Refusal(.badRequest, "bad_request", "clientDataJSON is not client data with a challenge this server issued")
         }
         // The canonical text (unpadded base64url) is the key, whatever form of the same bytes the client wrote.

@@ -36,7 +36,8 @@ package struct PasskeySettings: Sendable {
             policy.requiresUserVerification = verifies
             self.policy = policy
         default:
-            policy = AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: verifies)
+            policy = AttestationPolicy(
+                requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: verifies)
         }
         if let path = configuration.attestationRootsPath {
             let text = String(decoding: try ServerConfiguration.readFile(path, setting: "fido2.attestationRootsPath"), as: UTF8.self)

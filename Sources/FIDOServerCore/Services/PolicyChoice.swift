@@ -53,8 +53,9 @@ struct PolicyChoice: Sendable {
     static func criteria(for statement: MetadataStatement) -> MatchCriteria {
         let algorithms = statement.supportedAlgorithms
         if algorithms.contains(.secp256r1ECDSASHA256DER) { return MatchCriteria(aaid: [statement.aaid]) }
-        return MatchCriteria(vendorID: [String(statement.aaid.prefix(4))], userVerification: statement.userVerificationMethods.rawValue,
-                             authenticationAlgorithms: algorithms.map(\.rawValue).sorted())
+        return MatchCriteria(
+            vendorID: [String(statement.aaid.prefix(4))], userVerification: statement.userVerificationMethods.rawValue,
+            authenticationAlgorithms: algorithms.map(\.rawValue).sorted())
     }
 
     /// A registration policy: `policy`'s accepted authenticators, with the user's registered keys added to

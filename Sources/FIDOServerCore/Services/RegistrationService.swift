@@ -8,13 +8,18 @@ package struct RegistrationService: Sendable {
     let environment: ServiceEnvironment
     private var stores: Stores { environment.stores }
 
-    package struct Context: Decodable { var username: String?; var policy: String? }
+    package struct Context: Decodable {
+        var username: String?
+        var policy: String?
+    }
 
     /// Endpoint 1: issues a RegistrationRequest for the context's username, if `principal` may act for it.
     /// `dispatchedSession` is the status session of a redeemed dispatch token, which the request then continues.
     package func request(_ request: GetUAFRequest, principal: Principal, dispatchedSession: String? = nil) async throws -> IssuedRequest {
         // Required (nevisFIDO lists it so): a body without it must not run a registration, least of all a deregistration.
-        guard request.op == .registration else { throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Reg)" : "op must be Reg") }
+        guard request.op == .registration else {
+            throw ServiceFailure(.badRequest, request.op == nil ? "op is missing (it must be Reg)" : "op must be Reg")
+        }
         guard let context = try ServiceEnvironment.parseContext(Context.self, request.context), let username = context.username else {
             throw ServiceFailure(.badRequest, "context.username is required")
         }
@@ -27,21 +32,27 @@ package struct RegistrationService: Sendable {
         // The policy the context names (or the built-in one: every authenticator with metadata); the user's
         // registered keys are disallowed, as in the spec's example, so a device does not register the same
         // authenticator twice.
-        let accepted = try environment.policies.configured(.registration, name: context.policy)
+        let accepted =
+            try environment.policies.configured(.registration, name: context.policy)
             ?? PolicyChoice.everyAuthenticator(environment.metadata)
         let policy = PolicyChoice.registration(accepted, existing: try await stores.registrations.registrations(username: username))
-        let record = ChallengeRecord(id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
-                                     challenge: environment.newChallenge(), username: username, policy: policy, transactions: [],
-                                     expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
+        let record = ChallengeRecord(
+            id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
+            challenge: environment.newChallenge(), username: username, policy: policy, transactions: [],
+            expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
         // Registration is asked for (or dispatched) only by a caller who may register for the user: it counts.
         try await environment.issue(record, status: .clientRegistering, dispatched: dispatchedSession != nil, counted: true)
-        let message = RegistrationRequest(header: OperationHeader(op: .registration, appID: environment.appID, serverData: record.id),
-                                          challenge: record.challenge, username: username, policy: policy)
-        environment.decide("registration request", username, 1200,
-                           "issued challenge \(record.challenge.prefix(10))… valid \(Int(environment.requestLifetime)) s (authorized by \(principal.source))")
-        return IssuedRequest(answer: ReturnUAFRequest(statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \RegistrationRequest.header),
-                                                      op: .registration, lifetimeMillis: environment.lifetimeMillis),
-                             sessionID: record.id)
+        let message = RegistrationRequest(
+            header: OperationHeader(op: .registration, appID: environment.appID, serverData: record.id),
+            challenge: record.challenge, username: username, policy: policy)
+        environment.decide(
+            "registration request", username, 1200,
+            "issued challenge \(record.challenge.prefix(10))… valid \(Int(environment.requestLifetime)) s (authorized by \(principal.source))")
+        return IssuedRequest(
+            answer: ReturnUAFRequest(
+                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \RegistrationRequest.header),
+                op: .registration, lifetimeMillis: environment.lifetimeMillis),
+            sessionID: record.id)
     }
 
     /// The device id the response's header names (``DeviceServiceWire/deviceIDExtension``). It is a label, not a
@@ -51,9 +62,12 @@ package struct RegistrationService: Sendable {
         let values = (header.exts ?? []).filter { $0.id == DeviceServiceWire.deviceIDExtension }.map(\.data)
         guard let value = values.first else { return nil }
         guard values.count == 1, !value.isEmpty, value.utf8.count <= DeviceServiceWire.maximumDeviceIDLength,
-              !Text.hasControlCharacters(value) else {
-            throw ServiceFailure(UAFVerificationError.malformedHeader(
-                "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters"))
+            !Text.hasControlCharacters(value)
+        else {
+            throw ServiceFailure(
+                UAFVerificationError.malformedHeader(
+                    "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters"
+                ))
         }
         return value
     }
@@ -68,7 +82,8 @@ package struct RegistrationService: Sendable {
         do {
             let verified = try await RegistrationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
                 response, issued: IssuedRegistration(challenge: record.challenge, username: username, policy: record.policy),
-                now: environment.clock(), isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
+                now: environment.clock(),
+                isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
             do {
                 try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId) })
             } catch StoreError.duplicateRegistration {
@@ -80,11 +95,13 @@ package struct RegistrationService: Sendable {
             let summary = verified.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ")
             // The device's short session for its next call, handed out in additionalTokens (``SignIn/openForRegistration``).
             guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
-            let jwt = try await environment.signIn.openForRegistration(username: username, credential: .uaf(aaid: first.aaid, keyID: first.keyID),
-                                                                       deviceId: deviceId, at: environment.clock())
+            let jwt = try await environment.signIn.openForRegistration(
+                username: username, credential: .uaf(aaid: first.aaid, keyID: first.keyID),
+                deviceId: deviceId, at: environment.clock())
             environment.decide("registration", username, 1200, "registered \(summary)")
-            return ServerResponse(statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)",
-                                  additionalTokens: [Token(type: .jwt, value: jwt)])
+            return ServerResponse(
+                statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)",
+                additionalTokens: [Token(type: .jwt, value: jwt)])
         } catch let error as UAFVerificationError {
             try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description, username: username)

@@ -1,7 +1,7 @@
 import Foundation
-import Primitives
 import Logging
 import NevisProtocol
+import Primitives
 import UAF
 import WireJSON
 
@@ -45,8 +45,9 @@ package struct ServiceEnvironment: Sendable {
     /// The metadata in force now (a Metadata Service reload swaps it whole).
     var metadata: MetadataStore { metadataSource.store }
     var relyingParty: RelyingPartyConfiguration {
-        var configuration = RelyingPartyConfiguration(appID: identity.appID, trustedFacetIDs: facets.facets, supportedVersions: Set(versions),
-                                                      counterPolicy: counterPolicy, channelBinding: channelBinding?.channelBinding(now: clock()))
+        var configuration = RelyingPartyConfiguration(
+            appID: identity.appID, trustedFacetIDs: facets.facets, supportedVersions: Set(versions),
+            counterPolicy: counterPolicy, channelBinding: channelBinding?.channelBinding(now: clock()))
         configuration.zeroCounters = zeroCounters
         // The one extension this server reads (the registering device's id); any other marked fail_if_unknown is refused.
         configuration.understoodExtensions = [DeviceServiceWire.deviceIDExtension]
@@ -58,11 +59,12 @@ package struct ServiceEnvironment: Sendable {
     /// A request's UAF message, once per version the server speaks (highest first), as one `uafRequest` text: the
     /// client answers the one of its version (uaf-spec §3.1.1). Only the header's `upv` differs.
     func uafRequest<Message: Encodable>(_ message: Message, header: WritableKeyPath<Message, OperationHeader>) throws -> String {
-        try UAFMessageCodec.encode(versions.map { version in
-            var copy = message
-            copy[keyPath: header].upv = version
-            return copy
-        })
+        try UAFMessageCodec.encode(
+            versions.map { version in
+                var copy = message
+                copy[keyPath: header].upv = version
+                return copy
+            })
     }
     var statusRetention: TimeInterval { TimeInterval(limits.statusRetentionSeconds) }
 
@@ -92,7 +94,8 @@ package struct ServiceEnvironment: Sendable {
     func checkOpenRequest(context: String?, username: String?, transactions: [Transaction], caller: Principal?) throws {
         if Self.authorizes(caller, for: username) { return }
         guard (context?.utf8.count ?? 0) <= limits.anonymousContextBytes else {
-            throw ServiceFailure(.badRequest, "context longer than \(limits.anonymousContextBytes) bytes from a caller without credentials for the user")
+            throw ServiceFailure(
+                .badRequest, "context longer than \(limits.anonymousContextBytes) bytes from a caller without credentials for the user")
         }
         guard !transactions.contains(where: { $0.contentType == "image/png" }) else {
             throw ServiceFailure(.unauthorized, "an image/png transaction needs a caller with credentials for the user")
@@ -116,10 +119,12 @@ package struct ServiceEnvironment: Sendable {
     /// counted, ten anonymous requests would lock the user out of every login, registration and push approval
     /// until they expire. Uncounted requests are bounded by the per-client rate limit and their lifetime instead.
     func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool, counted: Bool) async throws {
-        let cap = counted ? record.username.map { UAFRequestStore.Cap(username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) } : nil
+        let cap =
+            counted ? record.username.map { UAFRequestStore.Cap(username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) } : nil
         if dispatched {
             guard try await stores.requests.insert(record, cap: cap) else { throw capReached }
-            try await stores.status.tokenRedeemed(sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
+            try await stores.status.tokenRedeemed(
+                sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
         } else {
             // The usual case: the request and its new status record, written together (one statement on PostgreSQL).
             guard try await stores.ceremonies.open(record, status: openedStatus(record, status), retention: statusRetention, cap: cap) else {
@@ -138,7 +143,9 @@ package struct ServiceEnvironment: Sendable {
     /// and it opens its status record, all in one store call
     /// (``CeremonyStore/openStepUp(username:cap:retention:request:status:)``). `request` makes the request from its
     /// policy.
-    func issueStepUp(username: String, counted: Bool, status: StatusRecord.Status, request: (Policy) -> ChallengeRecord) async throws -> ChallengeRecord {
+    func issueStepUp(
+        username: String, counted: Bool, status: StatusRecord.Status, request: (Policy) -> ChallengeRecord
+    ) async throws -> ChallengeRecord {
         let cap = counted ? UAFRequestStore.Cap(username: username, limit: limits.outstandingRequestsPerUsername, now: clock()) : nil
         let outcome = try await stores.ceremonies.openStepUp(username: username, cap: cap, retention: statusRetention, request: request) { record in
             openedStatus(record, status)
@@ -214,29 +221,40 @@ package struct ServiceEnvironment: Sendable {
 
     /// Decodes the response array, picks the element whose upv this server speaks (uaf-spec §5 step 1) and
     /// consumes the request its serverData names (step 2).
-    func receive<T: Decodable>(_ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation, registrationsOfItsUser: Bool = false,
-                               header: (T) -> OperationHeader) async throws -> (T, CeremonyStore.Consumed) {
+    func receive<T: Decodable>(
+        _ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation, registrationsOfItsUser: Bool = false,
+        header: (T) -> OperationHeader
+    ) async throws -> (T, CeremonyStore.Consumed) {
         let messages: [T]
         do { messages = try UAFMessageCodec.decodeResponses(T.self, from: send.uafResponse) } catch { throw ServiceFailure(error) }
         guard let message = messages.first(where: { relyingParty.supportedVersions.contains(header($0).upv) }) else {
             throw ServiceFailure(UAFVerificationError.unsupportedVersion(header(messages[0]).upv))
         }
-        return (message, try await consume(serverData: header(message).serverData, operation: operation,
-                                           registrationsOfItsUser: registrationsOfItsUser))
+        return (
+            message,
+            try await consume(
+                serverData: header(message).serverData, operation: operation,
+                registrationsOfItsUser: registrationsOfItsUser)
+        )
     }
 
     /// Moves the request's status record to its outcome.
-    func finish(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
-                authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil) async throws {
+    func finish(
+        _ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
+        authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil
+    ) async throws {
         try await stores.status.finish(outcome(record, status, code: code, report: report, authenticators: authenticators, username: username))
     }
 
     /// The status record's outcome for `record` (what ``finish(_:_:code:report:authenticators:username:)`` writes).
-    func outcome(_ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
-                 authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil) -> StatusStore.Outcome {
-        StatusStore.Outcome(sessionId: record.id, status: status, username: username ?? record.username, uafStatusCode: code.rawValue,
-                            asmStatusCode: report.asmStatusCode, clientErrorCode: report.clientErrorCode, authenticators: authenticators,
-                            now: clock(), retention: statusRetention)
+    func outcome(
+        _ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
+        authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil
+    ) -> StatusStore.Outcome {
+        StatusStore.Outcome(
+            sessionId: record.id, status: status, username: username ?? record.username, uafStatusCode: code.rawValue,
+            asmStatusCode: report.asmStatusCode, clientErrorCode: report.clientErrorCode, authenticators: authenticators,
+            now: clock(), retention: statusRetention)
     }
 
     /// What the device reported in the SendUAFResponse context (the Nevis extension, server-api §B.3): the ASM
@@ -246,7 +264,10 @@ package struct ServiceEnvironment: Sendable {
         var asmStatusCode: Int?
         var clientErrorCode: Int?
         static let none = ClientReport(asmStatusCode: nil, clientErrorCode: nil)
-        init(asmStatusCode: Int?, clientErrorCode: Int?) { self.asmStatusCode = asmStatusCode; self.clientErrorCode = clientErrorCode }
+        init(asmStatusCode: Int?, clientErrorCode: Int?) {
+            self.asmStatusCode = asmStatusCode
+            self.clientErrorCode = clientErrorCode
+        }
         init(context: String?) { self = ((try? ServiceEnvironment.parseContext(ClientReport.self, context)) ?? nil) ?? .none }
     }
 }

@@ -30,13 +30,17 @@ package struct SignIn: Sendable {
 
     /// Opens a sign-in's session for `credential`, signed now: the JWT (with the confirmed transaction's hash and the
     /// policy set a UAF login was verified against, when there are) and the cookie. Nothing is stored (``Opened``).
-    func open(username: String, credential: SessionCredential, at now: Date, transactionContentHash: [UInt8] = [],
-              policy: String? = nil) async throws -> Opened {
-        let (token, session) = SessionStore.make(username: username, credential: credential, now: now,
-                                                 lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
+    func open(
+        username: String, credential: SessionCredential, at now: Date, transactionContentHash: [UInt8] = [],
+        policy: String? = nil
+    ) async throws -> Opened {
+        let (token, session) = SessionStore.make(
+            username: username, credential: credential, now: now,
+            lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
         let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: transactionContentHash, policy: policy)
-        return Opened(token: token, session: session, jwt: jwt,
-                      cookie: Self.cookie(name: tokens.cookieName, value: token, maxAge: tokens.sessionLifetimeSeconds))
+        return Opened(
+            token: token, session: session, jwt: jwt,
+            cookie: Self.cookie(name: tokens.cookieName, value: token, maxAge: tokens.sessionLifetimeSeconds))
     }
 
     /// Our answer to server-api §(f).5: a successful UAF registration opens a short session for the new key, stored
@@ -58,7 +62,9 @@ package struct SignIn: Sendable {
         guard case .session = principal.source, let authenticatedAt = principal.authenticatedAt else { return }
         let age = clock().timeIntervalSince(authenticatedAt)
         guard age <= TimeInterval(tokens.recentAuthenticationSeconds) else {
-            throw AuthorizationFailure.forbidden("adding an authenticator needs an authentication within the last \(tokens.recentAuthenticationSeconds) s; this session's was \(Int(age)) s ago")
+            throw AuthorizationFailure.forbidden(
+                "adding an authenticator needs an authentication within the last \(tokens.recentAuthenticationSeconds) s; this session's was \(Int(age)) s ago"
+            )
         }
     }
 

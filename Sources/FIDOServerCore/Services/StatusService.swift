@@ -62,29 +62,35 @@ package struct StatusService: Sendable {
         let now = environment.clock()
         let withdrawnToken = try await stores.dispatchTokens.cancel(sessionId: sessionId, now: now)
         let withdrawnRequest = try await stores.requests.consume(id: sessionId) != nil
-        if withdrawnToken || withdrawnRequest, try await stores.status.cancel(sessionId: sessionId, now: now, retention: environment.statusRetention) {
+        if withdrawnToken || withdrawnRequest, try await stores.status.cancel(sessionId: sessionId, now: now, retention: environment.statusRetention)
+        {
             environment.decide("cancel", nil, 1200, "operation \(sessionId.prefix(8))… cancelled by the relying party")
         }
     }
 
     package func status(_ query: Query) async throws -> Answer {
         let formatter = ISO8601DateFormatter()
-        guard query.sessionId.utf8.count <= 128, let record = try await environment.stores.status.record(sessionId: query.sessionId, now: environment.clock()) else {
+        guard query.sessionId.utf8.count <= 128,
+            let record = try await environment.stores.status.record(sessionId: query.sessionId, now: environment.clock())
+        else {
             // Unknown and expired ids answer the same way, so the endpoint does not reveal which ids ever existed.
-            return Answer(status: StatusRecord.Status.unknown.rawValue, timestamp: formatter.string(from: environment.clock()),
-                          userId: nil, uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [])
+            return Answer(
+                status: StatusRecord.Status.unknown.rawValue, timestamp: formatter.string(from: environment.clock()),
+                userId: nil, uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [])
         }
         let status = Self.effectiveStatus(record, now: environment.clock(), requestLifetime: environment.requestLifetime)
         var token = record.tokenInformation.map {
-            TokenInformation(dispatchTargetExtId: $0.dispatchTargetExtId, tokenResult: $0.tokenResult, dispatcherInformation: $0.dispatcherInformation)
+            TokenInformation(
+                dispatchTargetExtId: $0.dispatchTargetExtId, tokenResult: $0.tokenResult, dispatcherInformation: $0.dispatcherInformation)
         }
         var uafStatusCode = record.uafStatusCode
         if status != record.status {
             // Timed out: the token was never redeemed, or the redeemed request never answered (UAF 1408).
             if record.status == .tokenCreated { token?.tokenResult = .tokenTimedOut } else { uafStatusCode = 1408 }
         }
-        return Answer(status: status.rawValue, timestamp: formatter.string(from: record.updatedAt), userId: record.username,
-                      uafStatusCode: uafStatusCode, asmStatusCode: record.asmStatusCode, clientErrorCode: record.clientErrorCode,
-                      authenticators: record.authenticators, tokenInformation: token)
+        return Answer(
+            status: status.rawValue, timestamp: formatter.string(from: record.updatedAt), userId: record.username,
+            uafStatusCode: uafStatusCode, asmStatusCode: record.asmStatusCode, clientErrorCode: record.clientErrorCode,
+            authenticators: record.authenticators, tokenInformation: token)
     }
 }

@@ -18,17 +18,42 @@ package enum UserData {
     /// A summary as an operator reads it (`mauth admin user show --json`, `GET /nevisfido/admin/user`). Never a
     /// secret: sessions by their public id, no tokens, no keys' private parts.
     package struct Report: Encodable, Sendable {
-        struct Key: Encodable { var aaid: String; var keyID: String; var registeredAt: Date; var signCounter: UInt32; var deviceId: String? }
+        struct Key: Encodable {
+            var aaid: String
+            var keyID: String
+            var registeredAt: Date
+            var signCounter: UInt32
+            var deviceId: String?
+        }
         struct Passkey: Encodable {
-            var credentialID: String; var name: String?; var aaguid: String; var attestation: String; var registeredAt: Date; var lastUsedAt: Date?
-            var signCounter: UInt32; var backedUp: Bool; var discoverable: Bool?
+            var credentialID: String
+            var name: String?
+            var aaguid: String
+            var attestation: String
+            var registeredAt: Date
+            var lastUsedAt: Date?
+            var signCounter: UInt32
+            var backedUp: Bool
+            var discoverable: Bool?
         }
         /// A session and the credential that opened it: `method` `uaf` (a key: `aaid`, `keyID`) or `passkey` (`credentialID`),
         /// as the session's JWT names them.
         struct Session: Encodable {
-            var id: String; var method: String; var aaid: String?; var keyID: String?; var credentialID: String?; var openedAt: Date; var expiresAt: Date
+            var id: String
+            var method: String
+            var aaid: String?
+            var keyID: String?
+            var credentialID: String?
+            var openedAt: Date
+            var expiresAt: Date
         }
-        struct Target: Encodable { var id: String; var name: String; var dispatcher: String; var deviceId: String?; var createdAt: Date }
+        struct Target: Encodable {
+            var id: String
+            var name: String
+            var dispatcher: String
+            var deviceId: String?
+            var createdAt: Date
+        }
         var username: String
         var keys: [Key]
         var passkeys: [Passkey]
@@ -38,18 +63,25 @@ package enum UserData {
 
         package init(username: String, _ summary: Summary) {
             self.username = username
-            keys = summary.registrations.map { Key(aaid: $0.aaid, keyID: $0.keyID, registeredAt: $0.createdAt, signCounter: $0.signCounter, deviceId: $0.deviceId) }
+            keys = summary.registrations.map {
+                Key(aaid: $0.aaid, keyID: $0.keyID, registeredAt: $0.createdAt, signCounter: $0.signCounter, deviceId: $0.deviceId)
+            }
             passkeys = summary.passkeys.map {
-                Passkey(credentialID: $0.credentialID, name: $0.name, aaguid: $0.aaguid,
-                        attestation: "\($0.attestationFormat) (\($0.attestationType), \($0.trust ?? "trust unknown"))",
-                        registeredAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, signCounter: $0.signCount, backedUp: $0.backupState, discoverable: $0.discoverable)
+                Passkey(
+                    credentialID: $0.credentialID, name: $0.name, aaguid: $0.aaguid,
+                    attestation: "\($0.attestationFormat) (\($0.attestationType), \($0.trust ?? "trust unknown"))",
+                    registeredAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, signCounter: $0.signCount, backedUp: $0.backupState,
+                    discoverable: $0.discoverable)
             }
             sessions = summary.sessions.map {
                 let credential = $0.credential
-                return Session(id: $0.id, method: credential.kind.rawValue, aaid: credential.aaid, keyID: credential.kind == .uaf ? credential.id : nil,
-                               credentialID: credential.kind == .passkey ? credential.id : nil, openedAt: $0.createdAt, expiresAt: $0.expiresAt)
+                return Session(
+                    id: $0.id, method: credential.kind.rawValue, aaid: credential.aaid, keyID: credential.kind == .uaf ? credential.id : nil,
+                    credentialID: credential.kind == .passkey ? credential.id : nil, openedAt: $0.createdAt, expiresAt: $0.expiresAt)
             }
-            dispatchTargets = summary.targets.map { Target(id: $0.id, name: $0.name, dispatcher: $0.dispatcher, deviceId: $0.deviceId, createdAt: $0.createdAt) }
+            dispatchTargets = summary.targets.map {
+                Target(id: $0.id, name: $0.name, dispatcher: $0.dispatcher, deviceId: $0.deviceId, createdAt: $0.createdAt)
+            }
             outstandingRequests = summary.outstandingRequests
         }
 
@@ -92,18 +124,21 @@ package enum UserData {
     }
 
     package static func summary(_ stores: Stores, username: String, now: Date) async throws -> Summary {
-        Summary(registrations: try await stores.registrations.registrations(username: username),
-                passkeys: try await stores.passkeys.passkeys(username: username),
-                sessions: try await stores.sessions.live(username: username, now: now),
-                targets: try await stores.dispatchTargets.targets(username: username),
-                outstandingRequests: try await stores.requests.outstanding(username: username, now: now))
+        Summary(
+            registrations: try await stores.registrations.registrations(username: username),
+            passkeys: try await stores.passkeys.passkeys(username: username),
+            sessions: try await stores.sessions.live(username: username, now: now),
+            targets: try await stores.dispatchTargets.targets(username: username),
+            outstandingRequests: try await stores.requests.outstanding(username: username, now: now))
     }
 
     /// Removes the user's registrations (all with neither list; else those of the AAIDs or the KeyIDs; with
     /// `deviceId`, only that device's) and ends the sessions they opened; with the user's last key, every session of
     /// hers. Returns what was removed.
-    package static func removeRegistrations(_ stores: Stores, username: String, aaids: [String]? = nil, keyIDs: [String]? = nil,
-                                            deviceId: String? = nil, now: Date) async throws -> [RegistrationRecord] {
+    package static func removeRegistrations(
+        _ stores: Stores, username: String, aaids: [String]? = nil, keyIDs: [String]? = nil,
+        deviceId: String? = nil, now: Date
+    ) async throws -> [RegistrationRecord] {
         let removed = try await stores.registrations.delete(username: username, aaids: aaids, keyIDs: keyIDs, deviceId: deviceId)
         // A session opened with a removed key ends with it (a stolen key must not keep a session alive).
         _ = try await stores.sessions.revoke(username: username, .uaf, ids: removed.map(\.keyID), now: now)
@@ -146,7 +181,8 @@ package enum UserData {
         }
         let tokens = try await stores.dispatchTokens.expireUnredeemed(username: username, now: now)
         let requests = try await stores.requests.deleteCounted(username: username)
-        return Erased(registrations: registrations, passkeys: passkeys, sessions: sessions, targets: targets, dispatchTokens: tokens, requests: requests)
+        return Erased(
+            registrations: registrations, passkeys: passkeys, sessions: sessions, targets: targets, dispatchTokens: tokens, requests: requests)
     }
 
     /// An operator's erasure (`mauth admin user erase`, `DELETE /nevisfido/admin/user`): ``erase(_:username:now:)`` and the

@@ -1,7 +1,7 @@
-import Primitives
 import Crypto
 import Foundation
 import NIOSSL
+import Primitives
 import SwiftASN1
 import X509
 
@@ -29,13 +29,15 @@ public struct DevelopmentCertificate: Sendable {
 
     /// Generates a P-256 leaf for `hosts` (DNS names or IP addresses) and its one-off issuer, valid for 30 days.
     public static func generate(hosts: [String] = ["localhost", "127.0.0.1", "::1"], now: Date = Date()) throws -> DevelopmentCertificate {
-        let notBefore = now.addingTimeInterval(-300), notAfter = now.addingTimeInterval(30 * 24 * 3600)
+        let notBefore = now.addingTimeInterval(-300)
+        let notAfter = now.addingTimeInterval(30 * 24 * 3600)
         let anchorKey = P256.Signing.PrivateKey()
         // A name of its own: a client trusting several development servers at once (the load tool, tests) looks the
         // issuer up by name, so two anchors with one name would shadow each other and fail the handshake.
         let anchorID = Base64URL.encode(SecureRandom.bytes(6))
         let anchorName = try DistinguishedName {
-            CommonName("mauth development trust anchor \(anchorID) (key discarded)"); OrganizationName("mauth")
+            CommonName("mauth development trust anchor \(anchorID) (key discarded)")
+            OrganizationName("mauth")
         }
         let anchor = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(anchorKey.publicKey),
@@ -48,7 +50,10 @@ public struct DevelopmentCertificate: Sendable {
             issuerPrivateKey: Certificate.PrivateKey(anchorKey))
 
         let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName { CommonName("mauth development server"); OrganizationName("mauth") }
+        let name = try DistinguishedName {
+            CommonName("mauth development server")
+            OrganizationName("mauth")
+        }
         let names = Self.names(hosts)
         let leaf = try Certificate(
             version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: Certificate.PublicKey(key.publicKey),
@@ -60,8 +65,9 @@ public struct DevelopmentCertificate: Sendable {
                 SubjectAlternativeNames(names)
             },
             issuerPrivateKey: Certificate.PrivateKey(anchorKey))
-        return DevelopmentCertificate(certificatePEM: try leaf.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation,
-                                      trustAnchorPEM: try anchor.serializeAsPEM().pemString)
+        return DevelopmentCertificate(
+            certificatePEM: try leaf.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation,
+            trustAnchorPEM: try anchor.serializeAsPEM().pemString)
     }
 
     /// A TLS server configuration presenting the leaf (TLS 1.2 at least): what the development stand-ins and test
@@ -92,23 +98,29 @@ public struct DevelopmentCertificate: Sendable {
     /// reason otherwise.
     static func read(certificatePath: String, keyPath: String, hosts: [String], now: Date) -> (DevelopmentCertificate?, String) {
         guard let chainText = try? String(contentsOfFile: certificatePath, encoding: .utf8),
-              let keyText = try? String(contentsOfFile: keyPath, encoding: .utf8) else { return (nil, "none kept yet") }
+            let keyText = try? String(contentsOfFile: keyPath, encoding: .utf8)
+        else { return (nil, "none kept yet") }
         guard let documents = try? PEMDocument.parseMultiple(pemString: chainText), documents.count == 2,
-              let leaf = try? Certificate(pemDocument: documents[0]), (try? Certificate(pemDocument: documents[1])) != nil,
-              let key = try? P256.Signing.PrivateKey(pemRepresentation: keyText) else { return (nil, "the kept files do not parse") }
+            let leaf = try? Certificate(pemDocument: documents[0]), (try? Certificate(pemDocument: documents[1])) != nil,
+            let key = try? P256.Signing.PrivateKey(pemRepresentation: keyText)
+        else { return (nil, "the kept files do not parse") }
         guard leaf.publicKey == Certificate.PublicKey(key.publicKey) else { return (nil, "the kept key is not the certificate's") }
         guard leaf.notValidAfter > now.addingTimeInterval(24 * 3600) else { return (nil, "the kept certificate expires within a day") }
         let named = (try? leaf.extensions.subjectAlternativeNames).flatMap { $0 }.map { Set($0) } ?? []
         guard named == Set(Self.names(hosts)) else { return (nil, "the kept certificate names other hosts") }
-        return (DevelopmentCertificate(certificatePEM: documents[0].pemString, privateKeyPEM: keyText, trustAnchorPEM: documents[1].pemString),
-                "kept")
+        return (
+            DevelopmentCertificate(certificatePEM: documents[0].pemString, privateKeyPEM: keyText, trustAnchorPEM: documents[1].pemString),
+            "kept"
+        )
     }
 
     /// The development certificate kept at `base` (`<base>.pem`, `<base>.key`), reused while it is good (see
     /// ``read(certificatePath:keyPath:hosts:now:)``), else generated and kept there; `regenerate` always makes a new
     /// one. Devices that trusted the server's development trust anchor keep trusting it across restarts.
-    package static func kept(at base: String, hosts: [String], regenerate: Bool, now: Date = Date(),
-                     note: (String) -> Void) throws -> DevelopmentCertificate {
+    package static func kept(
+        at base: String, hosts: [String], regenerate: Bool, now: Date = Date(),
+        note: (String) -> Void
+    ) throws -> DevelopmentCertificate {
         let (certificatePath, keyPath) = (base + ".pem", base + ".key")
         if !regenerate {
             let (kept, reason) = read(certificatePath: certificatePath, keyPath: keyPath, hosts: hosts, now: now)
@@ -130,7 +142,10 @@ struct IPv4Address {
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4 else { return nil }
         var out: [UInt8] = []
-        for p in parts { guard let v = UInt8(p) else { return nil }; out.append(v) }
+        for p in parts {
+            guard let v = UInt8(p) else { return nil }
+            out.append(v)
+        }
         bytes = out
     }
 }

@@ -45,15 +45,20 @@ public final class ServerCertificateSource: Sendable {
 
     /// A certificate that never changes (the development certificate).
     package init(fixed identity: Identity, metrics: ServerMetrics? = nil) {
-        state = NIOLockedValueBox(State(current: identity)); paths = nil; previousCertificateSeconds = 0; self.metrics = metrics
+        state = NIOLockedValueBox(State(current: identity))
+        paths = nil
+        previousCertificateSeconds = 0
+        self.metrics = metrics
         metrics?.tlsCertificateInForce(notAfter: identity.notAfter)
     }
 
     /// Loads the configured files; at start a pair that does not load or does not match stops the server.
     package init(certificatePath: String, keyPath: String, previousCertificateSeconds: Int, metrics: ServerMetrics? = nil) throws {
         let identity = try Self.load(certificatePath: certificatePath, keyPath: keyPath)
-        state = NIOLockedValueBox(State(current: identity)); paths = (certificatePath, keyPath)
-        self.previousCertificateSeconds = previousCertificateSeconds; self.metrics = metrics
+        state = NIOLockedValueBox(State(current: identity))
+        paths = (certificatePath, keyPath)
+        self.previousCertificateSeconds = previousCertificateSeconds
+        self.metrics = metrics
         metrics?.tlsCertificateInForce(notAfter: identity.notAfter)
     }
 
@@ -74,14 +79,18 @@ public final class ServerCertificateSource: Sendable {
     /// identity is in force, so a reload reaches the next connection.
     package func tlsConfiguration() -> TLSConfiguration {
         let identity = current
-        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: identity.chain.map { .certificate($0) }, privateKey: .privateKey(identity.key))
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: identity.chain.map { .certificate($0) }, privateKey: .privateKey(identity.key))
         tls.minimumTLSVersion = .tlsv12
         if paths != nil {
             let state = state
             tls.sslContextCallback = { _, promise in
                 let (replaced, identity) = state.withLockedValue { ($0.replaced, $0.current) }
                 // Until the first reload the context's own certificate is the right one: nothing to apply.
-                guard replaced else { promise.succeed(.noChanges); return }
+                guard replaced else {
+                    promise.succeed(.noChanges)
+                    return
+                }
                 var override = NIOSSLContextConfigurationOverride()
                 override.certificateChain = identity.chain.map { .certificate($0) }
                 override.privateKey = .privateKey(identity.key)
@@ -121,13 +130,17 @@ public final class ServerCertificateSource: Sendable {
         }
         metrics?.tlsReloaded(outcome: "installed")
         metrics?.tlsCertificateInForce(notAfter: fresh.notAfter)
-        logger.notice("TLS certificate replaced: new connections get the one valid until \(fresh.notAfter); the previous one stays accepted in channel bindings for \(previousCertificateSeconds) s")
+        logger.notice(
+            "TLS certificate replaced: new connections get the one valid until \(fresh.notAfter); the previous one stays accepted in channel bindings for \(previousCertificateSeconds) s"
+        )
         return .installed
     }
 
     static func read(certificatePath: String, keyPath: String) throws -> [Data] {
-        [try ServerConfiguration.readFile(certificatePath, setting: "tls.certificatePath"),
-         try ServerConfiguration.readFile(keyPath, setting: "tls.privateKeyPath")]
+        [
+            try ServerConfiguration.readFile(certificatePath, setting: "tls.certificatePath"),
+            try ServerConfiguration.readFile(keyPath, setting: "tls.privateKeyPath"),
+        ]
     }
 
     /// Loads and checks a certificate chain and its key.
@@ -142,38 +155,46 @@ public final class ServerCertificateSource: Sendable {
             throw ServerConfiguration.ConfigurationError.invalid(
                 "tls.certificatePath \(certificatePath) is not a PEM certificate chain (BEGIN CERTIFICATE blocks, the server's first)")
         }
-        guard !chain.isEmpty else { throw ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) holds no certificate") }
+        guard !chain.isEmpty else {
+            throw ServerConfiguration.ConfigurationError.invalid("tls.certificatePath \(certificatePath) holds no certificate")
+        }
         let key: NIOSSLPrivateKey
         do { key = try NIOSSLPrivateKey(bytes: Array(files[1]), format: .pem) } catch {
             let text = String(decoding: files[1], as: UTF8.self)
-            let reason = text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED")
+            let reason =
+                text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED")
                 ? "is encrypted: the server reads its key without a passphrase (openssl pkey -in it -out a new file)"
-                : text.contains("-----BEGIN CERTIFICATE-----") ? "holds a certificate, not a private key: name the key's PEM file"
-                : "is not a PEM private key (a BEGIN PRIVATE KEY or BEGIN EC PRIVATE KEY block)"
+                : text.contains("-----BEGIN CERTIFICATE-----")
+                    ? "holds a certificate, not a private key: name the key's PEM file"
+                    : "is not a PEM private key (a BEGIN PRIVATE KEY or BEGIN EC PRIVATE KEY block)"
             throw ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) \(reason)")
         }
         // BoringSSL refuses a key that is not the leaf's when both go into one context: the same check every
         // handshake would otherwise fail on.
         do {
-            _ = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)))
+            _ = try NIOSSLContext(
+                configuration: .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)))
         } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) is not the key of the certificate in tls.certificatePath \(certificatePath)")
+            throw ServerConfiguration.ConfigurationError.invalid(
+                "tls.privateKeyPath \(keyPath) is not the key of the certificate in tls.certificatePath \(certificatePath)")
         }
         return try identity(chain: chain, key: key, files: files)
     }
 
     /// A generated (development) identity.
     package static func identity(chainPEM: String, keyPEM: String) throws -> Identity {
-        try identity(chain: try NIOSSLCertificate.fromPEMBytes(Array(chainPEM.utf8)), key: try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem),
-                     files: [Data(chainPEM.utf8), Data(keyPEM.utf8)])
+        try identity(
+            chain: try NIOSSLCertificate.fromPEMBytes(Array(chainPEM.utf8)), key: try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem),
+            files: [Data(chainPEM.utf8), Data(keyPEM.utf8)])
     }
 
     /// The leaf's validity and channel binding, read once for the identity's lifetime.
     private static func identity(chain: [NIOSSLCertificate], key: NIOSSLPrivateKey, files: [Data]) throws -> Identity {
         let der = try chain[0].toDERBytes()
         let certificate = try Certificate(derEncoded: der)
-        return Identity(chain: chain, key: key, notBefore: certificate.notValidBefore, notAfter: certificate.notValidAfter,
-                        binding: channelBinding(leafDER: der, certificate: certificate), fileBytes: files)
+        return Identity(
+            chain: chain, key: key, notBefore: certificate.notValidBefore, notAfter: certificate.notValidAfter,
+            binding: channelBinding(leafDER: der, certificate: certificate), fileBytes: files)
     }
 
     /// RFC 5929 tls-server-end-point and the certificate itself, as a client would report them.
@@ -197,13 +218,21 @@ package struct ServerCertificateWatcher: Service {
     let clock: @Sendable () -> Date
     let logger: Logger
 
-    package init(source: ServerCertificateSource, interval: Duration = .seconds(2), handleSignals: Bool, clock: @escaping @Sendable () -> Date, logger: Logger) {
-        self.source = source; self.interval = interval; self.handleSignals = handleSignals; self.clock = clock; self.logger = logger
+    package init(
+        source: ServerCertificateSource, interval: Duration = .seconds(2), handleSignals: Bool, clock: @escaping @Sendable () -> Date, logger: Logger
+    ) {
+        self.source = source
+        self.interval = interval
+        self.handleSignals = handleSignals
+        self.clock = clock
+        self.logger = logger
     }
 
     package func run() async throws {
         guard let paths = source.paths else { return }
-        let source = source, clock = clock, logger = logger
+        let source = source
+        let clock = clock
+        let logger = logger
         // Ends when the service is cancelled at graceful shutdown.
         await cancelWhenGracefulShutdown {
             await FileChangeTriggers.run(paths: [paths.certificate, paths.key], interval: interval, handleSignals: handleSignals) {

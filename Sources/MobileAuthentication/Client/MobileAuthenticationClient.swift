@@ -77,8 +77,11 @@ extension MobileAuthenticationClient {
     /// without a person that holds the secret before it opens an operation (`mauth device approve --pin`), so that a
     /// wrong secret leaves the operation unopened, as a person who mistyped and walked away would. Nil for a client
     /// this SDK did not make.
-    package func checkKnowledge(_ factor: KnowledgeVerifierStore.Factor, username: Username, secret: String) async throws
-        -> KnowledgeVerifierStore.Outcome? {
+    package func checkKnowledge(
+        _ factor: KnowledgeVerifierStore.Factor, username: Username, secret: String
+    ) async throws
+        -> KnowledgeVerifierStore.Outcome?
+    {
         guard let core = (self as? DefaultMobileAuthenticationClient)?.core else { return nil }
         return try await core.knowledgeStore(factor).verify(username: username, secret: secret, now: core.platform.now())
     }
@@ -105,11 +108,17 @@ public final class MobileAuthenticationClientInitializer: Operation {
 
     public init() {}
 
-    @discardableResult public func configuration(_ configuration: Configuration) -> Self { state.update { $0.configuration = configuration }; return self }
+    @discardableResult public func configuration(_ configuration: Configuration) -> Self {
+        state.update { $0.configuration = configuration }
+        return self
+    }
     /// The platform services. Without one: `ApplePlatform` on Apple platforms (the Secure Enclave, the Keychain,
     /// LocalAuthentication; no Secure Enclave in the Simulator), `SoftwarePlatform` elsewhere, each with its storage
     /// in the user's data folder.
-    @discardableResult public func platform(_ platform: any Platform) -> Self { state.update { $0.platform = platform }; return self }
+    @discardableResult public func platform(_ platform: any Platform) -> Self {
+        state.update { $0.platform = platform }
+        return self
+    }
     /// Reports every HTTP exchange (for the virtual device, QA tooling and debugging). The SDK never sends a
     /// PIN or a private key, so the bodies hold only protocol messages. Tokens, session cookies and encrypted payloads
     /// in them are replaced by `[redacted]` unless the app passes `HTTPTraceSecrets.included`: a trace is easily
@@ -128,16 +137,29 @@ public final class MobileAuthenticationClientInitializer: Operation {
     /// platforms, so UI code runs where UIKit and SwiftUI expect it; on Linux, where a tool or server has no main run
     /// loop, it is `nil`: the SDK's own executor calls at once, on a background thread. Handlers may be answered from
     /// any thread.
-    @discardableResult public func callbackQueue(_ queue: DispatchQueue?) -> Self { state.update { $0.callbackQueue = queue }; return self }
+    @discardableResult public func callbackQueue(_ queue: DispatchQueue?) -> Self {
+        state.update { $0.callbackQueue = queue }
+        return self
+    }
     /// Replaces the HTTPS transport (tests of the operation runner answer in memory).
-    @discardableResult func transport(_ transport: any ClientTransport) -> Self { state.update { $0.transport = transport }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable (any MobileAuthenticationClient) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (InitializationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult func transport(_ transport: any ClientTransport) -> Self {
+        state.update { $0.transport = transport }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable (any MobileAuthenticationClient) -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (InitializationError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: CallbackQueue(fields.callbackQueue), { () async throws(InitializationError) in try await self.executeAsync() },
-                onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: CallbackQueue(fields.callbackQueue), { () async throws(InitializationError) in try await self.executeAsync() },
+            onSuccess: fields.onSuccess, onError: fields.onError)
     }
 
     /// Creates the client: checks the device, opens the SDK's secure storage and prepares the transport.
@@ -154,8 +176,9 @@ public final class MobileAuthenticationClientInitializer: Operation {
         do {
             let transport = try fields.transport ?? HTTPTransport(configuration: configuration, trace: fields.trace)
             let state = try await LocalState.open(platform: platform)
-            let core = ClientCore(configuration: configuration, platform: platform, transport: transport, state: state, snapshot: await state.snapshot,
-                                  callbackQueue: fields.callbackQueue)
+            let core = ClientCore(
+                configuration: configuration, platform: platform, transport: transport, state: state, snapshot: await state.snapshot,
+                callbackQueue: fields.callbackQueue)
             return DefaultMobileAuthenticationClient(core: core)
         } catch {
             throw .Unknown(cause: error)
@@ -168,14 +191,16 @@ public final class MobileAuthenticationClientInitializer: Operation {
         let facet = configuration.facetId ?? MetaData.applicationFacetId
         let folder = facet.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? String($0) : "_" }.joined()
         #if canImport(LocalAuthentication) && canImport(Security)
-        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+        let support =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
             ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Library/Application Support")
         #if targetEnvironment(simulator)
         let secureEnclave = false
         #else
         let secureEnclave = true
         #endif
-        return ApplePlatform(storageDirectory: support.appendingPathComponent("mauth/\(folder)"), applicationFacetId: facet, secureEnclave: secureEnclave)
+        return ApplePlatform(
+            storageDirectory: support.appendingPathComponent("mauth/\(folder)"), applicationFacetId: facet, secureEnclave: secureEnclave)
         #else
         let base: URL
         if let xdg = ProcessInfo.processInfo.environment["XDG_DATA_HOME"], !xdg.isEmpty {

@@ -14,14 +14,28 @@ public final class PinChange: Operation {
     private let state = BuilderState(Fields())
     init(core: ClientCore) { self.core = core }
 
-    @discardableResult public func username(_ username: Username) -> Self { state.update { $0.username = username }; return self }
-    @discardableResult public func pinChanger(_ changer: any PinChanger) -> Self { state.update { $0.changer = changer }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (PinChangeError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func username(_ username: Username) -> Self {
+        state.update { $0.username = username }
+        return self
+    }
+    @discardableResult public func pinChanger(_ changer: any PinChanger) -> Self {
+        state.update { $0.changer = changer }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (PinChangeError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(PinChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(PinChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess,
+            onError: fields.onError)
     }
 
     public func executeAsync() async throws(PinChangeError) {
@@ -33,8 +47,9 @@ public final class PinChange: Operation {
         do {
             try await CredentialChanger(core: core, factor: .pin, username: username).run(
                 ask: { state, lastError throws(OperationError) in
-                    let context = PinChangeContextValue(username: username, authenticatorProtectionStatus: PinAuthenticatorProtectionStatus(state),
-                                                        lastRecoverableError: lastError.map(PinChangeRecoverableError.init))
+                    let context = PinChangeContextValue(
+                        username: username, authenticatorProtectionStatus: PinAuthenticatorProtectionStatus(state),
+                        lastRecoverableError: lastError.map(PinChangeRecoverableError.init))
                     return try await interaction.ask(extraTime: TimeInterval(state.remainingCoolDown)) { gate in
                         changer.changePin(context: context, handler: SecretPairHandler(gate: gate))
                     }
@@ -59,14 +74,28 @@ public final class PasswordChange: Operation {
     private let state = BuilderState(Fields())
     init(core: ClientCore) { self.core = core }
 
-    @discardableResult public func username(_ username: Username) -> Self { state.update { $0.username = username }; return self }
-    @discardableResult public func passwordChanger(_ changer: any PasswordChanger) -> Self { state.update { $0.changer = changer }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (PasswordChangeError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func username(_ username: Username) -> Self {
+        state.update { $0.username = username }
+        return self
+    }
+    @discardableResult public func passwordChanger(_ changer: any PasswordChanger) -> Self {
+        state.update { $0.changer = changer }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (PasswordChangeError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(PasswordChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(PasswordChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess,
+            onError: fields.onError)
     }
 
     public func executeAsync() async throws(PasswordChangeError) {
@@ -78,8 +107,9 @@ public final class PasswordChange: Operation {
         do {
             try await CredentialChanger(core: core, factor: .password, username: username).run(
                 ask: { state, lastError throws(OperationError) in
-                    let context = PasswordChangeContextValue(username: username, authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus(state),
-                                                             lastRecoverableError: lastError.map(PasswordChangeRecoverableError.init))
+                    let context = PasswordChangeContextValue(
+                        username: username, authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus(state),
+                        lastRecoverableError: lastError.map(PasswordChangeRecoverableError.init))
                     return try await interaction.ask(extraTime: TimeInterval(state.remainingCoolDown)) { gate in
                         changer.changePassword(context: context, handler: SecretPairHandler(gate: gate))
                     }
@@ -87,8 +117,9 @@ public final class PasswordChange: Operation {
                 validateNew: { password async throws(OperationError) in
                     if let problem = PasswordRules.violation(password) { return problem }
                     let verdict: PasswordChangeValidationError? = try await interaction.ask { gate in
-                        policy.validatePasswordForPasswordChange(password, onSuccess: { gate.resolve(.answered(nil)) },
-                                                                 onError: { gate.resolve(.answered($0)) })
+                        policy.validatePasswordForPasswordChange(
+                            password, onSuccess: { gate.resolve(.answered(nil)) },
+                            onError: { gate.resolve(.answered($0)) })
                     }
                     return verdict?.message
                 })
@@ -121,8 +152,10 @@ struct CredentialChanger {
     let factor: KnowledgeVerifierStore.Factor
     let username: Username
 
-    func run(ask: (ProtectionState, ChangeProblem?) async throws(OperationError) -> SecretPair,
-             validateNew: (String) async throws(OperationError) -> String?) async throws(ChangeFailure) {
+    func run(
+        ask: (ProtectionState, ChangeProblem?) async throws(OperationError) -> SecretPair,
+        validateNew: (String) async throws(OperationError) -> String?
+    ) async throws(ChangeFailure) {
         do { try core.checkIntegrity() } catch { throw .operation(error) }
         let store = core.knowledgeStore(factor)
         let noun = factor == .pin ? "PIN" : "password"

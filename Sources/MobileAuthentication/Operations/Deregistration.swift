@@ -25,17 +25,37 @@ public final class Deregistration: HttpOperation {
     init(core: ClientCore) { self.core = core }
 
     /// The user whose authenticators are removed; required.
-    @discardableResult public func username(_ username: Username) -> Self { state.update { $0.username = username }; return self }
+    @discardableResult public func username(_ username: Username) -> Self {
+        state.update { $0.username = username }
+        return self
+    }
     /// Only the authenticator with this AAID; without it, all of the user's authenticators.
-    @discardableResult public func aaid(_ aaid: String) -> Self { state.update { $0.aaid = aaid }; return self }
-    @discardableResult public func authorizationProvider(_ provider: any AuthorizationProvider) -> Self { state.update { $0.authorizationProvider = provider }; return self }
-    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func aaid(_ aaid: String) -> Self {
+        state.update { $0.aaid = aaid }
+        return self
+    }
+    @discardableResult public func authorizationProvider(_ provider: any AuthorizationProvider) -> Self {
+        state.update { $0.authorizationProvider = provider }
+        return self
+    }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self {
+        state.update { $0.headers = headers }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess,
+            onError: fields.onError)
     }
 
     /// Our deregistration context (the server's wire contract): `username`, and at most one of `aaid` or `keyIDs`
@@ -55,14 +75,18 @@ public final class Deregistration: HttpOperation {
             throw .UserNotRegisteredInServer(cause: SDKMessage("\(username) has no matching authenticator on this device"))
         }
         let context: String
-        do { context = try UAFMessageCodec.encodeObject(Context(username: username, aaid: fields.aaid.map { [$0] })) } catch { throw .Unknown(cause: error) }
+        do { context = try UAFMessageCodec.encodeObject(Context(username: username, aaid: fields.aaid.map { [$0] })) } catch {
+            throw .Unknown(cause: error)
+        }
         let server = data.accounts.first { $0.username == username }?.server ?? Server(baseUrl: core.configuration.baseUrl)
         let headers = fields.headers.headerPairs + (fields.authorizationProvider?.httpHeaders ?? [])
         let signer = fields.authorizationProvider is JwsAuthorizationProvider ? try await deviceSigner(username: username, server: server) : nil
         let runner = OperationRunner(core: core, objects: InteractionObjects(), headers: headers)
-        let message = try await runner.fetchUAFRequest(server: server, path: core.configuration.deregistrationRequestPath, op: .deregistration,
-                                                       context: context, signer: signer)
-        do { try await LocalRemoval(core: core).apply(deregistration: message, username: username, server: server) } catch let error as OperationError {
+        let message = try await runner.fetchUAFRequest(
+            server: server, path: core.configuration.deregistrationRequestPath, op: .deregistration,
+            context: context, signer: signer)
+        do { try await LocalRemoval(core: core).apply(deregistration: message, username: username, server: server) } catch let error as OperationError
+        {
             throw error
         } catch { throw .Unknown(cause: error) }
     }
@@ -71,7 +95,8 @@ public final class Deregistration: HttpOperation {
     /// the request it goes with.
     private func deviceSigner(username: Username, server: Server) async throws(OperationError) -> OperationRunner.RequestSigner {
         guard let target = core.mirror.snapshot.dispatchTargets.first(where: { $0.server == server && $0.username == username }) else {
-            throw .Unknown(cause: SDKMessage("JwsAuthorizationProvider needs the device's dispatch target for \(username) on \(server.baseUrl.absoluteString)"))
+            throw .Unknown(
+                cause: SDKMessage("JwsAuthorizationProvider needs the device's dispatch target for \(username) on \(server.baseUrl.absoluteString)"))
         }
         let key: P256.Signing.PrivateKey
         do {
@@ -104,9 +129,10 @@ struct LocalRemoval {
         // wildcard entry cannot reach another account of the device.
         let named = requests.flatMap(\.authenticators).filter { username != nil || (!$0.aaid.isEmpty && !$0.keyID.isEmpty) }
         let removed = core.mirror.snapshot.registrations.filter { registration in
-            registration.server == server && (username == nil || registration.username == username) && named.contains { entry in
-                entry.aaid.isEmpty || (AAID.equal(entry.aaid, registration.aaid) && (entry.keyID.isEmpty || entry.keyID == registration.keyID))
-            }
+            registration.server == server && (username == nil || registration.username == username)
+                && named.contains { entry in
+                    entry.aaid.isEmpty || (AAID.equal(entry.aaid, registration.aaid) && (entry.keyID.isEmpty || entry.keyID == registration.keyID))
+                }
         }
         try await remove(removed)
         return removed
@@ -121,7 +147,8 @@ struct LocalRemoval {
         for registration in removed {
             changes.remove(KeyStore.entry(registration.keyAlias))
             if let kind = core.module(registration.aaid)?.descriptor.kind, kind.isKnowledgeFactor,
-               !remaining.contains(where: { $0.username == registration.username && AAID.equal($0.aaid, registration.aaid) }) {
+                !remaining.contains(where: { $0.username == registration.username && AAID.equal($0.aaid, registration.aaid) })
+            {
                 changes.remove(core.knowledgeStore(kind == .pin ? .pin : .password).entry(registration.username))
             }
         }

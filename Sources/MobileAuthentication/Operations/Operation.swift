@@ -23,8 +23,10 @@ extension Array where Element == String {
 
 /// The callback form shared by the operations: runs `body` in a task and hands its outcome to the builder's
 /// callbacks on the client's callback queue.
-func deliver<Value: Sendable, Failure: Error>(on callbacks: CallbackQueue, _ body: @escaping @Sendable () async throws(Failure) -> Value,
-                                              onSuccess: (@Sendable (Value) -> Void)?, onError: (@Sendable (Failure) -> Void)?) {
+func deliver<Value: Sendable, Failure: Error>(
+    on callbacks: CallbackQueue, _ body: @escaping @Sendable () async throws(Failure) -> Value,
+    onSuccess: (@Sendable (Value) -> Void)?, onError: (@Sendable (Failure) -> Void)?
+) {
     Task {
         do throws(Failure) {
             let value = try await body()
@@ -36,8 +38,10 @@ func deliver<Value: Sendable, Failure: Error>(on callbacks: CallbackQueue, _ bod
 }
 
 /// The callback form of the operations without a result.
-func deliver<Failure: Error>(on callbacks: CallbackQueue, _ body: @escaping @Sendable () async throws(Failure) -> Void,
-                             onSuccess: (@Sendable () -> Void)?, onError: (@Sendable (Failure) -> Void)?) {
+func deliver<Failure: Error>(
+    on callbacks: CallbackQueue, _ body: @escaping @Sendable () async throws(Failure) -> Void,
+    onSuccess: (@Sendable () -> Void)?, onError: (@Sendable (Failure) -> Void)?
+) {
     Task {
         do throws(Failure) {
             try await body()

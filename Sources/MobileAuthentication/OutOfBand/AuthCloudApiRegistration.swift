@@ -1,6 +1,6 @@
 import Foundation
-import WireJSON
 import NevisProtocol
+import WireJSON
 
 /// Registration from an Authentication Cloud enroll: the relying party's backend called `POST /api/v1/users/enroll`
 /// and handed the app either the whole answer (``enrollResponse(_:)``) or its `enrollment.appLinkUri`
@@ -18,19 +18,39 @@ public final class AuthCloudApiRegistration: RegistrationCeremonyBuilder, HttpOp
 
     private let core: ClientCore
     private let state = BuilderState(Fields())
-    init(core: ClientCore) { self.core = core; super.init() }
+    init(core: ClientCore) {
+        self.core = core
+        super.init()
+    }
 
     /// The JSON answer of the enroll call (it contains `enrollment.appLinkUri`).
-    @discardableResult public func enrollResponse(_ json: String) -> Self { state.update { $0.enrollResponse = json }; return self }
+    @discardableResult public func enrollResponse(_ json: String) -> Self {
+        state.update { $0.enrollResponse = json }
+        return self
+    }
     /// The enroll answer's `appLinkUri` (`https://…/open?dispatchTokenResponse=…`).
-    @discardableResult public func appLinkUri(_ uri: String) -> Self { state.update { $0.appLinkUri = uri }; return self }
-    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (AuthCloudApiError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func appLinkUri(_ uri: String) -> Self {
+        state.update { $0.appLinkUri = uri }
+        return self
+    }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self {
+        state.update { $0.headers = headers }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (AuthCloudApiError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(AuthCloudApiError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(AuthCloudApiError) in try await self.executeAsync() }, onSuccess: fields.onSuccess,
+            onError: fields.onError)
     }
 
     public func executeAsync() async throws(AuthCloudApiError) {
@@ -61,8 +81,9 @@ public final class AuthCloudApiRegistration: RegistrationCeremonyBuilder, HttpOp
             throw .MalformedPayload(cause: SDKMessage("the link stands for another operation than a registration"))
         }
         do {
-            try await register(.redeemed(message: registration.message), core: core, headers: fields.headers.headerPairs,
-                               server: registration.server)
+            try await register(
+                .redeemed(message: registration.message), core: core, headers: fields.headers.headerPairs,
+                server: registration.server)
         } catch {
             switch error {
             case .FidoError(let code, let cause): throw .FidoError(errorCode: code, cause: cause)
@@ -81,9 +102,13 @@ public final class AuthCloudApiRegistration: RegistrationCeremonyBuilder, HttpOp
         switch (enrollResponse, appLinkUri) {
         case (let json?, nil):
             guard !json.isEmpty else { throw .MalformedPayload(cause: SDKMessage("enrollResponse is empty")) }
-            struct EnrollResponse: Decodable { struct Enrollment: Decodable { var appLinkUri: String }; var enrollment: Enrollment }
+            struct EnrollResponse: Decodable {
+                struct Enrollment: Decodable { var appLinkUri: String }
+                var enrollment: Enrollment
+            }
             guard json.utf8.count <= 1 << 20, let response = try? WireJSONDecoder().decode(EnrollResponse.self, from: Data(json.utf8)),
-                  !response.enrollment.appLinkUri.isEmpty else {
+                !response.enrollment.appLinkUri.isEmpty
+            else {
                 throw .MalformedPayload(cause: SDKMessage("enrollResponse is not an enroll answer with enrollment.appLinkUri"))
             }
             return response.enrollment.appLinkUri

@@ -18,23 +18,47 @@ public final class DeviceInformationChange: HttpOperation {
     private let state = BuilderState(Fields())
     init(core: ClientCore) { self.core = core }
 
-    @discardableResult public func name(_ name: String) -> Self { state.update { $0.name = name }; return self }
-    @discardableResult public func fcmRegistrationToken(_ token: String) -> Self { state.update { $0.fcmRegistrationToken = token }; return self }
-    @discardableResult public func disablePushNotifications() -> Self { state.update { $0.disablePushNotifications = true }; return self }
-    @discardableResult public func retryPolicy(_ policy: RetryPolicy) -> Self { state.update { $0.retryPolicy = policy }; return self }
-    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (DeviceInformationChangeError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func name(_ name: String) -> Self {
+        state.update { $0.name = name }
+        return self
+    }
+    @discardableResult public func fcmRegistrationToken(_ token: String) -> Self {
+        state.update { $0.fcmRegistrationToken = token }
+        return self
+    }
+    @discardableResult public func disablePushNotifications() -> Self {
+        state.update { $0.disablePushNotifications = true }
+        return self
+    }
+    @discardableResult public func retryPolicy(_ policy: RetryPolicy) -> Self {
+        state.update { $0.retryPolicy = policy }
+        return self
+    }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self {
+        state.update { $0.headers = headers }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (DeviceInformationChangeError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(DeviceInformationChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(DeviceInformationChangeError) in try await self.executeAsync() }, onSuccess: fields.onSuccess,
+            onError: fields.onError)
     }
 
     public func executeAsync() async throws(DeviceInformationChangeError) {
         let fields = state.value
-        try core.checkIntegrity(deviceProtection: { DeviceInformationChangeError.DeviceProtectionError(cause: $0) },
-                                noDeviceLock: DeviceInformationChangeError.NoDeviceLockError(cause: nil))
+        try core.checkIntegrity(
+            deviceProtection: { DeviceInformationChangeError.DeviceProtectionError(cause: $0) },
+            noDeviceLock: DeviceInformationChangeError.NoDeviceLockError(cause: nil))
         if fields.disablePushNotifications && fields.fcmRegistrationToken != nil {
             throw .Unknown(cause: SDKMessage("give fcmRegistrationToken(_:) or disablePushNotifications(), not both"))
         }
@@ -46,16 +70,24 @@ public final class DeviceInformationChange: HttpOperation {
             throw .Unknown(cause: SDKMessage("the name must be 1...\(DispatchTargetWire.maximumNameBytes) bytes without control characters"))
         }
         if let token = fields.fcmRegistrationToken, !DispatchTargetWire.isValid(pushToken: token) {
-            throw .Unknown(cause: SDKMessage(token.isEmpty ? "the push token is empty: use disablePushNotifications()"
-                                                           : "the push token is longer than \(DispatchTargetWire.maximumPushTokenBytes) bytes"))
+            throw .Unknown(
+                cause: SDKMessage(
+                    token.isEmpty
+                        ? "the push token is empty: use disablePushNotifications()"
+                        : "the push token is longer than \(DispatchTargetWire.maximumPushTokenBytes) bytes"))
         }
         let data = core.mirror.snapshot
-        guard let information = data.deviceInformation else { throw .NotFound(cause: SDKMessage("the device has no device information yet (no registration)")) }
-        let client = DeviceServiceClient(core: core, headers: fields.headers.headerPairs, retryPolicy: fields.retryPolicy ?? core.configuration.defaultRetryPolicy)
+        guard let information = data.deviceInformation else {
+            throw .NotFound(cause: SDKMessage("the device has no device information yet (no registration)"))
+        }
+        let client = DeviceServiceClient(
+            core: core, headers: fields.headers.headerPairs, retryPolicy: fields.retryPolicy ?? core.configuration.defaultRetryPolicy)
         for (server, targets) in client.servers(in: data) {
-            if let failure = await client.modify(server: server, signers: targets.map(\.id), deviceId: information.deviceId, name: fields.name,
-                                                 fcmRegistrationToken: fields.fcmRegistrationToken,
-                                                 disablePushNotifications: fields.disablePushNotifications) {
+            if let failure = await client.modify(
+                server: server, signers: targets.map(\.id), deviceId: information.deviceId, name: fields.name,
+                fcmRegistrationToken: fields.fcmRegistrationToken,
+                disablePushNotifications: fields.disablePushNotifications)
+            {
                 throw DeviceInformationChangeError(failure)
             }
         }

@@ -26,9 +26,18 @@ public final class DeviceInformationSync: HttpOperation {
     private let state = BuilderState(Fields())
     init(core: ClientCore) { self.core = core }
 
-    @discardableResult public func mismatches(_ mismatches: [DeviceInformationMismatch]) -> Self { state.update { $0.mismatches = mismatches }; return self }
-    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
-    @discardableResult public func onResult(_ callback: @escaping @Sendable (DeviceInformationSyncResult) -> Void) -> Self { state.update { $0.onResult = callback }; return self }
+    @discardableResult public func mismatches(_ mismatches: [DeviceInformationMismatch]) -> Self {
+        state.update { $0.mismatches = mismatches }
+        return self
+    }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self {
+        state.update { $0.headers = headers }
+        return self
+    }
+    @discardableResult public func onResult(_ callback: @escaping @Sendable (DeviceInformationSyncResult) -> Void) -> Self {
+        state.update { $0.onResult = callback }
+        return self
+    }
 
     public func execute() {
         deliver(on: core.callbacks, { await self.executeAsync() }, onResult: state.value.onResult)
@@ -36,16 +45,24 @@ public final class DeviceInformationSync: HttpOperation {
 
     public func executeAsync() async -> DeviceInformationSyncResult {
         do {
-            try core.checkIntegrity(deviceProtection: { DeviceInformationSyncError.DeviceProtectionError(cause: $0) },
-                                    noDeviceLock: DeviceInformationSyncError.NoDeviceLockError(cause: nil))
+            try core.checkIntegrity(
+                deviceProtection: { DeviceInformationSyncError.DeviceProtectionError(cause: $0) },
+                noDeviceLock: DeviceInformationSyncError.NoDeviceLockError(cause: nil))
         } catch { return DeviceInformationSyncResult(errors: [error]) }
         let fields = state.value
         let client = DeviceServiceClient(core: core, headers: fields.headers.headerPairs, retryPolicy: core.configuration.defaultRetryPolicy)
         var errors: [DeviceInformationSyncError] = []
         // Credentials before targets: deregistering a credential the device lacks is signed as that user's target,
         // which must still exist on the server.
-        let ordered = fields.mismatches.filter { if case .MissingAuthenticatorInMobileDevice = $0 { return true }; return false }
-            + fields.mismatches.filter { if case .MissingAuthenticatorInMobileDevice = $0 { return false }; return true }
+        let ordered =
+            fields.mismatches.filter {
+                if case .MissingAuthenticatorInMobileDevice = $0 { return true }
+                return false
+            }
+            + fields.mismatches.filter {
+                if case .MissingAuthenticatorInMobileDevice = $0 { return false }
+                return true
+            }
         var pushedDeviceInformation: Set<Server> = []
         for mismatch in ordered {
             let data = core.mirror.snapshot
@@ -58,8 +75,10 @@ public final class DeviceInformationSync: HttpOperation {
                 // server's listing names it.
                 var signerID = targets.first { $0.username == username }?.id
                 if signerID == nil, let deviceId = data.deviceInformation?.deviceId {
-                    signerID = try? await client.get(DeviceServiceWire.Credentials.self, DeviceServiceWire.credentialsComponent, server: server,
-                                                     signers: targets.map(\.id), deviceId: deviceId).get()
+                    signerID = try? await client.get(
+                        DeviceServiceWire.Credentials.self, DeviceServiceWire.credentialsComponent, server: server,
+                        signers: targets.map(\.id), deviceId: deviceId
+                    ).get()
                         .dispatchTargets.first { $0.username == username }?.id
                 }
                 guard let signerID else {
@@ -67,12 +86,15 @@ public final class DeviceInformationSync: HttpOperation {
                     continue
                 }
                 guard let context = try? UAFMessageCodec.encodeObject(Deregistration.Context(username: username, keyIDs: [keyId])),
-                      let body = try? JSONEncoder().encode(GetUAFRequest(op: .deregistration, context: context)) else { continue }
+                    let body = try? JSONEncoder().encode(GetUAFRequest(op: .deregistration, context: context))
+                else { continue }
                 let url = core.configuration.url(core.configuration.deregistrationRequestPath, base: server.baseUrl)
                 let result = await client.send(.POST, url, server: server, signers: [signerID], body: body, payload: { $0 })
                 if case .failure(let failure) = result { errors.append(.init(failure)) }
             case .MissingAuthenticatorInServer(let keyId, let aaid, let username, _):
-                let removed = data.registrations.filter { $0.server == server && $0.username == username && $0.keyID == keyId && AAID.equal($0.aaid, aaid) }
+                let removed = data.registrations.filter {
+                    $0.server == server && $0.username == username && $0.keyID == keyId && AAID.equal($0.aaid, aaid)
+                }
                 do { try await LocalRemoval(core: core).remove(removed) } catch { errors.append(.Unknown(cause: error)) }
             case .MissingDeviceInformationInMobileDevice(let id, _, _):
                 let url = core.configuration.url(core.configuration.dispatchTargetResourcePath, segments: [id], base: server.baseUrl)
@@ -87,9 +109,11 @@ public final class DeviceInformationSync: HttpOperation {
                 // One write of the device's name and token per server resolves both kinds.
                 guard !pushedDeviceInformation.contains(server), let information = data.deviceInformation else { continue }
                 pushedDeviceInformation.insert(server)
-                if let failure = await client.modify(server: server, signers: targets.map(\.id), deviceId: information.deviceId, name: information.name,
-                                                     fcmRegistrationToken: information.fcmRegistrationToken,
-                                                     disablePushNotifications: information.fcmRegistrationToken == nil) {
+                if let failure = await client.modify(
+                    server: server, signers: targets.map(\.id), deviceId: information.deviceId, name: information.name,
+                    fcmRegistrationToken: information.fcmRegistrationToken,
+                    disablePushNotifications: information.fcmRegistrationToken == nil)
+                {
                     errors.append(.init(failure))
                 }
             }

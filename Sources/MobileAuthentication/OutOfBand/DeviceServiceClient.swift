@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
-import WireJSON
 import JOSE
 import NevisProtocol
 import UAF
+import WireJSON
 
 /// Why a Device Service exchange with one server failed (the cause inside each device operation's error).
 public struct DeviceServiceFailure: Error, Sendable, CustomStringConvertible, FidoCodedCause, HttpErrorCarrying {
@@ -59,12 +59,16 @@ struct DeviceServiceClient: Sendable {
     /// One signed request to `server`, signed naming each of `signers` (dispatch target ids) in turn until one is
     /// accepted (a target deleted on the server refuses; another of the device's may still sign). `payload` builds
     /// the signed payload from fresh claims; the JWS goes in the `Device-Signature` header, `body` (JSON) in the body.
-    func send(_ method: HTTPRequest.Method, _ url: URL, server: Server, signers: [String], body: Data? = nil,
-              payload: (DeviceSignature.Claims) -> any Encodable) async -> Result<HTTPExchange, DeviceServiceFailure> {
+    func send(
+        _ method: HTTPRequest.Method, _ url: URL, server: Server, signers: [String], body: Data? = nil,
+        payload: (DeviceSignature.Claims) -> any Encodable
+    ) async -> Result<HTTPExchange, DeviceServiceFailure> {
         guard !signers.isEmpty else { return .failure(failure(.noDispatchTarget, server, 0, "the device has no dispatch target on this server")) }
         let key: P256.Signing.PrivateKey
         do {
-            guard let keys = try await core.deviceKeys() else { return .failure(failure(.noDispatchTarget, server, 0, "the device has no device keys")) }
+            guard let keys = try await core.deviceKeys() else {
+                return .failure(failure(.noDispatchTarget, server, 0, "the device has no device keys"))
+            }
             key = try keys.signingKey()
         } catch { return .failure(failure(.other, server, 0, "the device keys cannot be read: \(error)")) }
         var last = failure(.noDispatchTarget, server, 0, "no dispatch target was accepted")
@@ -81,7 +85,10 @@ struct DeviceServiceClient: Sendable {
             } catch TransportFailure.insecure(let reason) {
                 return .failure(failure(.insecure, server, 0, reason, HttpError(request: request, server: server, exchange: nil, underlying: nil)))
             } catch TransportFailure.network(let error) {
-                return .failure(failure(.network, server, 0, "network failure: \(error)", HttpError(request: request, server: server, exchange: nil, underlying: error)))
+                return .failure(
+                    failure(
+                        .network, server, 0, "network failure: \(error)",
+                        HttpError(request: request, server: server, exchange: nil, underlying: error)))
             } catch {
                 return .failure(failure(.other, server, 0, "signing failed or cancelled: \(error)"))
             }
@@ -89,7 +96,9 @@ struct DeviceServiceClient: Sendable {
             switch exchange.status {
             case 200..<300: return .success(exchange)
             case 401:
-                last = clockFailure(exchange, server: server, http: http) ?? failure(.refused, server, 401, "the server refused the device signature", http)
+                last =
+                    clockFailure(exchange, server: server, http: http)
+                    ?? failure(.refused, server, 401, "the server refused the device signature", http)
                 if last.kind == .clockSkew { return .failure(last) }
             case 404, 405:
                 // The Device Service sits under the server's base path (the Auth Cloud preset's `/_app`), not at the
@@ -102,8 +111,10 @@ struct DeviceServiceClient: Sendable {
             case 422: return .failure(failure(.nameTaken, server, 422, "another dispatch target of the user has this name", http))
             case 429:
                 let limited = RateLimitError(exchange, now: core.platform.now(), httpError: http)
-                return .failure(failure(.rateLimited(limited), server, 429,
-                                        "too many requests" + (limited.retryAfterSeconds.map { "; try again in \($0) s" } ?? "; try again later"), http))
+                return .failure(
+                    failure(
+                        .rateLimited(limited), server, 429,
+                        "too many requests" + (limited.retryAfterSeconds.map { "; try again in \($0) s" } ?? "; try again later"), http))
             default: return .failure(failure(.other, server, exchange.status, http.body.map { String($0.prefix(200)) } ?? "", http))
             }
         }
@@ -116,7 +127,9 @@ struct DeviceServiceClient: Sendable {
         return failure(.clockSkew, server, 401, "the device clock is \(Int(offset)) s off the server's", http)
     }
 
-    func failure(_ kind: DeviceServiceFailure.Kind, _ server: Server, _ status: Int, _ message: String, _ http: HttpError? = nil) -> DeviceServiceFailure {
+    func failure(
+        _ kind: DeviceServiceFailure.Kind, _ server: Server, _ status: Int, _ message: String, _ http: HttpError? = nil
+    ) -> DeviceServiceFailure {
         DeviceServiceFailure(kind: kind, server: server, httpStatus: status, message: message, httpError: http)
     }
 
@@ -125,7 +138,9 @@ struct DeviceServiceClient: Sendable {
     }
 
     /// A signed GET of the Device Service whose answer is `T`.
-    func get<T: Decodable>(_ type: T.Type, _ component: String, server: Server, signers: [String], deviceId: String) async -> Result<T, DeviceServiceFailure> {
+    func get<T: Decodable>(
+        _ type: T.Type, _ component: String, server: Server, signers: [String], deviceId: String
+    ) async -> Result<T, DeviceServiceFailure> {
         switch await send(.GET, url(server: server, component, deviceId: deviceId), server: server, signers: signers, payload: { $0 }) {
         case .failure(let failure): return .failure(failure)
         case .success(let exchange):
@@ -138,12 +153,15 @@ struct DeviceServiceClient: Sendable {
 
     /// A signed PATCH of the device's name and push token on one server (``DeviceInformationChange`` and
     /// ``DeviceInformationSync``).
-    func modify(server: Server, signers: [String], deviceId: String, name: String?, fcmRegistrationToken: String?,
-                disablePushNotifications: Bool) async -> DeviceServiceFailure? {
+    func modify(
+        server: Server, signers: [String], deviceId: String, name: String?, fcmRegistrationToken: String?,
+        disablePushNotifications: Bool
+    ) async -> DeviceServiceFailure? {
         let url = url(server: server, DeviceServiceWire.credentialsComponent, deviceId: deviceId)
         let result = await send(.PATCH, url, server: server, signers: signers) { claims in
-            DeviceServiceWire.Modification(claims: claims, name: name, fcmRegistrationToken: fcmRegistrationToken,
-                                           disablePushNotifications: disablePushNotifications ? true : nil)
+            DeviceServiceWire.Modification(
+                claims: claims, name: name, fcmRegistrationToken: fcmRegistrationToken,
+                disablePushNotifications: disablePushNotifications ? true : nil)
         }
         if case .failure(let failure) = result { return failure }
         return nil

@@ -1,7 +1,7 @@
 import Foundation
-import WireJSON
 import NevisProtocol
 import UAF
+import WireJSON
 
 /// What redeems an out-of-band operation.
 public struct RedeemData: Codable, Hashable, Sendable {
@@ -34,18 +34,34 @@ public final class OutOfBandPayloadDecode: Operation {
     private let state = BuilderState(Fields())
     init(core: ClientCore) { self.core = core }
 
-    @discardableResult public func json(_ json: String) -> Self { state.update { $0.input = .json(json) }; return self }
-    @discardableResult public func base64UrlEncoded(_ text: String) -> Self { state.update { $0.input = .base64URL(text) }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable (OutOfBandPayload) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (OutOfBandPayloadError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func json(_ json: String) -> Self {
+        state.update { $0.input = .json(json) }
+        return self
+    }
+    @discardableResult public func base64UrlEncoded(_ text: String) -> Self {
+        state.update { $0.input = .base64URL(text) }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable (OutOfBandPayload) -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OutOfBandPayloadError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(OutOfBandPayloadError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(OutOfBandPayloadError) in try await self.executeAsync() }, onSuccess: fields.onSuccess,
+            onError: fields.onError)
     }
 
     public func executeAsync() async throws(OutOfBandPayloadError) -> OutOfBandPayload {
-        try core.checkIntegrity(deviceProtection: { OutOfBandPayloadError.DeviceProtectionError(cause: $0) }, noDeviceLock: OutOfBandPayloadError.NoDeviceLockError(cause: nil))
+        try core.checkIntegrity(
+            deviceProtection: { OutOfBandPayloadError.DeviceProtectionError(cause: $0) },
+            noDeviceLock: OutOfBandPayloadError.NoDeviceLockError(cause: nil))
         guard let input = state.value.input else { throw .MalformedPayload(cause: SDKMessage("give json(_:) or base64UrlEncoded(_:)")) }
         let envelope: DispatchPayload.Envelope
         do {
@@ -70,8 +86,9 @@ extension ClientCore {
             }
             let content = try envelope.open { try keys?.encryptionKey() }
             guard let url = URL(string: content.redeemURL) else { throw DispatchPayloadError.malformed("redeem_url") }
-            return OutOfBandPayload(contentType: envelope.contentType, version: envelope.version,
-                                    redeemData: RedeemData(token: content.token, redeemUrl: url), data: content.data)
+            return OutOfBandPayload(
+                contentType: envelope.contentType, version: envelope.version,
+                redeemData: RedeemData(token: content.token, redeemUrl: url), data: content.data)
         } catch let error as OutOfBandPayloadError {
             throw error
         } catch let error as DispatchPayloadError {
@@ -109,34 +126,58 @@ public final class OutOfBandOperation: HttpOperation {
     private let state = BuilderState(Fields())
     init(core: ClientCore) { self.core = core }
 
-    @discardableResult public func payload(_ payload: OutOfBandPayload) -> Self { state.update { $0.payload = payload }; return self }
-    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
-    @discardableResult public func onRegistration(_ callback: @escaping @Sendable (OutOfBandRegistration) -> Void) -> Self { state.update { $0.onRegistration = callback }; return self }
-    @discardableResult public func onAuthentication(_ callback: @escaping @Sendable (OutOfBandAuthentication) -> Void) -> Self { state.update { $0.onAuthentication = callback }; return self }
+    @discardableResult public func payload(_ payload: OutOfBandPayload) -> Self {
+        state.update { $0.payload = payload }
+        return self
+    }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self {
+        state.update { $0.headers = headers }
+        return self
+    }
+    @discardableResult public func onRegistration(_ callback: @escaping @Sendable (OutOfBandRegistration) -> Void) -> Self {
+        state.update { $0.onRegistration = callback }
+        return self
+    }
+    @discardableResult public func onAuthentication(_ callback: @escaping @Sendable (OutOfBandAuthentication) -> Void) -> Self {
+        state.update { $0.onAuthentication = callback }
+        return self
+    }
     /// Called after an out-of-band deregistration was applied on the device.
-    @discardableResult public func onDeregistration(_ callback: @escaping @Sendable ([Username]) -> Void) -> Self { state.update { $0.onDeregistration = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (OutOfBandOperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func onDeregistration(_ callback: @escaping @Sendable ([Username]) -> Void) -> Self {
+        state.update { $0.onDeregistration = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OutOfBandOperationError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(OutOfBandOperationError) in try await self.executeAsync() }, onSuccess: { redeemed in
-            switch redeemed {
-            case .registration(let registration): fields.onRegistration?(registration)
-            case .authentication(let authentication): fields.onAuthentication?(authentication)
-            case .deregistration(let usernames): fields.onDeregistration?(usernames)
-            }
-        }, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(OutOfBandOperationError) in try await self.executeAsync() },
+            onSuccess: { redeemed in
+                switch redeemed {
+                case .registration(let registration): fields.onRegistration?(registration)
+                case .authentication(let authentication): fields.onAuthentication?(authentication)
+                case .deregistration(let usernames): fields.onDeregistration?(usernames)
+                }
+            }, onError: fields.onError)
     }
 
     /// Redeems the token (once: the server refuses a second use) and returns the operation to continue with.
     public func executeAsync() async throws(OutOfBandOperationError) -> Redeemed {
         let fields = state.value
-        try core.checkIntegrity(deviceProtection: { OutOfBandOperationError.DeviceProtectionError(cause: $0) }, noDeviceLock: OutOfBandOperationError.NoDeviceLockError(cause: nil))
+        try core.checkIntegrity(
+            deviceProtection: { OutOfBandOperationError.DeviceProtectionError(cause: $0) },
+            noDeviceLock: OutOfBandOperationError.NoDeviceLockError(cause: nil))
         guard let payload = fields.payload else { throw .Unknown(cause: SDKMessage("payload(_:) is required")) }
         let url = payload.redeemData.redeemUrl
         // The server is the redeem URL's origin: the UAF exchange that follows goes there.
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { throw .Unknown(cause: SDKMessage("redeem URL")) }
-        components.path = ""; components.query = nil; components.fragment = nil
+        components.path = ""
+        components.query = nil
+        components.fragment = nil
         guard let origin = components.url else { throw .Unknown(cause: SDKMessage("redeem URL")) }
         let server = Server(baseUrl: core.configuration.base(forOrigin: origin))
         let runner = OperationRunner(core: core, objects: InteractionObjects(), headers: fields.headers.headerPairs, retryPolicy: .noRetry)
@@ -155,11 +196,14 @@ public final class OutOfBandOperation: HttpOperation {
         // Too many redeems from this address: the token is still good; say when to try again.
         if exchange.status == 429 { throw .NetworkError(cause: RateLimitError(exchange, now: core.platform.now(), httpError: http)) }
         guard let answer = try? WireJSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
-            throw .NetworkError(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status, message: "the redeem answer is not a ReturnUAFRequest",
-                                                         httpError: http))
+            throw .NetworkError(
+                cause: ServerStatusError(
+                    statusCode: 0, httpStatus: exchange.status, message: "the redeem answer is not a ReturnUAFRequest",
+                    httpError: http))
         }
-        let cause = ServerStatusError(statusCode: answer.statusCode, httpStatus: exchange.status, message: UAFStatusCode(rawValue: answer.statusCode)?.reasonPhrase,
-                                      httpError: http)
+        let cause = ServerStatusError(
+            statusCode: answer.statusCode, httpStatus: exchange.status, message: UAFStatusCode(rawValue: answer.statusCode)?.reasonPhrase,
+            httpError: http)
         switch answer.statusCode {
         case UAFStatusCode.ok.rawValue: break
         // Our server's contract (DispatchService.redeem): 1401 unknown or used, 1408 expired.
@@ -178,7 +222,9 @@ public final class OutOfBandOperation: HttpOperation {
                 for registration in removed where !usernames.contains(registration.username) { usernames.append(registration.username) }
                 return .deregistration(usernames: usernames)
             } catch { throw .Unknown(cause: error) }
-        default: throw .Unknown(cause: SDKMessage("the token stands for an operation this SDK does not run out of band (\(answer.op?.rawValue ?? "none"))"))
+        default:
+            throw .Unknown(
+                cause: SDKMessage("the token stands for an operation this SDK does not run out of band (\(answer.op?.rawValue ?? "none"))"))
         }
     }
 }
@@ -198,7 +244,9 @@ public final class OutOfBandRegistration: RegistrationCeremonyBuilder, HttpOpera
     private let state: BuilderState<Fields>
 
     init(core: ClientCore, message: String, server: Server, headers: [String]) {
-        self.core = core; self.message = message; self.server = server
+        self.core = core
+        self.message = message
+        self.server = server
         state = BuilderState(Fields(headers: headers))
         super.init()
     }
@@ -206,13 +254,24 @@ public final class OutOfBandRegistration: RegistrationCeremonyBuilder, HttpOpera
     /// The user the server asks to register, as the request names it.
     public var username: Username? { try? UAFMessageCodec.decode(RegistrationRequest.self, from: message).first?.username }
 
-    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self {
+        state.update { $0.headers = headers }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable () -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess,
+            onError: fields.onError)
     }
 
     public func executeAsync() async throws(OperationError) {
@@ -236,18 +295,31 @@ public final class OutOfBandAuthentication: AuthenticationCeremonyBuilder, HttpO
     private let state: BuilderState<Fields>
 
     init(core: ClientCore, message: String, server: Server, headers: [String]) {
-        self.core = core; self.message = message; self.server = server
+        self.core = core
+        self.message = message
+        self.server = server
         state = BuilderState(Fields(headers: headers))
         super.init()
     }
 
-    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
-    @discardableResult public func onSuccess(_ callback: @escaping @Sendable ((any AuthorizationProvider)?) -> Void) -> Self { state.update { $0.onSuccess = callback }; return self }
-    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self { state.update { $0.onError = callback }; return self }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self {
+        state.update { $0.headers = headers }
+        return self
+    }
+    @discardableResult public func onSuccess(_ callback: @escaping @Sendable ((any AuthorizationProvider)?) -> Void) -> Self {
+        state.update { $0.onSuccess = callback }
+        return self
+    }
+    @discardableResult public func onError(_ callback: @escaping @Sendable (OperationError) -> Void) -> Self {
+        state.update { $0.onError = callback }
+        return self
+    }
 
     public func execute() {
         let fields = state.value
-        deliver(on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess, onError: fields.onError)
+        deliver(
+            on: core.callbacks, { () async throws(OperationError) in try await self.executeAsync() }, onSuccess: fields.onSuccess,
+            onError: fields.onError)
     }
 
     /// Runs the authentication; a transaction in the request is shown through the selectors before it is signed.

@@ -82,7 +82,8 @@ public enum PendingOutOfBandOperationsError: MobileAuthenticationClientError, De
     case Unknown(cause: (any Error)?)
 
     init(_ failure: DeviceServiceFailure) {
-        self = Self.common(failure)
+        self =
+            Self.common(failure)
             ?? (failure.kind == .notSupported ? .OperationNotSupportedByBackend(cause: failure) : .Unknown(cause: failure))
     }
 
@@ -121,13 +122,15 @@ public enum DeviceInformationChangeError: MobileAuthenticationClientError, Devic
     case Unknown(cause: (any Error)?)
 
     init(_ failure: DeviceServiceFailure) {
-        self = Self.common(failure) ?? {
-            switch failure.kind {
-            case .nameTaken: .NameAlreadyExists(cause: failure)
-            case .refused, .noDispatchTarget, .notSupported: .NotFound(cause: failure)
-            default: .Unknown(cause: failure)
-            }
-        }()
+        self =
+            Self.common(failure)
+            ?? {
+                switch failure.kind {
+                case .nameTaken: .NameAlreadyExists(cause: failure)
+                case .refused, .noDispatchTarget, .notSupported: .NotFound(cause: failure)
+                default: .Unknown(cause: failure)
+                }
+            }()
     }
 
     public var errorDescription: String? {
@@ -165,13 +168,15 @@ public enum DeviceInformationCheckError: MobileAuthenticationClientError, Device
     case Unknown(cause: (any Error)?)
 
     init(_ failure: DeviceServiceFailure) {
-        self = Self.common(failure) ?? {
-            switch failure.kind {
-            case .notSupported: .OperationNotSupportedByBackend(cause: failure)
-            case .refused, .noDispatchTarget: .Forbidden(cause: failure)
-            default: .Unknown(cause: failure)
-            }
-        }()
+        self =
+            Self.common(failure)
+            ?? {
+                switch failure.kind {
+                case .notSupported: .OperationNotSupportedByBackend(cause: failure)
+                case .refused, .noDispatchTarget: .Forbidden(cause: failure)
+                default: .Unknown(cause: failure)
+                }
+            }()
     }
 
     public var errorDescription: String? {
@@ -207,7 +212,8 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError, DeviceS
     case Unknown(cause: (any Error)?)
 
     init(_ failure: DeviceServiceFailure) {
-        self = Self.common(failure)
+        self =
+            Self.common(failure)
             ?? (failure.kind == .notSupported ? .OperationNotSupportedByBackend(cause: failure) : .Unknown(cause: failure))
     }
 
@@ -232,7 +238,6 @@ public enum DeviceInformationSyncError: MobileAuthenticationClientError, DeviceS
         }
     }
 }
-
 
 /// Why an Auth Cloud API registration failed (sdk-api.md (c)).
 public enum AuthCloudApiError: MobileAuthenticationClientError {

@@ -46,8 +46,14 @@ public final class PendingOutOfBandOperations: HttpOperation {
     private let state = BuilderState(Fields())
     init(core: ClientCore) { self.core = core }
 
-    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self { state.update { $0.headers = headers }; return self }
-    @discardableResult public func onResult(_ callback: @escaping @Sendable (PendingOutOfBandOperationsResult) -> Void) -> Self { state.update { $0.onResult = callback }; return self }
+    @discardableResult public func requestHeaders(_ headers: RequestHeaders) -> Self {
+        state.update { $0.headers = headers }
+        return self
+    }
+    @discardableResult public func onResult(_ callback: @escaping @Sendable (PendingOutOfBandOperationsResult) -> Void) -> Self {
+        state.update { $0.onResult = callback }
+        return self
+    }
 
     public func execute() {
         deliver(on: core.callbacks, { await self.executeAsync() }, onResult: state.value.onResult)
@@ -55,8 +61,9 @@ public final class PendingOutOfBandOperations: HttpOperation {
 
     public func executeAsync() async -> PendingOutOfBandOperationsResult {
         do {
-            try core.checkIntegrity(deviceProtection: { PendingOutOfBandOperationsError.DeviceProtectionError(cause: $0) },
-                                    noDeviceLock: PendingOutOfBandOperationsError.NoDeviceLockError(cause: nil))
+            try core.checkIntegrity(
+                deviceProtection: { PendingOutOfBandOperationsError.DeviceProtectionError(cause: $0) },
+                noDeviceLock: PendingOutOfBandOperationsError.NoDeviceLockError(cause: nil))
         } catch { return PendingOutOfBandOperationsResult(operations: [], errors: [error]) }
         let data = core.mirror.snapshot
         guard let deviceId = data.deviceInformation?.deviceId else { return PendingOutOfBandOperationsResult(operations: [], errors: []) }
@@ -64,19 +71,23 @@ public final class PendingOutOfBandOperations: HttpOperation {
         var operations: [PendingOutOfBandOperation] = []
         var errors: [PendingOutOfBandOperationsError] = []
         for (server, targets) in client.servers(in: data) {
-            switch await client.get(DeviceServiceWire.PendingOperations.self, DeviceServiceWire.operationsComponent, server: server,
-                                    signers: targets.map(\.id), deviceId: deviceId) {
+            switch await client.get(
+                DeviceServiceWire.PendingOperations.self, DeviceServiceWire.operationsComponent, server: server,
+                signers: targets.map(\.id), deviceId: deviceId)
+            {
             case .failure(let failure): errors.append(.init(failure))
             case .success(let answer):
                 for operation in answer.operations {
                     // An entry that does not decrypt with this device's key is reported, never silently dropped.
                     do {
                         let payload = try await core.open(try DispatchPayload.parse(json: operation.payload))
-                        operations.append(PendingOutOfBandOperation(
-                            creationTime: Date(timeIntervalSince1970: TimeInterval(operation.creationTimeInEpochMillis) / 1000),
-                            dispatcherName: operation.dispatcher, payload: payload, dispatchInformation: operation.dispatchInformation, server: server,
-                            username: operation.username, transactionText: operation.transactionText,
-                            operationKind: operation.operation.flatMap(OutOfBandOperationKind.init(rawValue:))))
+                        operations.append(
+                            PendingOutOfBandOperation(
+                                creationTime: Date(timeIntervalSince1970: TimeInterval(operation.creationTimeInEpochMillis) / 1000),
+                                dispatcherName: operation.dispatcher, payload: payload, dispatchInformation: operation.dispatchInformation,
+                                server: server,
+                                username: operation.username, transactionText: operation.transactionText,
+                                operationKind: operation.operation.flatMap(OutOfBandOperationKind.init(rawValue:))))
                     } catch {
                         errors.append(.Unknown(cause: client.failure(.other, server, 200, "a pending operation cannot be opened: \(error)")))
                     }

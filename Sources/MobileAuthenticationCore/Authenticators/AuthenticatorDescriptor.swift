@@ -43,7 +43,10 @@ package struct AuthenticatorDescriptor: Sendable {
     private let statementCapabilities: AuthenticatorCapabilities
 
     init(aaid: String, kind: AuthenticatorKind, profile: DeviceProfile, schemes: [SigningScheme]) {
-        self.aaid = aaid; self.kind = kind; self.profile = profile; self.schemes = schemes
+        self.aaid = aaid
+        self.kind = kind
+        self.profile = profile
+        self.schemes = schemes
         guard let statement = NevisAuthenticatorMetadata.statements.first(where: { AAID.equal($0.aaid, aaid) }) else {
             preconditionFailure("no default metadata statement for \(aaid)")
         }
@@ -70,14 +73,20 @@ package struct AuthenticatorDescriptor: Sendable {
     static func all(for profile: DeviceProfile) -> [AuthenticatorDescriptor] {
         switch profile {
         case .ios:
-            let table: [(String, AuthenticatorKind)] = [("F1D0#1001", .pin), ("F1D0#1002", .fingerprint), ("F1D0#1003", .faceRecognition),
-                                                        ("F1D0#1004", .devicePasscode), ("F1D0#1005", .password)]
-            return table
+            let table: [(String, AuthenticatorKind)] = [
+                ("F1D0#1001", .pin), ("F1D0#1002", .fingerprint), ("F1D0#1003", .faceRecognition),
+                ("F1D0#1004", .devicePasscode), ("F1D0#1005", .password),
+            ]
+            return
+                table
                 .map { AuthenticatorDescriptor(aaid: $0.0, kind: $0.1, profile: .ios, schemes: [.ecdsaP256]) }
         case .android:
-            let table: [(String, AuthenticatorKind)] = [("F1D0#0001", .pin), ("F1D0#0002", .fingerprint), ("F1D0#0003", .biometric),
-                                                        ("F1D0#0004", .devicePasscode), ("F1D0#0005", .password)]
-            return table
+            let table: [(String, AuthenticatorKind)] = [
+                ("F1D0#0001", .pin), ("F1D0#0002", .fingerprint), ("F1D0#0003", .biometric),
+                ("F1D0#0004", .devicePasscode), ("F1D0#0005", .password),
+            ]
+            return
+                table
                 .map { AuthenticatorDescriptor(aaid: $0.0, kind: $0.1, profile: .android, schemes: [.ecdsaP256, .rsaPKCS1]) }
         }
     }

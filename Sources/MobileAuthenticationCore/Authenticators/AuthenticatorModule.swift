@@ -1,6 +1,6 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import UAF
 
 /// What an authenticator hands the runner after verifying the user at registration: the secrets to commit with
@@ -51,11 +51,14 @@ struct NewCredential: Sendable {
 
 extension AuthenticatorModule {
     /// Generates the key, builds the KRD and signs it (surrogate basic attestation: the new key signs its own KRD).
-    func register(fcParams: String, scheme: SigningScheme, registrationCounter: UInt32, enrollment: Enrollment,
-                  keyStore: KeyStore) async throws -> NewCredential {
+    func register(
+        fcParams: String, scheme: SigningScheme, registrationCounter: UInt32, enrollment: Enrollment,
+        keyStore: KeyStore
+    ) async throws -> NewCredential {
         let keyID = SecureRandom.bytes(32)
-        let key = try keyStore.generate(alias: "\(descriptor.aaid)/\(Base64URL.encode(keyID))", scheme: scheme, access: enrollment.access,
-                                        hardware: enrollment.hardware)
+        let key = try keyStore.generate(
+            alias: "\(descriptor.aaid)/\(Base64URL.encode(keyID))", scheme: scheme, access: enrollment.access,
+            hardware: enrollment.hardware)
         do {
             let krd = KeyRegistrationData(
                 aaid: descriptor.aaid, authenticatorVersion: 1, signatureAlgorithm: scheme.algorithm, publicKeyEncoding: scheme.keyEncoding,
@@ -72,12 +75,15 @@ extension AuthenticatorModule {
     }
 
     /// Builds and signs SIGNED_DATA for `registration` (mode 0x02 when `transaction` is the content the app showed).
-    func sign(registration: LocalRegistration, fcParams: String, counter: UInt32, transaction: Data?, keyStore: KeyStore) async throws(OperationError) -> [UInt8] {
+    func sign(
+        registration: LocalRegistration, fcParams: String, counter: UInt32, transaction: Data?, keyStore: KeyStore
+    ) async throws(OperationError) -> [UInt8] {
         let algorithm = registration.signatureAlgorithm ?? SigningScheme.ecdsaP256.algorithm
         let signed = SignedData(
             aaid: descriptor.aaid, authenticatorVersion: 1,
             authenticationMode: transaction == nil ? AuthenticationMode.userVerified.rawValue : AuthenticationMode.transactionConfirmed.rawValue,
-            signatureAlgorithm: algorithm, authenticatorNonce: SecureRandom.bytes(32), finalChallengeHash: FinalChallengeParams.hash(fcParams: fcParams),
+            signatureAlgorithm: algorithm, authenticatorNonce: SecureRandom.bytes(32),
+            finalChallengeHash: FinalChallengeParams.hash(fcParams: fcParams),
             transactionContentHash: transaction.map(Transaction.contentHash(of:)) ?? [],
             keyID: Array(Base64URL.decode(registration.keyID) ?? Data()), signCounter: counter)
         do {
@@ -107,8 +113,9 @@ extension AuthenticatorModule {
         do {
             try await keyStore.requireUsable(alias: registration.keyAlias)
         } catch .keyDisappeared {
-            throw .FidoError(errorCode: .keyDisappearedPermanently,
-                             cause: SDKMessage("the key of \(descriptor.aaid) for \(registration.username) is gone; delete the authenticator and register again"))
+            throw .FidoError(
+                errorCode: .keyDisappearedPermanently,
+                cause: SDKMessage("the key of \(descriptor.aaid) for \(registration.username) is gone; delete the authenticator and register again"))
         } catch {
             throw Self.operationError(error)
         }

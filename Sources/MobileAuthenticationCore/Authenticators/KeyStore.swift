@@ -1,7 +1,7 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import UAF
+import _CryptoExtras
 
 /// The kind of key an authenticator holds.
 enum KeyType: String, Codable, Sendable {
@@ -72,19 +72,22 @@ package struct KeyStore: Sendable {
         if let hardware, scheme.keyType == .p256, let keystore = platform.hardwareKeyStore {
             let x963 = try keystore.createKey(tag: alias, access: hardware)
             let publicKey = try P256.Signing.PublicKey(x963Representation: x963)
-            return GeneratedKey(alias: alias, stored: StoredKey(type: .p256, material: [], access: access, hardwareTag: alias),
-                                publicKey: SignatureSuite.encode(publicKey, as: scheme.keyEncoding), hardware: keystore)
+            return GeneratedKey(
+                alias: alias, stored: StoredKey(type: .p256, material: [], access: access, hardwareTag: alias),
+                publicKey: SignatureSuite.encode(publicKey, as: scheme.keyEncoding), hardware: keystore)
         }
         switch scheme.keyType {
         case .p256:
             let key = P256.Signing.PrivateKey()
-            return GeneratedKey(alias: alias, stored: StoredKey(type: .p256, material: Array(key.rawRepresentation), access: access),
-                                publicKey: SignatureSuite.encode(key.publicKey, as: scheme.keyEncoding), hardware: nil)
+            return GeneratedKey(
+                alias: alias, stored: StoredKey(type: .p256, material: Array(key.rawRepresentation), access: access),
+                publicKey: SignatureSuite.encode(key.publicKey, as: scheme.keyEncoding), hardware: nil)
         case .rsa2048:
             let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
             // ALG_KEY_RSA_2048_DER is the PKCS#1 RSAPublicKey (uaf-spec §3.2).
-            return GeneratedKey(alias: alias, stored: StoredKey(type: .rsa2048, material: Array(key.derRepresentation), access: access),
-                                publicKey: Array(key.publicKey.pkcs1DERRepresentation), hardware: nil)
+            return GeneratedKey(
+                alias: alias, stored: StoredKey(type: .rsa2048, material: Array(key.derRepresentation), access: access),
+                publicKey: Array(key.publicKey.pkcs1DERRepresentation), hardware: nil)
         }
     }
 
@@ -119,8 +122,10 @@ package struct KeyStore: Sendable {
         }
     }
 
-    static func sign(_ message: [UInt8], with stored: StoredKey, algorithm: SignatureAlgorithm,
-                     hardware: (any HardwareKeyStore)?) async throws -> [UInt8] {
+    static func sign(
+        _ message: [UInt8], with stored: StoredKey, algorithm: SignatureAlgorithm,
+        hardware: (any HardwareKeyStore)?
+    ) async throws -> [UInt8] {
         if let tag = stored.hardwareTag {
             guard let hardware else { throw KeyStoreError.keyDisappeared("\(tag) is in a hardware keystore this platform does not have") }
             do {

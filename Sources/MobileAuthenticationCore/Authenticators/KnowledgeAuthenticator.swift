@@ -18,8 +18,9 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
         let lockBound = lockBoundGeneration(descriptor, platform: session.platform)
         // On iOS the key is a hardware key too, so that the OS wipes it with the device lock (seed 000, "Device lock
         // removal"); the hardware asks for nothing, the SDK verifies the secret.
-        var enrollment = Enrollment(access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: lockBound),
-                                    hardware: lockBound == nil ? nil : HardwareKeyAccess(userVerification: .application, requiresDeviceLock: true))
+        var enrollment = Enrollment(
+            access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: lockBound),
+            hardware: lockBound == nil ? nil : HardwareKeyAccess(userVerification: .application, requiresDeviceLock: true))
         do {
             let store = session.knowledgeStore(factor)
             try enrollment.changes.set(try KnowledgeVerifierStore.record(for: secret), store.entry(username))
@@ -31,10 +32,13 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
     private func enrollPin(username: Username, session: VerificationSession) async throws(OperationError) -> String {
         guard let enroller = session.objects.pinEnroller else { throw .Unknown(cause: SDKMessage("the PIN authenticator needs a pinEnroller")) }
         let policy = await session.interaction.read { enroller.pinPolicy() }
-        let pin = try await Self.askUntilValid(session: session, ask: { (lastError: PinEnrollmentError?, gate: InteractionGate<String>) in
-            enroller.enrollPin(context: PinEnrollmentContextValue(username: username, lastRecoverableError: lastError),
-                               handler: TextAnswerHandler(gate: gate))
-        }, problem: { pin async throws(OperationError) in policy.violation(pin).map { .InvalidPinFormat(message: $0) } })
+        let pin = try await Self.askUntilValid(
+            session: session,
+            ask: { (lastError: PinEnrollmentError?, gate: InteractionGate<String>) in
+                enroller.enrollPin(
+                    context: PinEnrollmentContextValue(username: username, lastRecoverableError: lastError),
+                    handler: TextAnswerHandler(gate: gate))
+            }, problem: { pin async throws(OperationError) in policy.violation(pin).map { .InvalidPinFormat(message: $0) } })
         session.interaction.tell { enroller.onValidCredentialsProvided() }
         return pin
     }
@@ -45,17 +49,22 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
             throw .Unknown(cause: SDKMessage("the password authenticator needs a passwordEnroller"))
         }
         let policy = await session.interaction.read { enroller.passwordPolicy() }
-        let password = try await Self.askUntilValid(session: session, ask: { (lastError: PasswordEnrollmentError?, gate: InteractionGate<String>) in
-            enroller.enrollPassword(context: PasswordEnrollmentContextValue(username: username, lastRecoverableError: lastError),
-                                    handler: TextAnswerHandler(gate: gate))
-        }, problem: { password async throws(OperationError) in
-            if let problem = PasswordRules.violation(password) { return .CustomValidationError(message: problem) }
-            let verdict: PasswordEnrollmentValidationError? = try await session.interaction.ask { gate in
-                policy.validatePasswordForEnrollment(password, onSuccess: { gate.resolve(.answered(nil)) },
-                                                     onError: { gate.resolve(.answered($0)) })
-            }
-            return verdict.map { .CustomValidationError(message: $0.message) }
-        })
+        let password = try await Self.askUntilValid(
+            session: session,
+            ask: { (lastError: PasswordEnrollmentError?, gate: InteractionGate<String>) in
+                enroller.enrollPassword(
+                    context: PasswordEnrollmentContextValue(username: username, lastRecoverableError: lastError),
+                    handler: TextAnswerHandler(gate: gate))
+            },
+            problem: { password async throws(OperationError) in
+                if let problem = PasswordRules.violation(password) { return .CustomValidationError(message: problem) }
+                let verdict: PasswordEnrollmentValidationError? = try await session.interaction.ask { gate in
+                    policy.validatePasswordForEnrollment(
+                        password, onSuccess: { gate.resolve(.answered(nil)) },
+                        onError: { gate.resolve(.answered($0)) })
+                }
+                return verdict.map { .CustomValidationError(message: $0.message) }
+            })
         session.interaction.tell { enroller.onValidCredentialsProvided() }
         return password
     }
@@ -109,12 +118,17 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
     }
 
     /// Asks the app's verifier, with the timeout extended by the cool-down still to run.
-    private func askSecret(state: ProtectionState, authenticator: any Authenticator, session: VerificationSession) async throws(OperationError) -> String {
+    private func askSecret(
+        state: ProtectionState, authenticator: any Authenticator, session: VerificationSession
+    ) async throws(OperationError) -> String {
         let extra = TimeInterval(state.remainingCoolDown)
         switch factor {
         case .pin:
-            guard let verifier = session.objects.pinUserVerifier else { throw .Unknown(cause: SDKMessage("the PIN authenticator needs a pinUserVerifier")) }
-            let context = PinVerificationContextValue(authenticator: authenticator, authenticatorProtectionStatus: PinAuthenticatorProtectionStatus(state))
+            guard let verifier = session.objects.pinUserVerifier else {
+                throw .Unknown(cause: SDKMessage("the PIN authenticator needs a pinUserVerifier"))
+            }
+            let context = PinVerificationContextValue(
+                authenticator: authenticator, authenticatorProtectionStatus: PinAuthenticatorProtectionStatus(state))
             return try await session.interaction.ask(extraTime: extra) { gate in
                 verifier.verifyPin(context: context, handler: TextAnswerHandler(gate: gate))
             }
@@ -122,8 +136,9 @@ struct KnowledgeAuthenticator: AuthenticatorModule {
             guard let verifier = session.objects.passwordUserVerifier else {
                 throw .Unknown(cause: SDKMessage("the password authenticator needs a passwordUserVerifier"))
             }
-            let context = PasswordVerificationContextValue(authenticator: authenticator,
-                                                           authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus(state))
+            let context = PasswordVerificationContextValue(
+                authenticator: authenticator,
+                authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus(state))
             return try await session.interaction.ask(extraTime: extra) { gate in
                 verifier.verifyPassword(context: context, handler: TextAnswerHandler(gate: gate))
             }

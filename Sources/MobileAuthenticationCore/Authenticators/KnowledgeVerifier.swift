@@ -1,8 +1,8 @@
-import Primitives
 import Crypto
-import _CryptoExtras
 import Foundation
+import Primitives
 import UAF
+import _CryptoExtras
 
 /// The stored verifier of a PIN or password: never the secret, only a salted scrypt hash, plus the attempt
 /// counter of the cool-down policy.
@@ -72,7 +72,8 @@ package struct KnowledgeVerifierStore: Sendable {
             let matches = ConstantTime.equal(candidate, record.hash)
             if matches {
                 guard record.failures != 0 else { return (nil, .verified) }
-                record.failures = 0; record.lastFailure = nil
+                record.failures = 0
+                record.lastFailure = nil
                 return (record, .verified)
             }
             record.failures += 1

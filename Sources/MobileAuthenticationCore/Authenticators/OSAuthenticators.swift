@@ -35,14 +35,16 @@ struct BiometricAuthenticator: AuthenticatorModule {
         guard platform.biometricsEnrolled else {
             throw .FidoError(errorCode: .userNotEnrolled, cause: SDKMessage("enroll biometrics in the system settings first"))
         }
-        let authenticator = AuthenticatorValue(aaid: descriptor.aaid, registeredAccounts: [], enrollment: OsUserEnrollment(enrolled: true),
-                                               isSupportedByHardware: true)
+        let authenticator = AuthenticatorValue(
+            aaid: descriptor.aaid, registeredAccounts: [], enrollment: OsUserEnrollment(enrolled: true),
+            isSupportedByHardware: true)
         try await prompt(sensor: sensor, passcodeFallback: options.allowDevicePasscodeAsFallback, authenticator: authenticator, session: session)
         // The key is bound to today's biometric set unless the app accepted new biometrics (seed 000, "Biometric
         // Authenticator Invalidation on New OS Biometrics").
-        return Enrollment(access: KeyAccessControl(
-            boundBiometricSet: options.invalidateOnNewOsBiometrics ? platform.biometricSetIdentifier : nil,
-            deviceLockGeneration: lockBoundGeneration(descriptor, platform: platform)),
+        return Enrollment(
+            access: KeyAccessControl(
+                boundBiometricSet: options.invalidateOnNewOsBiometrics ? platform.biometricSetIdentifier : nil,
+                deviceLockGeneration: lockBoundGeneration(descriptor, platform: platform)),
             hardware: HardwareKeyAccess(
                 userVerification: .biometry(currentSet: options.invalidateOnNewOsBiometrics, passcodeFallback: options.allowDevicePasscodeAsFallback),
                 requiresDeviceLock: true))
@@ -58,8 +60,10 @@ struct BiometricAuthenticator: AuthenticatorModule {
     }
 
     /// Asks the app's verifier (it may show its own screen first), then shows the OS prompt with the app's texts.
-    private func prompt(sensor: BiometricSensor, passcodeFallback: Bool, authenticator: any Authenticator,
-                        session: VerificationSession) async throws(OperationError) {
+    private func prompt(
+        sensor: BiometricSensor, passcodeFallback: Bool, authenticator: any Authenticator,
+        session: VerificationSession
+    ) async throws(OperationError) {
         let context = OSVerificationContextValue(authenticator: authenticator)
         let request: OSPromptRequest
         let valid: @Sendable () -> Void
@@ -80,9 +84,10 @@ struct BiometricAuthenticator: AuthenticatorModule {
             }
             valid = { verifier.onValidCredentialsProvided() }
         }
-        let result = await session.platform.verifyWithOS(OSVerificationRequest(
-            kind: .biometric(sensor: sensor, passcodeFallback: passcodeFallback), reason: request.reason,
-            fallbackButtonTitle: passcodeFallback ? request.fallbackButtonTitle : nil, cancelButtonTitle: request.cancelButtonTitle))
+        let result = await session.platform.verifyWithOS(
+            OSVerificationRequest(
+                kind: .biometric(sensor: sensor, passcodeFallback: passcodeFallback), reason: request.reason,
+                fallbackButtonTitle: passcodeFallback ? request.fallbackButtonTitle : nil, cancelButtonTitle: request.cancelButtonTitle))
         // A passcode answer counts only when the key allows it: an OS that offered it anyway does not get its way.
         if result == .verifiedWithPasscodeFallback && !passcodeFallback {
             throw .FidoError(errorCode: .authenticatorAccessDenied, cause: SDKMessage("the device passcode is not allowed as fallback"))
@@ -103,11 +108,13 @@ struct DevicePasscodeAuthenticator: AuthenticatorModule {
         guard session.platform.hasDeviceLock else {
             throw .FidoError(errorCode: .userNotEnrolled, cause: SDKMessage("set a device passcode first"))
         }
-        let authenticator = AuthenticatorValue(aaid: descriptor.aaid, registeredAccounts: [], enrollment: OsUserEnrollment(enrolled: true),
-                                               isSupportedByHardware: true)
+        let authenticator = AuthenticatorValue(
+            aaid: descriptor.aaid, registeredAccounts: [], enrollment: OsUserEnrollment(enrolled: true),
+            isSupportedByHardware: true)
         try await prompt(authenticator: authenticator, session: session)
-        return Enrollment(access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: session.platform.deviceLockGeneration),
-                          hardware: HardwareKeyAccess(userVerification: .deviceOwner, requiresDeviceLock: true))
+        return Enrollment(
+            access: KeyAccessControl(boundBiometricSet: nil, deviceLockGeneration: session.platform.deviceLockGeneration),
+            hardware: HardwareKeyAccess(userVerification: .deviceOwner, requiresDeviceLock: true))
     }
 
     func verifyUser(registration: LocalRegistration, authenticator: any Authenticator, session: VerificationSession) async throws(OperationError) {
@@ -123,8 +130,10 @@ struct DevicePasscodeAuthenticator: AuthenticatorModule {
         let request: OSPromptRequest = try await session.interaction.ask { gate in
             verifier.verifyDevicePasscode(context: context, handler: OSPromptHandler(gate: gate, defaultPrompt: .defaultPasscode))
         }
-        try mapOSResult(await session.platform.verifyWithOS(OSVerificationRequest(
-            kind: .devicePasscode, reason: request.reason, fallbackButtonTitle: nil, cancelButtonTitle: nil)))
+        try mapOSResult(
+            await session.platform.verifyWithOS(
+                OSVerificationRequest(
+                    kind: .devicePasscode, reason: request.reason, fallbackButtonTitle: nil, cancelButtonTitle: nil)))
         session.interaction.tell { verifier.onValidCredentialsProvided() }
     }
 }

@@ -39,40 +39,50 @@ public struct Configuration: Decodable, Sendable {
 
     /// The generic initializer: every path explicit. The defaults are nevisFIDO's own paths, so a client talks
     /// straight to a nevisFIDO-compatible server (this project's `mauth server`).
-    public init(baseUrl: URL,
-                registrationRequestPath: String = "/nevisfido/uaf/1.1/request/registration/",
-                registrationResponsePath: String = "/nevisfido/uaf/1.1/registration/",
-                authenticationRequestPath: String = "/nevisfido/uaf/1.1/request/authentication/",
-                authenticationResponsePath: String = "/nevisfido/uaf/1.1/authentication/",
-                deregistrationRequestPath: String = "/nevisfido/uaf/1.1/request/deregistration/",
-                dispatchTargetResourcePath: String = "/nevisfido/token/dispatch/targets/",
-                deviceResourcePath: String = "/nevisfido/devices/",
-                networkTimeoutInSeconds: Int = 60, userInteractionTimeoutInSeconds: Int = 240,
-                facetId: String? = nil) {
+    public init(
+        baseUrl: URL,
+        registrationRequestPath: String = "/nevisfido/uaf/1.1/request/registration/",
+        registrationResponsePath: String = "/nevisfido/uaf/1.1/registration/",
+        authenticationRequestPath: String = "/nevisfido/uaf/1.1/request/authentication/",
+        authenticationResponsePath: String = "/nevisfido/uaf/1.1/authentication/",
+        deregistrationRequestPath: String = "/nevisfido/uaf/1.1/request/deregistration/",
+        dispatchTargetResourcePath: String = "/nevisfido/token/dispatch/targets/",
+        deviceResourcePath: String = "/nevisfido/devices/",
+        networkTimeoutInSeconds: Int = 60, userInteractionTimeoutInSeconds: Int = 240,
+        facetId: String? = nil
+    ) {
         self.baseUrl = baseUrl
-        self.registrationRequestPath = registrationRequestPath; self.registrationResponsePath = registrationResponsePath
-        self.authenticationRequestPath = authenticationRequestPath; self.authenticationResponsePath = authenticationResponsePath
-        self.deregistrationRequestPath = deregistrationRequestPath; self.dispatchTargetResourcePath = dispatchTargetResourcePath
-        self.deviceResourcePath = deviceResourcePath; self.networkTimeoutInSeconds = networkTimeoutInSeconds
+        self.registrationRequestPath = registrationRequestPath
+        self.registrationResponsePath = registrationResponsePath
+        self.authenticationRequestPath = authenticationRequestPath
+        self.authenticationResponsePath = authenticationResponsePath
+        self.deregistrationRequestPath = deregistrationRequestPath
+        self.dispatchTargetResourcePath = dispatchTargetResourcePath
+        self.deviceResourcePath = deviceResourcePath
+        self.networkTimeoutInSeconds = networkTimeoutInSeconds
         self.userInteractionTimeoutInSeconds = userInteractionTimeoutInSeconds
-        self.authenticationMaxRetries = 3; self.authenticationRetryIntervalInSeconds = 1; self.facetId = facetId
+        self.authenticationMaxRetries = 3
+        self.authenticationRetryIntervalInSeconds = 1
+        self.facetId = facetId
     }
 
     /// Identity Suite (nevisAdmin4 pattern) preset: authentication goes through nevisAuth.
     public init(idSuiteHostname: String, networkTimeoutInSeconds: Int = 60, userInteractionTimeoutInSeconds: Int = 240, facetId: String? = nil) {
-        self.init(baseUrl: URL(string: "https://\(idSuiteHostname)")!, authenticationRequestPath: "/auth/fidouaf",
-                  authenticationResponsePath: "/auth/fidouaf/authenticationresponse/",
-                  networkTimeoutInSeconds: networkTimeoutInSeconds, userInteractionTimeoutInSeconds: userInteractionTimeoutInSeconds, facetId: facetId)
+        self.init(
+            baseUrl: URL(string: "https://\(idSuiteHostname)")!, authenticationRequestPath: "/auth/fidouaf",
+            authenticationResponsePath: "/auth/fidouaf/authenticationresponse/",
+            networkTimeoutInSeconds: networkTimeoutInSeconds, userInteractionTimeoutInSeconds: userInteractionTimeoutInSeconds, facetId: facetId)
     }
 
     /// Authentication Cloud preset.
     public init(authCloudHostname: String, networkTimeoutInSeconds: Int = 60, userInteractionTimeoutInSeconds: Int = 240, facetId: String? = nil) {
-        self.init(baseUrl: URL(string: "https://\(authCloudHostname)/_app")!,
-                  registrationRequestPath: "/uaf/1.1/request/registration/", registrationResponsePath: "/uaf/1.1/registration/",
-                  authenticationRequestPath: "/uaf/1.1/request/authentication/", authenticationResponsePath: "/uaf/1.1/authentication/",
-                  deregistrationRequestPath: "/uaf/1.1/request/deregistration/", dispatchTargetResourcePath: "/token/dispatch/targets/",
-                  deviceResourcePath: "/devices/", networkTimeoutInSeconds: networkTimeoutInSeconds,
-                  userInteractionTimeoutInSeconds: userInteractionTimeoutInSeconds, facetId: facetId)
+        self.init(
+            baseUrl: URL(string: "https://\(authCloudHostname)/_app")!,
+            registrationRequestPath: "/uaf/1.1/request/registration/", registrationResponsePath: "/uaf/1.1/registration/",
+            authenticationRequestPath: "/uaf/1.1/request/authentication/", authenticationResponsePath: "/uaf/1.1/authentication/",
+            deregistrationRequestPath: "/uaf/1.1/request/deregistration/", dispatchTargetResourcePath: "/token/dispatch/targets/",
+            deviceResourcePath: "/devices/", networkTimeoutInSeconds: networkTimeoutInSeconds,
+            userInteractionTimeoutInSeconds: userInteractionTimeoutInSeconds, facetId: facetId)
     }
 
     public init(from decoder: any Decoder) throws {
@@ -80,7 +90,9 @@ public struct Configuration: Decodable, Sendable {
         // Foundation's Codable form of URL is {"relative": "..."}; a plain string is accepted too.
         struct CodableURL: Decodable { let relative: URL }
         let baseUrl: URL
-        if let wrapped = try? c.decode(CodableURL.self, forKey: .baseUrl) { baseUrl = wrapped.relative } else {
+        if let wrapped = try? c.decode(CodableURL.self, forKey: .baseUrl) {
+            baseUrl = wrapped.relative
+        } else {
             baseUrl = try c.decode(URL.self, forKey: .baseUrl)
         }
         let d = Configuration(baseUrl: baseUrl)
@@ -128,12 +140,27 @@ public struct Configuration: Decodable, Sendable {
         private let hostname: String
         private let state = BuilderState(Fields())
 
-        init(preset: Preset, hostname: String) { self.preset = preset; self.hostname = hostname }
+        init(preset: Preset, hostname: String) {
+            self.preset = preset
+            self.hostname = hostname
+        }
 
-        @discardableResult public func networkTimeoutInSeconds(_ seconds: Int) -> Self { state.update { $0.networkTimeout = seconds }; return self }
-        @discardableResult public func userInteractionTimeoutInSeconds(_ seconds: Int) -> Self { state.update { $0.userInteractionTimeout = seconds }; return self }
-        @discardableResult public func facetId(_ facetId: String) -> Self { state.update { $0.facetId = facetId }; return self }
-        @discardableResult public func transportSecurity(_ security: TransportSecurity) -> Self { state.update { $0.security = security }; return self }
+        @discardableResult public func networkTimeoutInSeconds(_ seconds: Int) -> Self {
+            state.update { $0.networkTimeout = seconds }
+            return self
+        }
+        @discardableResult public func userInteractionTimeoutInSeconds(_ seconds: Int) -> Self {
+            state.update { $0.userInteractionTimeout = seconds }
+            return self
+        }
+        @discardableResult public func facetId(_ facetId: String) -> Self {
+            state.update { $0.facetId = facetId }
+            return self
+        }
+        @discardableResult public func transportSecurity(_ security: TransportSecurity) -> Self {
+            state.update { $0.security = security }
+            return self
+        }
 
         /// The configuration; nil when `hostname` does not make an HTTPS URL.
         public func build() -> Configuration? {
@@ -141,11 +168,15 @@ public struct Configuration: Decodable, Sendable {
             let fields = state.value
             switch preset {
             case .authCloud:
-                return Configuration(authCloudHostname: hostname, networkTimeoutInSeconds: fields.networkTimeout,
-                                     userInteractionTimeoutInSeconds: fields.userInteractionTimeout, facetId: fields.facetId).withTransportSecurity(fields.security)
+                return Configuration(
+                    authCloudHostname: hostname, networkTimeoutInSeconds: fields.networkTimeout,
+                    userInteractionTimeoutInSeconds: fields.userInteractionTimeout, facetId: fields.facetId
+                ).withTransportSecurity(fields.security)
             case .identitySuite:
-                return Configuration(idSuiteHostname: hostname, networkTimeoutInSeconds: fields.networkTimeout,
-                                     userInteractionTimeoutInSeconds: fields.userInteractionTimeout, facetId: fields.facetId).withTransportSecurity(fields.security)
+                return Configuration(
+                    idSuiteHostname: hostname, networkTimeoutInSeconds: fields.networkTimeout,
+                    userInteractionTimeoutInSeconds: fields.userInteractionTimeout, facetId: fields.facetId
+                ).withTransportSecurity(fields.security)
             }
         }
     }

@@ -11,7 +11,8 @@ public enum PinChangeRecoverableError: MobileAuthenticationClientError, Equatabl
 
     public var errorDescription: String? {
         switch self {
-        case .InvalidPin(let message), .InvalidPinFormat(let message), .OldPinEqualsNewPin(let message), .CustomValidationError(let message): return message
+        case .InvalidPin(let message), .InvalidPinFormat(let message), .OldPinEqualsNewPin(let message), .CustomValidationError(let message):
+            return message
         }
     }
 }
@@ -33,19 +34,28 @@ public enum PasswordChangeRecoverableError: MobileAuthenticationClientError, Equ
 /// Recoverable errors during password enrollment: the enroller is asked again with this error in the context.
 public enum PasswordEnrollmentError: MobileAuthenticationClientError, Equatable {
     case CustomValidationError(message: String)
-    public var errorDescription: String? { if case .CustomValidationError(let message) = self { return message }; return nil }
+    public var errorDescription: String? {
+        if case .CustomValidationError(let message) = self { return message }
+        return nil
+    }
 }
 
 /// The app's ``PasswordPolicy`` verdict on a password to enroll.
 public enum PasswordEnrollmentValidationError: MobileAuthenticationClientError {
     case InvalidPassword(message: String, cause: (any Error)?)
-    public var message: String { if case .InvalidPassword(let message, _) = self { return message }; return "" }
+    public var message: String {
+        if case .InvalidPassword(let message, _) = self { return message }
+        return ""
+    }
     public var errorDescription: String? { message }
 }
 
 /// The app's ``PasswordPolicy`` verdict on a new password during a change.
 public enum PasswordChangeValidationError: MobileAuthenticationClientError {
     case InvalidPassword(message: String, cause: (any Error)?)
-    public var message: String { if case .InvalidPassword(let message, _) = self { return message }; return "" }
+    public var message: String {
+        if case .InvalidPassword(let message, _) = self { return message }
+        return ""
+    }
     public var errorDescription: String? { message }
 }

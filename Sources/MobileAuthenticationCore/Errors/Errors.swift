@@ -34,7 +34,10 @@ public struct ServerStatusError: Error, Sendable, Equatable, CustomStringConvert
     /// The request and its answer.
     public let httpError: HttpError?
     public init(statusCode: Int, httpStatus: Int, message: String?, httpError: HttpError? = nil) {
-        self.statusCode = statusCode; self.httpStatus = httpStatus; self.message = message; self.httpError = httpError
+        self.statusCode = statusCode
+        self.httpStatus = httpStatus
+        self.message = message
+        self.httpError = httpError
     }
     public var description: String { "server answered \(statusCode) (HTTP \(httpStatus))\(message.map { ": \($0)" } ?? "")" }
     package var carriedHttpError: HttpError? { httpError }
@@ -127,8 +130,8 @@ public enum OperationError: MobileAuthenticationClientError {
     public var cause: (any Error)? {
         switch self {
         case .FidoError(_, let cause), .NetworkError(let cause), .DeviceProtectionError(let cause), .NoDeviceLockError(let cause),
-             .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .ClockSkewTooBig(let cause),
-             .OperationNotSupportedByBackend(let cause), .AppAttestationError(let cause), .Unknown(let cause):
+            .UserAlreadyRegisteredInAnotherServer(let cause), .UserNotRegisteredInServer(let cause), .ClockSkewTooBig(let cause),
+            .OperationNotSupportedByBackend(let cause), .AppAttestationError(let cause), .Unknown(let cause):
             return cause
         }
     }
@@ -200,7 +203,10 @@ public enum PinEnrollmentError: MobileAuthenticationClientError, Equatable {
 /// Removed from the verification context in 4.0 (the protection status tells a wrong PIN); kept for source compatibility.
 public enum PinUserVerificationError: MobileAuthenticationClientError, Equatable {
     case InvalidPin(message: String)
-    public var errorDescription: String? { if case .InvalidPin(let message) = self { return message }; return nil }
+    public var errorDescription: String? {
+        if case .InvalidPin(let message) = self { return message }
+        return nil
+    }
 }
 
 /// Thrown by `LocalData/deleteAuthenticator(username:aaid:)`.

@@ -31,7 +31,8 @@ public enum FidoErrorCode: Int, Sendable, CaseIterable, CustomStringConvertible 
         case .noSuitableAuthenticator: return "No authenticator on this device satisfies the server's policy."
         case .protocolError: return "The server's message or answer violates the FIDO UAF protocol, or it rejected the operation."
         case .untrustedFacetID: return "This application is not among the server's trusted facets."
-        case .keyDisappearedPermanently: return "The authenticator's key is gone (e.g. biometrics changed); delete the registration and register again."
+        case .keyDisappearedPermanently:
+            return "The authenticator's key is gone (e.g. biometrics changed); delete the registration and register again."
         case .authenticatorAccessDenied: return "Access to the authenticator was denied."
         case .invalidTransactionContent: return "The transaction content cannot be shown."
         case .userNotResponsive: return "The user did not respond in time."

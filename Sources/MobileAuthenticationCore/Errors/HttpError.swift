@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import Primitives
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -40,9 +41,16 @@ public struct HttpError: Error, Sendable, CustomStringConvertible {
     /// How much of an answer's body is kept: enough for a server's error message, not a whole page.
     public static let maximumBodyLength = 2048
 
-    package init(method: String, requestUrl: URL, statusCode: Int?, headers: ResponseHeaders, body: String?, underlying: (any Error)?, server: Server?) {
-        self.method = method; self.requestUrl = requestUrl; self.statusCode = statusCode; self.headers = headers
-        self.body = body.map { String($0.prefix(Self.maximumBodyLength)) }; self.underlying = underlying; self.server = server
+    package init(
+        method: String, requestUrl: URL, statusCode: Int?, headers: ResponseHeaders, body: String?, underlying: (any Error)?, server: Server?
+    ) {
+        self.method = method
+        self.requestUrl = requestUrl
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body.map { String($0.prefix(Self.maximumBodyLength)) }
+        self.underlying = underlying
+        self.server = server
     }
 
     public var description: String {

@@ -14,12 +14,16 @@ public struct RateLimitError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The refused request and the answer.
     public let httpError: HttpError?
 
-    package init(retryAfterSeconds: Int?, httpError: HttpError?) { self.retryAfterSeconds = retryAfterSeconds; self.httpError = httpError }
+    package init(retryAfterSeconds: Int?, httpError: HttpError?) {
+        self.retryAfterSeconds = retryAfterSeconds
+        self.httpError = httpError
+    }
 
     package var carriedHttpError: HttpError? { httpError }
 
     public var description: String {
-        "the server is refusing requests for now (HTTP 429, too many requests)" + (retryAfterSeconds.map { "; try again in \($0) s" } ?? "; try again later")
+        "the server is refusing requests for now (HTTP 429, too many requests)"
+            + (retryAfterSeconds.map { "; try again in \($0) s" } ?? "; try again later")
     }
 
     /// Equal waits; the captured request is diagnostics, not identity.

@@ -20,7 +20,10 @@ package struct Interaction: Sendable {
     let timeout: TimeInterval
     let callbacks: CallbackQueue
 
-    package init(timeout: TimeInterval, callbacks: CallbackQueue = CallbackQueue(nil)) { self.timeout = timeout; self.callbacks = callbacks }
+    package init(timeout: TimeInterval, callbacks: CallbackQueue = CallbackQueue(nil)) {
+        self.timeout = timeout
+        self.callbacks = callbacks
+    }
 
     /// Tells the app something that needs no answer (`onValidCredentialsProvided()`), on the callback queue.
     package func tell(_ body: @escaping @Sendable () -> Void) { callbacks.run(body) }
@@ -36,12 +39,17 @@ package struct Interaction: Sendable {
     /// Hands a handler to the app through `ask`, on the callback queue, and waits. `extraTime` extends the timeout,
     /// for a prompt shown during a cool-down (seed 000: the user must be able to wait it out without the operation
     /// timing out).
-    package func ask<T: Sendable>(extraTime: TimeInterval = 0, _ ask: @escaping @Sendable (InteractionGate<T>) -> Void) async throws(OperationError) -> T {
+    package func ask<T: Sendable>(
+        extraTime: TimeInterval = 0, _ ask: @escaping @Sendable (InteractionGate<T>) -> Void
+    ) async throws(OperationError) -> T {
         let gate = InteractionGate<T>()
-        switch await gate.wait(timeout: timeout + max(extraTime, 0), ask: {
-            // A question that ended (timed out, cancelled) while it waited for the queue is not shown any more.
-            callbacks.run { if !gate.isResolved { ask(gate) } }
-        }) {
+        switch await gate.wait(
+            timeout: timeout + max(extraTime, 0),
+            ask: {
+                // A question that ended (timed out, cancelled) while it waited for the queue is not shown any more.
+                callbacks.run { if !gate.isResolved { ask(gate) } }
+            })
+        {
         case .answered(let value): return value
         case .cancelled: throw OperationError.FidoError(errorCode: .userCanceled, cause: nil)
         case .timedOut: throw OperationError.FidoError(errorCode: .userNotResponsive, cause: nil)

@@ -20,7 +20,10 @@ package final class InteractionGate<Value: Sendable>: @unchecked Sendable {
 
     package func resolve(_ outcome: InteractionOutcome<Value>) {
         lock.lock()
-        guard result == nil else { lock.unlock(); return }
+        guard result == nil else {
+            lock.unlock()
+            return
+        }
         result = outcome
         let waiting = continuation
         continuation = nil
@@ -46,10 +49,11 @@ package final class InteractionGate<Value: Sendable>: @unchecked Sendable {
                 lock.unlock()
                 ask()
                 if lock.withLock({ result == nil }) {
-                    timer.set(Task { [weak self] in
-                        try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1_000_000_000))
-                        self?.resolve(.timedOut)
-                    })
+                    timer.set(
+                        Task { [weak self] in
+                            try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1_000_000_000))
+                            self?.resolve(.timedOut)
+                        })
                 }
             }
         } onCancel: {
@@ -84,7 +88,8 @@ private final class TimerSlot: @unchecked Sendable {
 /// The handler the SDK hands the app for a question answered with text (an AAID, a username, a PIN or a
 /// password): every answer method resolves the pending question, `cancel()` cancels it.
 struct TextAnswerHandler: AuthenticatorSelectionHandler, AccountSelectionHandler, PinEnrollmentHandler, PinUserVerificationHandler,
-                          PasswordEnrollmentHandler, PasswordUserVerificationHandler, UserVerificationHandler {
+    PasswordEnrollmentHandler, PasswordUserVerificationHandler, UserVerificationHandler
+{
     let gate: InteractionGate<String>
     func aaid(_ aaid: String) { gate.resolve(.answered(aaid)) }
     func username(_ username: Username) { gate.resolve(.answered(username)) }
@@ -106,11 +111,15 @@ package struct SecretPairHandler: PinChangeHandler, PasswordChangeHandler {
 /// The handler of an OS-verified authenticator: the app starts the OS prompt (with its texts, or the
 /// authenticator's `defaultPrompt`) or cancels.
 struct OSPromptHandler: BiometricUserVerificationHandler, DevicePasscodeUserVerificationHandler, FingerprintUserVerificationHandler,
-                        UserVerificationHandler {
+    UserVerificationHandler
+{
     let gate: InteractionGate<OSPromptRequest>
     let defaultPrompt: OSPromptRequest
     func verify(using options: BiometricPromptOptions) {
-        gate.resolve(.answered(OSPromptRequest(reason: options.reason, fallbackButtonTitle: options.fallbackButtonTitle, cancelButtonTitle: options.cancelButtonTitle)))
+        gate.resolve(
+            .answered(
+                OSPromptRequest(
+                    reason: options.reason, fallbackButtonTitle: options.fallbackButtonTitle, cancelButtonTitle: options.cancelButtonTitle)))
     }
     func verify(using options: DevicePasscodePromptOptions) {
         gate.resolve(.answered(OSPromptRequest(reason: options.reason, fallbackButtonTitle: nil, cancelButtonTitle: nil)))

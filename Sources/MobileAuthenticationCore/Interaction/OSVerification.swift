@@ -7,7 +7,9 @@ public struct BiometricPromptOptions: Sendable, Equatable {
     public let fallbackButtonTitle: String?
     public let cancelButtonTitle: String?
     public init(reason: String, fallbackButtonTitle: String? = nil, cancelButtonTitle: String? = nil) {
-        self.reason = reason; self.fallbackButtonTitle = fallbackButtonTitle; self.cancelButtonTitle = cancelButtonTitle
+        self.reason = reason
+        self.fallbackButtonTitle = fallbackButtonTitle
+        self.cancelButtonTitle = cancelButtonTitle
     }
 }
 
@@ -77,7 +79,6 @@ public protocol DevicePasscodeUserVerifier: ValidCredentialsObserver {
 public protocol FingerprintUserVerifier: ValidCredentialsObserver {
     func verifyFingerprint(context: any FingerprintUserVerificationContext, handler: any FingerprintUserVerificationHandler)
 }
-
 
 /// The OS prompt the app asked for, with its texts.
 struct OSPromptRequest: Sendable {

@@ -30,10 +30,12 @@ public enum PasswordAuthenticatorProtectionStatus: Equatable, Encodable, Sendabl
 /// The app's password rules (required: only the app knows what a weak password is for its users). Call exactly
 /// one of the callbacks; the SDK waits for it within the user-interaction timeout.
 public protocol PasswordPolicy: Sendable {
-    func validatePasswordForEnrollment(_ password: String, onSuccess: @escaping @Sendable () -> Void,
-                                       onError: @escaping @Sendable (PasswordEnrollmentValidationError) -> Void)
-    func validatePasswordForPasswordChange(_ password: String, onSuccess: @escaping @Sendable () -> Void,
-                                           onError: @escaping @Sendable (PasswordChangeValidationError) -> Void)
+    func validatePasswordForEnrollment(
+        _ password: String, onSuccess: @escaping @Sendable () -> Void,
+        onError: @escaping @Sendable (PasswordEnrollmentValidationError) -> Void)
+    func validatePasswordForPasswordChange(
+        _ password: String, onSuccess: @escaping @Sendable () -> Void,
+        onError: @escaping @Sendable (PasswordChangeValidationError) -> Void)
 }
 
 public protocol PasswordEnrollmentContext: Sendable {
@@ -99,8 +101,12 @@ package struct PasswordChangeContextValue: PasswordChangeContext {
     package let authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus
     package let lastRecoverableError: PasswordChangeRecoverableError?
 
-    package init(username: Username, authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus, lastRecoverableError: PasswordChangeRecoverableError?) {
-        self.username = username; self.authenticatorProtectionStatus = authenticatorProtectionStatus
+    package init(
+        username: Username, authenticatorProtectionStatus: PasswordAuthenticatorProtectionStatus,
+        lastRecoverableError: PasswordChangeRecoverableError?
+    ) {
+        self.username = username
+        self.authenticatorProtectionStatus = authenticatorProtectionStatus
         self.lastRecoverableError = lastRecoverableError
     }
 }

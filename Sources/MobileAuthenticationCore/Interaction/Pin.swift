@@ -9,7 +9,8 @@ public struct PinPolicy: Decodable, Sendable, Equatable {
     /// Nil unless `1 ≤ minLength ≤ maxLength ≤ 64`.
     public init?(minLength: Int, maxLength: Int) {
         guard minLength >= 1, minLength <= maxLength, maxLength <= 64 else { return nil }
-        self.minLength = minLength; self.maxLength = maxLength
+        self.minLength = minLength
+        self.maxLength = maxLength
     }
 
     private enum CodingKeys: String, CodingKey { case minLength, maxLength }
@@ -21,8 +22,9 @@ public struct PinPolicy: Decodable, Sendable, Equatable {
         let minLength = try container.decode(Int.self, forKey: .minLength)
         let maxLength = try container.decode(Int.self, forKey: .maxLength)
         guard let policy = PinPolicy(minLength: minLength, maxLength: maxLength) else {
-            throw DecodingError.dataCorruptedError(forKey: .maxLength, in: container,
-                                                   debugDescription: "a PIN policy needs 1 ≤ minLength ≤ maxLength ≤ 64; got \(minLength) and \(maxLength)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .maxLength, in: container,
+                debugDescription: "a PIN policy needs 1 ≤ minLength ≤ maxLength ≤ 64; got \(minLength) and \(maxLength)")
         }
         self = policy
     }
@@ -31,7 +33,8 @@ public struct PinPolicy: Decodable, Sendable, Equatable {
     package func violation(_ pin: String) -> String? {
         guard pin.allSatisfy({ $0.isASCII && $0.isNumber }) else { return "The PIN must contain digits only." }
         guard (minLength...maxLength).contains(pin.count) else {
-            return minLength == maxLength ? "The PIN must have exactly \(minLength) digits." : "The PIN must have \(minLength) to \(maxLength) digits."
+            return minLength == maxLength
+                ? "The PIN must have exactly \(minLength) digits." : "The PIN must have \(minLength) to \(maxLength) digits."
         }
         return nil
     }
@@ -116,7 +119,6 @@ struct PinVerificationContextValue: PinUserVerificationContext {
     let authenticatorProtectionStatus: PinAuthenticatorProtectionStatus
 }
 
-
 /// Implemented by the app: asks the user for the current and a new PIN (seed 002, "Change PIN").
 public protocol PinChanger: Sendable {
     func changePin(context: any PinChangeContext, handler: any PinChangeHandler)
@@ -143,8 +145,11 @@ package struct PinChangeContextValue: PinChangeContext {
     package let authenticatorProtectionStatus: PinAuthenticatorProtectionStatus
     package let lastRecoverableError: PinChangeRecoverableError?
 
-    package init(username: Username, authenticatorProtectionStatus: PinAuthenticatorProtectionStatus, lastRecoverableError: PinChangeRecoverableError?) {
-        self.username = username; self.authenticatorProtectionStatus = authenticatorProtectionStatus
+    package init(
+        username: Username, authenticatorProtectionStatus: PinAuthenticatorProtectionStatus, lastRecoverableError: PinChangeRecoverableError?
+    ) {
+        self.username = username
+        self.authenticatorProtectionStatus = authenticatorProtectionStatus
         self.lastRecoverableError = lastRecoverableError
     }
 }

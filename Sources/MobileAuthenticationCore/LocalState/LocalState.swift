@@ -59,8 +59,9 @@ package struct LocalStateData: Codable, Sendable {
     /// stored, so the two cannot disagree).
     package var publishedDeviceInformation: DeviceInformation? {
         deviceInformation.map {
-            DeviceInformation(name: $0.name, fcmRegistrationToken: $0.fcmRegistrationToken, deviceId: $0.deviceId,
-                              idUsernamePairs: dispatchTargets.map { IdUsernamePair(identifier: $0.id, username: $0.username) })
+            DeviceInformation(
+                name: $0.name, fcmRegistrationToken: $0.fcmRegistrationToken, deviceId: $0.deviceId,
+                idUsernamePairs: dispatchTargets.map { IdUsernamePair(identifier: $0.id, username: $0.username) })
         }
     }
 }
@@ -73,7 +74,10 @@ package actor LocalState {
     let store: SecureStore
     private var data: LocalStateData
 
-    private init(store: SecureStore, data: LocalStateData) { self.store = store; self.data = data }
+    private init(store: SecureStore, data: LocalStateData) {
+        self.store = store
+        self.data = data
+    }
 
     package static func open(platform: any Platform) async throws -> LocalState {
         let location = StoreLocation(directory: platform.storageDirectory, name: "mobile-authentication")
@@ -81,7 +85,8 @@ package actor LocalState {
         try platform.excludeFromBackup(platform.storageDirectory)
         let store: SecureStore
         do {
-            store = try await SecureStore.openOrCreate(at: location, fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
+            store = try await SecureStore.openOrCreate(
+                at: location, fingerprint: platform.deviceFingerprint, protector: try platform.makeKeyProtector())
         } catch SecureStorageError.fingerprintMismatch {
             // This device cannot unlock the file: a backup of another device restored here (or a reset Keychain).
             // Failing on every start would leave the app no way forward, and nothing in the file is usable here (its
@@ -128,8 +133,10 @@ package actor LocalState {
 
     /// Reads the secret under `key`, lets `body` decide, and writes what it returns (nothing for nil), with no other
     /// write in between: the read-modify-write a failure counter needs, so parallel attempts are each counted.
-    func updateSecret<T: Codable & Sendable, R: Sendable>(_ type: T.Type, _ key: String,
-                                                          _ body: (T?) throws -> (write: T?, result: R)) async throws -> R {
+    func updateSecret<T: Codable & Sendable, R: Sendable>(
+        _ type: T.Type, _ key: String,
+        _ body: (T?) throws -> (write: T?, result: R)
+    ) async throws -> R {
         try await exclusively {
             let (write, result) = try body(try await self.store.value(T.self, for: key))
             if let write {

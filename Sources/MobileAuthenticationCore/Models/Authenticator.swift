@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -70,7 +71,8 @@ struct AuthenticatorValue: Authenticator {
     enum CodingKeys: String, CodingKey { case aaid, registeredAccounts, isSupportedByHardware }
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(aaid, forKey: .aaid); try c.encode(registeredAccounts, forKey: .registeredAccounts)
+        try c.encode(aaid, forKey: .aaid)
+        try c.encode(registeredAccounts, forKey: .registeredAccounts)
         try c.encode(isSupportedByHardware, forKey: .isSupportedByHardware)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -33,8 +34,13 @@ public struct CodableCookie: Codable, Sendable, Equatable {
     public var httpOnly: Bool
 
     public init(_ cookie: HTTPCookie) {
-        name = cookie.name; value = cookie.value; domain = cookie.domain; path = cookie.path
-        expires = cookie.expiresDate?.timeIntervalSince1970; secure = cookie.isSecure; httpOnly = cookie.isHTTPOnly
+        name = cookie.name
+        value = cookie.value
+        domain = cookie.domain
+        path = cookie.path
+        expires = cookie.expiresDate?.timeIntervalSince1970
+        secure = cookie.isSecure
+        httpOnly = cookie.isHTTPOnly
     }
 
     /// The `HTTPCookie`, or nil when the fields cannot make one that is safe to send: an empty domain, a name that
@@ -42,7 +48,8 @@ public struct CodableCookie: Codable, Sendable, Equatable {
     /// stored provider add cookies or headers to every request it authorizes).
     public var cookie: HTTPCookie? {
         guard !domain.isEmpty, !name.isEmpty, name.unicodeScalars.allSatisfy(Self.isTokenCharacter),
-              value.unicodeScalars.allSatisfy(Self.isCookieOctet) else { return nil }
+            value.unicodeScalars.allSatisfy(Self.isCookieOctet)
+        else { return nil }
         var properties: [HTTPCookiePropertyKey: Any] = [.name: name, .value: value, .domain: domain, .path: path]
         if let expires { properties[.expires] = Date(timeIntervalSince1970: expires) }
         if secure { properties[.secure] = "TRUE" }

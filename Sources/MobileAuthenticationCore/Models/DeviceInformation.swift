@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -7,7 +8,10 @@ import FoundationNetworking
 public struct IdUsernamePair: Codable, Hashable, Sendable {
     public let identifier: String
     public let username: Username
-    public init(identifier: String, username: Username) { self.identifier = identifier; self.username = username }
+    public init(identifier: String, username: Username) {
+        self.identifier = identifier
+        self.username = username
+    }
 }
 
 /// The device's information, created by its first registration (one per device).
@@ -19,10 +23,15 @@ public struct DeviceInformation: Codable, Hashable, Sendable {
 
     public init(name: String) { self.init(name: name, fcmRegistrationToken: nil) }
     public init(name: String, fcmRegistrationToken: String?) {
-        self.name = name; self.fcmRegistrationToken = fcmRegistrationToken
-        self.deviceId = UUID().uuidString; self.idUsernamePairs = []
+        self.name = name
+        self.fcmRegistrationToken = fcmRegistrationToken
+        self.deviceId = UUID().uuidString
+        self.idUsernamePairs = []
     }
     package init(name: String, fcmRegistrationToken: String?, deviceId: String, idUsernamePairs: [IdUsernamePair]) {
-        self.name = name; self.fcmRegistrationToken = fcmRegistrationToken; self.deviceId = deviceId; self.idUsernamePairs = idUsernamePairs
+        self.name = name
+        self.fcmRegistrationToken = fcmRegistrationToken
+        self.deviceId = deviceId
+        self.idUsernamePairs = idUsernamePairs
     }
 }

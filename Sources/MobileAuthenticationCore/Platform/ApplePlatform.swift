@@ -32,7 +32,9 @@ public struct ApplePlatform: Platform {
     /// `secureEnclave: false` for devices without one (the simulator): keys are then software keys whose access
     /// control the SDK enforces.
     public init(storageDirectory: URL, applicationFacetId: String = MetaData.applicationFacetId, secureEnclave: Bool = true) {
-        self.storageDirectory = storageDirectory; self.applicationFacetId = applicationFacetId; self.useSecureEnclave = secureEnclave
+        self.storageDirectory = storageDirectory
+        self.applicationFacetId = applicationFacetId
+        self.useSecureEnclave = secureEnclave
     }
 
     public var hardwareKeyStore: (any HardwareKeyStore)? { useSecureEnclave ? AppleSecureEnclave(authenticated: authenticated) : nil }
@@ -210,7 +212,12 @@ final class AuthenticatedContext: @unchecked Sendable {
     private let lock = NSLock()
     private var context: LAContext?
     func set(_ context: LAContext) { lock.withLock { self.context = context } }
-    func take() -> LAContext? { lock.withLock { defer { context = nil }; return context } }
+    func take() -> LAContext? {
+        lock.withLock {
+            defer { context = nil }
+            return context
+        }
+    }
 }
 
 /// P-256 keys in the Secure Enclave, found by their application tag.
@@ -219,8 +226,10 @@ struct AppleSecureEnclave: HardwareKeyStore {
 
     func createKey(tag: String, access: HardwareKeyAccess) throws(HardwareKeyError) -> [UInt8] {
         var error: Unmanaged<CFError>?
-        guard let control = SecAccessControlCreateWithFlags(
-            kCFAllocatorDefault, ApplePlatform.protectionClass(access), ApplePlatform.accessControlFlags(access.userVerification), &error) else {
+        guard
+            let control = SecAccessControlCreateWithFlags(
+                kCFAllocatorDefault, ApplePlatform.protectionClass(access), ApplePlatform.accessControlFlags(access.userVerification), &error)
+        else {
             throw .unavailable(Self.describe(error))
         }
         let attributes: [String: Any] = [
@@ -252,7 +261,9 @@ struct AppleSecureEnclave: HardwareKeyStore {
         var item: CFTypeRef?
         let status = SecItemCopyMatching(query as CFDictionary, &item)
         guard status == errSecSuccess else { throw ApplePlatform.lookupFailure(status, tag: tag) }
-        guard let item, CFGetTypeID(item) == SecKeyGetTypeID() else { throw .unavailable("the keychain answered something other than a key for \(tag)") }
+        guard let item, CFGetTypeID(item) == SecKeyGetTypeID() else {
+            throw .unavailable("the keychain answered something other than a key for \(tag)")
+        }
         let key = unsafeDowncast(item, to: SecKey.self)
         var error: Unmanaged<CFError>?
         guard let signature = SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, Data(message) as CFData, &error) as Data? else {

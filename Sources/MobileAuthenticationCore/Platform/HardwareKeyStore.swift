@@ -18,7 +18,8 @@ public struct HardwareKeyAccess: Sendable, Equatable {
     /// The key needs the device lock; the OS wipes it when the lock is removed.
     public var requiresDeviceLock: Bool
     public init(userVerification: UserVerification, requiresDeviceLock: Bool) {
-        self.userVerification = userVerification; self.requiresDeviceLock = requiresDeviceLock
+        self.userVerification = userVerification
+        self.requiresDeviceLock = requiresDeviceLock
     }
     /// Whether the key is invalidated when the OS biometric set changes.
     public var boundToCurrentBiometricSet: Bool {

@@ -34,7 +34,10 @@ public struct OSVerificationRequest: Sendable, Equatable {
     public let fallbackButtonTitle: String?
     public let cancelButtonTitle: String?
     public init(kind: Kind, reason: String, fallbackButtonTitle: String? = nil, cancelButtonTitle: String? = nil) {
-        self.kind = kind; self.reason = reason; self.fallbackButtonTitle = fallbackButtonTitle; self.cancelButtonTitle = cancelButtonTitle
+        self.kind = kind
+        self.reason = reason
+        self.fallbackButtonTitle = fallbackButtonTitle
+        self.cancelButtonTitle = cancelButtonTitle
     }
 }
 
@@ -124,17 +127,22 @@ public struct SoftwarePlatform: Platform {
     let processStatusPath: String
 
     public init(storageDirectory: URL, applicationFacetId: String, storageKDFCost: Int = 1 << 15, deviceProfile: DeviceProfile = .ios) {
-        self.init(storageDirectory: storageDirectory, applicationFacetId: applicationFacetId, storageKDFCost: storageKDFCost,
-                  deviceProfile: deviceProfile, processStatusPath: "/proc/self/status")
+        self.init(
+            storageDirectory: storageDirectory, applicationFacetId: applicationFacetId, storageKDFCost: storageKDFCost,
+            deviceProfile: deviceProfile, processStatusPath: "/proc/self/status")
     }
 
     init(storageDirectory: URL, applicationFacetId: String, storageKDFCost: Int, deviceProfile: DeviceProfile, processStatusPath: String) {
-        self.storageDirectory = storageDirectory; self.applicationFacetId = applicationFacetId; self.storageKDFCost = storageKDFCost
-        self.deviceProfile = deviceProfile; self.processStatusPath = processStatusPath
+        self.storageDirectory = storageDirectory
+        self.applicationFacetId = applicationFacetId
+        self.storageKDFCost = storageKDFCost
+        self.deviceProfile = deviceProfile
+        self.processStatusPath = processStatusPath
     }
 
     public var deviceFingerprint: String {
-        let machineID = (try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "no-machine-id"
+        let machineID =
+            (try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "no-machine-id"
         return "\(machineID)|uid=\(getuid())|\(applicationFacetId)"
     }
 

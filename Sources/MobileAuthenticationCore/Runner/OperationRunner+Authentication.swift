@@ -1,16 +1,19 @@
-import Primitives
 import Foundation
+import Primitives
+import UAF
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import UAF
 
 extension OperationRunner {
     /// In-band authentication and transaction confirmation. Returns the authorization the server handed out.
     /// `redeemed` is the UAF request an out-of-band token answered, with the server that answered it: the request is
     /// then not asked for, and the device's accounts on that server are the candidates.
-    package func authenticate(username: Username?, transaction requested: String? = nil,
-                      redeemed: (message: String, server: Server)? = nil) async throws(OperationError) -> (any AuthorizationProvider)? {
+    package func authenticate(
+        username: Username?, transaction requested: String? = nil,
+        redeemed: (message: String, server: Server)? = nil
+    ) async throws(OperationError) -> (any AuthorizationProvider)? {
         try core.checkIntegrity()
         let data = core.mirror.snapshot
         let server: Server
@@ -20,13 +23,19 @@ extension OperationRunner {
         } else {
             // A known user's own server; otherwise the configured one.
             server = username.flatMap { name in data.accounts.first { $0.username == name }?.server } ?? Server(baseUrl: core.configuration.baseUrl)
-            struct Context: Encodable { var username: String?; var transaction: [Transaction]? }
-            let context = Context(username: username, transaction: requested.map {
-                [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))]
-            })
+            struct Context: Encodable {
+                var username: String?
+                var transaction: [Transaction]?
+            }
+            let context = Context(
+                username: username,
+                transaction: requested.map {
+                    [Transaction(contentType: "text/plain", content: Base64URL.encode(Array($0.utf8)))]
+                })
             let contextJSON: String
             do { contextJSON = try UAFMessageCodec.encodeObject(context) } catch { throw .Unknown(cause: error) }
-            message = try await fetchUAFRequest(server: server, path: core.configuration.authenticationRequestPath, op: .authentication, context: contextJSON)
+            message = try await fetchUAFRequest(
+                server: server, path: core.configuration.authenticationRequestPath, op: .authentication, context: contextJSON)
         }
         let request = try decodeRequest(AuthenticationRequest.self, from: message, header: \.header)
         // A failure on the device from here on (a decline, a lock-out, no fitting authenticator) is reported to the
@@ -41,8 +50,9 @@ extension OperationRunner {
             // Candidates: this device's registrations with the server that satisfy the policy with their own key.
             let candidates = data.registrations.filter { registration in
                 guard registration.server == server, username == nil || registration.username == username,
-                      let descriptor = core.module(registration.aaid)?.descriptor,
-                      let scheme = descriptor.scheme(for: registration.signatureAlgorithm ?? SigningScheme.ecdsaP256.algorithm) else { return false }
+                    let descriptor = core.module(registration.aaid)?.descriptor,
+                    let scheme = descriptor.scheme(for: registration.signatureAlgorithm ?? SigningScheme.ecdsaP256.algorithm)
+                else { return false }
                 return PolicyMatcher.isSatisfied(request.policy, by: [descriptor.capabilities(for: scheme, keyIDs: [registration.keyID])])
             }
             guard !candidates.isEmpty else { throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil) }
@@ -55,8 +65,9 @@ extension OperationRunner {
             if compliant.count == 1, shown || transaction == nil, objects.authenticatorSelector == nil, let only = compliant.first {
                 aaid = only
             } else {
-                aaid = try await selectAuthenticator(account: AccountRecord(username: chosenUser, server: server), compliant: compliant, data: data,
-                                                     transaction: transaction, mustShow: transaction != nil && !shown)
+                aaid = try await selectAuthenticator(
+                    account: AccountRecord(username: chosenUser, server: server), compliant: compliant, data: data,
+                    transaction: transaction, mustShow: transaction != nil && !shown)
             }
             guard let registration = userCandidates.first(where: { AAID.equal($0.aaid, aaid) }), let module = core.module(aaid) else {
                 throw .FidoError(errorCode: .noSuitableAuthenticator, cause: SDKMessage("\(aaid) is not registered for \(chosenUser)"))
@@ -76,11 +87,13 @@ extension OperationRunner {
                 }
             } catch { throw .Unknown(cause: error) }
             let fcParams = try finalChallenge(appID: appID, challenge: request.challenge)
-            let assertion = try await module.sign(registration: registration, fcParams: fcParams, counter: counter, transaction: transaction,
-                                                  keyStore: core.keyStore)
+            let assertion = try await module.sign(
+                registration: registration, fcParams: fcParams, counter: counter, transaction: transaction,
+                keyStore: core.keyStore)
             var header = request.header
             header.appID = appID
-            let response = AuthenticationResponse(header: header, fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
+            let response = AuthenticationResponse(
+                header: header, fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
             return (response, registration)
         }
         let answer = try await sendUAFResponse(server: server, path: core.configuration.authenticationResponsePath, response: response)
@@ -103,18 +116,22 @@ extension OperationRunner {
     }
 
     /// The one account to authenticate: the only candidate, or the app's choice through its account selector.
-    private func selectAccount(candidates: [LocalRegistration], data: LocalStateData, server: Server, transaction: Data?,
-                               shown: inout Bool) async throws(OperationError) -> Username {
+    private func selectAccount(
+        candidates: [LocalRegistration], data: LocalStateData, server: Server, transaction: Data?,
+        shown: inout Bool
+    ) async throws(OperationError) -> Username {
         var usernames: [Username] = []
         for candidate in candidates where !usernames.contains(candidate.username) { usernames.append(candidate.username) }
         if usernames.count == 1 && (objects.accountSelector == nil || transaction == nil) { return usernames[0] }
         guard let selector = objects.accountSelector else {
-            throw .FidoError(errorCode: .noSuitableAuthenticator, cause: SDKMessage("several accounts match: pass a username or set an accountSelector"))
+            throw .FidoError(
+                errorCode: .noSuitableAuthenticator, cause: SDKMessage("several accounts match: pass a username or set an accountSelector"))
         }
         let compliant = Dictionary(grouping: candidates, by: \.username).mapValues { Set($0.map { AAID.normalized($0.aaid) }) }
-        let context = AccountSelectionContextValue(accounts: usernames.map { AccountRecord(username: $0, server: server) },
-                                                   authenticators: core.authenticators(in: data), transactionConfirmationData: transaction,
-                                                   compliant: compliant)
+        let context = AccountSelectionContextValue(
+            accounts: usernames.map { AccountRecord(username: $0, server: server) },
+            authenticators: core.authenticators(in: data), transactionConfirmationData: transaction,
+            compliant: compliant)
         let chosen: Username = try await interaction.ask { gate in
             selector.selectAccount(context: context, handler: TextAnswerHandler(gate: gate))
         }

@@ -10,7 +10,10 @@ extension OperationRunner {
         var clientErrorCode: Int
         var asmStatusCode: Int?
 
-        init(clientErrorCode: Int, asmStatusCode: Int?) { self.clientErrorCode = clientErrorCode; self.asmStatusCode = asmStatusCode }
+        init(clientErrorCode: Int, asmStatusCode: Int?) {
+            self.clientErrorCode = clientErrorCode
+            self.asmStatusCode = asmStatusCode
+        }
 
         /// The report of `error`, or nil for a failure the server must not hear of from this device: it could not be
         /// reached, or it is not trusted (an untrusted facet, an insecure connection, a message that breaks the
@@ -60,7 +63,8 @@ extension OperationRunner {
                 var header = header
                 if header.appID?.isEmpty ?? true { header.appID = core.facetID }
                 if let fcParams = try? finalChallenge(appID: header.appID ?? core.facetID, challenge: challenge),
-                   let context = try? UAFMessageCodec.encodeObject(report) {
+                    let context = try? UAFMessageCodec.encodeObject(report)
+                {
                     // The server refuses a response without assertions; the error below is what the app gets.
                     _ = try? await sendUAFResponse(server: server, path: path, response: emptyResponse(header, fcParams), context: context)
                 }

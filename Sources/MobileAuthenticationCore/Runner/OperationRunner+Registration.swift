@@ -1,6 +1,6 @@
-import Primitives
 import Foundation
 import NevisProtocol
+import Primitives
 import UAF
 
 extension OperationRunner {
@@ -12,7 +12,9 @@ extension OperationRunner {
     }
 
     /// Registration (ARCHITECTURE.md, "Data flow of an in-band registration"), in-band or from a redeemed token.
-    package func register(_ source: RegistrationSource, server: Server, deviceInformation: DeviceInformation?, options: RegistrationOptions) async throws(OperationError) {
+    package func register(
+        _ source: RegistrationSource, server: Server, deviceInformation: DeviceInformation?, options: RegistrationOptions
+    ) async throws(OperationError) {
         if options.allowDevicePasscodeAsFallback && options.invalidateOnNewOsBiometrics {
             // Both options cannot be enabled (sdk-api (a) 32); this is reported only if the app turned the fallback on.
             throw .Unknown(cause: SDKMessage("allowDevicePasscodeAsFallback and invalidateOnNewOsBiometrics cannot both be enabled"))
@@ -57,19 +59,25 @@ extension OperationRunner {
             for module in core.modules {
                 let descriptor = module.descriptor
                 // One authenticator of each type per user: a registered one is not offered again.
-                if data.registrations.contains(where: { $0.username == username && $0.server == server && AAID.equal($0.aaid, descriptor.aaid) }) { continue }
+                if data.registrations.contains(where: { $0.username == username && $0.server == server && AAID.equal($0.aaid, descriptor.aaid) }) {
+                    continue
+                }
                 guard module.isSupportedByHardware(core.platform, options: options) else { continue }
                 let keyIDs = Set(data.registrations.filter { AAID.equal($0.aaid, descriptor.aaid) }.map(\.keyID))
                 // One assertion is sent, so an authenticator qualifies only if it satisfies an accepted combination alone.
                 if let scheme = descriptor.scheme(satisfying: request.policy, keyIDs: keyIDs) { schemes[AAID.normalized(descriptor.aaid)] = scheme }
             }
             guard !schemes.isEmpty else { throw .FidoError(errorCode: .noSuitableAuthenticator, cause: nil) }
-            let chosen = try await selectAuthenticator(account: AccountRecord(username: username, server: server), compliant: Set(schemes.keys),
-                                                       data: data, transaction: nil, mustShow: false)
+            let chosen = try await selectAuthenticator(
+                account: AccountRecord(username: username, server: server), compliant: Set(schemes.keys),
+                data: data, transaction: nil, mustShow: false)
             guard let module = core.module(chosen), let scheme = schemes[AAID.normalized(chosen)] else {
                 let registered = data.registrations.contains { $0.username == username && AAID.equal($0.aaid, chosen) }
-                throw .FidoError(errorCode: .noSuitableAuthenticator,
-                                 cause: SDKMessage(registered ? "\(username) already has a \(chosen) authenticator on this device" : "\(chosen) does not satisfy the server's policy"))
+                throw .FidoError(
+                    errorCode: .noSuitableAuthenticator,
+                    cause: SDKMessage(
+                        registered
+                            ? "\(username) already has a \(chosen) authenticator on this device" : "\(chosen) does not satisfy the server's policy"))
             }
             let descriptor = module.descriptor
             var enrollment = try await module.enroll(username: username, options: options, session: session)
@@ -79,8 +87,9 @@ extension OperationRunner {
             let registrationCounter = (data.registrationCounters[descriptor.aaid] ?? 0) + 1
             let credential: NewCredential
             do {
-                credential = try await module.register(fcParams: fcParams, scheme: scheme, registrationCounter: registrationCounter,
-                                                       enrollment: enrollment, keyStore: core.keyStore)
+                credential = try await module.register(
+                    fcParams: fcParams, scheme: scheme, registrationCounter: registrationCounter,
+                    enrollment: enrollment, keyStore: core.keyStore)
             } catch { throw .Unknown(cause: error) }
             do { try enrollment.changes.set(credential.key.stored, credential.key.entry) } catch {
                 credential.key.discard()
@@ -91,11 +100,13 @@ extension OperationRunner {
             // Names this device, so the server's Device Service can list the credentials it holds (our contract,
             // DeviceServiceWire.deviceIDExtension); a server that does not know the extension ignores it.
             if let deviceId = (data.deviceInformation ?? deviceInformation)?.deviceId {
-                header.exts = (header.exts ?? []).filter { $0.id != DeviceServiceWire.deviceIDExtension }
+                header.exts =
+                    (header.exts ?? []).filter { $0.id != DeviceServiceWire.deviceIDExtension }
                     + [Extension(id: DeviceServiceWire.deviceIDExtension, data: deviceId, failIfUnknown: false)]
             }
-            let response = RegistrationResponse(header: header, fcParams: fcParams,
-                                                assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
+            let response = RegistrationResponse(
+                header: header, fcParams: fcParams,
+                assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
             return (response, credential, descriptor, scheme, registrationCounter, enrollment)
         }
         var enrollment = signedEnrollment
@@ -114,9 +125,10 @@ extension OperationRunner {
         }
 
         // Step 5. One commit: key, verifier, registration, account and device information together.
-        let registration = LocalRegistration(username: username, server: server, aaid: descriptor.aaid, keyID: Base64URL.encode(credential.keyID),
-                                             keyAlias: credential.key.alias, signCounter: 0, signatureAlgorithm: scheme.algorithm,
-                                             options: options, createdAt: core.platform.now())
+        let registration = LocalRegistration(
+            username: username, server: server, aaid: descriptor.aaid, keyID: Base64URL.encode(credential.keyID),
+            keyAlias: credential.key.alias, signCounter: 0, signatureAlgorithm: scheme.algorithm,
+            options: options, createdAt: core.platform.now())
         let account = AccountRecord(username: username, server: server)
         do {
             try await core.commit(enrollment.changes) { data in

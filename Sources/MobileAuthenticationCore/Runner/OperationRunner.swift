@@ -1,9 +1,10 @@
 import Foundation
+import UAF
 import WireJSON
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import UAF
 
 /// The shared steps of every UAF operation, done once: get the UAF request through the transport, check the
 /// facets, match the policy, let the app select an account and an authenticator, verify the user through the
@@ -16,12 +17,16 @@ package struct OperationRunner: Sendable {
     let retryPolicy: RetryPolicy
 
     package init(core: ClientCore, objects: InteractionObjects, headers: [(String, String)], retryPolicy: RetryPolicy? = nil) {
-        self.core = core; self.objects = objects; self.headers = headers
+        self.core = core
+        self.objects = objects
+        self.headers = headers
         self.retryPolicy = retryPolicy ?? core.configuration.defaultRetryPolicy
     }
 
     var interaction: Interaction { core.interaction }
-    var session: VerificationSession { VerificationSession(platform: core.platform, keyStore: core.keyStore, state: core.state, objects: objects, interaction: interaction) }
+    var session: VerificationSession {
+        VerificationSession(platform: core.platform, keyStore: core.keyStore, state: core.state, objects: objects, interaction: interaction)
+    }
 
     // MARK: Transport steps
 
@@ -56,7 +61,9 @@ package struct OperationRunner: Sendable {
     }
 
     /// POSTs a GetUAFRequest to `server` and returns the UAF message string of a 1200 answer.
-    package func fetchUAFRequest(server: Server, path: String, op: UAFOperation, context: String, signer: RequestSigner? = nil) async throws(OperationError) -> String {
+    package func fetchUAFRequest(
+        server: Server, path: String, op: UAFOperation, context: String, signer: RequestSigner? = nil
+    ) async throws(OperationError) -> String {
         let body: Data
         do { body = try JSONEncoder().encode(GetUAFRequest(op: op, context: context)) } catch { throw .Unknown(cause: error) }
         let request = HTTPRequest(method: .POST, url: core.configuration.url(path, base: server.baseUrl), body: body, headers: headers)
@@ -64,8 +71,10 @@ package struct OperationRunner: Sendable {
         // A device-signed request refused while the clocks disagree: the user can fix the date (sdk-api.md,
         // `ClockSkewTooBig` of a JWS deregistration); any other refusal stays a refusal.
         if signer != nil, exchange.status == 401, let offset = ServerClock.excessOffset(of: exchange, now: core.platform.now()) {
-            throw .ClockSkewTooBig(cause: ServerStatusError(statusCode: 0, httpStatus: 401, message: "the device clock is \(Int(offset)) s off the server's",
-                                                            httpError: HttpError(request: request, server: server, exchange: exchange, underlying: nil)))
+            throw .ClockSkewTooBig(
+                cause: ServerStatusError(
+                    statusCode: 0, httpStatus: 401, message: "the device clock is \(Int(offset)) s off the server's",
+                    httpError: HttpError(request: request, server: server, exchange: exchange, underlying: nil)))
         }
         guard let answer = try? WireJSONDecoder().decode(ReturnUAFRequest.self, from: exchange.body) else {
             throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server, now: core.platform.now())
@@ -87,7 +96,9 @@ package struct OperationRunner: Sendable {
 
     /// POSTs a SendUAFResponse (with `context`, e.g. a ``FailureReport``) and returns the 1200 ServerResponse. Never
     /// retried: a response is single-use.
-    func sendUAFResponse<T: Encodable>(server: Server, path: String, response: T, context: String? = nil) async throws(OperationError) -> ServerResponse {
+    func sendUAFResponse<T: Encodable>(
+        server: Server, path: String, response: T, context: String? = nil
+    ) async throws(OperationError) -> ServerResponse {
         let body: Data
         do { body = try JSONEncoder().encode(SendUAFResponse(uafResponse: try UAFMessageCodec.encode([response]), context: context)) } catch {
             throw .Unknown(cause: error)
@@ -99,20 +110,25 @@ package struct OperationRunner: Sendable {
             throw Self.serverFailure(exchange, statusCode: 0, request: request, server: server, now: core.platform.now())
         }
         guard exchange.status == 200, answer.statusCode == UAFStatusCode.ok.rawValue else {
-            throw Self.serverFailure(exchange, statusCode: answer.statusCode, message: answer.description, request: request, server: server, now: core.platform.now())
+            throw Self.serverFailure(
+                exchange, statusCode: answer.statusCode, message: answer.description, request: request, server: server, now: core.platform.now())
         }
         return answer
     }
 
     /// The operation's error for an answer that is not a success; each cause carries the request and the answer.
-    static func serverFailure(_ exchange: HTTPExchange, statusCode: Int, message: String? = nil, request: HTTPRequest? = nil,
-                              server: Server? = nil, now: Date = Date()) -> OperationError {
+    static func serverFailure(
+        _ exchange: HTTPExchange, statusCode: Int, message: String? = nil, request: HTTPRequest? = nil,
+        server: Server? = nil, now: Date = Date()
+    ) -> OperationError {
         let http = request.map { HttpError(request: $0, server: server, exchange: exchange, underlying: nil) }
         if exchange.status == 404 || exchange.status == 405, statusCode == 0 {
             // No UAF answer and no such endpoint: a server without this operation (an older backend, or one that
             // does not offer it). A UAF error sent with 404 is the operation's answer and stays a FIDO error.
-            return .OperationNotSupportedByBackend(cause: ServerStatusError(statusCode: 0, httpStatus: exchange.status,
-                                                                            message: "no endpoint for this operation", httpError: http))
+            return .OperationNotSupportedByBackend(
+                cause: ServerStatusError(
+                    statusCode: 0, httpStatus: exchange.status,
+                    message: "no endpoint for this operation", httpError: http))
         }
         if exchange.status == 429 {
             // Too many requests: not a protocol violation, and nothing the user did wrong. Say when to try again.
@@ -120,13 +136,15 @@ package struct OperationRunner: Sendable {
         }
         if exchange.status == 401 || exchange.status == 403 {
             // The server refused the credentials (or their absence): say so, whatever the body holds.
-            let reason = exchange.status == 401
+            let reason =
+                exchange.status == 401
                 ? "the server requires valid authorization: pass an authorizationProvider (a JWT or the session of a prior authentication)"
                 : "the authorization given may not act for this user"
             return .NetworkError(cause: ServerStatusError(statusCode: statusCode, httpStatus: exchange.status, message: reason, httpError: http))
         }
-        let cause = ServerStatusError(statusCode: statusCode, httpStatus: exchange.status,
-                                      message: message ?? UAFStatusCode(rawValue: statusCode)?.reasonPhrase, httpError: http)
+        let cause = ServerStatusError(
+            statusCode: statusCode, httpStatus: exchange.status,
+            message: message ?? UAFStatusCode(rawValue: statusCode)?.reasonPhrase, httpError: http)
         return .FidoError(errorCode: .protocolError, cause: cause)
     }
 
@@ -140,7 +158,8 @@ package struct OperationRunner: Sendable {
         }
         if appID == facetID { return appID }
         if core.facetCache.isTrusted(appID: appID, now: core.platform.now()) { return appID }
-        let exchange = try await send(HTTPRequest(method: .GET, url: url, body: nil, headers: [], accept: "application/fido.trusted-apps+json"), server: nil)
+        let exchange = try await send(
+            HTTPRequest(method: .GET, url: url, body: nil, headers: [], accept: "application/fido.trusted-apps+json"), server: nil)
         guard exchange.status == 200, let list = try? WireJSONDecoder().decode(TrustedFacets.self, from: exchange.body) else {
             throw .FidoError(errorCode: .untrustedFacetID, cause: SDKMessage("the trusted facet list at \(appID) cannot be read"))
         }
@@ -162,20 +181,24 @@ package struct OperationRunner: Sendable {
 
     /// Asks the app's authenticator selector. Without one, the only compliant authenticator is taken, unless the
     /// content of a transaction must be shown first (`mustShow`).
-    func selectAuthenticator(account: AccountRecord, compliant: Set<String>, data: LocalStateData, transaction: Data?,
-                             mustShow: Bool) async throws(OperationError) -> String {
+    func selectAuthenticator(
+        account: AccountRecord, compliant: Set<String>, data: LocalStateData, transaction: Data?,
+        mustShow: Bool
+    ) async throws(OperationError) -> String {
         guard let selector = objects.authenticatorSelector else {
             if mustShow {
-                throw .FidoError(errorCode: .invalidTransactionContent,
-                                 cause: SDKMessage("a transaction must be shown before it is confirmed: set an authenticatorSelector (or an accountSelector)"))
+                throw .FidoError(
+                    errorCode: .invalidTransactionContent,
+                    cause: SDKMessage("a transaction must be shown before it is confirmed: set an authenticatorSelector (or an accountSelector)"))
             }
             guard compliant.count == 1, let only = compliant.first else {
                 throw .Unknown(cause: SDKMessage("several authenticators are possible: set an authenticatorSelector"))
             }
             return only
         }
-        let context = SelectionContextValue(account: account, authenticators: core.authenticators(in: data),
-                                            transactionConfirmationData: transaction, compliant: compliant)
+        let context = SelectionContextValue(
+            account: account, authenticators: core.authenticators(in: data),
+            transactionConfirmationData: transaction, compliant: compliant)
         return try await interaction.ask { (gate: InteractionGate<String>) in
             selector.selectAuthenticator(context: context, handler: TextAnswerHandler(gate: gate))
         }

@@ -26,9 +26,14 @@ package final class ClientCore: Sendable {
     /// Where the app's callbacks and interaction objects are called.
     package let callbacks: CallbackQueue
 
-    package init(configuration: Configuration, platform: any Platform, transport: any ClientTransport, state: LocalState, snapshot: LocalStateData,
-                 callbackQueue: DispatchQueue? = CallbackQueue.platformDefault) {
-        self.configuration = configuration; self.platform = platform; self.transport = transport; self.state = state
+    package init(
+        configuration: Configuration, platform: any Platform, transport: any ClientTransport, state: LocalState, snapshot: LocalStateData,
+        callbackQueue: DispatchQueue? = CallbackQueue.platformDefault
+    ) {
+        self.configuration = configuration
+        self.platform = platform
+        self.transport = transport
+        self.state = state
         self.callbacks = CallbackQueue(callbackQueue)
         self.mirror = StateMirror(snapshot)
         self.keyStore = KeyStore(state: state, platform: platform)
@@ -44,11 +49,14 @@ package final class ClientCore: Sendable {
         modules.first { AAID.equal($0.descriptor.aaid, aaid) }
     }
 
-    package func knowledgeStore(_ factor: KnowledgeVerifierStore.Factor) -> KnowledgeVerifierStore { KnowledgeVerifierStore(state: state, factor: factor) }
+    package func knowledgeStore(_ factor: KnowledgeVerifierStore.Factor) -> KnowledgeVerifierStore {
+        KnowledgeVerifierStore(state: state, factor: factor)
+    }
 
     /// Commits an operation's outcome in one durable write and publishes it to the synchronous mirror.
     @discardableResult
-    package func commit<T: Sendable>(_ changes: StateChanges = StateChanges(), _ body: @Sendable (inout LocalStateData) throws -> T) async throws -> T {
+    package func commit<T: Sendable>(_ changes: StateChanges = StateChanges(), _ body: @Sendable (inout LocalStateData) throws -> T) async throws -> T
+    {
         let result = try await state.commit(changes, body)
         mirror.publish(await state.snapshot)
         return result
@@ -62,16 +70,19 @@ package final class ClientCore: Sendable {
             let accounts = data.registrations.filter { AAID.equal($0.aaid, descriptor.aaid) }
                 .map { AccountRecord(username: $0.username, server: $0.server) }
             let unique = accounts.reduce(into: [AccountRecord]()) { if !$0.contains($1) { $0.append($1) } }
-            let enrollment: any UserEnrollment = descriptor.kind.isKnowledgeFactor
+            let enrollment: any UserEnrollment =
+                descriptor.kind.isKnowledgeFactor
                 ? SdkUserEnrollment(accounts: unique)
                 : OsUserEnrollment(enrolled: module.isUserEnrolled(platform))
-            return AuthenticatorValue(aaid: descriptor.aaid, registeredAccounts: unique, enrollment: enrollment,
-                                      isSupportedByHardware: module.isSupportedByHardware(platform, options: RegistrationOptions()))
+            return AuthenticatorValue(
+                aaid: descriptor.aaid, registeredAccounts: unique, enrollment: enrollment,
+                isSupportedByHardware: module.isSupportedByHardware(platform, options: RegistrationOptions()))
         }
     }
 
     package func checkIntegrity() throws(OperationError) {
-        try checkIntegrity(deviceProtection: { OperationError.DeviceProtectionError(cause: $0) }, noDeviceLock: OperationError.NoDeviceLockError(cause: nil))
+        try checkIntegrity(
+            deviceProtection: { OperationError.DeviceProtectionError(cause: $0) }, noDeviceLock: OperationError.NoDeviceLockError(cause: nil))
     }
 
     /// The platform's integrity check, as the two cases every operation's error type has.

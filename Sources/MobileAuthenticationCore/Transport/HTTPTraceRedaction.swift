@@ -15,15 +15,18 @@ extension HTTPTraceEvent {
 
     /// The event with its bodies' secrets replaced (``HTTPTraceSecrets/redacted``).
     package func redacted() -> HTTPTraceEvent {
-        HTTPTraceEvent(isResponse: isResponse, method: method, url: url, requestBody: requestBody.map(Self.redacted),
-                       status: status, responseBody: Self.redacted(responseBody))
+        HTTPTraceEvent(
+            isResponse: isResponse, method: method, url: url, requestBody: requestBody.map(Self.redacted),
+            status: status, responseBody: Self.redacted(responseBody))
     }
 
     /// Keys whose string values are secrets wherever they appear (compared without case): tokens, sessions, cookies
     /// and credentials.
-    static let secretKeys: Set<String> = ["token", "jwt", "authorization", "cookie", "session", "sessionid", "sessiontoken",
-                                          "access_token", "accesstoken", "id_token", "refresh_token", "dispatchtoken",
-                                          "dispatchtokenresponse", "password", "pin", "secret", "value"]
+    static let secretKeys: Set<String> = [
+        "token", "jwt", "authorization", "cookie", "session", "sessionid", "sessiontoken",
+        "access_token", "accesstoken", "id_token", "refresh_token", "dispatchtoken",
+        "dispatchtokenresponse", "password", "pin", "secret", "value",
+    ]
 
     /// A JSON body with every secret string replaced; a body that is not JSON is replaced whole, since what it holds
     /// cannot be told (the SDK sends and expects JSON only).
@@ -68,9 +71,10 @@ extension HttpError {
             let key = name.lowercased()
             headers[key, default: []].append(HTTPTraceEvent.secretHeaders.contains(key) ? HTTPTraceEvent.redactedValue : value)
         }
-        self.init(method: request.method.rawValue, requestUrl: request.url, statusCode: exchange?.status,
-                  headers: ResponseHeaders(values: headers), body: exchange.map { String(decoding: HTTPTraceEvent.redacted($0.body), as: UTF8.self) },
-                  underlying: underlying, server: server)
+        self.init(
+            method: request.method.rawValue, requestUrl: request.url, statusCode: exchange?.status,
+            headers: ResponseHeaders(values: headers), body: exchange.map { String(decoding: HTTPTraceEvent.redacted($0.body), as: UTF8.self) },
+            underlying: underlying, server: server)
     }
 }
 

@@ -1,11 +1,11 @@
 import AsyncHTTPClient
 import Foundation
-import NevisProtocol
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NevisProtocol
 
 /// Why an HTTP exchange did not happen.
 package enum TransportFailure: Error, CustomStringConvertible {
@@ -50,16 +50,23 @@ package struct HTTPRequest: Sendable {
     var accept: String = uafContentType
     var contentType: String = uafContentType
 
-    package init(method: Method, url: URL, body: Data?, headers: [(String, String)], accept: String = uafContentType,
-                 contentType: String = uafContentType) {
-        self.method = method; self.url = url; self.body = body; self.headers = headers; self.accept = accept
+    package init(
+        method: Method, url: URL, body: Data?, headers: [(String, String)], accept: String = uafContentType,
+        contentType: String = uafContentType
+    ) {
+        self.method = method
+        self.url = url
+        self.body = body
+        self.headers = headers
+        self.accept = accept
         self.contentType = contentType
     }
 
     /// Fresh `Device-Signature` claims that name this request (method, path, body hash), signed as `dispatchTargetId`.
     package func deviceSignatureClaims(dispatchTargetId: String, now: Date) -> DeviceSignature.Claims {
-        DeviceSignature.Claims(dispatchTargetId: dispatchTargetId, now: now, method: method.rawValue, path: DeviceSignature.path(of: url),
-                               body: Array(body ?? Data()))
+        DeviceSignature.Claims(
+            dispatchTargetId: dispatchTargetId, now: now, method: method.rawValue, path: DeviceSignature.path(of: url),
+            body: Array(body ?? Data()))
     }
 }
 
@@ -133,9 +140,12 @@ package final class HTTPTransport: ClientTransport {
         do {
             let response = try await client.execute(outgoing, timeout: timeout)
             let bytes = try await response.body.collect(upTo: Self.maximumResponseSize)
-            let exchange = HTTPExchange(status: Int(response.status.code), body: Data(buffer: bytes),
-                                        headers: response.headers.map { ($0.name, $0.value) })
-            trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: exchange.status, responseBody: exchange.body))
+            let exchange = HTTPExchange(
+                status: Int(response.status.code), body: Data(buffer: bytes),
+                headers: response.headers.map { ($0.name, $0.value) })
+            trace?(
+                HTTPTraceEvent(
+                    isResponse: true, method: method, url: url, requestBody: request.body, status: exchange.status, responseBody: exchange.body))
             return exchange
         } catch {
             trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))

@@ -11,7 +11,9 @@ public enum AssertionBuilder {
     }
 
     /// Builds a registration assertion with full basic attestation by an attestation key and its certificates.
-    public static func registration(_ krd: KeyRegistrationData, attestationCertificates: [[UInt8]], sign: ([UInt8]) throws -> [UInt8]) throws -> [UInt8] {
+    public static func registration(
+        _ krd: KeyRegistrationData, attestationCertificates: [[UInt8]], sign: ([UInt8]) throws -> [UInt8]
+    ) throws -> [UInt8] {
         let signed = try krd.encoded()
         return try RegistrationAssertion.encode(
             signedKRD: signed, attestation: .basicFull(signature: try sign(signed), certificates: attestationCertificates))

@@ -13,13 +13,21 @@ public struct SignedData: Sendable, Equatable {
     public var signCounter: UInt32
     public var extensions: [AssertionExtension]
 
-    public init(aaid: String, authenticatorVersion: UInt16, authenticationMode: UInt8, signatureAlgorithm: SignatureAlgorithm,
-                authenticatorNonce: [UInt8], finalChallengeHash: [UInt8], transactionContentHash: [UInt8], keyID: [UInt8],
-                signCounter: UInt32, extensions: [AssertionExtension] = []) {
-        self.aaid = aaid; self.authenticatorVersion = authenticatorVersion; self.authenticationMode = authenticationMode
-        self.signatureAlgorithm = signatureAlgorithm; self.authenticatorNonce = authenticatorNonce
-        self.finalChallengeHash = finalChallengeHash; self.transactionContentHash = transactionContentHash
-        self.keyID = keyID; self.signCounter = signCounter; self.extensions = extensions
+    public init(
+        aaid: String, authenticatorVersion: UInt16, authenticationMode: UInt8, signatureAlgorithm: SignatureAlgorithm,
+        authenticatorNonce: [UInt8], finalChallengeHash: [UInt8], transactionContentHash: [UInt8], keyID: [UInt8],
+        signCounter: UInt32, extensions: [AssertionExtension] = []
+    ) {
+        self.aaid = aaid
+        self.authenticatorVersion = authenticatorVersion
+        self.authenticationMode = authenticationMode
+        self.signatureAlgorithm = signatureAlgorithm
+        self.authenticatorNonce = authenticatorNonce
+        self.finalChallengeHash = finalChallengeHash
+        self.transactionContentHash = transactionContentHash
+        self.keyID = keyID
+        self.signCounter = signCounter
+        self.extensions = extensions
     }
 
     static let knownTags: Set<TLVTag> = [.aaid, .assertionInfo, .authenticatorNonce, .finalChallengeHash, .transactionContentHash, .keyID, .counters]

@@ -1,6 +1,6 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 import WireJSON
 
 /// ChannelBinding (uaf-spec §1.6; RFC 5929).
@@ -11,8 +11,10 @@ public struct ChannelBinding: Codable, Hashable, Sendable {
     public var cidPubkey: String?
 
     public init(serverEndPoint: String? = nil, tlsServerCertificate: String? = nil, tlsUnique: String? = nil, cidPubkey: String? = nil) {
-        self.serverEndPoint = serverEndPoint; self.tlsServerCertificate = tlsServerCertificate
-        self.tlsUnique = tlsUnique; self.cidPubkey = cidPubkey
+        self.serverEndPoint = serverEndPoint
+        self.tlsServerCertificate = tlsServerCertificate
+        self.tlsUnique = tlsUnique
+        self.cidPubkey = cidPubkey
     }
 
     enum CodingKeys: String, CodingKey { case serverEndPoint, tlsServerCertificate, tlsUnique, cidPubkey = "cid_pubkey" }
@@ -26,7 +28,10 @@ public struct FinalChallengeParams: Codable, Hashable, Sendable {
     public var channelBinding: ChannelBinding
 
     public init(appID: String, challenge: String, facetID: String, channelBinding: ChannelBinding = ChannelBinding()) {
-        self.appID = appID; self.challenge = challenge; self.facetID = facetID; self.channelBinding = channelBinding
+        self.appID = appID
+        self.challenge = challenge
+        self.facetID = facetID
+        self.channelBinding = channelBinding
     }
 
     /// `fcParams = base64url(UTF-8(JSON(FinalChallengeParams)))`.

@@ -10,7 +10,10 @@ public struct RegistrationRequest: Codable, Hashable, Sendable {
     public var policy: Policy
 
     public init(header: OperationHeader, challenge: String, username: String, policy: Policy) {
-        self.header = header; self.challenge = challenge; self.username = username; self.policy = policy
+        self.header = header
+        self.challenge = challenge
+        self.username = username
+        self.policy = policy
     }
 }
 
@@ -22,10 +25,14 @@ public struct AuthenticatorRegistrationAssertion: Codable, Hashable, Sendable {
     public var tcDisplayPNGCharacteristics: [DisplayPNGCharacteristicsDescriptor]?
     public var exts: [Extension]?
 
-    public init(assertionScheme: String = AssertionScheme.uafV1TLV, assertion: String,
-                tcDisplayPNGCharacteristics: [DisplayPNGCharacteristicsDescriptor]? = nil, exts: [Extension]? = nil) {
-        self.assertionScheme = assertionScheme; self.assertion = assertion
-        self.tcDisplayPNGCharacteristics = tcDisplayPNGCharacteristics; self.exts = exts
+    public init(
+        assertionScheme: String = AssertionScheme.uafV1TLV, assertion: String,
+        tcDisplayPNGCharacteristics: [DisplayPNGCharacteristicsDescriptor]? = nil, exts: [Extension]? = nil
+    ) {
+        self.assertionScheme = assertionScheme
+        self.assertion = assertion
+        self.tcDisplayPNGCharacteristics = tcDisplayPNGCharacteristics
+        self.exts = exts
     }
 }
 
@@ -36,7 +43,9 @@ public struct RegistrationResponse: Codable, Hashable, Sendable {
     public var assertions: [AuthenticatorRegistrationAssertion]
 
     public init(header: OperationHeader, fcParams: String, assertions: [AuthenticatorRegistrationAssertion]) {
-        self.header = header; self.fcParams = fcParams; self.assertions = assertions
+        self.header = header
+        self.fcParams = fcParams
+        self.assertions = assertions
     }
 }
 
@@ -49,7 +58,9 @@ public struct Transaction: Codable, Hashable, Sendable {
     public var tcDisplayPNGCharacteristics: DisplayPNGCharacteristicsDescriptor?
 
     public init(contentType: String, content: String, tcDisplayPNGCharacteristics: DisplayPNGCharacteristicsDescriptor? = nil) {
-        self.contentType = contentType; self.content = content; self.tcDisplayPNGCharacteristics = tcDisplayPNGCharacteristics
+        self.contentType = contentType
+        self.content = content
+        self.tcDisplayPNGCharacteristics = tcDisplayPNGCharacteristics
     }
 
     /// Longest text/plain content, in characters (uaf-spec §1.3).
@@ -84,10 +95,18 @@ public struct DisplayPNGCharacteristicsDescriptor: Codable, Hashable, Sendable {
     public var interlace: UInt8
     public var plte: [RGBPaletteEntry]?
 
-    public init(width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8, filter: UInt8, interlace: UInt8,
-                plte: [RGBPaletteEntry]? = nil) {
-        self.width = width; self.height = height; self.bitDepth = bitDepth; self.colorType = colorType
-        self.compression = compression; self.filter = filter; self.interlace = interlace; self.plte = plte
+    public init(
+        width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8, filter: UInt8, interlace: UInt8,
+        plte: [RGBPaletteEntry]? = nil
+    ) {
+        self.width = width
+        self.height = height
+        self.bitDepth = bitDepth
+        self.colorType = colorType
+        self.compression = compression
+        self.filter = filter
+        self.interlace = interlace
+        self.plte = plte
     }
 }
 
@@ -99,7 +118,10 @@ public struct AuthenticationRequest: Codable, Hashable, Sendable {
     public var policy: Policy
 
     public init(header: OperationHeader, challenge: String, transaction: [Transaction]? = nil, policy: Policy) {
-        self.header = header; self.challenge = challenge; self.transaction = transaction; self.policy = policy
+        self.header = header
+        self.challenge = challenge
+        self.transaction = transaction
+        self.policy = policy
     }
 }
 
@@ -111,7 +133,9 @@ public struct AuthenticatorSignAssertion: Codable, Hashable, Sendable {
     public var exts: [Extension]?
 
     public init(assertionScheme: String = AssertionScheme.uafV1TLV, assertion: String, exts: [Extension]? = nil) {
-        self.assertionScheme = assertionScheme; self.assertion = assertion; self.exts = exts
+        self.assertionScheme = assertionScheme
+        self.assertion = assertion
+        self.exts = exts
     }
 }
 
@@ -122,7 +146,9 @@ public struct AuthenticationResponse: Codable, Hashable, Sendable {
     public var assertions: [AuthenticatorSignAssertion]
 
     public init(header: OperationHeader, fcParams: String, assertions: [AuthenticatorSignAssertion]) {
-        self.header = header; self.fcParams = fcParams; self.assertions = assertions
+        self.header = header
+        self.fcParams = fcParams
+        self.assertions = assertions
     }
 }
 
@@ -130,7 +156,10 @@ public struct AuthenticationResponse: Codable, Hashable, Sendable {
 public struct DeregisterAuthenticator: Codable, Hashable, Sendable {
     public var aaid: String
     public var keyID: String
-    public init(aaid: String, keyID: String) { self.aaid = aaid; self.keyID = keyID }
+    public init(aaid: String, keyID: String) {
+        self.aaid = aaid
+        self.keyID = keyID
+    }
 }
 
 /// DeregistrationRequest (uaf-spec §1.4). There is no response message.
@@ -138,6 +167,7 @@ public struct DeregistrationRequest: Codable, Hashable, Sendable {
     public var header: OperationHeader
     public var authenticators: [DeregisterAuthenticator]
     public init(header: OperationHeader, authenticators: [DeregisterAuthenticator]) {
-        self.header = header; self.authenticators = authenticators
+        self.header = header
+        self.authenticators = authenticators
     }
 }

@@ -7,9 +7,11 @@ extension DisplayPNGCharacteristicsDescriptor {
     /// zero or over-large side). The palette is not read: it is the image's business, not its shape.
     public init?(png: [UInt8]) {
         guard png.count >= 8 + 8 + 13, Array(png[0..<8]) == Self.pngSignature,
-              Array(png[8..<12]) == [0, 0, 0, 13], Array(png[12..<16]) == Array("IHDR".utf8) else { return nil }
+            Array(png[8..<12]) == [0, 0, 0, 13], Array(png[12..<16]) == Array("IHDR".utf8)
+        else { return nil }
         func u32(_ at: Int) -> UInt32 { png[at..<(at + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
-        let width = u32(16), height = u32(20)
+        let width = u32(16)
+        let height = u32(20)
         guard (1...0x7FFF_FFFF).contains(width), (1...0x7FFF_FFFF).contains(height) else { return nil }
         self.init(width: width, height: height, bitDepth: png[24], colorType: png[25], compression: png[26], filter: png[27], interlace: png[28])
     }

@@ -14,22 +14,32 @@ public struct MatchCriteria: Codable, Hashable, Sendable {
     public var authenticatorVersion: UInt16?
     public var exts: [Extension]?
 
-    public init(aaid: [String]? = nil, vendorID: [String]? = nil, keyIDs: [String]? = nil, userVerification: UInt32? = nil,
-                keyProtection: UInt16? = nil, matcherProtection: UInt16? = nil, attachmentHint: UInt32? = nil,
-                tcDisplay: UInt16? = nil, authenticationAlgorithms: [UInt16]? = nil, assertionSchemes: [String]? = nil,
-                attestationTypes: [UInt16]? = nil, authenticatorVersion: UInt16? = nil, exts: [Extension]? = nil) {
-        self.aaid = aaid; self.vendorID = vendorID; self.keyIDs = keyIDs; self.userVerification = userVerification
-        self.keyProtection = keyProtection; self.matcherProtection = matcherProtection; self.attachmentHint = attachmentHint
-        self.tcDisplay = tcDisplay; self.authenticationAlgorithms = authenticationAlgorithms
-        self.assertionSchemes = assertionSchemes; self.attestationTypes = attestationTypes
-        self.authenticatorVersion = authenticatorVersion; self.exts = exts
+    public init(
+        aaid: [String]? = nil, vendorID: [String]? = nil, keyIDs: [String]? = nil, userVerification: UInt32? = nil,
+        keyProtection: UInt16? = nil, matcherProtection: UInt16? = nil, attachmentHint: UInt32? = nil,
+        tcDisplay: UInt16? = nil, authenticationAlgorithms: [UInt16]? = nil, assertionSchemes: [String]? = nil,
+        attestationTypes: [UInt16]? = nil, authenticatorVersion: UInt16? = nil, exts: [Extension]? = nil
+    ) {
+        self.aaid = aaid
+        self.vendorID = vendorID
+        self.keyIDs = keyIDs
+        self.userVerification = userVerification
+        self.keyProtection = keyProtection
+        self.matcherProtection = matcherProtection
+        self.attachmentHint = attachmentHint
+        self.tcDisplay = tcDisplay
+        self.authenticationAlgorithms = authenticationAlgorithms
+        self.assertionSchemes = assertionSchemes
+        self.attestationTypes = attestationTypes
+        self.authenticatorVersion = authenticatorVersion
+        self.exts = exts
     }
 }
 
 extension MatchCriteria {
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case aaid, vendorID, keyIDs, userVerification, keyProtection, matcherProtection, attachmentHint, tcDisplay,
-             authenticationAlgorithms, assertionSchemes, attestationTypes, authenticatorVersion, exts
+            authenticationAlgorithms, assertionSchemes, attestationTypes, authenticatorVersion, exts
     }
 
     /// The same JSON as the synthesized conformance (absent or `null` is nil; unknown keys are ignored), but only the
@@ -99,6 +109,7 @@ public struct Policy: Codable, Hashable, Sendable {
     public var disallowed: [MatchCriteria]?
 
     public init(accepted: [[MatchCriteria]], disallowed: [MatchCriteria]? = nil) {
-        self.accepted = accepted; self.disallowed = disallowed
+        self.accepted = accepted
+        self.disallowed = disallowed
     }
 }

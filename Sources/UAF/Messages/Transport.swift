@@ -8,7 +8,9 @@ public struct GetUAFRequest: Codable, Hashable, Sendable {
     public var previousRequest: String?
     public var context: String?
     public init(op: UAFOperation? = nil, previousRequest: String? = nil, context: String? = nil) {
-        self.op = op; self.previousRequest = previousRequest; self.context = context
+        self.op = op
+        self.previousRequest = previousRequest
+        self.context = context
     }
 }
 
@@ -19,7 +21,10 @@ public struct ReturnUAFRequest: Codable, Hashable, Sendable {
     public var op: UAFOperation?
     public var lifetimeMillis: Int64?
     public init(statusCode: Int, uafRequest: String? = nil, op: UAFOperation? = nil, lifetimeMillis: Int64? = nil) {
-        self.statusCode = statusCode; self.uafRequest = uafRequest; self.op = op; self.lifetimeMillis = lifetimeMillis
+        self.statusCode = statusCode
+        self.uafRequest = uafRequest
+        self.op = op
+        self.lifetimeMillis = lifetimeMillis
     }
 }
 
@@ -27,7 +32,10 @@ public struct ReturnUAFRequest: Codable, Hashable, Sendable {
 public struct SendUAFResponse: Codable, Hashable, Sendable {
     public var uafResponse: String
     public var context: String?
-    public init(uafResponse: String, context: String? = nil) { self.uafResponse = uafResponse; self.context = context }
+    public init(uafResponse: String, context: String? = nil) {
+        self.uafResponse = uafResponse
+        self.context = context
+    }
 }
 
 /// Token types (uaf-spec §7).
@@ -40,7 +48,10 @@ public enum TokenType: String, Codable, Sendable {
 public struct Token: Codable, Hashable, Sendable {
     public var type: TokenType
     public var value: String
-    public init(type: TokenType, value: String) { self.type = type; self.value = value }
+    public init(type: TokenType, value: String) {
+        self.type = type
+        self.value = value
+    }
 }
 
 /// ServerResponse (uaf-spec §7).
@@ -51,10 +62,16 @@ public struct ServerResponse: Codable, Hashable, Sendable {
     public var location: String?
     public var postData: String?
     public var newUAFRequest: String?
-    public init(statusCode: Int, description: String? = nil, additionalTokens: [Token]? = nil, location: String? = nil,
-                postData: String? = nil, newUAFRequest: String? = nil) {
-        self.statusCode = statusCode; self.description = description; self.additionalTokens = additionalTokens
-        self.location = location; self.postData = postData; self.newUAFRequest = newUAFRequest
+    public init(
+        statusCode: Int, description: String? = nil, additionalTokens: [Token]? = nil, location: String? = nil,
+        postData: String? = nil, newUAFRequest: String? = nil
+    ) {
+        self.statusCode = statusCode
+        self.description = description
+        self.additionalTokens = additionalTokens
+        self.location = location
+        self.postData = postData
+        self.newUAFRequest = newUAFRequest
     }
 }
 
@@ -63,7 +80,10 @@ public struct TrustedFacets: Codable, Hashable, Sendable {
     public struct Entry: Codable, Hashable, Sendable {
         public var version: Version
         public var ids: [String]
-        public init(version: Version, ids: [String]) { self.version = version; self.ids = ids }
+        public init(version: Version, ids: [String]) {
+            self.version = version
+            self.ids = ids
+        }
     }
     public var trustedFacets: [Entry]
     public init(trustedFacets: [Entry]) { self.trustedFacets = trustedFacets }

@@ -42,21 +42,34 @@ public struct MetadataStatement: Codable, Hashable, Sendable {
         case vendorRootKeys = "nevis.auth.fido.uaf.google-attestation-root-keys"
     }
 
-    public init(aaid: String, description: String, assertionScheme: String = AssertionScheme.uafV1TLV,
-                attestationRootCertificates: [String] = [], attestationTypes: [UInt16], upv: [Version] = [.uaf11],
-                userVerificationDetails: [[VerificationMethodDescriptor]], attachmentHint: UInt32 = 1,
-                authenticationAlgorithm: UInt16, authenticationAlgorithms: [UInt16]? = nil, authenticatorVersion: UInt16 = 1,
-                isSecondFactorOnly: Bool = false, keyProtection: UInt16, matcherProtection: UInt16,
-                publicKeyAlgAndEncoding: UInt16, publicKeyAlgAndEncodings: [UInt16]? = nil, tcDisplay: UInt16 = 1,
-                tcDisplayContentType: String? = "text/plain", vendorRootKeys: [String]? = nil) {
-        self.aaid = aaid; self.description = description; self.assertionScheme = assertionScheme
-        self.attestationRootCertificates = attestationRootCertificates; self.attestationTypes = attestationTypes
-        self.upv = upv; self.userVerificationDetails = userVerificationDetails; self.attachmentHint = attachmentHint
-        self.authenticationAlgorithm = authenticationAlgorithm; self.authenticationAlgorithms = authenticationAlgorithms
-        self.authenticatorVersion = authenticatorVersion; self.isSecondFactorOnly = isSecondFactorOnly
-        self.keyProtection = keyProtection; self.matcherProtection = matcherProtection
-        self.publicKeyAlgAndEncoding = publicKeyAlgAndEncoding; self.publicKeyAlgAndEncodings = publicKeyAlgAndEncodings
-        self.tcDisplay = tcDisplay; self.tcDisplayContentType = tcDisplayContentType; self.vendorRootKeys = vendorRootKeys
+    public init(
+        aaid: String, description: String, assertionScheme: String = AssertionScheme.uafV1TLV,
+        attestationRootCertificates: [String] = [], attestationTypes: [UInt16], upv: [Version] = [.uaf11],
+        userVerificationDetails: [[VerificationMethodDescriptor]], attachmentHint: UInt32 = 1,
+        authenticationAlgorithm: UInt16, authenticationAlgorithms: [UInt16]? = nil, authenticatorVersion: UInt16 = 1,
+        isSecondFactorOnly: Bool = false, keyProtection: UInt16, matcherProtection: UInt16,
+        publicKeyAlgAndEncoding: UInt16, publicKeyAlgAndEncodings: [UInt16]? = nil, tcDisplay: UInt16 = 1,
+        tcDisplayContentType: String? = "text/plain", vendorRootKeys: [String]? = nil
+    ) {
+        self.aaid = aaid
+        self.description = description
+        self.assertionScheme = assertionScheme
+        self.attestationRootCertificates = attestationRootCertificates
+        self.attestationTypes = attestationTypes
+        self.upv = upv
+        self.userVerificationDetails = userVerificationDetails
+        self.attachmentHint = attachmentHint
+        self.authenticationAlgorithm = authenticationAlgorithm
+        self.authenticationAlgorithms = authenticationAlgorithms
+        self.authenticatorVersion = authenticatorVersion
+        self.isSecondFactorOnly = isSecondFactorOnly
+        self.keyProtection = keyProtection
+        self.matcherProtection = matcherProtection
+        self.publicKeyAlgAndEncoding = publicKeyAlgAndEncoding
+        self.publicKeyAlgAndEncodings = publicKeyAlgAndEncodings
+        self.tcDisplay = tcDisplay
+        self.tcDisplayContentType = tcDisplayContentType
+        self.vendorRootKeys = vendorRootKeys
     }
 
     /// Every signature algorithm this authenticator may use.
@@ -135,8 +148,9 @@ public struct MetadataStore: Sendable {
         }
         for statement in statements {
             guard AAID.isValid(statement.aaid) else { throw LoadError.invalidAAID(statement.aaid) }
-            let entry = Entry(statement: statement, capabilities: statement.capabilities,
-                              algorithms: statement.supportedAlgorithms, keyEncodings: statement.supportedKeyEncodings)
+            let entry = Entry(
+                statement: statement, capabilities: statement.capabilities,
+                algorithms: statement.supportedAlgorithms, keyEncodings: statement.supportedKeyEncodings)
             guard self.statements.updateValue(entry, forKey: AAID.normalized(statement.aaid)) == nil else {
                 throw LoadError.duplicateAAID(statement.aaid)
             }
@@ -174,7 +188,10 @@ public struct MetadataStore: Sendable {
         /// as strings, else numeric.
         public init(from decoder: any Decoder) throws {
             let probe = try Probe(from: decoder)
-            guard probe.mds3 else { form = .numeric(try MetadataStatement(from: decoder)); return }
+            guard probe.mds3 else {
+                form = .numeric(try MetadataStatement(from: decoder))
+                return
+            }
             let family = probe.protocolFamily ?? "uaf"
             guard family == "uaf" else {
                 form = .otherFamily("\(family) statement \(probe.aaid ?? probe.description ?? "without a name")")
@@ -224,7 +241,9 @@ public struct MetadataStore: Sendable {
         let isArray = data.first { !" \t\r\n".utf8.contains($0) } == UInt8(ascii: "[")
         let elements: [DecodedStatement]
         do {
-            elements = isArray ? try JSONDecoder().decode([DecodedStatement].self, from: data) : [try JSONDecoder().decode(DecodedStatement.self, from: data)]
+            elements =
+                isArray
+                ? try JSONDecoder().decode([DecodedStatement].self, from: data) : [try JSONDecoder().decode(DecodedStatement.self, from: data)]
         } catch let error as LoadError {
             throw error
         } catch {

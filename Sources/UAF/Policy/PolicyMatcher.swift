@@ -13,14 +13,23 @@ public struct AuthenticatorCapabilities: Hashable, Sendable {
     /// base64url KeyIDs this authenticator holds (for Auth/Dereg matching).
     public var keyIDs: Set<String>
 
-    public init(aaid: String, authenticatorVersion: UInt16, userVerification: UserVerificationMethods, keyProtection: KeyProtection,
-                matcherProtection: MatcherProtection, attachmentHint: AttachmentHint, tcDisplay: TransactionConfirmationDisplay,
-                authenticationAlgorithms: Set<SignatureAlgorithm>, assertionScheme: String, attestationTypes: Set<UInt16>,
-                keyIDs: Set<String> = []) {
-        self.aaid = aaid; self.authenticatorVersion = authenticatorVersion; self.userVerification = userVerification
-        self.keyProtection = keyProtection; self.matcherProtection = matcherProtection; self.attachmentHint = attachmentHint
-        self.tcDisplay = tcDisplay; self.authenticationAlgorithms = authenticationAlgorithms
-        self.assertionScheme = assertionScheme; self.attestationTypes = attestationTypes; self.keyIDs = keyIDs
+    public init(
+        aaid: String, authenticatorVersion: UInt16, userVerification: UserVerificationMethods, keyProtection: KeyProtection,
+        matcherProtection: MatcherProtection, attachmentHint: AttachmentHint, tcDisplay: TransactionConfirmationDisplay,
+        authenticationAlgorithms: Set<SignatureAlgorithm>, assertionScheme: String, attestationTypes: Set<UInt16>,
+        keyIDs: Set<String> = []
+    ) {
+        self.aaid = aaid
+        self.authenticatorVersion = authenticatorVersion
+        self.userVerification = userVerification
+        self.keyProtection = keyProtection
+        self.matcherProtection = matcherProtection
+        self.attachmentHint = attachmentHint
+        self.tcDisplay = tcDisplay
+        self.authenticationAlgorithms = authenticationAlgorithms
+        self.assertionScheme = assertionScheme
+        self.attestationTypes = attestationTypes
+        self.keyIDs = keyIDs
     }
 }
 
@@ -46,7 +55,10 @@ extension MatchCriteria {
         if let attachmentHint, a.attachmentHint.rawValue & attachmentHint == 0 { return false }
         if let tcDisplay, a.tcDisplay.rawValue & tcDisplay == 0 { return false }
         if let authenticationAlgorithms,
-           a.authenticationAlgorithms.isDisjoint(with: authenticationAlgorithms.map(SignatureAlgorithm.init(rawValue:))) { return false }
+            a.authenticationAlgorithms.isDisjoint(with: authenticationAlgorithms.map(SignatureAlgorithm.init(rawValue:)))
+        {
+            return false
+        }
         if let assertionSchemes, !assertionSchemes.contains(a.assertionScheme) { return false }
         if let attestationTypes, a.attestationTypes.isDisjoint(with: attestationTypes) { return false }
         if let authenticatorVersion, a.authenticatorVersion < authenticatorVersion { return false }
@@ -79,8 +91,10 @@ public enum PolicyMatcher {
         }
     }
 
-    private static func assign(_ criteria: ArraySlice<MatchCriteria>, from candidates: [AuthenticatorCapabilities],
-                               used: Set<Int>) -> [AuthenticatorCapabilities]? {
+    private static func assign(
+        _ criteria: ArraySlice<MatchCriteria>, from candidates: [AuthenticatorCapabilities],
+        used: Set<Int>
+    ) -> [AuthenticatorCapabilities]? {
         guard let first = criteria.first else { return [] }
         for (index, candidate) in candidates.enumerated() where !used.contains(index) && first.matches(candidate) {
             if let rest = assign(criteria.dropFirst(), from: candidates, used: used.union([index])) {

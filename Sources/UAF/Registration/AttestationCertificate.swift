@@ -12,8 +12,9 @@ struct AttestationCertificate {
 
     init(der: [UInt8]) throws {
         guard case .constructed(let certificate) = try DER.parse(der[...]).content,
-              let tbsNode = certificate.first(where: { _ in true }),
-              case .constructed(let tbsChildren) = tbsNode.content else {
+            let tbsNode = certificate.first(where: { _ in true }),
+            case .constructed(let tbsChildren) = tbsNode.content
+        else {
             throw ASN1Error.invalidASN1Object(reason: "not a certificate")
         }
         var fields = Array(tbsChildren)

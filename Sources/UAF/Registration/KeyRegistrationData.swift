@@ -17,14 +17,23 @@ public struct KeyRegistrationData: Sendable, Equatable {
     /// Signed extensions.
     public var extensions: [AssertionExtension]
 
-    public init(aaid: String, authenticatorVersion: UInt16, authenticationMode: UInt8 = 0x01,
-                signatureAlgorithm: SignatureAlgorithm, publicKeyEncoding: PublicKeyEncoding,
-                finalChallengeHash: [UInt8], keyID: [UInt8], signCounter: UInt32, registrationCounter: UInt32,
-                publicKey: [UInt8], extensions: [AssertionExtension] = []) {
-        self.aaid = aaid; self.authenticatorVersion = authenticatorVersion; self.authenticationMode = authenticationMode
-        self.signatureAlgorithm = signatureAlgorithm; self.publicKeyEncoding = publicKeyEncoding
-        self.finalChallengeHash = finalChallengeHash; self.keyID = keyID; self.signCounter = signCounter
-        self.registrationCounter = registrationCounter; self.publicKey = publicKey; self.extensions = extensions
+    public init(
+        aaid: String, authenticatorVersion: UInt16, authenticationMode: UInt8 = 0x01,
+        signatureAlgorithm: SignatureAlgorithm, publicKeyEncoding: PublicKeyEncoding,
+        finalChallengeHash: [UInt8], keyID: [UInt8], signCounter: UInt32, registrationCounter: UInt32,
+        publicKey: [UInt8], extensions: [AssertionExtension] = []
+    ) {
+        self.aaid = aaid
+        self.authenticatorVersion = authenticatorVersion
+        self.authenticationMode = authenticationMode
+        self.signatureAlgorithm = signatureAlgorithm
+        self.publicKeyEncoding = publicKeyEncoding
+        self.finalChallengeHash = finalChallengeHash
+        self.keyID = keyID
+        self.signCounter = signCounter
+        self.registrationCounter = registrationCounter
+        self.publicKey = publicKey
+        self.extensions = extensions
     }
 
     static let knownTags: Set<TLVTag> = [.aaid, .assertionInfo, .finalChallengeHash, .keyID, .counters, .publicKey]
@@ -54,8 +63,10 @@ public struct KeyRegistrationData: Sendable, Equatable {
         var e = TLVEncoder()
         try e.composite(.krd) { (k: inout TLVEncoder) throws(TLVError) in
             try k.leaf(.aaid, Array(aaid.utf8))
-            try k.leaf(.assertionInfo, TLVEncoder.le16(authenticatorVersion) + [authenticationMode]
-                        + TLVEncoder.le16(signatureAlgorithm.rawValue) + TLVEncoder.le16(publicKeyEncoding.rawValue))
+            try k.leaf(
+                .assertionInfo,
+                TLVEncoder.le16(authenticatorVersion) + [authenticationMode]
+                    + TLVEncoder.le16(signatureAlgorithm.rawValue) + TLVEncoder.le16(publicKeyEncoding.rawValue))
             try k.leaf(.finalChallengeHash, finalChallengeHash)
             try k.leaf(.keyID, keyID)
             try k.leaf(.counters, TLVEncoder.le32(signCounter) + TLVEncoder.le32(registrationCounter))

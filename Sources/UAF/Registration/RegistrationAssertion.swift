@@ -41,8 +41,9 @@ public struct RegistrationAssertion: Sendable, Equatable {
     /// Parses a registration assertion. Any malformation is a ``TLVError``.
     public init(bytes: [UInt8]) throws(TLVError) {
         let outer = try TLVDecoder.decodeSingle(bytes, expected: .regAssertion)
-        let fields = try TLVFields(outer, known: [.krd, .attestationBasicFull, .attestationBasicSurrogate, .attestationECDAA],
-                                   repeatable: AssertionExtension.tags)
+        let fields = try TLVFields(
+            outer, known: [.krd, .attestationBasicFull, .attestationBasicSurrogate, .attestationECDAA],
+            repeatable: AssertionExtension.tags)
         let krd = try fields.required(.krd)
         keyRegistrationData = try KeyRegistrationData(element: krd)
         signedBytes = Array(krd.encoded)
@@ -69,7 +70,8 @@ public struct RegistrationAssertion: Sendable, Equatable {
     }
 
     /// Assembles an assertion from already-encoded KRD bytes and an attestation, in canonical order.
-    public static func encode(signedKRD: [UInt8], attestation: Attestation, unsignedExtensions: [AssertionExtension] = []) throws(TLVError) -> [UInt8] {
+    public static func encode(signedKRD: [UInt8], attestation: Attestation, unsignedExtensions: [AssertionExtension] = []) throws(TLVError) -> [UInt8]
+    {
         var e = TLVEncoder()
         try e.composite(.regAssertion) { (a: inout TLVEncoder) throws(TLVError) in
             a.raw(signedKRD)

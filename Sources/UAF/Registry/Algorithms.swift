@@ -26,7 +26,10 @@ public struct SignatureAlgorithm: RawRepresentable, Hashable, Sendable, Codable,
     }
 
     public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(UInt16.self) }
-    public func encode(to encoder: any Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(rawValue) }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
 }
 
 /// ALG_KEY_* public key formats (FIDO Registry §3.6.2; uaf-spec §3.2).
@@ -55,7 +58,10 @@ public struct PublicKeyEncoding: RawRepresentable, Hashable, Sendable, Codable, 
     }
 
     public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(UInt16.self) }
-    public func encode(to encoder: any Encoder) throws { var c = encoder.singleValueContainer(); try c.encode(rawValue) }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
 }
 
 /// Attestation types; the values are the TLV tags of the attestation blocks (uaf-spec §2.2).

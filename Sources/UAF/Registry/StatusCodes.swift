@@ -25,14 +25,17 @@ public enum UAFStatusCode: Int, Codable, Sendable, CaseIterable {
         case .ok: return "OK. Operation completed"
         case .accepted: return "Accepted. Message accepted, but not completed at this time"
         case .badRequest: return "Bad Request. The server did not understand the message"
-        case .unauthorized: return "Unauthorized. The userid must be authenticated to perform this operation, or this KeyID is not associated with this UserID"
+        case .unauthorized:
+            return "Unauthorized. The userid must be authenticated to perform this operation, or this KeyID is not associated with this UserID"
         case .forbidden: return "Forbidden. The userid is not allowed to perform this operation"
         case .notFound: return "Not Found"
         case .requestTimeout: return "Request Timeout"
         case .unknownAAID: return "Unknown AAID. The server was unable to locate authoritative metadata for the AAID"
         case .unknownKeyID: return "Unknown KeyID. The server was unable to locate a registration for the given UserID and KeyID combination"
         case .channelBindingRefused: return "Channel Binding Refused"
-        case .requestInvalid: return "Request Invalid. The server refused to service the request because the message nonce was unknown, expired or the server has previously serviced a message with the same nonce and user ID"
+        case .requestInvalid:
+            return
+                "Request Invalid. The server refused to service the request because the message nonce was unknown, expired or the server has previously serviced a message with the same nonce and user ID"
         case .unacceptableAuthenticator: return "Unacceptable Authenticator"
         case .revokedAuthenticator: return "Revoked Authenticator"
         case .unacceptableKey: return "Unacceptable Key"

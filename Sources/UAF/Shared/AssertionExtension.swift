@@ -6,7 +6,9 @@ public struct AssertionExtension: Sendable, Equatable {
     public var isCritical: Bool
 
     public init(id: String, data: [UInt8], isCritical: Bool) {
-        self.id = id; self.data = data; self.isCritical = isCritical
+        self.id = id
+        self.data = data
+        self.isCritical = isCritical
     }
 
     static let tags: Set<TLVTag> = [.extensionCritical, .extensionNonCritical]
@@ -63,9 +65,10 @@ public enum AAID {
 
     /// Case-insensitive comparison without allocating.
     public static func equal(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in
-            x == y || (x ^ 0x20 == y && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
-        }
+        a.utf8.count == b.utf8.count
+            && zip(a.utf8, b.utf8).allSatisfy { x, y in
+                x == y || (x ^ 0x20 == y && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+            }
     }
 }
 

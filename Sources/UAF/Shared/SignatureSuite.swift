@@ -1,7 +1,7 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import SwiftASN1
+import _CryptoExtras
 
 /// A public key decoded from one of the ALG_KEY_* formats.
 public enum UAFPublicKey: Sendable {
@@ -23,7 +23,8 @@ public enum UAFPublicKey: Sendable {
         case .eccX962DER:
             // Fast path: a P-256 SubjectPublicKeyInfo is a fixed 26-byte header and the 65-byte point.
             if bytes.count == 91, bytes[0..<26].elementsEqual(Self.p256SPKIHeader),
-               let key = try? P256.Signing.PublicKey(x963Representation: bytes[26...]) {
+                let key = try? P256.Signing.PublicKey(x963Representation: bytes[26...])
+            {
                 self = .p256(key)
                 return
             }

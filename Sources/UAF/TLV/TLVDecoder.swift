@@ -94,9 +94,18 @@ public struct TLVFields: Sendable {
 struct LittleEndianReader {
     private let bytes: ArraySlice<UInt8>
     private var offset: Int
-    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes; offset = bytes.startIndex }
-    mutating func u8() -> UInt8 { defer { offset += 1 }; return bytes[offset] }
-    mutating func u16() -> UInt16 { defer { offset += 2 }; return UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8 }
+    init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        offset = bytes.startIndex
+    }
+    mutating func u8() -> UInt8 {
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+    mutating func u16() -> UInt16 {
+        defer { offset += 2 }
+        return UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+    }
     mutating func u32() -> UInt32 {
         defer { offset += 4 }
         return (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[offset + $1]) << (8 * $1) }

@@ -22,8 +22,10 @@ public struct TLVEncoder: Sendable {
     public mutating func raw(_ encoded: some Collection<UInt8>) { bytes.append(contentsOf: encoded) }
 
     private mutating func appendHeader(_ tag: TLVTag, _ length: Int) {
-        bytes.append(UInt8(tag.rawValue & 0xFF)); bytes.append(UInt8(tag.rawValue >> 8))
-        bytes.append(UInt8(length & 0xFF)); bytes.append(UInt8(length >> 8))
+        bytes.append(UInt8(tag.rawValue & 0xFF))
+        bytes.append(UInt8(tag.rawValue >> 8))
+        bytes.append(UInt8(length & 0xFF))
+        bytes.append(UInt8(length >> 8))
     }
 
     static func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }

@@ -24,7 +24,9 @@ public struct TLVError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Fewer than 4 bytes were left for a tag and length.
     public static func truncatedHeader(offset: Int) -> Self { Self(.truncatedHeader(offset: offset)) }
     /// A length field claims more bytes than are left.
-    public static func lengthExceedsInput(tag: TLVTag, length: Int, available: Int) -> Self { Self(.lengthExceedsInput(tag: tag, length: length, available: available)) }
+    public static func lengthExceedsInput(tag: TLVTag, length: Int, available: Int) -> Self {
+        Self(.lengthExceedsInput(tag: tag, length: length, available: available))
+    }
     /// Bytes follow the outermost element.
     public static func trailingBytes(count: Int) -> Self { Self(.trailingBytes(count: count)) }
     /// Composite tags nest deeper than allowed.

@@ -1,6 +1,6 @@
-import Primitives
 import Crypto
 import Foundation
+import Primitives
 
 /// What the server issued for an authentication.
 public struct IssuedAuthentication: Sendable {
@@ -12,7 +12,10 @@ public struct IssuedAuthentication: Sendable {
     public var username: String?
 
     public init(challenge: String, policy: Policy, transactions: [Transaction] = [], username: String? = nil) {
-        self.challenge = challenge; self.policy = policy; self.transactions = transactions; self.username = username
+        self.challenge = challenge
+        self.policy = policy
+        self.transactions = transactions
+        self.username = username
     }
 }
 
@@ -26,8 +29,12 @@ public struct RegisteredKey: Sendable, Hashable {
     public var signCounter: UInt32
 
     public init(aaid: String, keyID: String, username: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding, signCounter: UInt32) {
-        self.aaid = aaid; self.keyID = keyID; self.username = username; self.publicKey = publicKey
-        self.publicKeyEncoding = publicKeyEncoding; self.signCounter = signCounter
+        self.aaid = aaid
+        self.keyID = keyID
+        self.username = username
+        self.publicKey = publicKey
+        self.publicKeyEncoding = publicKeyEncoding
+        self.signCounter = signCounter
     }
 }
 
@@ -45,10 +52,17 @@ public struct VerifiedAuthentication: Sendable, Hashable {
     /// The confirmed transaction's content hash (empty without a transaction).
     public var transactionContentHash: [UInt8]
 
-    public init(aaid: String, keyID: String, username: String, signCounter: UInt32, previousSignCounter: UInt32,
-                mode: AuthenticationMode, transactionContentHash: [UInt8]) {
-        self.aaid = aaid; self.keyID = keyID; self.username = username; self.signCounter = signCounter
-        self.previousSignCounter = previousSignCounter; self.mode = mode; self.transactionContentHash = transactionContentHash
+    public init(
+        aaid: String, keyID: String, username: String, signCounter: UInt32, previousSignCounter: UInt32,
+        mode: AuthenticationMode, transactionContentHash: [UInt8]
+    ) {
+        self.aaid = aaid
+        self.keyID = keyID
+        self.username = username
+        self.signCounter = signCounter
+        self.previousSignCounter = previousSignCounter
+        self.mode = mode
+        self.transactionContentHash = transactionContentHash
     }
 }
 
@@ -58,7 +72,8 @@ public struct AuthenticationVerifier: Sendable {
     public var metadata: MetadataStore
 
     public init(configuration: RelyingPartyConfiguration, metadata: MetadataStore) {
-        self.configuration = configuration; self.metadata = metadata
+        self.configuration = configuration
+        self.metadata = metadata
     }
 
     /// Verifies `response`.
@@ -68,8 +83,10 @@ public struct AuthenticationVerifier: Sendable {
     ///   - now: the time the Metadata Service's status reports are read at.
     ///   - lookup: the stored registration for (AAID, base64url KeyID), whoever it belongs to. Errors it throws
     ///     (storage failures) are passed through; every rejection is a ``UAFVerificationError``.
-    public func verify(_ response: AuthenticationResponse, issued: IssuedAuthentication, now: Date = Date(),
-                       lookup: (String, String) async throws -> RegisteredKey?) async throws -> [VerifiedAuthentication] {
+    public func verify(
+        _ response: AuthenticationResponse, issued: IssuedAuthentication, now: Date = Date(),
+        lookup: (String, String) async throws -> RegisteredKey?
+    ) async throws -> [VerifiedAuthentication] {
         // Steps 1 and 3.
         let expectedHash = try CommonChecks.checkHeaderAndFinalChallenge(
             header: response.header, expectedOp: .authentication, fcParams: response.fcParams,
@@ -101,8 +118,9 @@ public struct AuthenticationVerifier: Sendable {
             // the owner check of step 1, so that only the key's holder learns the key belongs to someone else: a
             // caller replaying or guessing KeyIDs gets 1498 for each, never 1401 as a sign that the key exists.
             guard let key = UAFPublicKey(bytes: registered.publicKey, encoding: registered.publicKeyEncoding),
-                  SignatureSuite.isCompatible(signed.signatureAlgorithm, with: key),
-                  SignatureSuite.verify(signature: assertion.signature, over: assertion.signedBytes, algorithm: signed.signatureAlgorithm, key: key) else {
+                SignatureSuite.isCompatible(signed.signatureAlgorithm, with: key),
+                SignatureSuite.verify(signature: assertion.signature, over: assertion.signedBytes, algorithm: signed.signatureAlgorithm, key: key)
+            else {
                 throw UAFVerificationError.signatureInvalid
             }
             // Authentication step 1, the owner: the user the request was for, and one user across assertions (1401).
@@ -116,7 +134,8 @@ public struct AuthenticationVerifier: Sendable {
                 throw UAFVerificationError.counterNotKept
             }
             if configuration.counterPolicy == .reject, signed.signCounter != 0 || registered.signCounter != 0,
-               signed.signCounter <= registered.signCounter {
+                signed.signCounter <= registered.signCounter
+            {
                 throw UAFVerificationError.counterRegression(stored: registered.signCounter, received: signed.signCounter)
             }
             // Authentication step 4. Nonce length.
@@ -137,9 +156,11 @@ public struct AuthenticationVerifier: Sendable {
             var capabilities = entry.capabilities
             capabilities.keyIDs = [keyID]
             used.append(capabilities)
-            results.append(VerifiedAuthentication(aaid: signed.aaid, keyID: keyID, username: registered.username,
-                                                  signCounter: signed.signCounter, previousSignCounter: registered.signCounter,
-                                                  mode: mode, transactionContentHash: signed.transactionContentHash))
+            results.append(
+                VerifiedAuthentication(
+                    aaid: signed.aaid, keyID: keyID, username: registered.username,
+                    signCounter: signed.signCounter, previousSignCounter: registered.signCounter,
+                    mode: mode, transactionContentHash: signed.transactionContentHash))
         }
         // Authentication step 6. The authenticators used satisfy the policy sent.
         guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError.policyNotSatisfied }

@@ -1,10 +1,10 @@
-import FIDOAttestation
-import Primitives
 import Crypto
-import _CryptoExtras
+import FIDOAttestation
 import Foundation
+import Primitives
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
+import _CryptoExtras
 
 /// What the server issued for a registration (looked up and consumed by the caller before verifying).
 public struct IssuedRegistration: Sendable {
@@ -12,7 +12,9 @@ public struct IssuedRegistration: Sendable {
     public var username: String
     public var policy: Policy
     public init(challenge: String, username: String, policy: Policy) {
-        self.challenge = challenge; self.username = username; self.policy = policy
+        self.challenge = challenge
+        self.username = username
+        self.policy = policy
     }
 }
 
@@ -30,11 +32,20 @@ public struct VerifiedRegistration: Sendable, Hashable {
     public var attestationType: AttestationType
     public var username: String
 
-    public init(aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding, signatureAlgorithm: SignatureAlgorithm,
-                signCounter: UInt32, registrationCounter: UInt32, authenticatorVersion: UInt16, attestationType: AttestationType, username: String) {
-        self.aaid = aaid; self.keyID = keyID; self.publicKey = publicKey; self.publicKeyEncoding = publicKeyEncoding
-        self.signatureAlgorithm = signatureAlgorithm; self.signCounter = signCounter; self.registrationCounter = registrationCounter
-        self.authenticatorVersion = authenticatorVersion; self.attestationType = attestationType; self.username = username
+    public init(
+        aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding, signatureAlgorithm: SignatureAlgorithm,
+        signCounter: UInt32, registrationCounter: UInt32, authenticatorVersion: UInt16, attestationType: AttestationType, username: String
+    ) {
+        self.aaid = aaid
+        self.keyID = keyID
+        self.publicKey = publicKey
+        self.publicKeyEncoding = publicKeyEncoding
+        self.signatureAlgorithm = signatureAlgorithm
+        self.signCounter = signCounter
+        self.registrationCounter = registrationCounter
+        self.authenticatorVersion = authenticatorVersion
+        self.attestationType = attestationType
+        self.username = username
     }
 }
 
@@ -44,7 +55,8 @@ public struct RegistrationVerifier: Sendable {
     public var metadata: MetadataStore
 
     public init(configuration: RelyingPartyConfiguration, metadata: MetadataStore) {
-        self.configuration = configuration; self.metadata = metadata
+        self.configuration = configuration
+        self.metadata = metadata
     }
 
     /// Verifies `response` against what was issued.
@@ -55,8 +67,10 @@ public struct RegistrationVerifier: Sendable {
     ///   - isRegistered: whether an (AAID, base64url KeyID) is already registered (Registration step 3). It is
     ///     required: a verifier that cannot see the repository must not pretend the key is new. Errors it throws
     ///     (storage failures) pass through; every rejection is a ``UAFVerificationError``.
-    public func verify(_ response: RegistrationResponse, issued: IssuedRegistration, now: Date = Date(),
-                       isRegistered: (String, String) async throws -> Bool) async throws -> [VerifiedRegistration] {
+    public func verify(
+        _ response: RegistrationResponse, issued: IssuedRegistration, now: Date = Date(),
+        isRegistered: (String, String) async throws -> Bool
+    ) async throws -> [VerifiedRegistration] {
         // Steps 1 and 3.
         let expectedHash = try CommonChecks.checkHeaderAndFinalChallenge(
             header: response.header, expectedOp: .registration, fcParams: response.fcParams,
@@ -108,17 +122,20 @@ public struct RegistrationVerifier: Sendable {
             var capabilities = entry.capabilities
             capabilities.keyIDs = [keyID]
             used.append(capabilities)
-            verified.append(VerifiedRegistration(
-                aaid: krd.aaid, keyID: keyID, publicKey: krd.publicKey, publicKeyEncoding: krd.publicKeyEncoding,
-                signatureAlgorithm: krd.signatureAlgorithm, signCounter: krd.signCounter, registrationCounter: krd.registrationCounter,
-                authenticatorVersion: krd.authenticatorVersion, attestationType: assertion.attestation.type, username: issued.username))
+            verified.append(
+                VerifiedRegistration(
+                    aaid: krd.aaid, keyID: keyID, publicKey: krd.publicKey, publicKeyEncoding: krd.publicKeyEncoding,
+                    signatureAlgorithm: krd.signatureAlgorithm, signCounter: krd.signCounter, registrationCounter: krd.registrationCounter,
+                    authenticatorVersion: krd.authenticatorVersion, attestationType: assertion.attestation.type, username: issued.username))
         }
         // Registration step 2. The authenticators used satisfy the policy sent, including `disallowed`.
         guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError.policyNotSatisfied }
         return verified
     }
 
-    private func verifyAttestation(_ assertion: RegistrationAssertion, publicKey: UAFPublicKey, statement: MetadataStatement, now: Date) async throws(UAFVerificationError) {
+    private func verifyAttestation(
+        _ assertion: RegistrationAssertion, publicKey: UAFPublicKey, statement: MetadataStatement, now: Date
+    ) async throws(UAFVerificationError) {
         let algorithm = assertion.keyRegistrationData.signatureAlgorithm
         switch assertion.attestation {
         case .basicSurrogate(let signature):
@@ -137,17 +154,22 @@ public struct RegistrationVerifier: Sendable {
                 throw UAFVerificationError.attestationCertificateInvalid("the attestation certificate is not DER X.509")
             }
             let spki = leaf.subjectPublicKeyInfo
-            guard let key = (try? P256.Signing.PublicKey(derRepresentation: spki)).map(UAFPublicKey.p256)
-                    ?? (try? _RSA.Signing.PublicKey(derRepresentation: spki)).map(UAFPublicKey.rsa) else {
+            guard
+                let key = (try? P256.Signing.PublicKey(derRepresentation: spki)).map(UAFPublicKey.p256)
+                    ?? (try? _RSA.Signing.PublicKey(derRepresentation: spki)).map(UAFPublicKey.rsa)
+            else {
                 throw UAFVerificationError.attestationCertificateInvalid("unsupported attestation key type")
             }
             guard SignatureSuite.isCompatible(algorithm, with: key),
-                  SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: key) else {
+                SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: key)
+            else {
                 throw UAFVerificationError.attestationSignatureInvalid
             }
             // Vendor root keys first (the Nevis extension; server-api E.1), then the metadata's root certificates.
-            if try await validateAndroidKeyAttestation(certificates, krd: assertion.keyRegistrationData, uafKey: publicKey,
-                                                       attestationKey: key, statement: statement, now: now) {
+            if try await validateAndroidKeyAttestation(
+                certificates, krd: assertion.keyRegistrationData, uafKey: publicKey,
+                attestationKey: key, statement: statement, now: now)
+            {
                 return
             }
             try await validateChain(certificates, leaf: leaf, statement: statement, now: now)
@@ -162,8 +184,10 @@ public struct RegistrationVerifier: Sendable {
     /// challenge hash (the authenticator passes it to `setAttestationChallenge`). Without that binding a chain copied
     /// from any Android key would pass. Returns false when the statement lists no vendor key or the chain does not
     /// lead to one (the root certificates are tried next); throws when it leads to one and a check fails.
-    private func validateAndroidKeyAttestation(_ certificates: [[UInt8]], krd: KeyRegistrationData, uafKey: UAFPublicKey, attestationKey: UAFPublicKey,
-                                               statement: MetadataStatement, now: Date) async throws(UAFVerificationError) -> Bool {
+    private func validateAndroidKeyAttestation(
+        _ certificates: [[UInt8]], krd: KeyRegistrationData, uafKey: UAFPublicKey, attestationKey: UAFPublicKey,
+        statement: MetadataStatement, now: Date
+    ) async throws(UAFVerificationError) -> Bool {
         let vendorKeys = (statement.vendorRootKeys ?? []).compactMap { Data(base64Encoded: $0) }
             .compactMap { try? Certificate.PublicKey(derEncoded: [UInt8]($0)) }
         guard !vendorKeys.isEmpty else { return false }
@@ -174,7 +198,8 @@ public struct RegistrationVerifier: Sendable {
             return false
         }
         var verifier = Verifier(rootCertificates: CertificateStore([top])) { RFC5280Policy(fixedExpiryValidationTime: now) }
-        guard case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(chain.dropFirst().dropLast()))) else {
+        guard case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(chain.dropFirst().dropLast())))
+        else {
             throw UAFVerificationError.attestationCertificateInvalid("no valid chain to a vendor root key")
         }
         guard now >= top.notValidBefore, now <= top.notValidAfter else {
@@ -187,7 +212,8 @@ public struct RegistrationVerifier: Sendable {
             throw UAFVerificationError.attestationCertificateInvalid("a certificate above the leaf carries the key attestation extension")
         }
         guard let value = leaf.extensions.first(where: { $0.oid == AndroidKeyDescription.oid })?.value,
-              let description = try? AndroidKeyDescription(derEncoded: value) else {
+            let description = try? AndroidKeyDescription(derEncoded: value)
+        else {
             throw UAFVerificationError.attestationCertificateInvalid("the leaf has no readable Android key attestation extension")
         }
         // The attested key is the registered key: the attestation is about the key the server will trust.
@@ -218,7 +244,9 @@ public struct RegistrationVerifier: Sendable {
         }
     }
 
-    private func validateChain(_ certificates: [[UInt8]], leaf: AttestationCertificate, statement: MetadataStatement, now: Date) async throws(UAFVerificationError) {
+    private func validateChain(
+        _ certificates: [[UInt8]], leaf: AttestationCertificate, statement: MetadataStatement, now: Date
+    ) async throws(UAFVerificationError) {
         let roots = statement.attestationRootCertificates.compactMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
         guard !roots.isEmpty else { throw UAFVerificationError.attestationCertificateInvalid("the metadata lists no attestation root") }
         // The attestation certificate may itself be the trust anchor the metadata lists (as in the spec example,

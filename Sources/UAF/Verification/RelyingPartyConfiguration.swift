@@ -1,5 +1,5 @@
-import Primitives
 import Foundation
+import Primitives
 
 /// The values a relying party verifies against, passed in by the caller (never global).
 public struct RelyingPartyConfiguration: Sendable {
@@ -48,11 +48,17 @@ public struct RelyingPartyConfiguration: Sendable {
         }
     }
 
-    public init(appID: String, trustedFacetIDs: [String], supportedVersions: Set<Version> = [.uaf11],
-                acceptedAlgorithms: Set<SignatureAlgorithm> = SignatureSuite.supportedAlgorithms,
-                counterPolicy: CounterPolicy = .reject, minimumNonceLength: Int = 8, channelBinding: ExpectedChannelBinding? = nil) {
-        self.appID = appID; self.trustedFacetIDs = trustedFacetIDs; self.supportedVersions = supportedVersions
-        self.acceptedAlgorithms = acceptedAlgorithms; self.counterPolicy = counterPolicy; self.minimumNonceLength = minimumNonceLength
+    public init(
+        appID: String, trustedFacetIDs: [String], supportedVersions: Set<Version> = [.uaf11],
+        acceptedAlgorithms: Set<SignatureAlgorithm> = SignatureSuite.supportedAlgorithms,
+        counterPolicy: CounterPolicy = .reject, minimumNonceLength: Int = 8, channelBinding: ExpectedChannelBinding? = nil
+    ) {
+        self.appID = appID
+        self.trustedFacetIDs = trustedFacetIDs
+        self.supportedVersions = supportedVersions
+        self.acceptedAlgorithms = acceptedAlgorithms
+        self.counterPolicy = counterPolicy
+        self.minimumNonceLength = minimumNonceLength
         self.channelBinding = channelBinding
     }
 
@@ -87,7 +93,9 @@ public struct ExpectedChannelBinding: Sendable, Hashable {
     public var previous: [ExpectedChannelBinding]
 
     public init(serverEndPoint: String, tlsServerCertificate: String, previous: [ExpectedChannelBinding] = []) {
-        self.serverEndPoint = serverEndPoint; self.tlsServerCertificate = tlsServerCertificate; self.previous = previous
+        self.serverEndPoint = serverEndPoint
+        self.tlsServerCertificate = tlsServerCertificate
+        self.previous = previous
     }
 
     func check(_ binding: ChannelBinding?) throws(UAFVerificationError) {
@@ -109,8 +117,10 @@ public struct ExpectedChannelBinding: Sendable, Hashable {
 enum CommonChecks {
     /// Steps 1 and 3: version, operation and FinalChallengeParams; also that there is an assertion at all.
     /// Returns the FinalChallengeHash every assertion must carry (step 6).
-    static func checkHeaderAndFinalChallenge(header: OperationHeader, expectedOp: UAFOperation, fcParams: String, assertionCount: Int,
-                                             issuedChallenge: String, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> [UInt8] {
+    static func checkHeaderAndFinalChallenge(
+        header: OperationHeader, expectedOp: UAFOperation, fcParams: String, assertionCount: Int,
+        issuedChallenge: String, configuration: RelyingPartyConfiguration
+    ) throws(UAFVerificationError) -> [UInt8] {
         // Step 1. The element's upv must be one this server speaks.
         guard configuration.supportedVersions.contains(header.upv) else { throw UAFVerificationError.unsupportedVersion(header.upv) }
         guard header.op == expectedOp else { throw UAFVerificationError.operationMismatch }
@@ -143,14 +153,17 @@ enum CommonChecks {
     }
 
     /// Steps 5 and 6 for one assertion: AAID metadata, algorithm, version, and the final challenge hash.
-    static func checkAuthenticator(aaid: String, algorithm: SignatureAlgorithm, version: UInt16, finalChallengeHash: [UInt8],
-                                   expectedHash: [UInt8], metadata: MetadataStore, configuration: RelyingPartyConfiguration) throws(UAFVerificationError) -> MetadataStore.Entry {
+    static func checkAuthenticator(
+        aaid: String, algorithm: SignatureAlgorithm, version: UInt16, finalChallengeHash: [UInt8],
+        expectedHash: [UInt8], metadata: MetadataStore, configuration: RelyingPartyConfiguration
+    ) throws(UAFVerificationError) -> MetadataStore.Entry {
         // Step 5. AAID known in metadata.
         guard let entry = metadata.entry(for: aaid) else { throw UAFVerificationError.unknownAAID(aaid) }
         let statement = entry.statement
         // Step 5. The algorithm must be listed in the metadata and accepted by this server.
         guard entry.algorithms.contains(algorithm), configuration.acceptedAlgorithms.contains(algorithm),
-              SignatureSuite.supportedAlgorithms.contains(algorithm) else {
+            SignatureSuite.supportedAlgorithms.contains(algorithm)
+        else {
             throw UAFVerificationError.algorithmNotAllowed(algorithm)
         }
         // Step 5. authenticatorVersion >= metadata.authenticatorVersion.

@@ -83,7 +83,9 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
     /// The metadata does not allow the public key encoding `encoding` for this authenticator.
     public static func keyEncodingNotAllowed(_ encoding: PublicKeyEncoding) -> Self { Self(.keyEncodingNotAllowed(encoding)) }
     /// Authenticator version `found` is below `minimum`.
-    public static func authenticatorVersionTooLow(found: UInt16, minimum: UInt16) -> Self { Self(.authenticatorVersionTooLow(found: found, minimum: minimum)) }
+    public static func authenticatorVersionTooLow(found: UInt16, minimum: UInt16) -> Self {
+        Self(.authenticatorVersionTooLow(found: found, minimum: minimum))
+    }
     /// The final challenge hash does not match fcParams.
     public static let finalChallengeHashMismatch = Self(.finalChallengeHashMismatch)
     /// The authentication mode `mode` is not valid here.
@@ -123,7 +125,9 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
     /// A transaction confirmed by an authenticator whose metadata names no transaction display.
     public static func transactionNotDisplayable(_ aaid: String) -> Self { Self(.transactionNotDisplayable(aaid)) }
     /// The Metadata Service reports the authenticator revoked or compromised (a `StatusReport` in force).
-    public static func authenticatorRevoked(aaid: String, status: AuthenticatorStatus) -> Self { Self(.authenticatorRevoked(aaid: aaid, status: status)) }
+    public static func authenticatorRevoked(aaid: String, status: AuthenticatorStatus) -> Self {
+        Self(.authenticatorRevoked(aaid: aaid, status: status))
+    }
 
     /// The UAF status code the server answers with (uaf-spec §1.7). Where the spec names no code, the choice
     /// is the closest one, documented in the server DocC ("Status codes").
@@ -144,9 +148,9 @@ public struct UAFVerificationError: Error, Hashable, Sendable, CustomStringConve
         case .authenticatorRevoked: return .revokedAuthenticator
         case .keyIDBelongsToAnotherUser: return .unauthorized
         case .operationMismatch, .malformedMessage, .malformedServerData, .malformedHeader, .malformedFinalChallengeParams, .noAssertions,
-             .appIDMismatch, .untrustedFacetID, .unsupportedAssertionScheme, .malformedAssertion, .finalChallengeHashMismatch,
-             .invalidAuthenticationMode, .signatureInvalid, .counterRegression, .counterNotKept, .unknownRequiredExtension,
-             .nonceTooShort, .transactionMismatch, .duplicateAssertion:
+            .appIDMismatch, .untrustedFacetID, .unsupportedAssertionScheme, .malformedAssertion, .finalChallengeHashMismatch,
+            .invalidAuthenticationMode, .signatureInvalid, .counterRegression, .counterNotKept, .unknownRequiredExtension,
+            .nonceTooShort, .transactionMismatch, .duplicateAssertion:
             return .unacceptableContent
         }
     }

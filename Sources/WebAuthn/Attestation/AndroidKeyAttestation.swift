@@ -27,7 +27,9 @@ enum AndroidKeyAttestation {
         // Step 5, read from both lists (the relying party here does not demand a TEE-only policy): generated in the
         // device (every list that names an origin says so), for signing.
         let origins = [description.hardwareOrigin, description.softwareOrigin].compactMap { $0 }
-        guard !origins.isEmpty, origins.allSatisfy({ $0 == AndroidKeyDescription.originGenerated }) else { throw members.fail(.keyDescription("does not say the key was generated in the device")) }
+        guard !origins.isEmpty, origins.allSatisfy({ $0 == AndroidKeyDescription.originGenerated }) else {
+            throw members.fail(.keyDescription("does not say the key was generated in the device"))
+        }
         guard description.hardwarePurposes.union(description.softwarePurposes).contains(AndroidKeyDescription.purposeSign) else {
             throw members.fail(.keyDescription("does not give the key the SIGN purpose"))
         }

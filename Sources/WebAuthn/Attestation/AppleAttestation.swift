@@ -15,8 +15,12 @@ enum AppleAttestation {
         let leaf = certificates[0]
         // Steps 1–3: the nonce is SHA-256(authData ‖ clientDataHash), as the certificate's extension says.
         let nonce = Array(SHA256.hash(data: input.signedData))
-        guard let value = leaf.extensions[oid: nonceExtension]?.value else { throw members.fail(.certificateRequirement("has no nonce extension (1.2.840.113635.100.8.2)")) }
-        guard let certified = Self.nonce(in: value) else { throw members.fail(.certificateRequirement("has a nonce extension that is not SEQUENCE { [1] OCTET STRING }")) }
+        guard let value = leaf.extensions[oid: nonceExtension]?.value else {
+            throw members.fail(.certificateRequirement("has no nonce extension (1.2.840.113635.100.8.2)"))
+        }
+        guard let certified = Self.nonce(in: value) else {
+            throw members.fail(.certificateRequirement("has a nonce extension that is not SEQUENCE { [1] OCTET STRING }"))
+        }
         guard certified == nonce else { throw members.fail(.nonceMismatch) }
         // Step 4: the certificate is the credential key's.
         guard leaf.publicKey == input.credential.publicKey.certificatePublicKey else { throw members.fail(.credentialKeyMismatch) }
@@ -28,7 +32,8 @@ enum AppleAttestation {
         guard let root = try? DER.parse(value), case .constructed(let children) = root.content, root.identifier == .sequence else { return nil }
         let nodes = Array(children)
         guard nodes.count == 1, nodes[0].identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific),
-              case .constructed(let inner) = nodes[0].content else { return nil }
+            case .constructed(let inner) = nodes[0].content
+        else { return nil }
         let wrapped = Array(inner)
         guard wrapped.count == 1, let octets = try? ASN1OctetString(derEncoded: wrapped[0]) else { return nil }
         return Array(octets.bytes)

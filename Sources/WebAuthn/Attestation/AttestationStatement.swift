@@ -34,9 +34,15 @@ public struct VerifiedAttestation: Sendable {
     /// The parsed trust path, for chain validation.
     let certificates: [Certificate]
 
-    init(format: String, type: AttestationType, certificates: [Certificate] = [], trustPath: [[UInt8]] = [], components: [VerifiedAttestation] = [],
-         modelBinding: ModelBinding = .unbound) {
-        self.format = format; self.type = type; self.certificates = certificates; self.trustPath = trustPath; self.components = components
+    init(
+        format: String, type: AttestationType, certificates: [Certificate] = [], trustPath: [[UInt8]] = [], components: [VerifiedAttestation] = [],
+        modelBinding: ModelBinding = .unbound
+    ) {
+        self.format = format
+        self.type = type
+        self.certificates = certificates
+        self.trustPath = trustPath
+        self.components = components
         self.modelBinding = modelBinding
     }
 
@@ -65,7 +71,10 @@ public struct VerifiedAttestation: Sendable {
         /// authenticator data, so one that binds the model binds it for all.
         static func strongest(_ bindings: [ModelBinding]) -> ModelBinding {
             if bindings.contains(.certificate) { return .certificate }
-            if let identifier = bindings.lazy.compactMap({ if case .keyIdentifier(let id) = $0 { return id }; return nil }).first {
+            if let identifier = bindings.lazy.compactMap({
+                if case .keyIdentifier(let id) = $0 { return id }
+                return nil
+            }).first {
                 return .keyIdentifier(identifier)
             }
             return bindings.contains(.attestationKey) ? .attestationKey : .unbound
@@ -115,7 +124,10 @@ public struct AttestationStatementError: Error, Sendable, Equatable, CustomStrin
 
     public var format: String
     public var reason: Reason
-    public init(_ format: String, _ reason: Reason) { self.format = format; self.reason = reason }
+    public init(_ format: String, _ reason: Reason) {
+        self.format = format
+        self.reason = reason
+    }
 
     public var description: String {
         let what: String
@@ -182,7 +194,8 @@ struct StatementMembers {
 
     init(_ format: String, _ statement: CBOR) throws(AttestationStatementError) {
         guard let map = statement.map else { throw AttestationStatementError(format, .memberMissing("attStmt (a map)")) }
-        self.format = format; self.map = map
+        self.format = format
+        self.map = map
     }
 
     func fail(_ reason: AttestationStatementError.Reason) -> AttestationStatementError { AttestationStatementError(format, reason) }
@@ -222,11 +235,13 @@ struct StatementMembers {
         guard array.count <= Self.maximumCertificates else {
             throw fail(.memberUnexpected("x5c with \(array.count) certificates (\(Self.maximumCertificates) at most)"))
         }
-        var parsed: [Certificate] = [], der: [[UInt8]] = []
+        var parsed: [Certificate] = []
+        var der: [[UInt8]] = []
         for (index, item) in array.enumerated() {
             guard let bytes = item.bytes else { throw fail(.memberMissing("x5c[\(index)] (a byte string)")) }
             guard let certificate = try? Certificate(derEncoded: bytes) else { throw fail(.certificateUnreadable(index: index)) }
-            parsed.append(certificate); der.append(bytes)
+            parsed.append(certificate)
+            der.append(bytes)
         }
         return (parsed, der)
     }

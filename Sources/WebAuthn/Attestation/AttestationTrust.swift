@@ -1,7 +1,7 @@
-@_spi(FixedExpiryValidationTime) import X509
 import FIDOAttestation
 import Foundation
 import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Where attestation trust comes from (WebAuthn §7.1 step 23): roots the relying party configured for every
 /// authenticator, and the FIDO Metadata Service's entry for the authenticator's AAGUID, with its own roots and its
@@ -18,9 +18,14 @@ public struct AttestationTrust: Sendable {
     /// key is.
     public let revocationLists: [RevocationList]
 
-    public init(roots: [Certificate] = [], metadata: @escaping @Sendable ([UInt8]) -> FIDO2Metadata? = { _ in nil },
-                keyIdentifierMetadata: @escaping @Sendable (String) -> FIDO2Metadata? = { _ in nil }, revocationLists: [RevocationList] = []) {
-        self.roots = roots; self.metadata = metadata; self.keyIdentifierMetadata = keyIdentifierMetadata; self.revocationLists = revocationLists
+    public init(
+        roots: [Certificate] = [], metadata: @escaping @Sendable ([UInt8]) -> FIDO2Metadata? = { _ in nil },
+        keyIdentifierMetadata: @escaping @Sendable (String) -> FIDO2Metadata? = { _ in nil }, revocationLists: [RevocationList] = []
+    ) {
+        self.roots = roots
+        self.metadata = metadata
+        self.keyIdentifierMetadata = keyIdentifierMetadata
+        self.revocationLists = revocationLists
     }
 
     /// The chain, leaf to root of `roots`, that `certificates` (leaf first) build at `now`, or nil. A chain that ends
@@ -39,7 +44,8 @@ public struct AttestationTrust: Sendable {
     /// The certificate of `chain` (leaf to root) that a configured list revokes, or nil.
     func revoked(in chain: [Certificate], at now: Date) -> Certificate? {
         guard !revocationLists.isEmpty else { return nil }
-        for (certificate, issuer) in zip(chain, chain.dropFirst()) where revocationLists.contains(where: { $0.revokes(certificate, issuedBy: issuer, at: now) }) {
+        for (certificate, issuer) in zip(chain, chain.dropFirst())
+        where revocationLists.contains(where: { $0.revokes(certificate, issuedBy: issuer, at: now) }) {
             return certificate
         }
         return nil
@@ -98,15 +104,20 @@ public struct AttestationPolicy: Sendable {
         requireTrustedAttestation || refusesUntrustedChains ? "direct" : "none"
     }
 
-    public init(requireTrustedAttestation: Bool, allowedTypes: Set<AttestationType> = Set(AttestationType.allCases),
-                allowedAAGUIDs: Set<[UInt8]>? = nil, allowsAuthenticatorsWithoutMetadata: Bool, requiresUserVerification: Bool) {
+    public init(
+        requireTrustedAttestation: Bool, allowedTypes: Set<AttestationType> = Set(AttestationType.allCases),
+        allowedAAGUIDs: Set<[UInt8]>? = nil, allowsAuthenticatorsWithoutMetadata: Bool, requiresUserVerification: Bool
+    ) {
         self.requireTrustedAttestation = requireTrustedAttestation || allowedAAGUIDs != nil
-        self.allowedTypes = allowedTypes; self.allowedAAGUIDs = allowedAAGUIDs
-        self.allowsAuthenticatorsWithoutMetadata = allowsAuthenticatorsWithoutMetadata; self.requiresUserVerification = requiresUserVerification
+        self.allowedTypes = allowedTypes
+        self.allowedAAGUIDs = allowedAAGUIDs
+        self.allowsAuthenticatorsWithoutMetadata = allowsAuthenticatorsWithoutMetadata
+        self.requiresUserVerification = requiresUserVerification
     }
 
     /// The default: consumer passkeys, user verification required (see the type's documentation).
-    public static let passkeys = AttestationPolicy(requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: true)
+    public static let passkeys = AttestationPolicy(
+        requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: true)
 
     /// What the FIDO2 conformance tool expects: `none` and self accepted, a presented chain refused unless it reaches
     /// an accepted root, and the Metadata Service's entry required for the model such a chain names; user
@@ -121,7 +132,8 @@ public struct AttestationPolicy: Sendable {
     /// Issued security keys: trusted attestation from one of `allowedAAGUIDs` (any model with metadata when nil),
     /// never `none` or self, user verification required.
     public static func enterprise(allowedAAGUIDs: Set<[UInt8]>?) -> AttestationPolicy {
-        AttestationPolicy(requireTrustedAttestation: true, allowedTypes: [.basic, .attCA, .anonCA], allowedAAGUIDs: allowedAAGUIDs,
-                          allowsAuthenticatorsWithoutMetadata: false, requiresUserVerification: true)
+        AttestationPolicy(
+            requireTrustedAttestation: true, allowedTypes: [.basic, .attCA, .anonCA], allowedAAGUIDs: allowedAAGUIDs,
+            allowsAuthenticatorsWithoutMetadata: false, requiresUserVerification: true)
     }
 }

@@ -6,10 +6,13 @@ import CBOR
 enum CompoundAttestation {
     static func verify(_ input: AttestationInput) throws(AttestationStatementError) -> VerifiedAttestation {
         guard let entries = input.statement.array else { throw AttestationStatementError("compound", .memberMissing("attStmt (an array)")) }
-        guard entries.count >= 2 else { throw AttestationStatementError("compound", .compound("it holds \(entries.count) statement(s), at least 2 needed")) }
+        guard entries.count >= 2 else {
+            throw AttestationStatementError("compound", .compound("it holds \(entries.count) statement(s), at least 2 needed"))
+        }
         // One statement per format is all a real authenticator could send; the bound caps the work of one registration.
         guard entries.count <= AttestationFormats.supported.count - 1 else {
-            throw AttestationStatementError("compound", .compound("it holds \(entries.count) statements, \(AttestationFormats.supported.count - 1) at most"))
+            throw AttestationStatementError(
+                "compound", .compound("it holds \(entries.count) statements, \(AttestationFormats.supported.count - 1) at most"))
         }
         var components: [VerifiedAttestation] = []
         for (index, entry) in entries.enumerated() {
@@ -20,8 +23,9 @@ enum CompoundAttestation {
             guard AttestationFormats.supported.contains(format) else {
                 throw AttestationStatementError("compound", .compoundEntry(index: index, format: format, reason: "an unsupported format"))
             }
-            let nested = AttestationInput(statement: statement, authenticatorData: input.authenticatorData, credential: input.credential,
-                                          clientDataHash: input.clientDataHash, now: input.now)
+            let nested = AttestationInput(
+                statement: statement, authenticatorData: input.authenticatorData, credential: input.credential,
+                clientDataHash: input.clientDataHash, now: input.now)
             do { components.append(try AttestationFormats.verify(format: format, nested)) } catch {
                 throw AttestationStatementError("compound", .compoundEntry(index: index, format: format, reason: "\(error.reason)"))
             }
@@ -29,7 +33,8 @@ enum CompoundAttestation {
         // The compound's own type and trust path are those of its first statement that has a certificate chain
         // (else its first): that is the chain step 24 judges; every component stays listed.
         let lead = components.first { !$0.certificates.isEmpty } ?? components[0]
-        return VerifiedAttestation(format: "compound", type: lead.type, certificates: lead.certificates, trustPath: lead.trustPath, components: components,
-                                   modelBinding: .strongest(components.map(\.modelBinding)))
+        return VerifiedAttestation(
+            format: "compound", type: lead.type, certificates: lead.certificates, trustPath: lead.trustPath, components: components,
+            modelBinding: .strongest(components.map(\.modelBinding)))
     }
 }

@@ -12,7 +12,9 @@ enum FIDOU2FAttestation {
         let (certificates, der) = try members.certificates()
         // Step 1: exactly one certificate, holding a P-256 key.
         guard certificates.count == 1 else { throw members.fail(.memberUnexpected("x5c with \(certificates.count) certificates (exactly 1)")) }
-        guard P256.Signing.PublicKey(certificates[0].publicKey) != nil else { throw members.fail(.certificateKeyUnsuitable("is not an EC P-256 key")) }
+        guard P256.Signing.PublicKey(certificates[0].publicKey) != nil else {
+            throw members.fail(.certificateKeyUnsuitable("is not an EC P-256 key"))
+        }
         // Step 2: U2F keys are P-256, sent as the uncompressed point.
         let credentialKey = input.credential.publicKey
         guard credentialKey.algorithm == .es256, let point = credentialKey.uncompressedPoint else {
@@ -25,8 +27,9 @@ enum FIDOU2FAttestation {
         // A U2F authenticator has no AAGUID and its signature does not cover one: a non-zero AAGUID is a claim nothing
         // signs, which would let a U2F key register as any FIDO2 model an allow-list names.
         guard input.credential.aaguid == AAGUID.zero else { throw members.fail(.aaguidNotZero) }
-        return VerifiedAttestation(format: "fido-u2f", type: .basic, certificates: certificates, trustPath: der,
-                                   modelBinding: .keyIdentifier(keyIdentifier(of: certificates[0])))
+        return VerifiedAttestation(
+            format: "fido-u2f", type: .basic, certificates: certificates, trustPath: der,
+            modelBinding: .keyIdentifier(keyIdentifier(of: certificates[0])))
     }
 
     /// The certificate's key identifier as the Metadata Service lists U2F models (`attestationCertificateKeyIdentifiers`):

@@ -21,8 +21,9 @@ enum PackedAttestation {
         let key = try members.signingKey(leaf, algorithm: alg)
         guard key.isValidSignature(sig, for: input.signedData) else { throw members.fail(.signatureInvalid) }
         let namesModel = try checkCertificate(leaf, aaguid: input.credential.aaguid)
-        return VerifiedAttestation(format: "packed", type: .basic, certificates: certificates, trustPath: der,
-                                   modelBinding: namesModel ? .certificate : .attestationKey)
+        return VerifiedAttestation(
+            format: "packed", type: .basic, certificates: certificates, trustPath: der,
+            modelBinding: namesModel ? .certificate : .attestationKey)
     }
 
     /// The packed attestation certificate's rules (§8.2.1); true when it names the model (its AAGUID extension).

@@ -72,7 +72,8 @@ public struct RevocationList: Sendable {
                 guard case .constructed(let entries) = node.content else { throw fail("revokedCertificates is not a SEQUENCE") }
                 for entry in entries {
                     guard case .constructed(let members) = entry.content, let serial = members.first(where: { _ in true }),
-                          serial.identifier == .integer, case .primitive(let bytes) = serial.content else {
+                        serial.identifier == .integer, case .primitive(let bytes) = serial.content
+                    else {
                         throw fail("a revoked certificate without a serial number")
                     }
                     // swift-asn1's parser does not look inside a primitive; its integer reading refuses an empty,

@@ -34,8 +34,9 @@ enum SafetyNetAttestation {
 
         let parts = response.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decodeBytes(String(decoding: parts[0], as: UTF8.self)),
-              let payloadBytes = Base64URL.decodeBytes(String(decoding: parts[1], as: UTF8.self)),
-              let signature = Base64URL.decodeBytes(String(decoding: parts[2], as: UTF8.self)) else {
+            let payloadBytes = Base64URL.decodeBytes(String(decoding: parts[1], as: UTF8.self)),
+            let signature = Base64URL.decodeBytes(String(decoding: parts[2], as: UTF8.self))
+        else {
             throw fail("the response is not a compact JWS")
         }
         guard let header = try? WireJSONDecoder().decode(Header.self, from: headerBytes) else { throw fail("the JWS header has no alg and x5c") }
@@ -46,12 +47,14 @@ enum SafetyNetAttestation {
         guard header.x5c.count <= StatementMembers.maximumCertificates else {
             throw members.fail(.memberUnexpected("x5c with \(header.x5c.count) certificates (\(StatementMembers.maximumCertificates) at most)"))
         }
-        var certificates: [Certificate] = [], der: [[UInt8]] = []
+        var certificates: [Certificate] = []
+        var der: [[UInt8]] = []
         for (index, text) in header.x5c.enumerated() {
             guard let bytes = Data(base64Encoded: text).map(Array.init), let certificate = try? Certificate(derEncoded: bytes) else {
                 throw members.fail(.certificateUnreadable(index: index))
             }
-            certificates.append(certificate); der.append(bytes)
+            certificates.append(certificate)
+            der.append(bytes)
         }
         // Step 1: the nonce is base64(SHA-256(authData ‖ clientDataHash)), standard alphabet.
         guard payload.nonce == Data(SHA256.hash(data: input.signedData)).base64EncodedString() else { throw members.fail(.nonceMismatch) }
@@ -71,7 +74,9 @@ enum SafetyNetAttestation {
     /// RS256 in practice; ES256 JWS signatures are r ‖ s, which this reads into DER for the key.
     static func verifySignature(_ signature: [UInt8], of data: [UInt8], alg: String, leaf: Certificate) -> Bool {
         let algorithms: [String: COSEAlgorithm] = ["RS256": .rs256, "RS384": .rs384, "RS512": .rs512, "ES256": .es256, "PS256": .ps256]
-        guard let algorithm = algorithms[alg], let key = try? COSEKey(certificateKey: leaf.publicKey, algorithm: algorithm.rawValue) else { return false }
+        guard let algorithm = algorithms[alg], let key = try? COSEKey(certificateKey: leaf.publicKey, algorithm: algorithm.rawValue) else {
+            return false
+        }
         if algorithm == .es256 {
             guard let raw = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
             return key.isValidSignature(Array(raw.derRepresentation), for: data)

@@ -5,8 +5,8 @@ import _CryptoExtras
 
 /// `tpm` (WebAuthn §8.3): a TPM's attestation identity key (AIK) certifies the credential key's public area.
 enum TPMAttestation {
-    static let magic: UInt32 = 0xff54_4347 // TPM_GENERATED_VALUE
-    static let attestCertify: UInt16 = 0x8017 // TPM_ST_ATTEST_CERTIFY
+    static let magic: UInt32 = 0xff54_4347  // TPM_GENERATED_VALUE
+    static let attestCertify: UInt16 = 0x8017  // TPM_ST_ATTEST_CERTIFY
     /// tcg-kp-AIKCertificate, the AIK certificate's extended key usage.
     static let aikUsage: ASN1ObjectIdentifier = [2, 23, 133, 8, 3]
     static let tpmManufacturer: ASN1ObjectIdentifier = [2, 23, 133, 2, 1]
@@ -43,8 +43,9 @@ enum TPMAttestation {
             throw members.fail(.tpm("certInfo.attested.name is not the name of pubArea"))
         }
         // qualifiedSigner, clockInfo and firmwareVersion are ignored, as §8.3 says (the W3C vector's clockInfo.safe is 0x33).
-        return VerifiedAttestation(format: "tpm", type: .attCA, certificates: certificates, trustPath: der,
-                                   modelBinding: namesModel ? .certificate : .attestationKey)
+        return VerifiedAttestation(
+            format: "tpm", type: .attCA, certificates: certificates, trustPath: der,
+            modelBinding: namesModel ? .certificate : .attestationKey)
     }
 
     /// H_alg of `data`, the hash of the statement's algorithm; nil for EdDSA, which no TPM signs with.
@@ -64,7 +65,8 @@ enum TPMAttestation {
         try AttestationCertificateRules.checkVersion3(certificate, format: "tpm")
         guard certificate.subject.isEmpty else { throw fail("has a subject (an AIK certificate's is empty)") }
         guard let sanExtension = certificate.extensions[oid: .X509ExtensionID.subjectAlternativeName], sanExtension.critical,
-              let names = try? SubjectAlternativeNames(sanExtension) else {
+            let names = try? SubjectAlternativeNames(sanExtension)
+        else {
             throw fail("has no critical subject alternative name")
         }
         var found: Set<ASN1ObjectIdentifier> = []
@@ -87,7 +89,10 @@ enum TPMAttestation {
         let structure: String
         var position = 0
 
-        init(_ bytes: [UInt8], _ structure: String) { self.bytes = bytes; self.structure = structure }
+        init(_ bytes: [UInt8], _ structure: String) {
+            self.bytes = bytes
+            self.structure = structure
+        }
 
         func fail(_ detail: String) -> AttestationStatementError { AttestationStatementError("tpm", .tpm("\(structure) \(detail)")) }
 

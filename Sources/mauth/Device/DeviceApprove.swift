@@ -3,7 +3,8 @@ import Foundation
 import MobileAuthentication
 
 struct DeviceApprove: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "approve", abstract: "Approve an out-of-band operation: a QR code, a pushed payload, or the newest pending one.")
+    static let configuration = CommandConfiguration(
+        commandName: "approve", abstract: "Approve an out-of-band operation: a QR code, a pushed payload, or the newest pending one.")
     @OptionGroup var options: DeviceOptions
     @OptionGroup var verification: VerificationOptions
     @OptionGroup var source: PayloadOptions
@@ -14,7 +15,8 @@ struct DeviceApprove: AsyncParsableCommand {
         try await runDeviceCommand("approve", json: options.json) {
             let answers = try HeadlessAnswers.read(kind: verification.authenticator, pin: verification.pin, password: verification.password)
             let source = try source.with(appLink: appLink)
-            return try await OutOfBandDecision(approve: true).run(options: options, answers: answers, kind: verification.authenticator, source: source, index: index)
+            return try await OutOfBandDecision(approve: true).run(
+                options: options, answers: answers, kind: verification.authenticator, source: source, index: index)
         }
     }
 }
@@ -29,7 +31,8 @@ struct DeviceDeny: AsyncParsableCommand {
     func run() async throws {
         try await runDeviceCommand("deny", json: options.json) {
             let source = try source.with(appLink: appLink)
-            return try await OutOfBandDecision(approve: false).run(options: options, answers: HeadlessAnswers(), kind: nil, source: source, index: index)
+            return try await OutOfBandDecision(approve: false).run(
+                options: options, answers: HeadlessAnswers(), kind: nil, source: source, index: index)
         }
     }
 }

@@ -11,7 +11,8 @@ struct DeviceChangePin: AsyncParsableCommand {
     @Option(help: "The new PIN (or MAUTH_DEVICE_NEW_PIN, or a prompt).") var newPin: String?
 
     func run() async throws {
-        try await changeSecret("change-pin", secret: .pin, options: options, username: username, old: pin, new: newPin) { client, username, old, new in
+        try await changeSecret("change-pin", secret: .pin, options: options, username: username, old: pin, new: newPin) {
+            client, username, old, new in
             let changer = HeadlessSecretChanger(.pin, old: old, new: new)
             do { try await client.operations.pinChange.username(username).pinChanger(changer).executeAsync() } catch {
                 // Asked again without a terminal, the changer stops: say why instead of "cancelled".
@@ -23,7 +24,8 @@ struct DeviceChangePin: AsyncParsableCommand {
 }
 
 struct DeviceChangePassword: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "change-password", abstract: "Change the password of a user's password authenticator.")
+    static let configuration = CommandConfiguration(
+        commandName: "change-password", abstract: "Change the password of a user's password authenticator.")
     @OptionGroup var options: DeviceOptions
     @Option(help: "The user (default: the device's only account).") var username: String?
     @Option(help: "The current password (or MAUTH_DEVICE_PASSWORD, or a prompt).") var password: String?
@@ -78,7 +80,9 @@ final class HeadlessSecretChanger: PinChanger, PasswordChanger, @unchecked Senda
     private var stopped: DeviceCommandError?
 
     init(_ secret: ChangedSecret, old: String, new: String, interactive: Bool = standardInputIsTerminal) {
-        self.secret = secret; self.interactive = interactive; pair = (old, new)
+        self.secret = secret
+        self.interactive = interactive
+        pair = (old, new)
     }
 
     /// Why the changer gave up, if it did.
@@ -88,17 +92,23 @@ final class HeadlessSecretChanger: PinChanger, PasswordChanger, @unchecked Senda
 
     func changePin(context: any PinChangeContext, handler: any PinChangeHandler) {
         let wrongCurrent = if case .InvalidPin? = context.lastRecoverableError { true } else { false }
-        answer(refused: context.lastRecoverableError, wrongCurrent: wrongCurrent, status: context.authenticatorProtectionStatus, give: handler.pins, cancel: handler.cancel)
+        answer(
+            refused: context.lastRecoverableError, wrongCurrent: wrongCurrent, status: context.authenticatorProtectionStatus, give: handler.pins,
+            cancel: handler.cancel)
     }
 
     func changePassword(context: any PasswordChangeContext, handler: any PasswordChangeHandler) {
         let wrongCurrent = if case .InvalidPassword? = context.lastRecoverableError { true } else { false }
-        answer(refused: context.lastRecoverableError, wrongCurrent: wrongCurrent, status: context.authenticatorProtectionStatus, give: handler.passwords, cancel: handler.cancel)
+        answer(
+            refused: context.lastRecoverableError, wrongCurrent: wrongCurrent, status: context.authenticatorProtectionStatus, give: handler.passwords,
+            cancel: handler.cancel)
     }
 
     /// `status` is the PIN's or password's protection status: its text for the message, its state for the wait.
-    private func answer(refused: (any LocalizedError)?, wrongCurrent: Bool, status: some ProtectionStatusText,
-                        give: @escaping @Sendable (String, String) -> Void, cancel: @escaping @Sendable () -> Void) {
+    private func answer(
+        refused: (any LocalizedError)?, wrongCurrent: Bool, status: some ProtectionStatusText,
+        give: @escaping @Sendable (String, String) -> Void, cancel: @escaping @Sendable () -> Void
+    ) {
         let current = lock.withLock { pair }
         guard let refused else { return give(current.old, current.new) }
         let state = status.state
@@ -135,8 +145,10 @@ extension PasswordAuthenticatorProtectionStatus: ProtectionStatusText {}
 
 /// A PIN or password change: reads both secrets (flag, environment, prompt), opens the device, runs `change` for the
 /// user (by default the device's only account) and reports it.
-func changeSecret(_ command: String, secret: ChangedSecret, options: DeviceOptions, username: String?, old: String?, new: String?,
-                  _ change: @escaping (any MobileAuthenticationClient, String, String, String) async throws -> Void) async throws {
+func changeSecret(
+    _ command: String, secret: ChangedSecret, options: DeviceOptions, username: String?, old: String?, new: String?,
+    _ change: @escaping (any MobileAuthenticationClient, String, String, String) async throws -> Void
+) async throws {
     try await runDeviceCommand(command, json: options.json) {
         let old = try deviceSecret(old, environment: secret.variable, prompt: "Current \(secret.name)")
         let new = try deviceSecret(new, environment: secret.newVariable, prompt: "New \(secret.name)")

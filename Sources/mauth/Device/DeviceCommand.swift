@@ -14,8 +14,10 @@ struct DeviceCommand: AsyncParsableCommand {
             from MAUTH_DEVICE_PIN/MAUTH_DEVICE_PASSWORD (new ones: --new-pin/--new-password, MAUTH_DEVICE_NEW_PIN/\
             MAUTH_DEVICE_NEW_PASSWORD), or from a prompt when standard input is a terminal.
             """,
-        subcommands: [DeviceInit.self, DeviceTrust.self, DeviceRegister.self, DeviceAuthenticate.self, DevicePending.self, DeviceApprove.self, DeviceDeny.self,
-                      DeviceList.self, DeviceChangePin.self, DeviceChangePassword.self, DeviceDeregister.self, DeviceCheck.self, DeviceSync.self])
+        subcommands: [
+            DeviceInit.self, DeviceTrust.self, DeviceRegister.self, DeviceAuthenticate.self, DevicePending.self, DeviceApprove.self, DeviceDeny.self,
+            DeviceList.self, DeviceChangePin.self, DeviceChangePassword.self, DeviceDeregister.self, DeviceCheck.self, DeviceSync.self,
+        ])
 }
 
 // MARK: - The device on disk

@@ -17,17 +17,23 @@ struct DeviceDeregister: AsyncParsableCommand {
                 let username = try username ?? onlyAccount(client)
                 var deregistration = client.operations.deregistration.username(username)
                 if let authenticator {
-                    guard let aaid = client.localData.authenticators.first(where: { authenticator.matches($0.aaid) && $0.registration.isRegistered(username) })?.aaid else {
+                    guard
+                        let aaid = client.localData.authenticators.first(where: {
+                            authenticator.matches($0.aaid) && $0.registration.isRegistered(username)
+                        })?.aaid
+                    else {
                         throw DeviceCommandError("\(username) has no \(authenticator.rawValue) authenticator on this device")
                     }
                     deregistration = deregistration.aaid(aaid)
                 }
                 // Without a JWT the device authorizes the removal with its own dispatch-target key (Device-Signature).
-                let provider: any AuthorizationProvider = (jwt ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_JWT"]).map { JwtAuthorizationProvider(jwt: $0) }
+                let provider: any AuthorizationProvider =
+                    (jwt ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_JWT"]).map { JwtAuthorizationProvider(jwt: $0) }
                     ?? JwsAuthorizationProvider()
                 try await deregistration.authorizationProvider(provider).executeAsync()
                 var report = DeviceReport()
-                report["username"] = username; report["authenticator"] = authenticator?.rawValue ?? "all"
+                report["username"] = username
+                report["authenticator"] = authenticator?.rawValue ?? "all"
                 report.line("deregistered \(username) (\(authenticator?.rawValue ?? "all authenticators"))")
                 return report
             }

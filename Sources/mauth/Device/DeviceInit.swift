@@ -1,8 +1,8 @@
 import ArgumentParser
 import FIDOSimulation
 import Foundation
-import Primitives
 import MobileAuthentication
+import Primitives
 
 struct DeviceInit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a device in a directory.")
@@ -26,16 +26,21 @@ struct DeviceInit: AsyncParsableCommand {
             guard !FileManager.default.fileExists(atPath: file.path) else { throw DeviceCommandError("\(directory.path) already holds a device") }
             let pem = try caFile.map(readCertificatePEM)
             // Each profile reports its platform's kind of facet, as a real app does.
-            let facet = facetId ?? (profile == "android" ? SoftwareAuthenticator.virtualAndroidDeviceFacetID : SoftwareAuthenticator.virtualDeviceFacetID)
-            let device = HeadlessDeviceProfile(version: HeadlessDeviceProfile.currentVersion, server: server.hasSuffix("/") ? String(server.dropLast()) : server,
-                                               trustedCertificatesPEM: pem, facetId: facet, profile: profile, name: name,
-                                               fingerprint: UUID().uuidString.lowercased(), pushToken: pushToken)
+            let facet =
+                facetId ?? (profile == "android" ? SoftwareAuthenticator.virtualAndroidDeviceFacetID : SoftwareAuthenticator.virtualDeviceFacetID)
+            let device = HeadlessDeviceProfile(
+                version: HeadlessDeviceProfile.currentVersion, server: server.hasSuffix("/") ? String(server.dropLast()) : server,
+                trustedCertificatesPEM: pem, facetId: facet, profile: profile, name: name,
+                fingerprint: UUID().uuidString.lowercased(), pushToken: pushToken)
             do { try FileManager.default.createDirectory(at: directory.appendingPathComponent("storage"), withIntermediateDirectories: true) } catch {
                 throw DeviceCommandError("cannot make the device's folder \(directory.path): \(SystemErrorText.reason(error))")
             }
             try HeadlessDevice.write(device, to: directory)
             var report = DeviceReport()
-            report["directory"] = directory.path; report["server"] = device.server; report["profile"] = profile; report["name"] = name
+            report["directory"] = directory.path
+            report["server"] = device.server
+            report["profile"] = profile
+            report["name"] = name
             report["facetId"] = facet
             report.line("device \"\(name)\" (\(profile), facet \(facet)) created in \(directory.path) for \(device.server)")
             await checkServer(device, report: &report)

@@ -78,7 +78,8 @@ struct OutOfBandRunner {
             }
             reportAuthentication(approved: approved, report: &report)
         case .deregistration(let usernames):
-            report["operation"] = "deregistration"; report["usernames"] = usernames
+            report["operation"] = "deregistration"
+            report["usernames"] = usernames
             report.line("deregistered \(usernames.joined(separator: ", ")) as the server asked")
         }
     }
@@ -90,8 +91,13 @@ struct OutOfBandRunner {
 
     private func reportAuthentication(approved: Bool, report: inout DeviceReport) {
         let username = selector.shownUsername ?? "?"
-        report["operation"] = "authentication"; report["username"] = username; report["approved"] = approved
-        if let text = selector.shownTransaction { report["transaction"] = text; report.line("transaction shown: \(DeviceScreen.oneLine(text))") }
+        report["operation"] = "authentication"
+        report["username"] = username
+        report["approved"] = approved
+        if let text = selector.shownTransaction {
+            report["transaction"] = text
+            report.line("transaction shown: \(DeviceScreen.oneLine(text))")
+        }
         if approved {
             report["aaid"] = selector.chosenAaid ?? ""
             report.line("approved for \(username) with \(DeviceAuthenticatorKind.of(selector.chosenAaid ?? "?"))")
@@ -113,7 +119,9 @@ struct OutOfBandRunner {
     /// What every kind of registration reports: the user, the authenticator the selector chose, the server.
     func reportRegistration(username: String, how: String = "", report: inout DeviceReport) {
         let aaid = selector.chosenAaid ?? "?"
-        report["operation"] = "registration"; report["username"] = username; report["aaid"] = selector.chosenAaid ?? ""
+        report["operation"] = "registration"
+        report["username"] = username
+        report["aaid"] = selector.chosenAaid ?? ""
         report.line("registered \(username) with \(DeviceAuthenticatorKind.of(aaid)) (\(aaid)) on \(device.profile.server)\(how)")
     }
 }
@@ -124,29 +132,35 @@ struct OutOfBandRunner {
 struct OutOfBandDecision {
     let approve: Bool
 
-    func run(options: DeviceOptions, answers: HeadlessAnswers, kind: DeviceAuthenticatorKind?, source: PayloadOptions, index: Int?) async throws -> DeviceReport {
+    func run(
+        options: DeviceOptions, answers: HeadlessAnswers, kind: DeviceAuthenticatorKind?, source: PayloadOptions, index: Int?
+    ) async throws -> DeviceReport {
         let scanned = try source.scannedText()
         let device = try HeadlessDevice.open(options)
         let selector = HeadlessSelector(kind: kind, approve: approve)
-        return try await answers.explaining(selector: selector) { try await device.withClient { client in
-            var report = DeviceReport()
-            let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
-            if let scanned {
-                try await runner.run(scanned, enrolling: false, report: &report)
+        return try await answers.explaining(selector: selector) {
+            try await device.withClient { client in
+                var report = DeviceReport()
+                let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
+                if let scanned {
+                    try await runner.run(scanned, enrolling: false, report: &report)
+                    return report
+                }
+                let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
+                if let error = pending.errors.first {
+                    throw DeviceCommandError("fetching pending operations failed: \(DeviceFailureText.describe(error))")
+                }
+                let operations = pending.operations.sorted { $0.creationTime < $1.creationTime }
+                guard !operations.isEmpty else { throw DeviceCommandError("no pending operation (and no --qr-image or --payload)") }
+                let position = index ?? operations.count
+                guard (1...operations.count).contains(position) else { throw DeviceCommandError("--index must be 1...\(operations.count)") }
+                report["pending"] = operations.count
+                let operation = operations[position - 1]
+                if approve { try await checkSecretFirst(client: client, answers: answers, kind: kind, operation: operation) }
+                try await runner.run(operation.payload, report: &report)
                 return report
             }
-            let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
-            if let error = pending.errors.first { throw DeviceCommandError("fetching pending operations failed: \(DeviceFailureText.describe(error))") }
-            let operations = pending.operations.sorted { $0.creationTime < $1.creationTime }
-            guard !operations.isEmpty else { throw DeviceCommandError("no pending operation (and no --qr-image or --payload)") }
-            let position = index ?? operations.count
-            guard (1...operations.count).contains(position) else { throw DeviceCommandError("--index must be 1...\(operations.count)") }
-            report["pending"] = operations.count
-            let operation = operations[position - 1]
-            if approve { try await checkSecretFirst(client: client, answers: answers, kind: kind, operation: operation) }
-            try await runner.run(operation.payload, report: &report)
-            return report
-        } }
+        }
     }
 
     /// Without a terminal nobody can be asked again, and the SDK would end a redeemed operation as "cancelled" on a
@@ -154,10 +168,13 @@ struct OutOfBandDecision {
     /// operation is checked on the device first, as the authenticator checks it (a wrong one counted, a cool-down
     /// honoured); a wrong one stops the command before the operation is opened, and it stays pending while it
     /// lives. On a terminal the person is asked again instead, as a phone does.
-    private func checkSecretFirst(client: any MobileAuthenticationClient, answers: HeadlessAnswers, kind: DeviceAuthenticatorKind?,
-                                  operation: PendingOutOfBandOperation) async throws {
+    private func checkSecretFirst(
+        client: any MobileAuthenticationClient, answers: HeadlessAnswers, kind: DeviceAuthenticatorKind?,
+        operation: PendingOutOfBandOperation
+    ) async throws {
         guard !standardInputIsTerminal, let username = operation.username, operation.operationKind == .authentication else { return }
-        let secret: ChangedSecret, given: String
+        let secret: ChangedSecret
+        let given: String
         switch (kind, answers.pin, answers.password) {
         case (.pin, let pin?, _), (nil, let pin?, _): (secret, given) = (.pin, pin)
         case (.password, _, let password?), (nil, nil, let password?): (secret, given) = (.password, password)

@@ -12,13 +12,17 @@ struct DevicePending: AsyncParsableCommand {
             let device = try HeadlessDevice.open(options)
             return try await device.withClient { client in
                 let pending = await client.operations.pendingOutOfBandOperations.executeAsync()
-                if let error = pending.errors.first { throw DeviceCommandError("fetching pending operations failed: \(DeviceFailureText.describe(error))") }
+                if let error = pending.errors.first {
+                    throw DeviceCommandError("fetching pending operations failed: \(DeviceFailureText.describe(error))")
+                }
                 let formatter = ISO8601DateFormatter()
                 let operations = pending.operations.sorted { $0.creationTime < $1.creationTime }
                 var report = DeviceReport()
                 report["operations"] = operations.enumerated().map { index, operation in
-                    var entry: [String: Any] = ["index": index + 1, "createdAt": formatter.string(from: operation.creationTime),
-                                                "dispatcher": operation.dispatcherName, "server": operation.server.baseUrl.absoluteString]
+                    var entry: [String: Any] = [
+                        "index": index + 1, "createdAt": formatter.string(from: operation.creationTime),
+                        "dispatcher": operation.dispatcherName, "server": operation.server.baseUrl.absoluteString,
+                    ]
                     entry["operation"] = operation.operationKind?.rawValue
                     entry["username"] = operation.username
                     entry["transaction"] = operation.transactionText
@@ -28,7 +32,8 @@ struct DevicePending: AsyncParsableCommand {
                 // Each as the phone's list shows it: when and how it came, then whom and what it is for, the
                 // transaction rendered as the approval will show it.
                 for (index, operation) in operations.enumerated() {
-                    let screen = DeviceScreen.lines(username: operation.username, operation: operation.operationKind, transaction: operation.transactionText)
+                    let screen = DeviceScreen.lines(
+                        username: operation.username, operation: operation.operationKind, transaction: operation.transactionText)
                     report.line("  \(index + 1). \(formatter.string(from: operation.creationTime)) by \(operation.dispatcherName): \(screen[0])")
                     screen.dropFirst().forEach { report.line("     \($0)") }
                 }

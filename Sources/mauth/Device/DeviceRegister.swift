@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MobileAuthentication
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -29,44 +30,50 @@ struct DeviceRegister: AsyncParsableCommand {
             let answers = try HeadlessAnswers.read(kind: kind, pin: verification.pin, password: verification.password, enrolling: true)
             let device = try HeadlessDevice.open(options)
             let selector = HeadlessSelector(kind: kind, registering: true)
-            return try await answers.explaining(selector: selector) { try await device.withClient { client in
-                var report = DeviceReport()
-                let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
-                if let username {
-                    var registration = client.operations.registration.username(username).deviceInformation(device.deviceInformation)
-                        .authenticatorSelector(selector).pinEnroller(answers.pinEnroller).passwordEnroller(answers.passwordEnroller)
-                        .biometricUserVerifier(answers.osVerifier).devicePasscodeUserVerifier(answers.osVerifier)
-                        .fingerprintUserVerifier(answers.osVerifier)
-                    if let jwt = jwt ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_JWT"] {
-                        registration = registration.authorizationProvider(JwtAuthorizationProvider(jwt: jwt))
-                    } else if let cookie {
-                        let parts = cookie.split(separator: "=", maxSplits: 1).map(String.init)
-                        guard parts.count == 2, let host = URL(string: device.profile.server)?.host,
-                              let value = HTTPCookie(properties: [.name: parts[0], .value: parts[1], .domain: host, .path: "/"]) else {
-                            throw DeviceCommandError("--cookie must be name=value")
+            return try await answers.explaining(selector: selector) {
+                try await device.withClient { client in
+                    var report = DeviceReport()
+                    let runner = OutOfBandRunner(device: device, client: client, selector: selector, answers: answers)
+                    if let username {
+                        var registration = client.operations.registration.username(username).deviceInformation(device.deviceInformation)
+                            .authenticatorSelector(selector).pinEnroller(answers.pinEnroller).passwordEnroller(answers.passwordEnroller)
+                            .biometricUserVerifier(answers.osVerifier).devicePasscodeUserVerifier(answers.osVerifier)
+                            .fingerprintUserVerifier(answers.osVerifier)
+                        if let jwt = jwt ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_JWT"] {
+                            registration = registration.authorizationProvider(JwtAuthorizationProvider(jwt: jwt))
+                        } else if let cookie {
+                            let parts = cookie.split(separator: "=", maxSplits: 1).map(String.init)
+                            guard parts.count == 2, let host = URL(string: device.profile.server)?.host,
+                                let value = HTTPCookie(properties: [.name: parts[0], .value: parts[1], .domain: host, .path: "/"])
+                            else {
+                                throw DeviceCommandError("--cookie must be name=value")
+                            }
+                            registration = registration.authorizationProvider(CookieAuthorizationProvider([value]))
                         }
-                        registration = registration.authorizationProvider(CookieAuthorizationProvider([value]))
-                    }
-                    do { try await registration.executeAsync() } catch let error as OperationError {
-                        // The SDK names its own API (an authorizationProvider); this command's user needs its flags.
-                        if case .NetworkError(let cause) = error, let refusal = cause as? ServerStatusError, refusal.httpStatus == 401 {
-                            throw DeviceCommandError(jwt == nil && cookie == nil
-                                ? "the server requires a credential to register \(username): pass --jwt TOKEN (the relying party's; for development, mint one with `mauth admin token --key rp.pem --subject \(username)`) or --cookie NAME=VALUE (a session of \(username))"
-                                : "the server refused the credential for \(username): \(refusal.message ?? "HTTP 401")")
+                        do { try await registration.executeAsync() } catch let error as OperationError {
+                            // The SDK names its own API (an authorizationProvider); this command's user needs its flags.
+                            if case .NetworkError(let cause) = error, let refusal = cause as? ServerStatusError, refusal.httpStatus == 401 {
+                                throw DeviceCommandError(
+                                    jwt == nil && cookie == nil
+                                        ? "the server requires a credential to register \(username): pass --jwt TOKEN (the relying party's; for development, mint one with `mauth admin token --key rp.pem --subject \(username)`) or --cookie NAME=VALUE (a session of \(username))"
+                                        : "the server refused the credential for \(username): \(refusal.message ?? "HTTP 401")")
+                            }
+                            throw error
                         }
-                        throw error
+                        runner.reportRegistration(username: username, report: &report)
+                    } else if let scanned {
+                        try await runner.run(scanned, enrolling: true, report: &report)
+                    } else if let appLink {
+                        try await runner.authCloudRegistration(appLink: appLink, enrollResponse: nil, report: &report)
+                    } else if let enrollResponse {
+                        let text =
+                            try enrollResponse.hasPrefix("@")
+                            ? String(contentsOfFile: String(enrollResponse.dropFirst()), encoding: .utf8) : enrollResponse
+                        try await runner.authCloudRegistration(appLink: nil, enrollResponse: text, report: &report)
                     }
-                    runner.reportRegistration(username: username, report: &report)
-                } else if let scanned {
-                    try await runner.run(scanned, enrolling: true, report: &report)
-                } else if let appLink {
-                    try await runner.authCloudRegistration(appLink: appLink, enrollResponse: nil, report: &report)
-                } else if let enrollResponse {
-                    let text = try enrollResponse.hasPrefix("@") ? String(contentsOfFile: String(enrollResponse.dropFirst()), encoding: .utf8) : enrollResponse
-                    try await runner.authCloudRegistration(appLink: nil, enrollResponse: text, report: &report)
+                    return report
                 }
-                return report
-            } }
+            }
         }
     }
 }

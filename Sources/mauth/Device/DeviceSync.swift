@@ -23,7 +23,8 @@ struct DeviceCheck: AsyncParsableCommand {
 }
 
 struct DeviceSync: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "sync", abstract: "Repair what `check` finds: the server and the device agree afterwards.")
+    static let configuration = CommandConfiguration(
+        commandName: "sync", abstract: "Repair what `check` finds: the server and the device agree afterwards.")
     @OptionGroup var options: DeviceOptions
 
     func run() async throws {

@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
-import Primitives
 import MobileAuthentication
 import MobileAuthenticationSimulator
+import Primitives
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -85,8 +86,9 @@ struct HeadlessDevice {
     }
 
     var platform: SimulatedPlatform {
-        SimulatedPlatform(storageDirectory: directory.appendingPathComponent("storage"), applicationFacetId: profile.facetId,
-                          deviceFingerprint: profile.fingerprint, deviceProfile: profile.profile == "android" ? .android : .ios)
+        SimulatedPlatform(
+            storageDirectory: directory.appendingPathComponent("storage"), applicationFacetId: profile.facetId,
+            deviceFingerprint: profile.fingerprint, deviceProfile: profile.profile == "android" ? .android : .ios)
     }
 
     var deviceInformation: DeviceInformation { DeviceInformation(name: profile.name, fcmRegistrationToken: profile.pushToken) }
@@ -95,7 +97,8 @@ struct HeadlessDevice {
     func withClient<T>(_ body: (any MobileAuthenticationClient) async throws -> T) async throws -> T {
         guard let baseURL = URL(string: profile.server) else { throw DeviceCommandError("the device's server URL \(profile.server) is not a URL") }
         // A headless device has no one to wait for: answers come from the command line, so a short interaction timeout.
-        var configuration = Configuration(baseUrl: baseURL, networkTimeoutInSeconds: 30, userInteractionTimeoutInSeconds: 30, facetId: profile.facetId)
+        var configuration = Configuration(
+            baseUrl: baseURL, networkTimeoutInSeconds: 30, userInteractionTimeoutInSeconds: 30, facetId: profile.facetId)
         if let pem = profile.trustedCertificatesPEM { configuration = configuration.withTransportSecurity(.debug(trustedCertificatesPEM: [pem])) }
         let client = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(platform).executeAsync()
         do {
@@ -188,7 +191,10 @@ func deviceSecret(_ flag: String?, environment variable: String, prompt: String)
 func onlyAccount(_ client: any MobileAuthenticationClient) throws -> String {
     let usernames = Array(Set(client.localData.accounts.map(\.username))).sorted()
     guard usernames.count == 1 else {
-        throw DeviceCommandError(usernames.isEmpty ? "the device has no account: register first" : "the device has several accounts (\(usernames.joined(separator: ", "))): pass --username")
+        throw DeviceCommandError(
+            usernames.isEmpty
+                ? "the device has no account: register first"
+                : "the device has several accounts (\(usernames.joined(separator: ", "))): pass --username")
     }
     return usernames[0]
 }

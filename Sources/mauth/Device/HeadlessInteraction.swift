@@ -5,6 +5,7 @@ import MobileAuthenticationCore
 import MobileAuthenticationSimulator
 import NevisProtocol
 import Primitives
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -46,7 +47,9 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
     private var noChoice: String?
 
     init(kind: DeviceAuthenticatorKind?, approve: Bool = true, registering: Bool = false) {
-        self.kind = kind; self.approve = approve; self.registering = registering
+        self.kind = kind
+        self.approve = approve
+        self.registering = registering
     }
 
     var shownUsername: String? { lock.withLock { shown?.username } }
@@ -78,8 +81,10 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
 
     /// The first rule that left no authenticator: the kind the device lacks, the hardware, the server's policy,
     /// or (to authenticate) the registrations the user has.
-    static func whyNoChoice(_ context: any AuthenticatorSelectionContext, username: String, kind: DeviceAuthenticatorKind?,
-                            registering: Bool) -> String {
+    static func whyNoChoice(
+        _ context: any AuthenticatorSelectionContext, username: String, kind: DeviceAuthenticatorKind?,
+        registering: Bool
+    ) -> String {
         let name = kind.map { "a \($0.rawValue) authenticator" } ?? "an authenticator"
         let ofKind = context.authenticators.filter { kind?.matches($0.aaid) ?? true }
         guard !ofKind.isEmpty else { return "this device's profile has no \(kind?.rawValue ?? "") authenticator" }
@@ -90,7 +95,8 @@ final class HeadlessSelector: AuthenticatorSelector, @unchecked Sendable {
         let registered = context.authenticators.filter { $0.registration.isRegistered(username) }
         guard ofKind.contains(where: { $0.registration.isRegistered(username) }) else {
             let kinds = registered.map { DeviceAuthenticatorKind.of($0.aaid) }
-            return "\(username) has no registered \(kind?.rawValue ?? "") authenticator" + (kinds.isEmpty ? "" : " (registered: \(kinds.joined(separator: ", ")))")
+            return "\(username) has no registered \(kind?.rawValue ?? "") authenticator"
+                + (kinds.isEmpty ? "" : " (registered: \(kinds.joined(separator: ", ")))")
         }
         return "the server's policy does not allow \(name) of \(username) here"
     }
@@ -128,7 +134,6 @@ enum DeviceScreen {
     }
 }
 
-
 /// A PIN or password as the command line gives it: the one from the option or environment first; then, with a
 /// terminal, the user is asked again after a wrong one and waits out a cool-down that counts down on screen, as an
 /// app would. Without a terminal it stops and says why (wrong secret and the attempts left, or the cool-down still
@@ -142,7 +147,9 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
     private var refusal: String?
 
     init(_ secret: ChangedSecret, given: String?, interactive: Bool = standardInputIsTerminal) {
-        self.secret = secret; self.given = given; self.interactive = interactive
+        self.secret = secret
+        self.given = given
+        self.interactive = interactive
     }
 
     /// Why the verifier gave up, if it did.
@@ -158,8 +165,12 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
     }
 
     private func answer(_ state: ProtectionState, verify: @escaping @Sendable (String) -> Void, cancel: @escaping @Sendable () -> Void) {
-        let attempt = lock.withLock { defer { asked += 1 }; return asked }
-        let coolDown = state.remainingCoolDown, lockedOut = state == .lockedOut
+        let attempt = lock.withLock {
+            defer { asked += 1 }
+            return asked
+        }
+        let coolDown = state.remainingCoolDown
+        let lockedOut = state == .lockedOut
         let name = secret.name
         let left = secret.attemptsLeft(state)
         let stop = { @Sendable (reason: String) in
@@ -168,7 +179,8 @@ final class HeadlessSecretVerifier: PinUserVerifier, PasswordUserVerifier, @unch
         }
         if lockedOut { return stop("the \(name) is locked after too many wrong attempts: register again") }
         // Typing and waiting block; the SDK's interaction continues on another thread.
-        let interactive = interactive, given = given
+        let interactive = interactive
+        let given = given
         Thread.detachNewThread {
             if attempt > 0 && !interactive {
                 let wait = coolDown > 0 ? "; the next attempt is possible in \(coolDown) s" : ""
@@ -222,7 +234,9 @@ final class HeadlessSecretEnroller: PinEnroller, PasswordEnroller, @unchecked Se
     private var refusal: String?
 
     init(_ secret: ChangedSecret, given: String?, interactive: Bool = standardInputIsTerminal) {
-        self.secret = secret; self.given = given; self.interactive = interactive
+        self.secret = secret
+        self.given = given
+        self.interactive = interactive
     }
 
     /// Why the enroller gave up, if it did.
@@ -272,7 +286,8 @@ struct HeadlessAnswers {
     let passwordEnroller: HeadlessSecretEnroller
 
     init(pin: String? = nil, password: String? = nil) {
-        self.pin = pin; self.password = password
+        self.pin = pin
+        self.password = password
         pinVerifier = HeadlessSecretVerifier(.pin, given: pin)
         passwordVerifier = HeadlessSecretVerifier(.password, given: password)
         pinEnroller = HeadlessSecretEnroller(.pin, given: pin)
@@ -298,7 +313,8 @@ struct HeadlessAnswers {
     func explaining<T>(selector: HeadlessSelector? = nil, _ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch {
             if let reason = selector?.noChoiceReason { throw DeviceCommandError(reason) }
-            if let reason = pinEnroller.refusalReason ?? passwordEnroller.refusalReason ?? pinVerifier.refusalReason ?? passwordVerifier.refusalReason {
+            if let reason = pinEnroller.refusalReason ?? passwordEnroller.refusalReason ?? pinVerifier.refusalReason ?? passwordVerifier.refusalReason
+            {
                 throw DeviceCommandError(reason)
             }
             throw error
@@ -308,7 +324,8 @@ struct HeadlessAnswers {
 
 /// Options of the commands that verify the user: which authenticator, and its PIN or password.
 struct VerificationOptions: ParsableArguments {
-    @Option(help: "Authenticator: \(DeviceAuthenticatorKind.allCases.map(\.rawValue).joined(separator: ", ")).") var authenticator: DeviceAuthenticatorKind?
+    @Option(help: "Authenticator: \(DeviceAuthenticatorKind.allCases.map(\.rawValue).joined(separator: ", ")).") var authenticator:
+        DeviceAuthenticatorKind?
     @Option(help: "The PIN (or MAUTH_DEVICE_PIN, or a prompt).") var pin: String?
     @Option(help: "The password (or MAUTH_DEVICE_PASSWORD, or a prompt).") var password: String?
 }

@@ -2,6 +2,7 @@ import FIDOServerTesting
 import Foundation
 import TestSupport
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -15,8 +16,9 @@ final class HostileClientConnectionTests: XCTestCase {
         try await LoopbackServer.with(configuration) { loopback in
             let connection = try await RawTLSConnection(port: loopback.server.port, trusting: loopback.server.certificatePEM)
             let started = Date()
-            try await connection.send("POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
-                                      + "Content-Type: application/fido+uaf\r\nContent-Length: 100\r\n\r\n")
+            try await connection.send(
+                "POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Content-Type: application/fido+uaf\r\nContent-Length: 100\r\n\r\n")
             // One byte every 300 ms: each part restarts an idle timeout, never the deadline.
             let cut = await connection.isCut(trickling: { _ in "{" })
             await connection.close()
@@ -60,8 +62,9 @@ final class HostileClientConnectionTests: XCTestCase {
         var busy: [RawTLSConnection] = []
         for address in addresses {
             let connection = try await RawTLSConnection(port: port, trusting: pem, from: address)
-            try await connection.send("POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
-                                      + "Content-Type: application/fido+uaf\r\nContent-Length: 2\r\n\r\n{")
+            try await connection.send(
+                "POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Content-Type: application/fido+uaf\r\nContent-Length: 2\r\n\r\n{")
             busy.append(connection)
         }
         return busy
@@ -72,7 +75,8 @@ final class HostileClientConnectionTests: XCTestCase {
         configuration.limits.maximumConnections = 3
         configuration.limits.requestDeadlineSeconds = 10
         try await LoopbackServer.with(configuration) { loopback in
-            let port = loopback.server.port, pem = loopback.server.certificatePEM
+            let port = loopback.server.port
+            let pem = loopback.server.certificatePEM
             // Three connections from three addresses, each with a request whose body has not all arrived: none is idle.
             let busy = try await Self.midRequest(port: port, trusting: pem, from: (2...4).map { "127.0.0.\($0)" })
             let underWay = try await eventually { loopback.server.metrics.value(of: "mauth_http_requests_in_flight") == 3 }
@@ -105,7 +109,8 @@ final class HostileClientConnectionTests: XCTestCase {
         configuration.limits.maximumConnections = 4
         configuration.limits.requestDeadlineSeconds = 10
         try await LoopbackServer.with(configuration) { loopback in
-            let port = loopback.server.port, pem = loopback.server.certificatePEM
+            let port = loopback.server.port
+            let pem = loopback.server.certificatePEM
             let busy = try await Self.midRequest(port: port, trusting: pem, from: ["127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.3"])
             let underWay = try await eventually { loopback.server.metrics.value(of: "mauth_http_requests_in_flight") == 4 }
             XCTAssertTrue(underWay, "the four requests never reached the server")
@@ -115,7 +120,8 @@ final class HostileClientConnectionTests: XCTestCase {
             await newcomer.close()
             let exposition = String(decoding: loopback.server.metrics.exposition(), as: UTF8.self)
             XCTAssertTrue(exposition.contains("mauth_connections_evicted_total 1"), exposition)
-            XCTAssertTrue(exposition.contains("mauth_connections_refused_total 0") || !exposition.contains("mauth_connections_refused_total"), exposition)
+            XCTAssertTrue(
+                exposition.contains("mauth_connections_refused_total 0") || !exposition.contains("mauth_connections_refused_total"), exposition)
             // The address at its share keeps its connection: its request is answered.
             let kept = try await busy[3].answer("}", count: 1)
             XCTAssertNotNil(kept, "the connection of the address at its share was taken")
@@ -160,7 +166,8 @@ final class HostileClientConnectionTests: XCTestCase {
         var configuration = LoopbackServer.configuration()
         configuration.limits.maximumConnections = 6
         try await LoopbackServer.with(configuration) { loopback in
-            let port = loopback.server.port, pem = loopback.server.certificatePEM
+            let port = loopback.server.port
+            let pem = loopback.server.certificatePEM
             // One address fills every place with connections that never send a byte.
             var held: [RawTLSConnection] = []
             for _ in 0..<6 { held.append(try await RawTLSConnection(port: port, trusting: nil, from: "127.0.0.2")) }
@@ -190,7 +197,8 @@ final class HostileClientConnectionTests: XCTestCase {
         configuration.limits.maximumConnections = 50
         configuration.limits.maximumConnectionsPerAddress = 4
         try await LoopbackServer.with(configuration) { loopback in
-            let port = loopback.server.port, pem = loopback.server.certificatePEM
+            let port = loopback.server.port
+            let pem = loopback.server.certificatePEM
             var held: [RawTLSConnection] = []
             for _ in 0..<10 { held.append(try await RawTLSConnection(port: port, trusting: nil, from: "127.0.0.2")) }
             // All ten have arrived once six have given way.

@@ -2,6 +2,7 @@ import FIDOServerTesting
 import Foundation
 import NIOCore
 import XCTest
+
 @testable import FIDOServerCore
 
 /// A host the server downloads from (the relying party's JWKS, the Metadata Service BLOB) cannot hold the download:
@@ -15,15 +16,17 @@ final class HostileClientDownloadTests: XCTestCase {
         let started = ContinuousClock.now
         do {
             // 100 bytes at one every 300 ms would take 30 s.
-            _ = try await HTTPSDownload.get(host.url + "/trickle", trustedCertificatesPath: host.trustedCertificatesPath, maximumBytes: 1 << 20,
-                                            timeout: .seconds(2))
+            _ = try await HTTPSDownload.get(
+                host.url + "/trickle", trustedCertificatesPath: host.trustedCertificatesPath, maximumBytes: 1 << 20,
+                timeout: .seconds(2))
             XCTFail("a trickled body was downloaded")
         } catch let failure as HTTPSDownload.Failure {
             XCTAssertTrue(failure.description.contains("not downloaded within 2 s"), failure.description)
         }
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(4))
         // A prompt host is still served whole.
-        let whole = try await HTTPSDownload.get(host.url, trustedCertificatesPath: host.trustedCertificatesPath, maximumBytes: 1 << 20, timeout: .seconds(2))
+        let whole = try await HTTPSDownload.get(
+            host.url, trustedCertificatesPath: host.trustedCertificatesPath, maximumBytes: 1 << 20, timeout: .seconds(2))
         XCTAssertEqual(whole.count, 100)
         try await host.stop()
     }

@@ -5,6 +5,7 @@ import NevisProtocol
 import Primitives
 import TestSupport
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -32,7 +33,8 @@ final class HostileClientPasskeyTests: XCTestCase {
     /// A `/assertion/result` body of 256 KiB less a little: a credential whose `clientExtensionResults` is padded with
     /// empty objects, the shape that cost 340–390 ms of a release server's CPU when every member was read by trial.
     static func paddedResult(bytes: Int = 255 * 1024) -> Data {
-        let head = #"{"id":"AAAA","rawId":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","authenticatorData":"AAAA","signature":"AAAA"},"clientExtensionResults":{"#
+        let head =
+            #"{"id":"AAAA","rawId":"AAAA","type":"public-key","response":{"clientDataJSON":"e30","authenticatorData":"AAAA","signature":"AAAA"},"clientExtensionResults":{"#
         var members: [String] = []
         var size = head.utf8.count + 2
         var index = 0
@@ -52,7 +54,8 @@ final class HostileClientPasskeyTests: XCTestCase {
             let body = Self.paddedResult()
             XCTAssertGreaterThan(body.count, 250 * 1024)
             let cpu = try await Self.cpuPerCall(5) {
-                let answer = try await loopback.exchange(.POST, FIDO2API.assertionResultPath, body: body, contentType: "application/json", headers: [])
+                let answer = try await loopback.exchange(
+                    .POST, FIDO2API.assertionResultPath, body: body, contentType: "application/json", headers: [])
                 XCTAssertEqual(answer.status, 400)
                 XCTAssertEqual(try fido2Response(answer).errorMessage, "clientDataJSON is not client data with a challenge this server issued")
             }
@@ -67,11 +70,13 @@ final class HostileClientPasskeyTests: XCTestCase {
     func testOptionsExtensionsOverTheirBoundAreRefused() async throws {
         try await LoopbackServer.with(Self.configuration()) { loopback in
             let large = #"{"username":"","extensions":{"prf":{"eval":{"first":""# + String(repeating: "A", count: 8192) + #""}}}}"#
-            let refused = try await loopback.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(large.utf8), contentType: "application/json", headers: [])
+            let refused = try await loopback.exchange(
+                .POST, FIDO2API.assertionOptionsPath, body: Data(large.utf8), contentType: "application/json", headers: [])
             XCTAssertEqual(refused.status, 400)
             XCTAssertEqual(try fido2Response(refused).errorMessage, "extensions must be at most 4096 bytes of JSON")
             let small = #"{"username":"","extensions":{"prf":{"eval":{"first":"AAAA"}}}}"#
-            let echoed = try await loopback.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(small.utf8), contentType: "application/json", headers: [])
+            let echoed = try await loopback.exchange(
+                .POST, FIDO2API.assertionOptionsPath, body: Data(small.utf8), contentType: "application/json", headers: [])
             XCTAssertEqual(echoed.status, 200)
             let options = try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: echoed.body)
             XCTAssertEqual(options.extensions?["prf"], .object(["eval": .object(["first": .string("AAAA")])]))
@@ -86,8 +91,9 @@ final class HostileClientPasskeyTests: XCTestCase {
             let token = header + ".e30.AAAA"
             XCTAssertGreaterThan(token.utf8.count, 30_000)
             let cpu = try await Self.cpuPerCall(5) {
-                let answer = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration", body: try LoopbackServer.registrationBody("alice"),
-                                                         contentType: "application/json", headers: [("Authorization", "Bearer \(token)")])
+                let answer = try await loopback.exchange(
+                    .POST, "/nevisfido/uaf/1.1/request/registration", body: try LoopbackServer.registrationBody("alice"),
+                    contentType: "application/json", headers: [("Authorization", "Bearer \(token)")])
                 XCTAssertEqual(answer.status, 401)
             }
             print("HostileClientPasskeyTests: CPU per oversized bearer token \(String(format: "%.4f", cpu)) s")
@@ -118,9 +124,11 @@ final class HostileClientPasskeyTests: XCTestCase {
             XCTAssertEqual(third.status, 200)
             let refusedResult = try await loopback.fido2(FIDO2API.attestationResultPath, try LoopbackServer.attestation(&keys[3], for: early))
             XCTAssertEqual(refusedResult.status, 409)
-            XCTAssertEqual(try fido2Response(refusedResult).errorMessage, "this user holds 3 passkeys, the most allowed: remove one before adding another")
-            let refusedOptions = try await loopback.fido2(FIDO2API.attestationOptionsPath,
-                                                          FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"), headers: try await loopback.bearer("alice"))
+            XCTAssertEqual(
+                try fido2Response(refusedResult).errorMessage, "this user holds 3 passkeys, the most allowed: remove one before adding another")
+            let refusedOptions = try await loopback.fido2(
+                FIDO2API.attestationOptionsPath,
+                FIDO2API.OptionsRequest(username: "alice", displayName: "Alice"), headers: try await loopback.bearer("alice"))
             XCTAssertEqual(refusedOptions.status, 409)
             let stored = try await loopback.server.stores.passkeys.passkeys(username: "alice")
             XCTAssertEqual(stored.count, 3)
@@ -139,19 +147,23 @@ final class HostileClientPasskeyTests: XCTestCase {
             // At the start of a minute, so the cheap requests and the sign-in share one.
             loopback.clock.advance(60 - loopback.clock.now.timeIntervalSince1970.truncatingRemainder(dividingBy: 60) + 1)
             for _ in 0..<10 {
-                let options = try await loopback.exchange(.POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":"bob"}"#.utf8),
-                                                          contentType: "application/json", headers: [])
+                let options = try await loopback.exchange(
+                    .POST, FIDO2API.assertionOptionsPath, body: Data(#"{"username":"bob"}"#.utf8),
+                    contentType: "application/json", headers: [])
                 XCTAssertEqual(options.status, 200)
             }
             let signedIn = try await loopback.signInWithPasskey(&key, username: "alice")
             XCTAssertEqual(signedIn.status, 200)
             let stores = loopback.server.stores
             let found = try await eventually(within: .seconds(5), every: .milliseconds(100)) {
-                try await stores.audit.events(limit: 1000).contains { $0.operation == "passkey authentication" && $0.statusCode == 200 && $0.username == "alice" }
+                try await stores.audit.events(limit: 1000).contains {
+                    $0.operation == "passkey authentication" && $0.statusCode == 200 && $0.username == "alice"
+                }
             }
             let events = try await stores.audit.events(limit: 1000)
             XCTAssertTrue(found, "the sign-in is not in the trail: \(events.map { "\($0.operation) \($0.statusCode)" })")
-            XCTAssertEqual(events.filter { $0.operation == "passkey authentication options" && $0.username == "bob" }.count, 3, "the address's budget")
+            XCTAssertEqual(
+                events.filter { $0.operation == "passkey authentication options" && $0.username == "bob" }.count, 3, "the address's budget")
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import NIOHTTP1
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -17,8 +18,10 @@ final class HostileClientRateLimitTests: XCTestCase {
     }
 
     /// The statuses of `count` requests, in order.
-    static func statuses(_ loopback: LoopbackServer, _ count: Int, path: String, method: HTTPMethod = .POST, body: Data? = Data("{}".utf8),
-                         headers: [(String, String)] = []) async throws -> [Int] {
+    static func statuses(
+        _ loopback: LoopbackServer, _ count: Int, path: String, method: HTTPMethod = .POST, body: Data? = Data("{}".utf8),
+        headers: [(String, String)] = []
+    ) async throws -> [Int] {
         var statuses: [Int] = []
         for _ in 0..<count {
             statuses.append(try await loopback.exchange(method, path, body: body, headers: headers).status)
@@ -35,8 +38,9 @@ final class HostileClientRateLimitTests: XCTestCase {
 
     func testRefusedCredentialsOnProtectedRoutesCountAgainstTheBudget() async throws {
         try await LoopbackServer.with(Self.limited(3)) { loopback in
-            let statuses = try await Self.statuses(loopback, 6, path: "/nevisfido/uaf/1.1/request/registration",
-                                                   body: try LoopbackServer.registrationBody("alice"), headers: [("Authorization", "Bearer forged")])
+            let statuses = try await Self.statuses(
+                loopback, 6, path: "/nevisfido/uaf/1.1/request/registration",
+                body: try LoopbackServer.registrationBody("alice"), headers: [("Authorization", "Bearer forged")])
             XCTAssertEqual(statuses.first, 401)
             Self.assertLimited(statuses, allowed: 3)
         }
@@ -55,8 +59,9 @@ final class HostileClientRateLimitTests: XCTestCase {
         var configuration = Self.limited(3)
         configuration.fido2 = .init(rpId: "bank.example", origins: ["https://bank.example"])
         try await LoopbackServer.with(configuration) { loopback in
-            let statuses = try await Self.statuses(loopback, 6, path: "/nevisfido/fido2/assertion/options",
-                                                   body: Data(#"{"username":"alice"}"#.utf8), headers: [("Content-Type", "application/json")])
+            let statuses = try await Self.statuses(
+                loopback, 6, path: "/nevisfido/fido2/assertion/options",
+                body: Data(#"{"username":"alice"}"#.utf8), headers: [("Content-Type", "application/json")])
             XCTAssertEqual(statuses.first, 200)
             Self.assertLimited(statuses, allowed: 3)
             // A refused call stores nothing: one ceremony per accepted call.
@@ -75,11 +80,13 @@ final class HostileClientRateLimitTests: XCTestCase {
 
     func testBehindATrustedProxyEachClientHasItsOwnBudget() async throws {
         try await LoopbackServer.with(Self.limited(2, clientAddress: .init(trustedProxies: ["127.0.0.0/8"]))) { loopback in
-            let first = try await Self.statuses(loopback, 3, path: "/no/such/path", method: .GET, body: nil,
-                                                headers: [("X-Forwarded-For", "198.51.100.7")])
+            let first = try await Self.statuses(
+                loopback, 3, path: "/no/such/path", method: .GET, body: nil,
+                headers: [("X-Forwarded-For", "198.51.100.7")])
             Self.assertLimited(first, allowed: 2)
-            let second = try await Self.statuses(loopback, 2, path: "/no/such/path", method: .GET, body: nil,
-                                                 headers: [("X-Forwarded-For", "198.51.100.8")])
+            let second = try await Self.statuses(
+                loopback, 2, path: "/no/such/path", method: .GET, body: nil,
+                headers: [("X-Forwarded-For", "198.51.100.8")])
             XCTAssertEqual(second, [404, 404])
         }
     }
@@ -88,8 +95,9 @@ final class HostileClientRateLimitTests: XCTestCase {
         try await LoopbackServer.with(Self.limited(2)) { loopback in
             var statuses: [Int] = []
             for index in 0..<4 {
-                statuses += try await Self.statuses(loopback, 1, path: "/no/such/path", method: .GET, body: nil,
-                                                    headers: [("X-Forwarded-For", "198.51.100.\(index)")])
+                statuses += try await Self.statuses(
+                    loopback, 1, path: "/no/such/path", method: .GET, body: nil,
+                    headers: [("X-Forwarded-For", "198.51.100.\(index)")])
             }
             Self.assertLimited(statuses, allowed: 2)
         }
@@ -100,8 +108,9 @@ final class HostileClientRateLimitTests: XCTestCase {
             var statuses: [Int] = []
             for index in 0..<4 {
                 // The proxy appends the peer it saw (198.51.100.9); what the client wrote before it proves nothing.
-                statuses += try await Self.statuses(loopback, 1, path: "/no/such/path", method: .GET, body: nil,
-                                                    headers: [("X-Forwarded-For", "203.0.113.\(index), 198.51.100.9")])
+                statuses += try await Self.statuses(
+                    loopback, 1, path: "/no/such/path", method: .GET, body: nil,
+                    headers: [("X-Forwarded-For", "203.0.113.\(index), 198.51.100.9")])
             }
             Self.assertLimited(statuses, allowed: 2)
         }
@@ -113,9 +122,10 @@ final class HostileClientRateLimitTests: XCTestCase {
         var statuses: [Int] = []
         for _ in 0..<count {
             let connection = try await RawTLSConnection(port: loopback.server.port, trusting: loopback.server.certificatePEM)
-            let status = try await connection.answer("POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
-                                                      + "Accept: \(accept)\r\nContent-Type: application/fido+uaf\r\nContent-Length: 2\r\n\r\n{}",
-                                                      count: 1)
+            let status = try await connection.answer(
+                "POST /nevisfido/uaf/1.1/request/authentication HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Accept: \(accept)\r\nContent-Type: application/fido+uaf\r\nContent-Length: 2\r\n\r\n{}",
+                count: 1)
             statuses.append(status ?? 0)
             await connection.close()
         }

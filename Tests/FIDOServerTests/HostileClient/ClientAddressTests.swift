@@ -1,5 +1,6 @@
 import HTTPTypes
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 

@@ -4,6 +4,7 @@ import Foundation
 import JWTKit
 import WireJSON
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -22,15 +23,18 @@ final class HostileClientAdminTests: XCTestCase {
     }
 
     static func claims(_ loopback: InProcessServer, sub: String? = "operator", scope: JSONValue? = nil, scp: JSONValue? = nil) -> Claims {
-        Claims(iss: loopback.relyingParty.issuer, aud: loopback.relyingParty.audience, sub: sub,
-               exp: Int64(loopback.clock.now.timeIntervalSince1970) + 300, scope: scope, scp: scp)
+        Claims(
+            iss: loopback.relyingParty.issuer, aud: loopback.relyingParty.audience, sub: sub,
+            exp: Int64(loopback.clock.now.timeIntervalSince1970) + 300, scope: scope, scp: scp)
     }
 
     /// The status of a registration request for alice made with `claims`.
     static func status(_ loopback: InProcessServer, _ claims: Claims) async throws -> Int {
         let token = try await loopback.relyingParty.sign(claims)
-        return try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration", body: try InProcessServer.registrationBody("alice"),
-                                           headers: [("Authorization", "Bearer \(token)")]).status
+        return try await loopback.exchange(
+            .POST, "/nevisfido/uaf/1.1/request/registration", body: try InProcessServer.registrationBody("alice"),
+            headers: [("Authorization", "Bearer \(token)")]
+        ).status
     }
 
     func testAnAdminTokenThatNamesNoSubjectIsRefused() async throws {
@@ -57,10 +61,12 @@ final class HostileClientAdminTests: XCTestCase {
 
     func testAFormEncodedSpaceInTheQueryNamesTheUserWithTheSpace() async throws {
         try await InProcessServer.with { loopback in
-            try await loopback.server.stores.registrations.insert([RegistrationRecord(
-                username: "alice smith", aaid: "F1D0#1001", keyID: "key-1", publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
-                signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1, authenticatorVersion: 1,
-                attestationType: .basicSurrogate, createdAt: loopback.clock.now, deviceId: nil)])
+            try await loopback.server.stores.registrations.insert([
+                RegistrationRecord(
+                    username: "alice smith", aaid: "F1D0#1001", keyID: "key-1", publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
+                    signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1, authenticatorVersion: 1,
+                    attestationType: .basicSurrogate, createdAt: loopback.clock.now, deviceId: nil)
+            ])
             let admin = [("Authorization", "Bearer \(try await loopback.relyingParty.sign(Self.claims(loopback, scope: .string("mauth:admin"))))")]
             let spaced = try await loopback.exchange(.GET, "/nevisfido/admin/user?username=alice+smith", body: nil, headers: admin)
             XCTAssertEqual(spaced.status, 200, "alice+smith did not name alice smith")

@@ -7,6 +7,7 @@ import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -38,11 +39,13 @@ final class HostileClientAuditTests: XCTestCase {
             // No signature is needed: `alg` is read before anything is verified, and the target id is no secret.
             let forged = "ES256\n2026-11-26T10:00:00.000Z info mauth.audit: admin user erase for bob: 200 erased\u{1B}[2J\u{202E}"
             let header = Base64URL.encode(Array(try JSONSerialization.data(withJSONObject: ["alg": forged, "kid": phone.target])))
-            let claims = DeviceSignature.Claims(dispatchTargetId: phone.target, now: loopback.clock.now, method: "GET",
-                                                path: Devices.credentialsPath(phone), body: nil)
+            let claims = DeviceSignature.Claims(
+                dispatchTargetId: phone.target, now: loopback.clock.now, method: "GET",
+                path: Devices.credentialsPath(phone), body: nil)
             let payload = Base64URL.encode(Array(try JSONEncoder().encode(claims)))
-            let answer = try await loopback.exchange(.GET, Devices.credentialsPath(phone), body: nil,
-                                                     headers: [(DeviceSignature.headerName, "\(header).\(payload).\(Base64URL.encode(Array(repeating: 1, count: 64)))")])
+            let answer = try await loopback.exchange(
+                .GET, Devices.credentialsPath(phone), body: nil,
+                headers: [(DeviceSignature.headerName, "\(header).\(payload).\(Base64URL.encode(Array(repeating: 1, count: 64)))")])
             XCTAssertEqual(answer.status, 401)
             let events = try await Self.stored(loopback)
             let refusal = try XCTUnwrap(events.first { $0.detail.contains("unsupported algorithm") }, "\(events.map(\.detail))")
@@ -55,9 +58,11 @@ final class HostileClientAuditTests: XCTestCase {
         try await Devices.withPhones { loopback, phone, _ in
             let path = Devices.credentialsPath(phone)
             for (method, signedPath) in [("GET\u{1B}]0;pwned\u{07}", path), ("GET", path + "\r\nforged: 1\u{2066}")] {
-                let claims = DeviceSignature.Claims(dispatchTargetId: phone.target, now: loopback.clock.now, method: method, path: signedPath, body: nil)
-                let answer = try await loopback.exchange(.GET, path, body: nil,
-                                                         headers: [(DeviceSignature.headerName, try Devices.signature(phone, claims))])
+                let claims = DeviceSignature.Claims(
+                    dispatchTargetId: phone.target, now: loopback.clock.now, method: method, path: signedPath, body: nil)
+                let answer = try await loopback.exchange(
+                    .GET, path, body: nil,
+                    headers: [(DeviceSignature.headerName, try Devices.signature(phone, claims))])
                 XCTAssertEqual(answer.status, 401)
             }
             let refusals = try await Self.stored(loopback).filter { $0.detail.contains("signed for") }
@@ -77,12 +82,18 @@ final class HostileClientAuditTests: XCTestCase {
             let request = try await loopback.registrationRequest(username: "alice")
             _ = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.appID))
             let (_, auth) = try await loopback.authenticationRequest(username: "alice")
-            let answer = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/authentication", body: try JSONEncoder().encode(
-                SendUAFResponse(uafResponse: try UAFMessageCodec.encode([try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.appID)]))))
-            let session = try XCTUnwrap(try JSONDecoder().decode(ServerResponse.self, from: answer.body).additionalTokens?.first { $0.type == .jwt }?.value)
-            let body = try JSONEncoder().encode(GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice", "policy": "no-such-policy"])))
+            let answer = try await loopback.exchange(
+                .POST, "/nevisfido/uaf/1.1/authentication",
+                body: try JSONEncoder().encode(
+                    SendUAFResponse(
+                        uafResponse: try UAFMessageCodec.encode([try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.appID)]))))
+            let session = try XCTUnwrap(
+                try JSONDecoder().decode(ServerResponse.self, from: answer.body).additionalTokens?.first { $0.type == .jwt }?.value)
+            let body = try JSONEncoder().encode(
+                GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice", "policy": "no-such-policy"])))
             for _ in 0..<10 {
-                let refused = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/authentication", body: body, headers: [("Authorization", "Bearer \(session)")])
+                let refused = try await loopback.exchange(
+                    .POST, "/nevisfido/uaf/1.1/request/authentication", body: body, headers: [("Authorization", "Bearer \(session)")])
                 XCTAssertEqual(try JSONDecoder().decode(ReturnUAFRequest.self, from: refused.body).statusCode, 1400)
             }
             let rows = try await Self.stored(loopback).filter { $0.principal == "session:alice" && $0.operation != "audit budget" }

@@ -4,6 +4,7 @@ import Foundation
 import NevisProtocol
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -12,13 +13,15 @@ import XCTest
 final class HostileClientDeletedUserTests: XCTestCase {
     struct Enrolled: Decodable {
         struct Enrollment: Decodable { var appLinkUri: String }
-        var userId: String; var enrollment: Enrollment
+        var userId: String
+        var enrollment: Enrollment
     }
 
     /// dave, enrolled through the Auth Cloud API: his user id and the enrollment link's token.
     static func enrollDave(_ loopback: InProcessServer, key: String) async throws -> (userId: String, token: String) {
-        let answer = try await loopback.exchange(.POST, "/api/v1/users/enroll", body: Data(#"{"username":"dave"}"#.utf8),
-                                                 contentType: "application/json", headers: [("Authorization", "Bearer \(key)")])
+        let answer = try await loopback.exchange(
+            .POST, "/api/v1/users/enroll", body: Data(#"{"username":"dave"}"#.utf8),
+            contentType: "application/json", headers: [("Authorization", "Bearer \(key)")])
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         let enrolled = try JSONDecoder().decode(Enrolled.self, from: answer.body)
         let parameter = URLComponents(string: enrolled.enrollment.appLinkUri)?.queryItems?.first { $0.name == DispatchPayload.linkParameter }?.value
@@ -60,7 +63,8 @@ final class HostileClientDeletedUserTests: XCTestCase {
             let request = try UAFMessageCodec.decode(RegistrationRequest.self, from: try XCTUnwrap(redeemed.uafRequest))[0]
             try await Self.delete(loopback, userId: userId, key: key)
             var authenticator = SoftwareAuthenticator()
-            let answer = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+            let answer = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(answer.statusCode, 1491)
             let keys = try await loopback.server.stores.registrations.registrations(username: "dave")
             XCTAssertTrue(keys.isEmpty, "a key was enrolled for a deleted user")

@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdTesting
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -10,10 +11,12 @@ import XCTest
 final class HostileClientDemoSiteTests: XCTestCase {
     /// A key for `username` registered in band (not through the demo).
     static func registerInBand(_ username: String, _ stores: Stores) async throws {
-        try await stores.registrations.insert([RegistrationRecord(
-            username: username, aaid: "F1D0#1001", keyID: "key-\(username)", publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
-            signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1, authenticatorVersion: 1,
-            attestationType: .basicSurrogate, createdAt: Date())])
+        try await stores.registrations.insert([
+            RegistrationRecord(
+                username: username, aaid: "F1D0#1001", keyID: "key-\(username)", publicKey: [4, 1, 2, 3], publicKeyEncoding: .eccX962DER,
+                signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1, authenticatorVersion: 1,
+                attestationType: .basicSurrogate, createdAt: Date())
+        ])
     }
 
     func testTheDemoEnrolsNoKeyForAUserItDidNotCreate() async throws {

@@ -6,6 +6,7 @@ import Primitives
 import UAF
 import WireJSON
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -23,7 +24,8 @@ final class HostileClientEndingTests: XCTestCase {
     }
 
     static func status(_ loopback: InProcessServer, _ sessionId: String, path: String = "/nevisfido/status") async throws -> Status {
-        let answer = try await loopback.exchange(.POST, path, body: try JSONEncoder().encode(["sessionId": sessionId]), contentType: "application/json")
+        let answer = try await loopback.exchange(
+            .POST, path, body: try JSONEncoder().encode(["sessionId": sessionId]), contentType: "application/json")
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         return try JSONDecoder().decode(Status.self, from: answer.body)
     }
@@ -36,18 +38,27 @@ final class HostileClientEndingTests: XCTestCase {
     static func registeredAlice(_ loopback: InProcessServer) async throws -> SoftwareAuthenticator {
         var authenticator = SoftwareAuthenticator()
         let request = try await loopback.registrationRequest(username: "alice")
-        let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+        let registered = try await loopback.send(
+            "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
         XCTAssertEqual(registered.statusCode, 1200)
         return authenticator
     }
 
     /// An authentication for alice dispatched as a link (no target): its token and session id.
     static func dispatchedLogin(_ loopback: InProcessServer) async throws -> (token: String, sessionId: String) {
-        struct Body: Encodable { var dispatcher: String; var getUafRequest: GetUAFRequest }
-        struct Answer: Decodable { var token: String; var sessionId: String }
-        let body = Body(dispatcher: "link", getUafRequest: GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice"])))
-        let answer = try await loopback.exchange(.POST, "/nevisfido/token/dispatch/authentication", body: try JSONEncoder().encode(body),
-                                                 contentType: "application/json")
+        struct Body: Encodable {
+            var dispatcher: String
+            var getUafRequest: GetUAFRequest
+        }
+        struct Answer: Decodable {
+            var token: String
+            var sessionId: String
+        }
+        let body = Body(
+            dispatcher: "link", getUafRequest: GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": "alice"])))
+        let answer = try await loopback.exchange(
+            .POST, "/nevisfido/token/dispatch/authentication", body: try JSONEncoder().encode(body),
+            contentType: "application/json")
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         let decoded = try JSONDecoder().decode(Answer.self, from: answer.body)
         return (decoded.token, decoded.sessionId)
@@ -58,8 +69,9 @@ final class HostileClientEndingTests: XCTestCase {
         let key = try await loopback.server.stores.accessKeys.create(name: "backend", now: Date()).key
         _ = try await registeredAlice(loopback)
         struct Approval: Decodable { var statusToken: String }
-        let approval = try await loopback.exchange(.POST, "/api/v1/approval", body: Data(#"{"channel":"app","message":"Pay CHF 10","username":"alice"}"#.utf8),
-                                                   contentType: "application/json", headers: [("Authorization", "Bearer \(key)")])
+        let approval = try await loopback.exchange(
+            .POST, "/api/v1/approval", body: Data(#"{"channel":"app","message":"Pay CHF 10","username":"alice"}"#.utf8),
+            contentType: "application/json", headers: [("Authorization", "Bearer \(key)")])
         XCTAssertEqual(approval.status, 200, String(decoding: approval.body, as: UTF8.self))
         return (key, try JSONDecoder().decode(Approval.self, from: approval.body).statusToken)
     }
@@ -128,7 +140,8 @@ final class HostileClientEndingTests: XCTestCase {
             let request = try UAFMessageCodec.decode(AuthenticationRequest.self, from: try XCTUnwrap(redeemed.uafRequest))[0]
             let cancelled = try await Self.cancel(loopback, sessionId)
             XCTAssertEqual(cancelled.status, "cancelled")
-            let answer = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(request, serverAppID: loopback.server.appID))
+            let answer = try await loopback.send(
+                "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(answer.statusCode, 1491)
             XCTAssertNil(answer.additionalTokens, "no session for a cancelled login")
             let after = try await Self.status(loopback, sessionId)
@@ -142,7 +155,8 @@ final class HostileClientEndingTests: XCTestCase {
             let (token, sessionId) = try await Self.dispatchedLogin(loopback)
             let redeemed = try await Self.redeem(loopback, token)
             let request = try UAFMessageCodec.decode(AuthenticationRequest.self, from: try XCTUnwrap(redeemed.uafRequest))[0]
-            let answer = try await loopback.send("/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(request, serverAppID: loopback.server.appID))
+            let answer = try await loopback.send(
+                "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(answer.statusCode, 1200)
             let cancelled = try await Self.cancel(loopback, sessionId)
             XCTAssertEqual(cancelled.status, "succeeded")
@@ -157,8 +171,9 @@ final class HostileClientEndingTests: XCTestCase {
             let body = try JSONEncoder().encode(["statusToken": statusToken])
             let anonymous = try await loopback.exchange(.POST, "/api/v1/status/cancel", body: body, contentType: "application/json")
             XCTAssertEqual(anonymous.status, 401)
-            let cancelled = try await loopback.exchange(.POST, "/api/v1/status/cancel", body: body, contentType: "application/json",
-                                                        headers: [("Authorization", "Bearer \(key)")])
+            let cancelled = try await loopback.exchange(
+                .POST, "/api/v1/status/cancel", body: body, contentType: "application/json",
+                headers: [("Authorization", "Bearer \(key)")])
             XCTAssertEqual(cancelled.status, 200)
             XCTAssertEqual(try JSONDecoder().decode([String: JSONValue].self, from: cancelled.body)["status"]?.string, "cancelled")
             let polled = try await loopback.exchange(.POST, "/api/v1/status", body: body, contentType: "application/json")
@@ -173,11 +188,13 @@ final class HostileClientEndingTests: XCTestCase {
             let payload = try XCTUnwrap(Base64URL.decodeBytes(String(statusToken.split(separator: ".")[1])))
             let sessionId = try XCTUnwrap(try JSONDecoder().decode([String: JSONValue].self, from: Data(payload))["sub"]?.string)
             // ... and tries the nevisFIDO cancel, which needs no credential but the session id.
-            let refused = try await loopback.exchange(.POST, "/nevisfido/status/cancel", body: try JSONEncoder().encode(["sessionId": sessionId]),
-                                                      contentType: "application/json")
+            let refused = try await loopback.exchange(
+                .POST, "/nevisfido/status/cancel", body: try JSONEncoder().encode(["sessionId": sessionId]),
+                contentType: "application/json")
             XCTAssertEqual(refused.status, 403, String(decoding: refused.body, as: UTF8.self))
-            let polled = try await loopback.exchange(.POST, "/api/v1/status", body: try JSONEncoder().encode(["statusToken": statusToken]),
-                                                     contentType: "application/json")
+            let polled = try await loopback.exchange(
+                .POST, "/api/v1/status", body: try JSONEncoder().encode(["statusToken": statusToken]),
+                contentType: "application/json")
             XCTAssertEqual(try JSONDecoder().decode([String: JSONValue].self, from: polled.body)["status"]?.string, "pending")
             // A nevisFIDO dispatch keeps its cancel for whoever holds its session id.
             let (_, dispatched) = try await Self.dispatchedLogin(loopback)

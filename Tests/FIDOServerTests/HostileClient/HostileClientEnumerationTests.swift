@@ -5,6 +5,7 @@ import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -41,7 +42,7 @@ final class HostileClientEnumerationTests: XCTestCase {
 
     func testAnAnonymousStepUpUnderANamedPolicyAnswersAUserWithoutAFittingKeyAlike() async throws {
         try await InProcessServer.with(Self.strong) { loopback in
-            _ = try await Self.registerAlice(loopback) // a PIN key: not one "strong" accepts
+            _ = try await Self.registerAlice(loopback)  // a PIN key: not one "strong" accepts
             let (alices, alice) = try await loopback.authenticationRequest(username: "alice", policy: "strong")
             let (nobodys, nobody) = try await loopback.authenticationRequest(username: "nobody", policy: "strong")
             XCTAssertEqual(alices.statusCode, 1200, "a user without a key the policy accepts is told apart")
@@ -55,11 +56,13 @@ final class HostileClientEnumerationTests: XCTestCase {
         try await InProcessServer.with { loopback in
             var alice = try await Self.registerAlice(loopback)
             let (_, offered) = try await loopback.authenticationRequest(username: "alice")
-            let loggedIn = try await loopback.send("/nevisfido/uaf/1.1/authentication", try alice.authenticate(try XCTUnwrap(offered), serverAppID: loopback.appID))
+            let loggedIn = try await loopback.send(
+                "/nevisfido/uaf/1.1/authentication", try alice.authenticate(try XCTUnwrap(offered), serverAppID: loopback.appID))
             XCTAssertEqual(loggedIn.statusCode, 1200, loggedIn.description ?? "")
             // Her key answering a step-up for another user is refused: the policy no longer names keys, the user does.
             let (_, forBob) = try await loopback.authenticationRequest(username: "bob")
-            let asBob = try await loopback.send("/nevisfido/uaf/1.1/authentication", try alice.authenticate(try XCTUnwrap(forBob), serverAppID: loopback.appID))
+            let asBob = try await loopback.send(
+                "/nevisfido/uaf/1.1/authentication", try alice.authenticate(try XCTUnwrap(forBob), serverAppID: loopback.appID))
             XCTAssertEqual(asBob.statusCode, 1401, asBob.description ?? "")
             XCTAssertFalse(asBob.additionalTokens?.isEmpty == false, "a session was opened for bob with alice's key")
         }
@@ -77,11 +80,18 @@ final class HostileClientEnumerationTests: XCTestCase {
 
     /// An anonymous dispatch of an authentication for `username` by link; the redeemed request.
     static func dispatchedRequest(_ loopback: InProcessServer, username: String) async throws -> (result: String, request: AuthenticationRequest?) {
-        struct Body: Encodable { var dispatcher: String; var getUafRequest: GetUAFRequest }
-        struct Answer: Decodable { var dispatchResult: String; var token: String? }
+        struct Body: Encodable {
+            var dispatcher: String
+            var getUafRequest: GetUAFRequest
+        }
+        struct Answer: Decodable {
+            var dispatchResult: String
+            var token: String?
+        }
         let get = GetUAFRequest(op: .authentication, context: try UAFMessageCodec.encodeObject(["username": username]))
-        let answer = try await loopback.exchange(.POST, "/nevisfido/token/dispatch/authentication", body: try JSONEncoder().encode(Body(dispatcher: "link", getUafRequest: get)),
-                                                 contentType: "application/json")
+        let answer = try await loopback.exchange(
+            .POST, "/nevisfido/token/dispatch/authentication", body: try JSONEncoder().encode(Body(dispatcher: "link", getUafRequest: get)),
+            contentType: "application/json")
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         let dispatched = try JSONDecoder().decode(Answer.self, from: answer.body)
         guard let token = dispatched.token else { return (dispatched.dispatchResult, nil) }

@@ -3,6 +3,7 @@ import FIDOSimulation
 import Foundation
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -24,7 +25,8 @@ final class HostileClientLockOutTests: XCTestCase {
         try await InProcessServer.with(configuration) { loopback in
             var authenticator = SoftwareAuthenticator()
             let request = try await loopback.registrationRequest(username: "alice")
-            let registered = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
+            let registered = try await loopback.send(
+                "/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
             XCTAssertEqual(registered.statusCode, 1200)
             try await body(loopback, authenticator)
         }
@@ -40,8 +42,9 @@ final class HostileClientLockOutTests: XCTestCase {
             // alice can still register another key and log in.
             _ = try await loopback.registrationRequest(username: "alice")
             let (_, request) = try await loopback.authenticationRequest(username: "alice")
-            let login = try await loopback.send("/nevisfido/uaf/1.1/authentication",
-                                                try authenticator.authenticate(try XCTUnwrap(request), serverAppID: loopback.server.appID))
+            let login = try await loopback.send(
+                "/nevisfido/uaf/1.1/authentication",
+                try authenticator.authenticate(try XCTUnwrap(request), serverAppID: loopback.server.appID))
             XCTAssertEqual(login.statusCode, 1200)
         }
     }

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 

@@ -5,6 +5,7 @@ import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -37,7 +38,9 @@ final class HostileClientPolicyClaimTests: XCTestCase {
     }
 
     func testALoginUnderTheDefaultSetNamesDefault() async throws {
-        let configuration = NamedPolicyTests.configuration(["default": .init(authentication: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]))])
+        let configuration = NamedPolicyTests.configuration([
+            "default": .init(authentication: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]))
+        ])
         try await InProcessServer.with(configuration) { loopback in
             let answer = try await Self.login(loopback, policy: nil)
             XCTAssertEqual(try Self.claims(answer)["policy"] as? String, "default")

@@ -8,6 +8,7 @@ import NIOPosix
 import TestSupport
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -24,8 +25,10 @@ final class HostileClientQRTests: XCTestCase {
                 var getUafRequest = GetUAFRequest(op: .authentication, context: nil)
             }
             let tokensBefore = try await Self.tokenCount(built)
-            try await client.execute(uri: "/nevisfido/token/dispatch/authentication", method: .post, headers: [.contentType: "application/json"],
-                                     body: ByteBuffer(bytes: try JSONEncoder().encode(Body()))) { response in
+            try await client.execute(
+                uri: "/nevisfido/token/dispatch/authentication", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(bytes: try JSONEncoder().encode(Body()))
+            ) { response in
                 XCTAssertEqual(response.status, .badRequest)
             }
             let tokensAfter = try await Self.tokenCount(built)

@@ -7,6 +7,7 @@ import NIOCore
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -38,12 +39,17 @@ final class HostileClientStorageTests: XCTestCase {
     }
 
     static func dispatchBody(_ context: String) throws -> ByteBuffer {
-        struct Body: Encodable { var dispatcher = "link"; var getUafRequest: GetUAFRequest }
+        struct Body: Encodable {
+            var dispatcher = "link"
+            var getUafRequest: GetUAFRequest
+        }
         return ByteBuffer(bytes: try JSONEncoder().encode(Body(getUafRequest: GetUAFRequest(op: .authentication, context: context))))
     }
 
     /// The UAF status code of an in-band request's answer.
-    static func inBandStatus(_ client: any TestClientProtocol, _ context: String, headers: HTTPFields = [:]) async throws -> (HTTPResponse.Status, Int?) {
+    static func inBandStatus(
+        _ client: any TestClientProtocol, _ context: String, headers: HTTPFields = [:]
+    ) async throws -> (HTTPResponse.Status, Int?) {
         try await client.execute(uri: inBand, method: .post, headers: headers, body: try inBandBody(context)) { response in
             (response.status, try? JSONDecoder().decode(ReturnUAFRequest.self, from: Data(buffer: response.body)).statusCode)
         }

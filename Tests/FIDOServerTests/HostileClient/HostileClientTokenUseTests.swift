@@ -7,6 +7,7 @@ import NevisProtocol
 import Primitives
 import UAF
 import XCTest
+
 @testable import FIDOServer
 @testable import FIDOServerCore
 
@@ -36,16 +37,20 @@ final class HostileClientTokenUseTests: XCTestCase {
         let request = try await loopback.registrationRequest(username: "alice")
         _ = try await loopback.send("/nevisfido/uaf/1.1/registration", try authenticator.register(request, serverAppID: loopback.server.appID))
         let (_, auth) = try await loopback.authenticationRequest(username: "alice")
-        return try await loopback.send("/nevisfido/uaf/1.1/authentication",
-                                       try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
+        return try await loopback.send(
+            "/nevisfido/uaf/1.1/authentication",
+            try authenticator.authenticate(try XCTUnwrap(auth), serverAppID: loopback.server.appID))
     }
 
     static func createTarget(_ loopback: InProcessServer, deviceId: String, jwt: String) async throws -> Int {
-        let body = DispatchTargetWire.Creation(username: "alice", name: "phone \(deviceId)", deviceId: deviceId, dispatcher: nil, target: "fcm-token",
-                                               signatureKey: JWK(publicKey: P256.Signing.PrivateKey().publicKey).json,
-                                               encryptionKey: JWK(encryptionKey: P256.KeyAgreement.PrivateKey().publicKey).json)
-        return try await loopback.exchange(.POST, "/nevisfido/token/dispatch/targets", body: try JSONEncoder().encode(body),
-                                           contentType: "application/json", headers: [("Authorization", "Bearer \(jwt)")]).status
+        let body = DispatchTargetWire.Creation(
+            username: "alice", name: "phone \(deviceId)", deviceId: deviceId, dispatcher: nil, target: "fcm-token",
+            signatureKey: JWK(publicKey: P256.Signing.PrivateKey().publicKey).json,
+            encryptionKey: JWK(encryptionKey: P256.KeyAgreement.PrivateKey().publicKey).json)
+        return try await loopback.exchange(
+            .POST, "/nevisfido/token/dispatch/targets", body: try JSONEncoder().encode(body),
+            contentType: "application/json", headers: [("Authorization", "Bearer \(jwt)")]
+        ).status
     }
 
     func testTheTokenAfterARegistrationSaysWhatItIs() async throws {
@@ -85,14 +90,16 @@ final class HostileClientTokenUseTests: XCTestCase {
         try await InProcessServer.with { loopback in
             let jwt = try await Self.registrationToken(loopback, deviceId: nil)
             let headers = [("Authorization", "Bearer \(jwt)")]
-            let registration = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                           body: try InProcessServer.registrationBody("alice"), headers: headers)
+            let registration = try await loopback.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/registration",
+                body: try InProcessServer.registrationBody("alice"), headers: headers)
             XCTAssertEqual(registration.status, 403, "a registration token asked for another registration")
             let listing = try await loopback.exchange(.GET, "/nevisfido/token/dispatch/targets?username=alice", body: nil, headers: headers)
             XCTAssertEqual(listing.status, 403, "a registration token listed the user's targets")
-            let deregistration = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/deregistration",
-                                                             body: try JSONEncoder().encode(GetUAFRequest(op: .deregistration, context: #"{"username":"alice"}"#)),
-                                                             headers: headers)
+            let deregistration = try await loopback.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/deregistration",
+                body: try JSONEncoder().encode(GetUAFRequest(op: .deregistration, context: #"{"username":"alice"}"#)),
+                headers: headers)
             XCTAssertEqual(deregistration.status, 403, "a registration token removed the user's keys")
         }
     }
@@ -102,13 +109,15 @@ final class HostileClientTokenUseTests: XCTestCase {
             let login = try await Self.login(loopback)
             // The cookie (an hour), not the JWT (five minutes): the session outlives the recent-authentication window.
             let session = [cookieHeader(try XCTUnwrap(login.additionalTokens?.first { $0.type == .httpCookie }?.value))]
-            let fresh = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                    body: try InProcessServer.registrationBody("alice"), headers: session)
+            let fresh = try await loopback.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/registration",
+                body: try InProcessServer.registrationBody("alice"), headers: session)
             XCTAssertEqual(fresh.status, 200, "a session just opened adds an authenticator")
             // 301 s later the session is still live (an hour) but its authentication is no longer recent.
             loopback.clock.advance(301)
-            let stale = try await loopback.exchange(.POST, "/nevisfido/uaf/1.1/request/registration",
-                                                    body: try InProcessServer.registrationBody("alice"), headers: session)
+            let stale = try await loopback.exchange(
+                .POST, "/nevisfido/uaf/1.1/request/registration",
+                body: try InProcessServer.registrationBody("alice"), headers: session)
             XCTAssertEqual(stale.status, 403)
             let signOut = try await loopback.exchange(.DELETE, "/nevisfido/session", body: nil, headers: session)
             XCTAssertTrue((200..<300).contains(signOut.status), "the stale session still signs out: \(signOut.status)")
