@@ -126,7 +126,7 @@ struct AdminUserCommand: AsyncParsableCommand {
             say(
                 "erased \(username): \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s), "
                     + "\(erased.dispatchTokens) unredeemed dispatch token(s), \(erased.requests) outstanding request(s)"
-                    + (erased.authCloudUser ? ", the Auth Cloud user" : ""))
+                    + (erased.authCloudUser == true ? ", the Auth Cloud user" : ""))
         }
     }
 }

@@ -132,28 +132,16 @@ package struct AdminService: Sendable {
         decide("admin user remove target", username, "removed dispatch target \(id)")
     }
 
-    /// What an operator's erasure removed: ``UserData/Erased`` and whether there was an Auth Cloud user of that name.
-    package struct Erasure: Sendable, Equatable, Encodable {
-        package var registrations: Int
-        package var passkeys: Int
-        package var sessions: Int
-        package var targets: Int
-        package var dispatchTokens: Int
-        package var requests: Int
-        package var authCloudUser: Bool
-    }
-
-    package func erase(_ username: String, principal: Principal) async throws -> Erasure {
+    /// Erases the user (``UserData/eraseWithCloudUser(_:username:now:)``): what went, and whether an Auth Cloud user did.
+    package func erase(_ username: String, principal: Principal) async throws -> UserData.Erased {
         try requireAdmin(principal)
         try ServiceEnvironment.validate(username: username)
-        let (erased, cloudUser) = try await UserData.eraseWithCloudUser(stores, username: username, now: clock())
+        let erased = try await UserData.eraseWithCloudUser(stores, username: username, now: clock())
         decide(
             "admin user erase", username,
             "erased \(erased.registrations) key(s), \(erased.passkeys) passkey(s), \(erased.sessions) session(s), \(erased.targets) dispatch target(s)"
         )
-        return Erasure(
-            registrations: erased.registrations, passkeys: erased.passkeys, sessions: erased.sessions, targets: erased.targets,
-            dispatchTokens: erased.dispatchTokens, requests: erased.requests, authCloudUser: cloudUser)
+        return erased
     }
 
     /// The newest audit events (of `username` when given, since `since` when given), at most

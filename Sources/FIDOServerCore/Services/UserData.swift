@@ -164,6 +164,9 @@ package enum UserData {
         package var targets: Int
         package var dispatchTokens: Int
         package var requests: Int
+        /// Whether an Auth Cloud user of that name went too: set by an operator's erasure
+        /// (``eraseWithCloudUser(_:username:now:)``), nil (and left out of the JSON) where none was looked for.
+        package var authCloudUser: Bool? = nil
     }
 
     /// Removes everything the server holds that could act for the user: registrations, passkeys, sessions, dispatch targets,
@@ -186,13 +189,14 @@ package enum UserData {
     }
 
     /// An operator's erasure (`mauth admin user erase`, `DELETE /nevisfido/admin/user`): ``erase(_:username:now:)`` and the
-    /// Auth Cloud user of that name, in one unit of work; whether there was such a user.
-    package static func eraseWithCloudUser(_ stores: Stores, username: String, now: Date) async throws -> (erased: Erased, cloudUser: Bool) {
+    /// Auth Cloud user of that name, in one unit of work; `authCloudUser` says whether there was such a user.
+    package static func eraseWithCloudUser(_ stores: Stores, username: String, now: Date) async throws -> Erased {
         try await stores.database.unitOfWork {
-            let erased = try await erase(stores, username: username, now: now)
-            guard let cloudUser = try await stores.authCloudUsers.user(username: username) else { return (erased, false) }
-            _ = try await stores.authCloudUsers.delete(id: cloudUser.userId)
-            return (erased, true)
+            var erased = try await erase(stores, username: username, now: now)
+            let cloudUser = try await stores.authCloudUsers.user(username: username)
+            if let cloudUser { _ = try await stores.authCloudUsers.delete(id: cloudUser.userId) }
+            erased.authCloudUser = cloudUser != nil
+            return erased
         }
     }
 }
