@@ -42,7 +42,7 @@ PY
 }
 
 # Stage times: `stage NAME` ends the running stage and starts NAME; `background NAME COMMAND...` runs a stage beside
-# the others (at a lower CPU priority, its output kept), and `await_background NAME` waits for it, prints its output
+# the others (under `nice`, which SwiftPM's compiler processes do not keep; its output kept), and `await_background NAME` waits for it, prints its output
 # and fails when it failed; `stage_table` prints each stage's seconds and the run's (wall-clock) total. .ci/run calls
 # stage_table when it exits, whatever happened, so a failed run shows where its time went.
 CI_STAGE_NAMES=()
