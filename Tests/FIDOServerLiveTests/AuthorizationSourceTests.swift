@@ -82,7 +82,7 @@ final class AuthorizationSourceTests: XCTestCase {
         }) { loopback in
             let status = try await registration(loopback, "alice", headers: [("X-Authenticated-User", "alice")])
             XCTAssertEqual(status, 401)
-            let outstanding = try await loopback.server.stores.requests.outstanding(username: "alice", now: loopback.clock.now)
+            let outstanding = try await loopback.server.stores.uafCeremonies.outstanding(username: "alice", now: loopback.clock.now)
             XCTAssertEqual(outstanding, 0)
         }
     }

@@ -15,8 +15,8 @@ extension StoreContractTests {
             name: "Alice's phone", createdAt: Date(epochMillis: 1_790_000_000_123), lastUsedAt: nil)
     }
 
-    func ceremony(_ challenge: String, username: String? = "alice", expiresAt: Date = Date().addingTimeInterval(300)) -> WebAuthnCeremonyRecord {
-        WebAuthnCeremonyRecord(
+    func ceremony(_ challenge: String, username: String? = "alice", expiresAt: Date = Date().addingTimeInterval(300)) -> PasskeyCeremony {
+        PasskeyCeremony(
             challenge: challenge, sessionID: "session-\(challenge)", kind: .authentication, username: username, userHandle: nil,
             userVerification: "required", expiresAt: expiresAt)
     }
@@ -93,11 +93,11 @@ extension StoreContractTests {
     func testACeremonyIsConsumedExactlyOnceUnderConcurrency() async throws {
         try await onEveryEngine { stores in
             let record = ceremony("challenge-once")
-            let outcome83 = try await stores.webAuthnCeremonies.open(record, cap: nil)
+            let outcome83 = try await stores.passkeyCeremonies.open(record, cap: nil)
             XCTAssertTrue(outcome83)
-            let wins = try await withThrowingTaskGroup(of: WebAuthnCeremonyRecord?.self) { group in
-                for _ in 0..<20 { group.addTask { try await stores.webAuthnCeremonies.consume(challenge: "challenge-once") } }
-                return try await group.reduce(into: [WebAuthnCeremonyRecord]()) { if let won = $1 { $0.append(won) } }
+            let wins = try await withThrowingTaskGroup(of: PasskeyCeremony?.self) { group in
+                for _ in 0..<20 { group.addTask { try await stores.passkeyCeremonies.consume(challenge: "challenge-once") } }
+                return try await group.reduce(into: [PasskeyCeremony]()) { if let won = $1 { $0.append(won) } }
             }
             XCTAssertEqual(wins.count, 1)
             XCTAssertEqual(wins.first?.sessionID, "session-challenge-once")
@@ -108,23 +108,23 @@ extension StoreContractTests {
     func testACappedCeremonyStopsAtTheCapCountingOnlyUnexpiredOnes() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            let cap = UAFRequestStore.Cap(username: "alice", limit: 2, now: now)
-            let outcome98 = try await stores.webAuthnCeremonies.open(ceremony("old", expiresAt: now.addingTimeInterval(-1)), cap: cap)
+            let cap = CeremonyCap(username: "alice", limit: 2, now: now)
+            let outcome98 = try await stores.passkeyCeremonies.open(ceremony("old", expiresAt: now.addingTimeInterval(-1)), cap: cap)
             XCTAssertTrue(outcome98)
-            let outcome99 = try await stores.webAuthnCeremonies.open(ceremony("c1"), cap: cap)
+            let outcome99 = try await stores.passkeyCeremonies.open(ceremony("c1"), cap: cap)
             XCTAssertTrue(outcome99)
-            let outcome100 = try await stores.webAuthnCeremonies.open(ceremony("c2"), cap: cap)
+            let outcome100 = try await stores.passkeyCeremonies.open(ceremony("c2"), cap: cap)
             XCTAssertTrue(outcome100)
-            let outcome101 = try await stores.webAuthnCeremonies.open(ceremony("c3"), cap: cap)
+            let outcome101 = try await stores.passkeyCeremonies.open(ceremony("c3"), cap: cap)
             XCTAssertFalse(outcome101)
             // Uncounted ceremonies naming her do not count.
-            let outcome103 = try await stores.webAuthnCeremonies.open(ceremony("anonymous"), cap: nil)
+            let outcome103 = try await stores.passkeyCeremonies.open(ceremony("anonymous"), cap: nil)
             XCTAssertTrue(outcome103)
-            let refused = try await stores.webAuthnCeremonies.consume(challenge: "c3")
+            let refused = try await stores.passkeyCeremonies.consume(challenge: "c3")
             XCTAssertNil(refused)
-            let erased = try await stores.webAuthnCeremonies.deleteCounted(username: "alice")
+            let erased = try await stores.passkeyCeremonies.deleteCounted(username: "alice")
             XCTAssertEqual(erased, 3)
-            let purged = try await stores.webAuthnCeremonies.purge(expiredBefore: now.addingTimeInterval(3600))
+            let purged = try await stores.passkeyCeremonies.purge(expiredBefore: now.addingTimeInterval(3600))
             XCTAssertEqual(purged, 1)
         }
     }
@@ -133,8 +133,8 @@ extension StoreContractTests {
         try await onEveryEngine { stores in
             let record = passkey("cred-read")
             _ = try await stores.passkeys.insert(record)
-            _ = try await stores.webAuthnCeremonies.open(ceremony("with-passkey"), cap: nil)
-            _ = try await stores.webAuthnCeremonies.open(ceremony("unknown-credential", username: nil), cap: nil)
+            _ = try await stores.passkeyCeremonies.open(ceremony("with-passkey"), cap: nil)
+            _ = try await stores.passkeyCeremonies.open(ceremony("unknown-credential", username: nil), cap: nil)
             let consumed = try await stores.ceremonies.consumePasskeyCeremony(challenge: "with-passkey", credentialID: "cred-read")
             XCTAssertEqual(consumed?.ceremony.sessionID, "session-with-passkey")
             XCTAssertEqual(consumed?.ceremony.username, "alice")

@@ -58,7 +58,7 @@ final class PostgresStoreTests: XCTestCase {
         // table led PostgreSQL there on some connections, and each count then walked the expiry index's whole range.)
         let base = Date(epochMillis: Date().epochMillis)
         for i in 0..<300 {
-            let inserted = try await stores.requests.insert(
+            let inserted = try await stores.uafCeremonies.insert(
                 record("r\(i)", expiresAt: base.addingTimeInterval(Double(i)), username: "ann"),
                 username: "ann", cap: 1000, now: base)
             XCTAssertTrue(inserted)
@@ -73,9 +73,9 @@ final class PostgresStoreTests: XCTestCase {
         }
         let plain = try await plan("counted_username = \(bind: "ann") AND expires_at >= \(bind: now.epochMillis)")
         XCTAssertTrue(plain.contains("uaf_requests_by_expiry"), "the table does not mislead the planner, so this test proves nothing:\n\(plain)")
-        let capped = try await plan(UAFRequestStore.unexpired(username: "ann", now: now))
+        let capped = try await plan(UAFCeremonyStore.unexpired(username: "ann", now: now))
         XCTAssertFalse(capped.contains("uaf_requests_by_expiry"), capped)
-        let count = try await stores.requests.outstanding(username: "ann", now: now)
+        let count = try await stores.uafCeremonies.outstanding(username: "ann", now: now)
         XCTAssertEqual(count, 10)
     }
 

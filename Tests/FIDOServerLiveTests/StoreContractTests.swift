@@ -52,9 +52,9 @@ final class StoreContractTests: XCTestCase {
     }
     func testARequestIsConsumedExactlyOnceUnderConcurrency() async throws {
         try await onEveryEngine { stores in
-            try await stores.requests.insert(record("once"))
+            try await stores.uafCeremonies.insert(record("once"))
             let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for _ in 0..<20 { group.addTask { try await stores.requests.consume(id: "once") != nil } }
+                for _ in 0..<20 { group.addTask { try await stores.uafCeremonies.consume(id: "once") != nil } }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             XCTAssertEqual(wins, 1)
@@ -65,8 +65,8 @@ final class StoreContractTests: XCTestCase {
         try await onEveryEngine { stores in
             var original = record("fields", expiresAt: Date(epochMillis: 1_900_000_000_123))
             original.policyName = "strong"
-            try await stores.requests.insert(original)
-            let back = try await stores.requests.consume(id: "fields")
+            try await stores.uafCeremonies.insert(original)
+            let back = try await stores.uafCeremonies.consume(id: "fields")
             XCTAssertEqual(back, original)
         }
     }
@@ -74,11 +74,11 @@ final class StoreContractTests: XCTestCase {
     func testPurgeRemovesOnlyExpiredRequests() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            try await stores.requests.insert(record("old", expiresAt: now.addingTimeInterval(-1)))
-            try await stores.requests.insert(record("live", expiresAt: now.addingTimeInterval(60)))
-            let purged = try await stores.requests.purge(expiredBefore: now)
+            try await stores.uafCeremonies.insert(record("old", expiresAt: now.addingTimeInterval(-1)))
+            try await stores.uafCeremonies.insert(record("live", expiresAt: now.addingTimeInterval(60)))
+            let purged = try await stores.uafCeremonies.purge(expiredBefore: now)
             XCTAssertEqual(purged, 1)
-            let live = try await stores.requests.consume(id: "live")
+            let live = try await stores.uafCeremonies.consume(id: "live")
             XCTAssertNotNil(live)
         }
     }
@@ -90,13 +90,13 @@ final class StoreContractTests: XCTestCase {
                 ("a1", "ann", now.addingTimeInterval(300)), ("a2", "ann", now.addingTimeInterval(300)),
                 ("a3", "ann", now.addingTimeInterval(-5)), ("b1", "ben", now.addingTimeInterval(300)),
             ] {
-                let inserted = try await stores.requests.insert(
+                let inserted = try await stores.uafCeremonies.insert(
                     record(id, expiresAt: expiresAt, username: username), username: username, cap: 100, now: now)
                 XCTAssertTrue(inserted)
             }
             // Inserted without a cap (an anonymous step-up request): it names ann but counts against nobody.
-            try await stores.requests.insert(record("anonymous", username: "ann"))
-            let count = try await stores.requests.outstanding(username: "ann", now: now)
+            try await stores.uafCeremonies.insert(record("anonymous", username: "ann"))
+            let count = try await stores.uafCeremonies.outstanding(username: "ann", now: now)
             XCTAssertEqual(count, 2)
         }
     }
@@ -104,16 +104,16 @@ final class StoreContractTests: XCTestCase {
     func testACappedInsertStopsAtTheCapCountingOnlyThatUsersUnexpiredRequests() async throws {
         try await onEveryEngine { stores in
             let now = Date()
-            try await stores.requests.insert(record("expired", expiresAt: now.addingTimeInterval(-5), username: "ann"))
-            try await stores.requests.insert(record("other", username: "ben"))
+            try await stores.uafCeremonies.insert(record("expired", expiresAt: now.addingTimeInterval(-5), username: "ann"))
+            try await stores.uafCeremonies.insert(record("other", username: "ben"))
             let a2 = record("a2", expiresAt: Date(epochMillis: now.addingTimeInterval(300).epochMillis), username: "ann")
-            let first = try await stores.requests.insert(record("a1", username: "ann"), username: "ann", cap: 2, now: now)
-            let second = try await stores.requests.insert(a2, username: "ann", cap: 2, now: now)
-            let third = try await stores.requests.insert(record("a3", username: "ann"), username: "ann", cap: 2, now: now)
+            let first = try await stores.uafCeremonies.insert(record("a1", username: "ann"), username: "ann", cap: 2, now: now)
+            let second = try await stores.uafCeremonies.insert(a2, username: "ann", cap: 2, now: now)
+            let third = try await stores.uafCeremonies.insert(record("a3", username: "ann"), username: "ann", cap: 2, now: now)
             XCTAssertEqual([first, second, third], [true, true, false])
-            let refused = try await stores.requests.consume(id: "a3")
+            let refused = try await stores.uafCeremonies.consume(id: "a3")
             XCTAssertNil(refused, "a request refused by the cap was stored")
-            let stored = try await stores.requests.consume(id: "a2")
+            let stored = try await stores.uafCeremonies.consume(id: "a2")
             XCTAssertEqual(stored, a2)
         }
     }
@@ -184,7 +184,7 @@ final class StoreContractTests: XCTestCase {
                 StatusRecord(
                     sessionId: "o1", status: .clientAuthenticating, operation: "Auth", username: nil,
                     updatedAt: Date(epochMillis: now.epochMillis)))
-            let back = try await stores.requests.consume(id: "o1")
+            let back = try await stores.uafCeremonies.consume(id: "o1")
             XCTAssertEqual(back, request)
         }
     }
@@ -197,12 +197,12 @@ final class StoreContractTests: XCTestCase {
                 let (request, status) = opening(id, username: "cap", now: now)
                 results.append(
                     try await stores.ceremonies.open(
-                        request, status: status, retention: 600, cap: UAFRequestStore.Cap(username: "cap", limit: 2, now: now)))
+                        request, status: status, retention: 600, cap: CeremonyCap(username: "cap", limit: 2, now: now)))
             }
             XCTAssertEqual(results, [true, true, false])
             let refusedStatus = try await stores.status.record(sessionId: "c3", now: now)
             XCTAssertNil(refusedStatus, "a request refused by the cap opened a status record")
-            let refusedRequest = try await stores.requests.consume(id: "c3")
+            let refusedRequest = try await stores.uafCeremonies.consume(id: "c3")
             XCTAssertNil(refusedRequest, "a request refused by the cap was stored")
             let kept = try await stores.status.record(sessionId: "c2", now: now)
             XCTAssertEqual(kept?.username, "cap")
@@ -226,7 +226,7 @@ final class StoreContractTests: XCTestCase {
             XCTAssertEqual(stored, try JSONCoding.string(request.policy))
             let status = try await stores.status.record(sessionId: "s1", now: now)
             XCTAssertEqual(status?.status, .clientAuthenticating)
-            let consumed = try await stores.requests.consume(id: "s1")
+            let consumed = try await stores.uafCeremonies.consume(id: "s1")
             XCTAssertEqual(consumed, request)
         }
     }
@@ -240,7 +240,7 @@ final class StoreContractTests: XCTestCase {
             }
             let status = try await stores.status.record(sessionId: "s2", now: now)
             XCTAssertNil(status)
-            let request = try await stores.requests.consume(id: "s2")
+            let request = try await stores.uafCeremonies.consume(id: "s2")
             XCTAssertNil(request)
         }
     }
@@ -260,7 +260,7 @@ final class StoreContractTests: XCTestCase {
             XCTAssertEqual(outcomes, ["issued", "issued", "cap"])
             let status = try await stores.status.record(sessionId: "s5", now: now)
             XCTAssertNil(status, "a request refused by the cap opened a status record")
-            let request = try await stores.requests.consume(id: "s5")
+            let request = try await stores.uafCeremonies.consume(id: "s5")
             XCTAssertNil(request, "a request refused by the cap was stored")
         }
     }
@@ -278,11 +278,11 @@ final class StoreContractTests: XCTestCase {
                 }
             }
             XCTAssertEqual(outcomes, ["issued", "issued", "issued", "cap"], "the uncounted ones pass the full cap; the counted one is refused")
-            let counted = try await stores.requests.outstanding(username: "kim", now: now)
+            let counted = try await stores.uafCeremonies.outstanding(username: "kim", now: now)
             XCTAssertEqual(counted, 1)
-            let uncounted = try await stores.requests.consume(id: "u2")
+            let uncounted = try await stores.uafCeremonies.consume(id: "u2")
             XCTAssertEqual(uncounted?.username, "kim", "an uncounted request still names its user")
-            let countedRequest = try await stores.requests.consume(id: "c1")
+            let countedRequest = try await stores.uafCeremonies.consume(id: "c1")
             XCTAssertEqual(uncounted?.policy, countedRequest?.policy, "and accepts exactly kim's keys, as a counted one does")
             XCTAssertFalse(uncounted?.policy.accepted.isEmpty ?? true)
         }
@@ -337,7 +337,7 @@ final class StoreContractTests: XCTestCase {
             ])
             // Whole milliseconds: the store keeps times in epoch milliseconds.
             let original = record("with-keys", expiresAt: Date(epochMillis: 1_900_000_000_123), username: "joe")
-            try await stores.requests.insert(original)
+            try await stores.uafCeremonies.insert(original)
             let consumed = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
             XCTAssertEqual(consumed?.request, original)
             let keys = Set(consumed?.registrations.map(\.keyID) ?? [])
@@ -360,8 +360,8 @@ final class StoreContractTests: XCTestCase {
             let expiresAt = Date(epochMillis: 1_900_000_000_123)
             let anonymous = record("nobody", expiresAt: expiresAt, username: nil)
             let unregistered = record("new-user", expiresAt: expiresAt, username: "liv")
-            try await stores.requests.insert(anonymous)
-            try await stores.requests.insert(unregistered)
+            try await stores.uafCeremonies.insert(anonymous)
+            try await stores.uafCeremonies.insert(unregistered)
             for original in [anonymous, unregistered] {
                 let consumed = try await stores.ceremonies.consume(id: original.id, registrationsOfItsUser: true)
                 XCTAssertEqual(consumed?.request, original)
@@ -375,7 +375,7 @@ final class StoreContractTests: XCTestCase {
     func testAConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency() async throws {
         try await onEveryEngine { stores in
             try await stores.registrations.insert([registration("joe", keyID: "j1")])
-            try await stores.requests.insert(record("race", username: "joe"))
+            try await stores.uafCeremonies.insert(record("race", username: "joe"))
             let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for _ in 0..<20 { group.addTask { try await stores.ceremonies.consume(id: "race", registrationsOfItsUser: true) != nil } }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }

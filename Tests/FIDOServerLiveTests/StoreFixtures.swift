@@ -14,8 +14,8 @@ import XCTest
 
 // The records the store suites build their cases from.
 
-func record(_ id: String, expiresAt: Date = Date().addingTimeInterval(300), username: String? = "u") -> ChallengeRecord {
-    ChallengeRecord(
+func record(_ id: String, expiresAt: Date = Date().addingTimeInterval(300), username: String? = "u") -> UAFCeremony {
+    UAFCeremony(
         id: id, operation: .registration, challenge: "c-\(id)", username: username, policy: Policy(accepted: [[MatchCriteria(aaid: ["F1D0#1001"])]]),
         transactions: [Transaction(contentType: "text/plain", content: "SGk")], expiresAt: expiresAt)
 }
@@ -27,7 +27,7 @@ func registration(_ username: String, aaid: String = "F1D0#1001", keyID: String,
         authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date(epochMillis: 1_700_000_000_000))
 }
 
-func opening(_ id: String, username: String? = nil, now: Date) -> (ChallengeRecord, StatusRecord) {
+func opening(_ id: String, username: String? = nil, now: Date) -> (UAFCeremony, StatusRecord) {
     var request = record(id, expiresAt: Date(epochMillis: now.addingTimeInterval(300).epochMillis), username: username)
     request.operation = .authentication
     return (request, StatusRecord(sessionId: id, status: .clientAuthenticating, operation: "Auth", username: username, updatedAt: now))
@@ -37,7 +37,7 @@ func opening(_ id: String, username: String? = nil, now: Date) -> (ChallengeReco
 /// A step-up request for `username`; `limit` nil issues it uncounted (an anonymous caller's).
 func stepUp(_ stores: Stores, _ id: String, username: String, limit: Int? = 10, now: Date) async throws -> CeremonyStore.StepUp {
     try await stores.ceremonies.openStepUp(
-        username: username, cap: limit.map { UAFRequestStore.Cap(username: username, limit: $0, now: now) },
+        username: username, cap: limit.map { CeremonyCap(username: username, limit: $0, now: now) },
         retention: 600,
         request: { policy in
             var request = opening(id, username: username, now: now).0

@@ -41,7 +41,7 @@ final class AuthorizationTests: XCTestCase {
         let body = try JSONDecoder().decode([String: String].self, from: answer.body)
         XCTAssertEqual(body["error"], status == 401 ? "unauthorized" : "forbidden", file: file, line: line)
         XCTAssertEqual(answer.headers.first(name: "Cache-Control"), "no-store", file: file, line: line)
-        let outstanding = try await loopback.server.stores.requests.outstanding(username: username, now: loopback.clock.now)
+        let outstanding = try await loopback.server.stores.uafCeremonies.outstanding(username: username, now: loopback.clock.now)
         XCTAssertEqual(outstanding, 0, "a refused request stored a UAF request", file: file, line: line)
     }
 
@@ -225,12 +225,12 @@ final class AuthorizationTests: XCTestCase {
         let (jwt, cookie, _, _) = try await signIn("alice")
         let signOut = try await loopback.exchange(.DELETE, "/nevisfido/session", body: nil, headers: [cookieHeader(cookie)])
         XCTAssertEqual(signOut.status, 204)
-        let outstandingBefore = try await loopback.server.stores.requests.outstanding(username: "alice", now: loopback.clock.now)
+        let outstandingBefore = try await loopback.server.stores.uafCeremonies.outstanding(username: "alice", now: loopback.clock.now)
         let byCookie = try await requestRegistration("alice", headers: [cookieHeader(cookie)])
         let byJWT = try await requestRegistration("alice", headers: [("Authorization", "Bearer \(jwt)")])
         XCTAssertEqual(byCookie.status, 401)
         XCTAssertEqual(byJWT.status, 401)
-        let outstandingAfter = try await loopback.server.stores.requests.outstanding(username: "alice", now: loopback.clock.now)
+        let outstandingAfter = try await loopback.server.stores.uafCeremonies.outstanding(username: "alice", now: loopback.clock.now)
         XCTAssertEqual(outstandingAfter, outstandingBefore)
     }
 

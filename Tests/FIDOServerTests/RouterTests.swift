@@ -253,7 +253,7 @@ final class NotAcceptableTests: XCTestCase {
             ) { response in
                 XCTAssertEqual(response.status, .ok)
             }
-            let issued = try await built.stores.requests.purge(expiredBefore: .distantFuture)
+            let issued = try await built.stores.uafCeremonies.purge(expiredBefore: .distantFuture)
             XCTAssertEqual(issued, 1, "only the accepted request issued a challenge")
         }
     }

@@ -23,13 +23,13 @@ public struct CeremonyStore: Sendable {
     /// Stores an issued request and opens its status record (the request's id is the status session id). With
     /// `cap`, only while its user has fewer than `cap.limit` unexpired requests at `cap.now`; false when the cap is
     /// reached, and then neither is stored.
-    func open(_ request: ChallengeRecord, status: StatusRecord, retention: TimeInterval, cap: UAFRequestStore.Cap?) async throws -> Bool {
+    func open(_ request: UAFCeremony, status: StatusRecord, retention: TimeInterval, cap: CeremonyCap?) async throws -> Bool {
         guard database.engine == .postgres else {
-            guard try await stores.requests.insert(request, cap: cap) else { return false }
+            guard try await stores.uafCeremonies.insert(request, cap: cap) else { return false }
             try await stores.status.create(status, retention: retention)
             return true
         }
-        let insert = try UAFRequestStore.insertion(request, cap: cap)
+        let insert = try UAFCeremonyStore.insertion(request, cap: cap)
         let statusValues = try StatusStore.values(status, retention: retention)
         return try await database.run { sql in
             try await sql.raw(
@@ -49,7 +49,7 @@ public struct CeremonyStore: Sendable {
         /// The user has `cap.limit` unexpired requests already: nothing was stored.
         case capReached
         /// Stored, with its status record; the request's policy accepts exactly the user's keys.
-        case issued(ChallengeRecord)
+        case issued(UAFCeremony)
     }
 
     /// One registered key, as a step-up policy names it.
@@ -104,8 +104,8 @@ public struct CeremonyStore: Sendable {
     /// policy sent to the client is made. Both come from the same rows of the same snapshot, so the client sees the
     /// policy the response is verified against. SQLite reads the keys and then stores the request (``open``).
     func openStepUp(
-        username: String, cap: UAFRequestStore.Cap?, retention: TimeInterval,
-        request: (Policy) -> ChallengeRecord, status: (ChallengeRecord) -> StatusRecord
+        username: String, cap: CeremonyCap?, retention: TimeInterval,
+        request: (Policy) -> UAFCeremony, status: (UAFCeremony) -> StatusRecord
     ) async throws -> StepUp {
         guard database.engine == .postgres else {
             guard let policy = try await stepUpPolicy(username: username) else { return .noKeys }
@@ -117,8 +117,8 @@ public struct CeremonyStore: Sendable {
         var insert = pending
         insert.username = username
         // As every capped insert: the row counts against the cap it was checked under.
-        let values = try UAFRequestStore.values(insert, counted: cap?.username, policy: "policy.text")
-        let belowCap: SQLQueryString = cap.map(UAFRequestStore.below) ?? "TRUE"
+        let values = try UAFCeremonyStore.values(insert, counted: cap?.username, policy: "policy.text")
+        let belowCap: SQLQueryString = cap.map(UAFCeremonyStore.below) ?? "TRUE"
         let statusValues = try StatusStore.values(status(pending), retention: retention)
         let rows = try await database.run { sql in
             try await sql.raw(
@@ -126,7 +126,7 @@ public struct CeremonyStore: Sendable {
                 WITH keys AS (SELECT aaid, key_id, created_at FROM registrations WHERE username = \(bind: username)),
                 policy AS (SELECT \(unsafeRaw: Self.stepUpPolicyColumn) AS text),
                 request AS (
-                    INSERT INTO uaf_requests (\(unsafeRaw: UAFRequestStore.columns)) SELECT \(values) FROM policy
+                    INSERT INTO uaf_requests (\(unsafeRaw: UAFCeremonyStore.columns)) SELECT \(values) FROM policy
                     WHERE policy.text IS NOT NULL AND \(belowCap)
                     RETURNING id),
                 opened AS (INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request RETURNING session_id)
@@ -148,7 +148,7 @@ public struct CeremonyStore: Sendable {
 
     /// A consumed request, with the registrations of its user when they were read in the same step.
     package struct Consumed: Sendable {
-        var request: ChallengeRecord
+        var request: UAFCeremony
         /// The registrations of the request's user as they were when it was consumed (PostgreSQL, when asked for and
         /// the request names a user); otherwise empty, and keys are looked up on their own.
         var registrations: [RegistrationRecord]
@@ -161,20 +161,20 @@ public struct CeremonyStore: Sendable {
         }
     }
 
-    /// Removes and returns the request with `id`, once only (as ``UAFRequestStore/consume(id:)``). With
+    /// Removes and returns the request with `id`, once only (as ``UAFCeremonyStore/consume(id:)``). With
     /// `registrationsOfItsUser` on PostgreSQL, the registrations of the user it was issued for come back in the same
     /// statement, so verifying the response of a step-up login needs no second round trip to find its key. SQLite
     /// only consumes: a key lookup there costs microseconds.
     func consume(id: String, registrationsOfItsUser: Bool) async throws -> Consumed? {
         guard registrationsOfItsUser, database.engine == .postgres else {
-            return try await stores.requests.consume(id: id).map { Consumed(request: $0, registrations: []) }
+            return try await stores.uafCeremonies.consume(id: id).map { Consumed(request: $0, registrations: []) }
         }
         // One row per registration of the request's user, or one row without a registration (NULL columns): no
         // user, or none registered.
         let rows = try await database.run { sql in
             try await sql.raw(
                 """
-                WITH consumed AS (\(UAFRequestStore.removal(id: id)) RETURNING \(unsafeRaw: UAFRequestStore.returned))
+                WITH consumed AS (\(UAFCeremonyStore.removal(id: id)) RETURNING \(unsafeRaw: UAFCeremonyStore.returned))
                 SELECT \(unsafeRaw: Self.consumedRequestColumns), registrations.*
                 FROM consumed LEFT JOIN registrations ON registrations.username = consumed.username
                 """
@@ -182,14 +182,14 @@ public struct CeremonyStore: Sendable {
         }
         guard let first = rows.first else { return nil }
         return Consumed(
-            request: try UAFRequestStore.record(id: id, first, prefix: Self.consumedRequestPrefix),
+            request: try UAFCeremonyStore.record(id: id, first, prefix: Self.consumedRequestPrefix),
             registrations: try rows.filter { try !$0.decodeNil(column: "aaid") }.map(RegistrationStore.record))
     }
 
     /// The consumed request's columns, renamed with ``consumedRequestPrefix`` so that they cannot clash with the
     /// registration's own (`username` is in both): `consumed.operation AS request_operation, …`.
     private static let consumedRequestPrefix = "request_"
-    private static let consumedRequestColumns = UAFRequestStore.returnedColumns.map { column in
+    private static let consumedRequestColumns = UAFCeremonyStore.returnedColumns.map { column in
         "consumed.\(column) AS \(consumedRequestPrefix)\(column)"
     }.joined(separator: ", ")
 
@@ -245,23 +245,22 @@ public struct CeremonyStore: Sendable {
     /// A passkey sign-in's answer, read: consumes the ceremony of `challenge` (once only, expired or not) and reads the
     /// passkey `credentialID` names (nil when none has it). Nil when no ceremony has that challenge, and then no
     /// passkey is read.
-    func consumePasskeyCeremony(challenge: String, credentialID: String) async throws -> (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?)?
-    {
+    func consumePasskeyCeremony(challenge: String, credentialID: String) async throws -> (ceremony: PasskeyCeremony, passkey: PasskeyRecord?)? {
         guard database.engine == .postgres else {
-            guard let ceremony = try await stores.webAuthnCeremonies.consume(challenge: challenge) else { return nil }
+            guard let ceremony = try await stores.passkeyCeremonies.consume(challenge: challenge) else { return nil }
             return (ceremony, try await stores.passkeys.passkey(id: credentialID))
         }
         let row = try await database.run { sql in
             try await sql.raw(
                 """
                 WITH consumed AS (DELETE FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) RETURNING *)
-                SELECT \(unsafeRaw: WebAuthnCeremonyStore.prefixedColumns(from: "consumed")), passkeys.*
+                SELECT \(unsafeRaw: PasskeyCeremonyStore.prefixedColumns(from: "consumed")), passkeys.*
                 FROM consumed LEFT JOIN passkeys ON passkeys.credential_id = \(bind: credentialID)
                 """
             ).first()
         }
         guard let row else { return nil }
-        let ceremony = try WebAuthnCeremonyStore.record(row, prefix: WebAuthnCeremonyStore.prefix)
+        let ceremony = try PasskeyCeremonyStore.record(row, prefix: PasskeyCeremonyStore.prefix)
         let passkey = try row.decode(column: "credential_id", as: String?.self) == nil ? nil : try PasskeyStore.record(row)
         return (ceremony, passkey)
     }

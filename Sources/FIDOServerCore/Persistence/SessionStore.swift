@@ -4,24 +4,6 @@ import Primitives
 import SQLKit
 import UAF
 
-/// A session opened by a sign-in (a UAF login or a passkey), or by a UAF registration for the device's next call.
-public struct SessionRecord: Sendable, Equatable {
-    /// Public identifier (the `sid` claim of the issued JWT); not a credential.
-    public var id: String
-    public var username: String
-    /// The UAF key or passkey that opened it.
-    public var credential: SessionCredential
-    public var createdAt: Date
-    public var expiresAt: Date
-    public var revokedAt: Date?
-}
-
-/// How bearer secrets (session tokens, dispatch tokens) are stored: their SHA-256, base64url. A copy of the
-/// database then holds nothing anyone can present.
-enum SecretHash {
-    static func of(_ token: String) -> String { Base64URL.encode(Array(SHA256.hash(data: Data(token.utf8)))) }
-}
-
 /// Sessions. The session token (the cookie value) carries a 256-bit random secret and is stored only as its SHA-256
 /// hash (after its time part, `SessionToken`), so a copy of the database does not let anyone sign in. A session is
 /// usable while it is neither expired nor revoked; every instance sees the same rows.
@@ -165,57 +147,5 @@ public struct SessionStore: Sendable {
             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
             expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)),
             revokedAt: try row.decode(column: "revoked_at", as: Int64?.self).map(Date.init(epochMillis:)))
-    }
-}
-
-/// Random identifiers and secrets: base64url of `bytes` bytes from the system CSPRNG.
-enum RandomToken {
-    static func make(_ bytes: Int) -> String { Base64URL.encode(SecureRandom.bytes(bytes)) }
-}
-
-/// Identifiers and secrets whose text sorts by creation time: the time (milliseconds since 1970) as 12 lowercase hex
-/// digits, then `bytes` random bytes as base64url (all their secrecy; the time is not secret).
-///
-/// Why: the rows a login adds (its session, its request and status record) are found by these keys, so with purely
-/// random keys each new row, and each expired row a purge deletes, lands on its own page of each index, and every
-/// commit writes those pages again. With a table of an hour's sessions that made a purge of ten seconds' expired rows
-/// hold SQLite's one writer for seconds (measured). Keys that sort by time put the rows of one moment on the same few
-/// pages, at the end of the index where they are added and at its start where they expire.
-enum OrderedToken {
-    static let prefixLength = 12
-
-    static func make(_ bytes: Int, now: Date) -> String { prefix(now) + RandomToken.make(bytes) }
-
-    /// The time part: 12 hex digits (up to the year 10889), zero-padded so that the text sorts as the number does.
-    static func prefix(_ now: Date) -> String {
-        let milliseconds = UInt64(clamping: max(0, now.epochMillis)) & 0xFFFF_FFFF_FFFF
-        let digits = String(milliseconds, radix: 16)
-        return String(repeating: "0", count: prefixLength - digits.count) + digits
-    }
-
-    /// The time part of `token`, if it starts with one.
-    static func prefix(of token: String) -> Substring? {
-        let head = token.utf8.prefix(prefixLength)
-        guard head.count == prefixLength, token.utf8.count > prefixLength,
-            head.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) })
-        else { return nil }
-        return token.prefix(prefixLength)
-    }
-}
-
-/// Session tokens (the cookie value): an ``OrderedToken`` with 256 random bits, stored as its time part followed by
-/// the ``SecretHash`` of the whole token, so the sessions' primary key sorts by time as well (see ``OrderedToken``) and
-/// a copy of the database still holds nothing anyone can present. A token without a time part (issued before tokens
-/// had one: 43 characters, where these have 55) is stored and looked up as its hash alone, as it was.
-enum SessionToken {
-    static let randomBytes = 32
-    /// The time part, then the random bytes as unpadded base64url (4 characters per 3 bytes, rounded up): 12 + 43.
-    static let length = OrderedToken.prefixLength + (randomBytes * 4 + 2) / 3
-
-    static func make(now: Date) -> String { OrderedToken.make(randomBytes, now: now) }
-
-    static func storedKey(_ token: String) -> String {
-        guard token.utf8.count == length, let prefix = OrderedToken.prefix(of: token) else { return SecretHash.of(token) }
-        return prefix + SecretHash.of(token)
     }
 }

@@ -1,18 +1,6 @@
 import Foundation
 import SQLKit
 
-/// A token-signing key held in the database, and where it is in its life.
-public struct SigningKeyRecord: Sendable, Equatable {
-    public enum State: String, Sendable { case pending, active, retired }
-    public var kid: String
-    public var pem: String
-    public var createdAt: Date
-    public var activatedAt: Date?
-    public var retiredAt: Date?
-
-    public var state: State { retiredAt != nil ? .retired : activatedAt != nil ? .active : .pending }
-}
-
 /// The server's token-signing keys when none is configured (`tokens.signingKeyPath`): held in the database, so
 /// every instance signs with, and publishes, the same keys, and an operator rotates them on every instance at once
 /// (`mauth admin signing-key`). A key is added pending (published, so relying parties and the other instances learn
@@ -134,24 +122,4 @@ public struct SigningKeyStore: Sendable {
     private func state(_ kid: String) async throws -> SigningKeyRecord.State? {
         try await database.run { sql in try await sql.raw("SELECT * FROM signing_keys WHERE kid = \(bind: kid)").first() }.map(Self.record)?.state
     }
-}
-
-/// Every store, on one database.
-public struct Stores: Sendable {
-    public let database: StoreDatabase
-    public var requests: UAFRequestStore { UAFRequestStore(database: database) }
-    public var registrations: RegistrationStore { RegistrationStore(database: database) }
-    public var sessions: SessionStore { SessionStore(database: database) }
-    public var status: StatusStore { StatusStore(database: database) }
-    public var signingKeys: SigningKeyStore { SigningKeyStore(database: database) }
-    public var dispatchTargets: DispatchTargetStore { DispatchTargetStore(database: database) }
-    public var dispatchTokens: DispatchTokenStore { DispatchTokenStore(database: database) }
-    public var deviceRequests: DeviceRequestStore { DeviceRequestStore(database: database) }
-    public var authCloudUsers: AuthCloudUserStore { AuthCloudUserStore(database: database) }
-    public var accessKeys: AccessKeyStore { AccessKeyStore(database: database) }
-    public var ceremonies: CeremonyStore { CeremonyStore(database: database) }
-    public var audit: AuditStore { AuditStore(database: database) }
-    public var passkeys: PasskeyStore { PasskeyStore(database: database) }
-    public var webAuthnCeremonies: WebAuthnCeremonyStore { WebAuthnCeremonyStore(database: database) }
-    public init(database: StoreDatabase) { self.database = database }
 }

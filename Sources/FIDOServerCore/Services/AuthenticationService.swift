@@ -41,7 +41,7 @@ package struct AuthenticationService: Sendable {
         let configuredSet = try environment.policies.configuredSet(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
         let configured = configuredSet?.policy
         let makeRecord = { (policy: Policy) in
-            ChallengeRecord(
+            UAFCeremony(
                 id: id, operation: .authentication, challenge: challenge, username: context?.username, policy: policy,
                 transactions: transactions, expiresAt: expiresAt, policyName: configuredSet?.name)
         }
@@ -55,7 +55,7 @@ package struct AuthenticationService: Sendable {
             (dispatchedSession.map { !ServiceEnvironment.isAnonymousDispatch($0) } ?? ServiceEnvironment.authorizes(caller, for: username))
                 ? username : nil
         }
-        let record: ChallengeRecord
+        let record: UAFCeremony
         if let username = stepUpUser {
             // Counted against her cap only when asked for in band: a dispatched request counts against nobody
             // (authentication dispatch is open to anyone; the token was the unit).

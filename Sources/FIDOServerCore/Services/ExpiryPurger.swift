@@ -40,7 +40,7 @@ package struct ExpiryPurger: Service {
     func purgeOnce(payloadsClearedUntil: Date) async -> Date {
         let now = clock()
         do {
-            let requests = try await stores.requests.purge(expiredBefore: now)
+            let requests = try await stores.uafCeremonies.purge(expiredBefore: now)
             let sessions = try await stores.sessions.purge(expiredBefore: now)
             let statuses = try await stores.status.purge(expiredBefore: now)
             // A dispatch token is kept an hour past its expiry, so redeeming it late still answers "expired"; what it
@@ -49,7 +49,7 @@ package struct ExpiryPurger: Service {
             let tokens = try await stores.dispatchTokens.purge(expiredBefore: now, retention: Self.tokenRetention)
             let deviceRequests = try await stores.deviceRequests.purge(expiredBefore: now)
             let audit = try await stores.audit.purge(expiredBefore: now)
-            let ceremonies = try await stores.webAuthnCeremonies.purge(expiredBefore: now)
+            let ceremonies = try await stores.passkeyCeremonies.purge(expiredBefore: now)
             if requests + sessions + statuses + emptied + tokens + deviceRequests + audit + ceremonies > 0 {
                 logger.debug(
                     "purged \(requests) UAF request(s), \(ceremonies) WebAuthn ceremony record(s), \(sessions) session(s), \(statuses) status record(s), \(emptied) dispatch token payload(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s), \(audit) audit event(s)"

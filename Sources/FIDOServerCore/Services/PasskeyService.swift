@@ -67,8 +67,8 @@ package struct PasskeyService: Sendable {
         let userHandle = existing.first?.userHandle ?? Base64URL.encode(SecureRandom.bytes(Self.userHandleBytes))
         let record = newCeremony(.registration, username: username, userHandle: userHandle, userVerification: userVerification)
         // Counted against her cap, like a UAF registration request: only a caller who may act for her asks for one.
-        let cap = UAFRequestStore.Cap(username: username, limit: environment.limits.outstandingRequestsPerUsername, now: environment.clock())
-        guard try await stores.webAuthnCeremonies.open(record, cap: cap) else {
+        let cap = CeremonyCap(username: username, limit: environment.limits.outstandingRequestsPerUsername, now: environment.clock())
+        guard try await stores.passkeyCeremonies.open(record, cap: cap) else {
             environment.decide("passkey registration options", username, 429, "refused: \(cap.limit) ceremonies unanswered")
             throw Refusal(
                 .tooManyRequests, "too_many_requests",
@@ -172,7 +172,7 @@ package struct PasskeyService: Sendable {
         let record = newCeremony(.authentication, username: username, userHandle: nil, userVerification: userVerification)
         // Not counted against the user: anyone may name any user, and counted ceremonies would let them lock her out.
         // The per-address rate limit and the lifetime bound what an anonymous caller makes the server store.
-        _ = try await stores.webAuthnCeremonies.open(record, cap: nil)
+        _ = try await stores.passkeyCeremonies.open(record, cap: nil)
         environment.decide(
             "passkey authentication options", username, 200,
             "issued challenge \(record.challenge.prefix(10))…\(username == nil ? " for a sign-in without a username" : "")")
@@ -283,11 +283,11 @@ package struct PasskeyService: Sendable {
     }
 
     private func newCeremony(
-        _ kind: WebAuthnCeremonyRecord.Kind, username: String?, userHandle: String?,
+        _ kind: PasskeyCeremony.Kind, username: String?, userHandle: String?,
         userVerification: UserVerificationRequirement
-    ) -> WebAuthnCeremonyRecord {
+    ) -> PasskeyCeremony {
         let now = environment.clock()
-        return WebAuthnCeremonyRecord(
+        return PasskeyCeremony(
             challenge: Base64URL.encode(SecureRandom.bytes(Self.challengeBytes)), sessionID: environment.newRequestID(),
             kind: kind, username: username, userHandle: userHandle, userVerification: userVerification.rawValue,
             expiresAt: now.addingTimeInterval(settings.timeout))
@@ -298,9 +298,9 @@ package struct PasskeyService: Sendable {
     /// With `passkey`, the passkey of that credential ID comes back too (nil when none has it), in the same statement
     /// on PostgreSQL (``CeremonyStore/consumePasskeyCeremony(challenge:credentialID:)``).
     private func consume(
-        _ clientDataJSON: [UInt8], kind: WebAuthnCeremonyRecord.Kind,
+        _ clientDataJSON: [UInt8], kind: PasskeyCeremony.Kind,
         passkey id: String? = nil
-    ) async throws -> (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?) {
+    ) async throws -> (ceremony: PasskeyCeremony, passkey: PasskeyRecord?) {
         let operation: OperationName = kind == .registration ? "passkey registration" : "passkey authentication"
         guard let client = CollectedClientData(bytes: clientDataJSON), let challenge = Base64URL.decodeBytes(client.challenge),
             challenge.count == Self.challengeBytes
@@ -309,11 +309,11 @@ package struct PasskeyService: Sendable {
         }
         // The canonical text (unpadded base64url) is the key, whatever form of the same bytes the client wrote.
         let key = Base64URL.encode(challenge)
-        let consumed: (ceremony: WebAuthnCeremonyRecord, passkey: PasskeyRecord?)?
+        let consumed: (ceremony: PasskeyCeremony, passkey: PasskeyRecord?)?
         if let id {
             consumed = try await stores.ceremonies.consumePasskeyCeremony(challenge: key, credentialID: id)
         } else {
-            consumed = try await stores.webAuthnCeremonies.consume(challenge: key).map { ($0, nil) }
+            consumed = try await stores.passkeyCeremonies.consume(challenge: key).map { ($0, nil) }
         }
         guard let (ceremony, passkey) = consumed else {
             environment.decide(operation, nil, 400, "refused: unknown or already answered challenge")

@@ -36,7 +36,7 @@ package struct RegistrationService: Sendable {
             try environment.policies.configured(.registration, name: context.policy)
             ?? PolicyChoice.everyAuthenticator(environment.metadata)
         let policy = PolicyChoice.registration(accepted, existing: try await stores.registrations.registrations(username: username))
-        let record = ChallengeRecord(
+        let record = UAFCeremony(
             id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
             challenge: environment.newChallenge(), username: username, policy: policy, transactions: [],
             expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))

@@ -118,11 +118,11 @@ package struct ServiceEnvironment: Sendable {
     /// (`limits.outstandingRequestsPerUsername`): anyone may ask for a step-up request naming any user, and if those
     /// counted, ten anonymous requests would lock the user out of every login, registration and push approval
     /// until they expire. Uncounted requests are bounded by the per-client rate limit and their lifetime instead.
-    func issue(_ record: ChallengeRecord, status: StatusRecord.Status, dispatched: Bool, counted: Bool) async throws {
+    func issue(_ record: UAFCeremony, status: StatusRecord.Status, dispatched: Bool, counted: Bool) async throws {
         let cap =
-            counted ? record.username.map { UAFRequestStore.Cap(username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) } : nil
+            counted ? record.username.map { CeremonyCap(username: $0, limit: limits.outstandingRequestsPerUsername, now: clock()) } : nil
         if dispatched {
-            guard try await stores.requests.insert(record, cap: cap) else { throw capReached }
+            guard try await stores.uafCeremonies.insert(record, cap: cap) else { throw capReached }
             try await stores.status.tokenRedeemed(
                 sessionId: record.id, status: status, result: .tokenRedeemed, now: clock(), retention: statusRetention)
         } else {
@@ -134,7 +134,7 @@ package struct ServiceEnvironment: Sendable {
     }
 
     /// The status record a newly issued request opens: its id is the status session id.
-    private func openedStatus(_ record: ChallengeRecord, _ status: StatusRecord.Status) -> StatusRecord {
+    private func openedStatus(_ record: UAFCeremony, _ status: StatusRecord.Status) -> StatusRecord {
         StatusRecord(sessionId: record.id, status: status, operation: record.operation.rawValue, username: record.username, updatedAt: clock())
     }
 
@@ -144,9 +144,9 @@ package struct ServiceEnvironment: Sendable {
     /// (``CeremonyStore/openStepUp(username:cap:retention:request:status:)``). `request` makes the request from its
     /// policy.
     func issueStepUp(
-        username: String, counted: Bool, status: StatusRecord.Status, request: (Policy) -> ChallengeRecord
-    ) async throws -> ChallengeRecord {
-        let cap = counted ? UAFRequestStore.Cap(username: username, limit: limits.outstandingRequestsPerUsername, now: clock()) : nil
+        username: String, counted: Bool, status: StatusRecord.Status, request: (Policy) -> UAFCeremony
+    ) async throws -> UAFCeremony {
+        let cap = counted ? CeremonyCap(username: username, limit: limits.outstandingRequestsPerUsername, now: clock()) : nil
         let outcome = try await stores.ceremonies.openStepUp(username: username, cap: cap, retention: statusRetention, request: request) { record in
             openedStatus(record, status)
         }
@@ -240,7 +240,7 @@ package struct ServiceEnvironment: Sendable {
 
     /// Moves the request's status record to its outcome.
     func finish(
-        _ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
+        _ record: UAFCeremony, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
         authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil
     ) async throws {
         try await stores.status.finish(outcome(record, status, code: code, report: report, authenticators: authenticators, username: username))
@@ -248,7 +248,7 @@ package struct ServiceEnvironment: Sendable {
 
     /// The status record's outcome for `record` (what ``finish(_:_:code:report:authenticators:username:)`` writes).
     func outcome(
-        _ record: ChallengeRecord, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
+        _ record: UAFCeremony, _ status: StatusRecord.Status, code: UAFStatusCode, report: ClientReport,
         authenticators: [StatusRecord.AuthenticatorReference], username: String? = nil
     ) -> StatusStore.Outcome {
         StatusStore.Outcome(

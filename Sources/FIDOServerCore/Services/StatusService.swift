@@ -61,7 +61,7 @@ package struct StatusService: Sendable {
         let stores = environment.stores
         let now = environment.clock()
         let withdrawnToken = try await stores.dispatchTokens.cancel(sessionId: sessionId, now: now)
-        let withdrawnRequest = try await stores.requests.consume(id: sessionId) != nil
+        let withdrawnRequest = try await stores.uafCeremonies.consume(id: sessionId) != nil
         if withdrawnToken || withdrawnRequest, try await stores.status.cancel(sessionId: sessionId, now: now, retention: environment.statusRetention)
         {
             environment.decide("cancel", nil, 1200, "operation \(sessionId.prefix(8))… cancelled by the relying party")

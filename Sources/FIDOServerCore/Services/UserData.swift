@@ -129,7 +129,7 @@ package enum UserData {
             passkeys: try await stores.passkeys.passkeys(username: username),
             sessions: try await stores.sessions.live(username: username, now: now),
             targets: try await stores.dispatchTargets.targets(username: username),
-            outstandingRequests: try await stores.requests.outstanding(username: username, now: now))
+            outstandingRequests: try await stores.uafCeremonies.outstanding(username: username, now: now))
     }
 
     /// Removes the user's registrations (all with neither list; else those of the AAIDs or the KeyIDs; with
@@ -176,14 +176,14 @@ package enum UserData {
     package static func erase(_ stores: Stores, username: String, now: Date) async throws -> Erased {
         let registrations = try await stores.registrations.delete(username: username).count
         let passkeys = try await stores.passkeys.delete(username: username).count
-        _ = try await stores.webAuthnCeremonies.deleteCounted(username: username)
+        _ = try await stores.passkeyCeremonies.deleteCounted(username: username)
         let sessions = try await stores.sessions.revokeAll(username: username, now: now)
         var targets = 0
         for target in try await stores.dispatchTargets.targets(username: username) {
             if try await stores.dispatchTargets.delete(id: target.id) { targets += 1 }
         }
         let tokens = try await stores.dispatchTokens.expireUnredeemed(username: username, now: now)
-        let requests = try await stores.requests.deleteCounted(username: username)
+        let requests = try await stores.uafCeremonies.deleteCounted(username: username)
         return Erased(
             registrations: registrations, passkeys: passkeys, sessions: sessions, targets: targets, dispatchTokens: tokens, requests: requests)
     }

@@ -65,7 +65,7 @@ final class HostileClientRateLimitTests: XCTestCase {
             XCTAssertEqual(statuses.first, 200)
             Self.assertLimited(statuses, allowed: 3)
             // A refused call stores nothing: one ceremony per accepted call.
-            let stored = try await loopback.server.stores.webAuthnCeremonies.purge(expiredBefore: .distantFuture)
+            let stored = try await loopback.server.stores.passkeyCeremonies.purge(expiredBefore: .distantFuture)
             XCTAssertEqual(stored, statuses.filter { $0 == 200 }.count)
         }
     }

@@ -99,7 +99,7 @@ enum Migrations {
                     id TEXT PRIMARY KEY, name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE, created_at BIGINT NOT NULL, revoked_at BIGINT)
                 """,
             ]),
-        // The per-user cap counts a user's unexpired requests on every issued request (`UAFRequestStore.unexpired`).
+        // The per-user cap counts a user's unexpired requests on every issued request (`UAFCeremonyStore.unexpired`).
         // An index on (username, expires_at) answers that count from the index alone, and still serves every
         // lookup by user that the index on username alone served, so it replaces it.
         Migration(
@@ -161,7 +161,7 @@ enum Migrations {
                 "CREATE INDEX audit_events_by_at ON audit_events(at)",
                 "CREATE INDEX audit_events_by_username_at ON audit_events(username, at)",
             ]),
-        // The configured policy set a request was issued under (`ChallengeRecord.policyName`), NULL for the built-in
+        // The configured policy set a request was issued under (`UAFCeremony.policyName`), NULL for the built-in
         // policy: a login's token names it, so that the relying party sees which policy the login satisfied.
         Migration(
             version: 12, name: "requests remember their policy's name",

@@ -4,83 +4,31 @@ import SQLKit
 import UAF
 import WireJSON
 
-/// An issued UAF request awaiting its response. Its id travels as `serverData`.
-public struct ChallengeRecord: Sendable, Equatable {
-    public var id: String
-    public var operation: UAFOperation
-    public var challenge: String
-    public var username: String?
-    /// The Policy sent.
-    public var policy: Policy
-    public var transactions: [Transaction]
-    public var expiresAt: Date
-    /// The configured policy set the policy came from (``ServerConfiguration/NamedPolicy``); nil for the built-in
-    /// policy. A login names it in its token (`policy`), so the relying party knows what the login was held to.
-    public var policyName: String?
-
-    public init(
-        id: String, operation: UAFOperation, challenge: String, username: String?, policy: Policy, transactions: [Transaction], expiresAt: Date,
-        policyName: String? = nil
-    ) {
-        self.id = id
-        self.operation = operation
-        self.challenge = challenge
-        self.username = username
-        self.policy = policy
-        self.transactions = transactions
-        self.expiresAt = expiresAt
-        self.policyName = policyName
-    }
-}
-
-/// Why a store refused or failed.
-public enum StoreError: Error, Equatable, CustomStringConvertible {
-    /// (AAID, KeyID) is already registered.
-    case duplicateRegistration
-    /// A row could not be read back; the message says which.
-    case malformedRow(String)
-
-    public var description: String {
-        switch self {
-        case .duplicateRegistration: return "this (AAID, KeyID) is already registered"
-        case .malformedRow(let detail): return "malformed row: \(detail)"
-        }
-    }
-}
-
 /// Issued UAF requests (their challenges). ``consume(id:)`` is one `DELETE … RETURNING`, so a request is answered
 /// at most once across every instance sharing the database.
-public struct UAFRequestStore: Sendable {
+public struct UAFCeremonyStore: Sendable {
     let database: StoreDatabase
 
-    public func insert(_ record: ChallengeRecord) async throws {
+    public func insert(_ record: UAFCeremony) async throws {
         _ = try await insert(record, cap: nil)
     }
 
     /// Inserts the request of a named user only while fewer than `cap` of that user's counted requests are unexpired at
     /// `now`; false when the cap is reached (nothing inserted). One statement: the count and the insert are one
     /// round trip, not two.
-    public func insert(_ record: ChallengeRecord, username: String, cap: Int, now: Date) async throws -> Bool {
-        try await insert(record, cap: Cap(username: username, limit: cap, now: now))
+    public func insert(_ record: UAFCeremony, username: String, cap: Int, now: Date) async throws -> Bool {
+        try await insert(record, cap: CeremonyCap(username: username, limit: cap, now: now))
     }
 
     /// Inserts `record`, under `cap` when given; false when the cap is reached (nothing inserted).
-    func insert(_ record: ChallengeRecord, cap: Cap?) async throws -> Bool {
+    func insert(_ record: UAFCeremony, cap: CeremonyCap?) async throws -> Bool {
         let insert = try Self.insertion(record, cap: cap)
         return try await database.run { sql in try await sql.raw("\(insert) RETURNING id").first() != nil }
     }
 
-    /// The per-user cap on unanswered requests: `username` may have fewer than `limit` counted requests unexpired at
-    /// `now`. A request inserted under a cap counts against it; one inserted without counts against nobody.
-    package struct Cap: Sendable {
-        var username: String
-        var limit: Int
-        var now: Date
-    }
-
     /// The insert of `record` without its `RETURNING`. Under `cap` it inserts nothing once `cap.username` has
     /// `cap.limit` unexpired requests at `cap.now`, in the same statement.
-    static func insertion(_ record: ChallengeRecord, cap: Cap?) throws -> SQLQueryString {
+    static func insertion(_ record: UAFCeremony, cap: CeremonyCap?) throws -> SQLQueryString {
         guard let cap else { return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) VALUES (\(try values(record, counted: nil)))" }
         var record = record
         record.username = cap.username
@@ -88,7 +36,7 @@ public struct UAFRequestStore: Sendable {
     }
 
     /// The condition that `cap.username` has fewer than `cap.limit` counted requests unexpired at `cap.now`.
-    static func below(_ cap: Cap) -> SQLQueryString {
+    static func below(_ cap: CeremonyCap) -> SQLQueryString {
         "(SELECT COUNT(*) FROM uaf_requests WHERE \(unexpired(username: cap.username, now: cap.now))) < \(bind: Int64(cap.limit))"
     }
 
@@ -112,7 +60,7 @@ public struct UAFRequestStore: Sendable {
 
     /// A request's values, in the order of ``columns``; `counted` is the user whose cap it counts against (nil for
     /// nobody); with `policy`, that SQL expression is its policy column instead of the record's own policy.
-    static func values(_ record: ChallengeRecord, counted: String?, policy expression: SQLQueryString? = nil) throws -> SQLQueryString {
+    static func values(_ record: UAFCeremony, counted: String?, policy expression: SQLQueryString? = nil) throws -> SQLQueryString {
         let policy: SQLQueryString = try expression ?? "\(bind: JSONCoding.string(record.policy))"
         let transactions = try JSONCoding.string(record.transactions)
         return """
@@ -122,7 +70,7 @@ public struct UAFRequestStore: Sendable {
     }
 
     /// Removes and returns the request with `id` (once only), whether or not it has expired.
-    public func consume(id: String) async throws -> ChallengeRecord? {
+    public func consume(id: String) async throws -> UAFCeremony? {
         let row = try await database.run { sql in
             try await sql.raw("\(Self.removal(id: id)) RETURNING \(unsafeRaw: Self.returned)").first()
         }
@@ -137,11 +85,11 @@ public struct UAFRequestStore: Sendable {
     static let returned = returnedColumns.joined(separator: ", ")
 
     /// The request `id` read from `row`, whose columns are ``returned``, each named with `prefix` before it.
-    static func record(id: String, _ row: any SQLRow, prefix: String = "") throws -> ChallengeRecord {
+    static func record(id: String, _ row: any SQLRow, prefix: String = "") throws -> UAFCeremony {
         guard let operation = UAFOperation(rawValue: try row.decode(column: prefix + "operation", as: String.self)) else {
             throw StoreError.malformedRow("uaf_requests.operation")
         }
-        return ChallengeRecord(
+        return UAFCeremony(
             id: id, operation: operation, challenge: try row.decode(column: prefix + "challenge", as: String.self),
             username: try row.decode(column: prefix + "username", as: String?.self),
             policy: try JSONCoding.value(Policy.self, try row.decode(column: prefix + "policy", as: String.self)),
@@ -173,45 +121,5 @@ public struct UAFRequestStore: Sendable {
     /// Removes requests that expired before `date`, `batch` per statement; returns how many.
     public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         try await database.deleteExpired(from: "uaf_requests", before: date.epochMillis, batch: batch)
-    }
-}
-
-/// JSON columns: the one place values become column text and back.
-enum JSONCoding {
-    /// A request's Policy, the largest column a request writes: every registration request names every authenticator
-    /// of the metadata, so most requests store the very same policy, and encoding and decoding it was about a tenth
-    /// of the server's CPU under registration load. The text of a policy (and the policy of a text) is remembered for
-    /// the policies seen last; the encoding is deterministic (sorted keys), so a remembered text is exactly what
-    /// encoding would give.
-    ///
-    /// A step-up request's policy names its user's keys, so it differs per user; its response, a few milliseconds
-    /// later, reads back the very text its request wrote. So encoding a policy also remembers the policy its text
-    /// stands for, and the memory holds about a second of requests: the response's decoding is then a look-up
-    /// (encoding and decoding the policy column were about 2 % of the server's CPU under step-up login load).
-    static func string(_ policy: Policy) throws -> String {
-        try policyTexts.value(for: policy) {
-            let text = try encoded(policy)
-            policies.remember(policy, for: text)
-            return text
-        }
-    }
-    static func value(_ type: Policy.Type, _ text: String) throws -> Policy { try policies.value(for: text) { try decoded(Policy.self, text) } }
-
-    /// Policies remembered each way; past that many the memory starts over. About a second of step-up requests at
-    /// the rates measured (a few thousand a second), at most a few MiB.
-    static let policyMemory = 4096
-    private static let policyTexts = BoundedMemory<Policy, String>(limit: policyMemory)
-    private static let policies = BoundedMemory<String, Policy>(limit: policyMemory)
-
-    static func string<T: Encodable>(_ value: T) throws -> String { try encoded(value) }
-    static func value<T: Decodable>(_ type: T.Type, _ text: String) throws -> T { try decoded(type, text) }
-
-    private static func encoded<T: Encodable>(_ value: T) throws -> String {
-        try WireJSONEncoder().encodeToString(value)
-    }
-    private static func decoded<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
-        do { return try WireJSONDecoder().decode(T.self, from: text) } catch {
-            throw StoreError.malformedRow("JSON column of \(T.self)")
-        }
     }
 }

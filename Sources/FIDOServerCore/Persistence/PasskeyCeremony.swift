@@ -1,0 +1,31 @@
+import Foundation
+import Primitives
+import SQLKit
+
+/// A passkey (WebAuthn) ceremony awaiting the browser's answer: found by its challenge, answered once (``UAFCeremony``
+/// is UAF's). Stored in `webauthn_ceremonies`.
+public struct PasskeyCeremony: Sendable, Equatable {
+    public enum Kind: String, Sendable { case registration, authentication }
+    /// base64url of the challenge (the key: the answer's clientDataJSON carries it).
+    public var challenge: String
+    /// nevisFIDO's `fido2SessionId`.
+    public var sessionID: String
+    public var kind: Kind
+    /// The user a registration is for, or an authentication names; nil for a sign-in without a username.
+    public var username: String?
+    /// base64url of the user handle a registration offered.
+    public var userHandle: String?
+    /// `required`, `preferred` or `discouraged`: what the answer is held to.
+    public var userVerification: String
+    public var expiresAt: Date
+
+    public init(challenge: String, sessionID: String, kind: Kind, username: String?, userHandle: String?, userVerification: String, expiresAt: Date) {
+        self.challenge = challenge
+        self.sessionID = sessionID
+        self.kind = kind
+        self.username = username
+        self.userHandle = userHandle
+        self.userVerification = userVerification
+        self.expiresAt = expiresAt
+    }
+}
