@@ -6,7 +6,7 @@ import WireJSON
 
 /// A UAF ceremony awaiting its answer: an issued UAF request (registration, authentication or transaction
 /// confirmation), until its response consumes it. Its id travels as `serverData`. The server's one name for a pending
-/// challenge in either protocol is a ceremony (``PasskeyCeremony`` is WebAuthn's), and ``CeremonyCap`` bounds how many
+/// challenge in either protocol is a ceremony (``PasskeyCeremony`` is WebAuthn's), and `CeremonyCap` bounds how many
 /// of a user's may wait. Stored in `uaf_requests` (table names stay as they shipped).
 public struct UAFCeremony: Sendable, Equatable {
     public var id: String
