@@ -287,9 +287,7 @@ struct AdminAuditCommand: AsyncParsableCommand {
         }
         for event in events {
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                say(String(decoding: try encoder.encode(event), as: UTF8.self))
+                try sayJSON(event)
             } else {
                 // Every field is escaped by `AuditEvent` itself, also in rows an older version wrote raw: a caller's
                 // newline or escape sequence never reaches the operator's terminal.
