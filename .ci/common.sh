@@ -42,7 +42,7 @@ PY
 }
 
 # Stage times: `stage NAME` ends the running stage and starts NAME; `background NAME COMMAND...` runs a stage beside
-# the others (under `nice`, which SwiftPM's compiler processes do not keep; its output kept), and `await_background NAME` waits for it, prints its output
+# the others (its output kept), and `await_background NAME` waits for it, prints its output
 # and fails when it failed; `stage_table` prints each stage's seconds and the run's (wall-clock) total. .ci/run calls
 # stage_table when it exits, whatever happened, so a failed run shows where its time went.
 CI_STAGE_NAMES=()
@@ -67,7 +67,7 @@ background() {
     CI_BACKGROUND_LOG[$name]=$log
     echo "=== background stage '$name' started (at $SECONDS s)"
     # Each background stage records its own start and end, so the table shows what it took, not when it was awaited.
-    ( started=$(date +%s); status=0; nice -n "${CI_BACKGROUND_NICENESS:-10}" "$@" || status=$?
+    ( started=$(date +%s); status=0; "$@" || status=$?
       echo "$(( $(date +%s) - started )) $status" >"$log.done" ) >"$log" 2>&1 &
     CI_BACKGROUND_PID[$name]=$!
 }
