@@ -67,7 +67,7 @@ extension FIDOServerApplication {
             if let relyingPartyTokens, relyingPartyTokens.configuration.jwksURL != nil {
                 services.append(RelyingPartyKeyRefresher(verifier: relyingPartyTokens, clock: dependencies.clock))
             }
-            if tokenIssuer.stores != nil {
+            if tokenIssuer.signingKeys != nil {
                 services.append(SigningKeyRefresher(issuer: tokenIssuer, clock: dependencies.clock, logger: dependencies.logger))
             }
             if metadata.service != nil {

@@ -26,19 +26,22 @@ package struct DomainServices: Sendable {
         onDecision: @escaping @Sendable (ServerDecision) -> Void
     ) {
         environment = ServiceEnvironment(
-            identity: identity, facets: facets, stores: stores, metadataSource: metadata,
+            identity: identity, limits: configuration.limits,
+            signIn: SignIn(issuer: issuer, tokens: configuration.tokens, sessions: stores.sessions, clock: clock), clock: clock,
+            onDecision: onDecision)
+        let uaf = UAFExchange(
+            environment: environment, stores: .init(stores), facets: facets, metadataSource: metadata,
             counterPolicy: configuration.rejectCounterRegression ? .reject : .ignore,
             zeroCounters: configuration.zeroCounterAAIDs.map { .onlyFor(Set($0)) } ?? .any, versions: configuration.protocolVersions,
             policies: PolicyChoice(named: configuration.policies), channelBinding: channelBinding,
-            requestLifetime: TimeInterval(configuration.requestLifetimeSeconds), limits: configuration.limits,
-            signIn: SignIn(issuer: issuer, tokens: configuration.tokens, stores: stores, clock: clock), clock: clock, onDecision: onDecision)
+            requestLifetime: TimeInterval(configuration.requestLifetimeSeconds))
         signatures = DeviceSignatureVerifier(
-            stores: stores, skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
+            stores: .init(stores), skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
             acceptUnbound: configuration.dispatch.acceptUnboundDeviceSignatures, clock: clock)
-        registration = RegistrationService(environment: environment)
-        authentication = AuthenticationService(environment: environment)
-        deregistration = DeregistrationService(environment: environment)
-        targets = DispatchTargetService(environment: environment, signatures: signatures)
+        registration = RegistrationService(environment: environment, uaf: uaf, stores: .init(stores))
+        authentication = AuthenticationService(environment: environment, uaf: uaf, stores: .init(stores))
+        deregistration = DeregistrationService(environment: environment, uaf: uaf, stores: .init(stores))
+        targets = DispatchTargetService(environment: environment, stores: .init(stores), signatures: signatures)
         let limits = configuration.limits
         let qr = QRRenderer(
             moduleSize: configuration.dispatch.qrModuleSize,
@@ -46,14 +49,16 @@ package struct DomainServices: Sendable {
                 atOnce: limits.qrRenderingsAtOnce == 0 ? QRRenderer.defaultAtOnce : limits.qrRenderingsAtOnce,
                 waiting: limits.qrRenderingsWaiting))
         dispatch = DispatchService(
-            environment: environment, registration: registration, authentication: authentication,
+            environment: environment, uaf: uaf, stores: .init(stores), registration: registration, authentication: authentication,
             deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase, qr: qr)
-        devices = DeviceService(environment: environment, signatures: signatures, targets: targets)
-        authCloud = AuthCloudService(environment: environment, dispatch: dispatch, issuer: issuer, configuration: configuration.dispatch)
-        status = StatusService(environment: environment)
+        devices = DeviceService(environment: environment, stores: .init(stores), signatures: signatures, targets: targets)
+        status = StatusService(environment: environment, uaf: uaf, stores: .init(stores))
+        authCloud = AuthCloudService(
+            environment: environment, uaf: uaf, stores: .init(stores), dispatch: dispatch, statusService: status, issuer: issuer,
+            configuration: configuration.dispatch)
         admin = AdminService(stores: stores, clock: clock, onDecision: onDecision)
         if let passkeys {
-            self.passkeys = PasskeyService(environment: environment, settings: passkeys)
+            self.passkeys = PasskeyService(environment: environment, settings: passkeys, metadataSource: metadata, stores: .init(stores))
         } else {
             self.passkeys = nil
         }

@@ -125,7 +125,8 @@ final class PasskeyLiveTests: XCTestCase {
             // A credential the admin removed.
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             try await server.registerPasskey(&phone, username: "dee")
-            _ = try await UserData.removePasskeys(server.server.stores, username: "dee", now: server.clock.now)
+            _ = try await UserData.removePasskeys(
+                from: server.server.stores.passkeys, endingSessionsIn: server.server.stores.sessions, username: "dee", now: server.clock.now)
             let removed = try await server.signInWithPasskey(&phone, username: "dee")
             XCTAssertEqual(removed.status, 400)
             // An origin not configured.

@@ -90,7 +90,8 @@ final class UserDataTests: XCTestCase {
             _ = try await stores.sessions.create(
                 username: "alice", credential: .uaf(aaid: "F1D0#1005", keyID: "other"), now: server.clock.now, lifetime: 600)
             let removed = try await UserData.removeRegistrations(
-                stores, username: "alice", keyIDs: [Base64URL.encode(key.keyID)], now: server.clock.now)
+                from: stores.registrations, endingSessionsIn: stores.sessions, username: "alice", keyIDs: [Base64URL.encode(key.keyID)],
+                now: server.clock.now)
             XCTAssertEqual(removed.count, 1)
             let sessions = try await stores.sessions.live(username: "alice", now: server.clock.now)
             XCTAssertEqual(sessions, [])

@@ -12,10 +12,35 @@ import WireJSON
 /// authentication (push or QR code), the status is the operation's status record.
 package struct AuthCloudService: Sendable {
     let environment: ServiceEnvironment
+    let uaf: UAFExchange
+    let stores: UsedStores
     let dispatch: DispatchService
+    /// The status service, whose cancel the Auth Cloud's cancel is.
+    let statusService: StatusService
     let issuer: TokenIssuer
     let configuration: ServerConfiguration.Dispatch
-    private var stores: Stores { environment.stores }
+
+    /// The stores the Auth Cloud API reads and writes: its users, their keys, passkeys, targets and sessions, and the
+    /// operations' status records. Deleting a user erases everything the server holds for her (``UserData/erase(_:username:now:)``),
+    /// which reaches every store that holds a user's data: `everyUserStore`, for that one call.
+    struct UsedStores: Sendable {
+        let authCloudUsers: AuthCloudUserStore
+        let dispatchTargets: DispatchTargetStore
+        let passkeys: PasskeyStore
+        let registrations: RegistrationStore
+        let sessions: SessionStore
+        let status: StatusStore
+        let everyUserStore: Stores
+        init(_ stores: Stores) {
+            authCloudUsers = stores.authCloudUsers
+            dispatchTargets = stores.dispatchTargets
+            passkeys = stores.passkeys
+            registrations = stores.registrations
+            sessions = stores.sessions
+            status = stores.status
+            everyUserStore = stores
+        }
+    }
 
     /// How long a result token is valid: long enough for the front end to hand it to its backend.
     static let resultTokenLifetime: TimeInterval = 300
@@ -162,7 +187,7 @@ package struct AuthCloudService: Sendable {
     /// (``StatusService/withdraw(sessionId:)``) and answers its status afterwards: `cancelled`, or how it had ended.
     package func cancel(_ request: StatusRequest) async throws -> (answer: StatusAnswer, ending: Ending?) {
         let claims = try await statusClaims(request)
-        try await StatusService(environment: environment).withdraw(sessionId: claims.sub)
+        try await statusService.withdraw(sessionId: claims.sub)
         return try await outcome(claims)
     }
 
@@ -202,7 +227,7 @@ package struct AuthCloudService: Sendable {
             createdAt: formatter.string(from: Date(timeIntervalSince1970: TimeInterval(claims.iat))))
         guard let record = try await stores.status.record(sessionId: claims.sub, now: now) else { return (answer, nil) }
         answer.lastUpdatedAt = formatter.string(from: record.updatedAt)
-        let status = StatusService.effectiveStatus(record, now: now, requestLifetime: environment.requestLifetime)
+        let status = StatusService.effectiveStatus(record, now: now, requestLifetime: uaf.requestLifetime)
         var ending: Ending?
         switch status {
         case .succeeded:
@@ -251,7 +276,7 @@ package struct AuthCloudService: Sendable {
     /// goes last, so a delete that fails half-way is completed by repeating it.
     package func delete(userId: String) async throws {
         guard let user = try await stores.authCloudUsers.user(id: userId) else { throw Self.userNotFound }
-        let erased = try await UserData.erase(stores, username: user.username, now: environment.clock())
+        let erased = try await UserData.erase(stores.everyUserStore, username: user.username, now: environment.clock())
         try await stores.authCloudUsers.delete(id: userId)
         environment.decide(
             "auth cloud delete user", user.username, 1200,
@@ -324,7 +349,7 @@ package struct AuthCloudService: Sendable {
     private func statusToken(transactionId: String, user: AuthCloudUserRecord?, op: String, transactionHash: String?) async throws -> String {
         let now = environment.clock().timeIntervalSince1970
         // Valid as long as the status record can exist: the token's lifetime plus the status retention.
-        let lifetime = TimeInterval(configuration.tokenLifetimeSeconds) + environment.statusRetention
+        let lifetime = TimeInterval(configuration.tokenLifetimeSeconds) + uaf.statusRetention
         return try await issuer.sign(
             StatusClaims(
                 iss: issuer.issuer, aud: StatusClaims.audience, sub: transactionId, uid: user?.userId,

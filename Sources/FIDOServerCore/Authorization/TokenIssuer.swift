@@ -58,8 +58,8 @@ public final class TokenIssuer: Sendable {
     package let issuer: String
     let audience: String?
     let lifetime: TimeInterval
-    /// The database whose key ring this issuer reads; nil for one configured key.
-    package let stores: Stores?
+    /// The key ring this issuer reads, on the database every instance shares; nil for one configured key.
+    package let signingKeys: SigningKeyStore?
     private let ring: NIOLockedValueBox<Ring>
     private let missRefresh = IntervalGate(interval: TokenIssuer.missRefreshInterval)
 
@@ -77,9 +77,9 @@ public final class TokenIssuer: Sendable {
         var fingerprint: [String]
     }
 
-    private init(ring: Ring, stores: Stores?, issuer: String, audience: String?, lifetime: TimeInterval) {
+    private init(ring: Ring, signingKeys: SigningKeyStore?, issuer: String, audience: String?, lifetime: TimeInterval) {
         self.ring = NIOLockedValueBox(ring)
-        self.stores = stores
+        self.signingKeys = signingKeys
         self.issuer = issuer
         self.audience = audience
         self.lifetime = lifetime
@@ -88,7 +88,7 @@ public final class TokenIssuer: Sendable {
     /// One fixed key (`tokens.signingKeyPath`, tests).
     convenience init(privateKeyPEM: String, issuer: String, audience: String?, lifetime: TimeInterval) async throws {
         let ring = try await Self.ring([(kid: nil, pem: privateKeyPEM, state: .active)])
-        self.init(ring: ring, stores: nil, issuer: issuer, audience: audience, lifetime: lifetime)
+        self.init(ring: ring, signingKeys: nil, issuer: issuer, audience: audience, lifetime: lifetime)
     }
 
     package static func load(_ configuration: ServerConfiguration.Tokens, issuer: String, stores: Stores, now: Date) async throws -> TokenIssuer {
@@ -105,7 +105,7 @@ public final class TokenIssuer: Sendable {
             candidate: (JOSE.JWK(publicKey: candidate.publicKey).thumbprint, candidate.pemRepresentation), now: now)
         let records = try await stores.signingKeys.usable(now: now, keepRetiredFor: keepRetiredFor(lifetime: lifetime))
         return TokenIssuer(
-            ring: try await ring(records.map { ($0.kid, $0.pem, $0.state) }), stores: stores, issuer: issuer,
+            ring: try await ring(records.map { ($0.kid, $0.pem, $0.state) }), signingKeys: stores.signingKeys, issuer: issuer,
             audience: configuration.audience, lifetime: lifetime)
     }
 
@@ -138,8 +138,8 @@ public final class TokenIssuer: Sendable {
     /// be read or has no active key leaves the one in force.
     @discardableResult
     package func refresh(now: Date) async throws -> Bool {
-        guard let stores else { return false }
-        let records = try await stores.signingKeys.usable(now: now, keepRetiredFor: Self.keepRetiredFor(lifetime: lifetime))
+        guard let signingKeys else { return false }
+        let records = try await signingKeys.usable(now: now, keepRetiredFor: Self.keepRetiredFor(lifetime: lifetime))
         let fingerprint = records.map { "\($0.kid)/\($0.state)" }
         guard fingerprint != ring.withLockedValue({ $0.fingerprint }) else { return false }
         let next = try await Self.ring(records.map { ($0.kid, $0.pem, $0.state) })
@@ -202,7 +202,7 @@ public final class TokenIssuer: Sendable {
     package func isOurs(_ token: String, now: Date) async -> Bool {
         guard let kid = TokenHeader.kid(of: token) else { return false }
         if knows(kid) { return true }
-        guard stores != nil, missRefresh.opens(at: now) else { return false }
+        guard signingKeys != nil, missRefresh.opens(at: now) else { return false }
         _ = try? await refresh(now: now)
         return knows(kid)
     }

@@ -109,7 +109,7 @@ enum Migrations {
                 "DROP INDEX uaf_requests_by_username",
             ]),
         // The per-user cap counts only requests asked for by a caller who may act for the user (see
-        // `ServiceEnvironment.issue`): `counted_username` is that user, NULL for a request that counts against nobody
+        // `UAFExchange.issue`): `counted_username` is that user, NULL for a request that counts against nobody
         // (no user named, or an anonymous step-up). Anonymous callers could otherwise fill a user's budget and lock
         // her out. The cap's index moves to the new column; the old one served nothing else. Deleting a user expires
         // her unredeemed dispatch tokens, found by username.

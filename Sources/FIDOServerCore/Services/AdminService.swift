@@ -8,6 +8,7 @@ import UAF
 /// audit trail records with the operator who made it; a refusal is a ``ServiceFailure`` naming the user, which both
 /// ways in record as a rejection and answer with the same words.
 package struct AdminService: Sendable {
+    /// Every store: an operator's report and erasure cover everything the server holds for a user.
     let stores: Stores
     let clock: @Sendable () -> Date
     let onDecision: @Sendable (ServerDecision) -> Void
@@ -74,7 +75,7 @@ package struct AdminService: Sendable {
         }
         let removed = try await stores.database.unitOfWork {
             try await UserData.removeRegistrations(
-                stores, username: username, aaids: aaids.isEmpty ? nil : aaids,
+                from: stores.registrations, endingSessionsIn: stores.sessions, username: username, aaids: aaids.isEmpty ? nil : aaids,
                 keyIDs: keyIDs.isEmpty ? nil : keyIDs, now: clock())
         }
         guard !removed.isEmpty else { throw ServiceFailure(.notFound, "\(username) has no key that matches", username: username) }
@@ -90,7 +91,8 @@ package struct AdminService: Sendable {
         try ServiceEnvironment.validate(username: username)
         guard all != !ids.isEmpty else { throw ServiceFailure(.badRequest, "say which passkeys: id or all (one of them)", username: username) }
         let removed = try await stores.database.unitOfWork {
-            try await UserData.removePasskeys(stores, username: username, ids: all ? nil : ids, now: clock())
+            try await UserData.removePasskeys(
+                from: stores.passkeys, endingSessionsIn: stores.sessions, username: username, ids: all ? nil : ids, now: clock())
         }
         guard !removed.isEmpty else { throw ServiceFailure(.notFound, "\(username) has no passkey that matches", username: username) }
         decide(

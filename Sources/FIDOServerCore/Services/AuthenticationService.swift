@@ -6,7 +6,18 @@ import UAF
 /// In-band authentication and transaction confirmation; a success opens a session and hands out its tokens.
 package struct AuthenticationService: Sendable {
     let environment: ServiceEnvironment
-    private var stores: Stores { environment.stores }
+    let uaf: UAFExchange
+    let stores: UsedStores
+
+    /// The stores a UAF login reads and writes beyond its exchange: the registrations, and the login's completion (counter and session in one unit).
+    struct UsedStores: Sendable {
+        let registrations: RegistrationStore
+        let ceremonies: CeremonyStore
+        init(_ stores: Stores) {
+            registrations = stores.registrations
+            ceremonies = stores.ceremonies
+        }
+    }
 
     package struct Context: Decodable {
         var username: String?
@@ -33,12 +44,12 @@ package struct AuthenticationService: Sendable {
         try Self.validate(transactions: transactions)
         // A dispatched request was checked against its dispatching caller when it was dispatched.
         if dispatchedSession == nil {
-            try environment.checkOpenRequest(context: request.context, username: context?.username, transactions: transactions, caller: caller)
+            try uaf.checkOpenRequest(context: request.context, username: context?.username, transactions: transactions, caller: caller)
         }
-        let (id, challenge) = (dispatchedSession ?? environment.newRequestID(), environment.newChallenge())
-        let expiresAt = environment.clock().addingTimeInterval(environment.requestLifetime)
+        let (id, challenge) = (dispatchedSession ?? environment.newRequestID(), uaf.newChallenge())
+        let expiresAt = environment.clock().addingTimeInterval(uaf.requestLifetime)
         // A named policy that is not configured is refused before anything is stored.
-        let configuredSet = try environment.policies.configuredSet(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
+        let configuredSet = try uaf.policies.configuredSet(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
         let configured = configuredSet?.policy
         let makeRecord = { (policy: Policy) in
             UAFCeremony(
@@ -62,37 +73,37 @@ package struct AuthenticationService: Sendable {
             let counted = dispatchedSession == nil
             if dispatchedSession == nil, configured == nil {
                 // Step-up: the policy accepts exactly the user's registered keys (those a configured policy accepts).
-                record = try await environment.issueStepUp(username: username, counted: counted, status: .clientAuthenticating, request: makeRecord)
+                record = try await uaf.issueStepUp(username: username, counted: counted, status: .clientAuthenticating, request: makeRecord)
             } else {
                 let keys = try await stores.registrations.registrations(username: username)
-                guard !keys.isEmpty else { throw ServiceEnvironment.noAuthenticator }
+                guard !keys.isEmpty else { throw UAFExchange.noAuthenticator }
                 let policy =
                     try configured.map { configured in
-                        guard let policy = PolicyChoice.stepUp(configured, keys: keys, metadata: environment.metadata) else {
+                        guard let policy = PolicyChoice.stepUp(configured, keys: keys, metadata: uaf.metadata) else {
                             throw ServiceFailure(.notFound, "no authenticator of this user is one the policy accepts")
                         }
                         return policy
                     } ?? CeremonyStore.stepUpPolicy(keys.map { CeremonyStore.StepUpKey(aaid: $0.aaid, keyID: $0.keyID) })
                 record = makeRecord(policy)
-                try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: counted)
+                try await uaf.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: counted)
             }
         } else {
-            record = makeRecord(configured ?? PolicyChoice.everyAuthenticator(environment.metadata))
-            try await environment.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: false)
+            record = makeRecord(configured ?? PolicyChoice.everyAuthenticator(uaf.metadata))
+            try await uaf.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: false)
         }
         // With a transaction, the client is offered only authenticators with a display (an empty policy when none of
         // the user's has one: the client then finds no suitable authenticator); the verifier holds the answer to it.
-        let policy = transactions.isEmpty ? record.policy : record.policy.askingForTransactionDisplay(metadata: environment.metadata)
+        let policy = transactions.isEmpty ? record.policy : record.policy.askingForTransactionDisplay(metadata: uaf.metadata)
         let message = AuthenticationRequest(
-            header: OperationHeader(op: .authentication, appID: environment.appID, serverData: record.id),
+            header: OperationHeader(op: .authentication, appID: uaf.appID, serverData: record.id),
             challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
         environment.decide(
             "authentication request", context?.username, 1200,
             "issued challenge \(record.challenge.prefix(10))…\(transactions.isEmpty ? "" : " with a transaction to confirm")")
         return IssuedRequest(
             answer: ReturnUAFRequest(
-                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \AuthenticationRequest.header),
-                op: .authentication, lifetimeMillis: environment.lifetimeMillis),
+                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try uaf.uafRequest(message, header: \AuthenticationRequest.header),
+                op: .authentication, lifetimeMillis: uaf.lifetimeMillis),
             sessionID: record.id)
     }
 
@@ -105,19 +116,19 @@ package struct AuthenticationService: Sendable {
             switch transaction.contentType {
             case "text/plain":
                 guard let text = String(data: content, encoding: .utf8), !text.isEmpty,
-                    content.count <= ServiceEnvironment.maximumTransactionTextBytes, text.count <= Transaction.maximumTextLength
+                    content.count <= UAFExchange.maximumTransactionTextBytes, text.count <= Transaction.maximumTextLength
                 else {
                     throw ServiceFailure(
                         .badRequest,
-                        "text/plain transaction must be 1...\(Transaction.maximumTextLength) UTF-8 characters and at most \(ServiceEnvironment.maximumTransactionTextBytes) bytes"
+                        "text/plain transaction must be 1...\(Transaction.maximumTextLength) UTF-8 characters and at most \(UAFExchange.maximumTransactionTextBytes) bytes"
                     )
                 }
             case "image/png":
                 guard let declared = transaction.tcDisplayPNGCharacteristics else {
                     throw ServiceFailure(.badRequest, "image/png transaction needs tcDisplayPNGCharacteristics")
                 }
-                guard content.count <= ServiceEnvironment.maximumTransactionImageBytes else {
-                    throw ServiceFailure(.badRequest, "image/png transaction larger than \(ServiceEnvironment.maximumTransactionImageBytes) bytes")
+                guard content.count <= UAFExchange.maximumTransactionImageBytes else {
+                    throw ServiceFailure(.badRequest, "image/png transaction larger than \(UAFExchange.maximumTransactionImageBytes) bytes")
                 }
                 // The user confirms what the device shows: content that is not the PNG the relying party described
                 // (another size or format, or no PNG at all) would be shown as something else, or not at all.
@@ -140,14 +151,14 @@ package struct AuthenticationService: Sendable {
     /// tokens (a JWT and the session cookie) in `additionalTokens`.
     package func response(_ send: SendUAFResponse) async throws -> Outcome {
         // The registrations of a step-up request's user come back with the request (one round trip on PostgreSQL).
-        let (response, consumed) = try await environment.receive(
+        let (response, consumed) = try await uaf.receive(
             AuthenticationResponse.self, send, operation: .authentication,
             registrationsOfItsUser: true
         ) { $0.header }
         let record = consumed.request
-        let report = ServiceEnvironment.ClientReport(context: send.context)
+        let report = UAFExchange.ClientReport(context: send.context)
         do {
-            let verified = try await AuthenticationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
+            let verified = try await AuthenticationVerifier(configuration: uaf.relyingParty, metadata: uaf.metadata).verify(
                 response,
                 issued: IssuedAuthentication(
                     challenge: record.challenge, policy: record.policy,
@@ -181,7 +192,7 @@ package struct AuthenticationService: Sendable {
             let completion = CeremonyStore.Authentication(
                 counter: .init(aaid: last.aaid, keyID: last.keyID, from: last.previousSignCounter, to: last.signCounter),
                 sessionToken: opened.token, session: opened.session,
-                status: environment.outcome(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username))
+                status: uaf.outcome(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username))
             guard try await stores.ceremonies.completeAuthentication(completion) else {
                 throw UAFVerificationError.counterRegression(stored: last.previousSignCounter, received: last.signCounter)
             }
@@ -195,7 +206,7 @@ package struct AuthenticationService: Sendable {
                     additionalTokens: [Token(type: .jwt, value: opened.jwt), Token(type: .httpCookie, value: opened.cookie)]),
                 setCookie: opened.cookie)
         } catch let error as UAFVerificationError {
-            try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
+            try await uaf.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description, username: record.username)
         }
     }

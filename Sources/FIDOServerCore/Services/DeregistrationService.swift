@@ -5,7 +5,18 @@ import UAF
 /// DeregistrationRequest that tells the device which keys to forget. UAF Dereg has no response message.
 package struct DeregistrationService: Sendable {
     let environment: ServiceEnvironment
-    private var stores: Stores { environment.stores }
+    let uaf: UAFExchange
+    let stores: UsedStores
+
+    /// The stores a deregistration writes: the registrations and the sessions they opened.
+    struct UsedStores: Sendable {
+        let registrations: RegistrationStore
+        let sessions: SessionStore
+        init(_ stores: Stores) {
+            registrations = stores.registrations
+            sessions = stores.sessions
+        }
+    }
 
     /// Our deregistration context: `username`, plus at most one of `aaid` (AAIDs) or `keyIDs` (base64url KeyIDs).
     /// Without a list every registration of the user is removed.
@@ -33,11 +44,11 @@ package struct DeregistrationService: Sendable {
         }
         let deviceId = try principal.confinedDeviceId()
         let removed = try await UserData.removeRegistrations(
-            stores, username: username, aaids: context.aaid, keyIDs: context.keyIDs,
+            from: stores.registrations, endingSessionsIn: stores.sessions, username: username, aaids: context.aaid, keyIDs: context.keyIDs,
             deviceId: deviceId, now: environment.clock())
         let authenticators = removed.map { DeregisterAuthenticator(aaid: $0.aaid, keyID: $0.keyID) }
         let message = DeregistrationRequest(
-            header: OperationHeader(op: .deregistration, appID: environment.appID, serverData: nil),
+            header: OperationHeader(op: .deregistration, appID: uaf.appID, serverData: nil),
             authenticators: authenticators)
         environment.decide(
             "deregistration", username, 1200,
@@ -45,7 +56,7 @@ package struct DeregistrationService: Sendable {
         // Dereg has no response message, so it opens no status session.
         return IssuedRequest(
             answer: ReturnUAFRequest(
-                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \DeregistrationRequest.header),
+                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try uaf.uafRequest(message, header: \DeregistrationRequest.header),
                 op: .deregistration, lifetimeMillis: nil),
             sessionID: nil)
     }

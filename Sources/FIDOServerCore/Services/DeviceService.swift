@@ -13,10 +13,24 @@ import WireJSON
 /// it only if it carries the device's own public key.
 package struct DeviceService: Sendable {
     let environment: ServiceEnvironment
+    let stores: UsedStores
     let signatures: DeviceSignatureVerifier
     /// Changes targets by the same rules as a target's own PATCH.
     let targets: DispatchTargetService
-    private var stores: Stores { environment.stores }
+
+    /// The stores the Device Service reads and writes: a device's keys, targets, pending tokens and sessions.
+    struct UsedStores: Sendable {
+        let registrations: RegistrationStore
+        let dispatchTargets: DispatchTargetStore
+        let dispatchTokens: DispatchTokenStore
+        let sessions: SessionStore
+        init(_ stores: Stores) {
+            registrations = stores.registrations
+            dispatchTargets = stores.dispatchTargets
+            dispatchTokens = stores.dispatchTokens
+            sessions = stores.sessions
+        }
+    }
 
     /// What the Device Service answers a device, and the dispatch target that signed for it.
     package struct Answer<Body: Encodable & Sendable>: Sendable {

@@ -11,6 +11,8 @@ import WireJSON
 /// ordinary UAF exchange, whose status record the dispatch opened.
 package struct DispatchService: Sendable {
     let environment: ServiceEnvironment
+    let uaf: UAFExchange
+    let stores: UsedStores
     let registration: RegistrationService
     let authentication: AuthenticationService
     let deregistration: DeregistrationService
@@ -19,7 +21,20 @@ package struct DispatchService: Sendable {
     let firebase: FirebaseDispatcher?
     /// Draws the png-qr-code dispatchers' images (and the Auth Cloud enrollments').
     let qr: QRRenderer
-    private var stores: Stores { environment.stores }
+
+    /// The stores a dispatch reads and writes: the users' keys and targets, the tokens and their status records.
+    struct UsedStores: Sendable {
+        let registrations: RegistrationStore
+        let dispatchTargets: DispatchTargetStore
+        let dispatchTokens: DispatchTokenStore
+        let status: StatusStore
+        init(_ stores: Stores) {
+            registrations = stores.registrations
+            dispatchTargets = stores.dispatchTargets
+            dispatchTokens = stores.dispatchTokens
+            status = stores.status
+        }
+    }
 
     /// The dispatch request (§B.6).
     package struct TokenRequest: Decodable, Sendable {
@@ -61,7 +76,7 @@ package struct DispatchService: Sendable {
         // A named policy that is not configured is refused now, not when the user opens the link.
         if operation != .deregistration, context?.policy != nil {
             let transactions = !(context?.transaction ?? []).isEmpty
-            _ = try environment.policies.configured(
+            _ = try uaf.policies.configured(
                 operation == .registration ? .registration : transactions ? .transaction : .authentication,
                 name: context?.policy)
         }
@@ -88,7 +103,7 @@ package struct DispatchService: Sendable {
         }
         if operation == .authentication {
             // After the target: its user is the one the caller's credential has to speak for.
-            try environment.checkOpenRequest(
+            try uaf.checkOpenRequest(
                 context: request.getUafRequest.context, username: username,
                 transactions: context?.transaction ?? [], caller: principal)
         } else {
@@ -159,7 +174,7 @@ package struct DispatchService: Sendable {
                 tokenHash: SecretHash.of(token), sessionId: sessionID, operation: operation.rawValue, getUAFRequest: try JSONCoding.string(get),
                 username: username, dispatchTargetId: target?.id, dispatcher: dispatcher.rawValue, dispatchInformation: request.dispatchInformation,
                 payload: encrypted ? payload : nil, createdAt: now, expiresAt: expiresAt, redeemedAt: nil, deviceId: confinedDevice),
-            retention: environment.statusRetention)
+            retention: uaf.statusRetention)
         // The status record names the dispatcher but keeps no `response`: for the QR and link dispatchers that is the
         // payload or a picture of it, which carries the token in clear unless the target's key encrypted it, and the
         // status service answers anyone who holds the session id (the Auth Cloud status token leads there too). A
@@ -171,7 +186,7 @@ package struct DispatchService: Sendable {
                 tokenInformation: .init(
                     dispatchTargetExtId: target?.extId, tokenResult: nil, dispatcherInformation: information,
                     tokenExpiresAt: expiresAt.epochMillis)),
-            retention: TimeInterval(configuration.tokenLifetimeSeconds) + environment.statusRetention)
+            retention: TimeInterval(configuration.tokenLifetimeSeconds) + uaf.statusRetention)
         var result = DispatchResult.dispatched
         if dispatcher == .firebaseCloudMessaging, let firebase, let target, let pushToken = target.target {
             // The token and status exist before the push leaves, so a device that answers at once finds them. A push
@@ -221,7 +236,7 @@ package struct DispatchService: Sendable {
         case .expired(let record):
             try await stores.status.tokenRedeemed(
                 sessionId: record.sessionId, status: .failed, result: .tokenTimedOut, now: now,
-                retention: environment.statusRetention)
+                retention: uaf.statusRetention)
             throw ServiceFailure(.requestTimeout, "token expired")
         case .redeemed(let record):
             let get = try JSONCoding.value(GetUAFRequest.self, record.getUAFRequest)
@@ -237,14 +252,14 @@ package struct DispatchService: Sendable {
                     let issued = try await deregistration.request(get, principal: principal)
                     try await stores.status.tokenRedeemed(
                         sessionId: record.sessionId, status: .succeeded, result: .tokenRedeemed, now: now,
-                        retention: environment.statusRetention)
+                        retention: uaf.statusRetention)
                     return IssuedRequest(answer: issued.answer, sessionID: record.sessionId)
                 }
             } catch {
                 // The dispatched request could not be issued (e.g. the user has no authenticator any more).
                 _ = try? await stores.status.tokenRedeemed(
                     sessionId: record.sessionId, status: .failed, result: .tokenRedeemed, now: now,
-                    retention: environment.statusRetention)
+                    retention: uaf.statusRetention)
                 throw error
             }
         }

@@ -7,8 +7,16 @@ import UAF
 /// The Dispatch Target Service (server-api §B.8): a device's name, push address and public keys, per user.
 package struct DispatchTargetService: Sendable {
     let environment: ServiceEnvironment
+    let stores: UsedStores
     let signatures: DeviceSignatureVerifier
-    private var stores: Stores { environment.stores }
+
+    /// The store the dispatch target API writes.
+    struct UsedStores: Sendable {
+        let dispatchTargets: DispatchTargetStore
+        init(_ stores: Stores) {
+            dispatchTargets = stores.dispatchTargets
+        }
+    }
 
     /// Endpoint 13: creates a target for the caller's user.
     package func create(_ body: DispatchTargetWire.Creation, principal: Principal) async throws -> DispatchTargetWire.Created {
@@ -121,7 +129,17 @@ package struct DispatchTargetService: Sendable {
 /// the signature key of the dispatch target it names, it was created within the clock skew, and its request id
 /// was never used before for that target (kept in the repository, so every instance refuses a replay).
 package struct DeviceSignatureVerifier: Sendable {
-    let stores: Stores
+    let stores: UsedStores
+    /// The stores a signature check reads and writes: the targets' keys and the request ids already used.
+    struct UsedStores: Sendable {
+        let dispatchTargets: DispatchTargetStore
+        let deviceRequests: DeviceRequestStore
+        init(_ stores: Stores) {
+            dispatchTargets = stores.dispatchTargets
+            deviceRequests = stores.deviceRequests
+        }
+    }
+
     let skew: TimeInterval
     /// Whether a signature that names no request is accepted (``ServerConfiguration/Dispatch/acceptUnboundDeviceSignatures``).
     var acceptUnbound = false

@@ -13,6 +13,7 @@ package struct ExpiryPurger: Service {
     /// nothing is five index probes.
     package static let interval: Duration = .seconds(1)
 
+    /// Every store with rows that expire.
     let stores: Stores
     let clock: @Sendable () -> Date
     let interval: Duration

@@ -14,7 +14,21 @@ import WireJSON
 package struct PasskeyService: Sendable {
     let environment: ServiceEnvironment
     package let settings: PasskeySettings
-    private var stores: Stores { environment.stores }
+    /// The metadata a registration's attestation and a sign-in's authenticator status are checked against.
+    let metadataSource: MetadataSource
+    let stores: UsedStores
+
+    /// The stores a passkey ceremony reads and writes: the passkeys, their pending ceremonies, and a sign-in's completion (counter and session in one unit).
+    struct UsedStores: Sendable {
+        let passkeys: PasskeyStore
+        let passkeyCeremonies: PasskeyCeremonyStore
+        let ceremonies: CeremonyStore
+        init(_ stores: Stores) {
+            passkeys = stores.passkeys
+            passkeyCeremonies = stores.passkeyCeremonies
+            ceremonies = stores.ceremonies
+        }
+    }
 
     /// Random bytes in a challenge (WebAuthn §13.4.3 asks for at least 16).
     static let challengeBytes = 32
@@ -106,7 +120,7 @@ package struct PasskeyService: Sendable {
         let transports = Array((credential.response.transports ?? []).filter(Self.isTransport).prefix(Self.maximumTransports))
         let verified: VerifiedRegistration
         do {
-            let metadata = environment.metadataSource
+            let metadata = metadataSource
             let ceremonyRules = RegistrationCeremony(
                 relyingParty: settings.relyingParty, policy: settings.policy,
                 trust: AttestationTrust(
@@ -242,7 +256,7 @@ package struct PasskeyService: Sendable {
         // the client's word, which can refuse it but never admit it. Checked after the signature, so only the key's
         // holder learns it.
         if let aaguid = AAGUID.bytes(passkey.aaguid), aaguid != AAGUID.zero,
-            let metadata = environment.metadataSource.store.fido2Metadata(aaguid: aaguid),
+            let metadata = metadataSource.store.fido2Metadata(aaguid: aaguid),
             let report = StatusReport.authenticationRefusal(in: metadata.statusReports, at: now)
         {
             environment.decide(

@@ -6,7 +6,16 @@ import UAF
 /// In-band registration: issues RegistrationRequests to authorized callers and verifies RegistrationResponses.
 package struct RegistrationService: Sendable {
     let environment: ServiceEnvironment
-    private var stores: Stores { environment.stores }
+    let uaf: UAFExchange
+    let stores: UsedStores
+
+    /// The stores a UAF registration writes beyond its exchange: the registrations.
+    struct UsedStores: Sendable {
+        let registrations: RegistrationStore
+        init(_ stores: Stores) {
+            registrations = stores.registrations
+        }
+    }
 
     package struct Context: Decodable {
         var username: String?
@@ -33,25 +42,25 @@ package struct RegistrationService: Sendable {
         // registered keys are disallowed, as in the spec's example, so a device does not register the same
         // authenticator twice.
         let accepted =
-            try environment.policies.configured(.registration, name: context.policy)
-            ?? PolicyChoice.everyAuthenticator(environment.metadata)
+            try uaf.policies.configured(.registration, name: context.policy)
+            ?? PolicyChoice.everyAuthenticator(uaf.metadata)
         let policy = PolicyChoice.registration(accepted, existing: try await stores.registrations.registrations(username: username))
         let record = UAFCeremony(
             id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
-            challenge: environment.newChallenge(), username: username, policy: policy, transactions: [],
-            expiresAt: environment.clock().addingTimeInterval(environment.requestLifetime))
+            challenge: uaf.newChallenge(), username: username, policy: policy, transactions: [],
+            expiresAt: environment.clock().addingTimeInterval(uaf.requestLifetime))
         // Registration is asked for (or dispatched) only by a caller who may register for the user: it counts.
-        try await environment.issue(record, status: .clientRegistering, dispatched: dispatchedSession != nil, counted: true)
+        try await uaf.issue(record, status: .clientRegistering, dispatched: dispatchedSession != nil, counted: true)
         let message = RegistrationRequest(
-            header: OperationHeader(op: .registration, appID: environment.appID, serverData: record.id),
+            header: OperationHeader(op: .registration, appID: uaf.appID, serverData: record.id),
             challenge: record.challenge, username: username, policy: policy)
         environment.decide(
             "registration request", username, 1200,
-            "issued challenge \(record.challenge.prefix(10))… valid \(Int(environment.requestLifetime)) s (authorized by \(principal.source))")
+            "issued challenge \(record.challenge.prefix(10))… valid \(Int(uaf.requestLifetime)) s (authorized by \(principal.source))")
         return IssuedRequest(
             answer: ReturnUAFRequest(
-                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try environment.uafRequest(message, header: \RegistrationRequest.header),
-                op: .registration, lifetimeMillis: environment.lifetimeMillis),
+                statusCode: UAFStatusCode.ok.rawValue, uafRequest: try uaf.uafRequest(message, header: \RegistrationRequest.header),
+                op: .registration, lifetimeMillis: uaf.lifetimeMillis),
             sessionID: record.id)
     }
 
@@ -74,13 +83,13 @@ package struct RegistrationService: Sendable {
 
     /// Endpoint 2: verifies a RegistrationResponse and stores the registrations.
     package func response(_ send: SendUAFResponse) async throws -> ServerResponse {
-        let (response, consumed) = try await environment.receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
+        let (response, consumed) = try await uaf.receive(RegistrationResponse.self, send, operation: .registration) { $0.header }
         let record = consumed.request
         let username = record.username ?? ""
-        let report = ServiceEnvironment.ClientReport(context: send.context)
+        let report = UAFExchange.ClientReport(context: send.context)
         let deviceId = try Self.deviceID(response.header)
         do {
-            let verified = try await RegistrationVerifier(configuration: environment.relyingParty, metadata: environment.metadata).verify(
+            let verified = try await RegistrationVerifier(configuration: uaf.relyingParty, metadata: uaf.metadata).verify(
                 response, issued: IssuedRegistration(challenge: record.challenge, username: username, policy: record.policy),
                 now: environment.clock(),
                 isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
@@ -91,7 +100,7 @@ package struct RegistrationService: Sendable {
                 throw UAFVerificationError.keyIDAlreadyRegistered
             }
             let references = verified.map { StatusRecord.AuthenticatorReference(aaid: AAID.normalized($0.aaid), keyId: $0.keyID) }
-            try await environment.finish(record, .succeeded, code: .ok, report: report, authenticators: references)
+            try await uaf.finish(record, .succeeded, code: .ok, report: report, authenticators: references)
             let summary = verified.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ")
             // The device's short session for its next call, handed out in additionalTokens (``SignIn/openForRegistration``).
             guard let first = verified.first else { throw ServiceFailure(.badRequest, "no assertion") }
@@ -103,7 +112,7 @@ package struct RegistrationService: Sendable {
                 statusCode: UAFStatusCode.ok.rawValue, description: "Registered \(verified.count) authenticator(s)",
                 additionalTokens: [Token(type: .jwt, value: jwt)])
         } catch let error as UAFVerificationError {
-            try await environment.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
+            try await uaf.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description, username: username)
         }
     }

@@ -8,7 +8,8 @@ import Foundation
 package struct SignIn: Sendable {
     let issuer: TokenIssuer
     let tokens: ServerConfiguration.Tokens
-    let stores: Stores
+    /// The one store a sign-in writes.
+    let sessions: SessionStore
     let clock: @Sendable () -> Date
 
     /// A registration's session lives at most this long: it is for finishing the device's set-up (creating its
@@ -48,7 +49,7 @@ package struct SignIn: Sendable {
     /// register, and an out-of-band registration has no other credential: the JWT (`token_use` `registration`)
     /// authorizes the device's next call, the creation of its dispatch target, and nothing else (not a login).
     func openForRegistration(username: String, credential: SessionCredential, deviceId: String?, at now: Date) async throws -> String {
-        let (_, session) = try await stores.sessions.create(
+        let (_, session) = try await sessions.create(
             username: username, credential: credential, now: now,
             lifetime: TimeInterval(min(tokens.sessionLifetimeSeconds, Self.maximumRegistrationSessionSeconds)))
         return try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], use: .registration, deviceId: deviceId)

@@ -4,6 +4,20 @@ import UAF
 /// The Status Service (server-api §B.5): `{"sessionId": …}` in, the record out.
 package struct StatusService: Sendable {
     let environment: ServiceEnvironment
+    let uaf: UAFExchange
+    let stores: UsedStores
+
+    /// The stores the status service reads and a cancel writes: the tokens, the requests and their status records.
+    struct UsedStores: Sendable {
+        let dispatchTokens: DispatchTokenStore
+        let uafCeremonies: UAFCeremonyStore
+        let status: StatusStore
+        init(_ stores: Stores) {
+            dispatchTokens = stores.dispatchTokens
+            uafCeremonies = stores.uafCeremonies
+            status = stores.status
+        }
+    }
 
     package struct Query: Decodable { var sessionId: String }
 
@@ -58,12 +72,10 @@ package struct StatusService: Sendable {
 
     /// The cancel itself (also the Auth Cloud API's): withdraws the token and the request, then marks the record.
     func withdraw(sessionId: String) async throws {
-        let stores = environment.stores
         let now = environment.clock()
         let withdrawnToken = try await stores.dispatchTokens.cancel(sessionId: sessionId, now: now)
         let withdrawnRequest = try await stores.uafCeremonies.consume(id: sessionId) != nil
-        if withdrawnToken || withdrawnRequest, try await stores.status.cancel(sessionId: sessionId, now: now, retention: environment.statusRetention)
-        {
+        if withdrawnToken || withdrawnRequest, try await stores.status.cancel(sessionId: sessionId, now: now, retention: uaf.statusRetention) {
             environment.decide("cancel", nil, 1200, "operation \(sessionId.prefix(8))… cancelled by the relying party")
         }
     }
@@ -71,14 +83,14 @@ package struct StatusService: Sendable {
     package func status(_ query: Query) async throws -> Answer {
         let formatter = ISO8601DateFormatter()
         guard query.sessionId.utf8.count <= 128,
-            let record = try await environment.stores.status.record(sessionId: query.sessionId, now: environment.clock())
+            let record = try await stores.status.record(sessionId: query.sessionId, now: environment.clock())
         else {
             // Unknown and expired ids answer the same way, so the endpoint does not reveal which ids ever existed.
             return Answer(
                 status: StatusRecord.Status.unknown.rawValue, timestamp: formatter.string(from: environment.clock()),
                 userId: nil, uafStatusCode: nil, asmStatusCode: nil, clientErrorCode: nil, authenticators: [])
         }
-        let status = Self.effectiveStatus(record, now: environment.clock(), requestLifetime: environment.requestLifetime)
+        let status = Self.effectiveStatus(record, now: environment.clock(), requestLifetime: uaf.requestLifetime)
         var token = record.tokenInformation.map {
             TokenInformation(
                 dispatchTargetExtId: $0.dispatchTargetExtId, tokenResult: $0.tokenResult, dispatcherInformation: $0.dispatcherInformation)

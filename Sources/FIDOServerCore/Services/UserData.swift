@@ -136,23 +136,26 @@ package enum UserData {
     /// `deviceId`, only that device's) and ends the sessions they opened; with the user's last key, every session of
     /// hers. Returns what was removed.
     package static func removeRegistrations(
-        _ stores: Stores, username: String, aaids: [String]? = nil, keyIDs: [String]? = nil,
+        from registrations: RegistrationStore, endingSessionsIn sessions: SessionStore, username: String, aaids: [String]? = nil,
+        keyIDs: [String]? = nil,
         deviceId: String? = nil, now: Date
     ) async throws -> [RegistrationRecord] {
-        let removed = try await stores.registrations.delete(username: username, aaids: aaids, keyIDs: keyIDs, deviceId: deviceId)
+        let removed = try await registrations.delete(username: username, aaids: aaids, keyIDs: keyIDs, deviceId: deviceId)
         // A session opened with a removed key ends with it (a stolen key must not keep a session alive).
-        _ = try await stores.sessions.revoke(username: username, .uaf, ids: removed.map(\.keyID), now: now)
-        if try await stores.registrations.registrations(username: username).isEmpty {
-            _ = try await stores.sessions.revokeAll(username: username, now: now)
+        _ = try await sessions.revoke(username: username, .uaf, ids: removed.map(\.keyID), now: now)
+        if try await registrations.registrations(username: username).isEmpty {
+            _ = try await sessions.revokeAll(username: username, now: now)
         }
         return removed
     }
 
     /// Removes the user's passkeys (all, or those of `ids`) and ends the sessions they opened. Returns what was removed.
-    package static func removePasskeys(_ stores: Stores, username: String, ids: [String]? = nil, now: Date) async throws -> [PasskeyRecord] {
-        let removed = try await stores.passkeys.delete(username: username, ids: ids)
+    package static func removePasskeys(
+        from passkeys: PasskeyStore, endingSessionsIn sessions: SessionStore, username: String, ids: [String]? = nil, now: Date
+    ) async throws -> [PasskeyRecord] {
+        let removed = try await passkeys.delete(username: username, ids: ids)
         // The session of a removed (perhaps stolen) passkey ends with it.
-        _ = try await stores.sessions.revoke(username: username, .passkey, ids: removed.map(\.credentialID), now: now)
+        _ = try await sessions.revoke(username: username, .passkey, ids: removed.map(\.credentialID), now: now)
         return removed
     }
 
