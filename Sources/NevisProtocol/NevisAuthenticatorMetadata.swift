@@ -25,7 +25,7 @@ public enum NevisAuthenticatorMetadata {
     /// The statements parsed. The JSON is compiled in and a unit test parses it, so a failure here is a build defect,
     /// not an input error.
     public static let statements: [MetadataStatement] = {
-        do { return try MetadataStore.statements(fromJSON: json) } catch {
+        do { return try UAFMetadata.statements(fromJSON: json) } catch {
             preconditionFailure("NevisAuthenticatorMetadata.json: \(error)")
         }
     }()

@@ -78,7 +78,7 @@ final class MetadataBLOBTests: XCTestCase {
         XCTAssertTrue(
             blob.skipped[0].hasPrefix("11111111-2222-3333-4444-555555555555: attestationRootCertificates[1] is not base64"), blob.skipped[0])
         XCTAssertTrue(blob.skipped[1].hasPrefix("66666666-2222-3333-4444-555555555555: its statement:"), blob.skipped[1])
-        let store = try MetadataStore([], fido2: blob.fido2)
+        let store = MetadataStore(uaf: try UAFMetadata([]), fido2: blob.fido2)
         XCTAssertEqual(
             store.fido2Metadata(aaguid: try XCTUnwrap(AAGUID.bytes("66666666-2222-3333-4444-555555555555")))?.statusReports.map(\.status), [.revoked])
         XCTAssertNil(store.fido2Metadata(aaguid: AAGUID.zero))
@@ -93,7 +93,7 @@ final class MetadataBLOBTests: XCTestCase {
         let blob = try await verify(try service.blob(number: 7, nextUpdate: "2026-12-01", entries: [u2f, broken]))
         XCTAssertEqual(blob.fido2.count, 1)
         XCTAssertEqual(blob.skipped, ["not hex: attestationCertificateKeyIdentifiers are not 40 hex digits each"])
-        let store = try MetadataStore([], fido2: blob.fido2)
+        let store = MetadataStore(uaf: try UAFMetadata([]), fido2: blob.fido2)
         XCTAssertEqual(store.fido2Metadata(attestationCertificateKeyIdentifier: key.lowercased())?.description, "A U2F key")
         XCTAssertEqual(store.fido2Metadata(attestationCertificateKeyIdentifier: key)?.statusReports.map(\.status), [.fidoCertified])
         XCTAssertNil(store.fido2Metadata(aaguid: AAGUID.zero), "a U2F entry is no model with the zero AAGUID")
@@ -251,7 +251,7 @@ final class MetadataSourceTests: XCTestCase {
                 TestMetadataService.entry(aaid: "F1D0#1001", reports: [("REVOKED", nil)]),
             ])
         let source = try await load(try configuration())
-        let store = source.store
+        let store = source.store.uaf
         XCTAssertNotNil(store.statement(for: "ABCD#0002"))
         // The Nevis default's statement is kept, and the BLOB's report still refuses it.
         XCTAssertEqual(
@@ -262,7 +262,7 @@ final class MetadataSourceTests: XCTestCase {
 
     func testALocalStatementWinsOverTheBLOBsForItsAAID() async throws {
         try write(number: 3, entries: [TestMetadataService.entry(aaid: "F1D0#1001", statement: TestMetadataService.pinStatement(aaid: "F1D0#1001"))])
-        let store = try await load(try configuration()).store
+        let store = try await load(try configuration()).store.uaf
         XCTAssertNotEqual(store.statement(for: "F1D0#1001")?.description, "Test PIN authenticator F1D0#1001")
     }
 
@@ -282,7 +282,7 @@ final class MetadataSourceTests: XCTestCase {
         let source = try await load(try configuration(root: try TestMetadataService(rootName: "Other Root")))
         XCTAssertNil(source.blob)
         XCTAssertTrue(source.unavailable?.contains("signature does not verify") ?? false, source.unavailable ?? "")
-        XCTAssertNotNil(source.store.statement(for: "F1D0#1001"), "the local statements serve")
+        XCTAssertNotNil(source.store.uaf.statement(for: "F1D0#1001"), "the local statements serve")
     }
 
     /// Before, the server did not start without its BLOB; now it does, on its local metadata, and `requireCurrent`
@@ -347,12 +347,12 @@ final class MetadataSourceTests: XCTestCase {
             ])
         let installed = await source.reload(logger: logger)
         XCTAssertEqual(installed, .installed(4))
-        XCTAssertEqual(source.store.authenticationRefusal(aaid: "ABCD#0002", at: Date())?.status, .revoked)
+        XCTAssertEqual(source.store.uaf.authenticationRefusal(aaid: "ABCD#0002", at: Date())?.status, .revoked)
         // Serving BLOB 3 again (a rollback by whoever controls the transport or the file) does not take the revocation back.
         try write(number: 3, entries: [TestMetadataService.entry(aaid: "ABCD#0002", statement: TestMetadataService.pinStatement(aaid: "ABCD#0002"))])
         let rolledBack = await source.reload(logger: logger)
         XCTAssertEqual(rolledBack, .notNewer(3))
-        XCTAssertEqual(source.store.authenticationRefusal(aaid: "ABCD#0002", at: Date())?.status, .revoked)
+        XCTAssertEqual(source.store.uaf.authenticationRefusal(aaid: "ABCD#0002", at: Date())?.status, .revoked)
     }
 
     func testABrokenBLOBKeepsTheMetadataInForce() async throws {
@@ -360,7 +360,7 @@ final class MetadataSourceTests: XCTestCase {
         let source = try await load(try configuration())
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: blobPath))
         guard case .refused = await source.reload(logger: logger) else { return XCTFail("a broken BLOB was installed") }
-        XCTAssertNotNil(source.store.statement(for: "ABCD#0002"))
+        XCTAssertNotNil(source.store.uaf.statement(for: "ABCD#0002"))
         XCTAssertEqual(source.blob?.number, 3)
     }
 

@@ -21,7 +21,7 @@ final class InMemoryRelyingParty: ClientTransport, @unchecked Sendable {
     private var keys: [String: RegisteredKey] = [:]
     private var faults: [String: [Fault]] = [:]
     private(set) var requests: [HTTPRequest] = []
-    let metadata = try! MetadataStore(NevisAuthenticatorMetadata.statements)
+    let metadata = try! UAFMetadata(NevisAuthenticatorMetadata.statements)
 
     init(facetID: String) { self.facetID = facetID }
 

@@ -21,7 +21,7 @@ final class NevisAuthenticatorMetadataTests: XCTestCase {
 
     func testTheResourceIsTheJSONTheStatementsWereParsedFrom() throws {
         XCTAssertEqual(
-            try MetadataStore.statements(fromJSON: NevisAuthenticatorMetadata.json).map(\.aaid),
+            try UAFMetadata.statements(fromJSON: NevisAuthenticatorMetadata.json).map(\.aaid),
             NevisAuthenticatorMetadata.statements.map(\.aaid))
     }
 

@@ -66,7 +66,7 @@ final class AndroidKeyAttestationTests: XCTestCase {
             userVerificationDetails: [[.init(userVerification: 2)]], authenticationAlgorithm: 2, keyProtection: 6,
             matcherProtection: 2, publicKeyAlgAndEncoding: 257,
             vendorRootKeys: vendorKeys.map { Data($0.key.publicKey.derRepresentation).base64EncodedString() })
-        return RegistrationVerifier(configuration: testConfiguration, metadata: try MetadataStore([statement]))
+        return RegistrationVerifier(configuration: testConfiguration, metadata: try UAFMetadata([statement]))
     }
 
     /// Verifies a registration of a fresh key whose chain is root → intermediate → leaf (with `description`).
@@ -245,7 +245,7 @@ final class AndroidKeyAttestationTests: XCTestCase {
              "matcherProtection": 1, "publicKeyAlgAndEncoding": 257, "tcDisplay": 1,
              "nevis.auth.fido.uaf.google-attestation-root-keys": ["MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE"]}
             """
-        let statement = try XCTUnwrap(MetadataStore.statements(fromJSON: Data(json.utf8)).first)
+        let statement = try XCTUnwrap(UAFMetadata.statements(fromJSON: Data(json.utf8)).first)
         XCTAssertEqual(statement.vendorRootKeys, ["MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE"])
     }
 }

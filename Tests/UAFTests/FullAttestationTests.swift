@@ -64,8 +64,8 @@ final class FullAttestationTests: XCTestCase {
             assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(assertion))])
     }
 
-    static func metadata(roots: [Authority]) throws -> MetadataStore {
-        try MetadataStore([
+    static func metadata(roots: [Authority]) throws -> UAFMetadata {
+        try UAFMetadata([
             MetadataStatement(
                 aaid: "F1D0#2001", description: "hardware-backed test authenticator",
                 attestationRootCertificates: roots.map { Data($0.der).base64EncodedString() }, attestationTypes: [15879],

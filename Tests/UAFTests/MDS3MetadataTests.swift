@@ -29,7 +29,7 @@ final class MDS3MetadataTests: XCTestCase {
         """
 
     func testAnMDS3StatementConvertsToTheNumericForm() throws {
-        let parsed = try MetadataStore.parse(json: Data(Self.statement.utf8))
+        let parsed = try UAFMetadata.parse(json: Data(Self.statement.utf8))
         XCTAssertEqual(parsed.skipped, [])
         let statement = try XCTUnwrap(parsed.statements.first)
         XCTAssertEqual(statement.aaid, "ABCD#0001")
@@ -45,7 +45,7 @@ final class MDS3MetadataTests: XCTestCase {
     }
 
     func testAnMDS3StatementDrivesPolicyMatching() throws {
-        let store = try MetadataStore(try MetadataStore.statements(fromJSON: Data(Self.statement.utf8)))
+        let store = try UAFMetadata(try UAFMetadata.statements(fromJSON: Data(Self.statement.utf8)))
         let capabilities = try XCTUnwrap(store.statement(for: "abcd#0001")).capabilities
         let fingerprint = Policy(accepted: [
             [MatchCriteria(userVerification: UserVerificationMethods.fingerprint.rawValue, keyProtection: KeyProtection.tee.rawValue)]
@@ -58,20 +58,20 @@ final class MDS3MetadataTests: XCTestCase {
     func testStatementsOfOtherProtocolFamiliesAreSkipped() throws {
         let fido2 =
             #"{"aaguid": "0132d110-bf4e-4208-a403-ab4f5f12efe5", "description": "A FIDO2 key", "protocolFamily": "fido2", "authenticationAlgorithms": ["secp256r1_ecdsa_sha256_raw"]}"#
-        let parsed = try MetadataStore.parse(json: Data("[\(Self.statement), \(fido2)]".utf8))
+        let parsed = try UAFMetadata.parse(json: Data("[\(Self.statement), \(fido2)]".utf8))
         XCTAssertEqual(parsed.statements.map(\.aaid), ["ABCD#0001"])
         XCTAssertEqual(parsed.skipped, ["fido2 statement A FIDO2 key"])
     }
 
     func testAnUnknownRegistryNameIsRefused() {
         let bad = Self.statement.replacingOccurrences(of: "\"tee\"]", with: "\"quantum\"]")
-        XCTAssertThrowsError(try MetadataStore.parse(json: Data(bad.utf8)))
+        XCTAssertThrowsError(try UAFMetadata.parse(json: Data(bad.utf8)))
     }
 
     func testTheNumericFormStillLoads() throws {
         let numeric =
             #"{"aaid":"F1D0#1001","description":"PIN","assertionScheme":"UAFV1TLV","attestationRootCertificates":[],"attestationTypes":[15880],"upv":[{"major":1,"minor":1}],"userVerificationDetails":[[{"userVerification":4}]],"attachmentHint":1,"authenticationAlgorithm":2,"authenticatorVersion":1,"isSecondFactorOnly":false,"keyProtection":1,"matcherProtection":1,"publicKeyAlgAndEncoding":257,"tcDisplay":1}"#
-        let parsed = try MetadataStore.parse(json: Data(numeric.utf8))
+        let parsed = try UAFMetadata.parse(json: Data(numeric.utf8))
         XCTAssertEqual(parsed.statements.first?.supportedAlgorithms, [.secp256r1ECDSASHA256DER])
     }
 }

@@ -52,11 +52,11 @@ final class PolicyAndMetadataTests: XCTestCase {
 
     func testMetadataLoadsOneStatementOrAnArrayAndRejectsDuplicates() throws {
         let one = try JSONEncoder().encode(testMetadata.statement(for: "F1D0#1001")!)
-        XCTAssertEqual(try MetadataStore.statements(fromJSON: one).count, 1)
+        XCTAssertEqual(try UAFMetadata.statements(fromJSON: one).count, 1)
         let two = try JSONEncoder().encode(testMetadata.all)
-        XCTAssertEqual(try MetadataStore.statements(fromJSON: two).count, 2)
-        XCTAssertThrowsError(try MetadataStore(testMetadata.all + testMetadata.all))
-        XCTAssertThrowsError(try MetadataStore.statements(fromJSON: Data("{}".utf8)))
+        XCTAssertEqual(try UAFMetadata.statements(fromJSON: two).count, 2)
+        XCTAssertThrowsError(try UAFMetadata(testMetadata.all + testMetadata.all))
+        XCTAssertThrowsError(try UAFMetadata.statements(fromJSON: Data("{}".utf8)))
         XCTAssertNotNil(testMetadata.statement(for: "f1d0#1001"), "AAIDs compare case-insensitively")
     }
 

@@ -19,7 +19,7 @@ final class ProtocolCornerTests: XCTestCase {
 
     func register(
         _ builder: TestRegistrationBuilder, configuration: RelyingPartyConfiguration = testConfiguration,
-        metadata: MetadataStore = testMetadata, change: (inout RegistrationResponse) -> Void = { _ in }
+        metadata: UAFMetadata = testMetadata, change: (inout RegistrationResponse) -> Void = { _ in }
     ) async throws {
         var response = try builder.build()
         change(&response)
@@ -47,7 +47,7 @@ final class ProtocolCornerTests: XCTestCase {
     }
 
     func testECDAAAttestationTheMetadataListsAnswers1496() async throws {
-        let metadata = try MetadataStore([
+        let metadata = try UAFMetadata([
             MetadataStatement(
                 aaid: "F1D0#1001", description: "iOS PIN with ECDAA", attestationTypes: [15880, 15881],
                 userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,

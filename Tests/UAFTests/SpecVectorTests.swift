@@ -49,7 +49,7 @@ final class SpecVectorTests: XCTestCase {
         let assertion = try RegistrationAssertion(bytes: Array(Base64URL.decode(response.assertions[0].assertion)!))
         guard case .basicFull(_, let certificates) = assertion.attestation else { return XCTFail() }
         // Full verification with the certificate as the metadata root, at a time inside its validity period.
-        let metadata = try MetadataStore([
+        let metadata = try UAFMetadata([
             MetadataStatement(
                 aaid: "ABCD#ABCD", description: "spec example", attestationRootCertificates: [Data(certificates[0]).base64EncodedString()],
                 attestationTypes: [15879], userVerificationDetails: [[.init(userVerification: 2)]], authenticationAlgorithm: 1,

@@ -12,17 +12,17 @@ final class StatusReportTests: XCTestCase {
     let key = P256.Signing.PrivateKey()
     let now = Date()
 
-    func metadata(_ reports: [StatusReport], aaid: String = "F1D0#1001", statements: [MetadataStatement] = testMetadata.all) throws -> MetadataStore {
-        try MetadataStore(statements, statusReports: [aaid: reports])
+    func metadata(_ reports: [StatusReport], aaid: String = "F1D0#1001", statements: [MetadataStatement] = testMetadata.all) throws -> UAFMetadata {
+        try UAFMetadata(statements, statusReports: [aaid: reports])
     }
 
-    func register(_ metadata: MetadataStore) async throws {
+    func register(_ metadata: UAFMetadata) async throws {
         let builder = TestRegistrationBuilder()
         _ = try await RegistrationVerifier(configuration: testConfiguration, metadata: metadata)
             .verify(try builder.build(), issued: builder.issued, now: now) { _, _ in false }
     }
 
-    func authenticate(_ metadata: MetadataStore) async throws {
+    func authenticate(_ metadata: UAFMetadata) async throws {
         let builder = TestAuthenticationBuilder(key: key)
         _ = try await AuthenticationVerifier(configuration: testConfiguration, metadata: metadata)
             .verify(try builder.build(), issued: TestAuthenticationBuilder.issued(), now: now) { _, _ in builder.registered() }
@@ -150,7 +150,7 @@ final class StatusReportTests: XCTestCase {
 
     func testAReportForAnInvalidAAIDIsAnError() {
         XCTAssertThrowsError(try metadata([StatusReport(status: .revoked)], aaid: "F1D0-1001")) { error in
-            XCTAssertEqual(error as? MetadataStore.LoadError, .invalidAAID("F1D0-1001"))
+            XCTAssertEqual(error as? UAFMetadata.LoadError, .invalidAAID("F1D0-1001"))
         }
     }
 }

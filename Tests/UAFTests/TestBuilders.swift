@@ -9,7 +9,7 @@ let testAppID = "https://example.com/nevisfido/uaf/1.1/facets"
 let testFacetID = "ios:bundle-id:com.example.app"
 
 /// Metadata for the iOS PIN authenticator (F1D0#1001) as in the seed, plus a raw-signature test authenticator.
-let testMetadata = try! MetadataStore([
+let testMetadata = try! UAFMetadata([
     MetadataStatement(
         aaid: "F1D0#1001", description: "iOS PIN", attestationTypes: [15880],
         userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,

@@ -61,7 +61,7 @@ final class TransactionDisplayTests: XCTestCase {
         }
     }
 
-    static let mixedMetadata = try! MetadataStore([
+    static let mixedMetadata = try! UAFMetadata([
         MetadataStatement(
             aaid: "F1D0#1001", description: "with a display", attestationTypes: [15880],
             userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,
@@ -91,7 +91,7 @@ final class TransactionDisplayTests: XCTestCase {
     }
 
     func testAConfirmationByAnAuthenticatorWithoutADisplayIs1492() async throws {
-        let metadata = try MetadataStore([
+        let metadata = try UAFMetadata([
             MetadataStatement(
                 aaid: "F1D0#1001", description: "iOS PIN without a display", attestationTypes: [15880],
                 userVerificationDetails: [[.init(userVerification: 4)]], authenticationAlgorithm: 2,

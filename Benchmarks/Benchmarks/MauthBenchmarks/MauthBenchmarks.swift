@@ -43,7 +43,7 @@ func uafVerification() {
     let request = AuthenticationRequest(
         header: OperationHeader(op: .authentication, appID: appID, serverData: "bench"), challenge: challenge, policy: policy)
     guard let response = try? authenticator.authenticate(request, serverAppID: appID),
-        let metadata = try? MetadataStore(NevisAuthenticatorMetadata.statements)
+        let metadata = try? UAFMetadata(NevisAuthenticatorMetadata.statements)
     else { fatalError("benchmark set-up: no response") }
     let verifier = AuthenticationVerifier(
         configuration: RelyingPartyConfiguration(appID: appID, trustedFacetIDs: [authenticator.facetID]),

@@ -426,7 +426,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a
     /// file or a directory (`metadataPath`, every file one statement or an array), or `NevisAuthenticatorMetadata`. Both the
     /// numeric and the MDS3 form are read; statements of other protocol families are skipped and reported to `skipped`.
-    public func loadMetadata(skipped: (String) -> Void = { _ in }) throws -> MetadataStore {
+    public func loadMetadata(skipped: (String) -> Void = { _ in }) throws -> UAFMetadata {
         var documents: [(name: String, data: Data)] = []
         if let metadataJSON {
             documents = [("metadataJSON", Data(metadataJSON.utf8))]
@@ -450,13 +450,13 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         var statements: [MetadataStatement] = []
         for document in documents {
             do {
-                let parsed = try MetadataStore.parse(json: document.data)
+                let parsed = try UAFMetadata.parse(json: document.data)
                 statements += parsed.statements
                 for name in parsed.skipped { skipped("\(document.name): skipped \(name) (not UAF)") }
             } catch {
                 throw ConfigurationError.invalid("\(document.name): \(error)")
             }
         }
-        do { return try MetadataStore(statements) } catch { throw ConfigurationError.invalid("\(error)") }
+        do { return try UAFMetadata(statements) } catch { throw ConfigurationError.invalid("\(error)") }
     }
 }

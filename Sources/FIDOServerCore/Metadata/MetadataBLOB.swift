@@ -181,7 +181,7 @@ package struct MetadataBLOB: Sendable {
     struct Entry: Decodable {
         enum Content {
             /// `notes`: what of the entry could not be read, though its reports were.
-            case uaf(aaid: String, statement: MetadataStore.DecodedStatement?, reports: [StatusReport], notes: [String])
+            case uaf(aaid: String, statement: UAFMetadata.DecodedStatement?, reports: [StatusReport], notes: [String])
             /// A FIDO2 entry: its reports always, its statement's roots and types when they could be read.
             case fido2(FIDO2Metadata, notes: [String])
             case unreadable(String, String)
@@ -221,8 +221,8 @@ package struct MetadataBLOB: Sendable {
                 return
             }
             var notes = reportNotes
-            var statement: MetadataStore.DecodedStatement?
-            do { statement = try c.decodeIfPresent(MetadataStore.DecodedStatement.self, forKey: .metadataStatement) } catch {
+            var statement: UAFMetadata.DecodedStatement?
+            do { statement = try c.decodeIfPresent(UAFMetadata.DecodedStatement.self, forKey: .metadataStatement) } catch {
                 notes.append("its statement: \(error)")
             }
             content = .uaf(aaid: aaid, statement: statement, reports: read, notes: notes)

@@ -37,7 +37,7 @@ public final class MetadataSource: Sendable {
     /// Fixed metadata: no Metadata Service, nothing to reload.
     public init(_ store: MetadataStore) {
         state = NIOLockedValueBox(State(store: store, blob: nil, unavailable: nil))
-        local = store.all
+        local = store.uaf.all
         service = nil
         roots = []
         revocationLists = []
@@ -55,7 +55,7 @@ public final class MetadataSource: Sendable {
         self.revocationLists = revocationLists
         self.clock = clock
         self.metrics = metrics
-        state = NIOLockedValueBox(State(store: try MetadataStore(local), blob: nil, unavailable: "not loaded yet"))
+        state = NIOLockedValueBox(State(store: MetadataStore(uaf: try UAFMetadata(local)), blob: nil, unavailable: "not loaded yet"))
     }
 
     public var store: MetadataStore { state.withLockedValue { $0.store } }
@@ -76,7 +76,7 @@ public final class MetadataSource: Sendable {
         logger: Logger
     ) async throws -> MetadataSource {
         let local = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
-        guard let service = configuration.metadataService else { return MetadataSource(local) }
+        guard let service = configuration.metadataService else { return MetadataSource(MetadataStore(uaf: local)) }
         let roots = try rootCertificates(service.rootCertificatesPath)
         var lists: [RevocationList] = []
         if let path = service.revocationListsPath {
@@ -179,7 +179,7 @@ public final class MetadataSource: Sendable {
         }
         guard installed else { return .notNewer(blob.number) }
         if case .service = origin, let cache = service.cachePath { Self.writeCache(data, to: cache, logger: logger) }
-        let revoked = store.all.count(where: { store.registrationRefusal(aaid: $0.aaid, attestationCertificates: [], at: now) != nil })
+        let revoked = store.uaf.all.count(where: { store.uaf.registrationRefusal(aaid: $0.aaid, attestationCertificates: [], at: now) != nil })
         logger.notice(
             """
             metadata BLOB no \(blob.number) in force (nextUpdate \(Self.dayText(blob.nextUpdate))): \(blob.statements.count) UAF \
@@ -201,7 +201,7 @@ public final class MetadataSource: Sendable {
             }
             statements.append(statement)
         }
-        return try MetadataStore(statements, statusReports: blob.statusReports, fido2: blob.fido2)
+        return MetadataStore(uaf: try UAFMetadata(statements, statusReports: blob.statusReports), fido2: blob.fido2)
     }
 
     /// The BLOB's bytes, from its file or its https URL, at most ``MetadataBLOB/maximumBytes``.

@@ -46,7 +46,7 @@ struct PolicyChoice: Sendable {
     /// not (nevisFIDO's own Android statements name RSA only) must tell the client which algorithm to use, and the
     /// spec allows `authenticationAlgorithms` only without `aaid`: it is described by its vendor, its user
     /// verification and its algorithms instead.
-    static func everyAuthenticator(_ metadata: MetadataStore) -> Policy {
+    static func everyAuthenticator(_ metadata: UAFMetadata) -> Policy {
         Policy(accepted: metadata.all.map { [criteria(for: $0)] })
     }
 
@@ -71,7 +71,7 @@ struct PolicyChoice: Sendable {
     /// A step-up policy under a configured `policy`: each criterion keeps the user's keys whose authenticator it
     /// matches (by the metadata and the key's own algorithm) and names them in `keyIDs`, so only this user's keys
     /// can answer. A combination with a criterion no key matches is dropped; nil when nothing is left.
-    static func stepUp(_ policy: Policy, keys: [RegistrationRecord], metadata: MetadataStore) -> Policy? {
+    static func stepUp(_ policy: Policy, keys: [RegistrationRecord], metadata: UAFMetadata) -> Policy? {
         let accepted: [[MatchCriteria]] = policy.accepted.compactMap { combination in
             var narrowed: [MatchCriteria] = []
             for var criteria in combination {

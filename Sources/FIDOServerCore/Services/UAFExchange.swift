@@ -53,7 +53,7 @@ package struct UAFExchange: Sendable {
     var statusRetention: TimeInterval { TimeInterval(environment.limits.statusRetentionSeconds) }
     var appID: String { environment.identity.appID }
     /// The metadata in force now (a Metadata Service reload swaps it whole).
-    var metadata: MetadataStore { metadataSource.store }
+    var metadata: UAFMetadata { metadataSource.store.uaf }
     var relyingParty: RelyingPartyConfiguration {
         var configuration = RelyingPartyConfiguration(
             appID: appID, trustedFacetIDs: facets.facets, supportedVersions: Set(versions),

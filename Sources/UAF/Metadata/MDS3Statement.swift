@@ -2,7 +2,7 @@ import Foundation
 
 /// A metadata statement in the FIDO Metadata Service v3 form (MDS3, "Metadata Statement" §4), where the registry
 /// values are strings (`"secp256r1_ecdsa_sha256_der"`, `"passcode_internal"`, `["hardware", "tee"]`) instead of
-/// numbers. Only `protocolFamily: "uaf"` statements describe UAF authenticators; ``MetadataStore/parse(json:)``
+/// numbers. Only `protocolFamily: "uaf"` statements describe UAF authenticators; ``UAFMetadata/parse(json:)``
 /// skips the others. Each value converts to the numeric form (``MetadataStatement``) through ``MDS3Names``, so
 /// verification and policy matching see one representation.
 struct MDS3Statement: Decodable, Sendable {
@@ -26,9 +26,9 @@ struct MDS3Statement: Decodable, Sendable {
     var assertionScheme: String?
 
     /// The numeric form, or a reason why the statement cannot describe a UAF authenticator.
-    func numeric() throws(MetadataStore.LoadError) -> MetadataStatement {
+    func numeric() throws(UAFMetadata.LoadError) -> MetadataStatement {
         guard let aaid else { throw .invalidJSON("a UAF statement needs an aaid") }
-        func each<T>(_ names: [String], _ table: [String: T], _ field: String) throws(MetadataStore.LoadError) -> [T] {
+        func each<T>(_ names: [String], _ table: [String: T], _ field: String) throws(UAFMetadata.LoadError) -> [T] {
             var values: [T] = []
             for name in names {
                 guard let value = table[name] else { throw .invalidJSON("\(aaid): unknown \(field) \"\(name)\"") }
@@ -36,7 +36,7 @@ struct MDS3Statement: Decodable, Sendable {
             }
             return values
         }
-        func bits(_ names: [String], _ table: [String: UInt32], _ field: String) throws(MetadataStore.LoadError) -> UInt32 {
+        func bits(_ names: [String], _ table: [String: UInt32], _ field: String) throws(UAFMetadata.LoadError) -> UInt32 {
             try each(names, table, field).reduce(0, |)
         }
         let algorithms = try each(authenticationAlgorithms, MDS3Names.authenticationAlgorithms, "authenticationAlgorithms")

@@ -69,9 +69,9 @@ public struct VerifiedAuthentication: Sendable, Hashable {
 /// Verifies AuthenticationResponses (uaf-spec §5 "Both operations" and "Authentication").
 public struct AuthenticationVerifier: Sendable {
     public var configuration: RelyingPartyConfiguration
-    public var metadata: MetadataStore
+    public var metadata: UAFMetadata
 
-    public init(configuration: RelyingPartyConfiguration, metadata: MetadataStore) {
+    public init(configuration: RelyingPartyConfiguration, metadata: UAFMetadata) {
         self.configuration = configuration
         self.metadata = metadata
     }

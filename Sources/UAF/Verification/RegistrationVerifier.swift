@@ -52,9 +52,9 @@ public struct VerifiedRegistration: Sendable, Hashable {
 /// Verifies RegistrationResponses (uaf-spec §5 "Both operations" and "Registration").
 public struct RegistrationVerifier: Sendable {
     public var configuration: RelyingPartyConfiguration
-    public var metadata: MetadataStore
+    public var metadata: UAFMetadata
 
-    public init(configuration: RelyingPartyConfiguration, metadata: MetadataStore) {
+    public init(configuration: RelyingPartyConfiguration, metadata: UAFMetadata) {
         self.configuration = configuration
         self.metadata = metadata
     }

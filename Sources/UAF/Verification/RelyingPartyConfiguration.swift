@@ -155,8 +155,8 @@ enum CommonChecks {
     /// Steps 5 and 6 for one assertion: AAID metadata, algorithm, version, and the final challenge hash.
     static func checkAuthenticator(
         aaid: String, algorithm: SignatureAlgorithm, version: UInt16, finalChallengeHash: [UInt8],
-        expectedHash: [UInt8], metadata: MetadataStore, configuration: RelyingPartyConfiguration
-    ) throws(UAFVerificationError) -> MetadataStore.Entry {
+        expectedHash: [UInt8], metadata: UAFMetadata, configuration: RelyingPartyConfiguration
+    ) throws(UAFVerificationError) -> UAFMetadata.Entry {
         // Step 5. AAID known in metadata.
         guard let entry = metadata.entry(for: aaid) else { throw UAFVerificationError.unknownAAID(aaid) }
         let statement = entry.statement

@@ -7,7 +7,7 @@ extension Policy {
     /// user confirms (uaf-spec §1.5). A criterion naming AAIDs keeps those whose metadata has a display (`tcDisplay`
     /// may not accompany `aaid`), and an AND-combination that loses a criterion is dropped; any other criterion asks
     /// for a display with `tcDisplay`, unless it names one.
-    public func askingForTransactionDisplay(metadata: MetadataStore) -> Policy {
+    public func askingForTransactionDisplay(metadata: UAFMetadata) -> Policy {
         var policy = self
         policy.accepted = accepted.compactMap { set in
             var narrowed: [MatchCriteria] = []

@@ -1,7 +1,7 @@
 import FIDOAttestation
 import Foundation
 
-extension MetadataStore {
+extension UAFMetadata {
     /// The report in force that refuses registering a key of `aaid` attested by `attestationCertificates` (the
     /// full attestation's chain; empty for surrogate attestation), or nil. A report naming a certificate refuses
     /// only attestations that carry that certificate.
