@@ -1,31 +1,64 @@
 /// Why the decoder refused its input, and where.
 public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: Sendable, Equatable {
+    /// Why, as a value: compare with the static values (`reason == .truncated`). The cases behind them are
+    /// internal, so the module can add one without breaking a caller's `switch`.
+    public struct Reason: Sendable, Equatable, CustomStringConvertible {
+        enum Kind: Sendable, Equatable {
+            case truncated
+            case trailingBytes
+            case indefiniteLength
+            case unexpectedBreak
+            case reservedAdditionalInformation(UInt8)
+            case invalidSimpleValue(UInt8)
+            case invalidUTF8
+            case tooDeep(limit: Int)
+            case tooLarge(limit: Int)
+            case duplicateMapKey
+            case notShortest
+            case mapKeysOutOfOrder
+        }
+
+        let kind: Kind
+        init(_ kind: Kind) { self.kind = kind }
+        /// The reason's name and values, as the case behind it reads (`tooDeep(limit: 16)`), for logs and tests.
+        public var description: String { "\(kind)" }
+
         /// The input ends inside an item.
-        case truncated
+        public static let truncated = Self(.truncated)
+
         /// Bytes follow the one item the input must hold.
-        case trailingBytes
+        public static let trailingBytes = Self(.trailingBytes)
+
         /// An indefinite-length string, array or map (CTAP2 and WebAuthn use definite lengths only).
-        case indefiniteLength
+        public static let indefiniteLength = Self(.indefiniteLength)
+
         /// A "break" (0xff) outside an indefinite-length item.
-        case unexpectedBreak
+        public static let unexpectedBreak = Self(.unexpectedBreak)
+
         /// Additional information 28, 29 or 30 (reserved), or 31 on an integer or a tag.
-        case reservedAdditionalInformation(UInt8)
+        public static func reservedAdditionalInformation(_ value: UInt8) -> Self { Self(.reservedAdditionalInformation(value)) }
+
         /// A simple value below 32 written in two bytes (not well-formed in RFC 8949).
-        case invalidSimpleValue(UInt8)
+        public static func invalidSimpleValue(_ value: UInt8) -> Self { Self(.invalidSimpleValue(value)) }
+
         /// A text string that is not UTF-8.
-        case invalidUTF8
+        public static let invalidUTF8 = Self(.invalidUTF8)
+
         /// Nesting deeper than the decoder's ``CBORDecoder/maximumDepth``.
-        case tooDeep(limit: Int)
+        public static func tooDeep(limit: Int) -> Self { Self(.tooDeep(limit: limit)) }
+
         /// An input longer than the decoder's ``CBORDecoder/maximumBytes``.
-        case tooLarge(limit: Int)
+        public static func tooLarge(limit: Int) -> Self { Self(.tooLarge(limit: limit)) }
+
         /// A map with the same key twice.
-        case duplicateMapKey
+        public static let duplicateMapKey = Self(.duplicateMapKey)
+
         /// Canonical rules: an integer, length or tag not in its shortest form, or a float that a narrower float
         /// represents exactly.
-        case notShortest
+        public static let notShortest = Self(.notShortest)
+
         /// Canonical rules: map keys not in CTAP2 canonical order (shorter encoding first, then bytewise).
-        case mapKeysOutOfOrder
+        public static let mapKeysOutOfOrder = Self(.mapKeysOutOfOrder)
     }
 
     public var reason: Reason
@@ -39,7 +72,7 @@ public struct CBORError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let what: String
-        switch reason {
+        switch reason.kind {
         case .truncated: what = "the input ends inside an item"
         case .trailingBytes: what = "bytes follow the item"
         case .indefiniteLength: what = "an indefinite length (only definite lengths are allowed)"

@@ -79,18 +79,37 @@ public struct JWK: Codable, Hashable, Sendable {
 
 /// Why a JOSE object was rejected.
 public struct JOSEError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Reason: Hashable, Sendable {
-        case malformed(String)
-        case unsupportedAlgorithm(String)
-        case invalidKey(String)
-        case signatureInvalid
+    /// Why, as a value: compare with the static values (`reason == .malformed`). The cases behind them are
+    /// internal, so the module can add one without breaking a caller's `switch`.
+    public struct Reason: Hashable, Sendable, CustomStringConvertible {
+        enum Kind: Hashable, Sendable {
+            case malformed(String)
+            case unsupportedAlgorithm(String)
+            case invalidKey(String)
+            case signatureInvalid
+            case decryptionFailed
+        }
+
+        let kind: Kind
+        init(_ kind: Kind) { self.kind = kind }
+        /// The reason's name and values, as the case behind it reads (`tooDeep(limit: 16)`), for logs and tests.
+        public var description: String { "\(kind)" }
+
+        public static func malformed(_ value: String) -> Self { Self(.malformed(value)) }
+
+        public static func unsupportedAlgorithm(_ value: String) -> Self { Self(.unsupportedAlgorithm(value)) }
+
+        public static func invalidKey(_ value: String) -> Self { Self(.invalidKey(value)) }
+
+        public static let signatureInvalid = Self(.signatureInvalid)
+
         /// The JWE's authentication tag does not verify: tampered, truncated, or encrypted to another key.
-        case decryptionFailed
+        public static let decryptionFailed = Self(.decryptionFailed)
     }
     public let reason: Reason
     public init(_ reason: Reason) { self.reason = reason }
     public var description: String {
-        switch reason {
+        switch reason.kind {
         case .malformed(let d): return "malformed JOSE object: \(d)"
         // The header's text is the sender's, read before anything is verified: quoted, escaped and capped.
         case .unsupportedAlgorithm(let a):

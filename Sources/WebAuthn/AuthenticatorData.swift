@@ -2,29 +2,54 @@ import CBOR
 
 /// Why authenticator data was refused.
 public struct AuthenticatorDataError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: Sendable, Equatable {
+    /// Why, as a value: compare with the static values (`reason == .tooShort`). The cases behind them are
+    /// internal, so the module can add one without breaking a caller's `switch`.
+    public struct Reason: Sendable, Equatable, CustomStringConvertible {
+        enum Kind: Sendable, Equatable {
+            case tooShort(length: Int)
+            case attestedCredentialDataTruncated
+            case credentialIDTooLong(length: Int)
+            case credentialPublicKey(COSEKeyError.Reason)
+            case extensionsMalformed(CBORError)
+            case extensionsNotAMap
+            case trailingBytes(count: Int)
+            case backupStateWithoutEligibility
+        }
+
+        let kind: Kind
+        init(_ kind: Kind) { self.kind = kind }
+        /// The reason's name and values, as the case behind it reads (`tooDeep(limit: 16)`), for logs and tests.
+        public var description: String { "\(kind)" }
+
         /// Fewer than the 37 bytes every authenticator data has.
-        case tooShort(length: Int)
+        public static func tooShort(length: Int) -> Self { Self(.tooShort(length: length)) }
+
         /// The AT flag is set but the attested credential data is cut short.
-        case attestedCredentialDataTruncated
+        public static let attestedCredentialDataTruncated = Self(.attestedCredentialDataTruncated)
+
         /// A credential ID longer than 1,023 bytes (WebAuthn §6.5.1).
-        case credentialIDTooLong(length: Int)
+        public static func credentialIDTooLong(length: Int) -> Self { Self(.credentialIDTooLong(length: length)) }
+
         /// The credential public key is not a key this module accepts.
-        case credentialPublicKey(COSEKeyError.Reason)
+        public static func credentialPublicKey(_ value: COSEKeyError.Reason) -> Self { Self(.credentialPublicKey(value)) }
+
         /// The ED flag is set but what follows is not one CBOR map.
-        case extensionsMalformed(CBORError)
-        case extensionsNotAMap
+        public static func extensionsMalformed(_ value: CBORError) -> Self { Self(.extensionsMalformed(value)) }
+
+        public static let extensionsNotAMap = Self(.extensionsNotAMap)
+
         /// Bytes after the last part the flags announce (no ED flag, or after the extensions map).
-        case trailingBytes(count: Int)
+        public static func trailingBytes(count: Int) -> Self { Self(.trailingBytes(count: count)) }
+
         /// BS (backed up) without BE (backup eligible): WebAuthn §6.1.3 calls this combination invalid.
-        case backupStateWithoutEligibility
+        public static let backupStateWithoutEligibility = Self(.backupStateWithoutEligibility)
     }
 
     public var reason: Reason
     public init(_ reason: Reason) { self.reason = reason }
 
     public var description: String {
-        switch reason {
+        switch reason.kind {
         case .tooShort(let length): return "authenticator data: \(length) bytes, at least 37 needed"
         case .attestedCredentialDataTruncated: return "authenticator data: the attested credential data is cut short"
         case .credentialIDTooLong(let length): return "authenticator data: a credential ID of \(length) bytes (1023 at most)"

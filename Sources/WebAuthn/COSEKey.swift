@@ -27,39 +27,76 @@ public enum COSEAlgorithm: Int64, Sendable, CaseIterable {
 
 /// Why a COSE key was refused.
 public struct COSEKeyError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: Sendable, Equatable {
+    /// Why, as a value: compare with the static values (`reason == .malformed`). The cases behind them are
+    /// internal, so the module can add one without breaking a caller's `switch`.
+    public struct Reason: Sendable, Equatable, CustomStringConvertible {
+        enum Kind: Sendable, Equatable {
+            case malformed(CBORError)
+            case notAMap
+            case missingParameter(label: Int64)
+            case unknownAlgorithm(Int64)
+            case algorithmUnavailable(Int64)
+            case keyTypeMismatch(keyType: Int64, algorithm: Int64)
+            case curveMismatch(curve: Int64, algorithm: Int64)
+            case coordinateLength(label: Int64, length: Int)
+            case compressedPoint
+            case invalidPoint
+            case rsaKeySize(bits: Int)
+            case invalidRSAKey
+            case privateKeyMaterial
+        }
+
+        let kind: Kind
+        init(_ kind: Kind) { self.kind = kind }
+        /// The reason's name and values, as the case behind it reads (`tooDeep(limit: 16)`), for logs and tests.
+        public var description: String { "\(kind)" }
+
         /// The key is not CBOR, or not one item.
-        case malformed(CBORError)
+        public static func malformed(_ value: CBORError) -> Self { Self(.malformed(value)) }
+
         /// The key is not a CBOR map.
-        case notAMap
+        public static let notAMap = Self(.notAMap)
+
         /// A required label (1 kty, 3 alg, -1, -2, -3) is missing or of the wrong CBOR type.
-        case missingParameter(label: Int64)
+        public static func missingParameter(label: Int64) -> Self { Self(.missingParameter(label: label)) }
+
         /// `alg` names no COSE algorithm this module knows.
-        case unknownAlgorithm(Int64)
+        public static func unknownAlgorithm(_ value: Int64) -> Self { Self(.unknownAlgorithm(value)) }
+
         /// `alg` is a registered algorithm this module cannot verify (Ed448 among them).
-        case algorithmUnavailable(Int64)
+        public static func algorithmUnavailable(_ value: Int64) -> Self { Self(.algorithmUnavailable(value)) }
+
         /// `kty` is not the key type `alg` needs.
-        case keyTypeMismatch(keyType: Int64, algorithm: Int64)
+        public static func keyTypeMismatch(keyType: Int64, algorithm: Int64) -> Self {
+            Self(.keyTypeMismatch(keyType: keyType, algorithm: algorithm))
+        }
+
         /// `crv` is not the curve `alg` needs (ES256 P-256, ES384 P-384, ES512 P-521, EdDSA Ed25519).
-        case curveMismatch(curve: Int64, algorithm: Int64)
+        public static func curveMismatch(curve: Int64, algorithm: Int64) -> Self { Self(.curveMismatch(curve: curve, algorithm: algorithm)) }
+
         /// A coordinate of the wrong length for its curve.
-        case coordinateLength(label: Int64, length: Int)
+        public static func coordinateLength(label: Int64, length: Int) -> Self { Self(.coordinateLength(label: label, length: length)) }
+
         /// A compressed EC point (`y` as a boolean), which WebAuthn does not allow.
-        case compressedPoint
+        public static let compressedPoint = Self(.compressedPoint)
+
         /// The coordinates are not a point on the curve (or not a valid Ed25519 key).
-        case invalidPoint
+        public static let invalidPoint = Self(.invalidPoint)
+
         /// An RSA modulus outside 2048…8192 bits, or a key swift-crypto refuses.
-        case rsaKeySize(bits: Int)
-        case invalidRSAKey
+        public static func rsaKeySize(bits: Int) -> Self { Self(.rsaKeySize(bits: bits)) }
+
+        public static let invalidRSAKey = Self(.invalidRSAKey)
+
         /// The key carries private key material (an EC2 or OKP `d`, RSA's private parameters).
-        case privateKeyMaterial
+        public static let privateKeyMaterial = Self(.privateKeyMaterial)
     }
 
     public var reason: Reason
     public init(_ reason: Reason) { self.reason = reason }
 
     public var description: String {
-        switch reason {
+        switch reason.kind {
         case .malformed(let error): return "COSE key: \(error)"
         case .notAMap: return "COSE key: not a CBOR map"
         case .missingParameter(let label): return "COSE key: parameter \(label) is missing or of the wrong type"

@@ -4,62 +4,129 @@ import Primitives
 public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Ceremony: String, Sendable { case registration, authentication }
 
-    public enum Reason: Sendable, Equatable {
+    /// Why, as a value: compare with the static values (`reason == .credentialNotAllowed`). The cases behind them are
+    /// internal, so the module can add one without breaking a caller's `switch`.
+    public struct Reason: Sendable, Equatable, CustomStringConvertible {
+        enum Kind: Sendable, Equatable {
+            case credentialNotAllowed
+            case credentialMismatch
+            case userHandleMismatch
+            case clientDataMalformed
+            case typeMismatch(String)
+            case challengeMismatch
+            case originNotAllowed(String)
+            case crossOriginNotAllowed
+            case topOriginNotAllowed(String)
+            case authenticatorDataMalformed(AuthenticatorDataError.Reason)
+            case rpIDHashMismatch
+            case userNotPresent
+            case userNotVerified
+            case backupEligibilityChanged
+            case signatureInvalid
+            case signCounterNotIncreased(stored: UInt32, received: UInt32)
+            case attestationObjectMalformed(String)
+            case attestedCredentialDataMissing
+            case credentialIDMismatch
+            case algorithmNotOffered(Int64)
+            case attestationFormatUnsupported(String)
+            case attestationInvalid(AttestationStatementError)
+            case authenticatorRevoked(String)
+            case metadataMissing
+            case attestationTypeNotAllowed(AttestationType)
+            case attestationNotTrusted
+            case authenticatorNotAllowed
+            case attestationCertificateRevoked(String)
+        }
+
+        let kind: Kind
+        init(_ kind: Kind) { self.kind = kind }
+        /// The reason's name and values, as the case behind it reads (`tooDeep(limit: 16)`), for logs and tests.
+        public var description: String { "\(kind)" }
+
         /// §7.2 step 5: the credential is not one of `allowCredentials`.
-        case credentialNotAllowed
+        public static let credentialNotAllowed = Self(.credentialNotAllowed)
+
         /// §7.2 step 6: the response's credential is not the stored one, or its user handle is missing or another user's.
-        case credentialMismatch
-        case userHandleMismatch
+        public static let credentialMismatch = Self(.credentialMismatch)
+
+        public static let userHandleMismatch = Self(.userHandleMismatch)
+
         /// §7.1 step 6, §7.2 step 9: `clientDataJSON` is not a JSON object with the members it must have.
-        case clientDataMalformed
+        public static let clientDataMalformed = Self(.clientDataMalformed)
+
         /// §7.1 step 7, §7.2 step 10.
-        case typeMismatch(String)
+        public static func typeMismatch(_ value: String) -> Self { Self(.typeMismatch(value)) }
+
         /// §7.1 step 8, §7.2 step 11.
-        case challengeMismatch
+        public static let challengeMismatch = Self(.challengeMismatch)
+
         /// §7.1 step 9, §7.2 step 12: an origin not configured.
-        case originNotAllowed(String)
+        public static func originNotAllowed(_ value: String) -> Self { Self(.originNotAllowed(value)) }
+
         /// §7.1 step 10, §7.2 step 13: a cross-origin iframe the relying party does not allow.
-        case crossOriginNotAllowed
+        public static let crossOriginNotAllowed = Self(.crossOriginNotAllowed)
+
         /// §7.1 step 11, §7.2 step 14: a top-level origin not configured, or one without `crossOrigin`.
-        case topOriginNotAllowed(String)
+        public static func topOriginNotAllowed(_ value: String) -> Self { Self(.topOriginNotAllowed(value)) }
+
         /// The authenticator data does not parse (§6.1); BS without BE is §7.1 step 17, §7.2 step 18.
-        case authenticatorDataMalformed(AuthenticatorDataError.Reason)
+        public static func authenticatorDataMalformed(_ value: AuthenticatorDataError.Reason) -> Self { Self(.authenticatorDataMalformed(value)) }
+
         /// §7.1 step 14, §7.2 step 15.
-        case rpIDHashMismatch
+        public static let rpIDHashMismatch = Self(.rpIDHashMismatch)
+
         /// §7.1 step 15, §7.2 step 16.
-        case userNotPresent
+        public static let userNotPresent = Self(.userNotPresent)
+
         /// §7.1 step 16, §7.2 step 17.
-        case userNotVerified
+        public static let userNotVerified = Self(.userNotVerified)
+
         /// §7.2 step 19: the backup eligibility differs from the one stored at registration.
-        case backupEligibilityChanged
+        public static let backupEligibilityChanged = Self(.backupEligibilityChanged)
+
         /// §7.2 step 21.
-        case signatureInvalid
+        public static let signatureInvalid = Self(.signatureInvalid)
+
         /// §7.2 step 22: the counter did not increase though the authenticator counts.
-        case signCounterNotIncreased(stored: UInt32, received: UInt32)
+        public static func signCounterNotIncreased(stored: UInt32, received: UInt32) -> Self {
+            Self(.signCounterNotIncreased(stored: stored, received: received))
+        }
+
         /// §7.1 step 13: the attestation object is not a CBOR map of `fmt`, `attStmt` and `authData`.
-        case attestationObjectMalformed(String)
+        public static func attestationObjectMalformed(_ value: String) -> Self { Self(.attestationObjectMalformed(value)) }
+
         /// §7.1 step 13: a registration's authenticator data without attested credential data (AT clear).
-        case attestedCredentialDataMissing
+        public static let attestedCredentialDataMissing = Self(.attestedCredentialDataMissing)
+
         /// §7.1 step 13: `rawId` is not the credential ID the authenticator data attests.
-        case credentialIDMismatch
+        public static let credentialIDMismatch = Self(.credentialIDMismatch)
+
         /// §7.1 step 20: the credential key's algorithm is not one of `pubKeyCredParams`.
-        case algorithmNotOffered(Int64)
+        public static func algorithmNotOffered(_ value: Int64) -> Self { Self(.algorithmNotOffered(value)) }
+
         /// §7.1 step 21: a statement format this module does not verify.
-        case attestationFormatUnsupported(String)
+        public static func attestationFormatUnsupported(_ value: String) -> Self { Self(.attestationFormatUnsupported(value)) }
+
         /// §7.1 step 22: the statement's verification procedure refused it.
-        case attestationInvalid(AttestationStatementError)
+        public static func attestationInvalid(_ value: AttestationStatementError) -> Self { Self(.attestationInvalid(value)) }
+
         /// §7.1 step 23: the Metadata Service reports the model with this status (revoked, compromised…).
-        case authenticatorRevoked(String)
+        public static func authenticatorRevoked(_ value: String) -> Self { Self(.authenticatorRevoked(value)) }
+
         /// §7.1 step 23: the policy needs metadata, and the Metadata Service has none for the AAGUID.
-        case metadataMissing
+        public static let metadataMissing = Self(.metadataMissing)
+
         /// §7.1 step 24: the policy does not accept this attestation type.
-        case attestationTypeNotAllowed(AttestationType)
+        public static func attestationTypeNotAllowed(_ value: AttestationType) -> Self { Self(.attestationTypeNotAllowed(value)) }
+
         /// §7.1 step 24: the policy needs an attestation that chains to an accepted root, and this one does not.
-        case attestationNotTrusted
+        public static let attestationNotTrusted = Self(.attestationNotTrusted)
+
         /// §7.1 step 24: the policy lists the models it accepts, and the AAGUID is not one.
-        case authenticatorNotAllowed
+        public static let authenticatorNotAllowed = Self(.authenticatorNotAllowed)
+
         /// §7.1 step 24: a configured certificate revocation list revokes a certificate of the chain (its subject).
-        case attestationCertificateRevoked(String)
+        public static func attestationCertificateRevoked(_ value: String) -> Self { Self(.attestationCertificateRevoked(value)) }
     }
 
     public let ceremony: Ceremony
@@ -70,10 +137,16 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         self.reason = reason
     }
 
+    /// The attestation statement format's own refusal, when §7.1 step 22 refused (``Reason/attestationInvalid(_:)``).
+    public var attestationStatementError: AttestationStatementError? {
+        if case .attestationInvalid(let error) = reason.kind { return error }
+        return nil
+    }
+
     /// The numbered step of §7.1 or §7.2 that refused.
     public var step: Int {
         let registration = ceremony == .registration
-        switch reason {
+        switch reason.kind {
         case .credentialNotAllowed: return 5
         case .credentialMismatch, .userHandleMismatch: return 6
         case .clientDataMalformed: return registration ? 6 : 9
@@ -82,9 +155,12 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
         case .originNotAllowed: return registration ? 9 : 12
         case .crossOriginNotAllowed: return registration ? 10 : 13
         case .topOriginNotAllowed: return registration ? 11 : 14
-        case .authenticatorDataMalformed(.backupStateWithoutEligibility): return registration ? 17 : 18
-        case .authenticatorDataMalformed(.credentialIDTooLong): return registration ? 25 : 15
-        case .authenticatorDataMalformed: return registration ? 13 : 15
+        case .authenticatorDataMalformed(let data):
+            switch data.kind {
+            case .backupStateWithoutEligibility: return registration ? 17 : 18
+            case .credentialIDTooLong: return registration ? 25 : 15
+            default: return registration ? 13 : 15
+            }
         case .rpIDHashMismatch: return registration ? 14 : 15
         case .userNotPresent: return registration ? 15 : 16
         case .userNotVerified: return registration ? 16 : 17
@@ -102,7 +178,7 @@ public struct WebAuthnError: Error, Sendable, Equatable, CustomStringConvertible
 
     public var description: String {
         let what: String
-        switch reason {
+        switch reason.kind {
         case .credentialNotAllowed: what = "the credential is not one the options allowed"
         case .credentialMismatch: what = "the credential is not the stored one"
         case .userHandleMismatch: what = "the user handle is missing or another user's"

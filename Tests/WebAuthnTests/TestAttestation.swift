@@ -166,9 +166,7 @@ func refusal(
 func statementRefusal(
     _ response: RegistrationResponse, _ expectation: RegistrationExpectation, now: Date = TestCA.now
 ) async -> AttestationStatementError.Reason? {
-    guard let error = await refusal(response, expectation, now: now) else { return nil }
-    guard case .attestationInvalid(let statementError) = error.reason else { return nil }
-    return statementError.reason
+    await refusal(response, expectation, now: now)?.attestationStatementError?.reason
 }
 
 func verified(

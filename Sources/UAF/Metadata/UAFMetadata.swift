@@ -6,12 +6,26 @@ import Foundation
 /// UAF side of what a relying party knows about authenticators; a server that also speaks WebAuthn keeps its FIDO2
 /// entries beside it, outside this core (as WebAuthn's ceremonies take their metadata through `AttestationTrust`).
 public struct UAFMetadata: Sendable {
-    public enum LoadError: Error, Equatable, CustomStringConvertible {
-        case invalidJSON(String)
-        case duplicateAAID(String)
-        case invalidAAID(String)
+    /// Why metadata did not load. Compare with the static values; the reasons behind them are internal, so the module
+    /// can add one without breaking a caller's `switch`.
+    public struct LoadError: Error, Hashable, Sendable, CustomStringConvertible {
+        enum Reason: Hashable, Sendable {
+            case invalidJSON(String)
+            case duplicateAAID(String)
+            case invalidAAID(String)
+        }
+        let reason: Reason
+        init(_ reason: Reason) { self.reason = reason }
+
+        /// The document is not JSON metadata statements: `detail` says where.
+        public static func invalidJSON(_ detail: String) -> Self { Self(.invalidJSON(detail)) }
+        /// Two statements name the same AAID.
+        public static func duplicateAAID(_ aaid: String) -> Self { Self(.duplicateAAID(aaid)) }
+        /// A statement or a status report names an AAID that is not of the form `VVVV#MMMM`.
+        public static func invalidAAID(_ aaid: String) -> Self { Self(.invalidAAID(aaid)) }
+
         public var description: String {
-            switch self {
+            switch reason {
             case .invalidJSON(let detail): return "metadata is not valid JSON metadata statements: \(detail)"
             case .duplicateAAID(let aaid): return "metadata lists AAID \(aaid) twice"
             case .invalidAAID(let aaid): return "metadata has an invalid AAID \"\(aaid)\""

@@ -85,41 +85,90 @@ public struct VerifiedAttestation: Sendable {
 /// Why an attestation statement did not verify (WebAuthn §8, the format's verification procedure): the format and a
 /// reason for each of its steps.
 public struct AttestationStatementError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Reason: Sendable, Equatable {
+    /// Why, as a value: compare with the static values (`reason == .memberMissing`). The cases behind them are
+    /// internal, so the module can add one without breaking a caller's `switch`.
+    public struct Reason: Sendable, Equatable, CustomStringConvertible {
+        enum Kind: Sendable, Equatable {
+            case memberMissing(String)
+            case memberUnexpected(String)
+            case unknownAlgorithm(Int64)
+            case algorithmUnavailable(Int64)
+            case algorithmMismatch(statement: Int64, credential: Int64)
+            case certificateUnreadable(index: Int)
+            case certificateKeyUnsuitable(String)
+            case certificateRequirement(String)
+            case aaguidMismatch
+            case aaguidNotZero
+            case signatureInvalid
+            case credentialKeyMismatch
+            case nonceMismatch
+            case keyDescription(String)
+            case tpm(String)
+            case safetyNet(String)
+            case compound(String)
+            case compoundEntry(index: Int, format: String, reason: String)
+        }
+
+        let kind: Kind
+        init(_ kind: Kind) { self.kind = kind }
+        /// The reason's name and values, as the case behind it reads (`tooDeep(limit: 16)`), for logs and tests.
+        public var description: String { "\(kind)" }
+
         /// A member the format requires is missing or of the wrong CBOR type (`alg`, `sig`, `x5c`…).
-        case memberMissing(String)
+        public static func memberMissing(_ value: String) -> Self { Self(.memberMissing(value)) }
+
         /// A member the format does not allow here (`none` with any member; `fido-u2f` with more than one certificate).
-        case memberUnexpected(String)
+        public static func memberUnexpected(_ value: String) -> Self { Self(.memberUnexpected(value)) }
+
         /// `alg` names an algorithm this module does not know, or cannot verify (Ed448, SHA-1).
-        case unknownAlgorithm(Int64)
-        case algorithmUnavailable(Int64)
+        public static func unknownAlgorithm(_ value: Int64) -> Self { Self(.unknownAlgorithm(value)) }
+
+        public static func algorithmUnavailable(_ value: Int64) -> Self { Self(.algorithmUnavailable(value)) }
+
         /// Self attestation whose `alg` is not the credential key's.
-        case algorithmMismatch(statement: Int64, credential: Int64)
+        public static func algorithmMismatch(statement: Int64, credential: Int64) -> Self {
+            Self(.algorithmMismatch(statement: statement, credential: credential))
+        }
+
         /// A certificate of `x5c` that does not parse (its index, leaf 0).
-        case certificateUnreadable(index: Int)
+        public static func certificateUnreadable(index: Int) -> Self { Self(.certificateUnreadable(index: index)) }
+
         /// The attestation certificate's key cannot make `alg` signatures (an ES256 `alg` with an RSA certificate).
-        case certificateKeyUnsuitable(String)
+        public static func certificateKeyUnsuitable(_ value: String) -> Self { Self(.certificateKeyUnsuitable(value)) }
+
         /// A rule for the attestation certificate (§8.2.1, §8.3.1) it breaks, named.
-        case certificateRequirement(String)
+        public static func certificateRequirement(_ value: String) -> Self { Self(.certificateRequirement(value)) }
+
         /// The certificate's AAGUID extension (1.3.6.1.4.1.45724.1.1.4) names another model than the authenticator data.
-        case aaguidMismatch
+        public static let aaguidMismatch = Self(.aaguidMismatch)
+
         /// `fido-u2f` with a non-zero AAGUID: the U2F signature does not cover it, so it would be a claim nothing signs.
-        case aaguidNotZero
+        public static let aaguidNotZero = Self(.aaguidNotZero)
+
         /// The signature does not verify with the key the format names.
-        case signatureInvalid
+        public static let signatureInvalid = Self(.signatureInvalid)
+
         /// The certificate (android-key, apple) or `pubArea` (tpm) holds another key than the credential's.
-        case credentialKeyMismatch
+        public static let credentialKeyMismatch = Self(.credentialKeyMismatch)
+
         /// The signed challenge or nonce is not bound to this registration's data.
-        case nonceMismatch
+        public static let nonceMismatch = Self(.nonceMismatch)
+
         /// Android's key description (§8.4): unreadable, or a key any app may use, not generated in the device, or not for signing.
-        case keyDescription(String)
+        public static func keyDescription(_ value: String) -> Self { Self(.keyDescription(value)) }
+
         /// A TPM structure (`pubArea`, `certInfo`) that does not parse, or a field of it that is wrong, named.
-        case tpm(String)
+        public static func tpm(_ value: String) -> Self { Self(.tpm(value)) }
+
         /// The SafetyNet response (§8.5): its JWS, its certificate, or a payload claim, named.
-        case safetyNet(String)
+        public static func safetyNet(_ value: String) -> Self { Self(.safetyNet(value)) }
+
         /// `compound`: fewer than two statements, a nested `compound`, or an entry that failed (its index and its error).
-        case compound(String)
-        case compoundEntry(index: Int, format: String, reason: String)
+        public static func compound(_ value: String) -> Self { Self(.compound(value)) }
+
+        public static func compoundEntry(index: Int, format: String, reason: String) -> Self {
+            Self(.compoundEntry(index: index, format: format, reason: reason))
+        }
     }
 
     public var format: String
@@ -131,7 +180,7 @@ public struct AttestationStatementError: Error, Sendable, Equatable, CustomStrin
 
     public var description: String {
         let what: String
-        switch reason {
+        switch reason.kind {
         case .memberMissing(let name): what = "\(name) is missing or of the wrong type"
         case .memberUnexpected(let name): what = "\(name) is not allowed here"
         case .unknownAlgorithm(let alg): what = "unknown algorithm \(alg)"
@@ -249,7 +298,7 @@ struct StatementMembers {
     /// The key of `certificate` for `alg` signatures.
     func signingKey(_ certificate: Certificate, algorithm alg: Int64) throws(AttestationStatementError) -> COSEKey {
         do { return try COSEKey(certificateKey: certificate.publicKey, algorithm: alg) } catch {
-            switch error.reason {
+            switch error.reason.kind {
             case .unknownAlgorithm(let value): throw fail(.unknownAlgorithm(value))
             case .algorithmUnavailable(let value): throw fail(.algorithmUnavailable(value))
             case .rsaKeySize(let bits): throw fail(.certificateKeyUnsuitable("is an RSA key of \(bits) bits"))
