@@ -23,6 +23,18 @@ final class OrderedTokenTests: XCTestCase {
         XCTAssertEqual(tokens.sorted(), tokens)
     }
 
+    func testALogLabelTellsApartTokensOfTheSameMoment() {
+        // The demo's two passkey sign-ins, a second apart, read as one "session 01a21fd5… opened" when a log named a
+        // session by its first eight characters: that is its time.
+        let now = Date(epochMillis: 0x01a2_1fd5_0000)
+        let first = OrderedToken.make(16, now: now)
+        let second = OrderedToken.make(16, now: now.addingTimeInterval(1))
+        XCTAssertEqual(first.prefix(8), second.prefix(8))
+        XCTAssertNotEqual(OrderedToken.label(first), OrderedToken.label(second))
+        XCTAssertEqual(OrderedToken.label(first), first.dropFirst(OrderedToken.prefixLength).prefix(8) + "…")
+        XCTAssertEqual(OrderedToken.label("device-chosen-id"), "device-c…", "a text that is not an ordered token: its start")
+    }
+
     func testTheRandomPartIsFreshAndAsLongAsItsBytes() {
         let now = Date()
         let a = OrderedToken.make(24, now: now)

@@ -82,7 +82,8 @@ package struct AuthCloudService: Sendable {
         let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "enroll", transactionHash: nil)
         var answerUser = try await describe(user)
         answerUser.enrollment = Enrollment(transactionId: sessionID, statusToken: statusToken, qrCode: try await qrCode(link), appLinkUri: link)
-        environment.decide("auth cloud enroll", user.username, 1200, "registration dispatched as an app link, transaction \(sessionID.prefix(8))…")
+        environment.decide(
+            "auth cloud enroll", user.username, 1200, "registration dispatched as an app link, transaction \(OrderedToken.label(sessionID))")
         return answerUser
     }
 
@@ -176,7 +177,8 @@ package struct AuthCloudService: Sendable {
         }
         environment.decide(
             "auth cloud approval", user?.username, 1200,
-            "authentication dispatched by \(channel)\(transactions.isEmpty ? "" : " with a message to confirm"), transaction \(sessionID.prefix(8))…")
+            "authentication dispatched by \(channel)\(transactions.isEmpty ? "" : " with a message to confirm"), transaction \(OrderedToken.label(sessionID))"
+        )
         return result
     }
 

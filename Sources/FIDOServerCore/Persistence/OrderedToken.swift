@@ -24,6 +24,15 @@ enum OrderedToken {
         return String(repeating: "0", count: prefixLength - digits.count) + digits
     }
 
+    /// How a log line names `token`: eight characters of its random part and an ellipsis. The first eight characters
+    /// of an ordered token are its time, the same for every token of the same minute, so two sessions opened in a
+    /// minute would read as one; eight random characters tell them apart and leave 144 of 192 bits unsaid. A text that
+    /// is not an ordered token is named by its first eight characters.
+    static func label(_ token: String) -> String {
+        let start = prefix(of: token) == nil ? token.startIndex : token.index(token.startIndex, offsetBy: prefixLength)
+        return "\(token[start...].prefix(8))…"
+    }
+
     /// The time part of `token`, if it starts with one.
     static func prefix(of token: String) -> Substring? {
         let head = token.utf8.prefix(prefixLength)

@@ -198,7 +198,7 @@ package struct AuthenticationService: Sendable {
             }
             environment.decide(
                 "authentication", first.username, 1200,
-                "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(opened.session.id.prefix(8))… opened"
+                "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(OrderedToken.label(opened.session.id)) opened"
             )
             return Outcome(
                 response: ServerResponse(

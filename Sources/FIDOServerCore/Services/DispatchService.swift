@@ -214,7 +214,7 @@ package struct DispatchService: Sendable {
         if result == .dispatched {
             environment.decide(
                 .dispatch(operation), username, 1200,
-                "token dispatched by \(dispatcher.rawValue)\(encrypted ? ", payload encrypted to target \(target!.id.prefix(8))…" : ", payload in clear"), valid \(configuration.tokenLifetimeSeconds) s"
+                "operation \(OrderedToken.label(sessionID)): token dispatched by \(dispatcher.rawValue)\(encrypted ? ", payload encrypted to target \(target!.id.prefix(8))…" : ", payload in clear"), valid \(configuration.tokenLifetimeSeconds) s"
             )
         }
         return TokenAnswer(

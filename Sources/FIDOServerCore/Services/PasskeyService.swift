@@ -278,7 +278,7 @@ package struct PasskeyService: Sendable {
         }
         environment.decide(
             "passkey authentication", passkey.username, 200,
-            "\(verified.userVerified ? "user verified" : "user present") with passkey \(id.prefix(10))… (\(passkey.aaguid)), counter \(verified.signCount); session \(opened.session.id.prefix(8))… opened"
+            "\(verified.userVerified ? "user verified" : "user present") with passkey \(id.prefix(10))… (\(passkey.aaguid)), counter \(verified.signCount); session \(OrderedToken.label(opened.session.id)) opened"
         )
         var response = FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
         response.token = opened.jwt

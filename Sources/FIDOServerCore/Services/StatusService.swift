@@ -76,7 +76,7 @@ package struct StatusService: Sendable {
         let withdrawnToken = try await stores.dispatchTokens.cancel(sessionId: sessionId, now: now)
         let withdrawnRequest = try await stores.uafCeremonies.consume(id: sessionId) != nil
         if withdrawnToken || withdrawnRequest, try await stores.status.cancel(sessionId: sessionId, now: now, retention: uaf.statusRetention) {
-            environment.decide("cancel", nil, 1200, "operation \(sessionId.prefix(8))… cancelled by the relying party")
+            environment.decide("cancel", nil, 1200, "operation \(OrderedToken.label(sessionId)) cancelled by the relying party")
         }
     }
 
