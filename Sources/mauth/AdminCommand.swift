@@ -220,10 +220,7 @@ struct SigningKeyCommand: AsyncParsableCommand {
         func run() async throws {
             let key: P256.Signing.PrivateKey
             if let pem {
-                let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: pem)), as: UTF8.self)
-                do { key = try P256.Signing.PrivateKey(pemRepresentation: text) } catch {
-                    throw ValidationError("\(pem) is not a PEM P-256 private key")
-                }
+                key = try readP256PrivateKey(pem, option: "--pem")
             } else {
                 key = P256.Signing.PrivateKey()
             }

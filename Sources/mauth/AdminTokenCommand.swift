@@ -68,9 +68,7 @@ struct AdminTokenCommand: AsyncParsableCommand {
             note("made \(path), and its public half \(jwks) (authorization.jwt.jwksPath, MAUTH_JWT_JWKS) and \(pem) (publicKeyPaths)")
             return key
         }
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch { throw ValidationError("cannot read \(path)") }
-        do { return try P256.Signing.PrivateKey(pemRepresentation: text) } catch { throw ValidationError("\(path) is not a PEM P-256 private key") }
+        return try readP256PrivateKey(path, option: "--key")
     }
 
     /// Where a made key's public half goes: `rp.pem` → `rp.jwks.json` and `rp.pub.pem` (any other name gets both

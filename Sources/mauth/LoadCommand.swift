@@ -150,13 +150,7 @@ struct LoadCommand: AsyncParsableCommand {
                 plan.trustedCertificatesPEM = pem
             }
             if let relyingPartyKey {
-                let text: String
-                do { text = try String(contentsOfFile: relyingPartyKey, encoding: .utf8) } catch {
-                    throw ValidationError("--relying-party-key \(relyingPartyKey): \(SystemErrorText.reason(error))")
-                }
-                guard let key = try? P256.Signing.PrivateKey(pemRepresentation: text) else {
-                    throw ValidationError("--relying-party-key \(relyingPartyKey): not a PEM P-256 private key")
-                }
+                let key = try readP256PrivateKey(relyingPartyKey, option: "--relying-party-key")
                 plan.relyingParty = LocalRelyingParty(issuer: issuer, audience: audience, key: key)
             }
         }
