@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "CBOR", targets: ["CBOR"]),
         .library(name: "FIDOAttestation", targets: ["FIDOAttestation"]),
         .library(name: "WebAuthn", targets: ["WebAuthn"]),
+        .library(name: "AppAttestation", targets: ["AppAttestation"]),
         .library(name: "UAF", targets: ["UAF"]),
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "NevisProtocol", targets: ["NevisProtocol"]),
@@ -73,6 +74,17 @@ let package = Package(
                 "CBOR", "FIDOAttestation", "Primitives", "WireJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        // What proves an app genuine to its server: Apple's App Attest (attestation and assertions, verified as Apple
+        // documents them, Apple's root shipped). Knows neither UAF nor HTTP.
+        .target(
+            name: "AppAttestation",
+            dependencies: [
+                "CBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -229,14 +241,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The parties of a UAF exchange in software (authenticator, relying party's token signer, QR camera) for the
+        // The parties of a UAF exchange in software (authenticator, App Attest, relying party's token signer, QR camera) for the
         // tools that drive a server: `mauth device`, `mauth load`, `mauth demo`, benchmarks and tests. A product.
         .target(
             name: "FIDOSimulation",
             dependencies: [
-                "CBOR", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
+                "AppAttestation", "CBOR", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         // Stand-ins for outside services (Google's OAuth token endpoint, FCM) that only `mauth demo` and tests reach.
@@ -321,7 +335,8 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "CBOR", "WebAuthn", "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "FIDOSimulation", "TestSupport",
+                "AppAttestation", "CBOR", "WebAuthn", "Primitives", "WireJSON", "UAF", "JOSE", "NevisProtocol", "SecureStorage", "FIDOSimulation",
+                "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -344,6 +359,14 @@ let package = Package(
                 "WebAuthn", "CBOR", "FIDOAttestation", "Primitives", "FIDOSimulation", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ], resources: [.copy("Vectors")]),
+        .testTarget(
+            name: "AppAttestationTests",
+            dependencies: [
+                "AppAttestation", "CBOR", "FIDOSimulation", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ], resources: [.copy("Vectors")]),

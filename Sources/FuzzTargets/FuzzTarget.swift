@@ -32,6 +32,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case attestation
     /// Certificate revocation lists (DER) for attestation chains.
     case crl
+    /// Apple App Attest attestation objects (every step but the chain) and assertions.
+    case appAttest = "app-attest"
 
     /// Runs one input. Returns whether the target's parser accepted it (what a seed must be, so that mutations start
     /// deep), for every input the code handles as it must; throws a ``FuzzFinding`` when an invariant breaks.
@@ -49,6 +51,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .webAuthn: try WebAuthnTarget.run(input)
         case .attestation: try AttestationTarget.run(input)
         case .crl: try RevocationListTarget.run(input)
+        case .appAttest: try AppAttestTarget.run(input)
         }
     }
 }

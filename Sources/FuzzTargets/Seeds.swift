@@ -1,3 +1,4 @@
+import AppAttestation
 import CBOR
 import Crypto
 import FIDOSimulation
@@ -158,6 +159,15 @@ public enum FuzzSeeds {
             "none": object("none", .map(CBORMap())),
             "packed-self": object("packed", packedSelf),
             "compound": object("compound", .array([entry("packed", packedSelf), entry("none", .map(CBORMap()))])),
+        ]
+        // App Attest: an attestation and an assertion of the fuzz key, under a software authority (the target checks
+        // every step but the chain).
+        let appAttestKey = SoftwareAppAttestKey(privateKey: FuzzKeys.signing)
+        let authority = try SoftwareAppAttestAuthority()
+        seeds[.appAttest] = [
+            "attestation": try authority.attest(
+                appAttestKey, appID: AppAttestTarget.appID, environment: .development, clientDataHash: AppAttestTarget.clientDataHash),
+            "assertion": try appAttestKey.assertion(appID: AppAttestTarget.appID, counter: 1, clientDataHash: AppAttestTarget.clientDataHash),
         ]
         return seeds
     }

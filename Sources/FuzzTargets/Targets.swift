@@ -1,3 +1,4 @@
+@_spi(Fuzzing) import AppAttestation
 import CBOR
 import Crypto
 import Foundation
@@ -339,6 +340,36 @@ enum RevocationListTarget {
         if let stranger {
             try require(!list.isSigned(by: stranger), .crl, "a list verified under a key that never signed it: \(shown)")
         }
+        return true
+    }
+}
+
+enum AppAttestTarget {
+    static let appID = "ABCDE12345.ch.nevis.mauth.fuzz"
+    static let clientDataHash = Array(SHA256.hash(data: Array("mauth-fuzz/app-attest".utf8)))
+    static let verifier = AppleAppAttest(appIDs: [appID], environments: Set(AppAttestEnvironment.allCases), roots: [])
+    static var key: AttestedAppKey {
+        let point = Array(FuzzKeys.signing.publicKey.x963Representation)
+        return AttestedAppKey(
+            keyID: Array(SHA256.hash(data: point)), publicKey: point, appID: appID, environment: .development, counter: 0, receipt: [])
+    }
+
+    /// The input is an attestation object or an assertion. An attestation that passes every step but the chain
+    /// attests the fuzz key with counter 0; an assertion that verifies under the fuzz key does not under another.
+    static func run(_ input: [UInt8]) throws(FuzzFinding) -> Bool {
+        let key = Self.key
+        let shown = hexPrefix(input)
+        if let (attested, _) = try? verifier.checkAttestation(input, keyID: key.keyID, clientDataHash: clientDataHash) {
+            try require(attested.publicKey == key.publicKey && attested.counter == 0, .appAttest, "attested another key: \(shown)")
+            return true
+        }
+        guard let counter = try? verifier.verifyAssertion(input, clientDataHash: clientDataHash, key: key, storedCounter: 0) else { return false }
+        try require(counter > 0, .appAttest, "an assertion with counter 0 passed: \(shown)")
+        let other = Array(FuzzKeys.otherSigning.publicKey.x963Representation)
+        let wrong = AttestedAppKey(keyID: key.keyID, publicKey: other, appID: appID, environment: .development, counter: 0, receipt: [])
+        try require(
+            (try? verifier.verifyAssertion(input, clientDataHash: clientDataHash, key: wrong, storedCounter: 0)) == nil, .appAttest,
+            "an assertion verified under a key that did not make it: \(shown)")
         return true
     }
 }

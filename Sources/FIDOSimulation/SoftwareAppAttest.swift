@@ -1,0 +1,130 @@
+import AppAttestation
+import CBOR
+import Crypto
+import Foundation
+import SwiftASN1
+import WebAuthn
+import X509
+
+/// Apple's App Attest in software, for tests, `mauth device` and `mauth demo`: a certificate authority of its own
+/// (a root and an intermediate, P-256) that certifies App Attest keys as Apple's does, with the same nonce
+/// extension, authenticator data and CBOR. A server trusts what it makes only when its root is configured, which
+/// a production server never does: the root's key lives in this process.
+public struct SoftwareAppAttestAuthority: Sendable {
+    public let rootCertificate: Certificate
+    let intermediateCertificate: Certificate
+    let intermediateKey: P256.Signing.PrivateKey
+
+    /// The root, PEM, to configure as a server's App Attest root.
+    public var rootPEM: String {
+        // Serializing a certificate this process made cannot fail.
+        try! rootCertificate.serializeAsPEM().pemString
+    }
+
+    /// A new authority, its certificates valid from `notBefore` for twenty years.
+    public init(notBefore: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws {
+        let rootKey = P256.Signing.PrivateKey()
+        let rootName = try DistinguishedName {
+            CommonName("mauth simulated App Attestation Root CA")
+            OrganizationName("mauth simulation (not Apple)")
+        }
+        let notAfter = notBefore.addingTimeInterval(20 * 365 * 86_400)
+        rootCertificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: notBefore, notValidAfter: notAfter,
+            issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            }, issuerPrivateKey: .init(rootKey))
+        intermediateKey = P256.Signing.PrivateKey()
+        intermediateCertificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey), notValidBefore: notBefore, notValidAfter: notAfter,
+            issuer: rootName,
+            subject: try DistinguishedName {
+                CommonName("mauth simulated App Attestation CA 1")
+                OrganizationName("mauth simulation (not Apple)")
+            }, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            }, issuerPrivateKey: .init(rootKey))
+    }
+
+    /// The attestation object `DCAppAttestService.attestKey` returns for `key`, made at `now` for `appID` in
+    /// `environment` over `clientDataHash`. `counter` other than 0 makes an object Apple never makes, for tests.
+    public func attest(
+        _ key: SoftwareAppAttestKey, appID: String, environment: AppAttestEnvironment, clientDataHash: [UInt8], now: Date = Date(),
+        counter: UInt32 = 0
+    ) throws -> [UInt8] {
+        let keyID = key.keyID
+        var authData = Array(SHA256.hash(data: Array(appID.utf8)))
+        authData.append(0x40)  // AT, as Apple sets it: App Attest keys are used without user presence.
+        authData += SoftwareAppAttestKey.bigEndian(counter)
+        authData += environment.aaguid
+        authData += [UInt8(keyID.count >> 8), UInt8(keyID.count & 0xff)] + keyID
+        authData += COSEKey(key.privateKey.publicKey).encoded
+        let nonce = Array(SHA256.hash(data: authData + clientDataHash))
+        var serializer = DER.Serializer()
+        try serializer.appendConstructedNode(identifier: .sequence) { sequence in
+            try sequence.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific)) { explicit in
+                try explicit.serialize(ASN1OctetString(contentBytes: ArraySlice(nonce)))
+            }
+        }
+        let nonceExtension = Certificate.Extension(
+            oid: [1, 2, 840, 113635, 100, 8, 2], critical: false, value: ArraySlice(serializer.serializedBytes))
+        // Apple's leaves live three days from about a day before the attestation.
+        let leaf = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.privateKey.publicKey), notValidBefore: now.addingTimeInterval(-86_400),
+            notValidAfter: now.addingTimeInterval(2 * 86_400), issuer: intermediateCertificate.subject,
+            subject: try DistinguishedName {
+                CommonName(keyID.map { String(format: "%02x", $0) }.joined())
+                OrganizationalUnitName("AAA Certification")
+                OrganizationName("mauth simulation (not Apple)")
+            }, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try .init {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+                nonceExtension
+            }, issuerPrivateKey: .init(intermediateKey))
+        let statement = CBORMap([
+            .init(.text("x5c"), .array([.bytes(Self.der(leaf)), .bytes(Self.der(intermediateCertificate))])),
+            .init(.text("receipt"), .bytes(Array("mauth simulated receipt for \(appID)".utf8))),
+        ])
+        return CBOREncoder.encode(
+            .map(
+                CBORMap([
+                    .init(.text("fmt"), .text("apple-appattest")), .init(.text("attStmt"), .map(statement)),
+                    .init(.text("authData"), .bytes(authData)),
+                ])))
+    }
+
+    static func der(_ certificate: Certificate) -> [UInt8] {
+        var serializer = DER.Serializer()
+        try! serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+}
+
+/// An App Attest key in software: what the Secure Enclave holds for one app install.
+public struct SoftwareAppAttestKey: Sendable {
+    public let privateKey: P256.Signing.PrivateKey
+
+    public init(privateKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey()) { self.privateKey = privateKey }
+
+    /// SHA-256 of the public key (X9.62 uncompressed), as `DCAppAttestService.generateKey` names it.
+    public var keyID: [UInt8] { Array(SHA256.hash(data: privateKey.publicKey.x963Representation)) }
+
+    /// The assertion `DCAppAttestService.generateAssertion` returns: CBOR {signature, authenticatorData}, the
+    /// signature ECDSA P-256 over SHA-256(authenticatorData ‖ clientDataHash).
+    public func assertion(appID: String, counter: UInt32, clientDataHash: [UInt8]) throws -> [UInt8] {
+        let authenticatorData = Array(SHA256.hash(data: Array(appID.utf8))) + [0x40] + Self.bigEndian(counter)
+        let nonce = Array(SHA256.hash(data: authenticatorData + clientDataHash))
+        let signature = Array(try privateKey.signature(for: nonce).derRepresentation)
+        return CBOREncoder.encode(
+            .map(CBORMap([.init(.text("signature"), .bytes(signature)), .init(.text("authenticatorData"), .bytes(authenticatorData))])))
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+    }
+}
