@@ -175,7 +175,7 @@ let package = Package(
         .target(
             name: "FIDOServerCore",
             dependencies: [
-                "EmbeddedSQLite", "FIDOAttestation", "WireJSON",
+                "AppAttestation", "EmbeddedSQLite", "FIDOAttestation", "WireJSON",
                 "Primitives", "UAF", "WebAuthn", "JOSE", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -404,7 +404,8 @@ let package = Package(
         .testTarget(
             name: "FIDOServerTests",
             dependencies: [
-                "FIDOServer", "FIDOServerCore", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "TestSupport",
+                "AppAttestation", "FIDOServer", "FIDOServerCore", "FIDOAttestation", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation",
+                "TestSupport",
                 "WireJSON", "FIDOServerTesting", "DevelopmentStandIns",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -422,7 +423,7 @@ let package = Package(
             name: "FIDOServerLiveTests",
             dependencies: [
                 "FIDOServer", "FIDOServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "WireJSON",
-                "CBOR", "FIDOServerTesting", "TestSupport",
+                "AppAttestation", "CBOR", "FIDOServerTesting", "TestSupport",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -22,6 +22,7 @@ extension FIDOServerApplication {
         var audit: AuditTrail?
         var demoPages: DemoPages?
         var passkeys: PasskeySettings?
+        var appAttestation: AppAttestationSettings
     }
 
     static func buildRouter(_ parts: RouterParts) -> Router<ServerRequestContext> {
@@ -54,7 +55,7 @@ extension FIDOServerApplication {
         UAFController.addFacets(to: router, versions: configuration.protocolVersions, facets: { facets.facets })
         let services = DomainServices(
             configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,
-            channelBinding: channelBinding, firebase: firebase, passkeys: passkeys, clock: dependencies.clock,
+            channelBinding: channelBinding, firebase: firebase, passkeys: passkeys, appAttestation: parts.appAttestation, clock: dependencies.clock,
             onDecision: { decision in
                 // Every security decision, with who took it and from where, goes to the audit stream and trail.
                 let caller = RequestCaller.current

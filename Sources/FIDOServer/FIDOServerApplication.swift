@@ -55,6 +55,7 @@ public enum FIDOServerApplication {
             try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
             ?? TrustedFacetsSource(facets: configuration.facets)
         let passkeys = try configuration.fido2.map(PasskeySettings.init)
+        let appAttestation = try AppAttestationSettings(configuration)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt, logger: logger) }
         let readiness = Readiness()
@@ -84,7 +85,7 @@ public enum FIDOServerApplication {
                     relyingPartyTokens: relyingPartyTokens, channelBinding: channelBinding, firebase: firebase, metrics: metrics,
                     readiness: readiness, dependencies: dependencies, audit: audit,
                     demoPages: configuration.demoSite ? try DemoPages(passkeys: passkeys != nil, developmentCertificate: tls.generated) : nil,
-                    passkeys: passkeys))
+                    passkeys: passkeys, appAttestation: appAttestation))
             var http1 = HTTP1Channel.Configuration()
             http1.idleTimeout = .seconds(Int64(configuration.limits.idleTimeoutSeconds))
             let deadline = TimeAmount.seconds(Int64(configuration.limits.requestDeadlineSeconds))

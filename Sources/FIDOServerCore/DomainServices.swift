@@ -22,7 +22,8 @@ package struct DomainServices: Sendable {
     package init(
         configuration: ServerConfiguration, stores: Stores, metadata: MetadataSource, facets: TrustedFacetsSource,
         identity: AppIdentity, issuer: TokenIssuer, channelBinding: ServerCertificateSource?,
-        firebase: FirebaseDispatcher?, passkeys: PasskeySettings? = nil, clock: @escaping @Sendable () -> Date,
+        firebase: FirebaseDispatcher?, passkeys: PasskeySettings? = nil, appAttestation: AppAttestationSettings,
+        clock: @escaping @Sendable () -> Date,
         onDecision: @escaping @Sendable (ServerDecision) -> Void
     ) {
         environment = ServiceEnvironment(
@@ -38,8 +39,9 @@ package struct DomainServices: Sendable {
         signatures = DeviceSignatureVerifier(
             stores: .init(stores), skew: TimeInterval(configuration.dispatch.deviceSignatureSkewSeconds),
             acceptUnbound: configuration.dispatch.acceptUnboundDeviceSignatures, clock: clock)
-        registration = RegistrationService(environment: environment, uaf: uaf, stores: .init(stores))
-        authentication = AuthenticationService(environment: environment, uaf: uaf, stores: .init(stores))
+        let appAttestation = AppAttestationGate(environment: environment, stores: .init(stores), settings: appAttestation)
+        registration = RegistrationService(environment: environment, uaf: uaf, appAttestation: appAttestation, stores: .init(stores))
+        authentication = AuthenticationService(environment: environment, uaf: uaf, appAttestation: appAttestation, stores: .init(stores))
         deregistration = DeregistrationService(environment: environment, uaf: uaf, stores: .init(stores))
         targets = DispatchTargetService(environment: environment, stores: .init(stores), signatures: signatures)
         let limits = configuration.limits

@@ -2,7 +2,10 @@ import AppAttestation
 import CBOR
 import Crypto
 import Foundation
+import NevisProtocol
+import Primitives
 import SwiftASN1
+import UAF
 import WebAuthn
 import X509
 
@@ -126,5 +129,44 @@ public struct SoftwareAppAttestKey: Sendable {
 
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
+    }
+}
+
+/// An app's side of the server's app attestation (`NevisProtocol/AppAttestationWire`), in software: one App Attest
+/// key for one app install, attested by `authority` the first time the app answers and asserting afterwards with a
+/// counter that rises by one each time.
+public struct SoftwareAppAttestation: Sendable {
+    public let authority: SoftwareAppAttestAuthority
+    public let key: SoftwareAppAttestKey
+    public let appID: String
+    public let environment: AppAttestEnvironment
+    /// The counter of the last assertion; 0 before the first.
+    public private(set) var counter: UInt32 = 0
+    /// Whether the key's attestation was sent (the next answer asserts).
+    public private(set) var attested = false
+
+    public init(
+        authority: SoftwareAppAttestAuthority, appID: String, environment: AppAttestEnvironment = .development,
+        key: SoftwareAppAttestKey = SoftwareAppAttestKey()
+    ) {
+        self.authority = authority
+        self.appID = appID
+        self.environment = environment
+        self.key = key
+    }
+
+    /// The response header's extension for a response with `fcParams`: the attestation the first time, an
+    /// assertion afterwards.
+    public mutating func answer(fcParams: String, now: Date = Date()) throws -> Extension {
+        let hash = AppAttestationWire.clientDataHash(fcParams: fcParams)
+        let keyID = Base64URL.encode(key.keyID)
+        if !attested {
+            attested = true
+            let object = try authority.attest(key, appID: appID, environment: environment, clientDataHash: hash, now: now)
+            return try AppAttestationWire.Answer(platform: "apple", keyId: keyID, attestation: Base64URL.encode(object)).headerExtension()
+        }
+        counter += 1
+        let assertion = try key.assertion(appID: appID, counter: counter, clientDataHash: hash)
+        return try AppAttestationWire.Answer(platform: "apple", keyId: keyID, assertion: Base64URL.encode(assertion)).headerExtension()
     }
 }

@@ -15,14 +15,20 @@ extension ServerConfiguration {
         public var registration: Policy?
         public var authentication: Policy?
         public var transaction: Policy?
+        /// What the set asks of the app (``AppAttestationModes``); an operation it leaves out follows the `default`
+        /// set's, then `off`.
+        public var appAttestation: AppAttestationModes?
 
-        public init(registration: Policy? = nil, authentication: Policy? = nil, transaction: Policy? = nil) {
+        public init(
+            registration: Policy? = nil, authentication: Policy? = nil, transaction: Policy? = nil, appAttestation: AppAttestationModes? = nil
+        ) {
             self.registration = registration
             self.authentication = authentication
             self.transaction = transaction
+            self.appAttestation = appAttestation
         }
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case registration, authentication, transaction }
+        enum CodingKeys: String, CodingKey, CaseIterable { case registration, authentication, transaction, appAttestation }
 
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
@@ -30,6 +36,7 @@ extension ServerConfiguration {
             registration = try c.decodeIfPresent(ConfiguredPolicy.self, forKey: .registration)?.policy
             authentication = try c.decodeIfPresent(ConfiguredPolicy.self, forKey: .authentication)?.policy
             transaction = try c.decodeIfPresent(ConfiguredPolicy.self, forKey: .transaction)?.policy
+            appAttestation = try c.decodeIfPresent(AppAttestationModes.self, forKey: .appAttestation)
         }
 
         /// Names are what a context carries: short, printable, unambiguous in a log line.
@@ -42,8 +49,8 @@ extension ServerConfiguration {
             guard Self.isValidName(name) else {
                 throw ConfigurationError.invalid("policies: \"\(name)\" is not a policy name (1...64 of A-Z a-z 0-9 . _ -)")
             }
-            guard registration != nil || authentication != nil || transaction != nil else {
-                throw ConfigurationError.invalid("policies.\(name) sets none of registration, authentication, transaction")
+            guard registration != nil || authentication != nil || transaction != nil || appAttestation != nil else {
+                throw ConfigurationError.invalid("policies.\(name) sets none of registration, authentication, transaction, appAttestation")
             }
             for (operation, policy) in [("registration", registration), ("authentication", authentication), ("transaction", transaction)] {
                 guard let policy else { continue }

@@ -127,6 +127,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var demoSite: Bool = false
     /// Passkeys beside UAF (nevisFIDO's FIDO2 API); off when absent.
     public var fido2: FIDO2?
+    /// The apps whose genuineness the server can check (``AppAttestation``); the policies say when it is asked.
+    public var appAttestation: AppAttestation?
 
     public init(
         host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
@@ -299,6 +301,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             resolve(&fido2.attestationRootsPath)
             self.fido2 = fido2
         }
+        if var apple = appAttestation?.apple {
+            resolve(&apple.rootCertificatesPath)
+            appAttestation?.apple = apple
+        }
     }
 
     /// Refuses a server that would trust no app: without `facets` or `facetsPath` every response fails the facet
@@ -351,13 +357,19 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try dispatch.validate()
         try observability.validate()
         try fido2?.validate(developmentMode: authorization.developmentMode)
+        try appAttestation?.validate()
+        // A policy that asks for app attestation needs an app to check it against: refused at start, not at the
+        // first operation.
+        if appAttestation == nil, let name = policies.keys.sorted().first(where: { policies[$0]?.appAttestation?.asksAnything == true }) {
+            throw ConfigurationError.invalid("policies.\(name).appAttestation asks for app attestation, but appAttestation configures no app")
+        }
     }
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
         case host, port, tls, appID, facets, facetsPath, metadataPath, metadataJSON, database, databasePoolSize, requestLifetimeSeconds,
             rejectCounterRegression
         case zeroCounterAAIDs, metadataService, acceptedVersions, policies
-        case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite, fido2
+        case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite, fido2, appAttestation
     }
 
     public init(from decoder: any Decoder) throws {
@@ -392,6 +404,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         observability = try c.decodeIfPresent(Observability.self, forKey: .observability) ?? d.observability
         demoSite = try c.decodeIfPresent(Bool.self, forKey: .demoSite) ?? d.demoSite
         fido2 = try c.decodeIfPresent(FIDO2.self, forKey: .fido2)
+        appAttestation = try c.decodeIfPresent(AppAttestation.self, forKey: .appAttestation)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -421,6 +434,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(observability, forKey: .observability)
         try c.encode(demoSite, forKey: .demoSite)
         try c.encodeIfPresent(fido2, forKey: .fido2)
+        try c.encodeIfPresent(appAttestation, forKey: .appAttestation)
     }
 
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a

@@ -220,6 +220,19 @@ enum Migrations {
                 "CREATE INDEX sessions_by_username ON sessions(username)",
                 "CREATE INDEX sessions_by_expiry ON sessions(expires_at)",
             ]),
+        // App attestation: what a UAF request asked of the app (`report`, `require`; NULL for nothing), and the App
+        // Attest keys, one per app install, by key ID, with the counter its last assertion reached (raised by a
+        // compare-and-set, so an assertion counts once across every instance) and Apple's receipt.
+        Migration(
+            version: 16, name: "app attestation",
+            statements: [
+                "ALTER TABLE uaf_requests ADD COLUMN app_attestation TEXT",
+                """
+                CREATE TABLE app_attest_keys (
+                    key_id TEXT PRIMARY KEY, app_id TEXT NOT NULL, environment TEXT NOT NULL, public_key TEXT NOT NULL,
+                    counter BIGINT NOT NULL, receipt TEXT NOT NULL, created_at BIGINT NOT NULL, last_used_at BIGINT NOT NULL)
+                """,
+            ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

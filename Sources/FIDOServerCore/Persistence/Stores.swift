@@ -18,5 +18,6 @@ public struct Stores: Sendable {
     public var audit: AuditStore { AuditStore(database: database) }
     public var passkeys: PasskeyStore { PasskeyStore(database: database) }
     public var passkeyCeremonies: PasskeyCeremonyStore { PasskeyCeremonyStore(database: database) }
+    public var appAttestKeys: AppAttestKeyStore { AppAttestKeyStore(database: database) }
     public init(database: StoreDatabase) { self.database = database }
 }

@@ -20,10 +20,13 @@ public struct UAFCeremony: Sendable, Equatable {
     /// The configured policy set the policy came from (``ServerConfiguration/NamedPolicy``); nil for the built-in
     /// policy. A login names it in its token (`policy`), so the relying party knows what the login was held to.
     public var policyName: String?
+    /// What the request asked of the app (App attestation): `report` or `require`, as its header's extension said;
+    /// nil when it asked nothing. The response is held to what was asked, whatever the configuration says by then.
+    public var appAttestation: String?
 
     public init(
         id: String, operation: UAFOperation, challenge: String, username: String?, policy: Policy, transactions: [Transaction], expiresAt: Date,
-        policyName: String? = nil
+        policyName: String? = nil, appAttestation: String? = nil
     ) {
         self.id = id
         self.operation = operation
@@ -33,5 +36,6 @@ public struct UAFCeremony: Sendable, Equatable {
         self.transactions = transactions
         self.expiresAt = expiresAt
         self.policyName = policyName
+        self.appAttestation = appAttestation
     }
 }

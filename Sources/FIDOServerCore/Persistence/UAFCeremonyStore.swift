@@ -65,7 +65,7 @@ public struct UAFCeremonyStore: Sendable {
         let transactions = try JSONCoding.string(record.transactions)
         return """
             \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username), \
-            \(policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis), \(bind: record.policyName), \(bind: counted)
+            \(policy), \(bind: transactions), \(bind: record.expiresAt.epochMillis), \(bind: record.policyName), \(bind: record.appAttestation), \(bind: counted)
             """
     }
 
@@ -81,7 +81,7 @@ public struct UAFCeremonyStore: Sendable {
     static func removal(id: String) -> SQLQueryString { "DELETE FROM uaf_requests WHERE id = \(bind: id)" }
 
     /// The columns a consumed request is read back from (its id is known), as a list and as SQL text.
-    static let returnedColumns = ["operation", "challenge", "username", "policy", "transactions", "expires_at", "policy_name"]
+    static let returnedColumns = ["operation", "challenge", "username", "policy", "transactions", "expires_at", "policy_name", "app_attestation"]
     static let returned = returnedColumns.joined(separator: ", ")
 
     /// The request `id` read from `row`, whose columns are ``returned``, each named with `prefix` before it.
@@ -95,7 +95,8 @@ public struct UAFCeremonyStore: Sendable {
             policy: try JSONCoding.value(Policy.self, try row.decode(column: prefix + "policy", as: String.self)),
             transactions: try JSONCoding.value([Transaction].self, try row.decode(column: prefix + "transactions", as: String.self)),
             expiresAt: Date(epochMillis: try row.decode(column: prefix + "expires_at", as: Int64.self)),
-            policyName: try row.decode(column: prefix + "policy_name", as: String?.self))
+            policyName: try row.decode(column: prefix + "policy_name", as: String?.self),
+            appAttestation: try row.decode(column: prefix + "app_attestation", as: String?.self))
     }
 
     /// Removes the requests that count against `username` (the user is being deleted); returns how many. Every

@@ -7,6 +7,7 @@ import UAF
 package struct AuthenticationService: Sendable {
     let environment: ServiceEnvironment
     let uaf: UAFExchange
+    let appAttestation: AppAttestationGate
     let stores: UsedStores
 
     /// The stores a UAF login reads and writes beyond its exchange: the registrations, and the login's completion (counter and session in one unit).
@@ -51,10 +52,11 @@ package struct AuthenticationService: Sendable {
         // A named policy that is not configured is refused before anything is stored.
         let configuredSet = try uaf.policies.configuredSet(transactions.isEmpty ? .authentication : .transaction, name: context?.policy)
         let configured = configuredSet?.policy
+        let asked = AppAttestationGate.stored(appAttestation.ask(transactions.isEmpty ? .authentication : .transaction, policyName: context?.policy))
         let makeRecord = { (policy: Policy) in
             UAFCeremony(
                 id: id, operation: .authentication, challenge: challenge, username: context?.username, policy: policy,
-                transactions: transactions, expiresAt: expiresAt, policyName: configuredSet?.name)
+                transactions: transactions, expiresAt: expiresAt, policyName: configuredSet?.name, appAttestation: asked)
         }
         if let username = context?.username { try ServiceEnvironment.validate(username: username) }
         // The named user's keys are offered only to a caller who may act for her (for a redeemed dispatch token: who
@@ -95,7 +97,9 @@ package struct AuthenticationService: Sendable {
         // the user's has one: the client then finds no suitable authenticator); the verifier holds the answer to it.
         let policy = transactions.isEmpty ? record.policy : record.policy.askingForTransactionDisplay(metadata: uaf.metadata)
         let message = AuthenticationRequest(
-            header: OperationHeader(op: .authentication, appID: uaf.appID, serverData: record.id),
+            header: OperationHeader(
+                op: .authentication, appID: uaf.appID, serverData: record.id,
+                exts: AppAttestationGate.requestExtensions(asked: record.appAttestation)),
             challenge: record.challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy)
         environment.decide(
             "authentication request", context?.username, 1200,
@@ -170,6 +174,10 @@ package struct AuthenticationService: Sendable {
                 return try await stores.registrations.registration(aaid: aaid, keyID: keyID)?.registeredKey
             }
             guard let first = verified.first, let last = verified.last else { throw ServiceFailure(.badRequest, "no assertion") }
+            // The app, once the keys are verified and before anything is written: what the request asked of it.
+            try await appAttestation.check(
+                record.transactions.isEmpty ? .authentication : .transaction, asked: record.appAttestation, header: response.header,
+                fcParams: response.fcParams, username: first.username)
             // Compare-and-set from the counter the verifier compared against: if another request advanced it
             // meanwhile, this one is a replay. Every counter but the last here; the last one with the session and the
             // status record below, which are written only if it advances.
@@ -208,6 +216,9 @@ package struct AuthenticationService: Sendable {
         } catch let error as UAFVerificationError {
             try await uaf.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description, username: record.username)
+        } catch let refused as AppAttestationGate.Refused {
+            try await uaf.finish(record, .failed, code: .unacceptableClientCapabilities, report: report, authenticators: [])
+            throw ServiceFailure(.unacceptableClientCapabilities, refused.description, username: record.username)
         }
     }
 }

@@ -7,6 +7,7 @@ import UAF
 package struct RegistrationService: Sendable {
     let environment: ServiceEnvironment
     let uaf: UAFExchange
+    let appAttestation: AppAttestationGate
     let stores: UsedStores
 
     /// The stores a UAF registration writes beyond its exchange: the registrations.
@@ -48,11 +49,13 @@ package struct RegistrationService: Sendable {
         let record = UAFCeremony(
             id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
             challenge: uaf.newChallenge(), username: username, policy: policy, transactions: [],
-            expiresAt: environment.clock().addingTimeInterval(uaf.requestLifetime))
+            expiresAt: environment.clock().addingTimeInterval(uaf.requestLifetime),
+            appAttestation: AppAttestationGate.stored(appAttestation.ask(.registration, policyName: context.policy)))
         // Registration is asked for (or dispatched) only by a caller who may register for the user: it counts.
         try await uaf.issue(record, status: .clientRegistering, dispatched: dispatchedSession != nil, counted: true)
         let message = RegistrationRequest(
-            header: OperationHeader(op: .registration, appID: uaf.appID, serverData: record.id),
+            header: OperationHeader(
+                op: .registration, appID: uaf.appID, serverData: record.id, exts: AppAttestationGate.requestExtensions(asked: record.appAttestation)),
             challenge: record.challenge, username: username, policy: policy)
         environment.decide(
             "registration request", username, 1200,
@@ -93,6 +96,9 @@ package struct RegistrationService: Sendable {
                 response, issued: IssuedRegistration(challenge: record.challenge, username: username, policy: record.policy),
                 now: environment.clock(),
                 isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
+            // The app, once the keys are verified: what the request asked of it (App attestation).
+            try await appAttestation.check(
+                .registration, asked: record.appAttestation, header: response.header, fcParams: response.fcParams, username: username)
             do {
                 try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId) })
             } catch StoreError.duplicateRegistration {
@@ -114,6 +120,9 @@ package struct RegistrationService: Sendable {
         } catch let error as UAFVerificationError {
             try await uaf.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
             throw ServiceFailure(error.statusCode, error.description, username: username)
+        } catch let refused as AppAttestationGate.Refused {
+            try await uaf.finish(record, .failed, code: .unacceptableClientCapabilities, report: report, authenticators: [])
+            throw ServiceFailure(.unacceptableClientCapabilities, refused.description, username: username)
         }
     }
 }

@@ -59,8 +59,8 @@ package struct UAFExchange: Sendable {
             appID: appID, trustedFacetIDs: facets.facets, supportedVersions: Set(versions),
             counterPolicy: counterPolicy, channelBinding: channelBinding?.channelBinding(now: environment.clock()))
         configuration.zeroCounters = zeroCounters
-        // The one extension this server reads (the registering device's id); any other marked fail_if_unknown is refused.
-        configuration.understoodExtensions = [DeviceServiceWire.deviceIDExtension]
+        // The extensions this server reads (the registering device's id, the app's attestation); any other marked fail_if_unknown is refused.
+        configuration.understoodExtensions = [DeviceServiceWire.deviceIDExtension, AppAttestationWire.extensionID]
         return configuration
     }
 

@@ -1,0 +1,138 @@
+import Foundation
+
+extension ServerConfiguration {
+    /// The apps whose genuineness the server can check (App attestation, `appAttestation`): which apps, which
+    /// environments and which root. Whether an operation asks for it is each policy's choice
+    /// (``NamedPolicy/appAttestation``); this section alone asks for nothing.
+    public struct AppAttestation: Codable, Sendable, Equatable {
+        /// Apple's App Attest, for the iOS apps.
+        public var apple: Apple?
+
+        public init(apple: Apple? = nil) { self.apple = apple }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case apple }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            apple = try c.decodeIfPresent(Apple.self, forKey: .apple)
+        }
+
+        /// Apple's App Attest (DeviceCheck): the app IDs, the environments and the root.
+        public struct Apple: Codable, Sendable, Equatable {
+            /// The iOS apps, each by Team ID and bundle ID: the App Attest app ID is `teamId.bundleId`.
+            public var apps: [App]
+            /// `production` (App Store and TestFlight builds) and/or `development` (builds run from Xcode); a
+            /// development key must not pass where only the store's build is meant to (the AAGUID tells them apart).
+            public var environments: [String]
+            /// PEM roots that replace Apple's App Attestation Root CA (shipped, the default): for a test or a
+            /// simulated device, never for a production app.
+            public var rootCertificatesPath: String?
+
+            public init(apps: [App], environments: [String] = ["production"], rootCertificatesPath: String? = nil) {
+                self.apps = apps
+                self.environments = environments
+                self.rootCertificatesPath = rootCertificatesPath
+            }
+
+            enum CodingKeys: String, CodingKey, CaseIterable { case apps, environments, rootCertificatesPath }
+
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(
+                    apps: try c.decode([App].self, forKey: .apps),
+                    environments: try c.decodeIfPresent([String].self, forKey: .environments) ?? ["production"],
+                    rootCertificatesPath: try c.decodeIfPresent(String.self, forKey: .rootCertificatesPath))
+            }
+
+            /// `teamId.bundleId` of each app.
+            public var appIDs: [String] { apps.map { "\($0.teamId).\($0.bundleId)" } }
+
+            func validate() throws {
+                guard !apps.isEmpty else { throw ConfigurationError.invalid("appAttestation.apple.apps is empty: it accepts no app") }
+                for (index, app) in apps.enumerated() { try app.validate(at: "appAttestation.apple.apps[\(index)]") }
+                guard Set(appIDs).count == appIDs.count else { throw ConfigurationError.invalid("appAttestation.apple.apps names an app twice") }
+                guard !environments.isEmpty, Set(environments).count == environments.count,
+                    environments.allSatisfy({ ["production", "development"].contains($0) })
+                else {
+                    throw ConfigurationError.invalid(
+                        "appAttestation.apple.environments must list production and/or development, each once, not \(environments)")
+                }
+            }
+        }
+
+        /// An iOS app: its Team ID (10 upper-case letters and digits, from the Apple Developer account) and bundle ID.
+        public struct App: Codable, Sendable, Equatable {
+            public var teamId: String
+            public var bundleId: String
+
+            public init(teamId: String, bundleId: String) {
+                self.teamId = teamId
+                self.bundleId = bundleId
+            }
+
+            enum CodingKeys: String, CodingKey, CaseIterable { case teamId, bundleId }
+
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(teamId: try c.decode(String.self, forKey: .teamId), bundleId: try c.decode(String.self, forKey: .bundleId))
+            }
+
+            func validate(at path: String) throws {
+                // A typo here would make every attestation of the app fail its rpIdHash, so the shapes are checked at start.
+                guard teamId.utf8.count == 10, teamId.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) }) else {
+                    throw ConfigurationError.invalid("\(path).teamId \"\(teamId)\" is not a Team ID (10 of A-Z 0-9)")
+                }
+                let allowed = { (c: UInt8) in
+                    (48...57).contains(c) || (65...90).contains(c) || (97...122).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
+                }
+                guard (1...155).contains(bundleId.utf8.count), bundleId.utf8.allSatisfy(allowed), !bundleId.hasPrefix("."), !bundleId.hasSuffix(".")
+                else {
+                    throw ConfigurationError.invalid(
+                        "\(path).bundleId \"\(bundleId)\" is not a bundle ID (A-Z a-z 0-9 - . and no leading or trailing dot)")
+                }
+            }
+        }
+
+        func validate() throws {
+            guard let apple else { throw ConfigurationError.invalid("appAttestation configures no platform: set appAttestation.apple") }
+            try apple.validate()
+        }
+    }
+
+    /// What a policy set asks of the app for each operation: `off` (nothing, the default), `report` (the app is asked
+    /// to attest; the verdict is checked, recorded and audited, and the operation goes on whatever it is: for rolling
+    /// out without locking anyone out) or `require` (an operation without a valid attestation is refused). A
+    /// transaction confirmation falls back to the set's `authentication` mode.
+    public struct AppAttestationModes: Codable, Sendable, Equatable {
+        public var registration: AppAttestationMode?
+        public var authentication: AppAttestationMode?
+        public var transaction: AppAttestationMode?
+
+        public init(registration: AppAttestationMode? = nil, authentication: AppAttestationMode? = nil, transaction: AppAttestationMode? = nil) {
+            self.registration = registration
+            self.authentication = authentication
+            self.transaction = transaction
+        }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case registration, authentication, transaction }
+
+        public init(from decoder: any Decoder) throws {
+            try decoder.refuseUnknownKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                registration: try c.decodeIfPresent(AppAttestationMode.self, forKey: .registration),
+                authentication: try c.decodeIfPresent(AppAttestationMode.self, forKey: .authentication),
+                transaction: try c.decodeIfPresent(AppAttestationMode.self, forKey: .transaction))
+        }
+
+        var asksAnything: Bool { [registration, authentication, transaction].contains { $0 != nil && $0 != .off } }
+    }
+
+    /// See ``AppAttestationModes``.
+    public enum AppAttestationMode: String, Codable, Sendable, Equatable {
+        case off, report, require
+    }
+}
