@@ -237,7 +237,7 @@ let package = Package(
         .target(
             name: "MobileAuthenticationSimulator",
             dependencies: [
-                "MobileAuthenticationCore", "SecureStorage", "FIDOSimulation",
+                "AppAttestation", "MobileAuthenticationCore", "SecureStorage", "FIDOSimulation",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -379,7 +379,7 @@ let package = Package(
             dependencies: ["NevisProtocol", "JOSE", "Primitives", "UAF", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "SecureStorageTests", dependencies: ["SecureStorage", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "FuzzTargetTests", dependencies: ["FuzzTargets"]),
-        // Test only, Linux: the subset of LocalAuthentication, Security and Darwin that `ApplePlatform` calls, with
+        // Test only, Linux: the subset of LocalAuthentication, Security, DeviceCheck and Darwin that the Apple path calls, with
         // Apple's signatures, answered by a scripted device. `ApplePlatformTests` compiles the Apple path's own source
         // files (symbolic links to them) against it, so its decisions run in `swift test` without an Apple toolchain.
         .target(

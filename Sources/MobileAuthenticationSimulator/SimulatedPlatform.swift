@@ -25,6 +25,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     private let protector: SoftwareKeyProtector
     private var secureEnclave: SimulatedHardwareKeyStore?
     private var excludedFromBackup: [URL] = []
+    private var appAttestService: SimulatedAppAttest?
 
     /// A device of `profile` with its usual sensor (Face ID on iOS, a Class 3 sensor on Android), biometrics
     /// enrolled and a device lock set.
@@ -104,6 +105,10 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     /// enforces (the Linux path).
     public func enableHardwareKeyStore() { lock.withLock { if secureEnclave == nil { secureEnclave = SimulatedHardwareKeyStore(platform: self) } } }
     public var hardwareKeyStore: (any HardwareKeyStore)? { lock.withLock { secureEnclave } }
+    /// App Attest, once ``useAppAttest(_:)`` gave the device one (an iOS device without it answers no ask).
+    public var appAttest: (any AppAttestProvider)? { lock.withLock { appAttestService } }
+    /// Gives the device `service` as its App Attest (nil: none).
+    public func useAppAttest(_ service: SimulatedAppAttest?) { lock.withLock { appAttestService = service } }
     /// How many keys the simulated Secure Enclave holds.
     public var hardwareKeyCount: Int { lock.withLock { secureEnclave }?.count ?? 0 }
 

@@ -44,7 +44,7 @@ final class Environment {
 
     init(
         profile: DeviceProfile = .ios, metadataJSON: String? = nil, withPush: Bool = false, acceptedVersions: [String]? = nil,
-        limits: ServerConfiguration.Limits? = nil
+        limits: ServerConfiguration.Limits? = nil, configure: (inout ServerConfiguration, URL) throws -> Void = { _, _ in }
     ) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -64,6 +64,7 @@ final class Environment {
             configuration.dispatch.firebase = firebase.configuration
             self.firebase = firebase
         }
+        try configure(&configuration, directory)
         let clock = self.clock
         server = try await FIDOServerApplication.start(configuration: configuration, dependencies: ServerDependencies(clock: { clock.now }))
         platform = SimulatedPlatform(

@@ -30,6 +30,10 @@ public struct Configuration: Decodable, Sendable {
     public let facetId: String?
     /// Not decoded: set with ``withTransportSecurity(_:)``. Defaults to ``TransportSecurity/release``.
     public private(set) var transportSecurity: TransportSecurity = .release
+    /// How the app proves it is genuine when a server's policy asks (``AppAttestation``); nil (the default): it
+    /// answers nothing, and a server that requires it refuses with ``OperationError/AppAttestationError(cause:)``.
+    /// Set with ``withAppAttestation(_:)``.
+    public private(set) var appAttestation: AppAttestation?
 
     enum CodingKeys: String, CodingKey {
         case baseUrl, registrationRequestPath, registrationResponsePath, authenticationRequestPath, authenticationResponsePath
@@ -181,6 +185,13 @@ public struct Configuration: Decodable, Sendable {
         }
     }
 
+    /// A copy that answers a server's app attestation ask with `attestation`.
+    public func withAppAttestation(_ attestation: AppAttestation?) -> Configuration {
+        var copy = self
+        copy.appAttestation = attestation
+        return copy
+    }
+
     /// A copy using `security` for its connections.
     public func withTransportSecurity(_ security: TransportSecurity) -> Configuration {
         var copy = self
@@ -200,4 +211,16 @@ public struct Configuration: Decodable, Sendable {
         let trimmed = root.hasSuffix("/") ? String(root.dropLast()) : root
         return URL(string: trimmed + (path.hasPrefix("/") ? path : "/" + path))!
     }
+}
+
+/// How an app proves to the server that it is the genuine, untampered app (the Nevis SDK 4's app attestation): on
+/// Apple platforms Apple's App Attest (DeviceCheck). The app needs the App Attest capability (Xcode adds the
+/// `com.apple.developer.devicecheck.appattest-environment` entitlement), and the server the app's Team ID and bundle
+/// ID. Android's Play Integrity (the Nevis SDK's `AppAttestation(googleCloudProjectNumber)`) is not here yet.
+public struct AppAttestation: Sendable, Hashable {
+    enum Kind: Sendable, Hashable { case appAttest }
+    let kind: Kind
+
+    /// Apple's App Attest: one key per install, attested once per server, an assertion for every later operation.
+    public static let appAttest = AppAttestation(kind: .appAttest)
 }

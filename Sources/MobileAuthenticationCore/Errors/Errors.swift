@@ -98,8 +98,8 @@ public enum OperationError: MobileAuthenticationClientError {
     /// The server has no endpoint for the operation (404 or 405 without a UAF answer): an older backend, or one that
     /// does not offer it.
     case OperationNotSupportedByBackend(cause: (any Error)?)
-    /// The app could not prove its integrity to the backend. Never raised by this SDK: app attestation is Android
-    /// only in the Nevis SDK (Play Integrity); the case is kept so that code written against the Nevis names compiles.
+    /// The app could not prove it is genuine: App Attest failed on the device, or the server's policy requires an
+    /// attestation it did not get (UAF status 1497; the cause is the server's answer). See ``AppAttestation``.
     case AppAttestationError(cause: (any Error)?)
     case Unknown(cause: (any Error)?)
 
@@ -143,7 +143,7 @@ public enum AuthenticationError: MobileAuthenticationClientError {
     case NetworkError(cause: (any Error)?, sessionProvider: (any SessionProvider)?)
     case NoDeviceLockError(cause: (any Error)?)
     case DeviceProtectionError(cause: (any Error)?)
-    /// Never raised by this SDK: app attestation is Android only in the Nevis SDK; kept for source compatibility.
+    /// The app could not prove it is genuine (see ``OperationError/AppAttestationError(cause:)``).
     case AppAttestationError(cause: (any Error)?)
     case Unknown(cause: (any Error)?)
 

@@ -31,6 +31,13 @@ package struct LocalDispatchTarget: Codable, Hashable, Sendable {
     var extId: String
 }
 
+/// The install's App Attest key (its ID, as `DCAppAttestService` names it) and the servers (base URLs) that accepted
+/// its attestation.
+package struct LocalAppAttest: Codable, Sendable, Equatable {
+    package var keyId: String
+    package var attestedServers: [String]
+}
+
 /// Everything the SDK remembers besides secrets.
 package struct LocalStateData: Codable, Sendable {
     package var accounts: [AccountRecord] = []
@@ -41,10 +48,12 @@ package struct LocalStateData: Codable, Sendable {
     /// One per (server, user) the device registered with; the device information's id–username pairs
     /// (``publishedDeviceInformation``).
     package var dispatchTargets: [LocalDispatchTarget] = []
+    /// This install's App Attest key and the servers that have its attestation (the next operation there asserts).
+    package var appAttest: LocalAppAttest?
 
     init() {}
 
-    enum CodingKeys: String, CodingKey { case accounts, registrations, deviceInformation, registrationCounters, dispatchTargets }
+    enum CodingKeys: String, CodingKey { case accounts, registrations, deviceInformation, registrationCounters, dispatchTargets, appAttest }
     /// Members added after the first release are optional on disk, so a device's existing state still opens.
     package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -53,6 +62,7 @@ package struct LocalStateData: Codable, Sendable {
         deviceInformation = try c.decodeIfPresent(DeviceInformation.self, forKey: .deviceInformation)
         registrationCounters = try c.decode([String: UInt32].self, forKey: .registrationCounters)
         dispatchTargets = try c.decodeIfPresent([LocalDispatchTarget].self, forKey: .dispatchTargets) ?? []
+        appAttest = try c.decodeIfPresent(LocalAppAttest.self, forKey: .appAttest)
     }
 
     /// The device information the app sees: its id–username pairs are the dispatch targets (derived here, never

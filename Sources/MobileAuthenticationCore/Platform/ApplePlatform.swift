@@ -38,6 +38,8 @@ public struct ApplePlatform: Platform {
     }
 
     public var hardwareKeyStore: (any HardwareKeyStore)? { useSecureEnclave ? AppleSecureEnclave(authenticated: authenticated) : nil }
+    /// App Attest (DeviceCheck): used when the app configured ``Configuration/appAttestation`` and a server asks.
+    public var appAttest: (any AppAttestProvider)? { AppleAppAttestService() }
 
     /// The Keychain secret is already bound to this device (`…ThisDeviceOnly`), so the fingerprint only separates apps.
     public var deviceFingerprint: String { "apple|\(applicationFacetId)" }

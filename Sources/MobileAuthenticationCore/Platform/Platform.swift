@@ -98,6 +98,8 @@ public protocol Platform: Sendable {
     /// storage opens. The storage's key protection is device-bound, so a backed-up copy could never be opened on
     /// another device. Where the system makes no backups of the folder, nothing to do.
     func excludeFromBackup(_ directory: URL) throws
+    /// Apple's App Attest, where the platform has it (``AppAttestProvider``).
+    var appAttest: (any AppAttestProvider)? { get }
 }
 
 extension Platform {
@@ -109,6 +111,7 @@ extension Platform {
     public var hasDeviceLock: Bool { false }
     public var deviceLockGeneration: Int { 0 }
     public func excludeFromBackup(_ directory: URL) throws {}
+    public var appAttest: (any AppAttestProvider)? { nil }
     public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
         .notAvailable("this platform has no operating-system user verification")
     }

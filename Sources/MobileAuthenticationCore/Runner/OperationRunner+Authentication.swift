@@ -1,4 +1,5 @@
 import Foundation
+import NevisProtocol
 import Primitives
 import UAF
 
@@ -40,10 +41,10 @@ extension OperationRunner {
         let request = try decodeRequest(AuthenticationRequest.self, from: message, header: \.header)
         // A failure on the device from here on (a decline, a lock-out, no fitting authenticator) is reported to the
         // server, which ends the operation at once.
-        let (response, registration) = try await reportingFailure(
+        let (response, registration, appAttestation) = try await reportingFailure(
             header: request.header, challenge: request.challenge, server: server, path: core.configuration.authenticationResponsePath,
             emptyResponse: { AuthenticationResponse(header: $0, fcParams: $1, assertions: []) }
-        ) { () async throws(OperationError) -> (AuthenticationResponse, LocalRegistration) in
+        ) { () async throws(OperationError) -> (AuthenticationResponse, LocalRegistration, AppAttestationAnswer?) in
             let appID = try await checkAppID(request.header.appID)
             let transaction = try Self.transactionText(request.transaction)
 
@@ -92,11 +93,20 @@ extension OperationRunner {
                 keyStore: core.keyStore)
             var header = request.header
             header.appID = appID
+            // The app's attestation, when the server's policy asks for it (NevisProtocol's AppAttestationWire).
+            let appAttestation = try await self.appAttestation(asked: request.header, fcParams: fcParams, server: server)
+            header.exts = header.exts?.filter { $0.id != AppAttestationWire.extensionID }
+            if let appAttestation { header.exts = (header.exts ?? []) + [appAttestation.headerExtension] }
             let response = AuthenticationResponse(
                 header: header, fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
-            return (response, registration)
+            return (response, registration, appAttestation)
         }
-        let answer = try await sendUAFResponse(server: server, path: core.configuration.authenticationResponsePath, response: response)
+        let answer: ServerResponse
+        do { answer = try await sendUAFResponse(server: server, path: core.configuration.authenticationResponsePath, response: response) } catch {
+            if case .AppAttestationError = error { await appAttestationSettled(appAttestation, server: server, accepted: false) }
+            throw error
+        }
+        await appAttestationSettled(appAttestation, server: server, accepted: true)
         // A dispatch target missing on this server (its creation failed, or DeviceInformationSync dropped one the
         // server no longer had) is created again with the session the authentication just opened.
         _ = await createDispatchTarget(username: registration.username, server: server, authorizedBy: answer)

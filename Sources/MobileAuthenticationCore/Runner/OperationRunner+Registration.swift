@@ -49,7 +49,7 @@ extension OperationRunner {
         }
         // A failure on the device from here on (a decline, no fitting authenticator, a refused PIN) is reported to
         // the server, which ends the operation at once.
-        let (response, credential, descriptor, scheme, registrationCounter, signedEnrollment) = try await reportingFailure(
+        let (response, credential, descriptor, scheme, registrationCounter, signedEnrollment, appAttestation) = try await reportingFailure(
             header: request.header, challenge: request.challenge, server: server, path: core.configuration.registrationResponsePath,
             emptyResponse: { RegistrationResponse(header: $0, fcParams: $1, assertions: []) }
         ) { () async throws(OperationError) in
@@ -104,18 +104,33 @@ extension OperationRunner {
                     (header.exts ?? []).filter { $0.id != DeviceServiceWire.deviceIDExtension }
                     + [Extension(id: DeviceServiceWire.deviceIDExtension, data: deviceId, failIfUnknown: false)]
             }
+            // The app's attestation, when the server's policy asks for it (NevisProtocol's AppAttestationWire).
+            let appAttestation: AppAttestationAnswer?
+            do throws(OperationError) {
+                appAttestation = try await self.appAttestation(asked: request.header, fcParams: fcParams, server: server)
+            } catch {
+                credential.key.discard()
+                throw error
+            }
+            if let appAttestation {
+                header.exts = (header.exts ?? []).filter { $0.id != AppAttestationWire.extensionID } + [appAttestation.headerExtension]
+            } else {
+                header.exts = header.exts?.filter { $0.id != AppAttestationWire.extensionID }
+            }
             let response = RegistrationResponse(
                 header: header, fcParams: fcParams,
                 assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
-            return (response, credential, descriptor, scheme, registrationCounter, enrollment)
+            return (response, credential, descriptor, scheme, registrationCounter, enrollment, appAttestation)
         }
         var enrollment = signedEnrollment
         // Nothing is stored before the server accepted: a failed registration leaves no trace on the device.
         let answer: ServerResponse
         do { answer = try await sendUAFResponse(server: server, path: core.configuration.registrationResponsePath, response: response) } catch {
             credential.key.discard()
+            if case .AppAttestationError = error { await appAttestationSettled(appAttestation, server: server, accepted: false) }
             throw error
         }
+        await appAttestationSettled(appAttestation, server: server, accepted: true)
         // The first registration makes the device information's key pairs; they are committed with it.
         if data.deviceInformation == nil {
             do { try enrollment.changes.set(DeviceKeys.generate(), DeviceKeys.entry) } catch {

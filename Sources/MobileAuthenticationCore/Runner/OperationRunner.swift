@@ -145,6 +145,9 @@ package struct OperationRunner: Sendable {
         let cause = ServerStatusError(
             statusCode: statusCode, httpStatus: exchange.status,
             message: message ?? UAFStatusCode(rawValue: statusCode)?.reasonPhrase, httpError: http)
+        // 1497: the server's policy wanted proof that this is the genuine app and did not get it (NevisProtocol's
+        // AppAttestationWire): the Nevis SDK's AppAttestationError, not a protocol error.
+        if statusCode == UAFStatusCode.unacceptableClientCapabilities.rawValue { return .AppAttestationError(cause: cause) }
         return .FidoError(errorCode: .protocolError, cause: cause)
     }
 
