@@ -55,6 +55,17 @@ struct DemoTour: AsyncParsableCommand {
         // service-account key file and outbound HTTPS to oauth2.googleapis.com and fcm.googleapis.com.
         let firebase = try await FirebaseStandIn.start(directory: work.appendingPathComponent("firebase"))
         configuration.dispatch.firebase = firebase.configuration
+        // App attestation: the bank's policy requires every registration to come from its genuine app. The virtual
+        // device's App Attest is software under a root of its own (Apple's App Attest needs an iPhone), which this
+        // server is configured to trust; a production server keeps Apple's root.
+        let appAttestAuthority = try SoftwareAppAttestAuthority()
+        let appAttestRoot = work.appendingPathComponent("app-attest-root.pem")
+        try appAttestAuthority.rootPEM.write(to: appAttestRoot, atomically: true, encoding: .utf8)
+        configuration.appAttestation = .init(
+            apple: .init(
+                apps: [.init(teamId: Self.appAttestTeamID, bundleId: Self.appAttestBundleID)], environments: ["development"],
+                rootCertificatesPath: appAttestRoot.path))
+        configuration.policies = ["default": .init(appAttestation: .init(registration: .require))]
         let server = try await FIDOServerApplication.start(
             configuration: configuration,
             dependencies: ServerDependencies(
@@ -63,11 +74,17 @@ struct DemoTour: AsyncParsableCommand {
         narrator.line("server", "listening on \(server.baseURL.absoluteString) with TLS (self-signed development certificate), SQLite \(database)")
         narrator.line("rp", "JWKS \(jwksPath) (ES256 key \(relyingParty.kid)); issuer \(relyingParty.issuer), audience \(relyingParty.audience)")
         narrator.line("server", "push: FCM HTTP v1 at \(firebase.baseURL) (a local stand-in), service account \(firebase.clientEmail)")
+        narrator.line(
+            "server", "app attestation required for registration: App Attest of \(Self.appAttestTeamID).\(Self.appAttestBundleID) (development)")
 
         var failed = false
         do {
             try await runDevice(
-                server: server, relyingParty: relyingParty, firebase: firebase, storage: work.appendingPathComponent("device"), narrator: narrator)
+                server: server, relyingParty: relyingParty, firebase: firebase, appAttest: appAttestAuthority,
+                storage: work.appendingPathComponent("device"), narrator: narrator)
+            try await runAppAttestation(
+                server: server, relyingParty: relyingParty, genuine: appAttestAuthority, storage: work.appendingPathComponent("devices-not-genuine"),
+                narrator: narrator)
             try await runPasskeys(server: server, relyingParty: relyingParty, narrator: narrator)
         } catch {
             narrator.line("demo", "FAILED: \(error)")
@@ -77,7 +94,7 @@ struct DemoTour: AsyncParsableCommand {
         try await firebase.stop()
         if failed { throw ExitCode.failure }
         narrator.step(
-            "Done: registration (PIN, password, Face ID, QR code), authentication, transaction confirmation (in band and by encrypted push), pending operations, PIN change, token verification, deregistration and a passkey for the web (registration, sign-in with and without a username, a phishing origin refused) behaved as they must"
+            "Done: registration (PIN, password, Face ID, QR code) by the genuine app only (App Attest), authentication, transaction confirmation (in band and by encrypted push), pending operations, PIN change, token verification, deregistration and a passkey for the web (registration, sign-in with and without a username, a phishing origin refused) behaved as they must"
         )
     }
 
@@ -103,6 +120,7 @@ struct DemoTour: AsyncParsableCommand {
     ) async throws {
         let configuration = Configuration(baseUrl: server.baseURL, facetId: platform.applicationFacetId)
             .withTransportSecurity(.debug(trustedCertificatesPEM: [server.certificatePEM]))
+            .withAppAttestation(.appAttest)
         let client = try await MobileAuthenticationClientInitializer()
             .configuration(configuration).platform(platform)
             .httpTrace { narrator.trace($0) }
@@ -115,10 +133,12 @@ struct DemoTour: AsyncParsableCommand {
     }
 
     func runDevice(
-        server: RunningFIDOServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, storage: URL, narrator: Narrator
+        server: RunningFIDOServer, relyingParty: LocalRelyingParty, firebase: FirebaseStandIn, appAttest: SoftwareAppAttestAuthority,
+        storage: URL, narrator: Narrator
     ) async throws {
-        narrator.step("Create a virtual device")
+        narrator.step("Create a virtual device running the bank's genuine app (with App Attest)")
         let platform = SimulatedPlatform(storageDirectory: storage)
+        platform.useAppAttest(SimulatedAppAttest(authority: appAttest, appID: Self.appAttestAppID, clock: { platform.now() }))
         // A copy of the device taken after registration, to show later that the server, not the device, decides.
         let copy = storage.deletingLastPathComponent().appendingPathComponent("device-copy")
         try await withClient(server: server, platform: platform, narrator: narrator) { client in
