@@ -54,4 +54,20 @@ final class JOSEInteroperabilityTests: XCTestCase {
         let token = try peer("sign-jws", jwk, "signed by jwcrypto")
         XCTAssertEqual(String(decoding: try JWS.verify(token, key: key.publicKey).payload, as: UTF8.self), "signed by jwcrypto")
     }
+
+    func testJwcryptoDecryptsOurKeyWrappedJWE() throws {
+        let key = SymmetricKey(size: .bits256)
+        let token = try KeyWrappedJWE.encrypt(Array("a Play Integrity verdict".utf8), key: key)
+        XCTAssertEqual(try peer("unwrap-jwe", octJWK(key), token), "a Play Integrity verdict")
+    }
+
+    func testWeDecryptJwcryptosKeyWrappedJWE() throws {
+        let key = SymmetricKey(size: .bits256)
+        let token = try peer("wrap-jwe", octJWK(key), "wrapped by jwcrypto")
+        XCTAssertEqual(String(decoding: try KeyWrappedJWE.decrypt(token, key: key), as: UTF8.self), "wrapped by jwcrypto")
+    }
+
+    private func octJWK(_ key: SymmetricKey) -> String {
+        #"{"kty":"oct","k":"\#(key.withUnsafeBytes { Base64URL.encode(Array($0)) })"}"#
+    }
 }
