@@ -79,11 +79,12 @@ let package = Package(
             ]
         ),
         // What proves an app genuine to its server: Apple's App Attest (attestation and assertions, verified as Apple
-        // documents them, Apple's root shipped). Knows neither UAF nor HTTP.
+        // documents them, Apple's root shipped) and Google's Play Integrity verdicts (local decryption). Knows neither
+        // UAF nor HTTP.
         .target(
             name: "AppAttestation",
             dependencies: [
-                "CBOR",
+                "CBOR", "JOSE", "Primitives",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -246,7 +247,7 @@ let package = Package(
         .target(
             name: "FIDOSimulation",
             dependencies: [
-                "AppAttestation", "CBOR", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
+                "AppAttestation", "CBOR", "JOSE", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -365,7 +366,7 @@ let package = Package(
         .testTarget(
             name: "AppAttestationTests",
             dependencies: [
-                "AppAttestation", "CBOR", "FIDOSimulation", "TestSupport",
+                "AppAttestation", "CBOR", "FIDOSimulation", "JOSE", "Primitives", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Primitives
 import UAF
 import WireJSON
 
@@ -18,20 +19,25 @@ public enum AppAttestationWire {
     /// The largest `data` a server reads: an App Attest object of 32 KiB in base64url, and its JSON.
     public static let maximumDataBytes = 32 * 1024 * 4 / 3 + 512
 
-    /// What an app answers: its App Attest key ID and, the first time it uses the key with this server, the
-    /// attestation object; afterwards an assertion. Binary values are base64url.
+    /// What an app answers. On Apple (`platform` `apple`): its App Attest key ID and, the first time it uses the key
+    /// with this server, the attestation object; afterwards an assertion. On Android (`android`): a Play Integrity
+    /// token from a standard request whose `requestHash` is ``requestHash(fcParams:)``. Binary values are base64url.
     public struct Answer: Codable, Sendable, Equatable {
-        /// `apple` (App Attest).
+        /// `apple` (App Attest) or `android` (Play Integrity).
         public var platform: String
-        public var keyId: String
+        public var keyId: String?
         public var attestation: String?
         public var assertion: String?
+        public var playIntegrityToken: String?
 
-        public init(platform: String, keyId: String, attestation: String? = nil, assertion: String? = nil) {
+        public init(
+            platform: String, keyId: String? = nil, attestation: String? = nil, assertion: String? = nil, playIntegrityToken: String? = nil
+        ) {
             self.platform = platform
             self.keyId = keyId
             self.attestation = attestation
             self.assertion = assertion
+            self.playIntegrityToken = playIntegrityToken
         }
 
         /// The response header's extension that carries this answer.
@@ -48,4 +54,8 @@ public enum AppAttestationWire {
 
     /// SHA-256 of the response's `fcParams` (UTF-8, as sent): what App Attest signs.
     public static func clientDataHash(fcParams: String) -> [UInt8] { Array(SHA256.hash(data: Array(fcParams.utf8))) }
+
+    /// The `requestHash` an Android app gives Play Integrity's standard request: base64url (no padding) of
+    /// ``clientDataHash(fcParams:)``.
+    public static func requestHash(fcParams: String) -> String { Base64URL.encode(clientDataHash(fcParams: fcParams)) }
 }

@@ -305,7 +305,7 @@ final class AppAttestationRouteTests: XCTestCase {
                 .init(apple: .init(apps: [Self.app], environments: ["staging"])),
                 "appAttestation.apple.environments must list production and/or development, each once, not [\"staging\"]"
             ),
-            (.init(), "appAttestation configures no platform: set appAttestation.apple"),
+            (.init(), "appAttestation configures no platform: set appAttestation.apple or appAttestation.android"),
         ]
         for (section, message) in cases {
             var configuration = InProcessServer.configuration()
@@ -329,5 +329,138 @@ final class AppAttestationRouteTests: XCTestCase {
         XCTAssertThrowsError(try JSONDecoder().decode(ServerConfiguration.self, from: Data(misspelt.utf8)))
         let unknownKey = json.replacingOccurrences(of: "\"bundleId\"", with: "\"bundleID\"")
         XCTAssertThrowsError(try JSONDecoder().decode(ServerConfiguration.self, from: Data(unknownKey.utf8)))
+    }
+
+    // MARK: Android (Play Integrity)
+
+    static let digest = "8P1sW0EPJcslw7UzRsiXL64w-O50Ed-RBICtay1g24M"
+
+    /// A server that verifies `google`'s tokens for the test package, its keys in files, with `modes` in the default set.
+    func androidConfiguration(_ google: SoftwarePlayIntegrity, _ modes: ServerConfiguration.AppAttestationModes) throws -> ServerConfiguration {
+        var configuration = InProcessServer.configuration()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("play-integrity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
+        let decryption = directory.appendingPathComponent("decryption.key")
+        let verification = directory.appendingPathComponent("verification.key")
+        try google.decryptionKeyBase64.write(to: decryption, atomically: true, encoding: .utf8)
+        try google.verificationKeyBase64.write(to: verification, atomically: true, encoding: .utf8)
+        configuration.appAttestation = .init(
+            android: .init(
+                packageName: "ch.nevis.mauth.virtualdevice", certificateSha256Digests: [Self.digest], decryptionKeyPath: decryption.path,
+                verificationKeyPath: verification.path))
+        configuration.policies = ["default": .init(appAttestation: modes)]
+        return configuration
+    }
+
+    func registerOnAndroid(_ server: InProcessServer, _ google: SoftwarePlayIntegrity, requestHash: ((String) -> String)? = nil) async throws -> Int {
+        let request = try await server.registrationRequest(username: "alice")
+        var response = try SoftwareAuthenticator().register(request, serverAppID: server.appID)
+        let hash = requestHash?(response.fcParams) ?? AppAttestationWire.requestHash(fcParams: response.fcParams)
+        let token = try google.token(
+            .init(packageName: "ch.nevis.mauth.virtualdevice", certificateSha256Digests: [Self.digest]), requestHash: hash,
+            timestamp: server.clock.now)
+        response.header.exts = [try AppAttestationWire.Answer(platform: "android", playIntegrityToken: token).headerExtension()]
+        return try await server.send("/nevisfido/uaf/1.1/registration", response).statusCode
+    }
+
+    func testRequireRegistersAnAndroidAppWithAPlayIntegrityTokenForThisOperation() async throws {
+        let google = SoftwarePlayIntegrity()
+        try await InProcessServer.with(try androidConfiguration(google, .init(registration: .require))) { server in
+            let status = try await self.registerOnAndroid(server, google)
+            XCTAssertEqual(status, 1200)
+            let verified = self.events(try await self.auditEvents(server), "app attestation verified")
+            XCTAssertEqual(
+                verified,
+                [
+                    "registration: android ch.nevis.mauth.virtualdevice: PLAY_RECOGNIZED, MEETS_BASIC_INTEGRITY MEETS_DEVICE_INTEGRITY, LICENSED (require)"
+                ])
+        }
+    }
+
+    func testRequireRefusesAPlayIntegrityTokenMadeForAnotherRequest() async throws {
+        let google = SoftwarePlayIntegrity()
+        try await InProcessServer.with(try androidConfiguration(google, .init(registration: .require))) { server in
+            let status = try await self.registerOnAndroid(server, google) { _ in AppAttestationWire.requestHash(fcParams: "another operation") }
+            XCTAssertEqual(status, 1497)
+            let refusals = self.events(try await self.auditEvents(server), "app attestation refused")
+            XCTAssertEqual(refusals, ["registration: Play Integrity token refused: requestHashMismatch; refused"])
+        }
+    }
+
+    func testRequireRefusesATokenUnderKeysTheServerWasNotGiven() async throws {
+        try await InProcessServer.with(try androidConfiguration(SoftwarePlayIntegrity(), .init(registration: .require))) { server in
+            let status = try await self.registerOnAndroid(server, SoftwarePlayIntegrity())
+            XCTAssertEqual(status, 1497)
+        }
+    }
+
+    func testAnAndroidConfigurationIsCheckedAtStart() throws {
+        let cases: [(ServerConfiguration.AppAttestation.Android, String)] = [
+            (
+                .init(packageName: "bank", certificateSha256Digests: [Self.digest]),
+                "appAttestation.android.packageName \"bank\" is not an Android package name"
+            ),
+            (
+                .init(packageName: "ch.example.bank", certificateSha256Digests: []),
+                "appAttestation.android.certificateSha256Digests is empty: it accepts no app"
+            ),
+            (
+                .init(packageName: "ch.example.bank", certificateSha256Digests: ["AB:CD"]),
+                "appAttestation.android.certificateSha256Digests: \"AB:CD\" is not a SHA-256 digest in base64url without padding"
+            ),
+            (
+                .init(packageName: "ch.example.bank", certificateSha256Digests: [Self.digest], deviceIntegrity: "MEETS_VIRTUAL_INTEGRITY"),
+                "appAttestation.android.deviceIntegrity must be MEETS_BASIC_INTEGRITY, MEETS_DEVICE_INTEGRITY, MEETS_STRONG_INTEGRITY or null, not MEETS_VIRTUAL_INTEGRITY"
+            ),
+            (
+                .init(packageName: "ch.example.bank", certificateSha256Digests: [Self.digest], maximumAgeSeconds: 5),
+                "appAttestation.android.maximumAgeSeconds must be 10...3600"
+            ),
+        ]
+        for (android, message) in cases {
+            var configuration = InProcessServer.configuration()
+            configuration.appAttestation = .init(android: android)
+            XCTAssertThrowsError(try configuration.validate(), message) { error in
+                XCTAssertEqual(error as? ServerConfiguration.ConfigurationError, .invalid(message))
+            }
+        }
+    }
+
+    /// The keys are secrets: a bad one stops the start, and the message says where it came from, not what it holds.
+    func testAPlayIntegrityKeyThatIsNotWhatTheConsoleShowsStopsTheStartWithoutShowingIt() throws {
+        let android = ServerConfiguration.AppAttestation.Android(packageName: "ch.example.bank", certificateSha256Digests: [Self.digest])
+        var configuration = InProcessServer.configuration()
+        configuration.appAttestation = .init(android: android)
+        let secret = "not-base64-secret!"
+        let cases: [([String: String], String)] = [
+            ([:], "appAttestation.android needs appAttestation.android.decryptionKeyPath or MAUTH_PLAY_INTEGRITY_DECRYPTION_KEY"),
+            (["MAUTH_PLAY_INTEGRITY_DECRYPTION_KEY": secret], "MAUTH_PLAY_INTEGRITY_DECRYPTION_KEY is not base64"),
+            (
+                ["MAUTH_PLAY_INTEGRITY_DECRYPTION_KEY": Data(count: 16).base64EncodedString()],
+                "the Play Integrity decryption key is not 32 bytes (AES-256)"
+            ),
+            (
+                [
+                    "MAUTH_PLAY_INTEGRITY_DECRYPTION_KEY": Data(count: 32).base64EncodedString(),
+                    "MAUTH_PLAY_INTEGRITY_VERIFICATION_KEY": Data(count: 91).base64EncodedString(),
+                ],
+                "the Play Integrity verification key is not a DER P-256 public key"
+            ),
+        ]
+        for (environment, message) in cases {
+            XCTAssertThrowsError(try AppAttestationSettings(configuration, environment: environment)) { error in
+                XCTAssertEqual(error as? ServerConfiguration.ConfigurationError, .invalid(message))
+                XCTAssertFalse("\(error)".contains(secret))
+            }
+        }
+        let google = SoftwarePlayIntegrity()
+        let settings = try AppAttestationSettings(
+            configuration,
+            environment: [
+                "MAUTH_PLAY_INTEGRITY_DECRYPTION_KEY": google.decryptionKeyBase64,
+                "MAUTH_PLAY_INTEGRITY_VERIFICATION_KEY": google.verificationKeyBase64,
+            ])
+        XCTAssertNotNil(settings)
     }
 }

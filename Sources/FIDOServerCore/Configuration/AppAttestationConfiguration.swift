@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 extension ServerConfiguration {
     /// The apps whose genuineness the server can check (App attestation, `appAttestation`): which apps, which
@@ -7,15 +8,104 @@ extension ServerConfiguration {
     public struct AppAttestation: Codable, Sendable, Equatable {
         /// Apple's App Attest, for the iOS apps.
         public var apple: Apple?
+        /// Google's Play Integrity, for the Android app.
+        public var android: Android?
 
-        public init(apple: Apple? = nil) { self.apple = apple }
+        public init(apple: Apple? = nil, android: Android? = nil) {
+            self.apple = apple
+            self.android = android
+        }
 
-        enum CodingKeys: String, CodingKey, CaseIterable { case apple }
+        enum CodingKeys: String, CodingKey, CaseIterable { case apple, android }
 
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             apple = try c.decodeIfPresent(Apple.self, forKey: .apple)
+            android = try c.decodeIfPresent(Android.self, forKey: .android)
+        }
+
+        /// Google's Play Integrity in "local decryption" mode: the app, its signing certificates, the two keys from
+        /// the Play Console and the verdicts required.
+        public struct Android: Codable, Sendable, Equatable {
+            /// The Android package name.
+            public var packageName: String
+            /// SHA-256 digests of the app's signing certificates, base64url without padding as Google writes them
+            /// (the Play Console's "App signing key certificate").
+            public var certificateSha256Digests: [String]
+            /// A file holding the decryption key as the Play Console shows it (base64 of 32 bytes); or the
+            /// environment variable `MAUTH_PLAY_INTEGRITY_DECRYPTION_KEY`, which wins.
+            public var decryptionKeyPath: String?
+            /// A file holding the verification key as the Play Console shows it (base64 of a DER P-256 public key); or
+            /// `MAUTH_PLAY_INTEGRITY_VERIFICATION_KEY`, which wins.
+            public var verificationKeyPath: String?
+            /// `appRecognitionVerdict` must be `PLAY_RECOGNIZED`.
+            public var appRecognized: Bool
+            /// The least `deviceRecognitionVerdict` (`MEETS_BASIC_INTEGRITY`, `MEETS_DEVICE_INTEGRITY`,
+            /// `MEETS_STRONG_INTEGRITY`); null accepts any device.
+            public var deviceIntegrity: String?
+            /// `appLicensingVerdict` must be `LICENSED`.
+            public var licensed: Bool
+            /// How old a token may be, in seconds.
+            public var maximumAgeSeconds: Int
+
+            public init(
+                packageName: String, certificateSha256Digests: [String], decryptionKeyPath: String? = nil, verificationKeyPath: String? = nil,
+                appRecognized: Bool = true, deviceIntegrity: String? = "MEETS_DEVICE_INTEGRITY", licensed: Bool = false, maximumAgeSeconds: Int = 120
+            ) {
+                self.packageName = packageName
+                self.certificateSha256Digests = certificateSha256Digests
+                self.decryptionKeyPath = decryptionKeyPath
+                self.verificationKeyPath = verificationKeyPath
+                self.appRecognized = appRecognized
+                self.deviceIntegrity = deviceIntegrity
+                self.licensed = licensed
+                self.maximumAgeSeconds = maximumAgeSeconds
+            }
+
+            enum CodingKeys: String, CodingKey, CaseIterable {
+                case packageName, certificateSha256Digests, decryptionKeyPath, verificationKeyPath, appRecognized, deviceIntegrity, licensed
+                case maximumAgeSeconds
+            }
+
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                let d = Android(packageName: "", certificateSha256Digests: [])
+                self.init(
+                    packageName: try c.decode(String.self, forKey: .packageName),
+                    certificateSha256Digests: try c.decode([String].self, forKey: .certificateSha256Digests),
+                    decryptionKeyPath: try c.decodeIfPresent(String.self, forKey: .decryptionKeyPath),
+                    verificationKeyPath: try c.decodeIfPresent(String.self, forKey: .verificationKeyPath),
+                    appRecognized: try c.decodeIfPresent(Bool.self, forKey: .appRecognized) ?? d.appRecognized,
+                    deviceIntegrity: c.contains(.deviceIntegrity) ? try c.decodeIfPresent(String.self, forKey: .deviceIntegrity) : d.deviceIntegrity,
+                    licensed: try c.decodeIfPresent(Bool.self, forKey: .licensed) ?? d.licensed,
+                    maximumAgeSeconds: try c.decodeIfPresent(Int.self, forKey: .maximumAgeSeconds) ?? d.maximumAgeSeconds)
+            }
+
+            func validate() throws {
+                let path = "appAttestation.android"
+                let parts = packageName.split(separator: ".", omittingEmptySubsequences: false)
+                guard parts.count >= 2, packageName.utf8.count <= 255,
+                    parts.allSatisfy({ part in
+                        !part.isEmpty
+                            && part.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 95 }
+                    })
+                else { throw ConfigurationError.invalid("\(path).packageName \"\(packageName)\" is not an Android package name") }
+                guard !certificateSha256Digests.isEmpty else {
+                    throw ConfigurationError.invalid("\(path).certificateSha256Digests is empty: it accepts no app")
+                }
+                for digest in certificateSha256Digests where Base64URL.decodeBytes(digest)?.count != 32 || digest.hasSuffix("=") {
+                    throw ConfigurationError.invalid(
+                        "\(path).certificateSha256Digests: \"\(digest)\" is not a SHA-256 digest in base64url without padding")
+                }
+                if let deviceIntegrity, !["MEETS_BASIC_INTEGRITY", "MEETS_DEVICE_INTEGRITY", "MEETS_STRONG_INTEGRITY"].contains(deviceIntegrity) {
+                    throw ConfigurationError.invalid(
+                        "\(path).deviceIntegrity must be MEETS_BASIC_INTEGRITY, MEETS_DEVICE_INTEGRITY, MEETS_STRONG_INTEGRITY or null, not \(deviceIntegrity)"
+                    )
+                }
+                guard (10...3600).contains(maximumAgeSeconds) else { throw ConfigurationError.invalid("\(path).maximumAgeSeconds must be 10...3600") }
+            }
         }
 
         /// Apple's App Attest (DeviceCheck): the app IDs, the environments and the root.
@@ -97,8 +187,11 @@ extension ServerConfiguration {
         }
 
         func validate() throws {
-            guard let apple else { throw ConfigurationError.invalid("appAttestation configures no platform: set appAttestation.apple") }
-            try apple.validate()
+            guard apple != nil || android != nil else {
+                throw ConfigurationError.invalid("appAttestation configures no platform: set appAttestation.apple or appAttestation.android")
+            }
+            try apple?.validate()
+            try android?.validate()
         }
     }
 

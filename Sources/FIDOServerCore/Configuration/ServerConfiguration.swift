@@ -305,6 +305,11 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             resolve(&apple.rootCertificatesPath)
             appAttestation?.apple = apple
         }
+        if var android = appAttestation?.android {
+            resolve(&android.decryptionKeyPath)
+            resolve(&android.verificationKeyPath)
+            appAttestation?.android = android
+        }
     }
 
     /// Refuses a server that would trust no app: without `facets` or `facetsPath` every response fails the facet

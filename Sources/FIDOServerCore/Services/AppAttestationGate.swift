@@ -88,16 +88,38 @@ package struct AppAttestationGate: Sendable {
                 reason: "the \(AppAttestationWire.extensionID) extension must appear once, at most \(AppAttestationWire.maximumDataBytes) bytes")
         }
         guard let answer = try? WireJSONDecoder().decode(AppAttestationWire.Answer.self, from: data) else {
-            throw Refused(reason: "the extension is not a JSON object with platform and keyId")
+            throw Refused(reason: "the extension is not a JSON object with platform")
         }
-        guard answer.platform == "apple" else {
-            throw Refused(reason: "platform \(UntrustedText.quoted(answer.platform, limit: 32)) is not supported")
+        switch answer.platform {
+        case "apple": return try await verifyApple(answer, fcParams: fcParams)
+        case "android": return try verifyAndroid(answer, fcParams: fcParams)
+        default: throw Refused(reason: "platform \(UntrustedText.quoted(answer.platform, limit: 32)) is not supported")
         }
+    }
+
+    /// A Play Integrity token for this operation's request hash, under the configured keys and verdicts. Nothing is
+    /// stored: the token is good for this operation only (its hash covers the one-time challenge).
+    private func verifyAndroid(_ answer: AppAttestationWire.Answer, fcParams: String) throws -> String {
+        guard let android = settings.android else { throw Refused(reason: "Play Integrity is not configured (appAttestation.android)") }
+        guard let token = answer.playIntegrityToken else { throw Refused(reason: "the android answer carries no playIntegrityToken") }
+        let verdict: PlayIntegrity.Verdict
+        do { verdict = try android.verify(token, requestHash: AppAttestationWire.requestHash(fcParams: fcParams), at: environment.clock()) } catch {
+            throw Refused(reason: "\(error)")
+        }
+        let licence = verdict.appLicensingVerdict.map { ", \($0)" } ?? ""
+        return
+            "android \(verdict.packageName): \(verdict.appRecognitionVerdict), \(verdict.deviceRecognitionVerdict.joined(separator: " "))\(licence)"
+    }
+
+    /// An App Attest attestation (the key's first use here) or assertion.
+    private func verifyApple(_ answer: AppAttestationWire.Answer, fcParams: String) async throws -> String {
         guard let apple else { throw Refused(reason: "App Attest is not configured (appAttestation.apple)") }
-        guard let keyID = Base64URL.decodeBytes(answer.keyId), keyID.count == 32 else { throw Refused(reason: "keyId is not 32 bytes of base64url") }
+        guard let keyId = answer.keyId, let keyID = Base64URL.decodeBytes(keyId), keyID.count == 32 else {
+            throw Refused(reason: "keyId is not 32 bytes of base64url")
+        }
         let clientDataHash = AppAttestationWire.clientDataHash(fcParams: fcParams)
         let now = environment.clock()
-        let label = "key \(String(answer.keyId.prefix(10)))…"
+        let label = "key \(String(keyId.prefix(10)))…"
         switch (answer.attestation, answer.assertion) {
         case (let attestation?, nil):
             guard let object = Base64URL.decodeBytes(attestation) else { throw Refused(reason: "attestation is not base64url") }

@@ -1,4 +1,5 @@
 import AppAttestation
+import Crypto
 import Foundation
 import SwiftASN1
 import X509
@@ -8,9 +9,11 @@ import X509
 package struct AppAttestationSettings: Sendable {
     let policies: [String: ServerConfiguration.NamedPolicy]
     let apple: AppleAppAttest?
+    let android: PlayIntegrity?
 
-    package init(_ configuration: ServerConfiguration) throws {
+    package init(_ configuration: ServerConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         policies = configuration.policies
+        android = try configuration.appAttestation?.android.map { try Self.playIntegrity($0, environment: environment) }
         guard let settings = configuration.appAttestation?.apple else {
             apple = nil
             return
@@ -28,5 +31,42 @@ package struct AppAttestationSettings: Sendable {
         }
         apple = AppleAppAttest(
             appIDs: settings.appIDs, environments: Set(settings.environments.compactMap(AppAttestEnvironment.init(rawValue:))), roots: roots)
+    }
+}
+
+extension AppAttestationSettings {
+    /// Play Integrity with the keys from the environment or the files the configuration names: a key that is
+    /// missing or not what the Play Console shows refuses the start.
+    static func playIntegrity(_ android: ServerConfiguration.AppAttestation.Android, environment: [String: String]) throws -> PlayIntegrity {
+        func base64(_ variable: String, _ path: String?, setting: String) throws -> Data {
+            let text: String
+            if let value = environment[variable] {
+                text = value
+            } else if let path {
+                text = String(decoding: try ServerConfiguration.readFile(path, setting: setting), as: UTF8.self)
+            } else {
+                throw ServerConfiguration.ConfigurationError.invalid("appAttestation.android needs \(setting) or \(variable)")
+            }
+            guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                // The value is a secret: the message names where it came from, never what it holds.
+                throw ServerConfiguration.ConfigurationError.invalid("\(environment[variable] != nil ? variable : setting) is not base64")
+            }
+            return data
+        }
+        let decryption = try base64(
+            "MAUTH_PLAY_INTEGRITY_DECRYPTION_KEY", android.decryptionKeyPath, setting: "appAttestation.android.decryptionKeyPath")
+        guard decryption.count == 32 else {
+            throw ServerConfiguration.ConfigurationError.invalid("the Play Integrity decryption key is not 32 bytes (AES-256)")
+        }
+        let verification = try base64(
+            "MAUTH_PLAY_INTEGRITY_VERIFICATION_KEY", android.verificationKeyPath, setting: "appAttestation.android.verificationKeyPath")
+        guard let verificationKey = try? P256.Signing.PublicKey(derRepresentation: verification) else {
+            throw ServerConfiguration.ConfigurationError.invalid("the Play Integrity verification key is not a DER P-256 public key")
+        }
+        var requirements = PlayIntegrity.Requirements(
+            packageName: android.packageName, certificateSha256Digests: Set(android.certificateSha256Digests), appRecognized: android.appRecognized,
+            deviceIntegrity: android.deviceIntegrity, licensed: android.licensed, maximumAge: TimeInterval(android.maximumAgeSeconds))
+        requirements.allowedSkew = 60
+        return PlayIntegrity(decryptionKey: SymmetricKey(data: decryption), verificationKey: verificationKey, requirements: requirements)
     }
 }
