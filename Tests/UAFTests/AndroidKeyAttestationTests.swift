@@ -92,6 +92,39 @@ final class AndroidKeyAttestationTests: XCTestCase {
         XCTAssertEqual(verified.first?.attestationType, .basicFull)
     }
 
+    /// The app and boot the Android system and the secure hardware wrote reach the relying party with the key.
+    func testTheVerifiedKeyCarriesTheAppAndBootItsAttestationNames() async throws {
+        var description = Self.valid()
+        description.applicationID = .init(packages: [.init(name: "ch.example.bank", version: 42)], signatureDigests: [Array(repeating: 7, count: 32)])
+        description.rootOfTrust = .init(verifiedBootKey: Array(repeating: 1, count: 32), deviceLocked: true, verifiedBootState: .verified)
+        let verified = try await verify(description: description)
+        XCTAssertEqual(verified.first?.androidKeyDescription, description)
+        XCTAssertEqual(verified.first?.androidKeyDescription?.applicationID?.packages.first?.name, "ch.example.bank")
+    }
+
+    func testASurrogateRegistrationCarriesNoAndroidKeyDescription() async throws {
+        let verified = try await verify()
+        XCTAssertNotNil(verified.first?.androidKeyDescription, "a key attestation without app or boot still carries its description")
+        XCTAssertNil(verified.first?.androidKeyDescription?.applicationID)
+    }
+
+    func testTheAppAndBootReadBackAsWrittenAndAMalformedOneReadsAsAbsent() throws {
+        var description = Self.valid()
+        description.applicationID = .init(
+            packages: [.init(name: "ch.example.bank", version: 7), .init(name: "ch.example.shared", version: 1)],
+            signatureDigests: [Array(repeating: 3, count: 32)])
+        description.rootOfTrust = .init(verifiedBootKey: [9, 9], deviceLocked: false, verifiedBootState: .unverified)
+        XCTAssertEqual(try AndroidKeyDescription(derEncoded: try description.derEncoded()[...]), description)
+        // A package name that is not UTF-8 makes the app identity unreadable, not the whole description.
+        var bytes = try description.derEncoded()
+        let name = Array("ch.example.bank".utf8)
+        let at = try XCTUnwrap(bytes.indices.first { Array(bytes[$0..<($0 + name.count)]) == name })
+        bytes[at] = 0xFF
+        let reread = try AndroidKeyDescription(derEncoded: bytes[...])
+        XCTAssertNil(reread.applicationID)
+        XCTAssertEqual(reread.rootOfTrust, description.rootOfTrust)
+    }
+
     func testAChainWithoutItsRootVerifiesAgainstTheKeyThatSignedItsTop() async throws {
         let verified = try await verify(includeRoot: false)
         XCTAssertEqual(verified.first?.attestationType, .basicFull)

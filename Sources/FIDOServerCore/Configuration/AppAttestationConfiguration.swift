@@ -48,10 +48,16 @@ extension ServerConfiguration {
             public var licensed: Bool
             /// How old a token may be, in seconds.
             public var maximumAgeSeconds: Int
+            /// A registration whose UAF key comes with an Android key attestation: the secure hardware must have seen a
+            /// verified boot (`rootOfTrust.verifiedBootState` Verified).
+            public var requireVerifiedBoot: Bool
+            /// The same: the bootloader must be locked (`rootOfTrust.deviceLocked`).
+            public var requireLockedBootloader: Bool
 
             public init(
                 packageName: String, certificateSha256Digests: [String], decryptionKeyPath: String? = nil, verificationKeyPath: String? = nil,
-                appRecognized: Bool = true, deviceIntegrity: String? = "MEETS_DEVICE_INTEGRITY", licensed: Bool = false, maximumAgeSeconds: Int = 120
+                appRecognized: Bool = true, deviceIntegrity: String? = "MEETS_DEVICE_INTEGRITY", licensed: Bool = false, maximumAgeSeconds: Int = 120,
+                requireVerifiedBoot: Bool = true, requireLockedBootloader: Bool = true
             ) {
                 self.packageName = packageName
                 self.certificateSha256Digests = certificateSha256Digests
@@ -61,11 +67,13 @@ extension ServerConfiguration {
                 self.deviceIntegrity = deviceIntegrity
                 self.licensed = licensed
                 self.maximumAgeSeconds = maximumAgeSeconds
+                self.requireVerifiedBoot = requireVerifiedBoot
+                self.requireLockedBootloader = requireLockedBootloader
             }
 
             enum CodingKeys: String, CodingKey, CaseIterable {
                 case packageName, certificateSha256Digests, decryptionKeyPath, verificationKeyPath, appRecognized, deviceIntegrity, licensed
-                case maximumAgeSeconds
+                case maximumAgeSeconds, requireVerifiedBoot, requireLockedBootloader
             }
 
             public init(from decoder: any Decoder) throws {
@@ -80,7 +88,9 @@ extension ServerConfiguration {
                     appRecognized: try c.decodeIfPresent(Bool.self, forKey: .appRecognized) ?? d.appRecognized,
                     deviceIntegrity: c.contains(.deviceIntegrity) ? try c.decodeIfPresent(String.self, forKey: .deviceIntegrity) : d.deviceIntegrity,
                     licensed: try c.decodeIfPresent(Bool.self, forKey: .licensed) ?? d.licensed,
-                    maximumAgeSeconds: try c.decodeIfPresent(Int.self, forKey: .maximumAgeSeconds) ?? d.maximumAgeSeconds)
+                    maximumAgeSeconds: try c.decodeIfPresent(Int.self, forKey: .maximumAgeSeconds) ?? d.maximumAgeSeconds,
+                    requireVerifiedBoot: try c.decodeIfPresent(Bool.self, forKey: .requireVerifiedBoot) ?? d.requireVerifiedBoot,
+                    requireLockedBootloader: try c.decodeIfPresent(Bool.self, forKey: .requireLockedBootloader) ?? d.requireLockedBootloader)
             }
 
             func validate() throws {

@@ -1,4 +1,5 @@
 import AppAttestation
+import FIDOAttestation
 import Foundation
 import NevisProtocol
 import Primitives
@@ -51,22 +52,30 @@ package struct AppAttestationGate: Sendable {
     }
 
     /// A verdict that refuses: the reason, for the audit line and the description.
-    struct Refused: Error, CustomStringConvertible {
-        let reason: String
-        var description: String { "app attestation refused: \(reason)" }
+    package struct Refused: Error, CustomStringConvertible {
+        package let reason: String
+        package var description: String { "app attestation refused: \(reason)" }
     }
 
     /// Checks the app attestation of a response to a request for `operation` that asked `asked` of the app
     /// (``UAFCeremony/appAttestation``), records it (the key, its counter) and audits the verdict. Under `require`
     /// a missing or failed attestation throws ``Refused``; under `report` it is audited and the operation goes on.
     /// Nothing when the request asked nothing.
-    func check(_ operation: Operation, asked: String?, header: OperationHeader, fcParams: String, username: String?) async throws {
+    func check(
+        _ operation: Operation, asked: String?, header: OperationHeader, fcParams: String, username: String?,
+        keyAttestations: [AndroidKeyDescription] = []
+    ) async throws {
         guard let asked else { return }
         // A stored ask this build does not know is held to the strictest reading.
         let mode = ServerConfiguration.AppAttestationMode(rawValue: asked) ?? .require
         guard mode != .off else { return }
         let outcome: Result<String, Refused>
-        do { outcome = .success(try await verify(header: header, fcParams: fcParams)) } catch let refused as Refused { outcome = .failure(refused) }
+        do {
+            var verdict = try await verify(header: header, fcParams: fcParams)
+            // A registered key's own Android key attestation names the app it was made for: it must be the bank's.
+            for description in keyAttestations { verdict += "; " + (try settings.keyAttestationVerdict(description)) }
+            outcome = .success(verdict)
+        } catch let refused as Refused { outcome = .failure(refused) }
         let consequence = mode == .require ? "refused" : "report only: the operation goes on"
         switch outcome {
         case .success(let verdict):

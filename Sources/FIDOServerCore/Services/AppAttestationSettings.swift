@@ -1,6 +1,8 @@
 import AppAttestation
 import Crypto
+import FIDOAttestation
 import Foundation
+import Primitives
 import SwiftASN1
 import X509
 
@@ -10,10 +12,13 @@ package struct AppAttestationSettings: Sendable {
     let policies: [String: ServerConfiguration.NamedPolicy]
     let apple: AppleAppAttest?
     let android: PlayIntegrity?
+    /// The Android app a UAF key's Android key attestation must name, and the boot it must have seen.
+    let androidKey: ServerConfiguration.AppAttestation.Android?
 
     package init(_ configuration: ServerConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         policies = configuration.policies
         android = try configuration.appAttestation?.android.map { try Self.playIntegrity($0, environment: environment) }
+        androidKey = configuration.appAttestation?.android
         guard let settings = configuration.appAttestation?.apple else {
             apple = nil
             return
@@ -69,4 +74,34 @@ extension AppAttestationSettings {
         requirements.allowedSkew = 60
         return PlayIntegrity(decryptionKey: SymmetricKey(data: decryption), verificationKey: verificationKey, requirements: requirements)
     }
+}
+
+extension AppAttestationSettings {
+    /// The app and boot an Android key attestation of a registered UAF key names, against `appAttestation.android`:
+    /// the package, one signing-certificate digest among the configured ones, and the boot state it requires.
+    package func keyAttestationVerdict(_ description: AndroidKeyDescription) throws(AppAttestationGate.Refused) -> String {
+        guard let android = androidKey else { return "Android key attestation not checked (appAttestation.android is not configured)" }
+        guard let application = description.applicationID else {
+            throw AppAttestationGate.Refused(reason: "the Android key attestation names no app")
+        }
+        guard application.packages.contains(where: { $0.name == android.packageName }) else {
+            let names = application.packages.prefix(4).map { UntrustedText.quoted($0.name, limit: 64) }.joined(separator: ", ")
+            throw AppAttestationGate.Refused(reason: "the Android key attestation names another app (\(names))")
+        }
+        let accepted = Set(android.certificateSha256Digests.compactMap(Base64URL.decodeBytes))
+        guard application.signatureDigests.contains(where: accepted.contains) else {
+            throw AppAttestationGate.Refused(reason: "the app in the Android key attestation is signed with a certificate not configured")
+        }
+        let boot = description.rootOfTrust
+        if android.requireVerifiedBoot, boot?.verifiedBootState != .verified {
+            throw AppAttestationGate.Refused(
+                reason: "the device did not boot a verified system (\(boot.map { "\($0.verifiedBootState)" } ?? "no root of trust"))")
+        }
+        if android.requireLockedBootloader, boot?.deviceLocked != true {
+            throw AppAttestationGate.Refused(reason: "the device's bootloader is unlocked")
+        }
+        return "Android key attestation: \(android.packageName), boot \(boot.map { "\($0.verifiedBootState)" } ?? "unknown")"
+            + (boot?.deviceLocked == true ? ", bootloader locked" : "")
+    }
+
 }

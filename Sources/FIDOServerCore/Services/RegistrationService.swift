@@ -98,7 +98,8 @@ package struct RegistrationService: Sendable {
                 isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
             // The app, once the keys are verified: what the request asked of it (App attestation).
             try await appAttestation.check(
-                .registration, asked: record.appAttestation, header: response.header, fcParams: response.fcParams, username: username)
+                .registration, asked: record.appAttestation, header: response.header, fcParams: response.fcParams, username: username,
+                keyAttestations: verified.compactMap(\.androidKeyDescription))
             do {
                 try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId) })
             } catch StoreError.duplicateRegistration {

@@ -31,10 +31,14 @@ public struct VerifiedRegistration: Sendable, Hashable {
     public var authenticatorVersion: UInt16
     public var attestationType: AttestationType
     public var username: String
+    /// What the secure hardware and the Android system said about the key, when its full basic attestation was an
+    /// Android key attestation (the app it was made for, the boot state): for a relying party's app checks.
+    public var androidKeyDescription: AndroidKeyDescription?
 
     public init(
         aaid: String, keyID: String, publicKey: [UInt8], publicKeyEncoding: PublicKeyEncoding, signatureAlgorithm: SignatureAlgorithm,
-        signCounter: UInt32, registrationCounter: UInt32, authenticatorVersion: UInt16, attestationType: AttestationType, username: String
+        signCounter: UInt32, registrationCounter: UInt32, authenticatorVersion: UInt16, attestationType: AttestationType, username: String,
+        androidKeyDescription: AndroidKeyDescription? = nil
     ) {
         self.aaid = aaid
         self.keyID = keyID
@@ -46,6 +50,7 @@ public struct VerifiedRegistration: Sendable, Hashable {
         self.authenticatorVersion = authenticatorVersion
         self.attestationType = attestationType
         self.username = username
+        self.androidKeyDescription = androidKeyDescription
     }
 }
 
@@ -108,7 +113,7 @@ public struct RegistrationVerifier: Sendable {
             guard statement.attestationTypes.contains(assertion.attestation.type.rawValue) else {
                 throw UAFVerificationError.attestationTypeNotAllowed(assertion.attestation.type)
             }
-            try await verifyAttestation(assertion, publicKey: publicKey, statement: statement, now: now)
+            let androidKeyDescription = try await verifyAttestation(assertion, publicKey: publicKey, statement: statement, now: now)
             // Registration step 3. (AAID, KeyID) must not be registered already.
             let keyID = Base64URL.encode(krd.keyID)
             guard !verified.contains(where: { AAID.equal($0.aaid, krd.aaid) && $0.keyID == keyID }) else {
@@ -126,16 +131,18 @@ public struct RegistrationVerifier: Sendable {
                 VerifiedRegistration(
                     aaid: krd.aaid, keyID: keyID, publicKey: krd.publicKey, publicKeyEncoding: krd.publicKeyEncoding,
                     signatureAlgorithm: krd.signatureAlgorithm, signCounter: krd.signCounter, registrationCounter: krd.registrationCounter,
-                    authenticatorVersion: krd.authenticatorVersion, attestationType: assertion.attestation.type, username: issued.username))
+                    authenticatorVersion: krd.authenticatorVersion, attestationType: assertion.attestation.type, username: issued.username,
+                    androidKeyDescription: androidKeyDescription))
         }
         // Registration step 2. The authenticators used satisfy the policy sent, including `disallowed`.
         guard PolicyMatcher.isSatisfied(issued.policy, by: used) else { throw UAFVerificationError.policyNotSatisfied }
         return verified
     }
 
+    /// Verifies the assertion's attestation; the Android key description when it was an Android key attestation.
     private func verifyAttestation(
         _ assertion: RegistrationAssertion, publicKey: UAFPublicKey, statement: MetadataStatement, now: Date
-    ) async throws(UAFVerificationError) {
+    ) async throws(UAFVerificationError) -> AndroidKeyDescription? {
         let algorithm = assertion.keyRegistrationData.signatureAlgorithm
         switch assertion.attestation {
         case .basicSurrogate(let signature):
@@ -143,6 +150,7 @@ public struct RegistrationVerifier: Sendable {
             guard SignatureSuite.verify(signature: signature, over: assertion.signedBytes, algorithm: algorithm, key: publicKey) else {
                 throw UAFVerificationError.attestationSignatureInvalid
             }
+            return nil
         case .ecdaa:
             // ECDAA needs the metadata's ecdaaTrustAnchors and pairing-friendly curves; without them the attestation
             // is unverified, and an unverified attestation is refused as one (1496), never accepted as surrogate.
@@ -166,13 +174,14 @@ public struct RegistrationVerifier: Sendable {
                 throw UAFVerificationError.attestationSignatureInvalid
             }
             // Vendor root keys first (the Nevis extension; server-api E.1), then the metadata's root certificates.
-            if try await validateAndroidKeyAttestation(
+            if let description = try await validateAndroidKeyAttestation(
                 certificates, krd: assertion.keyRegistrationData, uafKey: publicKey,
                 attestationKey: key, statement: statement, now: now)
             {
-                return
+                return description
             }
             try await validateChain(certificates, leaf: leaf, statement: statement, now: now)
+            return nil
         }
     }
 
@@ -182,20 +191,21 @@ public struct RegistrationVerifier: Sendable {
     /// itself, whose key attestation extension (`AndroidKeyDescription`) says the secure hardware (TEE or StrongBox)
     /// generated it for signing, bound to this registration by an `attestationChallenge` equal to the KRD's final
     /// challenge hash (the authenticator passes it to `setAttestationChallenge`). Without that binding a chain copied
-    /// from any Android key would pass. Returns false when the statement lists no vendor key or the chain does not
-    /// lead to one (the root certificates are tried next); throws when it leads to one and a check fails.
+    /// from any Android key would pass. Returns nil when the statement lists no vendor key or the chain does not
+    /// lead to one (the root certificates are tried next), the key's description when every check passes; throws when
+    /// it leads to one and a check fails.
     private func validateAndroidKeyAttestation(
         _ certificates: [[UInt8]], krd: KeyRegistrationData, uafKey: UAFPublicKey, attestationKey: UAFPublicKey,
         statement: MetadataStatement, now: Date
-    ) async throws(UAFVerificationError) -> Bool {
+    ) async throws(UAFVerificationError) -> AndroidKeyDescription? {
         let vendorKeys = (statement.vendorRootKeys ?? []).compactMap { Data(base64Encoded: $0) }
             .compactMap { try? Certificate.PublicKey(derEncoded: [UInt8]($0)) }
-        guard !vendorKeys.isEmpty else { return false }
+        guard !vendorKeys.isEmpty else { return nil }
         let chain = certificates.compactMap { try? Certificate(derEncoded: $0) }
-        guard chain.count == certificates.count, let leaf = chain.first, let top = chain.last else { return false }
+        guard chain.count == certificates.count, let leaf = chain.first, let top = chain.last else { return nil }
         // The top certificate is a vendor root itself (devices send Google's root last) or is signed by one.
         guard vendorKeys.contains(top.publicKey) || vendorKeys.contains(where: { $0.isValidSignature(top.signature, for: top) }) else {
-            return false
+            return nil
         }
         var verifier = Verifier(rootCertificates: CertificateStore([top])) { RFC5280Policy(fixedExpiryValidationTime: now) }
         guard case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(chain.dropFirst().dropLast())))
@@ -233,7 +243,7 @@ public struct RegistrationVerifier: Sendable {
         guard description.hardwarePurposes.contains(AndroidKeyDescription.purposeSign) else {
             throw UAFVerificationError.attestationCertificateInvalid("the secure hardware does not list signing among the key's purposes")
         }
-        return true
+        return description
     }
 
     /// A key's DER SubjectPublicKeyInfo, to compare keys whatever form they arrived in.
