@@ -4,7 +4,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import Primitives
 import ServiceLifecycle
-import SwiftASN1
 import UAF
 import WebAuthn
 import X509
@@ -77,7 +76,7 @@ public final class MetadataSource: Sendable {
     ) async throws -> MetadataSource {
         let local = try configuration.loadMetadata(skipped: { logger.info("metadata: \($0)") })
         guard let service = configuration.metadataService else { return MetadataSource(MetadataStore(uaf: local)) }
-        let roots = try rootCertificates(service.rootCertificatesPath)
+        let roots = try ServerConfiguration.readCertificates(service.rootCertificatesPath, setting: "metadataService.rootCertificatesPath")
         var lists: [RevocationList] = []
         if let path = service.revocationListsPath {
             do {
@@ -233,19 +232,6 @@ public final class MetadataSource: Sendable {
             logger.warning("metadata: the BLOB could not be cached at \(path): \(SystemErrorText.reason(errno: errno))")
             try? FileManager.default.removeItem(atPath: temporary)
         }
-    }
-
-    /// The PEM certificates of `path`: at least one.
-    static func rootCertificates(_ path: String) throws -> [Certificate] {
-        let text = String(decoding: try ServerConfiguration.readFile(path, setting: "metadataService.rootCertificatesPath"), as: UTF8.self)
-        let certificates: [Certificate]
-        do { certificates = try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) } } catch {
-            throw ServerConfiguration.ConfigurationError.invalid("metadataService.rootCertificatesPath \(path): not PEM certificates (\(error))")
-        }
-        guard !certificates.isEmpty else {
-            throw ServerConfiguration.ConfigurationError.invalid("metadataService.rootCertificatesPath \(path) holds no certificate")
-        }
-        return certificates
     }
 
     static func dayText(_ date: Date) -> String {

@@ -3,8 +3,6 @@ import Crypto
 import FIDOAttestation
 import Foundation
 import Primitives
-import SwiftASN1
-import X509
 
 /// App attestation as configured, read once at start (a root file that cannot be read refuses the start): the
 /// policy sets that say when it is asked, and Apple's verifier with its apps, environments and roots.
@@ -23,17 +21,10 @@ package struct AppAttestationSettings: Sendable {
             apple = nil
             return
         }
-        var roots = [AppleAppAttest.appleRoot]
-        if let path = settings.rootCertificatesPath {
-            let text = String(decoding: try ServerConfiguration.readFile(path, setting: "appAttestation.apple.rootCertificatesPath"), as: UTF8.self)
-            do { roots = try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) } } catch {
-                throw ServerConfiguration.ConfigurationError.invalid(
-                    "appAttestation.apple.rootCertificatesPath \(path): not PEM certificates (\(error))")
-            }
-            guard !roots.isEmpty else {
-                throw ServerConfiguration.ConfigurationError.invalid("appAttestation.apple.rootCertificatesPath \(path): no certificate")
-            }
-        }
+        let roots =
+            try settings.rootCertificatesPath.map {
+                try ServerConfiguration.readCertificates($0, setting: "appAttestation.apple.rootCertificatesPath")
+            } ?? [AppleAppAttest.appleRoot]
         apple = AppleAppAttest(
             appIDs: settings.appIDs, environments: Set(settings.environments.compactMap(AppAttestEnvironment.init(rawValue:))), roots: roots)
     }
@@ -68,10 +59,9 @@ extension AppAttestationSettings {
         guard let verificationKey = try? P256.Signing.PublicKey(derRepresentation: verification) else {
             throw ServerConfiguration.ConfigurationError.invalid("the Play Integrity verification key is not a DER P-256 public key")
         }
-        var requirements = PlayIntegrity.Requirements(
+        let requirements = PlayIntegrity.Requirements(
             packageName: android.packageName, certificateSha256Digests: Set(android.certificateSha256Digests), appRecognized: android.appRecognized,
             deviceIntegrity: android.deviceIntegrity, licensed: android.licensed, maximumAge: TimeInterval(android.maximumAgeSeconds))
-        requirements.allowedSkew = 60
         return PlayIntegrity(decryptionKey: SymmetricKey(data: decryption), verificationKey: verificationKey, requirements: requirements)
     }
 }

@@ -1,6 +1,5 @@
 import FIDOAttestation
 import Foundation
-import SwiftASN1
 import WebAuthn
 import X509
 
@@ -39,17 +38,8 @@ package struct PasskeySettings: Sendable {
             policy = AttestationPolicy(
                 requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: verifies)
         }
-        if let path = configuration.attestationRootsPath {
-            let text = String(decoding: try ServerConfiguration.readFile(path, setting: "fido2.attestationRootsPath"), as: UTF8.self)
-            do {
-                roots = try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) }
-            } catch {
-                throw ServerConfiguration.ConfigurationError.invalid("fido2.attestationRootsPath \(path): not PEM certificates (\(error))")
-            }
-            guard !roots.isEmpty else { throw ServerConfiguration.ConfigurationError.invalid("fido2.attestationRootsPath \(path): no certificate") }
-        } else {
-            roots = []
-        }
+        roots =
+            try configuration.attestationRootsPath.map { try ServerConfiguration.readCertificates($0, setting: "fido2.attestationRootsPath") } ?? []
         if let path = configuration.attestationRevocationListsPath {
             let bytes = try ServerConfiguration.readFile(path, setting: "fido2.attestationRevocationListsPath")
             do { revocationLists = try RevocationList.lists(in: Array(bytes)) } catch {
