@@ -59,8 +59,9 @@ let package = Package(
         // CBOR (RFC 8949) as WebAuthn and CTAP2 use it: definite lengths, canonical or well-formed, depth and size
         // limits, typed errors. No CBOR package is on our list; cbor2 (Python) checks it in CBORTests. Knows no protocol.
         .target(name: "CBOR"),
-        // What UAF and WebAuthn attestation share, so each has one home: the Metadata Service's statuses, status
-        // reports and FIDO2 entries, and Android's key attestation extension. Knows neither protocol's messages.
+        // What UAF, WebAuthn and app attestation share, so each has one home: the Metadata Service's statuses, status
+        // reports and FIDO2 entries, Android's key attestation extension and Apple's nonce extension. Knows no
+        // protocol's messages.
         .target(
             name: "FIDOAttestation",
             dependencies: [.product(name: "SwiftASN1", package: "swift-asn1")]
@@ -84,7 +85,7 @@ let package = Package(
         .target(
             name: "AppAttestation",
             dependencies: [
-                "CBOR", "JOSE", "Primitives",
+                "CBOR", "FIDOAttestation", "JOSE", "Primitives",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

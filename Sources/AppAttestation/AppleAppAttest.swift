@@ -1,5 +1,6 @@
 import CBOR
 import Crypto
+import FIDOAttestation
 import Foundation
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
@@ -64,8 +65,6 @@ public struct AppleAppAttest: Sendable {
         appIDHashes = appIDs.map { (Array(SHA256.hash(data: Array($0.utf8))), $0) }
     }
 
-    /// The extension of the leaf that certifies the nonce: `SEQUENCE { [1] EXPLICIT OCTET STRING }`.
-    static let nonceExtension: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 8, 2]
     /// Larger than any attestation Apple makes (about 5.5 KB with its receipt).
     public static let maximumObjectBytes = 32 * 1024
     static let maximumCertificates = 4
@@ -119,7 +118,7 @@ public struct AppleAppAttest: Sendable {
         // Step 9: the credential is that key.
         guard parsed.credentialID == keyID else { throw AppAttestError(.credentialIDMismatch) }
         // Steps 2–4: the leaf certifies this authData for this client data, so the attestation is this challenge's.
-        guard let value = certificates[0].extensions[oid: Self.nonceExtension]?.value, let certified = Self.nonce(in: value) else {
+        guard let value = certificates[0].extensions[oid: AppleNonceExtension.oid]?.value, let certified = AppleNonceExtension.nonce(in: value) else {
             throw AppAttestError(.nonceMissing)
         }
         guard certified == Array(SHA256.hash(data: authData + clientDataHash)) else { throw AppAttestError(.nonceMismatch) }
@@ -198,18 +197,6 @@ public struct AppleAppAttest: Sendable {
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(Array(certificates.dropFirst())))
         if case .validCertificate = result { return true }
         return false
-    }
-
-    /// The octets of `SEQUENCE { [1] EXPLICIT OCTET STRING }`, or nil for any other shape.
-    static func nonce(in value: ArraySlice<UInt8>) -> [UInt8]? {
-        guard let root = try? DER.parse(value), root.identifier == .sequence, case .constructed(let children) = root.content else { return nil }
-        let nodes = Array(children)
-        guard nodes.count == 1, nodes[0].identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific),
-            case .constructed(let inner) = nodes[0].content
-        else { return nil }
-        let wrapped = Array(inner)
-        guard wrapped.count == 1, let octets = try? ASN1OctetString(derEncoded: wrapped[0]) else { return nil }
-        return Array(octets.bytes)
     }
 }
 

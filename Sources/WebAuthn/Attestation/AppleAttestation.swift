@@ -1,13 +1,11 @@
 import Crypto
+import FIDOAttestation
 import SwiftASN1
 import X509
 
 /// `apple` (WebAuthn §8.8, Apple anonymous attestation): no signature; the credential certificate carries a nonce
 /// bound to this registration and certifies the credential key itself.
 enum AppleAttestation {
-    /// The extension holding the nonce: `SEQUENCE { [1] EXPLICIT OCTET STRING }`.
-    static let nonceExtension: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 8, 2]
-
     static func verify(_ input: AttestationInput) throws(AttestationStatementError) -> VerifiedAttestation {
         let members = try StatementMembers("apple", input.statement)
         try members.only(["x5c"])
@@ -15,10 +13,10 @@ enum AppleAttestation {
         let leaf = certificates[0]
         // Steps 1–3: the nonce is SHA-256(authData ‖ clientDataHash), as the certificate's extension says.
         let nonce = Array(SHA256.hash(data: input.signedData))
-        guard let value = leaf.extensions[oid: nonceExtension]?.value else {
+        guard let value = leaf.extensions[oid: AppleNonceExtension.oid]?.value else {
             throw members.fail(.certificateRequirement("has no nonce extension (1.2.840.113635.100.8.2)"))
         }
-        guard let certified = Self.nonce(in: value) else {
+        guard let certified = AppleNonceExtension.nonce(in: value) else {
             throw members.fail(.certificateRequirement("has a nonce extension that is not SEQUENCE { [1] OCTET STRING }"))
         }
         guard certified == nonce else { throw members.fail(.nonceMismatch) }
@@ -26,16 +24,5 @@ enum AppleAttestation {
         guard leaf.publicKey == input.credential.publicKey.certificatePublicKey else { throw members.fail(.credentialKeyMismatch) }
         // Apple's anonymous CA certifies the nonce over this authenticator data for Apple's authenticator only.
         return VerifiedAttestation(format: "apple", type: .anonCA, certificates: certificates, trustPath: der, modelBinding: .certificate)
-    }
-
-    static func nonce(in value: ArraySlice<UInt8>) -> [UInt8]? {
-        guard let root = try? DER.parse(value), case .constructed(let children) = root.content, root.identifier == .sequence else { return nil }
-        let nodes = Array(children)
-        guard nodes.count == 1, nodes[0].identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific),
-            case .constructed(let inner) = nodes[0].content
-        else { return nil }
-        let wrapped = Array(inner)
-        guard wrapped.count == 1, let octets = try? ASN1OctetString(derEncoded: wrapped[0]) else { return nil }
-        return Array(octets.bytes)
     }
 }
