@@ -26,6 +26,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     private var secureEnclave: SimulatedHardwareKeyStore?
     private var excludedFromBackup: [URL] = []
     private var appAttestService: SimulatedAppAttest?
+    private var playIntegrityService: SimulatedPlayIntegrity?
 
     /// A device of `profile` with its usual sensor (Face ID on iOS, a Class 3 sensor on Android), biometrics
     /// enrolled and a device lock set.
@@ -109,6 +110,10 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     public var appAttest: (any AppAttestProvider)? { lock.withLock { appAttestService } }
     /// Gives the device `service` as its App Attest (nil: none).
     public func useAppAttest(_ service: SimulatedAppAttest?) { lock.withLock { appAttestService = service } }
+    /// Play Integrity, once ``usePlayIntegrity(_:)`` gave the device one (a device without it answers no ask).
+    public var playIntegrity: (any PlayIntegrityProvider)? { lock.withLock { playIntegrityService } }
+    /// Gives the device `service` as its Play Integrity (nil: none).
+    public func usePlayIntegrity(_ service: SimulatedPlayIntegrity?) { lock.withLock { playIntegrityService = service } }
     /// How many keys the simulated Secure Enclave holds.
     public var hardwareKeyCount: Int { lock.withLock { secureEnclave }?.count ?? 0 }
 

@@ -5,6 +5,7 @@ import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import SecureStorage
+import TestSupport
 import UAF
 import XCTest
 
@@ -107,6 +108,14 @@ final class Environment {
         try await firebase?.stop()
         try? FileManager.default.removeItem(at: directory)
     }
+}
+
+/// The shared PostgreSQL server's URL (`TestPostgres`): a test that needs it is skipped locally without one and
+/// fails under CI, where `.ci/run` provides it.
+func postgresURL() throws -> String {
+    if let url = TestPostgres.url { return url }
+    if TestPostgres.required { XCTFail(TestPostgres.requiredReason) }
+    throw XCTSkip(TestPostgres.missingReason)
 }
 
 /// A clock that tests move forward.

@@ -6,6 +6,7 @@ import NIOConcurrencyHelpers
 import Primitives
 import SQLKit
 import SQLiteNIO
+import TestSupport
 import UAF
 import XCTest
 
@@ -18,16 +19,15 @@ final class PostgresStoreTests: XCTestCase {
     /// The PostgreSQL URL of the test server, or nil locally without one; under `CI=true`, where `.ci/run` provides
     /// it, a missing URL is a failure.
     static func postgresURLIfAny() -> String? {
-        let environment = ProcessInfo.processInfo.environment
-        if let url = environment["MAUTH_TEST_POSTGRES_URL"], !url.isEmpty { return url }
-        if environment["CI"] == "true" { XCTFail("MAUTH_TEST_POSTGRES_URL is not set under CI=true: .ci/run must start PostgreSQL") }
+        if let url = TestPostgres.url { return url }
+        if TestPostgres.required { XCTFail(TestPostgres.requiredReason) }
         return nil
     }
 
     /// The PostgreSQL URL of the test server; a test that needs it is skipped locally without one.
     static func postgresURL() throws -> String {
         guard let url = postgresURLIfAny() else {
-            throw XCTSkip("MAUTH_TEST_POSTGRES_URL is not set; run .ci/run, or start PostgreSQL and export it")
+            throw XCTSkip(TestPostgres.missingReason)
         }
         return url
     }

@@ -216,11 +216,26 @@ public struct Configuration: Decodable, Sendable {
 /// How an app proves to the server that it is the genuine, untampered app (the Nevis SDK 4's app attestation): on
 /// Apple platforms Apple's App Attest (DeviceCheck). The app needs the App Attest capability (Xcode adds the
 /// `com.apple.developer.devicecheck.appattest-environment` entitlement), and the server the app's Team ID and bundle
-/// ID. Android's Play Integrity (the Nevis SDK's `AppAttestation(googleCloudProjectNumber)`) is not here yet.
+/// ID. On Android, Google's Play Integrity (the Nevis SDK's `AppAttestation(googleCloudProjectNumber)`): the server
+/// needs the package, its signing-certificate digests and the project's two Play Console keys.
 public struct AppAttestation: Sendable, Hashable {
-    enum Kind: Sendable, Hashable { case appAttest }
+    enum Kind: Sendable, Hashable {
+        case appAttest
+        case playIntegrity(cloudProjectNumber: Int64)
+    }
     let kind: Kind
 
     /// Apple's App Attest: one key per install, attested once per server, an assertion for every later operation.
     public static let appAttest = AppAttestation(kind: .appAttest)
+
+    /// Google's Play Integrity, standard requests for the Google Cloud project `cloudProjectNumber` (the number, not
+    /// the project ID): a fresh verdict token for every operation a server asks to attest.
+    public static func playIntegrity(cloudProjectNumber: Int64) -> AppAttestation {
+        AppAttestation(kind: .playIntegrity(cloudProjectNumber: cloudProjectNumber))
+    }
+
+    /// The Nevis SDK's Android initializer: ``playIntegrity(cloudProjectNumber:)``.
+    public init(googleCloudProjectNumber: Int64) { kind = .playIntegrity(cloudProjectNumber: googleCloudProjectNumber) }
+
+    init(kind: Kind) { self.kind = kind }
 }

@@ -100,6 +100,8 @@ public protocol Platform: Sendable {
     func excludeFromBackup(_ directory: URL) throws
     /// Apple's App Attest, where the platform has it (``AppAttestProvider``).
     var appAttest: (any AppAttestProvider)? { get }
+    /// Google's Play Integrity, where the platform has it (``PlayIntegrityProvider``).
+    var playIntegrity: (any PlayIntegrityProvider)? { get }
 }
 
 extension Platform {
@@ -112,6 +114,7 @@ extension Platform {
     public var deviceLockGeneration: Int { 0 }
     public func excludeFromBackup(_ directory: URL) throws {}
     public var appAttest: (any AppAttestProvider)? { nil }
+    public var playIntegrity: (any PlayIntegrityProvider)? { nil }
     public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
         .notAvailable("this platform has no operating-system user verification")
     }

@@ -4,20 +4,40 @@ import Primitives
 import UAF
 
 extension OperationRunner {
-    /// What the app answered a server's app attestation ask with: the header extension, and whether it attested (the
-    /// key's first use with this server, remembered once the server accepts).
+    /// What the app answered a server's app attestation ask with: the header extension, and for App Attest whether it
+    /// attested (the key's first use with this server, remembered once the server accepts); nil for a Play Integrity
+    /// token, which is good for its operation only and leaves nothing to remember.
     struct AppAttestationAnswer: Sendable {
         let headerExtension: Extension
-        let attested: Bool
+        let attested: Bool?
     }
 
     /// The answer to the app attestation `header` asks for (NevisProtocol's `AppAttestationWire`), over
     /// `fcParams`; nil when nothing is asked, the app did not configure ``Configuration/appAttestation``, or the
-    /// device cannot attest (the Simulator): then the server's policy decides. The install's key is made once and kept; a key the service no longer knows is made again once.
+    /// device cannot attest (the Simulator, a device without Play Integrity): then the server's policy decides.
     func appAttestation(asked header: OperationHeader, fcParams: String, server: Server) async throws(OperationError) -> AppAttestationAnswer? {
-        guard AppAttestationWire.asked(in: header) != nil, core.configuration.appAttestation == .appAttest, let provider = core.platform.appAttest,
-            provider.isSupported
-        else { return nil }
+        guard AppAttestationWire.asked(in: header) != nil, let configured = core.configuration.appAttestation else { return nil }
+        switch configured.kind {
+        case .appAttest:
+            guard let provider = core.platform.appAttest, provider.isSupported else { return nil }
+            return try await appAttest(provider, fcParams: fcParams, server: server)
+        case .playIntegrity(let cloudProjectNumber):
+            guard let provider = core.platform.playIntegrity else { return nil }
+            let token: String
+            do {
+                token = try await provider.standardIntegrityToken(
+                    cloudProjectNumber: cloudProjectNumber, requestHash: AppAttestationWire.requestHash(fcParams: fcParams))
+            } catch { throw .AppAttestationError(cause: error) }
+            do {
+                let answer = AppAttestationWire.Answer(platform: "android", playIntegrityToken: token)
+                return AppAttestationAnswer(headerExtension: try answer.headerExtension(), attested: nil)
+            } catch { throw .AppAttestationError(cause: error) }
+        }
+    }
+
+    /// App Attest's answer: the install's key is made once and kept; a key the service no longer knows is made again
+    /// once.
+    private func appAttest(_ provider: any AppAttestProvider, fcParams: String, server: Server) async throws(OperationError) -> AppAttestationAnswer {
         let hash = Data(AppAttestationWire.clientDataHash(fcParams: fcParams))
         var state = core.mirror.snapshot.appAttest
         for attempt in 0..<2 {
@@ -54,7 +74,7 @@ extension OperationRunner {
     /// After the server's answer: an accepted attestation is remembered, so this server gets assertions from now on;
     /// a refused assertion (the server lost the key, UAF 1497) is forgotten, so the next operation attests again.
     func appAttestationSettled(_ answer: AppAttestationAnswer?, server: Server, accepted: Bool) async {
-        guard let answer, answer.attested == accepted else { return }
+        guard let attested = answer?.attested, attested == accepted else { return }
         let name = server.baseUrl.absoluteString
         // Best effort: failing to remember costs one more attestation, never a wrong verdict.
         _ = try? await core.commit { data in
