@@ -24,6 +24,43 @@ public struct SoftwareAppAttestAuthority: Sendable {
         try! rootCertificate.serializeAsPEM().pemString
     }
 
+    /// The virtual device's app as App Attest names it (Team ID `ABCDE12345`, bundle ID of
+    /// `SoftwareAuthenticator.virtualDeviceFacetID`): what `mauth demo`, `mauth load` and `mauth device` attest.
+    public static let virtualDeviceTeamID = "ABCDE12345"
+    public static let virtualDeviceBundleID = "ch.nevis.mauth.virtualdevice"
+    public static var virtualDeviceAppID: String { "\(virtualDeviceTeamID).\(virtualDeviceBundleID)" }
+
+    /// The authority as one PEM text, to attest again later under the same root (``init(pemBundle:)``): the
+    /// intermediate's private key (PKCS#8), then the intermediate and root certificates. The root's key is not in it
+    /// (nothing needs it after the intermediate is issued). A private key: keep the file as one.
+    public var pemBundle: String {
+        // Serializing what this process made cannot fail.
+        [intermediateKey.pemRepresentation, try! intermediateCertificate.serializeAsPEM().pemString, rootPEM].joined(separator: "\n") + "\n"
+    }
+
+    /// The authority ``pemBundle`` wrote; throws `AuthorityBundleError` for any other text.
+    public init(pemBundle: String) throws {
+        guard let documents = try? PEMDocument.parseMultiple(pemString: pemBundle), !documents.isEmpty else {
+            throw AuthorityBundleError("is not PEM")
+        }
+        let keys = documents.filter { $0.discriminator == "PRIVATE KEY" }
+        let certificates = try documents.filter { $0.discriminator == "CERTIFICATE" }.map { try Certificate(derEncoded: $0.derBytes) }
+        guard keys.count == 1, certificates.count == 2 else {
+            throw AuthorityBundleError("must hold one PRIVATE KEY and two CERTIFICATEs (the intermediate, then the root)")
+        }
+        let key: P256.Signing.PrivateKey
+        do { key = try P256.Signing.PrivateKey(derRepresentation: keys[0].derBytes) } catch {
+            throw AuthorityBundleError("holds a private key that is not P-256")
+        }
+        guard certificates[1].subject == certificates[1].issuer, certificates[0].issuer == certificates[1].subject else {
+            throw AuthorityBundleError("does not hold an intermediate issued by a self-signed root")
+        }
+        guard certificates[0].publicKey == Certificate.PublicKey(key.publicKey) else {
+            throw AuthorityBundleError("holds a private key that is not the intermediate's")
+        }
+        (intermediateKey, intermediateCertificate, rootCertificate) = (key, certificates[0], certificates[1])
+    }
+
     /// A new authority, its certificates valid from `notBefore` for twenty years.
     public init(notBefore: Date = Date(timeIntervalSince1970: 1_700_000_000)) throws {
         let rootKey = P256.Signing.PrivateKey()
@@ -130,6 +167,13 @@ public struct SoftwareAppAttestKey: Sendable {
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8(value >> 16 & 0xff), UInt8(value >> 8 & 0xff), UInt8(value & 0xff)]
     }
+}
+
+/// Why a text is not an App Attest authority's PEM bundle (``SoftwareAppAttestAuthority/init(pemBundle:)``).
+public struct AuthorityBundleError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let reason: String
+    init(_ reason: String) { self.reason = reason }
+    public var description: String { "the App Attest authority bundle \(reason)" }
 }
 
 /// An app's side of the server's app attestation (`NevisProtocol/AppAttestationWire`), in software: one App Attest

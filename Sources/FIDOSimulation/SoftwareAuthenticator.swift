@@ -67,7 +67,10 @@ public struct SoftwareAuthenticator: Sendable {
             keyID: keyID, signCounter: counter)
         mutate(&signed)
         let assertion = try AssertionBuilder.authentication(signed, sign: AssertionBuilder.p256Signer(key, algorithm: .secp256r1ECDSASHA256DER))
-        return AuthenticationResponse(header: request.header, fcParams: fc, assertions: [.init(assertion: Base64URL.encode(assertion))])
+        // The request's extensions are the server's (an app attestation ask, say), not the client's answer.
+        var header = request.header
+        header.exts = nil
+        return AuthenticationResponse(header: header, fcParams: fc, assertions: [.init(assertion: Base64URL.encode(assertion))])
     }
 
     /// What a server stores for this authenticator once registered (for verifier-level tests and benchmarks).

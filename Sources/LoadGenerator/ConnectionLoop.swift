@@ -47,7 +47,11 @@ struct ConnectionLoop: Sendable {
             let request = try await uafRequest(
                 try requestBody(.registration, context: context, endpoint: .requestRegistration), as: RegistrationRequest.self,
                 endpoint: .requestRegistration, target: target, headers: headers, client: client, recorder: &recorder)
-            let response = try encode(.registration) { try user.authenticator.register(request, serverAppID: target.appID) }
+            let response = try encode(.registration) {
+                var response = try user.authenticator.register(request, serverAppID: target.appID)
+                try user.attest(&response.header, fcParams: response.fcParams, asked: request.header)
+                return response
+            }
             try await respond(response, endpoint: .registration, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
         } catch {
@@ -81,7 +85,11 @@ struct ConnectionLoop: Sendable {
             let request = try await uafRequest(
                 body, as: AuthenticationRequest.self,
                 endpoint: .requestAuthentication, target: target, headers: [], client: client, recorder: &recorder)
-            let response = try encode(.authentication) { try user.authenticator.authenticate(request, serverAppID: target.appID) }
+            let response = try encode(.authentication) {
+                var response = try user.authenticator.authenticate(request, serverAppID: target.appID)
+                try user.attest(&response.header, fcParams: response.fcParams, asked: request.header)
+                return response
+            }
             try await respond(response, endpoint: .authentication, target: target, start: start, plan: plan, client: client, recorder: &recorder)
             return true
         } catch {

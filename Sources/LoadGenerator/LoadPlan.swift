@@ -62,6 +62,18 @@ public struct LoadPlan: Sendable {
     public var embeddedServers: Bool = false
     /// How the generator's threads are scheduled, for the report (``GeneratorScheduling``); nil: not stated.
     public var generatorScheduling: String?
+    /// App Attest for every UAF registration and login a server asks to attest: each virtual device has its own key,
+    /// attested by `authority` for `appID` (development environment) on its first answer and asserting afterwards.
+    /// A server must trust the authority's root. Nil: the devices answer no ask (a server that requires one refuses).
+    public var appAttest: AppAttest?
+    public struct AppAttest: Sendable {
+        public var authority: SoftwareAppAttestAuthority
+        public var appID: String
+        public init(authority: SoftwareAppAttestAuthority, appID: String = SoftwareAppAttestAuthority.virtualDeviceAppID) {
+            self.authority = authority
+            self.appID = appID
+        }
+    }
     /// Writes a batch of the population's keys straight into the servers' database, instead of registering each
     /// user over HTTP: a million users are ready in about three minutes, not in ten and more. Only for embedded servers,
     /// whose database the generator can reach (`mauth load --fill-database`).

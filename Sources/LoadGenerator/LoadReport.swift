@@ -187,6 +187,8 @@ public struct LoadReport: Codable, Sendable {
     public var connections: Int
     public var flow: LoadPlan.Flow
     public var transactions: Bool
+    /// What the virtual devices attested the app with (`App Attest`); nil: nothing.
+    public var appAttestation: String?
     public var population: Int
     /// Registration of the population (authentication and passkey runs only).
     public var setup: Phase?
@@ -204,7 +206,8 @@ public struct LoadReport: Codable, Sendable {
         var lines: [String] = []
         lines.append("targets     \(targets.joined(separator: ", "))")
         lines.append(
-            "flow        \(flow.rawValue)\(transactions ? " with a transaction text" : ""), \(connections) connections"
+            "flow        \(flow.rawValue)\(transactions ? " with a transaction text" : "")"
+                + (appAttestation.map { ", the app attested with \($0)" } ?? "") + ", \(connections) connections"
                 + (flow == .authentication || flow == .passkey ? ", \(population) users" : ""))
         if let generatorScheduling { lines.append("generator   \(generatorScheduling)") }
         for phase in [setup, measured, verification].compactMap({ $0 }) {

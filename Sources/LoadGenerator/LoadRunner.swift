@@ -102,7 +102,7 @@ public enum LoadRunner {
             case .registration:
                 var count = 0
                 while budget.claim() {
-                    var user = VirtualUser(username: "\(plan.usernamePrefix)-c\(loop.connection)-\(count)", facetID: plan.facetID)
+                    var user = VirtualUser(username: "\(plan.usernamePrefix)-c\(loop.connection)-\(count)", of: plan)
                     if await loop.register(&user, target: target, plan: plan, client: client, recorder: &recorder), plan.verify {
                         users.append(user)
                     }
@@ -141,7 +141,8 @@ public enum LoadRunner {
         }
         return LoadReport(
             targets: plan.targets.map(\.absoluteString), connections: plan.connections, flow: plan.flow,
-            transactions: plan.transactionText != nil, population: plan.hasPopulation ? plan.population : 0,
+            transactions: plan.transactionText != nil, appAttestation: plan.appAttest.map { _ in "App Attest" },
+            population: plan.hasPopulation ? plan.population : 0,
             setup: setup, measured: measured, verification: verification, replayChecked: plan.replayCheck,
             serverMemory: plan.serverPIDs.compactMap { pid in
                 ProcFS.peakResidentMiB(pid: pid).map { LoadReport.ProcessMemory(pid: pid, peakResidentMiB: $0) }

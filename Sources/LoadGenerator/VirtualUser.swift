@@ -1,6 +1,7 @@
 import FIDOSimulation
 import Foundation
 import NIOCore
+import NevisProtocol
 import UAF
 
 /// A virtual device's account: its username and its software authenticator (key, key id, counter). No storage,
@@ -16,6 +17,8 @@ struct VirtualUser: Sendable {
     /// transaction), so it is built once. That JSON is the generator's own work, which would otherwise take CPU from
     /// the server it measures on the same cores.
     var authenticationRequestBody: ByteBuffer?
+    /// The device's App Attest key, when the plan attests (``LoadPlan/appAttest``).
+    var appAttest: SoftwareAppAttestation?
 
     init(username: String, facetID: String, passkeyOrigin: String = "https://localhost") {
         self.username = username
@@ -25,8 +28,22 @@ struct VirtualUser: Sendable {
         passkeys = SoftwarePasskeyAuthenticator(origin: passkeyOrigin, backupEligible: false, counts: true)
     }
 
+    /// The response's header with the device's App Attest answer added when the request asks for one and the plan
+    /// attests: the attestation on the key's first use, an assertion afterwards (the device's own work, before the
+    /// response is sent).
+    mutating func attest(_ header: inout OperationHeader, fcParams: String, asked request: OperationHeader) throws {
+        guard var app = appAttest, AppAttestationWire.asked(in: request) != nil else { return }
+        let answer = try app.answer(fcParams: fcParams)
+        appAttest = app
+        header.exts = (header.exts ?? []) + [answer]
+    }
+
     /// User `index` of the plan's population (registered over HTTP or written to the database: the same name).
-    init(member index: Int, of plan: LoadPlan) {
-        self.init(username: "\(plan.usernamePrefix)-\(index)", facetID: plan.facetID, passkeyOrigin: plan.passkeyOrigin)
+    init(member index: Int, of plan: LoadPlan) { self.init(username: "\(plan.usernamePrefix)-\(index)", of: plan) }
+
+    /// A device of the plan's (its facet, passkey origin and, when the plan attests, an App Attest key of its own).
+    init(username: String, of plan: LoadPlan) {
+        self.init(username: username, facetID: plan.facetID, passkeyOrigin: plan.passkeyOrigin)
+        appAttest = plan.appAttest.map { SoftwareAppAttestation(authority: $0.authority, appID: $0.appID) }
     }
 }

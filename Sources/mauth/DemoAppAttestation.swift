@@ -8,10 +8,6 @@ import MobileAuthenticationSimulator
 /// The virtual device's app passed (it attested with App Attest); a repackaged app without it, and one whose
 /// attestation comes from a root the server does not trust (an emulator farm's), are refused.
 extension DemoTour {
-    static let appAttestTeamID = "ABCDE12345"
-    static let appAttestBundleID = "ch.nevis.mauth.virtualdevice"
-    static var appAttestAppID: String { "\(appAttestTeamID).\(appAttestBundleID)" }
-
     func runAppAttestation(
         server: RunningFIDOServer, relyingParty: LocalRelyingParty, genuine: SoftwareAppAttestAuthority, storage: URL, narrator: Narrator
     ) async throws {
@@ -19,7 +15,7 @@ extension DemoTour {
             ("A repackaged copy of the app (no App Attest key Apple certified) tries to register mallory", nil),
             (
                 "An emulator farm fakes App Attest under a root of its own and tries to register mallory",
-                SimulatedAppAttest(authority: try SoftwareAppAttestAuthority(), appID: Self.appAttestAppID)
+                SimulatedAppAttest(authority: try SoftwareAppAttestAuthority(), appID: SoftwareAppAttestAuthority.virtualDeviceAppID)
             ),
         ]
         for (index, impostor) in impostors.enumerated() {

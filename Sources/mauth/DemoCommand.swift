@@ -59,12 +59,8 @@ struct DemoTour: AsyncParsableCommand {
         // device's App Attest is software under a root of its own (Apple's App Attest needs an iPhone), which this
         // server is configured to trust; a production server keeps Apple's root.
         let appAttestAuthority = try SoftwareAppAttestAuthority()
-        let appAttestRoot = work.appendingPathComponent("app-attest-root.pem")
-        try appAttestAuthority.rootPEM.write(to: appAttestRoot, atomically: true, encoding: .utf8)
-        configuration.appAttestation = .init(
-            apple: .init(
-                apps: [.init(teamId: Self.appAttestTeamID, bundleId: Self.appAttestBundleID)], environments: ["development"],
-                rootCertificatesPath: appAttestRoot.path))
+        configuration.appAttestation = try .virtualDevice(
+            trusting: appAttestAuthority, writingRootTo: work.appendingPathComponent("app-attest-root.pem"))
         configuration.policies = ["default": .init(appAttestation: .init(registration: .require))]
         let server = try await FIDOServerApplication.start(
             configuration: configuration,
@@ -75,7 +71,9 @@ struct DemoTour: AsyncParsableCommand {
         narrator.line("rp", "JWKS \(jwksPath) (ES256 key \(relyingParty.kid)); issuer \(relyingParty.issuer), audience \(relyingParty.audience)")
         narrator.line("server", "push: FCM HTTP v1 at \(firebase.baseURL) (a local stand-in), service account \(firebase.clientEmail)")
         narrator.line(
-            "server", "app attestation required for registration: App Attest of \(Self.appAttestTeamID).\(Self.appAttestBundleID) (development)")
+            "server",
+            "app attestation required for registration: App Attest of \(SoftwareAppAttestAuthority.virtualDeviceTeamID).\(SoftwareAppAttestAuthority.virtualDeviceBundleID) (development)"
+        )
 
         var failed = false
         do {
@@ -138,7 +136,8 @@ struct DemoTour: AsyncParsableCommand {
     ) async throws {
         narrator.step("Create a virtual device running the bank's genuine app (with App Attest)")
         let platform = SimulatedPlatform(storageDirectory: storage)
-        platform.useAppAttest(SimulatedAppAttest(authority: appAttest, appID: Self.appAttestAppID, clock: { platform.now() }))
+        platform.useAppAttest(
+            SimulatedAppAttest(authority: appAttest, appID: SoftwareAppAttestAuthority.virtualDeviceAppID, clock: { platform.now() }))
         // A copy of the device taken after registration, to show later that the server, not the device, decides.
         let copy = storage.deletingLastPathComponent().appendingPathComponent("device-copy")
         try await withClient(server: server, platform: platform, narrator: narrator) { client in

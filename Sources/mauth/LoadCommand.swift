@@ -56,6 +56,16 @@ struct LoadCommand: AsyncParsableCommand {
     @Flag(help: "Print the report as JSON on standard output (progress still goes to standard error).") var json = false
     @Flag(help: "No progress lines.") var quiet = false
     @Flag(
+        help:
+            "Answer the server's app attestation asks with App Attest: one key per virtual device, attested on its first UAF operation, asserting afterwards. Embedded servers then require it for registration and authentication."
+    )
+    var appAttestation = false
+    @Option(
+        help:
+            "With --app-attestation: the simulated App Attest authority, a PEM file. When it does not exist it is made, with its root certificate in FILE.root.pem for a --url server's appAttestation.apple.rootCertificatesPath, and the command stops there."
+    )
+    var appAttestAuthority: String?
+    @Flag(
         inversion: .prefixedNo,
         help:
             "With --url, on Linux: run the generator's threads under SCHED_BATCH, so that a thread woken by an answer never preempts a server sharing the cores. Embedded servers share the generator's threads and keep normal scheduling."
@@ -74,6 +84,13 @@ struct LoadCommand: AsyncParsableCommand {
             throw ValidationError("--fill-database writes into embedded servers' database; a --url server's is its own")
         }
         if fillDatabase, flow != .authentication { throw ValidationError("--fill-database prepares the users of an authentication run") }
+        if appAttestAuthority != nil, !appAttestation { throw ValidationError("--app-attest-authority is for --app-attestation") }
+        if appAttestation, !urls.isEmpty, appAttestAuthority == nil {
+            throw ValidationError("a --url server must trust the devices' App Attest root: give --app-attest-authority FILE")
+        }
+        if appAttestation, ![.authentication, .registration].contains(flow) {
+            throw ValidationError("--app-attestation attests UAF operations: --flow authentication or registration")
+        }
     }
 
     func run() async throws {
@@ -91,6 +108,10 @@ struct LoadCommand: AsyncParsableCommand {
         plan.requestTimeoutSeconds = timeout
         plan.verify = verify
         plan.serverPIDs = serverPIDs
+        if appAttestation {
+            guard let authority = try appAttestAuthorityToUse() else { return }
+            plan.appAttest = .init(authority: authority)
+        }
         var servers: [RunningFIDOServer] = []
         var directory: URL?
         if urls.isEmpty {
@@ -108,6 +129,11 @@ struct LoadCommand: AsyncParsableCommand {
             // All load comes from one address: the per-address limits would measure the limiter, not the server.
             configuration.limits.requestsPerMinutePerAddress = 0
             configuration.limits.maximumConnectionsPerAddress = configuration.limits.maximumConnections
+            if let appAttest = plan.appAttest {
+                configuration.appAttestation = try .virtualDevice(
+                    trusting: appAttest.authority, writingRootTo: folder.appendingPathComponent("app-attest-root.pem"))
+                configuration.policies = ["default": .init(appAttestation: .init(registration: .require, authentication: .require))]
+            }
             var logger = Logger(label: "mauth.load.server")
             logger.logLevel = .error
             for _ in 0..<instances {
@@ -182,6 +208,37 @@ struct LoadCommand: AsyncParsableCommand {
             if let directory { try? FileManager.default.removeItem(at: directory) }
             throw error
         }
+    }
+
+    /// The App Attest authority of an attesting run: `--app-attest-authority`'s, or a new one for embedded servers.
+    /// Nil when the file did not exist: it was made (with its root beside it), and the run stops so that the server
+    /// can be configured with the root first.
+    func appAttestAuthorityToUse() throws -> SoftwareAppAttestAuthority? {
+        guard let path = appAttestAuthority else { return try SoftwareAppAttestAuthority() }
+        let root = path + ".root.pem"
+        guard FileManager.default.fileExists(atPath: path) else {
+            let authority = try SoftwareAppAttestAuthority()
+            // The bundle holds a private key: readable by its owner only, and never overwritten.
+            guard FileManager.default.createFile(atPath: path, contents: Data(authority.pemBundle.utf8), attributes: [.posixPermissions: 0o600])
+            else {
+                throw ValidationError("--app-attest-authority \(path): cannot create the file")
+            }
+            do { try authority.rootPEM.write(toFile: root, atomically: true, encoding: .utf8) } catch {
+                throw ValidationError("--app-attest-authority: cannot write \(root): \(SystemErrorText.reason(error))")
+            }
+            note(
+                """
+                made the App Attest authority \(path) and its root \(root). Configure the server with
+                  "appAttestation": \(ServerConfiguration.AppAttestation.virtualDevice(appAttestRoot: root).json)
+                and a policy that asks (policies.default.appAttestation), then run again.
+                """)
+            return nil
+        }
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw ValidationError("--app-attest-authority \(path): \(SystemErrorText.reason(error))")
+        }
+        do { return try SoftwareAppAttestAuthority(pemBundle: text) } catch { throw ValidationError("--app-attest-authority \(path): \(error)") }
     }
 
     /// Puts the generator's threads under `SCHED_BATCH` when asked (``GeneratorScheduling``) and says how they run.

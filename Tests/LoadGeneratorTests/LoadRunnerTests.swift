@@ -21,13 +21,16 @@ final class LoadRunnerTests: XCTestCase {
     }
 
     /// A server trusting the test's relying party, without the per-address limit (all load comes from one address).
-    func startServer(database: ServerConfiguration.Database) async throws -> RunningFIDOServer {
+    func startServer(
+        database: ServerConfiguration.Database, configure: (inout ServerConfiguration) throws -> Void = { _ in }
+    ) async throws -> RunningFIDOServer {
         var configuration = ServerConfiguration(facets: [SoftwareAuthenticator.virtualDeviceFacetID], database: database)
         configuration.authorization.jwt = .init(
             jwksPath: directory.appendingPathComponent("jwks.json").path, issuer: relyingParty.issuer,
             audience: relyingParty.audience)
         configuration.limits.requestsPerMinutePerAddress = 0
         configuration.fido2 = .init(rpId: "localhost", origins: ["https://localhost"])
+        try configure(&configuration)
         var logger = Logger(label: "load-test")
         logger.logLevel = .error
         return try await FIDOServerApplication.start(configuration: configuration, dependencies: ServerDependencies(logger: logger))
@@ -74,6 +77,73 @@ final class LoadRunnerTests: XCTestCase {
     }
 
     struct Total: Decodable { var total: Int }
+
+    /// A server that requires App Attest for registration and login, trusting `authority`'s root.
+    func startAttestingServer(_ authority: SoftwareAppAttestAuthority) async throws -> RunningFIDOServer {
+        let root = directory.appendingPathComponent("app-attest-root.pem")
+        try authority.rootPEM.write(to: root, atomically: true, encoding: .utf8)
+        return try await startServer(database: .sqlite(path: directory.appendingPathComponent("attesting.sqlite").path)) { configuration in
+            configuration.appAttestation = .init(
+                apple: .init(
+                    apps: [
+                        .init(teamId: SoftwareAppAttestAuthority.virtualDeviceTeamID, bundleId: SoftwareAppAttestAuthority.virtualDeviceBundleID)
+                    ], environments: ["development"], rootCertificatesPath: root.path))
+            configuration.policies = ["default": .init(appAttestation: .init(registration: .require, authentication: .require))]
+        }
+    }
+
+    func testAnAttestingRunIsAcceptedWhereTheServerRequiresAppAttest() async throws {
+        let authority = try SoftwareAppAttestAuthority()
+        let attesting = try await startAttestingServer(authority)
+        defer { Task { [attesting] in try? await attesting.stop() } }
+        var plan = plan(flows: 40)
+        plan.targets = [attesting.baseURL]
+        plan.trustedCertificatesPEM = attesting.certificatePEM
+        plan.appAttest = .init(authority: authority)
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.setup?.failedFlows, 0)
+        XCTAssertEqual(report.measured.failedFlows, 0)
+        XCTAssertEqual(report.appAttestation, "App Attest")
+        // Each device attested once (its registration), then asserted at each of its logins.
+        XCTAssertEqual(decisions("app attestation verified", 1200, on: attesting), 48)
+        let total = try await attesting.stores.database.run { sql in
+            try await sql.raw("SELECT SUM(counter) AS total FROM app_attest_keys").first(decoding: Total.self)
+        }
+        XCTAssertEqual(total?.total, 40)
+    }
+
+    /// A registration run is a new install each time: each registration attests a key of its own.
+    func testAnAttestingRegistrationRunAttestsEachNewDevice() async throws {
+        let authority = try SoftwareAppAttestAuthority()
+        let attesting = try await startAttestingServer(authority)
+        defer { Task { [attesting] in try? await attesting.stop() } }
+        var plan = plan(.registration, flows: 12)
+        plan.targets = [attesting.baseURL]
+        plan.trustedCertificatesPEM = attesting.certificatePEM
+        plan.appAttest = .init(authority: authority)
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.failedFlows, 0, "\(report.measured.errors)")
+        XCTAssertEqual(decisions("app attestation verified", 1200, on: attesting), 12)
+        let keys = try await attesting.stores.database.run { sql in
+            try await sql.raw("SELECT COUNT(*) AS total FROM app_attest_keys").first(decoding: Total.self)
+        }
+        XCTAssertEqual(keys?.total, 12)
+    }
+
+    func testARunThatDoesNotAttestIsRefusedWhereTheServerRequiresAppAttest() async throws {
+        let attesting = try await startAttestingServer(try SoftwareAppAttestAuthority())
+        defer { Task { [attesting] in try? await attesting.stop() } }
+        var plan = plan(flows: 4)
+        plan.targets = [attesting.baseURL]
+        plan.trustedCertificatesPEM = attesting.certificatePEM
+        do {
+            _ = try await LoadRunner.run(plan)
+            XCTFail("the setup registered users without App Attest")
+        } catch {
+            XCTAssertTrue("\(error)".contains("1497"), "\(error)")
+        }
+        XCTAssertEqual(decisions("app attestation refused", 1497, on: attesting), 8)
+    }
 
     func testAPopulationWrittenToTheDatabaseAuthenticatesWithoutRegistering() async throws {
         var plan = plan(flows: 60, population: 30)
