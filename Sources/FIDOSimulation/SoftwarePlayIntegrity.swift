@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JOSE
+import Primitives
 
 /// Google's Play Integrity in software, for tests and the simulated Android device: it makes verdict tokens as Google
 /// does for "local decryption" (a JWS, ES256, under its verification key, inside a JWE, A256KW + A256GCM, under the
@@ -13,6 +14,13 @@ public struct SoftwarePlayIntegrity: Sendable {
     public init(decryptionKey: SymmetricKey = SymmetricKey(size: .bits256), signingKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey()) {
         self.decryptionKey = decryptionKey
         self.signingKey = signingKey
+    }
+
+    /// The virtual device's Android app as Play Integrity names it: its package, and the SHA-256 digest (base64url) of
+    /// the certificate it is signed with. What `mauth device` reports.
+    public static let virtualDevicePackageName = "ch.nevis.mauth.virtualdevice"
+    public static var virtualDeviceCertificateDigest: String {
+        Base64URL.encode(Array(SHA256.hash(data: Array("mauth virtual device signing certificate".utf8))))
     }
 
     /// The decryption key as the Play Console shows it (base64 of 32 bytes).

@@ -1,4 +1,5 @@
 import AppAttestation
+import Crypto
 import FIDOSimulation
 import Foundation
 import MobileAuthenticationCore
@@ -36,6 +37,43 @@ public final class SimulatedAppAttest: AppAttestProvider, @unchecked Sendable {
     public func loseKeys() { lock.withLock { keys = [:] } }
     /// How many attestations were made (each is a call to Apple on a device).
     public var attestationCount: Int { lock.withLock { attestations } }
+
+    /// The keys the service holds and their counters, to keep between runs of a process (`mauth device`): what a
+    /// device's Secure Enclave keeps across app launches. Private keys: store it as such.
+    public struct State: Codable, Sendable, Equatable {
+        public struct Key: Codable, Sendable, Equatable {
+            /// The P-256 private key, raw (32 bytes), base64.
+            public var privateKey: String
+            public var counter: UInt32
+        }
+        /// By key ID (standard base64, as the service names keys).
+        public var keys: [String: Key]
+    }
+
+    public var state: State {
+        lock.withLock {
+            State(
+                keys: keys.mapValues { key in
+                    State.Key(
+                        privateKey: key.privateKey.rawRepresentation.base64EncodedString(),
+                        counter: counters[Data(key.keyID).base64EncodedString()] ?? 0)
+                })
+        }
+    }
+
+    /// Holds the keys of `state` (a key that does not read as P-256 is left out: the SDK makes a new one, as after a
+    /// restore).
+    public func restore(_ state: State) {
+        lock.withLock {
+            for (keyId, stored) in state.keys {
+                guard let raw = Data(base64Encoded: stored.privateKey), let privateKey = try? P256.Signing.PrivateKey(rawRepresentation: raw) else {
+                    continue
+                }
+                keys[keyId] = SoftwareAppAttestKey(privateKey: privateKey)
+                counters[keyId] = stored.counter
+            }
+        }
+    }
 
     public func generateKey() async throws -> String {
         let key = SoftwareAppAttestKey()

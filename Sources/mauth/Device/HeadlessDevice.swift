@@ -26,6 +26,9 @@ struct HeadlessDeviceProfile: Codable, Equatable {
     /// Random per device: the simulated hardware binds the storage key to it.
     var fingerprint: String
     var pushToken: String?
+    /// How the device proves its app genuine when a server asks: `app-attest` (iOS) or `play-integrity` (Android),
+    /// its keys in `app-attestation/`; nil: it answers no ask.
+    var appAttestation: String?
 }
 
 /// Failures of `mauth device` that are not the SDK's: bad input, a missing device, a tool that is not installed.
@@ -100,7 +103,12 @@ struct HeadlessDevice {
         var configuration = Configuration(
             baseUrl: baseURL, networkTimeoutInSeconds: 30, userInteractionTimeoutInSeconds: 30, facetId: profile.facetId)
         if let pem = profile.trustedCertificatesPEM { configuration = configuration.withTransportSecurity(.debug(trustedCertificatesPEM: [pem])) }
+        let platform = self.platform
+        let attached = try profile.appAttestation.map { try HeadlessAppAttestation.attach($0, directory: directory, to: platform) }
+        if let attached { configuration = configuration.withAppAttestation(attached.configuration) }
         let client = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(platform).executeAsync()
+        // The App Attest keys are kept whatever the command's outcome: a key made and attested is the device's.
+        defer { try? attached?.save() }
         do {
             let result = try await body(client)
             await client.shutdown()
