@@ -265,6 +265,62 @@ final class AppAttestationRouteTests: XCTestCase {
         }
     }
 
+    /// `GET /nevisfido/admin/user` as an operator: alice's only key, as JSON.
+    func adminKey(_ server: InProcessServer) async throws -> [String: Any] {
+        var claims = server.relyingParty.claims(subject: "ops", now: server.clock.now)
+        claims.scope = "mauth:admin"
+        let shown = try await server.exchange(
+            .GET, "/nevisfido/admin/user?username=alice", body: nil,
+            headers: [("Authorization", "Bearer \(try await server.relyingParty.sign(claims))")])
+        XCTAssertEqual(shown.status, 200)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: shown.body) as? [String: Any])
+        let keys = try XCTUnwrap(report["keys"] as? [[String: Any]])
+        XCTAssertEqual(keys.count, 1)
+        return keys[0]
+    }
+
+    func testAnOperatorSeesTheAttestationAKeyRegisteredWithAndItsAppKeysCounter() async throws {
+        try await InProcessServer.with(try configuration(.init(registration: .require, authentication: .require))) { server in
+            let key = SoftwareAppAttestKey()
+            var authenticator = SoftwareAuthenticator()
+            let registered = try await register(server, authenticator, attesting: key)
+            XCTAssertEqual(registered.status, 1200)
+            for counter in UInt32(1)...2 {
+                let signedIn = try await authenticate(server, &authenticator, asserting: key, counter: counter)
+                XCTAssertEqual(signedIn.status, 1200)
+            }
+            let shown = try await adminKey(server)
+            let attestation = try XCTUnwrap(shown["appAttestation"] as? [String: Any])
+            let verdict = try XCTUnwrap(attestation["verdict"] as? String)
+            XCTAssertTrue(verdict.hasPrefix("require: apple key ") && verdict.hasSuffix("attested (\(Self.appID), development)"), verdict)
+            XCTAssertEqual(attestation["appAttestKeyID"] as? String, Base64URL.encode(key.keyID))
+            XCTAssertEqual(attestation["appID"] as? String, Self.appID)
+            XCTAssertEqual(attestation["environment"] as? String, "development")
+            XCTAssertEqual(attestation["counter"] as? Int, 2, "the install's key as it is now, after two logins")
+            XCTAssertNotNil(attestation["lastUsedAt"] as? String)
+        }
+    }
+
+    func testAKeyRegisteredUnderReportWithoutAttestationShowsTheRefusal() async throws {
+        try await InProcessServer.with(try configuration(.init(registration: .report))) { server in
+            let registered = try await register(server, SoftwareAuthenticator(), attesting: nil)
+            XCTAssertEqual(registered.status, 1200)
+            let shown = try await adminKey(server)
+            let attestation = try XCTUnwrap(shown["appAttestation"] as? [String: Any])
+            XCTAssertEqual(attestation["verdict"] as? String, "report: refused: the app sent no attestation")
+            XCTAssertNil(attestation["appAttestKeyID"])
+        }
+    }
+
+    func testAKeyWhoseRegistrationAskedNothingShowsNoAppAttestation() async throws {
+        try await InProcessServer.with(try configuration(nil)) { server in
+            let registered = try await register(server, SoftwareAuthenticator(), attesting: nil)
+            XCTAssertEqual(registered.status, 1200)
+            let shown = try await adminKey(server)
+            XCTAssertNil(shown["appAttestation"])
+        }
+    }
+
     func testOffAsksNothingAndIgnoresWhatAnAppSends() async throws {
         try await InProcessServer.with(try configuration(.init(registration: .off))) { server in
             let key = SoftwareAppAttestKey()

@@ -233,6 +233,14 @@ enum Migrations {
                     counter BIGINT NOT NULL, receipt TEXT NOT NULL, created_at BIGINT NOT NULL, last_used_at BIGINT NOT NULL)
                 """,
             ]),
+        // A registration remembers the app attestation it passed (the verdict line; NULL when none was asked) and the
+        // App Attest key of the install that registered it, so an operator sees a device's attestation state.
+        Migration(
+            version: 17, name: "registrations remember their app attestation",
+            statements: [
+                "ALTER TABLE registrations ADD COLUMN app_attestation TEXT",
+                "ALTER TABLE registrations ADD COLUMN app_attest_key_id TEXT",
+            ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

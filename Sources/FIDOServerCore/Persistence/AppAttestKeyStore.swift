@@ -3,6 +3,18 @@ import Foundation
 import Primitives
 import SQLKit
 
+/// An App Attest key as an operator sees it (``AppAttestKeyStore/states(keyIDs:)``).
+public struct AppAttestKeyState: Sendable, Equatable {
+    /// Base64url.
+    public var keyID: String
+    public var appID: String
+    public var environment: String
+    /// The counter its last assertion reached (0: attested, never asserted).
+    public var counter: UInt32
+    public var attestedAt: Date
+    public var lastUsedAt: Date
+}
+
 /// App Attest keys that passed attestation, one per app install, by key ID (App attestation).
 public struct AppAttestKeyStore: Sendable {
     let database: StoreDatabase
@@ -29,6 +41,24 @@ public struct AppAttestKeyStore: Sendable {
         try await database.run { sql in
             try await sql.raw("SELECT * FROM app_attest_keys WHERE key_id = \(bind: Base64URL.encode(keyID))").first()
         }.map(Self.key)
+    }
+
+    /// What an operator sees of the keys of `keyIDs` (base64url) that are stored: their app, environment and counter,
+    /// and when each was attested and last used.
+    public func states(keyIDs: [String]) async throws -> [AppAttestKeyState] {
+        guard !keyIDs.isEmpty else { return [] }
+        return try await database.run { sql in
+            try await sql.raw(
+                "SELECT key_id, app_id, environment, counter, created_at, last_used_at FROM app_attest_keys WHERE key_id IN (\(binds: keyIDs))"
+            ).all()
+        }.map { row in
+            AppAttestKeyState(
+                keyID: try row.decode(column: "key_id", as: String.self), appID: try row.decode(column: "app_id", as: String.self),
+                environment: try row.decode(column: "environment", as: String.self),
+                counter: UInt32(truncatingIfNeeded: try row.decode(column: "counter", as: Int64.self)),
+                attestedAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
+                lastUsedAt: Date(epochMillis: try row.decode(column: "last_used_at", as: Int64.self)))
+        }
     }
 
     /// Raises the key's counter to `counter` if it is still below it: false when another assertion got there first

@@ -13,6 +13,11 @@ public struct RegistrationRecord: Sendable, Equatable {
     /// The device that registered it, as its registration response named it (`NevisProtocol/DeviceServiceWire/deviceIDExtension`);
     /// nil when it did not. Only the Device Service reads it.
     public var deviceId: String?
+    /// The app attestation the registration passed, as its audit line says it (`require: apple key … attested (…)`);
+    /// nil when its request asked none.
+    public var appAttestation: String?
+    /// The App Attest key (base64url) of the app install that registered it, when it attested with App Attest.
+    public var appAttestKeyID: String?
 
     public init(_ verified: VerifiedRegistration, createdAt: Date, deviceId: String? = nil) {
         key = verified

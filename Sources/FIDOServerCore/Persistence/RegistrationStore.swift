@@ -19,12 +19,13 @@ public struct RegistrationStore: Sendable {
                 (\(bind: AAID.normalized(r.aaid)), \(bind: r.keyID), \(bind: r.username), \(bind: Base64URL.encode(r.publicKey)),
                  \(bind: Int64(r.publicKeyEncoding.rawValue)), \(bind: Int64(r.signatureAlgorithm.rawValue)), \(bind: Int64(r.signCounter)),
                  \(bind: Int64(r.registrationCounter)), \(bind: Int64(r.authenticatorVersion)), \(bind: Int64(r.attestationType.rawValue)),
-                 \(bind: r.createdAt.epochMillis), \(bind: r.deviceId))
+                 \(bind: r.createdAt.epochMillis), \(bind: r.deviceId), \(bind: r.appAttestation), \(bind: r.appAttestKeyID))
                 """
             }
             let query: SQLQueryString = """
                 INSERT INTO registrations (aaid, key_id, username, public_key, public_key_encoding, signature_algorithm,
-                    sign_counter, registration_counter, authenticator_version, attestation_type, created_at, device_id)
+                    sign_counter, registration_counter, authenticator_version, attestation_type, created_at, device_id, app_attestation,
+                    app_attest_key_id)
                 VALUES \(rows.joined(separator: ", ")) ON CONFLICT DO NOTHING RETURNING aaid, key_id
                 """
             return try await sql.raw(query).all().map {
@@ -109,7 +110,7 @@ public struct RegistrationStore: Sendable {
         else {
             throw StoreError.malformedRow("registrations")
         }
-        return RegistrationRecord(
+        var record = RegistrationRecord(
             username: try row.decode(column: "username", as: String.self), aaid: try row.decode(column: "aaid", as: String.self),
             keyID: try row.decode(column: "key_id", as: String.self), publicKey: Array(publicKey),
             publicKeyEncoding: PublicKeyEncoding(rawValue: UInt16(truncatingIfNeeded: try row.decode(column: "public_key_encoding", as: Int64.self))),
@@ -120,5 +121,8 @@ public struct RegistrationStore: Sendable {
             authenticatorVersion: UInt16(truncatingIfNeeded: try row.decode(column: "authenticator_version", as: Int64.self)),
             attestationType: attestation, createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
             deviceId: try row.decode(column: "device_id", as: String?.self))
+        record.appAttestation = try row.decode(column: "app_attestation", as: String?.self)
+        record.appAttestKeyID = try row.decode(column: "app_attest_key_id", as: String?.self)
+        return record
     }
 }

@@ -57,39 +57,52 @@ package struct AppAttestationGate: Sendable {
         package var description: String { "app attestation refused: \(reason)" }
     }
 
+    /// What a checked operation's app attestation came to: what a registration it let through remembers
+    /// (``RegistrationRecord/appAttestation``), for an operator.
+    package struct Outcome: Sendable, Equatable {
+        /// The mode and the verdict, as the audit line gives them: `require: apple key … attested (…)`, or under
+        /// `report` also `report: refused: …`.
+        package let summary: String
+        /// The App Attest key that answered and passed (base64url), if one did.
+        package let appAttestKeyID: String?
+    }
+
     /// Checks the app attestation of a response to a request for `operation` that asked `asked` of the app
     /// (``UAFCeremony/appAttestation``), records it (the key, its counter) and audits the verdict. Under `require`
     /// a missing or failed attestation throws ``Refused``; under `report` it is audited and the operation goes on.
-    /// Nothing when the request asked nothing.
+    /// Nil when the request asked nothing.
+    @discardableResult
     func check(
         _ operation: Operation, asked: String?, header: OperationHeader, fcParams: String, username: String?,
         keyAttestations: [AndroidKeyDescription] = []
-    ) async throws {
-        guard let asked else { return }
+    ) async throws -> Outcome? {
+        guard let asked else { return nil }
         // A stored ask this build does not know is held to the strictest reading.
         let mode = ServerConfiguration.AppAttestationMode(rawValue: asked) ?? .require
-        guard mode != .off else { return }
-        let outcome: Result<String, Refused>
+        guard mode != .off else { return nil }
+        let outcome: Result<(verdict: String, appAttestKeyID: String?), Refused>
         do {
-            var verdict = try await verify(header: header, fcParams: fcParams)
+            var (verdict, keyID) = try await verify(header: header, fcParams: fcParams)
             // A registered key's own Android key attestation names the app it was made for: it must be the bank's.
             for description in keyAttestations { verdict += "; " + (try settings.keyAttestationVerdict(description)) }
-            outcome = .success(verdict)
+            outcome = .success((verdict, keyID))
         } catch let refused as Refused { outcome = .failure(refused) }
         let consequence = mode == .require ? "refused" : "report only: the operation goes on"
         switch outcome {
-        case .success(let verdict):
-            environment.decide("app attestation verified", username, 1200, "\(operation.rawValue): \(verdict) (\(mode.rawValue))")
+        case .success(let passed):
+            environment.decide("app attestation verified", username, 1200, "\(operation.rawValue): \(passed.verdict) (\(mode.rawValue))")
+            return Outcome(summary: "\(mode.rawValue): \(passed.verdict)", appAttestKeyID: passed.appAttestKeyID)
         case .failure(let refused):
             environment.decide(
                 "app attestation refused", username, UAFStatusCode.unacceptableClientCapabilities.rawValue,
                 "\(operation.rawValue): \(refused.reason); \(consequence)")
             if mode == .require { throw refused }
+            return Outcome(summary: "\(mode.rawValue): refused: \(refused.reason)", appAttestKeyID: nil)
         }
     }
 
-    /// The verdict of a response's extension, or why it fails.
-    private func verify(header: OperationHeader, fcParams: String) async throws -> String {
+    /// The verdict of a response's extension and the App Attest key that answered, or why it fails.
+    private func verify(header: OperationHeader, fcParams: String) async throws -> (String, String?) {
         let values = (header.exts ?? []).filter { $0.id == AppAttestationWire.extensionID }
         guard let data = values.first?.data else { throw Refused(reason: "the app sent no attestation") }
         guard values.count == 1, data.utf8.count <= AppAttestationWire.maximumDataBytes else {
@@ -100,8 +113,8 @@ package struct AppAttestationGate: Sendable {
             throw Refused(reason: "the extension is not a JSON object with platform")
         }
         switch answer.platform {
-        case "apple": return try await verifyApple(answer, fcParams: fcParams)
-        case "android": return try verifyAndroid(answer, fcParams: fcParams)
+        case "apple": return (try await verifyApple(answer, fcParams: fcParams), answer.keyId)
+        case "android": return (try verifyAndroid(answer, fcParams: fcParams), nil)
         default: throw Refused(reason: "platform \(UntrustedText.quoted(answer.platform, limit: 32)) is not supported")
         }
     }

@@ -97,11 +97,17 @@ package struct RegistrationService: Sendable {
                 now: environment.clock(),
                 isRegistered: { aaid, keyID in try await stores.registrations.registration(aaid: aaid, keyID: keyID) != nil })
             // The app, once the keys are verified: what the request asked of it (App attestation).
-            try await appAttestation.check(
+            let attested = try await appAttestation.check(
                 .registration, asked: record.appAttestation, header: response.header, fcParams: response.fcParams, username: username,
                 keyAttestations: verified.compactMap(\.androidKeyDescription))
             do {
-                try await stores.registrations.insert(verified.map { RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId) })
+                try await stores.registrations.insert(
+                    verified.map {
+                        var stored = RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId)
+                        stored.appAttestation = attested?.summary
+                        stored.appAttestKeyID = attested?.appAttestKeyID
+                        return stored
+                    })
             } catch StoreError.duplicateRegistration {
                 // Another response registered the same key between the check and the insert.
                 throw UAFVerificationError.keyIDAlreadyRegistered

@@ -12,6 +12,8 @@ package enum UserData {
         package var targets: [DispatchTargetRecord]
         /// Unexpired requests that count against the user's cap (``ServerConfiguration/Limits/outstandingRequestsPerUsername``).
         package var outstandingRequests: Int
+        /// The App Attest keys that registered the user's keys, by key ID (those still stored).
+        package var appAttestKeys: [String: AppAttestKeyState] = [:]
         package var isEmpty: Bool { registrations.isEmpty && passkeys.isEmpty && sessions.isEmpty && targets.isEmpty && outstandingRequests == 0 }
     }
 
@@ -24,6 +26,17 @@ package enum UserData {
             var registeredAt: Date
             var signCounter: UInt32
             var deviceId: String?
+            var appAttestation: AppAttestation?
+        }
+        /// The app attestation a key's registration passed, and the state of the App Attest key of the install that
+        /// registered it (its counter and last use; nil when that key is no longer stored).
+        struct AppAttestation: Encodable {
+            var verdict: String
+            var appAttestKeyID: String?
+            var appID: String?
+            var environment: String?
+            var counter: UInt32?
+            var lastUsedAt: Date?
         }
         struct Passkey: Encodable {
             var credentialID: String
@@ -63,8 +76,16 @@ package enum UserData {
 
         package init(username: String, _ summary: Summary) {
             self.username = username
-            keys = summary.registrations.map {
-                Key(aaid: $0.aaid, keyID: $0.keyID, registeredAt: $0.createdAt, signCounter: $0.signCounter, deviceId: $0.deviceId)
+            keys = summary.registrations.map { record in
+                let attestation = record.appAttestation.map { verdict in
+                    let state = record.appAttestKeyID.flatMap { summary.appAttestKeys[$0] }
+                    return AppAttestation(
+                        verdict: verdict, appAttestKeyID: record.appAttestKeyID, appID: state?.appID, environment: state?.environment,
+                        counter: state?.counter, lastUsedAt: state?.lastUsedAt)
+                }
+                return Key(
+                    aaid: record.aaid, keyID: record.keyID, registeredAt: record.createdAt, signCounter: record.signCounter,
+                    deviceId: record.deviceId, appAttestation: attestation)
             }
             passkeys = summary.passkeys.map {
                 Passkey(
@@ -90,9 +111,19 @@ package enum UserData {
         package var lines: [String] {
             let formatter = ISO8601DateFormatter()
             var lines = ["user \(username)", "keys (\(keys.count)):"]
-            lines += keys.map { key in
-                "  \(key.aaid)  key \(key.keyID)  registered \(formatter.string(from: key.registeredAt))  counter \(key.signCounter)"
-                    + (key.deviceId.map { "  device \($0)" } ?? "")
+            for key in keys {
+                lines.append(
+                    "  \(key.aaid)  key \(key.keyID)  registered \(formatter.string(from: key.registeredAt))  counter \(key.signCounter)"
+                        + (key.deviceId.map { "  device \($0)" } ?? ""))
+                guard let attestation = key.appAttestation else { continue }
+                // The verdict quotes what the app sent (a package name, say): escaped like any text a user chose.
+                lines.append("    app attestation: \(UntrustedText.escaped(attestation.verdict))")
+                if let keyID = attestation.appAttestKeyID {
+                    lines.append(
+                        "    App Attest key \(keyID)"
+                            + (attestation.counter.map { ": counter \($0)" } ?? ": no longer stored")
+                            + (attestation.lastUsedAt.map { ", last used \(formatter.string(from: $0))" } ?? ""))
+                }
             }
             lines.append("passkeys (\(passkeys.count)):")
             lines += passkeys.map { passkey in
@@ -124,12 +155,15 @@ package enum UserData {
     }
 
     package static func summary(_ stores: Stores, username: String, now: Date) async throws -> Summary {
-        Summary(
-            registrations: try await stores.registrations.registrations(username: username),
+        let registrations = try await stores.registrations.registrations(username: username)
+        let appAttestKeys = try await stores.appAttestKeys.states(keyIDs: Array(Set(registrations.compactMap(\.appAttestKeyID))))
+        return Summary(
+            registrations: registrations,
             passkeys: try await stores.passkeys.passkeys(username: username),
             sessions: try await stores.sessions.live(username: username, now: now),
             targets: try await stores.dispatchTargets.targets(username: username),
-            outstandingRequests: try await stores.uafCeremonies.outstanding(username: username, now: now))
+            outstandingRequests: try await stores.uafCeremonies.outstanding(username: username, now: now),
+            appAttestKeys: Dictionary(appAttestKeys.map { ($0.keyID, $0) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// Removes the user's registrations (all with neither list; else those of the AAIDs or the KeyIDs; with
