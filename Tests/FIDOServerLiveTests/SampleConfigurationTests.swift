@@ -36,6 +36,9 @@ final class SampleConfigurationTests: XCTestCase {
         XCTAssertEqual(configuration.metadataService?.blob, "https://mds3.fidoalliance.org/", "a URL is not a path")
         XCTAssertEqual(configuration.observability.auditLogPath, "/var/log/mauth/audit.log", "an absolute path stays")
         XCTAssertFalse(configuration.authorization.developmentMode)
+        XCTAssertEqual(configuration.appAttestation?.android?.decryptionKeyPath, folder + "/play-integrity-decryption.key")
+        XCTAssertEqual(configuration.appAttestation?.apple?.environments, ["production"])
+        XCTAssertEqual(configuration.policies["default"]?.appAttestation?.registration, .report, "report first, as the checklist says")
         guard case .postgres = configuration.database else { return XCTFail("the production sample shares PostgreSQL") }
     }
 
