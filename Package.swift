@@ -243,12 +243,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The parties of a UAF exchange in software (authenticator, App Attest, relying party's token signer, QR camera) for the
-        // tools that drive a server: `mauth device`, `mauth load`, `mauth demo`, benchmarks and tests. A product.
+        // The parties of a UAF exchange in software (authenticator, Android Keystore, App Attest, Play Integrity, relying party's
+        // token signer, QR camera) for the tools that drive a server: `mauth device`, `mauth load`, `mauth demo`, benchmarks
+        // and tests. A product.
         .target(
             name: "FIDOSimulation",
             dependencies: [
-                "AppAttestation", "CBOR", "JOSE", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
+                "AppAttestation", "CBOR", "FIDOAttestation", "JOSE", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),

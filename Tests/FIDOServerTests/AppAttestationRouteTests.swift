@@ -1,5 +1,6 @@
 import AppAttestation
 import Crypto
+import FIDOAttestation
 import FIDOServer
 import FIDOServerCore
 import FIDOServerTesting
@@ -518,5 +519,79 @@ final class AppAttestationRouteTests: XCTestCase {
                 "MAUTH_PLAY_INTEGRITY_VERIFICATION_KEY": google.verificationKeyBase64,
             ])
         XCTAssertNotNil(settings)
+    }
+
+    // MARK: Android (the UAF key's own key attestation)
+
+    static let hardwareAAID = "F1D0#2001"
+    static let verifiedLockedBoot = AndroidKeyDescription.RootOfTrust(
+        verifiedBootKey: Array(repeating: 1, count: 32), deviceLocked: true, verifiedBootState: .verified)
+
+    /// `androidConfiguration`, and metadata that trusts `keystore`'s hardware authenticator (full basic attestation).
+    func keystoreConfiguration(
+        _ google: SoftwarePlayIntegrity, _ keystore: SoftwareAndroidKeystore, _ modes: ServerConfiguration.AppAttestationModes
+    ) throws -> ServerConfiguration {
+        var configuration = try androidConfiguration(google, modes)
+        configuration.metadataJSON = String(
+            decoding: try JSONEncoder().encode([keystore.metadataStatement(aaid: Self.hardwareAAID)]), as: UTF8.self)
+        return configuration
+    }
+
+    /// Registers alice with a hardware key whose key attestation names `package` (signed with the configured
+    /// certificate) and `boot`, and a good Play Integrity token; the UAF status.
+    func registerWithKeyAttestation(
+        _ server: InProcessServer, _ google: SoftwarePlayIntegrity, _ keystore: SoftwareAndroidKeystore,
+        package: String = "ch.nevis.mauth.virtualdevice", boot: AndroidKeyDescription.RootOfTrust? = verifiedLockedBoot
+    ) async throws -> Int {
+        let request = try await server.registrationRequest(username: "alice")
+        var authenticator = SoftwareAuthenticator()
+        authenticator.aaid = Self.hardwareAAID
+        let application = AndroidKeyDescription.ApplicationID(
+            packages: [.init(name: package, version: 42)], signatureDigests: [try XCTUnwrap(Base64URL.decodeBytes(Self.digest))])
+        var response = try keystore.register(
+            authenticator, request, serverAppID: server.appID, application: application, rootOfTrust: boot, now: server.clock.now)
+        let token = try google.token(
+            .init(packageName: "ch.nevis.mauth.virtualdevice", certificateSha256Digests: [Self.digest]),
+            requestHash: AppAttestationWire.requestHash(fcParams: response.fcParams), timestamp: server.clock.now)
+        response.header.exts = [try AppAttestationWire.Answer(platform: "android", playIntegrityToken: token).headerExtension()]
+        return try await server.send("/nevisfido/uaf/1.1/registration", response).statusCode
+    }
+
+    func testAHardwareKeyAttestedForTheBanksAppOnAVerifiedLockedDeviceRegisters() async throws {
+        let (google, keystore) = (SoftwarePlayIntegrity(), try SoftwareAndroidKeystore())
+        try await InProcessServer.with(try keystoreConfiguration(google, keystore, .init(registration: .require))) { server in
+            let status = try await self.registerWithKeyAttestation(server, google, keystore)
+            XCTAssertEqual(status, 1200)
+            let verified = self.events(try await self.auditEvents(server), "app attestation verified")
+            XCTAssertEqual(verified.count, 1)
+            XCTAssertTrue(
+                verified[0].contains("; Android key attestation: ch.nevis.mauth.virtualdevice, boot verified, bootloader locked (require)"),
+                verified[0])
+        }
+    }
+
+    /// A good token does not vouch for a key another app made: the key's own attestation names that app.
+    func testAHardwareKeyAttestedForAnotherAppIsRefusedDespiteAGoodToken() async throws {
+        let (google, keystore) = (SoftwarePlayIntegrity(), try SoftwareAndroidKeystore())
+        try await InProcessServer.with(try keystoreConfiguration(google, keystore, .init(registration: .require))) { server in
+            let status = try await self.registerWithKeyAttestation(server, google, keystore, package: "com.example.repackaged")
+            XCTAssertEqual(status, 1497)
+            let refusals = self.events(try await self.auditEvents(server), "app attestation refused")
+            XCTAssertEqual(refusals, ["registration: the Android key attestation names another app (\"com.example.repackaged\"); refused"])
+            let keys = try await server.server.stores.registrations.registrations(username: "alice")
+            XCTAssertTrue(keys.isEmpty)
+        }
+    }
+
+    func testAHardwareKeyFromAnUnlockedBootloaderIsRefused() async throws {
+        let (google, keystore) = (SoftwarePlayIntegrity(), try SoftwareAndroidKeystore())
+        try await InProcessServer.with(try keystoreConfiguration(google, keystore, .init(registration: .require))) { server in
+            let unlocked = AndroidKeyDescription.RootOfTrust(
+                verifiedBootKey: Array(repeating: 1, count: 32), deviceLocked: false, verifiedBootState: .verified)
+            let status = try await self.registerWithKeyAttestation(server, google, keystore, boot: unlocked)
+            XCTAssertEqual(status, 1497)
+            let refusals = self.events(try await self.auditEvents(server), "app attestation refused")
+            XCTAssertEqual(refusals, ["registration: the device's bootloader is unlocked; refused"])
+        }
     }
 }
