@@ -392,7 +392,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ApplePlatformTests",
-            dependencies: ["AppleFrameworksShim", "MobileAuthenticationCore", "SecureStorage", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "AppleFrameworksShim", "MobileAuthentication", "MobileAuthenticationCore", "SecureStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             // The links in AppleSources compile here against the shim on Linux, and to nothing elsewhere: on an
             // Apple platform their home modules compile them against the real frameworks.
             swiftSettings: [.define("APPLE_FRAMEWORKS_SHIM", .when(platforms: [.linux])), .define("APPLE_SOURCES_LINKED")]

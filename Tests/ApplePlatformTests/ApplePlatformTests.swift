@@ -2,6 +2,7 @@
 import AppleFrameworksShim
 import Crypto
 import Foundation
+import MobileAuthentication
 import MobileAuthenticationCore
 import SecureStorage
 import XCTest
@@ -210,11 +211,51 @@ final class ApplePlatformTests: XCTestCase {
 
     // MARK: Integrity
 
-    func testAnAttachedDebuggerIsRefused() {
+    func flavored(_ flavor: SDKFlavor) -> ApplePlatform {
+        ApplePlatform(
+            storageDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("apple-\(UUID().uuidString)"),
+            applicationFacetId: "ios:bundle-id:ch.example.app", secureEnclave: true, flavor: flavor)
+    }
+
+    func testTheReleaseFlavorRefusesAnAttachedDebugger() {
         device.attachDebugger()
-        XCTAssertThrowsError(try platform.checkIntegrity()) {
+        XCTAssertThrowsError(try flavored(.release).checkIntegrity()) {
             guard case .deviceProtection = $0 as? PlatformIntegrityError else { return XCTFail("\($0)") }
         }
+    }
+
+    func testTheDebugFlavorLetsAnAttachedDebuggerThrough() {
+        device.attachDebugger()
+        XCTAssertNoThrow(try flavored(.debug).checkIntegrity())
+    }
+
+    func testTheDebugFlavorStillRequiresADeviceLock() {
+        device.attachDebugger()
+        device.removePasscode()
+        XCTAssertThrowsError(try flavored(.debug).checkIntegrity()) { XCTAssertEqual($0 as? PlatformIntegrityError, .noDeviceLock) }
+    }
+
+    /// Xcode's Run: the app starts under LLDB. The SDK built in the Debug configuration initializes; the one built for
+    /// Archive (Release) refuses, as before.
+    func testUnderADebuggerTheDebugFlavorInitializesAndTheReleaseFlavorRefuses() async throws {
+        device.attachDebugger()
+        let configuration = Configuration(baseUrl: URL(string: "https://bank.example")!)
+        let debug = flavored(.debug)
+        defer { try? FileManager.default.removeItem(at: debug.storageDirectory) }
+        let client = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(debug).executeAsync()
+        await client.shutdown()
+        do {
+            _ = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(flavored(.release)).executeAsync()
+            XCTFail("the release flavor initialized under a debugger")
+        } catch {
+            guard case .DeviceProtectionError = error else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testThisBuildIsTheDebugFlavor() {
+        // `swift build` and `swift test` compile the Debug configuration, as Xcode's Run does.
+        XCTAssertEqual(SDKFlavor.current, .debug)
+        XCTAssertEqual(platform.flavor, .debug)
     }
 
     func testADeviceWithoutPasscodeIsRefused() {

@@ -28,13 +28,20 @@ public struct ApplePlatform: Platform {
     public let applicationFacetId: String
     private let authenticated = AuthenticatedContext()
     private let useSecureEnclave: Bool
+    /// The build's flavor (``SDKFlavor/current``); tests of the Apple path choose one, an app cannot.
+    let flavor: SDKFlavor
 
     /// `secureEnclave: false` for devices without one (the simulator): keys are then software keys whose access
     /// control the SDK enforces.
     public init(storageDirectory: URL, applicationFacetId: String = MetaData.applicationFacetId, secureEnclave: Bool = true) {
+        self.init(storageDirectory: storageDirectory, applicationFacetId: applicationFacetId, secureEnclave: secureEnclave, flavor: .current)
+    }
+
+    init(storageDirectory: URL, applicationFacetId: String, secureEnclave: Bool, flavor: SDKFlavor) {
         self.storageDirectory = storageDirectory
         self.applicationFacetId = applicationFacetId
         self.useSecureEnclave = secureEnclave
+        self.flavor = flavor
     }
 
     public var hardwareKeyStore: (any HardwareKeyStore)? { useSecureEnclave ? AppleSecureEnclave(authenticated: authenticated) : nil }
@@ -56,13 +63,16 @@ public struct ApplePlatform: Platform {
     }
     public var deviceProfile: DeviceProfile { .ios }
 
-    /// A debugger can read keys and PINs from memory (Apple QA1361: the `P_TRACED` flag of the process).
+    /// A debugger can read keys and PINs from memory (Apple QA1361: the `P_TRACED` flag of the process). The debug
+    /// flavor (Xcode's Run, LLDB attached) skips that check only, and says so once; the device lock is required in
+    /// both flavors.
     public func checkIntegrity() throws(PlatformIntegrityError) {
         var info = kinfo_proc()
         var mib: [Int32] = [CTL_KERN, KERN_PROC, KERN_PROC_PID, getpid()]
         var size = MemoryLayout<kinfo_proc>.stride
         if sysctl(&mib, UInt32(mib.count), &info, &size, nil, 0) == 0, (info.kp_proc.p_flag & P_TRACED) != 0 {
-            throw .deviceProtection("a debugger is attached")
+            guard flavor == .debug else { throw .deviceProtection("a debugger is attached") }
+            _ = DebugFlavorNotice.said
         }
         if !hasDeviceLock { throw .noDeviceLock }
     }
@@ -207,6 +217,13 @@ extension ApplePlatform {
         let available = LAContext().canEvaluatePolicy(policy, error: &error)
         return (available, available ? nil : laCode(error))
     }
+}
+
+/// The debug flavor's word in the log, once per process, the first time it lets a traced process through: a
+/// static is initialized once, on first use, whichever thread gets there.
+enum DebugFlavorNotice {
+    static let said: Void = NSLog(
+        "mauth SDK, debug flavor: a debugger is attached and allowed; a Release build (Archive) refuses it with DeviceProtectionError")
 }
 
 /// The last successful LocalAuthentication evaluation, handed to the next Secure Enclave key use once.
