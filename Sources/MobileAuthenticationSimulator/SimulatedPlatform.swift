@@ -19,6 +19,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     private var enrolled = true
     private var biometricSet = 1
     private var lockedOut = false
+    private var biometricsAllowedForApp = true
     private var promptScript: [OSVerificationResult] = []
     private var fallbackAlwaysOffered = false
     private var prompts: [OSVerificationRequest] = []
@@ -63,6 +64,9 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     /// Too many failed biometric attempts: biometrics are locked until the user enters the passcode (`false`). As
     /// on iOS, the biometric set cannot be read meanwhile and every biometric prompt ends `.lockedOut`.
     public func lockOutBiometrics(_ locked: Bool = true) { lock.withLock { lockedOut = locked } }
+    /// The user switches Face ID off (`false`) or on for this app in Settings. As on iOS, the biometric set cannot be
+    /// read meanwhile and every biometric prompt ends `.notAllowed`; the keys are intact.
+    public func setBiometricsAllowed(_ allowed: Bool) { lock.withLock { biometricsAllowedForApp = allowed } }
     /// How the next OS prompts end, in order; after the script, prompts succeed.
     public func scriptOSPrompts(_ results: [OSVerificationResult]) { lock.withLock { promptScript = results } }
     /// A lenient OS: its biometric prompt accepts the device passcode even when the SDK did not ask for the fallback.
@@ -74,9 +78,10 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     public var biometricSensors: Set<BiometricSensor> { lock.withLock { sensors } }
     public var biometricsEnrolled: Bool { lock.withLock { enrolled && !sensors.isEmpty } }
     public var biometricSetIdentifier: String? {
-        lock.withLock { enrolled && !sensors.isEmpty && !lockedOut ? "biometric-set-\(biometricSet)" : nil }
+        lock.withLock { enrolled && !sensors.isEmpty && !lockedOut && biometricsAllowedForApp ? "biometric-set-\(biometricSet)" : nil }
     }
     public var biometricsLockedOut: Bool { lock.withLock { lockedOut } }
+    public var biometricsAllowed: Bool { lock.withLock { biometricsAllowedForApp } }
     public var hasDeviceLock: Bool { lock.withLock { deviceLockPresent } }
     public var deviceLockGeneration: Int { lock.withLock { lockGeneration } }
 
@@ -86,6 +91,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
             switch request.kind {
             case .biometric(let sensor, _):
                 guard sensors.contains(sensor) else { return .notAvailable("no \(sensor.rawValue) sensor") }
+                guard biometricsAllowedForApp else { return .notAllowed("Face ID is turned off for this app in Settings") }
                 guard enrolled else { return .notAvailable("no biometrics enrolled") }
                 if lockedOut { return .lockedOut("biometrics are locked after too many failed attempts") }
             case .devicePasscode:

@@ -42,6 +42,7 @@ public final class ScriptedAppleDevice: @unchecked Sendable {
     private var _biometricsEnrolled = true
     private var _passcodeSet = true
     private var _biometryLockedOut = false
+    private var _biometryAllowedForApp = true
     private var _debuggerAttached = false
     private var biometricGeneration = 1
     private var promptOutcomes: [LAError.Code] = []
@@ -71,6 +72,9 @@ public final class ScriptedAppleDevice: @unchecked Sendable {
     public func attachDebugger() { lock.withLock { _debuggerAttached = true } }
     /// Too many failed biometric attempts: biometrics are locked until the user enters the passcode.
     public func lockOutBiometry(_ lockedOut: Bool = true) { lock.withLock { _biometryLockedOut = lockedOut } }
+    /// The user switches Face ID off (`false`) for this app in Settings; iOS answers the same for an app without
+    /// `NSFaceIDUsageDescription`: `biometryNotAvailable`, with `biometryType` still the sensor's.
+    public func allowBiometryForApp(_ allowed: Bool) { lock.withLock { _biometryAllowedForApp = allowed } }
 
     /// A finger or face added: the domain state changes and `.biometryCurrentSet` keys are invalidated for good.
     public func changeBiometricSet() {
@@ -113,6 +117,7 @@ public final class ScriptedAppleDevice: @unchecked Sendable {
             switch policy {
             case .deviceOwnerAuthenticationWithBiometrics:
                 if _biometryType == .none { return LAError(.biometryNotAvailable) }
+                if !_biometryAllowedForApp { return LAError(.biometryNotAvailable) }
                 if !_biometricsEnrolled { return LAError(.biometryNotEnrolled) }
                 if !_passcodeSet { return LAError(.passcodeNotSet) }
                 if _biometryLockedOut { return LAError(.biometryLockout) }

@@ -194,6 +194,25 @@ final class ApplePlatformTests: XCTestCase {
         }
     }
 
+    /// Face ID switched off for the app (or no usage description): LocalAuthentication says `biometryNotAvailable` with
+    /// the sensor still named; that is "not allowed", never a missing sensor or a changed set.
+    func testFaceIDSwitchedOffForTheAppIsNotAllowed() async {
+        device.allowBiometryForApp(false)
+        XCTAssertFalse(platform.biometricsAllowed)
+        XCTAssertFalse(platform.biometricsLockedOut)
+        XCTAssertNil(platform.biometricSetIdentifier, "the set cannot be read, so the SDK must not compare it")
+        guard case .notAllowed(let reason) = await platform.verifyWithOS(biometricPrompt(fallback: false)) else { return XCTFail() }
+        XCTAssertTrue(reason.contains("Settings"), reason)
+        device.allowBiometryForApp(true)
+        XCTAssertTrue(platform.biometricsAllowed)
+    }
+
+    func testADeviceWithoutASensorIsNotAvailableNotNotAllowed() async {
+        device.setSensor(.none)
+        XCTAssertTrue(platform.biometricsAllowed, "no sensor is nothing the user switched off")
+        guard case .notAvailable = await platform.verifyWithOS(biometricPrompt(fallback: false)) else { return XCTFail() }
+    }
+
     func testNoEnrolledBiometricsIsNotAvailable() async {
         device.setBiometricsEnrolled(false)
         guard case .notAvailable = await platform.verifyWithOS(biometricPrompt(fallback: false)) else { return XCTFail() }

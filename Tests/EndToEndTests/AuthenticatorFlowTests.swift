@@ -100,6 +100,39 @@ final class AuthenticatorFlowTests: XCTestCase {
         XCTAssertEqual(os.shownAuthenticators, [], "the user is not prompted for a key that is gone")
     }
 
+    /// Face ID switched off for the app in Settings (or no NSFaceIDUsageDescription) hides the biometric set; the key
+    /// bound to it is intact, and the app is told to let the user turn Face ID back on, not to delete it.
+    func testFaceIDSwitchedOffForTheAppIsAccessDeniedAndTheKeyStays() async throws {
+        let client = try await env.client()
+        try await register(client, "bio-off", aaid: "F1D0#1003")
+        env.platform.setBiometricsAllowed(false)
+        let os = ScriptedOSVerifier()
+        let error = await captureError { try await self.authenticate(client, "bio-off", aaid: "F1D0#1003", os: os) }
+        XCTAssertEqual(fidoCode(error!), .authenticatorAccessDenied)
+        XCTAssertTrue("\(error!)".contains("turn it on in Settings"), "\(error!)")
+        env.platform.setBiometricsAllowed(true)
+        try await authenticate(client, "bio-off", aaid: "F1D0#1003")
+    }
+
+    /// The same without a bound set: the OS prompt says the app may not use Face ID.
+    func testFaceIDSwitchedOffForTheAppIsAccessDeniedAtThePromptToo() async throws {
+        let client = try await env.client()
+        try await register(client, "bio-off-any", aaid: "F1D0#1003") { $0.invalidateOnNewOsBiometrics(false) }
+        env.platform.setBiometricsAllowed(false)
+        let error = await captureError { try await self.authenticate(client, "bio-off-any", aaid: "F1D0#1003") }
+        XCTAssertEqual(fidoCode(error!), .authenticatorAccessDenied)
+    }
+
+    /// No biometrics enrolled now (the user removed her face): not enrolled, with what to do; not a gone key.
+    func testBiometricsNoLongerEnrolledAreNotEnrolledNotAGoneKey() async throws {
+        let client = try await env.client()
+        try await register(client, "bio-unenrolled", aaid: "F1D0#1003")
+        env.platform.setBiometricsEnrolled(false)
+        let error = await captureError { try await self.authenticate(client, "bio-unenrolled", aaid: "F1D0#1003") }
+        XCTAssertEqual(fidoCode(error!), .userNotEnrolled)
+        XCTAssertTrue("\(error!)".contains("set up Face ID or Touch ID in Settings"), "\(error!)")
+    }
+
     func testWithoutInvalidationANewBiometricSetStillWorks() async throws {
         let client = try await env.client()
         try await register(client, "bio2", aaid: "F1D0#1003") { $0.invalidateOnNewOsBiometrics(false) }

@@ -105,6 +105,8 @@ extension AuthenticatorModule {
         case .keyDisappeared(let reason): return .FidoError(errorCode: .keyDisappearedPermanently, cause: SDKMessage(reason))
         case .cancelled: return .FidoError(errorCode: .userCanceled, cause: nil)
         case .lockedOut(let reason): return .FidoError(errorCode: .userLockout, cause: SDKMessage(reason))
+        case .notEnrolled(let reason): return .FidoError(errorCode: .userNotEnrolled, cause: SDKMessage(reason))
+        case .notAllowed(let reason): return .FidoError(errorCode: .authenticatorAccessDenied, cause: SDKMessage(reason))
         }
     }
 

@@ -38,6 +38,11 @@ enum KeyStoreError: Error, Equatable {
     case cancelled
     /// Biometrics are locked until the user enters the device passcode; the key is intact.
     case lockedOut(String)
+    /// No biometrics are enrolled in the system settings now: `userNotEnrolled`.
+    case notEnrolled(String)
+    /// The app may not use biometrics (Face ID off for it, no usage description): `authenticatorAccessDenied`; the key
+    /// is intact.
+    case notAllowed(String)
 }
 
 /// A newly generated key that is not stored yet: registration commits it together with the registration record,
@@ -113,9 +118,19 @@ package struct KeyStore: Sendable {
         if let generation = access.deviceLockGeneration, generation != platform.deviceLockGeneration {
             throw KeyStoreError.keyDisappeared("\(alias) was wiped when the device lock was removed")
         }
-        // Locked-out biometrics hide the biometric set; an unknown set is not a changed one.
-        if access.boundBiometricSet != nil && platform.biometricsLockedOut {
-            throw KeyStoreError.lockedOut("biometrics are locked after too many failed attempts; unlock the device with its passcode")
+        // Biometrics locked out, not allowed for this app or not enrolled hide the biometric set; an unknown set is not
+        // a changed one, and only a changed one makes the app delete the registration.
+        if access.boundBiometricSet != nil {
+            if platform.biometricsLockedOut {
+                throw KeyStoreError.lockedOut("biometrics are locked after too many failed attempts; unlock the device with its passcode")
+            }
+            if !platform.biometricsAllowed {
+                throw KeyStoreError.notAllowed(
+                    "this app may not use Face ID: turn it on in Settings → the app → Face ID (or the app lacks NSFaceIDUsageDescription)")
+            }
+            if !platform.biometricsEnrolled {
+                throw KeyStoreError.notEnrolled("no biometrics are enrolled: set up Face ID or Touch ID in Settings")
+            }
         }
         if let bound = access.boundBiometricSet, bound != platform.biometricSetIdentifier {
             throw KeyStoreError.keyDisappeared("\(alias) was invalidated because the biometric set changed")

@@ -140,7 +140,8 @@ struct DevicePasscodeAuthenticator: AuthenticatorModule {
 
 /// How an OS prompt's end becomes the operation's outcome. Our contract: a prompt the OS gave up on (too many
 /// failed attempts) is `authenticatorAccessDenied`; biometrics locked until the passcode is entered are
-/// `userLockout` (the key is intact); a prompt the OS cannot show is `userNotEnrolled`.
+/// `userLockout` (the key is intact); a prompt the OS cannot show is `userNotEnrolled`; biometrics the app may not use
+/// (Face ID off for it) are `authenticatorAccessDenied`, with what the user can do.
 private func mapOSResult(_ result: OSVerificationResult) throws(OperationError) {
     switch result {
     case .verified, .verifiedWithPasscodeFallback: return
@@ -148,5 +149,6 @@ private func mapOSResult(_ result: OSVerificationResult) throws(OperationError) 
     case .failed: throw .FidoError(errorCode: .authenticatorAccessDenied, cause: SDKMessage("the operating system did not verify the user"))
     case .lockedOut(let reason): throw .FidoError(errorCode: .userLockout, cause: SDKMessage(reason))
     case .notAvailable(let reason): throw .FidoError(errorCode: .userNotEnrolled, cause: SDKMessage(reason))
+    case .notAllowed(let reason): throw .FidoError(errorCode: .authenticatorAccessDenied, cause: SDKMessage(reason))
     }
 }

@@ -95,6 +95,13 @@ public struct ApplePlatform: Platform {
 
     public var biometricsLockedOut: Bool { Self.evaluate(.deviceOwnerAuthenticationWithBiometrics).code == .biometryLockout }
 
+    public var biometricsAllowed: Bool {
+        let context = LAContext()
+        var error: NSError?
+        if context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error) { return true }
+        return !Self.biometryDenied(error, type: context.biometryType)
+    }
+
     public var biometricSetIdentifier: String? {
         let context = LAContext()
         guard context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: nil) else { return nil }
@@ -112,13 +119,17 @@ public struct ApplePlatform: Platform {
         }
         if let cancel = request.cancelButtonTitle { context.localizedCancelTitle = cancel }
         var availability: NSError?
-        guard context.canEvaluatePolicy(policy, error: &availability) else { return Self.unavailable(availability) }
+        guard context.canEvaluatePolicy(policy, error: &availability) else {
+            if case .biometric = request.kind, Self.biometryDenied(availability, type: context.biometryType) { return Self.notAllowed }
+            return Self.unavailable(availability)
+        }
         do {
             guard try await context.evaluatePolicy(policy, localizedReason: request.reason) else { return .failed }
             // The key's use right after reuses this evaluation instead of prompting again.
             authenticated.set(context)
             return .verified
         } catch let error as LAError {
+            if error.code == .biometryNotAvailable, context.biometryType != .none { return Self.notAllowed }
             return Self.result(for: error.code)
         } catch {
             return .failed
@@ -151,6 +162,14 @@ extension ApplePlatform {
         default: return .failed
         }
     }
+
+    /// Face ID switched off for this app in Settings, or no `NSFaceIDUsageDescription`: the device has the sensor, yet
+    /// LocalAuthentication calls biometrics "not available" to the app (`biometryType` is set whatever
+    /// `canEvaluatePolicy` answers).
+    static func biometryDenied(_ error: NSError?, type: LABiometryType) -> Bool { laCode(error) == .biometryNotAvailable && type != .none }
+
+    static let notAllowed = OSVerificationResult.notAllowed(
+        "this app may not use Face ID: turn it on in Settings → the app → Face ID (or the app lacks NSFaceIDUsageDescription)")
 
     /// Why `canEvaluatePolicy` said no, as a verification outcome.
     static func unavailable(_ error: NSError?) -> OSVerificationResult {

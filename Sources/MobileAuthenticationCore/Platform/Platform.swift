@@ -54,6 +54,8 @@ public enum OSVerificationResult: Sendable, Equatable {
     case lockedOut(String)
     /// The OS cannot verify now (no sensor, nothing enrolled, no passcode).
     case notAvailable(String)
+    /// The app may not use biometrics: the user switched Face ID off for it, or it has no `NSFaceIDUsageDescription`.
+    case notAllowed(String)
 }
 
 /// What the SDK needs from the operating system. Three implementations: ``SoftwarePlatform`` (Linux),
@@ -85,6 +87,10 @@ public protocol Platform: Sendable {
     /// Whether biometrics are locked after too many failed attempts. The biometric set cannot be read then
     /// (``biometricSetIdentifier`` is `nil`), which must not be taken for a changed set.
     var biometricsLockedOut: Bool { get }
+    /// Whether this app may use biometrics: false when the user switched Face ID off for the app in Settings, or the
+    /// app has no `NSFaceIDUsageDescription` (iOS refuses Face ID to such an app). The biometric set cannot be read
+    /// then either, which must not be taken for a changed set.
+    var biometricsAllowed: Bool { get }
     /// Whether the device has a screen lock (passcode).
     var hasDeviceLock: Bool { get }
     /// Changes every time the device lock is removed. Hardware-protected keys remember the value they were created
@@ -110,6 +116,7 @@ extension Platform {
     public var biometricsEnrolled: Bool { false }
     public var biometricSetIdentifier: String? { nil }
     public var biometricsLockedOut: Bool { false }
+    public var biometricsAllowed: Bool { true }
     public var hasDeviceLock: Bool { false }
     public var deviceLockGeneration: Int { 0 }
     public func excludeFromBackup(_ directory: URL) throws {}
