@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 extension FIDOServerApplication {
     /// The TLS set-up: the certificate the server presents, the PEM clients trust, and whether it was generated.
@@ -17,7 +18,11 @@ extension FIDOServerApplication {
                 previousCertificateSeconds: configuration.tls.previousCertificateSeconds, metrics: metrics)
             return TLSMaterial(certificate: source, trustPEM: String(decoding: source.current.fileBytes[0], as: UTF8.self), generated: false)
         }
-        let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host])).sorted()
+        for host in configuration.tls.developmentCertificateHosts where !DevelopmentCertificate.isHostName(host) {
+            throw FIDOServerCore.ServerConfiguration.ConfigurationError.invalid(
+                "development certificate host \(UntrustedText.quoted(host, limit: 64)) is not a DNS name or an IP address")
+        }
+        let hosts = Array(Set(["localhost", "127.0.0.1", "::1", configuration.host] + configuration.tls.developmentCertificateHosts)).sorted()
         // Kept beside an SQLite file, so devices that trusted it keep trusting a restarted development server; an
         // in-memory or PostgreSQL server has no file beside it and makes a new one each start.
         let development: DevelopmentCertificate

@@ -14,6 +14,12 @@ struct ServerOptions: ParsableArguments {
     @Flag(help: "Make a new development certificate even if a good one is kept beside the SQLite file (clients must trust it anew).")
     var regenerateCertificate = false
     @Option(
+        name: .customLong("certificate-host"),
+        help:
+            "A further DNS name or IP address the development certificate covers (repeatable), such as this machine's LAN address for a phone: --certificate-host 192.168.1.20."
+    )
+    var certificateHosts: [String] = []
+    @Option(
         help: "Log level: trace, debug, info (default; one line per UAF decision), notice, warning, error, critical. MAUTH_LOG_LEVEL sets it too.")
     var logLevel: String?
     @Option(help: "Log format: text (default) or json (one JSON object a line). MAUTH_LOG_FORMAT sets it too.")
@@ -27,6 +33,10 @@ struct ServerOptions: ParsableArguments {
         if let database { configuration.database = .init(text: database) }
         if developmentMode { configuration.authorization.developmentMode = true }
         if regenerateCertificate { configuration.tls.regenerateDevelopmentCertificate = true }
+        for host in certificateHosts where !DevelopmentCertificate.isHostName(host) {
+            throw ValidationError("--certificate-host \(host): not a DNS name or an IP address")
+        }
+        configuration.tls.developmentCertificateHosts = certificateHosts
         if let logFormat {
             guard let format = ServerConfiguration.Observability.LogFormat(rawValue: logFormat) else {
                 throw ValidationError("unknown log format \(logFormat): text or json")

@@ -67,6 +67,48 @@ final class KeptDevelopmentCertificateTests: XCTestCase {
         XCTAssertEqual(after, regenerated)
     }
 
+    /// `mauth server --certificate-host 192.168.1.20`: a phone on the LAN reaches the Mac by an address the
+    /// certificate names, besides localhost and the loopback addresses; naming another set replaces the kept one.
+    func testTheCertificateNamesTheFurtherHostsAskedFor() async throws {
+        var configuration = ServerConfiguration(
+            host: "0.0.0.0", port: 0, facets: [testFacet], database: .sqlite(path: directory.appendingPathComponent("m.sqlite").path))
+        configuration.tls.developmentCertificateHosts = ["192.168.1.20", "mac.example"]
+        let server = try await FIDOServerApplication.start(configuration: configuration)
+        try await server.stop()
+        // The kept file holds the leaf, then the trust anchor.
+        let kept = try String(contentsOfFile: directory.appendingPathComponent("m.sqlite-development-tls.pem").path, encoding: .utf8)
+        let leaf = try Certificate(derEncoded: try XCTUnwrap(try PEMDocument.parseMultiple(pemString: kept).first).derBytes)
+        let names = try XCTUnwrap(try leaf.extensions.subjectAlternativeNames)
+        XCTAssertTrue(names.contains(.ipAddress(ASN1OctetString(contentBytes: [192, 168, 1, 20]))), "\(names)")
+        XCTAssertTrue(names.contains(.dnsName("mac.example")), "\(names)")
+        XCTAssertTrue(names.contains(.dnsName("localhost")), "\(names)")
+        XCTAssertTrue(names.contains(.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))), "\(names)")
+        let fewer = try await trustAnchor(host: "0.0.0.0")
+        XCTAssertNotEqual(fewer, server.certificatePEM, "a certificate for other hosts is replaced")
+    }
+
+    func testAFurtherHostThatIsNoNameStopsTheStart() async throws {
+        var configuration = ServerConfiguration(
+            port: 0, facets: [testFacet], database: .sqlite(path: directory.appendingPathComponent("m.sqlite").path))
+        configuration.tls.developmentCertificateHosts = ["*.example"]
+        do {
+            let server = try await FIDOServerApplication.start(configuration: configuration)
+            try await server.stop()
+            XCTFail("a wildcard became a development certificate's name")
+        } catch {
+            XCTAssertTrue("\(error)".contains("development certificate host \"*.example\" is not a DNS name or an IP address"), "\(error)")
+        }
+    }
+
+    func testHostNamesAreAddressesOrDNSNames() {
+        for name in ["192.168.1.20", "::1", "fe80::1", "mac.local", "my-mac.example", "localhost"] {
+            XCTAssertTrue(DevelopmentCertificate.isHostName(name), name)
+        }
+        for name in ["", "*.example", "-mac.example", "mac-.example", "a..b", "mac example", "mac_1.example", "mac.example.", "192.168.1.20:8443"] {
+            XCTAssertFalse(DevelopmentCertificate.isHostName(name), name)
+        }
+    }
+
     func testAKeptCertificateForOtherHostsIsReplaced() async throws {
         let first = try await trustAnchor(host: "127.0.0.1")
         let other = try await trustAnchor(host: "0.0.0.0")

@@ -26,6 +26,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         /// Without a certificate: make a new development certificate even if a good one is kept beside the SQLite
         /// file (`mauth server --regenerate-certificate`; not a configuration-file key).
         public var regenerateDevelopmentCertificate = false
+        /// Without a certificate: further names (DNS names or IP addresses) the development certificate covers
+        /// besides localhost, the loopback addresses and `host`, such as the Mac's LAN address a phone reaches
+        /// (`mauth server --certificate-host`; not a configuration-file key).
+        public var developmentCertificateHosts: [String] = []
         package enum CodingKeys: String, CodingKey, CaseIterable { case certificatePath, privateKeyPath, previousCertificateSeconds }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)

@@ -18,6 +18,18 @@ public struct DevelopmentCertificate: Sendable {
     /// The one-off CA that issued the leaf: what clients trust. Its key no longer exists.
     public let trustAnchorPEM: String
 
+    /// Whether `host` can be a name of the certificate: an IPv4 or IPv6 address, or a DNS name of letters, digits and
+    /// hyphens in dot-separated labels (no wildcard: a development certificate names the machines it runs on).
+    public static func isHostName(_ host: String) -> Bool {
+        if IPv4Address(host) != nil || IPv6Address(host) != nil { return true }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard host.utf8.count <= 253, !labels.isEmpty else { return false }
+        return labels.allSatisfy { label in
+            !label.isEmpty && label.utf8.count <= 63 && label.first != "-" && label.last != "-"
+                && label.unicodeScalars.allSatisfy { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "-" }
+        }
+    }
+
     /// The subject alternative names of a leaf for `hosts`.
     static func names(_ hosts: [String]) -> [GeneralName] {
         hosts.map { host in
