@@ -71,6 +71,13 @@ extension OperationRunner {
         throw .AppAttestationError(cause: AppAttestKeyInvalid())
     }
 
+    /// A response header's extensions: the request's, less the server's ask, plus the app's `answer` when it gave one.
+    static func extensions(_ requested: [Extension]?, answering answer: AppAttestationAnswer?) -> [Extension]? {
+        let kept = requested?.filter { $0.id != AppAttestationWire.extensionID }
+        guard let answer else { return kept }
+        return (kept ?? []) + [answer.headerExtension]
+    }
+
     /// After the server's answer: an accepted attestation is remembered, so this server gets assertions from now on;
     /// a refused assertion (the server lost the key, UAF 1497) is forgotten, so the next operation attests again.
     func appAttestationSettled(_ answer: AppAttestationAnswer?, server: Server, accepted: Bool) async {

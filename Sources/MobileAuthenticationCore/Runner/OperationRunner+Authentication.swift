@@ -1,5 +1,4 @@
 import Foundation
-import NevisProtocol
 import Primitives
 import UAF
 
@@ -95,8 +94,7 @@ extension OperationRunner {
             header.appID = appID
             // The app's attestation, when the server's policy asks for it (NevisProtocol's AppAttestationWire).
             let appAttestation = try await self.appAttestation(asked: request.header, fcParams: fcParams, server: server)
-            header.exts = header.exts?.filter { $0.id != AppAttestationWire.extensionID }
-            if let appAttestation { header.exts = (header.exts ?? []) + [appAttestation.headerExtension] }
+            header.exts = Self.extensions(header.exts, answering: appAttestation)
             let response = AuthenticationResponse(
                 header: header, fcParams: fcParams, assertions: [AuthenticatorSignAssertion(assertion: Base64URL.encode(assertion))])
             return (response, registration, appAttestation)

@@ -112,11 +112,7 @@ extension OperationRunner {
                 credential.key.discard()
                 throw error
             }
-            if let appAttestation {
-                header.exts = (header.exts ?? []).filter { $0.id != AppAttestationWire.extensionID } + [appAttestation.headerExtension]
-            } else {
-                header.exts = header.exts?.filter { $0.id != AppAttestationWire.extensionID }
-            }
+            header.exts = Self.extensions(header.exts, answering: appAttestation)
             let response = RegistrationResponse(
                 header: header, fcParams: fcParams,
                 assertions: [AuthenticatorRegistrationAssertion(assertion: Base64URL.encode(credential.assertion))])
