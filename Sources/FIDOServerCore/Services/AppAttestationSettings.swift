@@ -12,11 +12,14 @@ package struct AppAttestationSettings: Sendable {
     let android: PlayIntegrity?
     /// The Android app a UAF key's Android key attestation must name, and the boot it must have seen.
     let androidKey: ServerConfiguration.AppAttestation.Android?
+    /// Its signing-certificate digests, decoded once.
+    let androidKeyDigests: Set<[UInt8]>
 
     package init(_ configuration: ServerConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         policies = configuration.policies
         android = try configuration.appAttestation?.android.map { try Self.playIntegrity($0, environment: environment) }
         androidKey = configuration.appAttestation?.android
+        androidKeyDigests = Set((androidKey?.certificateSha256Digests ?? []).compactMap(Base64URL.decodeBytes))
         guard let settings = configuration.appAttestation?.apple else {
             apple = nil
             return
@@ -78,8 +81,7 @@ extension AppAttestationSettings {
             let names = application.packages.prefix(4).map { UntrustedText.quoted($0.name, limit: 64) }.joined(separator: ", ")
             throw AppAttestationGate.Refused(reason: "the Android key attestation names another app (\(names))")
         }
-        let accepted = Set(android.certificateSha256Digests.compactMap(Base64URL.decodeBytes))
-        guard application.signatureDigests.contains(where: accepted.contains) else {
+        guard application.signatureDigests.contains(where: androidKeyDigests.contains) else {
             throw AppAttestationGate.Refused(reason: "the app in the Android key attestation is signed with a certificate not configured")
         }
         let boot = description.rootOfTrust
@@ -93,5 +95,4 @@ extension AppAttestationSettings {
         return "Android key attestation: \(android.packageName), boot \(boot.map { "\($0.verifiedBootState)" } ?? "unknown")"
             + (boot?.deviceLocked == true ? ", bootloader locked" : "")
     }
-
 }
