@@ -387,14 +387,18 @@ let package = Package(
         // files (symbolic links to them) against it, so its decisions run in `swift test` without an Apple toolchain.
         .target(
             name: "AppleFrameworksShim",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             path: "Tests/AppleFrameworksShim"
         ),
         .testTarget(
             name: "ApplePlatformTests",
             dependencies: [
                 "AppleFrameworksShim", "MobileAuthentication", "MobileAuthenticationCore", "SecureStorage",
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             // The links in AppleSources compile here against the shim on Linux, and to nothing elsewhere: on an
             // Apple platform their home modules compile them against the real frameworks.
@@ -463,9 +467,12 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "FIDOServer", "MobileAuthentication", "MobileAuthenticationSimulator", "Primitives", "UAF", "JOSE", "NevisProtocol",
-                "SecureStorage", "FIDOSimulation", "TestSupport", "DevelopmentStandIns",
+                "SecureStorage", "FIDOSimulation", "TestSupport", "DevelopmentStandIns", "MobileAuthenticationCore",
                 .product(name: "Crypto", package: "swift-crypto"),
-                nio("NIOCore"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                nio("NIOCore"), nio("NIOHTTP1"), nio("NIOConcurrencyHelpers"), nio("NIOPosix"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),

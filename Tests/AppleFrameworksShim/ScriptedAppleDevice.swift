@@ -1,6 +1,7 @@
 #if os(Linux)
 import Crypto
 import Foundation
+import X509
 
 /// The iPhone behind the shimmed frameworks, as Apple documents its behaviour: a sensor and its enrolment, a
 /// passcode, a keychain whose `…WhenPasscodeSetThisDeviceOnly` items the OS wipes with the passcode, Secure Enclave
@@ -57,6 +58,13 @@ public final class ScriptedAppleDevice: @unchecked Sendable {
         set { lock.withLock { _lookupStatus = newValue } }
     }
     private var _lookupStatus: OSStatus?
+    /// The roots the device's trust store holds (Settings → About → Certificate Trust Settings): none unless a test
+    /// installs some.
+    public var systemRoots: [Certificate] {
+        get { lock.withLock { _systemRoots } }
+        set { lock.withLock { _systemRoots = newValue } }
+    }
+    private var _systemRoots: [Certificate] = []
 
     public init() {}
 

@@ -255,6 +255,42 @@ final class TLSFailureTests: XCTestCase {
     func testAConnectionFailureIsNoTLSFailure() {
         XCTAssertNil(HTTPTransport.tlsFailure(Described(description: "connectTimeout")))
     }
+
+    func testADebugRootThatIsNoCertificateIsATypedRefusal() {
+        XCTAssertThrowsError(
+            try TransportSecurity.debug(trustedCertificatesPEM: ["-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----"])
+                .configuredAnchors()
+        ) {
+            guard case .insecure(let reason) = $0 as? TransportFailure else { return XCTFail("\($0)") }
+            XCTAssertEqual(reason, "certificate 1 of TransportSecurity.debug is not a PEM certificate")
+        }
+    }
+
+    /// A self-signed root (openssl, P-256), only ever read.
+    static let anyCertificatePEM = """
+        -----BEGIN CERTIFICATE-----
+        MIIBfDCCASOgAwIBAgIUBmXhkU6z1/vIqTRDJ4UIQUib0rUwCgYIKoZIzj0EAwIw
+        FDESMBAGA1UEAwwJdGVzdCByb290MB4XDTI2MTEyODA4MjU1NloXDTM2MTEyNTA4
+        MjU1NlowFDESMBAGA1UEAwwJdGVzdCByb290MFkwEwYHKoZIzj0CAQYIKoZIzj0D
+        AQcDQgAE3CxxMh5DleeXPoe0FeiU1J9VyhZRKDIdzh1cPEHXTXIJ7Wnyyn9Urgm/
+        LGY7oy1fKMA9Km+JbTBgOFK/ZLVQBKNTMFEwHQYDVR0OBBYEFKhXu2n7Y/21Ywcu
+        Ci0O/N9I/G3wMB8GA1UdIwQYMBaAFKhXu2n7Y/21YwcuCi0O/N9I/G3wMA8GA1Ud
+        EwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDRwAwRAIgO3/xv7etTTALSptD3mZu4ilw
+        k2Pm7mZ0t6OBl6LmTWoCIASAgj7iu9m9ZD3E6jC5XwXAoibaP89990Gzk9J0Y+r1
+        -----END CERTIFICATE-----
+        """
+
+    #if canImport(FoundationNetworking)
+    /// libcurl's URLSession cannot add roots: a configuration that names some is refused, not quietly narrowed.
+    func testURLSessionOnLinuxRefusesRootsItCannotAdd() {
+        let configuration = Configuration(baseUrl: URL(string: "https://127.0.0.1:8443")!)
+            .withTransportSecurity(.debug(trustedCertificatesPEM: [Self.anyCertificatePEM]))
+        XCTAssertThrowsError(try URLSessionTransport(configuration: configuration, flavor: .debug)) {
+            guard case .insecure(let reason) = $0 as? TransportFailure else { return XCTFail("\($0)") }
+            XCTAssertTrue(reason.hasPrefix("URLSession on this platform trusts only the system's roots"), reason)
+        }
+    }
+    #endif
 }
 
 /// What a failed request's diagnostics keep, and what they never keep.

@@ -18,6 +18,13 @@ public struct DevelopmentCertificate: Sendable {
     /// The one-off CA that issued the leaf: what clients trust. Its key no longer exists.
     public let trustAnchorPEM: String
 
+    /// A pair made before, as ``generate(hosts:now:)`` made it.
+    package init(certificatePEM: String, privateKeyPEM: String, trustAnchorPEM: String) {
+        self.certificatePEM = certificatePEM
+        self.privateKeyPEM = privateKeyPEM
+        self.trustAnchorPEM = trustAnchorPEM
+    }
+
     /// Whether `host` can be a name of the certificate: an IPv4 or IPv6 address, or a DNS name of letters, digits and
     /// hyphens in dot-separated labels (no wildcard: a development certificate names the machines it runs on).
     public static func isHostName(_ host: String) -> Bool {

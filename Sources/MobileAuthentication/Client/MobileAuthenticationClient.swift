@@ -174,7 +174,7 @@ public final class MobileAuthenticationClientInitializer: Operation {
             }
         }
         do {
-            let transport = try fields.transport ?? HTTPTransport(configuration: configuration, trace: fields.trace)
+            let transport = try fields.transport ?? Self.defaultTransport(configuration, trace: fields.trace)
             let state = try await LocalState.open(platform: platform)
             let core = ClientCore(
                 configuration: configuration, platform: platform, transport: transport, state: state, snapshot: await state.snapshot,
@@ -183,6 +183,16 @@ public final class MobileAuthenticationClientInitializer: Operation {
         } catch {
             throw .Unknown(cause: error)
         }
+    }
+
+    /// URLSession on Apple platforms (VPN On Demand, the system's proxy, HTTP/2, App Transport Security; the debug
+    /// flavor's roots only in the debug flavor), AsyncHTTPClient on NIO elsewhere.
+    static func defaultTransport(_ configuration: Configuration, trace: (@Sendable (HTTPTraceEvent) -> Void)?) throws -> any ClientTransport {
+        #if canImport(Darwin)
+        return try URLSessionTransport(configuration: configuration, trace: trace)
+        #else
+        return try HTTPTransport(configuration: configuration, trace: trace)
+        #endif
     }
 
     /// The platform when the app names none: `ApplePlatform` on Apple platforms (without the Secure Enclave in

@@ -3,6 +3,10 @@ import Foundation
 import NIOCore
 import Primitives
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -67,6 +71,18 @@ public struct HttpError: Error, Sendable, CustomStringConvertible {
             case .connectTimeout, .deadlineExceeded, .readTimeout, .writeTimeout: return "\(place) did not answer in time"
             case .remoteConnectionClosed: return "\(place) closed the connection before it answered"
             default: return "\(error)"
+            }
+        }
+        if let error = error as? URLError {
+            // URLSession's codes (the transport on Apple platforms), in the same words as the socket layer's.
+            switch error.code {
+            case .cannotConnectToHost: return SystemErrorText.connectionReason(errno: ECONNREFUSED, place: place)
+            case .timedOut: return SystemErrorText.connectionReason(errno: ETIMEDOUT, place: place)
+            case .networkConnectionLost: return "\(place) closed the connection before it answered"
+            case .notConnectedToInternet: return "the device is offline"
+            case .cannotFindHost, .dnsLookupFailed: return "no server is known as \(url.host ?? "the server")"
+            case .internationalRoamingOff, .dataNotAllowed, .callIsActive: return "the device may not use mobile data now"
+            default: return "\(place): \(error.localizedDescription)"
             }
         }
         guard let io = error as? IOError else { return "\(error)" }

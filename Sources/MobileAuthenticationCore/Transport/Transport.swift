@@ -20,6 +20,13 @@ package enum TransportFailure: Error, CustomStringConvertible {
         case .network(let error): return "network failure: \(error)"
         }
     }
+
+    /// A TLS handshake that failed, in the words every transport uses.
+    static func handshake(_ reason: String) -> TransportFailure { .insecure("the TLS handshake failed: \(reason)") }
+    /// A certificate the flavor does not trust.
+    static let untrustedCertificate = "the server's certificate is not trusted"
+    /// Any other handshake failure (a protocol version or cipher refused, a broken handshake).
+    static let unacceptableTLS = "the server's TLS is not acceptable"
 }
 
 /// One HTTP exchange, reported to an app-supplied trace hook (the virtual device prints these).
@@ -62,6 +69,21 @@ package struct HTTPRequest: Sendable {
         self.contentType = contentType
     }
 
+    /// Refuses anything but HTTPS before a byte is sent, in every flavor and on every transport: never downgraded.
+    func requireHTTPS() throws(TransportFailure) {
+        guard url.scheme?.lowercased() == "https" else {
+            throw TransportFailure.insecure("\(url.scheme ?? "no scheme")://… is not allowed; the SDK speaks HTTPS only")
+        }
+    }
+
+    /// The trace hook's event for this request: before it goes out (`answer` nil, not yet sent), or after its answer
+    /// or its failure (`answer` nil, sent: status 0).
+    func traceEvent(sent: Bool, answer: HTTPExchange? = nil) -> HTTPTraceEvent {
+        HTTPTraceEvent(
+            isResponse: sent, method: method.rawValue, url: url, requestBody: body, status: answer?.status ?? 0,
+            responseBody: answer?.body ?? Data())
+    }
+
     /// Fresh `Device-Signature` claims that name this request (method, path, body hash), signed as `dispatchTargetId`.
     package func deviceSignatureClaims(dispatchTargetId: String, now: Date) -> DeviceSignature.Claims {
         DeviceSignature.Claims(
@@ -80,9 +102,10 @@ package protocol ClientTransport: Sendable {
 /// The media type of UAF requests and responses (nevisFIDO's HTTP API).
 let uafContentType = "application/fido+uaf;charset=UTF-8"
 
-/// HTTPS to the server with AsyncHTTPClient on NIOSSL, on every platform. TLS only: the release flavor uses the
-/// system trust store; the debug flavor additionally trusts given certificates. There is no flag to accept an
-/// arbitrary certificate.
+/// HTTPS to the server with AsyncHTTPClient on NIOSSL: the client's transport on Linux, and the command-line tools'
+/// on every platform (an app's client on Apple platforms uses ``URLSessionTransport``). TLS only: the system trust
+/// store, plus the certificates ``TransportSecurity/debug(trustedCertificatesPEM:)`` names. There is no flag to
+/// accept an arbitrary certificate.
 package final class HTTPTransport: ClientTransport {
     static let maximumResponseSize = 1 << 20
     private let client: HTTPClient
@@ -93,10 +116,9 @@ package final class HTTPTransport: ClientTransport {
         self.trace = trace
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
-        if case .debug(let pems) = configuration.transportSecurity, !pems.isEmpty {
-            var certificates: [NIOSSLCertificate] = []
-            for pem in pems { certificates += try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)) }
-            tls.additionalTrustRoots = [.certificates(certificates)]
+        let anchors = try configuration.transportSecurity.configuredAnchors()
+        if !anchors.isEmpty {
+            tls.additionalTrustRoots = [.certificates(try anchors.map { try NIOSSLCertificate(bytes: Array($0), format: .der) })]
         }
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
@@ -123,11 +145,8 @@ package final class HTTPTransport: ClientTransport {
     }
 
     package func send(_ request: HTTPRequest) async throws(TransportFailure) -> HTTPExchange {
-        let url = request.url
-        guard url.scheme?.lowercased() == "https" else {
-            throw TransportFailure.insecure("\(url.scheme ?? "no scheme")://… is not allowed; the SDK speaks HTTPS only")
-        }
-        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        try request.requireHTTPS()
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         outgoing.headers.add(name: "Accept", value: request.accept)
         if let body = request.body {
@@ -135,21 +154,18 @@ package final class HTTPTransport: ClientTransport {
             outgoing.body = .bytes(ByteBuffer(data: body))
         }
         for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
-        let method = request.method.rawValue
-        trace?(HTTPTraceEvent(isResponse: false, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))
+        trace?(request.traceEvent(sent: false))
         do {
             let response = try await client.execute(outgoing, timeout: timeout)
             let bytes = try await response.body.collect(upTo: Self.maximumResponseSize)
             let exchange = HTTPExchange(
                 status: Int(response.status.code), body: Data(buffer: bytes),
                 headers: response.headers.map { ($0.name, $0.value) })
-            trace?(
-                HTTPTraceEvent(
-                    isResponse: true, method: method, url: url, requestBody: request.body, status: exchange.status, responseBody: exchange.body))
+            trace?(request.traceEvent(sent: true, answer: exchange))
             return exchange
         } catch {
-            trace?(HTTPTraceEvent(isResponse: true, method: method, url: url, requestBody: request.body, status: 0, responseBody: Data()))
-            if let reason = Self.tlsFailure(error) { throw TransportFailure.insecure("the TLS handshake failed: \(reason)") }
+            trace?(request.traceEvent(sent: true))
+            if let reason = Self.tlsFailure(error) { throw TransportFailure.handshake(reason) }
             throw TransportFailure.network(error)
         }
     }
@@ -157,9 +173,9 @@ package final class HTTPTransport: ClientTransport {
     /// What a TLS failure means to a user, without the TLS library's internals; nil when `error` is not one.
     static func tlsFailure(_ error: any Error) -> String? {
         let text = String(describing: error)
-        if text.contains("CERTIFICATE_VERIFY_FAILED") { return "the server's certificate is not trusted" }
+        if text.contains("CERTIFICATE_VERIFY_FAILED") { return TransportFailure.untrustedCertificate }
         // NIOSSL's errors on every platform: the transport never runs on Network.framework (see `init`).
         let tls = error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError || text.contains("handshakeFailed")
-        return tls ? "the server's TLS is not acceptable" : nil
+        return tls ? TransportFailure.unacceptableTLS : nil
     }
 }

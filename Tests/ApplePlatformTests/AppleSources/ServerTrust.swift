@@ -1,0 +1,1 @@
+../../../Sources/MobileAuthenticationCore/Transport/ServerTrust.swift
