@@ -151,6 +151,53 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
             userHandle: credential.userHandle)
     }
 
+    /// A credential as a process keeps it between runs (`mauth device`): its private key, raw. Store it as such.
+    public struct StoredCredential: Codable, Sendable, Equatable {
+        public var id: String
+        public var rpID: String
+        public var userHandle: String
+        /// COSE algorithm: -7 (P-256) or -8 (Ed25519).
+        public var algorithm: Int64
+        public var signCount: UInt32
+        /// The private key, raw (32 bytes for both), base64url.
+        public var privateKey: String
+    }
+
+    /// Every credential it holds, to keep.
+    public var stored: [StoredCredential] {
+        credentials.map { credential in
+            let raw: Data
+            switch credential.key {
+            case .p256(let key): raw = key.rawRepresentation
+            case .ed25519(let key): raw = key.rawRepresentation
+            }
+            return StoredCredential(
+                id: Base64URL.encode(credential.id), rpID: credential.rpID, userHandle: Base64URL.encode(credential.userHandle),
+                algorithm: credential.algorithm.rawValue, signCount: credential.signCount, privateKey: Base64URL.encode(raw))
+        }
+    }
+
+    /// Holds the credentials of `stored` beside its own; one that does not read (a key of another kind, bytes that
+    /// are not base64url) is left out, as a passkey the device no longer has.
+    public mutating func restore(_ stored: [StoredCredential]) {
+        for entry in stored {
+            guard let id = Base64URL.decodeBytes(entry.id), let userHandle = Base64URL.decodeBytes(entry.userHandle),
+                let raw = Base64URL.decode(entry.privateKey), let algorithm = Algorithm(rawValue: entry.algorithm)
+            else { continue }
+            let key: Key
+            switch algorithm {
+            case .es256:
+                guard let p256 = try? P256.Signing.PrivateKey(rawRepresentation: raw) else { continue }
+                key = .p256(p256)
+            case .edDSA:
+                guard let ed25519 = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw) else { continue }
+                key = .ed25519(ed25519)
+            }
+            credentials.append(
+                Credential(id: id, rpID: entry.rpID, userHandle: userHandle, algorithm: algorithm, signCount: entry.signCount, key: key))
+        }
+    }
+
     /// Forgets a credential, as a user deleting a passkey from their phone does.
     public mutating func remove(credentialID: [UInt8]) { credentials.removeAll { $0.id == credentialID } }
 

@@ -116,6 +116,10 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     public var appAttest: (any AppAttestProvider)? { lock.withLock { appAttestService } }
     /// Gives the device `service` as its App Attest (nil: none).
     public func useAppAttest(_ service: SimulatedAppAttest?) { lock.withLock { appAttestService = service } }
+
+    /// The phone's platform passkey authenticator (the iCloud Keychain's, in software).
+    public let simulatedPasskeys = SimulatedPasskeys()
+    public var passkeys: (any PasskeyProvider)? { simulatedPasskeys }
     /// Play Integrity, once ``usePlayIntegrity(_:)`` gave the device one (a device without it answers no ask).
     public var playIntegrity: (any PlayIntegrityProvider)? { lock.withLock { playIntegrityService } }
     /// Gives the device `service` as its Play Integrity (nil: none).

@@ -65,6 +65,24 @@ final class SoftwarePasskeyTests: XCTestCase {
         }
     }
 
+    /// Kept and restored (another process of `mauth device`), each kind of key still signs what the ceremony verifies;
+    /// an entry that does not read is left out, not guessed at.
+    func testARestoredCredentialSignsAsTheOriginalAndADamagedOneIsLeftOut() async throws {
+        for algorithm in SoftwarePasskeyAuthenticator.Algorithm.allCases {
+            var device = SoftwarePasskeyAuthenticator(origin: "https://example.org", counts: true)
+            let registered = try await register(&device, algorithm: algorithm, attestation: .none)
+            var damaged = device.stored[0]
+            damaged.privateKey = "not base64url!"
+            var restored = SoftwarePasskeyAuthenticator(origin: "https://example.org", counts: true)
+            restored.restore(device.stored + [damaged])
+            XCTAssertEqual(restored.credentials.count, 1, "\(algorithm)")
+            let stored = StoredCredential(
+                id: registered.credentialID, publicKey: registered.publicKey, userHandle: [7, 7], signCount: registered.signCount,
+                backupEligible: registered.backupEligible)
+            XCTAssertEqual(try signIn(&restored, stored: stored, allow: [registered.credentialID]).signCount, 2, "\(algorithm)")
+        }
+    }
+
     func testItRefusesAsABrowserWould() throws {
         var device = SoftwarePasskeyAuthenticator(origin: "https://example.org")
         XCTAssertThrowsError(try device.create(rpID: "example.org", challenge: challenge, userHandle: [1], algorithms: [-257])) { error in

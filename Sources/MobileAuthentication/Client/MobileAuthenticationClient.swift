@@ -15,6 +15,10 @@ public protocol Operations: Sendable {
     var deviceInformationChange: DeviceInformationChange { get }
     var deviceInformationCheck: DeviceInformationCheck { get }
     var deviceInformationSync: DeviceInformationSync { get }
+    /// A new passkey through the platform's passkey authenticator (not in the Nevis SDK).
+    var passkeyRegistration: PasskeyRegistration { get }
+    /// A sign-in with a passkey (not in the Nevis SDK).
+    var passkeyAuthentication: PasskeyAuthentication { get }
 }
 
 /// What the SDK keeps on the device.
@@ -49,6 +53,8 @@ struct OperationsValue: Operations {
     var deviceInformationChange: DeviceInformationChange { DeviceInformationChange(core: core) }
     var deviceInformationCheck: DeviceInformationCheck { DeviceInformationCheck(core: core) }
     var deviceInformationSync: DeviceInformationSync { DeviceInformationSync(core: core) }
+    var passkeyRegistration: PasskeyRegistration { PasskeyRegistration(core: core) }
+    var passkeyAuthentication: PasskeyAuthentication { PasskeyAuthentication(core: core) }
 }
 
 struct LocalDataValue: LocalData {

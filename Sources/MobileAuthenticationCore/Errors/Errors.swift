@@ -39,7 +39,11 @@ public struct ServerStatusError: Error, Sendable, Equatable, CustomStringConvert
         self.message = message
         self.httpError = httpError
     }
-    public var description: String { "server answered \(statusCode) (HTTP \(httpStatus))\(message.map { ": \($0)" } ?? "")" }
+    public var description: String {
+        // No UAF status (a refusal of the FIDO2 API, an HTTP error): the HTTP status alone, not "answered 0".
+        let status = statusCode == 0 ? "HTTP \(httpStatus)" : "\(statusCode) (HTTP \(httpStatus))"
+        return "server answered \(status)\(message.map { ": \($0)" } ?? "")"
+    }
     package var carriedHttpError: HttpError? { httpError }
     /// Equal statuses and messages; the captured request is diagnostics, not identity.
     public static func == (a: ServerStatusError, b: ServerStatusError) -> Bool {

@@ -108,6 +108,8 @@ public protocol Platform: Sendable {
     var appAttest: (any AppAttestProvider)? { get }
     /// Google's Play Integrity, where the platform has it (``PlayIntegrityProvider``).
     var playIntegrity: (any PlayIntegrityProvider)? { get }
+    /// The platform's passkey authenticator; nil where there is none.
+    var passkeys: (any PasskeyProvider)? { get }
 }
 
 extension Platform {
@@ -122,6 +124,7 @@ extension Platform {
     public func excludeFromBackup(_ directory: URL) throws {}
     public var appAttest: (any AppAttestProvider)? { nil }
     public var playIntegrity: (any PlayIntegrityProvider)? { nil }
+    public var passkeys: (any PasskeyProvider)? { nil }
     public func verifyWithOS(_ request: OSVerificationRequest) async -> OSVerificationResult {
         .notAvailable("this platform has no operating-system user verification")
     }

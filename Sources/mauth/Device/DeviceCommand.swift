@@ -17,6 +17,7 @@ struct DeviceCommand: AsyncParsableCommand {
         subcommands: [
             DeviceInit.self, DeviceTrust.self, DeviceRegister.self, DeviceAuthenticate.self, DevicePending.self, DeviceApprove.self, DeviceDeny.self,
             DeviceList.self, DeviceChangePin.self, DeviceChangePassword.self, DeviceDeregister.self, DeviceCheck.self, DeviceSync.self,
+            DevicePasskey.self,
         ])
 }
 

@@ -2,10 +2,6 @@ import ArgumentParser
 import Foundation
 import MobileAuthentication
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 struct DeviceRegister: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "register",
@@ -39,16 +35,8 @@ struct DeviceRegister: AsyncParsableCommand {
                             .authenticatorSelector(selector).pinEnroller(answers.pinEnroller).passwordEnroller(answers.passwordEnroller)
                             .biometricUserVerifier(answers.osVerifier).devicePasscodeUserVerifier(answers.osVerifier)
                             .fingerprintUserVerifier(answers.osVerifier)
-                        if let jwt = jwt ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_JWT"] {
-                            registration = registration.authorizationProvider(JwtAuthorizationProvider(jwt: jwt))
-                        } else if let cookie {
-                            let parts = cookie.split(separator: "=", maxSplits: 1).map(String.init)
-                            guard parts.count == 2, let host = URL(string: device.profile.server)?.host,
-                                let value = HTTPCookie(properties: [.name: parts[0], .value: parts[1], .domain: host, .path: "/"])
-                            else {
-                                throw DeviceCommandError("--cookie must be name=value")
-                            }
-                            registration = registration.authorizationProvider(CookieAuthorizationProvider([value]))
+                        if let provider = try device.authorization(jwt: jwt, cookie: cookie) {
+                            registration = registration.authorizationProvider(provider)
                         }
                         do { try await registration.executeAsync() } catch let error as OperationError {
                             // The SDK names its own API (an authorizationProvider); this command's user needs its flags.

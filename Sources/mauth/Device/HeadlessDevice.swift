@@ -1,8 +1,13 @@
 import ArgumentParser
+import FIDOSimulation
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
 import Primitives
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -96,6 +101,35 @@ struct HeadlessDevice {
 
     var deviceInformation: DeviceInformation { DeviceInformation(name: profile.name, fcmRegistrationToken: profile.pushToken) }
 
+    /// The authorization a command was given: `--jwt` (or `MAUTH_DEVICE_JWT`), else `--cookie name=value` for the
+    /// device's server; nil when neither.
+    func authorization(jwt: String?, cookie: String?) throws -> (any AuthorizationProvider)? {
+        if let jwt = jwt ?? ProcessInfo.processInfo.environment["MAUTH_DEVICE_JWT"] { return JwtAuthorizationProvider(jwt: jwt) }
+        guard let cookie else { return nil }
+        let parts = cookie.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let host = URL(string: profile.server)?.host,
+            let value = HTTPCookie(properties: [.name: parts[0], .value: parts[1], .domain: host, .path: "/"])
+        else {
+            throw DeviceCommandError("--cookie must be name=value")
+        }
+        return CookieAuthorizationProvider([value])
+    }
+
+    /// The device's passkeys (`passkeys/keys.json`, in a folder of mode 0700: private keys): what a phone's keychain
+    /// keeps.
+    var passkeysFile: URL { directory.appendingPathComponent("passkeys/keys.json") }
+
+    /// Keeps `passkeys`, once the device has made one.
+    static func save(_ passkeys: SimulatedPasskeys, to file: URL) throws {
+        let stored = passkeys.stored
+        guard !stored.isEmpty || FileManager.default.fileExists(atPath: file.path) else { return }
+        let folder = file.deletingLastPathComponent()
+        do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) } catch {
+            throw DeviceCommandError("cannot make \(folder.path): \(SystemErrorText.reason(error))")
+        }
+        try HeadlessAppAttestation.write(try JSONEncoder().encode(stored), to: file)
+    }
+
     /// Runs `body` with a client of this device and shuts the client down afterwards.
     func withClient<T>(_ body: (any MobileAuthenticationClient) async throws -> T) async throws -> T {
         guard let baseURL = URL(string: profile.server) else { throw DeviceCommandError("the device's server URL \(profile.server) is not a URL") }
@@ -106,9 +140,21 @@ struct HeadlessDevice {
         let platform = self.platform
         let attached = try profile.appAttestation.map { try HeadlessAppAttestation.attach($0, directory: directory, to: platform) }
         if let attached { configuration = configuration.withAppAttestation(attached.configuration) }
+        if let data = FileManager.default.contents(atPath: passkeysFile.path) {
+            do {
+                platform.simulatedPasskeys.restore(try JSONDecoder().decode([SoftwarePasskeyAuthenticator.StoredCredential].self, from: data))
+            } catch {
+                throw DeviceCommandError("\(passkeysFile.path) is damaged (not the device's passkeys): \(error)")
+            }
+        }
         let client = try await MobileAuthenticationClientInitializer().configuration(configuration).platform(platform).executeAsync()
-        // The App Attest keys are kept whatever the command's outcome: a key made and attested is the device's.
-        defer { try? attached?.save() }
+        // The App Attest keys and the passkeys are kept whatever the command's outcome: a key made is the device's.
+        let passkeys = platform.simulatedPasskeys
+        let passkeysFile = self.passkeysFile
+        defer {
+            try? attached?.save()
+            try? Self.save(passkeys, to: passkeysFile)
+        }
         do {
             let result = try await body(client)
             await client.shutdown()
