@@ -87,8 +87,13 @@ public final class PasskeyRegistration: HttpOperation {
     /// The operation's passkey authenticator: the one given, else the platform's.
     static func provider(_ given: (any PasskeyProvider)?, core: ClientCore) throws(OperationError) -> any PasskeyProvider {
         guard let provider = given ?? core.platform.passkeys else {
-            throw .FidoError(
-                errorCode: .noSuitableAuthenticator, cause: PasskeyFailure(.notSupported, "this platform has no passkey authenticator"))
+            #if canImport(AuthenticationServices)
+            // The system's sheet needs the app's window, which only the app knows.
+            let reason = "pass passkeyProvider(ApplePasskeyProvider { window }): the passkey sheet needs the app's window"
+            #else
+            let reason = "this platform has no passkey authenticator: pass passkeyProvider(_:)"
+            #endif
+            throw .FidoError(errorCode: .noSuitableAuthenticator, cause: PasskeyFailure(.notSupported, reason))
         }
         return provider
     }

@@ -1,0 +1,1 @@
+../../../Sources/MobileAuthenticationCore/Platform/ApplePasskeyProvider.swift
