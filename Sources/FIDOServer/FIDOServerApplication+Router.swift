@@ -104,8 +104,11 @@ extension FIDOServerApplication {
         }
         AdminController(admin: services.admin, onRejection: onRejection).add(protected: protected)
         if let passkeys = services.passkeys {
-            FIDO2Controller(passkeys: passkeys, relatedOrigins: passkeys.settings.configuration.relatedOrigins, onRejection: onRejection)
-                .add(router: router, open: open, identified: identified, protected: protected)
+            FIDO2Controller(
+                passkeys: passkeys, relatedOrigins: passkeys.settings.configuration.relatedOrigins, apps: passkeys.settings.configuration.apps,
+                onRejection: onRejection
+            )
+            .add(router: router, open: open, identified: identified, protected: protected)
         }
         ServerController(
             status: services.status, issuer: issuer, sessions: stores.sessions,

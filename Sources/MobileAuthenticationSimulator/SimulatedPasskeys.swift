@@ -3,17 +3,25 @@ import Foundation
 import MobileAuthenticationCore
 
 /// The simulated phone's passkeys: a `SoftwarePasskeyAuthenticator` (FIDOSimulation) behind the SDK's
-/// `PasskeyProvider`, answering as an iPhone's platform authenticator does for an app with the relying party's
-/// `webcredentials` association. Its client data names the origin `https://<rpID>` (what iOS writes for an app), its
-/// passkeys are synced ones (backup eligible and backed up, counter 0, `none` attestation) and it verifies the
-/// user. A test scripts the user's answer to the next sheet (``declineNext()``).
+/// `PasskeyProvider`, answering as the platform's authenticator does for the bank's app, associated with the relying
+/// party's domain. Its client data names the app's origin: `https://<rpID>` on the iOS profile (what iOS writes for
+/// an app with the `webcredentials` association), `android:apk-key-hash:<digest>` of the virtual device's signing
+/// certificate on the Android profile (what Credential Manager writes). Its passkeys are synced ones (backup
+/// eligible and backed up, counter 0, `none` attestation) and it verifies the user. A test scripts the user's
+/// answer to the next sheet (``declineNext()``).
 public final class SimulatedPasskeys: PasskeyProvider, @unchecked Sendable {
     private let lock = NSLock()
     private var authenticator = SoftwarePasskeyAuthenticator(origin: "https://localhost")
     private var declines = 0
     private var sheets = 0
+    private let profile: DeviceProfile
 
-    public init() {}
+    public init(profile: DeviceProfile = .ios) { self.profile = profile }
+
+    /// The origin the platform writes for the app at `relyingPartyID`.
+    public func origin(relyingPartyID: String) -> String {
+        profile == .android ? "android:apk-key-hash:\(SoftwarePlayIntegrity.virtualDeviceCertificateDigest)" : "https://\(relyingPartyID)"
+    }
 
     /// The user dismisses the next sheet.
     public func declineNext() { lock.withLock { declines += 1 } }
@@ -44,7 +52,7 @@ public final class SimulatedPasskeys: PasskeyProvider, @unchecked Sendable {
             return .failure(
                 PasskeyFailure(.alreadyRegistered, "this device already holds a passkey of \(request.userName) for \(request.relyingPartyID)"))
         }
-        authenticator.origin = "https://\(request.relyingPartyID)"
+        authenticator.origin = origin(relyingPartyID: request.relyingPartyID)
         do {
             let made = try authenticator.create(
                 rpID: request.relyingPartyID, challenge: Array(request.challenge), userHandle: Array(request.userID), algorithms: request.algorithms)
@@ -61,7 +69,7 @@ public final class SimulatedPasskeys: PasskeyProvider, @unchecked Sendable {
 
     private func sign(_ request: PasskeyAssertionRequest) -> Result<PasskeyAssertionResult, PasskeyFailure> {
         if let declined = sheet() { return .failure(declined) }
-        authenticator.origin = "https://\(request.relyingPartyID)"
+        authenticator.origin = origin(relyingPartyID: request.relyingPartyID)
         do {
             let signed = try authenticator.get(
                 rpID: request.relyingPartyID, challenge: Array(request.challenge), allowCredentials: request.allowedCredentialIDs.map { Array($0) })

@@ -40,6 +40,7 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
         self.deviceFingerprint = deviceFingerprint
         self.deviceProfile = deviceProfile
         sensors = deviceProfile == .ios ? [.faceID] : [.androidClass3, .androidFingerprint]
+        simulatedPasskeys = SimulatedPasskeys(profile: deviceProfile)
         // A fixed, cheap cost: the simulated device's storage key is not what its tests are about.
         protector = try! SoftwareKeyProtector(iterationCount: 1024)
     }
@@ -117,8 +118,8 @@ public final class SimulatedPlatform: Platform, @unchecked Sendable {
     /// Gives the device `service` as its App Attest (nil: none).
     public func useAppAttest(_ service: SimulatedAppAttest?) { lock.withLock { appAttestService = service } }
 
-    /// The phone's platform passkey authenticator (the iCloud Keychain's, in software).
-    public let simulatedPasskeys = SimulatedPasskeys()
+    /// The phone's platform passkey authenticator (the iCloud Keychain's or Google Password Manager's, in software).
+    public let simulatedPasskeys: SimulatedPasskeys
     public var passkeys: (any PasskeyProvider)? { simulatedPasskeys }
     /// Play Integrity, once ``usePlayIntegrity(_:)`` gave the device one (a device without it answers no ask).
     public var playIntegrity: (any PlayIntegrityProvider)? { lock.withLock { playIntegrityService } }

@@ -29,9 +29,11 @@ struct DemoWeb: AsyncParsableCommand {
         // Passkeys for the bank's pages at https://localhost:PORT (an IP address cannot have passkeys: WebAuthn needs a
         // domain as its RP ID), unless the configuration names its own.
         if configuration.fido2 == nil, configuration.port != 0 {
-            // The page's origin, and an app's (iOS writes https://<rpId>; `mauth device passkey` does the same).
+            // The page's origin, and the virtual device's apps: iOS writes https://<rpId>, Android its apk-key-hash
+            // (`mauth device passkey` on either profile).
             configuration.fido2 = .init(
-                rpId: "localhost", rpName: "Example Bank", origins: ["https://localhost:\(configuration.port)", "https://localhost"])
+                rpId: "localhost", rpName: "Example Bank", origins: ["https://localhost:\(configuration.port)", "https://localhost"],
+                apps: .virtualDevice)
         }
         guard configuration.dispatch.firebase == nil else {
             throw ValidationError("mauth demo web sends push to its own stand-in: remove dispatch.firebase from the configuration")

@@ -38,3 +38,17 @@ extension ServerConfiguration.AppAttestation {
         return String(decoding: try! encoder.encode(self), as: UTF8.self)
     }
 }
+
+extension ServerConfiguration.FIDO2.Apps {
+    /// The virtual device's apps, whose passkeys `mauth device passkey` makes: the iOS app (origin `https://<rpId>`)
+    /// and the Android app (origin `android:apk-key-hash:` of its signing certificate's digest).
+    static var virtualDevice: Self {
+        Self(
+            apple: [.init(teamId: SoftwareAppAttestAuthority.virtualDeviceTeamID, bundleId: SoftwareAppAttestAuthority.virtualDeviceBundleID)],
+            android: [
+                .init(
+                    packageName: SoftwarePlayIntegrity.virtualDevicePackageName,
+                    certificateSha256Digests: [SoftwarePlayIntegrity.virtualDeviceCertificateDigest])
+            ])
+    }
+}

@@ -1,4 +1,5 @@
 import FIDOServer
+import FIDOSimulation
 import Foundation
 import MobileAuthentication
 import MobileAuthenticationSimulator
@@ -52,6 +53,48 @@ final class PasskeyFlowTests: XCTestCase {
         try await client.operations.passkeyRegistration.username("alice").authorizationProvider(try await signedIn(client)).executeAsync()
         let signIn = try await client.operations.passkeyAuthentication.mediation(.autoFill).executeAsync()
         XCTAssertEqual(try claims(signIn)["sub"] as? String, "alice")
+    }
+
+    // MARK: An Android app
+
+    /// Credential Manager writes the app's origin, `android:apk-key-hash:<signing certificate digest>`: a server whose
+    /// `fido2.apps` names the app accepts it, its `assetlinks.json` vouching for the app.
+    func testAnAndroidAppsPasskeyIsAcceptedForTheAppTheServerNames() async throws {
+        try await env.shutdown()
+        env = try await Environment(profile: .android) { configuration, _ in
+            configuration.fido2 = ServerConfiguration.FIDO2(
+                rpId: "bank.example", origins: ["https://bank.example"],
+                apps: .init(
+                    android: [
+                        .init(
+                            packageName: SoftwarePlayIntegrity.virtualDevicePackageName,
+                            certificateSha256Digests: [SoftwarePlayIntegrity.virtualDeviceCertificateDigest])
+                    ]))
+        }
+        let client = try await env.client()
+        try await client.operations.passkeyRegistration.username("alice")
+            .authorizationProvider(try await relyingPartyAuthorization("alice")).executeAsync()
+        let signIn = try await client.operations.passkeyAuthentication.username("alice").executeAsync()
+        XCTAssertEqual(try claims(signIn)["sub"] as? String, "alice")
+        XCTAssertEqual(
+            env.platform.simulatedPasskeys.origin(relyingPartyID: "bank.example"),
+            "android:apk-key-hash:\(SoftwarePlayIntegrity.virtualDeviceCertificateDigest)")
+    }
+
+    func testAnAndroidAppTheServerDoesNotNameIsRefusedInItsWords() async throws {
+        try await env.shutdown()
+        env = try await Environment(profile: .android) { configuration, _ in
+            configuration.fido2 = ServerConfiguration.FIDO2(rpId: "bank.example", origins: ["https://bank.example"])
+        }
+        let client = try await env.client()
+        let error = await captureError {
+            try await client.operations.passkeyRegistration.username("alice")
+                .authorizationProvider(try await relyingPartyAuthorization("alice")).executeAsync()
+        }
+        guard case .FidoError(.protocolError, let cause)? = error as? OperationError, let status = cause as? ServerStatusError else {
+            return XCTFail("\(String(describing: error))")
+        }
+        XCTAssertTrue(status.message?.contains("android:apk-key-hash:") == true, status.message ?? "")
     }
 
     // MARK: Unhappy paths

@@ -1,4 +1,5 @@
 import FIDOServerTesting
+import FIDOSimulation
 import Foundation
 import XCTest
 
@@ -24,6 +25,9 @@ final class SampleConfigurationTests: XCTestCase {
         let server = try await FIDOServerApplication.start(configuration: configuration)
         XCTAssertTrue(server.usesDevelopmentCertificate)
         XCTAssertNotNil(configuration.fido2, "passkeys are on in the development sample")
+        // The apps it names are the virtual device's, so `mauth device passkey` works on either profile.
+        XCTAssertEqual(configuration.fido2?.apps?.android.first?.certificateSha256Digests, [SoftwarePlayIntegrity.virtualDeviceCertificateDigest])
+        XCTAssertEqual(configuration.fido2?.apps?.apple.first?.appID, SoftwareAppAttestAuthority.virtualDeviceAppID)
         try await server.stop()
     }
 

@@ -146,6 +146,49 @@ final class FIDO2ConfigurationTests: XCTestCase {
         XCTAssertTrue(refusal(changed("rpName", #""""#)).contains("fido2.rpName"))
     }
 
+    // MARK: The apps that share the site's passkeys
+
+    static let digest = "Rk9PQkFSLWJhc2U2NHVybC1zaGEyNTYtZGlnZXN0ISE"  // 32 bytes, base64url
+    static let apps =
+        #"{"apple": [{"teamId": "ABCDE12345", "bundleId": "ch.example.bank"}], "android": [{"packageName": "ch.example.bank", "certificateSha256Digests": ["\#(digest)"]}]}"#
+
+    func testAppsLoadAndTheAndroidAppsOriginIsAccepted() throws {
+        let fido2 = try XCTUnwrap(try load(changed("apps", Self.apps)).get().fido2)
+        XCTAssertEqual(fido2.apps?.apple.map(\.appID), ["ABCDE12345.ch.example.bank"])
+        XCTAssertTrue(fido2.acceptedOrigins.contains("android:apk-key-hash:\(Self.digest)"))
+        XCTAssertTrue(fido2.acceptedOrigins.contains("https://bank.example"))
+    }
+
+    func testAppsThatNameNoAppAreRefused() {
+        XCTAssertTrue(refusal(changed("apps", "{}")).contains("fido2.apps names no app"))
+    }
+
+    func testAnAppleAppWithABadTeamIDIsRefused() {
+        let text = refusal(changed("apps", #"{"apple": [{"teamId": "abcde12345", "bundleId": "ch.example.bank"}]}"#))
+        XCTAssertTrue(text.contains("fido2.apps.apple[0].teamId \"abcde12345\" is not a Team ID"), text)
+    }
+
+    func testAnAppleAppNamedTwiceIsRefused() {
+        let app = #"{"teamId": "ABCDE12345", "bundleId": "ch.example.bank"}"#
+        XCTAssertTrue(refusal(changed("apps", #"{"apple": [\#(app), \#(app)]}"#)).contains("fido2.apps.apple names an app twice"))
+    }
+
+    func testAnAndroidAppWithABadPackageNameIsRefused() {
+        let text = refusal(changed("apps", #"{"android": [{"packageName": "bank", "certificateSha256Digests": ["\#(Self.digest)"]}]}"#))
+        XCTAssertTrue(text.contains("fido2.apps.android[0].packageName \"bank\" is not an Android package name"), text)
+    }
+
+    func testAnAndroidDigestInHexIsRefused() {
+        let hex = String(repeating: "AB:", count: 31) + "AB"
+        let text = refusal(changed("apps", #"{"android": [{"packageName": "ch.example.bank", "certificateSha256Digests": ["\#(hex)"]}]}"#))
+        XCTAssertTrue(text.contains("is not a SHA-256 digest in base64url without padding"), text)
+    }
+
+    func testAnAndroidPackageNamedTwiceIsRefused() {
+        let app = #"{"packageName": "ch.example.bank", "certificateSha256Digests": ["\#(Self.digest)"]}"#
+        XCTAssertTrue(refusal(changed("apps", #"{"android": [\#(app), \#(app)]}"#)).contains("fido2.apps.android names a package twice"))
+    }
+
     func testAMisspeltKeyIsRefusedWithASuggestion() {
         let text = refusal(changed("relatedOrigin", #"["https://bank.example.co.uk"]"#))
         XCTAssertTrue(text.contains("unknown key fido2.relatedOrigin (did you mean relatedOrigins?)"), text)

@@ -31,7 +31,11 @@ final class OpenAPIDocumentTests: XCTestCase {
     func testDocumentDescribesEveryRouteTheServerServesAndNoOther() async throws {
         var configuration = ServerConfiguration(port: 0, facets: [testFacet], database: .sqliteInMemory)
         // Passkeys on, with related origins: every route the server can serve.
-        configuration.fido2 = .init(rpId: "bank.example", origins: ["https://bank.example"], relatedOrigins: ["https://bank.example.co.uk"])
+        configuration.fido2 = .init(
+            rpId: "bank.example", origins: ["https://bank.example"], relatedOrigins: ["https://bank.example.co.uk"],
+            apps: .init(
+                apple: [.init(teamId: "ABCDE12345", bundleId: "ch.example.bank")],
+                android: [.init(packageName: "ch.example.bank", certificateSha256Digests: [String(repeating: "A", count: 43)])]))
         let built = try await FIDOServerApplication.buildApplication(configuration: configuration)
         let served = Set(
             built.routes.map { route in

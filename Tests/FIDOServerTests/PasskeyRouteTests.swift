@@ -255,6 +255,70 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    // MARK: The apps that share the site's passkeys
+
+    static let androidDigest = SoftwarePlayIntegrity.virtualDeviceCertificateDigest
+    static func withApps() -> ServerConfiguration {
+        configuration {
+            $0.apps = .init(
+                apple: [.init(teamId: "ABCDE12345", bundleId: "ch.example.bank")],
+                android: [.init(packageName: "ch.example.bank", certificateSha256Digests: [androidDigest])])
+        }
+    }
+
+    func testTheAppleAppSiteAssociationNamesTheAppsForWebCredentials() async throws {
+        try await with(Self.withApps()) { server in
+            let answer = try await server.exchange(.GET, "/.well-known/apple-app-site-association", body: nil, contentType: "application/json")
+            XCTAssertEqual(answer.status, 200)
+            XCTAssertEqual(answer.contentType, "application/json")
+            let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+            XCTAssertEqual((document["webcredentials"] as? [String: Any])?["apps"] as? [String], ["ABCDE12345.ch.example.bank"])
+            XCTAssertEqual(document.count, 1, "credential sharing only: no applinks section")
+        }
+    }
+
+    /// The digest (base64url) becomes Google's fingerprint notation: the same 32 bytes in colon-separated upper hex.
+    func testTheAssetLinksGrantLoginCredentialsToTheAndroidApp() async throws {
+        try await with(Self.withApps()) { server in
+            let answer = try await server.exchange(.GET, "/.well-known/assetlinks.json", body: nil, contentType: "application/json")
+            XCTAssertEqual(answer.status, 200)
+            XCTAssertEqual(answer.contentType, "application/json")
+            let statements = try XCTUnwrap(try JSONSerialization.jsonObject(with: answer.body) as? [[String: Any]])
+            XCTAssertEqual(statements.count, 1)
+            XCTAssertEqual(statements[0]["relation"] as? [String], ["delegate_permission/common.get_login_creds"])
+            let target = try XCTUnwrap(statements[0]["target"] as? [String: Any])
+            XCTAssertEqual(target["namespace"] as? String, "android_app")
+            XCTAssertEqual(target["package_name"] as? String, "ch.example.bank")
+            let fingerprint = try XCTUnwrap((target["sha256_cert_fingerprints"] as? [String])?.first)
+            let bytes = fingerprint.split(separator: ":").map { UInt8($0, radix: 16) }
+            XCTAssertEqual(bytes.count, 32)
+            XCTAssertTrue(fingerprint.allSatisfy { $0 == ":" || ("0"..."9").contains($0) || ("A"..."F").contains($0) }, fingerprint)
+            XCTAssertEqual(bytes.compactMap { $0 }, Base64URL.decodeBytes(Self.androidDigest))
+        }
+    }
+
+    func testWithoutAppsNeitherFileIsServed() async throws {
+        try await with { server in
+            for path in ["/.well-known/apple-app-site-association", "/.well-known/assetlinks.json"] {
+                let answer = try await server.exchange(.GET, path, body: nil, contentType: "application/json")
+                XCTAssertEqual(answer.status, 404, path)
+            }
+        }
+    }
+
+    func testAConfiguredAndroidAppsOriginRegistersAndAnotherDigestIsRefused() async throws {
+        try await with(Self.withApps()) { server in
+            var app = SoftwarePasskeyAuthenticator(origin: "android:apk-key-hash:\(Self.androidDigest)")
+            let accepted = try await server.registerPasskey(&app, username: "alice")
+            XCTAssertEqual(accepted.status, 200, text(accepted))
+            let other = Base64URL.encode([UInt8](repeating: 7, count: 32))
+            var repackaged = SoftwarePasskeyAuthenticator(origin: "android:apk-key-hash:\(other)")
+            let refused = try await server.registerPasskey(&repackaged, username: "bob")
+            XCTAssertEqual(refused.status, 400)
+            XCTAssertTrue(try fido2Response(refused).errorMessage.contains("android:apk-key-hash:\(other)"), text(refused))
+        }
+    }
+
     func testCounterRegressionIsRefused() async throws {
         try await with { server in
             var key = SoftwarePasskeyAuthenticator(origin: Self.origin, backupEligible: false, counts: true)

@@ -14,6 +14,8 @@ import WireJSON
 struct FIDO2Controller {
     let passkeys: PasskeyService
     let relatedOrigins: [String]
+    /// The apps that share the site's passkeys, whose association files this server serves.
+    let apps: ServerConfiguration.FIDO2.Apps?
     let onRejection: @Sendable (OperationName, ServiceFailure) -> Void
 
     /// `/attestation/options` needs the credentials a UAF registration request needs (the relying party's JWT, a
@@ -51,15 +53,26 @@ struct FIDO2Controller {
                 return response
             }
         }
+        // Apple's and Google's crawlers fetch these from https://<rpId> without credentials; a redirect or another
+        // content type makes them ignore the file. They change only with the configuration.
+        if let apps, !apps.apple.isEmpty, let document = try? AppAssociation.apple(apps.apple) {
+            router.get(RouterPath(AppAssociation.applePath)) { _, _ in Self.document(document, maxAge: 3600) }
+        }
+        if let apps, !apps.android.isEmpty, let document = try? AppAssociation.android(apps.android) {
+            router.get(RouterPath(AppAssociation.androidPath)) { _, _ in Self.document(document, maxAge: 3600) }
+        }
         if !relatedOrigins.isEmpty {
             // Browsers fetch it without credentials from https://<rpId>; it changes only with the configuration.
             let document = (try? WireJSONEncoder().encode(FIDO2API.RelatedOrigins(origins: relatedOrigins))) ?? []
-            router.get(RouterPath(FIDO2API.relatedOriginsPath)) { _, _ in
-                Response(
-                    status: .ok, headers: [.contentType: Wire.jsonContentType, .cacheControl: "public, max-age=300"],
-                    body: .init(byteBuffer: ByteBuffer(bytes: document)))
-            }
+            router.get(RouterPath(FIDO2API.relatedOriginsPath)) { _, _ in Self.document(document, maxAge: 300) }
         }
+    }
+
+    /// A public JSON document, cacheable for `maxAge` seconds.
+    static func document(_ bytes: [UInt8], maxAge: Int) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: Wire.jsonContentType, .cacheControl: "public, max-age=\(maxAge)"],
+            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// A failure in this API's shape.

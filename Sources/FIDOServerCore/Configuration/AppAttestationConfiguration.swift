@@ -95,20 +95,7 @@ extension ServerConfiguration {
 
             func validate() throws {
                 let path = "appAttestation.android"
-                let parts = packageName.split(separator: ".", omittingEmptySubsequences: false)
-                guard parts.count >= 2, packageName.utf8.count <= 255,
-                    parts.allSatisfy({ part in
-                        !part.isEmpty
-                            && part.utf8.allSatisfy { (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || $0 == 95 }
-                    })
-                else { throw ConfigurationError.invalid("\(path).packageName \"\(packageName)\" is not an Android package name") }
-                guard !certificateSha256Digests.isEmpty else {
-                    throw ConfigurationError.invalid("\(path).certificateSha256Digests is empty: it accepts no app")
-                }
-                for digest in certificateSha256Digests where Base64URL.decodeBytes(digest)?.count != 32 || digest.hasSuffix("=") {
-                    throw ConfigurationError.invalid(
-                        "\(path).certificateSha256Digests: \"\(digest)\" is not a SHA-256 digest in base64url without padding")
-                }
+                try AndroidApp(packageName: packageName, certificateSha256Digests: certificateSha256Digests).validate(at: path)
                 if let deviceIntegrity, !["MEETS_BASIC_INTEGRITY", "MEETS_DEVICE_INTEGRITY", "MEETS_STRONG_INTEGRITY"].contains(deviceIntegrity) {
                     throw ConfigurationError.invalid(
                         "\(path).deviceIntegrity must be MEETS_BASIC_INTEGRITY, MEETS_DEVICE_INTEGRITY, MEETS_STRONG_INTEGRITY or null, not \(deviceIntegrity)"
@@ -147,7 +134,7 @@ extension ServerConfiguration {
             }
 
             /// `teamId.bundleId` of each app.
-            public var appIDs: [String] { apps.map { "\($0.teamId).\($0.bundleId)" } }
+            public var appIDs: [String] { apps.map(\.appID) }
 
             func validate() throws {
                 guard !apps.isEmpty else { throw ConfigurationError.invalid("appAttestation.apple.apps is empty: it accepts no app") }
@@ -162,39 +149,8 @@ extension ServerConfiguration {
             }
         }
 
-        /// An iOS app: its Team ID (10 upper-case letters and digits, from the Apple Developer account) and bundle ID.
-        public struct App: Codable, Sendable, Equatable {
-            public var teamId: String
-            public var bundleId: String
-
-            public init(teamId: String, bundleId: String) {
-                self.teamId = teamId
-                self.bundleId = bundleId
-            }
-
-            enum CodingKeys: String, CodingKey, CaseIterable { case teamId, bundleId }
-
-            public init(from decoder: any Decoder) throws {
-                try decoder.refuseUnknownKeys(CodingKeys.self)
-                let c = try decoder.container(keyedBy: CodingKeys.self)
-                self.init(teamId: try c.decode(String.self, forKey: .teamId), bundleId: try c.decode(String.self, forKey: .bundleId))
-            }
-
-            func validate(at path: String) throws {
-                // A typo here would make every attestation of the app fail its rpIdHash, so the shapes are checked at start.
-                guard teamId.utf8.count == 10, teamId.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) }) else {
-                    throw ConfigurationError.invalid("\(path).teamId \"\(teamId)\" is not a Team ID (10 of A-Z 0-9)")
-                }
-                let allowed = { (c: UInt8) in
-                    (48...57).contains(c) || (65...90).contains(c) || (97...122).contains(c) || c == UInt8(ascii: "-") || c == UInt8(ascii: ".")
-                }
-                guard (1...155).contains(bundleId.utf8.count), bundleId.utf8.allSatisfy(allowed), !bundleId.hasPrefix("."), !bundleId.hasSuffix(".")
-                else {
-                    throw ConfigurationError.invalid(
-                        "\(path).bundleId \"\(bundleId)\" is not a bundle ID (A-Z a-z 0-9 - . and no leading or trailing dot)")
-                }
-            }
-        }
+        /// An iOS app by Team ID and bundle ID (``ServerConfiguration/AppleApp``).
+        public typealias App = AppleApp
 
         func validate() throws {
             guard apple != nil || android != nil else {

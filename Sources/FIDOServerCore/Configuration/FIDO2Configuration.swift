@@ -45,13 +45,57 @@ extension ServerConfiguration {
         /// authenticators they use (WebAuthn §14.6.2). Discoverable passkeys need no list; security keys whose
         /// credentials are not discoverable need it for a sign-in that starts with a username.
         public var allowCredentialsForAnyCaller: Bool
+        /// The bank's apps that share the site's passkeys: the server serves the files that associate them with the
+        /// domain (`/.well-known/apple-app-site-association`, `/.well-known/assetlinks.json`), and accepts each
+        /// Android app's origin (`android:apk-key-hash:<digest>`) without listing it in `origins`. An iOS app's
+        /// origin is `https://<rpId>`, which `origins` lists.
+        public var apps: Apps?
+
+        /// The apps of ``apps``, each platform's list possibly empty.
+        public struct Apps: Codable, Sendable, Equatable {
+            public var apple: [AppleApp]
+            public var android: [AndroidApp]
+
+            public init(apple: [AppleApp] = [], android: [AndroidApp] = []) {
+                self.apple = apple
+                self.android = android
+            }
+
+            enum CodingKeys: String, CodingKey, CaseIterable { case apple, android }
+
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(
+                    apple: try c.decodeIfPresent([AppleApp].self, forKey: .apple) ?? [],
+                    android: try c.decodeIfPresent([AndroidApp].self, forKey: .android) ?? [])
+            }
+
+            /// The origin each Android app's passkeys carry: `android:apk-key-hash:` and the signing certificate's
+            /// SHA-256, base64url without padding (what Credential Manager writes in the client data).
+            public var androidOrigins: [String] { android.flatMap { app in app.certificateSha256Digests.map { "android:apk-key-hash:\($0)" } } }
+
+            func validate() throws {
+                guard !apple.isEmpty || !android.isEmpty else { throw ConfigurationError.invalid("fido2.apps names no app: leave it out instead") }
+                for (index, app) in apple.enumerated() { try app.validate(at: "fido2.apps.apple[\(index)]") }
+                for (index, app) in android.enumerated() { try app.validate(at: "fido2.apps.android[\(index)]") }
+                guard Set(apple.map(\.appID)).count == apple.count else { throw ConfigurationError.invalid("fido2.apps.apple names an app twice") }
+                guard Set(android.map(\.packageName)).count == android.count else {
+                    throw ConfigurationError.invalid("fido2.apps.android names a package twice")
+                }
+            }
+        }
+
+        /// Every origin a ceremony may come from: `origins`, `relatedOrigins` and the Android apps' origins.
+        public var acceptedOrigins: Set<String> { Set(origins + relatedOrigins + (apps?.androidOrigins ?? [])) }
 
         public init(
             rpId: String, rpName: String? = nil, origins: [String], relatedOrigins: [String] = [], userVerification: String = "required",
             residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
             attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
-            allowCredentialsForAnyCaller: Bool = false, attestationRevocationListsPath: String? = nil
+            allowCredentialsForAnyCaller: Bool = false, attestationRevocationListsPath: String? = nil, apps: Apps? = nil
         ) {
+            self.apps = apps
             self.rpId = rpId
             self.rpName = rpName
             self.origins = origins
@@ -69,7 +113,7 @@ extension ServerConfiguration {
 
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case rpId, rpName, origins, relatedOrigins, userVerification, residentKey, algorithms, timeoutSeconds
-            case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentialsForAnyCaller, attestationRevocationListsPath
+            case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentialsForAnyCaller, attestationRevocationListsPath, apps
         }
 
         public init(from decoder: any Decoder) throws {
@@ -89,7 +133,8 @@ extension ServerConfiguration {
                 attestationRootsPath: try c.decodeIfPresent(String.self, forKey: .attestationRootsPath),
                 allowCredentialsForAnyCaller: try c.decodeIfPresent(Bool.self, forKey: .allowCredentialsForAnyCaller)
                     ?? d.allowCredentialsForAnyCaller,
-                attestationRevocationListsPath: try c.decodeIfPresent(String.self, forKey: .attestationRevocationListsPath))
+                attestationRevocationListsPath: try c.decodeIfPresent(String.self, forKey: .attestationRevocationListsPath),
+                apps: try c.decodeIfPresent(Apps.self, forKey: .apps))
         }
 
         /// The algorithm names this server accepts, with their COSE identifiers.
@@ -141,6 +186,7 @@ extension ServerConfiguration {
                 }
             }
             if let rpName, rpName.isEmpty || rpName.utf8.count > 256 { throw invalid("rpName must be 1...256 bytes") }
+            try apps?.validate()
         }
 
         static func isDomain(_ text: String) -> Bool {

@@ -19,7 +19,7 @@ package struct PasskeySettings: Sendable {
 
     package init(_ configuration: ServerConfiguration.FIDO2) throws {
         self.configuration = configuration
-        relyingParty = RelyingParty(id: configuration.rpId, origins: Set(configuration.origins + configuration.relatedOrigins))
+        relyingParty = RelyingParty(id: configuration.rpId, origins: configuration.acceptedOrigins)
         algorithms = configuration.algorithms.compactMap { ServerConfiguration.FIDO2.algorithmIdentifiers[$0].flatMap(COSEAlgorithm.init(rawValue:)) }
         minimumUserVerification = UserVerificationRequirement(rawValue: configuration.userVerification) ?? .required
         // The user verification the configuration asks for holds at registration too: a passkey made without it
