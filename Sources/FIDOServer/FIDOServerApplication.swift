@@ -54,7 +54,7 @@ public enum FIDOServerApplication {
         let facets =
             try configuration.facetsPath.map { try TrustedFacetsSource(path: $0, allowWildcards: configuration.authorization.developmentMode) }
             ?? TrustedFacetsSource(facets: configuration.facets)
-        let passkeys = try configuration.fido2.map(PasskeySettings.init)
+        var passkeys = try configuration.fido2.map(PasskeySettings.init)  // with the decoys' key once the database is open
         let appAttestation = try AppAttestationSettings(configuration)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
         if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt, logger: logger) }
@@ -79,6 +79,8 @@ public enum FIDOServerApplication {
                 : AuditTrail(
                     store: stores.audit, retention: TimeInterval(observability.auditRetentionDays) * 86_400,
                     eventsPerMinute: observability.auditAnonymousEventsPerMinute, clock: dependencies.clock, metrics: metrics, logger: logger)
+            // The decoys' key lives in the database, shared by every instance.
+            passkeys = try await passkeys?.withDecoyKey(from: stores.serverSecrets, now: dependencies.clock())
             let router = buildRouter(
                 RouterParts(
                     configuration: configuration, stores: stores, metadata: metadata, facets: facets, identity: identity, issuer: issuer,

@@ -65,13 +65,15 @@ final class PasskeyLiveTests: XCTestCase {
     }
 
     /// Two instances on one PostgreSQL database, as behind a balancer.
-    func withTwoInstances(_ body: (LoopbackServer, LoopbackServer) async throws -> Void) async throws {
+    func withTwoInstances(
+        _ change: (inout ServerConfiguration.FIDO2) -> Void = { _ in }, _ body: (LoopbackServer, LoopbackServer) async throws -> Void
+    ) async throws {
         let url = try PostgresStoreTests.postgresURL()
         let relyingParty = LocalRelyingParty()
-        let first = try await LoopbackServer(configuration: Self.configuration(.postgres(url: url, poolSize: 4)), relyingParty: relyingParty)
+        let first = try await LoopbackServer(configuration: Self.configuration(.postgres(url: url, poolSize: 4), change), relyingParty: relyingParty)
         let second: LoopbackServer
         do {
-            second = try await LoopbackServer(configuration: Self.configuration(.postgres(url: url, poolSize: 4)), relyingParty: relyingParty)
+            second = try await LoopbackServer(configuration: Self.configuration(.postgres(url: url, poolSize: 4), change), relyingParty: relyingParty)
         } catch {
             try? await first.shutdown()
             throw error
@@ -83,6 +85,18 @@ final class PasskeyLiveTests: XCTestCase {
         }
         try await first.shutdown()
         try await second.shutdown()
+    }
+
+    /// The decoys' key is the database's: every instance gives an unknown username the same decoys, so asking
+    /// twice behind a balancer does not tell a decoy from a real list by its change.
+    func testEveryInstanceGivesAnUnknownUsernameTheSameDecoys() async throws {
+        try await withTwoInstances({ $0.allowCredentials = "listWithDecoys" }) { first, second in
+            let name = "nobody-\(suffix)"
+            let one = try await first.passkeyRequestOptions(username: name).allowCredentials
+            let other = try await second.passkeyRequestOptions(username: name).allowCredentials
+            XCTAssertFalse(one.isEmpty)
+            XCTAssertEqual(one, other)
+        }
     }
 
     func testAChallengeAnsweredOnOneInstanceIsRefusedOnTheOther() async throws {

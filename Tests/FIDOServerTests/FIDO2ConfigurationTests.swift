@@ -44,7 +44,7 @@ final class FIDO2ConfigurationTests: XCTestCase {
         XCTAssertEqual(fido2.algorithms, ["ES256", "EdDSA"])
         XCTAssertEqual(fido2.timeoutSeconds, 300)
         XCTAssertEqual(fido2.attestationPolicy, "passkeys")
-        XCTAssertFalse(fido2.allowCredentialsForAnyCaller)
+        XCTAssertEqual(fido2.allowCredentials, "list")
         XCTAssertNil(try load("null").get().fido2, "absent or null: passkeys off")
     }
 
@@ -187,6 +187,25 @@ final class FIDO2ConfigurationTests: XCTestCase {
     func testAnAndroidPackageNamedTwiceIsRefused() {
         let app = #"{"packageName": "ch.example.bank", "certificateSha256Digests": ["\#(Self.digest)"]}"#
         XCTAssertTrue(refusal(changed("apps", #"{"android": [\#(app), \#(app)]}"#)).contains("fido2.apps.android names a package twice"))
+    }
+
+    func testAnUnknownAllowCredentialsModeIsRefused() {
+        XCTAssertTrue(
+            refusal(changed("allowCredentials", #""always""#)).contains("fido2.allowCredentials must be list, listWithDecoys or authorizedCallers"))
+    }
+
+    /// The earlier key still reads: `true` listed to anyone, `false` only to callers with credentials.
+    func testTheEarlierAllowCredentialsForAnyCallerKeyStillReads() throws {
+        XCTAssertEqual(try load(changed("allowCredentialsForAnyCaller", "true")).get().fido2?.allowCredentials, "list")
+        XCTAssertEqual(try load(changed("allowCredentialsForAnyCaller", "false")).get().fido2?.allowCredentials, "authorizedCallers")
+    }
+
+    func testBothAllowCredentialsKeysAtOnceAreRefused() {
+        var object = try! JSONSerialization.jsonObject(with: Data(Self.valid.utf8)) as! [String: Any]
+        object["allowCredentials"] = "list"
+        object["allowCredentialsForAnyCaller"] = true
+        let text = refusal(String(decoding: try! JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        XCTAssertTrue(text.contains("give allowCredentials only"), text)
     }
 
     func testAMisspeltKeyIsRefusedWithASuggestion() {

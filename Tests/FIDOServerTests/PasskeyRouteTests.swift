@@ -142,26 +142,58 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
-    func testAnonymousCallerGetsNoCredentialListForAUserWithPasskeys() async throws {
+    // MARK: allowCredentials for a typed username
+
+    /// The default, as every peer does: the browser offers only her passkeys; a username without any gets none.
+    func testAUsernameFirstSignInListsHerCredentialsToAnyoneByDefault() async throws {
         try await with { server in
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             try await server.registerPasskey(&phone, username: "alice")
             let anonymous = try await server.passkeyRequestOptions(username: "alice")
-            let unknown = try await server.passkeyRequestOptions(username: "nobody")
-            XCTAssertEqual(anonymous.allowCredentials, [])
-            XCTAssertEqual(unknown.allowCredentials, [])
-            let authorized = try await server.passkeyRequestOptions(username: "alice", headers: try await server.bearer("alice"))
-            XCTAssertEqual(authorized.allowCredentials.map(\.id), [Base64URL.encode(phone.credentials[0].id)])
-            XCTAssertEqual(authorized.allowCredentials[0].transports, ["internal", "hybrid"])
+            XCTAssertEqual(anonymous.allowCredentials.map(\.id), [Base64URL.encode(phone.credentials[0].id)])
+            XCTAssertEqual(anonymous.allowCredentials[0].transports, ["internal", "hybrid"])
+            let nobody = try await server.passkeyRequestOptions(username: "nobody")
+            XCTAssertEqual(nobody.allowCredentials, [])
+            // The list narrows the sign-in: her passkey answers it.
+            let signIn = try await server.signInWithPasskey(&phone, username: "alice")
+            XCTAssertEqual(signIn.status, 200)
         }
     }
 
-    func testAllowCredentialsForAnyCallerListsThemToAnyone() async throws {
-        try await with(Self.configuration { $0.allowCredentialsForAnyCaller = true }) { server in
+    func testAuthorizedCallersModeListsNothingToAnAnonymousCaller() async throws {
+        try await with(Self.configuration { $0.allowCredentials = "authorizedCallers" }) { server in
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             try await server.registerPasskey(&phone, username: "alice")
-            let answer150 = try await server.passkeyRequestOptions(username: "alice")
-            XCTAssertEqual(answer150.allowCredentials.count, 1)
+            for name in ["alice", "nobody"] {
+                let options = try await server.passkeyRequestOptions(username: name)
+                XCTAssertEqual(options.allowCredentials, [], name)
+            }
+            let authorized = try await server.passkeyRequestOptions(username: "alice", headers: try await server.bearer("alice"))
+            XCTAssertEqual(authorized.allowCredentials.map(\.id), [Base64URL.encode(phone.credentials[0].id)])
+        }
+    }
+
+    /// Decoys: an unknown username gets credential IDs of the usual shape, the same every time, different per name.
+    func testADecoyListForAnUnknownUsernameHasTheShapeOfARealOneAndDoesNotChange() async throws {
+        try await with(Self.configuration { $0.allowCredentials = "listWithDecoys" }) { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let real = try await server.passkeyRequestOptions(username: "alice").allowCredentials
+            XCTAssertEqual(real.map(\.id), [Base64URL.encode(phone.credentials[0].id)], "a user with passkeys gets hers, not decoys")
+            var seen: Set<[String]> = []
+            for name in ["nobody", "mallory", "eve", "trent", "peggy", "victor", "walter", "oscar"] {
+                let first = try await server.passkeyRequestOptions(username: name).allowCredentials
+                let again = try await server.passkeyRequestOptions(username: name).allowCredentials
+                XCTAssertEqual(first, again, "\(name): decoys must not change between calls")
+                XCTAssertTrue((1...2).contains(first.count), "\(name): \(first.count)")
+                for decoy in first {
+                    XCTAssertEqual(decoy.type, "public-key")
+                    XCTAssertTrue([16, 20, 32, 64].contains(Base64URL.decodeBytes(decoy.id)?.count ?? 0), decoy.id)
+                    XCTAssertEqual(decoy.transports, ["hybrid", "internal"])
+                }
+                seen.insert(first.map(\.id))
+            }
+            XCTAssertEqual(seen.count, 8, "each username its own decoys")
         }
     }
 
@@ -356,6 +388,24 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    /// Under a floor of `discouraged` every request's value is echoed, and one that asks nothing gets `preferred`; a
+    /// floor of `preferred` raises only `discouraged`.
+    func testUserVerificationIsEchoedAndTheFloorOnlyRaisesIt() async throws {
+        for (floor, expected) in [
+            ("discouraged", ["required": "required", "preferred": "preferred", "discouraged": "discouraged", "": "preferred"]),
+            ("preferred", ["required": "required", "preferred": "preferred", "discouraged": "preferred", "": "preferred"]),
+        ] {
+            try await with(Self.configuration { $0.userVerification = floor }) { server in
+                for (asked, answered) in expected {
+                    let request = FIDO2API.OptionsRequest(username: "", userVerification: asked.isEmpty ? nil : asked)
+                    let answer = try await server.fido2(FIDO2API.assertionOptionsPath, request)
+                    let options = try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: answer.body)
+                    XCTAssertEqual(options.userVerification, answered, "floor \(floor), asked \(asked.isEmpty ? "nothing" : asked)")
+                }
+            }
+        }
+    }
+
     func testRequestCannotLowerTheConfiguredUserVerification() async throws {
         try await with { server in
             let answer = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "", userVerification: "discouraged"))
@@ -377,7 +427,10 @@ final class PasskeyRouteTests: XCTestCase {
             XCTAssertEqual(try fido2Response(answer).errorMessage, "the credential is not registered for this relying party and user", text(answer))
             var other = SoftwarePasskeyAuthenticator(origin: Self.origin)
             try await server.registerPasskey(&other, username: "bob")
-            var bobs = try InProcessServer.assertion(&other, for: try await server.passkeyRequestOptions(username: "alice"))
+            // Bob's browser ignores the options' list of alice's credentials, as an attacker's does.
+            var forAlice = try await server.passkeyRequestOptions(username: "alice")
+            forAlice.allowCredentials = []
+            var bobs = try InProcessServer.assertion(&other, for: forAlice)
             bobs.response.signature = Base64URL.encode([0])
             let notHers = try await server.fido2(FIDO2API.assertionResultPath, bobs)
             XCTAssertEqual(try fido2Response(notHers).errorMessage, try fido2Response(answer).errorMessage, "the two answers differ")
@@ -408,7 +461,10 @@ final class PasskeyRouteTests: XCTestCase {
             try await server.registerPasskey(&mallory, username: "mallory")
             let alicesHandle = try await server.server.stores.passkeys.passkeys(username: "alice")[0].userHandle
             for username in ["", "mallory", "alice"] {
-                var credential = try InProcessServer.assertion(&mallory, for: try await server.passkeyRequestOptions(username: username))
+                // Mallory's browser ignores the options' list of the named user's credentials.
+                var options = try await server.passkeyRequestOptions(username: username)
+                options.allowCredentials = []
+                var credential = try InProcessServer.assertion(&mallory, for: options)
                 credential.response.userHandle = alicesHandle
                 let answer = try await server.fido2(FIDO2API.assertionResultPath, credential)
                 XCTAssertEqual(answer.status, 400, "named \(username.isEmpty ? "nobody" : username): \(text(answer))")

@@ -40,11 +40,17 @@ extension ServerConfiguration {
         /// start: a chain with a certificate its issuer's list revokes is refused under every policy. Distribution
         /// points named in certificates are not fetched.
         public var attestationRevocationListsPath: String?
-        /// Whether a caller without credentials who names a user gets that user's credential IDs in
-        /// `allowCredentials`. Off by default: the list would tell anyone which usernames have passkeys and which
-        /// authenticators they use (WebAuthn §14.6.2). Discoverable passkeys need no list; security keys whose
-        /// credentials are not discoverable need it for a sign-in that starts with a username.
-        public var allowCredentialsForAnyCaller: Bool
+        /// What sign-in options list in `allowCredentials` for a username typed by a caller without credentials for
+        /// her (a caller with them always gets her list):
+        /// - `list` (the default, as every peer does): her credentials, so the browser offers only her passkeys and
+        ///   a security key that is not discoverable works; a username without passkeys gets an empty list, which
+        ///   tells that caller she has none (WebAuthn §14.6.2).
+        /// - `listWithDecoys`: the same, but a username without passkeys (unknown, or without any) gets one or two
+        ///   decoy credential IDs of the usual shape, the same on every call and every instance (a keyed hash of the
+        ///   username under a secret the instances share), from the same statements: the answer does not tell.
+        /// - `authorizedCallers`: nothing to anyone without credentials for her (discoverable passkeys only).
+        public var allowCredentials: String
+        static let allowCredentialsModes = ["list", "listWithDecoys", "authorizedCallers"]
         /// The bank's apps that share the site's passkeys: the server serves the files that associate them with the
         /// domain (`/.well-known/apple-app-site-association`, `/.well-known/assetlinks.json`), and accepts each
         /// Android app's origin (`android:apk-key-hash:<digest>`) without listing it in `origins`. An iOS app's
@@ -93,7 +99,7 @@ extension ServerConfiguration {
             rpId: String, rpName: String? = nil, origins: [String], relatedOrigins: [String] = [], userVerification: String = "required",
             residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
             attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
-            allowCredentialsForAnyCaller: Bool = false, attestationRevocationListsPath: String? = nil, apps: Apps? = nil
+            allowCredentials: String = "list", attestationRevocationListsPath: String? = nil, apps: Apps? = nil
         ) {
             self.apps = apps
             self.rpId = rpId
@@ -107,13 +113,15 @@ extension ServerConfiguration {
             self.attestationPolicy = attestationPolicy
             self.allowedAAGUIDs = allowedAAGUIDs
             self.attestationRootsPath = attestationRootsPath
-            self.allowCredentialsForAnyCaller = allowCredentialsForAnyCaller
+            self.allowCredentials = allowCredentials
             self.attestationRevocationListsPath = attestationRevocationListsPath
         }
 
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case rpId, rpName, origins, relatedOrigins, userVerification, residentKey, algorithms, timeoutSeconds
-            case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentialsForAnyCaller, attestationRevocationListsPath, apps
+            case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentials, attestationRevocationListsPath, apps
+            /// Before `allowCredentials`: `true` is `list`, `false` is `authorizedCallers`.
+            case allowCredentialsForAnyCaller
         }
 
         public init(from decoder: any Decoder) throws {
@@ -131,10 +139,38 @@ extension ServerConfiguration {
                 attestationPolicy: try c.decodeIfPresent(String.self, forKey: .attestationPolicy) ?? d.attestationPolicy,
                 allowedAAGUIDs: try c.decodeIfPresent([String].self, forKey: .allowedAAGUIDs),
                 attestationRootsPath: try c.decodeIfPresent(String.self, forKey: .attestationRootsPath),
-                allowCredentialsForAnyCaller: try c.decodeIfPresent(Bool.self, forKey: .allowCredentialsForAnyCaller)
-                    ?? d.allowCredentialsForAnyCaller,
+                allowCredentials: try Self.allowCredentials(c) ?? d.allowCredentials,
                 attestationRevocationListsPath: try c.decodeIfPresent(String.self, forKey: .attestationRevocationListsPath),
                 apps: try c.decodeIfPresent(Apps.self, forKey: .apps))
+        }
+
+        /// Every setting under its current name (never the earlier `allowCredentialsForAnyCaller`).
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(rpId, forKey: .rpId)
+            try c.encodeIfPresent(rpName, forKey: .rpName)
+            try c.encode(origins, forKey: .origins)
+            try c.encode(relatedOrigins, forKey: .relatedOrigins)
+            try c.encode(userVerification, forKey: .userVerification)
+            try c.encode(residentKey, forKey: .residentKey)
+            try c.encode(algorithms, forKey: .algorithms)
+            try c.encode(timeoutSeconds, forKey: .timeoutSeconds)
+            try c.encode(attestationPolicy, forKey: .attestationPolicy)
+            try c.encodeIfPresent(allowedAAGUIDs, forKey: .allowedAAGUIDs)
+            try c.encodeIfPresent(attestationRootsPath, forKey: .attestationRootsPath)
+            try c.encode(allowCredentials, forKey: .allowCredentials)
+            try c.encodeIfPresent(attestationRevocationListsPath, forKey: .attestationRevocationListsPath)
+            try c.encodeIfPresent(apps, forKey: .apps)
+        }
+
+        /// `allowCredentials`, or what the earlier `allowCredentialsForAnyCaller` said; both at once are refused.
+        static func allowCredentials(_ c: KeyedDecodingContainer<CodingKeys>) throws -> String? {
+            let mode = try c.decodeIfPresent(String.self, forKey: .allowCredentials)
+            guard let legacy = try c.decodeIfPresent(Bool.self, forKey: .allowCredentialsForAnyCaller) else { return mode }
+            guard mode == nil else {
+                throw ConfigurationError.invalid("fido2: give allowCredentials only; allowCredentialsForAnyCaller is its earlier name")
+            }
+            return legacy ? "list" : "authorizedCallers"
         }
 
         /// The algorithm names this server accepts, with their COSE identifiers.
@@ -186,6 +222,9 @@ extension ServerConfiguration {
                 }
             }
             if let rpName, rpName.isEmpty || rpName.utf8.count > 256 { throw invalid("rpName must be 1...256 bytes") }
+            guard Self.allowCredentialsModes.contains(allowCredentials) else {
+                throw invalid("allowCredentials must be list, listWithDecoys or authorizedCallers, not \(allowCredentials.prefix(40))")
+            }
             try apps?.validate()
         }
 

@@ -241,6 +241,13 @@ enum Migrations {
                 "ALTER TABLE registrations ADD COLUMN app_attestation TEXT",
                 "ALTER TABLE registrations ADD COLUMN app_attest_key_id TEXT",
             ]),
+        // Secrets every instance shares, made by whichever starts first (the passkey decoys' key): a secret in the
+        // database changes with nothing but an operator's action, so what it keys stays the same across restarts.
+        Migration(
+            version: 18, name: "secrets the instances share",
+            statements: [
+                "CREATE TABLE server_secrets (name TEXT PRIMARY KEY, secret TEXT NOT NULL, created_at BIGINT NOT NULL)"
+            ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

@@ -19,5 +19,6 @@ public struct Stores: Sendable {
     public var passkeys: PasskeyStore { PasskeyStore(database: database) }
     public var passkeyCeremonies: PasskeyCeremonyStore { PasskeyCeremonyStore(database: database) }
     public var appAttestKeys: AppAttestKeyStore { AppAttestKeyStore(database: database) }
+    public var serverSecrets: ServerSecretStore { ServerSecretStore(database: database) }
     public init(database: StoreDatabase) { self.database = database }
 }

@@ -165,23 +165,30 @@ package struct PasskeyService: Sendable {
 
     /// Authentication options. Open to anyone (a sign-in page asks before anyone is known). With a username, the
     /// answer must come from one of that user's passkeys; without one (`""`), from any discoverable passkey, whose
-    /// user handle names its user. The user's credential IDs are listed only for a caller who may act for her (or
-    /// when ``ServerConfiguration/FIDO2/allowCredentialsForAnyCaller`` says so): anyone else gets the same empty list
-    /// whether the user exists or not.
+    /// user handle names its user. A caller who may act for her gets her credential IDs (404 when she has none);
+    /// anyone else what ``ServerConfiguration/FIDO2/allowCredentials`` says: her IDs (`list`, the default, and
+    /// `listWithDecoys`, where a username without passkeys gets decoys instead of an empty list), or nothing.
     package func authenticationOptions(_ request: FIDO2API.OptionsRequest, caller: Principal?) async throws -> FIDO2API.RequestOptions {
         let username = request.username.isEmpty ? nil : request.username
         if let username { try ServiceEnvironment.validate(username: username) }
         let userVerification = try settings.userVerification(asked: request.userVerification)
         let extensions = try Self.echoed(request.extensions, adding: [:])
         var allow: [FIDO2API.CredentialDescriptor] = []
-        if let username, settings.configuration.allowCredentialsForAnyCaller || ServiceEnvironment.authorizes(caller, for: username) {
+        let authorized = username.map { ServiceEnvironment.authorizes(caller, for: $0) } ?? false
+        if let username, authorized || settings.configuration.allowCredentials != "authorizedCallers" {
             let passkeys = try await stores.passkeys.passkeys(username: username)
-            // For a caller who may act for her, a user without passkeys is told as such (a step-up cannot work).
-            guard !passkeys.isEmpty else {
-                environment.decide("passkey authentication options", username, 404, "refused: no passkey registered")
-                throw Refusal(.notFound, "no_passkey", "no passkey is registered for this user")
+            if passkeys.isEmpty {
+                // For a caller who may act for her, a user without passkeys is told as such (a step-up cannot work).
+                if authorized {
+                    environment.decide("passkey authentication options", username, 404, "refused: no passkey registered")
+                    throw Refusal(.notFound, "no_passkey", "no passkey is registered for this user")
+                }
+                // Anyone else: an empty list, or decoys of the usual shape, after the same statement a user with
+                // passkeys costs, so neither the answer nor its time tells that she has none.
+                allow = settings.decoys(for: username)
+            } else {
+                allow = passkeys.map { .init(id: $0.credentialID, transports: $0.transports.isEmpty ? nil : $0.transports) }
             }
-            allow = passkeys.map { .init(id: $0.credentialID, transports: $0.transports.isEmpty ? nil : $0.transports) }
         }
         let record = newCeremony(.authentication, username: username, userHandle: nil, userVerification: userVerification)
         // Not counted against the user: anyone may name any user, and counted ceremonies would let them lock her out.

@@ -1,5 +1,8 @@
+import Crypto
 import FIDOAttestation
 import Foundation
+import NevisProtocol
+import Primitives
 import WebAuthn
 import X509
 
@@ -14,6 +17,9 @@ package struct PasskeySettings: Sendable {
     let revocationLists: [RevocationList]
     let algorithms: [COSEAlgorithm]
     let minimumUserVerification: UserVerificationRequirement
+    /// The key of the decoy credential IDs (`allowCredentials` `listWithDecoys`), shared by every instance through the
+    /// database (``withDecoyKey(from:now:)``); nil in the other modes.
+    private(set) var decoyKey: SymmetricKey?
     var rpName: String { configuration.rpName ?? configuration.rpId }
     var timeout: TimeInterval { TimeInterval(configuration.timeoutSeconds) }
 
@@ -53,6 +59,38 @@ package struct PasskeySettings: Sendable {
         }
     }
 
+    /// These settings with the decoys' key, read from (or, on the first start, made in) the database, when the mode
+    /// uses decoys.
+    package func withDecoyKey(from secrets: ServerSecretStore, now: Date) async throws -> PasskeySettings {
+        guard configuration.allowCredentials == "listWithDecoys" else { return self }
+        var settings = self
+        let secret = try await secrets.secret(named: "fido2-decoy-credentials", candidate: SecureRandom.bytes(32), now: now)
+        settings.decoyKey = SymmetricKey(data: secret)
+        return settings
+    }
+
+    /// One or two credential IDs for `username`, of the lengths platform and roaming authenticators use (16, 20, 32 or
+    /// 64 bytes), with a synced passkey's transports: an HMAC of the RP ID and the username, so the same username gets
+    /// the same decoys from every call and every instance, and nobody without the key can tell them from real ones.
+    func decoys(for username: String) -> [FIDO2API.CredentialDescriptor] {
+        guard let decoyKey else { return [] }
+        var mac = HMAC<SHA256>(key: decoyKey)
+        mac.update(data: Array("\(configuration.rpId)\u{0}\(username)".utf8))
+        let seed = Array(mac.finalize())
+        let lengths = [16, 20, 32, 64]
+        return (0..<(1 + Int(seed[0] & 1))).map { index in
+            let length = lengths[Int(seed[1 + index] & 3)]
+            var bytes: [UInt8] = []
+            // Each ID: HMAC(seed, index, block) blocks cut to its length.
+            for block in 0..<((length + 31) / 32) {
+                var expand = HMAC<SHA256>(key: decoyKey)
+                expand.update(data: seed + [UInt8(index), UInt8(block)])
+                bytes += Array(expand.finalize())
+            }
+            return FIDO2API.CredentialDescriptor(id: Base64URL.encode(bytes.prefix(length)), transports: ["hybrid", "internal"])
+        }
+    }
+
     /// The attestation conveyance registration options carry: what the request asks for, or the policy's
     /// (``AttestationPolicy/conveyance``); under a policy that requires trusted attestation a request for `none` or
     /// `indirect` is raised to `direct`, since the browser would strip the chain the policy then demands.
@@ -64,10 +102,10 @@ package struct PasskeySettings: Sendable {
         return policy.requireTrustedAttestation && (asked == "none" || asked == "indirect") ? "direct" : asked
     }
 
-    /// The stronger of the configured minimum and what a request asks for; a request never lowers it.
+    /// What a request asks for, echoed, unless the configured minimum is stronger: the floor only raises it. A request
+    /// that asks nothing asks `preferred` (nevisFIDO's default), raised likewise.
     func userVerification(asked: String?) throws -> UserVerificationRequirement {
-        guard let asked else { return minimumUserVerification }
-        guard let requested = UserVerificationRequirement(rawValue: asked) else {
+        guard let requested = UserVerificationRequirement(rawValue: asked ?? "preferred") else {
             throw Refusal(.badRequest, "bad_request", "userVerification must be required, preferred or discouraged")
         }
         let order: [UserVerificationRequirement] = [.discouraged, .preferred, .required]
