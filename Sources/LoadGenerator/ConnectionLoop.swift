@@ -167,8 +167,16 @@ struct ConnectionLoop: Sendable {
         client: isolated LoadClient, recorder: inout PhaseRecorder
     ) async throws -> Answer {
         let (status, answer) = try await timed(endpoint, target: target, body: body, headers: headers, client: client, recorder: &recorder)
-        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
+        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status, detail: Self.fido2Reason(answer)) }
         return try decode(endpoint) { try WireJSONDecoder().decode(Answer.self, from: answer.readableBytesView) }
+    }
+
+    /// The FIDO2 API's `errorMessage` of a refusal, cut to 160 bytes (a report groups its errors by their text).
+    static func fido2Reason(_ answer: ByteBuffer) -> String? {
+        guard let refusal = try? WireJSONDecoder().decode(FIDO2API.ServerResponse.self, from: answer.readableBytesView),
+            !refusal.errorMessage.isEmpty
+        else { return nil }
+        return String(decoding: Array(refusal.errorMessage.utf8.prefix(160)), as: UTF8.self)
     }
 
     /// Posts a FIDO2 result and requires `ok`; with `--replay-check` sends it again to the next server, where it must be
@@ -179,8 +187,8 @@ struct ConnectionLoop: Sendable {
     ) async throws {
         let bytes = try encode(endpoint) { ByteBuffer(bytes: try WireJSONEncoder().encode(credential)) }
         let headers = [("Content-Type", "application/json")]
-        let (status, _) = try await timed(endpoint, target: target, body: bytes, headers: headers, client: client, recorder: &recorder)
-        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status) }
+        let (status, answer) = try await timed(endpoint, target: target, body: bytes, headers: headers, client: client, recorder: &recorder)
+        guard status == 200 else { throw LoadFailure.http(endpoint: endpoint.name, status: status, detail: Self.fido2Reason(answer)) }
         let elapsed = (ContinuousClock.now - start).microseconds
         if plan.replayCheck,
             let (status, _) = try? await client.post(replayTarget, path: endpoint.path, endpoint: endpoint.name, body: bytes, headers: headers),

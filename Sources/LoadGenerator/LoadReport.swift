@@ -43,7 +43,7 @@ struct PhaseRecorder: Sendable {
         second { second in
             second.failed += 1
             switch error {
-            case .http(_, let status) where status >= 500: second.serverErrors += 1
+            case .http(_, let status, _) where status >= 500: second.serverErrors += 1
             case .transport: second.connectionErrors += 1
             case .replayAccepted: second.replaysAccepted += 1
             default: break
@@ -74,7 +74,8 @@ struct PhaseRecorder: Sendable {
 /// Why a flow failed, grouped so the report can count them: by HTTP status, by UAF status code, or by what went
 /// wrong before an answer arrived.
 enum LoadFailure: Error, Sendable {
-    case http(endpoint: String, status: Int)
+    /// `detail`: the server's own reason where the API gives one (the FIDO2 API's `errorMessage`), at most 160 bytes.
+    case http(endpoint: String, status: Int, detail: String? = nil)
     case uaf(endpoint: String, statusCode: Int)
     case transport(endpoint: String, detail: String)
     case malformed(endpoint: String, detail: String)
@@ -83,7 +84,7 @@ enum LoadFailure: Error, Sendable {
 
     var key: String {
         switch self {
-        case .http(let endpoint, let status): "HTTP \(status) on \(endpoint)"
+        case .http(let endpoint, let status, let detail): "HTTP \(status) on \(endpoint)" + (detail.map { ": \($0)" } ?? "")
         case .uaf(let endpoint, let code): "UAF \(code) on \(endpoint)"
         case .transport(let endpoint, let detail): "connection error on \(endpoint): \(detail)"
         case .malformed(let endpoint, let detail): "unreadable answer on \(endpoint): \(detail)"
@@ -213,7 +214,7 @@ public struct LoadReport: Codable, Sendable {
         for phase in [setup, measured, verification].compactMap({ $0 }) {
             lines.append("")
             lines.append(
-                "\(phase.name): \(phase.flows) flows in \(String(format: "%.2f", phase.seconds)) s = \(String(format: "%.0f", phase.flowsPerSecond)) flows/s, \(phase.failedFlows) failed"
+                "\(phase.name): \(phase.flows) flows completed in \(String(format: "%.2f", phase.seconds)) s = \(String(format: "%.0f", phase.flowsPerSecond)) completed/s; \(phase.failedFlows) failed (not in the rate)"
             )
             let width = max(24, phase.endpoints.map(\.name.count).max() ?? 0)
             lines.append(

@@ -23,6 +23,10 @@ public enum LoadRunnerError: Error, CustomStringConvertible {
             return "The server refused the JWTs signed with --relying-party-key: its authorization.jwt must trust that key's public key "
                 + "and expect the --issuer and --audience given"
         }
+        if failure.contains("origin \""), failure.contains("is not allowed") {
+            return "The server does not accept the virtual passkeys' origin (\(plan.passkeyOrigin)): pass --passkey-origin with one of "
+                + "its fido2.origins (https://<rpId>, with the port if a page's origin has one)"
+        }
         if failure.hasPrefix("HTTP 429 ") {
             return "The server rate-limits this address: set limits.requestsPerMinutePerAddress to 0 on the server for a load test"
         }

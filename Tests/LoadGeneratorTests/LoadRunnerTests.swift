@@ -190,6 +190,22 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertEqual(decisions("authentication", 1200), 10)
     }
 
+    /// A server that does not accept the virtual passkeys' origin: the run stops saying why, in the server's words,
+    /// and which flag fixes it, not only "HTTP 400".
+    func testAPasskeyRunWithAnOriginTheServerRefusesNamesTheReasonAndTheFlag() async throws {
+        var plan = plan(.passkey, flows: 8)
+        plan.passkeyOrigin = "https://wrong.example"
+        do {
+            _ = try await LoadRunner.run(plan)
+            XCTFail("a run whose every registration was refused went on")
+        } catch let error as LoadRunnerError {
+            let text = error.description
+            XCTAssertTrue(text.contains(#"HTTP 400 on POST /nevisfido/fido2/attestation/result: "#), text)
+            XCTAssertTrue(text.contains(#"origin "https://wrong.example" is not allowed"#), text)
+            XCTAssertTrue(text.contains("pass --passkey-origin with one of its fido2.origins"), text)
+        }
+    }
+
     func testAPasskeyRunSignsInEveryFlowOnceAndItsReplaysAreRefused() async throws {
         var plan = plan(.passkey, flows: 80)
         plan.replayCheck = true
@@ -385,7 +401,8 @@ final class LoadRunnerTests: XCTestCase {
 
     func testTheReportIsReadableAndRoundTripsAsJSON() async throws {
         let report = try await LoadRunner.run(plan(flows: 8))
-        XCTAssertTrue(report.text.contains("authentication: 8 flows in"), report.text)
+        XCTAssertTrue(report.text.contains("authentication: 8 flows completed in"), report.text)
+        XCTAssertTrue(report.text.contains("completed/s; 0 failed (not in the rate)"), report.text)
         XCTAssertTrue(report.text.contains("errors: none"))
         XCTAssertTrue(report.text.contains("CPU per flow (ms): load generator "), report.text)
         let decoded = try JSONDecoder().decode(LoadReport.self, from: try JSONEncoder().encode(report))
