@@ -23,6 +23,8 @@ extension FIDOServerApplication {
         /// Turns false when graceful shutdown begins (`/health/ready`).
         public let readiness: Readiness
         let shutdownDrain: Duration
+        /// How long a finished operation's status is kept (`limits.statusRetentionSeconds`).
+        let statusRetention: TimeInterval
         /// The push dispatcher (its HTTP client lives as long as the service group).
         let firebase: FirebaseDispatcher?
         /// The relying party's keys (refreshed from `authorization.jwt.jwksURL` when set).
@@ -50,7 +52,7 @@ extension FIDOServerApplication {
             var services: [any Service] = [
                 ExpiryPurger(
                     stores: stores, clock: dependencies.clock, interval: ExpiryPurger.interval,
-                    logger: dependencies.logger)
+                    ceremonyRetention: statusRetention, logger: dependencies.logger)
             ]
             if let firebase { services.append(firebase) }
             if let audit { services.append(audit) }

@@ -115,7 +115,8 @@ public enum FIDOServerApplication {
             return Built(
                 application: application, stores: stores, tokenIssuer: issuer, facets: facets, metadata: metadata, certificate: tls.certificate,
                 trustPEM: tls.trustPEM, usesDevelopmentCertificate: tls.generated, identity: identity, metrics: metrics,
-                readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds), firebase: firebase,
+                readiness: readiness, shutdownDrain: .seconds(configuration.observability.shutdownDrainSeconds),
+                statusRetention: TimeInterval(configuration.limits.statusRetentionSeconds), firebase: firebase,
                 relyingPartyTokens: relyingPartyTokens, audit: audit,
                 routes: router.routes.map { Built.Route(method: $0.method.rawValue, path: $0.path.description) })
         } catch {

@@ -74,6 +74,17 @@ extension ServerUnderTest {
     }
 }
 
+extension ServerUnderTest {
+    /// The status service's answer for `sessionID` (which must be 200).
+    public func passkeyStatus(_ sessionID: String) async throws -> FIDO2API.StatusResponse {
+        let answer = try await fido2(FIDO2API.statusPath, FIDO2API.StatusQuery(fido2SessionId: sessionID))
+        guard answer.status == 200 else {
+            throw UnexpectedAnswer(description: "status of \(sessionID): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        return try JSONDecoder().decode(FIDO2API.StatusResponse.self, from: answer.body)
+    }
+}
+
 /// The answer body of the FIDO2 API's result endpoints and refusals.
 public func fido2Response(_ answer: TestAnswer) throws -> FIDO2API.ServerResponse {
     try JSONDecoder().decode(FIDO2API.ServerResponse.self, from: answer.body)

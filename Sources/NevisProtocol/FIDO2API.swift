@@ -10,6 +10,8 @@ public enum FIDO2API {
     public static let attestationResultPath = "\(base)/attestation/result"
     public static let assertionOptionsPath = "\(base)/assertion/options"
     public static let assertionResultPath = "\(base)/assertion/result"
+    /// nevisFIDO's status service: how a ceremony stands, by its `fido2SessionId`.
+    public static let statusPath = "\(base)/status"
     /// Related origins (WebAuthn §5.11), served from the RP ID's host.
     public static let relatedOriginsPath = "/.well-known/webauthn"
 
@@ -223,12 +225,73 @@ public enum FIDO2API {
         /// Ours, beside nevisFIDO's members: the session JWT of a successful sign-in (the one a UAF login hands out in
         /// `additionalTokens`, with `method` `passkey`); the session cookie comes in `Set-Cookie`.
         public var token: String?
+        /// Ours: what kind of refusal it is, for a program to act on (``ErrorCode``); absent on success.
+        public var errorCode: String?
         public init(status: String, errorMessage: String, fido2SessionId: String? = nil) {
             self.status = status
             self.errorMessage = errorMessage
             self.fido2SessionId = fido2SessionId
         }
-        public static func failed(_ message: String) -> ServerResponse { ServerResponse(status: "failed", errorMessage: message) }
+        public static func failed(_ message: String, code: String? = nil) -> ServerResponse {
+            var response = ServerResponse(status: "failed", errorMessage: message)
+            response.errorCode = code
+            return response
+        }
+    }
+
+    /// The values of ``ServerResponse/errorCode`` a page acts on.
+    public enum ErrorCode {
+        /// The credential of a sign-in is not (or no longer) registered with this relying party: the page may call
+        /// `PublicKeyCredential.signalUnknownCredential({rpId, credentialId})` so the user's passkey provider hides
+        /// or removes it. Never said of a credential the server knows, whoever's it is.
+        public static let unknownCredential = "unknown_credential"
+    }
+
+    /// The body of ``statusPath``: the `fido2SessionId` an options answer carried. `sessionId`, the name nevisFIDO's
+    /// OpenAPI page uses, is read too; a body with both, or neither, is refused.
+    public struct StatusQuery: Codable, Sendable, Equatable {
+        public var fido2SessionId: String
+        public init(fido2SessionId: String) { self.fido2SessionId = fido2SessionId }
+        enum CodingKeys: String, CodingKey { case fido2SessionId, sessionId }
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            switch (try c.decodeIfPresent(String.self, forKey: .fido2SessionId), try c.decodeIfPresent(String.self, forKey: .sessionId)) {
+            case (let id?, nil), (nil, let id?): fido2SessionId = id
+            default:
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "exactly one of fido2SessionId and sessionId"))
+            }
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(fido2SessionId, forKey: .fido2SessionId)
+        }
+    }
+
+    /// The answer of ``statusPath``: `status` is the ceremony's state, `errorMessage` the refusal's words when it
+    /// failed. `operation` (`registration`, `authentication`) and `username` (the user it was for, or who signed in)
+    /// are ours, absent for an unknown session.
+    public struct StatusResponse: Codable, Sendable, Equatable {
+        public enum Status: String, Codable, Sendable {
+            /// Options were issued and no answer has been verified yet.
+            case initialized
+            case succeeded
+            /// Refused, or not answered before it expired.
+            case failed
+            /// No such session: never issued, or no longer kept.
+            case unknown
+        }
+        public var status: Status
+        public var errorMessage: String
+        public var fido2SessionId: String
+        public var operation: String?
+        public var username: String?
+        public init(status: Status, fido2SessionId: String, errorMessage: String = "", operation: String? = nil, username: String? = nil) {
+            self.status = status
+            self.errorMessage = errorMessage
+            self.fido2SessionId = fido2SessionId
+            self.operation = operation
+            self.username = username
+        }
     }
 
     /// The document at ``relatedOriginsPath``.

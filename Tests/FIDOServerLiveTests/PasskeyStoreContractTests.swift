@@ -105,6 +105,40 @@ extension StoreContractTests {
         }
     }
 
+    func testACeremonyKeepsItsFirstOutcomeForTheStatusService() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let cap = CeremonyCap(username: "alice", limit: 1, now: now)
+            _ = try await stores.passkeyCeremonies.open(ceremony("watched"), cap: cap)
+            let issued = try await stores.passkeyCeremonies.status(sessionID: "session-watched")
+            XCTAssertEqual(issued?.state, .initialized)
+            XCTAssertEqual(issued?.kind, .authentication)
+            XCTAssertEqual(issued?.username, "alice")
+            let full = try await stores.passkeyCeremonies.open(ceremony("over"), cap: cap)
+            XCTAssertFalse(full)
+            _ = try await stores.passkeyCeremonies.consume(challenge: "watched")
+            let answered = try await stores.passkeyCeremonies.status(sessionID: "session-watched")
+            XCTAssertEqual(answered?.state, .answered)
+            // An answered ceremony no longer counts against her cap.
+            let room = try await stores.passkeyCeremonies.open(ceremony("next"), cap: cap)
+            XCTAssertTrue(room)
+            try await stores.passkeyCeremonies.finish(challenge: "watched", succeeded: false, outcome: "the signature does not verify")
+            try await stores.passkeyCeremonies.finish(challenge: "watched", succeeded: true, outcome: nil, username: "mallory")
+            let failed = try await stores.passkeyCeremonies.status(sessionID: "session-watched")
+            XCTAssertEqual(failed?.state, .failed, "the first outcome is final")
+            XCTAssertEqual(failed?.outcome, "the signature does not verify")
+            XCTAssertEqual(failed?.username, "alice")
+            let again = try await stores.passkeyCeremonies.consume(challenge: "watched")
+            XCTAssertNil(again)
+            // Never answered: finishing it changes nothing.
+            try await stores.passkeyCeremonies.finish(challenge: "next", succeeded: true, outcome: nil)
+            let waiting = try await stores.passkeyCeremonies.status(sessionID: "session-next")
+            XCTAssertEqual(waiting?.state, .initialized)
+            let unknown = try await stores.passkeyCeremonies.status(sessionID: "session-nothing")
+            XCTAssertNil(unknown)
+        }
+    }
+
     func testACappedCeremonyStopsAtTheCapCountingOnlyUnexpiredOnes() async throws {
         try await onEveryEngine { stores in
             let now = Date()
@@ -152,16 +186,27 @@ extension StoreContractTests {
         try await onEveryEngine { stores in
             _ = try await stores.passkeys.insert(passkey("cred-sign", signCount: 4))
             let now = Date(epochMillis: 1_790_000_200_000)
+            // Two answers without a username: the first signs in and its ceremony learns who; the second is a replay.
+            for challenge in ["signing", "replaying"] {
+                _ = try await stores.passkeyCeremonies.open(ceremony(challenge, username: nil), cap: nil)
+                _ = try await stores.passkeyCeremonies.consume(challenge: challenge)
+            }
             let first = SessionStore.make(username: "alice", credential: .passkey(credentialID: "cred-sign"), now: now, lifetime: 600)
             let completed = try await stores.ceremonies.completePasskeySignIn(
                 id: "cred-sign", from: 4, to: 5, backupState: true, at: now,
-                sessionToken: first.token, session: first.record)
+                sessionToken: first.token, session: first.record, challenge: "signing")
             XCTAssertTrue(completed)
             let stale = SessionStore.make(username: "alice", credential: .passkey(credentialID: "cred-sign"), now: now, lifetime: 600)
             let replayed = try await stores.ceremonies.completePasskeySignIn(
                 id: "cred-sign", from: 4, to: 6, backupState: true, at: now,
-                sessionToken: stale.token, session: stale.record)
+                sessionToken: stale.token, session: stale.record, challenge: "replaying")
             XCTAssertFalse(replayed)
+            let signed = try await stores.passkeyCeremonies.status(sessionID: "session-signing")
+            XCTAssertEqual(signed?.state, .succeeded)
+            XCTAssertEqual(signed?.username, "alice")
+            let notSigned = try await stores.passkeyCeremonies.status(sessionID: "session-replaying")
+            XCTAssertEqual(notSigned?.state, .answered, "the replay's outcome is the service's to record")
+            XCTAssertNil(notSigned?.username)
             let opened = try await stores.sessions.session(token: first.token, now: now)
             XCTAssertEqual(opened?.credential, .passkey(credentialID: "cred-sign"))
             let notOpened = try await stores.sessions.session(token: stale.token, now: now)

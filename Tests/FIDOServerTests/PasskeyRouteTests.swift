@@ -223,6 +223,136 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    // MARK: The status service
+
+    func testStatusFollowsARegistrationAndASignInWithoutAUsername() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let creation = try await server.passkeyCreationOptions(username: "alice")
+            let issued = try await server.passkeyStatus(creation.fido2SessionId)
+            XCTAssertEqual(issued, .init(status: .initialized, fido2SessionId: creation.fido2SessionId, operation: "registration", username: "alice"))
+            let registered = try await server.fido2(FIDO2API.attestationResultPath, try InProcessServer.attestation(&phone, for: creation))
+            XCTAssertEqual(registered.status, 200, text(registered))
+            let afterRegistration = try await server.passkeyStatus(creation.fido2SessionId)
+            XCTAssertEqual(afterRegistration.status, .succeeded)
+            XCTAssertEqual(afterRegistration.errorMessage, "")
+
+            let options = try await server.passkeyRequestOptions(username: "")
+            let waiting = try await server.passkeyStatus(options.fido2SessionId)
+            XCTAssertEqual(waiting, .init(status: .initialized, fido2SessionId: options.fido2SessionId, operation: "authentication"))
+            let signedIn = try await server.fido2(FIDO2API.assertionResultPath, try InProcessServer.assertion(&phone, for: options))
+            XCTAssertEqual(signedIn.status, 200, text(signedIn))
+            let afterSignIn = try await server.passkeyStatus(options.fido2SessionId)
+            XCTAssertEqual(afterSignIn.status, .succeeded)
+            XCTAssertEqual(afterSignIn.username, "alice", "a sign-in without a username reports who signed in")
+        }
+    }
+
+    func testStatusOfARefusedSignInIsFailedWithTheWordsItsCallerHeard() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let options = try await server.passkeyRequestOptions(username: "alice")
+            var credential = try InProcessServer.assertion(&phone, for: options)
+            credential.response.signature = Base64URL.encode([0])
+            let refused = try await server.fido2(FIDO2API.assertionResultPath, credential)
+            XCTAssertEqual(refused.status, 400)
+            let status = try await server.passkeyStatus(options.fido2SessionId)
+            XCTAssertEqual(status.status, .failed)
+            XCTAssertEqual(status.errorMessage, try fido2Response(refused).errorMessage)
+            // A replay of the same answer changes nothing: the first outcome is final.
+            _ = try await server.fido2(FIDO2API.assertionResultPath, try InProcessServer.assertion(&phone, for: options))
+            let final = try await server.passkeyStatus(options.fido2SessionId)
+            XCTAssertEqual(final.status, .failed)
+        }
+    }
+
+    func testStatusOfACeremonyNobodyAnsweredIsFailedAfterItExpiresAndUnknownAfterTheRetention() async throws {
+        var configuration = Self.configuration()
+        configuration.limits.statusRetentionSeconds = 600
+        try await with(configuration) { server in
+            let options = try await server.passkeyRequestOptions(username: "alice")
+            let purger = ExpiryPurger(
+                stores: server.server.stores, clock: { server.clock.now }, interval: .seconds(1), ceremonyRetention: 600, logger: .init(label: "test")
+            )
+            server.clock.advance(301)
+            _ = await purger.purgeOnce(payloadsClearedUntil: .distantPast)
+            let expired = try await server.passkeyStatus(options.fido2SessionId)
+            XCTAssertEqual(expired.status, .failed)
+            XCTAssertEqual(expired.errorMessage, "nothing answered the ceremony before it expired")
+            server.clock.advance(598)
+            _ = await purger.purgeOnce(payloadsClearedUntil: .distantPast)
+            let kept = try await server.passkeyStatus(options.fido2SessionId)
+            XCTAssertEqual(kept.status, .failed, "kept the retention past its expiry")
+            server.clock.advance(2)
+            _ = await purger.purgeOnce(payloadsClearedUntil: .distantPast)
+            let gone = try await server.passkeyStatus(options.fido2SessionId)
+            XCTAssertEqual(gone, .init(status: .unknown, fido2SessionId: options.fido2SessionId))
+        }
+    }
+
+    func testStatusReadsEitherNameOfTheSessionIdAndRefusesABodyWithNeitherOrBoth() async throws {
+        try await with { server in
+            let options = try await server.passkeyRequestOptions(username: "alice")
+            let never = try await server.passkeyStatus("0123456789abcdef")
+            XCTAssertEqual(never, .init(status: .unknown, fido2SessionId: "0123456789abcdef"))
+            let id = options.fido2SessionId
+            let bodies: [(String, Int)] = [
+                (#"{"sessionId":"\#(id)"}"#, 200), (#"{}"#, 400), (#"{"sessionId":"\#(id)","fido2SessionId":"\#(id)"}"#, 400),
+                (#"{"fido2SessionId":7}"#, 400), (#"{"fido2SessionId":"\#(String(repeating: "a", count: 129))"}"#, 400),
+                (#"{"fido2SessionId":""}"#, 400),
+            ]
+            for (body, expected) in bodies {
+                let answer = try await server.exchange(.POST, FIDO2API.statusPath, body: Data(body.utf8), contentType: "application/json")
+                XCTAssertEqual(answer.status, expected, body)
+                if expected == 200 {
+                    XCTAssertEqual(try JSONDecoder().decode(FIDO2API.StatusResponse.self, from: answer.body).status, .initialized)
+                } else {
+                    XCTAssertEqual(try fido2Response(answer).status, "failed", body)
+                }
+            }
+            let get = try await server.exchange(.GET, FIDO2API.statusPath, body: nil, contentType: "application/json")
+            XCTAssertEqual(get.status, 405)
+        }
+    }
+
+    // MARK: Signals
+
+    func testOnlyACredentialNobodyHoldsIsSignalledUnknown() async throws {
+        try await with(Self.configuration { $0.allowCredentials = "listWithDecoys" }) { server in
+            var alice = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&alice, username: "alice")
+            // A passkey the relying party no longer has (removed, or registered elsewhere): signalled.
+            var stranger = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            _ = try stranger.create(rpID: "bank.example", challenge: Array(repeating: 7, count: 32), userHandle: [9, 9])
+            let unknown = try await server.fido2(
+                FIDO2API.assertionResultPath, try InProcessServer.assertion(&stranger, for: try await server.passkeyRequestOptions(username: "")))
+            XCTAssertEqual(unknown.status, 400)
+            XCTAssertEqual(try fido2Response(unknown).errorCode, FIDO2API.ErrorCode.unknownCredential, text(unknown))
+            XCTAssertEqual(try fido2Response(unknown).errorMessage, "the credential is not registered for this relying party and user")
+            // Alice's passkey used for bob's sign-in is hers: not signalled, or her provider would drop it.
+            var forBob = try await server.passkeyRequestOptions(username: "bob")
+            let decoys = forBob.allowCredentials
+            forBob.allowCredentials = []
+            let hers = try await server.fido2(FIDO2API.assertionResultPath, try InProcessServer.assertion(&alice, for: forBob))
+            XCTAssertEqual(try fido2Response(hers).errorCode, "authentication_refused", text(hers))
+            XCTAssertEqual(try fido2Response(hers).errorMessage, try fido2Response(unknown).errorMessage)
+            // A decoy bob's options listed answers as a real credential with a bad signature would: not signalled.
+            XCTAssertFalse(decoys.isEmpty)
+            var probing = try await server.passkeyRequestOptions(username: "bob")
+            probing.allowCredentials = []
+            var probe = try InProcessServer.assertion(&stranger, for: probing)
+            probe.id = decoys[0].id
+            probe.rawId = decoys[0].id
+            let decoy = try await server.fido2(FIDO2API.assertionResultPath, probe)
+            XCTAssertEqual(try fido2Response(decoy).errorCode, "authentication_refused", text(decoy))
+            var forged = try InProcessServer.assertion(&alice, for: try await server.passkeyRequestOptions(username: "alice"))
+            forged.response.signature = Base64URL.encode([0])
+            let badSignature = try await server.fido2(FIDO2API.assertionResultPath, forged)
+            XCTAssertEqual(try fido2Response(badSignature).errorCode, "authentication_refused", text(badSignature))
+        }
+    }
+
     // MARK: Challenges
 
     func testAnsweredChallengeIsRefusedTheSecondTime() async throws {

@@ -6,7 +6,7 @@ import NIOCore
 import NevisProtocol
 import WireJSON
 
-/// nevisFIDO's FIDO2 API (passkeys): the four ceremony endpoints and the related-origins document. Every answer is
+/// nevisFIDO's FIDO2 API (passkeys): the four ceremony endpoints, the status service and the related-origins document. Every answer is
 /// `application/json` with `status` and `errorMessage`: 200 `ok`, or `failed` with 400 (a body that cannot be read
 /// or a ceremony refused), 404 (a caller with credentials for a user who has no passkey), 409 (a user who holds the
 /// most passkeys allowed), 415 (`Content-Type` is not `application/json`), 413 or 429 (too many unanswered ceremonies of one user, with `Retry-After`). 401 and 403 have
@@ -38,6 +38,14 @@ struct FIDO2Controller {
         identified.post(RouterPath(FIDO2API.assertionOptionsPath)) { request, context in
             try await handle(request, as: FIDO2API.OptionsRequest.self, name: "passkey authentication options") { options in
                 Wire.json(try await passkeys.authenticationOptions(options, caller: context.principal), contentType: Wire.jsonContentType)
+            }
+        }
+        // Open, like UAF's status service: the session id is the capability, and only the options' caller had it.
+        open.post(RouterPath(FIDO2API.statusPath)) { request, _ in
+            try await handle(request, as: FIDO2API.StatusQuery.self, name: "passkey status") { body in
+                var response = Wire.json(try await passkeys.status(body), contentType: Wire.jsonContentType)
+                response.headers[.cacheControl] = "no-store"
+                return response
             }
         }
         open.post(RouterPath(FIDO2API.attestationResultPath)) { request, _ in
@@ -76,8 +84,8 @@ struct FIDO2Controller {
     }
 
     /// A failure in this API's shape.
-    static func failed(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) -> Response {
-        var response = Wire.json(FIDO2API.ServerResponse.failed(message), status: status, contentType: Wire.jsonContentType)
+    static func failed(_ status: HTTPResponse.Status, _ message: String, code: String? = nil, headers: HTTPFields = [:]) -> Response {
+        var response = Wire.json(FIDO2API.ServerResponse.failed(message, code: code), status: status, contentType: Wire.jsonContentType)
         for field in headers { response.headers.append(field) }
         return response
     }
@@ -106,7 +114,7 @@ struct FIDO2Controller {
             // The service records the refusals of a ceremony, with the user, in the audit trail; a body it could not
             // use is counted here.
             if refusal.error == "bad_request" { onRejection(name, ServiceFailure(.badRequest, refusal.message)) }
-            return Self.failed(refusal.status, refusal.message, headers: refusal.headers)
+            return Self.failed(refusal.status, refusal.message, code: refusal.error, headers: refusal.headers)
         } catch let failure as ServiceFailure {
             // The rules the API shares with UAF (a username's length and characters) say no with a UAF status code.
             onRejection(name, failure)
@@ -122,6 +130,10 @@ struct FIDO2Controller {
 
     /// The conformance API's name for a body type, for the error message.
     static func bodyName<Input>(_ type: Input.Type) -> String {
-        type == FIDO2API.Credential.self ? "ServerPublicKeyCredential" : "ServerPublicKeyCredentialOptionsRequest"
+        switch type {
+        case is FIDO2API.Credential.Type: return "ServerPublicKeyCredential"
+        case is FIDO2API.StatusQuery.Type: return "status request with one fido2SessionId"
+        default: return "ServerPublicKeyCredentialOptionsRequest"
+        }
     }
 }

@@ -248,6 +248,16 @@ enum Migrations {
             statements: [
                 "CREATE TABLE server_secrets (name TEXT PRIMARY KEY, secret TEXT NOT NULL, created_at BIGINT NOT NULL)"
             ]),
+        // nevisFIDO's FIDO2 status service: a ceremony's row outlives its answer, for the status retention past its
+        // expiry. Its state moves once from `initialized` to `answered` (the answer consumed it, so a challenge is
+        // still answered once across every instance) and then to `succeeded` or `failed` with the refusal's words.
+        Migration(
+            version: 19, name: "WebAuthn ceremonies keep their outcome for the status service",
+            statements: [
+                "ALTER TABLE webauthn_ceremonies ADD COLUMN state TEXT NOT NULL DEFAULT 'initialized'",
+                "ALTER TABLE webauthn_ceremonies ADD COLUMN outcome TEXT",
+                "CREATE INDEX webauthn_ceremonies_by_session ON webauthn_ceremonies(session_id)",
+            ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

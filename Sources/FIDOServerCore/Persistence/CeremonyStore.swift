@@ -253,7 +253,7 @@ public struct CeremonyStore: Sendable {
         let row = try await database.run { sql in
             try await sql.raw(
                 """
-                WITH consumed AS (DELETE FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) RETURNING *)
+                WITH consumed AS (\(PasskeyCeremonyStore.consumption(challenge: challenge)) RETURNING *)
                 SELECT \(unsafeRaw: PasskeyCeremonyStore.prefixedColumns(from: "consumed")), passkeys.*
                 FROM consumed LEFT JOIN passkeys ON passkeys.credential_id = \(bind: credentialID)
                 """
@@ -266,24 +266,30 @@ public struct CeremonyStore: Sendable {
     }
 
     /// A verified passkey sign-in, written: the counter moves by compare-and-set (``PasskeyStore/recordUse(id:from:to:backupState:at:)``)
-    /// and, only if it moved, the session opens. False when another sign-in moved the counter first: nothing is written.
+    /// and, only if it moved, the session opens and the ceremony of `challenge` is recorded `succeeded` for its user.
+    /// False when another sign-in moved the counter first: nothing is written.
     func completePasskeySignIn(
         id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date, sessionToken: String,
-        session: SessionRecord
+        session: SessionRecord, challenge: String
     ) async throws -> Bool {
+        let finishing = PasskeyCeremonyStore.finishing(challenge: challenge, succeeded: true, outcome: nil, username: session.username)
         guard database.engine == .postgres else {
             guard try await stores.passkeys.recordUse(id: id, from: from, to: to, backupState: backupState, at: at) else { return false }
             try await stores.sessions.insert(token: sessionToken, session)
+            try await database.run { sql in try await sql.raw("\(finishing)").run() }
             return true
         }
         return try await database.run { sql in
             try await sql.raw(
                 """
-                WITH used AS (\(PasskeyStore.use(id: id, from: from, to: to, backupState: backupState, at: at)) RETURNING credential_id)
-                INSERT INTO sessions (\(unsafeRaw: SessionStore.columns)) SELECT \(SessionStore.values(token: sessionToken, session)) FROM used
-                RETURNING id
+                WITH used AS (\(PasskeyStore.use(id: id, from: from, to: to, backupState: backupState, at: at)) RETURNING credential_id),
+                opened AS (
+                    INSERT INTO sessions (\(unsafeRaw: SessionStore.columns)) SELECT \(SessionStore.values(token: sessionToken, session)) FROM used
+                    RETURNING id),
+                finished AS (\(finishing) AND EXISTS (SELECT 1 FROM opened) RETURNING challenge)
+                SELECT COUNT(*) AS opened FROM opened
                 """
-            ).first() != nil
+            ).first()?.decode(column: "opened", as: Int64.self) == 1
         }
     }
 }

@@ -2,8 +2,10 @@ import Foundation
 import Primitives
 import SQLKit
 
-/// WebAuthn ceremonies awaiting an answer. ``consume(challenge:)`` is one `DELETE … RETURNING`: a challenge is
-/// answered at most once across every instance sharing the database, whether the answer succeeds or not.
+/// WebAuthn ceremonies, awaiting an answer and then keeping its outcome for nevisFIDO's status service.
+/// ``consume(challenge:)`` is one `UPDATE … WHERE state = 'initialized' RETURNING`: a challenge is answered at most once
+/// across every instance sharing the database, whether the answer succeeds or not. ``finish(challenge:succeeded:outcome:username:)``
+/// then records how it ended; the row goes the status retention after the ceremony's expiry.
 public struct PasskeyCeremonyStore: Sendable {
     let database: StoreDatabase
 
@@ -21,7 +23,7 @@ public struct PasskeyCeremonyStore: Sendable {
                     """
                     INSERT INTO webauthn_ceremonies (\(unsafeRaw: columns)) SELECT \(values)
                     WHERE (SELECT COUNT(*) FROM webauthn_ceremonies WHERE counted_username = \(bind: cap.username)
-                           AND +expires_at >= \(bind: cap.now.epochMillis)) < \(bind: Int64(cap.limit))
+                           AND +expires_at >= \(bind: cap.now.epochMillis) AND state = 'initialized') < \(bind: Int64(cap.limit))
                     RETURNING challenge
                     """
                 ).first() != nil
@@ -30,11 +32,72 @@ public struct PasskeyCeremonyStore: Sendable {
         }
     }
 
-    /// Removes and returns the ceremony of `challenge` (once only), expired or not: the caller refuses an expired one.
+    /// Marks the ceremony of `challenge` answered and returns it (once only), expired or not: the caller refuses an
+    /// expired one, and then records the outcome (``finish(challenge:succeeded:outcome:username:)``).
     public func consume(challenge: String) async throws -> PasskeyCeremony? {
         try await database.run { sql in
-            try await sql.raw("DELETE FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) RETURNING *").first()
+            try await sql.raw("\(Self.consumption(challenge: challenge)) RETURNING *").first()
         }.map { try Self.record($0) }
+    }
+
+    /// The statement that marks the ceremony of `challenge` answered, if nothing answered it before.
+    static func consumption(challenge: String) -> SQLQueryString {
+        "UPDATE webauthn_ceremonies SET state = 'answered' WHERE challenge = \(bind: challenge) AND state = 'initialized'"
+    }
+
+    /// Records how the answered ceremony of `challenge` ended: `succeeded`, or `failed` with `outcome`, the refusal's
+    /// words as its caller heard them. A sign-in without a username learns its user here. Only an answered ceremony
+    /// changes, once.
+    public func finish(challenge: String, succeeded: Bool, outcome: String?, username: String? = nil) async throws {
+        try await database.run { sql in
+            try await sql.raw("\(Self.finishing(challenge: challenge, succeeded: succeeded, outcome: outcome, username: username))").run()
+        }
+    }
+
+    /// The statement of ``finish(challenge:succeeded:outcome:username:)``.
+    static func finishing(challenge: String, succeeded: Bool, outcome: String?, username: String?) -> SQLQueryString {
+        """
+        UPDATE webauthn_ceremonies SET state = \(bind: succeeded ? "succeeded" : "failed"), outcome = \(bind: outcome),
+            username = COALESCE(username, \(bind: username))
+        WHERE challenge = \(bind: challenge) AND state = 'answered'
+        """
+    }
+
+    /// What the status service reports of a ceremony.
+    public struct Status: Sendable, Equatable {
+        public enum State: String, Sendable {
+            /// Options were issued and nothing answered them yet.
+            case initialized
+            /// An answer consumed the ceremony and is being verified.
+            case answered
+            case succeeded, failed
+        }
+        public var kind: PasskeyCeremony.Kind
+        public var state: State
+        /// The refusal's words of a failed ceremony.
+        public var outcome: String?
+        /// The user it was for, or who signed in.
+        public var username: String?
+        public var expiresAt: Date
+    }
+
+    /// The status of the ceremony with `sessionID`, until its row is purged; nil when there is none.
+    public func status(sessionID: String) async throws -> Status? {
+        let row = try await database.run { sql in
+            try await sql.raw(
+                "SELECT kind, state, outcome, username, expires_at FROM webauthn_ceremonies WHERE session_id = \(bind: sessionID) LIMIT 1"
+            ).first()
+        }
+        guard let row else { return nil }
+        let kind = try row.decode(column: "kind", as: String.self)
+        let state = try row.decode(column: "state", as: String.self)
+        guard let parsedKind = PasskeyCeremony.Kind(rawValue: kind), let parsedState = Status.State(rawValue: state) else {
+            throw StoreError.malformedRow("WebAuthn ceremony kind \(kind), state \(state)")
+        }
+        return Status(
+            kind: parsedKind, state: parsedState, outcome: try row.decode(column: "outcome", as: String?.self),
+            username: try row.decode(column: "username", as: String?.self),
+            expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)))
     }
 
     /// Removes the unanswered ceremonies counted against `username` (her erasure); returns how many.
@@ -44,7 +107,8 @@ public struct PasskeyCeremonyStore: Sendable {
         }
     }
 
-    /// Removes ceremonies that expired before `date`; returns how many.
+    /// Removes ceremonies that expired before `date` (the caller keeps them the status retention past their expiry);
+    /// returns how many.
     public func purge(expiredBefore date: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         try await database.deleteExpired(from: "webauthn_ceremonies", before: date.epochMillis, batch: batch)
     }

@@ -18,8 +18,11 @@ package struct ExpiryPurger: Service {
     let clock: @Sendable () -> Date
     let interval: Duration
     let logger: Logger
-    package init(stores: Stores, clock: @escaping @Sendable () -> Date, interval: Duration, logger: Logger) {
+    /// How long a WebAuthn ceremony is kept past its expiry, for the FIDO2 status service (the status retention).
+    let ceremonyRetention: TimeInterval
+    package init(stores: Stores, clock: @escaping @Sendable () -> Date, interval: Duration, ceremonyRetention: TimeInterval, logger: Logger) {
         self.stores = stores
+        self.ceremonyRetention = ceremonyRetention
         self.clock = clock
         self.interval = interval
         self.logger = logger
@@ -50,7 +53,7 @@ package struct ExpiryPurger: Service {
             let tokens = try await stores.dispatchTokens.purge(expiredBefore: now, retention: Self.tokenRetention)
             let deviceRequests = try await stores.deviceRequests.purge(expiredBefore: now)
             let audit = try await stores.audit.purge(expiredBefore: now)
-            let ceremonies = try await stores.passkeyCeremonies.purge(expiredBefore: now)
+            let ceremonies = try await stores.passkeyCeremonies.purge(expiredBefore: now.addingTimeInterval(-ceremonyRetention))
             if requests + sessions + statuses + emptied + tokens + deviceRequests + audit + ceremonies > 0 {
                 logger.debug(
                     "purged \(requests) UAF request(s), \(ceremonies) WebAuthn ceremony record(s), \(sessions) session(s), \(statuses) status record(s), \(emptied) dispatch token payload(s), \(tokens) dispatch token(s), \(deviceRequests) device request id(s), \(audit) audit event(s)"

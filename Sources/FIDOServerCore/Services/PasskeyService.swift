@@ -41,6 +41,9 @@ package struct PasskeyService: Sendable {
     static let maximumExtensionBytes = 4096
     /// The longest display name and passkey name, in UTF-8 bytes.
     static let maximumNameBytes = 256
+    /// The longest refusal kept as a ceremony's outcome for the status service, in characters (the WebAuthn core's
+    /// reasons take up to about 150).
+    static let maximumOutcomeCharacters = 200
     /// Transports kept per passkey, each a short token (`usb`, `internal`, `hybrid`…).
     static let maximumTransports = 8
 
@@ -114,6 +117,19 @@ package struct PasskeyService: Sendable {
             return name
         }
         let ceremony = try await consume(clientDataJSON, kind: .registration).ceremony
+        try await settling(ceremony) {
+            try await register(
+                credential, id: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestationObject, name: name, ceremony: ceremony)
+        }
+        try await stores.passkeyCeremonies.finish(challenge: ceremony.challenge, succeeded: true, outcome: nil)
+        return FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
+    }
+
+    /// Verifies and stores the new passkey of an answered registration ceremony.
+    private func register(
+        _ credential: FIDO2API.Credential, id credentialID: [UInt8], clientDataJSON: [UInt8], attestationObject: [UInt8], name: String?,
+        ceremony: PasskeyCeremony
+    ) async throws {
         guard let username = ceremony.username, let userHandle = ceremony.userHandle else {
             throw Refusal(.badRequest, "bad_request", "the challenge was issued for another ceremony")
         }
@@ -158,7 +174,6 @@ package struct PasskeyService: Sendable {
             "passkey registration", username, 200,
             "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid)\(verified.modelBound || verified.aaguid == AAGUID.zero ? "" : " unbound"), \(record.attestationFormat), \(record.attestationType), \(record.trust ?? "untrusted"))"
         )
-        return FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
     }
 
     // MARK: Authentication
@@ -221,6 +236,20 @@ package struct PasskeyService: Sendable {
         }
         let id = Base64URL.encode(credentialID)
         let (ceremony, found) = try await consume(clientDataJSON, kind: .authentication, passkey: id)
+        return try await settling(ceremony) {
+            try await signIn(
+                AssertionResponse(
+                    credentialID: credentialID, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
+                    userHandle: userHandle),
+                passkey: found, ceremony: ceremony)
+        }
+    }
+
+    /// Verifies the assertion of an answered authentication ceremony against `found`, the passkey its credential ID
+    /// names (nil when none does), and opens the session.
+    private func signIn(_ assertion: AssertionResponse, passkey found: PasskeyRecord?, ceremony: PasskeyCeremony) async throws -> SignedIn {
+        let credentialID = assertion.credentialID
+        let id = Base64URL.encode(credentialID)
         // One answer for a credential that is unknown, removed, or another user's than the one named: which of them
         // it is would tell an anonymous caller who owns which credential.
         let notRegistered = "the credential is not registered for this relying party and user"
@@ -228,7 +257,12 @@ package struct PasskeyService: Sendable {
             environment.decide(
                 "passkey authentication", ceremony.username, 400,
                 "refused: credential \(id.prefix(10))… is not registered\(ceremony.username == nil ? "" : " for this user")")
-            throw Refusal(.badRequest, "authentication_refused", notRegistered)
+            // The Signal API: a credential nobody holds here is said to be unknown, so the page can have the user's
+            // passkey provider hide it. Never one somebody holds (her passkey must not vanish because another
+            // username was typed), and never a decoy of the username asked for: that would tell a decoy from a real
+            // credential, which is what decoys hide.
+            let decoy = ceremony.username.map { username in settings.decoys(for: username).contains { $0.id == id } } ?? false
+            throw Refusal(.badRequest, found == nil && !decoy ? FIDO2API.ErrorCode.unknownCredential : "authentication_refused", notRegistered)
         }
         let verified: VerifiedAssertion
         var key: COSEKey?
@@ -241,9 +275,7 @@ package struct PasskeyService: Sendable {
             // missing user handle (a credential that is not discoverable) is fine. Without one, the user handle must
             // be there and be the passkey's (§7.2 step 6).
             verified = try AuthenticationCeremony(relyingParty: settings.relyingParty).verify(
-                AssertionResponse(
-                    credentialID: credentialID, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
-                    userHandle: userHandle),
+                assertion,
                 expected: AssertionExpectation(
                     challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],
                     allowCredentials: ceremony.username == nil ? [] : [credentialID],
@@ -254,7 +286,9 @@ package struct PasskeyService: Sendable {
             // Only the key's holder hears why: an answer whose signature does not verify under the stored key gets the
             // answer an unknown credential gets, so a caller with a credential ID and a username cannot learn from the
             // reason whether the credential is that user's. The audit line keeps the reason.
-            let holder = key?.isValidSignature(signature, for: authenticatorData + Array(SHA256.hash(data: clientDataJSON))) ?? false
+            let holder =
+                key?.isValidSignature(assertion.signature, for: assertion.authenticatorData + Array(SHA256.hash(data: assertion.clientDataJSON)))
+                ?? false
             throw Refusal(.badRequest, "authentication_refused", holder ? "\(error)" : notRegistered)
         }
         let now = environment.clock()
@@ -278,7 +312,7 @@ package struct PasskeyService: Sendable {
         guard
             try await stores.ceremonies.completePasskeySignIn(
                 id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState,
-                at: now, sessionToken: opened.token, session: opened.session)
+                at: now, sessionToken: opened.token, session: opened.session, challenge: ceremony.challenge)
         else {
             environment.decide("passkey authentication", passkey.username, 400, "refused: the counter of \(id.prefix(10))… moved during the sign-in")
             throw Refusal(.badRequest, "authentication_refused", "the signature counter did not increase")
@@ -340,15 +374,65 @@ package struct PasskeyService: Sendable {
             environment.decide(operation, nil, 400, "refused: unknown or already answered challenge")
             throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
         }
-        guard ceremony.kind == kind else {
-            environment.decide(operation, ceremony.username, 400, "refused: the challenge was issued for \(ceremony.kind.rawValue)")
-            throw Refusal(.badRequest, "unknown_challenge", "the challenge was issued for \(ceremony.kind.rawValue)")
-        }
-        guard ceremony.expiresAt >= environment.clock() else {
-            environment.decide(operation, ceremony.username, 400, "refused: the challenge expired")
-            throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
+        try await settling(ceremony) {
+            guard ceremony.kind == kind else {
+                environment.decide(operation, ceremony.username, 400, "refused: the challenge was issued for \(ceremony.kind.rawValue)")
+                throw Refusal(.badRequest, "unknown_challenge", "the challenge was issued for \(ceremony.kind.rawValue)")
+            }
+            guard ceremony.expiresAt >= environment.clock() else {
+                environment.decide(operation, ceremony.username, 400, "refused: the challenge expired")
+                throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
+            }
         }
         return (ceremony, passkey)
+    }
+
+    /// Runs `body` for the answered `ceremony`; what refuses it there becomes the ceremony's outcome for the status
+    /// service, in the words its caller hears (a refusal's message, never a fault's details).
+    private func settling<T>(_ ceremony: PasskeyCeremony, _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch {
+            let words: String
+            switch error {
+            case let refusal as Refusal: words = refusal.message
+            case let failure as ServiceFailure: words = failure.detail
+            default: words = "the server could not complete the ceremony"
+            }
+            // Best effort: if the database cannot take this either, the ceremony stays answered, which the status
+            // service reports as `initialized` until it expires and as `failed` after; the caller's error is what counts.
+            try? await stores.passkeyCeremonies.finish(
+                challenge: ceremony.challenge, succeeded: false, outcome: String(words.prefix(Self.maximumOutcomeCharacters)))
+            throw error
+        }
+    }
+
+    // MARK: Status
+
+    /// nevisFIDO's status service: how the ceremony of `sessionID` stands, for whoever holds its id (the options'
+    /// caller, or the relying party it handed the id to). A ceremony nobody answered in time reads `failed`; one the
+    /// server no longer keeps (the status retention past its expiry) or never issued reads `unknown`.
+    package func status(_ request: FIDO2API.StatusQuery) async throws -> FIDO2API.StatusResponse {
+        let sessionID = request.fido2SessionId
+        guard (1...128).contains(sessionID.utf8.count) else {
+            throw Refusal(.badRequest, "bad_request", "fido2SessionId must be 1...128 bytes")
+        }
+        guard let status = try await stores.passkeyCeremonies.status(sessionID: sessionID) else {
+            return FIDO2API.StatusResponse(status: .unknown, fido2SessionId: sessionID)
+        }
+        var response = FIDO2API.StatusResponse(status: .initialized, fido2SessionId: sessionID)
+        response.operation = status.kind.rawValue
+        response.username = status.username
+        switch status.state {
+        case .succeeded: response.status = .succeeded
+        case .failed:
+            response.status = .failed
+            response.errorMessage = status.outcome ?? "the ceremony failed"
+        case .initialized, .answered:
+            if status.expiresAt < environment.clock() {
+                response.status = .failed
+                response.errorMessage = "nothing answered the ceremony before it expired"
+            }
+        }
+        return response
     }
 
     /// The members both results share: `type`, `id` (and `rawId`, the same bytes) and `clientDataJSON`.
