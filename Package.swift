@@ -251,6 +251,7 @@ let package = Package(
             dependencies: [
                 "AppAttestation", "CBOR", "FIDOAttestation", "JOSE", "Primitives", "UAF", "WebAuthn", "WireJSON", "NevisProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -4,17 +4,22 @@ import Foundation
 import Primitives
 import WebAuthn
 import WireJSON
+import _CryptoExtras
 
 /// A passkey authenticator and the browser in front of it, in software: it makes credentials and signs in with
 /// them the way a platform authenticator does through `navigator.credentials`, for tests and tools that drive a
 /// WebAuthn relying party (QA, load). It writes what a browser hands the page: `clientDataJSON`, the attestation
-/// object (`none` or `packed` self attestation), the authenticator data and the signature, with P-256 (ES256) or
-/// Ed25519 (EdDSA) keys. It holds its keys in memory only.
+/// object (`none` or `packed` self attestation), the authenticator data and the signature, with P-256 (ES256),
+/// Ed25519 (EdDSA) or 2048-bit RSA (RS256, RS384, RS512) keys. It holds its keys in memory only.
 public struct SoftwarePasskeyAuthenticator: Sendable {
     /// The credential key types it makes.
     public enum Algorithm: Int64, Sendable, CaseIterable {
         case es256 = -7
         case edDSA = -8
+        /// RSASSA-PKCS1-v1_5 with SHA-256, -384 or -512, as Windows Hello's TPM keys sign.
+        case rs256 = -257
+        case rs384 = -258
+        case rs512 = -259
     }
 
     /// The attestation it writes.
@@ -46,11 +51,28 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
     fileprivate enum Key: Sendable {
         case p256(P256.Signing.PrivateKey)
         case ed25519(Curve25519.Signing.PrivateKey)
+        case rsa(_RSA.Signing.PrivateKey, Algorithm)
+
+        static func make(_ algorithm: Algorithm) throws -> Key {
+            switch algorithm {
+            case .es256: return .p256(P256.Signing.PrivateKey())
+            case .edDSA: return .ed25519(Curve25519.Signing.PrivateKey())
+            case .rs256, .rs384, .rs512: return .rsa(try _RSA.Signing.PrivateKey(keySize: .bits2048), algorithm)
+            }
+        }
 
         func sign(_ data: [UInt8]) throws -> [UInt8] {
             switch self {
             case .p256(let key): return Array(try key.signature(for: data).derRepresentation)
             case .ed25519(let key): return Array(try key.signature(for: data))
+            case .rsa(let key, let algorithm):
+                let signature: _RSA.Signing.RSASignature
+                switch algorithm {
+                case .rs384: signature = try key.signature(for: SHA384.hash(data: data), padding: .insecurePKCS1v1_5)
+                case .rs512: signature = try key.signature(for: SHA512.hash(data: data), padding: .insecurePKCS1v1_5)
+                default: signature = try key.signature(for: SHA256.hash(data: data), padding: .insecurePKCS1v1_5)
+                }
+                return Array(signature.rawRepresentation)
             }
         }
 
@@ -59,6 +81,39 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
             switch self {
             case .p256(let key): return COSEKey(key.publicKey).encoded
             case .ed25519(let key): return COSEKey(key.publicKey).encoded
+            case .rsa(let key, let algorithm):
+                // kty RSA (3), alg, n (-1), e (-2), in canonical order.
+                let primitives = try? key.publicKey.getKeyPrimitives()
+                return CBOREncoder.encode(
+                    .map(
+                        CBORMap([
+                            .init(.int(1), .int(3)), .init(.int(3), .int(algorithm.rawValue)),
+                            .init(.int(-1), .bytes(Array(primitives?.modulus ?? Data()))),
+                            .init(.int(-2), .bytes(Array(primitives?.publicExponent ?? Data()))),
+                        ])))
+            }
+        }
+
+        /// The private key as ``StoredCredential`` keeps it: raw for P-256 and Ed25519, PKCS #1 DER for RSA.
+        var stored: Data {
+            switch self {
+            case .p256(let key): return key.rawRepresentation
+            case .ed25519(let key): return key.rawRepresentation
+            case .rsa(let key, _): return key.derRepresentation
+            }
+        }
+
+        init?(stored raw: Data, algorithm: Algorithm) {
+            switch algorithm {
+            case .es256:
+                guard let key = try? P256.Signing.PrivateKey(rawRepresentation: raw) else { return nil }
+                self = .p256(key)
+            case .edDSA:
+                guard let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw) else { return nil }
+                self = .ed25519(key)
+            case .rs256, .rs384, .rs512:
+                guard let key = try? _RSA.Signing.PrivateKey(derRepresentation: raw) else { return nil }
+                self = .rsa(key, algorithm)
             }
         }
     }
@@ -111,7 +166,7 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
         attestation: Attestation = .none
     ) throws -> Registration {
         guard let algorithm = algorithms.lazy.compactMap(Algorithm.init(rawValue:)).first else { throw Failure.noSupportedAlgorithm }
-        let key: Key = algorithm == .es256 ? .p256(P256.Signing.PrivateKey()) : .ed25519(Curve25519.Signing.PrivateKey())
+        let key = try Key.make(algorithm)
         let id = SecureRandom.bytes(32)
         let credential = Credential(id: id, rpID: rpID, userHandle: userHandle, algorithm: algorithm, signCount: counts ? 1 : 0, key: key)
         let clientDataJSON = try Self.clientData(type: "webauthn.create", challenge: challenge, origin: origin)
@@ -156,24 +211,19 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
         public var id: String
         public var rpID: String
         public var userHandle: String
-        /// COSE algorithm: -7 (P-256) or -8 (Ed25519).
+        /// COSE algorithm: -7 (P-256), -8 (Ed25519), -257, -258 or -259 (RSA).
         public var algorithm: Int64
         public var signCount: UInt32
-        /// The private key, raw (32 bytes for both), base64url.
+        /// The private key, base64url: raw for P-256 and Ed25519 (32 bytes), PKCS #1 DER for RSA.
         public var privateKey: String
     }
 
     /// Every credential it holds, to keep.
     public var stored: [StoredCredential] {
         credentials.map { credential in
-            let raw: Data
-            switch credential.key {
-            case .p256(let key): raw = key.rawRepresentation
-            case .ed25519(let key): raw = key.rawRepresentation
-            }
-            return StoredCredential(
+            StoredCredential(
                 id: Base64URL.encode(credential.id), rpID: credential.rpID, userHandle: Base64URL.encode(credential.userHandle),
-                algorithm: credential.algorithm.rawValue, signCount: credential.signCount, privateKey: Base64URL.encode(raw))
+                algorithm: credential.algorithm.rawValue, signCount: credential.signCount, privateKey: Base64URL.encode(credential.key.stored))
         }
     }
 
@@ -182,17 +232,9 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
     public mutating func restore(_ stored: [StoredCredential]) {
         for entry in stored {
             guard let id = Base64URL.decodeBytes(entry.id), let userHandle = Base64URL.decodeBytes(entry.userHandle),
-                let raw = Base64URL.decode(entry.privateKey), let algorithm = Algorithm(rawValue: entry.algorithm)
+                let raw = Base64URL.decode(entry.privateKey), let algorithm = Algorithm(rawValue: entry.algorithm),
+                let key = Key(stored: raw, algorithm: algorithm)
             else { continue }
-            let key: Key
-            switch algorithm {
-            case .es256:
-                guard let p256 = try? P256.Signing.PrivateKey(rawRepresentation: raw) else { continue }
-                key = .p256(p256)
-            case .edDSA:
-                guard let ed25519 = try? Curve25519.Signing.PrivateKey(rawRepresentation: raw) else { continue }
-                key = .ed25519(ed25519)
-            }
             credentials.append(
                 Credential(id: id, rpID: entry.rpID, userHandle: userHandle, algorithm: algorithm, signCount: entry.signCount, key: key))
         }

@@ -41,10 +41,14 @@ public enum FIDO2API {
         public var attestation: String?
         public var userVerification: String?
         public var extensions: [String: JSONValue]?
+        /// WebAuthn Level 3 `hints` (`security-key`, `client-device`, `hybrid`), most preferred first: echoed in the
+        /// options, in place of the configured ones.
+        public var hints: [String]?
         public init(
             username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelection? = nil, attestation: String? = nil,
-            userVerification: String? = nil, extensions: [String: JSONValue]? = nil
+            userVerification: String? = nil, extensions: [String: JSONValue]? = nil, hints: [String]? = nil
         ) {
+            self.hints = hints
             self.username = username
             self.displayName = displayName
             self.authenticatorSelection = authenticatorSelection
@@ -112,11 +116,14 @@ public enum FIDO2API {
         public var authenticatorSelection: AuthenticatorSelection
         public var attestation: String
         public var extensions: [String: JSONValue]?
+        /// Which kind of authenticator the browser should offer first; absent when none is asked or configured.
+        public var hints: [String]?
         public init(
             fido2SessionId: String, rp: RelyingPartyEntity, user: UserEntity, challenge: String, pubKeyCredParams: [CredentialParameters],
             timeout: Int, excludeCredentials: [CredentialDescriptor], authenticatorSelection: AuthenticatorSelection, attestation: String,
-            extensions: [String: JSONValue]?
+            extensions: [String: JSONValue]?, hints: [String]? = nil
         ) {
+            self.hints = hints
             status = "ok"
             errorMessage = ""
             self.fido2SessionId = fido2SessionId
@@ -143,10 +150,13 @@ public enum FIDO2API {
         public var allowCredentials: [CredentialDescriptor]
         public var userVerification: String
         public var extensions: [String: JSONValue]?
+        /// Which kind of authenticator the browser should offer first; absent when none is asked or configured.
+        public var hints: [String]?
         public init(
             fido2SessionId: String, challenge: String, timeout: Int, rpId: String, allowCredentials: [CredentialDescriptor],
-            userVerification: String, extensions: [String: JSONValue]?
+            userVerification: String, extensions: [String: JSONValue]?, hints: [String]? = nil
         ) {
+            self.hints = hints
             status = "ok"
             errorMessage = ""
             self.fido2SessionId = fido2SessionId

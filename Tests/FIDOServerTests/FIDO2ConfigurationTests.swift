@@ -115,6 +115,26 @@ final class FIDO2ConfigurationTests: XCTestCase {
         XCTAssertTrue(refusal(changed("algorithms", #"["ES256", "Ed448"]"#)).contains("fido2.algorithms"))
     }
 
+    func testRS1IsRefusedWithItsReason() {
+        XCTAssertTrue(refusal(changed("algorithms", #"["ES256", "RS1"]"#)).contains("fido2.algorithms: RS1 (RSA with SHA-1) is not offered"))
+    }
+
+    func testEveryRSAHashNevisFIDONamesIsAccepted() throws {
+        let fido2 = try XCTUnwrap(try load(changed("algorithms", #"["RS512", "RS384", "RS256"]"#)).get().fido2)
+        XCTAssertEqual(fido2.algorithms, ["RS512", "RS384", "RS256"])
+    }
+
+    func testAnUnknownHintIsRefused() {
+        XCTAssertTrue(refusal(changed("hints", #"["usb"]"#)).contains("fido2.hints: usb is not one of security-key, client-device, hybrid"))
+        XCTAssertTrue(refusal(changed("hints", #"["hybrid", "hybrid"]"#)).contains("fido2.hints: a hint is named twice"))
+    }
+
+    func testEnterprisePolicyDoesNotTakeAConveyanceThatStripsTheChain() {
+        let enterprise = changed("attestationPolicy", #""enterprise""#).replacingOccurrences(of: "}", with: #", "attestationConveyance": "none"}"#)
+        XCTAssertTrue(refusal(enterprise).contains("fido2.attestationConveyance none would strip the attestation chain"), refusal(enterprise))
+        XCTAssertTrue(refusal(changed("attestationConveyance", #""always""#)).contains("fido2.attestationConveyance must be"))
+    }
+
     func testARepeatedAlgorithmIsRefused() {
         XCTAssertTrue(refusal(changed("algorithms", #"["ES256", "ES256"]"#)).contains("fido2.algorithms"))
     }

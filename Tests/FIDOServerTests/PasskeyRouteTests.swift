@@ -101,6 +101,96 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    func testRSAPasskeysRegisterAndSignInWithEachHash() async throws {
+        for (name, algorithm) in [("RS256", SoftwarePasskeyAuthenticator.Algorithm.rs256), ("RS384", .rs384), ("RS512", .rs512)] {
+            try await with(Self.configuration { $0.algorithms = [name] }) { server in
+                var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+                let options = try await server.passkeyCreationOptions(username: "dana")
+                XCTAssertEqual(options.pubKeyCredParams.map(\.alg), [algorithm.rawValue])
+                let registered = try await server.fido2(
+                    FIDO2API.attestationResultPath, try InProcessServer.attestation(&phone, for: options, attestation: .packedSelf))
+                XCTAssertEqual(registered.status, 200, "\(name): \(text(registered))")
+                XCTAssertEqual(phone.credentials.first?.algorithm, algorithm)
+                let signedIn = try await server.signInWithPasskey(&phone, username: "dana")
+                XCTAssertEqual(signedIn.status, 200, "\(name): \(text(signedIn))")
+            }
+        }
+    }
+
+    func testAPasskeyOfAnAlgorithmNotOfferedIsRefused() async throws {
+        try await with(Self.configuration { $0.algorithms = ["RS384"] }) { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let options = try await server.passkeyCreationOptions(username: "dana")
+            // A client that ignores pubKeyCredParams and makes an RS256 key.
+            let made = try phone.create(
+                rpID: "bank.example", challenge: Base64URL.decodeBytes(options.challenge)!, userHandle: Base64URL.decodeBytes(options.user.id)!,
+                algorithms: [-257])
+            let answer = try await server.fido2(
+                FIDO2API.attestationResultPath,
+                FIDO2API.Credential(
+                    id: Base64URL.encode(made.credentialID),
+                    response: .init(
+                        clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject))))
+            XCTAssertEqual(answer.status, 400)
+            XCTAssertEqual(try fido2Response(answer).errorCode, "registration_refused")
+            XCTAssertTrue(try fido2Response(answer).errorMessage.contains("-257"), text(answer))
+        }
+    }
+
+    // MARK: Hints and conveyance
+
+    func testTheRequestsHintsAreEchoedAndTheConfiguredOnesFillIn() async throws {
+        try await with(Self.configuration { $0.hints = ["security-key"] }) { server in
+            let configured = try await server.passkeyCreationOptions(username: "alice")
+            XCTAssertEqual(configured.hints, ["security-key"])
+            let signIn = try await server.passkeyRequestOptions(username: "alice")
+            XCTAssertEqual(signIn.hints, ["security-key"])
+            let asked = try await server.fido2(
+                FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "", hints: ["client-device", "hybrid"]))
+            XCTAssertEqual(try JSONDecoder().decode(FIDO2API.RequestOptions.self, from: asked.body).hints, ["client-device", "hybrid"])
+            let none = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "", hints: []))
+            XCTAssertFalse(text(none).contains("hints"), "an empty list asks for none: \(text(none))")
+        }
+        try await with { server in
+            let options = try await server.passkeyCreationOptions(username: "alice")
+            XCTAssertNil(options.hints, "none configured, none asked")
+        }
+    }
+
+    func testAnUnknownOrRepeatedHintIs400() async throws {
+        try await with { server in
+            for hints in [["usb"], ["hybrid", "hybrid"]] {
+                let answer = try await server.fido2(FIDO2API.assertionOptionsPath, FIDO2API.OptionsRequest(username: "", hints: hints))
+                XCTAssertEqual(answer.status, 400, "\(hints)")
+                XCTAssertTrue(try fido2Response(answer).errorMessage.hasPrefix("hints: "), text(answer))
+            }
+        }
+    }
+
+    func testTheConfiguredConveyanceIsAskedForAndARequestStillChooses() async throws {
+        try await with(Self.configuration { $0.attestationConveyance = "direct" }) { server in
+            let options = try await server.passkeyCreationOptions(username: "alice")
+            XCTAssertEqual(options.attestation, "direct")
+            let asked = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice", attestation: "none"),
+                headers: try await server.bearer("alice"))
+            XCTAssertEqual(try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: asked.body).attestation, "none")
+        }
+        try await with(
+            Self.configuration {
+                $0.attestationPolicy = "enterprise"
+                $0.attestationConveyance = "enterprise"
+            }
+        ) { server in
+            let options = try await server.passkeyCreationOptions(username: "alice")
+            XCTAssertEqual(options.attestation, "enterprise")
+            let raised = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "alice", displayName: "Alice", attestation: "none"),
+                headers: try await server.bearer("alice"))
+            XCTAssertEqual(try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: raised.body).attestation, "direct")
+        }
+    }
+
     // MARK: Who may ask
 
     func testRegistrationOptionsWithoutCredentialsAre401() async throws {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent WebAuthn verifier for the software passkey authenticator: python-fido2 (PyPI, installed by
-.ci/run) verifies its attestation statements and assertion signatures.
+.ci/run) verifies its attestation statements and assertion signatures (RS384 and RS512 through cryptography, below).
 
   webauthn_interop.py check    exits 0 when python-fido2 is importable
   webauthn_interop.py verify   reads lines "registration <clientDataJSON hex> <attestationObject hex>" and
@@ -12,10 +12,24 @@ import hashlib
 import sys
 
 try:
+    from cryptography.hazmat.primitives import hashes
     from fido2.attestation import Attestation
+    from fido2.cose import RS256
     from fido2.webauthn import AttestationObject, AuthenticatorData
 except ImportError:
     sys.exit(1)
+
+
+# python-fido2 names RS256 only; RS384 and RS512 (RFC 8812) are the same PKCS #1 v1.5 verification by cryptography
+# with another hash. CoseKey.for_alg finds them as RS256's subclasses.
+class RS384(RS256):
+    ALGORITHM = -258
+    _HASH_ALG = hashes.SHA384()
+
+
+class RS512(RS256):
+    ALGORITHM = -259
+    _HASH_ALG = hashes.SHA512()
 
 if sys.argv[1:] == ["check"]:
     sys.exit(0)

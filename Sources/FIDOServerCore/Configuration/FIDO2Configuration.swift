@@ -23,7 +23,8 @@ extension ServerConfiguration {
         /// Whether a passkey must be discoverable (`required`, the default, so that sign-in without a username
         /// works), `preferred` or `discouraged`: what registration options ask for when the request says nothing.
         public var residentKey: String
-        /// The algorithms a new passkey may use, in the order offered (`ES256`, `EdDSA`, `ES384`, `ES512`, `RS256`).
+        /// The algorithms a new passkey may use, in the order offered (`ES256`, `EdDSA`, `ES384`, `ES512`, `RS256`, `RS384`,
+        /// `RS512`).
         public var algorithms: [String]
         /// How long a ceremony's challenge lives, in seconds (the browser's `timeout`).
         public var timeoutSeconds: Int
@@ -56,6 +57,21 @@ extension ServerConfiguration {
         /// Android app's origin (`android:apk-key-hash:<digest>`) without listing it in `origins`. An iOS app's
         /// origin is `https://<rpId>`, which `origins` lists.
         public var apps: Apps?
+        /// WebAuthn Level 3 `hints` (`security-key`, `client-device`, `hybrid`), most preferred first, that both
+        /// ceremonies' options carry when the request names none: the browser shows that kind of authenticator first
+        /// (a bank whose staff use issued keys sets `["security-key"]`). Empty by default. A hint is a preference for
+        /// the browser's UI, never a check: the attestation policy decides what is accepted.
+        public var hints: [String]
+        /// The attestation conveyance registration options carry when the request names none (`none`, `indirect`,
+        /// `direct`, `enterprise`); the policy's when absent (`none` under `passkeys`, `direct` otherwise). `enterprise`
+        /// policy, which requires trusted attestation, does not take `none` or `indirect`: they strip the chain it demands.
+        /// `enterprise` asks for enterprise attestation: an identifying chain that browsers give only to an RP ID the
+        /// authenticator or the managed browser is configured to give it to.
+        public var attestationConveyance: String?
+
+        /// The hints WebAuthn Level 3 defines (§5.8.7), the values ``hints`` and a request's `hints` may hold.
+        package static let knownHints = ["security-key", "client-device", "hybrid"]
+        static let conveyances = ["none", "indirect", "direct", "enterprise"]
 
         /// The apps of ``apps``, each platform's list possibly empty.
         public struct Apps: Codable, Sendable, Equatable {
@@ -99,9 +115,12 @@ extension ServerConfiguration {
             rpId: String, rpName: String? = nil, origins: [String], relatedOrigins: [String] = [], userVerification: String = "required",
             residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
             attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
-            allowCredentials: String = "list", attestationRevocationListsPath: String? = nil, apps: Apps? = nil
+            allowCredentials: String = "list", attestationRevocationListsPath: String? = nil, apps: Apps? = nil, hints: [String] = [],
+            attestationConveyance: String? = nil
         ) {
             self.apps = apps
+            self.hints = hints
+            self.attestationConveyance = attestationConveyance
             self.rpId = rpId
             self.rpName = rpName
             self.origins = origins
@@ -120,6 +139,7 @@ extension ServerConfiguration {
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case rpId, rpName, origins, relatedOrigins, userVerification, residentKey, algorithms, timeoutSeconds
             case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentials, attestationRevocationListsPath, apps
+            case hints, attestationConveyance
             /// Before `allowCredentials`: `true` is `list`, `false` is `authorizedCallers`.
             case allowCredentialsForAnyCaller
         }
@@ -141,7 +161,8 @@ extension ServerConfiguration {
                 attestationRootsPath: try c.decodeIfPresent(String.self, forKey: .attestationRootsPath),
                 allowCredentials: try Self.allowCredentials(c) ?? d.allowCredentials,
                 attestationRevocationListsPath: try c.decodeIfPresent(String.self, forKey: .attestationRevocationListsPath),
-                apps: try c.decodeIfPresent(Apps.self, forKey: .apps))
+                apps: try c.decodeIfPresent(Apps.self, forKey: .apps), hints: try c.decodeIfPresent([String].self, forKey: .hints) ?? [],
+                attestationConveyance: try c.decodeIfPresent(String.self, forKey: .attestationConveyance))
         }
 
         /// Every setting under its current name (never the earlier `allowCredentialsForAnyCaller`).
@@ -161,6 +182,8 @@ extension ServerConfiguration {
             try c.encode(allowCredentials, forKey: .allowCredentials)
             try c.encodeIfPresent(attestationRevocationListsPath, forKey: .attestationRevocationListsPath)
             try c.encodeIfPresent(apps, forKey: .apps)
+            try c.encode(hints, forKey: .hints)
+            try c.encodeIfPresent(attestationConveyance, forKey: .attestationConveyance)
         }
 
         /// `allowCredentials`, or what the earlier `allowCredentialsForAnyCaller` said; both at once are refused.
@@ -173,8 +196,22 @@ extension ServerConfiguration {
             return legacy ? "list" : "authorizedCallers"
         }
 
+        /// Why `hints` cannot be used (an unknown value, one named twice), or nil.
+        package static func hintProblem(_ hints: [String]) -> String? {
+            if let unknown = hints.first(where: { !knownHints.contains($0) }) {
+                return "\(unknown.prefix(40)) is not one of security-key, client-device, hybrid"
+            }
+            return Set(hints).count == hints.count ? nil : "a hint is named twice"
+        }
+
         /// The algorithm names this server accepts, with their COSE identifiers.
-        package static let algorithmIdentifiers: [String: Int64] = ["ES256": -7, "EdDSA": -8, "ES384": -35, "ES512": -36, "RS256": -257]
+        package static let algorithmIdentifiers: [String: Int64] = [
+            "ES256": -7, "EdDSA": -8, "ES384": -35, "ES512": -36, "RS256": -257, "RS384": -258, "RS512": -259,
+        ]
+        /// Algorithms nevisFIDO names that this server will not offer, and why.
+        static let refusedAlgorithms = [
+            "RS1": "RS1 (RSA with SHA-1) is not offered: SHA-1 collisions are practical, so its signatures can be forged; use RS256"
+        ]
         static let requirements = ["required", "preferred", "discouraged"]
         static let attestationPolicies = ["passkeys", "conformance", "enterprise"]
 
@@ -207,9 +244,10 @@ extension ServerConfiguration {
             }
             guard Self.requirements.contains(userVerification) else { throw invalid("userVerification must be required, preferred or discouraged") }
             guard Self.requirements.contains(residentKey) else { throw invalid("residentKey must be required, preferred or discouraged") }
+            if let refused = algorithms.lazy.compactMap({ Self.refusedAlgorithms[$0] }).first { throw invalid("algorithms: \(refused)") }
             guard !algorithms.isEmpty, Set(algorithms).count == algorithms.count, algorithms.allSatisfy({ Self.algorithmIdentifiers[$0] != nil })
             else {
-                throw invalid("algorithms must list each of ES256, EdDSA, ES384, ES512, RS256 at most once, at least one")
+                throw invalid("algorithms must list each of ES256, EdDSA, ES384, ES512, RS256, RS384, RS512 at most once, at least one")
             }
             guard (10...3600).contains(timeoutSeconds) else { throw invalid("timeoutSeconds must be 10...3600") }
             guard Self.attestationPolicies.contains(attestationPolicy) else {
@@ -226,6 +264,17 @@ extension ServerConfiguration {
                 throw invalid("allowCredentials must be list, listWithDecoys or authorizedCallers, not \(allowCredentials.prefix(40))")
             }
             try apps?.validate()
+            if let problem = Self.hintProblem(hints) { throw invalid("hints: \(problem)") }
+            if let conveyance = attestationConveyance {
+                guard Self.conveyances.contains(conveyance) else {
+                    throw invalid("attestationConveyance must be none, indirect, direct or enterprise, not \(conveyance.prefix(40))")
+                }
+                if attestationPolicy == "enterprise", conveyance == "none" || conveyance == "indirect" {
+                    throw invalid(
+                        "attestationConveyance \(conveyance) would strip the attestation chain attestationPolicy \(attestationPolicy) requires: use direct or enterprise"
+                    )
+                }
+            }
         }
 
         static func isDomain(_ text: String) -> Bool {

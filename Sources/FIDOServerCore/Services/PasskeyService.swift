@@ -78,6 +78,7 @@ package struct PasskeyService: Sendable {
             throw Refusal(.badRequest, "bad_request", "authenticatorSelection.authenticatorAttachment must be platform or cross-platform")
         }
         let attestation = try settings.conveyance(asked: request.attestation)
+        let hints = try settings.hints(asked: request.hints)
         let extensions = try Self.echoed(request.extensions, adding: ["credProps": .bool(true)])
         let existing = try await stores.passkeys.passkeys(username: username)
         try refuseOverCap(username, holding: existing.count, step: "passkey registration options")
@@ -103,7 +104,7 @@ package struct PasskeyService: Sendable {
             authenticatorSelection: .init(
                 authenticatorAttachment: selection.authenticatorAttachment, residentKey: residentKey,
                 requireResidentKey: residentKey == "required", userVerification: userVerification.rawValue),
-            attestation: attestation, extensions: extensions)
+            attestation: attestation, extensions: extensions, hints: hints)
     }
 
     /// Verifies a new passkey (WebAuthn §7.1) against the ceremony its challenge names and stores it.
@@ -188,6 +189,7 @@ package struct PasskeyService: Sendable {
         if let username { try ServiceEnvironment.validate(username: username) }
         let userVerification = try settings.userVerification(asked: request.userVerification)
         let extensions = try Self.echoed(request.extensions, adding: [:])
+        let hints = try settings.hints(asked: request.hints)
         var allow: [FIDO2API.CredentialDescriptor] = []
         let authorized = username.map { ServiceEnvironment.authorizes(caller, for: $0) } ?? false
         if let username, authorized || settings.configuration.allowCredentials != "authorizedCallers" {
@@ -215,7 +217,7 @@ package struct PasskeyService: Sendable {
         return FIDO2API.RequestOptions(
             fido2SessionId: record.sessionID, challenge: record.challenge, timeout: settings.configuration.timeoutSeconds * 1000,
             rpId: settings.configuration.rpId, allowCredentials: allow, userVerification: userVerification.rawValue,
-            extensions: extensions)
+            extensions: extensions, hints: hints)
     }
 
     /// Verifies a sign-in (WebAuthn §7.2), advances the passkey's counter by compare-and-set, and opens a session.

@@ -91,15 +91,26 @@ package struct PasskeySettings: Sendable {
         }
     }
 
-    /// The attestation conveyance registration options carry: what the request asks for, or the policy's
-    /// (``AttestationPolicy/conveyance``); under a policy that requires trusted attestation a request for `none` or
-    /// `indirect` is raised to `direct`, since the browser would strip the chain the policy then demands.
+    /// The attestation conveyance registration options carry: what the request asks for, or the configured
+    /// ``ServerConfiguration/FIDO2/attestationConveyance``, or the policy's (``AttestationPolicy/conveyance``); under a
+    /// policy that requires trusted attestation a request for `none` or `indirect` is raised to `direct`, since the
+    /// browser would strip the chain the policy then demands.
     func conveyance(asked: String?) throws -> String {
-        let asked = asked ?? policy.conveyance
+        let asked = asked ?? configuration.attestationConveyance ?? policy.conveyance
         guard ["none", "indirect", "direct", "enterprise"].contains(asked) else {
             throw Refusal(.badRequest, "bad_request", "attestation must be none, indirect, direct or enterprise")
         }
         return policy.requireTrustedAttestation && (asked == "none" || asked == "indirect") ? "direct" : asked
+    }
+
+    /// The hints options carry: the request's when it names any (an empty list names none), the configured ones
+    /// otherwise; nil when there are none, so the member is left out.
+    func hints(asked: [String]?) throws -> [String]? {
+        if let asked, let problem = ServerConfiguration.FIDO2.hintProblem(asked) {
+            throw Refusal(.badRequest, "bad_request", "hints: \(problem)")
+        }
+        let hints = asked ?? configuration.hints
+        return hints.isEmpty ? nil : hints
     }
 
     /// What a request asks for, echoed, unless the configured minimum is stronger: the floor only raises it. A request
