@@ -145,6 +145,9 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
     public var backedUp: Bool
     /// Whether it counts signatures (hardware keys do; synced passkeys send 0 every time).
     public var counts: Bool
+    /// The `credProtect` level (1…3) it reports applying to a new credential, as a CTAP 2.1 security key does when
+    /// asked; nil reports none, as synced passkeys do.
+    public var credentialProtection: Int?
     public private(set) var credentials: [Credential] = []
 
     public init(
@@ -172,6 +175,10 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
         let clientDataJSON = try Self.clientData(type: "webauthn.create", challenge: challenge, origin: origin)
         var data = authenticatorData(rpID: rpID, signCount: credential.signCount, attested: true)
         data += aaguid + [UInt8(id.count >> 8), UInt8(id.count & 0xff)] + id + key.cose
+        if let level = credentialProtection {
+            data[32] |= 0x80  // ED: extensions follow
+            data += CBOREncoder.encode(.map(CBORMap([.init(.text("credProtect"), .int(Int64(level)))])))
+        }
         let statement: CBOR
         switch attestation {
         case .none:

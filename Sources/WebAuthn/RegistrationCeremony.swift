@@ -63,6 +63,9 @@ public struct VerifiedRegistration: Sendable {
     public var transports: [String]
     /// The authenticator extension outputs' identifiers, unprocessed (§7.1 step 28 is the caller's: it knows what it asked for).
     public var extensions: [String]
+    /// The `credProtect` level the authenticator reports applying (CTAP 2.1 §12.1): 1 user verification optional, 2
+    /// optional with the credential ID list, 3 required; nil when it reports none (or a value outside 1…3).
+    public var credentialProtection: Int?
 }
 
 /// The registration ceremony (WebAuthn §7.1), the relying party's steps in order; every refusal is a
@@ -160,7 +163,8 @@ public struct RegistrationCeremony: Sendable {
             backupState: authenticatorData.flags.contains(.backupState), aaguid: credential.aaguid,
             modelBound: boundAAGUID != nil || modelMetadata != nil,
             attestation: attestation, trustAnchor: anchor, metadata: modelMetadata, transports: response.transports,
-            extensions: authenticatorData.extensions?.keys.compactMap(\.text) ?? [])
+            extensions: authenticatorData.extensions?.keys.compactMap(\.text) ?? [],
+            credentialProtection: authenticatorData.extensions?[text: "credProtect"]?.int.flatMap { (1...3).contains($0) ? Int($0) : nil })
     }
 
     /// The root every certificate chain of `attestation` reaches (the configured roots and the model's metadata

@@ -135,6 +135,14 @@ final class FIDO2ConfigurationTests: XCTestCase {
         XCTAssertTrue(refusal(changed("attestationConveyance", #""always""#)).contains("fido2.attestationConveyance must be"))
     }
 
+    func testAnUnknownCredentialProtectionPolicyOrLargeBlobIsRefused() {
+        XCTAssertTrue(
+            refusal(changed("credentialProtection", #"{"policy": "always"}"#)).contains(
+                "fido2.credentialProtection.policy must be userVerificationOptional"))
+        XCTAssertTrue(refusal(changed("credentialProtection", #"{"policy": "userVerificationRequired", "enforced": true}"#)).contains("enforced"))
+        XCTAssertTrue(refusal(changed("largeBlob", #""yes""#)).contains("fido2.largeBlob must be preferred or required"))
+    }
+
     func testARepeatedAlgorithmIsRefused() {
         XCTAssertTrue(refusal(changed("algorithms", #"["ES256", "ES256"]"#)).contains("fido2.algorithms"))
     }

@@ -191,6 +191,87 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    // MARK: Extensions
+
+    func testTheConfiguredExtensionsAreAskedForAndThePolicyOverridesTheRequest() async throws {
+        let configuration = Self.configuration {
+            $0.credentialProtection = .init(policy: "userVerificationRequired", enforce: true)
+            $0.largeBlob = "preferred"
+            $0.prf = true
+        }
+        try await with(configuration) { server in
+            let answer = try await server.fido2(
+                FIDO2API.attestationOptionsPath,
+                FIDO2API.OptionsRequest(
+                    username: "alice", displayName: "Alice",
+                    extensions: [
+                        "credentialProtectionPolicy": .string("userVerificationOptional"), "enforceCredentialProtectionPolicy": .bool(false),
+                    ]),
+                headers: try await server.bearer("alice"))
+            let extensions = try XCTUnwrap(try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: answer.body).extensions)
+            XCTAssertEqual(extensions["credentialProtectionPolicy"], .string("userVerificationRequired"))
+            XCTAssertEqual(extensions["enforceCredentialProtectionPolicy"], .bool(true))
+            XCTAssertEqual(extensions["largeBlob"], .object(["support": .string("preferred")]))
+            XCTAssertEqual(extensions["prf"], .object([:]))
+            XCTAssertEqual(extensions["credProps"], .bool(true))
+            let signIn = try await server.passkeyRequestOptions(username: "alice")
+            XCTAssertNil(signIn.extensions, "the page brings its own prf salts and largeBlob reads")
+        }
+    }
+
+    func testEnforcedCredentialProtectionRefusesAnAuthenticatorThatDidNotApplyIt() async throws {
+        try await with(Self.configuration { $0.credentialProtection = .init(policy: "userVerificationRequired", enforce: true) }) { server in
+            for (reported, expected) in [(nil, "no credProtect"), (2, "credProtect 2")] as [(Int?, String)] {
+                var key = SoftwarePasskeyAuthenticator(origin: Self.origin, backupEligible: false, counts: true)
+                key.credentialProtection = reported
+                let refused = try await server.registerPasskey(&key, username: "alice")
+                XCTAssertEqual(refused.status, 400)
+                XCTAssertEqual(
+                    try fido2Response(refused).errorMessage,
+                    "the authenticator did not apply credential protection userVerificationRequired (it reported \(expected))")
+            }
+            var key = SoftwarePasskeyAuthenticator(origin: Self.origin, backupEligible: false, counts: true)
+            key.credentialProtection = 3
+            let registered = try await server.registerPasskey(&key, username: "alice")
+            XCTAssertEqual(registered.status, 200, text(registered))
+            await server.server.audit?.flush()
+            let events = try await server.server.stores.audit.events(username: "alice", limit: 20)
+            XCTAssertTrue(events.contains { $0.detail.contains("credProtect 3") }, "\(events.map(\.detail))")
+        }
+    }
+
+    func testUnenforcedCredentialProtectionRegistersAPasskeyThatReportsNone() async throws {
+        try await with(Self.configuration { $0.credentialProtection = .init(policy: "userVerificationRequired") }) { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let registered = try await server.registerPasskey(&phone, username: "alice")
+            XCTAssertEqual(registered.status, 200, text(registered))
+        }
+    }
+
+    func testPRFAndLargeBlobOutputsAreAcceptedAndNotKept() async throws {
+        try await with(
+            Self.configuration {
+                $0.prf = true
+                $0.largeBlob = "preferred"
+            }
+        ) { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            let options = try await server.passkeyCreationOptions(username: "alice")
+            let credential = try InProcessServer.attestation(&phone, for: options)
+            var body = try XCTUnwrap(try JSONSerialization.jsonObject(with: JSONEncoder().encode(credential)) as? [String: Any])
+            let secret = Base64URL.encode([UInt8](repeating: 0xC3, count: 32))
+            body["clientExtensionResults"] = [
+                "credProps": ["rk": true], "prf": ["enabled": true, "results": ["first": secret]], "largeBlob": ["supported": true],
+            ]
+            let answer = try await server.exchange(
+                .POST, FIDO2API.attestationResultPath, body: try JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+            XCTAssertEqual(answer.status, 200, text(answer))
+            let stored = try await server.server.stores.passkeys.passkeys(username: "alice")
+            XCTAssertEqual(stored.count, 1)
+            XCTAssertFalse(String(describing: stored[0]).contains(secret), "a PRF output reached the passkey's record")
+        }
+    }
+
     // MARK: Who may ask
 
     func testRegistrationOptionsWithoutCredentialsAre401() async throws {

@@ -51,6 +51,16 @@ final class SoftwarePasskeyTests: XCTestCase {
         }
     }
 
+    func testTheCredProtectLevelAnAuthenticatorReportsIsReadAndAnotherValueIsNot() async throws {
+        for (level, read) in [(3, 3), (1, 1), (7, nil), (nil, nil)] as [(Int?, Int?)] {
+            var key = SoftwarePasskeyAuthenticator(origin: "https://example.org", backupEligible: false)
+            key.credentialProtection = level
+            let registered = try await register(&key, algorithm: .es256, attestation: .packedSelf)
+            XCTAssertEqual(registered.credentialProtection, read, "\(String(describing: level))")
+            XCTAssertEqual(registered.extensions, level == nil ? [] : ["credProtect"])
+        }
+    }
+
     func testACountingAuthenticatorsCounterGrowsAndASignInWithoutAUsernameFindsTheCredential() async throws {
         var device = SoftwarePasskeyAuthenticator(origin: "https://example.org", backupEligible: false, counts: true)
         let registered = try await register(&device, algorithm: .es256, attestation: .packedSelf)

@@ -69,6 +69,40 @@ extension ServerConfiguration {
         /// authenticator or the managed browser is configured to give it to.
         public var attestationConveyance: String?
 
+        /// CTAP 2.1's credential protection, asked for in registration options (`credentialProtectionPolicy`,
+        /// `enforceCredentialProtectionPolicy`, nevisFIDO's extension inputs); nil asks for nothing.
+        public var credentialProtection: CredentialProtection?
+        /// WebAuthn's `largeBlob` at registration (`preferred` or `required`): the passkey gets storage the page can
+        /// write and read through the browser; nil asks for nothing. The server never sees or stores the blob.
+        public var largeBlob: String?
+        /// Whether registration options ask for WebAuthn's `prf` extension (`prf: {}`), so the page learns whether the
+        /// passkey can derive secrets; the page brings its own salts at sign-in, and the outputs stay in the browser.
+        public var prf: Bool
+
+        /// ``credentialProtection``.
+        public struct CredentialProtection: Codable, Sendable, Equatable {
+            /// `userVerificationOptional`, `userVerificationOptionalWithCredentialIDList` or `userVerificationRequired`.
+            public var policy: String
+            /// Whether a registration whose authenticator does not report applying at least `policy` is refused
+            /// (nevisFIDO's `enforceCredentialProtectionPolicy`, which the options also pass to the browser). Synced
+            /// passkeys report no credential protection, so enforcing turns them away: for security keys.
+            public var enforce: Bool
+            public init(policy: String, enforce: Bool = false) {
+                self.policy = policy
+                self.enforce = enforce
+            }
+            enum CodingKeys: String, CodingKey, CaseIterable { case policy, enforce }
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(policy: try c.decode(String.self, forKey: .policy), enforce: try c.decodeIfPresent(Bool.self, forKey: .enforce) ?? false)
+            }
+            /// The policies in the order of the `credProtect` levels they are (1, 2, 3).
+            package static let policies = ["userVerificationOptional", "userVerificationOptionalWithCredentialIDList", "userVerificationRequired"]
+            /// `policy`'s `credProtect` level.
+            package var level: Int { (Self.policies.firstIndex(of: policy) ?? 0) + 1 }
+        }
+
         /// The hints WebAuthn Level 3 defines (§5.8.7), the values ``hints`` and a request's `hints` may hold.
         package static let knownHints = ["security-key", "client-device", "hybrid"]
         static let conveyances = ["none", "indirect", "direct", "enterprise"]
@@ -116,8 +150,11 @@ extension ServerConfiguration {
             residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
             attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
             allowCredentials: String = "list", attestationRevocationListsPath: String? = nil, apps: Apps? = nil, hints: [String] = [],
-            attestationConveyance: String? = nil
+            attestationConveyance: String? = nil, credentialProtection: CredentialProtection? = nil, largeBlob: String? = nil, prf: Bool = false
         ) {
+            self.credentialProtection = credentialProtection
+            self.largeBlob = largeBlob
+            self.prf = prf
             self.apps = apps
             self.hints = hints
             self.attestationConveyance = attestationConveyance
@@ -139,7 +176,7 @@ extension ServerConfiguration {
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case rpId, rpName, origins, relatedOrigins, userVerification, residentKey, algorithms, timeoutSeconds
             case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentials, attestationRevocationListsPath, apps
-            case hints, attestationConveyance
+            case hints, attestationConveyance, credentialProtection, largeBlob, prf
             /// Before `allowCredentials`: `true` is `list`, `false` is `authorizedCallers`.
             case allowCredentialsForAnyCaller
         }
@@ -162,7 +199,9 @@ extension ServerConfiguration {
                 allowCredentials: try Self.allowCredentials(c) ?? d.allowCredentials,
                 attestationRevocationListsPath: try c.decodeIfPresent(String.self, forKey: .attestationRevocationListsPath),
                 apps: try c.decodeIfPresent(Apps.self, forKey: .apps), hints: try c.decodeIfPresent([String].self, forKey: .hints) ?? [],
-                attestationConveyance: try c.decodeIfPresent(String.self, forKey: .attestationConveyance))
+                attestationConveyance: try c.decodeIfPresent(String.self, forKey: .attestationConveyance),
+                credentialProtection: try c.decodeIfPresent(CredentialProtection.self, forKey: .credentialProtection),
+                largeBlob: try c.decodeIfPresent(String.self, forKey: .largeBlob), prf: try c.decodeIfPresent(Bool.self, forKey: .prf) ?? false)
         }
 
         /// Every setting under its current name (never the earlier `allowCredentialsForAnyCaller`).
@@ -184,6 +223,9 @@ extension ServerConfiguration {
             try c.encodeIfPresent(apps, forKey: .apps)
             try c.encode(hints, forKey: .hints)
             try c.encodeIfPresent(attestationConveyance, forKey: .attestationConveyance)
+            try c.encodeIfPresent(credentialProtection, forKey: .credentialProtection)
+            try c.encodeIfPresent(largeBlob, forKey: .largeBlob)
+            try c.encode(prf, forKey: .prf)
         }
 
         /// `allowCredentials`, or what the earlier `allowCredentialsForAnyCaller` said; both at once are refused.
@@ -265,6 +307,14 @@ extension ServerConfiguration {
             }
             try apps?.validate()
             if let problem = Self.hintProblem(hints) { throw invalid("hints: \(problem)") }
+            if let protection = credentialProtection, !CredentialProtection.policies.contains(protection.policy) {
+                throw invalid(
+                    "credentialProtection.policy must be \(CredentialProtection.policies.joined(separator: ", ")), not \(protection.policy.prefix(60))"
+                )
+            }
+            if let largeBlob, !["preferred", "required"].contains(largeBlob) {
+                throw invalid("largeBlob must be preferred or required, not \(largeBlob.prefix(40))")
+            }
             if let conveyance = attestationConveyance {
                 guard Self.conveyances.contains(conveyance) else {
                     throw invalid("attestationConveyance must be none, indirect, direct or enterprise, not \(conveyance.prefix(40))")

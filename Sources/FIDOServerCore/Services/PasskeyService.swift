@@ -79,7 +79,7 @@ package struct PasskeyService: Sendable {
         }
         let attestation = try settings.conveyance(asked: request.attestation)
         let hints = try settings.hints(asked: request.hints)
-        let extensions = try Self.echoed(request.extensions, adding: ["credProps": .bool(true)])
+        let extensions = try Self.echoed(request.extensions, adding: ["credProps": .bool(true)], overriding: settings.registrationExtensions)
         let existing = try await stores.passkeys.passkeys(username: username)
         try refuseOverCap(username, holding: existing.count, step: "passkey registration options")
         let userHandle = existing.first?.userHandle ?? Base64URL.encode(SecureRandom.bytes(Self.userHandleBytes))
@@ -163,6 +163,19 @@ package struct PasskeyService: Sendable {
             attestationFormat: verified.attestation.format, attestationType: verified.attestation.type.rawValue,
             discoverable: Self.residentKey(credential.clientExtensionResults), name: name, createdAt: environment.clock(),
             trust: verified.trustAnchor == nil ? "untrusted" : "trusted")
+        // nevisFIDO's enforceCredentialProtectionPolicy, checked here too: the browser's enforcement is the client's
+        // word, and an authenticator that does not apply the protection would let its credential be used without
+        // user verification (level 1) or be listed without the credential ID (level 2).
+        if let protection = settings.configuration.credentialProtection, protection.enforce,
+            (verified.credentialProtection ?? 0) < protection.level
+        {
+            let reported = verified.credentialProtection.map { "credProtect \($0)" } ?? "no credProtect"
+            environment.decide(
+                "passkey registration", username, 400, "refused: the authenticator reported \(reported), \(protection.policy) is enforced")
+            throw Refusal(
+                .badRequest, "registration_refused",
+                "the authenticator did not apply credential protection \(protection.policy) (it reported \(reported))")
+        }
         // Counted again: options issued before she reached the cap may still be answered. Two results of hers that
         // commit at once on PostgreSQL may both pass; her unanswered ceremonies (a limit of their own) bound that.
         try refuseOverCap(username, holding: try await stores.passkeys.count(username: username), step: "passkey registration")
@@ -173,7 +186,7 @@ package struct PasskeyService: Sendable {
         }
         environment.decide(
             "passkey registration", username, 200,
-            "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid)\(verified.modelBound || verified.aaguid == AAGUID.zero ? "" : " unbound"), \(record.attestationFormat), \(record.attestationType), \(record.trust ?? "untrusted"))"
+            "registered passkey \(record.credentialID.prefix(10))… (\(record.aaguid)\(verified.modelBound || verified.aaguid == AAGUID.zero ? "" : " unbound"), \(record.attestationFormat), \(record.attestationType), \(record.trust ?? "untrusted")\(verified.credentialProtection.map { ", credProtect \($0)" } ?? ""))"
         )
     }
 
@@ -462,14 +475,18 @@ package struct PasskeyService: Sendable {
 
     /// The request's extensions, echoed (the conformance tools check that), with `adding` set; at most
     /// ``maximumExtensions`` members and ``maximumExtensionBytes`` bytes, so an anonymous caller's echo stays small.
-    static func echoed(_ extensions: [String: JSONValue]?, adding: [String: JSONValue]) throws -> [String: JSONValue]? {
+    /// `overriding` replaces what the request says: the relying party's policy (credential protection), not the caller's
+    /// choice.
+    static func echoed(
+        _ extensions: [String: JSONValue]?, adding: [String: JSONValue], overriding: [String: JSONValue] = [:]
+    ) throws -> [String: JSONValue]? {
         guard (extensions?.count ?? 0) <= maximumExtensions else {
             throw Refusal(.badRequest, "bad_request", "at most \(maximumExtensions) extensions")
         }
         if let extensions, !extensions.isEmpty, try WireJSONEncoder().encode(extensions).count > maximumExtensionBytes {
             throw Refusal(.badRequest, "bad_request", "extensions must be at most \(maximumExtensionBytes) bytes of JSON")
         }
-        let merged = (extensions ?? [:]).merging(adding) { first, _ in first }
+        let merged = (extensions ?? [:]).merging(adding) { first, _ in first }.merging(overriding) { _, policy in policy }
         return merged.isEmpty ? nil : merged
     }
 

@@ -4,6 +4,7 @@ import Foundation
 import NevisProtocol
 import Primitives
 import WebAuthn
+import WireJSON
 import X509
 
 /// The relying party's passkey settings, read once when the server is built from `fido2` (``ServerConfiguration/FIDO2``):
@@ -101,6 +102,19 @@ package struct PasskeySettings: Sendable {
             throw Refusal(.badRequest, "bad_request", "attestation must be none, indirect, direct or enterprise")
         }
         return policy.requireTrustedAttestation && (asked == "none" || asked == "indirect") ? "direct" : asked
+    }
+
+    /// The extension inputs registration options carry for the relying party's configuration, in place of a
+    /// request's: credential protection (nevisFIDO's names), `largeBlob` and `prf`.
+    var registrationExtensions: [String: JSONValue] {
+        var inputs: [String: JSONValue] = [:]
+        if let protection = configuration.credentialProtection {
+            inputs["credentialProtectionPolicy"] = .string(protection.policy)
+            inputs["enforceCredentialProtectionPolicy"] = .bool(protection.enforce)
+        }
+        if let largeBlob = configuration.largeBlob { inputs["largeBlob"] = .object(["support": .string(largeBlob)]) }
+        if configuration.prf { inputs["prf"] = .object([:]) }
+        return inputs
     }
 
     /// The hints options carry: the request's when it names any (an empty list names none), the configured ones
