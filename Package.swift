@@ -200,7 +200,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            // The passkey providers' names by AAGUID (a community list, names only), compiled in.
+            resources: [.embedInCode("Metadata/PasskeyProviders.json")]
         ),
         .target(
             name: "FIDOServer",

@@ -58,7 +58,7 @@ package struct DomainServices: Sendable {
         authCloud = AuthCloudService(
             environment: environment, uaf: uaf, stores: .init(stores), dispatch: dispatch, statusService: status, issuer: issuer,
             configuration: configuration.dispatch)
-        admin = AdminService(stores: stores, clock: clock, onDecision: onDecision)
+        admin = AdminService(stores: stores, clock: clock, providers: passkeys?.providers ?? .bundled, onDecision: onDecision)
         if let passkeys {
             self.passkeys = PasskeyService(environment: environment, settings: passkeys, metadataSource: metadata, stores: .init(stores))
         } else {

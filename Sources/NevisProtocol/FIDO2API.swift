@@ -10,6 +10,9 @@ public enum FIDO2API {
     public static let attestationResultPath = "\(base)/attestation/result"
     public static let assertionOptionsPath = "\(base)/assertion/options"
     public static let assertionResultPath = "\(base)/assertion/result"
+    /// Ours: the signed-in user's passkeys (`GET`), one of them renamed (`PATCH …/<credentialId>`) or removed
+    /// (`DELETE …/<credentialId>`).
+    public static let passkeysPath = "\(base)/passkeys"
     /// nevisFIDO's status service: how a ceremony stands, by its `fido2SessionId`.
     public static let statusPath = "\(base)/status"
     /// Related origins (WebAuthn §5.11), served from the RP ID's host.
@@ -302,6 +305,71 @@ public enum FIDO2API {
             self.operation = operation
             self.username = username
         }
+    }
+
+    /// One passkey as its user sees it in ``PasskeyList``.
+    public struct PasskeyDescription: Codable, Sendable, Equatable {
+        /// base64url of the credential ID.
+        public var credentialId: String
+        /// The name she gave it (nevisFIDO's `userFriendlyName`), if any.
+        public var name: String?
+        /// Who keeps it ("iCloud Keychain", "Google Password Manager", a security key's model), when known.
+        public var providerName: String?
+        public var aaguid: String
+        /// RFC 3339 times.
+        public var createdAt: String
+        public var lastUsedAt: String?
+        /// Whether it may be synced to her other devices (BE), and whether it is (BS).
+        public var backupEligible: Bool
+        public var backedUp: Bool
+        public var transports: [String]
+        public var discoverable: Bool?
+        public init(
+            credentialId: String, name: String?, providerName: String?, aaguid: String, createdAt: String, lastUsedAt: String?,
+            backupEligible: Bool, backedUp: Bool, transports: [String], discoverable: Bool?
+        ) {
+            self.credentialId = credentialId
+            self.name = name
+            self.providerName = providerName
+            self.aaguid = aaguid
+            self.createdAt = createdAt
+            self.lastUsedAt = lastUsedAt
+            self.backupEligible = backupEligible
+            self.backedUp = backedUp
+            self.transports = transports
+            self.discoverable = discoverable
+        }
+    }
+
+    /// The answer of ``passkeysPath`` (and of a rename or removal: the list after it): her passkeys, oldest first, and
+    /// what WebAuthn's Signal API takes, so the page can keep her passkey provider in step:
+    /// `PublicKeyCredential.signalAllAcceptedCredentials({rpId, userId: user.id, allAcceptedCredentialIds})` and
+    /// `signalCurrentUserDetails({rpId, userId: user.id, name: user.name, displayName: user.displayName})`. `user` is
+    /// absent for a user who never held a passkey (there is no user handle to signal).
+    public struct PasskeyList: Codable, Sendable, Equatable {
+        public var status: String
+        public var errorMessage: String
+        public var rpId: String
+        public var user: UserEntity?
+        public var passkeys: [PasskeyDescription]
+        public var allAcceptedCredentialIds: [String]
+        /// After a removal: the credential ID removed.
+        public var removed: String?
+        public init(rpId: String, user: UserEntity?, passkeys: [PasskeyDescription], removed: String? = nil) {
+            status = "ok"
+            errorMessage = ""
+            self.rpId = rpId
+            self.user = user
+            self.passkeys = passkeys
+            allAcceptedCredentialIds = passkeys.map(\.credentialId)
+            self.removed = removed
+        }
+    }
+
+    /// The body of a rename (`PATCH` ``passkeysPath``/`<credentialId>`).
+    public struct PasskeyRename: Codable, Sendable, Equatable {
+        public var name: String
+        public init(name: String) { self.name = name }
     }
 
     /// The document at ``relatedOriginsPath``.

@@ -56,7 +56,9 @@ struct DatabaseOptions: ParsableArguments {
         let principal = Self.databaseOperator
         let decisions = DecisionLog()
         return try await withStores { stores in
-            let admin = AdminService(stores: stores, clock: { Date() }, onDecision: { decisions.append($0) })
+            // The names the server would show for passkeys: the bundled list and the configured file's.
+            let providers = try PasskeyProviders(file: try ServerConfiguration.load(path: config).fido2?.providerNamesPath)
+            let admin = AdminService(stores: stores, clock: { Date() }, providers: providers, onDecision: { decisions.append($0) })
             do {
                 let result = try await body(admin, principal)
                 try await record(stores, decisions.taken, principal: principal)

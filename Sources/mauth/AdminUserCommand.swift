@@ -16,7 +16,7 @@ struct AdminUserCommand: AsyncParsableCommand {
             the user's sessions with her last key); the device learns of it at its next authentication, which the server \
             refuses. `erase` removes everything that could act for the user.
             """,
-        subcommands: [Show.self, RemoveKeys.self, RemovePasskeys.self, EndSessions.self, RemoveTarget.self, Erase.self])
+        subcommands: [Show.self, RemoveKeys.self, RemovePasskeys.self, RenamePasskey.self, EndSessions.self, RemoveTarget.self, Erase.self])
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -75,6 +75,23 @@ struct AdminUserCommand: AsyncParsableCommand {
             say(
                 "removed \(removed.removed.count) passkey(s) of \(username): " + removed.removed.joined(separator: ", ")
                     + "; the sessions they opened are ended")
+        }
+    }
+
+    struct RenamePasskey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rename-passkey", abstract: "Name one of the user's passkeys.")
+        @OptionGroup var options: DatabaseOptions
+        @Argument(help: "The username.") var username: String
+        @Option(help: "The passkey's credential ID, base64url as `show` prints it.") var id: String
+        @Option(help: "Its new name (1-256 bytes).") var name: String
+        @Flag(help: "Print JSON (for scripts): the answer of PATCH /nevisfido/admin/user/passkeys/<id>.") var json = false
+
+        func run() async throws {
+            let renamed = try await options.withAdmin("admin user rename passkey") { admin, principal in
+                try await admin.renamePasskey(username, id: id, name: name, principal: principal)
+            }
+            if json { return try sayJSON(renamed) }
+            say("named passkey \(renamed.credentialID) of \(username) \(UntrustedText.quoted(renamed.name))")
         }
     }
 

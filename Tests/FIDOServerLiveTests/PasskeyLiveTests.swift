@@ -1,6 +1,7 @@
 import FIDOServerTesting
 import FIDOSimulation
 import Foundation
+import NIOHTTP1
 import NevisProtocol
 import Primitives
 import XCTest
@@ -61,6 +62,66 @@ final class PasskeyLiveTests: XCTestCase {
         let url = try PostgresStoreTests.postgresURL()
         try await LoopbackServer.with(Self.configuration(.postgres(url: url, poolSize: 4))) { server in
             try await wholeCeremony(on: server, username: "ann-\(suffix)")
+        }
+    }
+
+    /// Her passkeys managed over TLS: the status of a ceremony read on the other instance, the list, a rename and a
+    /// removal with her session, the last one kept.
+    func managedPasskeys(first: LoopbackServer, second: LoopbackServer, username: String) async throws {
+        var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+        var laptop = SoftwarePasskeyAuthenticator(origin: Self.origin)
+        try await first.registerPasskey(&phone, username: username)
+        try await first.registerPasskey(&laptop, username: username)
+        let options = try await first.passkeyRequestOptions(username: username)
+        let waiting = try await second.passkeyStatus(options.fido2SessionId)
+        XCTAssertEqual(waiting.status, .initialized)
+        let signedIn = try await second.fido2(FIDO2API.assertionResultPath, try LoopbackServer.assertion(&laptop, for: options))
+        XCTAssertEqual(signedIn.status, 200, text(signedIn))
+        let succeeded = try await first.passkeyStatus(options.fido2SessionId)
+        XCTAssertEqual(succeeded.status, .succeeded)
+        let cookie = cookieHeader(try XCTUnwrap(signedIn.headers.first(name: "Set-Cookie")))
+        let path = FIDO2API.passkeysPath
+        let phoneID = Base64URL.encode(phone.credentials[0].id)
+        let laptopID = Base64URL.encode(laptop.credentials[0].id)
+        let renamed = try await second.exchange(
+            .PATCH, "\(path)/\(phoneID)", body: Data(#"{"name":"Phone"}"#.utf8), contentType: "application/json", headers: [cookie])
+        XCTAssertEqual(renamed.status, 200, text(renamed))
+        // The laptop's own session removes the laptop's passkey, and ends with it.
+        let removal = try await first.exchange(.DELETE, "\(path)/\(laptopID)", body: nil, contentType: "application/json", headers: [cookie])
+        XCTAssertEqual(removal.status, 200, text(removal))
+        let ended = try await second.exchange(.GET, path, body: nil, contentType: "application/json", headers: [cookie])
+        XCTAssertEqual(ended.status, 401, "the laptop's session ended with the laptop's passkey")
+        let (phoneSession, _) = try await signIn(first, &phone, username)
+        let listed = try JSONDecoder().decode(
+            FIDO2API.PasskeyList.self,
+            from: try await second.exchange(.GET, path, body: nil, contentType: "application/json", headers: [phoneSession]).body)
+        XCTAssertEqual(listed.allAcceptedCredentialIds, [phoneID])
+        XCTAssertEqual(listed.passkeys.first?.name, "Phone")
+        let last = try await second.exchange(.DELETE, "\(path)/\(phoneID)", body: nil, contentType: "application/json", headers: [phoneSession])
+        XCTAssertEqual(last.status, 409, text(last))
+    }
+
+    func signIn(
+        _ server: LoopbackServer, _ authenticator: inout SoftwarePasskeyAuthenticator, _ username: String
+    ) async throws -> (
+        (String, String), String
+    ) {
+        let answer = try await server.signInWithPasskey(&authenticator, username: username)
+        XCTAssertEqual(answer.status, 200, text(answer))
+        return (cookieHeader(try XCTUnwrap(answer.headers.first(name: "Set-Cookie"))), try XCTUnwrap(try fido2Response(answer).token))
+    }
+
+    func testHerPasskeysAreManagedOverTLSOnSQLite() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mauth-passkeys-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await LoopbackServer.with(Self.configuration(.sqlite(path: directory.appendingPathComponent("p.sqlite").path))) { server in
+            try await managedPasskeys(first: server, second: server, username: "meg-\(suffix)")
+        }
+    }
+
+    func testHerPasskeysAreManagedAcrossTwoInstancesOnPostgreSQL() async throws {
+        try await withTwoInstances { first, second in
+            try await managedPasskeys(first: first, second: second, username: "meg-\(suffix)")
         }
     }
 

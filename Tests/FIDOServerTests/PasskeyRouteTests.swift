@@ -1,6 +1,8 @@
+import FIDOAttestation
 import FIDOServerTesting
 import FIDOSimulation
 import Foundation
+import NIOHTTP1
 import NevisProtocol
 import Primitives
 import WireJSON
@@ -269,6 +271,182 @@ final class PasskeyRouteTests: XCTestCase {
             let stored = try await server.server.stores.passkeys.passkeys(username: "alice")
             XCTAssertEqual(stored.count, 1)
             XCTAssertFalse(String(describing: stored[0]).contains(secret), "a PRF output reached the passkey's record")
+        }
+    }
+
+    // MARK: Her own passkeys
+
+    static let iCloudKeychain: [UInt8] = AAGUID.bytes("fbfc3007-154e-4ecc-8c0b-6e020557d7bd")!
+
+    /// A session of `username` opened by a sign-in with `authenticator`: its cookie header and JWT.
+    func session(
+        _ server: InProcessServer, _ authenticator: inout SoftwarePasskeyAuthenticator, _ username: String
+    ) async throws -> (
+        cookie: (String, String), bearer: (String, String)
+    ) {
+        let signedIn = try await server.signInWithPasskey(&authenticator, username: username)
+        XCTAssertEqual(signedIn.status, 200, text(signedIn))
+        return (
+            cookieHeader(try XCTUnwrap(signedIn.headers.first(name: "Set-Cookie"))),
+            ("Authorization", "Bearer \(try XCTUnwrap(try fido2Response(signedIn).token))")
+        )
+    }
+
+    func passkeys(
+        _ server: InProcessServer, _ method: HTTPMethod = .GET, _ path: String = FIDO2API.passkeysPath, body: String? = nil,
+        as headers: [(String, String)]
+    )
+        async throws -> TestAnswer
+    {
+        try await server.exchange(method, path, body: body.map { Data($0.utf8) }, contentType: "application/json", headers: headers)
+    }
+
+    func list(_ answer: TestAnswer) throws -> FIDO2API.PasskeyList { try JSONDecoder().decode(FIDO2API.PasskeyList.self, from: answer.body) }
+
+    func testHerSessionListsHerPasskeysWithWhatTheSignalsNeed() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin, aaguid: Self.iCloudKeychain)
+            var key = SoftwarePasskeyAuthenticator(origin: Self.origin, backupEligible: false, counts: true)
+            try await server.registerPasskey(&phone, username: "alice")
+            try await server.registerPasskey(&key, username: "alice")
+            let (cookie, bearer) = try await session(server, &phone, "alice")
+            for credentials in [cookie, bearer] {
+                let answer = try await passkeys(server, as: [credentials])
+                XCTAssertEqual(answer.status, 200, text(answer))
+                XCTAssertEqual(answer.headers.first(name: "Cache-Control"), "no-store")
+                let listed = try list(answer)
+                let ids = [phone.credentials[0].id, key.credentials[0].id].map(Base64URL.encode)
+                XCTAssertEqual(listed.rpId, "bank.example")
+                XCTAssertEqual(listed.passkeys.map(\.credentialId), ids, "oldest first")
+                XCTAssertEqual(listed.allAcceptedCredentialIds, ids)
+                XCTAssertEqual(listed.user, .init(name: "alice", id: Base64URL.encode(phone.credentials[0].userHandle), displayName: "alice"))
+                XCTAssertEqual(listed.passkeys[0].providerName, "iCloud Keychain")
+                XCTAssertEqual(listed.passkeys[0].backedUp, true)
+                XCTAssertNotNil(listed.passkeys[0].lastUsedAt)
+                XCTAssertNil(listed.passkeys[1].providerName, "the all-zero AAGUID names no provider")
+                XCTAssertEqual(listed.passkeys[1].backupEligible, false)
+                XCTAssertNil(listed.passkeys[1].lastUsedAt)
+            }
+        }
+    }
+
+    func testOnlyACallerWhoMayAddHerCredentialsReachesHerPasskeys() async throws {
+        try await with { server in
+            var alice = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            var bob = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&alice, username: "alice")
+            try await server.registerPasskey(&bob, username: "bob")
+            let (bobs, _) = try await session(server, &bob, "bob")
+            let aliceID = Base64URL.encode(alice.credentials[0].id)
+            let forbidden = try await passkeys(server, .GET, FIDO2API.passkeysPath + "?username=alice", as: [bobs])
+            XCTAssertEqual(forbidden.status, 403, text(forbidden))
+            let own = try list(try await passkeys(server, as: [bobs]))
+            XCTAssertEqual(own.allAcceptedCredentialIds, [Base64URL.encode(bob.credentials[0].id)], "without a username: his own")
+            // Another user's credential ID in the path is not his: the same 404 as one that does not exist.
+            let rename = try await passkeys(server, .PATCH, "\(FIDO2API.passkeysPath)/\(aliceID)", body: #"{"name":"mine"}"#, as: [bobs])
+            XCTAssertEqual(rename.status, 404, text(rename))
+            let removal = try await passkeys(server, .DELETE, "\(FIDO2API.passkeysPath)/\(aliceID)", as: [bobs])
+            XCTAssertEqual(removal.status, 404, text(removal))
+            let anonymous = try await passkeys(server, as: [])
+            XCTAssertEqual(anonymous.status, 401)
+            // The relying party's token for her, naming her.
+            let relyingParty = try await passkeys(server, .GET, FIDO2API.passkeysPath + "?username=alice", as: try await server.bearer("alice"))
+            XCTAssertEqual(try list(relyingParty).allAcceptedCredentialIds, [aliceID])
+            let stillHers = try await server.server.stores.passkeys.passkeys(username: "alice")
+            XCTAssertNil(stillHers[0].name)
+        }
+    }
+
+    func testARenameNamesHerPasskeyAndABadNameIs400() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let (cookie, _) = try await session(server, &phone, "alice")
+            let path = "\(FIDO2API.passkeysPath)/\(Base64URL.encode(phone.credentials[0].id))"
+            let renamed = try await passkeys(server, .PATCH, path, body: #"{"name":"Alice's iPhone"}"#, as: [cookie])
+            XCTAssertEqual(renamed.status, 200, text(renamed))
+            XCTAssertEqual(try list(renamed).passkeys.first?.name, "Alice's iPhone")
+            for body in [#"{"name":""}"#, #"{"name":"a\nb"}"#, #"{"name":"\#(String(repeating: "x", count: 257))"}"#, #"{}"#] {
+                let refused = try await passkeys(server, .PATCH, path, body: body, as: [cookie])
+                XCTAssertEqual(refused.status, 400, body)
+                XCTAssertEqual(try fido2Response(refused).status, "failed")
+            }
+            let stored = try await server.server.stores.passkeys.passkeys(username: "alice")
+            XCTAssertEqual(stored.first?.name, "Alice's iPhone")
+        }
+    }
+
+    func testRemovingAPasskeyEndsItsSessionsAndHerLastOneIsKept() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            var laptop = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            try await server.registerPasskey(&laptop, username: "alice")
+            let (phoneSession, _) = try await session(server, &phone, "alice")
+            let (_, laptopToken) = try await session(server, &laptop, "alice")
+            let laptopID = Base64URL.encode(laptop.credentials[0].id)
+            let removed = try await passkeys(server, .DELETE, "\(FIDO2API.passkeysPath)/\(laptopID)", as: [phoneSession])
+            XCTAssertEqual(removed.status, 200, text(removed))
+            XCTAssertEqual(try list(removed).removed, laptopID)
+            XCTAssertEqual(try list(removed).allAcceptedCredentialIds, [Base64URL.encode(phone.credentials[0].id)])
+            let laptopSignedOut = try await passkeys(server, as: [laptopToken])
+            XCTAssertEqual(laptopSignedOut.status, 401, "the removed passkey's session ended")
+            let phoneID = Base64URL.encode(phone.credentials[0].id)
+            let last = try await passkeys(server, .DELETE, "\(FIDO2API.passkeysPath)/\(phoneID)", as: [phoneSession])
+            XCTAssertEqual(last.status, 409, text(last))
+            XCTAssertEqual(try fido2Response(last).errorCode, "last_credential")
+            let kept = try await server.server.stores.passkeys.count(username: "alice")
+            XCTAssertEqual(kept, 1)
+        }
+    }
+
+    func testTheLastPasskeyGoesWhereTheRelyingPartyAllowsItAndTheSignalStillNamesHer() async throws {
+        try await with(Self.configuration { $0.allowRemovingLastCredential = true }) { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let (cookie, _) = try await session(server, &phone, "alice")
+            let id = Base64URL.encode(phone.credentials[0].id)
+            let removed = try await passkeys(server, .DELETE, "\(FIDO2API.passkeysPath)/\(id)", as: [cookie])
+            XCTAssertEqual(removed.status, 200, text(removed))
+            let answer = try list(removed)
+            XCTAssertEqual(answer.allAcceptedCredentialIds, [])
+            XCTAssertEqual(answer.user?.id, Base64URL.encode(phone.credentials[0].userHandle), "signalAllAcceptedCredentials needs her user handle")
+        }
+    }
+
+    func testRemovingAPasskeyNeedsARecentSignIn() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            var laptop = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            try await server.registerPasskey(&laptop, username: "alice")
+            let (cookie, _) = try await session(server, &phone, "alice")
+            server.clock.advance(TimeInterval(Self.configuration().tokens.recentAuthenticationSeconds + 1))
+            let refused = try await passkeys(server, .DELETE, "\(FIDO2API.passkeysPath)/\(Base64URL.encode(laptop.credentials[0].id))", as: [cookie])
+            XCTAssertEqual(refused.status, 403, text(refused))
+            let listed = try await passkeys(server, as: [cookie])
+            XCTAssertEqual(listed.status, 200, "listing needs no recent sign-in")
+        }
+    }
+
+    func testTheOperatorRenamesAPasskeyAndSeesItsProvider() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin, aaguid: Self.iCloudKeychain)
+            try await server.registerPasskey(&phone, username: "alice")
+            let id = Base64URL.encode(phone.credentials[0].id)
+            let renamed = try await server.exchange(
+                .PATCH, "/nevisfido/admin/user/passkeys/\(id)?username=alice", body: Data(#"{"name":"Work phone"}"#.utf8),
+                contentType: "application/json", headers: try await adminHeaders(server))
+            XCTAssertEqual(renamed.status, 200, text(renamed))
+            XCTAssertEqual(text(renamed), #"{"credentialID":"\#(id)","name":"Work phone"}"#)
+            let shown = try await server.exchange(
+                .GET, "/nevisfido/admin/user?username=alice", body: nil, contentType: "application/json", headers: try await adminHeaders(server))
+            XCTAssertTrue(text(shown).contains(#""name":"Work phone""#), text(shown))
+            XCTAssertTrue(text(shown).contains(#""providerName":"iCloud Keychain""#), text(shown))
+            let notHers = try await server.exchange(
+                .PATCH, "/nevisfido/admin/user/passkeys/\(id)?username=bob", body: Data(#"{"name":"x"}"#.utf8),
+                contentType: "application/json", headers: try await adminHeaders(server))
+            XCTAssertEqual(notHers.status, 404)
         }
     }
 

@@ -14,6 +14,7 @@ struct AdminController {
     static let base = "/nevisfido/admin"
 
     struct Events: Encodable { var events: [AuditEvent] }
+    struct Rename: Decodable { var name: String }
 
     func add(protected: RouterGroup<ServerRequestContext>) {
         protected.get("\(Self.base)/user") { request, context in
@@ -47,6 +48,18 @@ struct AdminController {
                     try Self.username(query), ids: query.getAll("id"), all: query.get("all") == "true",
                     principal: try context.requirePrincipal())
                 return Wire.json(removed, contentType: Wire.jsonContentType)
+            }
+        }
+        protected.patch("\(Self.base)/user/passkeys/:id") { request, context in
+            try await respond("admin user rename passkey") {
+                // A name is at most 256 bytes: a body of more than 4 KiB is not a rename.
+                guard let body = try? await request.body.collect(upTo: 4096), let rename = try? JSONDecoder().decode(Rename.self, from: body) else {
+                    throw ServiceFailure(.badRequest, "the body must be {\"name\": \"…\"}")
+                }
+                let renamed = try await admin.renamePasskey(
+                    try Self.username(request), id: try context.parameters.require("id"), name: rename.name,
+                    principal: try context.requirePrincipal())
+                return Wire.json(renamed, contentType: Wire.jsonContentType)
             }
         }
         protected.delete("\(Self.base)/user/sessions") { request, context in

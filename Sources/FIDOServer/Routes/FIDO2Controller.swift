@@ -40,6 +40,28 @@ struct FIDO2Controller {
                 Wire.json(try await passkeys.authenticationOptions(options, caller: context.principal), contentType: Wire.jsonContentType)
             }
         }
+        // The user's own passkeys: her session (or a caller who may add credentials for her, naming her).
+        protected.get(RouterPath(FIDO2API.passkeysPath)) { request, context in
+            try await answering("passkey list") {
+                let list = try await passkeys.passkeyList(username: try Self.username(request), principal: try context.requirePrincipal())
+                return Self.private(Wire.json(list, contentType: Wire.jsonContentType))
+            }
+        }
+        protected.patch(RouterPath("\(FIDO2API.passkeysPath)/:id")) { request, context in
+            try await handle(request, as: FIDO2API.PasskeyRename.self, name: "passkey rename") { rename in
+                let list = try await passkeys.renamePasskey(
+                    id: try context.parameters.require("id"), name: rename.name, username: try Self.username(request),
+                    principal: try context.requirePrincipal())
+                return Self.private(Wire.json(list, contentType: Wire.jsonContentType))
+            }
+        }
+        protected.delete(RouterPath("\(FIDO2API.passkeysPath)/:id")) { request, context in
+            try await answering("passkey removal") {
+                let list = try await passkeys.removePasskey(
+                    id: try context.parameters.require("id"), username: try Self.username(request), principal: try context.requirePrincipal())
+                return Self.private(Wire.json(list, contentType: Wire.jsonContentType))
+            }
+        }
         // Open, like UAF's status service: the session id is the capability, and only the options' caller had it.
         open.post(RouterPath(FIDO2API.statusPath)) { request, _ in
             try await handle(request, as: FIDO2API.StatusQuery.self, name: "passkey status") { body in
@@ -73,6 +95,20 @@ struct FIDO2Controller {
             // Browsers fetch it without credentials from https://<rpId>; it changes only with the configuration.
             let document = (try? WireJSONEncoder().encode(FIDO2API.RelatedOrigins(origins: relatedOrigins))) ?? []
             router.get(RouterPath(FIDO2API.relatedOriginsPath)) { _, _ in Self.document(document, maxAge: 300) }
+        }
+    }
+
+    /// `response`, never cached: a user's own data.
+    static func `private`(_ response: Response) -> Response {
+        var response = response
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    /// The `username` query parameter, when given (read as a form: `+` is a space).
+    static func username(_ request: Request) throws -> String? {
+        do { return try FormQuery(request.uri.query).get("username") } catch {
+            throw Refusal(.badRequest, "bad_request", "the query is not a form: \(error)")
         }
     }
 
@@ -110,7 +146,12 @@ struct FIDO2Controller {
             onRejection(name, ServiceFailure(.badRequest, "body is not a \(Input.self)"))
             return Self.failed(.badRequest, "the body is not a valid \(Self.bodyName(Input.self))")
         }
-        do { return try await body(input) } catch let refusal as Refusal {
+        return try await answering(name) { try await body(input) }
+    }
+
+    /// Runs `body`, answering a refusal in this API's shape.
+    func answering(_ name: OperationName, _ body: () async throws -> Response) async throws -> Response {
+        do { return try await body() } catch let refusal as Refusal {
             // The service records the refusals of a ceremony, with the user, in the audit trail; a body it could not
             // use is counted here.
             if refusal.error == "bad_request" { onRejection(name, ServiceFailure(.badRequest, refusal.message)) }

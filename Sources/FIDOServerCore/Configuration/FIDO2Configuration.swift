@@ -79,6 +79,15 @@ extension ServerConfiguration {
         /// passkey can derive secrets; the page brings its own salts at sign-in, and the outputs stay in the browser.
         public var prf: Bool
 
+        /// A file of passkey providers' names by AAGUID, in the format of the community list
+        /// passkeydeveloper/passkey-authenticator-aaguids (`{"<aaguid>": {"name": …}}`), read at start: its entries
+        /// add to or replace the list bundled with the server. The user's list of her passkeys shows the names.
+        public var providerNamesPath: String?
+        /// Whether a user may remove her last way to sign in (her last passkey when she holds no UAF key) herself.
+        /// `false` by default: she would lock herself out, and getting back in is the bank's support's work. An
+        /// operator's removal (`mauth admin`) is never refused.
+        public var allowRemovingLastCredential: Bool
+
         /// ``credentialProtection``.
         public struct CredentialProtection: Codable, Sendable, Equatable {
             /// `userVerificationOptional`, `userVerificationOptionalWithCredentialIDList` or `userVerificationRequired`.
@@ -150,8 +159,11 @@ extension ServerConfiguration {
             residentKey: String = "required", algorithms: [String] = ["ES256", "EdDSA"], timeoutSeconds: Int = 300,
             attestationPolicy: String = "passkeys", allowedAAGUIDs: [String]? = nil, attestationRootsPath: String? = nil,
             allowCredentials: String = "list", attestationRevocationListsPath: String? = nil, apps: Apps? = nil, hints: [String] = [],
-            attestationConveyance: String? = nil, credentialProtection: CredentialProtection? = nil, largeBlob: String? = nil, prf: Bool = false
+            attestationConveyance: String? = nil, credentialProtection: CredentialProtection? = nil, largeBlob: String? = nil, prf: Bool = false,
+            providerNamesPath: String? = nil, allowRemovingLastCredential: Bool = false
         ) {
+            self.providerNamesPath = providerNamesPath
+            self.allowRemovingLastCredential = allowRemovingLastCredential
             self.credentialProtection = credentialProtection
             self.largeBlob = largeBlob
             self.prf = prf
@@ -176,7 +188,7 @@ extension ServerConfiguration {
         package enum CodingKeys: String, CodingKey, CaseIterable {
             case rpId, rpName, origins, relatedOrigins, userVerification, residentKey, algorithms, timeoutSeconds
             case attestationPolicy, allowedAAGUIDs, attestationRootsPath, allowCredentials, attestationRevocationListsPath, apps
-            case hints, attestationConveyance, credentialProtection, largeBlob, prf
+            case hints, attestationConveyance, credentialProtection, largeBlob, prf, providerNamesPath, allowRemovingLastCredential
             /// Before `allowCredentials`: `true` is `list`, `false` is `authorizedCallers`.
             case allowCredentialsForAnyCaller
         }
@@ -201,7 +213,9 @@ extension ServerConfiguration {
                 apps: try c.decodeIfPresent(Apps.self, forKey: .apps), hints: try c.decodeIfPresent([String].self, forKey: .hints) ?? [],
                 attestationConveyance: try c.decodeIfPresent(String.self, forKey: .attestationConveyance),
                 credentialProtection: try c.decodeIfPresent(CredentialProtection.self, forKey: .credentialProtection),
-                largeBlob: try c.decodeIfPresent(String.self, forKey: .largeBlob), prf: try c.decodeIfPresent(Bool.self, forKey: .prf) ?? false)
+                largeBlob: try c.decodeIfPresent(String.self, forKey: .largeBlob), prf: try c.decodeIfPresent(Bool.self, forKey: .prf) ?? false,
+                providerNamesPath: try c.decodeIfPresent(String.self, forKey: .providerNamesPath),
+                allowRemovingLastCredential: try c.decodeIfPresent(Bool.self, forKey: .allowRemovingLastCredential) ?? false)
         }
 
         /// Every setting under its current name (never the earlier `allowCredentialsForAnyCaller`).
@@ -226,6 +240,8 @@ extension ServerConfiguration {
             try c.encodeIfPresent(credentialProtection, forKey: .credentialProtection)
             try c.encodeIfPresent(largeBlob, forKey: .largeBlob)
             try c.encode(prf, forKey: .prf)
+            try c.encodeIfPresent(providerNamesPath, forKey: .providerNamesPath)
+            try c.encode(allowRemovingLastCredential, forKey: .allowRemovingLastCredential)
         }
 
         /// `allowCredentials`, or what the earlier `allowCredentialsForAnyCaller` said; both at once are refused.

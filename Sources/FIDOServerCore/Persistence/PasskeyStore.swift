@@ -90,6 +90,46 @@ public struct PasskeyStore: Sendable {
         }.map(Self.record)
     }
 
+    /// Names the user's passkey `id`; false when she has none of that ID.
+    public func rename(username: String, id: String, name: String?) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw(
+                """
+                UPDATE passkeys SET name = \(bind: name) WHERE credential_id = \(bind: id) AND username = \(bind: username)
+                RETURNING credential_id
+                """
+            ).first() != nil
+        }
+    }
+
+    /// How a user's removal of one of her passkeys ended (``remove(username:id:allowingLast:)``).
+    public enum Removal: Sendable, Equatable {
+        case removed(PasskeyRecord)
+        /// She holds no passkey of that ID.
+        case notFound
+        /// It is her last way to sign in (no other passkey, no UAF key), and removing it was not allowed.
+        case lastCredential
+    }
+
+    /// Removes the user's passkey `id`, unless it is her last credential (no other passkey and no UAF registration)
+    /// and `allowingLast` is false: the count and the removal are one statement. Two removals of her last two passkeys
+    /// committed at the same moment on PostgreSQL may both pass; they are her own requests.
+    public func remove(username: String, id: String, allowingLast: Bool) async throws -> Removal {
+        let removed = try await database.run { sql in
+            try await sql.raw(
+                """
+                DELETE FROM passkeys WHERE credential_id = \(bind: id) AND username = \(bind: username)
+                    AND (\(unsafeRaw: allowingLast ? "TRUE" : "FALSE")
+                         OR (SELECT COUNT(*) FROM passkeys WHERE username = \(bind: username))
+                            + (SELECT COUNT(*) FROM registrations WHERE username = \(bind: username)) > 1)
+                RETURNING *
+                """
+            ).first()
+        }
+        if let removed { return .removed(try Self.record(removed)) }
+        return try await passkey(id: id)?.username == username ? .lastCredential : .notFound
+    }
+
     private static func flag(_ value: Bool) -> Int64 { value ? 1 : 0 }
 
     static func record(_ row: any SQLRow) throws -> PasskeyRecord {

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import UAF
 
 /// The operator's one entry point, whichever way they come in: the HTTP endpoints (`/nevisfido/admin/…`, with a
@@ -12,10 +13,16 @@ package struct AdminService: Sendable {
     let stores: Stores
     let clock: @Sendable () -> Date
     let onDecision: @Sendable (ServerDecision) -> Void
+    /// The passkey providers' names the report shows (``PasskeyProviders``, without the Metadata Service's).
+    let providers: PasskeyProviders
 
     /// `onDecision` hears every decision: the server's audit handler, or the command line's, which writes the same
     /// event with the operator's login as its principal.
-    package init(stores: Stores, clock: @escaping @Sendable () -> Date, onDecision: @escaping @Sendable (ServerDecision) -> Void) {
+    package init(
+        stores: Stores, clock: @escaping @Sendable () -> Date, providers: PasskeyProviders = .bundled,
+        onDecision: @escaping @Sendable (ServerDecision) -> Void
+    ) {
+        self.providers = providers
         self.stores = stores
         self.clock = clock
         self.onDecision = onDecision
@@ -34,6 +41,10 @@ package struct AdminService: Sendable {
         }
     }
     package struct RemovedPasskeys: Sendable, Equatable, Encodable { package var removed: [String] }
+    package struct RenamedPasskey: Sendable, Equatable, Encodable {
+        package var credentialID: String
+        package var name: String
+    }
     package struct EndedSessions: Sendable, Equatable, Encodable { package var ended: Int }
 
     /// Events one audit query returns at most.
@@ -58,7 +69,7 @@ package struct AdminService: Sendable {
             "admin user show", username,
             "\(summary.registrations.count) key(s), \(summary.passkeys.count) passkey(s), \(summary.sessions.count) live session(s), \(summary.targets.count) dispatch target(s) shown"
         )
-        return UserData.Report(username: username, summary)
+        return UserData.Report(username: username, summary, providers: providers)
     }
 
     /// Removes the user's keys of `aaids` or `keyIDs`, or all with `all`; exactly one selection, so a forgotten
@@ -83,6 +94,20 @@ package struct AdminService: Sendable {
             "admin user remove keys", username,
             "removed " + removed.map { "\($0.aaid) key \($0.keyID.prefix(10))…" }.joined(separator: ", ") + "; their sessions ended")
         return RemovedKeys(removed: removed.map { .init(aaid: $0.aaid, keyID: $0.keyID) })
+    }
+
+    /// Names the user's passkey `id` (1…256 bytes without control characters); not found when she has none of that ID.
+    package func renamePasskey(_ username: String, id: String, name: String, principal: Principal) async throws -> RenamedPasskey {
+        try requireAdmin(principal)
+        try ServiceEnvironment.validate(username: username)
+        guard PasskeyService.isValid(name: name) else {
+            throw ServiceFailure(.badRequest, "the name \(PasskeyService.nameRule)", username: username)
+        }
+        guard try await stores.passkeys.rename(username: username, id: id, name: name) else {
+            throw ServiceFailure(.notFound, "\(username) has no passkey \(id.prefix(128))", username: username)
+        }
+        decide("admin user rename passkey", username, "named passkey \(id.prefix(10))… \(UntrustedText.quoted(name))")
+        return RenamedPasskey(credentialID: id, name: name)
     }
 
     /// Removes the user's passkeys of `ids`, or all with `all` (exactly one selection), and ends their sessions.

@@ -23,7 +23,10 @@ package struct PasskeyService: Sendable {
         let passkeys: PasskeyStore
         let passkeyCeremonies: PasskeyCeremonyStore
         let ceremonies: CeremonyStore
+        /// The sessions a removed passkey opened, which end with it.
+        let sessions: SessionStore
         init(_ stores: Stores) {
+            sessions = stores.sessions
             passkeys = stores.passkeys
             passkeyCeremonies = stores.passkeyCeremonies
             ceremonies = stores.ceremonies
@@ -464,10 +467,12 @@ package struct PasskeyService: Sendable {
     }
 
     static func validate(name: String, member: String) throws {
-        guard !name.isEmpty, name.utf8.count <= maximumNameBytes, !Text.hasControlCharacters(name) else {
-            throw Refusal(.badRequest, "bad_request", "\(member) must be 1...\(maximumNameBytes) bytes without control characters")
-        }
+        guard isValid(name: name) else { throw Refusal(.badRequest, "bad_request", "\(member) \(nameRule)") }
     }
+
+    /// The rule of a display name and a passkey's name: 1…256 bytes without control characters.
+    static func isValid(name: String) -> Bool { !name.isEmpty && name.utf8.count <= maximumNameBytes && !Text.hasControlCharacters(name) }
+    static let nameRule = "must be 1...\(maximumNameBytes) bytes without control characters"
 
     static func isTransport(_ text: String) -> Bool {
         (1...32).contains(text.utf8.count) && text.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "-") }

@@ -18,6 +18,8 @@ package struct PasskeySettings: Sendable {
     let revocationLists: [RevocationList]
     let algorithms: [COSEAlgorithm]
     let minimumUserVerification: UserVerificationRequirement
+    /// The providers' names by AAGUID (the bundled list and `providerNamesPath`'s), read once.
+    let providers: PasskeyProviders
     /// The key of the decoy credential IDs (`allowCredentials` `listWithDecoys`), shared by every instance through the
     /// database (``withDecoyKey(from:now:)``); nil in the other modes.
     private(set) var decoyKey: SymmetricKey?
@@ -45,6 +47,7 @@ package struct PasskeySettings: Sendable {
             policy = AttestationPolicy(
                 requireTrustedAttestation: false, allowsAuthenticatorsWithoutMetadata: true, requiresUserVerification: verifies)
         }
+        providers = try PasskeyProviders(file: configuration.providerNamesPath)
         roots =
             try configuration.attestationRootsPath.map { try ServerConfiguration.readCertificates($0, setting: "fido2.attestationRootsPath") } ?? []
         if let path = configuration.attestationRevocationListsPath {

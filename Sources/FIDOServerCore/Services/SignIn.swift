@@ -59,12 +59,12 @@ package struct SignIn: Sendable {
     /// (`tokens.recentAuthenticationSeconds`, 300 s): a session left open on a shared or stolen device must not enrol
     /// another key. Other credentials (a relying party's token, the trusted proxy, a dispatch token) carry the
     /// relying party's own decision. Refused with 403; the user signs in again and retries.
-    func requireRecentAuthentication(_ principal: Principal) throws {
+    func requireRecentAuthentication(_ principal: Principal, for action: String = "adding an authenticator") throws {
         guard case .session = principal.source, let authenticatedAt = principal.authenticatedAt else { return }
         let age = clock().timeIntervalSince(authenticatedAt)
         guard age <= TimeInterval(tokens.recentAuthenticationSeconds) else {
             throw AuthorizationFailure.forbidden(
-                "adding an authenticator needs an authentication within the last \(tokens.recentAuthenticationSeconds) s; this session's was \(Int(age)) s ago"
+                "\(action) needs an authentication within the last \(tokens.recentAuthenticationSeconds) s; this session's was \(Int(age)) s ago"
             )
         }
     }

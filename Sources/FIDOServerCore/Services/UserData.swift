@@ -41,6 +41,8 @@ package enum UserData {
         struct Passkey: Encodable {
             var credentialID: String
             var name: String?
+            /// Who keeps it, by its AAGUID (``PasskeyProviders``), when known.
+            var providerName: String?
             var aaguid: String
             var attestation: String
             var registeredAt: Date
@@ -74,7 +76,7 @@ package enum UserData {
         var dispatchTargets: [Target]
         var outstandingRequests: Int
 
-        package init(username: String, _ summary: Summary) {
+        package init(username: String, _ summary: Summary, providers: PasskeyProviders = .bundled) {
             self.username = username
             keys = summary.registrations.map { record in
                 let attestation = record.appAttestation.map { verdict in
@@ -89,7 +91,7 @@ package enum UserData {
             }
             passkeys = summary.passkeys.map {
                 Passkey(
-                    credentialID: $0.credentialID, name: $0.name, aaguid: $0.aaguid,
+                    credentialID: $0.credentialID, name: $0.name, providerName: providers.name(aaguid: $0.aaguid, metadata: nil), aaguid: $0.aaguid,
                     attestation: "\($0.attestationFormat) (\($0.attestationType), \($0.trust ?? "trust unknown"))",
                     registeredAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, signCounter: $0.signCount, backedUp: $0.backupState,
                     discoverable: $0.discoverable)
@@ -127,7 +129,7 @@ package enum UserData {
             }
             lines.append("passkeys (\(passkeys.count)):")
             lines += passkeys.map { passkey in
-                "  \(passkey.credentialID)  \(passkey.aaguid)  \(passkey.attestation)  registered \(formatter.string(from: passkey.registeredAt))"
+                "  \(passkey.credentialID)  \(passkey.aaguid)\(passkey.providerName.map { " (\($0))" } ?? "")  \(passkey.attestation)  registered \(formatter.string(from: passkey.registeredAt))"
                     + (passkey.lastUsedAt.map { "  last used \(formatter.string(from: $0))" } ?? "  never used") + "  counter \(passkey.signCounter)"
                     + (passkey.name.map { "  \(UntrustedText.quoted($0))" } ?? "")
             }
