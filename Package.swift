@@ -24,7 +24,7 @@ let package = Package(
         .executable(name: "mauth", targets: ["mauth"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.5.2"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -367,7 +367,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ], resources: [.copy("Vectors")]),
+            ], resources: [.copy("Vectors"), .copy("MLDSAVectors")]),
         .testTarget(
             name: "AppAttestationTests",
             dependencies: [

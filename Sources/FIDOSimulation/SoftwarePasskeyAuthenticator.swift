@@ -10,7 +10,7 @@ import _CryptoExtras
 /// them the way a platform authenticator does through `navigator.credentials`, for tests and tools that drive a
 /// WebAuthn relying party (QA, load). It writes what a browser hands the page: `clientDataJSON`, the attestation
 /// object (`none` or `packed` self attestation), the authenticator data and the signature, with P-256 (ES256),
-/// Ed25519 (EdDSA) or 2048-bit RSA (RS256, RS384, RS512) keys. It holds its keys in memory only.
+/// Ed25519 (EdDSA), 2048-bit RSA (RS256, RS384, RS512) or ML-DSA-65 and -87 keys. It holds its keys in memory only.
 public struct SoftwarePasskeyAuthenticator: Sendable {
     /// The credential key types it makes.
     public enum Algorithm: Int64, Sendable, CaseIterable {
@@ -20,6 +20,9 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
         case rs256 = -257
         case rs384 = -258
         case rs512 = -259
+        /// ML-DSA (FIPS 204), the post-quantum signatures no platform authenticator makes yet.
+        case mlDSA65 = -49
+        case mlDSA87 = -50
     }
 
     /// The attestation it writes.
@@ -52,12 +55,18 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
         case p256(P256.Signing.PrivateKey)
         case ed25519(Curve25519.Signing.PrivateKey)
         case rsa(_RSA.Signing.PrivateKey, Algorithm)
+        /// An ML-DSA key behind closures, with its 32-byte seed (FIPS 204 ξ), which is what is kept: CryptoKit's ML-DSA
+        /// types exist only from the 26 releases on Apple platforms, so no case may hold them.
+        case mlDSA(MLDSAKey, seed: [UInt8], Algorithm)
 
         static func make(_ algorithm: Algorithm) throws -> Key {
             switch algorithm {
             case .es256: return .p256(P256.Signing.PrivateKey())
             case .edDSA: return .ed25519(Curve25519.Signing.PrivateKey())
             case .rs256, .rs384, .rs512: return .rsa(try _RSA.Signing.PrivateKey(keySize: .bits2048), algorithm)
+            case .mlDSA65, .mlDSA87:
+                let seed = SecureRandom.bytes(32)
+                return .mlDSA(try MLDSAKey(seed: seed, algorithm), seed: seed, algorithm)
             }
         }
 
@@ -73,6 +82,8 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
                 default: signature = try key.signature(for: SHA256.hash(data: data), padding: .insecurePKCS1v1_5)
                 }
                 return Array(signature.rawRepresentation)
+            case .mlDSA(let key, _, _):
+                return try key.sign(data)
             }
         }
 
@@ -91,6 +102,11 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
                             .init(.int(-1), .bytes(Array(primitives?.modulus ?? Data()))),
                             .init(.int(-2), .bytes(Array(primitives?.publicExponent ?? Data()))),
                         ])))
+            case .mlDSA(let key, _, let algorithm):
+                // kty AKP (7), alg, pub (-1): draft-ietf-cose-dilithium.
+                let pub = key.publicKey
+                return CBOREncoder.encode(
+                    .map(CBORMap([.init(.int(1), .int(7)), .init(.int(3), .int(algorithm.rawValue)), .init(.int(-1), .bytes(pub))])))
             }
         }
 
@@ -100,6 +116,7 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
             case .p256(let key): return key.rawRepresentation
             case .ed25519(let key): return key.rawRepresentation
             case .rsa(let key, _): return key.derRepresentation
+            case .mlDSA(_, let seed, _): return Data(seed)
             }
         }
 
@@ -114,6 +131,29 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
             case .rs256, .rs384, .rs512:
                 guard let key = try? _RSA.Signing.PrivateKey(derRepresentation: raw) else { return nil }
                 self = .rsa(key, algorithm)
+            case .mlDSA65, .mlDSA87:
+                guard raw.count == 32, let key = try? MLDSAKey(seed: Array(raw), algorithm) else { return nil }
+                self = .mlDSA(key, seed: Array(raw), algorithm)
+            }
+        }
+    }
+
+    /// An ML-DSA key made from its seed, where the platform has ML-DSA.
+    /// Made once per credential: expanding a key from its seed costs about as much as signing.
+    fileprivate struct MLDSAKey: Sendable {
+        let sign: @Sendable ([UInt8]) throws -> [UInt8]
+        let publicKey: [UInt8]
+
+        init(seed: [UInt8], _ algorithm: Algorithm) throws {
+            guard #available(macOS 26, iOS 26, watchOS 26, tvOS 26, visionOS 26, *) else { throw Failure.noSupportedAlgorithm }
+            if algorithm == .mlDSA65 {
+                let key = try MLDSA65.PrivateKey(seedRepresentation: seed, publicKey: nil)
+                publicKey = Array(key.publicKey.rawRepresentation)
+                sign = { Array(try key.signature(for: $0)) }
+            } else {
+                let key = try MLDSA87.PrivateKey(seedRepresentation: seed, publicKey: nil)
+                publicKey = Array(key.publicKey.rawRepresentation)
+                sign = { Array(try key.signature(for: $0)) }
             }
         }
     }
@@ -218,10 +258,10 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
         public var id: String
         public var rpID: String
         public var userHandle: String
-        /// COSE algorithm: -7 (P-256), -8 (Ed25519), -257, -258 or -259 (RSA).
+        /// COSE algorithm: -7 (P-256), -8 (Ed25519), -257, -258 or -259 (RSA), -49 or -50 (ML-DSA).
         public var algorithm: Int64
         public var signCount: UInt32
-        /// The private key, base64url: raw for P-256 and Ed25519 (32 bytes), PKCS #1 DER for RSA.
+        /// The private key, base64url: raw for P-256 and Ed25519 (32 bytes), PKCS #1 DER for RSA, the seed for ML-DSA.
         public var privateKey: String
     }
 

@@ -10,17 +10,31 @@ public enum COSEAlgorithm: Int64, Sendable, CaseIterable {
     case rs256 = -257, rs384 = -258, rs512 = -259
     case ps256 = -37, ps384 = -38, ps512 = -39
     case edDSA = -8
+    /// ML-DSA (FIPS 204) at security categories 3 and 5, the post-quantum signatures of the IETF's COSE draft
+    /// (draft-ietf-cose-dilithium): key type AKP (7), the public key's bytes in parameter -1 ("pub").
+    case mlDSA65 = -49, mlDSA87 = -50
 
     /// Registered algorithms that this module recognises but cannot verify: Ed448 (swift-crypto has no Ed448),
-    /// RS1 (SHA-1), and the fully specified RFC 9864 identifiers WebAuthn says not to offer yet.
-    public static let unavailable: Set<Int64> = [-53, -65535, -9, -51, -52, -19]
+    /// ML-DSA-44 (neither has swift-crypto), RS1 (SHA-1), and the fully specified RFC 9864 identifiers WebAuthn says
+    /// not to offer yet.
+    public static let unavailable: Set<Int64> = [-53, -48, -65535, -9, -51, -52, -19]
 
-    /// The COSE key type the algorithm's keys have (kty: 1 OKP, 2 EC2, 3 RSA).
+    /// The COSE key type the algorithm's keys have (kty: 1 OKP, 2 EC2, 3 RSA, 7 AKP).
     var keyType: Int64 {
         switch self {
         case .es256, .es384, .es512: return 2
         case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512: return 3
         case .edDSA: return 1
+        case .mlDSA65, .mlDSA87: return 7
+        }
+    }
+
+    /// The length of an ML-DSA public key (FIPS 204 Table 2); nil for the other algorithms.
+    var mlDSAPublicKeyBytes: Int? {
+        switch self {
+        case .mlDSA65: return 1952
+        case .mlDSA87: return 2592
+        default: return nil
         }
     }
 }
@@ -102,7 +116,8 @@ public struct COSEKeyError: Error, Sendable, Equatable, CustomStringConvertible 
         case .missingParameter(let label): return "COSE key: parameter \(label) is missing or of the wrong type"
         case .unknownAlgorithm(let alg): return "COSE key: unknown algorithm \(alg)"
         case .algorithmUnavailable(let alg):
-            return "COSE key: algorithm \(alg) cannot be verified here\(alg == -53 ? " (Ed448: swift-crypto has none)" : "")"
+            let why = [-53: " (Ed448: swift-crypto has none)", -48: " (ML-DSA-44: swift-crypto has none; ML-DSA-65 and -87 are verified)"][alg]
+            return "COSE key: algorithm \(alg) cannot be verified here\(why ?? "")"
         case .keyTypeMismatch(let kty, let alg): return "COSE key: key type \(kty) does not fit algorithm \(alg)"
         case .curveMismatch(let crv, let alg): return "COSE key: curve \(crv) does not fit algorithm \(alg)"
         case .coordinateLength(let label, let length): return "COSE key: parameter \(label) has \(length) bytes"
@@ -131,6 +146,9 @@ public struct COSEKey: Sendable {
         case p256(P256.Signing.PublicKey), p384(P384.Signing.PublicKey), p521(P521.Signing.PublicKey)
         case rsa(_RSA.Signing.PublicKey)
         case ed25519(Curve25519.Signing.PublicKey)
+        /// An ML-DSA public key, made once when read, behind its verification: on Apple platforms CryptoKit's ML-DSA
+        /// types exist only from the 26 releases, so no case may hold them.
+        case mlDSA(verify: @Sendable (_ signature: [UInt8], _ data: [UInt8]) -> Bool)
     }
 
     /// The longest encoded key accepted, in registration and sign-in alike (one rule, so a key that registers can
@@ -158,8 +176,8 @@ public struct COSEKey: Sendable {
             throw COSEKeyError(COSEAlgorithm.unavailable.contains(alg) ? .algorithmUnavailable(alg) : .unknownAlgorithm(alg))
         }
         guard kty == algorithm.keyType else { throw COSEKeyError(.keyTypeMismatch(keyType: kty, algorithm: alg)) }
-        // A private parameter: EC2 and OKP `d` (-4); RSA d, p, q, dP, dQ, qInv (-3 … -8).
-        let privateLabels: [Int64] = kty == 3 ? [-3, -4, -5, -6, -7, -8] : [-4]
+        // A private parameter: EC2 and OKP `d` (-4); RSA d, p, q, dP, dQ, qInv (-3 … -8); AKP `priv` (-2).
+        let privateLabels: [Int64] = kty == 3 ? [-3, -4, -5, -6, -7, -8] : kty == 7 ? [-2] : [-4]
         guard !privateLabels.contains(where: { map[int: $0] != nil }) else { throw COSEKeyError(.privateKeyMaterial) }
 
         self.algorithm = algorithm
@@ -197,7 +215,24 @@ public struct COSEKey: Sendable {
             let bits = significant.first.map { significant.count * 8 - $0.leadingZeroBitCount } ?? 0
             guard (2048...8192).contains(bits) else { throw COSEKeyError(.rsaKeySize(bits: bits)) }
             do { material = .rsa(try _RSA.Signing.PublicKey(n: Array(significant), e: e)) } catch { throw COSEKeyError(.invalidRSAKey) }
+        case .mlDSA65, .mlDSA87:
+            guard let pub = map[int: -1]?.bytes else { throw COSEKeyError(.missingParameter(label: -1)) }
+            guard pub.count == algorithm.mlDSAPublicKeyBytes else { throw COSEKeyError(.coordinateLength(label: -1, length: pub.count)) }
+            guard let verify = Self.mlDSAVerifier(pub, algorithm: algorithm) else { throw COSEKeyError(.algorithmUnavailable(alg)) }
+            material = .mlDSA(verify: verify)
         }
+    }
+
+    /// The verification of an ML-DSA key of `algorithm` made from `bytes` (pure ML-DSA, empty context); nil when
+    /// swift-crypto makes no key of them, or the platform has no ML-DSA.
+    private static func mlDSAVerifier(_ bytes: [UInt8], algorithm: COSEAlgorithm) -> (@Sendable ([UInt8], [UInt8]) -> Bool)? {
+        guard #available(macOS 26, iOS 26, watchOS 26, tvOS 26, visionOS 26, *) else { return nil }
+        if algorithm == .mlDSA65 {
+            guard let key = try? MLDSA65.PublicKey(rawRepresentation: bytes) else { return nil }
+            return { key.isValidSignature($0, for: $1) }
+        }
+        guard let key = try? MLDSA87.PublicKey(rawRepresentation: bytes) else { return nil }
+        return { key.isValidSignature($0, for: $1) }
     }
 
     /// The COSE_Key of a P-256 public key for ES256, encoded canonically (CTAP2): what an authenticator sends.
@@ -246,6 +281,9 @@ public struct COSEKey: Sendable {
         case .edDSA:
             guard let inner = Curve25519.Signing.PublicKey(key) else { throw COSEKeyError(.keyTypeMismatch(keyType: 1, algorithm: alg)) }
             material = .ed25519(inner)
+        case .mlDSA65, .mlDSA87:
+            // No attestation format signs with ML-DSA, and certificates here have no ML-DSA keys.
+            throw COSEKeyError(.algorithmUnavailable(alg))
         case .rs256, .rs384, .rs512, .ps256, .ps384, .ps512:
             guard let inner = _RSA.Signing.PublicKey(key) else { throw COSEKeyError(.keyTypeMismatch(keyType: 3, algorithm: alg)) }
             guard (2048...8192).contains(inner.keySizeInBits) else { throw COSEKeyError(.rsaKeySize(bits: inner.keySizeInBits)) }
@@ -253,19 +291,23 @@ public struct COSEKey: Sendable {
         }
     }
 
-    /// The key as a certificate holds it: to compare with an attestation certificate's subject key.
-    var certificatePublicKey: Certificate.PublicKey {
+    /// The key as a certificate holds it: to compare with an attestation certificate's subject key; nil for an
+    /// ML-DSA key, which no certificate here holds.
+    var certificatePublicKey: Certificate.PublicKey? {
         switch material {
         case .p256(let key): return Certificate.PublicKey(key)
         case .p384(let key): return Certificate.PublicKey(key)
         case .p521(let key): return Certificate.PublicKey(key)
         case .rsa(let key): return Certificate.PublicKey(key)
         case .ed25519(let key): return Certificate.PublicKey(key)
+        case .mlDSA: return nil
         }
     }
 
-    /// The DER SubjectPublicKeyInfo of the key: the form most libraries and databases store keys in.
-    public var subjectPublicKeyInfo: [UInt8] {
+    /// The DER SubjectPublicKeyInfo of the key: the form most libraries and databases store keys in; nil for an
+    /// ML-DSA key (swift-certificates writes none).
+    public var subjectPublicKeyInfo: [UInt8]? {
+        guard let certificatePublicKey else { return nil }
         var serializer = DER.Serializer()
         // Serialising a key swift-crypto accepted cannot fail.
         try! serializer.serialize(certificatePublicKey)
@@ -297,6 +339,9 @@ public struct COSEKey: Sendable {
             return key.isValidSignature(parsed, for: data)
         case .ed25519(let key):
             return key.isValidSignature(signature, for: data)
+        case .mlDSA(let verify):
+            // Over authenticatorData ‖ clientDataHash, as for every algorithm.
+            return verify(signature, data)
         case .rsa(let key):
             let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
             let padding: _RSA.Signing.Padding

@@ -119,6 +119,13 @@ final class FIDO2ConfigurationTests: XCTestCase {
         XCTAssertTrue(refusal(changed("algorithms", #"["ES256", "RS1"]"#)).contains("fido2.algorithms: RS1 (RSA with SHA-1) is not offered"))
     }
 
+    func testMLDSA44IsRefusedWithItsReasonAndTheOtherTwoAreAccepted() throws {
+        XCTAssertTrue(
+            refusal(changed("algorithms", #"["ML-DSA-44"]"#)).contains("fido2.algorithms: ML-DSA-44 is not offered: swift-crypto cannot verify it"))
+        let fido2 = try XCTUnwrap(try load(changed("algorithms", #"["ML-DSA-87", "ML-DSA-65", "ES256"]"#)).get().fido2)
+        XCTAssertEqual(fido2.algorithms, ["ML-DSA-87", "ML-DSA-65", "ES256"])
+    }
+
     func testEveryRSAHashNevisFIDONamesIsAccepted() throws {
         let fido2 = try XCTUnwrap(try load(changed("algorithms", #"["RS512", "RS384", "RS256"]"#)).get().fido2)
         XCTAssertEqual(fido2.algorithms, ["RS512", "RS384", "RS256"])

@@ -119,20 +119,47 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    /// The answer of a client that ignores `options`' algorithms and makes an `algorithm` key.
+    func registerIgnoringTheOffer(_ server: InProcessServer, _ options: FIDO2API.CreationOptions, algorithm: Int64) async throws -> TestAnswer {
+        var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+        let made = try phone.create(
+            rpID: "bank.example", challenge: Base64URL.decodeBytes(options.challenge)!, userHandle: Base64URL.decodeBytes(options.user.id)!,
+            algorithms: [algorithm])
+        return try await server.fido2(
+            FIDO2API.attestationResultPath,
+            FIDO2API.Credential(
+                id: Base64URL.encode(made.credentialID),
+                response: .init(clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject))))
+    }
+
+    func testPostQuantumPasskeysRegisterAndSignInOnlyWhereConfigured() async throws {
+        for (name, algorithm) in [("ML-DSA-65", SoftwarePasskeyAuthenticator.Algorithm.mlDSA65), ("ML-DSA-87", .mlDSA87)] {
+            try await with(Self.configuration { $0.algorithms = [name, "ES256"] }) { server in
+                var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+                let options = try await server.passkeyCreationOptions(username: "quinn")
+                XCTAssertEqual(options.pubKeyCredParams.map(\.alg), [algorithm.rawValue, -7])
+                let registered = try await server.fido2(
+                    FIDO2API.attestationResultPath, try InProcessServer.attestation(&phone, for: options, attestation: .packedSelf))
+                XCTAssertEqual(registered.status, 200, "\(name): \(text(registered))")
+                XCTAssertEqual(phone.credentials.first?.algorithm, algorithm)
+                let signedIn = try await server.signInWithPasskey(&phone, username: "quinn")
+                XCTAssertEqual(signedIn.status, 200, "\(name): \(text(signedIn))")
+            }
+        }
+        try await with { server in
+            let options = try await server.passkeyCreationOptions(username: "quinn")
+            XCTAssertEqual(options.pubKeyCredParams.map(\.alg), [-7, -8], "not offered unless configured")
+            let refused = try await registerIgnoringTheOffer(server, options, algorithm: -49)
+            XCTAssertEqual(refused.status, 400)
+            XCTAssertTrue(try fido2Response(refused).errorMessage.contains("-49 was not offered"), text(refused))
+        }
+    }
+
     func testAPasskeyOfAnAlgorithmNotOfferedIsRefused() async throws {
         try await with(Self.configuration { $0.algorithms = ["RS384"] }) { server in
-            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
             let options = try await server.passkeyCreationOptions(username: "dana")
             // A client that ignores pubKeyCredParams and makes an RS256 key.
-            let made = try phone.create(
-                rpID: "bank.example", challenge: Base64URL.decodeBytes(options.challenge)!, userHandle: Base64URL.decodeBytes(options.user.id)!,
-                algorithms: [-257])
-            let answer = try await server.fido2(
-                FIDO2API.attestationResultPath,
-                FIDO2API.Credential(
-                    id: Base64URL.encode(made.credentialID),
-                    response: .init(
-                        clientDataJSON: Base64URL.encode(made.clientDataJSON), attestationObject: Base64URL.encode(made.attestationObject))))
+            let answer = try await registerIgnoringTheOffer(server, options, algorithm: -257)
             XCTAssertEqual(answer.status, 400)
             XCTAssertEqual(try fido2Response(answer).errorCode, "registration_refused")
             XCTAssertTrue(try fido2Response(answer).errorMessage.contains("-257"), text(answer))

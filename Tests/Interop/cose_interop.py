@@ -3,14 +3,14 @@
 
   cose_interop.py check   -> exits 0 when cryptography and cbor2 are importable
   cose_interop.py sign    -> one line per COSE algorithm: <alg> <COSE key hex> <message hex> <signature hex>
-                             (a fresh key each; ECDSA signatures DER, RSA and EdDSA raw, as WebAuthn §6.5.5 says)
+                             (a fresh key each; ECDSA signatures DER, RSA, EdDSA and ML-DSA raw, as WebAuthn §6.5.5 says)
 """
 import os
 import sys
 
 import cbor2
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, mldsa, padding, rsa
 
 
 def ec_key(curve, crv, size):
@@ -47,6 +47,10 @@ def main():
     ed = ed25519.Ed25519PrivateKey.generate()
     raw = ed.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     lines.append((-8, {1: 1, 3: -8, -1: 6, -2: raw}, ed.sign(message)))
+    # ML-DSA (FIPS 204): key type AKP (7), the public key in -1 (draft-ietf-cose-dilithium); pure, empty context.
+    for alg, key_class in [(-49, mldsa.MLDSA65PrivateKey), (-50, mldsa.MLDSA87PrivateKey)]:
+        private = key_class.generate()
+        lines.append((alg, {1: 7, 3: alg, -1: private.public_key().public_bytes_raw()}, private.sign(message)))
     for alg, cose, signature in lines:
         print(alg, cbor2.dumps(cose, canonical=True).hex(), message.hex(), signature.hex())
     return 0

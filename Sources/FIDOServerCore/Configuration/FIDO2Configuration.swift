@@ -24,7 +24,7 @@ extension ServerConfiguration {
         /// works), `preferred` or `discouraged`: what registration options ask for when the request says nothing.
         public var residentKey: String
         /// The algorithms a new passkey may use, in the order offered (`ES256`, `EdDSA`, `ES384`, `ES512`, `RS256`, `RS384`,
-        /// `RS512`).
+        /// `RS512`, and the post-quantum `ML-DSA-65`, `ML-DSA-87`, offered only when listed).
         public var algorithms: [String]
         /// How long a ceremony's challenge lives, in seconds (the browser's `timeout`).
         public var timeoutSeconds: Int
@@ -264,11 +264,13 @@ extension ServerConfiguration {
 
         /// The algorithm names this server accepts, with their COSE identifiers.
         package static let algorithmIdentifiers: [String: Int64] = [
-            "ES256": -7, "EdDSA": -8, "ES384": -35, "ES512": -36, "RS256": -257, "RS384": -258, "RS512": -259,
+            "ES256": -7, "EdDSA": -8, "ES384": -35, "ES512": -36, "RS256": -257, "RS384": -258, "RS512": -259, "ML-DSA-65": -49,
+            "ML-DSA-87": -50,
         ]
         /// Algorithms nevisFIDO names that this server will not offer, and why.
         static let refusedAlgorithms = [
-            "RS1": "RS1 (RSA with SHA-1) is not offered: SHA-1 collisions are practical, so its signatures can be forged; use RS256"
+            "RS1": "RS1 (RSA with SHA-1) is not offered: SHA-1 collisions are practical, so its signatures can be forged; use RS256",
+            "ML-DSA-44": "ML-DSA-44 is not offered: swift-crypto cannot verify it; ML-DSA-65 and ML-DSA-87 are",
         ]
         static let requirements = ["required", "preferred", "discouraged"]
         static let attestationPolicies = ["passkeys", "conformance", "enterprise"]
@@ -305,7 +307,8 @@ extension ServerConfiguration {
             if let refused = algorithms.lazy.compactMap({ Self.refusedAlgorithms[$0] }).first { throw invalid("algorithms: \(refused)") }
             guard !algorithms.isEmpty, Set(algorithms).count == algorithms.count, algorithms.allSatisfy({ Self.algorithmIdentifiers[$0] != nil })
             else {
-                throw invalid("algorithms must list each of ES256, EdDSA, ES384, ES512, RS256, RS384, RS512 at most once, at least one")
+                throw invalid(
+                    "algorithms must list each of ES256, EdDSA, ES384, ES512, RS256, RS384, RS512, ML-DSA-65, ML-DSA-87 at most once, at least one")
             }
             guard (10...3600).contains(timeoutSeconds) else { throw invalid("timeoutSeconds must be 10...3600") }
             guard Self.attestationPolicies.contains(attestationPolicy) else {

@@ -48,13 +48,13 @@ enum TPMAttestation {
             modelBinding: namesModel ? .certificate : .attestationKey)
     }
 
-    /// H_alg of `data`, the hash of the statement's algorithm; nil for EdDSA, which no TPM signs with.
+    /// H_alg of `data`, the hash of the statement's algorithm; nil for EdDSA and ML-DSA, which no TPM signs with.
     static func digest(_ data: [UInt8], for algorithm: COSEAlgorithm) -> [UInt8]? {
         switch algorithm {
         case .es256, .rs256, .ps256: return Array(SHA256.hash(data: data))
         case .es384, .rs384, .ps384: return Array(SHA384.hash(data: data))
         case .es512, .rs512, .ps512: return Array(SHA512.hash(data: data))
-        case .edDSA: return nil
+        case .edDSA, .mlDSA65, .mlDSA87: return nil
         }
     }
 
