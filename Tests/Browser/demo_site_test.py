@@ -37,6 +37,23 @@ PIN = "246810"
 MESSAGE = "Pay CHF 250.00 to Example Shop"
 
 
+# Records the pages' Signal API calls (WebAuthn Level 3) before the browser's own run, so a step can see which the
+# page made and with what: a spy of the test's, added to every document, never part of the site.
+SIGNAL_SPY = """
+(function () {
+  window.__signals = [];
+  if (!window.PublicKeyCredential) { return; }
+  ["signalUnknownCredential", "signalAllAcceptedCredentials", "signalCurrentUserDetails"].forEach(function (name) {
+    var original = PublicKeyCredential[name];
+    PublicKeyCredential[name] = function (argument) {
+      window.__signals.push({ name: name, argument: JSON.parse(JSON.stringify(argument)) });
+      return original ? original.call(PublicKeyCredential, argument) : Promise.resolve();
+    };
+  });
+})();
+"""
+
+
 def browser():
     options = webdriver.ChromeOptions()
     options.binary_location = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
@@ -45,7 +62,9 @@ def browser():
                      "--ignore-certificate-errors-spki-list=" + os.environ["MAUTH_SPKI_HASH"]):
         options.add_argument(argument)
     service = Service(executable_path=os.environ.get("CHROMEDRIVER_BIN", "/usr/bin/chromedriver"))
-    return webdriver.Chrome(service=service, options=options)
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SIGNAL_SPY})
+    return driver
 
 
 def device(*arguments, directory=None, succeed=True):
@@ -192,6 +211,10 @@ def main():
             driver.get(DEMO)
             assert "Example Bank" in driver.title + driver.find_element(By.CLASS_NAME, "brand").text
             assert driver.find_element(By.ID, "login-message").get_attribute("value") == MESSAGE
+            # Opened by its address, the page cannot have passkeys: it says so and links the name that can.
+            elsewhere = driver.find_element(By.ID, "passkey-elsewhere")
+            assert elsewhere.get_attribute("href") == PASSKEY_DEMO, elsewhere.get_attribute("href")
+            assert driver.find_element(By.ID, "passkey-signin").get_attribute("disabled") is not None
             steps.shot("01-home.png")
         steps.step("start page: sign-up and log-in forms", home)
 
@@ -436,10 +459,18 @@ def main():
         steps.step("a second passkey for dave on the same authenticator: excluded by the options", excluded)
 
         def removed_by_admin():
+            held = [c for c in authenticator.credentials() if c["userName"] == "dave"]
+            assert len(held) == 1, held
             removed = admin("user", "remove-passkeys", "dave", "--all")
             assert "removed 1 passkey(s) of dave" in removed, removed
             refused("not registered", "22-passkey-removed.png")
-        steps.step("a passkey the admin removed: the sign-in is refused", removed_by_admin)
+            # The server said the credential is unknown: the page told the browser (signalUnknownCredential), and
+            # Chromium's authenticator dropped the passkey, so it is not offered again.
+            wanted = base64.urlsafe_b64encode(base64.b64decode(held[0]["credentialId"])).decode().rstrip("=")
+            signals = driver.execute_script("return window.__signals;")
+            assert {"name": "signalUnknownCredential", "argument": {"rpId": "localhost", "credentialId": wanted}} in signals, signals
+            steps.wait.until(lambda _: not [c for c in authenticator.credentials() if c["userName"] == "dave"])
+        steps.step("a passkey the admin removed: the sign-in is refused and the browser is told to forget it", removed_by_admin)
 
         def stranger_cannot_add_a_passkey():
             # Carol enrolled her phone: a fresh browser asking for a passkey for her is told to sign in first.

@@ -46,7 +46,7 @@
 // passkey made from the options one of the site's endpoints gives (a sign-up, or an account's owner adding one).
 var passkeys = (function () {
   "use strict";
-  function Refused(lead, detail) { this.lead = lead; this.detail = detail; }
+  function Refused(lead, detail, code) { this.lead = lead; this.detail = detail; this.code = code; }
   function post(path, body) {
     return fetch(path, { method: "POST", headers: { "Content-Type": "application/json", "Accept": "application/json" }, body: JSON.stringify(body) })
       .then(function (response) {
@@ -54,7 +54,7 @@ var passkeys = (function () {
       });
   }
   function check(answer, lead) {
-    if (answer.status !== "ok") { throw new Refused(lead, answer.errorMessage || answer.message || ""); }
+    if (answer.status !== "ok") { throw new Refused(lead, answer.errorMessage || answer.message || "", answer.errorCode); }
     return answer;
   }
   function browserError(error) {
@@ -95,7 +95,18 @@ var passkeys = (function () {
       .then(function (answer) { return check(answer, "The bank did not accept this passkey."); });
   }
   var usable = !!(window.PublicKeyCredential && PublicKeyCredential.parseRequestOptionsFromJSON);
-  return { post: post, check: check, say: say, failing: failing, create: create, usable: usable };
+  // WebAuthn binds a passkey to a domain: a page opened by its IP address cannot make or use one.
+  var byAddress = /^[0-9.]+$/.test(location.hostname) || location.hostname.indexOf(":") >= 0 || location.hostname.charAt(0) === "[";
+  // The Signal API (WebAuthn Level 3): tells the user's passkey provider what the bank knows, where the browser has it.
+  function signal(name, argument) {
+    if (window.PublicKeyCredential && typeof PublicKeyCredential[name] === "function") {
+      PublicKeyCredential[name](argument).catch(function () { /* a hint to the provider; nothing to tell the person */ });
+    }
+  }
+  return {
+    post: post, check: check, say: say, failing: failing, create: create, usable: usable, byAddress: byAddress, signal: signal,
+    Refused: Refused
+  };
 })();
 
 // The start page's passkeys: the browser's WebAuthn API against the server's FIDO2 API (nevisFIDO's), with the
@@ -112,19 +123,33 @@ var passkeys = (function () {
   var resultForm = document.getElementById("passkey-result-form");
   var pending = null;
   function say(state, text, detail) { passkeys.say(status, state, text, detail); }
-  if (!passkeys.usable) {
-    say("error", "This browser cannot use passkeys here.");
+  if (!passkeys.usable || passkeys.byAddress) {
+    if (passkeys.byAddress) {
+      var there = "https://localhost" + (location.port ? ":" + location.port : "") + location.pathname;
+      status.setAttribute("data-state", "error");
+      status.textContent = "Passkeys need the site's name, not its address: open ";
+      var link = document.createElement("a");
+      link.id = "passkey-elsewhere";
+      link.href = there;
+      link.textContent = there;
+      status.appendChild(link);
+      status.appendChild(document.createTextNode(" on this computer."));
+    } else {
+      say("error", "This browser cannot use passkeys here.");
+    }
     document.getElementById("passkey-signin").disabled = true;
     document.getElementById("passkey-signup").disabled = true;
     return;
   }
   function cancelPending() { if (pending) { pending.abort(); pending = null; } }
+  var used = null, rpId = null;
   function signIn(username, mediation) {
     var controller = new AbortController();
     if (mediation) { pending = controller; }
     return passkeys.post("/nevisfido/fido2/assertion/options", { username: username })
       .then(function (options) {
         passkeys.check(options, "The bank cannot start a passkey sign-in right now.");
+        rpId = options.rpId;
         var request = { publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(options), signal: controller.signal };
         if (mediation) { request.mediation = mediation; card.setAttribute("data-conditional", "waiting"); }
         return navigator.credentials.get(request);
@@ -132,9 +157,14 @@ var passkeys = (function () {
       .then(function (credential) {
         if (mediation) { card.setAttribute("data-conditional", "answered"); }
         say("waiting", "Checking your passkey…");
+        used = credential.id;
         return passkeys.post("/nevisfido/fido2/assertion/result", credential.toJSON());
       })
       .then(function (answer) {
+        // A passkey the bank does not have (removed, or made elsewhere): the provider may hide it from now on.
+        if (answer.errorCode === "unknown_credential") {
+          passkeys.signal("signalUnknownCredential", { rpId: rpId, credentialId: used });
+        }
         passkeys.check(answer, "Your passkey did not sign you in.");
         document.getElementById("passkey-token").value = answer.token;
         resultForm.submit();
