@@ -415,6 +415,38 @@ def main():
             steps.signed_in_with_passkey("dave")
         steps.step("passkey autofill: conditional mediation signs dave in from the username field", passkey_autofill)
 
+        def names(element_id="passkey-list"):
+            return [i.get_attribute("value") for i in driver.find_elements(By.CSS_SELECTOR, f"#{element_id} .passkey-name")]
+
+        def your_passkeys():
+            # Dave, signed in with his passkey, names it; removing it is refused: it is his only way in.
+            steps.passkey_page("dave")
+            driver.find_element(By.ID, "passkey-signin").click()
+            steps.signed_in_with_passkey("dave")
+            steps.wait.until(lambda _: driver.find_element(By.ID, "passkey-list").get_attribute("data-count") == "1")
+            field = driver.find_element(By.CSS_SELECTOR, "#passkey-list .passkey-name")
+            field.clear()
+            field.send_keys("Dave's laptop")
+            driver.find_element(By.CSS_SELECTOR, "#passkey-list .passkey-rename").click()
+            state, text = steps.passkey_status(element_id="passkey-list-status")
+            assert state == "registered" and text == "Renamed.", text
+            assert names() == ["Dave's laptop"], names()
+            shown = json.loads(admin("user", "show", "dave", "--json"))
+            assert shown["passkeys"][0]["name"] == "Dave's laptop", shown
+            held = authenticator.credentials()[0]
+            wanted = base64.urlsafe_b64encode(base64.b64decode(held["credentialId"])).decode().rstrip("=")
+            signals = driver.execute_script("return window.__signals;")
+            accepted = [s["argument"] for s in signals if s["name"] == "signalAllAcceptedCredentials"]
+            details = [s["argument"] for s in signals if s["name"] == "signalCurrentUserDetails"]
+            assert accepted and accepted[-1]["allAcceptedCredentialIds"] == [wanted] and accepted[-1]["rpId"] == "localhost", signals
+            assert details and details[-1]["name"] == "dave", signals
+            driver.find_element(By.CSS_SELECTOR, "#passkey-list .passkey-remove").click()
+            state, text = steps.passkey_status(element_id="passkey-list-status")
+            assert state == "error" and "last way to sign in" in text, text
+            assert names() == ["Dave's laptop"], names()
+            steps.shot("18b-your-passkeys.png")
+        steps.step("your passkeys: dave names his passkey, the page signals the list, his only passkey is kept", your_passkeys)
+
         def refused(expected, name):
             steps.passkey_page("dave")
             driver.find_element(By.ID, "passkey-signin").click()
@@ -511,6 +543,24 @@ def main():
             steps.wait_outcome("Transaction confirmed")
             steps.shot("25-passkey-then-phone.png")
         steps.step("carol logs in with her phone, adds a passkey there, signs in with it and confirms a payment on her phone", passkey_then_phone)
+
+        def carol_removes_her_passkey():
+            # Carol holds her phone's key too: her passkey may go, and the browser is told the list is empty.
+            steps.passkey_page("carol")
+            driver.find_element(By.ID, "passkey-signin").click()
+            steps.signed_in_with_passkey("carol")
+            steps.wait.until(lambda _: driver.find_element(By.ID, "passkey-list").get_attribute("data-count") == "1")
+            driver.find_element(By.CSS_SELECTOR, "#passkey-list .passkey-remove").click()
+            state, text = steps.passkey_status(element_id="passkey-list-status")
+            assert state == "registered" and text == "Removed.", text
+            assert driver.find_element(By.ID, "passkey-list").get_attribute("data-count") == "0"
+            signals = driver.execute_script("return window.__signals;")
+            accepted = [s["argument"] for s in signals if s["name"] == "signalAllAcceptedCredentials"]
+            assert accepted[-1]["allAcceptedCredentialIds"] == [], signals
+            shown = json.loads(admin("user", "show", "carol", "--json"))
+            assert not shown["passkeys"] and shown["keys"], shown
+            steps.shot("26-passkey-removed-by-carol.png")
+        steps.step("carol removes her passkey: her phone remains, the page signals an empty list", carol_removes_her_passkey)
     finally:
         driver.quit()
     print(f"browser test: {steps.passed} passed, {steps.failed} failed (screenshots in {SHOTS})")

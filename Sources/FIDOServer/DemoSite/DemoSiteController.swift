@@ -255,6 +255,8 @@ struct DemoSiteController {
         result.tokenKind = "session token"
         result.checks = "issuer, expiry, what proved the user (method) and what the token is for (token_use)"
         result.stepUpUsername = claims.sub.value
+        // The sign-in set the session cookie in this browser: the page lists her passkeys with it.
+        result.ownPasskeys = true
         (result.passkeyProof, result.passkeyUsername) = (token, claims.sub.value)
         return result
     }
@@ -496,6 +498,9 @@ struct DemoPages: Sendable {
         /// her account (`passkey/add`) for ``DemoSiteController/stepUpSeconds``, and her username.
         var passkeyProof: String?
         var passkeyUsername: String?
+        /// After a passkey sign-in, whose session cookie this browser now holds: the page shows "Your passkeys" (the
+        /// FIDO2 API's own list, rename and removal, called by the page's script with that cookie).
+        var ownPasskeys = false
     }
 
     struct Home {

@@ -213,3 +213,64 @@ var passkeys = (function () {
       .catch(passkeys.failing(status));
   });
 })();
+
+// "Your passkeys", after a passkey sign-in: the FIDO2 API's list of the signed-in user's passkeys (the session cookie
+// the sign-in set authorizes it), with a name and a remove button for each. After every answer the page tells the
+// browser what the bank holds (the Signal API), so her passkey provider shows the names and hides what is gone.
+(function () {
+  "use strict";
+  var list = document.getElementById("passkey-list");
+  if (!list) { return; }
+  var status = document.getElementById("passkey-list-status");
+  var path = "/nevisfido/fido2/passkeys";
+  function call(method, url, body) {
+    var init = { method: method, headers: { "Accept": "application/json" }, credentials: "same-origin" };
+    if (body) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+    return fetch(url, init).then(function (response) {
+      return response.json().catch(function () { return { status: "failed", errorMessage: "The server answered " + response.status + "." }; });
+    });
+  }
+  function when(text) { return text ? new Date(text).toLocaleString() : null; }
+  function render(answer) {
+    list.textContent = "";
+    answer.passkeys.forEach(function (passkey) {
+      var item = document.createElement("li");
+      item.setAttribute("data-credential-id", passkey.credentialId);
+      var name = document.createElement("input");
+      name.className = "passkey-name";
+      name.maxLength = 64;
+      name.value = passkey.name || passkey.providerName || "Passkey";
+      name.setAttribute("aria-label", "Name of this passkey");
+      var save = document.createElement("button");
+      save.type = "button"; save.className = "secondary passkey-rename"; save.textContent = "Rename";
+      save.addEventListener("click", function () {
+        change("PATCH", passkey.credentialId, { name: name.value.trim() }, "The bank could not rename this passkey.", "Renamed.");
+      });
+      var remove = document.createElement("button");
+      remove.type = "button"; remove.className = "secondary passkey-remove"; remove.textContent = "Remove";
+      remove.addEventListener("click", function () {
+        change("DELETE", passkey.credentialId, null, "The bank could not remove this passkey.", "Removed.");
+      });
+      var detail = document.createElement("span");
+      detail.className = "detail";
+      detail.textContent = (passkey.providerName || "Passkey") + ", added " + when(passkey.createdAt)
+        + (passkey.lastUsedAt ? ", last used " + when(passkey.lastUsedAt) : "") + (passkey.backedUp ? ", synced" : "");
+      item.appendChild(name); item.appendChild(save); item.appendChild(remove); item.appendChild(detail);
+      list.appendChild(item);
+    });
+    list.setAttribute("data-count", String(answer.passkeys.length));
+    if (answer.user) {
+      passkeys.signal("signalAllAcceptedCredentials", { rpId: answer.rpId, userId: answer.user.id, allAcceptedCredentialIds: answer.allAcceptedCredentialIds });
+      passkeys.signal("signalCurrentUserDetails", { rpId: answer.rpId, userId: answer.user.id, name: answer.user.name, displayName: answer.user.displayName });
+    }
+  }
+  function change(method, id, body, lead, done) {
+    passkeys.say(status, "waiting", "One moment…");
+    call(method, path + "/" + encodeURIComponent(id), body)
+      .then(function (answer) { passkeys.check(answer, lead); render(answer); passkeys.say(status, "registered", done); })
+      .catch(passkeys.failing(status));
+  }
+  call("GET", path)
+    .then(function (answer) { passkeys.check(answer, "The bank cannot list your passkeys right now."); render(answer); })
+    .catch(passkeys.failing(status));
+})();
