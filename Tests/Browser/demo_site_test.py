@@ -392,6 +392,9 @@ def main():
             steps.passkey_page("dave")
             driver.find_element(By.ID, "passkey-signin").click()
             steps.signed_in_with_passkey("dave")
+            # Dave signed up a moment ago with a passkey only: welcomed, and not offered a phone he does not have.
+            assert steps.text("summary").startswith("Welcome, dave: your account is ready."), steps.text("summary")
+            assert not driver.find_elements(By.ID, "step-up")
             steps.shot("16-passkey-signed-in.png")
             driver.set_window_size(390, 844)
             steps.shot("17-passkey-signed-in-phone.png")
@@ -534,6 +537,7 @@ def main():
             steps.passkey_page("carol")
             driver.find_element(By.ID, "passkey-signin").click()
             steps.signed_in_with_passkey("carol")
+            assert steps.text("summary").startswith("Welcome back, carol."), steps.text("summary")
             driver.find_element(By.ID, "step-up").click()
             assert driver.find_element(By.ID, "login-username").get_attribute("value") == "carol"
             driver.find_element(By.ID, "login-submit").click()

@@ -59,7 +59,10 @@ final class DemoSitePasskeyTests: XCTestCase {
             XCTAssertEqual(page.status, 200)
             XCTAssertTrue(text(page).contains("Signed in with a passkey"), text(page))
             XCTAssertTrue(text(page).contains("<code>passkey</code>"), text(page))
-            XCTAssertTrue(text(page).contains(#"href="/demo?username=dave""#), text(page))
+            // Dave holds a passkey made a moment ago and no phone: welcomed, and not offered a phone to confirm with.
+            XCTAssertTrue(text(page).contains("Welcome, dave: your account is ready."), text(page))
+            XCTAssertFalse(text(page).contains(#"href="/demo?username=dave""#), text(page))
+            XCTAssertTrue(text(page).contains(#"id="your-passkeys""#), text(page))
         }
     }
 

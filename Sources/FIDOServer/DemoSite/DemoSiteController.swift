@@ -241,9 +241,12 @@ struct DemoSiteController {
             throw Refusal(.badRequest, "bad_token", "That sign-in could not be verified. Sign in again.")
         }
         let formatter = ISO8601DateFormatter()
+        let welcome = try await service.demoWelcome(username: claims.sub.value, recent: Self.stepUpSeconds)
         var result = DemoPages.Result(
             outcome: "succeeded", heading: "Signed in with a passkey",
-            summary: "Welcome back, \(claims.sub.value). Your passkey proved it is you; no phone and no password were needed.",
+            summary: welcome.isNew
+                ? "Welcome, \(claims.sub.value): your account is ready. Your passkey proved it is you; no phone and no password were needed."
+                : "Welcome back, \(claims.sub.value). Your passkey proved it is you; no phone and no password were needed.",
             message: nil, transactionCheck: nil, transactionCheckClass: nil,
             claims: [
                 ("iss", claims.iss.value), ("sub", claims.sub.value), ("method", claims.method ?? "–"), ("token_use", claims.token_use ?? "–"),
@@ -254,7 +257,8 @@ struct DemoSiteController {
         result.hasClaims = true
         result.tokenKind = "session token"
         result.checks = "issuer, expiry, what proved the user (method) and what the token is for (token_use)"
-        result.stepUpUsername = claims.sub.value
+        // A payment is confirmed on the phone: offered only to a user who holds one.
+        result.stepUpUsername = welcome.hasPhone ? claims.sub.value : nil
         // The sign-in set the session cookie in this browser: the page lists her passkeys with it.
         result.ownPasskeys = true
         (result.passkeyProof, result.passkeyUsername) = (token, claims.sub.value)

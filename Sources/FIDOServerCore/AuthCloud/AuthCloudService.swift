@@ -317,6 +317,18 @@ package struct AuthCloudService: Sendable {
             .record
     }
 
+    /// What the demo's page after a passkey sign-in says: whether the user holds a phone's key (a payment can then be
+    /// confirmed on it) and whether she is new: she holds no phone (a phone's owner signed in with it before) and every
+    /// passkey she holds was made in the last `recent` seconds (a sign-up and its first sign-in), so she is welcomed,
+    /// not welcomed back.
+    package func demoWelcome(username: String, recent: TimeInterval) async throws -> (hasPhone: Bool, isNew: Bool) {
+        let keys = try await stores.registrations.registrations(username: username)
+        let passkeys = try await stores.passkeys.passkeys(username: username)
+        let since = environment.clock().addingTimeInterval(-recent)
+        let isNew = keys.isEmpty && passkeys.allSatisfy { $0.createdAt >= since }
+        return (!keys.isEmpty, isNew)
+    }
+
     /// What the demo's sign-up says of a username someone holds.
     package static let usernameTaken = "This username is taken. If it is yours, log in first: then you can add a passkey to your account."
 
