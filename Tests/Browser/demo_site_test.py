@@ -50,6 +50,17 @@ SIGNAL_SPY = """
       return original ? original.call(PublicKeyCredential, argument) : Promise.resolve();
     };
   });
+  // What the page hands navigator.credentials: the hints, and the allowed credentials' ID lengths.
+  window.__requests = [];
+  ["get", "create"].forEach(function (name) {
+    var original = navigator.credentials[name].bind(navigator.credentials);
+    navigator.credentials[name] = function (options) {
+      var key = (options && options.publicKey) || {};
+      window.__requests.push({ name: name, mediation: options && options.mediation, hints: key.hints || [],
+        allow: (key.allowCredentials || []).map(function (c) { return c.id.byteLength; }) });
+      return original(options);
+    };
+  });
 })();
 """
 
@@ -384,6 +395,8 @@ def main():
             steps.shot("15-passkey-created.png")
             stored = authenticator.credentials()
             assert len(stored) == 1 and stored[0]["isResidentCredential"], stored
+            created = [r for r in driver.execute_script("return window.__requests;") if r["name"] == "create"]
+            assert created and created[-1]["hints"] == ["client-device"], created
             shown = json.loads(admin("user", "show", "dave", "--json"))
             assert len(shown["passkeys"]) == 1 and shown["passkeys"][0]["discoverable"] is True, shown
         steps.step("passkey sign-up: Chromium's authenticator makes a discoverable passkey the server stores", passkey_sign_up)
@@ -450,8 +463,29 @@ def main():
             steps.shot("18b-your-passkeys.png")
         steps.step("your passkeys: dave names his passkey, the page signals the list, his only passkey is kept", your_passkeys)
 
-        def refused(expected, name):
-            steps.passkey_page("dave")
+        def decoys_and_hints():
+            # A username without passkeys gets decoys of the usual shape: the browser is asked for one of them, has
+            # none, and the page says so as for any passkey the person does not have. The configured hint reaches
+            # the browser with every request.
+            steps.passkey_page("nobody-here")
+            driver.find_element(By.ID, "passkey-signin").click()
+            state, text = steps.passkey_status(("error",))
+            assert text == "Cancelled, or no passkey for this site was chosen.", text
+            requests = driver.execute_script("return window.__requests;")
+            get = [r for r in requests if r["name"] == "get" and not r["mediation"]][-1]
+            assert 1 <= len(get["allow"]) <= 2 and all(n in (16, 20, 32, 64) for n in get["allow"]), get
+            assert get["hints"] == ["client-device"], get
+            # The same username asked again gets the same decoys (no change tells them from a real list).
+            steps.passkey_page("nobody-here")
+            driver.find_element(By.ID, "passkey-signin").click()
+            steps.passkey_status(("error",))
+            again = [r for r in driver.execute_script("return window.__requests;") if r["name"] == "get" and not r["mediation"]][-1]
+            assert again["allow"] == get["allow"], (get, again)
+            steps.shot("18c-passkey-decoys.png")
+        steps.step("decoys: a username without passkeys gets a list of the usual shape; the hint reaches the browser", decoys_and_hints)
+
+        def refused(expected, name, username="dave"):
+            steps.passkey_page(username)
             driver.find_element(By.ID, "passkey-signin").click()
             state, text = steps.passkey_status(("error",))
             # A sentence for the person, then the server's reason in small print.
@@ -498,7 +532,9 @@ def main():
             assert len(held) == 1, held
             removed = admin("user", "remove-passkeys", "dave", "--all")
             assert "removed 1 passkey(s) of dave" in removed, removed
-            refused("not registered", "22-passkey-removed.png")
+            # Without a username: by his name the options would list decoys (he has no passkey now), which the
+            # browser's passkey does not match, so it would never reach the server.
+            refused("not registered", "22-passkey-removed.png", username="")
             # The server said the credential is unknown: the page told the browser (signalUnknownCredential), and
             # Chromium's authenticator dropped the passkey, so it is not offered again.
             wanted = base64.urlsafe_b64encode(base64.b64decode(held[0]["credentialId"])).decode().rstrip("=")
