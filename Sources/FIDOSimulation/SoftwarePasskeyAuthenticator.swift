@@ -188,6 +188,9 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
     /// The `credProtect` level (1…3) it reports applying to a new credential, as a CTAP 2.1 security key does when
     /// asked; nil reports none, as synced passkeys do.
     public var credentialProtection: Int?
+    /// Whether a new credential's authenticator data says the user was present (UP); false as a browser's conditional
+    /// create may make one, without the user's gesture.
+    public var presentAtCreation = true
     public private(set) var credentials: [Credential] = []
 
     public init(
@@ -214,6 +217,7 @@ public struct SoftwarePasskeyAuthenticator: Sendable {
         let credential = Credential(id: id, rpID: rpID, userHandle: userHandle, algorithm: algorithm, signCount: counts ? 1 : 0, key: key)
         let clientDataJSON = try Self.clientData(type: "webauthn.create", challenge: challenge, origin: origin)
         var data = authenticatorData(rpID: rpID, signCount: credential.signCount, attested: true)
+        if !presentAtCreation { data[32] &= ~0x01 }
         data += aaguid + [UInt8(id.count >> 8), UInt8(id.count & 0xff)] + id + key.cose
         if let level = credentialProtection {
             data[32] |= 0x80  // ED: extensions follow

@@ -47,11 +47,16 @@ public enum FIDO2API {
         /// WebAuthn Level 3 `hints` (`security-key`, `client-device`, `hybrid`), most preferred first: echoed in the
         /// options, in place of the configured ones.
         public var hints: [String]?
+        /// Ours: `conditional` for registration options the page will use with `create({mediation: "conditional"})`
+        /// (conditional create: the browser makes the passkey after another sign-in, without asking), whose answer
+        /// may then lack user presence. Absent otherwise.
+        public var mediation: String?
         public init(
             username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelection? = nil, attestation: String? = nil,
-            userVerification: String? = nil, extensions: [String: JSONValue]? = nil, hints: [String]? = nil
+            userVerification: String? = nil, extensions: [String: JSONValue]? = nil, hints: [String]? = nil, mediation: String? = nil
         ) {
             self.hints = hints
+            self.mediation = mediation
             self.username = username
             self.displayName = displayName
             self.authenticatorSelection = authenticatorSelection

@@ -565,6 +565,16 @@ def main():
             approved = device("approve", "--pin", PIN)
             assert approved["approved"] is True, approved
             steps.wait_outcome("Transaction confirmed")
+            # The automatic upgrade: where the browser offers conditional create, the page asks for it at once.
+            capable = driver.execute_async_script(
+                "var done = arguments[0]; (PublicKeyCredential.getClientCapabilities ? PublicKeyCredential.getClientCapabilities()"
+                " : Promise.resolve({})).then(function (c) { done(!!c.conditionalCreate); });")
+            if capable:
+                steps.wait.until(lambda _: driver.find_element(By.ID, "add-passkey").get_attribute("data-upgrade"))
+                created = [r for r in driver.execute_script("return window.__requests;") if r["name"] == "create"]
+                assert created and created[-1]["mediation"] == "conditional", created
+            print(f"     conditional create offered by this Chromium: {capable}; the page's upgrade: "
+                  f"{driver.find_element(By.ID, 'add-passkey').get_attribute('data-upgrade')}")
             driver.find_element(By.ID, "add-passkey").click()
             state, text = steps.passkey_status(element_id="add-passkey-status")
             assert state == "registered", text

@@ -220,6 +220,37 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    // MARK: Conditional create
+
+    func testAConditionalCreateMayLackUserPresenceAndAnyOtherRegistrationMayNot() async throws {
+        try await with { server in
+            for mediation in [nil, "conditional"] as [String?] {
+                var browser = SoftwarePasskeyAuthenticator(origin: Self.origin)
+                browser.presentAtCreation = false
+                let username = "upgrade-\(mediation ?? "modal")"
+                let answer = try await server.fido2(
+                    FIDO2API.attestationOptionsPath,
+                    FIDO2API.OptionsRequest(username: username, displayName: username, mediation: mediation),
+                    headers: try await server.bearer(username))
+                let options = try JSONDecoder().decode(FIDO2API.CreationOptions.self, from: answer.body)
+                let registered = try await server.fido2(FIDO2API.attestationResultPath, try InProcessServer.attestation(&browser, for: options))
+                if mediation == nil {
+                    XCTAssertEqual(registered.status, 400, text(registered))
+                    XCTAssertTrue(try fido2Response(registered).errorMessage.contains("user was not present"), text(registered))
+                } else {
+                    XCTAssertEqual(registered.status, 200, text(registered))
+                    let signedIn = try await server.signInWithPasskey(&browser, username: username)
+                    XCTAssertEqual(signedIn.status, 200, "a sign-in still needs presence, which the authenticator gives: \(text(signedIn))")
+                }
+            }
+            let refused = try await server.fido2(
+                FIDO2API.attestationOptionsPath, FIDO2API.OptionsRequest(username: "eve", displayName: "Eve", mediation: "silent"),
+                headers: try await server.bearer("eve"))
+            XCTAssertEqual(refused.status, 400)
+            XCTAssertEqual(try fido2Response(refused).errorMessage, "mediation must be conditional or absent")
+        }
+    }
+
     // MARK: Extensions
 
     func testTheConfiguredExtensionsAreAskedForAndThePolicyOverridesTheRequest() async throws {

@@ -145,14 +145,20 @@ struct DemoSiteController {
             let user = try await service.demoUser(username: signUp.username.trimmingCharacters(in: .whitespaces))
             return try await passkeys.registrationOptions(.init(username: user.username, displayName: user.username), principal: Self.principal)
         }
-        struct Add: Decodable { var proof: String }
+        struct Add: Decodable {
+            var proof: String
+            /// For the automatic upgrade after a phone's log-in (conditional create).
+            var conditional: Bool?
+        }
         // A customer who just signed in adds a passkey to her own account: the proof is the token of that sign-in (a
         // phone's log-in or a passkey's), verified as the result page verifies it, and no older than
         // ``stepUpSeconds``. This is the only way the demo adds a factor to an account someone holds.
         passkeyOptions(open, "passkey/add", as: Add.self, name: "demo passkey add", missing: "Sign in first.") { add in
             let username = try await signedInUser(add.proof)
             let user = try await service.demoUserSignedIn(username: username)
-            return try await passkeys.registrationOptions(.init(username: user.username, displayName: user.username), principal: Self.principal)
+            return try await passkeys.registrationOptions(
+                .init(username: user.username, displayName: user.username, mediation: add.conditional == true ? "conditional" : nil),
+                principal: Self.principal)
         }
         postForm(
             open, "passkey/result", as: PasskeyResultForm.self, name: "demo passkey result",

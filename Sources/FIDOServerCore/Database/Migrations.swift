@@ -258,6 +258,13 @@ enum Migrations {
                 "ALTER TABLE webauthn_ceremonies ADD COLUMN outcome TEXT",
                 "CREATE INDEX webauthn_ceremonies_by_session ON webauthn_ceremonies(session_id)",
             ]),
+        // A registration the page makes by conditional create (`mediation: "conditional"`), where the browser may make
+        // the passkey without the user's gesture, so its answer may lack user presence.
+        Migration(
+            version: 20, name: "WebAuthn ceremonies remember a conditional create",
+            statements: [
+                "ALTER TABLE webauthn_ceremonies ADD COLUMN conditional BIGINT NOT NULL DEFAULT 0"
+            ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

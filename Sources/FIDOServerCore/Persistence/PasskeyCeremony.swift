@@ -18,8 +18,14 @@ public struct PasskeyCeremony: Sendable, Equatable {
     /// `required`, `preferred` or `discouraged`: what the answer is held to.
     public var userVerification: String
     public var expiresAt: Date
+    /// A registration for conditional create: its answer may lack user presence (WebAuthn §7.1 step 14).
+    public var conditional: Bool
 
-    public init(challenge: String, sessionID: String, kind: Kind, username: String?, userHandle: String?, userVerification: String, expiresAt: Date) {
+    public init(
+        challenge: String, sessionID: String, kind: Kind, username: String?, userHandle: String?, userVerification: String, expiresAt: Date,
+        conditional: Bool = false
+    ) {
+        self.conditional = conditional
         self.challenge = challenge
         self.sessionID = sessionID
         self.kind = kind

@@ -14,9 +14,9 @@ public struct PasskeyCeremonyStore: Sendable {
     package func open(_ record: PasskeyCeremony, cap: CeremonyCap?) async throws -> Bool {
         let values: SQLQueryString = """
             \(bind: record.challenge), \(bind: record.sessionID), \(bind: record.kind.rawValue), \(bind: record.username), \(bind: record.userHandle), \
-            \(bind: record.userVerification), \(bind: cap?.username), \(bind: record.expiresAt.epochMillis)
+            \(bind: record.userVerification), \(bind: cap?.username), \(bind: record.expiresAt.epochMillis), \(bind: Int64(record.conditional ? 1 : 0))
             """
-        let columns = "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at"
+        let columns = "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at, conditional"
         return try await database.run { sql in
             if let cap {
                 return try await sql.raw(
@@ -114,7 +114,7 @@ public struct PasskeyCeremonyStore: Sendable {
     }
 
     /// The columns a ceremony is read from.
-    static let columns = ["challenge", "session_id", "kind", "username", "user_handle", "user_verification", "expires_at"]
+    static let columns = ["challenge", "session_id", "kind", "username", "user_handle", "user_verification", "expires_at", "conditional"]
     /// What a ceremony's columns are renamed to when a statement also returns a passkey's (which has its own
     /// `username` and `user_handle`).
     static let prefix = "ceremony_"
@@ -134,6 +134,7 @@ public struct PasskeyCeremonyStore: Sendable {
             kind: parsed, username: try row.decode(column: column("username"), as: String?.self),
             userHandle: try row.decode(column: column("user_handle"), as: String?.self),
             userVerification: try row.decode(column: column("user_verification"), as: String.self),
-            expiresAt: Date(epochMillis: try row.decode(column: column("expires_at"), as: Int64.self)))
+            expiresAt: Date(epochMillis: try row.decode(column: column("expires_at"), as: Int64.self)),
+            conditional: try row.decode(column: column("conditional"), as: Int64.self) != 0)
     }
 }

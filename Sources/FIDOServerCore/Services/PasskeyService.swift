@@ -82,11 +82,16 @@ package struct PasskeyService: Sendable {
         }
         let attestation = try settings.conveyance(asked: request.attestation)
         let hints = try settings.hints(asked: request.hints)
+        // Conditional create: only `conditional` is a mediation that changes what the answer is held to.
+        guard request.mediation == nil || request.mediation == "conditional" else {
+            throw Refusal(.badRequest, "bad_request", "mediation must be conditional or absent")
+        }
         let extensions = try Self.echoed(request.extensions, adding: ["credProps": .bool(true)], overriding: settings.registrationExtensions)
         let existing = try await stores.passkeys.passkeys(username: username)
         try refuseOverCap(username, holding: existing.count, step: "passkey registration options")
         let userHandle = existing.first?.userHandle ?? Base64URL.encode(SecureRandom.bytes(Self.userHandleBytes))
-        let record = newCeremony(.registration, username: username, userHandle: userHandle, userVerification: userVerification)
+        var record = newCeremony(.registration, username: username, userHandle: userHandle, userVerification: userVerification)
+        record.conditional = request.mediation == "conditional"
         // Counted against her cap, like a UAF registration request: only a caller who may act for her asks for one.
         let cap = CeremonyCap(username: username, limit: environment.limits.outstandingRequestsPerUsername, now: environment.clock())
         guard try await stores.passkeyCeremonies.open(record, cap: cap) else {
@@ -153,7 +158,7 @@ package struct PasskeyService: Sendable {
                 expected: RegistrationExpectation(
                     challenge: Base64URL.decodeBytes(ceremony.challenge) ?? [],
                     userVerification: UserVerificationRequirement(rawValue: ceremony.userVerification) ?? .required,
-                    algorithms: settings.algorithms),
+                    algorithms: settings.algorithms, conditional: ceremony.conditional),
                 now: environment.clock())
         } catch {
             environment.decide("passkey registration", username, 400, "refused: \(error)")

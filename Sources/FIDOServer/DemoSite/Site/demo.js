@@ -81,11 +81,14 @@ var passkeys = (function () {
       if (text) { say(element, "error", text); }
     };
   }
-  function create(optionsPath, body, refusedLead) {
+  function create(optionsPath, body, refusedLead, mediation, signal) {
     return post(optionsPath, body)
       .then(function (options) {
         check(options, refusedLead);
-        return navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options) });
+        var request = { publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options) };
+        if (mediation) { request.mediation = mediation; }
+        if (signal) { request.signal = signal; }
+        return navigator.credentials.create(request);
       })
       .then(function (credential) {
         var answer = credential.toJSON();
@@ -205,13 +208,30 @@ var passkeys = (function () {
   if (!button) { return; }
   var status = document.getElementById("add-passkey-status");
   if (!passkeys.usable) { passkeys.say(status, "error", "This browser cannot use passkeys here."); button.disabled = true; return; }
+  var username = button.getAttribute("data-username");
+  var upgrading = null;
   button.addEventListener("click", function () {
-    var username = button.getAttribute("data-username");
+    if (upgrading) { upgrading.abort(); upgrading = null; }
     passkeys.say(status, "waiting", "Creating a passkey for " + username + "…");
     passkeys.create("/demo/passkey/add", { proof: button.getAttribute("data-proof") }, "No passkey can be added right now.")
       .then(function () { passkeys.say(status, "registered", "Passkey added to " + username + "'s account. Sign in with it next time."); })
       .catch(passkeys.failing(status));
   });
+  // After a phone's log-in, the automatic upgrade (conditional create): where the browser offers it, its passkey
+  // provider may make a passkey for this account without asking, and tells the person it did. A browser that will
+  // not (no saved sign-in to upgrade) refuses quietly; the button stays.
+  if (document.getElementById("your-passkeys") || !PublicKeyCredential.getClientCapabilities) { return; }
+  PublicKeyCredential.getClientCapabilities().then(function (capabilities) {
+    if (!capabilities.conditionalCreate) { return; }
+    upgrading = new AbortController();
+    button.setAttribute("data-upgrade", "offered");
+    return passkeys.create("/demo/passkey/add", { proof: button.getAttribute("data-proof"), conditional: true },
+      "No passkey can be added right now.", "conditional", upgrading.signal)
+      .then(function () {
+        button.setAttribute("data-upgrade", "made");
+        passkeys.say(status, "registered", "Your browser added a passkey to " + username + "'s account. Sign in with it next time.");
+      });
+  }).catch(function () { button.setAttribute("data-upgrade", "declined"); });
 })();
 
 // "Your passkeys", after a passkey sign-in: the FIDO2 API's list of the signed-in user's passkeys (the session cookie
