@@ -139,6 +139,45 @@ extension StoreContractTests {
         }
     }
 
+    func testACancelledCeremonyCannotBeAnsweredAndFreesHerCap() async throws {
+        try await onEveryEngine { stores in
+            let cap = CeremonyCap(username: "alice", limit: 1, now: Date())
+            var narrowed = ceremony("cancelled")
+            narrowed.credentialID = "only-this-one"
+            _ = try await stores.passkeyCeremonies.open(narrowed, cap: cap)
+            let cancelled = try await stores.passkeyCeremonies.cancel(sessionID: "session-cancelled")
+            XCTAssertTrue(cancelled)
+            let twice = try await stores.passkeyCeremonies.cancel(sessionID: "session-cancelled")
+            XCTAssertFalse(twice, "only an unanswered ceremony is cancelled")
+            let answer = try await stores.passkeyCeremonies.consume(challenge: "cancelled")
+            XCTAssertNil(answer, "its challenge can no longer be answered")
+            let status = try await stores.passkeyCeremonies.status(sessionID: "session-cancelled")
+            XCTAssertEqual(status?.state, .cancelled)
+            XCTAssertEqual(status?.outcome, PasskeyCeremonyStore.cancelledOutcome)
+            XCTAssertEqual(status?.credentialID, "only-this-one")
+            let room = try await stores.passkeyCeremonies.open(ceremony("after"), cap: cap)
+            XCTAssertTrue(room, "a cancelled ceremony no longer counts against her cap")
+        }
+    }
+
+    func testAnAnsweredCeremonyCannotBeCancelledAndNamesItsCredential() async throws {
+        try await onEveryEngine { stores in
+            var narrowed = ceremony("narrowed")
+            narrowed.credentialID = "her-phone"
+            _ = try await stores.passkeyCeremonies.open(narrowed, cap: nil)
+            let consumed = try await stores.passkeyCeremonies.consume(challenge: "narrowed")
+            XCTAssertEqual(consumed?.credentialID, "her-phone", "the answer is held to the one credential")
+            let cancelled = try await stores.passkeyCeremonies.cancel(sessionID: "session-narrowed")
+            XCTAssertFalse(cancelled)
+            _ = try await stores.passkeyCeremonies.open(ceremony("open"), cap: nil)
+            _ = try await stores.passkeyCeremonies.consume(challenge: "open")
+            try await stores.passkeyCeremonies.finish(challenge: "open", succeeded: true, outcome: nil, credentialID: "answered-with")
+            let status = try await stores.passkeyCeremonies.status(sessionID: "session-open")
+            XCTAssertEqual(status?.state, .succeeded)
+            XCTAssertEqual(status?.credentialID, "answered-with")
+        }
+    }
+
     func testACappedCeremonyStopsAtTheCapCountingOnlyUnexpiredOnes() async throws {
         try await onEveryEngine { stores in
             let now = Date()

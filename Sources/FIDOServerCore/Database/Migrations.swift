@@ -265,6 +265,13 @@ enum Migrations {
             statements: [
                 "ALTER TABLE webauthn_ceremonies ADD COLUMN conditional BIGINT NOT NULL DEFAULT 0"
             ]),
+        // The Auth Cloud's passkey channel: an approval may be for one passkey (the only credential that may answer
+        // it), and its status names the passkey that answered; a cancelled ceremony reads `cancelled` (a state value).
+        Migration(
+            version: 21, name: "WebAuthn ceremonies name their credential",
+            statements: [
+                "ALTER TABLE webauthn_ceremonies ADD COLUMN credential_id TEXT"
+            ]),
     ]
 
     /// Whether tables of an earlier, unversioned schema exist (`challenges` was its request table).

@@ -272,7 +272,8 @@ public struct CeremonyStore: Sendable {
         id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date, sessionToken: String,
         session: SessionRecord, challenge: String
     ) async throws -> Bool {
-        let finishing = PasskeyCeremonyStore.finishing(challenge: challenge, succeeded: true, outcome: nil, username: session.username)
+        let finishing = PasskeyCeremonyStore.finishing(
+            challenge: challenge, succeeded: true, outcome: nil, username: session.username, credentialID: id)
         guard database.engine == .postgres else {
             guard try await stores.passkeys.recordUse(id: id, from: from, to: to, backupState: backupState, at: at) else { return false }
             try await stores.sessions.insert(token: sessionToken, session)

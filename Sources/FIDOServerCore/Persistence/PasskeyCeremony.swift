@@ -20,12 +20,17 @@ public struct PasskeyCeremony: Sendable, Equatable {
     public var expiresAt: Date
     /// A registration for conditional create: its answer may lack user presence (WebAuthn §7.1 step 14).
     public var conditional: Bool
+    /// base64url of the one credential that may answer a sign-in (an Auth Cloud approval for one passkey); nil when
+    /// any of the user's may. Once the ceremony succeeded, the credential that answered (the new passkey of a
+    /// registration), for the status.
+    public var credentialID: String?
 
     public init(
         challenge: String, sessionID: String, kind: Kind, username: String?, userHandle: String?, userVerification: String, expiresAt: Date,
-        conditional: Bool = false
+        conditional: Bool = false, credentialID: String? = nil
     ) {
         self.conditional = conditional
+        self.credentialID = credentialID
         self.challenge = challenge
         self.sessionID = sessionID
         self.kind = kind

@@ -4,7 +4,7 @@ import SQLKit
 
 /// WebAuthn ceremonies, awaiting an answer and then keeping its outcome for nevisFIDO's status service.
 /// ``consume(challenge:)`` is one `UPDATE … WHERE state = 'initialized' RETURNING`: a challenge is answered at most once
-/// across every instance sharing the database, whether the answer succeeds or not. ``finish(challenge:succeeded:outcome:username:)``
+/// across every instance sharing the database, whether the answer succeeds or not. ``finish(challenge:succeeded:outcome:username:credentialID:)``
 /// then records how it ended; the row goes the status retention after the ceremony's expiry.
 public struct PasskeyCeremonyStore: Sendable {
     let database: StoreDatabase
@@ -14,9 +14,10 @@ public struct PasskeyCeremonyStore: Sendable {
     package func open(_ record: PasskeyCeremony, cap: CeremonyCap?) async throws -> Bool {
         let values: SQLQueryString = """
             \(bind: record.challenge), \(bind: record.sessionID), \(bind: record.kind.rawValue), \(bind: record.username), \(bind: record.userHandle), \
-            \(bind: record.userVerification), \(bind: cap?.username), \(bind: record.expiresAt.epochMillis), \(bind: Int64(record.conditional ? 1 : 0))
+            \(bind: record.userVerification), \(bind: cap?.username), \(bind: record.expiresAt.epochMillis), \(bind: Int64(record.conditional ? 1 : 0)), \(bind: record.credentialID)
             """
-        let columns = "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at, conditional"
+        let columns =
+            "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at, conditional, credential_id"
         return try await database.run { sql in
             if let cap {
                 return try await sql.raw(
@@ -33,7 +34,7 @@ public struct PasskeyCeremonyStore: Sendable {
     }
 
     /// Marks the ceremony of `challenge` answered and returns it (once only), expired or not: the caller refuses an
-    /// expired one, and then records the outcome (``finish(challenge:succeeded:outcome:username:)``).
+    /// expired one, and then records the outcome (``finish(challenge:succeeded:outcome:username:credentialID:)``).
     public func consume(challenge: String) async throws -> PasskeyCeremony? {
         try await database.run { sql in
             try await sql.raw("\(Self.consumption(challenge: challenge)) RETURNING *").first()
@@ -46,21 +47,39 @@ public struct PasskeyCeremonyStore: Sendable {
     }
 
     /// Records how the answered ceremony of `challenge` ended: `succeeded`, or `failed` with `outcome`, the refusal's
-    /// words as its caller heard them. A sign-in without a username learns its user here. Only an answered ceremony
-    /// changes, once.
-    public func finish(challenge: String, succeeded: Bool, outcome: String?, username: String? = nil) async throws {
+    /// words as its caller heard them. A sign-in without a username learns its user here, and a succeeded ceremony
+    /// the credential that answered it (`credentialID`). Only an answered ceremony changes, once.
+    public func finish(challenge: String, succeeded: Bool, outcome: String?, username: String? = nil, credentialID: String? = nil) async throws {
         try await database.run { sql in
-            try await sql.raw("\(Self.finishing(challenge: challenge, succeeded: succeeded, outcome: outcome, username: username))").run()
+            try await sql.raw(
+                "\(Self.finishing(challenge: challenge, succeeded: succeeded, outcome: outcome, username: username, credentialID: credentialID))"
+            ).run()
         }
     }
 
-    /// The statement of ``finish(challenge:succeeded:outcome:username:)``.
-    static func finishing(challenge: String, succeeded: Bool, outcome: String?, username: String?) -> SQLQueryString {
+    /// The statement of ``finish(challenge:succeeded:outcome:username:credentialID:)``.
+    static func finishing(challenge: String, succeeded: Bool, outcome: String?, username: String?, credentialID: String? = nil) -> SQLQueryString {
         """
         UPDATE webauthn_ceremonies SET state = \(bind: succeeded ? "succeeded" : "failed"), outcome = \(bind: outcome),
-            username = COALESCE(username, \(bind: username))
+            username = COALESCE(username, \(bind: username)), credential_id = COALESCE(credential_id, \(bind: credentialID))
         WHERE challenge = \(bind: challenge) AND state = 'answered'
         """
+    }
+
+    /// The outcome a ceremony the relying party cancelled keeps.
+    public static let cancelledOutcome = "the relying party cancelled the ceremony"
+
+    /// Cancels the ceremony of `sessionID` if nothing answered it yet (the Auth Cloud's cancel): its challenge can no
+    /// longer be answered, and its status reads `cancelled`. False when there is no such unanswered ceremony.
+    public func cancel(sessionID: String) async throws -> Bool {
+        try await database.run { sql in
+            try await sql.raw(
+                """
+                UPDATE webauthn_ceremonies SET state = 'cancelled', outcome = \(bind: Self.cancelledOutcome)
+                WHERE session_id = \(bind: sessionID) AND state = 'initialized' RETURNING challenge
+                """
+            ).first() != nil
+        }
     }
 
     /// What the status service reports of a ceremony.
@@ -71,6 +90,8 @@ public struct PasskeyCeremonyStore: Sendable {
             /// An answer consumed the ceremony and is being verified.
             case answered
             case succeeded, failed
+            /// The relying party cancelled it before an answer (``PasskeyCeremonyStore/cancel(sessionID:)``).
+            case cancelled
         }
         public var kind: PasskeyCeremony.Kind
         public var state: State
@@ -78,6 +99,8 @@ public struct PasskeyCeremonyStore: Sendable {
         public var outcome: String?
         /// The user it was for, or who signed in.
         public var username: String?
+        /// The credential a succeeded ceremony registered or signed in with (or the one a sign-in was narrowed to).
+        public var credentialID: String?
         public var expiresAt: Date
     }
 
@@ -85,7 +108,7 @@ public struct PasskeyCeremonyStore: Sendable {
     public func status(sessionID: String) async throws -> Status? {
         let row = try await database.run { sql in
             try await sql.raw(
-                "SELECT kind, state, outcome, username, expires_at FROM webauthn_ceremonies WHERE session_id = \(bind: sessionID) LIMIT 1"
+                "SELECT kind, state, outcome, username, credential_id, expires_at FROM webauthn_ceremonies WHERE session_id = \(bind: sessionID) LIMIT 1"
             ).first()
         }
         guard let row else { return nil }
@@ -97,6 +120,7 @@ public struct PasskeyCeremonyStore: Sendable {
         return Status(
             kind: parsedKind, state: parsedState, outcome: try row.decode(column: "outcome", as: String?.self),
             username: try row.decode(column: "username", as: String?.self),
+            credentialID: try row.decode(column: "credential_id", as: String?.self),
             expiresAt: Date(epochMillis: try row.decode(column: "expires_at", as: Int64.self)))
     }
 
@@ -114,7 +138,9 @@ public struct PasskeyCeremonyStore: Sendable {
     }
 
     /// The columns a ceremony is read from.
-    static let columns = ["challenge", "session_id", "kind", "username", "user_handle", "user_verification", "expires_at", "conditional"]
+    static let columns = [
+        "challenge", "session_id", "kind", "username", "user_handle", "user_verification", "expires_at", "conditional", "credential_id",
+    ]
     /// What a ceremony's columns are renamed to when a statement also returns a passkey's (which has its own
     /// `username` and `user_handle`).
     static let prefix = "ceremony_"
@@ -135,6 +161,7 @@ public struct PasskeyCeremonyStore: Sendable {
             userHandle: try row.decode(column: column("user_handle"), as: String?.self),
             userVerification: try row.decode(column: column("user_verification"), as: String.self),
             expiresAt: Date(epochMillis: try row.decode(column: column("expires_at"), as: Int64.self)),
-            conditional: try row.decode(column: column("conditional"), as: Int64.self) != 0)
+            conditional: try row.decode(column: column("conditional"), as: Int64.self) != 0,
+            credentialID: try row.decode(column: column("credential_id"), as: String?.self))
     }
 }

@@ -130,7 +130,8 @@ package struct PasskeyService: Sendable {
             try await register(
                 credential, id: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestationObject, name: name, ceremony: ceremony)
         }
-        try await stores.passkeyCeremonies.finish(challenge: ceremony.challenge, succeeded: true, outcome: nil)
+        try await stores.passkeyCeremonies.finish(
+            challenge: ceremony.challenge, succeeded: true, outcome: nil, credentialID: Base64URL.encode(credentialID))
         return FIDO2API.ServerResponse(status: "ok", errorMessage: "", fido2SessionId: ceremony.sessionID)
     }
 
@@ -205,7 +206,12 @@ package struct PasskeyService: Sendable {
     /// user handle names its user. A caller who may act for her gets her credential IDs (404 when she has none);
     /// anyone else what ``ServerConfiguration/FIDO2/allowCredentials`` says: her IDs (`list`, the default, and
     /// `listWithDecoys`, where a username without passkeys gets decoys instead of an empty list), or nothing.
-    package func authenticationOptions(_ request: FIDO2API.OptionsRequest, caller: Principal?) async throws -> FIDO2API.RequestOptions {
+    ///
+    /// `onlyCredential` (the Auth Cloud's approval for one passkey, by a caller who may act for her) narrows the
+    /// sign-in to that one of her passkeys: it alone is listed, and the ceremony accepts no other answer.
+    package func authenticationOptions(
+        _ request: FIDO2API.OptionsRequest, caller: Principal?, onlyCredential: String? = nil
+    ) async throws -> FIDO2API.RequestOptions {
         let username = request.username.isEmpty ? nil : request.username
         if let username { try ServiceEnvironment.validate(username: username) }
         let userVerification = try settings.userVerification(asked: request.userVerification)
@@ -228,7 +234,19 @@ package struct PasskeyService: Sendable {
                 allow = passkeys.map { .init(id: $0.credentialID, transports: $0.transports.isEmpty ? nil : $0.transports) }
             }
         }
-        let record = newCeremony(.authentication, username: username, userHandle: nil, userVerification: userVerification)
+        if let onlyCredential {
+            // Only for a caller who may act for her: anyone else would learn from the 404 whether the ID is hers.
+            guard let username, authorized else {
+                throw AuthorizationFailure.forbidden("only a caller who may act for the user may narrow a sign-in to one passkey")
+            }
+            allow = allow.filter { $0.id == onlyCredential }
+            guard !allow.isEmpty else {
+                environment.decide("passkey authentication options", username, 404, "refused: \(onlyCredential.prefix(10))… is not her passkey")
+                throw Refusal(.notFound, "no_passkey", "the user holds no passkey with this id")
+            }
+        }
+        var record = newCeremony(.authentication, username: username, userHandle: nil, userVerification: userVerification)
+        record.credentialID = onlyCredential
         // Not counted against the user: anyone may name any user, and counted ceremonies would let them lock her out.
         // The per-address rate limit and the lifetime bound what an anonymous caller makes the server store.
         _ = try await stores.passkeyCeremonies.open(record, cap: nil)
@@ -276,10 +294,15 @@ package struct PasskeyService: Sendable {
         // One answer for a credential that is unknown, removed, or another user's than the one named: which of them
         // it is would tell an anonymous caller who owns which credential.
         let notRegistered = "the credential is not registered for this relying party and user"
-        guard let passkey = found, ceremony.username == nil || ceremony.username == passkey.username else {
+        // A sign-in narrowed to one passkey takes no other, not even another of hers.
+        guard let passkey = found, ceremony.username == nil || ceremony.username == passkey.username,
+            ceremony.credentialID == nil || ceremony.credentialID == id
+        else {
             environment.decide(
                 "passkey authentication", ceremony.username, 400,
-                "refused: credential \(id.prefix(10))… is not registered\(ceremony.username == nil ? "" : " for this user")")
+                found != nil && ceremony.credentialID != nil && ceremony.username == found?.username
+                    ? "refused: the sign-in was for passkey \(ceremony.credentialID!.prefix(10))…, answered with \(id.prefix(10))…"
+                    : "refused: credential \(id.prefix(10))… is not registered\(ceremony.username == nil ? "" : " for this user")")
             // The Signal API: a credential nobody holds here is said to be unknown, so the page can have the user's
             // passkey provider hide it. Never one somebody holds (her passkey must not vanish because another
             // username was typed), and never a decoy of the username asked for: that would tell a decoy from a real
@@ -449,6 +472,9 @@ package struct PasskeyService: Sendable {
         case .failed:
             response.status = .failed
             response.errorMessage = status.outcome ?? "the ceremony failed"
+        case .cancelled:
+            response.status = .failed
+            response.errorMessage = status.outcome ?? PasskeyCeremonyStore.cancelledOutcome
         case .initialized, .answered:
             if status.expiresAt < environment.clock() {
                 response.status = .failed
