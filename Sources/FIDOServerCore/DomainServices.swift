@@ -55,14 +55,14 @@ package struct DomainServices: Sendable {
             deregistration: deregistration, configuration: configuration.dispatch, firebase: firebase, qr: qr)
         devices = DeviceService(environment: environment, stores: .init(stores), signatures: signatures, targets: targets)
         status = StatusService(environment: environment, uaf: uaf, stores: .init(stores))
-        authCloud = AuthCloudService(
-            environment: environment, uaf: uaf, stores: .init(stores), dispatch: dispatch, statusService: status, issuer: issuer,
-            configuration: configuration.dispatch)
-        admin = AdminService(stores: stores, clock: clock, providers: passkeys?.providers ?? .bundled, onDecision: onDecision)
-        if let passkeys {
-            self.passkeys = PasskeyService(environment: environment, settings: passkeys, metadataSource: metadata, stores: .init(stores))
-        } else {
-            self.passkeys = nil
+        let environment = environment
+        let passkeyService = passkeys.map {
+            PasskeyService(environment: environment, settings: $0, metadataSource: metadata, stores: .init(stores))
         }
+        self.passkeys = passkeyService
+        authCloud = AuthCloudService(
+            environment: environment, uaf: uaf, passkeys: passkeyService, stores: .init(stores), dispatch: dispatch, statusService: status,
+            issuer: issuer, configuration: configuration.dispatch)
+        admin = AdminService(stores: stores, clock: clock, providers: passkeys?.providers ?? .bundled, onDecision: onDecision)
     }
 }

@@ -125,6 +125,62 @@ final class PasskeyLiveTests: XCTestCase {
         }
     }
 
+    /// The Auth Cloud API's `fido2` channel: the backend enrolls and asks for approvals on `first` with its access key,
+    /// the page's answers reach `second` (a balancer's choice), and the status token is read where it was issued.
+    func authCloudPasskeys(first: LoopbackServer, second: LoopbackServer, username: String) async throws {
+        let key = try await first.server.stores.accessKeys.create(name: "backend", now: Date()).key
+        func call(_ path: String, _ body: [String: Any], key: String?) async throws -> [String: Any] {
+            var headers = [("Accept", "application/json")]
+            if let key { headers.append(("Authorization", "Bearer \(key)")) }
+            let answer = try await first.exchange(
+                .POST, path, body: try JSONSerialization.data(withJSONObject: body), contentType: "application/json", headers: headers)
+            XCTAssertEqual(answer.status, 200, "\(path): \(text(answer))")
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+        }
+        func options<T: Decodable>(_ object: Any?, as type: T.Type) throws -> T {
+            try JSONDecoder().decode(T.self, from: try JSONSerialization.data(withJSONObject: try XCTUnwrap(object)))
+        }
+        var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+        let enrolled = try await call("/api/v1/users/enroll", ["username": username, "channel": "fido2"], key: key)
+        let enrollment = try XCTUnwrap(enrolled["enrollment"] as? [String: Any])
+        let creation = try options(enrollment["fido2Options"], as: FIDO2API.CreationOptions.self)
+        let registered = try await second.fido2(FIDO2API.attestationResultPath, try LoopbackServer.attestation(&phone, for: creation))
+        XCTAssertEqual(registered.status, 200, text(registered))
+        let enrollStatus = try await call("/api/v1/status", ["statusToken": try XCTUnwrap(enrollment["statusToken"])], key: nil)
+        XCTAssertEqual(enrollStatus["status"] as? String, "succeeded")
+
+        // Without a username (autofill): the status learns who signed in.
+        let approval = try await call("/api/v1/approval", ["channel": "fido2"], key: key)
+        let request = try options(approval["fido2Options"], as: FIDO2API.RequestOptions.self)
+        let signedIn = try await second.fido2(FIDO2API.assertionResultPath, try LoopbackServer.assertion(&phone, for: request))
+        XCTAssertEqual(signedIn.status, 200, text(signedIn))
+        let approved = try await call("/api/v1/status", ["statusToken": try XCTUnwrap(approval["statusToken"])], key: nil)
+        XCTAssertEqual(approved["status"] as? String, "succeeded")
+        XCTAssertEqual(approved["username"] as? String, username)
+        XCTAssertEqual(approved["userId"] as? String, enrolled["userId"] as? String)
+        XCTAssertNotNil(approved["token"])
+
+        // Cancelled on the first instance, its answer is refused on the second.
+        let cancelledApproval = try await call("/api/v1/approval", ["username": username, "channel": "fido2"], key: key)
+        let cancelled = try await call("/api/v1/status/cancel", ["statusToken": try XCTUnwrap(cancelledApproval["statusToken"])], key: key)
+        XCTAssertEqual(cancelled["status"] as? String, "cancelled")
+        let late = try options(cancelledApproval["fido2Options"], as: FIDO2API.RequestOptions.self)
+        let refused = try await second.fido2(FIDO2API.assertionResultPath, try LoopbackServer.assertion(&phone, for: late))
+        XCTAssertEqual(refused.status, 400, text(refused))
+    }
+
+    func testTheAuthCloudPasskeyChannelOverTLSOnSQLite() async throws {
+        try await LoopbackServer.with(Self.configuration()) { server in
+            try await authCloudPasskeys(first: server, second: server, username: "nia-\(suffix)")
+        }
+    }
+
+    func testTheAuthCloudPasskeyChannelAcrossTwoInstancesOnPostgreSQL() async throws {
+        try await withTwoInstances { first, second in
+            try await authCloudPasskeys(first: first, second: second, username: "oda-\(suffix)")
+        }
+    }
+
     /// Two instances on one PostgreSQL database, as behind a balancer.
     func withTwoInstances(
         _ change: (inout ServerConfiguration.FIDO2) -> Void = { _ in }, _ body: (LoopbackServer, LoopbackServer) async throws -> Void

@@ -80,12 +80,14 @@ struct DemoSiteController {
         ) { form in
             let username = form.trimmedUsername
             let user = try await service.enroll(.init(username: username, userId: nil, channel: nil), principal: Self.principal)
-            guard let enrollment = user.enrollment else { throw ServiceFailure(.internalServerError, "enroll answered no enrollment") }
+            guard let enrollment = user.enrollment, let qrCode = enrollment.qrCode, let link = enrollment.appLinkUri else {
+                throw ServiceFailure(.internalServerError, "enroll answered no app enrollment")
+            }
             return pages.waiting(
                 .init(
                     heading: "Scan with the app",
                     instructions: "Open the authenticator app on your phone and scan this code to register \(username).",
-                    message: nil, qrCode: enrollment.qrCode, appLinkUri: enrollment.appLinkUri, statusToken: enrollment.statusToken))
+                    message: nil, qrCode: qrCode, appLinkUri: link, statusToken: enrollment.statusToken))
         }
         postForm(
             open, "login", as: LogInForm.self, name: "demo log-in",

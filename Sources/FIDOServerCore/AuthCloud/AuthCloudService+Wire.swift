@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import NevisProtocol
 import UAF
 
 /// The Auth Cloud API's request and answer bodies (server-api §A.7, §B.10), as the service reads and writes them.
@@ -8,10 +9,34 @@ extension AuthCloudService {
         var username: String?
         var userId: String?
         var channel: String?
-        package init(username: String?, userId: String?, channel: String?) {
+        /// The passkey's display name (channel `fido2`), at most 64 bytes; the username when absent.
+        var displayName: String?
+        var fido2Options: FIDO2Options?
+        package init(username: String?, userId: String?, channel: String?, displayName: String? = nil, fido2Options: FIDO2Options? = nil) {
             self.username = username
             self.userId = userId
             self.channel = channel
+            self.displayName = displayName
+            self.fido2Options = fido2Options
+        }
+    }
+
+    /// What the relying party may ask of the passkey ceremony (channel `fido2`), in WebAuthn's member names: an
+    /// enrollment takes `authenticatorSelection`, `attestation` and `hints`; an approval `userVerification` and
+    /// `hints`. Each is held to the server's `fido2` configuration as on nevisFIDO's own FIDO2 API.
+    package struct FIDO2Options: Decodable, Sendable {
+        var authenticatorSelection: FIDO2API.AuthenticatorSelection?
+        var attestation: String?
+        var userVerification: String?
+        var hints: [String]?
+        package init(
+            authenticatorSelection: FIDO2API.AuthenticatorSelection? = nil, attestation: String? = nil, userVerification: String? = nil,
+            hints: [String]? = nil
+        ) {
+            self.authenticatorSelection = authenticatorSelection
+            self.attestation = attestation
+            self.userVerification = userVerification
+            self.hints = hints
         }
     }
 
@@ -23,10 +48,12 @@ extension AuthCloudService {
         var prompt: Bool?
         var message: String?
         var notificationMessage: String?
+        var fido2Options: FIDO2Options?
         package init(
             username: String?, userId: String?, authenticatorId: String?, channel: String?, prompt: Bool?,
-            message: String?, notificationMessage: String?
+            message: String?, notificationMessage: String?, fido2Options: FIDO2Options? = nil
         ) {
+            self.fido2Options = fido2Options
             self.username = username
             self.userId = userId
             self.authenticatorId = authenticatorId
@@ -54,11 +81,14 @@ extension AuthCloudService {
         var dataUri: String
     }
 
+    /// An enrollment: for the app, its link and QR code; for a passkey (`fido2`), the options the page hands to
+    /// `navigator.credentials.create`, whose answer goes to `/nevisfido/fido2/attestation/result`.
     package struct Enrollment: Codable, Sendable {
         var transactionId: String
         package var statusToken: String
-        package var qrCode: QRCodeImage
-        package var appLinkUri: String
+        package var qrCode: QRCodeImage?
+        package var appLinkUri: String?
+        package var fido2Options: FIDO2API.CreationOptions?
     }
 
     package struct Authenticator: Codable, Sendable, Equatable {
@@ -69,12 +99,21 @@ extension AuthCloudService {
         }
         var authenticatorId: String
         var name: String?
+        /// `app` or `fido2`.
         var authenticatorType: String
+        /// For a passkey, `synced` (its provider may copy it to the user's other devices: backup eligible) or
+        /// `device-bound`; absent for the app, whose platform the server does not know.
+        var type: String?
         var state: String
         var pushEnabled: Bool
         var enrolledAt: String
         var updatedAt: String
-        var uaf: [UAFKey]
+        /// When a passkey last signed in; absent for the app and for a passkey never used.
+        var lastUsedAt: String?
+        /// The app's keys.
+        var uaf: [UAFKey]?
+        /// The passkey, as nevisFIDO's passkey list describes it (provider name, backup state, transports).
+        var fido2: FIDO2API.PasskeyDescription?
     }
 
     package struct User: Codable, Sendable {
@@ -96,8 +135,12 @@ extension AuthCloudService {
         var channel: String
         package var qrCode: QRCodeImage?
         package var appLinkUri: String?
-        /// `dispatched`, or `dispatchError` when the push did not leave (the device can still fetch the operation).
-        var dispatchResult: String
+        /// `dispatched`, or `dispatchError` when the push did not leave (the device can still fetch the operation);
+        /// absent for `fido2`, where nothing is dispatched.
+        var dispatchResult: String?
+        /// For `fido2`: the options the page hands to `navigator.credentials.get` (also with `mediation:
+        /// "conditional"`, autofill), whose answer goes to `/nevisfido/fido2/assertion/result`.
+        package var fido2Options: FIDO2API.RequestOptions?
     }
 
     package struct StatusAnswer: Codable, Sendable {
@@ -119,6 +162,8 @@ extension AuthCloudService {
         var uid: String?
         var username: String?
         var op: String
+        /// The channel the operation runs on: `app`, `push` or `fido2` (which reads a passkey ceremony's status).
+        var channel: String?
         /// base64url SHA-256 of the approval message, the transaction the user must confirm.
         var txn_hash: String?
         var iat: Int64
@@ -136,8 +181,12 @@ extension AuthCloudService {
         var username: String
         var transaction_id: String
         var op: String
+        /// `app`, `push` or `fido2`.
+        var channel: String?
         var status: String
+        /// The UAF authenticator's AAID; absent for a passkey.
         var aaid: String?
+        /// The UAF key ID, or the passkey's credential ID (base64url).
         var keyid: String?
         var txn_hash: String?
         var iat: Int64

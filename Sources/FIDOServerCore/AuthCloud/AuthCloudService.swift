@@ -9,10 +9,13 @@ import WireJSON
 /// The Nevis Authentication Cloud API subset (server-api §A.7, §B.10): a relying party's backend enrolls users and
 /// asks for approvals with an access key; its front end polls the status with the status token. Everything runs on
 /// the ordinary machinery: an enrollment is a dispatched registration (link and QR code), an approval a dispatched
-/// authentication (push or QR code), the status is the operation's status record.
+/// authentication (push or QR code), the status is the operation's status record. On the `fido2` channel they are
+/// passkey ceremonies of nevisFIDO's FIDO2 API, and the status is the ceremony's.
 package struct AuthCloudService: Sendable {
     let environment: ServiceEnvironment
     let uaf: UAFExchange
+    /// Passkeys, when `fido2` is configured: the `fido2` channel's ceremonies.
+    let passkeys: PasskeyService?
     let stores: UsedStores
     let dispatch: DispatchService
     /// The status service, whose cancel the Auth Cloud's cancel is.
@@ -27,6 +30,8 @@ package struct AuthCloudService: Sendable {
         let authCloudUsers: AuthCloudUserStore
         let dispatchTargets: DispatchTargetStore
         let passkeys: PasskeyStore
+        /// The `fido2` channel's ceremonies, whose status the status token reads.
+        let passkeyCeremonies: PasskeyCeremonyStore
         let registrations: RegistrationStore
         let sessions: SessionStore
         let status: StatusStore
@@ -35,6 +40,7 @@ package struct AuthCloudService: Sendable {
             authCloudUsers = stores.authCloudUsers
             dispatchTargets = stores.dispatchTargets
             passkeys = stores.passkeys
+            passkeyCeremonies = stores.passkeyCeremonies
             registrations = stores.registrations
             sessions = stores.sessions
             status = stores.status
@@ -52,16 +58,16 @@ package struct AuthCloudService: Sendable {
     /// `POST /api/v1/users/enroll`: the user (created when new) and a registration to scan or open.
     package func enroll(_ request: EnrollRequest, principal: Principal) async throws -> User {
         let channel = request.channel ?? "app"
-        guard channel == "app" else {
-            throw Refusal(.badRequest, "unsupported_channel", "Only the app channel is supported for enrollment.")
+        guard channel == "app" || channel == "fido2" else {
+            throw Refusal(.badRequest, "unsupported_channel", "channel must be app or fido2 for enrollment.")
+        }
+        if channel == "fido2" { return try await enrollPasskey(request, principal: principal) }
+        guard request.displayName == nil, request.fido2Options == nil else {
+            throw Refusal(.badRequest, "bad_request", "displayName and fido2Options belong to the fido2 channel.")
         }
         let user: AuthCloudUserRecord
         if let userId = request.userId {
-            guard let found = try await stores.authCloudUsers.user(id: userId), Self.mayReach(found, principal) else { throw Self.userNotFound }
-            if let username = request.username, username != found.username {
-                throw Refusal(.badRequest, "bad_request", "username and userId name different users.")
-            }
-            user = found
+            user = try await enrolledUser(id: userId, named: request.username, principal: principal)
         } else {
             guard let username = request.username else { throw Refusal(.badRequest, "bad_request", "username or userId is required.") }
             try Self.validate(username: username)
@@ -79,9 +85,10 @@ package struct AuthCloudService: Sendable {
         guard answer.dispatchResult == .dispatched, let sessionID = answer.sessionId, let link = answer.dispatcherInformation?.response else {
             throw ServiceFailure(.internalServerError, "enrollment dispatch answered \(answer.dispatchResult.rawValue)")
         }
-        let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "enroll", transactionHash: nil)
+        let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "enroll", channel: channel, transactionHash: nil)
         var answerUser = try await describe(user)
-        answerUser.enrollment = Enrollment(transactionId: sessionID, statusToken: statusToken, qrCode: try await qrCode(link), appLinkUri: link)
+        answerUser.enrollment = Enrollment(
+            transactionId: sessionID, statusToken: statusToken, qrCode: try await qrCode(link), appLinkUri: link, fido2Options: nil)
         environment.decide(
             "auth cloud enroll", user.username, 1200, "registration dispatched as an app link, transaction \(OrderedToken.label(sessionID))")
         return answerUser
@@ -91,8 +98,13 @@ package struct AuthCloudService: Sendable {
     /// device, or as an app link and QR code (`app`), also without a user (usernameless).
     package func approval(_ request: ApprovalRequest, principal: Principal) async throws -> ApprovalAnswer {
         let channel = request.channel ?? "push"
-        guard channel == "push" || channel == "app" else {
-            throw Refusal(.badRequest, "unsupported_channel", "channel must be push or app.")
+        guard channel == "push" || channel == "app" || channel == "fido2" else {
+            throw Refusal(.badRequest, "unsupported_channel", "channel must be push, app or fido2.")
+        }
+        if channel == "fido2" {
+            try Self.refuseUAFMembers(request)
+        } else if request.fido2Options != nil {
+            throw Refusal(.badRequest, "bad_request", "fido2Options belong to the fido2 channel.")
         }
         var user: AuthCloudUserRecord?
         if let userId = request.userId {
@@ -107,6 +119,7 @@ package struct AuthCloudService: Sendable {
             // The demo pushes approvals only to users it created; anyone else answers like an unknown user.
             guard let user, Self.mayReach(user, principal) else { throw Self.userNotFound }
         }
+        if channel == "fido2" { return try await approvePasskey(request, user: user, principal: principal) }
         if let username = user?.username ?? request.username {
             guard user != nil else { throw Self.userNotFound }
             let registered = !(try await stores.registrations.registrations(username: username)).isEmpty
@@ -167,7 +180,7 @@ package struct AuthCloudService: Sendable {
                 throw ServiceFailure(.internalServerError, "approval dispatch answered \(answer.dispatchResult.rawValue)")
             }
         }
-        let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "approval", transactionHash: messageHash)
+        let statusToken = try await statusToken(transactionId: sessionID, user: user, op: "approval", channel: channel, transactionHash: messageHash)
         var result = ApprovalAnswer(
             transactionId: sessionID, statusToken: statusToken, userId: user?.userId, username: user?.username,
             channel: channel, dispatchResult: answer.dispatchResult.rawValue)
@@ -189,7 +202,15 @@ package struct AuthCloudService: Sendable {
     /// (``StatusService/withdraw(sessionId:)``) and answers its status afterwards: `cancelled`, or how it had ended.
     package func cancel(_ request: StatusRequest) async throws -> (answer: StatusAnswer, ending: Ending?) {
         let claims = try await statusClaims(request)
-        try await statusService.withdraw(sessionId: claims.sub)
+        if claims.channel == "fido2" {
+            // Unanswered, the ceremony's challenge can no longer be answered; answered, it keeps how it ended.
+            if try await stores.passkeyCeremonies.cancel(sessionID: claims.sub) {
+                environment.decide(
+                    "cancel", claims.username, 1200, "passkey ceremony \(OrderedToken.label(claims.sub)) cancelled by the relying party")
+            }
+        } else {
+            try await statusService.withdraw(sessionId: claims.sub)
+        }
         return try await outcome(claims)
     }
 
@@ -227,24 +248,15 @@ package struct AuthCloudService: Sendable {
         var answer = StatusAnswer(
             transactionId: claims.sub, status: "unknown", userId: claims.uid, username: claims.username,
             createdAt: formatter.string(from: Date(timeIntervalSince1970: TimeInterval(claims.iat))))
+        if claims.channel == "fido2" { return try await passkeyOutcome(claims, answer: answer) }
         guard let record = try await stores.status.record(sessionId: claims.sub, now: now) else { return (answer, nil) }
         answer.lastUpdatedAt = formatter.string(from: record.updatedAt)
         let status = StatusService.effectiveStatus(record, now: now, requestLifetime: uaf.requestLifetime)
         var ending: Ending?
         switch status {
         case .succeeded:
-            answer.status = "succeeded"
-            // Usernameless approvals learn their user here; it is a user of the API from now on.
-            guard let username = record.username ?? claims.username else { break }
-            let user = try await stores.authCloudUsers.findOrCreate(username: username, now: now).record
-            answer.userId = user.userId
-            answer.username = username
             let first = record.authenticators.first
-            answer.token = try await issuer.sign(
-                ResultClaims(
-                    iss: issuer.issuer, aud: ResultClaims.audience, sub: user.userId, username: username, transaction_id: claims.sub, op: claims.op,
-                    status: "succeeded", aaid: first?.aaid, keyid: first?.keyId, txn_hash: claims.txn_hash,
-                    iat: Int64(now.timeIntervalSince1970), exp: Int64(now.timeIntervalSince1970 + Self.resultTokenLifetime)))
+            try await succeed(&answer, claims, username: record.username, aaid: first?.aaid, keyID: first?.keyId, now: now)
         case .failed:
             answer.status = "failed"
             let timedOut = status != record.status || record.tokenInformation?.tokenResult == .tokenTimedOut
@@ -286,7 +298,34 @@ package struct AuthCloudService: Sendable {
         )
     }
 
+    /// Marks `answer` succeeded and, once its user is known (`username`, the operation's, else the status token's),
+    /// names her and adds the result token, whose `aaid` and `keyid` name the key (a passkey: its credential ID).
+    func succeed(
+        _ answer: inout StatusAnswer, _ claims: StatusClaims, username: String?, aaid: String?, keyID: String?, now: Date
+    ) async throws {
+        answer.status = "succeeded"
+        // Usernameless approvals learn their user here; it is a user of the API from now on.
+        guard let username = username ?? claims.username else { return }
+        let user = try await stores.authCloudUsers.findOrCreate(username: username, now: now).record
+        answer.userId = user.userId
+        answer.username = username
+        answer.token = try await issuer.sign(
+            ResultClaims(
+                iss: issuer.issuer, aud: ResultClaims.audience, sub: user.userId, username: username, transaction_id: claims.sub, op: claims.op,
+                channel: claims.channel, status: "succeeded", aaid: aaid, keyid: keyID, txn_hash: claims.txn_hash,
+                iat: Int64(now.timeIntervalSince1970), exp: Int64(now.timeIntervalSince1970 + Self.resultTokenLifetime)))
+    }
+
     // MARK: Helpers
+
+    /// The user an enrollment names by `id`, reachable by `principal`; `named`, when given, must be her username.
+    func enrolledUser(id: String, named: String?, principal: Principal) async throws -> AuthCloudUserRecord {
+        guard let found = try await stores.authCloudUsers.user(id: id), Self.mayReach(found, principal) else { throw Self.userNotFound }
+        if let named, named != found.username {
+            throw Refusal(.badRequest, "bad_request", "username and userId name different users.")
+        }
+        return found
+    }
 
     static let userNotFound = Refusal(.notFound, "user_not_found", "No such user.")
 
@@ -294,7 +333,10 @@ package struct AuthCloudService: Sendable {
     /// so that it has a userId like any other; nil for a name without either.
     private func apiUser(username: String) async throws -> AuthCloudUserRecord? {
         if let found = try await stores.authCloudUsers.user(username: username) { return found }
-        guard !(try await stores.registrations.registrations(username: username)).isEmpty else { return nil }
+        let keys = try await stores.registrations.registrations(username: username)
+        if keys.isEmpty {
+            guard try await !stores.passkeys.passkeys(username: username).isEmpty else { return nil }
+        }
         return try await stores.authCloudUsers.findOrCreate(username: username, now: environment.clock()).record
     }
 
@@ -360,14 +402,18 @@ package struct AuthCloudService: Sendable {
     /// Where `appLinkUri` points: `<server>/open`, the page an app link lands on when the app is not installed.
     private var appLinkBase: String { environment.identity.baseURL + Self.appLinkPath }
 
-    private func statusToken(transactionId: String, user: AuthCloudUserRecord?, op: String, transactionHash: String?) async throws -> String {
+    func statusToken(
+        transactionId: String, user: AuthCloudUserRecord?, op: String, channel: String, transactionHash: String?
+    ) async throws -> String {
         let now = environment.clock().timeIntervalSince1970
-        // Valid as long as the status record can exist: the token's lifetime plus the status retention.
-        let lifetime = TimeInterval(configuration.tokenLifetimeSeconds) + uaf.statusRetention
+        // Valid as long as the status record can exist: the token's (or the passkey ceremony's) lifetime plus the
+        // status retention.
+        let operation = channel == "fido2" ? passkeys?.settings.timeout ?? 0 : TimeInterval(configuration.tokenLifetimeSeconds)
+        let lifetime = operation + uaf.statusRetention
         return try await issuer.sign(
             StatusClaims(
                 iss: issuer.issuer, aud: StatusClaims.audience, sub: transactionId, uid: user?.userId,
-                username: user?.username, op: op, txn_hash: transactionHash, iat: Int64(now), exp: Int64(now + lifetime)))
+                username: user?.username, op: op, channel: channel, txn_hash: transactionHash, iat: Int64(now), exp: Int64(now + lifetime)))
     }
 
     private func qrCode(_ link: String) async throws -> QRCodeImage {
@@ -375,7 +421,7 @@ package struct AuthCloudService: Sendable {
         return QRCodeImage(type: "image/png", size: image.side, dataUri: image.dataURI)
     }
 
-    private func describe(_ user: AuthCloudUserRecord) async throws -> User {
+    func describe(_ user: AuthCloudUserRecord) async throws -> User {
         let formatter = ISO8601DateFormatter()
         let registrations = try await stores.registrations.registrations(username: user.username)
         let targets = try await stores.dispatchTargets.targets(username: user.username)
@@ -385,21 +431,33 @@ package struct AuthCloudService: Sendable {
                 authenticatorId: target.id, name: target.name, authenticatorType: "app", state: "active",
                 pushEnabled: target.target != nil && target.encryptionKey != nil,
                 enrolledAt: formatter.string(from: target.createdAt), updatedAt: formatter.string(from: target.updatedAt),
-                uaf: keys.map { .init(aaid: $0.aaid, keyId: $0.keyID, enrolledAt: formatter.string(from: $0.createdAt)) })
+                uaf: keys.map { .init(aaid: $0.aaid, keyId: $0.keyID, enrolledAt: formatter.string(from: $0.createdAt)) }, fido2: nil)
         }
         // Keys of a device without a dispatch target (registered in band without device information) stand alone.
-        let listed = Set(authenticators.flatMap { $0.uaf.map(\.keyId) })
+        let listed = Set(authenticators.flatMap { ($0.uaf ?? []).map(\.keyId) })
         for registration in registrations where !listed.contains(registration.keyID) {
             let created = formatter.string(from: registration.createdAt)
             authenticators.append(
                 Authenticator(
                     authenticatorId: "\(registration.aaid):\(registration.keyID)", name: nil, authenticatorType: "app",
                     state: "active", pushEnabled: false, enrolledAt: created, updatedAt: created,
-                    uaf: [.init(aaid: registration.aaid, keyId: registration.keyID, enrolledAt: created)]))
+                    uaf: [.init(aaid: registration.aaid, keyId: registration.keyID, enrolledAt: created)], fido2: nil))
+        }
+        // Her passkeys, each an authenticator of its own: its id is the credential ID, the one an approval names.
+        let passkeyRecords = try await stores.passkeys.passkeys(username: user.username)
+        for passkey in passkeyRecords {
+            let description = PasskeyService.describe(
+                passkey, providers: passkeys?.settings.providers ?? .bundled, metadata: passkeys?.metadataSource.store, times: formatter)
+            authenticators.append(
+                Authenticator(
+                    authenticatorId: passkey.credentialID, name: passkey.name ?? description.providerName, authenticatorType: "fido2",
+                    type: passkey.backupEligible ? "synced" : "device-bound", state: "active", pushEnabled: false,
+                    enrolledAt: description.createdAt, updatedAt: description.lastUsedAt ?? description.createdAt,
+                    lastUsedAt: description.lastUsedAt, uaf: nil, fido2: description))
         }
         let lastLogin = try await stores.sessions.lastCreated(username: user.username)
         return User(
-            userId: user.userId, username: user.username, status: registrations.isEmpty ? "new" : "active",
+            userId: user.userId, username: user.username, status: registrations.isEmpty && passkeyRecords.isEmpty ? "new" : "active",
             createdAt: formatter.string(from: user.createdAt), updatedAt: formatter.string(from: user.updatedAt),
             lastLoginDateSuccess: lastLogin.map(formatter.string(from:)), authenticators: authenticators, enrollment: nil)
     }

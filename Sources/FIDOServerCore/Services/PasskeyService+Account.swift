@@ -69,13 +69,18 @@ extension PasskeyService {
             rpId: settings.configuration.rpId,
             // No display name is kept: the username stands for it.
             user: handle.map { FIDO2API.UserEntity(name: owner, id: $0, displayName: owner) },
-            passkeys: records.map { record in
-                FIDO2API.PasskeyDescription(
-                    credentialId: record.credentialID, name: record.name,
-                    providerName: settings.providers.name(aaguid: record.aaguid, metadata: metadataSource.store), aaguid: record.aaguid,
-                    createdAt: times.string(from: record.createdAt), lastUsedAt: record.lastUsedAt.map(times.string(from:)),
-                    backupEligible: record.backupEligible, backedUp: record.backupState, transports: record.transports,
-                    discoverable: record.discoverable)
-            })
+            passkeys: records.map { Self.describe($0, providers: settings.providers, metadata: metadataSource.store, times: times) })
+    }
+
+    /// How the API shows `record`: its provider named from `providers`, then `metadata`.
+    static func describe(
+        _ record: PasskeyRecord, providers: PasskeyProviders, metadata: MetadataStore?, times: ISO8601DateFormatter
+    ) -> FIDO2API.PasskeyDescription {
+        FIDO2API.PasskeyDescription(
+            credentialId: record.credentialID, name: record.name,
+            providerName: providers.name(aaguid: record.aaguid, metadata: metadata), aaguid: record.aaguid,
+            createdAt: times.string(from: record.createdAt), lastUsedAt: record.lastUsedAt.map(times.string(from:)),
+            backupEligible: record.backupEligible, backedUp: record.backupState, transports: record.transports,
+            discoverable: record.discoverable)
     }
 }
