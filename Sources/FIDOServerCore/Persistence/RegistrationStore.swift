@@ -63,6 +63,24 @@ public struct RegistrationStore: Sendable {
         }.map(Self.record)
     }
 
+    /// Links the keys of one registration to `deviceId`: the key (`aaid`, `keyID`) of `username` and every key of
+    /// hers stored with it in the same response (the same `created_at`), each only if it names no device yet. Returns
+    /// the key IDs linked. The device a Nevis SDK registered on is known only when it creates its dispatch target
+    /// (server-api §D.1 step 6), with the registration's token (`DispatchTargetService.create(_:principal:)`).
+    public func link(username: String, aaid: String, keyID: String, deviceId: String) async throws -> [String] {
+        try await database.run { sql in
+            try await sql.raw(
+                """
+                UPDATE registrations SET device_id = \(bind: deviceId)
+                WHERE username = \(bind: username) AND device_id IS NULL AND created_at = (
+                    SELECT created_at FROM registrations
+                    WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID) AND username = \(bind: username))
+                RETURNING key_id
+                """
+            ).all().map { try $0.decode(column: "key_id", as: String.self) }
+        }
+    }
+
     /// Sets the counter only if it still is `from`; returns false if another request changed it first.
     public func updateSignCounter(aaid: String, keyID: String, from: UInt32, to: UInt32) async throws -> Bool {
         let update = Self.counterAdvance(aaid: aaid, keyID: keyID, from: from, to: to)

@@ -13,8 +13,14 @@ package struct DispatchTargetService: Sendable {
     /// The store the dispatch target API writes.
     struct UsedStores: Sendable {
         let dispatchTargets: DispatchTargetStore
+        /// The keys a registration's token links to the device that creates its target.
+        let registrations: RegistrationStore
+        /// The registration token's session, which names the key it was issued for.
+        let sessions: SessionStore
         init(_ stores: Stores) {
             dispatchTargets = stores.dispatchTargets
+            registrations = stores.registrations
+            sessions = stores.sessions
         }
     }
 
@@ -44,6 +50,7 @@ package struct DispatchTargetService: Sendable {
             throw Refusal(.badRequest, "bad_request", "signatureKey and encryptionKey must be EC P-256 JWKs (\(error))")
         }
         let now = environment.clock()
+        try await linkRegistration(of: principal, to: body.deviceId, username: username, now: now)
         let record = DispatchTargetRecord(
             id: RandomToken.make(18), extId: UUID().uuidString.lowercased(), username: username, name: body.name,
             deviceId: body.deviceId, dispatcher: dispatcher, target: body.target, signatureKey: signatureKey.json,
@@ -55,6 +62,24 @@ package struct DispatchTargetService: Sendable {
             "dispatch target", username, 1200,
             "created \(record.id.prefix(8))… \"\(record.name)\"\(record.encryptionKey == nil ? "" : " with an encryption key")")
         return DispatchTargetWire.Created(id: record.id, extId: record.extId)
+    }
+
+    /// The device link a Nevis SDK makes (our contract; server-api §D.1 step 6 leaves it open): a registration whose
+    /// response named no device (no `ch.nevis.mauth.device-id` extension) is followed by the device creating its dispatch
+    /// target with the token that registration handed out. That token was issued to the device that registered, for
+    /// this one call, so the target's `deviceId` is the registration's device: its keys are linked to it, and the
+    /// Device Service, device check and sync and device-signed deregistration then see them. Linked before the
+    /// target is stored, so a retry after a refused name links nothing twice and loses nothing.
+    private func linkRegistration(of principal: Principal, to deviceId: String?, username: String, now: Date) async throws {
+        guard case .registration(let sessionId, nil) = principal.source, let deviceId,
+            let session = try await stores.sessions.session(id: sessionId, now: now), case .uafKey(let aaid, let keyID) = session.credential
+        else { return }
+        let linked = try await stores.registrations.link(username: username, aaid: aaid, keyID: keyID, deviceId: deviceId)
+        guard !linked.isEmpty else { return }
+        environment.decide(
+            "dispatch target", username, 1200,
+            "linked \(linked.count) key(s) of the registration (\(linked.map { "\($0.prefix(10))…" }.joined(separator: ", "))) to the device creating its target"
+        )
     }
 
     package struct Listing: Encodable {

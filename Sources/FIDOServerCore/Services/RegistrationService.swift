@@ -101,9 +101,12 @@ package struct RegistrationService: Sendable {
                 .registration, asked: record.appAttestation, header: response.header, fcParams: response.fcParams, username: username,
                 keyAttestations: verified.compactMap(\.androidKeyDescription))
             do {
+                // One time for every key of the response: it is what ties them together when the device names itself
+                // later (``RegistrationStore/link(username:aaid:keyID:deviceId:)``).
+                let registeredAt = environment.clock()
                 try await stores.registrations.insert(
                     verified.map {
-                        var stored = RegistrationRecord($0, createdAt: environment.clock(), deviceId: deviceId)
+                        var stored = RegistrationRecord($0, createdAt: registeredAt, deviceId: deviceId)
                         stored.appAttestation = attested?.summary
                         stored.appAttestKeyID = attested?.appAttestKeyID
                         return stored

@@ -86,6 +86,57 @@ final class HostileClientTokenUseTests: XCTestCase {
         }
     }
 
+    // MARK: The device link a Nevis SDK makes (no device-id extension)
+
+    func deviceIds(_ loopback: InProcessServer) async throws -> [String?] {
+        try await loopback.server.stores.registrations.registrations(username: "alice").map(\.deviceId)
+    }
+
+    func testTheTargetARegistrationTokenCreatesLinksThatRegistrationsKeyToTheDevice() async throws {
+        try await InProcessServer.with { loopback in
+            let jwt = try await Self.registrationToken(loopback, deviceId: nil)
+            let unlinked = try await deviceIds(loopback)
+            XCTAssertEqual(unlinked, [nil], "a response without the extension names no device")
+            let created = try await Self.createTarget(loopback, deviceId: "nevis-device", jwt: jwt)
+            XCTAssertEqual(created, 201)
+            let linked = try await deviceIds(loopback)
+            XCTAssertEqual(linked, ["nevis-device"])
+        }
+    }
+
+    func testATargetCreatedWithAnotherCredentialLinksNothing() async throws {
+        try await InProcessServer.with { loopback in
+            _ = try await Self.registrationToken(loopback, deviceId: nil)
+            let created = try await Self.createTarget(
+                loopback, deviceId: "nevis-device", jwt: try await loopback.relyingParty.token(for: "alice", now: loopback.clock.now))
+            XCTAssertEqual(created, 201)
+            let ids = try await deviceIds(loopback)
+            XCTAssertEqual(ids, [nil], "the relying party's token is not the registering device's word")
+        }
+    }
+
+    func testTheLinkReachesOnlyTheRegistrationTheTokenWasIssuedFor() async throws {
+        try await InProcessServer.with { loopback in
+            _ = try await Self.registrationToken(loopback, deviceId: nil)
+            loopback.clock.advance(1)
+            let jwt = try await Self.registrationToken(loopback, deviceId: nil)
+            let created = try await Self.createTarget(loopback, deviceId: "nevis-device", jwt: jwt)
+            XCTAssertEqual(created, 201)
+            let ids = try await deviceIds(loopback)
+            XCTAssertEqual(ids, [nil, "nevis-device"], "the earlier key, from another registration, stays unlinked")
+        }
+    }
+
+    func testAKeyThatNamedItsDeviceIsNeverRelinked() async throws {
+        try await InProcessServer.with { loopback in
+            let jwt = try await Self.registrationToken(loopback, deviceId: "device-1")
+            let created = try await Self.createTarget(loopback, deviceId: "device-1", jwt: jwt)
+            XCTAssertEqual(created, 201)
+            let ids = try await deviceIds(loopback)
+            XCTAssertEqual(ids, ["device-1"])
+        }
+    }
+
     func testTheRegistrationTokenIsNotASession() async throws {
         try await InProcessServer.with { loopback in
             let jwt = try await Self.registrationToken(loopback, deviceId: nil)
