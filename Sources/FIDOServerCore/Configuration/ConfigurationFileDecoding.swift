@@ -9,10 +9,15 @@ import WireJSON
 /// reader keeps the last, so an operator's second `"port"` would win without a word) and a trailing comma; then
 /// Foundation's decoder, which knows every member's full path, reads the settings.
 enum ConfigurationFileDecoding {
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data, file: String) throws -> T {
+    /// `resolving` rewrites the file once its syntax is known good, before its settings are read
+    /// (``ConfigurationReferences``).
+    static func decode<T: Decodable>(
+        _ type: T.Type, from data: Data, file: String, resolving: (Data) throws -> Data = { $0 }
+    ) throws -> T {
         do { _ = try WireJSONDecoder().decode(JSONValue.self, from: data) } catch let error as DecodingError {
             throw ServerConfiguration.ConfigurationError.invalid("\(file): \(syntaxMessage(error, in: Array(data)))")
         }
+        let data = try resolving(data)
         do { return try JSONDecoder().decode(T.self, from: data) } catch let error as DecodingError {
             throw ServerConfiguration.ConfigurationError.invalid("\(file): \(message(error))")
         } catch ServerConfiguration.ConfigurationError.invalid(let detail) {
@@ -31,12 +36,16 @@ enum ConfigurationFileDecoding {
         guard let at = reason.range(of: " at byte ", options: .backwards), let offset = Int(reason[at.upperBound...].dropLast()) else {
             return "not valid JSON: \(reason)"
         }
-        let before = bytes.prefix(min(offset, bytes.count))
+        return "not valid JSON at \(position(min(offset, bytes.count), in: bytes)): \(reason[..<at.lowerBound])"
+    }
+
+    /// "line 3, column 14" of byte `offset` of a file's `bytes`. Columns count characters, not bytes: a name with
+    /// "ü" before the place must not shift the column.
+    static func position(_ offset: Int, in bytes: [UInt8]) -> String {
+        let before = bytes[..<offset]
         let line = before.count(where: { $0 == UInt8(ascii: "\n") }) + 1
         let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
-        // Columns count characters, not bytes: a name with "ü" before the error must not shift the column.
-        let column = String(decoding: bytes[lineStart..<before.endIndex], as: UTF8.self).count + 1
-        return "not valid JSON at line \(line), column \(column): \(reason[..<at.lowerBound])"
+        return "line \(line), column \(String(decoding: bytes[lineStart..<offset], as: UTF8.self).count + 1)"
     }
 
     /// A decoding error as a sentence about the setting it concerns.

@@ -204,7 +204,10 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         // `mauth admin` then read the same file, so an operator's command finds the server's database.
         if let path = path ?? environment["MAUTH_CONFIG"] {
             let data = try readFile(path, setting: "the configuration file")
-            configuration = try ConfigurationFileDecoding.decode(ServerConfiguration.self, from: data, file: path)
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            configuration = try ConfigurationFileDecoding.decode(ServerConfiguration.self, from: data, file: path) {
+                try ConfigurationReferences.resolve($0, file: path, environment: environment, directory: directory)
+            }
             configuration.resolvePaths(against: URL(fileURLWithPath: path).deletingLastPathComponent().path)
         }
         if let host = environment["MAUTH_HOST"] { configuration.host = host }
