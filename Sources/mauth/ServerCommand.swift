@@ -99,10 +99,28 @@ struct ServerCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ServerOptions
     @Flag(help: "Serve the relying-party web demo at /demo (never in production: it enrolls and approves for anyone).") var demoSite = false
+    @Flag(
+        name: .customLong("check-config"),
+        help: "Check the configuration and every file it names, report every problem at once, and exit (1 when any); writes and contacts nothing."
+    )
+    var checkConfig = false
 
     func run() async throws {
         var configuration = try options.configuration()
         if demoSite { configuration.demoSite = true }
+        if checkConfig { return try await Self.check(configuration) }
         try await options.serve(configuration)
+    }
+
+    /// `--check-config`: the problems, one a line, then what only a start can check.
+    static func check(_ configuration: ServerConfiguration) async throws {
+        let result = await FIDOServerApplication.checkConfiguration(configuration)
+        for problem in result.problems { say("problem: \(problem)") }
+        for item in result.notChecked { say("not checked: \(item)") }
+        guard result.problems.isEmpty else {
+            say("\(result.problems.count) problem(s): the server would not start")
+            throw ExitCode(1)
+        }
+        say("configuration OK: the server would start (\(result.notChecked.count) item(s) are checked only at start)")
     }
 }

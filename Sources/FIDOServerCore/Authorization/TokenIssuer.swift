@@ -86,6 +86,14 @@ public final class TokenIssuer: Sendable {
     }
 
     /// One fixed key (`tokens.signingKeyPath`, tests).
+    /// Reads the signing key `tokens.signingKeyPath` names as ``load(_:issuer:stores:now:)`` would, without a
+    /// database (`mauth server --check-config`).
+    package static func checkSigningKeyFile(_ configuration: ServerConfiguration.Tokens) async throws {
+        guard let path = configuration.signingKeyPath else { return }
+        let data = try ServerConfiguration.readFile(path, setting: "tokens.signingKeyPath")
+        _ = try await ring([(kid: nil, pem: String(decoding: data, as: UTF8.self), state: .active)])
+    }
+
     convenience init(privateKeyPEM: String, issuer: String, audience: String?, lifetime: TimeInterval) async throws {
         let ring = try await Self.ring([(kid: nil, pem: privateKeyPEM, state: .active)])
         self.init(ring: ring, signingKeys: nil, issuer: issuer, audience: audience, lifetime: lifetime)

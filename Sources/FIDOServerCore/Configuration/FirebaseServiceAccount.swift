@@ -2,7 +2,7 @@ import Foundation
 import JWTKit
 
 /// A Google service account's key file (the JSON Firebase hands out): what the OAuth 2.0 service-account flow needs.
-struct FirebaseServiceAccount: Decodable, Sendable {
+package struct FirebaseServiceAccount: Decodable, Sendable {
     var type: String
     var projectID: String
     var privateKeyID: String?
@@ -14,7 +14,7 @@ struct FirebaseServiceAccount: Decodable, Sendable {
             "token_uri"
     }
 
-    static func load(path: String) throws -> FirebaseServiceAccount {
+    package static func load(path: String) throws -> FirebaseServiceAccount {
         let data = try ServerConfiguration.readFile(path, setting: "dispatch.firebase.serviceAccountPath")
         let account: FirebaseServiceAccount
         do { account = try JSONDecoder().decode(FirebaseServiceAccount.self, from: data) } catch {

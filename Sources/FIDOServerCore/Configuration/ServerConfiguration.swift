@@ -330,51 +330,85 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     }
 
     public func validate() throws {
-        guard (0...65535).contains(port) else { throw ConfigurationError.invalid("port \(port)") }
-        guard (tls.certificatePath == nil) == (tls.privateKeyPath == nil) else {
-            throw ConfigurationError.invalid("tls.certificatePath and tls.privateKeyPath must be set together")
+        for rule in rules { try rule() }
+    }
+
+    /// Every problem ``validate()`` would stop at, not only the first: each rule is checked on its own
+    /// (`mauth server --check-config`).
+    public func problems() -> [String] {
+        rules.compactMap { rule in
+            do {
+                try rule()
+                return nil
+            } catch { return "\(error)" }
         }
-        guard (0...86_400).contains(tls.previousCertificateSeconds) else {
-            throw ConfigurationError.invalid("tls.previousCertificateSeconds must be 0...86400")
-        }
-        guard requestLifetimeSeconds > 0, requestLifetimeSeconds <= 3600 else {
-            throw ConfigurationError.invalid("requestLifetimeSeconds must be 1...3600")
-        }
-        // A wildcard facet trusts every app of a platform: acceptable on a developer's machine only.
-        if facets.contains(where: { $0.hasSuffix("*") }), !authorization.developmentMode {
-            throw ConfigurationError.invalid("wildcard facets (…:*) are allowed only with authorization.developmentMode")
-        }
-        if let bad = zeroCounterAAIDs?.first(where: { !AAID.isValid($0) }) {
-            throw ConfigurationError.invalid("zeroCounterAAIDs: \"\(bad)\" is not an AAID (VVVV#MMMM)")
-        }
-        // Only the versions whose messages this server writes and reads; a typo must not silently drop one.
-        let known: Set<Version> = [.uaf10, .uaf11, .uaf12]
-        let parsed = acceptedVersions.compactMap { Version($0) }
-        guard !acceptedVersions.isEmpty, parsed.count == acceptedVersions.count, Set(parsed).count == parsed.count,
-            parsed.allSatisfy(known.contains), acceptedVersions.allSatisfy({ $0 == Version($0)?.description })
-        else {
-            throw ConfigurationError.invalid("acceptedVersions must list 1.0, 1.1 or 1.2, each once, not \(acceptedVersions)")
-        }
-        if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") }
-        if case .postgres(_, let poolSize) = database, !(1...200).contains(poolSize) {
-            throw ConfigurationError.invalid("database pool size must be 1...200")
-        }
-        try metadataService?.validate()
-        for (name, policy) in policies.sorted(by: { $0.key < $1.key }) { try policy.validate(name: name) }
-        try authorization.validate()
-        try authorization.checkInternalNetworks(against: clientAddress.trustedProxies + (authorization.trustedProxy?.addresses ?? []))
-        try tokens.validate()
-        try limits.validate()
-        try clientAddress.validate()
-        try dispatch.validate()
-        try observability.validate()
-        try fido2?.validate(developmentMode: authorization.developmentMode)
-        try appAttestation?.validate()
-        // A policy that asks for app attestation needs an app to check it against: refused at start, not at the
-        // first operation.
-        if appAttestation == nil, let name = policies.keys.sorted().first(where: { policies[$0]?.appAttestation?.asksAnything == true }) {
-            throw ConfigurationError.invalid("policies.\(name).appAttestation asks for app attestation, but appAttestation configures no app")
-        }
+    }
+
+    /// The rules of ``validate()``, in order, each independent of the others.
+    private var rules: [() throws -> Void] {
+        [
+            { guard (0...65535).contains(port) else { throw ConfigurationError.invalid("port \(port)") } },
+            {
+                guard (tls.certificatePath == nil) == (tls.privateKeyPath == nil) else {
+                    throw ConfigurationError.invalid("tls.certificatePath and tls.privateKeyPath must be set together")
+                }
+            },
+            {
+                guard (0...86_400).contains(tls.previousCertificateSeconds) else {
+                    throw ConfigurationError.invalid("tls.previousCertificateSeconds must be 0...86400")
+                }
+            },
+            {
+                guard requestLifetimeSeconds > 0, requestLifetimeSeconds <= 3600 else {
+                    throw ConfigurationError.invalid("requestLifetimeSeconds must be 1...3600")
+                }
+            },
+            {
+                // A wildcard facet trusts every app of a platform: acceptable on a developer's machine only.
+                if facets.contains(where: { $0.hasSuffix("*") }), !authorization.developmentMode {
+                    throw ConfigurationError.invalid("wildcard facets (…:*) are allowed only with authorization.developmentMode")
+                }
+            },
+            {
+                if let bad = zeroCounterAAIDs?.first(where: { !AAID.isValid($0) }) {
+                    throw ConfigurationError.invalid("zeroCounterAAIDs: \"\(bad)\" is not an AAID (VVVV#MMMM)")
+                }
+            },
+            {
+                // Only the versions whose messages this server writes and reads; a typo must not silently drop one.
+                let known: Set<Version> = [.uaf10, .uaf11, .uaf12]
+                let parsed = acceptedVersions.compactMap { Version($0) }
+                guard !acceptedVersions.isEmpty, parsed.count == acceptedVersions.count, Set(parsed).count == parsed.count,
+                    parsed.allSatisfy(known.contains), acceptedVersions.allSatisfy({ $0 == Version($0)?.description })
+                else {
+                    throw ConfigurationError.invalid("acceptedVersions must list 1.0, 1.1 or 1.2, each once, not \(acceptedVersions)")
+                }
+            },
+            { if let appID, appID.count > OperationHeader.maximumAppIDLength { throw ConfigurationError.invalid("appID longer than 512") } },
+            {
+                if case .postgres(_, let poolSize) = database, !(1...200).contains(poolSize) {
+                    throw ConfigurationError.invalid("database pool size must be 1...200")
+                }
+            },
+            { try metadataService?.validate() },
+            { for (name, policy) in policies.sorted(by: { $0.key < $1.key }) { try policy.validate(name: name) } },
+            { try authorization.validate() },
+            { try authorization.checkInternalNetworks(against: clientAddress.trustedProxies + (authorization.trustedProxy?.addresses ?? [])) },
+            { try tokens.validate() },
+            { try limits.validate() },
+            { try clientAddress.validate() },
+            { try dispatch.validate() },
+            { try observability.validate() },
+            { try fido2?.validate(developmentMode: authorization.developmentMode) },
+            { try appAttestation?.validate() },
+            {
+                // A policy that asks for app attestation needs an app to check it against: refused at start, not at
+                // the first operation.
+                if appAttestation == nil, let name = policies.keys.sorted().first(where: { policies[$0]?.appAttestation?.asksAnything == true }) {
+                    throw ConfigurationError.invalid("policies.\(name).appAttestation asks for app attestation, but appAttestation configures no app")
+                }
+            },
+        ]
     }
 
     package enum CodingKeys: String, CodingKey, CaseIterable {
