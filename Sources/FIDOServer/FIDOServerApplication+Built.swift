@@ -56,7 +56,7 @@ extension FIDOServerApplication {
             ]
             if let firebase { services.append(firebase) }
             if let audit { services.append(audit) }
-            if certificate.paths != nil {
+            if certificate.files != nil {
                 services.append(
                     ServerCertificateWatcher(
                         source: certificate, handleSignals: handleSignals, clock: dependencies.clock,

@@ -30,9 +30,7 @@ extension FIDOServerApplication {
         check { try StoreDatabase.checkExistingFile(configuration.database) }
         if case .postgres = configuration.database { notChecked.append("database: PostgreSQL is reached at start") }
         // Only configured files: without them the start makes a development certificate, which checking must not write.
-        if configuration.tls.certificatePath != nil, configuration.tls.privateKeyPath != nil {
-            check { _ = try makeTLS(configuration) }
-        }
+        if configuration.tls.files != nil { check { _ = try makeTLS(configuration) } }
         if let path = configuration.facetsPath {
             check { _ = try TrustedFacetsSource(path: path, allowWildcards: configuration.authorization.developmentMode) }
         }

@@ -12,11 +12,10 @@ extension FIDOServerApplication {
     static func makeTLS(
         _ configuration: FIDOServerCore.ServerConfiguration, metrics: ServerMetrics? = nil, note: (String) -> Void = { _ in }
     ) throws -> TLSMaterial {
-        if let certificatePath = configuration.tls.certificatePath, let keyPath = configuration.tls.privateKeyPath {
+        if let files = configuration.tls.files {
             let source = try ServerCertificateSource(
-                certificatePath: certificatePath, keyPath: keyPath,
-                previousCertificateSeconds: configuration.tls.previousCertificateSeconds, metrics: metrics)
-            return TLSMaterial(certificate: source, trustPEM: String(decoding: source.current.fileBytes[0], as: UTF8.self), generated: false)
+                files: files, previousCertificateSeconds: configuration.tls.previousCertificateSeconds, metrics: metrics)
+            return TLSMaterial(certificate: source, trustPEM: try source.current.chainPEM(), generated: false)
         }
         for host in configuration.tls.developmentCertificateHosts where !DevelopmentCertificate.isHostName(host) {
             throw FIDOServerCore.ServerConfiguration.ConfigurationError.invalid(

@@ -83,7 +83,7 @@ struct ServerOptions: ParsableArguments {
         say("appID \(server.appID)")
         if configuration.demoSite { say("demo site: \(server.baseURL.absoluteString)/demo") }
         if server.usesDevelopmentCertificate {
-            say("TLS: self-signed development certificate (configure tls.certificatePath/privateKeyPath for production)")
+            say("TLS: self-signed development certificate (configure tls.certificatePath and privateKeyPath, or tls.pkcs12Path, for production)")
             if let writeCertificate {
                 try Data(server.certificatePEM.utf8).write(to: URL(fileURLWithPath: writeCertificate))
                 say("trust anchor written to \(writeCertificate) (a one-off CA whose key is discarded; it vouches for this server only)")

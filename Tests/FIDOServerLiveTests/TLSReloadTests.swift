@@ -134,6 +134,80 @@ final class TLSReloadTests: XCTestCase {
             .statusCode
     }
 
+    // MARK: PKCS#12
+
+    var pkcs12Path: String { directory.appendingPathComponent("server.p12").path }
+
+    /// `issued` as a PKCS#12 file that OpenSSL makes (its default: PBES2, AES-256-CBC, PBKDF2, a SHA-256 MAC), or its
+    /// `-legacy` 3DES form, at ``pkcs12Path``.
+    func writePKCS12(_ issued: TestAuthority.Issued, password: String, legacy: Bool = false) throws {
+        try write(issued)
+        if case .skipped(let why) = try ExternalTool.require("openssl", probe: ["openssl", "version"]) { throw XCTSkip(why) }
+        let run = try ExternalProgram.run(
+            ["openssl", "pkcs12", "-export", "-in", certificatePath, "-inkey", keyPath, "-out", pkcs12Path, "-passout", "pass:\(password)"]
+                + (legacy ? ["-legacy"] : []))
+        XCTAssertEqual(run.status, 0, run.stderr)
+    }
+
+    func pkcs12Configuration(password: String) -> ServerConfiguration {
+        var configuration = LoopbackServer.configuration()
+        configuration.tls = .init(pkcs12Path: pkcs12Path, pkcs12Password: password)
+        return configuration
+    }
+
+    func testAPKCS12FileOpenSSLMadeServesItsChainAndIsRenewedWithoutARestart() async throws {
+        let first = try authority.issue()
+        let second = try authority.issue()
+        try writePKCS12(first, password: "correct horse")
+        try await LoopbackServer.with(pkcs12Configuration(password: "correct horse")) { loopback in
+            let before = try await Self.presentedLeaf(port: loopback.server.port)
+            XCTAssertEqual(before, first.leafDER)
+            let verified = try await LoopbackServer.verifiedStatus(port: loopback.server.port, trusting: loopback.server.certificatePEM)
+            XCTAssertEqual(verified, 200, "a client that verifies the chain (the CA in the file) connects")
+            try writePKCS12(second, password: "correct horse")
+            let renewed = try await eventually { try await Self.presentedLeaf(port: loopback.server.port) == second.leafDER }
+            XCTAssertTrue(renewed, "the server still presents the first certificate")
+        }
+    }
+
+    func testALegacyPKCS12FileIsRead() async throws {
+        let issued = try authority.issue()
+        try writePKCS12(issued, password: "old store", legacy: true)
+        try await LoopbackServer.with(pkcs12Configuration(password: "old store")) { loopback in
+            let presented = try await Self.presentedLeaf(port: loopback.server.port)
+            XCTAssertEqual(presented, issued.leafDER)
+        }
+    }
+
+    func testAWrongPKCS12PasswordStopsTheStartInWords() async throws {
+        try writePKCS12(try authority.issue(), password: "right")
+        do {
+            let server = try await FIDOServerApplication.start(configuration: pkcs12Configuration(password: "wrong"))
+            try await server.stop()
+            XCTFail("started with a wrong PKCS#12 password")
+        } catch {
+            XCTAssertTrue("\(error)".contains("tls.pkcs12Path \(pkcs12Path) does not open with tls.pkcs12Password"), "\(error)")
+        }
+    }
+
+    func testAPKCS12PasswordFromTheEnvironmentOpensTheFile() async throws {
+        try writePKCS12(try authority.issue(), password: "from the environment")
+        let file = directory.appendingPathComponent("mauth.json")
+        try Data(#"{"tls": {"pkcs12Path": "server.p12", "pkcs12Password": "${env:P12_PASSWORD}"}}"#.utf8).write(to: file)
+        let configuration = try ServerConfiguration.load(path: file.path, environment: ["P12_PASSWORD": "from the environment"])
+        XCTAssertEqual(configuration.tls.pkcs12Path, pkcs12Path, "read from the file's folder")
+        let check = await FIDOServerApplication.checkConfiguration(configuration)
+        XCTAssertFalse(check.problems.contains { $0.contains("pkcs12") }, "\(check.problems)")
+    }
+
+    func testAPKCS12FileBesideAPEMPairIsRefused() {
+        var configuration = ServerConfiguration()
+        configuration.tls = .init(certificatePath: "a.pem", privateKeyPath: "a.key", pkcs12Path: "a.p12")
+        XCTAssertTrue(configuration.problems().contains { $0.contains("tls.pkcs12Path replaces") })
+        configuration.tls = .init(pkcs12Password: "orphan")
+        XCTAssertTrue(configuration.problems().contains { $0.contains("tls.pkcs12Password is set without tls.pkcs12Path") })
+    }
+
     func testARenewedCertificateReachesNewConnectionsWithoutARestart() async throws {
         let first = try authority.issue()
         let second = try authority.issue()

@@ -18,10 +18,20 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         /// in its ChannelBinding (it connected before the change). 0 refuses it at once: for a certificate
         /// replaced because its key leaked.
         public var previousCertificateSeconds: Int
-        public init(certificatePath: String? = nil, privateKeyPath: String? = nil, previousCertificateSeconds: Int = 600) {
+        /// A PKCS#12 file (`.p12`, `.pfx`) with the chain and its key, instead of the two PEM files: what a Windows or
+        /// Java key store exports. Re-read when it changes and on SIGHUP, as the PEM files are.
+        public var pkcs12Path: String?
+        /// The PKCS#12 file's password (`${env:NAME}` or `${file:PATH}` keeps it out of this file); empty when none.
+        public var pkcs12Password: String?
+        public init(
+            certificatePath: String? = nil, privateKeyPath: String? = nil, previousCertificateSeconds: Int = 600, pkcs12Path: String? = nil,
+            pkcs12Password: String? = nil
+        ) {
             self.certificatePath = certificatePath
             self.privateKeyPath = privateKeyPath
             self.previousCertificateSeconds = previousCertificateSeconds
+            self.pkcs12Path = pkcs12Path
+            self.pkcs12Password = pkcs12Password
         }
         /// Without a certificate: make a new development certificate even if a good one is kept beside the SQLite
         /// file (`mauth server --regenerate-certificate`; not a configuration-file key).
@@ -30,14 +40,18 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         /// besides localhost, the loopback addresses and `host`, such as the Mac's LAN address a phone reaches
         /// (`mauth server --certificate-host`; not a configuration-file key).
         public var developmentCertificateHosts: [String] = []
-        package enum CodingKeys: String, CodingKey, CaseIterable { case certificatePath, privateKeyPath, previousCertificateSeconds }
+        package enum CodingKeys: String, CodingKey, CaseIterable {
+            case certificatePath, privateKeyPath, previousCertificateSeconds, pkcs12Path, pkcs12Password
+        }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
             self.init(
                 certificatePath: try c.decodeIfPresent(String.self, forKey: .certificatePath),
                 privateKeyPath: try c.decodeIfPresent(String.self, forKey: .privateKeyPath),
-                previousCertificateSeconds: try c.decodeIfPresent(Int.self, forKey: .previousCertificateSeconds) ?? TLS().previousCertificateSeconds)
+                previousCertificateSeconds: try c.decodeIfPresent(Int.self, forKey: .previousCertificateSeconds) ?? TLS().previousCertificateSeconds,
+                pkcs12Path: try c.decodeIfPresent(String.self, forKey: .pkcs12Path),
+                pkcs12Password: try c.decodeIfPresent(String.self, forKey: .pkcs12Password))
         }
     }
 
@@ -220,6 +234,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if let db = environment["MAUTH_DATABASE"] { configuration.database = Database(text: db) }
         if let cert = environment["MAUTH_TLS_CERT"] { configuration.tls.certificatePath = cert }
         if let key = environment["MAUTH_TLS_KEY"] { configuration.tls.privateKeyPath = key }
+        if let pkcs12 = environment["MAUTH_TLS_PKCS12"] { configuration.tls.pkcs12Path = pkcs12 }
+        if let password = environment["MAUTH_TLS_PKCS12_PASSWORD"] { configuration.tls.pkcs12Password = password }
         if let metadata = environment["MAUTH_METADATA"] { configuration.metadataPath = metadata }
         if let blob = environment["MAUTH_METADATA_BLOB"] {
             guard let root = environment["MAUTH_METADATA_BLOB_ROOT"] ?? configuration.metadataService?.rootCertificatesPath else {
@@ -279,6 +295,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         }
         resolve(&tls.certificatePath)
         resolve(&tls.privateKeyPath)
+        resolve(&tls.pkcs12Path)
         resolve(&facetsPath)
         resolve(&metadataPath)
         if case .sqlite(var file) = database, database != ServerConfiguration().database {
@@ -351,6 +368,15 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             {
                 guard (tls.certificatePath == nil) == (tls.privateKeyPath == nil) else {
                     throw ConfigurationError.invalid("tls.certificatePath and tls.privateKeyPath must be set together")
+                }
+            },
+            {
+                // Two identities would leave which one is served to the order of the code.
+                guard tls.pkcs12Path == nil || tls.certificatePath == nil else {
+                    throw ConfigurationError.invalid("tls.pkcs12Path replaces tls.certificatePath and tls.privateKeyPath: set one or the other")
+                }
+                guard tls.pkcs12Password == nil || tls.pkcs12Path != nil else {
+                    throw ConfigurationError.invalid("tls.pkcs12Password is set without tls.pkcs12Path")
                 }
             },
             {

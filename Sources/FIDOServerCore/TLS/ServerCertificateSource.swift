@@ -9,6 +9,15 @@ import ServiceLifecycle
 import UAF
 import X509
 
+extension ServerConfiguration.TLS {
+    /// The configured identity's files, nil for a development certificate.
+    package var files: ServerCertificateSource.Files? {
+        if let pkcs12Path { return .pkcs12(path: pkcs12Path, password: pkcs12Password ?? "") }
+        if let certificatePath, let privateKeyPath { return .pem(certificate: certificatePath, key: privateKeyPath) }
+        return nil
+    }
+}
+
 /// The certificate the server presents, and what a client that saw it reports in its ChannelBinding.
 ///
 /// From `tls.certificatePath` and `tls.privateKeyPath` it is replaced without a restart: the files are re-read when
@@ -28,6 +37,11 @@ public final class ServerCertificateSource: Sendable {
         package let binding: ExpectedChannelBinding
         /// The files' bytes, to tell a real change from a touch.
         package let fileBytes: [Data]
+
+        /// The chain as PEM blocks, leaf first, whatever file form it came from: what a client is told to trust.
+        package func chainPEM() throws -> String {
+            try chain.map { try Certificate(derEncoded: try $0.toDERBytes()).serializeAsPEM().pemString }.joined(separator: "\n") + "\n"
+        }
     }
 
     private struct State {
@@ -38,25 +52,73 @@ public final class ServerCertificateSource: Sendable {
     }
 
     private let state: NIOLockedValueBox<State>
+    /// Where a configured identity is read from (and re-read when it changes).
+    package enum Files: Sendable {
+        /// A PEM chain (leaf first) and its PEM key (`tls.certificatePath`, `tls.privateKeyPath`).
+        case pem(certificate: String, key: String)
+        /// One PKCS#12 file with the chain and the key (`tls.pkcs12Path`), opened with `tls.pkcs12Password`.
+        case pkcs12(path: String, password: String)
+
+        /// The files a change of which reloads the identity.
+        package var watched: [String] {
+            switch self {
+            case .pem(let certificate, let key): return [certificate, key]
+            case .pkcs12(let path, _): return [path]
+            }
+        }
+
+        /// The setting and path a certificate problem names.
+        var certificateSetting: String {
+            switch self {
+            case .pem(let certificate, _): return "tls.certificatePath \(certificate)"
+            case .pkcs12(let path, _): return "tls.pkcs12Path \(path)"
+            }
+        }
+
+        func read() throws -> [Data] {
+            switch self {
+            case .pem(let certificate, let key):
+                return [
+                    try ServerConfiguration.readFile(certificate, setting: "tls.certificatePath"),
+                    try ServerConfiguration.readFile(key, setting: "tls.privateKeyPath"),
+                ]
+            case .pkcs12(let path, _): return [try ServerConfiguration.readFile(path, setting: "tls.pkcs12Path")]
+            }
+        }
+
+        func identity(_ files: [Data]) throws -> Identity {
+            switch self {
+            case .pem(let certificate, let key): return try ServerCertificateSource.identity(files: files, certificatePath: certificate, keyPath: key)
+            case .pkcs12(let path, let password): return try ServerCertificateSource.identity(pkcs12: files[0], path: path, password: password)
+            }
+        }
+    }
+
     /// The files, or nil for a development certificate (fixed for the process).
-    package let paths: (certificate: String, key: String)?
+    package let files: Files?
     let previousCertificateSeconds: Int
     let metrics: ServerMetrics?
 
     /// A certificate that never changes (the development certificate).
     package init(fixed identity: Identity, metrics: ServerMetrics? = nil) {
         state = NIOLockedValueBox(State(current: identity))
-        paths = nil
+        files = nil
         previousCertificateSeconds = 0
         self.metrics = metrics
         metrics?.tlsCertificateInForce(notAfter: identity.notAfter)
     }
 
     /// Loads the configured files; at start a pair that does not load or does not match stops the server.
-    package init(certificatePath: String, keyPath: String, previousCertificateSeconds: Int, metrics: ServerMetrics? = nil) throws {
-        let identity = try Self.load(certificatePath: certificatePath, keyPath: keyPath)
+    package convenience init(certificatePath: String, keyPath: String, previousCertificateSeconds: Int, metrics: ServerMetrics? = nil) throws {
+        try self.init(
+            files: .pem(certificate: certificatePath, key: keyPath), previousCertificateSeconds: previousCertificateSeconds, metrics: metrics)
+    }
+
+    /// Loads `files`; at start an identity that does not load or whose key is not the leaf's stops the server.
+    package init(files: Files, previousCertificateSeconds: Int, metrics: ServerMetrics? = nil) throws {
+        let identity = try files.identity(try files.read())
         state = NIOLockedValueBox(State(current: identity))
-        paths = (certificatePath, keyPath)
+        self.files = files
         self.previousCertificateSeconds = previousCertificateSeconds
         self.metrics = metrics
         metrics?.tlsCertificateInForce(notAfter: identity.notAfter)
@@ -82,7 +144,7 @@ public final class ServerCertificateSource: Sendable {
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: identity.chain.map { .certificate($0) }, privateKey: .privateKey(identity.key))
         tls.minimumTLSVersion = .tlsv12
-        if paths != nil {
+        if files != nil {
             let state = state
             tls.sslContextCallback = { _, promise in
                 let (replaced, identity) = state.withLockedValue { ($0.replaced, $0.current) }
@@ -105,16 +167,16 @@ public final class ServerCertificateSource: Sendable {
     /// Re-reads the files; installs the pair when it changed, loads, matches and is valid at `now`.
     @discardableResult
     package func reload(now: Date, logger: Logger) -> ReloadOutcome {
-        guard let paths else { return .unchanged }
+        guard let files else { return .unchanged }
         let fresh: Identity
         do {
-            let files = try Self.read(certificatePath: paths.certificate, keyPath: paths.key)
-            if files == current.fileBytes { return .unchanged }
-            fresh = try Self.identity(files: files, certificatePath: paths.certificate, keyPath: paths.key)
+            let bytes = try files.read()
+            if bytes == current.fileBytes { return .unchanged }
+            fresh = try files.identity(bytes)
             // An expired certificate (or one not valid yet) would fail every client's handshake: keep the one in force.
             guard fresh.notBefore <= now, now <= fresh.notAfter else {
                 throw ServerConfiguration.ConfigurationError.invalid(
-                    "tls.certificatePath \(paths.certificate) is valid from \(fresh.notBefore) to \(fresh.notAfter), not now")
+                    "\(files.certificateSetting) is valid from \(fresh.notBefore) to \(fresh.notAfter), not now")
             }
         } catch {
             metrics?.tlsReloaded(outcome: "refused")
@@ -136,18 +198,7 @@ public final class ServerCertificateSource: Sendable {
         return .installed
     }
 
-    static func read(certificatePath: String, keyPath: String) throws -> [Data] {
-        [
-            try ServerConfiguration.readFile(certificatePath, setting: "tls.certificatePath"),
-            try ServerConfiguration.readFile(keyPath, setting: "tls.privateKeyPath"),
-        ]
-    }
-
-    /// Loads and checks a certificate chain and its key.
-    package static func load(certificatePath: String, keyPath: String) throws -> Identity {
-        try identity(files: try read(certificatePath: certificatePath, keyPath: keyPath), certificatePath: certificatePath, keyPath: keyPath)
-    }
-
+    /// Loads and checks a PEM certificate chain and its key.
     static func identity(files: [Data], certificatePath: String, keyPath: String) throws -> Identity {
         // NIOSSL's errors name neither the file nor the setting ("failedToLoadCertificate").
         let chain: [NIOSSLCertificate]
@@ -169,16 +220,37 @@ public final class ServerCertificateSource: Sendable {
                     : "is not a PEM private key (a BEGIN PRIVATE KEY or BEGIN EC PRIVATE KEY block)"
             throw ServerConfiguration.ConfigurationError.invalid("tls.privateKeyPath \(keyPath) \(reason)")
         }
-        // BoringSSL refuses a key that is not the leaf's when both go into one context: the same check every
-        // handshake would otherwise fail on.
+        try requireLeafKey(
+            chain: chain, key: key, "tls.privateKeyPath \(keyPath) is not the key of the certificate in tls.certificatePath \(certificatePath)")
+        return try identity(chain: chain, key: key, files: files)
+    }
+
+    /// The chain and key of a PKCS#12 file (BoringSSL reads PBES2 with AES and PBKDF2, OpenSSL 3's default, and
+    /// the older 3DES form), checked as a PEM pair is.
+    static func identity(pkcs12: Data, path: String, password: String) throws -> Identity {
+        let bundle: NIOSSLPKCS12Bundle
+        // NIOSSL's error names neither the file nor the setting, and cannot tell a wrong password from a damaged file.
+        do { bundle = try NIOSSLPKCS12Bundle(buffer: Array(pkcs12), passphrase: Array(password.utf8)) } catch {
+            throw ServerConfiguration.ConfigurationError.invalid(
+                "tls.pkcs12Path \(path) does not open with tls.pkcs12Password: a wrong password, or not a PKCS#12 file (openssl pkcs12 -info -in it)")
+        }
+        guard !bundle.certificateChain.isEmpty else {
+            throw ServerConfiguration.ConfigurationError.invalid("tls.pkcs12Path \(path) holds no certificate")
+        }
+        try requireLeafKey(
+            chain: bundle.certificateChain, key: bundle.privateKey, "tls.pkcs12Path \(path): its key is not the key of its first certificate")
+        return try identity(chain: bundle.certificateChain, key: bundle.privateKey, files: [pkcs12])
+    }
+
+    /// Refuses with `problem` a `key` that is not the leaf's: BoringSSL refuses such a pair when both go into one
+    /// context, the check every handshake would otherwise fail on.
+    private static func requireLeafKey(chain: [NIOSSLCertificate], key: NIOSSLPrivateKey, _ problem: @autoclosure () -> String) throws {
         do {
             _ = try NIOSSLContext(
                 configuration: .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key)))
         } catch {
-            throw ServerConfiguration.ConfigurationError.invalid(
-                "tls.privateKeyPath \(keyPath) is not the key of the certificate in tls.certificatePath \(certificatePath)")
+            throw ServerConfiguration.ConfigurationError.invalid(problem())
         }
-        return try identity(chain: chain, key: key, files: files)
     }
 
     /// A generated (development) identity.
@@ -229,13 +301,13 @@ package struct ServerCertificateWatcher: Service {
     }
 
     package func run() async throws {
-        guard let paths = source.paths else { return }
+        guard let files = source.files else { return }
         let source = source
         let clock = clock
         let logger = logger
         // Ends when the service is cancelled at graceful shutdown.
         await cancelWhenGracefulShutdown {
-            await FileChangeTriggers.run(paths: [paths.certificate, paths.key], interval: interval, handleSignals: handleSignals) {
+            await FileChangeTriggers.run(paths: files.watched, interval: interval, handleSignals: handleSignals) {
                 source.reload(now: clock(), logger: logger)
             }
         }
