@@ -57,7 +57,9 @@ public enum FIDOServerApplication {
         var passkeys = try configuration.fido2.map(PasskeySettings.init)  // with the decoys' key once the database is open
         let appAttestation = try AppAttestationSettings(configuration)
         var relyingPartyTokens: RelyingPartyTokenVerifier?
-        if let jwt = configuration.authorization.jwt { relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt, logger: logger) }
+        if let jwt = configuration.authorization.jwt {
+            relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt, logger: logger, proxy: configuration.outboundProxy)
+        }
         let readiness = Readiness()
         let database = try await StoreDatabase.open(configuration.database, logger: logger, metrics: metrics)
         let stores = Stores(database: database)
@@ -70,7 +72,7 @@ public enum FIDOServerApplication {
             let defaultIssuer = "https://\(displayHost(configuration.host))\(configuration.port == 0 ? "" : ":\(configuration.port)")"
             let issuer = try await TokenIssuer.load(configuration.tokens, issuer: defaultIssuer, stores: stores, now: dependencies.clock())
             firebase = try configuration.dispatch.firebase.map {
-                try FirebaseDispatcher(configuration: $0, logger: logger, clock: dependencies.clock)
+                try FirebaseDispatcher(configuration: $0, logger: logger, clock: dependencies.clock, proxy: configuration.outboundProxy)
             }
             let observability = configuration.observability
             let audit =

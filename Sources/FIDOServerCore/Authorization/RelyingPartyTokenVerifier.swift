@@ -22,6 +22,8 @@ package final class RelyingPartyTokenVerifier: Sendable {
     private let keys: NIOLockedValueBox<(collection: JWTKeyCollection, kids: Set<String>)>
     private let missFetch = IntervalGate(interval: RelyingPartyTokenVerifier.missFetchInterval)
     private let logger: Logger
+    /// The proxy `jwksURL` is fetched through.
+    private let proxy: ServerConfiguration.OutboundProxy?
 
     /// The most often a token naming an unknown kid makes the server fetch `jwksURL`: what made-up key ids can cost
     /// (one outbound request per 30 seconds per instance).
@@ -43,7 +45,11 @@ package final class RelyingPartyTokenVerifier: Sendable {
         package func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
-    private init(configuration: ServerConfiguration.Authorization.JWT, fixed: [FixedKey], fetched: [JWK], logger: Logger) async throws {
+    private init(
+        configuration: ServerConfiguration.Authorization.JWT, fixed: [FixedKey], fetched: [JWK], logger: Logger,
+        proxy: ServerConfiguration.OutboundProxy?
+    ) async throws {
+        self.proxy = proxy
         self.configuration = configuration
         self.fixed = fixed
         self.logger = logger
@@ -51,7 +57,8 @@ package final class RelyingPartyTokenVerifier: Sendable {
     }
 
     package static func load(
-        _ configuration: ServerConfiguration.Authorization.JWT, logger: Logger = Logger(label: "mauth.server")
+        _ configuration: ServerConfiguration.Authorization.JWT, logger: Logger = Logger(label: "mauth.server"),
+        proxy: ServerConfiguration.OutboundProxy? = nil
     ) async throws -> RelyingPartyTokenVerifier {
         var fixed: [FixedKey] = []
         if let path = configuration.jwksPath {
@@ -80,14 +87,14 @@ package final class RelyingPartyTokenVerifier: Sendable {
         if let url = configuration.jwksURL {
             // The first fetch must succeed: a server that started without its relying party's keys would refuse
             // every call the relying party authorizes, and say so only then.
-            do { fetched = try await fetch(url, configuration: configuration) } catch {
+            do { fetched = try await fetch(url, configuration: configuration, proxy: proxy) } catch {
                 throw ServerConfiguration.ConfigurationError.invalid("authorization.jwt.jwksURL: \(error)")
             }
         }
         guard !fixed.isEmpty || !fetched.isEmpty else {
             throw ServerConfiguration.ConfigurationError.invalid("authorization.jwt lists no usable key")
         }
-        return try await RelyingPartyTokenVerifier(configuration: configuration, fixed: fixed, fetched: fetched, logger: logger)
+        return try await RelyingPartyTokenVerifier(configuration: configuration, fixed: fixed, fetched: fetched, logger: logger, proxy: proxy)
     }
 
     /// The ES256 (P-256) and RS256 keys of a JWKS document. Anything else in the set (encryption keys, other curves
@@ -116,10 +123,12 @@ package final class RelyingPartyTokenVerifier: Sendable {
         return usable
     }
 
-    static func fetch(_ url: String, configuration: ServerConfiguration.Authorization.JWT) async throws -> [JWK] {
+    static func fetch(
+        _ url: String, configuration: ServerConfiguration.Authorization.JWT, proxy: ServerConfiguration.OutboundProxy?
+    ) async throws -> [JWK] {
         let data = try await HTTPSDownload.get(
             url, trustedCertificatesPath: configuration.jwksTrustedCertificatesPath,
-            maximumBytes: maximumJWKSBytes, timeout: .seconds(10))
+            maximumBytes: maximumJWKSBytes, timeout: .seconds(10), proxy: proxy)
         let keys = try usableKeys(data, source: url)
         guard !keys.isEmpty else { throw HTTPSDownload.Failure(description: "\(url) lists no ES256 or RS256 key") }
         return keys
@@ -156,7 +165,8 @@ package final class RelyingPartyTokenVerifier: Sendable {
     package func refresh() async -> Bool {
         guard let url = configuration.jwksURL else { return false }
         do {
-            let next = try await Self.collection(fixed: fixed, fetched: try await Self.fetch(url, configuration: configuration), source: url)
+            let next = try await Self.collection(
+                fixed: fixed, fetched: try await Self.fetch(url, configuration: configuration, proxy: proxy), source: url)
             let changed = keys.withLockedValue { current -> Bool in
                 defer { current = next }
                 return current.kids != next.kids

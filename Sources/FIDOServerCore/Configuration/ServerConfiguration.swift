@@ -147,6 +147,9 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
     public var fido2: FIDO2?
     /// The apps whose genuineness the server can check (``AppAttestation``); the policies say when it is asked.
     public var appAttestation: AppAttestation?
+    /// The HTTP proxy for the server's calls out (Firebase, the Metadata Service, a JWKS URL); none when absent, or
+    /// `HTTPS_PROXY`/`NO_PROXY` from the environment.
+    public var outboundProxy: OutboundProxy?
 
     public init(
         host: String = "127.0.0.1", port: Int = 0, tls: TLS = TLS(), appID: String? = nil,
@@ -235,6 +238,8 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         if let cert = environment["MAUTH_TLS_CERT"] { configuration.tls.certificatePath = cert }
         if let key = environment["MAUTH_TLS_KEY"] { configuration.tls.privateKeyPath = key }
         if let pkcs12 = environment["MAUTH_TLS_PKCS12"] { configuration.tls.pkcs12Path = pkcs12 }
+        // The file's proxy wins; without one, the proxy every tool on the machine is told of.
+        if configuration.outboundProxy == nil { configuration.outboundProxy = OutboundProxy.fromEnvironment(environment) }
         if let password = environment["MAUTH_TLS_PKCS12_PASSWORD"] { configuration.tls.pkcs12Password = password }
         if let metadata = environment["MAUTH_METADATA"] { configuration.metadataPath = metadata }
         if let blob = environment["MAUTH_METADATA_BLOB"] {
@@ -427,6 +432,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             { try observability.validate() },
             { try fido2?.validate(developmentMode: authorization.developmentMode) },
             { try appAttestation?.validate() },
+            { try outboundProxy?.validate() },
             {
                 // A policy that asks for app attestation needs an app to check it against: refused at start, not at
                 // the first operation.
@@ -442,6 +448,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
             rejectCounterRegression
         case zeroCounterAAIDs, metadataService, acceptedVersions, policies
         case authorization, tokens, limits, clientAddress, checkChannelBinding, dispatch, observability, demoSite, fido2, appAttestation
+        case outboundProxy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -477,6 +484,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         demoSite = try c.decodeIfPresent(Bool.self, forKey: .demoSite) ?? d.demoSite
         fido2 = try c.decodeIfPresent(FIDO2.self, forKey: .fido2)
         appAttestation = try c.decodeIfPresent(AppAttestation.self, forKey: .appAttestation)
+        outboundProxy = try c.decodeIfPresent(OutboundProxy.self, forKey: .outboundProxy)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -507,6 +515,7 @@ public struct ServerConfiguration: Codable, Sendable, Equatable {
         try c.encode(demoSite, forKey: .demoSite)
         try c.encodeIfPresent(fido2, forKey: .fido2)
         try c.encodeIfPresent(appAttestation, forKey: .appAttestation)
+        try c.encodeIfPresent(outboundProxy, forKey: .outboundProxy)
     }
 
     /// Loads the metadata this configuration names: inline JSON (`metadataJSON`, which wins, as in nevisFIDO), a

@@ -38,7 +38,7 @@ package actor FirebaseDispatcher {
 
     package init(
         configuration: ServerConfiguration.Dispatch.Firebase, logger: Logger,
-        clock: @escaping @Sendable () -> Date
+        clock: @escaping @Sendable () -> Date, proxy: ServerConfiguration.OutboundProxy? = nil
     ) throws {
         self.configuration = configuration
         account = try FirebaseServiceAccount.load(path: configuration.serviceAccountPath)
@@ -50,6 +50,9 @@ package actor FirebaseDispatcher {
         }
         var httpConfiguration = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: .seconds(15)))
         httpConfiguration.redirectConfiguration = .disallow
+        // One client for both hosts it calls (the token endpoint and FCM's): through the proxy unless it exempts both.
+        let hosts = [URL(string: tokenURL)?.host, URL(string: configuration.endpointBaseURL)?.host].compactMap { $0 }
+        httpConfiguration.proxy = hosts.lazy.compactMap { proxy?.proxy(for: $0) }.first
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         self.logger = logger
         self.clock = clock

@@ -32,6 +32,8 @@ public final class MetadataSource: Sendable {
     private let revocationLists: [RevocationList]
     private let clock: @Sendable () -> Date
     private let metrics: ServerMetrics?
+    /// The proxy a BLOB URL is fetched through.
+    private let proxy: ServerConfiguration.OutboundProxy?
 
     /// Fixed metadata: no Metadata Service, nothing to reload.
     public init(_ store: MetadataStore) {
@@ -42,12 +44,14 @@ public final class MetadataSource: Sendable {
         revocationLists = []
         clock = { Date() }
         metrics = nil
+        proxy = nil
     }
 
     private init(
         local: [MetadataStatement], service: ServerConfiguration.MetadataService, roots: [Certificate], revocationLists: [RevocationList],
-        clock: @escaping @Sendable () -> Date, metrics: ServerMetrics?
+        clock: @escaping @Sendable () -> Date, metrics: ServerMetrics?, proxy: ServerConfiguration.OutboundProxy?
     ) throws {
+        self.proxy = proxy
         self.local = local
         self.service = service
         self.roots = roots
@@ -85,7 +89,9 @@ public final class MetadataSource: Sendable {
                 throw ServerConfiguration.ConfigurationError.invalid("metadataService.revocationListsPath \(path): \(error)")
             }
         }
-        let source = try MetadataSource(local: local.all, service: service, roots: roots, revocationLists: lists, clock: clock, metrics: metrics)
+        let source = try MetadataSource(
+            local: local.all, service: service, roots: roots, revocationLists: lists, clock: clock, metrics: metrics,
+            proxy: configuration.outboundProxy)
         if let cache = service.cachePath, FileManager.default.fileExists(atPath: cache) {
             if case .installed(let number) = await source.reload(logger: logger, from: .cache(cache)) {
                 logger.notice("metadata: the cached BLOB no \(number) is in force until the service's own is read")
@@ -143,7 +149,7 @@ public final class MetadataSource: Sendable {
         let data: Data
         do {
             switch origin {
-            case .service: data = try await Self.read(service)
+            case .service: data = try await Self.read(service, proxy: proxy)
             case .cache(let path): data = try ServerConfiguration.readFile(path, setting: "metadataService.cachePath")
             }
             blob = try await MetadataBLOB.verify(data, roots: roots, revocationLists: revocationLists, now: now)
@@ -204,7 +210,7 @@ public final class MetadataSource: Sendable {
     }
 
     /// The BLOB's bytes, from its file or its https URL, at most ``MetadataBLOB/maximumBytes``.
-    static func read(_ service: ServerConfiguration.MetadataService) async throws -> Data {
+    static func read(_ service: ServerConfiguration.MetadataService, proxy: ServerConfiguration.OutboundProxy? = nil) async throws -> Data {
         guard let url = service.url else {
             let size = (try? FileManager.default.attributesOfItem(atPath: service.blob)[.size] as? Int) ?? 0
             guard size <= MetadataBLOB.maximumBytes else {
@@ -215,7 +221,7 @@ public final class MetadataSource: Sendable {
         }
         return try await HTTPSDownload.get(
             url.absoluteString, trustedCertificatesPath: service.trustedCertificatesPath,
-            maximumBytes: MetadataBLOB.maximumBytes, timeout: .seconds(60))
+            maximumBytes: MetadataBLOB.maximumBytes, timeout: .seconds(60), proxy: proxy)
     }
 
     /// Keeps `data` (a BLOB just installed) at `path`: written beside it, then renamed over it, so a reader never

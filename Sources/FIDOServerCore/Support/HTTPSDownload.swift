@@ -12,7 +12,11 @@ enum HTTPSDownload {
         let description: String
     }
 
-    static func get(_ url: String, trustedCertificatesPath: String?, maximumBytes: Int, timeout: TimeAmount = .seconds(30)) async throws -> Data {
+    /// Through `proxy` (a `CONNECT` tunnel) unless it exempts the URL's host.
+    static func get(
+        _ url: String, trustedCertificatesPath: String?, maximumBytes: Int, timeout: TimeAmount = .seconds(30),
+        proxy: ServerConfiguration.OutboundProxy? = nil
+    ) async throws -> Data {
         guard url.hasPrefix("https://") else { throw Failure(description: "\(url) is not an https:// URL") }
         var tls = TLSConfiguration.makeClientConfiguration()
         if let path = trustedCertificatesPath {
@@ -21,6 +25,7 @@ enum HTTPSDownload {
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls, timeout: .init(connect: .seconds(10), read: timeout))
         configuration.redirectConfiguration = .disallow
+        if let host = URL(string: url)?.host { configuration.proxy = proxy?.proxy(for: host) }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         // The whole download, body included, within `timeout`: the client's own timeout ends at the response's head,
         // and a host that trickles its body a byte at a time would otherwise hold the fetch for ever.
