@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// The Device Service (server-api.md §A.5, §B.9), our wire contract where nevisFIDO's is unknown (§(f).4). Every
 /// request carries a ``DeviceSignature`` in the `Device-Signature` header, signed with the key of one of the device's
@@ -23,6 +24,12 @@ public enum DeviceServiceWire {
     /// the Device Service can list a device's credentials. `fail_if_unknown` is false: another server ignores it.
     public static let deviceIDExtension = "ch.nevis.mauth.device-id"
     public static let maximumDeviceIDLength = 128
+
+    /// Whether `deviceId` is one the server keeps: 1...``maximumDeviceIDLength`` bytes without control characters,
+    /// whether a registration's extension or a dispatch target names it (it is written into logs and compared as is).
+    public static func isValid(deviceId: String) -> Bool {
+        !deviceId.isEmpty && deviceId.utf8.count <= maximumDeviceIDLength && !Text.hasControlCharacters(deviceId)
+    }
 
     /// GET credentials: the device's dispatch targets (one per user) and the UAF credentials it registered.
     public struct Credentials: Codable, Hashable, Sendable {

@@ -31,6 +31,18 @@ final class DispatchTargetTests: DispatchTestCase {
         }
     }
 
+    func testATargetsDeviceIdFollowsTheRegistrationsDeviceIdRule() async throws {
+        try await InProcessServer.with { loopback in
+            // The device id a target names is linked onto a Nevis SDK's keys: held to the rule the extension is.
+            for (index, bad) in ["", "phone\u{1B}[2J", "phone\nforged line", String(repeating: "d", count: 129)].enumerated() {
+                let status = try await self.createTarget(loopback, name: "phone \(index)", deviceId: bad).status
+                XCTAssertEqual(status, 400, bad.debugDescription)
+            }
+            let accepted = try await self.createTarget(loopback, deviceId: String(repeating: "d", count: 128)).status
+            XCTAssertEqual(accepted, 201)
+        }
+    }
+
     func testListingTargetsIsForTheUserOnlyAnd404WhenThereAreNone() async throws {
         try await InProcessServer.with { loopback in
             let value17 = try await loopback.exchange(

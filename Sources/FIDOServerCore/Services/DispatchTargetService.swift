@@ -33,7 +33,11 @@ package struct DispatchTargetService: Sendable {
         }
         try Self.validate(name: body.name)
         if let target = body.target { try Self.validate(pushToken: target) }
-        guard (body.deviceId?.utf8.count ?? 0) <= 128 else { throw Refusal(.badRequest, "bad_request", "deviceId longer than 128 bytes") }
+        // The rule of the registration's device-id extension: a Nevis SDK's keys take this id when it links them.
+        if let deviceId = body.deviceId, !DeviceServiceWire.isValid(deviceId: deviceId) {
+            throw Refusal(
+                .badRequest, "bad_request", "deviceId must be 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters")
+        }
         let dispatcher = body.dispatcher ?? DispatchTargetWire.Dispatcher.firebaseCloudMessaging.rawValue
         guard DispatchTargetWire.Dispatcher(rawValue: dispatcher) != nil else {
             throw Refusal(.unprocessableContent, "unknown_dispatcher", "The dispatcher is not one this server knows.")

@@ -73,9 +73,7 @@ package struct RegistrationService: Sendable {
     static func deviceID(_ header: OperationHeader) throws -> String? {
         let values = (header.exts ?? []).filter { $0.id == DeviceServiceWire.deviceIDExtension }.map(\.data)
         guard let value = values.first else { return nil }
-        guard values.count == 1, !value.isEmpty, value.utf8.count <= DeviceServiceWire.maximumDeviceIDLength,
-            !Text.hasControlCharacters(value)
-        else {
+        guard values.count == 1, DeviceServiceWire.isValid(deviceId: value) else {
             throw ServiceFailure(
                 UAFVerificationError.malformedHeader(
                     "the \(DeviceServiceWire.deviceIDExtension) extension must appear once, 1...\(DeviceServiceWire.maximumDeviceIDLength) bytes without control characters"
