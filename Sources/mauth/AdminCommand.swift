@@ -11,7 +11,7 @@ struct AdminCommand: AsyncParsableCommand {
         commandName: "admin", abstract: "Administer a server's database (users' data, Auth Cloud access keys, token-signing keys).",
         subcommands: [
             AdminUserCommand.self, AccessKeyCommand.self, SigningKeyCommand.self, AdminAuditCommand.self,
-            AdminTokenCommand.self,
+            AdminTokenCommand.self, AdminExportCommand.self, AdminImportCommand.self, AdminMigrateCommand.self,
         ])
 }
 
@@ -23,6 +23,12 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Opens the database (running its migrations), runs `body` on its stores, and closes it, also when `body` fails.
     func withStores<T>(_ body: (Stores) async throws -> T) async throws -> T {
+        try await withDatabase(groupCommit: true) { try await body(Stores(database: $0)) }
+    }
+
+    /// Opens the database as ``withStores(_:)`` does; with `groupCommit` false, SQLite commits each run on its own, so
+    /// that a transfer may hold one transaction (see `StoreDatabase.open`).
+    func withDatabase<T>(groupCommit: Bool, _ body: (StoreDatabase) async throws -> T) async throws -> T {
         var configuration = try ServerConfiguration.load(path: config)
         if let database { configuration.database = .init(text: database) }
         // A mistyped path, or a working directory other than the server's, would otherwise make a new empty database
@@ -32,9 +38,9 @@ struct DatabaseOptions: ParsableArguments {
                 "no database at \(path): name the server's with --config FILE (its configuration) or --database PATH, "
                     + "or pass --create to make a new one")
         }
-        let database = try await StoreDatabase.open(configuration.database)
+        let database = try await StoreDatabase.open(configuration.database, groupCommit: groupCommit)
         let result: T
-        do { result = try await body(Stores(database: database)) } catch {
+        do { result = try await body(database) } catch {
             try? await database.close()
             throw error
         }

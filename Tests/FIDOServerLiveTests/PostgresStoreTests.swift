@@ -38,7 +38,8 @@ final class PostgresStoreTests: XCTestCase {
         try await stores.database.run { sql in
             for table in [
                 "uaf_requests", "registrations", "sessions", "signing_keys", "status_records", "dispatch_targets", "dispatch_tokens",
-                "device_requests", "auth_cloud_users", "access_keys", "audit_events", "passkeys", "webauthn_ceremonies",
+                "device_requests", "auth_cloud_users", "access_keys", "audit_events", "passkeys", "webauthn_ceremonies", "app_attest_keys",
+                "server_secrets",
             ] {
                 try await sql.raw("DELETE FROM \(unsafeRaw: table)").run()
             }

@@ -45,14 +45,16 @@ public final class StoreDatabase: Sendable {
     }
 
     /// Opens the configured database and brings its schema up to date (`Migrations`).
+    /// With `groupCommit` false, SQLite commits each run on its own and `transaction(_:)` may be used at any time
+    /// (the operator's imports and migrations, which need all or nothing); a server always groups.
     /// On PostgreSQL, the server first checks that the database answers (``StartupAttempts``), so an unreachable one
     /// ends the start with an error that names it instead of a wait without end.
     public static func open(
         _ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
-        metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard
+        metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard, groupCommit: Bool = true
     ) async throws -> StoreDatabase {
         do {
-            return try await openNamingNothing(configuration, logger: logger, metrics: metrics, startup: startup)
+            return try await openNamingNothing(configuration, logger: logger, metrics: metrics, startup: startup, groupCommit: groupCommit)
         } catch let error as SQLiteEngineError {
             guard case .sqlite(let path) = configuration else { throw error }
             throw ServerConfiguration.ConfigurationError.invalid("database \(path): \(sqliteReason(error))")
@@ -61,7 +63,7 @@ public final class StoreDatabase: Sendable {
 
     private static func openNamingNothing(
         _ configuration: ServerConfiguration.Database, logger: Logger, metrics: ServerMetrics?,
-        startup: StartupAttempts
+        startup: StartupAttempts, groupCommit: Bool
     ) async throws -> StoreDatabase {
         let database: StoreDatabase
         var postgresStarting: PostgresStartupLogFilter.Flag?
@@ -125,7 +127,7 @@ public final class StoreDatabase: Sendable {
             try? await database.close()
             throw error
         }
-        if case .sqlite(let engine) = database.backing { engine.startGroupCommit() }
+        if groupCommit, case .sqlite(let engine) = database.backing { engine.startGroupCommit() }
         return database
     }
 
@@ -284,11 +286,24 @@ public final class StoreDatabase: Sendable {
         return try result.get()
     }
 
-    /// Runs `body` inside one transaction on one connection. Used only at start-up (migrations) on SQLite, before the
-    /// engine groups commits (its own transaction would refuse a `BEGIN`); on PostgreSQL it is safe at any time.
+    /// Runs `body` inside one transaction on one connection. On SQLite only while the engine does not group commits
+    /// (its own transaction would refuse a `BEGIN`): at start-up (migrations), or on a database opened with
+    /// `groupCommit: false`; on PostgreSQL it is safe at any time.
     func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await transaction(beginning: engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN", body)
+    }
+
+    /// Runs `body` in one read transaction on one connection, so that everything it reads is one moment of the
+    /// database while servers go on writing: SQLite's deferred transaction reads one snapshot of its log and takes no
+    /// write lock (a running server is not held up); PostgreSQL's repeatable read is one snapshot too. On SQLite the
+    /// database must be opened with `groupCommit: false`, as for ``transaction(_:)``.
+    func readSnapshot<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await transaction(beginning: engine == .sqlite ? "BEGIN DEFERRED" : "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", body)
+    }
+
+    private func transaction<T: Sendable>(beginning: String, _ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await run { sql in
-            try await sql.raw(SQLQueryString(engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN")).run()
+            try await sql.raw(SQLQueryString(beginning)).run()
             do {
                 let result = try await body(sql)
                 try await sql.raw("COMMIT").run()

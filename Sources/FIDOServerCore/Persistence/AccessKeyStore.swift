@@ -49,7 +49,7 @@ public struct AccessKeyStore: Sendable {
         }
     }
 
-    private static func record(_ row: any SQLRow) throws -> AccessKeyRecord {
+    static func record(_ row: any SQLRow) throws -> AccessKeyRecord {
         AccessKeyRecord(
             id: try row.decode(column: "id", as: String.self), name: try row.decode(column: "name", as: String.self),
             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),

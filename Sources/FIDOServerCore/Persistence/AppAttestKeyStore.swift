@@ -74,7 +74,7 @@ public struct AppAttestKeyStore: Sendable {
         }
     }
 
-    private static func key(_ row: any SQLRow) throws -> AttestedAppKey {
+    static func key(_ row: any SQLRow) throws -> AttestedAppKey {
         func bytes(_ column: String) throws -> [UInt8] {
             guard let value = Base64URL.decodeBytes(try row.decode(column: column, as: String.self)) else {
                 throw StoreError.malformedRow("app_attest_keys.\(column)")

@@ -45,7 +45,7 @@ public struct AuthCloudUserStore: Sendable {
         }
     }
 
-    private static func record(_ row: any SQLRow) throws -> AuthCloudUserRecord {
+    static func record(_ row: any SQLRow) throws -> AuthCloudUserRecord {
         AuthCloudUserRecord(
             userId: try row.decode(column: "user_id", as: String.self), username: try row.decode(column: "username", as: String.self),
             createdAt: Date(epochMillis: try row.decode(column: "created_at", as: Int64.self)),
