@@ -31,6 +31,7 @@ extension FIDOServerApplication {
         if case .postgres = configuration.database { notChecked.append("database: PostgreSQL is reached at start") }
         // Only configured files: without them the start makes a development certificate, which checking must not write.
         if configuration.tls.files != nil { check { _ = try makeTLS(configuration) } }
+        check { _ = try clientCertificateAuthorities(configuration) }
         if let path = configuration.facetsPath {
             check { _ = try TrustedFacetsSource(path: path, allowWildcards: configuration.authorization.developmentMode) }
         }

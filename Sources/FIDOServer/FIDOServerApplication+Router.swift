@@ -81,6 +81,7 @@ extension FIDOServerApplication {
             configuration: configuration.authorization, relyingParty: relyingPartyTokens, issuer: issuer,
             sessions: stores.sessions, cookieName: configuration.tokens.cookieName, deviceSignatures: services.signatures,
             internalNetworks: configuration.authorization.internalDispatchNetworks.compactMap(IPNetwork.init),
+            clientCertificates: configuration.authorization.clientCertificates.map(ClientCertificatePrincipals.init),
             clock: dependencies.clock, logger: logger)
         let open = router.group()
         let refused: @Sendable (String) -> Void = { detail in services.environment.decide("authorization", nil, 401, "credentials refused: \(detail)")

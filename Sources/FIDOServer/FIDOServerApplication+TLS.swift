@@ -1,4 +1,5 @@
 import Foundation
+import NIOSSL
 import Primitives
 
 extension FIDOServerApplication {
@@ -38,5 +39,21 @@ extension FIDOServerApplication {
             keyPEM: development.privateKeyPEM)
         return TLSMaterial(
             certificate: ServerCertificateSource(fixed: identity, metrics: metrics), trustPEM: development.trustAnchorPEM, generated: true)
+    }
+
+    /// The authorities of the relying party's client certificates (`authorization.clientCertificates`), for the
+    /// handshake; none when client certificates are not configured. Each is read as the check-config reads it.
+    static func clientCertificateAuthorities(_ configuration: FIDOServerCore.ServerConfiguration) throws -> [NIOSSLCertificate] {
+        guard let settings = configuration.authorization.clientCertificates else { return [] }
+        let setting = "authorization.clientCertificates.certificateAuthoritiesPath"
+        _ = try FIDOServerCore.ServerConfiguration.readCertificates(settings.certificateAuthoritiesPath, setting: setting)
+        do {
+            return try NIOSSLCertificate.fromPEMBytes(
+                Array(FIDOServerCore.ServerConfiguration.readFile(settings.certificateAuthoritiesPath, setting: setting)))
+        } catch let error as FIDOServerCore.ServerConfiguration.ConfigurationError {
+            throw error
+        } catch {
+            throw FIDOServerCore.ServerConfiguration.ConfigurationError.invalid("\(setting) \(settings.certificateAuthoritiesPath): \(error)")
+        }
     }
 }

@@ -34,7 +34,9 @@ public enum FIDOServerApplication {
             if configuration.facets.isEmpty && configuration.facetsPath == nil {
                 logger.warning("no trusted facets: every client will refuse the appID until facets or facetsPath is set")
             }
-        } else if configuration.authorization.jwt == nil && configuration.authorization.trustedProxy == nil {
+        } else if configuration.authorization.jwt == nil && configuration.authorization.trustedProxy == nil
+            && configuration.authorization.clientCertificates == nil
+        {
             logger.notice("no relying-party JWT keys or trusted proxy configured: registration requests need a session from a prior authentication")
         }
         if configuration.demoSite {
@@ -43,6 +45,7 @@ public enum FIDOServerApplication {
         }
         let metrics = ServerMetrics()
         let tls = try makeTLS(configuration, metrics: metrics, note: { logger.notice("\($0)") })
+        let clientAuthorities = try clientCertificateAuthorities(configuration)
         let presented = tls.certificate.current
         let now = dependencies.clock()
         if now < presented.notBefore || now > presented.notAfter {
@@ -105,7 +108,8 @@ public enum FIDOServerApplication {
             }
             let application = Application(
                 responder: AppPathResponder(base: router.buildResponder()),
-                server: try .tls(.http1(configuration: http1), tlsConfiguration: tls.certificate.tlsConfiguration()),
+                server: try .tls(
+                    .http1(configuration: http1), tlsConfiguration: tls.certificate.tlsConfiguration(clientAuthorities: clientAuthorities)),
                 configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "mauth"),
                 onServerRunning: { channel in
                     // With port 0 the kernel picked the port: the appID names it before the first request arrives.

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NIOSSL
 import NevisProtocol
 
 /// Establishes who is calling a protected route, or answers 401 itself. It accepts, in this order:
@@ -11,8 +12,9 @@ import NevisProtocol
 ///    must be live) or a relying-party token (verified against the configured keys);
 /// 2. the session cookie from a prior UAF authentication;
 /// 3. a `Device-Signature` (``DeviceSignatureVerifier``): the user of the dispatch target that signed it;
-/// 4. the trusted proxy's header, only from the configured peer addresses;
-/// 5. without any of them, a peer in `authorization.internalDispatchNetworks` (the bank's own services, as nevisAuth).
+/// 4. a client certificate the TLS handshake verified (`authorization.clientCertificates`): the principal it maps to;
+/// 5. the trusted proxy's header, only from the configured peer addresses;
+/// 6. without any of them, a peer in `authorization.internalDispatchNetworks` (the bank's own services, as nevisAuth).
 /// A credential that is present but invalid is refused outright, never skipped in favour of the next one, so a
 /// forged token cannot fall through to a weaker check. Whether the principal may act for the username in the
 /// body is the handler's decision (403), since only it has read the body.
@@ -37,17 +39,30 @@ struct AuthorizationMiddleware: RouterMiddleware {
             }
             signed = context.signedRequest(request, signature: signature, body: Array(body.readableBytesView))
         }
+        // Without client certificates configured, no closure holding the channel is made for each request.
+        let channel = context.channel
+        let certificate: @Sendable () async -> [UInt8]?
+        if authorizer.clientCertificates == nil { certificate = { nil } } else { certificate = { await Self.peerCertificate(of: channel) } }
         do {
             context.principal =
                 required
-                ? try await authorizer.principal(for: request, peerIP: context.peerIP, signed: signed)
-                : try await authorizer.presentedPrincipal(for: request, peerIP: context.peerIP, signed: signed)
+                ? try await authorizer.principal(for: request, peerIP: context.peerIP, signed: signed, certificate: certificate)
+                : try await authorizer.presentedPrincipal(for: request, peerIP: context.peerIP, signed: signed, certificate: certificate)
         } catch {
             onRefusal("\(request.method) \(request.uri.path.prefix(160)): \(error.detail)")
             return error.response
         }
         RequestCaller.current?.principal = context.principal
         return try await next(request, context)
+    }
+
+    /// The DER of the certificate the client presented in the connection's TLS handshake (which verified it), nil
+    /// when it presented none or the connection has no TLS (in-process tests). Read on the connection's event loop,
+    /// the only place the TLS handler may be asked.
+    static func peerCertificate(of channel: any Channel) async -> [UInt8]? {
+        try? await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self).peerCertificate?.toDERBytes()
+        }.get()
     }
 }
 
@@ -61,6 +76,8 @@ struct Authorizer: Sendable {
     let deviceSignatures: DeviceSignatureVerifier
     /// `authorization.internalDispatchNetworks`, parsed once.
     var internalNetworks: [IPNetwork] = []
+    /// `authorization.clientCertificates`: the principals of the relying party's client certificates.
+    var clientCertificates: ClientCertificatePrincipals?
     let clock: @Sendable () -> Date
     let logger: Logger
 
@@ -70,8 +87,12 @@ struct Authorizer: Sendable {
         return String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
     }
 
-    func principal(for request: Request, peerIP: String?, signed: SignedRequest?) async throws(AuthorizationFailure) -> Principal {
-        if let principal = try await presentedPrincipal(for: request, peerIP: peerIP, signed: signed, cookie: true) { return principal }
+    func principal(
+        for request: Request, peerIP: String?, signed: SignedRequest?, certificate: @Sendable () async -> [UInt8]? = { nil }
+    ) async throws(AuthorizationFailure) -> Principal {
+        if let principal = try await presentedPrincipal(for: request, peerIP: peerIP, signed: signed, cookie: true, certificate: certificate) {
+            return principal
+        }
         if configuration.developmentMode { return Principal(source: .development, subject: nil, isAdmin: false) }
         throw .unauthenticated("no credentials")
     }
@@ -80,9 +101,12 @@ struct Authorizer: Sendable {
     /// On an open endpoint (`cookie: false`) the session cookie is not looked at: a browser sends it on its own, and a
     /// stale one must not turn a login into a 401. Development mode makes nobody a principal here: an open endpoint's
     /// anonymous limits hold in development too.
-    /// `signed` is the request's `Device-Signature` with what it must name, nil when it has none.
+    /// `signed` is the request's `Device-Signature` with what it must name, nil when it has none; `certificate` reads
+    /// the client certificate of the connection, asked only when client certificates are configured and the request
+    /// carries no other credential.
     func presentedPrincipal(
-        for request: Request, peerIP: String?, signed: SignedRequest?, cookie: Bool = false
+        for request: Request, peerIP: String?, signed: SignedRequest?, cookie: Bool = false,
+        certificate: @Sendable () async -> [UInt8]? = { nil }
     ) async throws(AuthorizationFailure) -> Principal? {
         if let authorization = request.headers[.authorization] {
             guard let token = Self.bearerToken(authorization) else { throw .unauthenticated("Authorization header is not a bearer token") }
@@ -111,6 +135,9 @@ struct Authorizer: Sendable {
                 throw .unauthenticated("device signature: \(error)")
             }
         }
+        // A certificate is the connection's credential: the request's own (above) decides when it has one. A verified
+        // certificate that maps to no principal is refused, never read as no credential.
+        if let clientCertificates, let der = await certificate() { return try clientCertificates.principal(certificateDER: der) }
         if let proxy = configuration.trustedProxy, let name = HTTPField.Name(proxy.header), let value = request.headers[name] {
             // The header is believed only from the proxy itself; from anyone else it is a forgery attempt.
             guard let peerIP, proxy.addresses.contains(peerIP) else {

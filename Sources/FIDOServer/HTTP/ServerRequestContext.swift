@@ -11,6 +11,8 @@ import NevisProtocol
 public struct ServerRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The connection, for what its TLS handshake established (the client certificate, `AuthorizationMiddleware`).
+    let channel: any Channel
     public var principal: Principal?
     /// The path the client sent when the server answers it under another (``AppPathResponder``'s `/_app` alias):
     /// a device signature names the path the device used.
@@ -19,6 +21,7 @@ public struct ServerRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
         principal = nil
     }
 

@@ -5,6 +5,9 @@ public struct Principal: Sendable, Equatable {
     public enum Source: Sendable, Equatable {
         /// A JWT from the relying party's backend.
         case relyingPartyToken
+        /// A client certificate of the relying party's backend (mutual TLS, `authorization.clientCertificates`),
+        /// named by its mapping's name.
+        case clientCertificate(name: String)
         /// A session from a prior UAF authentication on this server (its cookie or its JWT); carries the session id.
         case session(id: String)
         /// The JWT handed to a device after it registered a key (`token_use` `registration`): it may only create a
@@ -99,7 +102,7 @@ public struct Principal: Sendable, Equatable {
     package var isAuditBudgeted: Bool {
         switch source {
         // The bank's own services, as its backend's token is.
-        case .relyingPartyToken, .accessKey, .internalNetwork, .databaseOperator: return false
+        case .relyingPartyToken, .clientCertificate, .accessKey, .internalNetwork, .databaseOperator: return false
         // The demo site acts as an admin for anyone who opens its pages, and development mode for anyone at all.
         case .demoSite, .development: return true
         case .session, .registration, .trustedProxy, .dispatchToken, .deviceSignature: return !isAdmin
@@ -113,6 +116,7 @@ public struct Principal: Sendable, Equatable {
         let kind: String
         switch source {
         case .relyingPartyToken: kind = "relying-party"
+        case .clientCertificate(let name): kind = "client-certificate:\(name)"
         case .session: kind = "session"
         case .registration: kind = "registration"
         case .trustedProxy: kind = "trusted-proxy"

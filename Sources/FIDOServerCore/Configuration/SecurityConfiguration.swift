@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 extension ServerConfiguration {
     /// Who may call protected endpoints (the registration request now; dispatch and dispatch targets later).
@@ -16,12 +17,144 @@ extension ServerConfiguration {
         /// callers act for no user. Matched against the TCP peer, never a forwarded header; a network holding a trusted
         /// proxy (which carries other clients' requests) is refused. Empty by default.
         public var internalDispatchNetworks: [String]
+        /// Client certificates (mutual TLS) of the relying party's backends, as an alternative to its JWTs.
+        public var clientCertificates: ClientCertificates?
 
-        public init(developmentMode: Bool = false, jwt: JWT? = nil, trustedProxy: TrustedProxy? = nil, internalDispatchNetworks: [String] = []) {
+        public init(
+            developmentMode: Bool = false, jwt: JWT? = nil, trustedProxy: TrustedProxy? = nil, internalDispatchNetworks: [String] = [],
+            clientCertificates: ClientCertificates? = nil
+        ) {
             self.developmentMode = developmentMode
             self.jwt = jwt
             self.trustedProxy = trustedProxy
             self.internalDispatchNetworks = internalDispatchNetworks
+            self.clientCertificates = clientCertificates
+        }
+
+        /// Mutual TLS for the relying party's calls: the server asks every client for a certificate issued by one of
+        /// `certificateAuthoritiesPath`'s authorities and names only them in the handshake, so a phone or a browser,
+        /// which holds none, is not asked to choose one and connects as before. A certificate presented must chain to
+        /// one of them, be valid now and allow client authentication, or the handshake fails. A valid one is then
+        /// the request's credential when the request carries no other (`Authorization`, a session cookie, a device
+        /// signature), and it acts as the one principal it maps to: as a relying-party JWT with `adminScope`
+        /// (`admin`: any user), `operatorScope` (`operator`: the operator's endpoints) or `sub` (`username`: one user).
+        /// A certificate that maps to no principal is refused (401), never taken as anonymous.
+        public struct ClientCertificates: Codable, Sendable, Equatable {
+            /// PEM certificates of the authorities that issue the relying party's client certificates (its private CA).
+            public var certificateAuthoritiesPath: String
+            public var principals: [Mapping]
+
+            public init(certificateAuthoritiesPath: String, principals: [Mapping]) {
+                self.certificateAuthoritiesPath = certificateAuthoritiesPath
+                self.principals = principals
+            }
+
+            /// One client certificate's principal: the certificate is named by its subject or by its fingerprint.
+            public struct Mapping: Codable, Sendable, Equatable {
+                /// The principal's name in the audit trail (`client-certificate:<name>`).
+                public var name: String
+                /// The subject, as RFC 4514 writes it (most specific first: `CN=backend.bank.example,O=Example Bank`, what
+                /// `openssl x509 -noout -subject -nameopt RFC2253` prints): any certificate the authorities issue to it.
+                public var subject: String?
+                /// The SHA-256 of the certificate's DER, in hex (colons allowed): this one certificate only.
+                public var sha256: String?
+                /// May act for any user (a JWT's `adminScope`).
+                public var admin: Bool
+                /// May use the operator's endpoints (a JWT's `operatorScope`).
+                public var `operator`: Bool
+                /// Acts for this one user (a JWT's subject).
+                public var username: String?
+
+                public init(
+                    name: String, subject: String? = nil, sha256: String? = nil, admin: Bool = false, operator: Bool = false,
+                    username: String? = nil
+                ) {
+                    self.name = name
+                    self.subject = subject
+                    self.sha256 = sha256
+                    self.admin = admin
+                    self.operator = `operator`
+                    self.username = username
+                }
+
+                /// The fingerprint as compared: lower-case hex without colons.
+                package var normalizedSHA256: String? { sha256.map { $0.replacingOccurrences(of: ":", with: "").lowercased() } }
+
+                package enum CodingKeys: String, CodingKey, CaseIterable { case name, subject, sha256, admin, `operator`, username }
+                public init(from decoder: any Decoder) throws {
+                    try decoder.refuseUnknownKeys(CodingKeys.self)
+                    let c = try decoder.container(keyedBy: CodingKeys.self)
+                    self.init(
+                        name: try c.decode(String.self, forKey: .name), subject: try c.decodeIfPresent(String.self, forKey: .subject),
+                        sha256: try c.decodeIfPresent(String.self, forKey: .sha256),
+                        admin: try c.decodeIfPresent(Bool.self, forKey: .admin) ?? false,
+                        operator: try c.decodeIfPresent(Bool.self, forKey: .operator) ?? false,
+                        username: try c.decodeIfPresent(String.self, forKey: .username))
+                }
+            }
+
+            package enum CodingKeys: String, CodingKey, CaseIterable { case certificateAuthoritiesPath, principals }
+            public init(from decoder: any Decoder) throws {
+                try decoder.refuseUnknownKeys(CodingKeys.self)
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                self.init(
+                    certificateAuthoritiesPath: try c.decode(String.self, forKey: .certificateAuthoritiesPath),
+                    principals: try c.decode([Mapping].self, forKey: .principals))
+            }
+
+            func validate() throws {
+                let setting = "authorization.clientCertificates"
+                guard !certificateAuthoritiesPath.isEmpty else {
+                    throw ConfigurationError.invalid("\(setting).certificateAuthoritiesPath must not be empty")
+                }
+                guard !principals.isEmpty else { throw ConfigurationError.invalid("\(setting).principals must name at least one certificate") }
+                var names = Set<String>()
+                var matches = Set<String>()
+                for mapping in principals {
+                    let name = mapping.name
+                    guard (1...64).contains(name.utf8.count),
+                        name.unicodeScalars.allSatisfy({
+                            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+                        })
+                    else {
+                        throw ConfigurationError.invalid(
+                            "\(setting).principals: name \(UntrustedText.quoted(name)) must be 1...64 letters, digits, . _ or -")
+                    }
+                    guard names.insert(name).inserted else { throw ConfigurationError.invalid("\(setting).principals: \(name) is named twice") }
+                    switch (mapping.subject, mapping.normalizedSHA256) {
+                    case (let subject?, nil):
+                        guard !subject.isEmpty, !Text.hasControlCharacters(subject) else {
+                            throw ConfigurationError.invalid("\(setting).principals \(name): subject must be a distinguished name")
+                        }
+                        guard matches.insert("subject " + subject).inserted else {
+                            throw ConfigurationError.invalid("\(setting).principals \(name): another principal has the subject \(subject)")
+                        }
+                    case (nil, let fingerprint?):
+                        guard fingerprint.count == 64, fingerprint.allSatisfy(\.isHexDigit) else {
+                            throw ConfigurationError.invalid("\(setting).principals \(name): sha256 must be 32 bytes in hex")
+                        }
+                        guard matches.insert("sha256 " + fingerprint).inserted else {
+                            throw ConfigurationError.invalid("\(setting).principals \(name): another principal has this sha256")
+                        }
+                    default:
+                        throw ConfigurationError.invalid("\(setting).principals \(name): give exactly one of subject and sha256")
+                    }
+                    // A certificate that may do nothing is a mistake, not a credential: say so at start.
+                    guard mapping.admin || mapping.operator || mapping.username != nil else {
+                        throw ConfigurationError.invalid("\(setting).principals \(name): give admin, operator or username")
+                    }
+                    if let username = mapping.username {
+                        guard !mapping.admin else {
+                            throw ConfigurationError.invalid(
+                                "\(setting).principals \(name): username and admin exclude each other (admin acts for every user)")
+                        }
+                        guard (1...256).contains(username.utf8.count), !Text.hasControlCharacters(username) else {
+                            throw ConfigurationError.invalid(
+                                "\(setting).principals \(name): username must be 1...256 bytes without control characters")
+                        }
+                    }
+                }
+            }
         }
 
         public struct JWT: Codable, Sendable, Equatable {
@@ -109,7 +242,9 @@ extension ServerConfiguration {
             }
         }
 
-        package enum CodingKeys: String, CodingKey, CaseIterable { case developmentMode, jwt, trustedProxy, internalDispatchNetworks }
+        package enum CodingKeys: String, CodingKey, CaseIterable {
+            case developmentMode, jwt, trustedProxy, internalDispatchNetworks, clientCertificates
+        }
         public init(from decoder: any Decoder) throws {
             try decoder.refuseUnknownKeys(CodingKeys.self)
             let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -117,10 +252,12 @@ extension ServerConfiguration {
                 developmentMode: try c.decodeIfPresent(Bool.self, forKey: .developmentMode) ?? false,
                 jwt: try c.decodeIfPresent(JWT.self, forKey: .jwt),
                 trustedProxy: try c.decodeIfPresent(TrustedProxy.self, forKey: .trustedProxy),
-                internalDispatchNetworks: try c.decodeIfPresent([String].self, forKey: .internalDispatchNetworks) ?? [])
+                internalDispatchNetworks: try c.decodeIfPresent([String].self, forKey: .internalDispatchNetworks) ?? [],
+                clientCertificates: try c.decodeIfPresent(ClientCertificates.self, forKey: .clientCertificates))
         }
 
         func validate() throws {
+            try clientCertificates?.validate()
             if let jwt {
                 guard jwt.jwksPath != nil || !jwt.publicKeyPaths.isEmpty || jwt.jwksURL != nil else {
                     throw ConfigurationError.invalid("authorization.jwt needs jwksPath, jwksURL or publicKeyPaths")

@@ -139,11 +139,22 @@ public final class ServerCertificateSource: Sendable {
 
     /// The server's TLS configuration (TLS 1.2 at least). With certificate files, each handshake asks which
     /// identity is in force, so a reload reaches the next connection.
-    package func tlsConfiguration() -> TLSConfiguration {
+    ///
+    /// With `clientAuthorities` (`authorization.clientCertificates`), every client is asked for a certificate of
+    /// one of them, and only they are named in the request (so a browser or a phone, which holds none, is not asked
+    /// to pick one and goes on without). A client may present none; one that presents a certificate must chain to
+    /// one of them, be valid now and allow client authentication (BoringSSL's "ssl client" purpose), or the
+    /// handshake fails: a bad certificate is never taken as no certificate.
+    package func tlsConfiguration(clientAuthorities: [NIOSSLCertificate] = []) -> TLSConfiguration {
         let identity = current
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: identity.chain.map { .certificate($0) }, privateKey: .privateKey(identity.key))
         tls.minimumTLSVersion = .tlsv12
+        if !clientAuthorities.isEmpty {
+            tls.certificateVerification = .optionalVerification
+            tls.trustRoots = .certificates(clientAuthorities)
+            tls.sendCANameList = true
+        }
         if files != nil {
             let state = state
             tls.sslContextCallback = { _, promise in
