@@ -35,6 +35,8 @@ extension FIDOServerApplication {
         let logger = dependencies.logger
         let router = Router(context: ServerRequestContext.self)
         let clients = ClientAddressResolver(configuration.clientAddress, ipv6PrefixLength: configuration.limits.ipv6PrefixLength)
+        // With tracing on, the request's span wraps everything the request does.
+        if configuration.observability.tracing != nil { router.add(middleware: RequestTracingMiddleware()) }
         // First, so every request (unmatched ones and errors too) gets an id and is counted.
         router.add(middleware: RequestObservationMiddleware(metrics: metrics, logger: logger, clients: clients))
         // Second, before every rule that may answer (406, 405, 404, 401), so every request a caller makes is counted;
@@ -64,7 +66,7 @@ extension FIDOServerApplication {
                 let event = AuditEvent(
                     at: dependencies.clock(), requestID: RequestID.current, clientAddress: client?.address,
                     principal: principal?.auditName, operation: decision.operation.rawValue, username: decision.username,
-                    statusCode: decision.statusCode, detail: decision.detail)
+                    statusCode: decision.statusCode, detail: decision.detail, traceID: dependencies.traceID())
                 // The event's escaped fields, never the decision's raw text: a detail may carry a caller's text.
                 dependencies.auditLogger.info("\(event.message)", metadata: event.logMetadataValues)
                 metrics.decided(decision)

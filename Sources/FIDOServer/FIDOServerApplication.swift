@@ -64,7 +64,8 @@ public enum FIDOServerApplication {
             relyingPartyTokens = try await RelyingPartyTokenVerifier.load(jwt, logger: logger, proxy: configuration.outboundProxy)
         }
         let readiness = Readiness()
-        let database = try await StoreDatabase.open(configuration.database, logger: logger, metrics: metrics)
+        let database = try await StoreDatabase.open(
+            configuration.database, logger: logger, metrics: metrics, traced: configuration.observability.tracing != nil)
         let stores = Stores(database: database)
         var firebase: FirebaseDispatcher?
         do {

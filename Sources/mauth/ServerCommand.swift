@@ -78,7 +78,17 @@ struct ServerOptions: ParsableArguments {
                     "--write-certificate \(writeCertificate): the directory \(directory) does not exist or is not writable")
             }
         }
-        let server = try await FIDOServerApplication.start(configuration: configuration, handleSignals: true)
+        let tracing = try configuration.observability.tracing.map { try ServerTracing.start($0, logger: Logger(label: "mauth.tracing")) }
+        let noTrace: @Sendable () -> String? = { nil }
+        let server: RunningFIDOServer
+        do {
+            server = try await FIDOServerApplication.start(
+                configuration: configuration, dependencies: ServerDependencies(traceID: tracing == nil ? noTrace : ServerTracing.traceID),
+                handleSignals: true)
+        } catch {
+            await tracing?.stop()
+            throw error
+        }
         say("mauth server listening on \(server.baseURL.absoluteString)")
         say("appID \(server.appID)")
         if configuration.demoSite { say("demo site: \(server.baseURL.absoluteString)/demo") }
@@ -89,8 +99,13 @@ struct ServerOptions: ParsableArguments {
                 say("trust anchor written to \(writeCertificate) (a one-off CA whose key is discarded; it vouches for this server only)")
             }
         }
+        if let settings = configuration.observability.tracing { say("traces: OTLP (\(settings.protocol)) to \(settings.endpoint)") }
         beside.forEach { say($0) }
-        try await server.wait()
+        do { try await server.wait() } catch {
+            await tracing?.stop()
+            throw error
+        }
+        await tracing?.stop()
     }
 }
 

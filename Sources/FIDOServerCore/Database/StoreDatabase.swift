@@ -25,6 +25,9 @@ public final class StoreDatabase: Sendable {
     private let backing: Backing
     private let logger: Logger
     private let metrics: ServerMetrics?
+    /// Whether each statement is a span of the request's trace (`observability.tracing`): off, statements cost
+    /// nothing more.
+    private let traced: Bool
 
     private enum Backing: Sendable {
         case sqlite(SQLiteEngine)
@@ -37,7 +40,8 @@ public final class StoreDatabase: Sendable {
         return nil
     }
 
-    private init(engine: Engine, backing: Backing, logger: Logger, metrics: ServerMetrics?) {
+    private init(engine: Engine, backing: Backing, logger: Logger, metrics: ServerMetrics?, traced: Bool) {
+        self.traced = traced
         self.engine = engine
         self.backing = backing
         self.logger = logger
@@ -51,10 +55,11 @@ public final class StoreDatabase: Sendable {
     /// ends the start with an error that names it instead of a wait without end.
     public static func open(
         _ configuration: ServerConfiguration.Database, logger: Logger = Logger(label: "mauth.database"),
-        metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard, groupCommit: Bool = true
+        metrics: ServerMetrics? = nil, startup: StartupAttempts = .standard, groupCommit: Bool = true, traced: Bool = false
     ) async throws -> StoreDatabase {
         do {
-            return try await openNamingNothing(configuration, logger: logger, metrics: metrics, startup: startup, groupCommit: groupCommit)
+            return try await openNamingNothing(
+                configuration, logger: logger, metrics: metrics, startup: startup, groupCommit: groupCommit, traced: traced)
         } catch let error as SQLiteEngineError {
             guard case .sqlite(let path) = configuration else { throw error }
             throw ServerConfiguration.ConfigurationError.invalid("database \(path): \(sqliteReason(error))")
@@ -63,7 +68,7 @@ public final class StoreDatabase: Sendable {
 
     private static func openNamingNothing(
         _ configuration: ServerConfiguration.Database, logger: Logger, metrics: ServerMetrics?,
-        startup: StartupAttempts, groupCommit: Bool
+        startup: StartupAttempts, groupCommit: Bool, traced: Bool
     ) async throws -> StoreDatabase {
         let database: StoreDatabase
         var postgresStarting: PostgresStartupLogFilter.Flag?
@@ -71,12 +76,12 @@ public final class StoreDatabase: Sendable {
         case .sqliteInMemory:
             database = StoreDatabase(
                 engine: .sqlite, backing: .sqlite(try SQLiteEngine(path: ":memory:", logger: logger)), logger: logger,
-                metrics: metrics)
+                metrics: metrics, traced: traced)
             metrics?.databasePool(size: 1)
         case .sqlite(let path):
             try createDirectory(containing: path)
             let engine = try SQLiteEngine(path: path, logger: logger)
-            database = StoreDatabase(engine: .sqlite, backing: .sqlite(engine), logger: logger, metrics: metrics)
+            database = StoreDatabase(engine: .sqlite, backing: .sqlite(engine), logger: logger, metrics: metrics, traced: traced)
             metrics?.databasePool(size: 1)  // one connection, whose statements run one at a time
             // WAL without a sync per commit: a commit is in the file (the OS's cache) when it returns, so a killed
             // process loses nothing it answered; only a power loss can take the last commits.
@@ -117,7 +122,7 @@ public final class StoreDatabase: Sendable {
             connections.start()
             database = StoreDatabase(
                 engine: .postgres, backing: .postgres(connections, task, PostgresStatementCache()), logger: logger,
-                metrics: metrics)
+                metrics: metrics, traced: traced)
             metrics?.databasePool(size: poolSize)
         }
         do {
@@ -239,16 +244,16 @@ public final class StoreDatabase: Sendable {
         case .sqlite(let engine):
             // Inside a request's unit of work (``unitOfWork(_:)``), the request waits for the commit once, at its
             // end; otherwise this run waits for the commit of what it wrote (group commit, see SQLiteEngine).
-            if let shared = Self.currentUnit, engine.joins(shared) { return try await body(engine.sql(shared)) }
+            if let shared = Self.currentUnit, engine.joins(shared) { return try await body(traced(engine.sql(shared))) }
             let unit = SQLiteEngine.UnitOfWork(engine)
-            let result = try await body(engine.sql(unit))
+            let result = try await body(traced(engine.sql(unit)))
             try await engine.durable(unit)
             return result
         case .postgres(let connections, _, let statements):
             let connection = try await connections.acquire()
             let result: T
             do {
-                result = try await body(PostgresPreparingDatabase(connection: connection, cache: statements))
+                result = try await body(traced(PostgresPreparingDatabase(connection: connection, cache: statements)))
             } catch {
                 if PostgresConnections.endsSession(error) { await connections.discard(connection) } else { connections.release(connection) }
                 throw error
@@ -256,6 +261,11 @@ public final class StoreDatabase: Sendable {
             connections.release(connection)
             return result
         }
+    }
+
+    /// `sql`, whose statements are spans when the database is traced.
+    private func traced(_ sql: any SQLDatabase) -> any SQLDatabase {
+        traced ? TracingSQLDatabase(base: sql, system: engine == .sqlite ? "sqlite" : "postgresql") : sql
     }
 
     /// The unit of work of the request being served, if any (see ``unitOfWork(_:)``).

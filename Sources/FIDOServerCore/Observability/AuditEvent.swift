@@ -18,6 +18,9 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
     /// The outcome: a UAF status code (1200, 1401, 1491…) or an HTTP status (401, 403…).
     public var statusCode: Int
     public var detail: String
+    /// The request's trace (W3C trace ID, 32 hex digits) when tracing is on (`observability.tracing`): the audit
+    /// line names the trace that shows what the request did. Only in the line, not in the database's trail.
+    public var traceID: String?
 
     /// The longest detail kept, in characters; a username or principal is cut at ``usernameLimit``.
     public static let detailLimit = 1000
@@ -28,8 +31,9 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
     /// may receive a newline, an escape sequence or a bidirectional override from it.
     public init(
         at: Date, requestID: String?, clientAddress: String?, principal: String?, operation: String, username: String?,
-        statusCode: Int, detail: String
+        statusCode: Int, detail: String, traceID: String? = nil
     ) {
+        self.traceID = traceID.map { UntrustedText.escaped($0, limit: 32) }
         self.at = at
         self.requestID = requestID.map { UntrustedText.escaped($0, limit: 128) }
         self.clientAddress = clientAddress.map { UntrustedText.escaped($0, limit: 64) }
@@ -47,7 +51,9 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
         "\(operation)\(username.map { " for \(UntrustedText.quoted($0, limit: Self.usernameLimit))" } ?? ""): \(statusCode) \(detail)"
     }
 
-    enum CodingKeys: String, CodingKey { case time, requestID = "request_id", client, principal, operation, username, code, detail }
+    enum CodingKeys: String, CodingKey {
+        case time, requestID = "request_id", client, principal, operation, username, code, detail, traceID = "trace_id"
+    }
 
     /// The JSON form of `mauth admin audit` and the admin endpoint: `time` in RFC 3339 with milliseconds (UTC).
     public func encode(to encoder: any Encoder) throws {
@@ -60,6 +66,7 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
         try c.encodeIfPresent(username, forKey: .username)
         try c.encode(statusCode, forKey: .code)
         try c.encode(detail, forKey: .detail)
+        try c.encodeIfPresent(traceID, forKey: .traceID)
     }
 
     /// The event's fields as the `mauth.audit` stream's metadata: ``logMetadata``, with `code` a number, as
@@ -74,6 +81,7 @@ public struct AuditEvent: Sendable, Equatable, Encodable {
     public var logMetadata: [String: String] {
         var metadata = ["operation": operation, "code": String(statusCode)]
         if let requestID { metadata["request_id"] = requestID }
+        if let traceID { metadata["trace_id"] = traceID }
         if let clientAddress { metadata["client"] = clientAddress }
         metadata["principal"] = principal ?? "anonymous"
         if let username { metadata["username"] = username }
