@@ -445,7 +445,7 @@ let package = Package(
             name: "FIDOServerLiveTests",
             dependencies: [
                 "FIDOServer", "FIDOServerCore", "EmbeddedSQLite", "Primitives", "UAF", "JOSE", "NevisProtocol", "FIDOSimulation", "WireJSON",
-                "AppAttestation", "CBOR", "FIDOServerTesting", "TestSupport", "WebAuthn",
+                "AppAttestation", "CBOR", "FIDOServerTesting", "TestSupport", "WebAuthn", "DevelopmentStandIns",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,15 +1,18 @@
+import DevelopmentStandIns
 import FIDOServerTesting
 import FIDOSimulation
 import Foundation
+import Logging
 import TestSupport
 import XCTest
 
 @testable import FIDOServer
 @testable import FIDOServerCore
 
-/// The server's calls out through an HTTP proxy (`outboundProxy`): the relying party's JWKS is fetched through a
-/// local `CONNECT` proxy that the test starts (Python's asyncio), with the proxy's credentials; a wrong password
-/// stops the start in words; a `noProxy` host is reached directly; and the settings' rules.
+/// The server's calls out through an HTTP proxy (`outboundProxy`): the relying party's JWKS and Firebase (the OAuth
+/// token and FCM's send, to a local stand-in) are reached through a local `CONNECT` proxy that the test starts
+/// (Python's asyncio), with the proxy's credentials; a wrong password stops the start in words; a `noProxy` host is
+/// reached directly; and the settings' rules.
 final class OutboundProxyLiveTests: XCTestCase {
     static let script = ExternalTool.repositoryRoot(fromTestFile: #filePath).appendingPathComponent("Tests/Interop/connect_proxy.py").path
     var directory: URL!
@@ -108,6 +111,27 @@ final class OutboundProxyLiveTests: XCTestCase {
             XCTAssertEqual(host.fetches, 1)
         }
         XCTAssertEqual(proxy.tunnels, [], "the exempt host went through the proxy")
+    }
+
+    func testFirebaseIsReachedThroughTheProxyWithItsCredentials() async throws {
+        let proxy = try Proxy(credentials: "mauth:s3cr3t", directory: directory)
+        defer { proxy.stop() }
+        let firebase = try await FirebaseStandIn.start(directory: directory.appendingPathComponent("firebase"))
+        let firebasePort = try XCTUnwrap(URL(string: firebase.configuration.endpointBaseURL)?.port)
+        let dispatcher = try FirebaseDispatcher(
+            configuration: firebase.configuration, logger: Logger(label: "test.firebase"), clock: { Date() },
+            proxy: .init(url: "http://mauth:s3cr3t@127.0.0.1:\(proxy.port)"))
+        let outcome = await dispatcher.send(registrationToken: "fcm-through-proxy", data: ["dispatchTokenResponse": "x"], notification: nil)
+        await dispatcher.shutdown()
+        let messages = firebase.messages
+        let exchanges = firebase.tokenExchanges
+        try await firebase.stop()
+        guard case .sent = outcome else { return XCTFail("FCM through the proxy: \(outcome)") }
+        XCTAssertEqual(messages.map(\.registrationToken), ["fcm-through-proxy"])
+        XCTAssertEqual(exchanges, 1, "the OAuth token was fetched through the proxy too")
+        // The token endpoint and FCM (one host here) were reached only through CONNECT tunnels with the credentials.
+        XCTAssertFalse(proxy.tunnels.isEmpty)
+        XCTAssertTrue(proxy.tunnels.allSatisfy { $0.hasPrefix("CONNECT ") && $0.hasSuffix(":\(firebasePort)") }, "\(proxy.tunnels)")
     }
 
     // MARK: The settings
