@@ -51,6 +51,9 @@ final class JSONSink {
     @exclusivity(unchecked) private var members: [Member] = []
     @exclusivity(unchecked) private var frames: [Frame] = []
     @exclusivity(unchecked) private var nextFrameID = 0
+    /// Scratch buffers of ``sortMembers(from:)``: the members' order, and the object's bytes in that order.
+    @exclusivity(unchecked) private var order: [Int] = []
+    @exclusivity(unchecked) private var region: [UInt8] = []
     /// A misuse found where the protocol gives no way to throw (asking a value for a second kind of container).
     @exclusivity(unchecked) private var misuse: String?
 
@@ -112,6 +115,12 @@ final class JSONSink {
     func push(ownerMember: Int) -> Int {
         let id = nextFrameID
         nextFrameID += 1
+        // Room for a typical message's nesting and members at the first container, instead of growing both arrays
+        // one doubling at a time (about ten allocations of every message encoded).
+        if frames.capacity == 0 {
+            frames.reserveCapacity(8)
+            members.reserveCapacity(32)
+        }
         frames.append(Frame(id: id, firstMember: members.count, ownerMember: ownerMember))
         return id
     }
@@ -178,16 +187,18 @@ final class JSONSink {
         if ordered { return }
         let start = members[first].start
         let end = members[members.count - 1].end
-        var sorted = Array(members[first...].enumerated())
-        sorted.sort { a, b in
-            a.element.key == b.element.key ? a.offset < b.offset : Self.precedes(a.element.key, b.element.key)
+        // The order and the reordered bytes go through buffers the sink keeps, so a message with several unordered
+        // objects allocates them once.
+        order.removeAll(keepingCapacity: true)
+        order.append(contentsOf: first..<members.count)
+        order.sort { a, b in
+            members[a].key == members[b].key ? a < b : Self.precedes(members[a].key, members[b].key)
         }
-        var region: [UInt8] = []
-        region.reserveCapacity(end - start)
-        for (position, entry) in sorted.enumerated() {
-            if position + 1 < sorted.count, sorted[position + 1].element.key == entry.element.key { continue }
+        region.removeAll(keepingCapacity: true)
+        for (position, index) in order.enumerated() {
+            if position + 1 < order.count, members[order[position + 1]].key == members[index].key { continue }
             if !region.isEmpty { region.append(UInt8(ascii: ",")) }
-            region.append(contentsOf: bytes[entry.element.start..<entry.element.end])
+            region.append(contentsOf: bytes[members[index].start..<members[index].end])
         }
         bytes.replaceSubrange(start..<end, with: region)
     }

@@ -316,6 +316,50 @@ final class SQLiteEngineTests: XCTestCase {
         engine.close()
     }
 
+    func testAWriteTellsWhetherItChangedARowWithoutReturning() async throws {
+        let database = try await openWithTable()
+        try await database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES (\(bind: "a"), \(bind: 1))").run() }
+        // A compare-and-set: the first one changes the row, the second finds the old value gone.
+        let first = try await database.run { sql in
+            try await sql.changedAny("UPDATE items SET n = \(bind: 2) WHERE id = \(bind: "a") AND n = \(bind: 1)")
+        }
+        let second = try await database.run { sql in
+            try await sql.changedAny("UPDATE items SET n = \(bind: 2) WHERE id = \(bind: "a") AND n = \(bind: 1)")
+        }
+        XCTAssertTrue(first)
+        XCTAssertFalse(second, "a write that matched no row reported a change")
+        let value = try await integerFromAnotherConnection("SELECT n FROM items WHERE id = 'a'", column: "n")
+        XCTAssertEqual(value, 2, "the change was not committed when run returned")
+        try await database.close()
+    }
+
+    func testTheEngineCountsChangesWithoutATemporaryTable() async throws {
+        // The count is the engine's own (sqlite3_changes under its lock), not rows of a RETURNING clause.
+        let engine = try SQLiteEngine(path: path, logger: Logger(label: "test"))
+        _ = try engine.execute("CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)", [])
+        XCTAssertEqual(try engine.changes("INSERT INTO items (id, n) VALUES (?1, 1), (?2, 1)", [.text("a"), .text("b")]), 2)
+        XCTAssertEqual(try engine.changes("DELETE FROM items WHERE n = ?1", [.integer(7)]), 0)
+        XCTAssertEqual(try engine.changes("DELETE FROM items WHERE n = ?1", [.integer(1)]), 2)
+        engine.close()
+    }
+
+    func testGroupCommitsReuseTheirPreparedTransactionStatements() async throws {
+        let engine = try SQLiteEngine(path: path, logger: Logger(label: "test"))
+        _ = try engine.execute("CREATE TABLE items (id TEXT PRIMARY KEY, n BIGINT NOT NULL)", [])
+        engine.startGroupCommit()
+        for index in 0..<5 {
+            _ = try engine.execute("INSERT INTO items (id, n) VALUES (?1, 1)", [.text("k\(index)")])
+            engine.commit()
+        }
+        // Five transactions: each BEGIN IMMEDIATE and COMMIT is the statement prepared the first time (nil: never
+        // cached, parsed anew by sqlite3_exec each time).
+        XCTAssertEqual(engine.reprepares(of: "BEGIN IMMEDIATE"), 0)
+        XCTAssertEqual(engine.reprepares(of: "COMMIT"), 0)
+        let count = try await committedCount()
+        XCTAssertEqual(count, 5)
+        engine.close()
+    }
+
     func testAnInMemoryDatabaseHasNoCheckpointer() async throws {
         let database = try await StoreDatabase.open(.sqliteInMemory)
         XCTAssertNil(database.checkpointProgress)

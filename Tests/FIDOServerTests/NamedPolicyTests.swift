@@ -143,6 +143,16 @@ final class NamedPolicyTests: XCTestCase {
             MatchCriteria(aaid: ["F1D0#1001"]))
     }
 
+    /// The built-in policy is derived once per metadata store, and a reload (a new store) derives it again.
+    func testTheBuiltInPolicyFollowsAMetadataReload() throws {
+        let memo = PolicyChoice.EveryAuthenticatorMemo()
+        let all = MetadataStore(uaf: try UAFMetadata(NevisAuthenticatorMetadata.statements))
+        let one = MetadataStore(uaf: try UAFMetadata(Array(NevisAuthenticatorMetadata.statements.prefix(1))))
+        XCTAssertEqual(memo.policy(for: all), PolicyChoice.everyAuthenticator(all.uaf))
+        XCTAssertEqual(memo.policy(for: one).accepted.count, 1, "the reloaded store got the policy of the one before")
+        XCTAssertEqual(memo.policy(for: all).accepted.count, NevisAuthenticatorMetadata.statements.count)
+    }
+
     // MARK: - Named policies on the wire
 
     static func configuration(_ policies: [String: ServerConfiguration.NamedPolicy]) -> ServerConfiguration {

@@ -1,4 +1,5 @@
 import FIDOAttestation
+import NIOConcurrencyHelpers
 import UAF
 
 /// What the server knows about authenticators of either protocol at one time: UAF's statements and status reports by
@@ -8,6 +9,13 @@ import UAF
 public struct MetadataStore: Sendable {
     /// The UAF statements and status reports, by AAID.
     public let uaf: UAFMetadata
+    /// This store among all made in the process (a reload makes a new one): what values derived from a store are
+    /// remembered by.
+    package let identity: Int = MetadataStore.nextIdentity.withLockedValue { next in
+        defer { next += 1 }
+        return next
+    }
+    private static let nextIdentity = NIOLockedValueBox(0)
     /// The FIDO2 entries by AAGUID (16 bytes).
     private var fido2: [[UInt8]: FIDO2Metadata] = [:]
     /// The U2F entries (no AAGUID) by attestation certificate key identifier (lower-case hex).

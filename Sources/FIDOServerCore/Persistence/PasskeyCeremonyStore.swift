@@ -3,7 +3,8 @@ import Primitives
 import SQLKit
 
 /// WebAuthn ceremonies, awaiting an answer and then keeping its outcome for nevisFIDO's status service.
-/// ``consume(challenge:)`` is one `UPDATE … WHERE state = 'initialized' RETURNING`: a challenge is answered at most once
+/// ``consume(challenge:)`` is one `UPDATE … WHERE state = 'initialized' RETURNING` (on SQLite a read and an update that
+/// must change the row): a challenge is answered at most once
 /// across every instance sharing the database, whether the answer succeeds or not. ``finish(challenge:succeeded:outcome:username:credentialID:)``
 /// then records how it ended; the row goes the status retention after the ceremony's expiry.
 public struct PasskeyCeremonyStore: Sendable {
@@ -20,16 +21,15 @@ public struct PasskeyCeremonyStore: Sendable {
             "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at, conditional, credential_id"
         return try await database.run { sql in
             if let cap {
-                return try await sql.raw(
+                return try await sql.changedAny(
                     """
                     INSERT INTO webauthn_ceremonies (\(unsafeRaw: columns)) SELECT \(values)
                     WHERE (SELECT COUNT(*) FROM webauthn_ceremonies WHERE counted_username = \(bind: cap.username)
                            AND +expires_at >= \(bind: cap.now.epochMillis) AND state = 'initialized') < \(bind: Int64(cap.limit))
-                    RETURNING challenge
                     """
-                ).first() != nil
+                )
             }
-            return try await sql.raw("INSERT INTO webauthn_ceremonies (\(unsafeRaw: columns)) VALUES (\(values)) RETURNING challenge").first() != nil
+            return try await sql.changedAny("INSERT INTO webauthn_ceremonies (\(unsafeRaw: columns)) VALUES (\(values))")
         }
     }
 
@@ -37,7 +37,10 @@ public struct PasskeyCeremonyStore: Sendable {
     /// expired one, and then records the outcome (``finish(challenge:succeeded:outcome:username:credentialID:)``).
     public func consume(challenge: String) async throws -> PasskeyCeremony? {
         try await database.run { sql in
-            try await sql.raw("\(Self.consumption(challenge: challenge)) RETURNING *").first()
+            // The record read does not include the state, so the row read before the update is the one returned after it.
+            try await sql.consumedRow(
+                read: "SELECT * FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) AND state = 'initialized'",
+                write: Self.consumption(challenge: challenge), returning: "*")
         }.map { try Self.record($0) }
     }
 

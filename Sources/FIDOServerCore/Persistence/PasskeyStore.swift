@@ -62,7 +62,7 @@ public struct PasskeyStore: Sendable {
     /// the backup state and the time. False when another sign-in moved it first (or the passkey is gone).
     public func recordUse(id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("\(Self.use(id: id, from: from, to: to, backupState: backupState, at: at)) RETURNING credential_id").first() != nil
+            try await sql.changedAny(Self.use(id: id, from: from, to: to, backupState: backupState, at: at))
         }
     }
 

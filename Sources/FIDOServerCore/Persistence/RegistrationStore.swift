@@ -84,7 +84,7 @@ public struct RegistrationStore: Sendable {
     /// Sets the counter only if it still is `from`; returns false if another request changed it first.
     public func updateSignCounter(aaid: String, keyID: String, from: UInt32, to: UInt32) async throws -> Bool {
         let update = Self.counterAdvance(aaid: aaid, keyID: keyID, from: from, to: to)
-        return try await database.run { sql in try await sql.raw("\(update) RETURNING key_id").first() != nil }
+        return try await database.run { sql in try await sql.changedAny(update) }
     }
 
     /// The compare-and-set of ``updateSignCounter(aaid:keyID:from:to:)``, without its `RETURNING`.

@@ -85,7 +85,7 @@ public struct StatusStore: Sendable {
     @discardableResult
     func finish(_ outcome: Outcome) async throws -> Bool {
         let update = try outcome.update()
-        return try await database.run { sql in try await sql.raw("\(update) RETURNING session_id").first() != nil }
+        return try await database.run { sql in try await sql.changedAny(update) }
     }
 
     /// What an operation ended with, as the record will show it.

@@ -4,8 +4,8 @@ import SQLKit
 import UAF
 import WireJSON
 
-/// Issued UAF requests (their challenges). ``consume(id:)`` is one `DELETE … RETURNING`, so a request is answered
-/// at most once across every instance sharing the database.
+/// Issued UAF requests (their challenges). ``consume(id:)`` is one `DELETE … RETURNING` (on SQLite a read and a delete
+/// that must remove the row), so a request is answered at most once across every instance sharing the database.
 public struct UAFCeremonyStore: Sendable {
     let database: StoreDatabase
 
@@ -23,7 +23,7 @@ public struct UAFCeremonyStore: Sendable {
     /// Inserts `record`, under `cap` when given; false when the cap is reached (nothing inserted).
     func insert(_ record: UAFCeremony, cap: CeremonyCap?) async throws -> Bool {
         let insert = try Self.insertion(record, cap: cap)
-        return try await database.run { sql in try await sql.raw("\(insert) RETURNING id").first() != nil }
+        return try await database.run { sql in try await sql.changedAny(insert) }
     }
 
     /// The insert of `record` without its `RETURNING`. Under `cap` it inserts nothing once `cap.username` has
@@ -72,7 +72,9 @@ public struct UAFCeremonyStore: Sendable {
     /// Removes and returns the request with `id` (once only), whether or not it has expired.
     public func consume(id: String) async throws -> UAFCeremony? {
         let row = try await database.run { sql in
-            try await sql.raw("\(Self.removal(id: id)) RETURNING \(unsafeRaw: Self.returned)").first()
+            try await sql.consumedRow(
+                read: "SELECT \(unsafeRaw: Self.returned) FROM uaf_requests WHERE id = \(bind: id)", write: Self.removal(id: id),
+                returning: Self.returned)
         }
         return try row.map { try Self.record(id: id, $0) }
     }

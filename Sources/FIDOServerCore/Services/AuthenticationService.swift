@@ -90,7 +90,7 @@ package struct AuthenticationService: Sendable {
                 try await uaf.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: counted)
             }
         } else {
-            record = makeRecord(configured ?? PolicyChoice.everyAuthenticator(uaf.metadata))
+            record = makeRecord(configured ?? uaf.everyAuthenticator)
             try await uaf.issue(record, status: .clientAuthenticating, dispatched: dispatchedSession != nil, counted: false)
         }
         // With a transaction, the client is offered only authenticators with a display (an empty policy when none of

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import UAF
 
 /// The UAF policy a request offers: the configured policy its context names in `policy`
@@ -48,6 +49,18 @@ struct PolicyChoice: Sendable {
     /// verification and its algorithms instead.
     static func everyAuthenticator(_ metadata: UAFMetadata) -> Policy {
         Policy(accepted: metadata.all.map { [criteria(for: $0)] })
+    }
+
+    /// ``everyAuthenticator(_:)`` of the last metadata store asked about, kept until a reload brings another store.
+    final class EveryAuthenticatorMemo: Sendable {
+        private let last = NIOLockedValueBox<(store: Int, policy: Policy)?>(nil)
+
+        func policy(for store: MetadataStore) -> Policy {
+            if let last = last.withLockedValue({ $0 }), last.store == store.identity { return last.policy }
+            let policy = PolicyChoice.everyAuthenticator(store.uaf)
+            last.withLockedValue { $0 = (store.identity, policy) }
+            return policy
+        }
     }
 
     static func criteria(for statement: MetadataStatement) -> MatchCriteria {

@@ -44,7 +44,7 @@ package struct RegistrationService: Sendable {
         // authenticator twice.
         let accepted =
             try uaf.policies.configured(.registration, name: context.policy)
-            ?? PolicyChoice.everyAuthenticator(uaf.metadata)
+            ?? uaf.everyAuthenticator
         let policy = PolicyChoice.registration(accepted, existing: try await stores.registrations.registrations(username: username))
         let record = UAFCeremony(
             id: dispatchedSession ?? environment.newRequestID(), operation: .registration,
