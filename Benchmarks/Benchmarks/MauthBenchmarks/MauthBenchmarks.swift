@@ -32,6 +32,7 @@ let benchmarks: @Sendable () -> Void = {
     wireCodec()
     storage()
     clientRoundTrip()
+    serverRequestPath()
 }
 
 /// A UAF step-up login's response, verified as the server verifies it (every rule of uaf-spec §5, the signature too).
@@ -157,20 +158,11 @@ func clientRoundTrip() {
     let selector = ScriptedAuthenticatorSelector(choose: AuthenticatorAaid.FaceRecognition.rawValue)
     let faceID = ScriptedOSVerifier()
     let setUp: Benchmark.BenchmarkSetupHook = {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let jwks = directory.appendingPathComponent("jwks.json").path
-        try relyingParty.writeJWKS(to: jwks)
-        var configuration = ServerConfiguration(
-            facets: [SoftwareAuthenticator.virtualDeviceFacetID],
-            database: .sqlite(path: directory.appendingPathComponent("server.sqlite").path))
-        configuration.authorization.jwt = .init(
-            jwksPath: jwks, issuer: relyingParty.issuer, audience: relyingParty.audience, adminScope: "mauth:admin")
-        configuration.limits.requestsPerMinutePerAddress = 0  // one client address makes every request
+        var configuration = try benchmarkServerConfiguration(in: directory, relyingParty: relyingParty)
+        configuration.authorization.jwt?.adminScope = "mauth:admin"
         configuration.observability.auditRetentionDays = 0
-        var quiet = Logger(label: "mauth.benchmark")
-        quiet.logLevel = .error
         let running = try await FIDOServerApplication.start(
-            configuration: configuration, dependencies: ServerDependencies(logger: quiet, auditLogger: quiet))
+            configuration: configuration, dependencies: ServerDependencies(logger: quietLogger, auditLogger: quietLogger))
         let platform = SimulatedPlatform(storageDirectory: directory.appendingPathComponent("device"))
         client = try await MobileAuthenticationClientInitializer()
             .configuration(

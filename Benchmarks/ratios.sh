@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Server CPU per flow of two `mauth` builds, in alternated runs (old, new, old, new, …): the UAF login, the passkey
+# sign-in and the baseline (two GET /health/live), and each flow's ratio to the baseline of the same run. The machine
+# drifts 10–25 % within the hour, so only figures measured side by side are compared.
+#
+#   Benchmarks/ratios.sh OLD_MAUTH NEW_MAUTH [ROUNDS] [SECONDS] [DATABASE]
+#
+# Each run starts one `mauth server` of the build on loopback (a new SQLite file, or DATABASE, a postgres:// URL whose
+# database is emptied first; with INSTANCES=2 two servers share it), registers 2,000 users, and loads it with
+# `mauth load --url` of NEW_MAUTH (the same generator for both builds) over 32 connections for SECONDS per flow.
+# Prints one line per run and flow: server CPU per flow (ms), flows/s, and the ratio to the run's baseline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source .ci/common.sh
+OLD="$1"; NEW="$2"; ROUNDS="${3:-2}"; SECONDS_PER_FLOW="${4:-10}"; DATABASE="${5:-}"; INSTANCES="${INSTANCES:-1}"
+FLOWS="${FLOWS:-baseline authentication passkey}"
+WORK="$(mktemp -d /tmp/mauth-ratios.XXXXXX)"
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; } || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=mauth ratios" \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$WORK/tls.key" -out "$WORK/tls.pem" 2>/dev/null
+make_relying_party_key "$WORK"
+cat > "$WORK/server.json" <<JSON
+{
+  "appID": "https://mauth.ratios.example/nevisfido/uaf/1.1/facets",
+  "facets": ["ios:bundle-id:ch.nevis.mauth.virtualdevice"],
+  "tls": {"certificatePath": "$WORK/tls.pem", "privateKeyPath": "$WORK/tls.key"},
+  "limits": {"requestsPerMinutePerAddress": 0, "maximumConnectionsPerAddress": 4096},
+  "fido2": {"rpId": "localhost", "origins": ["https://localhost"]},
+  "authorization": {"jwt": {"publicKeyPaths": ["$WORK/rp.pub.pem"], "issuer": "https://rp.load.example", "audience": "mauth-server"}}
+}
+JSON
+
+printf "%-5s %-4s %-15s %14s %9s %8s\n" round build flow server_ms/flow flows/s ratio
+for round in $(seq 1 "$ROUNDS"); do
+    for build in old new; do
+        binary="$OLD"; [ "$build" = new ] && binary="$NEW"
+        database="$DATABASE"
+        if [ -z "$database" ]; then database="$WORK/$round-$build.sqlite"; else
+            psql "$database" -qc "DROP SCHEMA public CASCADE; CREATE SCHEMA public" >/dev/null 2>&1; fi
+        urls=(); server_pids=()
+        for instance in $(seq 1 "$INSTANCES"); do
+            port=$(free_port)
+            "$binary" server --config "$WORK/server.json" --port "$port" --database "$database" --log-level warning \
+                >>"$WORK/server.log" 2>&1 &
+            PIDS+=($!); server_pids+=(--server-pid $!); urls+=(--url "https://127.0.0.1:$port")
+            wait_ready "$port" "$WORK/tls.pem" || { echo "ratios: the server did not start"; cat "$WORK/server.log"; exit 1; }
+        done
+        baseline=""
+        for flow in $FLOWS; do
+            "$NEW" load "${urls[@]}" --ca-file "$WORK/tls.pem" --relying-party-key "$WORK/rp.pem" --flow "$flow" \
+                --users 2000 --connections 32 --duration "$SECONDS_PER_FLOW" "${server_pids[@]}" --json --quiet \
+                >"$WORK/run.json" 2>"$WORK/run.err" || { echo "ratios: $flow failed"; cat "$WORK/run.err"; exit 1; }
+            line=$(python3 - "$WORK/run.json" "$round" "$build" "$flow" "$baseline" <<'PY'
+import json, sys
+measured = json.load(open(sys.argv[1]))["measured"]
+servers = [p for p in measured["cpu"]["processes"] if p["role"] != "load generator"]
+cpu = sum(p["millisecondsPerFlow"] for p in servers)
+ratio = f"{cpu / float(sys.argv[5]):.2f}" if sys.argv[5] else "1"
+failed = f"  ({measured['failedFlows']} failed)" if measured["failedFlows"] else ""
+print(f"{sys.argv[2]:<5} {sys.argv[3]:<4} {sys.argv[4]:<15} {cpu:14.3f} {measured['flowsPerSecond']:9.0f} {ratio:>8}{failed}|{cpu}")
+PY
+)
+            echo "${line%|*}"
+            [ "$flow" = baseline ] && baseline="${line#*|}"
+        done
+        for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
+        PIDS=()
+    done
+done
