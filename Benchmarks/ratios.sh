@@ -60,7 +60,7 @@ import json, sys
 measured = json.load(open(sys.argv[1]))["measured"]
 servers = [p for p in measured["cpu"]["processes"] if p["role"] != "load generator"]
 cpu = sum(p["millisecondsPerFlow"] for p in servers)
-ratio = f"{cpu / float(sys.argv[5]):.2f}" if sys.argv[5] else "1"
+ratio = f"{cpu / float(sys.argv[5]):.2f}" if sys.argv[5] else ("1" if sys.argv[4] == "baseline" else "-")
 failed = f"  ({measured['failedFlows']} failed)" if measured["failedFlows"] else ""
 print(f"{sys.argv[2]:<5} {sys.argv[3]:<4} {sys.argv[4]:<15} {cpu:14.3f} {measured['flowsPerSecond']:9.0f} {ratio:>8}{failed}|{cpu}")
 PY
