@@ -1,5 +1,6 @@
 import FIDOSimulation
 import Foundation
+import Primitives
 
 /// What one `mauth load` run does: against which servers, with how many connections, which flow, for how long.
 public struct LoadPlan: Sendable {
@@ -75,9 +76,14 @@ public struct LoadPlan: Sendable {
         }
     }
     /// Writes a batch of the population's keys straight into the servers' database, instead of registering each
-    /// user over HTTP: a million users are ready in about three minutes, not in ten and more. Only for embedded servers,
+    /// user over HTTP: a million users are ready in well under a minute, not in ten and more. Only for embedded servers,
     /// whose database the generator can reach (`mauth load --fill-database`).
     public var writeRegistrations: (@Sendable ([DirectRegistration]) async throws -> Void)?
+    /// The most users a run that writes its population to the database keeps in memory to sign in with. A larger
+    /// population is written whole, and its logins go to every `population / signedInSample`-th user, spread evenly
+    /// over it: ten million kept devices would take about 37 GB, a sample of 100,000 about 370 MB, and the logins
+    /// still reach every part of the tables.
+    public var signedInSample = 100_000
 
     public init(
         targets: [URL], trustedCertificatesPEM: String? = nil, connections: Int = 32, flow: Flow = .authentication,
@@ -105,6 +111,19 @@ public struct LoadPlan: Sendable {
         public var aaid: String
         public var keyID: String
         public var publicKeyDER: [UInt8]
+
+        init(username: String, aaid: String, keyID: String, publicKeyDER: [UInt8]) {
+            self.username = username
+            self.aaid = aaid
+            self.keyID = keyID
+            self.publicKeyDER = publicKeyDER
+        }
+
+        init(user: VirtualUser) {
+            self.init(
+                username: user.username, aaid: user.authenticator.aaid, keyID: Base64URL.encode(user.authenticator.keyID),
+                publicKeyDER: Array(user.authenticator.key.publicKey.derRepresentation))
+        }
     }
 
     /// A plan that cannot run is refused before any request is sent.

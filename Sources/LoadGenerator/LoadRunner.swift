@@ -149,9 +149,11 @@ public enum LoadRunner {
             }, generatorScheduling: plan.generatorScheduling)
     }
 
-    /// The population made here and written to the database in batches (``LoadPlan/writeRegistrations``): user i
-    /// belongs to connection i mod C, as in a setup over HTTP. Keys are made on every core, the writes one batch at a
-    /// time.
+    /// The population made here and written to the database in batches (``LoadPlan/writeRegistrations``). Of a
+    /// population up to ``LoadPlan/signedInSample``, every user is kept; of a larger one, every `stride`-th (user i with
+    /// i mod stride = 0). The j-th user kept belongs to connection j mod C, so a population of at most the sample is
+    /// shared as in a setup over HTTP. Keys are made on every core while the previous batch is written, so writing a
+    /// batch and making the next overlap.
     private static func writeDirectly(
         _ plan: LoadPlan, write: @Sendable ([LoadPlan.DirectRegistration]) async throws -> Void,
         progress: @escaping @Sendable (LoadProgress) -> Void
@@ -161,33 +163,66 @@ public enum LoadRunner {
         var devices: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
         let chunk = 2_000
         let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        var written = 0
-        var lastReport = start
-        for first in stride(from: 0, to: plan.population, by: chunk * workers) {
-            let made = await withTaskGroup(of: [(Int, VirtualUser)].self) { group in
+        let stride = max(1, plan.population / max(1, plan.signedInSample))
+        let population = plan.population
+        // Making a P-256 key (with its pairwise check) took about half the fill's CPU: the users nobody signs in as
+        // share the public keys of 1,024 authenticators made once.
+        let storedKeys = (
+            aaid: SoftwareAuthenticator().aaid,
+            keys: stride < 2 ? [] : (0..<1024).map { _ in Array(SoftwareAuthenticator().key.publicKey.derRepresentation) }
+        )
+        // One round: `workers` chunks from `first`, made at once, in order; the users kept among them, in order.
+        @Sendable func make(from first: Int) async -> (rows: [[LoadPlan.DirectRegistration]], kept: [VirtualUser]) {
+            await withTaskGroup(of: (Int, [LoadPlan.DirectRegistration], [VirtualUser]).self) { group in
                 for worker in 0..<workers {
                     let low = first + worker * chunk
-                    let high = min(low + chunk, plan.population)
+                    let high = min(low + chunk, population)
                     guard low < high else { continue }
                     group.addTask {
-                        (low..<high).map { index in (index, VirtualUser(member: index, of: plan)) }
+                        var rows: [LoadPlan.DirectRegistration] = []
+                        rows.reserveCapacity(high - low)
+                        var kept: [VirtualUser] = []
+                        for index in low..<high {
+                            if index % stride == 0 {
+                                let user = VirtualUser(member: index, of: plan)
+                                rows.append(.init(user: user))
+                                kept.append(user)
+                            } else {
+                                // A user nobody signs in as needs only a row as the server stores it: her own key id,
+                                // and one of the run's stored keys (same size as her own; nothing verifies with it).
+                                rows.append(
+                                    .init(
+                                        username: VirtualUser.username(member: index, of: plan), aaid: storedKeys.aaid,
+                                        keyID: Base64URL.encode(SecureRandom.bytes(32)), publicKeyDER: storedKeys.keys[index % storedKeys.keys.count])
+                                )
+                            }
+                        }
+                        return (worker, rows, kept)
                     }
                 }
-                var all: [(Int, VirtualUser)] = []
-                for await part in group { all += part }
-                return all.sorted { $0.0 < $1.0 }
+                var parts: [(Int, [LoadPlan.DirectRegistration], [VirtualUser])] = []
+                for await part in group { parts.append(part) }
+                parts.sort { $0.0 < $1.0 }
+                return (parts.map(\.1), parts.flatMap(\.2))
             }
-            for batch in stride(from: 0, to: made.count, by: chunk).map({ made[$0..<min($0 + chunk, made.count)] }) {
-                try await write(
-                    batch.map { _, user in
-                        LoadPlan.DirectRegistration(
-                            username: user.username, aaid: user.authenticator.aaid, keyID: Base64URL.encode(user.authenticator.keyID),
-                            publicKeyDER: Array(user.authenticator.key.publicKey.derRepresentation))
-                    })
+        }
+        var kept = 0
+        var written = 0
+        var lastReport = start
+        var next: Task<(rows: [[LoadPlan.DirectRegistration]], kept: [VirtualUser]), Never>? = Task { await make(from: 0) }
+        var first = 0
+        while let making = next {
+            let made = await making.value
+            first += chunk * workers
+            let following = first
+            next = following < population ? Task { await make(from: following) } : nil
+            for rows in made.rows { try await write(rows) }
+            for user in made.kept {
+                devices[kept % plan.connections].append(user)
+                kept += 1
             }
-            for (index, user) in made { devices[index % plan.connections].append(user) }
-            written += made.count
-            if ContinuousClock.now - lastReport >= .seconds(1) || written == plan.population {
+            written += made.rows.reduce(0) { $0 + $1.count }
+            if ContinuousClock.now - lastReport >= .seconds(1) || written == population {
                 lastReport = ContinuousClock.now
                 let seconds = (lastReport - start).seconds
                 progress(

@@ -39,7 +39,9 @@ struct VirtualUser: Sendable {
     }
 
     /// User `index` of the plan's population (registered over HTTP or written to the database: the same name).
-    init(member index: Int, of plan: LoadPlan) { self.init(username: "\(plan.usernamePrefix)-\(index)", of: plan) }
+    init(member index: Int, of plan: LoadPlan) { self.init(username: Self.username(member: index, of: plan), of: plan) }
+
+    static func username(member index: Int, of plan: LoadPlan) -> String { "\(plan.usernamePrefix)-\(index)" }
 
     /// A device of the plan's (its facet, passkey origin and, when the plan attests, an App Attest key of its own).
     init(username: String, of plan: LoadPlan) {

@@ -169,6 +169,35 @@ final class LoadRunnerTests: XCTestCase {
         XCTAssertEqual(count?.total, 30)
     }
 
+    func testALargeWrittenPopulationSignsInOnlyItsEvenlySpreadSample() async throws {
+        var plan = plan(flows: 80, population: 40)
+        plan.signedInSample = 10
+        let stores = server.stores
+        plan.writeRegistrations = { batch in
+            try await stores.registrations.insert(
+                batch.map { user in
+                    RegistrationRecord(
+                        username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
+                        publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
+                        registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
+                })
+        }
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.flows, 80)
+        XCTAssertEqual(report.measured.failedFlows, 0)
+        struct Row: Decodable {
+            var username: String
+            var sign_counter: Int
+        }
+        let rows = try await server.stores.database.run { sql in
+            try await sql.raw("SELECT username, sign_counter FROM registrations").all(decoding: Row.self)
+        }
+        XCTAssertEqual(rows.count, 40, "the whole population is written")
+        let signedIn = Set(rows.filter { $0.sign_counter > 0 }.map(\.username))
+        // Every 4th user (40 / 10), each of the 4 connections signing in its share of the 10 in turn.
+        XCTAssertEqual(signedIn, Set(stride(from: 0, to: 40, by: 4).map { "\(plan.usernamePrefix)-\($0)" }))
+    }
+
     func testABaselineRunMakesTwoLivenessProbesPerFlowAndNoUAFDecision() async throws {
         let report = try await LoadRunner.run(plan(.baseline, flows: 50))
         XCTAssertNil(report.setup, "a baseline run registers nobody")
