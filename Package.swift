@@ -473,6 +473,7 @@ let package = Package(
             name: "LoadGeneratorTests",
             dependencies: [
                 "LoadGenerator", "FIDOServer", "FIDOServerTesting", "FIDOSimulation", nio("NIOCore"), nio("NIOEmbedded"),
+                nio("NIOConcurrencyHelpers"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

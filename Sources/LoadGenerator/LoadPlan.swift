@@ -79,6 +79,9 @@ public struct LoadPlan: Sendable {
     /// user over HTTP: a million users are ready in well under a minute, not in ten and more. Only for embedded servers,
     /// whose database the generator can reach (`mauth load --fill-database`).
     public var writeRegistrations: (@Sendable ([DirectRegistration]) async throws -> Void)?
+    /// Runs once the population is written and before the measured phase: what a database that has been serving
+    /// has done by then (PostgreSQL's vacuum and statistics), so that the logins do not share the machine with it.
+    public var settleDatabase: (@Sendable () async throws -> Void)?
     /// The most users a run that writes its population to the database keeps in memory to sign in with. A larger
     /// population is written whole, and its logins go to every `population / signedInSample`-th user, spread evenly
     /// over it: ten million kept devices would take about 37 GB, a sample of 100,000 about 370 MB, and the logins

@@ -42,6 +42,14 @@ public enum LoadRunner {
         var devices: [[VirtualUser]] = Array(repeating: [], count: plan.connections)
         if plan.flow == .authentication, let write = plan.writeRegistrations {
             devices = try await writeDirectly(plan, write: write, progress: progress)
+            if let settle = plan.settleDatabase {
+                let start = ContinuousClock.now
+                try await settle()
+                progress(
+                    LoadProgress(
+                        phase: "setup: the database settled (vacuum, statistics)", elapsedSeconds: (ContinuousClock.now - start).seconds,
+                        flows: plan.population, failedFlows: 0, currentFlowsPerSecond: 0))
+            }
         } else if plan.hasPopulation {
             // Connection i registers (and later authenticates) users i, i + C, i + 2C, ...
             let (report, registered) = try await phase(

@@ -4,6 +4,7 @@ import FIDOSimulation
 import Foundation
 import LoadGenerator
 import Logging
+import NIOConcurrencyHelpers
 import XCTest
 
 /// `mauth load`'s engine against a real server on loopback TLS: what it counts must match what the server saw.
@@ -196,6 +197,35 @@ final class LoadRunnerTests: XCTestCase {
         let signedIn = Set(rows.filter { $0.sign_counter > 0 }.map(\.username))
         // Every 4th user (40 / 10), each of the 4 connections signing in its share of the 10 in turn.
         XCTAssertEqual(signedIn, Set(stride(from: 0, to: 40, by: 4).map { "\(plan.usernamePrefix)-\($0)" }))
+    }
+
+    func testTheDatabaseSettlesOnceAfterTheWholePopulationIsWrittenAndBeforeAnyLogin() async throws {
+        var plan = plan(flows: 20, population: 30)
+        let stores = server.stores
+        let server = self.server!
+        plan.writeRegistrations = { batch in
+            try await stores.registrations.insert(
+                batch.map { user in
+                    RegistrationRecord(
+                        username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
+                        publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
+                        registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
+                })
+        }
+        let seen = NIOLockedValueBox<[(rows: Int, logins: Double)]>([])
+        plan.settleDatabase = {
+            let rows = try await stores.database.run { sql in
+                try await sql.raw("SELECT COUNT(*) AS total FROM registrations").first(decoding: Total.self)
+            }
+            let logins = server.metrics.value(of: "mauth_decisions_total{operation=\"authentication\",status_code=\"1200\"}") ?? 0
+            seen.withLockedValue { $0.append((rows?.total ?? -1, logins)) }
+        }
+        let report = try await LoadRunner.run(plan)
+        XCTAssertEqual(report.measured.failedFlows, 0)
+        let calls = seen.withLockedValue { $0 }
+        XCTAssertEqual(calls.count, 1)
+        XCTAssertEqual(calls.first?.rows, 30, "every user is written before")
+        XCTAssertEqual(calls.first?.logins, 0, "no login before")
     }
 
     func testABaselineRunMakesTwoLivenessProbesPerFlowAndNoUAFDecision() async throws {
