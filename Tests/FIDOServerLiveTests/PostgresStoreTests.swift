@@ -53,6 +53,61 @@ final class PostgresStoreTests: XCTestCase {
 
     override func tearDown() async throws { try await stores?.database.close() }
 
+    func testTheRowsEverySignInUpdatesKeepRoomForTheUpdateOnTheirPage() async throws {
+        struct Options: Decodable {
+            var relname: String
+            var options: String?
+        }
+        let rows = try await stores.database.run { sql in
+            try await sql.raw(
+                """
+                SELECT relname, array_to_string(reloptions, ',') AS options FROM pg_class
+                WHERE relname IN ('registrations', 'passkeys', 'app_attest_keys', 'sessions') AND relkind = 'r'
+                  AND relnamespace = current_schema()::regnamespace ORDER BY relname
+                """
+            ).all(decoding: Options.self)
+        }
+        XCTAssertEqual(
+            rows.map { "\($0.relname): \($0.options ?? "")" },
+            ["app_attest_keys: fillfactor=90", "passkeys: fillfactor=90", "registrations: fillfactor=90", "sessions: "])
+    }
+
+    func testACounterUpdateOnBulkWrittenKeysStaysOnItsPage() async throws {
+        // 400 keys written in one statement fill their pages as a bulk import does; then one key in 15 signs in.
+        let now = Date()
+        let records = (0..<400).map { index in
+            RegistrationRecord(
+                username: "user-\(index)", aaid: "F1D0#1001", keyID: "key-\(index)", publicKey: Array(repeating: 4, count: 91),
+                publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0, registrationCounter: 1,
+                authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: now)
+        }
+        try await stores.registrations.insert(records)
+        let signingIn = stride(from: 0, to: 400, by: 15).map { "key-\($0)" }
+        struct Place: Decodable, Equatable {
+            var key_id: String
+            var page: Int
+        }
+        func pages() async throws -> [Place] {
+            try await stores.database.run { sql in
+                try await sql.raw(
+                    """
+                    SELECT key_id, (ctid::text::point)[0]::BIGINT AS page FROM registrations
+                    WHERE key_id IN (\(SQLList(signingIn.map { SQLBind($0) }))) ORDER BY key_id
+                    """
+                ).all(decoding: Place.self)
+            }
+        }
+        let before = try await pages()
+        XCTAssertGreaterThan(Set(before.map(\.page)).count, 5, "the keys span several pages")
+        for keyID in signingIn {
+            let moved = try await stores.registrations.updateSignCounter(aaid: "F1D0#1001", keyID: keyID, from: 0, to: 1)
+            XCTAssertTrue(moved)
+        }
+        // The new version of each row is on its page: an update there touches no index (HOT).
+        let after = try await pages()
+        XCTAssertEqual(after, before)
+    }
+
     func testTheCapCountNeverReadsTheExpiryIndexEvenWhereThePlannerWouldPreferIt() async throws {
         // A table whose statistics make the expiry index look best for "this user's requests unexpired at now":
         // one user, expiries spread out, and now near the end of them. (In production, young statistics on a busy
