@@ -221,6 +221,69 @@ extension StoreContractTests {
         }
     }
 
+    func testAPasskeySignInOpensWithHerPasskeysOldestFirst() async throws {
+        try await onEveryEngine { stores in
+            var older = passkey("cred-older")
+            older.createdAt = Date(epochMillis: 1_790_000_000_000)
+            _ = try await stores.passkeys.insert(passkey("cred-newer"))
+            _ = try await stores.passkeys.insert(older)
+            _ = try await stores.passkeys.insert(passkey("cred-bob", username: "bob"))
+            let (passkeys, opened) = try await stores.ceremonies.openPasskeySignIn(
+                ceremony("listed"), passkeysOf: "alice", requiringPasskeys: false, credentialID: nil)
+            XCTAssertTrue(opened)
+            XCTAssertEqual(passkeys, [older, passkey("cred-newer")])
+            let stored = try await stores.passkeyCeremonies.consume(challenge: "listed")
+            XCTAssertEqual(stored?.sessionID, "session-listed")
+        }
+    }
+
+    func testAPasskeySignInForAUserWithoutPasskeysOpensOnlyWhereNoneAreRequired() async throws {
+        try await onEveryEngine { stores in
+            let anyone = try await stores.ceremonies.openPasskeySignIn(
+                ceremony("for-anyone", username: "carol"), passkeysOf: "carol", requiringPasskeys: false, credentialID: nil)
+            XCTAssertEqual(anyone.passkeys, [])
+            XCTAssertTrue(anyone.opened)
+            let required = try await stores.ceremonies.openPasskeySignIn(
+                ceremony("required", username: "carol"), passkeysOf: "carol", requiringPasskeys: true, credentialID: nil)
+            XCTAssertEqual(required.passkeys, [])
+            XCTAssertFalse(required.opened)
+            let notStored = try await stores.passkeyCeremonies.consume(challenge: "required")
+            XCTAssertNil(notStored, "a refused sign-in stores nothing")
+            let stored = try await stores.passkeyCeremonies.consume(challenge: "for-anyone")
+            XCTAssertNotNil(stored)
+        }
+    }
+
+    func testAPasskeySignInNarrowedToAnotherUsersPasskeyStoresNothing() async throws {
+        try await onEveryEngine { stores in
+            _ = try await stores.passkeys.insert(passkey("cred-alice"))
+            _ = try await stores.passkeys.insert(passkey("cred-bob", username: "bob"))
+            let foreign = try await stores.ceremonies.openPasskeySignIn(
+                ceremony("foreign"), passkeysOf: "alice", requiringPasskeys: true, credentialID: "cred-bob")
+            XCTAssertFalse(foreign.opened)
+            XCTAssertEqual(foreign.passkeys.map(\.credentialID), ["cred-alice"])
+            let notStored = try await stores.passkeyCeremonies.consume(challenge: "foreign")
+            XCTAssertNil(notStored)
+            var narrowed = ceremony("narrowed")
+            narrowed.credentialID = "cred-alice"
+            let hers = try await stores.ceremonies.openPasskeySignIn(
+                narrowed, passkeysOf: "alice", requiringPasskeys: true, credentialID: "cred-alice")
+            XCTAssertTrue(hers.opened)
+            let stored = try await stores.passkeyCeremonies.consume(challenge: "narrowed")
+            XCTAssertEqual(stored?.credentialID, "cred-alice")
+        }
+    }
+
+    func testAPasskeySignInWithoutAUsernameReadsNoPasskey() async throws {
+        try await onEveryEngine { stores in
+            _ = try await stores.passkeys.insert(passkey("cred-alice"))
+            let (passkeys, opened) = try await stores.ceremonies.openPasskeySignIn(
+                ceremony("discoverable", username: nil), passkeysOf: nil, requiringPasskeys: false, credentialID: nil)
+            XCTAssertTrue(opened)
+            XCTAssertEqual(passkeys, [])
+        }
+    }
+
     func testACompletedPasskeySignInOpensItsSessionOnlyIfTheCounterMoved() async throws {
         try await onEveryEngine { stores in
             _ = try await stores.passkeys.insert(passkey("cred-sign", signCount: 4))

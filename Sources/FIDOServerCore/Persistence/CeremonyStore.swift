@@ -242,6 +242,45 @@ public struct CeremonyStore: Sendable {
 
     // MARK: Passkeys
 
+    /// Opens a passkey sign-in's ceremony (uncounted), reading the passkeys of `username` first when it is given.
+    /// The ceremony is stored only if `requiringPasskeys` is false or she has a passkey, and only if `credentialID`
+    /// is nil or one of hers; otherwise nothing is stored. Returns her passkeys (oldest first) and whether it was
+    /// stored.
+    ///
+    /// On PostgreSQL this is one statement instead of two (the read and the insert, the insert only under the same
+    /// condition), as every step of a login there. SQLite reads, then inserts.
+    func openPasskeySignIn(
+        _ record: PasskeyCeremony, passkeysOf username: String?, requiringPasskeys: Bool, credentialID: String?
+    ) async throws -> (passkeys: [PasskeyRecord], opened: Bool) {
+        guard let username, database.engine == .postgres else {
+            var passkeys: [PasskeyRecord] = []
+            if let username { passkeys = try await stores.passkeys.passkeys(username: username) }
+            guard !requiringPasskeys || !passkeys.isEmpty, credentialID.map({ id in passkeys.contains { $0.credentialID == id } }) ?? true
+            else { return (passkeys, false) }
+            return (passkeys, try await stores.passkeyCeremonies.open(record, cap: nil))
+        }
+        let hasPasskeys: SQLQueryString = requiringPasskeys ? "EXISTS (SELECT 1 FROM keys)" : "TRUE"
+        let hasCredential: SQLQueryString = credentialID.map { "EXISTS (SELECT 1 FROM keys WHERE credential_id = \(bind: $0))" } ?? "TRUE"
+        // One row per passkey of hers, or one row without a passkey (NULL columns) when she has none; each row says
+        // whether the ceremony was stored.
+        let rows = try await database.run { sql in
+            try await sql.raw(
+                """
+                WITH keys AS (SELECT * FROM passkeys WHERE username = \(bind: username)),
+                opened AS (
+                    INSERT INTO webauthn_ceremonies (\(unsafeRaw: PasskeyCeremonyStore.insertedColumns))
+                    SELECT \(PasskeyCeremonyStore.insertedValues(record, counted: nil)) WHERE \(hasPasskeys) AND \(hasCredential)
+                    RETURNING challenge)
+                SELECT keys.*, (SELECT COUNT(*) FROM opened) AS ceremonies_opened
+                FROM (SELECT 1) AS one LEFT JOIN keys ON TRUE ORDER BY keys.created_at, keys.credential_id
+                """
+            ).all()
+        }
+        guard let first = rows.first else { throw StoreError.malformedRow("webauthn_ceremonies: no row for an opened sign-in") }
+        let passkeys = try rows.filter { try !$0.decodeNil(column: "credential_id") }.map(PasskeyStore.record)
+        return (passkeys, try first.decode(column: "ceremonies_opened", as: Int64.self) == 1)
+    }
+
     /// A passkey sign-in's answer, read: consumes the ceremony of `challenge` (once only, expired or not) and reads the
     /// passkey `credentialID` names (nil when none has it). Nil when no ceremony has that challenge, and then no
     /// passkey is read.

@@ -13,12 +13,8 @@ public struct PasskeyCeremonyStore: Sendable {
     /// Stores a ceremony; under `cap` only while its user has fewer than `cap.limit` counted ceremonies unexpired
     /// (the count and the insert in one statement). False when the cap is reached.
     package func open(_ record: PasskeyCeremony, cap: CeremonyCap?) async throws -> Bool {
-        let values: SQLQueryString = """
-            \(bind: record.challenge), \(bind: record.sessionID), \(bind: record.kind.rawValue), \(bind: record.username), \(bind: record.userHandle), \
-            \(bind: record.userVerification), \(bind: cap?.username), \(bind: record.expiresAt.epochMillis), \(bind: Int64(record.conditional ? 1 : 0)), \(bind: record.credentialID)
-            """
-        let columns =
-            "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at, conditional, credential_id"
+        let values = Self.insertedValues(record, counted: cap?.username)
+        let columns = Self.insertedColumns
         return try await database.run { sql in
             if let cap {
                 return try await sql.changedAny(
@@ -31,6 +27,18 @@ public struct PasskeyCeremonyStore: Sendable {
             }
             return try await sql.changedAny("INSERT INTO webauthn_ceremonies (\(unsafeRaw: columns)) VALUES (\(values))")
         }
+    }
+
+    /// The columns a new ceremony's row fills, in the order of ``insertedValues(_:counted:)``.
+    static let insertedColumns =
+        "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at, conditional, credential_id"
+
+    /// A new ceremony's values, in the order of ``insertedColumns``; `counted` is the user whose cap it counts against.
+    static func insertedValues(_ record: PasskeyCeremony, counted: String?) -> SQLQueryString {
+        """
+        \(bind: record.challenge), \(bind: record.sessionID), \(bind: record.kind.rawValue), \(bind: record.username), \(bind: record.userHandle), \
+        \(bind: record.userVerification), \(bind: counted), \(bind: record.expiresAt.epochMillis), \(bind: Int64(record.conditional ? 1 : 0)), \(bind: record.credentialID)
+        """
     }
 
     /// Marks the ceremony of `challenge` answered and returns it (once only), expired or not: the caller refuses an

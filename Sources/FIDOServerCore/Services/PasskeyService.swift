@@ -219,8 +219,19 @@ package struct PasskeyService: Sendable {
         let hints = try settings.hints(asked: request.hints)
         var allow: [FIDO2API.CredentialDescriptor] = []
         let authorized = username.map { ServiceEnvironment.authorizes(caller, for: $0) } ?? false
-        if let username, authorized || settings.configuration.allowCredentials != "authorizedCallers" {
-            let passkeys = try await stores.passkeys.passkeys(username: username)
+        // Only for a caller who may act for her: anyone else would learn from the 404 whether the ID is hers.
+        if onlyCredential != nil, username == nil || !authorized {
+            throw AuthorizationFailure.forbidden("only a caller who may act for the user may narrow a sign-in to one passkey")
+        }
+        let readsPasskeys = username != nil && (authorized || settings.configuration.allowCredentials != "authorizedCallers")
+        var record = newCeremony(.authentication, username: username, userHandle: nil, userVerification: userVerification)
+        record.credentialID = onlyCredential
+        // Not counted against the user: anyone may name any user, and counted ceremonies would let them lock her out.
+        // The per-address rate limit and the lifetime bound what an anonymous caller makes the server store. Stored
+        // only where the options below are answered: a refusal stores nothing.
+        let (passkeys, opened) = try await stores.ceremonies.openPasskeySignIn(
+            record, passkeysOf: readsPasskeys ? username : nil, requiringPasskeys: authorized, credentialID: onlyCredential)
+        if let username, readsPasskeys {
             if passkeys.isEmpty {
                 // For a caller who may act for her, a user without passkeys is told as such (a step-up cannot work).
                 if authorized {
@@ -235,21 +246,15 @@ package struct PasskeyService: Sendable {
             }
         }
         if let onlyCredential {
-            // Only for a caller who may act for her: anyone else would learn from the 404 whether the ID is hers.
-            guard let username, authorized else {
-                throw AuthorizationFailure.forbidden("only a caller who may act for the user may narrow a sign-in to one passkey")
-            }
             allow = allow.filter { $0.id == onlyCredential }
             guard !allow.isEmpty else {
-                environment.decide("passkey authentication options", username, 404, "refused: \(onlyCredential.prefix(10))… is not her passkey")
+                environment.decide(
+                    "passkey authentication options", username, 404, "refused: \(onlyCredential.prefix(10))… is not her passkey")
                 throw Refusal(.notFound, "no_passkey", "the user holds no passkey with this id")
             }
         }
-        var record = newCeremony(.authentication, username: username, userHandle: nil, userVerification: userVerification)
-        record.credentialID = onlyCredential
-        // Not counted against the user: anyone may name any user, and counted ceremonies would let them lock her out.
-        // The per-address rate limit and the lifetime bound what an anonymous caller makes the server store.
-        _ = try await stores.passkeyCeremonies.open(record, cap: nil)
+        // Every case the store declines to open is refused above.
+        guard opened else { throw StoreError.malformedRow("webauthn_ceremonies: a sign-in's ceremony was not stored") }
         environment.decide(
             "passkey authentication options", username, 200,
             "issued challenge \(record.challenge.prefix(10))…\(username == nil ? " for a sign-in without a username" : "")")
