@@ -79,6 +79,19 @@ final class LoadRunnerTests: XCTestCase {
 
     struct Total: Decodable { var total: Int }
 
+    /// Writes a batch of the population into `stores` as `mauth load --fill-database` does (surrogate attestation).
+    static func writing(into stores: Stores) -> @Sendable ([LoadPlan.DirectRegistration]) async throws -> Void {
+        { batch in
+            try await stores.registrations.insert(
+                batch.map { user in
+                    RegistrationRecord(
+                        username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
+                        publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
+                        registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
+                })
+        }
+    }
+
     /// A server that requires App Attest for registration and login, trusting `authority`'s root.
     func startAttestingServer(_ authority: SoftwareAppAttestAuthority) async throws -> RunningFIDOServer {
         let root = directory.appendingPathComponent("app-attest-root.pem")
@@ -149,15 +162,7 @@ final class LoadRunnerTests: XCTestCase {
     func testAPopulationWrittenToTheDatabaseAuthenticatesWithoutRegistering() async throws {
         var plan = plan(flows: 60, population: 30)
         let stores = server.stores
-        plan.writeRegistrations = { batch in
-            try await stores.registrations.insert(
-                batch.map { user in
-                    RegistrationRecord(
-                        username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
-                        publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
-                        registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
-                })
-        }
+        plan.writeRegistrations = Self.writing(into: stores)
         let report = try await LoadRunner.run(plan)
         XCTAssertNil(report.setup, "nobody registered over HTTP")
         XCTAssertEqual(report.measured.flows, 60)
@@ -174,15 +179,7 @@ final class LoadRunnerTests: XCTestCase {
         var plan = plan(flows: 80, population: 40)
         plan.signedInSample = 10
         let stores = server.stores
-        plan.writeRegistrations = { batch in
-            try await stores.registrations.insert(
-                batch.map { user in
-                    RegistrationRecord(
-                        username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
-                        publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
-                        registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
-                })
-        }
+        plan.writeRegistrations = Self.writing(into: stores)
         let report = try await LoadRunner.run(plan)
         XCTAssertEqual(report.measured.flows, 80)
         XCTAssertEqual(report.measured.failedFlows, 0)
@@ -203,15 +200,7 @@ final class LoadRunnerTests: XCTestCase {
         var plan = plan(flows: 20, population: 30)
         let stores = server.stores
         let server = self.server!
-        plan.writeRegistrations = { batch in
-            try await stores.registrations.insert(
-                batch.map { user in
-                    RegistrationRecord(
-                        username: user.username, aaid: user.aaid, keyID: user.keyID, publicKey: user.publicKeyDER,
-                        publicKeyEncoding: .eccX962DER, signatureAlgorithm: .secp256r1ECDSASHA256DER, signCounter: 0,
-                        registrationCounter: 1, authenticatorVersion: 1, attestationType: .basicSurrogate, createdAt: Date())
-                })
-        }
+        plan.writeRegistrations = Self.writing(into: stores)
         let seen = NIOLockedValueBox<[(rows: Int, logins: Double)]>([])
         plan.settleDatabase = {
             let rows = try await stores.database.run { sql in
