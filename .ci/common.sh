@@ -1,4 +1,4 @@
-# Shell helpers the CI scripts share (sourced by .ci/run, .ci/fault-tests and .ci/api-contract).
+# Shell helpers the CI scripts and the benchmark scripts share (sourced by .ci/run, the suites beside it and Benchmarks/*.sh).
 
 # free_port: a free TCP port on loopback.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
@@ -8,6 +8,25 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 make_relying_party_key() {
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1/rp.pem" 2>/dev/null
     openssl pkey -in "$1/rp.pem" -pubout -out "$1/rp.pub.pem"
+}
+
+# make_measuring_server_files DIR NAME: what Benchmarks/ratios.sh and statements.sh start their servers with: a
+# loopback TLS certificate (DIR/tls.pem, DIR/tls.key), a relying-party key (make_relying_party_key) and DIR/server.json,
+# which trusts the virtual devices and that key and has no per-address limit (all load comes from one address).
+make_measuring_server_files() {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=mauth $2" \
+        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$1/tls.key" -out "$1/tls.pem" 2>/dev/null
+    make_relying_party_key "$1"
+    cat > "$1/server.json" <<JSON
+{
+  "appID": "https://mauth.$2.example/nevisfido/uaf/1.1/facets",
+  "facets": ["ios:bundle-id:ch.nevis.mauth.virtualdevice"],
+  "tls": {"certificatePath": "$1/tls.pem", "privateKeyPath": "$1/tls.key"},
+  "limits": {"requestsPerMinutePerAddress": 0, "maximumConnectionsPerAddress": 4096},
+  "fido2": {"rpId": "localhost", "origins": ["https://localhost"]},
+  "authorization": {"jwt": {"publicKeyPaths": ["$1/rp.pub.pem"], "issuer": "https://rp.load.example", "audience": "mauth-server"}}
+}
+JSON
 }
 
 # wait_ready PORT CA_FILE: waits up to 20 s until the server on PORT answers /health/ready with 200; false otherwise.

@@ -8,7 +8,8 @@
 # Each run starts one `mauth server` of the build on loopback (a new SQLite file, or DATABASE, a postgres:// URL whose
 # database is emptied first; with INSTANCES=2 two servers share it), registers 2,000 users, and loads it with
 # `mauth load --url` of NEW_MAUTH (the same generator for both builds) over 32 connections for SECONDS per flow.
-# Prints one line per run and flow: server CPU per flow (ms), flows/s, and the ratio to the run's baseline.
+# Prints one line per run and flow: server CPU per flow (ms), the machine's (the generator and, on PostgreSQL, the
+# database included), flows/s, and the ratio of the server CPU to the run's baseline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/common.sh
@@ -21,21 +22,9 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=mauth ratios" \
-    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" -keyout "$WORK/tls.key" -out "$WORK/tls.pem" 2>/dev/null
-make_relying_party_key "$WORK"
-cat > "$WORK/server.json" <<JSON
-{
-  "appID": "https://mauth.ratios.example/nevisfido/uaf/1.1/facets",
-  "facets": ["ios:bundle-id:ch.nevis.mauth.virtualdevice"],
-  "tls": {"certificatePath": "$WORK/tls.pem", "privateKeyPath": "$WORK/tls.key"},
-  "limits": {"requestsPerMinutePerAddress": 0, "maximumConnectionsPerAddress": 4096},
-  "fido2": {"rpId": "localhost", "origins": ["https://localhost"]},
-  "authorization": {"jwt": {"publicKeyPaths": ["$WORK/rp.pub.pem"], "issuer": "https://rp.load.example", "audience": "mauth-server"}}
-}
-JSON
+make_measuring_server_files "$WORK" ratios
 
-printf "%-5s %-4s %-15s %14s %9s %8s\n" round build flow server_ms/flow flows/s ratio
+printf "%-5s %-4s %-15s %14s %15s %9s %8s\n" round build flow server_ms/flow machine_ms/flow flows/s ratio
 for round in $(seq 1 "$ROUNDS"); do
     for build in old new; do
         binary="$OLD"; [ "$build" = new ] && binary="$NEW"
@@ -62,7 +51,8 @@ servers = [p for p in measured["cpu"]["processes"] if p["role"] != "load generat
 cpu = sum(p["millisecondsPerFlow"] for p in servers)
 ratio = f"{cpu / float(sys.argv[5]):.2f}" if sys.argv[5] else ("1" if sys.argv[4] == "baseline" else "-")
 failed = f"  ({measured['failedFlows']} failed)" if measured["failedFlows"] else ""
-print(f"{sys.argv[2]:<5} {sys.argv[3]:<4} {sys.argv[4]:<15} {cpu:14.3f} {measured['flowsPerSecond']:9.0f} {ratio:>8}{failed}|{cpu}")
+machine = measured["cpu"].get("machineMillisecondsPerFlow") or 0
+print(f"{sys.argv[2]:<5} {sys.argv[3]:<4} {sys.argv[4]:<15} {cpu:14.3f} {machine:15.3f} {measured['flowsPerSecond']:9.0f} {ratio:>8}{failed}|{cpu}")
 PY
 )
             echo "${line%|*}"
