@@ -9,7 +9,9 @@
 # database is emptied first; with INSTANCES=2 two servers share it), registers 2,000 users, and loads it with
 # `mauth load --url` of NEW_MAUTH (the same generator for both builds) over 32 connections for SECONDS per flow.
 # Prints one line per run and flow: server CPU per flow (ms), the machine's (the generator and, on PostgreSQL, the
-# database included), flows/s, and the ratio of the server CPU to the run's baseline.
+# database included), flows/s, and the ratio of the server CPU to the run's baseline. Then, per flow, the new build's
+# server CPU over the old one's in each round (the two runs next to each other, so the drift between rounds cancels)
+# and their geometric mean: a change is kept only when every round, or nearly every one, moves the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/common.sh
@@ -56,9 +58,22 @@ print(f"{sys.argv[2]:<5} {sys.argv[3]:<4} {sys.argv[4]:<15} {cpu:14.3f} {machine
 PY
 )
             echo "${line%|*}"
+            echo "$round $build $flow ${line#*|}" >>"$WORK/cpu.txt"
             [ "$flow" = baseline ] && baseline="${line#*|}"
         done
         for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
         PIDS=()
     done
 done
+python3 - "$WORK/cpu.txt" <<'PY'
+import math, sys
+cpu = {}
+for line in open(sys.argv[1]):
+    round_, build, flow, value = line.split()
+    cpu[(flow, round_, build)] = float(value)
+print("new / old server CPU per round, and the geometric mean")
+for flow in dict.fromkeys(flow for flow, _, _ in cpu):
+    ratios = [cpu[(f, r, "new")] / cpu[(f, r, "old")] for (f, r, b) in cpu if f == flow and b == "old" and (f, r, "new") in cpu]
+    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    print(f"{flow:<15} {' '.join(f'{x:.3f}' for x in ratios)}  mean {mean:.3f}")
+PY
