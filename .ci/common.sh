@@ -10,7 +10,7 @@ make_relying_party_key() {
     openssl pkey -in "$1/rp.pem" -pubout -out "$1/rp.pub.pem"
 }
 
-# make_measuring_server_files DIR NAME: what Benchmarks/ratios.sh and statements.sh start their servers with: a
+# make_measuring_server_files DIR NAME: what the measuring scripts in Benchmarks/ start their servers with: a
 # loopback TLS certificate (DIR/tls.pem, DIR/tls.key), a relying-party key (make_relying_party_key) and DIR/server.json,
 # which trusts the virtual devices and that key and has no per-address limit (all load comes from one address).
 make_measuring_server_files() {
@@ -27,6 +27,22 @@ make_measuring_server_files() {
   "authorization": {"jwt": {"publicKeyPaths": ["$1/rp.pub.pem"], "issuer": "https://rp.load.example", "audience": "mauth-server"}}
 }
 JSON
+}
+
+# start_measuring_server WHO BINARY DIR DATABASE: starts BINARY's server with DIR's measuring files
+# (make_measuring_server_files) on DATABASE and a free port, its log appended to DIR/server.log, and waits until it is
+# ready; sets MEASURED_PORT and MEASURED_PID. When it does not become ready: stops it, prints WHO's message and the log
+# to standard error, and exits.
+start_measuring_server() {
+    MEASURED_PORT=$(free_port)
+    "$2" server --config "$3/server.json" --port "$MEASURED_PORT" --database "$4" --log-level warning \
+        >>"$3/server.log" 2>&1 &
+    MEASURED_PID=$!
+    wait_ready "$MEASURED_PORT" "$3/tls.pem" && return 0
+    kill "$MEASURED_PID" 2>/dev/null || true
+    echo "$1: the server did not start" >&2
+    cat "$3/server.log" >&2
+    exit 1
 }
 
 # wait_ready PORT CA_FILE: waits up to 20 s until the server on PORT answers /health/ready with 200; false otherwise.
