@@ -35,11 +35,8 @@ for round in $(seq 1 "$ROUNDS"); do
             psql "$database" -qc "DROP SCHEMA public CASCADE; CREATE SCHEMA public" >/dev/null 2>&1; fi
         urls=(); server_pids=()
         for instance in $(seq 1 "$INSTANCES"); do
-            port=$(free_port)
-            "$binary" server --config "$WORK/server.json" --port "$port" --database "$database" --log-level warning \
-                >>"$WORK/server.log" 2>&1 &
-            PIDS+=($!); server_pids+=(--server-pid $!); urls+=(--url "https://127.0.0.1:$port")
-            wait_ready "$port" "$WORK/tls.pem" || { echo "ratios: the server did not start"; cat "$WORK/server.log"; exit 1; }
+            start_measuring_server ratios "$binary" "$WORK" "$database"
+            PIDS+=("$MEASURED_PID"); server_pids+=(--server-pid "$MEASURED_PID"); urls+=(--url "https://127.0.0.1:$MEASURED_PORT")
         done
         baseline=""
         for flow in $FLOWS; do

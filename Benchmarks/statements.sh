@@ -36,10 +36,8 @@ run() {
     local binary="$1" flow="$2" flows="$3" urls=() server_pids=()
     psql "$DATABASE" -qc "DROP SCHEMA public CASCADE; CREATE SCHEMA public" >/dev/null 2>&1
     for _ in $(seq 1 "$INSTANCES"); do
-        local port; port=$(free_port)
-        "$binary" server --config "$WORK/server.json" --port "$port" --database "$DATABASE" --log-level warning >>"$WORK/server.log" 2>&1 &
-        PIDS+=($!); urls+=(--url "https://127.0.0.1:$port")
-        wait_ready "$port" "$WORK/tls.pem" || { echo "statements: the server did not start" >&2; cat "$WORK/server.log" >&2; exit 1; }
+        start_measuring_server statements "$binary" "$WORK" "$DATABASE"
+        PIDS+=("$MEASURED_PID"); urls+=(--url "https://127.0.0.1:$MEASURED_PORT")
     done
     psql "$DATABASE" -tAc "SELECT pgss.pg_stat_statements_reset()" >/dev/null
     "$NEW_LOAD" load "${urls[@]}" --ca-file "$WORK/tls.pem" --relying-party-key "$WORK/rp.pem" --flow "$flow" \
