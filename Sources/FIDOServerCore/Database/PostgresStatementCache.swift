@@ -12,11 +12,13 @@ import SQLKit
 /// instances under `mauth load`: parse 2.4 %, analysis 4.8 %, planning 7.2 % of the whole machine). A statement our
 /// stores run with values is now prepared once per connection and then only bound and executed.
 ///
-/// Which statements: only those with values (the stores' queries; migrations and transaction control have none and
-/// run as before), and only when every value is a text, a 64-bit integer or a null: the types our portable schema
-/// uses (`TEXT`, `BIGINT`). PostgreSQL infers a prepared statement's parameter types from the statement; in our
-/// statements each parameter meets a `TEXT` or `BIGINT` column, so the inferred types are the ones bound. A statement
-/// with any other value, or one the server refuses to prepare, runs unprepared, as before; that is only slower.
+/// Which statements: only those with values (the stores' queries; migrations, transaction control and the expiry
+/// purges have none and run as before, the purges so that PostgreSQL plans each at its run:
+/// `StoreDatabase.expired(before:engine:)`), and only when every value is a text, a 64-bit integer or a null: the
+/// types our portable schema uses (`TEXT`, `BIGINT`). PostgreSQL infers a prepared statement's parameter types from
+/// the statement; in our statements each parameter meets a `TEXT` or `BIGINT` column, so the inferred types are the
+/// ones bound. A statement with any other value, or one the server refuses to prepare, runs unprepared, as before;
+/// that is only slower.
 /// An error while executing a prepared statement is the statement's error, never retried: a write is not run twice.
 final class PostgresStatementCache: Sendable {
     private let statements = NIOLockedValueBox([PostgresConnection.ID: [String: PreparedQuery]]())

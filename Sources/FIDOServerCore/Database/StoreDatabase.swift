@@ -211,6 +211,44 @@ public final class StoreDatabase: Sendable {
         }
     }
 
+    /// An expiry (epoch milliseconds) in a purge's condition: a value on SQLite, written into the statement's text on
+    /// PostgreSQL (see ``expired(before:engine:)``). The value is an integer formatted here, so it cannot change what
+    /// the statement says.
+    static func expiry(_ millis: Int64, engine: Engine) -> SQLQueryString {
+        switch engine {
+        case .sqlite: return "\(bind: millis)"
+        case .postgres: return "\(unsafeRaw: String(millis))"
+        }
+    }
+
+    /// A purge's condition, "expired before `cutoff`", written so that PostgreSQL picks the rows through the
+    /// `expires_at` index whatever it knows of the table.
+    ///
+    /// Why: the plain `expires_at < $1` read the whole table at every purge, once a second, in two states every new
+    /// database goes through (`pg_stat_statements` over a benchmark's run, two instances: the purges of the status
+    /// records, sessions and audit events read 330 to 520 pages each, up to 49 µs of PostgreSQL's time a login):
+    /// - **No statistics yet** (until autovacuum first analyzes the table, a minute at the soonest): PostgreSQL then
+    ///   guesses that a third of the rows match, and sorting a sequential scan looked cheaper than 5,000 index
+    ///   probes. A range, `expires_at >= 0 AND expires_at < x`, is guessed at half a percent when either bound is
+    ///   unknown, so the index wins; with statistics the lower bound matches every row (an expiry is a date after
+    ///   1970) and changes no estimate.
+    /// - **A plan kept from the empty table**: a statement with values is prepared once per connection and keeps its
+    ///   generic plan until the table is analyzed again (``PostgresStatementCache``, `plan_cache_mode =
+    ///   force_generic_plan`). The first purge runs a second after a server starts, often on empty tables, where a
+    ///   sequential scan costs nothing, so that plan stayed, for the pick and for the delete by `ctid` alike. With the
+    ///   cutoff in the text the statement has no values, is not prepared, and is planned at each run (once a second
+    ///   per table, a fraction of a millisecond) with the cutoff and the statistics of the moment.
+    ///
+    /// SQLite keeps `expires_at < ?` with a value: its statements are prepared once with a plan that never depends on
+    /// values (``SQLiteEngine``) and it reads the index for this, and a new text every second would only fill its
+    /// statement cache.
+    static func expired(before cutoff: Int64, engine: Engine) -> SQLQueryString {
+        switch engine {
+        case .sqlite: return "expires_at < \(expiry(cutoff, engine: engine))"
+        case .postgres: return "expires_at >= 0 AND expires_at < \(expiry(cutoff, engine: engine))"
+        }
+    }
+
     /// One statement of `deleteExpired(from:before:batch:pause:)`: the oldest `batch` expired rows, picked through
     /// the `expires_at` index and deleted by their physical row id, so it reads only the rows it deletes.
     ///
@@ -218,12 +256,13 @@ public final class StoreDatabase: Sendable {
     /// keys against a sequential scan of the whole table whenever it guessed that cheaper than n index probes. It
     /// did for the status records (half a million rows, ten minutes' worth): every purge read all of them, 0.4 to
     /// 0.75 s a statement, twice a second with two instances, and the logins lost 12 % of their rate while rows
-    /// expired (8 % now; measured, steady-state run). `ctid = ANY(ARRAY(…))` is a TID scan whatever the estimates;
+    /// expired (8 % now; measured, steady-state run). `ctid = ANY(ARRAY(…))` is a TID scan whatever the estimates
+    /// for a table with rows (the condition that picks them: ``expired(before:engine:)``);
     /// a row updated since it was picked has a new ctid, is skipped, and goes at the next purge. SQLite's `rowid` is
     /// the same idea.
     static func purgeStatement(engine: Engine, table: String, before cutoff: Int64, batch: Int) -> SQLQueryString {
         let oldest: SQLQueryString =
-            "FROM \(unsafeRaw: table) WHERE expires_at < \(bind: cutoff) ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))"
+            "FROM \(unsafeRaw: table) WHERE \(expired(before: cutoff, engine: engine)) ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))"
         return "DELETE FROM \(unsafeRaw: table) WHERE \(pickedRows(engine: engine, oldest)) RETURNING 1 AS deleted"
     }
 

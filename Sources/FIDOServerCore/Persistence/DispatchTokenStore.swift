@@ -72,11 +72,13 @@ public struct DispatchTokenStore: Sendable {
     /// its retention, so a late redeem still answers "expired", but no caller's payload is kept past the token's
     /// expiry: on the open `dispatch/authentication` that is what an anonymous caller could make the server store.
     /// The rows are picked through the `expires_at` index, within the range, so a purge reads only the rows that
-    /// expired since the last one (the first purge of an instance reads the retained hour once).
+    /// expired since the last one (the first purge of an instance reads the retained hour once). The bounds are
+    /// values on SQLite and written into the text on PostgreSQL, as for every purge (`StoreDatabase.expired(before:engine:)`).
     public func clearPayloads(expiredFrom from: Date, before: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         precondition(batch > 0, "a purge clears at least one row per statement")
         let picked: SQLQueryString = """
-            FROM dispatch_tokens WHERE expires_at >= \(bind: from.epochMillis) AND expires_at < \(bind: before.epochMillis) \
+            FROM dispatch_tokens WHERE expires_at >= \(StoreDatabase.expiry(from.epochMillis, engine: database.engine)) \
+            AND expires_at < \(StoreDatabase.expiry(before.epochMillis, engine: database.engine)) \
             AND get_uaf_request <> '' ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))
             """
         return try await database.inBatches(
