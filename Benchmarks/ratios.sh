@@ -8,7 +8,8 @@
 # Each run starts one `mauth server` of the build on loopback (a new SQLite file, or DATABASE, a postgres:// URL whose
 # database is emptied first; with INSTANCES=2 two servers share it), registers 2,000 users, and loads it with
 # `mauth load --url` of NEW_MAUTH (the same generator for both builds) over 32 connections for SECONDS per flow.
-# Prints one line per run and flow: server CPU per flow (ms), the machine's (the generator and, on PostgreSQL, the
+# Prints one line per run and flow: server CPU per flow (ms), PostgreSQL's (every process named `postgres`, its
+# sessions and background workers, over the measured phase; on SQLite a dash), the machine's (the generator and the
 # database included), flows/s, and the ratio of the server CPU to the run's baseline. Then, per flow, the new build's
 # server CPU over the old one's in each round (the two runs next to each other, so the drift between rounds cancels)
 # and their geometric mean: a change is kept only when every round, or nearly every one, moves the same way.
@@ -26,7 +27,9 @@ cleanup() {
 trap cleanup EXIT
 make_measuring_server_files "$WORK" ratios
 
-printf "%-5s %-4s %-15s %14s %15s %9s %8s\n" round build flow server_ms/flow machine_ms/flow flows/s ratio
+WATCH_DATABASE=(); [ -n "$DATABASE" ] && WATCH_DATABASE=(--database-process postgres)
+
+printf "%-5s %-4s %-15s %14s %16s %15s %9s %8s\n" round build flow server_ms/flow database_ms/flow machine_ms/flow flows/s ratio
 for round in $(seq 1 "$ROUNDS"); do
     for build in old new; do
         binary="$OLD"; [ "$build" = new ] && binary="$NEW"
@@ -41,7 +44,7 @@ for round in $(seq 1 "$ROUNDS"); do
         baseline=""
         for flow in $FLOWS; do
             "$NEW" load "${urls[@]}" --ca-file "$WORK/tls.pem" --relying-party-key "$WORK/rp.pem" --flow "$flow" \
-                --users 2000 --connections 32 --duration "$SECONDS_PER_FLOW" "${server_pids[@]}" --json --quiet \
+                --users 2000 --connections 32 --duration "$SECONDS_PER_FLOW" "${server_pids[@]}" "${WATCH_DATABASE[@]}" --json --quiet \
                 >"$WORK/run.json" 2>"$WORK/run.err" || { echo "ratios: $flow failed"; cat "$WORK/run.err"; exit 1; }
             line=$(python3 - "$WORK/run.json" "$round" "$build" "$flow" "$baseline" <<'PY'
 import json, sys
@@ -51,7 +54,9 @@ cpu = sum(p["millisecondsPerFlow"] for p in servers)
 ratio = f"{cpu / float(sys.argv[5]):.2f}" if sys.argv[5] else ("1" if sys.argv[4] == "baseline" else "-")
 failed = f"  ({measured['failedFlows']} failed)" if measured["failedFlows"] else ""
 machine = measured["cpu"].get("machineMillisecondsPerFlow") or 0
-print(f"{sys.argv[2]:<5} {sys.argv[3]:<4} {sys.argv[4]:<15} {cpu:14.3f} {machine:15.3f} {measured['flowsPerSecond']:9.0f} {ratio:>8}{failed}|{cpu}")
+database = measured["cpu"].get("database")
+database = f"{database['millisecondsPerFlow']:16.3f}" if database else f"{'-':>16}"
+print(f"{sys.argv[2]:<5} {sys.argv[3]:<4} {sys.argv[4]:<15} {cpu:14.3f} {database} {machine:15.3f} {measured['flowsPerSecond']:9.0f} {ratio:>8}{failed}|{cpu}")
 PY
 )
             echo "${line%|*}"

@@ -24,7 +24,21 @@ public struct CPUUse: Codable, Sendable, Equatable {
         public var cores: Double
     }
 
+    /// The CPU of every process with one name (`--database-process`): a database on this machine, such as
+    /// PostgreSQL's sessions and background workers.
+    public struct Database: Codable, Sendable, Equatable {
+        /// The process name (`comm`, as `pgrep -x` matches it).
+        public var name: String
+        /// How many such processes ran over the phase.
+        public var processes: Int
+        public var cpuSeconds: Double
+        public var millisecondsPerFlow: Double
+        public var cores: Double
+    }
+
     public var processes: [Process]
+    /// nil unless asked for (`--database-process`).
+    public var database: Database?
     /// Cores the machine figures cover: the per-core lines of `/proc/stat`, else the cores this process may use.
     public var machineCores: Int
     /// Average cores busy over the phase, whatever ran on them; nil without `/proc/stat` (not Linux).
@@ -38,6 +52,16 @@ public struct CPUUse: Codable, Sendable, Equatable {
     }
 
     static let serverRole = "server"
+
+    /// Why the processes named `name` cannot be watched (`--database-process`), or nil when at least one runs. A
+    /// name that matches nothing would report a database that costs nothing, so it is refused before the run: the
+    /// empty name, one longer than the 15 bytes Linux keeps of a command name, and one no running process has.
+    public static func problem(watchingProcessesNamed name: String) -> String? {
+        if name.isEmpty { return "the process name is empty" }
+        if name.utf8.count > 15 { return "'\(name)' is longer than the 15 bytes Linux keeps of a process name (as pgrep -x matches it)" }
+        if ProcFS.processes(named: name).isEmpty { return "no process named '\(name)' runs on this machine (as pgrep -x matches it)" }
+        return nil
+    }
 }
 
 /// Reads CPU counters at the start and the end of a phase.
@@ -46,11 +70,15 @@ struct CPUWatch: Sendable {
     var serverPIDs: [Int32]
     /// The generator's own process also runs the servers (embedded, no `--url`).
     var embeddedServers: Bool
+    /// The name of a database's processes to watch (`--database-process`), if any.
+    var databaseProcess: String? = nil
 
     struct Reading: Sendable {
         var own: Double
         var servers: [Int32: Double]
         var machine: (busy: UInt64, total: UInt64, cores: Int)?
+        /// CPU seconds so far of each process named `databaseProcess`.
+        var database: [Int32: Double] = [:]
     }
 
     func read() -> Reading {
@@ -61,7 +89,8 @@ struct CPUWatch: Sendable {
             }
         }
         let machine = (try? String(contentsOfFile: "/proc/stat", encoding: .utf8)).flatMap(ProcFS.machineTicks)
-        return Reading(own: Self.ownCPUSeconds(), servers: servers, machine: machine)
+        let database = databaseProcess.map { ProcFS.processes(named: $0).mapValues { Double($0) / ProcFS.ticksPerSecond } } ?? [:]
+        return Reading(own: Self.ownCPUSeconds(), servers: servers, machine: machine, database: database)
     }
 
     /// What the phase between `start` and `end` cost per flow. A server that ended (or was never there) is left out.
@@ -81,6 +110,14 @@ struct CPUWatch: Sendable {
             processes.append(.init(pid: pid, role: CPUUse.serverRole, cpuSeconds: cpu, millisecondsPerFlow: perFlow(cpu), cores: cores(cpu)))
         }
         var use = CPUUse(processes: processes, machineCores: end.machine?.cores ?? ProcessInfo.processInfo.activeProcessorCount)
+        if let name = databaseProcess {
+            // A process that started during the phase counts whole; one that ended during it is not seen at the end,
+            // so its share is missing (PostgreSQL's sessions live as long as the servers' connections).
+            let cpu = end.database.reduce(0.0) { sum, process in sum + max(0, process.value - (start.database[process.key] ?? 0)) }
+            use.database = .init(
+                name: name, processes: Set(start.database.keys).union(end.database.keys).count, cpuSeconds: cpu,
+                millisecondsPerFlow: perFlow(cpu), cores: cores(cpu))
+        }
         if let before = start.machine, let after = end.machine, after.total > before.total {
             let busy = Double(after.busy - before.busy)
             let total = Double(after.total - before.total)
@@ -117,6 +154,26 @@ enum ProcFS {
         let fields = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
         guard fields.count >= 13, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else { return nil }
         return user + system
+    }
+
+    /// The command name of a `/proc/PID/stat` line: field 2, between the first `(` and the last `)`.
+    static func commandName(_ text: String) -> Substring? {
+        guard let open = text.firstIndex(of: "("), let close = text.lastIndex(of: ")"), open < close else { return nil }
+        return text[text.index(after: open)..<close]
+    }
+
+    /// The CPU ticks so far (``processTicks(_:)``) of every process whose command name is `name`, by pid; empty where
+    /// there is no procfs. A process that ends while it is read is left out.
+    static func processes(named name: String) -> [Int32: UInt64] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [:] }
+        var found: [Int32: UInt64] = [:]
+        for entry in entries {
+            guard let pid = Int32(entry), let text = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                commandName(text) == Substring(name), let ticks = processTicks(text)
+            else { continue }
+            found[pid] = ticks
+        }
+        return found
     }
 
     /// Busy and total ticks of all cores, from the `cpu ` line of `/proc/stat` (user nice system idle iowait irq

@@ -59,6 +59,9 @@ public struct LoadPlan: Sendable {
     public var verify: Bool = false
     /// Server processes on this machine whose CPU the measured phase reports per flow (`--server-pid`).
     public var serverPIDs: [Int32] = []
+    /// The name of a database's processes on this machine whose CPU the measured phase reports per flow, all of them
+    /// together (`--database-process`, `postgres` for PostgreSQL); nil: none.
+    public var databaseProcess: String?
     /// The generator's process also runs the servers (embedded), so its CPU is theirs too.
     public var embeddedServers: Bool = false
     /// How the generator's threads are scheduled, for the report (``GeneratorScheduling``); nil: not stated.

@@ -254,6 +254,11 @@ public struct LoadReport: Codable, Sendable {
             (process.role == CPUUse.serverRole ? "server pid \(process.pid)" : process.role)
                 + " \(ms(process.millisecondsPerFlow)) (\(String(format: "%.2f", process.cores)) cores)"
         }
+        if let database = cpu.database {
+            parts.append(
+                "database (\(database.name), \(database.processes) process\(database.processes == 1 ? "" : "es")) \(ms(database.millisecondsPerFlow)) "
+                    + "(\(String(format: "%.2f", database.cores)) cores)")
+        }
         if let machine = cpu.machineMillisecondsPerFlow, let busy = cpu.machineCoresBusy {
             parts.append("machine \(ms(machine)) (\(String(format: "%.2f", busy)) of \(cpu.machineCores) cores busy)")
         }

@@ -85,7 +85,7 @@ public enum LoadRunner {
             }
         let name = plan.flow.rawValue
         let owned = devices
-        let watch = CPUWatch(serverPIDs: plan.serverPIDs, embeddedServers: plan.embeddedServers)
+        let watch = CPUWatch(serverPIDs: plan.serverPIDs, embeddedServers: plan.embeddedServers, databaseProcess: plan.databaseProcess)
         let (measured, registered) = try await phase(
             name, plan: plan, http: http, budget: budget, progressInterval: progressInterval,
             progress: progress, watch: watch

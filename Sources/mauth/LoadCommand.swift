@@ -48,6 +48,10 @@ struct LoadCommand: AsyncParsableCommand {
         name: .customLong("server-pid"),
         help: "Report the peak resident memory and the CPU per flow of this server process (on this machine); repeatable.")
     var serverPIDs: [Int32] = []
+    @Option(
+        name: .customLong("database-process"),
+        help: "Report the CPU per flow of every process with this name (on this machine), together: postgres for PostgreSQL's sessions and workers.")
+    var databaseProcess: String?
     @Option(help: "Seconds a request may take before it counts as a connection error.") var timeout: Int64 = 30
     @Flag(help: "Send every accepted response again to the next server: it must be refused (at-most-once across instances).")
     var replayCheck = false
@@ -91,6 +95,9 @@ struct LoadCommand: AsyncParsableCommand {
         if appAttestation, ![.authentication, .registration].contains(flow) {
             throw ValidationError("--app-attestation attests UAF operations: --flow authentication or registration")
         }
+        if let name = databaseProcess, let problem = CPUUse.problem(watchingProcessesNamed: name) {
+            throw ValidationError("--database-process: \(problem)")
+        }
     }
 
     func run() async throws {
@@ -108,6 +115,7 @@ struct LoadCommand: AsyncParsableCommand {
         plan.requestTimeoutSeconds = timeout
         plan.verify = verify
         plan.serverPIDs = serverPIDs
+        plan.databaseProcess = databaseProcess
         if appAttestation {
             guard let authority = try appAttestAuthorityToUse() else { return }
             plan.appAttest = .init(authority: authority)

@@ -61,6 +61,55 @@ final class CPUUseTests: XCTestCase {
         XCTAssertEqual(use.machineMillisecondsPerFlow ?? 0, 300 / ProcFS.ticksPerSecond, accuracy: 1e-9)
     }
 
+    func testTheDatabaseProcessesAreSummedAndANewOneCountsWhole() {
+        let watch = CPUWatch(serverPIDs: [], embeddedServers: false, databaseProcess: "postgres")
+        let start = CPUWatch.Reading(own: 1, servers: [:], machine: nil, database: [20: 3, 21: 1, 22: 9])
+        // 22 ended during the phase (its share is unknown); 23 started during it.
+        let end = CPUWatch.Reading(own: 1, servers: [:], machine: nil, database: [20: 4, 21: 1.5, 23: 0.5])
+        let use = watch.use(from: start, to: end, flows: 1000, seconds: 2)
+        XCTAssertEqual(use.database?.name, "postgres")
+        XCTAssertEqual(use.database?.processes, 4)
+        XCTAssertEqual(use.database?.cpuSeconds ?? 0, 2, accuracy: 1e-9)
+        XCTAssertEqual(use.database?.millisecondsPerFlow ?? 0, 2, accuracy: 1e-9)
+        XCTAssertEqual(use.database?.cores ?? 0, 1, accuracy: 1e-9)
+        XCTAssertTrue(LoadReport.lines(use)[0].contains("database (postgres, 4 processes) 2.000 (1.00 cores)"), LoadReport.lines(use)[0])
+    }
+
+    func testNoDatabaseIsReportedUnlessAskedFor() {
+        let watch = CPUWatch(serverPIDs: [], embeddedServers: false)
+        let reading = CPUWatch.Reading(own: 1, servers: [:], machine: nil, database: [20: 3])
+        XCTAssertNil(watch.use(from: reading, to: reading, flows: 10, seconds: 1).database)
+    }
+
+    func testTheCommandNameMayHoldSpacesAndParentheses() {
+        XCTAssertEqual(ProcFS.commandName(process), "mauth")
+        XCTAssertEqual(ProcFS.commandName("4242 (a (b) c) S 1"), "a (b) c")
+        XCTAssertNil(ProcFS.commandName("4242 mauth S 1"))
+    }
+
+    func testADatabaseProcessNameThatMatchesNothingIsRefused() throws {
+        XCTAssertEqual(CPUUse.problem(watchingProcessesNamed: ""), "the process name is empty")
+        XCTAssertEqual(
+            CPUUse.problem(watchingProcessesNamed: "postgresql-15-main"),
+            "'postgresql-15-main' is longer than the 15 bytes Linux keeps of a process name (as pgrep -x matches it)")
+        XCTAssertEqual(
+            CPUUse.problem(watchingProcessesNamed: "no-such-process"),
+            "no process named 'no-such-process' runs on this machine (as pgrep -x matches it)")
+        #if os(Linux)
+        let name = try XCTUnwrap(ProcFS.commandName(try String(contentsOfFile: "/proc/self/stat", encoding: .utf8)))
+        XCTAssertNil(CPUUse.problem(watchingProcessesNamed: String(name)))
+        #endif
+    }
+
+    func testThisProcessIsFoundByItsName() throws {
+        #if os(Linux)
+        let text = try String(contentsOfFile: "/proc/self/stat", encoding: .utf8)
+        let name = try XCTUnwrap(ProcFS.commandName(text))
+        XCTAssertNotNil(ProcFS.processes(named: String(name))[ProcessInfo.processInfo.processIdentifier])
+        XCTAssertTrue(ProcFS.processes(named: "no-process-has-this-name").isEmpty)
+        #endif
+    }
+
     func testThisProcessIsReadable() throws {
         #if os(Linux)
         let text = try String(contentsOfFile: "/proc/self/stat", encoding: .utf8)
