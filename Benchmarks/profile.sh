@@ -3,7 +3,7 @@
 # server under `mauth load`, each sample charged to the first frame from the leaf up that belongs to a component
 # (P-256, TLS, SQLite, the JSON codec, NIO, Hummingbird, our layers…), in µs of server CPU per flow.
 #
-#   sudo Benchmarks/profile.sh MAUTH [FLOW] [SECONDS]
+#   sudo Benchmarks/profile.sh MAUTH [FLOW] [SECONDS] [postgres://…]
 #
 # FLOW is baseline, authentication (default) or passkey; the server runs with MAUTH_EVENT_LOOPS as exported (one loop
 # keeps the two cores' contention out of the picture). Prints the CPU per flow `mauth load` measured, the components,
@@ -12,16 +12,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/common.sh
-BINARY="$1"; FLOW="${2:-authentication}"; SECONDS_MEASURED="${3:-8}"
+BINARY="$1"; FLOW="${2:-authentication}"; SECONDS_MEASURED="${3:-8}"; DATABASE="${4:-}"
 WORK="$(mktemp -d /tmp/mauth-profile.XXXXXX)"
 SERVER=""
 cleanup() {
     [ -n "$SERVER" ] && { kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null; } || true
-    rm -rf "$WORK"
+    [ -n "${KEEP:-}" ] && echo "kept $WORK" >&2 || rm -rf "$WORK"
 }
 trap cleanup EXIT
 make_measuring_server_files "$WORK" profile
-start_measuring_server profile "$BINARY" "$WORK" "$WORK/db.sqlite"
+start_measuring_server profile "$BINARY" "$WORK" "${DATABASE:-$WORK/db.sqlite}"
 SERVER=$MEASURED_PID
 "$BINARY" load --url "https://127.0.0.1:$MEASURED_PORT" --ca-file "$WORK/tls.pem" --relying-party-key "$WORK/rp.pem" \
     --flow "$FLOW" --users 2000 --duration $((SECONDS_MEASURED + 6)) --server-pid "$SERVER" --json --quiet \
