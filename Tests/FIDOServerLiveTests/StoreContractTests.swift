@@ -297,7 +297,9 @@ final class StoreContractTests: XCTestCase {
             try await awaitingLogin(stores, "a1", keyID: "kk", counter: 4, now: now)
             let login = completion("a1", keyID: "kk", from: 4, to: 5, now: now)
             let completed = try await stores.ceremonies.completeAuthentication(login)
-            XCTAssertTrue(completed)
+            XCTAssertEqual(completed, .completed)
+            let request = try await stores.ceremonies.pending(id: "a1")
+            XCTAssertNil(request, "the completion removes the request")
             let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "kk")?.signCounter
             XCTAssertEqual(counter, 5)
             let session = try await stores.sessions.session(token: login.sessionToken, now: now)
@@ -314,13 +316,15 @@ final class StoreContractTests: XCTestCase {
         }
     }
 
-    func testACompletionFromAStaleCounterWritesNothing() async throws {
+    func testACompletionFromAStaleCounterOnlyRemovesTheRequest() async throws {
         try await onEveryEngine { stores in
             let now = Date()
             try await awaitingLogin(stores, "r1", keyID: "ks", counter: 7, now: now)
             let replay = completion("r1", keyID: "ks", from: 6, to: 8, now: now)
             let completed = try await stores.ceremonies.completeAuthentication(replay)
-            XCTAssertFalse(completed)
+            XCTAssertEqual(completed, .counterMoved)
+            let request = try await stores.ceremonies.pending(id: "r1")
+            XCTAssertNil(request, "a replayed answer still spends the request")
             let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "ks")?.signCounter
             XCTAssertEqual(counter, 7)
             let session = try await stores.sessions.session(token: replay.sessionToken, now: now)
@@ -330,9 +334,77 @@ final class StoreContractTests: XCTestCase {
         }
     }
 
-    /// On PostgreSQL a consume can bring the registrations of the request's user along (one statement); SQLite only
-    /// consumes. Either way the request comes back whole, once.
-    func testAConsumeBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly() async throws {
+    func testACompletionOfARequestAlreadyGoneWritesNothing() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await awaitingLogin(stores, "g1", keyID: "kg", counter: 4, now: now)
+            let first = try await stores.ceremonies.completeAuthentication(completion("g1", keyID: "kg", from: 4, to: 5, now: now))
+            XCTAssertEqual(first, .completed)
+            // The same request answered again, with a counter that would advance: the request decides, not the counter.
+            let again = completion("g1", keyID: "kg", from: 5, to: 6, now: now)
+            let second = try await stores.ceremonies.completeAuthentication(again)
+            XCTAssertEqual(second, .requestGone)
+            let counter = try await stores.registrations.registration(aaid: "F1D0#1001", keyID: "kg")?.signCounter
+            XCTAssertEqual(counter, 5, "the second answer moved the counter")
+            let session = try await stores.sessions.session(token: again.sessionToken, now: now)
+            XCTAssertNil(session, "the second answer opened a session")
+        }
+    }
+
+    /// Twenty answers read the same request and each completes with a key of its own (so no counter stands between
+    /// them): the request's removal alone lets exactly one through.
+    func testOnlyOneOfConcurrentCompletionsOfOneRequestWritesAnything() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            let keys = (0..<20).map { "kc\($0)" }
+            try await stores.registrations.insert(keys.map { registration("kim", keyID: $0, counter: 0) })
+            let (request, status) = opening("race", now: now)
+            let opened = try await stores.ceremonies.open(request, status: status, retention: 600, cap: nil)
+            XCTAssertTrue(opened)
+            let outcomes = try await withThrowingTaskGroup(of: CeremonyStore.Completion.self) { group in
+                for key in keys {
+                    group.addTask {
+                        // Each reads the request first, as a login's answer does; some read it after another removed it.
+                        _ = try await stores.ceremonies.pending(id: "race")
+                        return try await stores.ceremonies.completeAuthentication(completion("race", keyID: key, from: 0, to: 1, now: now))
+                    }
+                }
+                return try await group.reduce(into: [CeremonyStore.Completion]()) { $0.append($1) }
+            }
+            XCTAssertEqual(outcomes.filter { $0 == .completed }.count, 1)
+            XCTAssertEqual(outcomes.filter { $0 == .requestGone }.count, 19)
+            var advanced = 0
+            for key in keys where try await stores.registrations.registration(aaid: "F1D0#1001", keyID: key)?.signCounter == 1 { advanced += 1 }
+            XCTAssertEqual(advanced, 1, "only the completing answer's counter moved")
+            let sessions = try await stores.sessions.live(username: "kim", now: now)
+            XCTAssertEqual(sessions.count, 1)
+        }
+    }
+
+    func testAnAbandonedRequestIsRemovedAndItsStatusFails() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            try await awaitingLogin(stores, "x1", keyID: "kx", counter: 2, now: now)
+            try await stores.ceremonies.abandon(
+                .init(
+                    sessionId: "x1", status: .failed, username: nil, uafStatusCode: 1498, asmStatusCode: nil, clientErrorCode: 3,
+                    authenticators: [], now: now, retention: 600))
+            let request = try await stores.ceremonies.pending(id: "x1")
+            XCTAssertNil(request, "an abandoned request can be answered again")
+            let record = try await stores.status.record(sessionId: "x1", now: now)
+            XCTAssertEqual(record?.status, .failed)
+            XCTAssertEqual(record?.uafStatusCode, 1498)
+            XCTAssertEqual(record?.clientErrorCode, 3)
+            let late = try await stores.ceremonies.completeAuthentication(completion("x1", keyID: "kx", from: 2, to: 3, now: now))
+            XCTAssertEqual(late, .requestGone)
+            let final = try await stores.status.record(sessionId: "x1", now: now)
+            XCTAssertEqual(final?.status, .failed, "a late answer rewrote a finished status record")
+        }
+    }
+
+    /// On PostgreSQL reading a login's request brings the registrations of the request's user along (one statement);
+    /// SQLite only reads the request. Either way the request comes back whole, and stays.
+    func testAPendingReadBringsTheRegistrationsOfTheRequestsUserOnPostgreSQLOnly() async throws {
         try await onEveryEngine { stores in
             try await stores.registrations.insert([
                 registration("joe", keyID: "j1"), registration("joe", aaid: "ABCD#0001", keyID: "j2"),
@@ -341,23 +413,23 @@ final class StoreContractTests: XCTestCase {
             // Whole milliseconds: the store keeps times in epoch milliseconds.
             let original = record("with-keys", expiresAt: Date(epochMillis: 1_900_000_000_123), username: "joe")
             try await stores.uafCeremonies.insert(original)
-            let consumed = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
-            XCTAssertEqual(consumed?.request, original)
-            let keys = Set(consumed?.registrations.map(\.keyID) ?? [])
+            let pending = try await stores.ceremonies.pending(id: "with-keys")
+            XCTAssertEqual(pending?.request, original)
+            let keys = Set(pending?.registrations.map(\.keyID) ?? [])
             if stores.database.engine == .postgres {
                 XCTAssertEqual(keys, ["j1", "j2"], "exactly the user's own registrations")
                 let j2 = try await stores.registrations.registration(aaid: "ABCD#0001", keyID: "j2")
-                XCTAssertEqual(consumed?.registration(aaid: "abcd#0001", keyID: "j2"), j2, "found as stored, whatever the AAID's case")
+                XCTAssertEqual(pending?.registration(aaid: "abcd#0001", keyID: "j2"), j2, "found as stored, whatever the AAID's case")
             } else {
                 XCTAssertEqual(keys, [])
             }
-            XCTAssertNil(consumed?.registration(aaid: "F1D0#1001", keyID: "k1"), "another user's key is not among them")
-            let again = try await stores.ceremonies.consume(id: "with-keys", registrationsOfItsUser: true)
-            XCTAssertNil(again, "consumed twice")
+            XCTAssertNil(pending?.registration(aaid: "F1D0#1001", keyID: "k1"), "another user's key is not among them")
+            let again = try await stores.ceremonies.pending(id: "with-keys")
+            XCTAssertEqual(again?.request, original, "reading removed the request")
         }
     }
 
-    func testAConsumedRequestWithoutAUserOrWithoutRegistrationsComesBackAlone() async throws {
+    func testAPendingRequestWithoutAUserOrWithoutRegistrationsComesBackAlone() async throws {
         try await onEveryEngine { stores in
             try await stores.registrations.insert([registration("joe", keyID: "j1")])
             let expiresAt = Date(epochMillis: 1_900_000_000_123)
@@ -366,21 +438,20 @@ final class StoreContractTests: XCTestCase {
             try await stores.uafCeremonies.insert(anonymous)
             try await stores.uafCeremonies.insert(unregistered)
             for original in [anonymous, unregistered] {
-                let consumed = try await stores.ceremonies.consume(id: original.id, registrationsOfItsUser: true)
-                XCTAssertEqual(consumed?.request, original)
-                XCTAssertEqual(consumed?.registrations.count, 0)
+                let pending = try await stores.ceremonies.pending(id: original.id)
+                XCTAssertEqual(pending?.request, original)
+                XCTAssertEqual(pending?.registrations.count, 0)
             }
-            let missing = try await stores.ceremonies.consume(id: "never-issued", registrationsOfItsUser: true)
+            let missing = try await stores.ceremonies.pending(id: "never-issued")
             XCTAssertNil(missing)
         }
     }
 
-    func testAConsumeWithRegistrationsIsStillOnceOnlyUnderConcurrency() async throws {
+    func testARegistrationsConsumeIsOnceOnlyUnderConcurrency() async throws {
         try await onEveryEngine { stores in
-            try await stores.registrations.insert([registration("joe", keyID: "j1")])
             try await stores.uafCeremonies.insert(record("race", username: "joe"))
             let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
-                for _ in 0..<20 { group.addTask { try await stores.ceremonies.consume(id: "race", registrationsOfItsUser: true) != nil } }
+                for _ in 0..<20 { group.addTask { try await stores.ceremonies.consume(id: "race") != nil } }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             XCTAssertEqual(wins, 1)

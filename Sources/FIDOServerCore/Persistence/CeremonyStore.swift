@@ -146,10 +146,11 @@ public struct CeremonyStore: Sendable {
         return .issued(record)
     }
 
-    /// A consumed request, with the registrations of its user when they were read in the same step.
-    package struct Consumed: Sendable {
+    /// A request taken for its answer (``consume(id:)``, ``pending(id:)``), with the registrations of its user when they
+    /// were read in the same step.
+    package struct Answered: Sendable {
         var request: UAFCeremony
-        /// The registrations of the request's user as they were when it was consumed (PostgreSQL, when asked for and
+        /// The registrations of the request's user as they were when it was read (``pending(id:)`` on PostgreSQL, when
         /// the request names a user); otherwise empty, and keys are looked up on their own.
         var registrations: [RegistrationRecord]
 
@@ -161,40 +162,68 @@ public struct CeremonyStore: Sendable {
         }
     }
 
-    /// Removes and returns the request with `id`, once only (as ``UAFCeremonyStore/consume(id:)``). With
-    /// `registrationsOfItsUser` on PostgreSQL, the registrations of the user it was issued for come back in the same
-    /// statement, so verifying the response of a step-up login needs no second round trip to find its key. SQLite
-    /// only consumes: a key lookup there costs microseconds.
-    func consume(id: String, registrationsOfItsUser: Bool) async throws -> Consumed? {
-        guard registrationsOfItsUser, database.engine == .postgres else {
-            return try await stores.uafCeremonies.consume(id: id).map { Consumed(request: $0, registrations: []) }
+    /// Removes and returns the request with `id`, once only (``UAFCeremonyStore/consume(id:)``): how a registration's
+    /// response takes its request.
+    func consume(id: String) async throws -> Answered? {
+        try await stores.uafCeremonies.consume(id: id).map { Answered(request: $0, registrations: []) }
+    }
+
+    /// Reads the request with `id` for a login's response, and leaves it: the login's completion removes it
+    /// (``completeAuthentication(_:)``), or its refusal does (``abandon(_:)``), each in one statement with the rest of
+    /// what it writes. On PostgreSQL the registrations of the user it was issued for come back in the same statement,
+    /// so verifying a step-up login's response needs no second round trip to find its key; SQLite only reads the
+    /// request (a key lookup there costs microseconds).
+    ///
+    /// Why not remove it here, as a registration does: on PostgreSQL each statement that writes is a commit that waits
+    /// for its log to reach the disk, and a read is not. Removing the request in the completion makes a login two such
+    /// commits instead of three. The request is still answered at most once: only the statement that removes it writes
+    /// the login, so of two answers read at the same time one completes and the other finds it gone.
+    func pending(id: String) async throws -> Answered? {
+        guard database.engine == .postgres else {
+            return try await stores.uafCeremonies.pending(id: id).map { Answered(request: $0, registrations: []) }
         }
         // One row per registration of the request's user, or one row without a registration (NULL columns): no
         // user, or none registered.
         let rows = try await database.run { sql in
             try await sql.raw(
                 """
-                WITH consumed AS (\(UAFCeremonyStore.removal(id: id)) RETURNING \(unsafeRaw: UAFCeremonyStore.returned))
-                SELECT \(unsafeRaw: Self.consumedRequestColumns), registrations.*
-                FROM consumed LEFT JOIN registrations ON registrations.username = consumed.username
+                SELECT \(unsafeRaw: Self.pendingRequestColumns), registrations.*
+                FROM uaf_requests AS request LEFT JOIN registrations ON registrations.username = request.username
+                WHERE request.id = \(bind: id)
                 """
             ).all()
         }
         guard let first = rows.first else { return nil }
-        return Consumed(
-            request: try UAFCeremonyStore.record(id: id, first, prefix: Self.consumedRequestPrefix),
+        return Answered(
+            request: try UAFCeremonyStore.record(id: id, first, prefix: Self.pendingRequestPrefix),
             registrations: try rows.filter { try !$0.decodeNil(column: "aaid") }.map(RegistrationStore.record))
     }
 
-    /// The consumed request's columns, renamed with ``consumedRequestPrefix`` so that they cannot clash with the
-    /// registration's own (`username` is in both): `consumed.operation AS request_operation, …`.
-    private static let consumedRequestPrefix = "request_"
-    private static let consumedRequestColumns = UAFCeremonyStore.returnedColumns.map { column in
-        "consumed.\(column) AS \(consumedRequestPrefix)\(column)"
+    /// The pending request's columns, renamed with ``pendingRequestPrefix`` so that they cannot clash with the
+    /// registration's own (`username` is in both): `request.operation AS request_operation, …`.
+    private static let pendingRequestPrefix = "request_"
+    private static let pendingRequestColumns = UAFCeremonyStore.returnedColumns.map { column in
+        "request.\(column) AS \(pendingRequestPrefix)\(column)"
     }.joined(separator: ", ")
 
-    /// What a verified authentication writes: its authenticator's counter moves from the value the verifier
-    /// compared against to the new one, a session opens, and the operation's status record finishes.
+    /// Removes the request of a refused answer and records the refusal (`outcome`, whose session id is the request's
+    /// id) in its status record, in one statement on PostgreSQL. A request already gone changes nothing but the
+    /// status record, and a finished record stays as it is (``StatusStore/Outcome/update()``).
+    func abandon(_ outcome: StatusStore.Outcome) async throws {
+        let finish = try outcome.update()
+        guard database.engine == .postgres else {
+            _ = try await stores.uafCeremonies.remove(id: outcome.sessionId)
+            try await stores.status.finish(outcome)
+            return
+        }
+        try await database.run { sql in
+            try await sql.raw("WITH removed AS (\(UAFCeremonyStore.removal(id: outcome.sessionId))) \(finish)").run()
+        }
+    }
+
+    /// What a verified authentication writes: its request is removed (its id is the status record's session id),
+    /// its authenticator's counter moves from the value the verifier compared against to the new one, a session
+    /// opens, and the operation's status record finishes.
     package struct Authentication: Sendable {
         var counter: CounterAdvance
         var sessionToken: String
@@ -210,34 +239,50 @@ public struct CeremonyStore: Sendable {
         var to: UInt32
     }
 
-    /// Records a verified authentication (``Authentication``). False when the counter no longer had its compared
-    /// value (another request advanced it meanwhile: this one is a replay); then nothing is written.
-    func completeAuthentication(_ authentication: Authentication) async throws -> Bool {
+    /// How ``completeAuthentication(_:)`` ended.
+    package enum Completion: Sendable, Equatable {
+        /// Everything written.
+        case completed
+        /// The request was gone (answered already, refused, cancelled or purged): nothing was written.
+        case requestGone
+        /// The request was there and is removed, but the counter no longer had its compared value (another request
+        /// advanced it meanwhile: this answer is a replay); nothing else was written.
+        case counterMoved
+    }
+
+    /// Records a verified authentication (``Authentication``): all of it only if its request was still there to
+    /// remove and the counter still had its compared value.
+    func completeAuthentication(_ authentication: Authentication) async throws -> Completion {
         let counter = authentication.counter
+        let requestID = authentication.status.sessionId
         guard database.engine == .postgres else {
+            guard try await stores.uafCeremonies.remove(id: requestID) else { return .requestGone }
             guard try await stores.registrations.updateSignCounter(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to)
             else {
-                return false
+                return .counterMoved
             }
             try await stores.sessions.insert(token: authentication.sessionToken, authentication.session)
             try await stores.status.finish(authentication.status)
-            return true
+            return .completed
         }
         let advance = RegistrationStore.counterAdvance(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to)
         let finish = try authentication.status.update()
-        return try await database.run { sql in
+        let row = try await database.run { sql in
             try await sql.raw(
                 """
-                WITH advanced AS (\(advance) RETURNING key_id),
+                WITH removed AS (\(UAFCeremonyStore.removal(id: requestID)) RETURNING id),
+                advanced AS (\(advance) AND EXISTS (SELECT 1 FROM removed) RETURNING key_id),
                 opened AS (
                     INSERT INTO sessions (\(unsafeRaw: SessionStore.columns))
                     SELECT \(SessionStore.values(token: authentication.sessionToken, authentication.session)) FROM advanced
                     RETURNING id),
                 finished AS (\(finish) AND EXISTS (SELECT 1 FROM opened) RETURNING session_id)
-                SELECT COUNT(*) AS advanced FROM advanced
+                SELECT (SELECT COUNT(*) FROM removed) AS removed, (SELECT COUNT(*) FROM advanced) AS advanced
                 """
-            ).first()?.decode(column: "advanced", as: Int64.self) == 1
+            ).first()
         }
+        guard let row, try row.decode(column: "removed", as: Int64.self) == 1 else { return .requestGone }
+        return try row.decode(column: "advanced", as: Int64.self) == 1 ? .completed : .counterMoved
     }
 
     // MARK: Passkeys

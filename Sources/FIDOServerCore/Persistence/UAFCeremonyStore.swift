@@ -4,8 +4,10 @@ import SQLKit
 import UAF
 import WireJSON
 
-/// Issued UAF requests (their challenges). ``consume(id:)`` is one `DELETE … RETURNING` (on SQLite a read and a delete
-/// that must remove the row), so a request is answered at most once across every instance sharing the database.
+/// Issued UAF requests (their challenges). A request is answered at most once across every instance sharing the
+/// database: a registration's answer takes it with ``consume(id:)``, one `DELETE … RETURNING` (on SQLite a read and a
+/// delete that must remove the row); a login's answer reads it (`pending(id:)`) and the login's completion removes
+/// it, writing nothing unless that removal happens (`CeremonyStore.completeAuthentication(_:)`).
 public struct UAFCeremonyStore: Sendable {
     let database: StoreDatabase
 
@@ -77,6 +79,20 @@ public struct UAFCeremonyStore: Sendable {
                 returning: Self.returned)
         }
         return try row.map { try Self.record(id: id, $0) }
+    }
+
+    /// The request with `id`, left in place, whether or not it has expired (``CeremonyStore/pending(id:)``).
+    func pending(id: String) async throws -> UAFCeremony? {
+        let row = try await database.run { sql in
+            try await sql.raw("SELECT \(unsafeRaw: Self.returned) FROM uaf_requests WHERE id = \(bind: id)").first()
+        }
+        return try row.map { try Self.record(id: id, $0) }
+    }
+
+    /// Removes the request with `id`; false when it was not there.
+    func remove(id: String) async throws -> Bool {
+        let removal = Self.removal(id: id)
+        return try await database.run { sql in try await sql.changedAny(removal) }
     }
 
     /// The delete of the request with `id`, without its `RETURNING`.

@@ -153,13 +153,16 @@ package struct AuthenticationService: Sendable {
 
     /// Endpoint 4: verifies an AuthenticationResponse, advances the counters, opens a session and answers its
     /// tokens (a JWT and the session cookie) in `additionalTokens`.
+    ///
+    /// The request is read, not removed, before the response is verified (``UAFExchange/Taking/leftForCompletion``):
+    /// the completion removes it in the statement that writes the login, and every refusal removes it too, so it is
+    /// answered at most once and a refused answer cannot be tried again.
     package func response(_ send: SendUAFResponse) async throws -> Outcome {
         // The registrations of a step-up request's user come back with the request (one round trip on PostgreSQL).
-        let (response, consumed) = try await uaf.receive(
-            AuthenticationResponse.self, send, operation: .authentication,
-            registrationsOfItsUser: true
+        let (response, taken) = try await uaf.receive(
+            AuthenticationResponse.self, send, operation: .authentication, taking: .leftForCompletion
         ) { $0.header }
-        let record = consumed.request
+        let record = taken.request
         let report = UAFExchange.ClientReport(context: send.context)
         do {
             let verified = try await AuthenticationVerifier(configuration: uaf.relyingParty, metadata: uaf.metadata).verify(
@@ -170,7 +173,7 @@ package struct AuthenticationService: Sendable {
                 now: environment.clock()
             ) { aaid, keyID in
                 // A key not among them (no user named, or another user's key, which the verifier refuses) is looked up.
-                if let prefetched = consumed.registration(aaid: aaid, keyID: keyID) { return prefetched.registeredKey }
+                if let prefetched = taken.registration(aaid: aaid, keyID: keyID) { return prefetched.registeredKey }
                 return try await stores.registrations.registration(aaid: aaid, keyID: keyID)?.registeredKey
             }
             guard let first = verified.first, let last = verified.last else { throw ServiceFailure(.badRequest, "no assertion") }
@@ -201,24 +204,35 @@ package struct AuthenticationService: Sendable {
                 counter: .init(aaid: last.aaid, keyID: last.keyID, from: last.previousSignCounter, to: last.signCounter),
                 sessionToken: opened.token, session: opened.session,
                 status: uaf.outcome(record, .succeeded, code: .ok, report: report, authenticators: references, username: first.username))
-            guard try await stores.ceremonies.completeAuthentication(completion) else {
+            switch try await stores.ceremonies.completeAuthentication(completion) {
+            case .completed:
+                environment.decide(
+                    "authentication", first.username, 1200,
+                    "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(OrderedToken.label(opened.session.id)) opened"
+                )
+                return Outcome(
+                    response: ServerResponse(
+                        statusCode: UAFStatusCode.ok.rawValue, description: "Authenticated \(first.username)",
+                        additionalTokens: [Token(type: .jwt, value: opened.jwt), Token(type: .httpCookie, value: opened.cookie)]),
+                    setCookie: opened.cookie)
+            case .counterMoved:
                 throw UAFVerificationError.counterRegression(stored: last.previousSignCounter, received: last.signCounter)
+            case .requestGone:
+                // Another answer completed or refused it meanwhile, or the relying party cancelled it: that decided.
+                break
             }
-            environment.decide(
-                "authentication", first.username, 1200,
-                "\(confirmed == nil ? "user verified" : "transaction confirmed") with \(verified.map(\.aaid).joined(separator: ", ")), counter \(first.signCounter); session \(OrderedToken.label(opened.session.id)) opened"
-            )
-            return Outcome(
-                response: ServerResponse(
-                    statusCode: UAFStatusCode.ok.rawValue, description: "Authenticated \(first.username)",
-                    additionalTokens: [Token(type: .jwt, value: opened.jwt), Token(type: .httpCookie, value: opened.cookie)]),
-                setCookie: opened.cookie)
         } catch let error as UAFVerificationError {
-            try await uaf.finish(record, .failed, code: error.statusCode, report: report, authenticators: [])
+            try await uaf.abandon(record, code: error.statusCode, report: report)
             throw ServiceFailure(error.statusCode, error.description, username: record.username)
         } catch let refused as AppAttestationGate.Refused {
-            try await uaf.finish(record, .failed, code: .unacceptableClientCapabilities, report: report, authenticators: [])
+            try await uaf.abandon(record, code: .unacceptableClientCapabilities, report: report)
             throw ServiceFailure(.unacceptableClientCapabilities, refused.description, username: record.username)
+        } catch {
+            // Any other refusal or failure spends the request too, so an answer is never verified twice. When the
+            // database itself failed this may fail as well; the request then expires unanswered.
+            try? await uaf.abandon(record, code: (error as? ServiceFailure)?.status ?? .internalServerError, report: report)
+            throw error
         }
+        throw ServiceFailure(.requestInvalid, "unknown or already used request", username: record.username)
     }
 }

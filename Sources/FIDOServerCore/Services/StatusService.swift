@@ -57,9 +57,10 @@ package struct StatusService: Sendable {
 
     /// Cancels the operation `query` names, for the relying party that started it (whoever holds the session id,
     /// as for the status itself), and answers its status afterwards. It is cancelled only if it had not got past
-    /// the point of no return: its token unredeemed, or its UAF request unanswered (both removed here, so a redeem
-    /// answers "expired" and an answer 1491). If the device's answer already took the request, that answer decides,
-    /// and the status says how it ended; cancelling again changes nothing.
+    /// the point of no return: its token unredeemed, or its UAF request still there (both removed here, so a redeem
+    /// answers "expired" and an answer 1491). A registration's answer removes its request when it arrives, a login's
+    /// only when it completes, so a login is cancelled even while its answer is being verified. Once the request is
+    /// gone, the answer decides, and the status says how it ended; cancelling again changes nothing.
     /// An operation started with an access key is cancelled only through the Auth Cloud API, with that key: its
     /// front end holds its session id (in the status token) and may poll it, not end it (403).
     package func cancel(_ query: Query) async throws -> Answer {

@@ -157,46 +157,64 @@ package struct UAFExchange: Sendable {
 
     func newChallenge() -> String { RandomToken.make(32) }
 
-    /// Consumes the request named by serverData (uaf-spec §5 step 2): unknown, expired, already used or for
-    /// another operation is 1491. With `registrationsOfItsUser`, the registrations of the request's user come back
-    /// with it where that saves a round trip (``CeremonyStore/consume(id:registrationsOfItsUser:)``).
-    func consume(serverData: String?, operation: UAFOperation, registrationsOfItsUser: Bool = false) async throws -> CeremonyStore.Consumed {
+    /// How a response takes the request its serverData names.
+    enum Taking: Sendable {
+        /// Removed at once, once only (``CeremonyStore/consume(id:)``): a registration.
+        case consumed
+        /// Read and left in place (``CeremonyStore/pending(id:)``, with the registrations of its user on PostgreSQL):
+        /// a login, whose completion removes it with its other writes, or whose refusal does
+        /// (``abandon(_:code:report:)``).
+        case leftForCompletion
+    }
+
+    /// Takes the request named by serverData (uaf-spec §5 step 2) as `taking` says: unknown, expired, already used or
+    /// for another operation is 1491, and such a request is not answerable afterwards.
+    func take(serverData: String?, operation: UAFOperation, _ taking: Taking) async throws -> CeremonyStore.Answered {
         // A serverData that is not there at all is a malformed header (1498), not a request this server issued
         // and lost (1491): the conformance tool's rule.
         guard let serverData, !serverData.isEmpty, serverData.utf8.count <= OperationHeader.maximumServerDataLength else {
             throw ServiceFailure(UAFVerificationError.malformedServerData)
         }
-        guard let consumed = try await stores.ceremonies.consume(id: serverData, registrationsOfItsUser: registrationsOfItsUser) else {
-            throw ServiceFailure(.requestInvalid, "unknown or already used request")
-        }
-        let record = consumed.request
+        let taken =
+            switch taking {
+            case .consumed: try await stores.ceremonies.consume(id: serverData)
+            case .leftForCompletion: try await stores.ceremonies.pending(id: serverData)
+            }
+        guard let taken else { throw ServiceFailure(.requestInvalid, "unknown or already used request") }
+        let record = taken.request
         guard record.operation == operation else {
+            // Answered at the wrong endpoint: the request is spent, as a consumed one is.
+            if taking == .leftForCompletion { _ = try await stores.uafCeremonies.remove(id: record.id) }
             throw ServiceFailure(.requestInvalid, "request was issued for \(record.operation.rawValue)", username: record.username)
         }
         guard record.expiresAt >= environment.clock() else {
-            try await finish(record, .failed, code: .requestInvalid, report: .none, authenticators: [])
+            switch taking {
+            case .consumed: try await finish(record, .failed, code: .requestInvalid, report: .none, authenticators: [])
+            case .leftForCompletion: try await abandon(record, code: .requestInvalid, report: .none)
+            }
             throw ServiceFailure(.requestInvalid, "request expired", username: record.username)
         }
-        return consumed
+        return taken
     }
 
-    /// Decodes the response array, picks the element whose upv this server speaks (uaf-spec §5 step 1) and
-    /// consumes the request its serverData names (step 2).
+    /// Decodes the response array, picks the element whose upv this server speaks (uaf-spec §5 step 1) and takes
+    /// the request its serverData names (step 2) as `taking` says.
     func receive<T: Decodable>(
-        _ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation, registrationsOfItsUser: Bool = false,
+        _ type: T.Type, _ send: SendUAFResponse, operation: UAFOperation, taking: Taking = .consumed,
         header: (T) -> OperationHeader
-    ) async throws -> (T, CeremonyStore.Consumed) {
+    ) async throws -> (T, CeremonyStore.Answered) {
         let messages: [T]
         do { messages = try UAFMessageCodec.decodeResponses(T.self, from: send.uafResponse) } catch { throw ServiceFailure(error) }
         guard let message = messages.first(where: { relyingParty.supportedVersions.contains(header($0).upv) }) else {
             throw ServiceFailure(UAFVerificationError.unsupportedVersion(header(messages[0]).upv))
         }
-        return (
-            message,
-            try await consume(
-                serverData: header(message).serverData, operation: operation,
-                registrationsOfItsUser: registrationsOfItsUser)
-        )
+        return (message, try await take(serverData: header(message).serverData, operation: operation, taking))
+    }
+
+    /// Refuses the answer to a request left for completion: removes the request and records the refusal (`code`,
+    /// status `failed`) in its status record, together (``CeremonyStore/abandon(_:)``).
+    func abandon(_ record: UAFCeremony, code: UAFStatusCode, report: ClientReport) async throws {
+        try await stores.ceremonies.abandon(outcome(record, .failed, code: code, report: report, authenticators: []))
     }
 
     /// Moves the request's status record to its outcome.

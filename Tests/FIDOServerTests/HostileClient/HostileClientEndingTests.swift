@@ -116,6 +116,65 @@ final class HostileClientEndingTests: XCTestCase {
         }
     }
 
+    // MARK: One answer per request
+
+    /// A login's answer for a dispatched login of alice, and its session id: the request stays until one completes.
+    static func answeredLogin(_ loopback: InProcessServer) async throws -> (AuthenticationResponse, sessionId: String) {
+        var authenticator = try await registeredAlice(loopback)
+        let (token, sessionId) = try await dispatchedLogin(loopback)
+        let redeemed = try await redeem(loopback, token)
+        let request = try UAFMessageCodec.decode(AuthenticationRequest.self, from: try XCTUnwrap(redeemed.uafRequest))[0]
+        return (try authenticator.authenticate(request, serverAppID: loopback.server.appID), sessionId)
+    }
+
+    func testALoginAnsweredTwiceIsAcceptedOnce() async throws {
+        try await InProcessServer.with { loopback in
+            let (response, _) = try await Self.answeredLogin(loopback)
+            let first = try await loopback.send("/nevisfido/uaf/1.1/authentication", response)
+            XCTAssertEqual(first.statusCode, 1200)
+            let second = try await loopback.send("/nevisfido/uaf/1.1/authentication", response)
+            XCTAssertEqual(second.statusCode, 1491)
+            XCTAssertNil(second.additionalTokens, "a replayed answer opened a session")
+        }
+    }
+
+    /// The answer is read before it is verified and the request removed only when the login is written, so a refusal
+    /// must remove it too: the genuine answer, sent after a forged one, finds its request spent.
+    func testAForgedLoginAnswerSpendsTheRequestForTheGenuineOne() async throws {
+        try await InProcessServer.with { loopback in
+            let (genuine, sessionId) = try await Self.answeredLogin(loopback)
+            var forged = genuine
+            var assertion = try XCTUnwrap(Base64URL.decodeBytes(genuine.assertions[0].assertion))
+            assertion[assertion.count - 1] ^= 0x01  // the signature's last byte
+            forged.assertions[0].assertion = Base64URL.encode(assertion)
+            let refused = try await loopback.send("/nevisfido/uaf/1.1/authentication", forged)
+            XCTAssertNotEqual(refused.statusCode, 1200)
+            let failed = try await Self.status(loopback, sessionId)
+            XCTAssertEqual(failed.status, "failed")
+            XCTAssertEqual(failed.uafStatusCode, refused.statusCode)
+            let late = try await loopback.send("/nevisfido/uaf/1.1/authentication", genuine)
+            XCTAssertEqual(late.statusCode, 1491)
+            XCTAssertNil(late.additionalTokens)
+            let after = try await Self.status(loopback, sessionId)
+            XCTAssertEqual(after.status, "failed", "the late answer rewrote the outcome")
+        }
+    }
+
+    func testADeclineReportSpendsTheRequest() async throws {
+        try await InProcessServer.with { loopback in
+            let (genuine, sessionId) = try await Self.answeredLogin(loopback)
+            let report = AuthenticationResponse(header: genuine.header, fcParams: "", assertions: [])
+            let body = SendUAFResponse(uafResponse: try UAFMessageCodec.encode([report]), context: #"{"clientErrorCode":3}"#)
+            let declined = try await loopback.post("/nevisfido/uaf/1.1/authentication", body: try JSONEncoder().encode(body))
+            XCTAssertEqual(declined.0, 200)
+            let late = try await loopback.send("/nevisfido/uaf/1.1/authentication", genuine)
+            XCTAssertEqual(late.statusCode, 1491, "the device declined, then answered after all")
+            let status = try await Self.status(loopback, sessionId)
+            XCTAssertEqual(status.status, "failed")
+            XCTAssertEqual(status.clientErrorCode, 3)
+        }
+    }
+
     // MARK: The relying party cancels
 
     func testACancelledTokenIsNotRedeemedAndTheStatusSaysCancelled() async throws {
@@ -134,14 +193,10 @@ final class HostileClientEndingTests: XCTestCase {
 
     func testACancelAfterTheRedeemRefusesTheDevicesAnswer() async throws {
         try await InProcessServer.with { loopback in
-            var authenticator = try await Self.registeredAlice(loopback)
-            let (token, sessionId) = try await Self.dispatchedLogin(loopback)
-            let redeemed = try await Self.redeem(loopback, token)
-            let request = try UAFMessageCodec.decode(AuthenticationRequest.self, from: try XCTUnwrap(redeemed.uafRequest))[0]
+            let (response, sessionId) = try await Self.answeredLogin(loopback)
             let cancelled = try await Self.cancel(loopback, sessionId)
             XCTAssertEqual(cancelled.status, "cancelled")
-            let answer = try await loopback.send(
-                "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(request, serverAppID: loopback.server.appID))
+            let answer = try await loopback.send("/nevisfido/uaf/1.1/authentication", response)
             XCTAssertEqual(answer.statusCode, 1491)
             XCTAssertNil(answer.additionalTokens, "no session for a cancelled login")
             let after = try await Self.status(loopback, sessionId)
@@ -151,12 +206,8 @@ final class HostileClientEndingTests: XCTestCase {
 
     func testCancellingAnOperationThatEndedChangesNothing() async throws {
         try await InProcessServer.with { loopback in
-            var authenticator = try await Self.registeredAlice(loopback)
-            let (token, sessionId) = try await Self.dispatchedLogin(loopback)
-            let redeemed = try await Self.redeem(loopback, token)
-            let request = try UAFMessageCodec.decode(AuthenticationRequest.self, from: try XCTUnwrap(redeemed.uafRequest))[0]
-            let answer = try await loopback.send(
-                "/nevisfido/uaf/1.1/authentication", try authenticator.authenticate(request, serverAppID: loopback.server.appID))
+            let (response, sessionId) = try await Self.answeredLogin(loopback)
+            let answer = try await loopback.send("/nevisfido/uaf/1.1/authentication", response)
             XCTAssertEqual(answer.statusCode, 1200)
             let cancelled = try await Self.cancel(loopback, sessionId)
             XCTAssertEqual(cancelled.status, "succeeded")
