@@ -137,3 +137,43 @@ stage_table() {
     done
     printf '  %-44s %6d\n' "the whole run (wall clock)" "$SECONDS"
 }
+
+# compiler_seconds: how long this machine takes to compile a fixed Swift workload (twelve Codable structs and generic
+# functions over them, with -O), twice at once on the two cores, in seconds with two decimals. .ci/run scales its
+# budget by it: a slower machine is given proportionally longer, so the budget catches a run that does more work, not
+# a slow host. The workload is generated here, not committed as source, and must not change: its time on the machine
+# the budget was set on is CI_CALIBRATION_REFERENCE_SECONDS. That figure is derived, from one tree run on two machines:
+# the whole run took 1,560 s on the machine the 1,800 s budget was set on and 3,960 s on a slower one, where this
+# workload took 10.7 s; 10.7 × 1,560 / 3,960 = 4.2.
+CI_CALIBRATION_REFERENCE_SECONDS=4.2
+compiler_seconds() {
+    local dir; dir=$(mktemp -d)
+    python3 - "$dir/workload.swift" <<'PY'
+import sys
+parts = []
+for i in range(12):
+    parts.append(f"""struct Record{i}: Codable, Hashable, Sendable {{
+    var name: String
+    var count: Int
+    var values: [Double]
+    var tags: [String: String]
+    var nested: [Int: [String]]
+    func summary() -> String {{ "\\(name) \\(count) \\(values.map {{ $0 * 2 }}.reduce(0, +)) \\(tags.keys.sorted().joined(separator: ","))" }}
+}}
+func transform{i}<T: Sequence>(_ items: T) -> [String] where T.Element == Record{i} {{
+    items.filter {{ $0.count > {i} }}.sorted {{ $0.name < $1.name }}.map {{ $0.summary() }}.compactMap {{ $0.isEmpty ? nil : $0.uppercased() }}
+}}
+""")
+parts.append('print(transform0([Record0(name: "a", count: 1, values: [], tags: [:], nested: [:])]))\n')
+open(sys.argv[1], "w").write("".join(parts))
+PY
+    local started; started=$(date +%s%N)
+    swiftc -O "$dir/workload.swift" -o "$dir/a" & local first=$!
+    local status=0
+    swiftc -O "$dir/workload.swift" -o "$dir/b" || status=1
+    wait "$first" || status=1
+    [ "$status" = 0 ] || { rm -rf "$dir"; echo "compiler_seconds: the calibration workload did not compile" >&2; return 1; }
+    local elapsed=$(( $(date +%s%N) - started ))
+    rm -rf "$dir"
+    printf '%d.%02d\n' $((elapsed / 1000000000)) $(( (elapsed / 10000000) % 100 ))
+}
