@@ -74,9 +74,7 @@ public struct UAFCeremonyStore: Sendable {
     /// Removes and returns the request with `id` (once only), whether or not it has expired.
     public func consume(id: String) async throws -> UAFCeremony? {
         let row = try await database.run { sql in
-            try await sql.consumedRow(
-                read: "SELECT \(unsafeRaw: Self.returned) FROM uaf_requests WHERE id = \(bind: id)", write: Self.removal(id: id),
-                returning: Self.returned)
+            try await sql.consumedRow(read: Self.lookup(id: id), write: Self.removal(id: id), returning: Self.returned)
         }
         return try row.map { try Self.record(id: id, $0) }
     }
@@ -84,7 +82,7 @@ public struct UAFCeremonyStore: Sendable {
     /// The request with `id`, left in place, whether or not it has expired (``CeremonyStore/pending(id:)``).
     func pending(id: String) async throws -> UAFCeremony? {
         let row = try await database.run { sql in
-            try await sql.raw("SELECT \(unsafeRaw: Self.returned) FROM uaf_requests WHERE id = \(bind: id)").first()
+            try await sql.raw(Self.lookup(id: id)).first()
         }
         return try row.map { try Self.record(id: id, $0) }
     }
@@ -94,6 +92,9 @@ public struct UAFCeremonyStore: Sendable {
         let removal = Self.removal(id: id)
         return try await database.run { sql in try await sql.changedAny(removal) }
     }
+
+    /// The read of the request with `id`.
+    static func lookup(id: String) -> SQLQueryString { "SELECT \(unsafeRaw: returned) FROM uaf_requests WHERE id = \(bind: id)" }
 
     /// The delete of the request with `id`, without its `RETURNING`.
     static func removal(id: String) -> SQLQueryString { "DELETE FROM uaf_requests WHERE id = \(bind: id)" }
