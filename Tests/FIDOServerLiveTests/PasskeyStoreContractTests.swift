@@ -202,22 +202,139 @@ extension StoreContractTests {
         }
     }
 
-    func testAPasskeyCeremonyIsConsumedOnceWithThePasskeyItsAnswerNames() async throws {
+    func testAPasskeySignInsAnswerReadsItsCeremonyWithThePasskeyAndLeavesIt() async throws {
         try await onEveryEngine { stores in
             let record = passkey("cred-read")
             _ = try await stores.passkeys.insert(record)
             _ = try await stores.passkeyCeremonies.open(ceremony("with-passkey"), cap: nil)
             _ = try await stores.passkeyCeremonies.open(ceremony("unknown-credential", username: nil), cap: nil)
-            let consumed = try await stores.ceremonies.consumePasskeyCeremony(challenge: "with-passkey", credentialID: "cred-read")
-            XCTAssertEqual(consumed?.ceremony.sessionID, "session-with-passkey")
-            XCTAssertEqual(consumed?.ceremony.username, "alice")
-            XCTAssertEqual(consumed?.passkey, record)
-            let again = try await stores.ceremonies.consumePasskeyCeremony(challenge: "with-passkey", credentialID: "cred-read")
-            XCTAssertNil(again)
-            let unknown = try await stores.ceremonies.consumePasskeyCeremony(challenge: "unknown-credential", credentialID: "nobody's")
+            let read = try await stores.ceremonies.pendingPasskeySignIn(challenge: "with-passkey", credentialID: "cred-read")
+            XCTAssertEqual(read?.ceremony.sessionID, "session-with-passkey")
+            XCTAssertEqual(read?.ceremony.username, "alice")
+            XCTAssertEqual(read?.passkey, record)
+            let again = try await stores.ceremonies.pendingPasskeySignIn(challenge: "with-passkey", credentialID: "cred-read")
+            XCTAssertEqual(again?.ceremony.sessionID, "session-with-passkey", "a read leaves the ceremony to its completion")
+            let status = try await stores.passkeyCeremonies.status(sessionID: "session-with-passkey")
+            XCTAssertEqual(status?.state, .initialized)
+            let unknown = try await stores.ceremonies.pendingPasskeySignIn(challenge: "unknown-credential", credentialID: "nobody's")
             XCTAssertNotNil(unknown?.ceremony)
             XCTAssertNil(unknown?.ceremony.username)
             XCTAssertNil(unknown?.passkey)
+            let none = try await stores.ceremonies.pendingPasskeySignIn(challenge: "never-issued", credentialID: "cred-read")
+            XCTAssertNil(none)
+        }
+    }
+
+    /// A sign-in completed for `challenge` with `credential`'s counter from `from` to `to`, and the session's token.
+    static func completeSignIn(
+        _ stores: Stores, _ challenge: String, credential: String, from: UInt32, to: UInt32, now: Date
+    ) async throws -> (completion: CeremonyStore.Completion, token: String) {
+        let session = SessionStore.make(username: "alice", credential: .passkey(credentialID: credential), now: now, lifetime: 600)
+        let completion = try await stores.ceremonies.completePasskeySignIn(
+            id: credential, from: from, to: to, backupState: true, at: now, sessionToken: session.token, session: session.record,
+            challenge: challenge, counterRefusal: "the signature counter did not increase")
+        return (completion, session.token)
+    }
+
+    func testACompletionOfAPasskeyCeremonyAlreadyTakenWritesNothing() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            _ = try await stores.passkeys.insert(passkey("cred-twice", signCount: 4))
+            _ = try await stores.passkeyCeremonies.open(ceremony("twice", username: nil), cap: nil)
+            let first = try await Self.completeSignIn(stores, "twice", credential: "cred-twice", from: 4, to: 5, now: now)
+            XCTAssertEqual(first.completion, .completed)
+            // The second answer's counter would advance: only the ceremony stands in its way.
+            let second = try await Self.completeSignIn(stores, "twice", credential: "cred-twice", from: 5, to: 6, now: now)
+            XCTAssertEqual(second.completion, .requestGone)
+            let read = try await stores.passkeys.passkey(id: "cred-twice")
+            XCTAssertEqual(read?.signCount, 5, "the second answer moved the counter")
+            let notOpened = try await stores.sessions.session(token: second.token, now: now)
+            XCTAssertNil(notOpened, "the second answer opened a session")
+            let status = try await stores.passkeyCeremonies.status(sessionID: "session-twice")
+            XCTAssertEqual(status?.state, .succeeded)
+            XCTAssertEqual(status?.username, "alice")
+            let pending = try await stores.ceremonies.pendingPasskeySignIn(challenge: "twice", credentialID: "cred-twice")
+            XCTAssertNil(pending, "a completed ceremony is read again")
+        }
+    }
+
+    func testOnlyOneOfConcurrentPasskeyCompletionsOfOneCeremonyWritesAnything() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            // A sign-in without a username, answered by twenty passkeys at once: no counter stands between them.
+            let credentials = (0..<20).map { "cred-race-\($0)" }
+            for id in credentials { _ = try await stores.passkeys.insert(passkey(id)) }
+            _ = try await stores.passkeyCeremonies.open(ceremony("race", username: nil), cap: nil)
+            let outcomes = try await withThrowingTaskGroup(of: CeremonyStore.Completion.self) { group in
+                for id in credentials {
+                    group.addTask {
+                        // Each reads the ceremony first, as an answer does; some read it after another took it.
+                        _ = try await stores.ceremonies.pendingPasskeySignIn(challenge: "race", credentialID: id)
+                        return try await Self.completeSignIn(stores, "race", credential: id, from: 0, to: 1, now: now).completion
+                    }
+                }
+                return try await group.reduce(into: [CeremonyStore.Completion]()) { $0.append($1) }
+            }
+            XCTAssertEqual(outcomes.filter { $0 == .completed }.count, 1)
+            XCTAssertEqual(outcomes.filter { $0 == .requestGone }.count, 19)
+            var moved: [String] = []
+            for id in credentials where try await stores.passkeys.passkey(id: id)?.signCount == 1 { moved.append(id) }
+            XCTAssertEqual(moved.count, 1, "only the completing answer's counter moved")
+            let sessions = try await stores.sessions.live(username: "alice", now: now)
+            XCTAssertEqual(sessions.count, 1)
+            let status = try await stores.passkeyCeremonies.status(sessionID: "session-race")
+            XCTAssertEqual(status?.state, .succeeded)
+            XCTAssertEqual(status?.credentialID, moved.first, "the ceremony names the passkey that signed in")
+        }
+    }
+
+    func testAnAbandonedPasskeyCeremonyFailsAndCannotBeCompleted() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            _ = try await stores.passkeys.insert(passkey("cred-late", signCount: 2))
+            _ = try await stores.passkeyCeremonies.open(ceremony("refused"), cap: nil)
+            try await stores.passkeyCeremonies.abandon(challenge: "refused", outcome: "the credential is not registered")
+            let pending = try await stores.ceremonies.pendingPasskeySignIn(challenge: "refused", credentialID: "cred-late")
+            XCTAssertNil(pending, "an abandoned ceremony can be answered again")
+            let late = try await Self.completeSignIn(stores, "refused", credential: "cred-late", from: 2, to: 3, now: now)
+            XCTAssertEqual(late.completion, .requestGone)
+            let read = try await stores.passkeys.passkey(id: "cred-late")
+            XCTAssertEqual(read?.signCount, 2)
+            let status = try await stores.passkeyCeremonies.status(sessionID: "session-refused")
+            XCTAssertEqual(status?.state, .failed)
+            XCTAssertEqual(status?.outcome, "the credential is not registered")
+            // Only an unanswered ceremony is abandoned: not a completed one, nor a registration's consumed one.
+            _ = try await stores.passkeyCeremonies.open(ceremony("done", username: nil), cap: nil)
+            _ = try await Self.completeSignIn(stores, "done", credential: "cred-late", from: 2, to: 3, now: now)
+            try await stores.passkeyCeremonies.abandon(challenge: "done", outcome: "a late refusal")
+            let done = try await stores.passkeyCeremonies.status(sessionID: "session-done")
+            XCTAssertEqual(done?.state, .succeeded, "a refusal overwrote a completed sign-in")
+            _ = try await stores.passkeyCeremonies.open(ceremony("consumed"), cap: nil)
+            _ = try await stores.passkeyCeremonies.consume(challenge: "consumed")
+            try await stores.passkeyCeremonies.abandon(challenge: "consumed", outcome: "a late refusal")
+            let consumed = try await stores.passkeyCeremonies.status(sessionID: "session-consumed")
+            XCTAssertEqual(consumed?.state, .answered)
+        }
+    }
+
+    func testACancelledPasskeySignInCannotBeCompleted() async throws {
+        try await onEveryEngine { stores in
+            let now = Date()
+            _ = try await stores.passkeys.insert(passkey("cred-cancel", signCount: 7))
+            _ = try await stores.passkeyCeremonies.open(ceremony("cancelled-sign-in"), cap: nil)
+            // The answer was read before the relying party cancelled; its completion comes after.
+            let read = try await stores.ceremonies.pendingPasskeySignIn(challenge: "cancelled-sign-in", credentialID: "cred-cancel")
+            XCTAssertNotNil(read)
+            let cancelled = try await stores.passkeyCeremonies.cancel(sessionID: "session-cancelled-sign-in")
+            XCTAssertTrue(cancelled, "a ceremony whose answer is being verified can still be cancelled")
+            let late = try await Self.completeSignIn(stores, "cancelled-sign-in", credential: "cred-cancel", from: 7, to: 8, now: now)
+            XCTAssertEqual(late.completion, .requestGone)
+            let notOpened = try await stores.sessions.session(token: late.token, now: now)
+            XCTAssertNil(notOpened)
+            let status = try await stores.passkeyCeremonies.status(sessionID: "session-cancelled-sign-in")
+            XCTAssertEqual(status?.state, .cancelled)
+            let passkey = try await stores.passkeys.passkey(id: "cred-cancel")
+            XCTAssertEqual(passkey?.signCount, 7)
         }
     }
 
@@ -291,27 +408,23 @@ extension StoreContractTests {
             // Two answers without a username: the first signs in and its ceremony learns who; the second is a replay.
             for challenge in ["signing", "replaying"] {
                 _ = try await stores.passkeyCeremonies.open(ceremony(challenge, username: nil), cap: nil)
-                _ = try await stores.passkeyCeremonies.consume(challenge: challenge)
             }
-            let first = SessionStore.make(username: "alice", credential: .passkey(credentialID: "cred-sign"), now: now, lifetime: 600)
-            let completed = try await stores.ceremonies.completePasskeySignIn(
-                id: "cred-sign", from: 4, to: 5, backupState: true, at: now,
-                sessionToken: first.token, session: first.record, challenge: "signing")
-            XCTAssertTrue(completed)
-            let stale = SessionStore.make(username: "alice", credential: .passkey(credentialID: "cred-sign"), now: now, lifetime: 600)
-            let replayed = try await stores.ceremonies.completePasskeySignIn(
-                id: "cred-sign", from: 4, to: 6, backupState: true, at: now,
-                sessionToken: stale.token, session: stale.record, challenge: "replaying")
-            XCTAssertFalse(replayed)
+            let first = try await Self.completeSignIn(stores, "signing", credential: "cred-sign", from: 4, to: 5, now: now)
+            XCTAssertEqual(first.completion, .completed)
+            let replayed = try await Self.completeSignIn(stores, "replaying", credential: "cred-sign", from: 4, to: 6, now: now)
+            XCTAssertEqual(replayed.completion, .counterMoved)
             let signed = try await stores.passkeyCeremonies.status(sessionID: "session-signing")
             XCTAssertEqual(signed?.state, .succeeded)
             XCTAssertEqual(signed?.username, "alice")
+            XCTAssertEqual(signed?.credentialID, "cred-sign")
             let notSigned = try await stores.passkeyCeremonies.status(sessionID: "session-replaying")
-            XCTAssertEqual(notSigned?.state, .answered, "the replay's outcome is the service's to record")
+            XCTAssertEqual(notSigned?.state, .failed, "the replay's ceremony is spent with its refusal")
+            XCTAssertEqual(notSigned?.outcome, "the signature counter did not increase")
             XCTAssertNil(notSigned?.username)
+            XCTAssertNil(notSigned?.credentialID)
             let opened = try await stores.sessions.session(token: first.token, now: now)
             XCTAssertEqual(opened?.credential, .passkey(credentialID: "cred-sign"))
-            let notOpened = try await stores.sessions.session(token: stale.token, now: now)
+            let notOpened = try await stores.sessions.session(token: replayed.token, now: now)
             XCTAssertNil(notOpened)
             let read = try await stores.passkeys.passkey(id: "cred-sign")
             XCTAssertEqual(read?.signCount, 5)

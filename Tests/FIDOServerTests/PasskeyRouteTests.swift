@@ -775,6 +775,30 @@ final class PasskeyRouteTests: XCTestCase {
         }
     }
 
+    /// A sign-in's answer only reads its ceremony; a refused one must still spend the challenge, so the refusal
+    /// (not only the completion) takes the ceremony.
+    func testAForgedSignInAnswerSpendsTheChallengeForTheGenuineOne() async throws {
+        try await with { server in
+            var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)
+            try await server.registerPasskey(&phone, username: "alice")
+            let options = try await server.passkeyRequestOptions(username: "alice")
+            let genuine = try InProcessServer.assertion(&phone, for: options)
+            var forged = genuine
+            var signature = try XCTUnwrap(Base64URL.decodeBytes(try XCTUnwrap(genuine.response.signature)))
+            signature[signature.count - 1] ^= 0x01
+            forged.response.signature = Base64URL.encode(signature)
+            let refused = try await server.fido2(FIDO2API.assertionResultPath, forged)
+            XCTAssertEqual(refused.status, 400, text(refused))
+            let late = try await server.fido2(FIDO2API.assertionResultPath, genuine)
+            XCTAssertEqual(late.status, 400, text(late))
+            XCTAssertEqual(try fido2Response(late).errorMessage, "the challenge is unknown, expired or already answered")
+            XCTAssertNil(late.headers.first(name: "Set-Cookie"), "the genuine answer opened a session after a forged one")
+            let status = try await server.passkeyStatus(options.fido2SessionId)
+            XCTAssertEqual(status.status, .failed)
+            XCTAssertEqual(status.errorMessage, try fido2Response(refused).errorMessage)
+        }
+    }
+
     func testExpiredChallengeIsRefused() async throws {
         try await with { server in
             var phone = SoftwarePasskeyAuthenticator(origin: Self.origin)

@@ -239,14 +239,16 @@ public struct CeremonyStore: Sendable {
         var to: UInt32
     }
 
-    /// How ``completeAuthentication(_:)`` ended.
+    /// How ``completeAuthentication(_:)`` or ``completePasskeySignIn(id:from:to:backupState:at:sessionToken:session:challenge:counterRefusal:)``
+    /// ended. For a passkey sign-in, the request is its ceremony.
     package enum Completion: Sendable, Equatable {
         /// Everything written.
         case completed
         /// The request was gone (answered already, refused, cancelled or purged): nothing was written.
         case requestGone
-        /// The request was there and is removed, but the counter no longer had its compared value (another request
-        /// advanced it meanwhile: this answer is a replay); nothing else was written.
+        /// The request was there and is taken (a UAF request removed, a passkey ceremony recorded `failed`), but the
+        /// counter no longer had its compared value (another request advanced it meanwhile: this answer is a replay);
+        /// nothing else was written.
         case counterMoved
     }
 
@@ -326,20 +328,26 @@ public struct CeremonyStore: Sendable {
         return (passkeys, try first.decode(column: "ceremonies_opened", as: Int64.self) == 1)
     }
 
-    /// A passkey sign-in's answer, read: consumes the ceremony of `challenge` (once only, expired or not) and reads the
-    /// passkey `credentialID` names (nil when none has it). Nil when no ceremony has that challenge, and then no
-    /// passkey is read.
-    func consumePasskeyCeremony(challenge: String, credentialID: String) async throws -> (ceremony: PasskeyCeremony, passkey: PasskeyRecord?)? {
+    /// A passkey sign-in's answer, read: the ceremony of `challenge` if nothing answered it yet (expired or not), left
+    /// as it is, and the passkey `credentialID` names (nil when none has it). Nil when no unanswered ceremony has that
+    /// challenge, and then no passkey is read. The sign-in's completion takes the ceremony
+    /// (``completePasskeySignIn(id:from:to:backupState:at:sessionToken:session:challenge:counterRefusal:)``), or its
+    /// refusal does (``PasskeyCeremonyStore/abandon(challenge:outcome:)``).
+    ///
+    /// Why not take it here, as a registration's answer does: on PostgreSQL each statement that writes is a commit that
+    /// waits for its log to reach the disk, and a read is not. Taking the ceremony in the completion makes a sign-in two
+    /// such commits instead of three, as for a UAF login (``pending(id:)``).
+    func pendingPasskeySignIn(challenge: String, credentialID: String) async throws -> (ceremony: PasskeyCeremony, passkey: PasskeyRecord?)? {
         guard database.engine == .postgres else {
-            guard let ceremony = try await stores.passkeyCeremonies.consume(challenge: challenge) else { return nil }
+            guard let ceremony = try await stores.passkeyCeremonies.pending(challenge: challenge) else { return nil }
             return (ceremony, try await stores.passkeys.passkey(id: credentialID))
         }
         let row = try await database.run { sql in
             try await sql.raw(
                 """
-                WITH consumed AS (\(PasskeyCeremonyStore.consumption(challenge: challenge)) RETURNING *)
-                SELECT \(unsafeRaw: PasskeyCeremonyStore.prefixedColumns(from: "consumed")), passkeys.*
-                FROM consumed LEFT JOIN passkeys ON passkeys.credential_id = \(bind: credentialID)
+                SELECT \(unsafeRaw: PasskeyCeremonyStore.prefixedColumns(from: "ceremony")), passkeys.*
+                FROM webauthn_ceremonies AS ceremony LEFT JOIN passkeys ON passkeys.credential_id = \(bind: credentialID)
+                WHERE ceremony.challenge = \(bind: challenge) AND ceremony.state = 'initialized'
                 """
             ).first()
         }
@@ -349,32 +357,56 @@ public struct CeremonyStore: Sendable {
         return (ceremony, passkey)
     }
 
-    /// A verified passkey sign-in, written: the counter moves by compare-and-set (``PasskeyStore/recordUse(id:from:to:backupState:at:)``)
-    /// and, only if it moved, the session opens and the ceremony of `challenge` is recorded `succeeded` for its user.
-    /// False when another sign-in moved the counter first: nothing is written.
+    /// A verified passkey sign-in, written, only if its ceremony (`challenge`) is still unanswered: the ceremony is
+    /// taken, the counter moves by compare-and-set (``PasskeyStore/recordUse(id:from:to:backupState:at:)``) and, only
+    /// if it moved, the session opens and the ceremony is recorded `succeeded` for its user. When the counter did not
+    /// move (another sign-in moved it first: this answer is a replay), the ceremony is recorded `failed` with
+    /// `counterRefusal`, the words the caller hears.
+    ///
+    /// Of two answers to one ceremony verified at the same time, only one takes it: on PostgreSQL the statement locks
+    /// the ceremony's row while it is unanswered (`SELECT … FOR UPDATE`, which waits for a concurrent holder and then
+    /// reads the row again) and writes the rest only if it got it; on SQLite the first statement marks it answered
+    /// and must change it.
     func completePasskeySignIn(
         id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date, sessionToken: String,
-        session: SessionRecord, challenge: String
-    ) async throws -> Bool {
-        let finishing = PasskeyCeremonyStore.finishing(
-            challenge: challenge, succeeded: true, outcome: nil, username: session.username, credentialID: id)
+        session: SessionRecord, challenge: String, counterRefusal: String
+    ) async throws -> Completion {
         guard database.engine == .postgres else {
-            guard try await stores.passkeys.recordUse(id: id, from: from, to: to, backupState: backupState, at: at) else { return false }
+            guard try await stores.passkeyCeremonies.claim(challenge: challenge) else { return .requestGone }
+            guard try await stores.passkeys.recordUse(id: id, from: from, to: to, backupState: backupState, at: at) else {
+                try await stores.passkeyCeremonies.finish(challenge: challenge, succeeded: false, outcome: counterRefusal)
+                return .counterMoved
+            }
             try await stores.sessions.insert(token: sessionToken, session)
-            try await database.run { sql in try await sql.raw("\(finishing)").run() }
-            return true
+            try await stores.passkeyCeremonies.finish(
+                challenge: challenge, succeeded: true, outcome: nil, username: session.username, credentialID: id)
+            return .completed
         }
-        return try await database.run { sql in
+        // PostgreSQL updates a row once per statement: the ceremony's row is locked first and written last, with the
+        // outcome the counter's compare-and-set gave.
+        let row = try await database.run { sql in
             try await sql.raw(
                 """
-                WITH used AS (\(PasskeyStore.use(id: id, from: from, to: to, backupState: backupState, at: at)) RETURNING credential_id),
+                WITH claimed AS (\(PasskeyCeremonyStore.unanswered(challenge: challenge)) FOR UPDATE),
+                used AS (\(PasskeyStore.use(id: id, from: from, to: to, backupState: backupState, at: at)) AND EXISTS (SELECT 1 FROM claimed)
+                    RETURNING credential_id),
                 opened AS (
                     INSERT INTO sessions (\(unsafeRaw: SessionStore.columns)) SELECT \(SessionStore.values(token: sessionToken, session)) FROM used
                     RETURNING id),
-                finished AS (\(finishing) AND EXISTS (SELECT 1 FROM opened) RETURNING challenge)
-                SELECT COUNT(*) AS opened FROM opened
+                finished AS (
+                    UPDATE webauthn_ceremonies AS ceremony SET
+                        state = CASE WHEN verdict.signed THEN 'succeeded' ELSE 'failed' END,
+                        outcome = CASE WHEN verdict.signed THEN NULL ELSE \(bind: counterRefusal) END,
+                        username = CASE WHEN verdict.signed THEN COALESCE(ceremony.username, \(bind: session.username)) ELSE ceremony.username END,
+                        credential_id = CASE WHEN verdict.signed THEN COALESCE(ceremony.credential_id, \(bind: id)) ELSE ceremony.credential_id END
+                    FROM (SELECT EXISTS (SELECT 1 FROM opened) AS signed) AS verdict
+                    WHERE ceremony.challenge IN (SELECT challenge FROM claimed)
+                    RETURNING ceremony.challenge)
+                SELECT (SELECT COUNT(*) FROM finished) AS taken, (SELECT COUNT(*) FROM opened) AS opened
                 """
-            ).first()?.decode(column: "opened", as: Int64.self) == 1
+            ).first()
         }
+        guard let row, try row.decode(column: "taken", as: Int64.self) == 1 else { return .requestGone }
+        return try row.decode(column: "opened", as: Int64.self) == 1 ? .completed : .counterMoved
     }
 }

@@ -3,10 +3,14 @@ import Primitives
 import SQLKit
 
 /// WebAuthn ceremonies, awaiting an answer and then keeping its outcome for nevisFIDO's status service.
-/// ``consume(challenge:)`` is one `UPDATE … WHERE state = 'initialized' RETURNING` (on SQLite a read and an update that
-/// must change the row): a challenge is answered at most once
-/// across every instance sharing the database, whether the answer succeeds or not. ``finish(challenge:succeeded:outcome:username:credentialID:)``
-/// then records how it ended; the row goes the status retention after the ceremony's expiry.
+///
+/// A registration's answer consumes its ceremony: ``consume(challenge:)`` is one `UPDATE … WHERE state = 'initialized'
+/// RETURNING` (on SQLite a read and an update that must change the row), and
+/// ``finish(challenge:succeeded:outcome:username:credentialID:)`` then records how it ended. A sign-in's answer only
+/// reads its ceremony (`pending(challenge:)`); the sign-in's completion moves it out of `initialized` together with
+/// the rest of what it writes, and a refusal does so with ``abandon(challenge:outcome:)``. Either way a challenge is
+/// answered at most once across every instance sharing the database, whether the answer succeeds or not. The row goes
+/// the status retention after the ceremony's expiry.
 public struct PasskeyCeremonyStore: Sendable {
     let database: StoreDatabase
 
@@ -46,10 +50,25 @@ public struct PasskeyCeremonyStore: Sendable {
     public func consume(challenge: String) async throws -> PasskeyCeremony? {
         try await database.run { sql in
             // The record read does not include the state, so the row read before the update is the one returned after it.
-            try await sql.consumedRow(
-                read: "SELECT * FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) AND state = 'initialized'",
-                write: Self.consumption(challenge: challenge), returning: "*")
+            try await sql.consumedRow(read: Self.unanswered(challenge: challenge), write: Self.consumption(challenge: challenge), returning: "*")
         }.map { try Self.record($0) }
+    }
+
+    /// The ceremony of `challenge` if nothing answered it yet, expired or not, left as it is: how a sign-in's answer
+    /// reads it (on SQLite; PostgreSQL reads it with the passkey, ``CeremonyStore/pendingPasskeySignIn(challenge:credentialID:)``).
+    func pending(challenge: String) async throws -> PasskeyCeremony? {
+        try await database.run { sql in try await sql.raw(Self.unanswered(challenge: challenge)).first() }.map { try Self.record($0) }
+    }
+
+    /// The read of the ceremony of `challenge` while nothing answered it.
+    static func unanswered(challenge: String) -> SQLQueryString {
+        "SELECT * FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) AND state = 'initialized'"
+    }
+
+    /// Marks the ceremony of `challenge` answered if nothing answered it before; false otherwise. How a sign-in's
+    /// completion takes its ceremony on SQLite (``CeremonyStore/completePasskeySignIn(id:from:to:backupState:at:sessionToken:session:challenge:counterRefusal:)``).
+    func claim(challenge: String) async throws -> Bool {
+        try await database.run { sql in try await sql.changedAny(Self.consumption(challenge: challenge)) }
     }
 
     /// The statement that marks the ceremony of `challenge` answered, if nothing answered it before.
@@ -75,6 +94,20 @@ public struct PasskeyCeremonyStore: Sendable {
             username = COALESCE(username, \(bind: username)), credential_id = COALESCE(credential_id, \(bind: credentialID))
         WHERE challenge = \(bind: challenge) AND state = 'answered'
         """
+    }
+
+    /// Records the refusal of a sign-in's answer (`outcome`, the words its caller heard) on its ceremony, which was
+    /// only read (`pending(challenge:)`): the challenge cannot be answered afterwards. Only a ceremony nothing
+    /// answered changes: not one another answer completed or is completing, nor one the relying party cancelled.
+    public func abandon(challenge: String, outcome: String) async throws {
+        try await database.run { sql in
+            try await sql.raw(
+                """
+                UPDATE webauthn_ceremonies SET state = 'failed', outcome = \(bind: outcome)
+                WHERE challenge = \(bind: challenge) AND state = 'initialized'
+                """
+            ).run()
+        }
     }
 
     /// The outcome a ceremony the relying party cancelled keeps.

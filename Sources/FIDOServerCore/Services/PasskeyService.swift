@@ -47,6 +47,9 @@ package struct PasskeyService: Sendable {
     /// The longest refusal kept as a ceremony's outcome for the status service, in characters (the WebAuthn core's
     /// reasons take up to about 150).
     static let maximumOutcomeCharacters = 200
+    /// The refusal of an answer whose challenge is unknown, expired, answered, refused or cancelled: one wording for
+    /// all of them.
+    static let unknownChallenge = Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
     /// Transports kept per passkey, each a short token (`usb`, `internal`, `hybrid`…).
     static let maximumTransports = 8
 
@@ -125,8 +128,8 @@ package struct PasskeyService: Sendable {
             try Self.validate(name: name, member: "userFriendlyName")
             return name
         }
-        let ceremony = try await consume(clientDataJSON, kind: .registration).ceremony
-        try await settling(ceremony) {
+        let ceremony = try await take(clientDataJSON, kind: .registration).ceremony
+        try await settling(ceremony, taken: true) {
             try await register(
                 credential, id: credentialID, clientDataJSON: clientDataJSON, attestationObject: attestationObject, name: name, ceremony: ceremony)
         }
@@ -281,8 +284,8 @@ package struct PasskeyService: Sendable {
             userHandle = bytes
         }
         let id = Base64URL.encode(credentialID)
-        let (ceremony, found) = try await consume(clientDataJSON, kind: .authentication, passkey: id)
-        return try await settling(ceremony) {
+        let (ceremony, found) = try await take(clientDataJSON, kind: .authentication, passkey: id)
+        return try await settling(ceremony, taken: false) {
             try await signIn(
                 AssertionResponse(
                     credentialID: credentialID, clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature,
@@ -358,15 +361,22 @@ package struct PasskeyService: Sendable {
         }
         // The sign-in every protocol shares; nothing of it is stored until the store call below.
         let opened = try await environment.signIn.open(username: passkey.username, credential: .passkey(credentialID: id), at: now)
-        // Compare-and-set from the counter verified against, and the session only if it moved: a concurrent sign-in
-        // that moved it first makes this one a replay.
-        guard
-            try await stores.ceremonies.completePasskeySignIn(
-                id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState,
-                at: now, sessionToken: opened.token, session: opened.session, challenge: ceremony.challenge)
-        else {
+        // Taken only if nothing answered, refused or cancelled the ceremony meanwhile; compare-and-set from the counter
+        // verified against, and the session only if it moved: a concurrent sign-in that moved it first makes this
+        // one a replay.
+        let counterRefusal = "the signature counter did not increase"
+        switch try await stores.ceremonies.completePasskeySignIn(
+            id: id, from: passkey.signCount, to: verified.signCount, backupState: verified.backupState,
+            at: now, sessionToken: opened.token, session: opened.session, challenge: ceremony.challenge, counterRefusal: counterRefusal)
+        {
+        case .completed: break
+        case .requestGone:
+            environment.decide(
+                "passkey authentication", passkey.username, 400, "refused: the challenge was answered or cancelled during the sign-in")
+            throw Self.unknownChallenge
+        case .counterMoved:
             environment.decide("passkey authentication", passkey.username, 400, "refused: the counter of \(id.prefix(10))… moved during the sign-in")
-            throw Refusal(.badRequest, "authentication_refused", "the signature counter did not increase")
+            throw Refusal(.badRequest, "authentication_refused", counterRefusal)
         }
         environment.decide(
             "passkey authentication", passkey.username, 200,
@@ -399,11 +409,12 @@ package struct PasskeyService: Sendable {
             expiresAt: now.addingTimeInterval(settings.timeout))
     }
 
-    /// The ceremony whose challenge `clientDataJSON` carries, consumed: unknown, answered, expired or of the other
-    /// kind are all refused, and the challenge is spent either way.
-    /// With `passkey`, the passkey of that credential ID comes back too (nil when none has it), in the same statement
-    /// on PostgreSQL (``CeremonyStore/consumePasskeyCeremony(challenge:credentialID:)``).
-    private func consume(
+    /// The ceremony whose challenge `clientDataJSON` carries: unknown, answered, expired or of the other kind are all
+    /// refused, and the challenge is spent either way. A registration's is consumed at once; a sign-in's (with
+    /// `passkey`) is only read, with the passkey of that credential ID (nil when none has it), in one statement on
+    /// PostgreSQL (``CeremonyStore/pendingPasskeySignIn(challenge:credentialID:)``): the sign-in's completion takes it,
+    /// or its refusal (``settling(_:taken:_:)``).
+    private func take(
         _ clientDataJSON: [UInt8], kind: PasskeyCeremony.Kind,
         passkey id: String? = nil
     ) async throws -> (ceremony: PasskeyCeremony, passkey: PasskeyRecord?) {
@@ -415,32 +426,35 @@ package struct PasskeyService: Sendable {
         }
         // The canonical text (unpadded base64url) is the key, whatever form of the same bytes the client wrote.
         let key = Base64URL.encode(challenge)
-        let consumed: (ceremony: PasskeyCeremony, passkey: PasskeyRecord?)?
+        let taken: (ceremony: PasskeyCeremony, passkey: PasskeyRecord?)?
         if let id {
-            consumed = try await stores.ceremonies.consumePasskeyCeremony(challenge: key, credentialID: id)
+            taken = try await stores.ceremonies.pendingPasskeySignIn(challenge: key, credentialID: id)
         } else {
-            consumed = try await stores.passkeyCeremonies.consume(challenge: key).map { ($0, nil) }
+            taken = try await stores.passkeyCeremonies.consume(challenge: key).map { ($0, nil) }
         }
-        guard let (ceremony, passkey) = consumed else {
+        guard let (ceremony, passkey) = taken else {
             environment.decide(operation, nil, 400, "refused: unknown or already answered challenge")
-            throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
+            throw Self.unknownChallenge
         }
-        try await settling(ceremony) {
+        // A registration's answer (no passkey to read) consumed its ceremony; a sign-in's only read it.
+        try await settling(ceremony, taken: id == nil) {
             guard ceremony.kind == kind else {
                 environment.decide(operation, ceremony.username, 400, "refused: the challenge was issued for \(ceremony.kind.rawValue)")
                 throw Refusal(.badRequest, "unknown_challenge", "the challenge was issued for \(ceremony.kind.rawValue)")
             }
             guard ceremony.expiresAt >= environment.clock() else {
                 environment.decide(operation, ceremony.username, 400, "refused: the challenge expired")
-                throw Refusal(.badRequest, "unknown_challenge", "the challenge is unknown, expired or already answered")
+                throw Self.unknownChallenge
             }
         }
         return (ceremony, passkey)
     }
 
     /// Runs `body` for the answered `ceremony`; what refuses it there becomes the ceremony's outcome for the status
-    /// service, in the words its caller hears (a refusal's message, never a fault's details).
-    private func settling<T>(_ ceremony: PasskeyCeremony, _ body: () async throws -> T) async throws -> T {
+    /// service, in the words its caller hears (a refusal's message, never a fault's details). A ceremony the answer
+    /// consumed (`taken`, a registration) is finished; one it only read (a sign-in) is abandoned, which spends its
+    /// challenge, unless another answer took it meanwhile.
+    private func settling<T>(_ ceremony: PasskeyCeremony, taken: Bool, _ body: () async throws -> T) async throws -> T {
         do { return try await body() } catch {
             let words: String
             switch error {
@@ -448,10 +462,16 @@ package struct PasskeyService: Sendable {
             case let failure as ServiceFailure: words = failure.detail
             default: words = "the server could not complete the ceremony"
             }
-            // Best effort: if the database cannot take this either, the ceremony stays answered, which the status
-            // service reports as `initialized` until it expires and as `failed` after; the caller's error is what counts.
-            try? await stores.passkeyCeremonies.finish(
-                challenge: ceremony.challenge, succeeded: false, outcome: String(words.prefix(Self.maximumOutcomeCharacters)))
+            // Best effort: if the database cannot take this either, a consumed ceremony stays answered and a read one
+            // unanswered, which the status service reports as `initialized` until it expires and as `failed` after
+            // (until then, a read one's challenge still takes one answer, which must verify); the caller's error is
+            // what counts.
+            let outcome = String(words.prefix(Self.maximumOutcomeCharacters))
+            if taken {
+                try? await stores.passkeyCeremonies.finish(challenge: ceremony.challenge, succeeded: false, outcome: outcome)
+            } else {
+                try? await stores.passkeyCeremonies.abandon(challenge: ceremony.challenge, outcome: outcome)
+            }
             throw error
         }
     }

@@ -17,7 +17,7 @@ package struct SignIn: Sendable {
     static let maximumRegistrationSessionSeconds = 300
 
     /// A session made and its tokens signed, not yet stored. The ceremony writes ``session`` in the same store call as
-    /// its counter (``CeremonyStore/completeAuthentication(_:)``, ``CeremonyStore/completePasskeySignIn(id:from:to:backupState:at:sessionToken:session:)``),
+    /// its counter (``CeremonyStore/completeAuthentication(_:)``, ``CeremonyStore/completePasskeySignIn(id:from:to:backupState:at:sessionToken:session:challenge:counterRefusal:)``),
     /// so the JWT and the cookie leave only if every write of the sign-in happens.
     package struct Opened: Sendable {
         /// The session's secret (the cookie's value), stored only as its hash.
