@@ -37,6 +37,8 @@ public final class SQLiteEngine: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: [String: PreparedStatement] = [:]
     private var checkpointer: SQLiteCheckpointer?
+    /// Statements prepared since the engine opened, cached or not (tests).
+    private var preparations = 0
     private let lock = NIOLock()
     public let logger: Logger
 
@@ -294,6 +296,10 @@ public final class SQLiteEngine: @unchecked Sendable {
         }
     }
 
+    /// How many statements the engine has prepared since it opened: a statement text seen for the first time, or
+    /// again after the cache started over (tests).
+    public var statementsPrepared: Int { lock.withLock { preparations } }
+
     /// The background checkpointer's progress, if it runs (tests).
     public var checkpointProgress: SQLiteCheckpointer.Progress? { lock.withLock { checkpointer?.progress } }
 
@@ -313,6 +319,7 @@ public final class SQLiteEngine: @unchecked Sendable {
         if let statement = statements[sql] { return statement }
         if statements.count >= Self.statementCacheLimit { forgetStatements() }
         var pointer: OpaquePointer?
+        preparations += 1
         let status = sqlite_nio_sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
         guard status == SQLITE_OK, let pointer else {
             throw SQLiteEngineError(code: status, message: Self.message(handle))

@@ -118,6 +118,28 @@ final class SQLiteEngineTests: XCTestCase {
         try await database.close()
     }
 
+    func testAuditBatchesOfEverySizePrepareAtMostNineStatementTexts() async throws {
+        // The audit trail flushes whatever queued in a second: a batch of any size. One statement text per size grew
+        // the cache to its limit, which then started over and prepared every store's statements again.
+        let database = try await StoreDatabase.open(.sqlite(path: path))
+        let event = AuditEvent(
+            at: Date(), requestID: "r", clientAddress: "192.0.2.1", principal: nil, operation: "authentication", username: "alice",
+            statusCode: 1200, detail: "ok")
+        try await Stores(database: database).audit.insert([event], retention: 60)
+        // The single row's text is prepared now; sizes 2 to 256 are the eight left.
+        let before = try XCTUnwrap(database.sqliteStatementsPrepared)
+        for size in 1...300 {
+            try await Stores(database: database).audit.insert(Array(repeating: event, count: size), retention: 60)
+        }
+        let prepared = try XCTUnwrap(database.sqliteStatementsPrepared) - before
+        XCTAssertLessThanOrEqual(prepared, 8, "every batch size prepared a statement of its own")
+        let rows = try await database.run { sql in
+            try await sql.raw("SELECT COUNT(*) AS n FROM audit_events").first()?.decode(column: "n", as: Int.self)
+        }
+        XCTAssertEqual(rows, 1 + 300 * 301 / 2)
+        try await database.close()
+    }
+
     func testAMissingColumnIsATypedError() async throws {
         let database = try await openWithTable()
         try await database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES ('a', 1)").run() }

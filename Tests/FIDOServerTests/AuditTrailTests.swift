@@ -55,6 +55,20 @@ final class AuditTrailTests: XCTestCase {
 
     /// A verified passkey sign-in or registration is kept whatever the address spent: only a key's holder causes one.
     /// Before, it was budgeted as an anonymous event, so 60 cheap requests from the same address kept it out.
+    func testABatchIsSplitIntoFullStatementsThenPowersOfTwo() {
+        XCTAssertEqual(AuditStore.chunkSizes(0), [])
+        XCTAssertEqual(AuditStore.chunkSizes(1), [1])
+        XCTAssertEqual(AuditStore.chunkSizes(255), [128, 64, 32, 16, 8, 4, 2, 1])
+        XCTAssertEqual(AuditStore.chunkSizes(256), [256])
+        XCTAssertEqual(AuditStore.chunkSizes(300), [256, 32, 8, 4])
+        XCTAssertEqual(AuditStore.chunkSizes(1_025), [256, 256, 256, 256, 1])
+        for count in 0...2_000 {
+            let sizes = AuditStore.chunkSizes(count)
+            XCTAssertEqual(sizes.reduce(0, +), count)
+            XCTAssertTrue(sizes.allSatisfy { $0 > 0 && $0 <= AuditStore.rowsPerStatement && $0 & ($0 - 1) == 0 }, "\(count): \(sizes)")
+        }
+    }
+
     func testAVerifiedPasskeyCeremonyIsNeverBudgetedAsAnonymous() {
         for operation: OperationName in ["passkey authentication", "passkey registration"] {
             let verified = ServerDecision(operation: operation, username: "alice", statusCode: 200, detail: "verified")

@@ -273,6 +273,12 @@ public final class StoreDatabase: Sendable {
         return engine.checkpointProgress
     }
 
+    /// How many statements the embedded SQLite engine has prepared since it opened; nil for PostgreSQL. For tests.
+    var sqliteStatementsPrepared: Int? {
+        guard case .sqlite(let engine) = backing else { return nil }
+        return engine.statementsPrepared
+    }
+
     /// A trivial query: whether the database answers (readiness).
     package func ping() async throws {
         try await run { sql in try await sql.raw("SELECT 1").run() }

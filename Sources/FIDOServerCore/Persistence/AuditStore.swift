@@ -5,13 +5,34 @@ import SQLKit
 public struct AuditStore: Sendable {
     let database: StoreDatabase
 
-    /// Rows one statement inserts at most (SQLite binds at most 32,766 values; nine per row).
-    static let rowsPerStatement = 500
+    /// Rows one statement inserts at most (SQLite binds at most 32,766 values, PostgreSQL 65,535; nine per row).
+    static let rowsPerStatement = 256
+
+    /// How `count` rows are split into statements: as many of ``rowsPerStatement`` as fit, then the rest in powers of
+    /// two, largest first (300 rows: 256, 32, 8, 4). Why not one statement of whatever is left: each row count is a
+    /// statement text of its own, and both engines keep every text prepared (SQLite's cache holds 256 and then starts
+    /// over, preparing every store's statements again). Powers of two bound the texts at nine, for at most eight
+    /// statements more per flush.
+    static func chunkSizes(_ count: Int) -> [Int] {
+        var sizes: [Int] = []
+        var (left, size) = (count, rowsPerStatement)
+        while left > 0 {
+            if left >= size {
+                sizes.append(size)
+                left -= size
+            } else {
+                size /= 2
+            }
+        }
+        return sizes
+    }
 
     /// Inserts `events`, each kept until its time plus `retention`.
     public func insert(_ events: [AuditEvent], retention: TimeInterval) async throws {
-        for chunk in stride(from: 0, to: events.count, by: Self.rowsPerStatement).map({ events[$0..<min($0 + Self.rowsPerStatement, events.count)] })
-        {
+        var start = events.startIndex
+        for size in Self.chunkSizes(events.count) {
+            let chunk = events[start..<(start + size)]
+            start += size
             let rows: [SQLQueryString] = chunk.map { e in
                 """
                 (\(bind: e.at.epochMillis), \(bind: e.at.addingTimeInterval(retention).epochMillis), \(bind: e.requestID), \(bind: e.clientAddress),
