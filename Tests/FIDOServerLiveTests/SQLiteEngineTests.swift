@@ -118,6 +118,29 @@ final class SQLiteEngineTests: XCTestCase {
         try await database.close()
     }
 
+    func testBoundTextsReachTheFileByteForByteAndAnEmptyTextIsNotNull() async throws {
+        let database = try await openWithTable()
+        let bridged = NSString(string: "bridged from Foundation, longer than a small string") as String
+        let texts = [
+            "", "a", "fifteen bytes!!", "sixteen bytes!!!", "Zürich 🔑 \u{0}inside", String(repeating: "long ", count: 400),
+            bridged, String("a substring's copy".dropFirst(2)),
+        ]
+        for (index, text) in texts.enumerated() {
+            try await database.run { sql in try await sql.raw("INSERT INTO items (id, n) VALUES (\(bind: text), \(bind: index))").run() }
+        }
+        let other = try await SQLiteConnection.open(storage: .file(path: path))
+        let rows = try await other.query("SELECT n, id, typeof(id) AS kind, hex(id) AS bytes FROM items ORDER BY n")
+        try await other.close()
+        XCTAssertEqual(rows.map { $0.column("kind")?.string }, Array(repeating: "text", count: texts.count), "a text was bound as NULL")
+        for (row, text) in zip(rows, texts) {
+            let expected = text.utf8.map { String(format: "%02X", $0) }.joined()
+            XCTAssertEqual(row.column("bytes")?.string, expected, "text \(row.column("n")?.integer ?? -1) changed on its way")
+        }
+        let empty = try await database.run { sql in try await sql.raw("SELECT n FROM items WHERE id = \(bind: "")").first() }
+        XCTAssertEqual(try empty?.decode(column: "n", as: Int.self), 0, "an empty text did not match the empty text stored")
+        try await database.close()
+    }
+
     func testAuditBatchesOfEverySizePrepareAtMostNineStatementTexts() async throws {
         // The audit trail flushes whatever queued in a second: a batch of any size. One statement text per size grew
         // the cache to its limit, which then started over and prepared every store's statements again.
