@@ -56,7 +56,8 @@ final class EmbeddedSQLiteTests: XCTestCase {
     }
 }
 
-/// Column values are read by sqlite-kit's SQLiteDataDecoder, with its refusals.
+/// Column values are read, and bound values made, as sqlite-kit's SQLiteDataDecoder and SQLiteDataEncoder do, with
+/// their refusals: the engine's own casts for the common types must agree with them value for value.
 final class SQLiteValueConversionTests: XCTestCase {
     private func row(_ value: SQLiteData) -> SQLiteResultRow {
         SQLiteResultRow(columns: SQLiteResultColumns(names: ["c"]), values: [value])
@@ -65,5 +66,50 @@ final class SQLiteValueConversionTests: XCTestCase {
     func testATextColumnReadAsANumberIsRefused() {
         XCTAssertThrowsError(try row(.text("abc")).decode(column: "c", as: Int64.self))
         XCTAssertThrowsError(try row(.null).decode(column: "c", as: String.self), "NULL is not a String")
+    }
+
+    private static let values: [SQLiteData] = [
+        .text("abc"), .text(""), .text("42"), .text("Zürich 🔑"), .integer(0), .integer(42), .integer(-7), .integer(Int.max), .integer(Int.min),
+        .float(1.5), .null,
+    ]
+
+    /// The engine's reading and sqlite-kit's decoder give the same value, or both refuse.
+    private func agree<D: Decodable & Equatable>(
+        _ type: D.Type, values: [SQLiteData] = values, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        for value in values {
+            let ours = Result { try row(value).decode(column: "c", as: D.self) }
+            let theirs = Result { try SQLiteDataDecoder().decode(D.self, from: value) }
+            switch (ours, theirs) {
+            case (.success(let a), .success(let b)): XCTAssertEqual(a, b, "\(value) as \(D.self)", file: file, line: line)
+            case (.failure, .failure): break
+            default: XCTFail("\(value) as \(D.self): ours \(ours), sqlite-kit's \(theirs)", file: file, line: line)
+            }
+        }
+    }
+
+    func testEveryColumnReadAgreesWithSQLiteKitsDecoder() {
+        agree(String.self)
+        agree(String?.self)
+        agree(Int64.self)
+        agree(Int64?.self)
+        agree(Int.self)
+        agree(Int?.self)
+        // sqlite-kit's decoder stops the process on an integer out of a narrower type's range (both paths reach it).
+        let narrow = Self.values.filter { ![.integer(Int.max), .integer(Int.min), .integer(-7)].contains($0) }
+        agree(Int32.self, values: narrow)
+        agree(UInt32.self, values: narrow)
+        agree(Double.self)
+        agree(Bool.self)
+    }
+
+    func testEveryBoundValueAgreesWithSQLiteKitsEncoder() throws {
+        let binds: [any Encodable & Sendable] = [
+            "abc", "", "Zürich 🔑", Int64(0), Int64.min, Int64.max, 42, -1, Int32(5), UInt32.max, true, 1.5, Optional("x"),
+            String?.none, Optional(Int64(3)), Int64?.none, Optional(7), Int?.none,
+        ]
+        for bind in binds {
+            XCTAssertEqual(try SQLiteEngineDatabase.data(bind), try SQLiteDataEncoder().encode(bind), "\(bind)")
+        }
     }
 }
