@@ -150,8 +150,8 @@ public struct CeremonyStore: Sendable {
     /// were read in the same step.
     package struct Answered: Sendable {
         var request: UAFCeremony
-        /// The registrations of the request's user as they were when it was read (``pending(id:)`` on PostgreSQL, when
-        /// the request names a user); otherwise empty, and keys are looked up on their own.
+        /// The registrations of the request's user as they were when it was read (``pending(id:)``, when the request
+        /// names a user); otherwise empty, and keys are looked up on their own.
         var registrations: [RegistrationRecord]
 
         /// The prefetched registration of (`aaid`, `keyID`), if it is among ``registrations``. Stored AAIDs are
@@ -170,18 +170,15 @@ public struct CeremonyStore: Sendable {
 
     /// Reads the request with `id` for a login's response, and leaves it: the login's completion removes it
     /// (``completeAuthentication(_:)``), or its refusal does (``abandon(_:)``), each in one statement with the rest of
-    /// what it writes. On PostgreSQL the registrations of the user it was issued for come back in the same statement,
-    /// so verifying a step-up login's response needs no second round trip to find its key; SQLite only reads the
-    /// request (a key lookup there costs microseconds).
+    /// what it writes. The registrations of the user it was issued for come back in the same statement, so verifying
+    /// a step-up login's response needs no second statement to find its key: a round trip on PostgreSQL, and on SQLite
+    /// a statement's own cost, about a tenth of what a login's statements cost the server there (profiled).
     ///
     /// Why not remove it here, as a registration does: on PostgreSQL each statement that writes is a commit that waits
     /// for its log to reach the disk, and a read is not. Removing the request in the completion makes a login two such
     /// commits instead of three. The request is still answered at most once: only the statement that removes it writes
     /// the login, so of two answers read at the same time one completes and the other finds it gone.
     func pending(id: String) async throws -> Answered? {
-        guard database.engine == .postgres else {
-            return try await stores.uafCeremonies.pending(id: id).map { Answered(request: $0, registrations: []) }
-        }
         // One row per registration of the request's user, or one row without a registration (NULL columns): no
         // user, or none registered.
         let rows = try await database.run { sql in
@@ -330,18 +327,14 @@ public struct CeremonyStore: Sendable {
 
     /// A passkey sign-in's answer, read: the ceremony of `challenge` if nothing answered it yet (expired or not), left
     /// as it is, and the passkey `credentialID` names (nil when none has it). Nil when no unanswered ceremony has that
-    /// challenge, and then no passkey is read. The sign-in's completion takes the ceremony
-    /// (``completePasskeySignIn(id:from:to:backupState:at:sessionToken:session:challenge:counterRefusal:)``), or its
-    /// refusal does (``PasskeyCeremonyStore/abandon(challenge:outcome:)``).
+    /// challenge, and then no passkey is read. One statement on both engines. The sign-in's completion takes the
+    /// ceremony (``completePasskeySignIn(id:from:to:backupState:at:sessionToken:session:challenge:counterRefusal:)``),
+    /// or its refusal does (``PasskeyCeremonyStore/abandon(challenge:outcome:)``).
     ///
     /// Why not take it here, as a registration's answer does: on PostgreSQL each statement that writes is a commit that
     /// waits for its log to reach the disk, and a read is not. Taking the ceremony in the completion makes a sign-in two
     /// such commits instead of three, as for a UAF login (``pending(id:)``).
     func pendingPasskeySignIn(challenge: String, credentialID: String) async throws -> (ceremony: PasskeyCeremony, passkey: PasskeyRecord?)? {
-        guard database.engine == .postgres else {
-            guard let ceremony = try await stores.passkeyCeremonies.pending(challenge: challenge) else { return nil }
-            return (ceremony, try await stores.passkeys.passkey(id: credentialID))
-        }
         let row = try await database.run { sql in
             try await sql.raw(
                 """

@@ -7,10 +7,10 @@ import SQLKit
 /// A registration's answer consumes its ceremony: ``consume(challenge:)`` is one `UPDATE … WHERE state = 'initialized'
 /// RETURNING` (on SQLite a read and an update that must change the row), and
 /// ``finish(challenge:succeeded:outcome:username:credentialID:)`` then records how it ended. A sign-in's answer only
-/// reads its ceremony (`pending(challenge:)`); the sign-in's completion moves it out of `initialized` together with
-/// the rest of what it writes, and a refusal does so with ``abandon(challenge:outcome:)``. Either way a challenge is
-/// answered at most once across every instance sharing the database, whether the answer succeeds or not. The row goes
-/// the status retention after the ceremony's expiry.
+/// reads its ceremony (`CeremonyStore.pendingPasskeySignIn(challenge:credentialID:)`); the sign-in's completion moves
+/// it out of `initialized` together with the rest of what it writes, and a refusal does so with
+/// ``abandon(challenge:outcome:)``. Either way a challenge is answered at most once across every instance sharing the
+/// database, whether the answer succeeds or not. The row goes the status retention after the ceremony's expiry.
 public struct PasskeyCeremonyStore: Sendable {
     let database: StoreDatabase
 
@@ -54,12 +54,6 @@ public struct PasskeyCeremonyStore: Sendable {
         }.map { try Self.record($0) }
     }
 
-    /// The ceremony of `challenge` if nothing answered it yet, expired or not, left as it is: how a sign-in's answer
-    /// reads it (on SQLite; PostgreSQL reads it with the passkey, ``CeremonyStore/pendingPasskeySignIn(challenge:credentialID:)``).
-    func pending(challenge: String) async throws -> PasskeyCeremony? {
-        try await database.run { sql in try await sql.raw(Self.unanswered(challenge: challenge)).first() }.map { try Self.record($0) }
-    }
-
     /// The read of the ceremony of `challenge` while nothing answered it.
     static func unanswered(challenge: String) -> SQLQueryString {
         "SELECT * FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) AND state = 'initialized'"
@@ -97,8 +91,9 @@ public struct PasskeyCeremonyStore: Sendable {
     }
 
     /// Records the refusal of a sign-in's answer (`outcome`, the words its caller heard) on its ceremony, which was
-    /// only read (`pending(challenge:)`): the challenge cannot be answered afterwards. Only a ceremony nothing
-    /// answered changes: not one another answer completed or is completing, nor one the relying party cancelled.
+    /// only read (`CeremonyStore.pendingPasskeySignIn(challenge:credentialID:)`): the challenge cannot be answered
+    /// afterwards. Only a ceremony nothing answered changes: not one another answer completed or is completing, nor one
+    /// the relying party cancelled.
     public func abandon(challenge: String, outcome: String) async throws {
         try await database.run { sql in
             try await sql.raw(

@@ -6,8 +6,8 @@ import WireJSON
 
 /// Issued UAF requests (their challenges). A request is answered at most once across every instance sharing the
 /// database: a registration's answer takes it with ``consume(id:)``, one `DELETE … RETURNING` (on SQLite a read and a
-/// delete that must remove the row); a login's answer reads it (`pending(id:)`) and the login's completion removes
-/// it, writing nothing unless that removal happens (`CeremonyStore.completeAuthentication(_:)`).
+/// delete that must remove the row); a login's answer reads it (`CeremonyStore.pending(id:)`) and the login's
+/// completion removes it, writing nothing unless that removal happens (`CeremonyStore.completeAuthentication(_:)`).
 public struct UAFCeremonyStore: Sendable {
     let database: StoreDatabase
 
@@ -75,14 +75,6 @@ public struct UAFCeremonyStore: Sendable {
     public func consume(id: String) async throws -> UAFCeremony? {
         let row = try await database.run { sql in
             try await sql.consumedRow(read: Self.lookup(id: id), write: Self.removal(id: id), returning: Self.returned)
-        }
-        return try row.map { try Self.record(id: id, $0) }
-    }
-
-    /// The request with `id`, left in place, whether or not it has expired (``CeremonyStore/pending(id:)``).
-    func pending(id: String) async throws -> UAFCeremony? {
-        let row = try await database.run { sql in
-            try await sql.raw(Self.lookup(id: id)).first()
         }
         return try row.map { try Self.record(id: id, $0) }
     }

@@ -161,7 +161,7 @@ package struct UAFExchange: Sendable {
     enum Taking: Sendable {
         /// Removed at once, once only (``CeremonyStore/consume(id:)``): a registration.
         case consumed
-        /// Read and left in place (``CeremonyStore/pending(id:)``, with the registrations of its user on PostgreSQL):
+        /// Read and left in place (``CeremonyStore/pending(id:)``, with the registrations of its user):
         /// a login, whose completion removes it with its other writes, or whose refusal does
         /// (``abandon(_:code:report:)``).
         case leftForCompletion
