@@ -192,7 +192,7 @@ public struct CeremonyStore: Sendable {
         }
         guard let first = rows.first else { return nil }
         return Answered(
-            request: try UAFCeremonyStore.record(id: id, first, prefix: Self.pendingRequestPrefix),
+            request: try UAFCeremonyStore.record(id: id, first, names: Self.pendingRequestNames),
             registrations: try rows.filter { try !$0.decodeNil(column: "aaid") }.map(RegistrationStore.record))
     }
 
@@ -202,6 +202,7 @@ public struct CeremonyStore: Sendable {
     private static let pendingRequestColumns = UAFCeremonyStore.returnedColumns.map { column in
         "request.\(column) AS \(pendingRequestPrefix)\(column)"
     }.joined(separator: ", ")
+    private static let pendingRequestNames = UAFCeremonyStore.ColumnNames(prefix: pendingRequestPrefix)
 
     /// Removes the request of a refused answer and records the refusal (`outcome`, whose session id is the request's
     /// id) in its status record, in one statement on PostgreSQL. A request already gone changes nothing but the
@@ -338,14 +339,14 @@ public struct CeremonyStore: Sendable {
         let row = try await database.run { sql in
             try await sql.raw(
                 """
-                SELECT \(unsafeRaw: PasskeyCeremonyStore.prefixedColumns(from: "ceremony")), passkeys.*
+                SELECT \(unsafeRaw: PasskeyCeremonyStore.prefixedColumns), passkeys.*
                 FROM webauthn_ceremonies AS ceremony LEFT JOIN passkeys ON passkeys.credential_id = \(bind: credentialID)
                 WHERE ceremony.challenge = \(bind: challenge) AND ceremony.state = 'initialized'
                 """
             ).first()
         }
         guard let row else { return nil }
-        let ceremony = try PasskeyCeremonyStore.record(row, prefix: PasskeyCeremonyStore.prefix)
+        let ceremony = try PasskeyCeremonyStore.record(row, names: .prefixed)
         let passkey = try row.decode(column: "credential_id", as: String?.self) == nil ? nil : try PasskeyStore.record(row)
         return (ceremony, passkey)
     }

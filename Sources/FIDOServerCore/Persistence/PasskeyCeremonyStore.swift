@@ -184,23 +184,36 @@ public struct PasskeyCeremonyStore: Sendable {
     /// `username` and `user_handle`).
     static let prefix = "ceremony_"
 
-    /// `source`'s ceremony columns, each as ``prefix`` and its name.
-    static func prefixedColumns(from source: String) -> String {
-        columns.map { "\(source).\($0) AS \(prefix)\($0)" }.joined(separator: ", ")
+    /// The ceremony columns of the table named `ceremony` in a statement, each as ``prefix`` and its name. Made once:
+    /// made for every sign-in's read, the list was about 23 allocations of it.
+    static let prefixedColumns = columns.map { "ceremony.\($0) AS \(prefix)\($0)" }.joined(separator: ", ")
+
+    /// The names a ceremony's columns are read under: as they are, or each with ``prefix``. Made once: a prefixed
+    /// name is longer than a string Swift keeps inline, so making it for every read allocated once per column.
+    struct ColumnNames: Sendable {
+        let challenge, sessionID, kind, username, userHandle, userVerification, expiresAt, conditional, credentialID: String
+
+        init(prefix: String) {
+            (challenge, sessionID, kind, username) = (prefix + "challenge", prefix + "session_id", prefix + "kind", prefix + "username")
+            (userHandle, userVerification, expiresAt) = (prefix + "user_handle", prefix + "user_verification", prefix + "expires_at")
+            (conditional, credentialID) = (prefix + "conditional", prefix + "credential_id")
+        }
+
+        static let plain = ColumnNames(prefix: "")
+        static let prefixed = ColumnNames(prefix: PasskeyCeremonyStore.prefix)
     }
 
-    static func record(_ row: any SQLRow, prefix: String = "") throws -> PasskeyCeremony {
-        func column(_ name: String) -> String { prefix + name }
-        let kind = try row.decode(column: column("kind"), as: String.self)
+    static func record(_ row: any SQLRow, names: ColumnNames = .plain) throws -> PasskeyCeremony {
+        let kind = try row.decode(column: names.kind, as: String.self)
         guard let parsed = PasskeyCeremony.Kind(rawValue: kind) else { throw StoreError.malformedRow("WebAuthn ceremony kind \(kind)") }
         return PasskeyCeremony(
-            challenge: try row.decode(column: column("challenge"), as: String.self),
-            sessionID: try row.decode(column: column("session_id"), as: String.self),
-            kind: parsed, username: try row.decode(column: column("username"), as: String?.self),
-            userHandle: try row.decode(column: column("user_handle"), as: String?.self),
-            userVerification: try row.decode(column: column("user_verification"), as: String.self),
-            expiresAt: Date(epochMillis: try row.decode(column: column("expires_at"), as: Int64.self)),
-            conditional: try row.decode(column: column("conditional"), as: Int64.self) != 0,
-            credentialID: try row.decode(column: column("credential_id"), as: String?.self))
+            challenge: try row.decode(column: names.challenge, as: String.self),
+            sessionID: try row.decode(column: names.sessionID, as: String.self),
+            kind: parsed, username: try row.decode(column: names.username, as: String?.self),
+            userHandle: try row.decode(column: names.userHandle, as: String?.self),
+            userVerification: try row.decode(column: names.userVerification, as: String.self),
+            expiresAt: Date(epochMillis: try row.decode(column: names.expiresAt, as: Int64.self)),
+            conditional: try row.decode(column: names.conditional, as: Int64.self) != 0,
+            credentialID: try row.decode(column: names.credentialID, as: String?.self))
     }
 }

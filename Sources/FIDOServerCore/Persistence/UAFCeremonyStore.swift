@@ -95,19 +95,34 @@ public struct UAFCeremonyStore: Sendable {
     static let returnedColumns = ["operation", "challenge", "username", "policy", "transactions", "expires_at", "policy_name", "app_attestation"]
     static let returned = returnedColumns.joined(separator: ", ")
 
-    /// The request `id` read from `row`, whose columns are ``returned``, each named with `prefix` before it.
-    static func record(id: String, _ row: any SQLRow, prefix: String = "") throws -> UAFCeremony {
-        guard let operation = UAFOperation(rawValue: try row.decode(column: prefix + "operation", as: String.self)) else {
+    /// The request `id` read from `row`, whose columns are ``returned``, each read under its name in `names`.
+    static func record(id: String, _ row: any SQLRow, names: ColumnNames = .plain) throws -> UAFCeremony {
+        guard let operation = UAFOperation(rawValue: try row.decode(column: names.operation, as: String.self)) else {
             throw StoreError.malformedRow("uaf_requests.operation")
         }
         return UAFCeremony(
-            id: id, operation: operation, challenge: try row.decode(column: prefix + "challenge", as: String.self),
-            username: try row.decode(column: prefix + "username", as: String?.self),
-            policy: try JSONCoding.value(Policy.self, try row.decode(column: prefix + "policy", as: String.self)),
-            transactions: try JSONCoding.value([Transaction].self, try row.decode(column: prefix + "transactions", as: String.self)),
-            expiresAt: Date(epochMillis: try row.decode(column: prefix + "expires_at", as: Int64.self)),
-            policyName: try row.decode(column: prefix + "policy_name", as: String?.self),
-            appAttestation: try row.decode(column: prefix + "app_attestation", as: String?.self))
+            id: id, operation: operation, challenge: try row.decode(column: names.challenge, as: String.self),
+            username: try row.decode(column: names.username, as: String?.self),
+            policy: try JSONCoding.value(Policy.self, try row.decode(column: names.policy, as: String.self)),
+            transactions: try JSONCoding.value([Transaction].self, try row.decode(column: names.transactions, as: String.self)),
+            expiresAt: Date(epochMillis: try row.decode(column: names.expiresAt, as: Int64.self)),
+            policyName: try row.decode(column: names.policyName, as: String?.self),
+            appAttestation: try row.decode(column: names.appAttestation, as: String?.self))
+    }
+
+    /// The names a request's ``returnedColumns`` are read under: as they are, or each with a prefix. Made once per
+    /// prefix: a prefixed name is longer than a string Swift keeps inline, so making it for every read allocated once
+    /// per column.
+    struct ColumnNames: Sendable {
+        let operation, challenge, username, policy, transactions, expiresAt, policyName, appAttestation: String
+
+        init(prefix: String) {
+            (operation, challenge, username, policy) = (prefix + "operation", prefix + "challenge", prefix + "username", prefix + "policy")
+            (transactions, expiresAt) = (prefix + "transactions", prefix + "expires_at")
+            (policyName, appAttestation) = (prefix + "policy_name", prefix + "app_attestation")
+        }
+
+        static let plain = ColumnNames(prefix: "")
     }
 
     /// Removes the requests that count against `username` (the user is being deleted); returns how many. Every
