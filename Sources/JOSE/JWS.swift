@@ -19,12 +19,39 @@ public struct JWSHeader: Codable, Hashable, Sendable {
 public enum JWS {
     /// Signs `payload` and returns `header.payload.signature`.
     public static func sign(_ payload: [UInt8], header: JWSHeader = JWSHeader(), key: P256.Signing.PrivateKey) throws -> String {
-        guard header.alg == "ES256" else { throw JOSEError(.unsupportedAlgorithm(header.alg)) }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let signingInput = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(payload)
-        let signature = try key.signature(for: Array(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+        try Signer(key: key, header: header).sign(payload)
+    }
+
+    /// Signs with one key under one protected header, written once: for a signer that signs often (the server signs a
+    /// token at every sign-in), so each signature costs the payload's encoding and the signature, not the header's.
+    public struct Signer: Sendable {
+        public let key: P256.Signing.PrivateKey
+        /// The protected header's base64url text and the dot after it: the start of every signing input.
+        private let prefix: [UInt8]
+
+        /// Throws for a header whose `alg` is not ES256.
+        public init(key: P256.Signing.PrivateKey, header: JWSHeader = JWSHeader()) throws {
+            guard header.alg == "ES256" else { throw JOSEError(.unsupportedAlgorithm(header.alg)) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            var prefix: [UInt8] = []
+            Base64URL.append(try encoder.encode(header), to: &prefix)
+            prefix.append(UInt8(ascii: "."))
+            self.key = key
+            self.prefix = prefix
+        }
+
+        /// Signs `payload` (the bytes the token carries, JSON for a JWT) and returns `header.payload.signature`.
+        public func sign<Payload: DataProtocol>(_ payload: Payload) throws -> String {
+            var token = prefix
+            // The whole token in one buffer: the signing input, then the dot and the 86 characters of R ‖ S.
+            token.reserveCapacity(prefix.count + Base64URL.encodedCount(payload.count) + 1 + Base64URL.encodedCount(64))
+            Base64URL.append(payload, to: &token)
+            let signature = try key.signature(for: token)
+            token.append(UInt8(ascii: "."))
+            Base64URL.append(signature.rawRepresentation, to: &token)
+            return String(decoding: token, as: UTF8.self)
+        }
     }
 
     /// A verified JWS.

@@ -11,31 +11,63 @@ public enum Base64URL {
         return table
     }()
 
+    /// The base64url text of `data`, in one allocation (none for up to 15 characters): the bytes are read where they
+    /// are when they are contiguous, and the text is written in place. Every login encodes a few of these (its
+    /// challenge, ids, the token's parts); copying the input and building the text through an array cost two more.
     public static func encode<D: DataProtocol>(_ data: D) -> String {
-        let bytes = Array(data)
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out.append(alphabet[Int(v >> 18 & 63)])
-            out.append(alphabet[Int(v >> 12 & 63)])
-            out.append(alphabet[Int(v >> 6 & 63)])
-            out.append(alphabet[Int(v & 63)])
-            i += 3
+        if let text = data.withContiguousStorageIfAvailable({ encode($0) }) { return text }
+        return Array(data).withUnsafeBufferPointer { encode($0) }
+    }
+
+    /// Appends the base64url text of `data` to `out`.
+    public static func append<D: DataProtocol>(_ data: D, to out: inout [UInt8]) {
+        if data.withContiguousStorageIfAvailable({ append($0, to: &out) }) != nil { return }
+        Array(data).withUnsafeBufferPointer { append($0, to: &out) }
+    }
+
+    /// How many characters the base64url text of `count` bytes has.
+    public static func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
+
+    private static func encode(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: encodedCount(bytes.count)) { write(bytes, into: $0) }
+    }
+
+    private static func append(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let start = out.count
+        let count = encodedCount(bytes.count)
+        out.append(contentsOf: repeatElement(0, count: count))
+        out.withUnsafeMutableBufferPointer { buffer in
+            _ = write(bytes, into: UnsafeMutableBufferPointer(rebasing: buffer[start..<(start + count)]))
         }
-        let rest = bytes.count - i
-        if rest == 1 {
-            let v = UInt32(bytes[i]) << 16
-            out.append(alphabet[Int(v >> 18 & 63)])
-            out.append(alphabet[Int(v >> 12 & 63)])
-        } else if rest == 2 {
-            let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out.append(alphabet[Int(v >> 18 & 63)])
-            out.append(alphabet[Int(v >> 12 & 63)])
-            out.append(alphabet[Int(v >> 6 & 63)])
+    }
+
+    /// Writes the text of `bytes` at the start of `out`, which has room for it, and returns its length.
+    private static func write(_ bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        alphabet.withUnsafeBufferPointer { alphabet in
+            var i = 0
+            var o = 0
+            while i + 3 <= bytes.count {
+                let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                out[o] = alphabet[Int(v >> 18 & 63)]
+                out[o + 1] = alphabet[Int(v >> 12 & 63)]
+                out[o + 2] = alphabet[Int(v >> 6 & 63)]
+                out[o + 3] = alphabet[Int(v & 63)]
+                i += 3
+                o += 4
+            }
+            let rest = bytes.count - i
+            if rest > 0 {
+                let v = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+                out[o] = alphabet[Int(v >> 18 & 63)]
+                out[o + 1] = alphabet[Int(v >> 12 & 63)]
+                o += 2
+                if rest == 2 {
+                    out[o] = alphabet[Int(v >> 6 & 63)]
+                    o += 1
+                }
+            }
+            return o
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes base64url; returns nil for any character outside the alphabet (including the standard `+`/`/`),

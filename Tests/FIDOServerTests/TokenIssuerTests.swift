@@ -8,7 +8,7 @@ import XCTest
 @testable import FIDOServer
 @testable import FIDOServerCore
 
-/// The tokens the server signs, whose JSON ``WireJWTEncoder`` writes, read by jwt-kit's default parser (Foundation's
+/// The tokens the server signs, whose JSON ``WireJSONEncoder`` writes, read by jwt-kit's default parser (Foundation's
 /// `JSONDecoder`), the independent reader a relying party would use.
 final class TokenIssuerTests: XCTestCase {
     static let claims = IssuedTokenClaims(
@@ -36,7 +36,7 @@ final class TokenIssuerTests: XCTestCase {
 
     func testAnIssuedTokenVerifiesWithJWTKitsDefaultReader() async throws {
         let issuer = try await issuer()
-        let token = try await issuer.sign(Self.claims)
+        let token = try issuer.sign(Self.claims)
         let read = try await verifier(issuer).verify(token, as: IssuedTokenClaims.self)
         XCTAssertEqual(read, Self.claims)
         XCTAssertEqual(try JSONDecoder().decode(IssuedTokenClaims.self, from: try segments(token).payload), Self.claims)
@@ -44,13 +44,13 @@ final class TokenIssuerTests: XCTestCase {
 
     func testTheHeaderNamesES256TheKeyAndJWT() async throws {
         let issuer = try await issuer()
-        let header = try segments(try await issuer.sign(Self.claims)).header
+        let header = try segments(try issuer.sign(Self.claims)).header
         XCTAssertEqual(header, ["alg": "ES256", "typ": "JWT", "kid": issuer.kid])
     }
 
     func testTheClaimsAreWrittenAsFoundationWritesThemSorted() async throws {
         let issuer = try await issuer()
-        let payload = try segments(try await issuer.sign(Self.claims)).payload
+        let payload = try segments(try issuer.sign(Self.claims)).payload
         let foundation = foundationWireEncoder()
         foundation.dateEncodingStrategy = .secondsSince1970
         XCTAssertEqual(String(decoding: payload, as: UTF8.self), String(decoding: try foundation.encode(Self.claims), as: UTF8.self))
@@ -68,7 +68,7 @@ final class TokenIssuerTests: XCTestCase {
         let dated = Dated(
             exp: ExpirationClaim(value: Date(timeIntervalSince1970: 1_795_502_881)),
             iat: IssuedAtClaim(value: Date(timeIntervalSince1970: 1_795_502_581)))
-        let token = try await issuer.sign(dated)
+        let token = try issuer.sign(dated)
         XCTAssertEqual(String(decoding: try segments(token).payload, as: UTF8.self), #"{"exp":1795502881,"iat":1795502581}"#)
         let read = try await verifier(issuer).verify(token, as: Dated.self)
         XCTAssertEqual(read, dated)

@@ -48,6 +48,14 @@ final class JOSEInteroperabilityTests: XCTestCase {
         XCTAssertEqual(try peer("verify-jws", JWK(publicKey: key.publicKey).json, token), #"{"requestId":"r1"}"#)
     }
 
+    func testJwcryptoVerifiesWhatASignerSigns() throws {
+        let key = P256.Signing.PrivateKey()
+        let signer = try JWS.Signer(key: key, header: JWSHeader(kid: "t1", typ: "JWT"))
+        for payload in [#"{"sid":"s1"}"#, #"{"sub":"zoë \"the\" user/🚀"}"#] {
+            XCTAssertEqual(try peer("verify-jws", JWK(publicKey: key.publicKey).json, try signer.sign(Array(payload.utf8))), payload)
+        }
+    }
+
     func testWeVerifyJwcryptosJWS() throws {
         let key = P256.Signing.PrivateKey()
         let jwk = privateJWK(x963: Array(key.publicKey.x963Representation), scalar: Array(key.rawRepresentation))

@@ -14,6 +14,29 @@ final class JWSTests: XCTestCase {
         XCTAssertEqual(String(decoding: verified.payload, as: UTF8.self), #"{"sub":"device"}"#)
     }
 
+    func testASignerSignsEveryPayloadUnderTheHeaderItWasMadeWith() throws {
+        let signer = try JWS.Signer(key: key, header: JWSHeader(kid: "k-1", typ: "JWT"))
+        let header = try JWS.sign([], header: JWSHeader(kid: "k-1", typ: "JWT"), key: key).split(separator: ".").first
+        let payloads = [[], Array("a".utf8), Array(#"{"sub":"zoë/🚀","n":[1,2]}"#.utf8), [UInt8](repeating: 0xFF, count: 1000)]
+        for payload in payloads {
+            let token = try signer.sign(payload)
+            let verified = try JWS.verify(token, key: key.publicKey)
+            XCTAssertEqual(verified.header, JWSHeader(kid: "k-1", typ: "JWT"))
+            XCTAssertEqual(verified.payload, payload)
+            XCTAssertEqual(token.split(separator: ".").first, header)
+        }
+        // Data and a slice that does not start at zero sign as the same bytes.
+        let bytes = Array("xy{\"a\":1}".utf8)
+        XCTAssertEqual(try JWS.verify(try signer.sign(bytes[2...]), key: key.publicKey).payload, Array(bytes[2...]))
+        XCTAssertEqual(try JWS.verify(try signer.sign(Data(bytes)), key: key.publicKey).payload, bytes)
+    }
+
+    func testASignerForAnotherAlgorithmIsRefused() {
+        XCTAssertThrowsError(try JWS.Signer(key: key, header: JWSHeader(alg: "HS256"))) {
+            XCTAssertEqual($0 as? JOSEError, JOSEError(.unsupportedAlgorithm("HS256")))
+        }
+    }
+
     func testATamperedPayloadIsRejected() throws {
         let token = try JWS.sign(Array("a".utf8), key: key)
         var parts = token.split(separator: ".").map(String.init)

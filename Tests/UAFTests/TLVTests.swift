@@ -137,4 +137,24 @@ final class TLVTests: XCTestCase {
         XCTAssertNil(Base64URL.decode("a+b/"))
         XCTAssertNil(Base64URL.decode("abcde"))
     }
+
+    /// Foundation's base64, with its alphabet's two characters swapped and its padding cut, is the reference; every
+    /// kind of input (contiguous or not, a slice that does not start at zero) and both ways of writing agree with it.
+    func testBase64URLEncodingAgreesWithFoundationForEveryInputKind() {
+        for length in 0..<100 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }
+            let expected = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            XCTAssertEqual(Base64URL.encode(bytes), expected, "array of \(length)")
+            XCTAssertEqual(Base64URL.encode(Data(bytes)), expected, "data of \(length)")
+            XCTAssertEqual(Base64URL.encode(([0, 0] + bytes)[2...]), expected, "slice of \(length)")
+            XCTAssertEqual(Base64URL.encodedCount(length), expected.utf8.count)
+            var out = Array("prefix.".utf8)
+            Base64URL.append(bytes, to: &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), "prefix." + expected)
+        }
+        let repeated = repeatElement(UInt8(0xFB), count: 31)
+        XCTAssertEqual(Base64URL.encode(repeated), Base64URL.encode(Array(repeated)), "a collection without contiguous storage")
+    }
 }

@@ -309,7 +309,7 @@ package struct AuthCloudService: Sendable {
         let user = try await stores.authCloudUsers.findOrCreate(username: username, now: now).record
         answer.userId = user.userId
         answer.username = username
-        answer.token = try await issuer.sign(
+        answer.token = try issuer.sign(
             ResultClaims(
                 iss: issuer.issuer, aud: ResultClaims.audience, sub: user.userId, username: username, transaction_id: claims.sub, op: claims.op,
                 channel: claims.channel, status: "succeeded", aaid: aaid, keyid: keyID, txn_hash: claims.txn_hash,
@@ -410,7 +410,7 @@ package struct AuthCloudService: Sendable {
         // status retention.
         let operation = channel == "fido2" ? passkeys?.settings.timeout ?? 0 : TimeInterval(configuration.tokenLifetimeSeconds)
         let lifetime = operation + uaf.statusRetention
-        return try await issuer.sign(
+        return try issuer.sign(
             StatusClaims(
                 iss: issuer.issuer, aud: StatusClaims.audience, sub: transactionId, uid: user?.userId,
                 username: user?.username, op: op, channel: channel, txn_hash: transactionHash, iat: Int64(now), exp: Int64(now + lifetime)))

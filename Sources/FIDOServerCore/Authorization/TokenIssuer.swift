@@ -69,9 +69,11 @@ public final class TokenIssuer: Sendable {
     /// by sending tokens with made-up key ids (one query per 2 seconds per instance).
     static let missRefreshInterval: TimeInterval = 2
 
-    /// The keys in use: the signing key's kid, a key collection holding every usable key, and their public JWKs.
+    /// The keys in use: the signing key's kid and signer, a key collection holding every usable key (which verifies),
+    /// and their public JWKs.
     struct Ring: Sendable {
         var active: String
+        var signer: JWS.Signer
         var keys: JWTKeyCollection
         var published: [JOSE.JWK]
         var fingerprint: [String]
@@ -125,21 +127,23 @@ public final class TokenIssuer: Sendable {
     private static func ring(_ keys: [(kid: String?, pem: String, state: SigningKeyRecord.State)]) async throws -> Ring {
         let collection = JWTKeyCollection()
         var published: [JOSE.JWK] = []
-        var active: String?
+        var active: (kid: String, signer: JWS.Signer)?
         for key in keys {
             let privateKey: P256.Signing.PrivateKey
             do { privateKey = try P256.Signing.PrivateKey(pemRepresentation: key.pem) } catch {
                 throw ServerConfiguration.ConfigurationError.invalid("the token signing key \(key.kid ?? "") is not a PEM P-256 private key")
             }
             let kid = key.kid ?? JOSE.JWK(publicKey: privateKey.publicKey).thumbprint
-            await collection.add(
-                ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid),
-                serializer: DefaultJWTSerializer(jsonEncoder: WireJWTEncoder()))
+            await collection.add(ecdsa: try ES256PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid))
             published.append(JOSE.JWK(publicKey: privateKey.publicKey, kid: kid, use: "sig", alg: "ES256"))
-            if active == nil, key.state == .active { active = kid }
+            if active == nil, key.state == .active {
+                active = (kid, try JWS.Signer(key: privateKey, header: JWSHeader(alg: "ES256", kid: kid, typ: "JWT")))
+            }
         }
         guard let active else { throw ServerConfiguration.ConfigurationError.invalid("no active token signing key (mauth admin signing-key list)") }
-        return Ring(active: active, keys: collection, published: published, fingerprint: keys.map { "\($0.kid ?? "")/\($0.state)" })
+        return Ring(
+            active: active.kid, signer: active.signer, keys: collection, published: published,
+            fingerprint: keys.map { "\($0.kid ?? "")/\($0.state)" })
     }
 
     /// Reads the database's ring again and installs it when it changed; returns whether it did. A ring that cannot
@@ -161,12 +165,14 @@ public final class TokenIssuer: Sendable {
     /// The JWKS served at `/.well-known/jwks.json`: the signing key first, then pending and retiring keys.
     public var jwks: JWKSDocument { JWKSDocument(keys: ring.withLockedValue { $0.published }) }
 
-    private var current: (kid: String, keys: JWTKeyCollection) { ring.withLockedValue { ($0.active, $0.keys) } }
+    /// The keys that verify, and the one that signs.
+    private var verifier: JWTKeyCollection { ring.withLockedValue { $0.keys } }
+    private var signer: JWS.Signer { ring.withLockedValue { $0.signer } }
 
     func issue(
         session: SessionRecord, authenticatedAt: Date, transactionContentHash: [UInt8], use: IssuedTokenClaims.Use = .authentication,
         deviceId: String? = nil, policy: String? = nil
-    ) async throws -> String {
+    ) throws -> String {
         let now = authenticatedAt.timeIntervalSince1970
         let claims = IssuedTokenClaims(
             iss: issuer, sub: session.username, aud: audience, iat: Int64(now),
@@ -174,14 +180,14 @@ public final class TokenIssuer: Sendable {
             auth_time: Int64(now), sid: session.id, aaid: session.credential.aaid ?? "", keyid: session.credential.id,
             txn_hash: transactionContentHash.isEmpty ? nil : Base64URL.encode(transactionContentHash), token_use: use.rawValue, device_id: deviceId,
             policy: policy, method: session.credential.kind.rawValue)
-        return try await sign(claims)
+        return try sign(claims)
     }
 
     /// Verifies a token this server issued: signature, issuer and expiry (no leeway: we wrote `exp` ourselves).
     /// The caller still checks that the session `sid` is live.
     package func verify(_ token: String, now: Date) async throws(AuthorizationFailure) -> IssuedTokenClaims {
         let claims: IssuedTokenClaims
-        do { claims = try await current.keys.verify(token, as: IssuedTokenClaims.self) } catch {
+        do { claims = try await verifier.verify(token, as: IssuedTokenClaims.self) } catch {
             throw .unauthenticated("server token rejected: \(TokenRefusal.reason(error))")
         }
         guard claims.iss == issuer else { throw .unauthenticated("server token has the wrong issuer") }
@@ -192,14 +198,24 @@ public final class TokenIssuer: Sendable {
     /// Signs another kind of token this server hands out (the Auth Cloud status and result tokens). None of their
     /// claim sets has `sid` and `auth_time`, so none decodes as ``IssuedTokenClaims``: they are never session
     /// credentials, and each kind names its own `aud`, which ``verify(_:as:now:)`` checks.
-    func sign<Claims: JWTPayload>(_ claims: Claims) async throws -> String {
-        let (kid, keys) = current
-        return try await keys.sign(claims, kid: JWKIdentifier(string: kid))
+    ///
+    /// The token is signed here (``JOSE/JWS/Signer``, its header written once per key), not by jwt-kit: jwt-kit's
+    /// signing runs on its key collection's actor, a hop each way, and builds the header anew every time; at every
+    /// sign-in that was about 2 % of a login's server CPU besides the signature itself (profiled). jwt-kit still
+    /// verifies, and the tests hold what is signed here to jwt-kit's reader.
+    func sign<Claims: JWTPayload>(_ claims: Claims) throws -> String {
+        try signer.sign(try Self.claimsEncoder.encode(claims))
     }
+
+    /// The JSON of the claims: ``WireJSONEncoder`` rather than Foundation's `JSONEncoder` (jwt-kit's default), which
+    /// was 2 % of the server's CPU under authentication load (profile of `mauth load`). Dates as seconds since 1970,
+    /// as jwt-kit writes them (a JWT's NumericDate). Keys come out sorted and slashes unescaped: the same JSON in
+    /// other bytes, which is all a signature needs, since it covers the bytes that were signed.
+    private static let claimsEncoder = WireJSONEncoder(dateEncoding: .secondsSince1970)
 
     /// Verifies a token signed by ``sign(_:)``: signature, issuer, audience and expiry; nil when any fails.
     func verify<Claims: JWTPayload & AudienceBound>(_ token: String, as type: Claims.Type, now: Date) async -> Claims? {
-        guard token.utf8.count <= 4096, let claims = try? await current.keys.verify(token, as: Claims.self) else { return nil }
+        guard token.utf8.count <= 4096, let claims = try? await verifier.verify(token, as: Claims.self) else { return nil }
         guard claims.iss == issuer, claims.aud == Claims.audience, Double(claims.exp) > now.timeIntervalSince1970 else { return nil }
         return claims
     }
@@ -249,18 +265,6 @@ protocol AudienceBound {
 public struct JWKSDocument: Codable, Sendable, Equatable {
     public var keys: [JOSE.JWK]
     public init(keys: [JOSE.JWK]) { self.keys = keys }
-}
-
-/// The JSON of the tokens this server signs (header and claims), written by ``WireJSONEncoder`` instead of jwt-kit's
-/// default, Foundation's `JSONEncoder`: every login signs a token, and `JSONEncoder` was 2 % of the server's CPU
-/// under authentication load (profile of `mauth load`). Dates as seconds since 1970, as jwt-kit's own encoder writes
-/// them (a JWT's NumericDate). Keys come out sorted and slashes unescaped: the same JSON in other bytes, which is
-/// all a signature needs, since it covers the bytes that were signed. jwt-kit still builds the header, signs and
-/// verifies; only the JSON writer is ours.
-struct WireJWTEncoder: JWTJSONEncoder {
-    private static let encoder = WireJSONEncoder(dateEncoding: .secondsSince1970)
-
-    func encode<T: Encodable>(_ value: T) throws -> Data { try Self.encoder.encodeToData(value) }
 }
 
 /// Reads the database's token-signing keys again every 10 seconds (`TokenIssuer.refreshInterval`), so a key added, activated

@@ -195,7 +195,7 @@ package struct AuthenticationService: Sendable {
             }
             let confirmed = verified.first { $0.mode == .transactionConfirmed }
             // The sign-in every protocol shares; nothing of it is stored until the store call below.
-            let opened = try await environment.signIn.open(
+            let opened = try environment.signIn.open(
                 username: first.username, credential: .uaf(aaid: first.aaid, keyID: first.keyID),
                 at: environment.clock(), transactionContentHash: confirmed?.transactionContentHash ?? [],
                 policy: record.policyName)

@@ -360,7 +360,7 @@ package struct PasskeyService: Sendable {
             throw Refusal(.badRequest, "authentication_refused", "the FIDO Metadata Service reports this authenticator model \(report.status)")
         }
         // The sign-in every protocol shares; nothing of it is stored until the store call below.
-        let opened = try await environment.signIn.open(username: passkey.username, credential: .passkey(credentialID: id), at: now)
+        let opened = try environment.signIn.open(username: passkey.username, credential: .passkey(credentialID: id), at: now)
         // Taken only if nothing answered, refused or cancelled the ceremony meanwhile; compare-and-set from the counter
         // verified against, and the session only if it moved: a concurrent sign-in that moved it first makes this
         // one a replay.

@@ -34,11 +34,11 @@ package struct SignIn: Sendable {
     func open(
         username: String, credential: SessionCredential, at now: Date, transactionContentHash: [UInt8] = [],
         policy: String? = nil
-    ) async throws -> Opened {
+    ) throws -> Opened {
         let (token, session) = SessionStore.make(
             username: username, credential: credential, now: now,
             lifetime: TimeInterval(tokens.sessionLifetimeSeconds))
-        let jwt = try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: transactionContentHash, policy: policy)
+        let jwt = try issuer.issue(session: session, authenticatedAt: now, transactionContentHash: transactionContentHash, policy: policy)
         return Opened(
             token: token, session: session, jwt: jwt,
             cookie: Self.cookie(name: tokens.cookieName, value: token, maxAge: tokens.sessionLifetimeSeconds))
@@ -52,7 +52,7 @@ package struct SignIn: Sendable {
         let (_, session) = try await sessions.create(
             username: username, credential: credential, now: now,
             lifetime: TimeInterval(min(tokens.sessionLifetimeSeconds, Self.maximumRegistrationSessionSeconds)))
-        return try await issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], use: .registration, deviceId: deviceId)
+        return try issuer.issue(session: session, authenticatedAt: now, transactionContentHash: [], use: .registration, deviceId: deviceId)
     }
 
     /// Adding a credential (a UAF key or a passkey) with a session of this server needs a recent sign-in
