@@ -188,13 +188,16 @@ final class JSONSink {
         let start = members[first].start
         let end = members[members.count - 1].end
         // The order and the reordered bytes go through buffers the sink keeps, so a message with several unordered
-        // objects allocates them once.
+        // objects allocates them once, each reserved for the whole object first: appended to one member at a time,
+        // they grew a doubling at a time (about twenty allocations of a login's messages).
         order.removeAll(keepingCapacity: true)
+        order.reserveCapacity(count)
         order.append(contentsOf: first..<members.count)
         order.sort { a, b in
             members[a].key == members[b].key ? a < b : Self.precedes(members[a].key, members[b].key)
         }
         region.removeAll(keepingCapacity: true)
+        region.reserveCapacity(end - start)
         for (position, index) in order.enumerated() {
             if position + 1 < order.count, members[order[position + 1]].key == members[index].key { continue }
             if !region.isEmpty { region.append(UInt8(ascii: ",")) }
