@@ -107,6 +107,9 @@ final class SQLiteValueConversionTests: XCTestCase {
         let binds: [any Encodable & Sendable] = [
             "abc", "", "Zürich 🔑", Int64(0), Int64.min, Int64.max, 42, -1, Int32(5), UInt32.max, true, 1.5, Optional("x"),
             String?.none, Optional(Int64(3)), Int64?.none, Optional(7), Int?.none,
+            // Absent optionals of other types, and a double optional: NULL by the cast, as the encoder writes them.
+            Bool?.none, Double?.none, Date?.none, Data?.none, [Int]?.none, Int32?.none, String??.some(.none), String??.none,
+            Optional(Optional("y")), Optional(true), Optional(Data([1, 2])),
         ]
         for bind in binds {
             XCTAssertEqual(try SQLiteEngineDatabase.data(bind), try SQLiteDataEncoder().encode(bind), "\(bind)")
