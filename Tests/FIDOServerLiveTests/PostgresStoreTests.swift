@@ -129,7 +129,7 @@ final class PostgresStoreTests: XCTestCase {
         }
         let plain = try await plan("counted_username = \(bind: "ann") AND expires_at >= \(bind: now.epochMillis)")
         XCTAssertTrue(plain.contains("uaf_requests_by_expiry"), "the table does not mislead the planner, so this test proves nothing:\n\(plain)")
-        let capped = try await plan(UAFCeremonyStore.unexpired(username: "ann", now: now))
+        let capped = try await plan("\(UAFCeremonyStore.unexpired(username: "ann", now: now))")
         XCTAssertFalse(capped.contains("uaf_requests_by_expiry"), capped)
         let count = try await stores.uafCeremonies.outstanding(username: "ann", now: now)
         XCTAssertEqual(count, 10)

@@ -192,10 +192,10 @@ public final class StoreDatabase: Sendable {
     /// Runs `statement`, which changes at most `batch` rows and returns a row for each, again after `pause` until it
     /// changes fewer than `batch`; returns how many rows it changed in all (a purge's loop, see
     /// `deleteExpired(from:before:batch:pause:)`).
-    func inBatches(_ statement: SQLQueryString, batch: Int, pause: Duration = .milliseconds(100)) async throws -> Int {
+    func inBatches(_ statement: StoreStatement, batch: Int, pause: Duration = .milliseconds(100)) async throws -> Int {
         var changed = 0
         while true {
-            let count = try await run { sql in try await sql.raw(statement).all().count }
+            let count = try await run { sql in try await sql.statement(statement).all().count }
             changed += count
             if count < batch { return changed }
             try await Task.sleep(for: pause)
@@ -204,7 +204,7 @@ public final class StoreDatabase: Sendable {
 
     /// The condition that a row is one of those `picked` selects (`FROM … WHERE … ORDER BY … LIMIT n`), matched by
     /// physical row id so the statement reads only the picked rows (why: ``purgeStatement(engine:table:before:batch:)``).
-    static func pickedRows(engine: Engine, _ picked: SQLQueryString) -> SQLQueryString {
+    static func pickedRows(engine: Engine, _ picked: StoreStatement) -> StoreStatement {
         switch engine {
         case .sqlite: return "rowid IN (SELECT rowid \(picked))"
         case .postgres: return "ctid = ANY(ARRAY(SELECT ctid \(picked)))"
@@ -214,7 +214,7 @@ public final class StoreDatabase: Sendable {
     /// An expiry (epoch milliseconds) in a purge's condition: a value on SQLite, written into the statement's text on
     /// PostgreSQL (see ``expired(before:engine:)``). The value is an integer formatted here, so it cannot change what
     /// the statement says.
-    static func expiry(_ millis: Int64, engine: Engine) -> SQLQueryString {
+    static func expiry(_ millis: Int64, engine: Engine) -> StoreStatement {
         switch engine {
         case .sqlite: return "\(bind: millis)"
         case .postgres: return "\(unsafeRaw: String(millis))"
@@ -242,7 +242,7 @@ public final class StoreDatabase: Sendable {
     /// SQLite keeps `expires_at < ?` with a value: its statements are prepared once with a plan that never depends on
     /// values (``SQLiteEngine``) and it reads the index for this, and a new text every second would only fill its
     /// statement cache.
-    static func expired(before cutoff: Int64, engine: Engine) -> SQLQueryString {
+    static func expired(before cutoff: Int64, engine: Engine) -> StoreStatement {
         switch engine {
         case .sqlite: return "expires_at < \(expiry(cutoff, engine: engine))"
         case .postgres: return "expires_at >= 0 AND expires_at < \(expiry(cutoff, engine: engine))"
@@ -260,8 +260,8 @@ public final class StoreDatabase: Sendable {
     /// for a table with rows (the condition that picks them: ``expired(before:engine:)``);
     /// a row updated since it was picked has a new ctid, is skipped, and goes at the next purge. SQLite's `rowid` is
     /// the same idea.
-    static func purgeStatement(engine: Engine, table: String, before cutoff: Int64, batch: Int) -> SQLQueryString {
-        let oldest: SQLQueryString =
+    static func purgeStatement(engine: Engine, table: String, before cutoff: Int64, batch: Int) -> StoreStatement {
+        let oldest: StoreStatement =
             "FROM \(unsafeRaw: table) WHERE \(expired(before: cutoff, engine: engine)) ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))"
         return "DELETE FROM \(unsafeRaw: table) WHERE \(pickedRows(engine: engine, oldest)) RETURNING 1 AS deleted"
     }

@@ -14,7 +14,7 @@ public struct AccessKeyStore: Sendable {
         let key = Self.prefix + RandomToken.make(32)
         let record = AccessKeyRecord(id: RandomToken.make(9), name: name, createdAt: now, revokedAt: nil)
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 INSERT INTO access_keys (id, name, key_hash, created_at)
                 VALUES (\(bind: record.id), \(bind: name), \(bind: SecretHash.of(key)), \(bind: now.epochMillis))
@@ -28,20 +28,20 @@ public struct AccessKeyStore: Sendable {
     public func validate(_ key: String) async throws -> AccessKeyRecord? {
         guard key.hasPrefix(Self.prefix), key.utf8.count <= 128 else { return nil }
         return try await database.run { sql in
-            try await sql.raw("SELECT * FROM access_keys WHERE key_hash = \(bind: SecretHash.of(key)) AND revoked_at IS NULL").first()
+            try await sql.statement("SELECT * FROM access_keys WHERE key_hash = \(bind: SecretHash.of(key)) AND revoked_at IS NULL").first()
         }.map(Self.record)
     }
 
     public func list() async throws -> [AccessKeyRecord] {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM access_keys ORDER BY created_at, id").all()
+            try await sql.statement("SELECT * FROM access_keys ORDER BY created_at, id").all()
         }.map(Self.record)
     }
 
     /// Revokes a key by id; false when no live key has that id.
     public func revoke(id: String, now: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE access_keys SET revoked_at = \(bind: now.epochMillis) WHERE id = \(bind: id) AND revoked_at IS NULL RETURNING id
                 """

@@ -24,7 +24,7 @@ public struct AppAttestKeyStore: Sendable {
     /// already counted count again.
     public func attested(_ key: AttestedAppKey, now: Date) async throws {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 INSERT INTO app_attest_keys (key_id, app_id, environment, public_key, counter, receipt, created_at, last_used_at)
                 VALUES (\(bind: Base64URL.encode(key.keyID)), \(bind: key.appID), \(bind: key.environment.rawValue),
@@ -39,7 +39,7 @@ public struct AppAttestKeyStore: Sendable {
     /// The key `keyID` names, with its counter, or nil.
     public func key(id keyID: [UInt8]) async throws -> AttestedAppKey? {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM app_attest_keys WHERE key_id = \(bind: Base64URL.encode(keyID))").first()
+            try await sql.statement("SELECT * FROM app_attest_keys WHERE key_id = \(bind: Base64URL.encode(keyID))").first()
         }.map(Self.key)
     }
 
@@ -48,7 +48,7 @@ public struct AppAttestKeyStore: Sendable {
     public func states(keyIDs: [String]) async throws -> [AppAttestKeyState] {
         guard !keyIDs.isEmpty else { return [] }
         return try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 "SELECT key_id, app_id, environment, counter, created_at, last_used_at FROM app_attest_keys WHERE key_id IN (\(binds: keyIDs))"
             ).all()
         }.map { row in
@@ -65,7 +65,7 @@ public struct AppAttestKeyStore: Sendable {
     /// (a replay, or two operations racing with one assertion).
     public func advance(keyID: [UInt8], to counter: UInt32, now: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE app_attest_keys SET counter = \(bind: Int64(counter)), last_used_at = \(bind: now.epochMillis)
                 WHERE key_id = \(bind: Base64URL.encode(keyID)) AND counter < \(bind: Int64(counter)) RETURNING key_id

@@ -33,14 +33,14 @@ public struct AuditStore: Sendable {
         for size in Self.chunkSizes(events.count) {
             let chunk = events[start..<(start + size)]
             start += size
-            let rows: [SQLQueryString] = chunk.map { e in
+            let rows: [StoreStatement] = chunk.map { e in
                 """
                 (\(bind: e.at.epochMillis), \(bind: e.at.addingTimeInterval(retention).epochMillis), \(bind: e.requestID), \(bind: e.clientAddress),
                  \(bind: e.principal), \(bind: e.operation), \(bind: e.username), \(bind: Int64(e.statusCode)), \(bind: e.detail))
                 """
             }
             try await database.run { sql in
-                try await sql.raw(
+                try await sql.statement(
                     """
                     INSERT INTO audit_events (at, expires_at, request_id, client_address, principal, operation, username, status_code, detail)
                     VALUES \(rows.joined(separator: ", "))
@@ -52,10 +52,10 @@ public struct AuditStore: Sendable {
 
     /// The newest `limit` events, of `username` only when given, at or after `since` when given; newest first.
     public func events(username: String? = nil, since: Date? = nil, limit: Int) async throws -> [AuditEvent] {
-        let byUser: SQLQueryString = username.map { "username = \(bind: $0)" } ?? "TRUE"
-        let after: SQLQueryString = since.map { "at >= \(bind: $0.epochMillis)" } ?? "TRUE"
+        let byUser: StoreStatement = username.map { "username = \(bind: $0)" } ?? "TRUE"
+        let after: StoreStatement = since.map { "at >= \(bind: $0.epochMillis)" } ?? "TRUE"
         return try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT at, request_id, client_address, principal, operation, username, status_code, detail FROM audit_events
                 WHERE \(byUser) AND \(after) ORDER BY at DESC LIMIT \(bind: Int64(max(0, limit)))

@@ -12,14 +12,14 @@ public struct AuthCloudUserStore: Sendable {
         let candidate = UUID().uuidString.lowercased()
         return try await database.run { sql in
             let inserted =
-                try await sql.raw(
+                try await sql.statement(
                     """
                     INSERT INTO auth_cloud_users (user_id, username, created_at, updated_at, created_by)
                     VALUES (\(bind: candidate), \(bind: username), \(bind: now.epochMillis), \(bind: now.epochMillis), \(bind: createdBy))
                     ON CONFLICT DO NOTHING RETURNING user_id
                     """
                 ).first() != nil
-            guard let row = try await sql.raw("SELECT * FROM auth_cloud_users WHERE username = \(bind: username)").first() else {
+            guard let row = try await sql.statement("SELECT * FROM auth_cloud_users WHERE username = \(bind: username)").first() else {
                 throw StoreError.malformedRow("auth_cloud_users has no row for a username just inserted")
             }
             return (try Self.record(row), inserted)
@@ -28,20 +28,20 @@ public struct AuthCloudUserStore: Sendable {
 
     public func user(id: String) async throws -> AuthCloudUserRecord? {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM auth_cloud_users WHERE user_id = \(bind: id)").first()
+            try await sql.statement("SELECT * FROM auth_cloud_users WHERE user_id = \(bind: id)").first()
         }.map(Self.record)
     }
 
     public func user(username: String) async throws -> AuthCloudUserRecord? {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM auth_cloud_users WHERE username = \(bind: username)").first()
+            try await sql.statement("SELECT * FROM auth_cloud_users WHERE username = \(bind: username)").first()
         }.map(Self.record)
     }
 
     @discardableResult
     public func delete(id: String) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("DELETE FROM auth_cloud_users WHERE user_id = \(bind: id) RETURNING user_id").first() != nil
+            try await sql.statement("DELETE FROM auth_cloud_users WHERE user_id = \(bind: id) RETURNING user_id").first() != nil
         }
     }
 

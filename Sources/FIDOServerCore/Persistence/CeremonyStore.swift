@@ -32,7 +32,7 @@ public struct CeremonyStore: Sendable {
         let insert = try UAFCeremonyStore.insertion(request, cap: cap)
         let statusValues = try StatusStore.values(status, retention: retention)
         return try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 WITH request AS (\(insert) RETURNING id)
                 INSERT INTO status_records (\(unsafeRaw: StatusStore.columns)) SELECT \(statusValues) FROM request
@@ -118,10 +118,10 @@ public struct CeremonyStore: Sendable {
         insert.username = username
         // As every capped insert: the row counts against the cap it was checked under.
         let values = try UAFCeremonyStore.values(insert, counted: cap?.username, policy: "policy.text")
-        let belowCap: SQLQueryString = cap.map(UAFCeremonyStore.below) ?? "TRUE"
+        let belowCap: StoreStatement = cap.map(UAFCeremonyStore.below) ?? "TRUE"
         let statusValues = try StatusStore.values(status(pending), retention: retention)
         let rows = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 WITH keys AS (SELECT aaid, key_id, created_at FROM registrations WHERE username = \(bind: username)),
                 policy AS (SELECT \(unsafeRaw: Self.stepUpPolicyColumn) AS text),
@@ -182,7 +182,7 @@ public struct CeremonyStore: Sendable {
         // One row per registration of the request's user, or one row without a registration (NULL columns): no
         // user, or none registered.
         let rows = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT \(unsafeRaw: Self.pendingRequestColumns), registrations.*
                 FROM uaf_requests AS request LEFT JOIN registrations ON registrations.username = request.username
@@ -215,7 +215,7 @@ public struct CeremonyStore: Sendable {
             return
         }
         try await database.run { sql in
-            try await sql.raw("WITH removed AS (\(UAFCeremonyStore.removal(id: outcome.sessionId))) \(finish)").run()
+            try await sql.statement("WITH removed AS (\(UAFCeremonyStore.removal(id: outcome.sessionId))) \(finish)").run()
         }
     }
 
@@ -268,7 +268,7 @@ public struct CeremonyStore: Sendable {
         let advance = RegistrationStore.counterAdvance(aaid: counter.aaid, keyID: counter.keyID, from: counter.from, to: counter.to)
         let finish = try authentication.status.update()
         let row = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 WITH removed AS (\(UAFCeremonyStore.removal(id: requestID)) RETURNING id),
                 advanced AS (\(advance) AND EXISTS (SELECT 1 FROM removed) RETURNING key_id),
@@ -304,12 +304,12 @@ public struct CeremonyStore: Sendable {
             else { return (passkeys, false) }
             return (passkeys, try await stores.passkeyCeremonies.open(record, cap: nil))
         }
-        let hasPasskeys: SQLQueryString = requiringPasskeys ? "EXISTS (SELECT 1 FROM keys)" : "TRUE"
-        let hasCredential: SQLQueryString = credentialID.map { "EXISTS (SELECT 1 FROM keys WHERE credential_id = \(bind: $0))" } ?? "TRUE"
+        let hasPasskeys: StoreStatement = requiringPasskeys ? "EXISTS (SELECT 1 FROM keys)" : "TRUE"
+        let hasCredential: StoreStatement = credentialID.map { "EXISTS (SELECT 1 FROM keys WHERE credential_id = \(bind: $0))" } ?? "TRUE"
         // One row per passkey of hers, or one row without a passkey (NULL columns) when she has none; each row says
         // whether the ceremony was stored.
         let rows = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 WITH keys AS (SELECT * FROM passkeys WHERE username = \(bind: username)),
                 opened AS (
@@ -337,7 +337,7 @@ public struct CeremonyStore: Sendable {
     /// such commits instead of three, as for a UAF login (``pending(id:)``).
     func pendingPasskeySignIn(challenge: String, credentialID: String) async throws -> (ceremony: PasskeyCeremony, passkey: PasskeyRecord?)? {
         let row = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT \(unsafeRaw: PasskeyCeremonyStore.prefixedColumns), passkeys.*
                 FROM webauthn_ceremonies AS ceremony LEFT JOIN passkeys ON passkeys.credential_id = \(bind: credentialID)
@@ -379,7 +379,7 @@ public struct CeremonyStore: Sendable {
         // PostgreSQL updates a row once per statement: the ceremony's row is locked first and written last, with the
         // outcome the counter's compare-and-set gave.
         let row = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 WITH claimed AS (\(PasskeyCeremonyStore.unanswered(challenge: challenge)) FOR UPDATE),
                 used AS (\(PasskeyStore.use(id: id, from: from, to: to, backupState: backupState, at: at)) AND EXISTS (SELECT 1 FROM claimed)

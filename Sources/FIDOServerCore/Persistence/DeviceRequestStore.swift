@@ -8,7 +8,7 @@ public struct DeviceRequestStore: Sendable {
     /// Records the request id; false when it was already used (a replay).
     public func remember(dispatchTargetId: String, requestId: String, until: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 INSERT INTO device_requests (dispatch_target_id, request_id, expires_at)
                 VALUES (\(bind: dispatchTargetId), \(bind: requestId), \(bind: until.epochMillis))

@@ -8,7 +8,7 @@ public struct DispatchTargetStore: Sendable {
     /// Inserts `record`; false when the user already has a target of that name.
     public func insert(_ record: DispatchTargetRecord) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 INSERT INTO dispatch_targets (id, ext_id, username, name, device_id, dispatcher, target, signature_key, encryption_key,
                     created_at, updated_at)
@@ -23,19 +23,19 @@ public struct DispatchTargetStore: Sendable {
 
     public func target(id: String) async throws -> DispatchTargetRecord? {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM dispatch_targets WHERE id = \(bind: id)").first()
+            try await sql.statement("SELECT * FROM dispatch_targets WHERE id = \(bind: id)").first()
         }.map(Self.record)
     }
 
     public func targets(username: String) async throws -> [DispatchTargetRecord] {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM dispatch_targets WHERE username = \(bind: username) ORDER BY created_at, id").all()
+            try await sql.statement("SELECT * FROM dispatch_targets WHERE username = \(bind: username) ORDER BY created_at, id").all()
         }.map(Self.record)
     }
 
     public func targets(deviceId: String) async throws -> [DispatchTargetRecord] {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM dispatch_targets WHERE device_id = \(bind: deviceId) ORDER BY created_at, id").all()
+            try await sql.statement("SELECT * FROM dispatch_targets WHERE device_id = \(bind: deviceId) ORDER BY created_at, id").all()
         }.map(Self.record)
     }
 
@@ -46,7 +46,7 @@ public struct DispatchTargetStore: Sendable {
         // The name check answers "taken" (422); the table's UNIQUE (username, name) is the final guard against two
         // concurrent renames to one name.
         let updated = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE dispatch_targets SET name = \(bind: name), target = \(bind: target), updated_at = \(bind: now.epochMillis)
                 WHERE id = \(bind: id) AND NOT EXISTS (
@@ -63,8 +63,8 @@ public struct DispatchTargetStore: Sendable {
     /// Deletes the target and its unredeemed tokens; false when it did not exist.
     public func delete(id: String) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw("DELETE FROM dispatch_tokens WHERE dispatch_target_id = \(bind: id) AND redeemed_at IS NULL").run()
-            return try await sql.raw("DELETE FROM dispatch_targets WHERE id = \(bind: id) RETURNING id").first() != nil
+            try await sql.statement("DELETE FROM dispatch_tokens WHERE dispatch_target_id = \(bind: id) AND redeemed_at IS NULL").run()
+            return try await sql.statement("DELETE FROM dispatch_targets WHERE id = \(bind: id) RETURNING id").first() != nil
         }
     }
 

@@ -6,7 +6,7 @@ public struct DispatchTokenStore: Sendable {
 
     public func insert(_ record: DispatchTokenRecord, retention: TimeInterval) async throws {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 INSERT INTO dispatch_tokens (token_hash, session_id, operation, get_uaf_request, username, dispatch_target_id, dispatcher,
                     dispatch_information, payload, created_at, expires_at, device_id)
@@ -29,7 +29,7 @@ public struct DispatchTokenStore: Sendable {
     /// Redeems a token once across every instance: one conditional `UPDATE … RETURNING`.
     public func redeem(tokenHash: String, operation: String, now: Date) async throws -> Redemption {
         let row = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE dispatch_tokens SET redeemed_at = \(bind: now.epochMillis)
                 WHERE token_hash = \(bind: tokenHash) AND operation = \(bind: operation) AND redeemed_at IS NULL
@@ -45,7 +45,7 @@ public struct DispatchTokenStore: Sendable {
     /// The target's tokens that are neither redeemed nor expired, oldest first.
     public func pending(dispatchTargetId: String, now: Date) async throws -> [DispatchTokenRecord] {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT * FROM dispatch_tokens WHERE dispatch_target_id = \(bind: dispatchTargetId) AND redeemed_at IS NULL
                 AND expires_at > \(bind: now.epochMillis) ORDER BY created_at, session_id
@@ -58,7 +58,7 @@ public struct DispatchTokenStore: Sendable {
     /// few, bounded by the per-target limit times their retention).
     public func count(dispatchTargetId: String, since: Date) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT COUNT(*) AS n FROM dispatch_tokens
                 WHERE dispatch_target_id = \(bind: dispatchTargetId) AND created_at > \(bind: since.epochMillis)
@@ -76,7 +76,7 @@ public struct DispatchTokenStore: Sendable {
     /// values on SQLite and written into the text on PostgreSQL, as for every purge (`StoreDatabase.expired(before:engine:)`).
     public func clearPayloads(expiredFrom from: Date, before: Date, batch: Int = StoreDatabase.purgeBatch) async throws -> Int {
         precondition(batch > 0, "a purge clears at least one row per statement")
-        let picked: SQLQueryString = """
+        let picked: StoreStatement = """
             FROM dispatch_tokens WHERE expires_at >= \(StoreDatabase.expiry(from.epochMillis, engine: database.engine)) \
             AND expires_at < \(StoreDatabase.expiry(before.epochMillis, engine: database.engine)) \
             AND get_uaf_request <> '' ORDER BY expires_at LIMIT \(unsafeRaw: String(batch))
@@ -103,9 +103,9 @@ public struct DispatchTokenStore: Sendable {
     /// Moves the expiry of the unredeemed, unexpired tokens `condition` selects to just before `now`, so that a
     /// redeem within the same millisecond already answers "expired" (a redeem compares `expiresAt < now`). Returns
     /// how many.
-    private func expireUnredeemed(where condition: SQLQueryString, now: Date) async throws -> Int {
+    private func expireUnredeemed(where condition: StoreStatement, now: Date) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE dispatch_tokens SET expires_at = \(bind: now.epochMillis - 1)
                 WHERE \(condition) AND redeemed_at IS NULL AND expires_at > \(bind: now.epochMillis)

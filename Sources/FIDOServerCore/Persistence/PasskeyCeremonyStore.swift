@@ -38,7 +38,7 @@ public struct PasskeyCeremonyStore: Sendable {
         "challenge, session_id, kind, username, user_handle, user_verification, counted_username, expires_at, conditional, credential_id"
 
     /// A new ceremony's values, in the order of ``insertedColumns``; `counted` is the user whose cap it counts against.
-    static func insertedValues(_ record: PasskeyCeremony, counted: String?) -> SQLQueryString {
+    static func insertedValues(_ record: PasskeyCeremony, counted: String?) -> StoreStatement {
         """
         \(bind: record.challenge), \(bind: record.sessionID), \(bind: record.kind.rawValue), \(bind: record.username), \(bind: record.userHandle), \
         \(bind: record.userVerification), \(bind: counted), \(bind: record.expiresAt.epochMillis), \(bind: Int64(record.conditional ? 1 : 0)), \(bind: record.credentialID)
@@ -55,7 +55,7 @@ public struct PasskeyCeremonyStore: Sendable {
     }
 
     /// The read of the ceremony of `challenge` while nothing answered it.
-    static func unanswered(challenge: String) -> SQLQueryString {
+    static func unanswered(challenge: String) -> StoreStatement {
         "SELECT * FROM webauthn_ceremonies WHERE challenge = \(bind: challenge) AND state = 'initialized'"
     }
 
@@ -66,7 +66,7 @@ public struct PasskeyCeremonyStore: Sendable {
     }
 
     /// The statement that marks the ceremony of `challenge` answered, if nothing answered it before.
-    static func consumption(challenge: String) -> SQLQueryString {
+    static func consumption(challenge: String) -> StoreStatement {
         "UPDATE webauthn_ceremonies SET state = 'answered' WHERE challenge = \(bind: challenge) AND state = 'initialized'"
     }
 
@@ -75,14 +75,14 @@ public struct PasskeyCeremonyStore: Sendable {
     /// the credential that answered it (`credentialID`). Only an answered ceremony changes, once.
     public func finish(challenge: String, succeeded: Bool, outcome: String?, username: String? = nil, credentialID: String? = nil) async throws {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 "\(Self.finishing(challenge: challenge, succeeded: succeeded, outcome: outcome, username: username, credentialID: credentialID))"
             ).run()
         }
     }
 
     /// The statement of ``finish(challenge:succeeded:outcome:username:credentialID:)``.
-    static func finishing(challenge: String, succeeded: Bool, outcome: String?, username: String?, credentialID: String? = nil) -> SQLQueryString {
+    static func finishing(challenge: String, succeeded: Bool, outcome: String?, username: String?, credentialID: String? = nil) -> StoreStatement {
         """
         UPDATE webauthn_ceremonies SET state = \(bind: succeeded ? "succeeded" : "failed"), outcome = \(bind: outcome),
             username = COALESCE(username, \(bind: username)), credential_id = COALESCE(credential_id, \(bind: credentialID))
@@ -96,7 +96,7 @@ public struct PasskeyCeremonyStore: Sendable {
     /// the relying party cancelled.
     public func abandon(challenge: String, outcome: String) async throws {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE webauthn_ceremonies SET state = 'failed', outcome = \(bind: outcome)
                 WHERE challenge = \(bind: challenge) AND state = 'initialized'
@@ -112,7 +112,7 @@ public struct PasskeyCeremonyStore: Sendable {
     /// longer be answered, and its status reads `cancelled`. False when there is no such unanswered ceremony.
     public func cancel(sessionID: String) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE webauthn_ceremonies SET state = 'cancelled', outcome = \(bind: Self.cancelledOutcome)
                 WHERE session_id = \(bind: sessionID) AND state = 'initialized' RETURNING challenge
@@ -146,7 +146,7 @@ public struct PasskeyCeremonyStore: Sendable {
     /// The status of the ceremony with `sessionID`, until its row is purged; nil when there is none.
     public func status(sessionID: String) async throws -> Status? {
         let row = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 "SELECT kind, state, outcome, username, credential_id, expires_at FROM webauthn_ceremonies WHERE session_id = \(bind: sessionID) LIMIT 1"
             ).first()
         }
@@ -166,7 +166,7 @@ public struct PasskeyCeremonyStore: Sendable {
     /// Removes the unanswered ceremonies counted against `username` (her erasure); returns how many.
     public func deleteCounted(username: String) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw("DELETE FROM webauthn_ceremonies WHERE counted_username = \(bind: username) RETURNING challenge").all().count
+            try await sql.statement("DELETE FROM webauthn_ceremonies WHERE counted_username = \(bind: username) RETURNING challenge").all().count
         }
     }
 

@@ -16,7 +16,7 @@ public struct PasskeyStore: Sendable {
     /// Stores a new passkey; false when its credential ID is already registered (to anyone).
     public func insert(_ record: PasskeyRecord) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 INSERT INTO passkeys (\(unsafeRaw: Self.columns)) VALUES (
                 \(bind: record.credentialID), \(bind: record.username), \(bind: record.userHandle), \(bind: Base64URL.encode(record.publicKey)),
@@ -33,28 +33,28 @@ public struct PasskeyStore: Sendable {
     /// How many passkeys the user holds.
     public func count(username: String) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw("SELECT count(*) AS n FROM passkeys WHERE username = \(bind: username)").first()
+            try await sql.statement("SELECT count(*) AS n FROM passkeys WHERE username = \(bind: username)").first()
         }.map { try $0.decode(column: "n", as: Int.self) } ?? 0
     }
 
     /// The passkey with credential ID `id` (base64url), whoever's it is.
     public func passkey(id: String) async throws -> PasskeyRecord? {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM passkeys WHERE credential_id = \(bind: id)").first()
+            try await sql.statement("SELECT * FROM passkeys WHERE credential_id = \(bind: id)").first()
         }.map(Self.record)
     }
 
     /// The user's passkeys, oldest first.
     public func passkeys(username: String) async throws -> [PasskeyRecord] {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM passkeys WHERE username = \(bind: username) ORDER BY created_at, credential_id").all()
+            try await sql.statement("SELECT * FROM passkeys WHERE username = \(bind: username) ORDER BY created_at, credential_id").all()
         }.map(Self.record)
     }
 
     /// The user handle the user's passkeys carry, if she has one.
     public func userHandle(username: String) async throws -> String? {
         try await database.run { sql in
-            try await sql.raw("SELECT user_handle FROM passkeys WHERE username = \(bind: username) LIMIT 1").first()
+            try await sql.statement("SELECT user_handle FROM passkeys WHERE username = \(bind: username) LIMIT 1").first()
         }.map { try $0.decode(column: "user_handle", as: String.self) }
     }
 
@@ -67,7 +67,7 @@ public struct PasskeyStore: Sendable {
     }
 
     /// The compare-and-set of ``recordUse(id:from:to:backupState:at:)`` without its `RETURNING`.
-    static func use(id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date) -> SQLQueryString {
+    static func use(id: String, from: UInt32, to: UInt32, backupState: Bool, at: Date) -> StoreStatement {
         """
         UPDATE passkeys SET sign_count = \(bind: Int64(to)), backup_state = \(bind: flag(backupState)), last_used_at = \(bind: at.epochMillis)
         WHERE credential_id = \(bind: id) AND sign_count = \(bind: Int64(from))
@@ -80,20 +80,20 @@ public struct PasskeyStore: Sendable {
         if let ids, ids.isEmpty { return [] }
         return try await database.run { sql in
             if let ids {
-                return try await sql.raw(
+                return try await sql.statement(
                     """
                     DELETE FROM passkeys WHERE username = \(bind: username) AND credential_id IN (\(binds: ids)) RETURNING *
                     """
                 ).all()
             }
-            return try await sql.raw("DELETE FROM passkeys WHERE username = \(bind: username) RETURNING *").all()
+            return try await sql.statement("DELETE FROM passkeys WHERE username = \(bind: username) RETURNING *").all()
         }.map(Self.record)
     }
 
     /// Names the user's passkey `id`; false when she has none of that ID.
     public func rename(username: String, id: String, name: String?) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE passkeys SET name = \(bind: name) WHERE credential_id = \(bind: id) AND username = \(bind: username)
                 RETURNING credential_id
@@ -116,7 +116,7 @@ public struct PasskeyStore: Sendable {
     /// committed at the same moment on PostgreSQL may both pass; they are her own requests.
     public func remove(username: String, id: String, allowingLast: Bool) async throws -> Removal {
         let removed = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 DELETE FROM passkeys WHERE credential_id = \(bind: id) AND username = \(bind: username)
                     AND (\(unsafeRaw: allowingLast ? "TRUE" : "FALSE")

@@ -14,7 +14,7 @@ public struct RegistrationStore: Sendable {
     public func insert(_ records: [RegistrationRecord]) async throws {
         guard !records.isEmpty else { return }
         let inserted = try await database.run { sql in
-            let rows: [SQLQueryString] = records.map { r in
+            let rows: [StoreStatement] = records.map { r in
                 """
                 (\(bind: AAID.normalized(r.aaid)), \(bind: r.keyID), \(bind: r.username), \(bind: Base64URL.encode(r.publicKey)),
                  \(bind: Int64(r.publicKeyEncoding.rawValue)), \(bind: Int64(r.signatureAlgorithm.rawValue)), \(bind: Int64(r.signCounter)),
@@ -22,13 +22,13 @@ public struct RegistrationStore: Sendable {
                  \(bind: r.createdAt.epochMillis), \(bind: r.deviceId), \(bind: r.appAttestation), \(bind: r.appAttestKeyID))
                 """
             }
-            let query: SQLQueryString = """
+            let query: StoreStatement = """
                 INSERT INTO registrations (aaid, key_id, username, public_key, public_key_encoding, signature_algorithm,
                     sign_counter, registration_counter, authenticator_version, attestation_type, created_at, device_id, app_attestation,
                     app_attest_key_id)
                 VALUES \(rows.joined(separator: ", ")) ON CONFLICT DO NOTHING RETURNING aaid, key_id
                 """
-            return try await sql.raw(query).all().map {
+            return try await sql.statement(query).all().map {
                 (try $0.decode(column: "aaid", as: String.self), try $0.decode(column: "key_id", as: String.self))
             }
         }
@@ -40,13 +40,13 @@ public struct RegistrationStore: Sendable {
 
     public func registration(aaid: String, keyID: String) async throws -> RegistrationRecord? {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM registrations WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID)").first()
+            try await sql.statement("SELECT * FROM registrations WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID)").first()
         }.map(Self.record)
     }
 
     public func registrations(username: String) async throws -> [RegistrationRecord] {
         try await database.run { sql in
-            try await sql.raw("SELECT * FROM registrations WHERE username = \(bind: username) ORDER BY created_at, aaid, key_id").all()
+            try await sql.statement("SELECT * FROM registrations WHERE username = \(bind: username) ORDER BY created_at, aaid, key_id").all()
         }.map(Self.record)
     }
 
@@ -54,7 +54,7 @@ public struct RegistrationStore: Sendable {
     public func registrations(deviceId: String, usernames: [String]) async throws -> [RegistrationRecord] {
         guard !usernames.isEmpty else { return [] }
         return try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT * FROM registrations WHERE device_id = \(bind: deviceId) AND username IN (\(binds: usernames))
                 ORDER BY created_at, aaid, key_id
@@ -69,7 +69,7 @@ public struct RegistrationStore: Sendable {
     /// (server-api §D.1 step 6), with the registration's token (`DispatchTargetService.create(_:principal:)`).
     public func link(username: String, aaid: String, keyID: String, deviceId: String) async throws -> [String] {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE registrations SET device_id = \(bind: deviceId)
                 WHERE username = \(bind: username) AND device_id IS NULL AND created_at = (
@@ -88,7 +88,7 @@ public struct RegistrationStore: Sendable {
     }
 
     /// The compare-and-set of ``updateSignCounter(aaid:keyID:from:to:)``, without its `RETURNING`.
-    static func counterAdvance(aaid: String, keyID: String, from: UInt32, to: UInt32) -> SQLQueryString {
+    static func counterAdvance(aaid: String, keyID: String, from: UInt32, to: UInt32) -> StoreStatement {
         """
         UPDATE registrations SET sign_counter = \(bind: Int64(to)) \
         WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID) AND sign_counter = \(bind: Int64(from))
@@ -98,7 +98,7 @@ public struct RegistrationStore: Sendable {
     /// Deletes one registration; returns whether it existed.
     public func delete(aaid: String, keyID: String) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 DELETE FROM registrations WHERE aaid = \(bind: AAID.normalized(aaid)) AND key_id = \(bind: keyID) RETURNING key_id
                 """
@@ -113,12 +113,12 @@ public struct RegistrationStore: Sendable {
         username: String, aaids: [String]? = nil, keyIDs: [String]? = nil, deviceId: String? = nil
     ) async throws -> [RegistrationRecord] {
         try await database.run { sql in
-            var query: SQLQueryString = "DELETE FROM registrations WHERE username = \(bind: username)"
+            var query: StoreStatement = "DELETE FROM registrations WHERE username = \(bind: username)"
             if let deviceId { query += " AND device_id = \(bind: deviceId)" }
             // An empty list selects nothing (never "everything"): callers pass nil for "all".
             if let aaids { query += aaids.isEmpty ? " AND 1 = 0" : " AND aaid IN (\(binds: aaids.map(AAID.normalized)))" }
             if let keyIDs { query += keyIDs.isEmpty ? " AND 1 = 0" : " AND key_id IN (\(binds: keyIDs))" }
-            return try await sql.raw(query + " RETURNING *").all()
+            return try await sql.statement(query + " RETURNING *").all()
         }.map(Self.record).sorted { ($0.aaid, $0.keyID) < ($1.aaid, $1.keyID) }
     }
 

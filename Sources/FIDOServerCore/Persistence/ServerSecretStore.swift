@@ -12,13 +12,13 @@ public struct ServerSecretStore: Sendable {
     /// call made it.
     public func secret(named name: String, candidate: [UInt8], now: Date) async throws -> [UInt8] {
         let text = try await database.run { sql -> String? in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 INSERT INTO server_secrets (name, secret, created_at) VALUES (\(bind: name), \(bind: Base64URL.encode(candidate)), \(bind: now.epochMillis))
                 ON CONFLICT DO NOTHING
                 """
             ).run()
-            return try await sql.raw("SELECT secret FROM server_secrets WHERE name = \(bind: name)").first()?.decode(
+            return try await sql.statement("SELECT secret FROM server_secrets WHERE name = \(bind: name)").first()?.decode(
                 column: "secret", as: String.self)
         }
         guard let text, let bytes = Base64URL.decodeBytes(text), !bytes.isEmpty else {

@@ -22,7 +22,7 @@ public struct SessionStore: Sendable {
     /// Stores a session made by ``make(username:credential:now:lifetime:)``.
     func insert(token: String, _ record: SessionRecord) async throws {
         try await database.run { sql in
-            try await sql.raw("INSERT INTO sessions (\(unsafeRaw: Self.columns)) VALUES (\(Self.values(token: token, record)))").run()
+            try await sql.statement("INSERT INTO sessions (\(unsafeRaw: Self.columns)) VALUES (\(Self.values(token: token, record)))").run()
         }
     }
 
@@ -41,7 +41,7 @@ public struct SessionStore: Sendable {
     static let columns = "token_hash, id, username, credential_kind, aaid, credential_id, created_at, expires_at"
 
     /// A new session's values, in the order of ``columns``: the token only as its hash; a passkey's AAID is NULL.
-    static func values(token: String, _ record: SessionRecord) -> SQLQueryString {
+    static func values(token: String, _ record: SessionRecord) -> StoreStatement {
         """
         \(bind: SessionToken.storedKey(token)), \(bind: record.id), \(bind: record.username), \(bind: record.credential.kind.rawValue), \
         \(bind: record.credential.aaid), \(bind: record.credential.id), \(bind: record.createdAt.epochMillis), \(bind: record.expiresAt.epochMillis)
@@ -61,7 +61,7 @@ public struct SessionStore: Sendable {
     /// The live sessions of `username`, oldest first (for an operator: `mauth admin user show`).
     public func live(username: String, now: Date) async throws -> [SessionRecord] {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT * FROM sessions WHERE username = \(bind: username) AND revoked_at IS NULL AND expires_at > \(bind: now.epochMillis)
                 ORDER BY created_at, id
@@ -70,9 +70,9 @@ public struct SessionStore: Sendable {
         }.map(Self.record)
     }
 
-    private func live(where condition: SQLQueryString, now: Date) async throws -> SessionRecord? {
+    private func live(where condition: StoreStatement, now: Date) async throws -> SessionRecord? {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT * FROM sessions WHERE \(condition) AND revoked_at IS NULL AND expires_at > \(bind: now.epochMillis)
                 """
@@ -83,7 +83,7 @@ public struct SessionStore: Sendable {
     /// Revokes one session; returns whether a live one was revoked.
     public func revoke(id: String, now: Date) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE sessions SET revoked_at = \(bind: now.epochMillis) WHERE id = \(bind: id) AND revoked_at IS NULL RETURNING id
                 """
@@ -99,7 +99,7 @@ public struct SessionStore: Sendable {
     public func revoke(username: String, _ kind: SessionCredential.Kind, ids: [String], now: Date) async throws -> Int {
         guard !ids.isEmpty else { return 0 }
         return try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE sessions SET revoked_at = \(bind: now.epochMillis)
                 WHERE username = \(bind: username) AND credential_kind = \(bind: kind.rawValue) AND credential_id IN (\(binds: ids))
@@ -112,7 +112,7 @@ public struct SessionStore: Sendable {
     /// Revokes every live session of `username` (after deregistration of all keys, or by an administrator).
     public func revokeAll(username: String, now: Date) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE sessions SET revoked_at = \(bind: now.epochMillis) WHERE username = \(bind: username) AND revoked_at IS NULL RETURNING id
                 """
@@ -123,7 +123,7 @@ public struct SessionStore: Sendable {
     /// When `username` last opened a session (a successful authentication), among the sessions still kept.
     public func lastCreated(username: String) async throws -> Date? {
         try await database.run { sql in
-            try await sql.raw("SELECT MAX(created_at) AS last FROM sessions WHERE username = \(bind: username)").first()
+            try await sql.statement("SELECT MAX(created_at) AS last FROM sessions WHERE username = \(bind: username)").first()
         }.flatMap { row in try row.decode(column: "last", as: Int64?.self).map(Date.init(epochMillis:)) }
     }
 

@@ -22,9 +22,9 @@ public struct SigningKeyStore: Sendable {
     /// both insert; ``usable(now:keepRetiredFor:)`` orders the active keys the same way on both, so both sign with one.
     public func bootstrap(candidate: (kid: String, pem: String), now: Date) async throws {
         try await database.run { sql in
-            guard try await sql.raw("SELECT kid FROM signing_keys WHERE activated_at IS NOT NULL AND retired_at IS NULL LIMIT 1").first() == nil
+            guard try await sql.statement("SELECT kid FROM signing_keys WHERE activated_at IS NOT NULL AND retired_at IS NULL LIMIT 1").first() == nil
             else { return }
-            try await sql.raw(
+            try await sql.statement(
                 """
                 INSERT INTO signing_keys (kid, private_key_pem, created_at, activated_at)
                 VALUES (\(bind: candidate.kid), \(bind: candidate.pem), \(bind: now.epochMillis), \(bind: now.epochMillis))
@@ -39,13 +39,13 @@ public struct SigningKeyStore: Sendable {
     public func usable(now: Date, keepRetiredFor: TimeInterval) async throws -> [SigningKeyRecord] {
         let cutoff = now.addingTimeInterval(-keepRetiredFor).epochMillis
         return try await database.run { sql in
-            try await sql.raw("SELECT * FROM signing_keys WHERE retired_at IS NULL OR retired_at > \(bind: cutoff)").all()
+            try await sql.statement("SELECT * FROM signing_keys WHERE retired_at IS NULL OR retired_at > \(bind: cutoff)").all()
         }.map(Self.record).sorted(by: Self.signingOrder)
     }
 
     /// Every key, newest first.
     public func list() async throws -> [SigningKeyRecord] {
-        try await database.run { sql in try await sql.raw("SELECT * FROM signing_keys").all() }
+        try await database.run { sql in try await sql.statement("SELECT * FROM signing_keys").all() }
             .map(Self.record).sorted { ($0.createdAt, $0.kid) > ($1.createdAt, $1.kid) }
     }
 
@@ -60,7 +60,7 @@ public struct SigningKeyStore: Sendable {
     /// Adds a pending key.
     public func add(kid: String, pem: String, now: Date) async throws {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 "INSERT INTO signing_keys (kid, private_key_pem, created_at) VALUES (\(bind: kid), \(bind: pem), \(bind: now.epochMillis))"
             ).run()
         }
@@ -85,7 +85,7 @@ public struct SigningKeyStore: Sendable {
     /// ever reads two keys changing apart).
     public func activate(kid: String, now: Date) async throws {
         let changed = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE signing_keys
                 SET activated_at = CASE WHEN kid = \(bind: kid) THEN \(bind: now.epochMillis) ELSE activated_at END,
@@ -104,7 +104,7 @@ public struct SigningKeyStore: Sendable {
     /// Retires a pending key that will not be used; the active key is retired by activating another.
     public func retire(kid: String, now: Date) async throws {
         let changed = try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE signing_keys SET retired_at = \(bind: now.epochMillis)
                 WHERE kid = \(bind: kid) AND activated_at IS NULL AND retired_at IS NULL RETURNING kid
@@ -120,6 +120,8 @@ public struct SigningKeyStore: Sendable {
     }
 
     private func state(_ kid: String) async throws -> SigningKeyRecord.State? {
-        try await database.run { sql in try await sql.raw("SELECT * FROM signing_keys WHERE kid = \(bind: kid)").first() }.map(Self.record)?.state
+        try await database.run { sql in
+            try await sql.statement("SELECT * FROM signing_keys WHERE kid = \(bind: kid)").first()
+        }.map(Self.record)?.state
     }
 }

@@ -8,7 +8,7 @@ public struct StatusStore: Sendable {
     public func create(_ record: StatusRecord, retention: TimeInterval) async throws {
         let values = try Self.values(record, retention: retention)
         try await database.run { sql in
-            try await sql.raw("INSERT INTO status_records (\(unsafeRaw: Self.columns)) VALUES (\(values))").run()
+            try await sql.statement("INSERT INTO status_records (\(unsafeRaw: Self.columns)) VALUES (\(values))").run()
         }
     }
 
@@ -19,7 +19,7 @@ public struct StatusStore: Sendable {
         """
 
     /// A new record's values, in the order of ``columns``; it is kept for `retention` after `updatedAt`.
-    static func values(_ record: StatusRecord, retention: TimeInterval) throws -> SQLQueryString {
+    static func values(_ record: StatusRecord, retention: TimeInterval) throws -> StoreStatement {
         let authenticators = try JSONCoding.string(record.authenticators)
         let tokenInformation = try record.tokenInformation.map(JSONCoding.string)
         return """
@@ -42,7 +42,7 @@ public struct StatusStore: Sendable {
         record.tokenInformation?.tokenResult = result
         let tokenInformation = try record.tokenInformation.map(JSONCoding.string)
         return try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE status_records SET status = \(bind: status.rawValue), token_information = \(bind: tokenInformation),
                     updated_at = \(bind: now.epochMillis), expires_at = \(bind: now.addingTimeInterval(retention).epochMillis)
@@ -57,7 +57,7 @@ public struct StatusStore: Sendable {
     /// ended or is unknown.
     public func cancel(sessionId: String, now: Date, retention: TimeInterval) async throws -> Bool {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 UPDATE status_records SET status = 'cancelled', updated_at = \(bind: now.epochMillis),
                     expires_at = \(bind: now.addingTimeInterval(retention).epochMillis)
@@ -104,7 +104,7 @@ public struct StatusStore: Sendable {
         /// The update that records this outcome, without its `RETURNING`. Only a record that has not finished yet
         /// changes: a `succeeded` or `failed` record is final, so a late or replayed response cannot rewrite what
         /// the relying party already read.
-        func update() throws -> SQLQueryString {
+        func update() throws -> StoreStatement {
             let list = try JSONCoding.string(authenticators)
             return """
                 UPDATE status_records SET status = \(bind: status.rawValue), username = COALESCE(\(bind: username), username), \
@@ -118,7 +118,7 @@ public struct StatusStore: Sendable {
 
     public func record(sessionId: String, now: Date) async throws -> StatusRecord? {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT * FROM status_records WHERE session_id = \(bind: sessionId) AND expires_at > \(bind: now.epochMillis)
                 """

@@ -30,7 +30,7 @@ public struct UAFCeremonyStore: Sendable {
 
     /// The insert of `record` without its `RETURNING`. Under `cap` it inserts nothing once `cap.username` has
     /// `cap.limit` unexpired requests at `cap.now`, in the same statement.
-    static func insertion(_ record: UAFCeremony, cap: CeremonyCap?) throws -> SQLQueryString {
+    static func insertion(_ record: UAFCeremony, cap: CeremonyCap?) throws -> StoreStatement {
         guard let cap else { return "INSERT INTO uaf_requests (\(unsafeRaw: columns)) VALUES (\(try values(record, counted: nil)))" }
         var record = record
         record.username = cap.username
@@ -38,7 +38,7 @@ public struct UAFCeremonyStore: Sendable {
     }
 
     /// The condition that `cap.username` has fewer than `cap.limit` counted requests unexpired at `cap.now`.
-    static func below(_ cap: CeremonyCap) -> SQLQueryString {
+    static func below(_ cap: CeremonyCap) -> StoreStatement {
         "(SELECT COUNT(*) FROM uaf_requests WHERE \(unexpired(username: cap.username, now: cap.now))) < \(bind: Int64(cap.limit))"
     }
 
@@ -52,7 +52,7 @@ public struct UAFCeremonyStore: Sendable {
     /// much as 60 %. Through `uaf_requests_by_counted_username_expiry` it reads only the user's entries, from the index
     /// alone where it can. (`+x` is SQLite's documented way to keep a term off an index; in PostgreSQL it is an
     /// expression, which no index on the bare column serves.)
-    static func unexpired(username: String, now: Date) -> SQLQueryString {
+    static func unexpired(username: String, now: Date) -> StoreStatement {
         "counted_username = \(bind: username) AND +expires_at >= \(bind: now.epochMillis)"
     }
 
@@ -62,8 +62,8 @@ public struct UAFCeremonyStore: Sendable {
 
     /// A request's values, in the order of ``columns``; `counted` is the user whose cap it counts against (nil for
     /// nobody); with `policy`, that SQL expression is its policy column instead of the record's own policy.
-    static func values(_ record: UAFCeremony, counted: String?, policy expression: SQLQueryString? = nil) throws -> SQLQueryString {
-        let policy: SQLQueryString = try expression ?? "\(bind: JSONCoding.string(record.policy))"
+    static func values(_ record: UAFCeremony, counted: String?, policy expression: StoreStatement? = nil) throws -> StoreStatement {
+        let policy: StoreStatement = try expression ?? "\(bind: JSONCoding.string(record.policy))"
         let transactions = try JSONCoding.string(record.transactions)
         return """
             \(bind: record.id), \(bind: record.operation.rawValue), \(bind: record.challenge), \(bind: record.username), \
@@ -86,10 +86,10 @@ public struct UAFCeremonyStore: Sendable {
     }
 
     /// The read of the request with `id`.
-    static func lookup(id: String) -> SQLQueryString { "SELECT \(unsafeRaw: returned) FROM uaf_requests WHERE id = \(bind: id)" }
+    static func lookup(id: String) -> StoreStatement { "SELECT \(unsafeRaw: returned) FROM uaf_requests WHERE id = \(bind: id)" }
 
     /// The delete of the request with `id`, without its `RETURNING`.
-    static func removal(id: String) -> SQLQueryString { "DELETE FROM uaf_requests WHERE id = \(bind: id)" }
+    static func removal(id: String) -> StoreStatement { "DELETE FROM uaf_requests WHERE id = \(bind: id)" }
 
     /// The columns a consumed request is read back from (its id is known), as a list and as SQL text.
     static let returnedColumns = ["operation", "challenge", "username", "policy", "transactions", "expires_at", "policy_name", "app_attestation"]
@@ -130,14 +130,14 @@ public struct UAFCeremonyStore: Sendable {
     /// can only be answered with a key of hers, and those are deleted with her.
     public func deleteCounted(username: String) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw("DELETE FROM uaf_requests WHERE counted_username = \(bind: username) RETURNING 1 AS deleted").all().count
+            try await sql.statement("DELETE FROM uaf_requests WHERE counted_username = \(bind: username) RETURNING 1 AS deleted").all().count
         }
     }
 
     /// How many unexpired requests count against `username`'s cap.
     public func outstanding(username: String, now: Date) async throws -> Int {
         try await database.run { sql in
-            try await sql.raw(
+            try await sql.statement(
                 """
                 SELECT COUNT(*) AS n FROM uaf_requests WHERE \(Self.unexpired(username: username, now: now))
                 """
