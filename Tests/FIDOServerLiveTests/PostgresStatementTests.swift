@@ -9,10 +9,10 @@ import XCTest
 /// Statements with values run as named prepared statements on PostgreSQL (PostgresStatementCache).
 final class PostgresStatementTests: XCTestCase {
     func testTextIntegersAndNullsAreBoundAsPreparedValues() {
-        let values = PostgresStatementCache.values(["text", Int64(7), 8, String?.none, Int64?.none, String?.some("x")])
-        XCTAssertEqual(values?.map(\.type), [.text, .int8, .int8, .null, .null, .text])
+        let values = PostgresStatementCache.values(["text", Int64(7), 8, String?.none, Int64?.none, String?.some("x"), Bool?.none])
+        XCTAssertEqual(values?.map(\.type), [.text, .int8, .int8, .null, .null, .text, .null])
         XCTAssertEqual([values?[0].string, values?[5].string], ["text", "x"])
-        XCTAssertEqual(values?.map(\.int64), [nil, 7, 8, nil, nil, nil])
+        XCTAssertEqual(values?.map(\.int64), [nil, 7, 8, nil, nil, nil, nil])
     }
 
     func testAValueOfAnotherTypeLeavesTheStatementUnprepared() {

@@ -55,22 +55,15 @@ final class PostgresStatementCache: Sendable {
         var values: [PostgresData] = []
         values.reserveCapacity(binds.count)
         for bind in binds {
-            if let optional = bind as? any OptionalValue, optional.isNone {
-                values.append(.null)
-                continue
-            }
             switch bind {
             case let text as String: values.append(PostgresData(string: text))
             case let number as Int64: values.append(PostgresData(int64: number))
             case let number as Int: values.append(PostgresData(int64: Int64(number)))
+            // An absent optional of any type (a nil casts to every optional type), found as the SQLite engine finds it.
+            case let optional as String? where optional == nil: values.append(.null)
             default: return nil
             }
         }
         return values
     }
 }
-
-/// Lets a bind value say it is an absent optional (a SQL NULL).
-protocol OptionalValue { var isNone: Bool { get } }
-
-extension Optional: OptionalValue { var isNone: Bool { self == nil } }
